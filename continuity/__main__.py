@@ -1,0 +1,5 @@
+"""`python -m continuity`."""
+
+from continuity.cli import run
+
+run()

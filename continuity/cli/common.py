@@ -1,0 +1,103 @@
+"""What every command shares: the parser, flag bundles and output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from continuity import __version__
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and a documented exit code."""
+
+    def error(self, message: str) -> Any:
+        """Raise instead of printing usage: the CLI prints one line."""
+        from continuity.errors import UsageError
+
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class Output:
+    """Prints results as human text or JSON (`--json`), errors as one stderr line."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def emit(self, data: Any, text: str | None = None) -> None:
+        """Print `data` as JSON, or `text` for people."""
+        if self.as_json or text is None:
+            import orjson
+
+            sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+
+    def error(self, message: str, code: int) -> None:
+        """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
+        line = " ".join(message.split())
+        sys.stderr.write(f"continuity: error: {line}\n")
+        sys.stderr.flush()
+        if self.as_json:
+            import orjson
+
+            sys.stdout.buffer.write(
+                orjson.dumps({"ok": False, "exit_code": code, "message": line}) + b"\n"
+            )
+            sys.stdout.flush()
+
+
+def common_flags() -> argparse.ArgumentParser:
+    """--json, --root and --debug, accepted before or after the command."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the result as JSON")
+    parent.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS,
+                        help="project root holding .agent/runtime-continuity (default: search upward)")
+    parent.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show a traceback on internal errors")
+    return parent
+
+
+def identity_flags() -> argparse.ArgumentParser:
+    """Who is writing: flags, else CONTINUITY_* environment variables."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("identity (flags override CONTINUITY_* environment)")
+    group.add_argument("--project", help="project name (default: from config.json)")
+    group.add_argument("--host", help="host tool, e.g. claude-code, codex (env CONTINUITY_HOST)")
+    group.add_argument("--agent", help="agent id (env CONTINUITY_AGENT)")
+    group.add_argument("--session", help="session id (env CONTINUITY_SESSION_ID)")
+    group.add_argument("--run", help="run id (env CONTINUITY_RUN_ID)")
+    group.add_argument("--task", help="task id (env CONTINUITY_TASK_ID)")
+    group.add_argument("--mission", help="mission id")
+    return parent
+
+
+def build_parser() -> Parser:
+    """The whole command tree."""
+    from continuity.cli import admin, events_cmd, work
+
+    common = common_flags()
+    parser = Parser(
+        prog="continuity",
+        description="Keep an AI agent's working state alive across sessions, hosts and machines.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"continuity {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    identity = identity_flags()
+    admin.register(commands, common)
+    work.register(commands, common, identity)
+    events_cmd.register(commands, common)
+    admin.register_verify(commands, common)
+    return parser
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    """The store named by --root, or found from the working directory upward."""
+    from continuity.store import find_store
+
+    return find_store(root=getattr(args, "root", None))

@@ -1,0 +1,68 @@
+"""The application's errors and the exit-code table (docs/cli.md mirrors it).
+
+The tree is rooted in `events.errors.ContinuityError`; the log's own errors live there
+because `events` may not import `continuity`. Only the CLI maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+from events.errors import (
+    ContinuityError,
+    EventInvalid,
+    EventNotFound,
+    EventUndecodable,
+    SecretRefused,
+    WriteFailed,
+)
+
+EXIT_OK = 0
+EXIT_INTEGRITY = 1
+EXIT_USAGE = 2
+EXIT_NO_STORE = 3
+EXIT_SECRET = 4
+EXIT_WRITE_FAILED = 5
+EXIT_UNSAFE_STORE = 6
+EXIT_NOT_FOUND = 7
+EXIT_INTERNAL = 70
+
+#: code -> meaning, one line each; docs/cli.md is checked against this table.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_INTEGRITY: "integrity failure: verify found a broken event, or an event cannot be read",
+    EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8",
+    EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
+    EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
+    EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
+    EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
+    EXIT_NOT_FOUND: "not found: no event with that id",
+    EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
+}
+
+
+class UsageError(ContinuityError):
+    """Raised when arguments are missing, malformed or contradictory."""
+
+
+class StoreNotFound(ContinuityError):
+    """Raised when no store exists from the working directory upward."""
+
+
+class StoreUnsafe(ContinuityError):
+    """Raised when the store or one of its folders is a symlink or not a folder."""
+
+
+def exit_code_of(error: ContinuityError) -> int:
+    """The exit code an error ends the process with."""
+    for kind, code in (
+        (SecretRefused, EXIT_SECRET),
+        (EventInvalid, EXIT_USAGE),
+        (UsageError, EXIT_USAGE),
+        (WriteFailed, EXIT_WRITE_FAILED),
+        (EventNotFound, EXIT_NOT_FOUND),
+        (EventUndecodable, EXIT_INTEGRITY),
+        (StoreNotFound, EXIT_NO_STORE),
+        (StoreUnsafe, EXIT_UNSAFE_STORE),
+    ):
+        if isinstance(error, kind):
+            return code
+    return EXIT_INTERNAL

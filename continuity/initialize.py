@@ -1,0 +1,101 @@
+"""`continuity init`: create a store, or bring an existing one up to date (idempotent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+
+from continuity.errors import UsageError
+from continuity.store import Store, project_name_for, write_atomic
+from events.errors import WriteFailed
+
+LANGUAGES = ("en", "zh")
+
+STORE_README = """# runtime-continuity store
+
+This folder is continuity's store for this project.
+
+- `events/` is the source of truth: one immutable JSON file per event, in
+  `<YYYYMMDD>/<HH>/` shards. Never edit or delete these files; `continuity verify`
+  detects it if anyone does. Corrections are new events.
+- Everything else (`state.json`, `archives/`, ...) is derived from the events and can
+  be deleted at any time; `continuity rebuild` writes it again.
+- `local/` holds this machine's lock, temp files and node id; it never travels.
+- `config.json` holds the project name and options; `event.schema.json` describes
+  every event type.
+
+Record work with `continuity log` and `continuity checkpoint`; check the log with
+`continuity verify`.
+"""
+
+GITIGNORE = """# Derived from events/ and rebuilt by `continuity rebuild`; local to this machine.
+local/
+state.json
+archives/
+projections/
+*.tmp
+"""
+
+
+def init_store(root: Path, *, project: str | None, language: str | None) -> tuple[Store, bool]:
+    """Create or refresh the store under `root`; returns the store and whether it was new."""
+    if language is not None and language not in LANGUAGES:
+        raise UsageError(f"--language must be one of: {', '.join(LANGUAGES)}")
+    store = Store(root)
+    store.check_safe()
+    created = not store.config_path.exists()
+    config: dict[str, Any] = dict(store.config)
+    if project is not None:
+        config["project"] = project
+    config.setdefault("project", project_name_for(root))
+    if language is not None:
+        config["language"] = language
+    config.setdefault("language", "en")
+    config.setdefault("format", 1)
+    _check_project(config["project"])
+    try:
+        for folder in (store.path, store.events_dir, store.local_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        store.check_safe()
+        _write_if_changed(store.config_path, orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+        _write_if_changed(store.path / "README.md", STORE_README.encode())
+        _write_if_changed(store.path / ".gitignore", GITIGNORE.encode())
+        _write_if_changed(store.path / "event.schema.json", event_schema())
+    except OSError as error:
+        raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
+    store._config = config
+    store.node()
+    return store, created
+
+
+def event_schema() -> bytes:
+    """event.schema.json: the JSON Schema of every event type, generated from the Structs."""
+    from events.codec import default_codec
+
+    schema = default_codec().schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "continuity event"
+    return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _check_project(name: Any) -> None:
+    from events.base import Name
+
+    try:
+        msgspec.convert(name, Name)
+    except msgspec.ValidationError:
+        raise UsageError(
+            "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
+        ) from None
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    try:
+        if path.read_bytes() == data:
+            return
+    except FileNotFoundError:
+        pass
+    write_atomic(path, data)

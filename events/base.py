@@ -1,0 +1,93 @@
+"""The envelope every event shares: seed 004's event fields plus `v`, `prev` and `kind`.
+
+`kind` is the tagged-union tag (a past-tense name such as ``work.logged``); `type` is
+seed 004's free-form work-log category (``checkpoint``, ``decision``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+_NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+
+#: An identifier: project, host, agent, run, session, task and mission names.
+Name = Annotated[
+    str,
+    msgspec.Meta(pattern=r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$", max_length=128),
+]
+#: A short label such as a work-log type or a phase.
+Label = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,63}$")]
+#: Free text: no NUL or control characters other than tab and newline.
+Text = Annotated[str, msgspec.Meta(max_length=16384, pattern=_NO_CONTROL)]
+#: A path or reference to a file, artifact or handoff.
+PathRef = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=_NO_CONTROL)]
+#: List limits keep one event small enough to read in one go.
+Texts = Annotated[tuple[Text, ...], msgspec.Meta(max_length=256)]
+PathRefs = Annotated[tuple[PathRef, ...], msgspec.Meta(max_length=1024)]
+
+#: The largest encoded event accepted on write.
+MAX_EVENT_BYTES = 256 * 1024
+
+
+class CommandRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A shell command the agent ran, with its exit code and a short summary."""
+
+    command: Text
+    exit_code: int | None = None
+    summary: Text | None = None
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """Seed 004's work summary: done, in progress, next steps and blockers."""
+
+    done: Texts = ()
+    in_progress: Text | None = None
+    next: Texts = ()
+    blockers: Texts = ()
+
+
+class Refs(msgspec.Struct, frozen=True, kw_only=True):
+    """Seed 004's references: files touched, commands run, artifacts and handoffs."""
+
+    files: PathRefs = ()
+    commands: Annotated[tuple[CommandRef, ...], msgspec.Meta(max_length=256)] = ()
+    artifacts: PathRefs = ()
+    handoffs: PathRefs = ()
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    """The envelope. `event_id`, `created_at` and `prev` are assigned by the log on append."""
+
+    v: int = 1
+    event_id: str = ""
+    created_at: str = ""
+    prev: str | None = None
+    project: Name
+    host: Name | None = None
+    agent_id: Name | None = None
+    run_id: Name | None = None
+    session_id: Name | None = None
+    task_id: Name | None = None
+    mission_id: Name | None = None
+    type: Label = "event"
+    phase: Label | None = None
+    message: Text = ""
+    summary: Summary = msgspec.field(default_factory=Summary)
+    refs: Refs = msgspec.field(default_factory=Refs)
+    note: dict[str, Any] | None = None
+    #: One entry per redacted match, ``<field>:<rule>``; the secret itself is gone.
+    redacted: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The event's type tag, e.g. ``work.logged``."""
+        return kind_of(type(self))
+
+
+def kind_of(event_type: type[Event]) -> str:
+    """The tag of an event type."""
+    tag = event_type.__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag

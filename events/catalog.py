@@ -1,0 +1,15 @@
+"""Every event type continuity knows, in one place: the union the decoder reads."""
+
+from __future__ import annotations
+
+from events.base import Event
+from events.session import SessionEnded, SessionStarted
+from events.work import CheckpointRecorded, WorkLogged
+
+#: Every concrete event type. New families add their types here.
+EVENT_TYPES: tuple[type[Event], ...] = (
+    WorkLogged,
+    CheckpointRecorded,
+    SessionStarted,
+    SessionEnded,
+)

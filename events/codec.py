@@ -1,0 +1,142 @@
+"""Canonical bytes and decoding with upcasting.
+
+Canonical bytes are compact JSON with keys sorted at every level, UTF-8, every field
+present: the same event always encodes to the same bytes, so its SHA-256 is stable.
+Decoding takes a fast path (one reused typed Decoder) for current events and a slow
+path (plain JSON, upcasters, convert) for old or foreign ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Union
+
+import msgspec
+
+from events.base import Event, kind_of
+from events.errors import EventInvalid, EventUndecodable, UnknownEventType
+
+#: An upcaster takes the plain-JSON form of an event at version `v` and returns it at `v + 1`.
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+#: A legacy reader turns a plain-JSON object without `kind` into a tagged one, or returns None.
+LegacyReader = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+class Codec:
+    """Encodes events canonically and decodes any known version of them."""
+
+    def __init__(
+        self,
+        types: Iterable[type[Event]],
+        upcasters: dict[tuple[str, int], Upcaster] | None = None,
+        legacy: LegacyReader | None = None,
+    ) -> None:
+        self.types = tuple(types)
+        self.current: dict[str, int] = {}
+        for event_type in self.types:
+            default = next(f.default for f in msgspec.structs.fields(event_type) if f.name == "v")
+            self.current[kind_of(event_type)] = int(default)
+        self.union: Any = Union[self.types]  # noqa: UP007 - a runtime union of a tuple
+        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.union)
+        self._encoder = msgspec.json.Encoder(order="sorted")
+        self.upcasters: dict[tuple[str, int], Upcaster] = dict(upcasters or {})
+        self.legacy = legacy
+
+    def register(self, kind: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
+        """Decorator: register the upcaster of `kind` from `from_version` to the next."""
+
+        def add(function: Upcaster) -> Upcaster:
+            self.upcasters[(kind, from_version)] = function
+            return function
+
+        return add
+
+    def encode(self, event: Event) -> bytes:
+        """The canonical bytes of an event."""
+        try:
+            return self._encoder.encode(event)
+        except (msgspec.EncodeError, UnicodeEncodeError) as error:
+            raise EventInvalid(f"event cannot be encoded: {_first_line(error)}") from None
+
+    def validate(self, raw: bytes) -> Event:
+        """Decode bytes just encoded, so every constraint of the Struct is checked."""
+        try:
+            event: Event = self._decoder.decode(raw)
+        except msgspec.ValidationError as error:
+            raise EventInvalid(f"invalid event: {_first_line(error)}") from None
+        return event
+
+    def decode(self, raw: bytes) -> Event:
+        """An event from stored bytes of any known version; EventUndecodable otherwise."""
+        try:
+            event: Event = self._decoder.decode(raw)
+        except msgspec.ValidationError:
+            return self._decode_slow(raw)
+        except msgspec.DecodeError as error:
+            raise EventUndecodable(f"not JSON: {_first_line(error)}") from None
+        if event.v < self.current[kind_of(type(event))]:
+            return self._decode_slow(raw)
+        return event
+
+    def _decode_slow(self, raw: bytes) -> Event:
+        try:
+            obj = msgspec.json.decode(raw)
+        except msgspec.DecodeError as error:
+            raise EventUndecodable(f"not JSON: {_first_line(error)}") from None
+        if not isinstance(obj, dict):
+            raise EventUndecodable("not a JSON object")
+        if "kind" not in obj and self.legacy is not None:
+            obj = self.legacy(obj) or obj
+        kind = obj.get("kind")
+        if not isinstance(kind, str):
+            raise EventUndecodable("no event kind")
+        if kind not in self.current:
+            raise UnknownEventType(kind)
+        obj = self.upcast(obj)
+        try:
+            event: Event = msgspec.convert(obj, self.union)
+        except msgspec.ValidationError as error:
+            raise EventUndecodable(f"invalid {kind}: {_first_line(error)}") from None
+        return event
+
+    def upcast(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Apply upcasters until the object is at the current version of its kind."""
+        kind = obj["kind"]
+        version = obj.get("v", 0)
+        if not isinstance(version, int):
+            raise EventUndecodable(f"invalid version {version!r}")
+        while version < self.current[kind]:
+            step = self.upcasters.get((kind, version))
+            if step is None:
+                raise EventUndecodable(f"no upcaster for {kind} v{version}")
+            obj = step(dict(obj))
+            version = obj.get("v", version + 1)
+        return obj
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of every event type (written as `event.schema.json`)."""
+        schema: dict[str, Any] = msgspec.json.schema(self.union)
+        return schema
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def seed004_legacy(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """Read a seed-004 event (no `kind`, no `v`) as a work-log or checkpoint event at v1."""
+    if "type" not in obj or "project" not in obj:
+        return None
+    upgraded = dict(obj)
+    is_checkpoint = obj.get("type") == "checkpoint"
+    upgraded["kind"] = "checkpoint.recorded" if is_checkpoint else "work.logged"
+    upgraded.setdefault("v", 1)
+    return upgraded
+
+
+def default_codec() -> Codec:
+    """The codec over every event type continuity knows."""
+    from events.catalog import EVENT_TYPES
+
+    return Codec(EVENT_TYPES, legacy=seed004_legacy)

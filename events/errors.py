@@ -1,0 +1,47 @@
+"""The error tree of the event log. Only the CLI turns these into exit codes."""
+
+from __future__ import annotations
+
+
+class ContinuityError(Exception):
+    """Root of every error continuity raises on purpose; the message is one line."""
+
+
+class EventInvalid(ContinuityError):
+    """Raised when an event does not match its Struct or breaks a limit (size, names)."""
+
+
+class SecretRefused(ContinuityError):
+    """Raised when an event carries secret-like material and redaction was not asked for."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(
+            f"refused: field {field} looks like a secret (rule {rule}); "
+            "remove it or pass --redact to store it as [REDACTED:{rule}]".replace("{rule}", rule)
+        )
+        self.field = field
+        self.rule = rule
+
+
+class WriteFailed(ContinuityError):
+    """Raised when an append could not be made durable; nothing was left visible."""
+
+
+class EventExists(WriteFailed):
+    """Raised when the final name of a new event is already taken (never overwritten)."""
+
+
+class EventUndecodable(ContinuityError):
+    """Raised when stored bytes are not a valid event of any known version."""
+
+
+class UnknownEventType(EventUndecodable):
+    """Raised when an event's kind is not known to this version (a newer writer made it)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"unknown event type {kind!r} (written by a newer version?)")
+        self.kind = kind
+
+
+class EventNotFound(ContinuityError):
+    """Raised when an event id names no event in the log."""

@@ -1,0 +1,126 @@
+"""The event-log interface, shared by the file log and the in-memory log.
+
+An append is: guard and check the drafts (no lock held), then under the log's lock
+read the head, seal each draft after it (HLC time, `prev` chain) and write the batch.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import NamedTuple
+
+from events import clock, names
+from events.base import Event
+from events.codec import Codec, default_codec
+from events.errors import EventNotFound, EventUndecodable
+from events.sealing import StoredEvent, check, guard, seal, sha256_hex
+from events.verify import VerifyReport, verify_records
+
+#: Reports an event that could not be read: (file name, reason). Reads go on without it.
+OnError = Callable[[str, EventUndecodable], None]
+
+
+class Head(NamedTuple):
+    """What a writer needs of the newest event: its name, hash and HLC time."""
+
+    name: str
+    sha256: str
+    at_us: int
+
+
+def head_of(name: str, raw: bytes) -> Head:
+    """The head record of a stored file."""
+    parsed = names.parse_name(name)
+    assert parsed is not None
+    return Head(name, sha256_hex(raw), clock.parse_stamp(parsed.stamp))
+
+
+class EventLog(abc.ABC):
+    """An append-only, hash-chained, totally ordered log of events."""
+
+    def __init__(self, *, node: str, clock_us: Callable[[], int], codec: Codec | None) -> None:
+        if not names.NODE_PATTERN.match(node):
+            raise ValueError(f"invalid node id {node!r}")
+        self.node = node
+        self.clock_us = clock_us
+        self.codec = codec or default_codec()
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, draft: Event, *, redact: bool = False) -> StoredEvent:
+        """Append one event durably and return it as stored."""
+        return self.append_many([draft], redact=redact)[0]
+
+    def append_many(self, drafts: Iterable[Event], *, redact: bool = False) -> list[StoredEvent]:
+        """Append events as one batch (one lock, one directory sync per shard)."""
+        ready = [guard(draft, redact=redact) for draft in drafts]
+        for draft in ready:
+            check(draft, self.codec)
+        if not ready:
+            return []
+        with self._locked() as head:
+            prev = head.sha256 if head else None
+            last_us = head.at_us if head else None
+            now = self.clock_us()
+            batch: list[StoredEvent] = []
+            for draft in ready:
+                at_us = clock.next_time(now, last_us)
+                stored = seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec)
+                batch.append(stored)
+                prev, last_us = sha256_hex(stored.raw), at_us
+            self._write(batch)
+        return batch
+
+    @abc.abstractmethod
+    def _locked(self) -> AbstractContextManager[Head | None]:
+        """Hold the log's write lock; yields the head as it stands under the lock."""
+
+    @abc.abstractmethod
+    def _write(self, batch: list[StoredEvent]) -> None:
+        """Make a sealed batch durable and visible, all or nothing."""
+
+    # -- reading ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def read_raw(
+        self, after: str | None = None, *, include_malformed: bool = False
+    ) -> Iterator[tuple[str, bytes]]:
+        """(file name, bytes) of every event after the named one, in replay order.
+
+        Files whose names are not event names are skipped unless `include_malformed`.
+        """
+
+    def read(self, after: str | None = None, on_error: OnError | None = None) -> Iterator[StoredEvent]:
+        """Decoded events after the named one; bad ones go to `on_error` (or raise)."""
+        decode = self.codec.decode
+        for name, raw in self.read_raw(after):
+            try:
+                event = decode(raw)
+            except EventUndecodable as error:
+                if on_error is None:
+                    raise EventUndecodable(f"{name}: {error}") from None
+                on_error(name, error)
+                continue
+            yield StoredEvent(name, raw, event)
+
+    @abc.abstractmethod
+    def head(self) -> StoredEvent | None:
+        """The newest event, or None when the log is empty."""
+
+    def find(self, event_id: str) -> StoredEvent:
+        """The event with this id; EventNotFound when there is none."""
+        parsed = names.parse_event_id(event_id)
+        if parsed is not None:
+            prefix = f"{parsed[0]}-{parsed[1]}-"
+            for name, raw in self._candidates(parsed[0]):
+                if name.startswith(prefix):
+                    return StoredEvent(name, raw, self.codec.decode(raw))
+        raise EventNotFound(f"no event {event_id!r}")
+
+    def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
+        """Events that may carry this stamp; subclasses narrow it down to a shard."""
+        return self.read_raw()
+
+    def verify(self) -> VerifyReport:
+        """Check every event: bytes against names, decoding, the `prev` chain, forks."""
+        return verify_records(self.read_raw(include_malformed=True), self.codec)

@@ -1,0 +1,63 @@
+"""Event file names, event ids and shard folders.
+
+A file is named ``<stamp>-<node>-<hash12>.json``: the HLC stamp makes names sort in
+replay order, the node id keeps two clones from ever choosing the same name, and the
+first 12 hex digits of the file's SHA-256 let `verify` catch an edited byte in any
+event, the newest included. Files live in ``<YYYYMMDD>/<HH>/`` shards so no folder
+grows past an hour of events.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+NODE_PATTERN = re.compile(r"^[a-z0-9]{8}$")
+_NAME = re.compile(r"^(\d{8}_\d{6}_\d{6})-([a-z0-9]{8})-([0-9a-f]{12})\.json$")
+_EVENT_ID = re.compile(r"^RCE-(\d{8}_\d{6}_\d{6})-([a-z0-9]{8})$")
+HASH_CHARS = 12
+
+
+class ParsedName(NamedTuple):
+    """The parts of an event file name."""
+
+    stamp: str
+    node: str
+    hash12: str
+
+
+def file_name(stamp: str, node: str, sha256_hex: str) -> str:
+    """The file name of an event."""
+    return f"{stamp}-{node}-{sha256_hex[:HASH_CHARS]}.json"
+
+
+def event_id(stamp: str, node: str) -> str:
+    """The event id: seed 004's `RCE-<stamp>` plus the node that wrote it."""
+    return f"RCE-{stamp}-{node}"
+
+
+def parse_name(name: str) -> ParsedName | None:
+    """The parts of an event file name, or None when `name` is not one (temp files, junk)."""
+    match = _NAME.match(name)
+    if match is None:
+        return None
+    return ParsedName(match[1], match[2], match[3])
+
+
+def parse_event_id(text: str) -> tuple[str, str] | None:
+    """`(stamp, node)` of an event id, or None."""
+    match = _EVENT_ID.match(text)
+    return None if match is None else (match[1], match[2])
+
+
+def shard_of(stamp: str) -> tuple[str, str]:
+    """The day and hour folders a stamp's event lives in."""
+    return stamp[:8], stamp[9:11]
+
+
+def id_of_name(name: str) -> str:
+    """The event id a well-formed file name stands for."""
+    parsed = parse_name(name)
+    if parsed is None:
+        raise ValueError(f"not an event file name: {name!r}")
+    return event_id(parsed.stamp, parsed.node)

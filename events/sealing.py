@@ -1,0 +1,107 @@
+"""From a draft to stored bytes: the secret guard over every field, then the seal.
+
+The seal fills what only the log knows under its lock (HLC time, event id, `prev`)
+and encodes the canonical bytes; the name of the file follows from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import msgspec
+
+from events import clock, names
+from events.base import MAX_EVENT_BYTES, Event
+from events.codec import Codec
+from events.errors import EventInvalid, SecretRefused
+from events.guard import find_secret, redact_text
+
+#: Fields the log fills or that describe the event itself: never scanned.
+_UNSCANNED = frozenset({"kind", "v", "event_id", "created_at", "prev", "redacted"})
+
+
+class StoredEvent(NamedTuple):
+    """An event as stored: its file name, its exact bytes and the decoded event."""
+
+    name: str
+    raw: bytes
+    event: Event
+
+    @property
+    def event_id(self) -> str:
+        """The event's id."""
+        return self.event.event_id
+
+
+def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if path or key not in _UNSCANNED:
+                yield from _strings(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list | tuple):
+        for index, value in enumerate(node):
+            yield from _strings(value, f"{path}[{index}]")
+
+
+def _redact_tree(node: Any, path: str, applied: list[str]) -> Any:
+    if isinstance(node, str):
+        text, rules = redact_text(node)
+        applied.extend(f"{path}:{rule}" for rule in rules)
+        return text
+    if isinstance(node, dict):
+        return {
+            key: value if not path and key in _UNSCANNED
+            else _redact_tree(value, f"{path}.{key}" if path else str(key), applied)
+            for key, value in node.items()
+        }
+    if isinstance(node, list | tuple):
+        return [_redact_tree(value, f"{path}[{index}]", applied) for index, value in enumerate(node)]
+    return node
+
+
+def guard(draft: Event, *, redact: bool) -> Event:
+    """The draft itself, or a redacted copy; SecretRefused names the field and the rule."""
+    tree = msgspec.to_builtins(draft)
+    for path, text in _strings(tree, ""):
+        rule = find_secret(text)
+        if rule is None:
+            continue
+        if not redact:
+            raise SecretRefused(path, rule)
+        applied: list[str] = []
+        cleaned = _redact_tree(tree, "", applied)
+        cleaned["redacted"] = [*draft.redacted, *applied]
+        redacted: Event = msgspec.convert(cleaned, type(draft))
+        return redacted
+    return draft
+
+
+def check(draft: Event, codec: Codec) -> None:
+    """Refuse a draft that breaks its Struct's constraints or the size limit."""
+    raw = codec.encode(draft)
+    if len(raw) > MAX_EVENT_BYTES - 512:
+        raise EventInvalid(f"event too large: {len(raw)} bytes (limit {MAX_EVENT_BYTES - 512})")
+    codec.validate(raw)
+
+
+def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec) -> StoredEvent:
+    """The stored form of a checked draft, written at HLC time `at_us` after `prev`."""
+    stamp = clock.stamp(at_us)
+    event = msgspec.structs.replace(
+        draft,
+        event_id=names.event_id(stamp, node),
+        created_at=clock.iso(at_us),
+        prev=prev,
+    )
+    raw = codec.encode(event)
+    digest = hashlib.sha256(raw).hexdigest()
+    return StoredEvent(names.file_name(stamp, node, digest), raw, event)
+
+
+def sha256_hex(raw: bytes) -> str:
+    """The SHA-256 of stored bytes, the value a successor's `prev` holds."""
+    return hashlib.sha256(raw).hexdigest()

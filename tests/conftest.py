@@ -1,0 +1,64 @@
+"""Shared fixtures: temp projects, a controllable clock, the CLI in-process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--skip-stress", action="store_true", help="skip long stress loops")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--skip-stress"):
+        return
+    skip = pytest.mark.skip(reason="--skip-stress given")
+    for item in items:
+        if "stress" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the real home folder or the caller's CONTINUITY_* variables."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in list(os.environ):
+        if name.startswith("CONTINUITY_"):
+            monkeypatch.delenv(name)
+    yield
+
+
+class FakeClock:
+    """A wall clock the test moves by hand (microseconds since the epoch)."""
+
+    def __init__(self, start_us: int = 1_785_000_000_000_000) -> None:
+        self.now = start_us
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, micros: int) -> None:
+        self.now += micros
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An initialized project as the working directory."""
+    from continuity.cli import main
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    assert main(["init", "--project", "demo"]) == 0
+    return root

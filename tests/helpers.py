@@ -1,0 +1,27 @@
+"""Helpers shared by tests: running the CLI as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cli_process(*args: str, cwd: Path, env: dict[str, str] | None = None,
+                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m continuity ARGS` as a new process."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "continuity", *args],
+        cwd=cwd, env=full_env, input=stdin, capture_output=True, text=True, timeout=60,
+    )
+
+
+def all_event_files(root: Path) -> list[Path]:
+    """Every file under the store's events folder."""
+    events = root / ".agent" / "runtime-continuity" / "events"
+    return sorted(p for p in events.rglob("*") if p.is_file())

@@ -1,0 +1,261 @@
+"""Event types, canonical bytes, upcasting and the hybrid logical clock (no disk)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from events import clock
+from events.base import CommandRef, Event, Refs, Summary, kind_of
+from events.catalog import EVENT_TYPES
+from events.codec import Codec, default_codec
+from events.errors import EventInvalid, EventUndecodable, UnknownEventType
+
+CODEC = default_codec()
+CONTROL = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n") + "\x7f"
+
+names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,30}", fullmatch=True).filter(
+    lambda s: ".." not in s
+)
+labels = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:/ -]{0,20}", fullmatch=True)
+texts = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=CONTROL),
+    max_size=60,
+)
+paths = texts.filter(bool)
+small = {"max_size": 4}
+
+
+def envelope() -> dict[str, Any]:
+    return {
+        "project": names,
+        "host": st.none() | names,
+        "agent_id": st.none() | names,
+        "run_id": st.none() | names,
+        "session_id": st.none() | names,
+        "task_id": st.none() | names,
+        "type": labels,
+        "phase": st.none() | labels,
+        "message": texts,
+        "summary": st.builds(
+            Summary,
+            done=st.lists(texts, **small).map(tuple),
+            in_progress=st.none() | texts,
+            next=st.lists(texts, **small).map(tuple),
+            blockers=st.lists(texts, **small).map(tuple),
+        ),
+        "refs": st.builds(
+            Refs,
+            files=st.lists(paths, **small).map(tuple),
+            commands=st.lists(
+                st.builds(CommandRef, command=texts,
+                          exit_code=st.none() | st.integers(-255, 255),
+                          summary=st.none() | texts),
+                **small,
+            ).map(tuple),
+            artifacts=st.lists(paths, **small).map(tuple),
+        ),
+        "note": st.none() | st.dictionaries(names, texts | st.integers(), max_size=3),
+        "prev": st.none() | st.text("0123456789abcdef", min_size=64, max_size=64),
+    }
+
+
+def payload(event_type: type[Event]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    fields = {f.name for f in msgspec.structs.fields(event_type)}
+    for name in ("source", "model"):
+        if name in fields:
+            extra[name] = st.none() | labels
+    for name in ("transcript_path", "cwd"):
+        if name in fields:
+            extra[name] = st.none() | paths
+    if "reason" in fields:
+        extra["reason"] = st.none() | texts
+    return extra
+
+
+events_of_every_type = st.one_of(
+    [st.builds(t, **envelope(), **payload(t)) for t in EVENT_TYPES]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events_of_every_type)
+def test_round_trip_every_type(event: Event) -> None:
+    """Every event type decodes back to itself, and its bytes are canonical."""
+    raw = CODEC.encode(event)
+    decoded = CODEC.decode(raw)
+    assert decoded == event
+    assert type(decoded) is type(event)
+    assert CODEC.encode(decoded) == raw
+
+
+def test_every_type_is_covered_by_the_round_trip() -> None:
+    """The round-trip strategy draws from every type in the catalogue."""
+    assert {kind_of(t) for t in EVENT_TYPES} == set(CODEC.current)
+
+
+def test_tags_are_unique_and_past_tense_names() -> None:
+    """No two event types share a tag; tags look like `family.verbed`."""
+    tags = [kind_of(t) for t in EVENT_TYPES]
+    assert len(tags) == len(set(tags))
+    for tag in tags:
+        family, _, verb = tag.partition(".")
+        assert family and verb.endswith("ed"), tag
+
+
+def test_canonical_bytes_are_sorted_compact_and_stable() -> None:
+    """Keys are sorted at every level, no spaces, and two encodings agree byte for byte."""
+    from events.work import CheckpointRecorded
+
+    event = CheckpointRecorded(project="p", message="é ✓", summary=Summary(done=("a",)))
+    raw = CODEC.encode(event)
+    assert raw == CODEC.encode(CheckpointRecorded(project="p", message="é ✓", summary=Summary(done=("a",))))
+    parsed = msgspec.json.decode(raw)
+    assert list(parsed) == sorted(parsed)
+    assert list(parsed["summary"]) == sorted(parsed["summary"])
+    assert b", " not in raw and b": " not in raw
+    assert "é ✓".encode() in raw  # UTF-8, not \\u escapes
+
+
+def test_stable_bytes_pinned() -> None:
+    """The canonical form of a fixed event never changes (its hash is pinned)."""
+    import hashlib
+
+    from events.work import WorkLogged
+
+    event = WorkLogged(project="demo", event_id="RCE-20260723_010203_000001-abcd1234",
+                       created_at="2026-07-23T01:02:03.000001Z", message="hello")
+    digest = hashlib.sha256(CODEC.encode(event)).hexdigest()
+    assert digest == PINNED_DIGEST
+
+
+PINNED_DIGEST = "6101627bbc9b974781485ae10427c6821ba5619487a42a4f28f11ffb9ee1b56e"
+
+
+def test_seed_004_event_reads_as_a_continuity_event() -> None:
+    """A seed-004 event file (no kind, no v) is upcast to a checkpoint event."""
+    seed = (
+        b'{"event_id":"RCE-20260723_010203_001","project":"cortex-agent","host":"codex",'
+        b'"agent_id":"codex-main","run_id":"R-T-RC02","task_id":"T-RC02","type":"checkpoint",'
+        b'"phase":"editing","message":"runtime-continuity CLI expanded","summary":{"done":'
+        b'["added schema"],"in_progress":"implementing CLI","next":["sync templates"]},'
+        b'"refs":{"files":["a.js"],"commands":[{"command":"node t.js","exit_code":0,'
+        b'"summary":"passed"}],"artifacts":[],"handoffs":[]},"created_at":"2026-07-23T00:00:00.000Z"}'
+    )
+    event = CODEC.decode(seed)
+    assert event.kind == "checkpoint.recorded"
+    assert event.summary.in_progress == "implementing CLI"
+    assert event.refs.commands[0].exit_code == 0
+    log_entry = CODEC.decode(seed.replace(b'"type":"checkpoint"', b'"type":"decision"'))
+    assert log_entry.kind == "work.logged" and log_entry.type == "decision"
+
+
+class ThingV1(Event, frozen=True, kw_only=True, tag="thing.happened"):
+    """A synthetic event whose v1 split v0's `who` into `who_first` / `who_last`."""
+
+    v: int = 1
+    type: str = "thing"
+    who_first: str = ""
+    who_last: str = ""
+
+
+def test_upcaster_registry_reads_a_synthetic_v0_as_v1() -> None:
+    """A v0 event is upcast by the registered function; v1 takes the fast path."""
+    codec = Codec([ThingV1])
+    calls: list[int] = []
+
+    @codec.register("thing.happened", 0)
+    def split_who(obj: dict[str, Any]) -> dict[str, Any]:
+        calls.append(obj["v"])
+        first, _, last = obj.pop("who").partition(" ")
+        return {**obj, "v": 1, "who_first": first, "who_last": last}
+
+    old = b'{"kind":"thing.happened","v":0,"project":"p","who":"Ada Lovelace"}'
+    event = codec.decode(old)
+    assert isinstance(event, ThingV1)
+    assert (event.v, event.who_first, event.who_last) == (1, "Ada", "Lovelace")
+    assert calls == [0]
+    current = codec.encode(ThingV1(project="p", who_first="Alan"))
+    assert codec.decode(current).who_first == "Alan"
+    assert calls == [0]
+
+
+def test_missing_upcaster_is_undecodable_not_a_crash() -> None:
+    """An old version with no upcaster registered is reported, not guessed at."""
+    codec = Codec([ThingV1])
+    with pytest.raises(EventUndecodable, match="no upcaster"):
+        codec.decode(b'{"kind":"thing.happened","v":0,"project":"p"}')
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"", EventUndecodable),
+        (b"{not json", EventUndecodable),
+        (b"[1,2]", EventUndecodable),
+        (b'{"kind":"future.thing","v":1}', UnknownEventType),
+        (b'{"kind":"work.logged","v":1}', EventUndecodable),  # no project
+        (b'{"kind":"work.logged","v":1,"project":"a/b"}', EventUndecodable),
+        (b'\xff\xfe{"kind":1}', EventUndecodable),
+    ],
+)
+def test_bad_bytes_raise_the_right_error(raw: bytes, error: type[Exception]) -> None:
+    """Garbage, unknown kinds and invalid fields each raise a specific error."""
+    with pytest.raises(error):
+        CODEC.decode(raw)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["..", "a/b", "a\x00b", "a\x01b", "with space", "", "x" * 129, "../etc"],
+)
+def test_invalid_names_are_refused_on_validate(bad: str) -> None:
+    """Names with '..', '/', NUL, controls, spaces, empty or too long are invalid."""
+    from events.work import WorkLogged
+
+    with pytest.raises(EventInvalid):
+        CODEC.validate(CODEC.encode(WorkLogged(project=bad)))
+
+
+def test_control_characters_in_text_are_refused() -> None:
+    """Free text may hold tabs and newlines but no other control characters."""
+    from events.work import WorkLogged
+
+    CODEC.validate(CODEC.encode(WorkLogged(project="p", message="a\tb\nc")))
+    with pytest.raises(EventInvalid):
+        CODEC.validate(CODEC.encode(WorkLogged(project="p", message="bell\x07")))
+
+
+def test_lone_surrogates_cannot_be_encoded() -> None:
+    """Text that is not valid UTF-8 (a lone surrogate) is refused with EventInvalid."""
+    from events.work import WorkLogged
+
+    with pytest.raises(EventInvalid):
+        CODEC.encode(WorkLogged(project="p", message="bad \udcff"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-10**9, 10**9), min_size=1, max_size=50))
+def test_hlc_is_strictly_monotonic_when_the_clock_steps_back(steps: list[int]) -> None:
+    """However the wall clock jumps, each HLC time is after the previous one."""
+    now = 1_785_000_000_000_000
+    head: int | None = None
+    for step in steps:
+        now += step
+        t = clock.next_time(now, head)
+        assert head is None or t > head
+        assert t >= now
+        head = t
+
+
+@given(st.integers(0, 4_102_444_800_000_000))
+def test_stamp_and_iso_round_trip(us: int) -> None:
+    """Stamps and ISO times both read back to the same microsecond; stamps sort as time."""
+    assert clock.parse_stamp(clock.stamp(us)) == us
+    assert clock.parse_iso(clock.iso(us)) == us
+    assert clock.stamp(us) < clock.stamp(us + 1)
