@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +41,17 @@ projections/
 """
 
 
-def init_store(root: Path, *, project: str | None, language: str | None) -> tuple[Store, bool]:
+def init_store(root: str | Path, *, project: str | None, language: str | None) -> tuple[Store, bool]:
     """Create or refresh the store under `root`; returns the store and whether it was new."""
     if language is not None and language not in LANGUAGES:
         raise UsageError(f"--language must be one of: {', '.join(LANGUAGES)}")
     store = Store(root)
     store.check_safe()
-    created = not store.config_path.exists()
+    created = not os.path.exists(store.config_path)
     config: dict[str, Any] = dict(store.config)
     if project is not None:
         config["project"] = project
-    config.setdefault("project", project_name_for(root))
+    config.setdefault("project", project_name_for(str(root)))
     if language is not None:
         config["language"] = language
     config.setdefault("language", "en")
@@ -58,12 +59,13 @@ def init_store(root: Path, *, project: str | None, language: str | None) -> tupl
     _check_project(config["project"])
     try:
         for folder in (store.path, store.events_dir, store.local_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
         store.check_safe()
-        _write_if_changed(store.config_path, orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
-        _write_if_changed(store.path / "README.md", STORE_README.encode())
-        _write_if_changed(store.path / ".gitignore", GITIGNORE.encode())
-        _write_if_changed(store.path / "event.schema.json", event_schema())
+        home = Path(store.path)
+        _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+        _write_if_changed(home / "README.md", STORE_README.encode())
+        _write_if_changed(home / ".gitignore", GITIGNORE.encode())
+        _write_if_changed(home / "event.schema.json", event_schema())
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
     store._config = config

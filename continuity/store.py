@@ -1,11 +1,14 @@
-"""The store on disk: finding it, creating it, its config and this machine's node id."""
+"""The store on disk: finding it, its config and this machine's node id.
+
+Paths are plain strings here: this module is on the hook path, where importing pathlib
+(and the urllib it pulls in) costs more than the rest of a `continuity log`.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 from continuity.errors import StoreNotFound, StoreUnsafe, UsageError
@@ -13,6 +16,7 @@ from events.errors import WriteFailed
 
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
+_NODE = re.compile(r"[a-z0-9]{8}")
 
 
 def now_us() -> int:
@@ -20,29 +24,29 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
-def project_name_for(root: Path) -> str:
-    """A valid project name derived from a folder name."""
-    name = _NAME_OK.sub("-", root.name).strip("-.") or "project"
+def project_name_for(root: str) -> str:
+    """A valid project name derived from a folder's name."""
+    name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
     return name.replace("..", ".")[:128]
 
 
 class Store:
     """A store: ``<root>/.agent/runtime-continuity`` and what lives in it."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.path = root.joinpath(*STORE_PARTS)
-        self.events_dir = self.path / "events"
-        self.local_dir = self.path / "local"
-        self.config_path = self.path / "config.json"
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.path.abspath(os.fspath(root))
+        self.path = os.path.join(self.root, *STORE_PARTS)
+        self.events_dir = os.path.join(self.path, "events")
+        self.local_dir = os.path.join(self.path, "local")
+        self.config_path = os.path.join(self.path, "config.json")
         self._config: dict[str, Any] | None = None
 
     def check_safe(self) -> None:
         """Refuse a store whose folders are symlinks or not folders (writes could escape)."""
         for path in (self.path, self.events_dir, self.local_dir):
-            if path.is_symlink():
+            if os.path.islink(path):
                 raise StoreUnsafe(f"unsafe store: {path} is a symlink")
-            if path.exists() and not path.is_dir():
+            if os.path.exists(path) and not os.path.isdir(path):
                 raise StoreUnsafe(f"unsafe store: {path} is not a folder")
 
     @property
@@ -52,7 +56,8 @@ class Store:
             import orjson
 
             try:
-                loaded = orjson.loads(self.config_path.read_bytes())
+                with open(self.config_path, "rb") as handle:
+                    loaded = orjson.loads(handle.read())
             except (OSError, orjson.JSONDecodeError):
                 loaded = {}
             self._config = loaded if isinstance(loaded, dict) else {}
@@ -67,16 +72,17 @@ class Store:
     def node(self) -> str:
         """This machine's node id for this store, made on first use (and after a move)."""
         host = os.uname().nodename
-        node_path = self.local_dir / "node"
+        node_path = os.path.join(self.local_dir, "node")
         try:
-            node, _, made_on = node_path.read_text().strip().partition(" ")
-            if made_on == host and re.fullmatch(r"[a-z0-9]{8}", node):
+            with open(node_path) as handle:
+                node, _, made_on = handle.read().strip().partition(" ")
+            if made_on == host and _NODE.fullmatch(node):
                 return node
         except (OSError, UnicodeDecodeError):
             pass
         node = os.urandom(4).hex()
         try:
-            self.local_dir.mkdir(parents=True, exist_ok=True)
+            os.makedirs(self.local_dir, exist_ok=True)
             write_atomic(node_path, f"{node} {host}\n".encode())
         except OSError as error:
             raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
@@ -90,29 +96,33 @@ class Store:
         return FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
 
 
-def find_store(start: Path | None = None, root: str | None = None) -> Store:
+def find_store(start: str | None = None, root: str | None = None) -> Store:
     """The store at `root`, or the nearest one from `start` (the working directory) upward."""
     explicit = root or os.environ.get("CONTINUITY_ROOT")
     if explicit:
         if "\x00" in explicit:
             raise UsageError("--root contains a NUL character")
-        store = Store(Path(explicit).absolute())
-        if not store.path.exists() and not store.path.is_symlink():
+        store = Store(explicit)
+        if not os.path.lexists(store.path):
             raise StoreNotFound(f"no store at {store.path} (run `continuity init`)")
         store.check_safe()
         return store
-    here = (start or Path.cwd()).absolute()
-    for folder in (here, *here.parents):
-        store = Store(folder)
-        if store.path.is_dir() or store.path.is_symlink():
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        store = Store(here)
+        if os.path.isdir(store.path) or os.path.islink(store.path):
             store.check_safe()
             return store
-    raise StoreNotFound("no store found here or above (run `continuity init`)")
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise StoreNotFound("no store found here or above (run `continuity init`)")
+        here = parent
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write a derived file whole or not at all (temp file, fsync, rename)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    path = os.fspath(path)
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         view = memoryview(data)
@@ -124,5 +134,5 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         os.replace(temp, path)
     except OSError:
-        temp.unlink(missing_ok=True)
+        os.unlink(temp)
         raise

@@ -1,11 +1,16 @@
 """The durable file log: one immutable file per event, safe under concurrent writers.
 
-Append protocol (DESIGN section 3): under an ``flock`` on the store's lock file, write
-each event to a temp file in the store's own ``tmp`` folder, fsync it, ``link()`` it to
-its final name (never overwrites: EEXIST fails the append), fsync the shard folder,
-unlink the temp. A reader never sees a partial event. Temp files left by a killed
-writer are swept by the next writer: every temp file is made under the lock, so any
-found by a lock holder is garbage.
+Append protocol (docs/architecture.md): under an ``flock`` on the store's lock file,
+write each event to a temp file in the store's own ``tmp`` folder, fsync it, ``link()``
+it to its final name (never overwrites: EEXIST fails the append), fsync the shard
+folder, unlink the temp. A reader never sees a partial event. Temp files left by a
+killed writer are swept by the next writer: every temp file is made under the lock, so
+any found by a lock holder is garbage. A hint file (``local/head``) saves listing the
+newest shard on each append; it is trusted only while that shard is unchanged.
+
+Events live in one folder per UTC day, ``events/<YYYYMMDD>/``: a day's folder mtime
+changes whenever a file lands in it (an append, or a git merge bringing an event "in
+the past"), which is how projections notice merges without listing every folder.
 """
 
 from __future__ import annotations
@@ -15,13 +20,12 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import Path
 
-from events import names
+from events import clock, names
 from events.codec import Codec
 from events.errors import EventExists, WriteFailed
 from events.log import EventLog, Head, head_of
-from events.sealing import StoredEvent
+from events.sealing import StoredEvent, sha256_hex
 
 
 class FileOps:
@@ -52,24 +56,32 @@ def _is_day(entry: str) -> bool:
     return len(entry) == 8 and entry.isdigit()
 
 
-def _is_hour(entry: str) -> bool:
-    return len(entry) == 2 and entry.isdigit()
-
-
-def _sorted_dirs(path: str, accept: Callable[[str], bool]) -> list[str]:
+def list_days(events_dir: str) -> list[str]:
+    """The day folders of an events folder, oldest first."""
     try:
-        return sorted(entry for entry in os.listdir(path) if accept(entry))
+        return sorted(entry for entry in os.listdir(events_dir) if _is_day(entry))
     except FileNotFoundError:
         return []
 
 
+def _newest_name(entries: list[str]) -> str | None:
+    """The greatest event name among folder entries (parsing one name, not all of them)."""
+    shaped = [entry for entry in entries if len(entry) == names.NAME_LENGTH]
+    while shaped:
+        name = max(shaped)
+        if names.parse_name(name) is not None:
+            return name
+        shaped.remove(name)
+    return None
+
+
 class FileEventLog(EventLog):
-    """Events as files under ``events/<YYYYMMDD>/<HH>/``; lock and temp files under ``local``."""
+    """Events as files under ``events/<YYYYMMDD>/``; lock and temp files under ``local``."""
 
     def __init__(
         self,
-        events_dir: Path,
-        local_dir: Path,
+        events_dir: str | os.PathLike[str],
+        local_dir: str | os.PathLike[str],
         *,
         node: str,
         clock_us: Callable[[], int],
@@ -77,67 +89,119 @@ class FileEventLog(EventLog):
         fs: FileOps | None = None,
     ) -> None:
         super().__init__(node=node, clock_us=clock_us, codec=codec)
-        self.events_dir = str(events_dir)
-        self.tmp_dir = os.path.join(str(local_dir), "tmp")
-        self.lock_path = os.path.join(str(local_dir), "lock")
+        self.events_dir = os.fspath(events_dir)
+        local = os.fspath(local_dir)
+        self.tmp_dir = os.path.join(local, "tmp")
+        self.lock_path = os.path.join(local, "lock")
+        self.hint_path = os.path.join(local, "head")
         self.fs = fs or FileOps()
+        self._swept = False
+
+    def path_of(self, name: str) -> str:
+        """Where the event file of this name lives."""
+        return os.path.join(self.events_dir, names.shard_of(name), name)
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[Head | None]:
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
         try:
-            os.makedirs(self.tmp_dir, exist_ok=True)
-            os.makedirs(self.events_dir, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fd = os.open(self.lock_path, flags, 0o644)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(self.lock_path), exist_ok=True)
+                fd = os.open(self.lock_path, flags, 0o644)
         except OSError as error:
             raise _write_failed(error) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            self._sweep()
+            if not self._swept:
+                self._sweep()
+                self._swept = True
             yield self._head_locked()
         finally:
             os.close(fd)
 
     def _sweep(self) -> None:
-        """Remove temp files left by writers that died; only called under the lock."""
-        for entry in os.listdir(self.tmp_dir):
+        """Remove temp files left by writers that died (once per log object, under the lock)."""
+        try:
+            entries = os.listdir(self.tmp_dir)
+        except FileNotFoundError:
+            os.makedirs(self.tmp_dir, exist_ok=True)
+            return
+        for entry in entries:
             with suppress(OSError):
                 os.unlink(os.path.join(self.tmp_dir, entry))
 
     def _head_locked(self) -> Head | None:
+        hinted = self._head_from_hint()
+        if hinted is not None:
+            return hinted
         found = self._newest()
         if found is None:
             return None
-        path, name = found
-        with open(path, "rb") as handle:
-            return head_of(name, handle.read())
+        with open(self.path_of(found), "rb") as handle:
+            return head_of(found, handle.read())
 
-    def _newest(self) -> tuple[str, str] | None:
-        for day in reversed(_sorted_dirs(self.events_dir, _is_day)):
-            day_path = os.path.join(self.events_dir, day)
-            for hour in reversed(_sorted_dirs(day_path, _is_hour)):
-                hour_path = os.path.join(day_path, hour)
-                event_names = [n for n in os.listdir(hour_path) if names.parse_name(n)]
-                if event_names:
-                    name = max(event_names)
-                    return os.path.join(hour_path, name), name
+    def _head_from_hint(self) -> Head | None:
+        """The head as the last writer recorded it, if nothing changed since (else None).
+
+        The hint holds the head's name, SHA-256 and its day folder's mtime after the link.
+        It is trusted only if that folder's mtime is unchanged (no file added since, by us
+        or by a git checkout) and no newer day exists; otherwise the folder is listed. A
+        writer marks the hint pending before it links, so one killed mid-append leaves a
+        hint nobody trusts.
+        """
+        try:
+            with open(self.hint_path, "rb") as handle:
+                name, sha, mtime = handle.read().decode().split()
+            day = names.shard_of(name)
+            if os.stat(os.path.join(self.events_dir, day)).st_mtime_ns != int(mtime):
+                return None
+            if list_days(self.events_dir)[-1] != day:
+                return None
+            parsed = names.parse_name(name)
+        except (OSError, ValueError, IndexError, UnicodeDecodeError):
+            return None
+        if parsed is None or len(sha) != 64 or sha == "-" * 64:
+            return None
+        return Head(name, sha, clock.parse_stamp(parsed.stamp))
+
+    def _write_hint(self, name: str, sha: str, mtime_ns: int) -> None:
+        """Record the head for the next writer; a lost hint only costs a folder listing."""
+        # Fixed width and overwritten in place: truncating a file that was just written
+        # makes ext4 flush it (auto_da_alloc), which would cost more than the append.
+        try:
+            fd = os.open(self.hint_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                os.pwrite(fd, f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+    def _newest(self) -> str | None:
+        for day in reversed(list_days(self.events_dir)):
+            name = _newest_name(os.listdir(os.path.join(self.events_dir, day)))
+            if name is not None:
+                return name
         return None
 
     def _write(self, batch: list[StoredEvent]) -> None:
         pid = os.getpid()
         temps: list[str] = []
         finals: list[str] = []
-        shards: dict[str, None] = {}
         try:
             for stored in batch:
                 temp = os.path.join(self.tmp_dir, f"{stored.name}.{pid}.tmp")
                 temps.append(temp)
                 self._write_file(temp, stored.raw)
-            for stored in batch:
-                shard = self._ensure_shard(stored.name)
-                shards[shard] = None
+            shards = {self._ensure_shard(stored.name): None for stored in batch}
+            # Mark the hint pending first: a writer killed between its links and the final
+            # hint must not leave a hint the next writer trusts (mtime ticks can be coarse).
+            self._write_hint(batch[-1].name, "-" * 64, 0)
             for temp, stored in zip(temps, batch, strict=True):
-                final = os.path.join(self._shard_path(stored.name), stored.name)
+                final = self.path_of(stored.name)
                 try:
                     self.fs.link(temp, final)
                 except FileExistsError:
@@ -145,6 +209,9 @@ class FileEventLog(EventLog):
                 finals.append(final)
             for shard in shards:
                 self._fsync_dir(shard)
+            last = batch[-1]
+            mtime_ns = os.stat(os.path.dirname(self.path_of(last.name))).st_mtime_ns
+            self._write_hint(last.name, sha256_hex(last.raw), mtime_ns)
         except OSError as error:
             self._undo(finals)
             raise _write_failed(error) from None
@@ -169,20 +236,16 @@ class FileEventLog(EventLog):
         finally:
             os.close(fd)
 
-    def _shard_path(self, name: str) -> str:
-        day, hour = names.shard_of(name)
-        return os.path.join(self.events_dir, day, hour)
-
     def _ensure_shard(self, name: str) -> str:
-        day, hour = names.shard_of(name)
-        path = self.events_dir
-        for part in (day, hour):
-            parent, path = path, os.path.join(path, part)
-            try:
-                self.fs.mkdir(path)
-            except FileExistsError:
-                continue
-            self._fsync_dir(parent)
+        path = os.path.join(self.events_dir, names.shard_of(name))
+        if os.path.isdir(path):
+            return path
+        os.makedirs(self.events_dir, exist_ok=True)
+        try:
+            self.fs.mkdir(path)
+        except FileExistsError:
+            return path
+        self._fsync_dir(self.events_dir)
         return path
 
     def _fsync_dir(self, path: str) -> None:
@@ -206,51 +269,52 @@ class FileEventLog(EventLog):
 
         Files whose names are not event names are skipped unless `include_malformed`.
         """
-        after_day, after_hour = names.shard_of(after) if after else ("", "")
-        for day in _sorted_dirs(self.events_dir, _is_day):
+        after_day = names.shard_of(after) if after else ""
+        for day in list_days(self.events_dir):
             if day < after_day:
                 continue
-            day_path = os.path.join(self.events_dir, day)
-            for hour in _sorted_dirs(day_path, _is_hour):
-                if (day, hour) < (after_day, after_hour):
-                    continue
-                hour_path = os.path.join(day_path, hour)
-                try:
-                    entries = sorted(os.listdir(hour_path))
-                except FileNotFoundError:
-                    continue
-                for name in entries:
-                    if after is not None and name <= after:
-                        continue
-                    if not name.endswith(".json") or name.startswith("."):
-                        continue
-                    if not include_malformed and names.parse_name(name) is None:
-                        continue
-                    try:
-                        with open(os.path.join(hour_path, name), "rb") as handle:
-                            raw = handle.read()
-                    except (FileNotFoundError, IsADirectoryError):
-                        continue
-                    yield name, raw
+            yield from self.read_day(day, after, include_malformed=include_malformed)
+
+    def read_day(
+        self, day: str, after: str | None = None, *, include_malformed: bool = False
+    ) -> Iterator[tuple[str, bytes]]:
+        """(file name, bytes) of one day's events after the named one, in order."""
+        day_path = os.path.join(self.events_dir, day)
+        try:
+            entries = sorted(os.listdir(day_path))
+        except FileNotFoundError:
+            return
+        for name in entries:
+            if after is not None and name <= after:
+                continue
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            if not include_malformed and names.parse_name(name) is None:
+                continue
+            try:
+                with open(os.path.join(day_path, name), "rb") as handle:
+                    raw = handle.read()
+            except (FileNotFoundError, IsADirectoryError):
+                continue
+            yield name, raw
 
     def head(self) -> StoredEvent | None:
         """The newest event, or None when the log is empty."""
         found = self._newest()
         if found is None:
             return None
-        path, name = found
-        with open(path, "rb") as handle:
+        with open(self.path_of(found), "rb") as handle:
             raw = handle.read()
-        return StoredEvent(name, raw, self.codec.decode(raw))
+        return StoredEvent(found, raw, self.codec.decode(raw))
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
-        hour_path = os.path.join(self.events_dir, *names.shard_of(stamp))
+        day_path = os.path.join(self.events_dir, names.shard_of(stamp))
         try:
-            entries = sorted(n for n in os.listdir(hour_path) if n.startswith(stamp))
+            entries = sorted(n for n in os.listdir(day_path) if n.startswith(stamp))
         except FileNotFoundError:
             return
         for name in entries:
-            with open(os.path.join(hour_path, name), "rb") as handle:
+            with open(os.path.join(day_path, name), "rb") as handle:
                 yield name, handle.read()
 
 

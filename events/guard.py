@@ -1,23 +1,25 @@
 """The secret guard, text level: find secret-like material in a string, or redact it.
 
 Every string field of every event written passes through here. One combined regex (one
-named group per rule) is compiled at import; the first match decides the rule. Rules, in
-the order they are tried at a given position:
+named group per rule) is compiled on first use, and only for text holding a word some
+rule needs; the leftmost match decides the rule. Rules, in
+the order they are tried at one position:
 
-- ``private-key-block``: ``-----BEGIN ... PRIVATE KEY-----`` (RSA, EC, OPENSSH, PGP,
-  ENCRYPTED, PKCS#8) through its END line, or to the end of the text when there is none.
-  Certificates and public keys are public and pass.
+- ``private-key-block``: ``-----BEGIN ... PRIVATE KEY-----`` (RSA, EC, DSA, OPENSSH, PGP,
+  ENCRYPTED, PKCS#8) followed by key material, through its END line, or to the end of the
+  text when there is none. A header alone (code or docs naming it), certificates and public
+  keys pass.
 - ``aws-secret-access-key``: 40 base64 characters after an ``aws_secret_access_key`` /
   ``SecretAccessKey`` key (``=``, ``:`` or a space, as in ``aws configure set``).
 - ``basic-auth-url``: the password of ``scheme://user:password@host``.
 - ``aws-access-key-id``: ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
 - ``github-token``: ``ghp_ gho_ ghu_ ghs_ ghr_`` + 36 or more, ``github_pat_`` + 22 or more.
 - ``gitlab-token``: ``glpat- gldt- glrt- glptt- glcbt- glsoat- glffct-`` + 20 or more.
-- ``slack-webhook``: ``hooks.slack.com/services|workflows|triggers/...``.
-- ``slack-token``: ``xoxb- xoxp- xoxa- xoxo- xoxs- xoxr- xoxe(.xoxp)- xapp-`` + digits + rest.
+- ``slack-webhook``: ``hooks.slack.com/services|workflows|triggers/`` + 20 or more.
+- ``slack-token``: ``xoxb- xoxp- xoxa- xoxo- xoxs- xoxr- xoxe(.xoxp)- xapp-`` + digits + more.
 - ``anthropic-key``: ``sk-ant-`` + 20 or more.
 - ``openai-key``: ``sk-proj- sk-svcacct- sk-admin-`` + 20 or more, or ``sk-`` + 32 or more
-  letters and digits (so ``sk-learn`` passes).
+  letters and digits in one run (so ``sk-learn`` passes).
 - ``stripe-key``: ``sk_live_ sk_test_ rk_live_ rk_test_`` + 16 or more, ``whsec_`` + 24 or
   more (publishable ``pk_`` keys are public and pass).
 - ``google-api-key``: ``AIza`` + 35.
@@ -25,32 +27,40 @@ the order they are tried at a given position:
 - ``pypi-token``: ``pypi-AgEIcHlwaS5vcmc`` (the pypi.org macaroon header) + 50 or more.
 - ``huggingface-token``: ``hf_`` + 34 or more letters and digits, one upper-case at least.
 - ``jwt``: ``eyJ<header>.eyJ<payload>.<signature>``.
-- ``auth-header``: ``Authorization: Basic <base64>`` / ``Authorization: token <opaque>`` and
-  ``Bearer <opaque>``; the opaque value needs 16 or more characters, a digit among them.
-- ``dotenv-line``: ``NAME=value`` (no spaces around ``=``, as in a ``.env`` file or a shell
+- ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
+  ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them.
+- ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
-  APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL, and does not end in a word that makes it
+  APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
   metadata (``_FILE _PATH _URL _TTL _TIMEOUT _MAX _COUNT _NAME _ID`` ...).
-- ``password-assignment``: ``key = value`` / ``key: value`` / ``--key=value`` /
-  ``--key value`` where the key (any case, ``snake``, ``kebab``, ``camel`` or dotted) ends in
-  password, passwd, pwd (lower case only: ``PWD`` is the shell's working directory),
-  passphrase, secret, token, credential(s), or api/access/secret/private/account/auth/
-  signing/encryption/master/client + key. Quoted or not; JSON, YAML, Python (type
-  annotations included), query strings and escaped JSON (``\\"password\\": \\"...\\"``).
+- ``password-assignment``: ``key = value``, ``key: value``, ``--key=value`` or
+  ``--key value`` where the key (any case; snake, kebab, camel or dotted) ends in password,
+  passwd, passphrase, secret, token, credential(s), api/access/secret/private/account/
+  master/client + key, or is the lower-case word pwd (``PWD`` is the shell's working
+  directory). Quoted or not: JSON, YAML, Python (type annotations included), query strings,
+  escaped JSON (``{\\"password\\": \\"...\\"}``).
 
-The two assignment rules (and the value parts of ``basic-auth-url`` and ``auth-header``)
-never flag a placeholder or a reference: an empty or short value (under 6 characters,
-4 in a URL), ``$VAR ${VAR} $(cmd) %VAR% <your-key> {{ tpl }} [REDACTED:...]``, values
-starting with ``* ! / ~ . - @`` (masks, YAML tags, paths, flags), anything containing
-``xxx``, ``***`` or ``...``, words such as None, null, true, false, changeme, redacted,
-placeholder, example, required, string, ``your-...``; identifiers naming a secret
-(``password=password``, ``token=access_token``), dotted names (``settings.API_KEY``,
-``os.environ[...]``), calls and subscripts (``get_token()``, ``os.getenv(...)``),
-numbers, URLs, and quoted values holding whitespace (prose, not a credential). After
-``:`` or a flag and a space (``token: ...``, ``--password ...``) an unquoted value also
-needs a digit or 16 characters, so ``token: expired`` is prose. A value that a specific
-token rule recognises is reported under that rule (``GITHUB_TOKEN=ghp_...`` is a
-github-token).
+The assignment rules (and the value parts of ``basic-auth-url`` and ``auth-header``) never
+flag a placeholder or a reference: a value under 6 characters (4 in a URL), ``$VAR``,
+``${VAR}``, ``$(cmd)``, ``%VAR%``, ``<your-key>``, ``{{ tpl }}``, ``[REDACTED:...]``, values
+starting with ``* ! / ~ . - @`` (masks, YAML tags, paths, flags), values containing ``xxx``,
+``***`` or ``...``, words such as null, true, changeme, redacted, placeholder, example,
+required, string, bearer, ``your-...``; identifiers that name a secret
+(``password=password``, ``token=access_token``), dotted names (``settings.API_KEY``), calls
+and subscripts (``get_token()``, ``os.environ[...]``), numbers, colours, URLs, and quoted
+values holding whitespace (prose, not a credential). An unquoted value after ``:``, after
+``=`` and a space, or after a flag and a space (``token: ...``, ``token = ...``,
+``--password ...``) also needs a digit or 16 characters, so ``token: expired`` and
+``token = Operator`` stay prose; ``password=...`` with nothing between is taken as written.
+A value that a token rule recognises is reported under that rule (``GITHUB_TOKEN=ghp_...``
+is a github-token).
+
+Deliberately not caught (each would flag ordinary text): secrets in prose without ``=`` or
+``:`` ("the password is ..."), unquoted values with no digit and under 16 characters
+after ``:``, ``= `` or a flag (``password: supersecret``), passphrases with spaces, all-digit values, unquoted values
+past a ``, ; & ) ] }`` or backslash (the rest stays), quoted values holding a quote or a
+backslash, ``-pSECRET`` short flags, bare 40-character strings with no AWS key name
+(git SHAs look the same), keys of 65 characters or more.
 
 Redaction replaces the whole match, except for the rules with a key or a URL around the
 value, where only the value goes: ``password=[REDACTED:password-assignment]``.
@@ -62,247 +72,279 @@ import re
 
 __all__ = ["RULE_NAMES", "find_secret", "redact_text"]
 
+# Each rule is written as (first character, rest): the first character stays outside the
+# rule's group, so the regex engine skips a rule with one character test wherever its first
+# character cannot start it (a rule that opens with a lookbehind is tried in full at every
+# position, several times slower). Word-boundary lookbehinds are therefore written one
+# character wider: `(?<![A-Za-z0-9_]g)` after the `g` of `ghp_`.
+
 # One character of an unquoted value: whitespace, quotes, backquote, separators, brackets
 # and backslash end it (escaped JSON: `...=hunter22\n` stops before the `\`).
 _UNQ = r"[^\s\"'`,;&<>()\[\]{}\\]"
-
-# Whole values that are placeholders, not secrets (case-insensitive).
+# One character of a quoted value: a value holding whitespace is prose, not a credential.
+_QCH = r"[^\s\"'\\]"
+# Whole values of 6+ characters that are placeholders, not secrets (case-insensitive):
+# shorter words (none, null, true, test, ...) already fall under the length floor; also
+# token types, the database images' documented defaults, and colours (`Token: "#cccccc"`).
 _PLACEHOLDER = (
-    r"(?i:none|null|nil|undefined|true|false|yes|no|on|off|changeme|change[_-]?(?:me|it|this)"
-    r"|redacted|placeholder|example|sample|dummy|fake|test|testing|todo|tbd|fixme|hidden"
-    r"|masked|omitted|removed|required|optional|default|missing|invalid|expired|revoked|unset"
-    r"|empty|unknown|string|str|bytes|int|integer|number|bool|boolean|any|object|secretstr"
-    r"|your[_-][A-Za-z0-9_-]*|(?:insert|enter|put)[_-][A-Za-z0-9_-]*)"
+    r"(?i:undefined|change[_-]?(?:me|it|this)|redacted|placeholder|example|sample|hidden"
+    r"|masked|omitted|removed|required|optional|default|missing|invalid|expired|revoked"
+    r"|unknown|string|secretstr|bearer|postgres|mysql|mariadb"
+    r"|(?:your|insert|enter|put)[_-][A-Za-z0-9_-]*|#[0-9a-f]{3,8})"
 )
-# An identifier naming a secret: `password`, `access_token`, `API_KEY`, `dbPassword`.
+# An identifier that names a secret: `password`, `access_token`, `API_KEY`, `dbPassword`.
 _KEYWORD_IDENT = (
     r"[A-Za-z_-]{0,64}(?:(?i:pass|pwd|secret|token|cred|auth)|[_-][Kk][Ee][Yy]|K[Ee][Yy])"
     r"[A-Za-z_-]{0,64}+"
 )
 _MASK = r"(?:[xX]{3}|\*{3}|\.{3}|\u2022|\u2026)"
-_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]{0,64}(?:\.[A-Za-z_][A-Za-z0-9_]{0,64}){1,16}"
+_SCHEME_REST = r"[A-Za-z0-9+.-]{0,30}://"
 _OPAQUE = r"[A-Za-z0-9._~+/-]"
+_HAS_DIGIT = rf"(?={_OPAQUE}*[0-9])"
 
-# Rules recognising a token by its own shape; they carry no groups, so they can be reused
-# inside the lookaheads that hand such values over from the generic rules.
-_TOKEN_RULES: tuple[tuple[str, str], ...] = (
-    ("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+
+def _lookbehinds(words: tuple[str, ...], sign: str) -> list[str]:
+    """Lookbehinds (`sign` is `=` or `!`) for `words`, one per length: each is fixed-width."""
+    by_width: dict[int, list[str]] = {}
+    for word in words:
+        by_width.setdefault(len(word), []).append(word)
+    return [f"(?<{sign}{'|'.join(group)})" for group in by_width.values()]
+
+
+# Rules that recognise a token by its own shape: (name, first character, rest).
+_TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
+    ("aws-access-key-id", "A", r"(?<![A-Z0-9]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Z0-9])"),
     (
         "github-token",
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        "g",
+        r"(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})",
     ),
-    ("gitlab-token", r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+    (
+        "gitlab-token",
+        "g",
+        r"(?<![A-Za-z0-9_-]g)l(?:pat|dt|rt|ptt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}",
+    ),
     (
         "slack-webhook",
-        r"(?:https?://)?(?<![A-Za-z0-9.-])hooks\.slack\.com/(?:services|workflows|triggers)/"
+        "h",
+        r"(?:ttps?://h)?(?<![A-Za-z0-9.-]h)ooks\.slack\.com/(?:services|workflows|triggers)/"
         r"[A-Za-z0-9_/-]{20,}",
     ),
     (
         "slack-token",
-        r"(?<![A-Za-z0-9_-])(?:xox[abposre](?:\.xox[a-z])?|xapp)-[0-9]+-[A-Za-z0-9-]{8,}",
+        "x",
+        r"(?<![A-Za-z0-9_-]x)(?:ox[abposre](?:\.xox[a-z])?|app)-[0-9]+-[A-Za-z0-9-]{8,}",
     ),
-    ("anthropic-key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("anthropic-key", "s", r"(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,}"),
     (
         "openai-key",
-        r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
+        "s",
+        r"(?<![A-Za-z0-9_-]s)k-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
     ),
     (
         "stripe-key",
-        r"(?<![A-Za-z0-9_])(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
+        "[srw]",
+        r"(?<![A-Za-z0-9_].)(?:(?<=[sr])k_(?:live|test)_[A-Za-z0-9]{16,}"
+        r"|(?<=w)hsec_[A-Za-z0-9]{24,})",
     ),
-    ("google-api-key", r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
-    ("npm-token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    ("pypi-token", r"(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
-    ("huggingface-token", r"(?<![A-Za-z0-9_])hf_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
-    (
-        "jwt",
-        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
-    ),
+    ("google-api-key", "A", r"(?<![A-Za-z0-9_-]A)Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+    ("npm-token", "n", r"(?<![A-Za-z0-9_]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("pypi-token", "p", r"(?<![A-Za-z0-9_-]p)ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    ("huggingface-token", "h", r"(?<![A-Za-z0-9_]h)f_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
+    ("jwt", "e", r"(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
 )
-_TOKENS = "(?:" + "|".join(body for _, body in _TOKEN_RULES) + ")"
 
-# Key endings of password-assignment, as lookbehinds after the key (case-insensitive).
-_KEY_WORDS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials")
-_KEY_PREFIXES = (
-    "api", "access", "secret", "private", "account", "auth", "signing", "encryption",
-    "master", "client",
-)  # fmt: skip
-_KEY_END = (
-    "(?:(?i:"
-    + "|".join(
-        [f"(?<={w})" for w in _KEY_WORDS]
-        + [f"(?<={p}{sep}key)" for p in _KEY_PREFIXES for sep in ("_", "-", "")]
-    )
-    + ")|(?<=pwd))"
+_PRIVATE_KEY_BLOCK = (
+    r"----BEGIN[ A-Z0-9]{0,40}? PRIVATE KEY(?: BLOCK)?-----"
+    # key material (or a PEM/PGP header line) must follow: a header alone is just a mention
+    r"(?=(?:\s|\\[rn])*(?:[A-Za-z0-9+/]{16}|[A-Z][A-Za-z-]{1,30}: ))"
+    r"(?s:.*?-----END[ A-Z0-9]{0,40}? PRIVATE KEY(?: BLOCK)?-----|.*)"
 )
-_ENV_WORDS = r"(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL)"
+_AWS_SECRET_ACCESS_KEY = (
+    r"(?<![\w$.-].)(?i:(?<=a)ws[_-]?s|(?<=s))(?i:ecret[_-]?access[_-]?key)(?:\\?[\"'])?"
+    r"(?:[ \t]*[:=][ \t]*|[ \t]+)(?:\\?[\"'])?"
+    r"(?P<aws_secret_access_key__v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+_BASIC_AUTH_URL = (
+    rf"(?<![A-Za-z0-9+.-].){_SCHEME_REST}(?P<basic_auth_url__u>[^\s/?#@:\"'<>\[\]]{{0,128}}):"
+    r"(?!(?P=basic_auth_url__u)@)(?![$%{<\[*])"
+    r"(?!(?i:pass(?:wo?r?d)?|pwd|secret|token|changeme|redacted|example|foo|bar|baz|test)@)"
+    rf"(?![^\s/?#@]{{0,64}}?{_MASK})"
+    r"(?P<basic_auth_url__v>[^\s/?#@\"'<>]{4,})@(?=[A-Za-z0-9\[])"
+)
+_AUTH_HEADER = (
+    r"(?<![A-Za-z0-9_-].)(?:"
+    r"(?<=[Aa])(?i:uthorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
+    r"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])(?P<auth_header__v1>(?:[A-Za-z0-9+/]{4}){2,}"
+    r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=])"
+    rf"|(?i:token)[ \t]+{_HAS_DIGIT}(?P<auth_header__v2>{_OPAQUE}{{16,}}=*))"
+    rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*))"
+)
+
+# dotenv-line: an upper-case name holding a secret word, unless its ending makes it metadata.
+_ENV_WORDS = (
+    "SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY",
+    "CREDENTIAL",
+)  # fmt: skip
 _ENV_META = (
     "FILE", "PATH", "DIR", "TTL", "EXPIRY", "EXPIRES", "EXPIRATION", "TIMEOUT", "LENGTH", "LEN",
     "MIN", "MAX", "COUNT", "SIZE", "LIMIT", "ENABLED", "DISABLED", "HASHER", "ALGORITHM",
     "TYPE", "NAME", "ID", "URL", "URI", "ENDPOINT", "HEADER", "PREFIX", "VERSION", "REGION",
     "USER", "USERNAME", "ENV", "VAR", "ARN", "MODE", "FORMAT", "LOCATION", "HOST", "PORT",
 )  # fmt: skip
-_ENV_NOT_META = "".join(f"(?<!_{word})" for word in _ENV_META)
+# After the name's first character: a secret word later in the name, or one it starts.
+_ENV_WORD_AHEAD = (
+    rf"(?=[A-Z0-9_]{{0,80}}?(?:{'|'.join(_ENV_WORDS)})"
+    + "".join(f"|(?<={word[0]}){word[1:]}" for word in _ENV_WORDS)
+    + ")"
+)
+_DOTENV_KEY = (
+    rf"(?<=[A-Z_]){_ENV_WORD_AHEAD}[A-Z0-9_]{{0,80}}+"
+    + "".join(_lookbehinds(tuple("_" + word for word in _ENV_META), "!"))
+    + r"=(?![=~])(?P<dotenv_line>)"
+)
 
-# Unquoted value after `:` or a flag and a space: needs a digit or 16 characters.
-_LOOSE = rf"(?=\\?[\"']|{_UNQ}*[0-9]|{_UNQ}{{16}})"
+# password-assignment: a key ending in a secret word, then `=`, `:` or (flags) a space.
+_KEY_WORDS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials")
+_KEY_PREFIXES = ("api", "access", "secret", "private", "account", "master", "client")
+_KEY_END = (
+    "(?:(?i:"
+    + "|".join(
+        _lookbehinds(
+            _KEY_WORDS + tuple(f"{p}{s}key" for p in _KEY_PREFIXES for s in ("_", "-", "")), "="
+        )
+    )
+    + ")|(?<=pwd)(?<![A-Za-z]pwd))"
+)
+# An unquoted value after `:`, after `=` and a space, or after a flag and a space needs a
+# digit or 16 characters.
+_LOOSE = rf"(?=\\?[\"']|{_UNQ}{{0,15}}[0-9]|{_UNQ}{{16}})"
 # A Python type annotation between a key and its `=`: `password: str | None = ...`.
 _ANNOTATION = (
     r"[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_.]*(?:\[[^\]\n]{0,60}\])?(?:[ \t]*\|[ \t]*None)?"
 )
+_ASSIGN_KEY = (
+    rf"(?P<assign__flag>(?<=-)-)?[A-Za-z0-9_.-]{{0,63}}+{_KEY_END}(?:"
+    rf"(?:\\?[\"'])?(?:{_ANNOTATION})?[ \t]*=(?![=>~])(?:[ \t]+{_LOOSE})?"
+    rf"|(?:(?:\\?[\"'])?[ \t]*:(?![:=])[ \t]*|(?(assign__flag)[ \t]+|(?!))){_LOOSE})"
+)
+# The value of either assignment rule, quoted (`assign__q` set) or not; placeholders refused.
+_VALUE_END = rf"(?(assign__q)\\?[\"']|(?!{_UNQ}))"
+_ASSIGNED_VALUE = (
+    r"(?:\\?(?P<assign__q>[\"']))?"
+    rf"(?!(?:{_PLACEHOLDER}|{_KEYWORD_IDENT}){_VALUE_END})"
+    rf"(?![$%{{<\[*/~.]|[A-Za-z]{_SCHEME_REST})"
+    rf"(?(assign__q)|(?![-!@]|(?:{_DOTTED}|[0-9]+)(?!{_UNQ})|{_UNQ}{{0,64}}+[(\[]))"
+    rf"(?!(?(assign__q){_QCH}|{_UNQ}){{0,64}}?{_MASK})"
+    rf"(?P<assign__v>(?(assign__q){_QCH}|{_UNQ}){{6,}})(?(assign__q)\\?(?P=assign__q))"
+)
 
-
-def _gid(rule: str) -> str:
-    """The regex group name of a rule."""
-    return rule.replace("-", "_")
-
-
-class _Builder:
-    """Collects the alternatives of the combined pattern and the value groups of each rule."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.rules: list[str] = []
-        self.value_groups: dict[str, tuple[str, ...]] = {}
-        self._pending: list[str] = []
-
-    def value(self, rule: str, body: str) -> str:
-        """A named group for the value part of `rule` (the part that redaction replaces)."""
-        name = f"{_gid(rule)}__v{len(self._pending) + 1}"
-        self._pending.append(name)
-        return f"(?P<{name}>{body})"
-
-    def rule(self, rule: str, pattern: str) -> None:
-        """Add `rule`, claiming the value groups made since the previous rule."""
-        self.parts.append(f"(?P<{_gid(rule)}>{pattern})")
-        self.rules.append(rule)
-        self.value_groups[rule] = tuple(self._pending)
-        self._pending = []
-
-    def assigned_value(self, rule: str) -> str:
-        """A quoted or unquoted value of an assignment rule, placeholders refused."""
-        quoted = []
-        for quote in ('"', "'"):
-            char = rf"[^{quote}\s\\]"
-            end = rf"\\?{quote}"
-            quoted.append(
-                rf"\\?{quote}"
-                rf"(?!(?:{_PLACEHOLDER}|{_KEYWORD_IDENT}){end})"
-                rf"(?![$%{{<\[*/~.]|{_SCHEME})"
-                rf"(?!{char}*?{_MASK})"
-                rf"(?!{_TOKENS})"
-                + self.value(rule, rf"{char}{{6,}}")
-                + end
-            )
-        unquoted = (
-            rf"(?!(?:{_PLACEHOLDER}|{_KEYWORD_IDENT}|{_DOTTED}|[0-9]+)(?!{_UNQ}))"
-            rf"(?![-$%*!/~.@]|{_SCHEME})"
-            rf"(?!{_UNQ}*+[(\[])"
-            rf"(?!{_UNQ}*?{_MASK})"
-            rf"(?!{_TOKENS})" + self.value(rule, rf"{_UNQ}{{6,}}")
-        )
-        return "(?:" + "|".join([*quoted, unquoted]) + ")"
-
-
-def _build() -> tuple[re.Pattern[str], tuple[str, ...], dict[str, tuple[str, ...]]]:
-    """Compile the combined pattern; return it, the rule names and each rule's value groups."""
-    b = _Builder()
-    b.rule(
-        "private-key-block",
-        r"-----BEGIN[ A-Z0-9]{0,40}? PRIVATE KEY(?: BLOCK)?-----"
-        r"(?s:.*?-----END[ A-Z0-9]{0,40}? PRIVATE KEY(?: BLOCK)?-----|.*)",
-    )
-    b.rule(
-        "aws-secret-access-key",
-        r"(?<![\w$.-])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key)(?:\\?[\"'])?"
-        r"(?:[ \t]*[:=][ \t]*|[ \t]+)(?:\\?[\"'])?"
-        + b.value("aws-secret-access-key", r"[A-Za-z0-9/+]{40}")
-        + r"(?![A-Za-z0-9/+=])",
-    )
-    user = "basic_auth_url__u"
-    b.rule(
-        "basic-auth-url",
-        rf"(?<![A-Za-z0-9+.-]){_SCHEME}(?P<{user}>[^\s/?#@:\"'<>\[\]]{{1,128}}):"
-        rf"(?!(?P={user})@)(?![$%{{<\[*])"
-        rf"(?!(?:{_PLACEHOLDER}|{_KEYWORD_IDENT}|(?i:foo|bar|baz|pass))@)"
-        rf"(?![^\s/?#@]*?{_MASK})(?!{_TOKENS})"
-        + b.value("basic-auth-url", r"[^\s/?#@\"'<>]{4,}")
-        + r"@(?=[A-Za-z0-9\[])",
-    )
-    for name, body in _TOKEN_RULES:
-        b.rule(name, body)
-    opaque = rf"(?!{_TOKENS})(?={_OPAQUE}*[0-9])"
-    b.rule(
-        "auth-header",
-        r"(?<![A-Za-z0-9_-])(?i:authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
-        r"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])"
-        + b.value(
-            "auth-header",
-            r"(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?",
-        )
-        + r"(?![A-Za-z0-9+/=])"
-        + rf"|(?i:token)[ \t]+{opaque}"
-        + b.value("auth-header", rf"{_OPAQUE}{{16,}}=*")
-        + rf")|(?<![A-Za-z0-9_-])(?i:bearer)[ \t]+{opaque}"
-        + b.value("auth-header", rf"{_OPAQUE}{{16,}}=*"),
-    )
-    b.rule(
-        "dotenv-line",
-        rf"(?<![\w$.-])(?=[A-Z_])(?=[A-Z0-9_]{{0,80}}?{_ENV_WORDS})[A-Z0-9_]{{1,80}}+"
-        rf"{_ENV_NOT_META}=(?![=~])" + b.assigned_value("dotenv-line"),
-    )
-    flag = "password_assignment__flag"
-    b.rule(
+# Order matters where two rules can match at the same position (dotenv before assignment).
+_RULES: tuple[tuple[str, str, str], ...] = (
+    ("private-key-block", "-", _PRIVATE_KEY_BLOCK),
+    ("aws-secret-access-key", "[AaSs]", _AWS_SECRET_ACCESS_KEY),
+    ("basic-auth-url", "[A-Za-z]", _BASIC_AUTH_URL),
+    *_TOKEN_RULES,
+    ("auth-header", "[AaBb]", _AUTH_HEADER),
+    # One alternative for both assignment rules, so their value pattern is compiled once;
+    # the empty `dotenv_line` group tells them apart.
+    (
         "password-assignment",
-        rf"(?<![\w$.-])(?P<{flag}>--)?[A-Za-z0-9_.-]{{1,64}}+{_KEY_END}(?:"
-        rf"(?:\\?[\"'])?(?:{_ANNOTATION})?[ \t]*=(?![=>~])[ \t]*"
-        rf"|(?:\\?[\"'])?[ \t]*:(?![:=])[ \t]*{_LOOSE}"
-        rf"|(?({flag})[ \t]+{_LOOSE}|(?!)))" + b.assigned_value("password-assignment"),
-    )
-    pattern = re.compile("|".join(b.parts))
-    return pattern, tuple(b.rules), b.value_groups
+        r"[A-Za-z0-9_.-]",
+        rf"(?<![\w$.-].)(?:{_DOTENV_KEY}|{_ASSIGN_KEY}){_ASSIGNED_VALUE}",
+    ),
+)
+RULE_NAMES: tuple[str, ...] = (*(rule[0] for rule in _RULES[:-1]), "dotenv-line", _RULES[-1][0])
+_SOURCE = "|".join(f"{first}(?P<{name.replace('-', '_')}>{rest})" for name, first, rest in _RULES)
+_compiled: list[re.Pattern[str]] = []
+
+# Every rule needs one of these (lower-cased) somewhere in the text: the key words of the
+# assignment rules, the prefixes of the token rules, `://` of URLs. Text with none of them
+# cannot match, so the big pattern is only compiled (10+ ms) when some text might: most
+# work-log lines never pay for it. tests/unit/test_guard_corpus.py holds this to the rules.
+_TRIGGERS = (
+    "private key", "secret", "passw", "passphrase", "pwd", "token", "credential", "://",
+    "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
+    "glrt-", "glptt-", "glcbt-", "glsoat-", "glffct-", "hooks.slack.com", "xox", "xapp-", "sk-",
+    "k_live_", "k_test_", "whsec_", "aiza", "npm_", "pypi-", "hf_", "eyj", "authorization",
+    "bearer", *(f"{p}{s}key" for p in ("api", "access", "private", "account", "master", "client")
+                for s in ("_", "-", "")),
+)  # fmt: skip
 
 
-_PATTERN, RULE_NAMES, _VALUE_GROUPS = _build()
-_RULE_OF_GROUP = {_gid(rule): rule for rule in RULE_NAMES}
+def _pattern() -> re.Pattern[str]:
+    """The combined pattern, compiled on first use."""
+    if not _compiled:
+        _compiled.append(re.compile(_SOURCE))
+    return _compiled[0]
+
+
+def might_hold_secret(text: str) -> bool:
+    """False when `text` holds none of the words every rule needs (so no rule can match)."""
+    lowered = text.lower()
+    return any(trigger in lowered for trigger in _TRIGGERS)
+_RULE_OF_GROUP = {name.replace("-", "_"): name for name, _, _ in _RULES}
+_VALUE_GROUPS: dict[str, tuple[str, ...]] = {
+    "aws-secret-access-key": ("aws_secret_access_key__v",),
+    "basic-auth-url": ("basic_auth_url__v",),
+    "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3"),
+    "dotenv-line": ("assign__v",),
+    "password-assignment": ("assign__v",),
+}
+_TOKEN_NAMES = frozenset(name for name, _, _ in _TOKEN_RULES)
 _MAX_ROUNDS = 64
 
 
-def _rule_of(match: re.Match[str]) -> str:
-    """The rule whose group produced `match`."""
+def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
+    """The rule of `match` and the span of its value part (None: redact the whole match)."""
     group = match.lastgroup
     assert group is not None
-    return _RULE_OF_GROUP[group]
+    rule = _RULE_OF_GROUP[group]
+    if rule == "password-assignment" and match.start("dotenv_line") >= 0:
+        rule = "dotenv-line"
+    for value_group in _VALUE_GROUPS.get(rule, ()):
+        start, end = match.span(value_group)
+        if start >= 0:
+            # A value with a shape of its own is reported under that rule (GITHUB_TOKEN=ghp_).
+            inner = _pattern().match(match.string, start)
+            if inner is not None and inner.lastgroup is not None:
+                name = _RULE_OF_GROUP[inner.lastgroup]
+                if name in _TOKEN_NAMES:
+                    rule = name
+            return rule, (start, end)
+    return rule, None
 
 
 def find_secret(text: str) -> str | None:
     """The name of the first rule that matches `text`, or None."""
-    match = _PATTERN.search(text)
-    return None if match is None else _rule_of(match)
+    if not might_hold_secret(text):
+        return None
+    match = _pattern().search(text)
+    return None if match is None else _rule_of(match)[0]
 
 
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
-    """`text` with every match replaced by [REDACTED:<rule>], and the rule names applied."""
+    """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []
+    if not might_hold_secret(text):
+        return text, ()
 
     def replace(match: re.Match[str]) -> str:
-        rule = _rule_of(match)
+        rule, span = _rule_of(match)
         if rule not in applied:
             applied.append(rule)
-        token = f"[REDACTED:{rule}]"
-        for group in _VALUE_GROUPS[rule]:
-            start, end = match.span(group)
-            if start >= 0:
-                whole = match.group(0)
-                offset = match.start()
-                return whole[: start - offset] + token + whole[end - offset :]
-        return token
+        marker = f"[REDACTED:{rule}]"
+        if span is None:
+            return marker
+        whole, offset = match.group(0), match.start()
+        return whole[: span[0] - offset] + marker + whole[span[1] - offset :]
 
-    # A replacement can expose a neighbour that a lookbehind/lookahead hid (`AKIA...ghp_...`),
-    # so repeat until nothing matches; each round only shrinks the unredacted text.
+    # A replacement can expose a neighbour that a lookbehind or lookahead hid (`AKIA...ghp_...`
+    # with nothing between), so repeat until nothing matches; every round shrinks the
+    # unredacted text, and a marker never matches.
     for _ in range(_MAX_ROUNDS):
-        redacted = _PATTERN.sub(replace, text)
+        redacted = _pattern().sub(replace, text)
         if redacted == text:
             break
         text = redacted

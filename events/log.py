@@ -9,14 +9,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from events import clock, names
 from events.base import Event
 from events.codec import Codec, default_codec
 from events.errors import EventNotFound, EventUndecodable
 from events.sealing import StoredEvent, check, guard, seal, sha256_hex
-from events.verify import VerifyReport, verify_records
+
+if TYPE_CHECKING:
+    from events.verify import VerifyReport
 
 #: Reports an event that could not be read: (file name, reason). Reads go on without it.
 OnError = Callable[[str, EventUndecodable], None]
@@ -123,4 +125,6 @@ class EventLog(abc.ABC):
 
     def verify(self) -> VerifyReport:
         """Check every event: bytes against names, decoding, the `prev` chain, forks."""
+        from events.verify import verify_records
+
         return verify_records(self.read_raw(include_malformed=True), self.codec)

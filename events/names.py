@@ -3,8 +3,7 @@
 A file is named ``<stamp>-<node>-<hash12>.json``: the HLC stamp makes names sort in
 replay order, the node id keeps two clones from ever choosing the same name, and the
 first 12 hex digits of the file's SHA-256 let `verify` catch an edited byte in any
-event, the newest included. Files live in ``<YYYYMMDD>/<HH>/`` shards so no folder
-grows past an hour of events.
+event, the newest included. Files live in one ``<YYYYMMDD>/`` folder per UTC day.
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ NODE_PATTERN = re.compile(r"^[a-z0-9]{8}$")
 _NAME = re.compile(r"^(\d{8}_\d{6}_\d{6})-([a-z0-9]{8})-([0-9a-f]{12})\.json$")
 _EVENT_ID = re.compile(r"^RCE-(\d{8}_\d{6}_\d{6})-([a-z0-9]{8})$")
 HASH_CHARS = 12
+#: Every event file name has this length: stamp, node, hash and ".json".
+NAME_LENGTH = 22 + 1 + 8 + 1 + HASH_CHARS + 5
 
 
 class ParsedName(NamedTuple):
@@ -50,9 +51,9 @@ def parse_event_id(text: str) -> tuple[str, str] | None:
     return None if match is None else (match[1], match[2])
 
 
-def shard_of(stamp: str) -> tuple[str, str]:
-    """The day and hour folders a stamp's event lives in."""
-    return stamp[:8], stamp[9:11]
+def shard_of(stamp: str) -> str:
+    """The day folder a stamp's (or a file name's) event lives in."""
+    return stamp[:8]
 
 
 def id_of_name(name: str) -> str:

@@ -16,3 +16,6 @@ if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec"
     touch "$stamp"
 fi
+# Byte-compile the project like a wheel install would, so a hook's `continuity log` does
+# not recompile every module on each start (PYTHONDONTWRITEBYTECODE may be set).
+"$VENV/bin/python" -m compileall -q "$ROOT/continuity" "$ROOT/events" "$ROOT/projections" >/dev/null

@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
                 raise UsageError(f"argument {index + 1} is not valid UTF-8") from None
-        parser = build_parser()
+        parser = build_parser(args_list)
         try:
             args = parser.parse_args(args_list)
         except SystemExit as stop:  # --help, --version

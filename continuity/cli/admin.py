@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import os
 from typing import Any
 
 from continuity.cli.common import Output, open_store
 
 
-def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add `init`."""
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
+    """Add `init` or `verify`."""
+    if name == "verify":
+        _register_verify(commands, common)
+        return
     parser = commands.add_parser(
         "init", help="create the store here (idempotent)", parents=[common],
         description="Create .agent/runtime-continuity in the project root (the working "
@@ -22,8 +25,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=_init)
 
 
-def register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add `verify`."""
+def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "verify", help="check the whole log's integrity", parents=[common],
         description="Recompute every event's hash and the prev chain. Prints counts, forks "
@@ -35,7 +37,7 @@ def register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
 def _init(args: argparse.Namespace, out: Output) -> int:
     from continuity.initialize import init_store
 
-    root = Path(getattr(args, "root", None) or Path.cwd()).absolute()
+    root = os.path.abspath(getattr(args, "root", None) or os.getcwd())
     store, created = init_store(root, project=args.project, language=args.language)
     out.emit(
         {"ok": True, "action": "init", "created": created, "store": str(store.path),

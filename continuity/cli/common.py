@@ -76,9 +76,20 @@ def identity_flags() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> Parser:
-    """The whole command tree."""
-    from continuity.cli import admin, events_cmd, work
+#: command name -> module that registers it. Only the command being run is built, so a
+#: hook's `continuity log` does not pay for every other command's flags.
+COMMAND_MODULES: dict[str, str] = {
+    "init": "continuity.cli.admin",
+    "log": "continuity.cli.work",
+    "checkpoint": "continuity.cli.work",
+    "events": "continuity.cli.events_cmd",
+    "verify": "continuity.cli.admin",
+}
+
+
+def build_parser(argv: list[str] | None = None) -> Parser:
+    """The command tree: all of it, or just the command named first in `argv`."""
+    import importlib
 
     common = common_flags()
     parser = Parser(
@@ -88,11 +99,12 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"continuity {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    wanted = next((arg for arg in argv or [] if not arg.startswith("-")), None)
+    names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()
-    admin.register(commands, common)
-    work.register(commands, common, identity)
-    events_cmd.register(commands, common)
-    admin.register_verify(commands, common)
+    for name in names:
+        module = importlib.import_module(COMMAND_MODULES[name])
+        module.register(commands, name, common=common, identity=identity)
     return parser
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from continuity.cli.common import Output, Parser, open_store
 
 
-def register(commands: Any, common: argparse.ArgumentParser) -> None:
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
     """Add `events list` and `events show`."""
     parser = commands.add_parser(
         "events", help="list or show events", parents=[common],

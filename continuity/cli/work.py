@@ -8,41 +8,44 @@ from typing import Any
 
 from continuity.cli.common import Output, open_store
 
+SUMMARIES = {
+    "log": "record a portable work-log entry",
+    "checkpoint": "record a phase checkpoint to resume from",
+}
 
-def register(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser) -> None:
-    """Add `log` and `checkpoint`."""
-    for name, summary in (
-        ("log", "record a portable work-log entry"),
-        ("checkpoint", "record a phase checkpoint to resume from"),
-    ):
-        parser = commands.add_parser(
-            name, help=summary, description=summary[0].upper() + summary[1:] + ".",
-            parents=[common, identity],
-        )
-        parser.add_argument("text", nargs="?", help="the message (same as --message)")
-        parser.add_argument("-m", "--message", help="what happened, in one line or a few")
-        parser.add_argument("--type", help=f"work-log category (default: {name})")
-        parser.add_argument("--phase", help="phase of the work, e.g. planning, editing, testing")
-        parser.add_argument("--done", action="append", default=[], metavar="ITEM",
-                            help="a finished item (repeatable)")
-        parser.add_argument("--in-progress", metavar="TEXT", help="what is under way")
-        parser.add_argument("--next", action="append", default=[], metavar="ITEM",
-                            help="a next step (repeatable)")
-        parser.add_argument("--blocker", action="append", default=[], metavar="ITEM",
-                            help="a blocker (repeatable)")
-        parser.add_argument("--file", action="append", default=[], metavar="PATH",
-                            help="a file touched (repeatable)")
-        parser.add_argument("--artifact", action="append", default=[], metavar="PATH",
-                            help="an artifact produced (repeatable)")
-        parser.add_argument("--handoff", action="append", default=[], metavar="PATH",
-                            help="a handoff file (repeatable)")
-        parser.add_argument("--command", metavar="CMD", help="a command that was run")
-        parser.add_argument("--exit-code", type=int, metavar="N", help="its exit code")
-        parser.add_argument("--command-summary", metavar="TEXT", help="what it showed")
-        parser.add_argument("--note-json", metavar="JSON", help="extra structured note (a JSON object)")
-        parser.add_argument("--redact", action="store_true",
-                            help="store secret-like text as [REDACTED:<rule>] instead of refusing")
-        parser.set_defaults(handler=_run, checkpoint=name == "checkpoint")
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
+             identity: argparse.ArgumentParser) -> None:
+    """Add `log` or `checkpoint`."""
+    summary = SUMMARIES[name]
+    parser = commands.add_parser(
+        name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+        parents=[common, identity],
+    )
+    parser.add_argument("text", nargs="?", help="the message (same as --message)")
+    parser.add_argument("-m", "--message", help="what happened, in one line or a few")
+    parser.add_argument("--type", help=f"work-log category (default: {name})")
+    parser.add_argument("--phase", help="phase of the work, e.g. planning, editing, testing")
+    parser.add_argument("--done", action="append", default=[], metavar="ITEM",
+                        help="a finished item (repeatable)")
+    parser.add_argument("--in-progress", metavar="TEXT", help="what is under way")
+    parser.add_argument("--next", action="append", default=[], metavar="ITEM",
+                        help="a next step (repeatable)")
+    parser.add_argument("--blocker", action="append", default=[], metavar="ITEM",
+                        help="a blocker (repeatable)")
+    parser.add_argument("--file", action="append", default=[], metavar="PATH",
+                        help="a file touched (repeatable)")
+    parser.add_argument("--artifact", action="append", default=[], metavar="PATH",
+                        help="an artifact produced (repeatable)")
+    parser.add_argument("--handoff", action="append", default=[], metavar="PATH",
+                        help="a handoff file (repeatable)")
+    parser.add_argument("--command", metavar="CMD", help="a command that was run")
+    parser.add_argument("--exit-code", type=int, metavar="N", help="its exit code")
+    parser.add_argument("--command-summary", metavar="TEXT", help="what it showed")
+    parser.add_argument("--note-json", metavar="JSON", help="extra structured note (a JSON object)")
+    parser.add_argument("--redact", action="store_true",
+                        help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+    parser.set_defaults(handler=_run, checkpoint=name == "checkpoint")
 
 
 def identity_from(args: argparse.Namespace, project: str) -> Any:
@@ -111,8 +114,7 @@ def report_written(out: Output, store: Any, stored: Any, action: str) -> int:
 
     from events import names
 
-    day, hour = names.shard_of(stored.name)
-    relative = f".agent/runtime-continuity/events/{day}/{hour}/{stored.name}"
+    relative = f".agent/runtime-continuity/events/{names.shard_of(stored.name)}/{stored.name}"
     redacted = f" (redacted: {', '.join(stored.event.redacted)})" if stored.event.redacted else ""
     out.emit(
         {

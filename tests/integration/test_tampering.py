@@ -24,7 +24,7 @@ def make_log(tmp_path: Path, clock_: FakeClock, node: str = "node0001") -> FileE
 
 
 def path_of(log: FileEventLog, name: str) -> Path:
-    return Path(log.events_dir, *names.shard_of(name), name)
+    return Path(log.path_of(name))
 
 
 @pytest.fixture

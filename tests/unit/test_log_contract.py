@@ -145,11 +145,11 @@ class TestFileEventLog(LogContract):
     def make(self, tmp_path: Path, clock: FakeClock, node: str) -> EventLog:
         return FileEventLog(tmp_path / "events", tmp_path / "local", node=node, clock_us=clock)
 
-    def test_files_are_sharded_by_day_and_hour(self, log: EventLog, tmp_path: Path) -> None:
-        """Each event lives in events/<YYYYMMDD>/<HH>/ and nothing else is left behind."""
+    def test_files_are_sharded_by_day(self, log: EventLog, tmp_path: Path) -> None:
+        """Each event lives in events/<YYYYMMDD>/ and nothing else is left behind."""
         stored = log.append(draft())
-        day, hour = names.shard_of(stored.name)
-        assert (tmp_path / "events" / day / hour / stored.name).read_bytes() == stored.raw
+        day = names.shard_of(stored.name)
+        assert (tmp_path / "events" / day / stored.name).read_bytes() == stored.raw
         assert list((tmp_path / "local" / "tmp").iterdir()) == []
 
     def test_stale_temp_files_are_swept_and_never_read(self, log: EventLog, tmp_path: Path) -> None:
@@ -158,7 +158,8 @@ class TestFileEventLog(LogContract):
         junk = tmp_path / "local" / "tmp" / "20260101_000000_000000-dead0000-000000000000.json.1.tmp"
         junk.write_bytes(b'{"partial')
         assert len(list(log.read())) == 1
-        log.append(draft("two"))
+        next_writer = self.make(tmp_path, FakeClock(), "node0001")
+        next_writer.append(draft("two"))
         assert not junk.exists()
 
     def test_reopened_log_continues_the_chain(self, tmp_path: Path, fake_clock: FakeClock) -> None:
@@ -167,6 +168,31 @@ class TestFileEventLog(LogContract):
         second = self.make(tmp_path, fake_clock, "node0002").append(draft("b"))
         assert second.event.prev == hashlib.sha256(first.raw).hexdigest()
         assert second.name > first.name
+
+
+    def test_an_event_landing_from_outside_is_the_next_parent(self, tmp_path: Path,
+                                                                fake_clock: FakeClock) -> None:
+        """A file put in today's folder by git (no lock, no hint) is seen by the next append."""
+        log = self.make(tmp_path, fake_clock, "node0001")
+        log.append(draft("mine"))
+        other = MemoryEventLog(node="node0002", clock_us=FakeClock(fake_clock.now + 5_000_000))
+        foreign = other.append(draft("theirs"))
+        assert isinstance(log, FileEventLog)
+        Path(log.path_of(foreign.name)).write_bytes(foreign.raw)
+        mine = log.append(draft("after the merge"))
+        assert mine.event.prev == hashlib.sha256(foreign.raw).hexdigest()
+        assert mine.name > foreign.name
+        assert log.verify().ok
+
+    def test_a_pending_hint_is_not_trusted(self, tmp_path: Path, fake_clock: FakeClock) -> None:
+        """A hint marked pending (writer killed mid-append) makes the next writer list the day."""
+        log = self.make(tmp_path, fake_clock, "node0001")
+        first = log.append(draft("one"))
+        assert isinstance(log, FileEventLog)
+        log._write_hint(first.name, "-" * 64, 0)
+        assert log._head_from_hint() is None
+        second = log.append(draft("two"))
+        assert second.event.prev == hashlib.sha256(first.raw).hexdigest()
 
 
 class TestMemoryEventLog(LogContract):

@@ -1,0 +1,85 @@
+"""The main job of `scripts/run`: a demo session in a temporary project.
+
+It drives the real `continuity` command as a hook or an agent would, then shows the
+resume brief a new session would start from.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+EXE = str(Path(sys.executable).with_name("continuity"))
+
+
+def step(title: str, *args: str, cwd: Path, env: dict[str, str], check: bool = True,
+         echo: bool = True) -> str:
+    """Run one command; echo it and its output unless told not to."""
+    result = subprocess.run([EXE, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    output = (result.stdout + result.stderr).rstrip()
+    if echo:
+        from events.guard import redact_text
+
+        shown = redact_text(" ".join(args))[0]  # never print a secret, even a fake one
+        print(f"\n$ continuity {shown}    # {title}")
+        if output:
+            print(output)
+    if check and result.returncode != 0:
+        raise SystemExit(f"demo failed at: continuity {' '.join(args)} (exit {result.returncode})")
+    return result.stdout
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="continuity-demo-") as folder:
+        project = Path(folder, "shop-api")
+        project.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+        env.update(HOME=folder, CONTINUITY_HOST="claude-code", CONTINUITY_AGENT="claude-main",
+                   CONTINUITY_SESSION_ID="S-demo-1")
+        print(f"demo project: {project}")
+        step("create the store", "init", "--project", "shop-api", cwd=project, env=env)
+        step("a hook records an edit", "log", "edited the order model", "--file", "app/orders.py",
+             "--phase", "editing", cwd=project, env=env)
+        step("the agent checkpoints", "checkpoint", "-m", "order totals fixed; tests green",
+             "--phase", "testing", "--done", "fix rounding in order totals",
+             "--in-progress", "refund endpoint", "--next", "add refund endpoint tests",
+             "--next", "update API docs", "--command", "pytest -q", "--exit-code", "0",
+             "--command-summary", "48 passed", "--task", "T-42", cwd=project, env=env)
+        step("a secret is refused, nothing written", "log", "deployed with key "
+             + "AKIA" + "Q7" * 8, cwd=project, env=env, check=False)
+        step("the log so far", "events", "list", cwd=project, env=env)
+        step("integrity check", "verify", cwd=project, env=env)
+        print("\n--- a new session starts: its resume brief ---")
+        print(brief(project, env))
+
+
+def brief(project: Path, env: dict[str, str]) -> str:
+    """The resume brief a new session reads (from the newest checkpoint)."""
+    import json
+
+    data = json.loads(step("newest checkpoint", "events", "list", "--kind", "checkpoint.recorded",
+                           "--last", "1", "--json", cwd=project, env=env, echo=False))
+    if not data["events"]:
+        return "(no checkpoint yet)"
+    event = data["events"][-1]
+    summary = event["summary"]
+    lines = [
+        f"# Resume: {event['project']} (checkpoint {event['event_id']} at {event['created_at']})",
+        f"Next action: {summary['next'][0] if summary['next'] else '(none recorded)'}",
+        f"In progress: {summary['in_progress'] or '(nothing)'}",
+        "Done: " + "; ".join(summary["done"]),
+        "Next: " + "; ".join(summary["next"]),
+        "Blockers: " + ("; ".join(summary["blockers"]) or "none"),
+    ]
+    for command in event["refs"]["commands"]:
+        lines.append(f"Last command: {command['command']} -> exit {command['exit_code']} ({command['summary']})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

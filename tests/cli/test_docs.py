@@ -1,0 +1,57 @@
+"""The docs say what the code does: cli.md from --help, events.md from the Structs."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+
+from tests.helpers import REPO
+
+
+def gen_docs() -> object:
+    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_md_matches_the_real_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/cli.md is exactly what scripts/gen_docs.py renders from --help today."""
+    monkeypatch.setenv("COLUMNS", "100")
+    expected = gen_docs().render()  # type: ignore[attr-defined]
+    assert (REPO / "docs" / "cli.md").read_text() == expected, "run scripts/gen_docs.py"
+
+
+def test_every_command_has_help_and_a_docs_section() -> None:
+    """Each command in the parser has a help line and its own section in docs/cli.md."""
+    from continuity.cli.common import build_parser
+
+    module = gen_docs()
+    text = (REPO / "docs" / "cli.md").read_text()
+    paths = module.command_paths(build_parser())  # type: ignore[attr-defined]
+    assert {p[0] for p in paths} >= {"init", "log", "checkpoint", "events", "verify"}
+    for path in paths:
+        assert f"## continuity {' '.join(path)}\n" in text, path
+
+
+def test_exit_code_table_lists_every_code_once() -> None:
+    """The exit-code table has one line per code in continuity.errors.EXIT_CODES."""
+    from continuity.errors import EXIT_CODES
+
+    text = (REPO / "docs" / "cli.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", text, flags=re.M)
+    assert [int(code) for code, _ in rows] == list(EXIT_CODES)
+
+
+def test_events_md_lists_every_type() -> None:
+    """docs/events.md is current and names every event type with its version."""
+    from events.base import kind_of
+    from events.catalog import EVENT_TYPES
+
+    text = (REPO / "docs" / "events.md").read_text()
+    assert text == gen_docs().render_events(), "run scripts/gen_docs.py"  # type: ignore[attr-defined]
+    for event_type in EVENT_TYPES:
+        assert f"### `{kind_of(event_type)}` (v" in text

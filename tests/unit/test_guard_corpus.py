@@ -1,0 +1,709 @@
+"""Corpus tests of the text-level secret guard (`events.guard`).
+
+No secret-shaped literal appears in this file: every positive is assembled at run time from
+fragments, so the repository's own secret scanners have nothing to flag.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from events import guard
+from events.guard import RULE_NAMES, find_secret, redact_text
+
+
+def _j(*parts: str) -> str:
+    """Join fragments into one string (keeps whole secrets out of the source)."""
+    return "".join(parts)
+
+
+# --- secret values, built from fragments ---------------------------------------------------
+
+PW1 = _j("Tr0ub4", "dor3x")
+PW2 = _j("c0rrect", "Horse7", "Battery")
+PW3 = _j("s3cr3t", "-Sauce", "-42")
+PW4 = _j("Zq8", "!vN2", "#pL5")
+PW5 = _j("Zq8", "vN2", "pL5", "~k")
+OPAQUE = _j("a7F3k9", "Qm2Lx8", "Pw4Rt6", "Yz1")
+AWS_ID = _j("AK", "IA", "Q7" * 8)
+AWS_TEMP_ID = _j("AS", "IA", "Z3" * 8)
+AWS_SECRET = _j("Ab3/", "kL9+" * 4, "Ab3/" * 5)
+GH_PAT = _j("gh", "p_", "a1B2" * 9)
+GH_SERVER = _j("gh", "s_", "Zy9X" * 9)
+GH_FINE = _j("github", "_pat_", "11ABCDE", "fgh" * 5, "_", "Jk4" * 20)
+GL_PAT = _j("gl", "pat-", "Ab3_" * 5)
+GL_RUNNER = _j("gl", "rt-", "Qx7-" * 6)
+SLACK_HOOK = _j("https://hooks.", "slack.com/services/", "T0AB12CD3", "/B0EF45GH6/", "xY9z" * 6)
+SLACK_BOT = _j("xo", "xb-", "1234567890", "-", "9876543210", "-", "aB3dE5" * 4)
+SLACK_USER = _j("xo", "xp-", "2233445566", "-", "7788990011", "-", "Qr5St7" * 5)
+ANTHROPIC = _j("sk-", "ant-", "api03-", "Qw3_Er5-" * 8)
+OPENAI_PROJ = _j("sk-", "proj-", "Zx9-Cv8_" * 6)
+OPENAI_LEGACY = _j("sk-", "Ab12Cd34" * 6)
+STRIPE_LIVE = _j("sk", "_live_", "4eC39HqL" * 3)
+STRIPE_RESTRICTED = _j("rk", "_test_", "9Xy8Wv7U" * 3)
+STRIPE_WEBHOOK = _j("wh", "sec_", "Mn5Bv4Cx" * 4)
+GOOGLE = _j("AI", "za", "Sy", "B1c2D3e4F5" * 3, "g6H")
+NPM = _j("np", "m_", "aB1c" * 9)
+PYPI = _j("py", "pi-", "AgEIcHlwaS5vcmc", "CJDk7Xq_" * 8)
+HF = _j("hf", "_", "AbCd" * 8, "Ef")
+JWT = _j(
+    "ey", "J", "hbGciOiJIUzI1NiJ9", ".", "ey", "J", "zdWIiOiIxMjM0NTY3ODkwIn0", ".",
+    "SflKxwRJSMeKKF2QT4fwpM",
+)  # fmt: skip
+KEY_BODY = _j("MIIEow", "IBAAKCAQEA", "x7Kp" * 12)
+BEGIN, END, PRIV = "-----BEGIN ", "-----END ", _j("PRIV", "ATE KEY-----")
+BASIC = base64.b64encode(_j("deploy:", PW1).encode()).decode()
+
+
+class Positive(NamedTuple):
+    """A text holding `secret`, which the guard must report under `rule`."""
+
+    id: str
+    text: str
+    rule: str
+    secret: str
+
+
+POSITIVES: tuple[Positive, ...] = (
+    # private-key-block
+    Positive(
+        "pem-openssh-in-shell",
+        _j("$ cat ~/.ssh/id_ed25519\n", BEGIN, "OPENSSH ", PRIV, "\n", KEY_BODY, "\n",
+           END, "OPENSSH ", PRIV, "\n$ ls"),
+        "private-key-block",
+        KEY_BODY,
+    ),
+    Positive(
+        "pem-rsa-escaped-json",
+        _j('{"key": "', BEGIN, "RSA ", PRIV, "\\n", KEY_BODY, "\\n", END, "RSA ", PRIV, '"}'),
+        "private-key-block",
+        KEY_BODY,
+    ),
+    Positive(
+        "pem-ec-truncated-log",
+        _j("loaded signing key: ", BEGIN, "EC ", PRIV, "\n", KEY_BODY, "\n(truncated)"),
+        "private-key-block",
+        KEY_BODY,
+    ),
+    Positive(
+        "pem-pkcs8-env-paste",
+        _j('TLS_KEY="', BEGIN, PRIV, "\n", KEY_BODY, "\n", END, PRIV, '"'),
+        "private-key-block",
+        KEY_BODY,
+    ),
+    # aws-secret-access-key
+    Positive(
+        "aws-secret-credentials-file",
+        _j("[default]\nregion = eu-west-1\naws_secret_access_key = ", AWS_SECRET, "\n"),
+        "aws-secret-access-key",
+        AWS_SECRET,
+    ),
+    Positive(
+        "aws-secret-configure-set",
+        _j("aws configure set aws_secret_access_key ", AWS_SECRET, " --profile ci"),
+        "aws-secret-access-key",
+        AWS_SECRET,
+    ),
+    Positive(
+        "aws-secret-sts-json",
+        _j('{"Credentials": {"SecretAccessKey": "', AWS_SECRET, '", "Expiration": "2025"}}'),
+        "aws-secret-access-key",
+        AWS_SECRET,
+    ),
+    Positive(
+        "aws-secret-export",
+        _j("export AWS_SECRET_ACCESS_KEY=", AWS_SECRET),
+        "aws-secret-access-key",
+        AWS_SECRET,
+    ),
+    # basic-auth-url
+    Positive(
+        "url-git-clone",
+        _j("git clone https://deploy:", PW1, "@git.example.com/org/repo.git"),
+        "basic-auth-url",
+        PW1,
+    ),
+    Positive(
+        "url-postgres-log",
+        _j("INFO connecting to postgres://app:", PW2, "@db.internal:5432/app"),
+        "basic-auth-url",
+        PW2,
+    ),
+    Positive(
+        "url-redis-json-empty-user",
+        _j('{"cache_url": "redis://:', PW3, '@cache:6379/0"}'),
+        "basic-auth-url",
+        PW3,
+    ),
+    Positive(
+        "url-pip-index",
+        _j("pip install --index-url https://__token__:", PW5, "@pypi.example.com/simple pkg"),
+        "basic-auth-url",
+        PW5,
+    ),
+    # aws-access-key-id
+    Positive(
+        "aws-id-log",
+        _j("Using credentials ", AWS_ID, " from profile default"),
+        "aws-access-key-id",
+        AWS_ID,
+    ),
+    Positive(
+        "aws-id-sts-json",
+        _j('{"AccessKeyId": "', AWS_TEMP_ID, '"}'),
+        "aws-access-key-id",
+        AWS_TEMP_ID,
+    ),
+    Positive(
+        "aws-id-export",
+        _j("export AWS_ACCESS_KEY_ID=", AWS_ID),
+        "aws-access-key-id",
+        AWS_ID,
+    ),
+    # github-token
+    Positive(
+        "github-remote-url",
+        _j("git remote set-url origin https://x-access-token:", GH_SERVER, "@github.com/o/r.git"),
+        "github-token",
+        GH_SERVER,
+    ),
+    Positive(
+        "github-dotenv",
+        _j("export GITHUB_TOKEN=", GH_PAT),
+        "github-token",
+        GH_PAT,
+    ),
+    Positive(
+        "github-log",
+        _j("gh auth status: logged in to github.com with ", GH_PAT, " (keyring)"),
+        "github-token",
+        GH_PAT,
+    ),
+    Positive(
+        "github-fine-grained-json",
+        _j('{"token": "', GH_FINE, '", "scopes": []}'),
+        "github-token",
+        GH_FINE,
+    ),
+    # gitlab-token
+    Positive(
+        "gitlab-curl-header",
+        _j('curl --header "PRIVATE-TOKEN: ', GL_PAT, '" https://gitlab.example.com/api/v4'),
+        "gitlab-token",
+        GL_PAT,
+    ),
+    Positive("gitlab-dotenv", _j("GITLAB_TOKEN=", GL_PAT), "gitlab-token", GL_PAT),
+    Positive(
+        "gitlab-runner-log",
+        _j("Registering runner... succeeded runner=", GL_RUNNER),
+        "gitlab-token",
+        GL_RUNNER,
+    ),
+    # slack-webhook
+    Positive(
+        "slack-webhook-curl",
+        _j("curl -X POST -d '{\"text\":\"deploy done\"}' ", SLACK_HOOK),
+        "slack-webhook",
+        SLACK_HOOK,
+    ),
+    Positive(
+        "slack-webhook-dotenv",
+        _j("SLACK_WEBHOOK_URL=", SLACK_HOOK),
+        "slack-webhook",
+        SLACK_HOOK,
+    ),
+    Positive(
+        "slack-webhook-json",
+        _j('{"notify": {"webhook": "', SLACK_HOOK, '"}}'),
+        "slack-webhook",
+        SLACK_HOOK,
+    ),
+    # slack-token
+    Positive("slack-bot-dotenv", _j("export SLACK_BOT_TOKEN=", SLACK_BOT), "slack-token", SLACK_BOT),
+    Positive(
+        "slack-user-log",
+        _j("posting to #deploys as ", SLACK_USER),
+        "slack-token",
+        SLACK_USER,
+    ),
+    Positive(
+        "slack-bot-json",
+        _j('{"bot_token": "', SLACK_BOT, '"}'),
+        "slack-token",
+        SLACK_BOT,
+    ),
+    # anthropic-key
+    Positive("anthropic-dotenv", _j("ANTHROPIC_API_KEY=", ANTHROPIC), "anthropic-key", ANTHROPIC),
+    Positive(
+        "anthropic-curl",
+        _j('curl https://api.anthropic.com/v1/messages -H "x-api-key: ', ANTHROPIC, '"'),
+        "anthropic-key",
+        ANTHROPIC,
+    ),
+    Positive(
+        "anthropic-python",
+        _j('client = anthropic.Anthropic(api_key="', ANTHROPIC, '")'),
+        "anthropic-key",
+        ANTHROPIC,
+    ),
+    # openai-key
+    Positive("openai-dotenv", _j("OPENAI_API_KEY=", OPENAI_PROJ), "openai-key", OPENAI_PROJ),
+    Positive(
+        "openai-log",
+        _j("retrying request with key ", OPENAI_LEGACY, " (attempt 2)"),
+        "openai-key",
+        OPENAI_LEGACY,
+    ),
+    Positive(
+        "openai-json",
+        _j('{"llm": {"provider": "openai", "key": "', OPENAI_PROJ, '"}}'),
+        "openai-key",
+        OPENAI_PROJ,
+    ),
+    # stripe-key
+    Positive("stripe-dotenv", _j("STRIPE_SECRET_KEY=", STRIPE_LIVE), "stripe-key", STRIPE_LIVE),
+    Positive(
+        "stripe-curl",
+        _j("curl https://api.stripe.com/v1/charges -u ", STRIPE_RESTRICTED, ":"),
+        "stripe-key",
+        STRIPE_RESTRICTED,
+    ),
+    Positive(
+        "stripe-webhook-json",
+        _j('{"endpoint": "/hooks/stripe", "signing": "', STRIPE_WEBHOOK, '"}'),
+        "stripe-key",
+        STRIPE_WEBHOOK,
+    ),
+    # google-api-key
+    Positive(
+        "google-url-query",
+        _j("GET https://maps.googleapis.com/maps/api/geocode/json?address=x&key=", GOOGLE),
+        "google-api-key",
+        GOOGLE,
+    ),
+    Positive("google-dotenv", _j("GOOGLE_API_KEY=", GOOGLE), "google-api-key", GOOGLE),
+    Positive(
+        "google-json",
+        _j('{"firebase": {"apiKey": "', GOOGLE, '", "projectId": "demo"}}'),
+        "google-api-key",
+        GOOGLE,
+    ),
+    # npm-token
+    Positive(
+        "npm-npmrc",
+        _j("//registry.npmjs.org/:_authToken=", NPM),
+        "npm-token",
+        NPM,
+    ),
+    Positive("npm-dotenv", _j("export NPM_TOKEN=", NPM), "npm-token", NPM),
+    Positive("npm-log", _j("npm notice publishing with ", NPM), "npm-token", NPM),
+    # pypi-token
+    Positive("pypi-pypirc", _j("[pypi]\nusername = __token__\npassword = ", PYPI), "pypi-token", PYPI),
+    Positive(
+        "pypi-twine",
+        _j("twine upload -u __token__ -p ", PYPI, " dist/*"),
+        "pypi-token",
+        PYPI,
+    ),
+    Positive("pypi-dotenv", _j("UV_PUBLISH_TOKEN=", PYPI), "pypi-token", PYPI),
+    # huggingface-token
+    Positive(
+        "hf-cli-login",
+        _j("huggingface-cli login --token ", HF),
+        "huggingface-token",
+        HF,
+    ),
+    Positive("hf-dotenv", _j("HF_TOKEN=", HF), "huggingface-token", HF),
+    Positive(
+        "hf-python",
+        _j('snapshot_download("org/model", token="', HF, '")'),
+        "huggingface-token",
+        HF,
+    ),
+    # jwt
+    Positive(
+        "jwt-cookie",
+        _j('curl -H "Cookie: session=', JWT, '" https://app.example.com/me'),
+        "jwt",
+        JWT,
+    ),
+    Positive("jwt-log", _j("DEBUG decoded id_token=", JWT, " exp=1700000000"), "jwt", JWT),
+    Positive("jwt-json", _j('{"jwt": "', JWT, '", "user": 42}'), "jwt", JWT),
+    # auth-header
+    Positive(
+        "auth-bearer-curl",
+        _j('curl -H "Authorization: Bearer ', OPAQUE, '" https://api.example.com/v1/items'),
+        "auth-header",
+        OPAQUE,
+    ),
+    Positive(
+        "auth-basic-log",
+        _j("> GET /private HTTP/1.1\n> Authorization: Basic ", BASIC, "\n> Accept: */*"),
+        "auth-header",
+        BASIC,
+    ),
+    Positive(
+        "auth-token-python",
+        _j('headers = {"Authorization": "token ', OPAQUE, '"}'),
+        "auth-header",
+        OPAQUE,
+    ),
+    Positive(
+        "auth-bearer-log",
+        _j("request failed (401) with bearer ", OPAQUE),
+        "auth-header",
+        OPAQUE,
+    ),
+    # dotenv-line
+    Positive(
+        "dotenv-paste",
+        _j("DEBUG=true\nDB_PASSWORD=", PW1, "\nPORT=8080\n"),
+        "dotenv-line",
+        PW1,
+    ),
+    Positive("dotenv-export-quoted", _j('export API_TOKEN="', PW2, '"'), "dotenv-line", PW2),
+    Positive(
+        "dotenv-docker-run",
+        _j("docker run -e DATABASE_PASSWORD=", PW3, " -p 5432:5432 postgres:16"),
+        "dotenv-line",
+        PW3,
+    ),
+    Positive(
+        "dotenv-secret-key-base",
+        _j("SECRET_KEY_BASE=", PW4, "0f9e8d7c6b5a"),
+        "dotenv-line",
+        _j(PW4, "0f9e8d7c6b5a"),
+    ),
+    Positive(
+        "dotenv-credentials-single-quoted",
+        _j("SERVICE_CREDENTIALS='", PW1, "'"),
+        "dotenv-line",
+        PW1,
+    ),
+    # password-assignment
+    Positive(
+        "pw-mysql-flag",
+        _j("mysql -u root --password=", PW1, " app < dump.sql"),
+        "password-assignment",
+        PW1,
+    ),
+    Positive(
+        "pw-json-body",
+        _j('{"username": "admin", "password": "', PW2, '"}'),
+        "password-assignment",
+        PW2,
+    ),
+    Positive(
+        "pw-yaml",
+        _j("database:\n  user: app\n  password: ", PW3, "\n  host: db\n"),
+        "password-assignment",
+        PW3,
+    ),
+    Positive(
+        "pw-python-kwarg",
+        _j('client = Client(api_key="', PW4, '")'),
+        "password-assignment",
+        PW4,
+    ),
+    Positive(
+        "pw-query-string",
+        _j("GET /export?access_token=", PW1, "&page=2 HTTP/1.1"),
+        "password-assignment",
+        PW1,
+    ),
+    Positive(
+        "pw-cli-flag-space",
+        _j("deploy-tool push --api-key ", PW2, " --env prod"),
+        "password-assignment",
+        PW2,
+    ),
+    Positive(
+        "pw-escaped-json",
+        _j('{"body": "{\\"password\\": \\"', PW3, '\\"}"}'),
+        "password-assignment",
+        PW3,
+    ),
+    Positive(
+        "pw-python-annotated",
+        _j('    db_password: str = "', PW4, '"'),
+        "password-assignment",
+        PW4,
+    ),
+    Positive(
+        "pw-camel-case-js",
+        _j("const clientSecret = '", PW1, "';"),
+        "password-assignment",
+        PW1,
+    ),
+    Positive(
+        "pw-lowercase-pwd",
+        _j("connect(host='db', user='app', pwd='", PW2, "')"),
+        "password-assignment",
+        PW2,
+    ),
+)
+
+NEGATIVES: tuple[str, ...] = (
+    # placeholders and references in assignments
+    "password=",
+    'password=""',
+    "password=$DB_PASSWORD",
+    "password=${DB_PASSWORD}",
+    "export API_TOKEN=${API_TOKEN:-}",
+    "export OPENAI_API_KEY=$(pass show openai)",
+    "set API_KEY=%API_KEY%",
+    "api_key=<your-key>",
+    'api_key: "<YOUR_API_KEY>"',
+    "password: ***",
+    "password: ********",
+    "token=xxx",
+    "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxx",
+    "password=None",
+    "token: null",
+    "secret=true",
+    "auth_token: false",
+    "password=changeme",
+    "DB_PASSWORD=redacted",
+    "password=[REDACTED:password-assignment]",
+    'API_TOKEN="[REDACTED:dotenv-line]"',
+    "Authorization: Bearer [REDACTED:auth-header]",
+    'api_key = os.environ["OPENAI_API_KEY"]',
+    'token = os.getenv("GITHUB_TOKEN")',
+    "api_key=settings.API_KEY",
+    "token = get_token()",
+    "password = make_password(raw_password)",
+    "password=password",
+    "api_key = api_key",
+    "login(username=username, password=password)",
+    "token = self.token",
+    "pwd=abc",
+    "password=hunt",
+    "client_secret: ${{ secrets.CLIENT_SECRET }}",
+    'password: "{{ vault_db_password }}"',
+    "password: !vault |",
+    "secret: /run/secrets/db_password",
+    "PWD=/home/dev/project",
+    "GITHUB_TOKEN_FILE=/run/secrets/gh",
+    "TOKEN_URL=https://oauth2.googleapis.com/token",
+    "TOKENIZERS_PARALLELISM=false",
+    "MAX_TOKENS=4096",
+    "PASSWORD_MIN_LENGTH=12",
+    "ACCESS_TOKEN_TTL=3600",
+    # code
+    "def login(password: str) -> bool:",
+    "def verify(token: str, *, leeway: int = 0) -> Claims:",
+    "api_key: Optional[str] = None",
+    "password: str = Field(..., min_length=8)",
+    'if password == "":',
+    "assert token != expected_token",
+    "parser.add_argument('--password', help='database password')",
+    "headers = {'Authorization': f'Bearer {token}'}",
+    'curl -H "Authorization: Bearer $TOKEN" https://api.example.com',
+    "const token = await getToken();",
+    "token = Punctuation",
+    'Token:              "#cccccc",',
+    "ResourceEndpoint.__init__(self, default_token='Bearer')",
+    "spwd: 3.0-3.12",
+    "- POSTGRES_PASSWORD=postgres",
+    "password = var.db_password",
+    'SECRET_KEY = env("DJANGO_SECRET_KEY")',
+    "with open(token_path) as f: token = f.read().strip()",
+    "  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    "WWW-Authenticate: Bearer error=\"invalid_token\"",
+    "x-api-key: {{apiKey}}",
+    "client_secret=CLIENT_SECRET",
+    "ghp_ prefixed tokens are personal access tokens",
+    "the JWT header starts with eyJhbGciOi",
+    "secret = secrets.token_hex(32)",
+    "max_tokens=4096",
+    "response = model.generate(prompt, max_tokens=1024, temperature=0.2)",
+    "tokenizer = AutoTokenizer.from_pretrained('gpt2')",
+    "count_tokens(text) returned 1200",
+    "from sklearn.model_selection import train_test_split  # sk-learn",
+    "pip install scikit-learn numpy",
+    # prose, logs, commit messages
+    "password reset flow sends a one-time link",
+    "the api_key parameter is optional when using OAuth",
+    "token count: 1200",
+    "token: expired",
+    "error: token: invalid signature",
+    "Password: required",
+    "Bearer token authentication is described in RFC 6750",
+    "fix(auth): refresh the access token before it expires",
+    "feat: rotate the signing secret every 90 days",
+    "docs: explain how to set GITHUB_TOKEN in CI",
+    "We store credentials in the OS keyring, never in .env files.",
+    # pytest output
+    "tests/unit/test_auth.py::test_token_refresh PASSED                        [ 42%]",
+    "FAILED tests/test_api.py::test_secret_rotation - KeyError: 'SECRET_KEY'",
+    "E       AssertionError: assert 'abc' == 'abd'",
+    "===== 12 passed, 1 skipped in 0.42s =====",
+    # paths, URLs, hashes, ids
+    "src/auth/password_reset.py:42: in reset_password",
+    "~/.ssh/id_ed25519.pub",
+    "https://github.com/owner/repo/pull/123",
+    "git@github.com:owner/repo.git",
+    "https://user@gitlab.com/org/repo.git",
+    "http://localhost:8000/api/items?page=2&token_count=5",
+    "http://[::1]:8080/health",
+    _j("postgres://postgres:", "postgres@localhost:5432/app"),
+    _j("https://user:", "password@example.com"),
+    "commit 3f2a9c1d4e5b6a7f8091a2b3c4d5e6f708192a3b",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "request_id=123e4567-e89b-12d3-a456-426614174000",
+    "aGVsbG8gd29ybGQ=",
+    "ssh-keygen -t ed25519 -C dev@example.com",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx7 dev@laptop",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYI\n-----END PUBLIC KEY-----",
+    _j("grep -r 'BEGIN RSA ", "PRIVATE KEY' ."),
+    _j('_SK_START = b"', BEGIN, "OPENSSH ", PRIV, '"'),
+    # config keys without values
+    "api_key:",
+    "auth.token_ttl: 3600",
+    '"token_type": "bearer", "expires_in": 3600',
+    '{"access_token": "", "refresh_token": null}',
+    "secret_name: prod/db/credentials",
+    "AWS_ACCESS_KEY_ID=",
+    "docker run -e API_TOKEN -e DB_PASSWORD app:latest",
+    "npm config get registry",
+    "hf_hub_download(repo_id='gpt2', filename='config.json')",
+)
+
+
+def _positive_params() -> list[object]:
+    """The positives as pytest params with readable ids."""
+    return [pytest.param(case, id=case.id) for case in POSITIVES]
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_positive_is_caught_by_expected_rule(case: Positive) -> None:
+    """Every positive is found, and the first rule reported is the expected one."""
+    assert case.secret in case.text
+    assert find_secret(case.text) == case.rule
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negative_is_not_flagged(text: str) -> None:
+    """Ordinary developer text is never flagged and redaction leaves it unchanged."""
+    assert find_secret(text) is None
+    assert redact_text(text) == (text, ())
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_redaction_removes_the_secret_value(case: Positive) -> None:
+    """Redaction leaves no part of the value, marks it with its rule, and finds nothing after."""
+    out, rules = redact_text(case.text)
+    assert case.secret not in out
+    assert case.secret[:8] not in out
+    assert case.secret[-8:] not in out
+    assert f"[REDACTED:{case.rule}]" in out
+    assert rules[0] == case.rule
+    assert find_secret(out) is None
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_redaction_is_idempotent(case: Positive) -> None:
+    """Redacting already-redacted text changes nothing and applies no rule."""
+    once, _ = redact_text(case.text)
+    assert redact_text(once) == (once, ())
+
+
+def test_assignments_keep_key_and_separator() -> None:
+    """Assignment rules replace only the value: the key and `=` stay readable."""
+    assert redact_text(_j("password=", PW1)) == (
+        "password=[REDACTED:password-assignment]",
+        ("password-assignment",),
+    )
+    assert redact_text(_j('DB_PASSWORD="', PW2, '"'))[0] == 'DB_PASSWORD="[REDACTED:dotenv-line]"'
+
+
+def test_rules_applied_are_in_order_of_first_appearance() -> None:
+    """The rule names applied come in order of first appearance, without repeats."""
+    text = _j("a ", AWS_ID, " b ", GH_PAT, " c ", AWS_TEMP_ID, " d password=", PW1)
+    out, rules = redact_text(text)
+    assert rules == ("aws-access-key-id", "github-token", "password-assignment")
+    assert out.count("[REDACTED:aws-access-key-id]") == 2
+
+
+def test_adjacent_secrets_are_all_redacted() -> None:
+    """Secrets with nothing between them are all redacted, even when one hides the next."""
+    out, rules = redact_text(_j(AWS_ID, GH_PAT))
+    assert AWS_ID not in out
+    assert GH_PAT[4:] not in out
+    assert set(rules) == {"aws-access-key-id", "github-token"}
+    assert find_secret(out) is None
+
+
+def test_rule_names_are_stable_kebab_case() -> None:
+    """RULE_NAMES lists each rule once, in kebab-case."""
+    assert len(set(RULE_NAMES)) == len(RULE_NAMES)
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name) for name in RULE_NAMES)
+
+
+def test_every_rule_has_three_positives() -> None:
+    """The corpus holds at least three realistic positives for every rule."""
+    for name in RULE_NAMES:
+        assert sum(case.rule == name for case in POSITIVES) >= 3, name
+    assert {case.rule for case in POSITIVES} <= set(RULE_NAMES)
+    assert len(NEGATIVES) >= 40
+
+
+def test_guard_sources_hold_no_secret() -> None:
+    """Neither the guard nor this corpus holds a literal the guard would flag."""
+    for path in (Path(guard.__file__), Path(__file__)):
+        assert find_secret(path.read_text(encoding="utf-8")) is None, path
+
+
+_PIECES = [case.text for case in POSITIVES] + list(NEGATIVES)
+_FILLER = st.text(
+    alphabet=st.sampled_from([*"aAzZ09_-.:=/@'\" \n\t\\[]{}()$%*!~#", "é", "\u2022"]),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
+    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+)
+def test_redacted_output_never_matches(parts: list[str], glue: str) -> None:
+    """For any mix of corpus pieces and filler, redacted output holds no match and is stable."""
+    out, _ = redact_text(glue.join(parts))
+    assert find_secret(out) is None
+    assert redact_text(out) == (out, ())
+
+
+_MUTATIONS = st.sampled_from([str.upper, str.lower, str.title, lambda text: text])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
+    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    mutate=_MUTATIONS,
+)
+def test_prefilter_never_hides_a_match(parts: list[str], glue: str, mutate: object) -> None:
+    """Whenever the full pattern matches, the cheap prefilter says the text might hold one."""
+    text = mutate(glue.join(parts))  # type: ignore[operator]
+    if guard._pattern().search(text) is not None:
+        assert guard.might_hold_secret(text)
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_prefilter_lets_every_positive_through(case: Positive) -> None:
+    """Every positive in the corpus passes the prefilter (so the regex sees it)."""
+    assert guard.might_hold_secret(case.text)
+
+
+def test_plain_work_log_text_skips_the_pattern() -> None:
+    """Ordinary work-log lines do not even need the pattern compiled."""
+    for text in ("edited the parser", "48 passed in 2.1s", "refactor order totals", "src/app/models.py"):
+        assert not guard.might_hold_secret(text)
