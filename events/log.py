@@ -15,7 +15,7 @@ from events import clock, names
 from events.base import Event
 from events.codec import Codec, default_codec
 from events.errors import EventNotFound, EventUndecodable
-from events.sealing import StoredEvent, check, guard, seal, sha256_hex
+from events.sealing import StoredEvent, prepare, seal, sha256_hex
 
 if TYPE_CHECKING:
     from events.verify import VerifyReport
@@ -56,9 +56,7 @@ class EventLog(abc.ABC):
 
     def append_many(self, drafts: Iterable[Event], *, redact: bool = False) -> list[StoredEvent]:
         """Append events as one batch (one lock, one directory sync per shard)."""
-        ready = [guard(draft, redact=redact) for draft in drafts]
-        for draft in ready:
-            check(draft, self.codec)
+        ready = [prepare(draft, self.codec, redact=redact) for draft in drafts]
         if not ready:
             return []
         with self._locked() as head:

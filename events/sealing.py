@@ -15,7 +15,7 @@ from events import clock, names
 from events.base import MAX_EVENT_BYTES, Event
 from events.codec import Codec
 from events.errors import EventInvalid, SecretRefused
-from events.guard import find_secret, redact_text
+from events.guard import find_secret, might_hold_secret, redact_text
 
 try:  # the built-in SHA-256 loads far faster than OpenSSL's (hashlib), and this is the hook path
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
@@ -84,12 +84,21 @@ def guard(draft: Event, *, redact: bool) -> Event:
     return draft
 
 
-def check(draft: Event, codec: Codec) -> None:
-    """Refuse a draft that breaks its Struct's constraints or the size limit."""
+def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
+    """The draft as it may be appended: secret-guarded, within its constraints and size.
+
+    The guard walks the fields only when the encoded event holds a word some rule needs
+    (JSON escapes none of those words), so most events cost one encode and one decode.
+    """
     raw = codec.encode(draft)
+    if might_hold_secret(raw.decode("utf-8")):
+        guarded = guard(draft, redact=redact)
+        if guarded is not draft:
+            draft, raw = guarded, codec.encode(guarded)
     if len(raw) > MAX_EVENT_BYTES - 512:
         raise EventInvalid(f"event too large: {len(raw)} bytes (limit {MAX_EVENT_BYTES - 512})")
     codec.validate(raw)
+    return draft
 
 
 def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec) -> StoredEvent:
