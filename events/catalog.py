@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
+from events.context import ContextServed
 from events.session import SessionEnded, SessionStarted
 from events.work import CheckpointRecorded, WorkLogged
 
@@ -12,4 +14,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     CheckpointRecorded,
     SessionStarted,
     SessionEnded,
+    ArchiveCreated,
+    HostSwitched,
+    ContextServed,
 )

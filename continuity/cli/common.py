@@ -84,6 +84,14 @@ COMMAND_MODULES: dict[str, str] = {
     "checkpoint": "continuity.cli.work",
     "events": "continuity.cli.events_cmd",
     "verify": "continuity.cli.admin",
+    "warm": "continuity.cli.sessions",
+    "status": "continuity.cli.sessions",
+    "archive": "continuity.cli.sessions",
+    "host-switch": "continuity.cli.sessions",
+    "restore": "continuity.cli.sessions",
+    "resume-bundle": "continuity.cli.sessions",
+    "rebuild": "continuity.cli.replay_cmd",
+    "replay": "continuity.cli.replay_cmd",
 }
 
 

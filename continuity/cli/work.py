@@ -64,7 +64,8 @@ def identity_from(args: argparse.Namespace, project: str) -> Any:
     )
 
 
-def _note(text: str | None) -> dict[str, Any] | None:
+def parse_note(text: str | None) -> dict[str, Any] | None:
+    """The --note-json object (UsageError unless it is a JSON object)."""
     if text is None:
         return None
     import orjson
@@ -100,7 +101,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         command=args.command,
         exit_code=args.exit_code,
         command_summary=args.command_summary,
-        note=_note(args.note_json),
+        note=parse_note(args.note_json),
     )
     store = open_store(args)
     draft = work_event(request, identity_from(args, store.project), checkpoint=args.checkpoint)

@@ -10,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events import clock
+from events.archive import ArchivedState, GitFacts
 from events.base import CommandRef, Event, Refs, Summary, kind_of
 from events.catalog import EVENT_TYPES
 from events.codec import Codec, default_codec
+from events.context import GitNow, RunFile, ViewInputs
 from events.errors import EventInvalid, EventUndecodable, UnknownEventType
 
 CODEC = default_codec()
@@ -75,6 +77,29 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
             extra[name] = st.none() | paths
     if "reason" in fields:
         extra["reason"] = st.none() | texts
+    if "from_host" in fields:
+        extra["from_host"] = names
+        extra["to_host"] = names
+    if "git" in fields:
+        extra["git"] = st.builds(GitFacts, root=st.none() | paths, branch=st.none() | texts,
+                                 head=st.none() | texts, status_short=texts,
+                                 dirty_files=st.lists(paths, **small).map(tuple))
+        extra["state"] = st.builds(ArchivedState, current_goal=st.none() | texts,
+                                   done=st.lists(texts, **small).map(tuple),
+                                   next=st.lists(texts, **small).map(tuple))
+        extra["gate"] = st.none() | st.sampled_from(["user", "agent"])
+        extra["full"] = st.booleans()
+    if "inputs" in fields:
+        extra["brief_sha256"] = st.text("0123456789abcdef", min_size=64, max_size=64)
+        extra["inputs"] = st.builds(
+            ViewInputs, now=texts,
+            git=st.none() | st.builds(GitNow, branch=st.none() | texts, head_moved=st.booleans(),
+                                      changed_since_archive=st.lists(paths, **small).map(tuple)),
+            runs=st.lists(st.builds(RunFile, path=paths, status=st.none() | texts), **small).map(tuple),
+            handoff_states=st.dictionaries(paths, texts, max_size=3),
+            warnings=st.lists(texts, **small).map(tuple),
+        )
+        extra["max_chars"] = st.integers(2500, 20000)
     return extra
 
 

@@ -1,0 +1,188 @@
+"""The resume bundle: a view of the projection plus live inputs, as JSON or a Markdown brief.
+
+Pure: `build(project_state, inputs)` and `render_markdown(bundle, max_chars)` read
+nothing else, so a brief served once can be rendered again, byte for byte, from the
+log and the inputs its `context.served` event recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from events import clock
+from events.context import ViewInputs
+from projections.archives import STORE_PATH, event_path, next_action_of
+from projections.state import ProjectState, latest_archive
+
+ACTIVE_SECONDS = 2 * 3600
+DEFAULT_MAX_CHARS = 8000
+#: Header (at most ~900 characters: three warnings of 200) plus a whole next action (at most
+#: 1,000) always fit in this, so the budget can hold without cutting the next action.
+MIN_MAX_CHARS = 2500
+WARNINGS_SHOWN = 3
+
+
+def age(then: str | None, now: str) -> str:
+    """`just now`, `12m ago`, `3h ago`, `2d ago` (or `unknown`)."""
+    if not then:
+        return "unknown"
+    seconds = (clock.parse_iso(now) - clock.parse_iso(then)) // 1_000_000
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"  # pragma: no cover
+
+
+def build(project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None) -> dict[str, Any]:
+    """The bundle as a dict: seed 004's resume-bundle fields and more."""
+    now = inputs.now
+    archive = latest_archive(project)
+    work = project.work
+    next_action = work.next[0] if work.next else (
+        next_action_of(archive.state) if archive else
+        (f"Continue: {work.in_progress}" if work.in_progress else "Record a checkpoint: nothing is known yet.")
+    )
+    sessions_active, sessions_stale = [], []
+    now_us = clock.parse_iso(now)
+    for info in reversed(project.sessions.sessions.values()):
+        entry = {**msgspec.to_builtins(info), "age": age(info.last_seen, now)}
+        seen_us = clock.parse_iso(info.last_seen) if info.last_seen else 0
+        if info.ended_at is None and now_us - seen_us <= ACTIVE_SECONDS * 1_000_000:
+            sessions_active.append(entry)
+        else:
+            sessions_stale.append(entry)
+    handoffs = [
+        {"path": mention.path, "state": inputs.handoff_states.get(mention.path, "unknown"),
+         "mentioned": age(mention.created_at, now), "event_id": mention.event_id}
+        for mention in reversed(project.refs.handoffs.values())
+    ]
+    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "missing")]
+    git = msgspec.to_builtins(inputs.git) if inputs.git else None
+    return {
+        "ok": True,
+        "action": "resume-bundle",
+        "project": project.project,
+        "generated_at": now,
+        "as_of": as_of,
+        "latest_archive": f"{STORE_PATH}/archives/{archive.archive_id}.json" if archive else None,
+        "latest_markdown_archive": inputs.latest_markdown,
+        "archive": msgspec.to_builtins(archive) if archive else None,
+        "archive_age": age(archive.created_at, now) if archive else None,
+        "work": {
+            "current_goal": work.current_goal,
+            "in_progress": work.in_progress,
+            "next": list(work.next),
+            "blockers": list(work.blockers),
+            "done": list(work.done),
+            "decisions": [msgspec.to_builtins(n) | {"age": age(n.created_at, now)} for n in work.decisions],
+            "open_questions": [msgspec.to_builtins(n) | {"age": age(n.created_at, now)} for n in work.questions],
+            "last_checkpoint": work.last_checkpoint_id,
+            "last_checkpoint_age": age(work.last_checkpoint_at, now) if work.last_checkpoint_at else None,
+        },
+        "runtime_events": [
+            msgspec.to_builtins(entry) | {"path": event_path(entry.name), "age": age(entry.created_at, now)}
+            for entry in reversed(project.recent)
+        ],
+        "runs": {
+            "files": [msgspec.to_builtins(run) for run in inputs.runs],
+            "seen": [msgspec.to_builtins(run) | {"age": age(run.last_seen, now)}
+                     for run in reversed(project.sessions.runs.values())][:20],
+        },
+        "sessions": {"active": sessions_active, "stale": sessions_stale[:20],
+                     "last_host": project.sessions.last_host},
+        "pending_handoffs": pending,
+        "artifact_states": [
+            {"path": m.path, "state": inputs.artifact_states.get(m.path, "unknown"),
+             "mentioned": age(m.created_at, now)}
+            for m in reversed(project.refs.artifacts.values())
+        ][:50],
+        "git": git,
+        "read_first": list(inputs.read_first),
+        "next_action": next_action,
+        "recommended_commands": [
+            f"continuity resume-bundle --project {project.project}",
+            'continuity checkpoint -m "<what changed>" --next "<next step>"',
+            "continuity archive --gate agent --reason \"<why>\"",
+        ],
+        "events": project.events,
+        "warnings": list(inputs.warnings),
+    }
+
+
+def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(heading, lines) in priority order; the first section is never cut."""
+    work = bundle["work"]
+    sections: list[tuple[str, list[str]]] = [("## Next action", [bundle["next_action"]])]
+    sections.append(("## Blockers", [f"- {b}" for b in work["blockers"]]))
+    if work["in_progress"]:
+        sections.append(("## In progress", [work["in_progress"]]))
+    sections.append(("## Open questions", [f"- {q['text']} ({q['age']})" for q in reversed(work["open_questions"])]))
+    sections.append(("## Decisions", [f"- {d['text']} ({d['age']})" for d in reversed(work["decisions"])]))
+    sections.append(("## Pending handoffs", [f"- {h['path']} ({h['state']}, mentioned {h['mentioned']})"
+                                             for h in bundle["pending_handoffs"]]))
+    sections.append(("## Recent events", [
+        f"- {e['age']}: {e['kind']}" + (f" [{e['phase']}]" if e.get("phase") else "")
+        + (f" {e['message']}" if e["message"] else "") for e in bundle["runtime_events"]
+    ]))
+    sections.append(("## Next steps", [f"- {n}" for n in work["next"][1:]]))
+    sections.append(("## Done", [f"- {d}" for d in reversed(work["done"])]))
+    git = bundle["git"]
+    if git:
+        drift = []
+        if git["head_moved"]:
+            drift.append(f"- HEAD moved since the archive; now {(git['head'] or '')[:12]} on {git['branch']}")
+            drift.extend(f"- changed since: {path}" for path in git["changed_since_archive"])
+        drift.extend(f"- newly dirty: {path}" for path in git["new_dirty_files"])
+        if not drift:
+            drift.append(f"- {git['branch']} at {(git['head'] or '')[:12]}, no drift since the archive")
+        sections.append(("## Git", drift))
+    active = bundle["sessions"]["active"]
+    sections.append(("## Active sessions", [f"- {s['session_id']} on {s['host']} ({s['age']})" for s in active]))
+    sections.append(("## Read first", [f"- {path}" for path in bundle["read_first"]]))
+    sections.append(("## Commands", [f"- `{command}`" for command in bundle["recommended_commands"]]))
+    return [(heading, lines) for heading, lines in sections if lines]
+
+
+def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The brief, filled in priority order, never longer than `max_chars`."""
+    archive_line = (
+        f"Latest archive {bundle['archive']['archive_id']} ({bundle['archive_age']})."
+        if bundle["archive"] else "No archive yet."
+    )
+    header = [
+        f"# Resume: {bundle['project']}",
+        f"{archive_line} {bundle['events']} events; brief generated {bundle['generated_at']}.",
+    ]
+    header.extend(f"Warning: {warning[:200]}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
+    cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
+    out = list(header)
+    size = sum(len(line) + 1 for line in out)
+    budget = max_chars - len(cut_note) - 2
+    cut = False
+    for index, (heading, lines) in enumerate(_lines(bundle)):
+        block = ["", heading]
+        cost = sum(len(line) + 1 for line in block)
+        if index == 0:  # the next action goes in whole, whatever else has to go
+            out.extend(block + lines)
+            size += cost + sum(len(line) + 1 for line in lines)
+            continue
+        if size + cost + len(lines[0]) + 1 > budget:
+            cut = True
+            break
+        out.extend(block)
+        size += cost
+        for line in lines:
+            if size + len(line) + 1 > budget:
+                cut = True
+                break
+            out.append(line)
+            size += len(line) + 1
+        if cut:
+            break
+    if cut:
+        out.extend(["", cut_note])
+    return "\n".join(out) + "\n"

@@ -1,0 +1,230 @@
+"""`warm`, `status`, `archive`, `host-switch`, `restore`, `resume-bundle`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+WARM_PROMPT = (
+    "continuity is on for this project. Work in windows of about 5 hours; checkpoint at least "
+    "every 4 hours and before any switch: `continuity checkpoint -m \"<what changed>\" --next "
+    "\"<next step>\"`. On a new session, start from `continuity resume-bundle`."
+)
+
+HELP = {
+    "warm": "session start: print the working rhythm (--auto also records the session)",
+    "status": "age of the newest archive and whether to archive now",
+    "archive": "take an archive: JSON under archives/ and user-level Markdown",
+    "host-switch": "archive and record that work moves to another host tool",
+    "restore": "show the newest (or a named) archive, or list them",
+    "resume-bundle": "everything a new session needs, within a size budget",
+}
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
+             identity: argparse.ArgumentParser) -> None:
+    """Add one of the session commands."""
+    parents = [common, identity] if name in ("warm", "archive", "host-switch", "resume-bundle") else [common]
+    parser = commands.add_parser(name, help=HELP[name], description=HELP[name][0].upper() + HELP[name][1:] + ".",
+                                 parents=parents)
+    if name not in ("warm", "archive", "host-switch", "resume-bundle"):
+        parser.add_argument("--project", help="project (default: from config.json)")
+    if name in ("status", "restore", "resume-bundle"):
+        parser.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME",
+                            help="answer as the log stood then (audit replay)")
+    if name == "warm":
+        parser.add_argument("--auto", action="store_true", help="also record a session start")
+        parser.add_argument("--source", default="startup", help="what started the session (default: startup)")
+    if name in ("archive", "host-switch"):
+        parser.add_argument("--gate", choices=["user", "agent"], help="who asked for the archive")
+        parser.add_argument("--reason", help="why the archive is taken")
+        parser.add_argument("--note-json", metavar="JSON",
+                            help='override the archived state: {"goal", "done", "in_progress", "next", "blockers"}')
+        parser.add_argument("--redact", action="store_true", help="redact secret-like text instead of refusing")
+    if name == "archive":
+        parser.add_argument("--full", action="store_true", help="record full structured refs (seed 004)")
+        parser.add_argument("--from-host", help="the host work leaves (default: --host)")
+        parser.add_argument("--to-host", help="the host work moves to")
+    if name == "host-switch":
+        parser.add_argument("--from-host", required=True, help="the host work leaves")
+        parser.add_argument("--to-host", required=True, help="the host work moves to")
+    if name == "restore":
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--auto", action="store_true", help="the newest archive and how to resume (default)")
+        mode.add_argument("--load", metavar="latest|ARCHIVE_ID", help="print an archive's Markdown")
+        mode.add_argument("--list", action="store_true", help="list the archives")
+    if name == "resume-bundle":
+        parser.add_argument("--max-chars", type=int, default=8000, metavar="N",
+                            help="size budget of the Markdown brief (default 8000)")
+        parser.add_argument("--format", choices=["md", "json"], default="md", help="md (default) or json")
+        parser.add_argument("--record", action="store_true",
+                            help="record what was served (a context.served event) for audits")
+    parser.set_defaults(handler=HANDLERS[name])
+
+
+def _envelope(args: argparse.Namespace, store: Any) -> dict[str, Any]:
+    """The identity fields every event of this command carries."""
+    import msgspec
+
+    from continuity.cli.work import identity_from
+
+    envelope: dict[str, Any] = msgspec.structs.asdict(identity_from(args, store.project))
+    return envelope
+
+
+def _project(args: argparse.Namespace, store: Any) -> str:
+    return str(getattr(args, "project", None) or store.project)
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        sys.stderr.write(f"continuity: warning: {warning}\n")
+
+
+def _note(args: argparse.Namespace) -> dict[str, Any] | None:
+    from continuity.cli.work import parse_note
+
+    return parse_note(args.note_json)
+
+
+def _warm(args: argparse.Namespace, out: Output) -> int:
+    result: dict[str, Any] = {"ok": True, "action": "warm", "duration_hours": 5, "checkpoint_reminder_hours": 4,
+                              "prompt_for_host_paste": WARM_PROMPT}
+    if args.auto:
+        from events.session import SessionStarted
+
+        store = open_store(args)
+        envelope = _envelope(args, store)
+        stored = store.open_log().append(
+            SessionStarted(**envelope, source=args.source, cwd=os.getcwd(), message="session started")
+        )
+        result |= {"auto_init": True, "event_id": stored.event_id}
+    out.emit(result, WARM_PROMPT + (f"\nrecorded: {result['event_id']}" if args.auto else ""))
+    return 0
+
+
+def _status(args: argparse.Namespace, out: Output) -> int:
+    from continuity.service import status
+
+    store = open_store(args)
+    result = status(store, _project(args, store), as_of=args.as_of)
+    _warn(result["warnings"])
+    if not result["exists"]:
+        text = f"{result['project']}: no archive yet ({result['events']} events); recommendation: " \
+               f"{result['stale_recommendation']}"
+    else:
+        text = (f"{result['project']}: latest archive {result['latest']} ({result['age']}), "
+                f"{result['count']} archive(s), {result['events']} events; recommendation: "
+                f"{result['stale_recommendation']}\nnext action: {result['next_action']}")
+    out.emit(result, text)
+    return 0
+
+
+def _archive(args: argparse.Namespace, out: Output) -> int:
+    from continuity.service import archive, archive_paths, current_view
+
+    store = open_store(args)
+    envelope = _envelope(args, store)
+    switch = args.handler is _host_switch
+    stored, warnings = archive(
+        store, envelope=envelope, gate=args.gate, full=getattr(args, "full", False) or switch,
+        reason=args.reason, from_host=args.from_host, to_host=args.to_host, note=_note(args),
+        redact=args.redact, switch=switch,
+    )
+    _warn(warnings)
+    paths = archive_paths(store, current_view(store, write=False).state, envelope["project"])
+    result = {"ok": True, "action": "host-switch" if switch else "archive", "project": envelope["project"],
+              "event_ids": [s.event_id for s in stored], **paths}
+    text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
+            f"markdown: {paths.get('archivePath')}\nnext action: {paths['archive']['restore']['next_action']}")
+    if switch:
+        result |= {"from_host": args.from_host, "to_host": args.to_host,
+                   "next_steps_for_new_host": next_steps(envelope["project"], args.to_host)}
+        text += f"\nswitch {args.from_host} -> {args.to_host} recorded; on {args.to_host} run: " \
+                f"continuity resume-bundle --project {envelope['project']}"
+    out.emit(result, text)
+    return 0
+
+
+def next_steps(project: str, host: str) -> list[str]:
+    """What the new host should do first."""
+    return [
+        f"Open the project in {host}.",
+        f"Run `continuity resume-bundle --project {project}` and read it whole.",
+        "Read the read-first files it lists, then check `git status` against its drift section.",
+        "Continue from its next action; checkpoint when a step is done.",
+    ]
+
+
+def _host_switch(args: argparse.Namespace, out: Output) -> int:
+    return _archive(args, out)
+
+
+def _restore(args: argparse.Namespace, out: Output) -> int:
+    from continuity.errors import EXIT_NOT_FOUND
+    from continuity.service import current_view
+    from projections.state import latest_archive, project_state
+
+    store = open_store(args)
+    project = _project(args, store)
+    view = current_view(store, as_of=args.as_of)
+    _warn(view.warnings)
+    state = project_state(view.state, project)
+    if args.list:
+        import msgspec
+
+        records = [msgspec.to_builtins(r) for r in reversed(state.archives)]
+        lines = [f"{r['archive_id']}  {r['created_at']}  {r['reason'] or ''}".rstrip() for r in records]
+        out.emit({"ok": True, "action": "restore", "mode": "list", "project": project, "archives": records,
+                  "total": state.archives_total}, "\n".join(lines) or "(no archives)")
+        return 0
+    record = latest_archive(state)
+    if args.load and args.load != "latest":
+        record = next((r for r in state.archives if r.archive_id == args.load), None)
+    if record is None:
+        out.emit({"ok": False, "action": "restore", "project": project, "error": "no_archive_for_project"},
+                 f"no archive for project {project}" + (f" named {args.load}" if args.load else ""))
+        return EXIT_NOT_FOUND if args.load and args.load != "latest" else 0
+    import msgspec
+
+    from continuity.derived import markdown_path
+    from continuity.templates import render_archive_markdown
+
+    body = render_archive_markdown(record, str(store.config.get("language") or "en"))
+    result = {"ok": True, "action": "restore", "mode": "load" if args.load else "auto", "project": project,
+              "archive_id": record.archive_id, "markdown_path": markdown_path(store, record),
+              "archive_json_path": os.path.join(store.path, "archives", f"{record.archive_id}.json"),
+              "archive": msgspec.to_builtins(record),
+              "resume_bundle_command": f"continuity resume-bundle --project {project}"}
+    if args.load:
+        result["body"] = body
+    out.emit(result, body)
+    return 0
+
+
+def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
+    from continuity.service import resume_bundle
+
+    store = open_store(args)
+    envelope = _envelope(args, store)
+    fmt = "json" if out.as_json else args.format
+    brief = resume_bundle(store, project=envelope["project"], fmt=fmt, max_chars=args.max_chars,
+                          record=args.record, as_of=args.as_of, envelope=envelope)
+    _warn(brief.warnings)
+    sys.stdout.write(brief.text)
+    sys.stdout.flush()
+    return 0
+
+
+HANDLERS = {
+    "warm": _warm,
+    "status": _status,
+    "archive": _archive,
+    "host-switch": _host_switch,
+    "restore": _restore,
+    "resume-bundle": _resume_bundle,
+}

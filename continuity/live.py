@@ -1,0 +1,158 @@
+"""Live facts from outside the log: the time, git, and files the harness keeps.
+
+Commands that observe these record them in the events they write (archive) or in the
+`context.served` event (views), so replay and audits never need to observe them again.
+Everything here fails open: a missing git binary or an unreadable file is a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any
+
+from events import clock
+from events.archive import GitFacts
+from events.context import GitNow, RunFile, ViewInputs
+
+READ_FIRST_CANDIDATES = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".agent/rules/core-principles.md",
+    ".agent/rules/ai-behavior.md",
+)
+GIT_TIMEOUT = 5.0
+RUN_FILES_LIMIT = 50
+
+
+class GitUnavailable(Exception):
+    """git is missing, timed out, or this is not a work tree."""
+
+
+def _git(root: str, *args: str) -> str:
+    try:
+        result = subprocess.run(
+            ["git", "-C", root, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except FileNotFoundError:
+        raise GitUnavailable("git is not installed") from None
+    except (subprocess.TimeoutExpired, OSError) as error:
+        raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None
+    if result.returncode != 0:
+        raise GitUnavailable("not a git work tree")
+    return result.stdout
+
+
+def git_facts(root: str, warnings: list[str]) -> GitFacts:
+    """Root, branch, HEAD, short status and dirty files of the work tree at `root`."""
+    try:
+        top = _git(root, "rev-parse", "--show-toplevel").strip()
+        status = _git(root, "status", "--porcelain=v1", "--branch", "--untracked-files=normal")
+    except GitUnavailable as error:
+        if "not a git work tree" not in str(error):
+            warnings.append(f"git facts unavailable: {error}")
+        return GitFacts()
+    lines = status.splitlines()
+    branch = None
+    if lines and lines[0].startswith("## "):
+        header = lines.pop(0)[3:]
+        branch = header.split("...")[0].strip()
+        if branch.startswith("No commits yet on "):
+            branch = branch.removeprefix("No commits yet on ")
+    try:
+        head: str | None = _git(root, "rev-parse", "--verify", "-q", "HEAD").strip() or None
+    except GitUnavailable:
+        head = None
+    dirty = sorted({line[3:].split(" -> ")[-1].strip('"') for line in lines if len(line) > 3})
+    return GitFacts(
+        root=top or None, branch=branch, head=head, status_short="\n".join(lines)[:65536],
+        dirty_files=tuple(dirty[:1024]),
+    )
+
+
+def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
+    """Git now, and what moved since the archive (`archived` holds its head and dirty files)."""
+    facts = git_facts(root, warnings)
+    if facts.root is None:
+        return None
+    head_moved = bool(archived and archived.head and facts.head and archived.head != facts.head)
+    changed: tuple[str, ...] = ()
+    if head_moved:
+        try:
+            diff = _git(root, "diff", "--name-only", f"{archived.head}..{facts.head}")
+            changed = tuple(sorted(set(diff.split()))[:1024])
+        except GitUnavailable:
+            warnings.append("git drift unknown: the archived HEAD is not in this clone")
+    before = set(archived.dirty_files) if archived else set()
+    return GitNow(
+        root=facts.root, branch=facts.branch, head=facts.head, status_short=facts.status_short,
+        dirty_files=facts.dirty_files, head_moved=head_moved, changed_since_archive=changed,
+        new_dirty_files=tuple(path for path in facts.dirty_files if path not in before),
+    )
+
+
+def _json_status(path: str) -> str:
+    import orjson
+
+    try:
+        with open(path, "rb") as handle:
+            data = orjson.loads(handle.read())
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, orjson.JSONDecodeError):
+        return "unreadable"
+    if isinstance(data, dict):
+        for key in ("status", "state"):
+            value = data.get(key)
+            if isinstance(value, str):
+                return value[:64]
+    return "present"
+
+
+def run_files(root: str) -> tuple[RunFile, ...]:
+    """Run records under `.agent/runs/`, newest first, with their status."""
+    folder = os.path.join(root, ".agent", "runs")
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json") and entry.is_file()]
+    except OSError:
+        return ()
+    entries.sort(key=lambda entry: (-entry.stat().st_mtime_ns, entry.name))
+    return tuple(
+        RunFile(path=f".agent/runs/{entry.name}", status=_json_status(entry.path))
+        for entry in entries[:RUN_FILES_LIMIT]
+    )
+
+
+def file_states(root: str, paths: list[str]) -> dict[str, str]:
+    """The `status` (or `state`) each JSON file holds; present or missing for other files."""
+    states: dict[str, str] = {}
+    for path in paths:
+        full = path if os.path.isabs(path) else os.path.join(root, path)
+        if path.endswith(".json"):
+            states[path] = _json_status(full)
+        else:
+            states[path] = "present" if os.path.exists(full) else "missing"
+    return states
+
+
+def view_inputs(
+    root: str, *, now_us: int, archived_git: Any, archived_read_first: list[str], handoffs: list[str],
+    artifacts: list[str], latest_markdown: str | None, warnings: list[str],
+) -> ViewInputs:
+    """Gather every outside fact a view shows, once, so it can be recorded."""
+    git = git_now(root, archived_git, warnings)
+    read_first = [path for path in READ_FIRST_CANDIDATES if os.path.exists(os.path.join(root, path))]
+    for path in archived_read_first:
+        if path not in read_first and os.path.exists(os.path.join(root, path)):
+            read_first.append(path)
+    return ViewInputs(
+        now=clock.iso(now_us),
+        git=git,
+        runs=run_files(root),
+        handoff_states=file_states(root, handoffs),
+        artifact_states=file_states(root, artifacts),
+        read_first=tuple(read_first),
+        latest_markdown=latest_markdown if latest_markdown and os.path.exists(latest_markdown) else None,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,81 @@
+"""Markdown archive templates, English and Chinese, with the same sections and fields.
+
+A test fails when the two drift apart: same keys, same placeholders in every line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TEMPLATES: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "# Work archive: {project}",
+        "meta": "- Archive: `{archive_id}`\n- Created: {created_at}\n- Hosts: {source_host} -> {target_host}\n"
+                "- Reason: {reason}\n- Gate: {gate}",
+        "goal": "## Current goal\n\n{current_goal}",
+        "next_action": "## Next action\n\n{next_action}",
+        "in_progress": "## In progress\n\n{in_progress}",
+        "next": "## Next\n\n{next}",
+        "blockers": "## Blockers\n\n{blockers}",
+        "done": "## Done\n\n{done}",
+        "git": "## Git\n\n- Root: {git_root}\n- Branch: {git_branch}\n- HEAD: {git_head}\n"
+               "- Dirty files:\n{dirty_files}",
+        "read_first": "## Read first\n\n{read_first}",
+        "commands": "## Resume with\n\n{commands}",
+        "none": "(none)",
+    },
+    "zh": {
+        "title": "# 工作存档：{project}",
+        "meta": "- 存档：`{archive_id}`\n- 创建时间：{created_at}\n- 宿主：{source_host} -> {target_host}\n"
+                "- 原因：{reason}\n- 闸门：{gate}",
+        "goal": "## 当前目标\n\n{current_goal}",
+        "next_action": "## 下一步行动\n\n{next_action}",
+        "in_progress": "## 进行中\n\n{in_progress}",
+        "next": "## 待办\n\n{next}",
+        "blockers": "## 阻碍\n\n{blockers}",
+        "done": "## 已完成\n\n{done}",
+        "git": "## Git\n\n- 根目录：{git_root}\n- 分支：{git_branch}\n- HEAD：{git_head}\n"
+               "- 未提交文件：\n{dirty_files}",
+        "read_first": "## 优先阅读\n\n{read_first}",
+        "commands": "## 恢复命令\n\n{commands}",
+        "none": "（无）",
+    },
+}
+
+SECTION_ORDER = (
+    "title", "meta", "goal", "next_action", "in_progress", "next", "blockers", "done", "git",
+    "read_first", "commands",
+)
+
+
+def _bullets(items: list[str], none: str) -> str:
+    return "\n".join(f"- {item}" for item in items) if items else none
+
+
+def render_archive_markdown(record: Any, language: str) -> str:
+    """The user-level Markdown of an archive record, in `language` (en or zh)."""
+    template = TEMPLATES.get(language, TEMPLATES["en"])
+    none = template["none"]
+    state = record.state
+    values = {
+        "project": record.project,
+        "archive_id": record.archive_id,
+        "created_at": record.created_at,
+        "source_host": record.source_host or none,
+        "target_host": record.target_host or none,
+        "reason": record.reason or none,
+        "gate": record.gate or none,
+        "current_goal": state.current_goal or none,
+        "next_action": record.restore.next_action,
+        "in_progress": state.in_progress or none,
+        "next": _bullets(state.next, none),
+        "blockers": _bullets(state.blockers, none),
+        "done": _bullets(state.done, none),
+        "git_root": record.git.root or none,
+        "git_branch": record.git.branch or none,
+        "git_head": record.git.head or none,
+        "dirty_files": _bullets(record.refs.dirty_files, none),
+        "read_first": _bullets(record.restore.read_first, none),
+        "commands": "\n".join(f"    {command}" for command in record.restore.commands) or none,
+    }
+    return "\n\n".join(template[key].format(**values) for key in SECTION_ORDER) + "\n"

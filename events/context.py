@@ -1,0 +1,62 @@
+"""`context.served`: what a session was told, with every input that came from outside the log.
+
+With these inputs and the log as it stood at `as_of`, `resume-bundle --as-of <this event>`
+renders the same brief byte for byte: the audit answer to "what did the agent know?".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from events.base import Event, Label, Name, PathRef, PathRefs, Text
+
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+
+
+class GitNow(msgspec.Struct, frozen=True, kw_only=True):
+    """Live git facts at the time of a view, and the drift since the latest archive."""
+
+    root: PathRef | None = None
+    branch: Text | None = None
+    head: Text | None = None
+    status_short: Annotated[str, msgspec.Meta(max_length=65536)] = ""
+    dirty_files: PathRefs = ()
+    head_moved: bool = False
+    changed_since_archive: PathRefs = ()
+    new_dirty_files: PathRefs = ()
+
+
+class RunFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A run record under `.agent/runs/` (the harness's own file) and its status."""
+
+    path: PathRef
+    status: Text | None = None
+
+
+class ViewInputs(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a view reads besides the log: the time, git, files on disk, warnings."""
+
+    now: Text
+    git: GitNow | None = None
+    runs: tuple[RunFile, ...] = ()
+    handoff_states: dict[str, str] = msgspec.field(default_factory=dict)
+    artifact_states: dict[str, str] = msgspec.field(default_factory=dict)
+    read_first: PathRefs = ()
+    latest_markdown: PathRef | None = None
+    warnings: tuple[Text, ...] = ()
+
+
+class ContextServed(Event, frozen=True, kw_only=True, tag="context.served"):
+    """A resume brief was served to a session: its hash, options, and outside inputs."""
+
+    type: Label = "context_served"
+    brief_sha256: Hex64
+    format: Label = "md"
+    max_chars: int = 8000
+    chars: int = 0
+    as_of: Text | None = None
+    events_folded: int = 0
+    served_to: Name | None = None
+    inputs: ViewInputs

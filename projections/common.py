@@ -1,0 +1,32 @@
+"""Small helpers the folds share: bounded lists and maps, so state stays flat in size."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def append_bounded(items: list[T], item: T, limit: int) -> None:
+    """Append, dropping the oldest items past `limit`."""
+    items.append(item)
+    if len(items) > limit:
+        del items[: len(items) - limit]
+
+
+def merge_unique(items: list[str], new: tuple[str, ...] | list[str], limit: int) -> None:
+    """Append the new items not already present (newest last), keeping at most `limit`."""
+    for item in new:
+        if item in items:
+            items.remove(item)
+        items.append(item)
+    if len(items) > limit:
+        del items[: len(items) - limit]
+
+
+def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> None:
+    """Set `mapping[key]` as the newest entry; forget the least recently touched past `limit`."""
+    mapping.pop(key, None)
+    mapping[key] = value
+    while len(mapping) > limit:
+        del mapping[next(iter(mapping))]
