@@ -60,7 +60,7 @@ def build(project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None
          "mentioned": age(mention.created_at, now), "event_id": mention.event_id}
         for mention in reversed(project.refs.handoffs.values())
     ]
-    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "missing")]
+    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed")]
     git = msgspec.to_builtins(inputs.git) if inputs.git else None
     return {
         "ok": True,

@@ -70,7 +70,19 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
     store._config = config
     store.node()
+    _start_projection(store)
     return store, created
+
+
+def _start_projection(store: Store) -> None:
+    """An empty saved fold, so a missing one later means it was deleted (and is worth a warning)."""
+    from continuity.materialize import Checkpoint, cache_path, save_checkpoint
+
+    if not os.path.exists(cache_path(store)):
+        try:
+            save_checkpoint(store, Checkpoint())
+        except OSError as error:
+            raise WriteFailed(f"store not initialized: {error.strerror or error}") from None
 
 
 def event_schema() -> bytes:

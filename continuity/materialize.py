@@ -121,11 +121,17 @@ def catch_up(
         incremental = _incremental(log, checkpoint, days, sink)
         if incremental is not None:
             return incremental, checkpoint
+    had_checkpoint = checkpoint is not None
     checkpoint = Checkpoint()
     folder = _Folder(log, checkpoint.state, sink)
     for day in days:
         checkpoint.days[day] = _fold_day(log, folder, day, None)
-    outcome = Outcome(state=checkpoint.state, rebuilt=True, folded=folder.folded, warnings=folder.warnings())
+    warnings = folder.warnings()
+    if folder.folded and not force_rebuild:
+        why = ("events arrived in the past (a merge?)" if had_checkpoint
+               else "the saved projection was missing, unreadable or from another version")
+        warnings.insert(0, f"{why}: projections rebuilt from {folder.folded} events")
+    outcome = Outcome(state=checkpoint.state, rebuilt=True, folded=folder.folded, warnings=warnings)
     return outcome, checkpoint
 
 

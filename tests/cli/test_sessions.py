@@ -1,0 +1,314 @@
+"""The session commands through the CLI: archive, host-switch, status, restore, warm, resume-bundle."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from tests.helpers import all_event_files, cli_process
+
+Capture = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_json(capsys: Capture, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    code, out, _ = run(capsys, *args, "--json")
+    return code, json.loads(out)
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    """The initialized project is also a git work tree with one commit."""
+    for args in (["init", "-q"], ["config", "user.email", "t@example.invalid"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    (project / "AGENTS.md").write_text("rules\n")
+    (project / "app.py").write_text("print(1)\n")
+    subprocess.run(["git", "add", "AGENTS.md", "app.py"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=project, check=True)
+    return project
+
+
+def work(capsys: Capture) -> None:
+    run(capsys, "checkpoint", "-m", "totals fixed", "--done", "fix rounding", "--in-progress", "refunds",
+        "--next", "add refund tests", "--next", "update docs", "--blocker", "waiting on API keys policy",
+        "--session", "S1", "--host", "claude-code", "--handoff", ".agent/handoffs/H-1.json")
+    run(capsys, "log", "use integer cents", "--type", "decision")
+    run(capsys, "log", "should refunds be partial?", "--type", "question")
+
+
+def test_archive_writes_seed_004_json_and_markdown(repo: Path, capsys: Capture) -> None:
+    """archive writes RC-*.json and latest.json with every seed-004 field, plus ctx_*.md and latest.md."""
+    work(capsys)
+    (repo / "app.py").write_text("print(2)\n")
+    code, data = run_json(capsys, "archive", "--gate", "user", "--reason", "end of day", "--full",
+                          "--to-host", "codex", "--host", "claude-code")
+    assert code == 0 and data["action"] == "archive"
+    archive = json.loads(Path(data["archiveJsonPath"]).read_text())
+    assert json.loads(Path(data["latestJsonPath"]).read_text()) == archive
+    assert SEED_ARCHIVE_SHAPE.keys() <= archive.keys()
+    for block, fields in SEED_ARCHIVE_SHAPE.items():
+        if fields:
+            assert set(fields) <= set(archive[block]), block
+    assert archive["git"]["head"] and archive["git"]["branch"] and archive["git"]["root"] == str(repo)
+    assert "app.py" in archive["refs"]["dirty_files"] and "M app.py" in archive["git"]["status_short"]
+    assert archive["state"]["next"] == ["add refund tests", "update docs"]
+    assert archive["state"]["blockers"] == ["waiting on API keys policy"]
+    assert archive["restore"]["next_action"] == "add refund tests"
+    assert archive["restore"]["read_first"][0] == "AGENTS.md"
+    assert archive["restore"]["commands"] == ["continuity resume-bundle --project demo"]
+    assert (archive["source_host"], archive["target_host"], archive["reason"]) == ("claude-code", "codex", "end of day")
+    markdown = Path(data["archivePath"])
+    assert markdown.read_text().startswith("# Work archive: demo")
+    latest = Path(data["latestPath"])
+    assert latest.is_symlink() and latest.read_text() == markdown.read_text()
+    assert str(markdown).startswith(os.environ["HOME"])
+
+
+SEED_ARCHIVE_SHAPE = {
+    "archive_id": None, "project": None, "created_at": None, "source_host": None, "target_host": None,
+    "reason": None, "git": ("root", "branch", "head", "status_short"),
+    "state": ("current_goal", "done", "in_progress", "next", "blockers"),
+    "refs": ("latest_events", "runs", "sessions", "handoffs", "artifacts", "dirty_files"),
+    "restore": ("read_first", "commands", "next_action"),
+}
+
+
+def test_archive_note_json_overrides_the_state(project: Path, capsys: Capture) -> None:
+    """--note-json sets goal/done/next/blockers; strings become one-item lists."""
+    work(capsys)
+    note = '{"goal": "ship refunds", "done": "all tests", "next": ["deploy"], "pitfalls": ""}'
+    _, data = run_json(capsys, "archive", "--gate", "agent", "--note-json", note)
+    state = data["archive"]["state"]
+    assert (state["current_goal"], state["done"], state["next"], state["blockers"]) == (
+        "ship refunds", ["all tests"], ["deploy"], [])
+
+
+def test_host_switch_archives_and_records_the_switch(project: Path, capsys: Capture) -> None:
+    """host-switch archives, records host.switched, and tells the new host what to do."""
+    work(capsys)
+    code, data = run_json(capsys, "host-switch", "--from-host", "claude-code", "--to-host", "codex",
+                          "--reason", "quota", "--gate", "user", "--session", "S1")
+    assert code == 0 and (data["from_host"], data["to_host"]) == ("claude-code", "codex")
+    assert len(data["next_steps_for_new_host"]) == 4 and len(data["event_ids"]) == 2
+    _, events = run_json(capsys, "events", "list", "--kind", "host.switched")
+    assert events["events"][0]["to_host"] == "codex"
+    _, status = run_json(capsys, "status")
+    assert status["last_host"] == "codex" and status["exists"] is True
+
+
+def test_status_before_and_after_an_archive(project: Path, capsys: Capture) -> None:
+    """status says there is no archive, then names the newest one and its age."""
+    code, data = run_json(capsys, "status")
+    assert code == 0 and data["exists"] is False
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent")
+    _, data = run_json(capsys, "status")
+    assert data["exists"] is True and data["age"] == "just now" and data["stale_recommendation"] == "ok"
+    assert data["count"] == 1 and data["next_action"] == "add refund tests"
+
+
+def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
+    """restore lists archives, loads one's Markdown, and reports when there is none."""
+    code, data = run_json(capsys, "restore")
+    assert code == 0 and data["error"] == "no_archive_for_project"
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent", "--reason", "first")
+    run(capsys, "archive", "--gate", "agent", "--reason", "second")
+    _, listing = run_json(capsys, "restore", "--list")
+    assert [a["reason"] for a in listing["archives"]] == ["second", "first"]
+    first_id = listing["archives"][1]["archive_id"]
+    _, loaded = run_json(capsys, "restore", "--load", first_id)
+    assert loaded["archive_id"] == first_id and loaded["body"].startswith("# Work archive: demo")
+    _, auto = run_json(capsys, "restore", "--auto")
+    assert auto["archive"]["reason"] == "second" and auto["resume_bundle_command"].startswith("continuity")
+    code, _, _ = run(capsys, "restore", "--load", "RC-nope")
+    assert code == 7
+
+
+def test_warm_prints_the_rhythm_and_auto_records_a_session(project: Path, capsys: Capture) -> None:
+    """warm has no side effects; warm --auto records a session start."""
+    _, data = run_json(capsys, "warm")
+    assert data["duration_hours"] == 5 and "auto_init" not in data
+    assert all_event_files(project) == []
+    _, data = run_json(capsys, "warm", "--auto", "--session", "S9", "--host", "codex")
+    assert data["auto_init"] is True
+    _, events = run_json(capsys, "events", "list")
+    assert events["events"][0]["kind"] == "session.started" and events["events"][0]["session_id"] == "S9"
+
+
+def test_resume_bundle_has_every_seed_field_and_more(repo: Path, capsys: Capture) -> None:
+    """The JSON bundle has seed 004's fields, ages, and git drift since the archive."""
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent")
+    (repo / "app.py").write_text("print(3)\n")
+    subprocess.run(["git", "commit", "-qam", "more"], cwd=repo, check=True)
+    (repo / "new.py").write_text("x\n")
+    code, data = run_json(capsys, "resume-bundle")
+    assert code == 0
+    for field in ("latest_archive", "latest_markdown_archive", "archive", "runtime_events", "runs", "sessions",
+                  "pending_handoffs", "artifact_states", "git", "read_first", "next_action",
+                  "recommended_commands", "generated_at", "archive_age"):
+        assert field in data, field
+    assert data["next_action"] == "add refund tests" and data["archive_age"] == "just now"
+    assert data["git"]["head_moved"] is True and "app.py" in data["git"]["changed_since_archive"]
+    assert "new.py" in data["git"]["new_dirty_files"]
+    assert data["pending_handoffs"][0]["path"] == ".agent/handoffs/H-1.json"
+    assert data["pending_handoffs"][0]["state"] == "missing"
+    assert data["sessions"]["active"][0]["session_id"] == "S1"
+    assert all("age" in event for event in data["runtime_events"])
+    assert data["read_first"] == ["AGENTS.md", ".agent/runtime-continuity/archives/latest.json"]
+
+
+def test_pending_handoffs_follow_the_handoff_file(project: Path, capsys: Capture) -> None:
+    """A handoff whose file says accepted is no longer pending."""
+    handoff = project / ".agent" / "handoffs" / "H-1.json"
+    handoff.parent.mkdir(parents=True)
+    handoff.write_text('{"status": "pending"}')
+    work(capsys)
+    _, data = run_json(capsys, "resume-bundle")
+    assert [h["state"] for h in data["pending_handoffs"]] == ["pending"]
+    handoff.write_text('{"status": "accepted"}')
+    _, data = run_json(capsys, "resume-bundle")
+    assert data["pending_handoffs"] == []
+
+
+def test_markdown_brief_is_prioritized_and_within_budget(project: Path, capsys: Capture) -> None:
+    """The Markdown brief starts with the next action and fits --max-chars, cutting the least important."""
+    work(capsys)
+    for i in range(60):
+        run(capsys, "log", f"decision number {i} " + "x" * 80, "--type", "decision")
+    code, out, _ = run(capsys, "resume-bundle", "--max-chars", "2500")
+    assert code == 0 and len(out) <= 2500
+    assert out.index("## Next action\nadd refund tests") < out.index("## Blockers")
+    assert "waiting on API keys policy" in out and "brief cut to fit" in out
+    code, out, _ = run(capsys, "resume-bundle")
+    assert len(out) <= 8000
+    assert run(capsys, "resume-bundle", "--max-chars", "100")[0] == 2
+
+
+def test_reads_never_write_events_unless_recording(project: Path, capsys: Capture) -> None:
+    """resume-bundle, status and restore append nothing; --record appends one context.served."""
+    work(capsys)
+    before = all_event_files(project)
+    for args in (["resume-bundle"], ["status"], ["restore"], ["resume-bundle", "--format", "json"]):
+        assert run(capsys, *args)[0] == 0
+    assert all_event_files(project) == before
+    run(capsys, "resume-bundle", "--record", "--session", "S2")
+    _, served = run_json(capsys, "events", "list", "--kind", "context.served")
+    assert served["count"] == 1 and served["events"][0]["served_to"] == "S2"
+
+
+def test_a_recorded_brief_is_reproduced_byte_for_byte(repo: Path, capsys: Capture) -> None:
+    """--as-of <context.served> regenerates the exact brief, even after more events and git changes."""
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent")
+    (repo / "dirty.py").write_text("x\n")
+    code, served_text, _ = run(capsys, "resume-bundle", "--record", "--session", "S1")
+    assert code == 0
+    _, served = run_json(capsys, "events", "list", "--kind", "context.served")
+    event = served["events"][0]
+    import hashlib
+
+    assert event["brief_sha256"] == hashlib.sha256(served_text.encode()).hexdigest()
+    run(capsys, "checkpoint", "-m", "later work", "--next", "something else entirely")
+    run(capsys, "archive", "--gate", "agent", "--reason", "later")
+    (repo / "dirty.py").unlink()
+    code, replayed, err = run(capsys, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and err == ""
+    assert replayed == served_text
+    now_text = run(capsys, "resume-bundle")[1]
+    assert now_text != served_text
+
+
+def test_as_of_answers_as_the_log_stood(project: Path, capsys: Capture) -> None:
+    """status and resume-bundle --as-of an event id see only the events up to it."""
+    run(capsys, "checkpoint", "-m", "one", "--next", "first next")
+    _, first = run_json(capsys, "events", "list")
+    point = first["events"][0]["event_id"]
+    run(capsys, "checkpoint", "-m", "two", "--next", "second next")
+    run(capsys, "archive", "--gate", "agent")
+    _, data = run_json(capsys, "resume-bundle", "--as-of", point)
+    assert data["next_action"] == "first next" and data["archive"] is None and data["as_of"] == point
+    _, status = run_json(capsys, "status", "--as-of", point)
+    assert status["exists"] is False and status["events"] == 1
+    code, _, err = run(capsys, "status", "--as-of", "not-a-time")
+    assert code == 2 and "--as-of" in err
+
+
+def test_replay_until_materializes_projections(project: Path, tmp_path: Path, capsys: Capture) -> None:
+    """replay --until writes state.json and the archives as of that point into a folder."""
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent", "--reason", "first")
+    _, listing = run_json(capsys, "events", "list")
+    point = listing["events"][-1]["event_id"]
+    run(capsys, "archive", "--gate", "agent", "--reason", "second")
+    out = tmp_path / "audit"
+    code, data = run_json(capsys, "replay", "--until", point, "--out", str(out))
+    assert code == 0 and data["events"] == len(listing["events"])
+    assert len(list((out / "archives").glob("RC-*.json"))) == 1
+    assert json.loads((out / "archives" / "latest.json").read_text())["reason"] == "first"
+    assert (out / "state.json").is_file() and list((out / "contexts" / "demo").glob("ctx_*.md"))
+
+
+def test_rebuild_restores_deleted_derived_files(project: Path, capsys: Capture) -> None:
+    """Deleting every derived file and running rebuild brings each back byte for byte."""
+    work(capsys)
+    run(capsys, "archive", "--gate", "agent")
+    store = project / ".agent" / "runtime-continuity"
+    before = {p: p.read_bytes() for p in [store / "state.json", *sorted((store / "archives").iterdir())]}
+    for path in before:
+        path.unlink()
+    assert run(capsys, "rebuild")[0] == 0
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_resume_bundle_fails_open(project: Path, capsys: Capture) -> None:
+    """A corrupt event and a deleted projection: still a brief, exit 0, a warning line each."""
+    work(capsys)
+    run(capsys, "resume-bundle")
+    victim = all_event_files(project)[1]
+    victim.chmod(0o644)
+    victim.write_bytes(b"{ corrupt")
+    (project / ".agent" / "runtime-continuity" / "local" / "projection.msgpack").unlink()
+    (project / ".agent" / "runtime-continuity" / "state.json").unlink()
+    code, out, err = run(capsys, "resume-bundle")
+    assert code == 0 and out.startswith("# Resume: demo")
+    assert "continuity: warning: skipped 1 unreadable event" in err
+    assert "projections rebuilt" in err
+    assert "Traceback" not in err
+
+
+def test_resume_bundle_without_git_on_path(repo: Path) -> None:
+    """With no git binary: the brief still comes, with a warning line, exit 0."""
+    env = {"PATH": "/nonexistent", "HOME": os.environ["HOME"]}
+    cli_process("checkpoint", "-m", "x", "--next", "carry on", cwd=repo, env=env)
+    result = cli_process("resume-bundle", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "git is not installed" in result.stderr and "## Next action\ncarry on" in result.stdout
+
+
+def test_resume_bundle_on_a_read_only_projection(project: Path, capsys: Capture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """When derived files cannot be written, the brief still answers with a warning."""
+    work(capsys)
+    import errno
+
+    from continuity import derived
+
+    def refuse(*args: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(derived, "_write_documents", refuse)
+    code, out, err = run(capsys, "resume-bundle")
+    assert code == 0 and "## Next action" in out and "projections not saved" in err

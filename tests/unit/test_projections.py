@@ -1,0 +1,139 @@
+"""Each fold on its own, without disk: events in, state out."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from events.archive import ArchiveCreated, ArchivedState, GitFacts, HostSwitched
+from events.base import Event, Refs, Summary
+from events.context import ContextServed, ViewInputs
+from events.session import SessionEnded, SessionStarted
+from events.work import CheckpointRecorded, WorkLogged
+from projections import refs, sessions, work
+from projections.state import State, apply, latest_archive, project_state
+
+_ids = itertools.count(1)
+
+
+def stamped(event: Event) -> Event:
+    """Give a draft the id and time the log would (increasing)."""
+    import msgspec
+
+    n = next(_ids)
+    return msgspec.structs.replace(
+        event, event_id=f"RCE-20260723_0102{n:02d}_000000-node0001",
+        created_at=f"2026-07-23T01:02:{n:02d}.000000Z",
+    )
+
+
+def fold(events: list[Event]) -> State:
+    state = State()
+    for index, event in enumerate(events):
+        event = stamped(event)
+        apply(state, f"20260723_0102{index:02d}_000000-node0001-{index:012x}.json", event)
+    return state
+
+
+def test_work_log_adds_and_checkpoint_replaces() -> None:
+    """A log adds what it states; a checkpoint that states anything replaces in progress/next/blockers."""
+    state = work.WorkState()
+    work.apply(state, stamped(WorkLogged(project="p", summary=Summary(done=("a",), next=("n1", "n2"),
+                                                                      blockers=("b1",)))))
+    assert (state.done, state.next, state.blockers) == (["a"], ["n1", "n2"], ["b1"])
+    work.apply(state, stamped(WorkLogged(project="p", message="just a note")))
+    assert state.next == ["n1", "n2"] and state.blockers == ["b1"]
+    work.apply(state, stamped(CheckpointRecorded(project="p", summary=Summary(done=("c",), next=("n3",)))))
+    assert state.done == ["a", "c"] and state.next == ["n3"] and state.blockers == []
+    assert state.in_progress is None and state.last_checkpoint_id is not None
+    work.apply(state, stamped(CheckpointRecorded(project="p", message="message only")))
+    assert state.next == ["n3"]
+
+
+def test_decisions_questions_and_goal() -> None:
+    """Logs typed decision/question are kept (bounded); note.goal sets the goal."""
+    state = work.WorkState()
+    for i in range(30):
+        work.apply(state, stamped(WorkLogged(project="p", type="decision", message=f"d{i}")))
+    work.apply(state, stamped(WorkLogged(project="p", type="question", message="why?", note={"goal": "ship"})))
+    assert len(state.decisions) == work.NOTES_LIMIT and state.decisions[-1].text == "d29"
+    assert state.questions[0].text == "why?" and state.current_goal == "ship"
+
+
+def test_archive_replaces_the_work_state() -> None:
+    """An archive's recorded state becomes the work state."""
+    state = work.WorkState(done=["old"], next=["old next"])
+    archived = ArchivedState(current_goal="g", done=("x",), in_progress="y", next=("z",), blockers=("w",))
+    work.apply(state, stamped(ArchiveCreated(project="p", state=archived)))
+    assert (state.current_goal, state.done, state.in_progress, state.next, state.blockers) == (
+        "g", ["x"], "y", ["z"], ["w"])
+
+
+def test_sessions_runs_compactions_and_hosts() -> None:
+    """Sessions track host, end and compactions; runs their phase; a switch moves the last host."""
+    state = sessions.SessionsState()
+    for event in (
+        SessionStarted(project="p", session_id="s1", host="claude-code", source="startup", model="m1"),
+        WorkLogged(project="p", session_id="s1", run_id="r1", task_id="t1", phase="editing", message="x"),
+        SessionStarted(project="p", session_id="s1", host="claude-code", source="compact"),
+        HostSwitched(project="p", session_id="s1", host="claude-code", from_host="claude-code", to_host="codex"),
+        SessionEnded(project="p", session_id="s2", host="codex"),
+    ):
+        sessions.apply(state, stamped(event))
+    s1 = state.sessions["s1"]
+    assert (s1.compactions, s1.model, s1.host, s1.events, s1.ended_at) == (1, "m1", "codex", 4, None)
+    assert state.sessions["s2"].ended_at is not None
+    assert state.runs["r1"].last_phase == "editing" and state.runs["r1"].task_id == "t1"
+    assert state.last_host == "codex"
+
+
+def test_sessions_and_runs_are_bounded() -> None:
+    """However many sessions the log holds, the state keeps the most recent few hundred."""
+    state = sessions.SessionsState()
+    for i in range(sessions.SESSIONS_LIMIT + 50):
+        sessions.apply(state, stamped(WorkLogged(project="p", session_id=f"s{i}", run_id=f"r{i}")))
+    assert len(state.sessions) == sessions.SESSIONS_LIMIT and len(state.runs) == sessions.RUNS_LIMIT
+    assert f"s{sessions.SESSIONS_LIMIT + 49}" in state.sessions and "s0" not in state.sessions
+
+
+def test_refs_keep_the_latest_mention() -> None:
+    """Handoffs and artifacts map a path to the last event that mentioned it."""
+    state = refs.RefsState()
+    first = stamped(WorkLogged(project="p", refs=Refs(handoffs=("h/H-1.json",), artifacts=("a.json",))))
+    second = stamped(WorkLogged(project="p", phase="testing", refs=Refs(artifacts=("a.json",))))
+    refs.apply(state, first)
+    refs.apply(state, second)
+    assert state.handoffs["h/H-1.json"].event_id == first.event_id
+    assert state.artifacts["a.json"].event_id == second.event_id and state.artifacts["a.json"].phase == "testing"
+
+
+def test_state_is_per_project_with_an_index_and_archives() -> None:
+    """The top fold keeps projects apart, indexes recent events and builds archive records."""
+    state = fold([
+        CheckpointRecorded(project="a", summary=Summary(next=("ship it",)), run_id="r1"),
+        WorkLogged(project="b", message="other project"),
+        ArchiveCreated(project="a", gate="user", reason="eod", git=GitFacts(head="abc", dirty_files=("x.py",)),
+                       state=ArchivedState(next=("ship it",)), read_first=("AGENTS.md",)),
+        ContextServed(project="a", brief_sha256="0" * 64, inputs=ViewInputs(now="2026-07-23T01:03:00.000000Z")),
+    ])
+    a, b = project_state(state, "a"), project_state(state, "b")
+    assert (a.events, b.events, state.events_folded) == (3, 1, 4)
+    assert [entry.kind for entry in a.recent] == ["checkpoint.recorded", "archive.created", "context.served"]
+    record = latest_archive(a)
+    assert record is not None and record.archive_id.startswith("RC-20260723_")
+    assert record.restore.next_action == "ship it"
+    assert record.restore.read_first == ["AGENTS.md", ".agent/runtime-continuity/archives/latest.json"]
+    assert record.refs.dirty_files == ["x.py"] and record.refs.runs == [".agent/runs/r1.json"]
+    assert len(record.refs.latest_events) == 2 and a.served == 1
+    assert project_state(state, "nobody").events == 0
+
+
+def test_folding_is_deterministic() -> None:
+    """The same events folded twice give equal states."""
+    events: list[Any] = [WorkLogged(project="p", message=str(i), session_id="s") for i in range(5)]
+    stamped_events = [stamped(e) for e in events]
+    one, two = State(), State()
+    for index, event in enumerate(stamped_events):
+        apply(one, f"n{index}", event)
+        apply(two, f"n{index}", event)
+    assert one == two

@@ -1,0 +1,88 @@
+"""Markdown archive templates (golden, en and zh in step) and the brief's size budget."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from continuity import bundle
+from continuity.templates import SECTION_ORDER, TEMPLATES, render_archive_markdown
+from events.context import GitNow, ViewInputs
+from projections.archives import ArchiveGit, ArchiveRecord, ArchiveRefs, ArchiveRestore, ArchiveState
+from projections.state import ProjectState
+from projections.work import Noted
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+
+def sample_record() -> ArchiveRecord:
+    return ArchiveRecord(
+        archive_id="RC-20260723_010203_000001", project="cortex-agent", created_at="2026-07-23T01:02:03.000001Z",
+        source_host="claude-code", target_host="codex", reason="switch implementation to Codex", gate="user",
+        full=True,
+        git=ArchiveGit(root="/work/cortex-agent", branch="main", head="abc123", status_short=" M a.js"),
+        state=ArchiveState(current_goal="Implement Runtime Continuity v2", done=["T-RC01 design"],
+                           in_progress="T-RC02 CLI", next=["add resume-bundle", "sync templates"], blockers=[]),
+        refs=ArchiveRefs(dirty_files=["a.js"]),
+        restore=ArchiveRestore(read_first=["AGENTS.md", ".agent/runtime-continuity/archives/latest.json"],
+                               commands=["continuity resume-bundle --project cortex-agent"],
+                               next_action="add resume-bundle"),
+        event_id="RCE-20260723_010203_000001-node0001",
+    )
+
+
+def test_english_markdown_matches_the_golden_file() -> None:
+    """The English archive Markdown is exactly tests/golden/archive.en.md."""
+    assert render_archive_markdown(sample_record(), "en") == (GOLDEN / "archive.en.md").read_text()
+
+
+def test_chinese_markdown_matches_the_golden_file() -> None:
+    """The Chinese archive Markdown is exactly tests/golden/archive.zh.md."""
+    assert render_archive_markdown(sample_record(), "zh") == (GOLDEN / "archive.zh.md").read_text()
+
+
+def test_templates_have_the_same_sections_and_fields() -> None:
+    """en and zh have the same keys, the same placeholders per key, the same heading levels and line counts."""
+    en, zh = TEMPLATES["en"], TEMPLATES["zh"]
+    assert en.keys() == zh.keys() and set(SECTION_ORDER) <= en.keys()
+    formatter = string.Formatter()
+    for key in en:
+        fields = [[name for _, name, _, _ in formatter.parse(t[key]) if name] for t in (en, zh)]
+        assert fields[0] == fields[1], key
+        shapes = [[re.sub(r"[^#\-{} ]", "", line)[:2] for line in t[key].splitlines()] for t in (en, zh)]
+        assert shapes[0] == shapes[1], key
+
+
+words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=0, max_size=400)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    next_items=st.lists(st.text(min_size=1, max_size=1000, alphabet="ab \u4e2d"), min_size=1, max_size=5),
+    blockers=st.lists(words, max_size=30),
+    notes=st.lists(words, max_size=40),
+    warnings=st.lists(words, max_size=6),
+    files=st.lists(words.filter(bool), max_size=50),
+    max_chars=st.integers(bundle.MIN_MAX_CHARS, 12000),
+)
+def test_the_budget_holds_and_the_next_action_is_whole(
+    next_items: list[str], blockers: list[str], notes: list[str], warnings: list[str], files: list[str],
+    max_chars: int,
+) -> None:
+    """Whatever the state holds, the brief fits the budget and carries the next action uncut."""
+    project = ProjectState(project="p" * 128)
+    project.work.next = next_items
+    project.work.blockers = blockers
+    project.work.in_progress = "x" * 900
+    project.work.decisions = [Noted(event_id="e", created_at="2026-07-23T01:02:03.000000Z", text=n) for n in notes]
+    inputs = ViewInputs(
+        now="2026-07-23T05:00:00.000000Z", warnings=tuple(warnings),
+        git=GitNow(branch="main", head="abc", head_moved=True, changed_since_archive=tuple(files)),
+    )
+    text = bundle.render_markdown(bundle.build(project, inputs), max_chars)
+    assert len(text) <= max_chars
+    assert f"## Next action\n{next_items[0]}\n" in text
