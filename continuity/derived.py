@@ -33,13 +33,37 @@ def markdown_path(store: Store, record: ArchiveRecord, contexts: str | None = No
     return os.path.join(contexts or contexts_dir(store), record.project, f"ctx_{stamp}.md")
 
 
+STATE_RECENT = 20
+
+
 def state_document(state: State) -> dict[str, Any]:
-    """`state.json`: the fold of every project, as of the last event folded."""
+    """`state.json`: each project's work state, counts, and its most recent sessions, runs and archives.
+
+    The full fold (every session kept, whole archive records) stays in the machine-local
+    saved projection; archives have their own files.
+    """
+    projects: dict[str, Any] = {}
+    for name, project in state.projects.items():
+        projects[name] = {
+            "events": project.events,
+            "first_at": project.first_at,
+            "last_at": project.last_at,
+            "last_event_id": project.last_event_id,
+            "last_host": project.sessions.last_host,
+            "work": project.work,
+            "sessions": list(project.sessions.sessions.values())[-STATE_RECENT:],
+            "runs": list(project.sessions.runs.values())[-STATE_RECENT:],
+            "handoffs": list(project.refs.handoffs.values())[-STATE_RECENT:],
+            "artifacts": list(project.refs.artifacts.values())[-STATE_RECENT:],
+            "archives": [record.archive_id for record in project.archives[-STATE_RECENT:]],
+            "archives_total": project.archives_total,
+            "contexts_served": project.served,
+        }
     return {
         "format": state.format,
         "last_event": state.last_name,
         "events_folded": state.events_folded,
-        "projects": msgspec.to_builtins(state.projects),
+        "projects": projects,
     }
 
 
@@ -99,16 +123,18 @@ def refresh(store: Store, *, rebuild: bool = False, write: bool = True) -> Outco
     outcome.warnings.extend(writer.warnings)
     if outcome.folded or outcome.rebuilt or not os.path.exists(os.path.join(store.path, "state.json")):
         try:
-            _write_documents(store.path, outcome.state)
+            _write_documents(store.path, outcome.state, schema=rebuild)
             save_checkpoint(store, checkpoint)
         except OSError as error:
             outcome.warnings.append(f"projections not saved: {error.strerror or error}")
     return outcome
 
 
-def _write_documents(folder: str, state: State) -> None:
+def _write_documents(folder: str, state: State, *, schema: bool = True) -> None:
     write_if_changed(os.path.join(folder, "state.json"), to_json(state_document(state)))
-    write_if_changed(os.path.join(folder, "archive.schema.json"), archive_schema())
+    schema_path = os.path.join(folder, "archive.schema.json")
+    if schema or not os.path.exists(schema_path):  # generating it costs more than a whole catch-up
+        write_if_changed(schema_path, archive_schema())
     newest = _newest_archive(state)
     if newest is not None:
         write_if_changed(os.path.join(folder, "archives", "latest.json"), to_json(newest))

@@ -66,6 +66,9 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
         _write_if_changed(home / "README.md", STORE_README.encode())
         _write_if_changed(home / ".gitignore", GITIGNORE.encode())
         _write_if_changed(home / "event.schema.json", event_schema())
+        from continuity.derived import archive_schema
+
+        _write_if_changed(home / "archive.schema.json", archive_schema())
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
     store._config = config

@@ -13,6 +13,7 @@ be written is a warning, never an error.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -73,7 +74,8 @@ def load_checkpoint(store: Store) -> Checkpoint | None:
 
 
 def _event_names(entries: list[str]) -> list[str]:
-    return sorted(entry for entry in entries if len(entry) == names.NAME_LENGTH and names.parse_name(entry))
+    """Entries shaped like event names, sorted (names are parsed only when read)."""
+    return sorted(entry for entry in entries if len(entry) == names.NAME_LENGTH and entry.endswith(".json"))
 
 
 class _Folder:
@@ -146,6 +148,8 @@ def _fold_day(log: FileEventLog, folder: _Folder, day: str, after: str | None) -
 
 def _read(path: str, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
     for name in wanted:
+        if names.parse_name(name) is None:
+            continue
         try:
             with open(os.path.join(path, name), "rb") as handle:
                 yield name, handle.read()
@@ -178,10 +182,10 @@ def _incremental(
         if mark is not None and mark.mtime_ns == mtime_ns:
             continue  # nothing landed in this day since the checkpoint
         listed = _event_names(os.listdir(path))
-        folded_before = sum(1 for name in listed if last_name is not None and name <= last_name)
+        folded_before = bisect.bisect_right(listed, last_name) if last_name is not None else 0
         if day == last_day and mark is not None and folded_before != mark.count:
             return None  # an event landed before the checkpoint
-        wanted = [name for name in listed if last_name is None or name > last_name]
+        wanted = listed[folded_before:]
         folder.fold(_read(path, wanted))
         checkpoint.days[day] = DayMark(mtime_ns, len(listed))
     return Outcome(state=state, folded=folder.folded, warnings=folder.warnings())
@@ -189,7 +193,7 @@ def _incremental(
 
 def save_checkpoint(store: Store, checkpoint: Checkpoint) -> None:
     """Save the fold for the next catch-up (atomically)."""
-    write_atomic(cache_path(store), _ENCODER.encode(checkpoint))
+    write_atomic(cache_path(store), _ENCODER.encode(checkpoint), durable=False)
 
 
 def write_if_changed(path: str, data: bytes) -> bool:
@@ -201,12 +205,10 @@ def write_if_changed(path: str, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, data)
+    write_atomic(path, data, durable=False)
     return True
 
 
 def to_json(data: Any) -> bytes:
     """Pretty JSON for derived files: two-space indent, field order as declared."""
-    import orjson
-
-    return orjson.dumps(msgspec.to_builtins(data), option=orjson.OPT_INDENT_2) + b"\n"
+    return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"

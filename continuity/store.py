@@ -119,8 +119,12 @@ def find_store(start: str | None = None, root: str | None = None) -> Store:
         here = parent
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write a derived file whole or not at all (temp file, fsync, rename)."""
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+    """Write a file whole or not at all (temp file, rename); fsync first when `durable`.
+
+    Derived files skip the fsync: after a power cut one may be empty or old, and the next
+    read rebuilds it from the log, which is durable.
+    """
     path = os.fspath(path)
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
@@ -128,7 +132,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     try:

@@ -34,8 +34,7 @@ class Codec:
         self.types = tuple(types)
         self.current: dict[str, int] = {}
         for event_type in self.types:
-            default = next(f.default for f in msgspec.structs.fields(event_type) if f.name == "v")
-            self.current[kind_of(event_type)] = int(default)
+            self.current[kind_of(event_type)] = _default_version(event_type)
         self.union: Any = Union[self.types]  # noqa: UP007 - a runtime union of a tuple
         self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.union)
         self._encoder = msgspec.json.Encoder(order="sorted")
@@ -135,8 +134,21 @@ def seed004_legacy(obj: dict[str, Any]) -> dict[str, Any] | None:
     return upgraded
 
 
-def default_codec() -> Codec:
-    """The codec over every event type continuity knows."""
-    from events.catalog import EVENT_TYPES
+def _default_version(event_type: type[Event]) -> int:
+    """The default of a type's `v` field, read without evaluating its annotations (slow)."""
+    fields = event_type.__struct_fields__
+    defaults = event_type.__struct_defaults__
+    index = fields.index("v") - (len(fields) - len(defaults))
+    return int(defaults[index])
 
-    return Codec(EVENT_TYPES, legacy=seed004_legacy)
+
+_DEFAULT: list[Codec] = []
+
+
+def default_codec() -> Codec:
+    """The codec over every event type continuity knows (one per process: it is reused)."""
+    if not _DEFAULT:
+        from events.catalog import EVENT_TYPES
+
+        _DEFAULT.append(Codec(EVENT_TYPES, legacy=seed004_legacy))
+    return _DEFAULT[0]

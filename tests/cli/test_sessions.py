@@ -306,7 +306,7 @@ def test_resume_bundle_on_a_read_only_projection(project: Path, capsys: Capture,
 
     from continuity import derived
 
-    def refuse(*args: object) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
     monkeypatch.setattr(derived, "_write_documents", refuse)

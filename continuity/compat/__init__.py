@@ -1,0 +1,1 @@
+"""Compatibility entry points: other CLIs' contracts spoken over continuity's log and projections."""
