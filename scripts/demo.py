@@ -54,31 +54,16 @@ def main() -> None:
              + "AKIA" + "Q7" * 8, cwd=project, env=env, check=False)
         step("the log so far", "events", "list", cwd=project, env=env)
         step("integrity check", "verify", cwd=project, env=env)
-        print("\n--- a new session starts: its resume brief ---")
-        print(brief(project, env))
-
-
-def brief(project: Path, env: dict[str, str]) -> str:
-    """The resume brief a new session reads (from the newest checkpoint)."""
-    import json
-
-    data = json.loads(step("newest checkpoint", "events", "list", "--kind", "checkpoint.recorded",
-                           "--last", "1", "--json", cwd=project, env=env, echo=False))
-    if not data["events"]:
-        return "(no checkpoint yet)"
-    event = data["events"][-1]
-    summary = event["summary"]
-    lines = [
-        f"# Resume: {event['project']} (checkpoint {event['event_id']} at {event['created_at']})",
-        f"Next action: {summary['next'][0] if summary['next'] else '(none recorded)'}",
-        f"In progress: {summary['in_progress'] or '(nothing)'}",
-        "Done: " + "; ".join(summary["done"]),
-        "Next: " + "; ".join(summary["next"]),
-        "Blockers: " + ("; ".join(summary["blockers"]) or "none"),
-    ]
-    for command in event["refs"]["commands"]:
-        lines.append(f"Last command: {command['command']} -> exit {command['exit_code']} ({command['summary']})")
-    return "\n".join(lines)
+        step("end of the session: archive", "archive", "--gate", "agent", "--reason", "end of session",
+             cwd=project, env=env)
+        step("work moves to another host", "host-switch", "--from-host", "claude-code", "--to-host", "codex",
+             "--reason", "continue in Codex", "--gate", "user", cwd=project, env=env)
+        env.update(CONTINUITY_HOST="codex", CONTINUITY_AGENT="codex-main", CONTINUITY_SESSION_ID="S-demo-2")
+        step("the new session starts", "warm", "--auto", cwd=project, env=env)
+        print("\n--- the new session's resume brief (recorded, so an audit can replay it) ---")
+        print(step("resume brief", "resume-bundle", "--record", "--max-chars", "4000", cwd=project, env=env,
+                   echo=False))
+        step("what the log holds now", "status", cwd=project, env=env)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,10 @@ on failure also a JSON object `{"ok": false, "exit_code", "message"}` on stdout)
 `--root DIR` (the project root; default: search upward from the working directory, or
 `CONTINUITY_ROOT`) and `--debug` (show a traceback on internal errors).
 
-Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes:
+Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes.
+Reads (`status`, `restore`, `resume-bundle`) fail open: problems are `continuity: warning:`
+lines on stderr and the exit code stays 0. The seed-004 command `runtime-continuity` has
+its own contract: see [compat.md](compat.md).
 
 ## Exit codes
 
