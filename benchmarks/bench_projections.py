@@ -120,7 +120,7 @@ def bench_catch_up(sizes: list[int], rounds: int) -> list[str]:
     results = {}
     for size in sizes:
         store = Store(generate(size))
-        refresh(store)
+        refresh(store, rebuild=True)  # the saved fold as this version writes it
         log = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
                            clock_us=lambda: START_US + 10**13)
         samples = []

@@ -114,7 +114,7 @@ def link_latest(link: str, target: str) -> None:
 
 def refresh(store: Store, *, rebuild: bool = False, write: bool = True) -> Outcome:
     """Catch the projections up with the log and write what changed. Never raises OSError."""
-    log = store.open_log()
+    log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     outcome, checkpoint = catch_up(store, log, on_archive=writer, force_rebuild=rebuild)
     if not write:
@@ -145,7 +145,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     from continuity.materialize import _Folder
     from continuity.replay import resolve_point
 
-    log = store.open_log()
+    log = store.open_reader()
     last_name, _ = resolve_point(log, until)
     try:
         os.makedirs(out, exist_ok=True)

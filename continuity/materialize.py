@@ -41,6 +41,9 @@ class Checkpoint(msgspec.Struct, kw_only=True):
     """The saved fold: state plus what the log looked like when it was saved."""
 
     format: int = FORMAT
+    #: The newest event file read, folded or skipped as unreadable (the state's last_name
+    #: only counts folded ones; an unreadable newest file must not look like a merge).
+    last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
     state: State = msgspec.field(default_factory=State)
 
@@ -86,11 +89,13 @@ class _Folder:
         self.state = state
         self.on_archive = on_archive
         self.folded = 0
+        self.last_read: str | None = None
         self.skipped: list[str] = []
 
     def fold(self, records: Iterator[tuple[str, bytes]]) -> None:
         decode = self.log.codec.decode
         for name, raw in records:
+            self.last_read = name
             try:
                 event = decode(raw)
             except EventUndecodable as error:
@@ -128,6 +133,7 @@ def catch_up(
     folder = _Folder(log, checkpoint.state, sink)
     for day in days:
         checkpoint.days[day] = _fold_day(log, folder, day, None)
+    checkpoint.last_read = folder.last_read
     warnings = folder.warnings()
     if folder.folded and not force_rebuild:
         why = ("events arrived in the past (a merge?)" if had_checkpoint
@@ -152,9 +158,12 @@ def _read(path: str, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
             continue
         try:
             with open(os.path.join(path, name), "rb") as handle:
-                yield name, handle.read()
+                raw = handle.read()
         except FileNotFoundError:
             continue
+        except OSError:
+            raw = b""  # unreadable (permissions, a loop, a folder): decoded as junk, skipped with a warning
+        yield name, raw
 
 
 def _incremental(
@@ -162,7 +171,7 @@ def _incremental(
 ) -> Outcome | None:
     """Fold only the new events, or None when the log changed in the past (rebuild)."""
     state = checkpoint.state
-    last_name = state.last_name
+    last_name = checkpoint.last_read or state.last_name
     last_day = names.shard_of(last_name) if last_name else ""
     if set(checkpoint.days) - set(days):
         return None  # a day folder vanished
@@ -179,8 +188,10 @@ def _incremental(
         path = os.path.join(log.events_dir, day)
         mark = checkpoint.days.get(day)
         mtime_ns = os.stat(path).st_mtime_ns
-        if mark is not None and mark.mtime_ns == mtime_ns:
+        if mark is not None and mark.mtime_ns == mtime_ns and day != last_day:
             continue  # nothing landed in this day since the checkpoint
+        # The newest folded day is always listed: where mtimes tick coarsely (older
+        # kernels, NFS), a file landing in the same tick as the last catch-up keeps the mtime.
         listed = _event_names(os.listdir(path))
         folded_before = bisect.bisect_right(listed, last_name) if last_name is not None else 0
         if day == last_day and mark is not None and folded_before != mark.count:
@@ -188,6 +199,7 @@ def _incremental(
         wanted = listed[folded_before:]
         folder.fold(_read(path, wanted))
         checkpoint.days[day] = DayMark(mtime_ns, len(listed))
+    checkpoint.last_read = folder.last_read or checkpoint.last_read
     return Outcome(state=state, folded=folder.folded, warnings=folder.warnings())
 
 

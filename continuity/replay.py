@@ -21,9 +21,10 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
         return stored.name, stored
     try:
         at_us = clock.parse_iso(point)
-    except ValueError:
-        raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time") from None
-    return f"{clock.stamp(at_us)}-~", None  # sorts after every name with that stamp
+        stamp = clock.stamp(at_us)
+    except (ValueError, OverflowError):
+        raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range") from None
+    return f"{stamp}-~", None  # sorts after every name with that stamp
 
 
 def state_until(log: EventLog, last_name: str, warnings: list[str]) -> State:

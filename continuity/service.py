@@ -37,7 +37,7 @@ class View(msgspec.Struct, kw_only=True):
 
 def current_view(store: Store, *, as_of: str | None = None, write: bool = True) -> View:
     """The projection now (caught up, derived files refreshed) or as of a point. Fails open."""
-    log = store.open_log()
+    log = store.open_reader()
     if as_of is not None:
         warnings: list[str] = []
         last_name, _ = resolve_point(log, as_of)
@@ -225,7 +225,7 @@ def resume_bundle(
         served = ContextServed(
             **(envelope or {"project": project}), brief_sha256=sha256_hex(text.encode()), format=fmt,
             max_chars=max_chars, chars=len(text), as_of=state.last_event_id,
-            events_folded=view.state.events_folded, served_to=(envelope or {}).get("session_id"),
+            events_folded=state.events, served_to=(envelope or {}).get("session_id"),
             inputs=inputs, message=f"resume brief served ({len(text)} chars)",
         )
         try:
@@ -247,17 +247,18 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
 
 
 def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as_of: str) -> Brief:
-    log = store.open_log()
+    log = store.open_reader()
     warnings: list[str] = []
     last_name, point = resolve_point(log, as_of)
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
         until = log.find(served.as_of).name if served.as_of else ""
         state = state_until(log, until, warnings) if until else State()
-        if state.events_folded != served.events_folded:
+        folded = project_state(state, served.project).events
+        if folded != served.events_folded:
             warnings.append(
-                f"the log before this point changed since it was served ({state.events_folded} events now, "
-                f"{served.events_folded} then): the brief may differ"
+                f"the log before this point changed since it was served ({folded} events of "
+                f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
         data = bundle.build(project_state(state, served.project), served.inputs)
         text = _render(data, served.format, served.max_chars)

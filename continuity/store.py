@@ -17,6 +17,8 @@ from events.errors import WriteFailed
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
 _NODE = re.compile(r"[a-z0-9]{8}")
+#: The node of a log opened only to read: it never appends, so it never needs a real id.
+READ_ONLY_NODE = "00000000"
 
 
 def now_us() -> int:
@@ -89,11 +91,18 @@ class Store:
         return node
 
     def open_log(self) -> Any:
-        """The file event log of this store (a FileEventLog)."""
+        """The file event log of this store (a FileEventLog), ready to append."""
         from events.filelog import FileEventLog
 
         self.check_safe()
         return FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
+
+    def open_reader(self) -> Any:
+        """The file event log for reading only: it never writes (not even the node id)."""
+        from events.filelog import FileEventLog
+
+        self.check_safe()
+        return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
 
 
 def find_store(start: str | None = None, root: str | None = None) -> Store:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import msgspec
 
-from events.base import Event, Label, Name, NextItems, PathRef, PathRefs, Text, Texts
+from events.base import Event, Label, Name, NextItem, NextItems, PathRef, PathRefs, Text, Texts
 
 
 class GitFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,7 +28,7 @@ class ArchivedState(msgspec.Struct, frozen=True, kw_only=True):
 
     current_goal: Text | None = None
     done: Texts = ()
-    in_progress: Text | None = None
+    in_progress: NextItem | None = None
     next: NextItems = ()
     blockers: Texts = ()
 

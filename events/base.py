@@ -25,7 +25,8 @@ Text = Annotated[str, msgspec.Meta(max_length=16384, pattern=_NO_CONTROL)]
 PathRef = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=_NO_CONTROL)]
 #: List limits keep one event small enough to read in one go.
 Texts = Annotated[tuple[Text, ...], msgspec.Meta(max_length=256)]
-#: A next step: short enough that a resume brief can always show the first one whole.
+#: A next step (or what is in progress): short enough that a resume brief can always show
+#: the next action whole.
 NextItem = Annotated[str, msgspec.Meta(max_length=1000, pattern=_NO_CONTROL)]
 NextItems = Annotated[tuple[NextItem, ...], msgspec.Meta(max_length=256)]
 PathRefs = Annotated[tuple[PathRef, ...], msgspec.Meta(max_length=1024)]
@@ -46,7 +47,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """Seed 004's work summary: done, in progress, next steps and blockers."""
 
     done: Texts = ()
-    in_progress: Text | None = None
+    in_progress: NextItem | None = None
     next: NextItems = ()
     blockers: Texts = ()
 

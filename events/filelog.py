@@ -57,10 +57,11 @@ def _is_day(entry: str) -> bool:
 
 
 def list_days(events_dir: str) -> list[str]:
-    """The day folders of an events folder, oldest first."""
+    """The day folders of an events folder, oldest first (a stray file named like one is not)."""
     try:
-        return sorted(entry for entry in os.listdir(events_dir) if _is_day(entry))
-    except FileNotFoundError:
+        with os.scandir(events_dir) as entries:
+            return sorted(entry.name for entry in entries if _is_day(entry.name) and entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
         return []
 
 
@@ -282,7 +283,7 @@ class FileEventLog(EventLog):
         day_path = os.path.join(self.events_dir, day)
         try:
             entries = sorted(os.listdir(day_path))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         for name in entries:
             if after is not None and name <= after:
@@ -294,8 +295,12 @@ class FileEventLog(EventLog):
             try:
                 with open(os.path.join(day_path, name), "rb") as handle:
                     raw = handle.read()
-            except (FileNotFoundError, IsADirectoryError):
+            except FileNotFoundError:
                 continue
+            except OSError:  # unreadable: a folder, a symlink loop, no permission
+                if not include_malformed:
+                    continue
+                raw = b""  # verify names it; readers skip it
             yield name, raw
 
     def head(self) -> StoredEvent | None:

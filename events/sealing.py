@@ -39,13 +39,23 @@ class StoredEvent(NamedTuple):
         return self.event.event_id
 
 
+def _child(path: str, key: str) -> str:
+    """The path of a dict entry; a key that looks like a secret is named redacted, never echoed."""
+    shown = redact_text(key)[0]
+    return f"{path}.{shown}" if path else shown
+
+
 def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string in a tree, dict keys included (a key can hold a secret too)."""
     if isinstance(node, str):
         yield path, node
     elif isinstance(node, dict):
         for key, value in node.items():
             if path or key not in _UNSCANNED:
-                yield from _strings(value, f"{path}.{key}" if path else str(key))
+                child = _child(path, str(key))
+                if path:
+                    yield f"{child} (a key)", str(key)
+                yield from _strings(value, child)
     elif isinstance(node, list | tuple):
         for index, value in enumerate(node):
             yield from _strings(value, f"{path}[{index}]")
@@ -57,11 +67,18 @@ def _redact_tree(node: Any, path: str, applied: list[str]) -> Any:
         applied.extend(f"{path}:{rule}" for rule in rules)
         return text
     if isinstance(node, dict):
-        return {
-            key: value if not path and key in _UNSCANNED
-            else _redact_tree(value, f"{path}.{key}" if path else str(key), applied)
-            for key, value in node.items()
-        }
+        cleaned: dict[str, Any] = {}
+        for key, value in node.items():
+            if not path and key in _UNSCANNED:
+                cleaned[key] = value
+                continue
+            child = _child(path, str(key))
+            new_key = str(key)
+            if path:
+                new_key, rules = redact_text(str(key))
+                applied.extend(f"{child} (a key):{rule}" for rule in rules)
+            cleaned[new_key] = _redact_tree(value, child, applied)
+        return cleaned
     if isinstance(node, list | tuple):
         return [_redact_tree(value, f"{path}[{index}]", applied) for index, value in enumerate(node)]
     return node

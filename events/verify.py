@@ -85,6 +85,9 @@ def verify_records(records: Iterable[tuple[str, bytes]], codec: Codec) -> Verify
         seen = _Seen(name, parsed.node, stamp_us, real_sha)
         by_hash12.setdefault(parsed.hash12, seen)
         nodes.add(parsed.node)
+        if not raw:
+            problems.append(Problem(name, "unreadable or empty file"))
+            continue
         if real_sha[: names.HASH_CHARS] != parsed.hash12:
             problems.append(Problem(name, "edited bytes: content does not match the hash in its name"))
             continue

@@ -12,8 +12,8 @@ from events.base import Event
 from events.session import SessionEnded, SessionStarted
 from projections.common import touch_bounded
 
-SESSIONS_LIMIT = 200
-RUNS_LIMIT = 200
+SESSIONS_LIMIT = 100
+RUNS_LIMIT = 100
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):

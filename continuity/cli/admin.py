@@ -53,7 +53,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.errors import EXIT_INTEGRITY
 
     store = open_store(args)
-    report = store.open_log().verify()
+    report = store.open_reader().verify()
     data = msgspec.to_builtins(report)
     data["ok"] = report.ok
     data["first_problem"] = msgspec.to_builtins(report.first_problem)

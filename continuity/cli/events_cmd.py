@@ -46,7 +46,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
         value = getattr(args, flag)
         if value is not None and value < 0:
             raise UsageError(f"--{flag} must be 0 or more")
-    log = open_store(args).open_log()
+    log = open_store(args).open_reader()
     after = log.find(args.after).name if args.after else None
     warnings: list[str] = []
     events = (
@@ -78,7 +78,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 def _show(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
-    stored = open_store(args).open_log().find(args.event_id)
+    stored = open_store(args).open_reader().find(args.event_id)
     data = msgspec.to_builtins(stored.event)
     if out.as_json:
         out.emit(data)

@@ -144,7 +144,8 @@ def host_switch(args: Args, project: str | None) -> dict[str, Any]:
     try:
         session = write_session_file(store.root, project, paths["stamp"], {
             "last_host": to_host, "last_switch_at": stored[-1].event.created_at, "previous_host": from_host,
-            "reason": args.given("reason"), "archive_id": paths["archive_id"],
+            # the stored (guarded, maybe redacted) reason, never the raw flag: no secret reaches this file
+            "reason": stored[-1].event.reason, "archive_id": paths["archive_id"],
             "archive_path": paths["archivePath"], "archive_json_path": paths["archiveJsonPath"],
         })
     except OSError as error:

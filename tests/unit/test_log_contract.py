@@ -200,3 +200,16 @@ class TestMemoryEventLog(LogContract):
 
     def make(self, tmp_path: Path, clock: FakeClock, node: str) -> EventLog:
         return MemoryEventLog(node=node, clock_us=clock)
+
+
+def test_a_secret_in_a_note_key_is_refused_and_redacted(tmp_path: Path, fake_clock: FakeClock) -> None:
+    """A secret used as a --note-json key is caught; redaction removes it from the key and the path."""
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    log = MemoryEventLog(clock_us=fake_clock)
+    with pytest.raises(SecretRefused) as refused:
+        log.append(draft("x", note={token: 1}))
+    assert token not in str(refused.value) and "note." in refused.value.field
+    stored = log.append(draft("x", note={token: 1, "ok": "fine"}), redact=True)
+    assert token not in stored.raw.decode()
+    assert stored.event.note == {"[REDACTED:github-token]": 1, "ok": "fine"}
+    assert stored.event.redacted == ("note.[REDACTED:github-token] (a key):github-token",)

@@ -1,0 +1,108 @@
+"""Regressions for defects found in review: each was reproduced before its fix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from continuity.derived import refresh
+from continuity.store import Store
+from events.work import WorkLogged
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+
+
+def test_coarse_mtimes_do_not_hide_an_event(project: Path) -> None:
+    """An event whose landing left the day's mtime unchanged (coarse clocks) is still folded."""
+    store = Store(project)
+    store.open_log().append(WorkLogged(project="demo", message="one"))
+    refresh(store)
+    day = Path(store.events_dir, sorted(os.listdir(store.events_dir))[0])
+    before = day.stat()
+    store.open_log().append(WorkLogged(project="demo", message="two, same tick"))
+    os.utime(day, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a coarse clock would leave it
+    outcome = refresh(store)
+    assert [e.message for e in outcome.state.projects["demo"].recent] == ["one", "two, same tick"]
+
+
+def test_reads_never_write_the_node_id(project: Path, capsys: Capture) -> None:
+    """A fresh clone has no local/node: reading commands answer without creating it."""
+    main(["log", "x"])
+    node = project / ".agent" / "runtime-continuity" / "local" / "node"
+    node.unlink()
+    for argv in (["resume-bundle"], ["status"], ["restore"], ["events", "list"], ["verify"]):
+        assert main(argv) == 0, argv
+    assert not node.exists()
+
+
+def test_stray_entries_in_the_events_folder_fail_open(project: Path, capsys: Capture) -> None:
+    """A file named like a day and a folder named like an event: reads still answer."""
+    main(["log", "x"])
+    events = project / ".agent" / "runtime-continuity" / "events"
+    (events / "20200101").write_text("not a folder")
+    day = next(p for p in events.iterdir() if p.is_dir())
+    (day / ("20990101_000000_000000-zzzzzzzz-" + "0" * 12 + ".json")).mkdir()
+    capsys.readouterr()
+    assert main(["resume-bundle"]) == 0
+    assert main(["status"]) == 0
+    assert main(["events", "list"]) == 0
+    assert main(["rebuild"]) == 0
+    assert main(["verify"]) == 1
+    assert "unreadable or empty file" in capsys.readouterr().out
+
+
+def test_an_overlong_in_progress_is_refused(project: Path, capsys: Capture) -> None:
+    """In progress is at most 1,000 characters, so the brief's next action always fits its budget."""
+    assert main(["checkpoint", "--in-progress", "x" * 9000]) == 2
+    main(["checkpoint", "--in-progress", "y" * 1000])
+    capsys.readouterr()
+    assert main(["resume-bundle", "--max-chars", "2500"]) == 0
+    assert len(capsys.readouterr().out) <= 2500
+
+
+def test_extreme_times_are_bad_input(project: Path, capsys: Capture) -> None:
+    """--as-of times out of range are exit 2, not an internal error."""
+    for point in ("9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"):
+        assert main(["status", "--as-of", point]) == 2
+        assert main(["resume-bundle", "--as-of", point]) == 2
+
+
+def test_an_unreadable_newest_event_does_not_force_rebuilds(project: Path) -> None:
+    """A newest event from a newer version is skipped once; the next catch-up stays incremental."""
+    import hashlib
+
+    from events import clock, names
+
+    store = Store(project)
+    head = store.open_log().append(WorkLogged(project="demo", message="known"))
+    at = clock.parse_stamp(names.parse_name(head.name).stamp) + 10  # type: ignore[union-attr]
+    stamp = clock.stamp(at)
+    raw = (b'{"kind":"future.happened","v":1,"project":"demo","event_id":"' + names.event_id(stamp, "zzzzzzzz").encode()
+           + b'"}')
+    name = names.file_name(stamp, "zzzzzzzz", hashlib.sha256(raw).hexdigest())
+    Path(store.open_log().path_of(name)).write_bytes(raw)
+    first = refresh(store)
+    assert first.warnings and "skipped 1 unreadable" in " ".join(first.warnings)
+    store.open_log().append(WorkLogged(project="demo", message="after"))
+    second = refresh(store)
+    assert (second.rebuilt, second.folded, second.warnings) == (False, 1, [])
+
+
+def test_other_projects_do_not_fake_a_changed_log(project: Path, capsys: Capture) -> None:
+    """Replaying a served brief ignores events of other projects: no false 'log changed' warning."""
+    main(["checkpoint", "-m", "a", "--next", "go"])
+    main(["log", "other", "--project", "elsewhere"])
+    capsys.readouterr()
+    main(["resume-bundle", "--record"])
+    served_text = capsys.readouterr().out
+    served = [p for p in all_event_files(project) if b"context.served" in p.read_bytes()][0]
+    import json
+
+    event_id = json.loads(served.read_bytes())["event_id"]
+    assert main(["resume-bundle", "--as-of", event_id]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == served_text and captured.err == ""
