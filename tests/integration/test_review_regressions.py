@@ -99,7 +99,7 @@ def test_other_projects_do_not_fake_a_changed_log(project: Path, capsys: Capture
     capsys.readouterr()
     main(["resume-bundle", "--record"])
     served_text = capsys.readouterr().out
-    served = [p for p in all_event_files(project) if b"context.served" in p.read_bytes()][0]
+    served = next(p for p in all_event_files(project) if b"context.served" in p.read_bytes())
     import json
 
     event_id = json.loads(served.read_bytes())["event_id"]
