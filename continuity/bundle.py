@@ -37,9 +37,16 @@ def age(then: str | None, now: str) -> str:
     return "just now"  # pragma: no cover
 
 
-def build(project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None) -> dict[str, Any]:
-    """The bundle as a dict: seed 004's resume-bundle fields and more."""
+def build(
+    project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None
+) -> dict[str, Any]:
+    """The bundle as a dict: seed 004's resume-bundle fields and more (for `session_id`, if given)."""
     now = inputs.now
+    session = project.sessions.sessions.get(session_id) if session_id else None
+    compaction = (
+        {"session_id": session.session_id, "compactions": session.compactions}
+        if session is not None and session.source == "compact" else None
+    )
     archive = latest_archive(project)
     work = project.work
     next_action = work.next[0] if work.next else (
@@ -68,6 +75,7 @@ def build(project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None
         "project": project.project,
         "generated_at": now,
         "as_of": as_of,
+        "compaction": compaction,
         "latest_archive": f"{STORE_PATH}/archives/{archive.archive_id}.json" if archive else None,
         "latest_markdown_archive": inputs.latest_markdown,
         "archive": msgspec.to_builtins(archive) if archive else None,
@@ -157,6 +165,10 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
         f"# Resume: {bundle['project']}",
         f"{archive_line} {bundle['events']} events; brief generated {bundle['generated_at']}.",
     ]
+    if bundle.get("compaction"):
+        count = bundle["compaction"]["compactions"]
+        header.append(f"Context was just compacted (compaction {count} of this session): "
+                      "what follows is rebuilt from the log, not from memory.")
     header.extend(f"Warning: {warning[:200]}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
     out = list(header)

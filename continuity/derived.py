@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from continuity.logs import log as log_event
 from continuity.materialize import Outcome, catch_up, save_checkpoint, to_json, write_if_changed
 from continuity.store import Store
 from continuity.templates import render_archive_markdown
@@ -117,6 +118,8 @@ def refresh(store: Store, *, rebuild: bool = False, write: bool = True) -> Outco
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     outcome, checkpoint = catch_up(store, log, on_archive=writer, force_rebuild=rebuild)
+    log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
+              last_event=outcome.state.last_name)
     if not write:
         return outcome
     assert writer is not None

@@ -44,30 +44,57 @@ def _git(root: str, *args: str) -> str:
     return result.stdout
 
 
+def work_tree_root(start: str) -> str | None:
+    """The nearest folder from `start` upward holding `.git` (a folder or a worktree file)."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def git_facts(root: str, warnings: list[str]) -> GitFacts:
-    """Root, branch, HEAD, short status and dirty files of the work tree at `root`."""
-    try:
-        top = _git(root, "rev-parse", "--show-toplevel").strip()
-        status = _git(root, "status", "--porcelain=v1", "--branch", "--untracked-files=normal")
-    except GitUnavailable as error:
-        if "not a git work tree" not in str(error):
-            warnings.append(f"git facts unavailable: {error}")
+    """Root, branch, HEAD, short status and dirty files of the work tree at `root` (one git call)."""
+    top = work_tree_root(root)
+    if top is None:
         return GitFacts()
-    lines = status.splitlines()
-    branch = None
-    if lines and lines[0].startswith("## "):
-        header = lines.pop(0)[3:]
-        branch = header.split("...")[0].strip()
-        if branch.startswith("No commits yet on "):
-            branch = branch.removeprefix("No commits yet on ")
     try:
-        head: str | None = _git(root, "rev-parse", "--verify", "-q", "HEAD").strip() or None
-    except GitUnavailable:
-        head = None
-    dirty = sorted({line[3:].split(" -> ")[-1].strip('"') for line in lines if len(line) > 3})
+        status = _git(root, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+    except GitUnavailable as error:
+        warnings.append(f"git facts unavailable: {error}")
+        return GitFacts(root=top)
+    branch = head = None
+    short: list[str] = []
+    dirty: set[str] = set()
+    for line in status.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line[13:].strip()
+            head = None if oid == "(initial)" else oid
+        elif line.startswith("# branch.head "):
+            name = line[14:].strip()
+            branch = None if name == "(detached)" else name
+        elif line.startswith("1 "):
+            parts = line.split(" ", 8)
+            short.append(f"{parts[1].replace('.', ' ')} {parts[8]}")
+            dirty.add(parts[8])
+        elif line.startswith("2 "):
+            parts = line.split(" ", 9)
+            path, _, original = parts[9].partition("\t")
+            short.append(f"{parts[1].replace('.', ' ')} {original} -> {path}")
+            dirty.add(path)
+        elif line.startswith("u "):
+            parts = line.split(" ", 10)
+            short.append(f"{parts[1]} {parts[10]}")
+            dirty.add(parts[10])
+        elif line.startswith("? "):
+            short.append(f"?? {line[2:]}")
+            dirty.add(line[2:])
     return GitFacts(
-        root=top or None, branch=branch, head=head, status_short="\n".join(lines)[:65536],
-        dirty_files=tuple(dirty[:1024]),
+        root=top, branch=branch, head=head, status_short="\n".join(short)[:65536],
+        dirty_files=tuple(sorted(dirty)[:1024]),
     )
 
 

@@ -218,7 +218,8 @@ def resume_bundle(
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
         latest_markdown=latest_md, warnings=list(view.warnings),
     )
-    data = bundle.build(state, inputs)
+    session_id = (envelope or {}).get("session_id")
+    data = bundle.build(state, inputs, session_id=session_id)
     text = _render(data, fmt, max_chars)
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
     if record:
@@ -260,7 +261,7 @@ def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as
                 f"the log before this point changed since it was served ({folded} events of "
                 f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
-        data = bundle.build(project_state(state, served.project), served.inputs)
+        data = bundle.build(project_state(state, served.project), served.inputs, session_id=served.served_to)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")

@@ -303,6 +303,10 @@ class FileEventLog(EventLog):
                 raw = b""  # verify names it; readers skip it
             yield name, raw
 
+    def head_name(self) -> str | None:
+        """The newest event's file name (None when the log is empty), without reading it."""
+        return self._newest()
+
     def head(self) -> StoredEvent | None:
         """The newest event, or None when the log is empty."""
         found = self._newest()

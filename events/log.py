@@ -107,6 +107,11 @@ class EventLog(abc.ABC):
     def head(self) -> StoredEvent | None:
         """The newest event, or None when the log is empty."""
 
+    def head_name(self) -> str | None:
+        """The newest event's file name, or None when the log is empty."""
+        head = self.head()
+        return None if head is None else head.name
+
     def find(self, event_id: str) -> StoredEvent:
         """The event with this id; EventNotFound when there is none."""
         parsed = names.parse_event_id(event_id)

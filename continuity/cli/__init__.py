@@ -30,6 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as stop:  # --help, --version
             return stop.code if isinstance(stop.code, int) else EXIT_USAGE
         out = Output(as_json=bool(getattr(args, "json", False)))
+        level = getattr(args, "log_level", None)
+        if level:
+            from continuity.logs import configure
+
+            configure(level)
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(sys.stderr)

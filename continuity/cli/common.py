@@ -59,6 +59,8 @@ def common_flags() -> argparse.ArgumentParser:
                         help="project root holding .agent/runtime-continuity (default: search upward)")
     parent.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show a traceback on internal errors")
+    parent.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=argparse.SUPPRESS,
+                        help="log to stderr at this level (human text on a terminal, JSON lines otherwise)")
     return parent
 
 
@@ -92,6 +94,11 @@ COMMAND_MODULES: dict[str, str] = {
     "resume-bundle": "continuity.cli.sessions",
     "rebuild": "continuity.cli.replay_cmd",
     "replay": "continuity.cli.replay_cmd",
+    "hook": "continuity.cli.hook_cmd",
+    "watch": "continuity.cli.watch_cmd",
+    "install": "continuity.cli.install_cmd",
+    "uninstall": "continuity.cli.install_cmd",
+    "mcp": "continuity.cli.mcp_cmd",
 }
 
 

@@ -22,6 +22,12 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     listing.add_argument("--limit", type=int, metavar="N", help="at most N events (the first N)")
     listing.add_argument("--last", type=int, metavar="N", help="only the newest N events")
     listing.set_defaults(handler=_list)
+    tail = sub.add_parser("tail", help="the newest events; --follow keeps printing new ones", parents=[common],
+                          description="The newest events, one line each (JSON lines with --json); with --follow, "
+                          "new events as they land until Ctrl-C.")
+    tail.add_argument("-n", "--lines", type=int, default=10, metavar="N", help="how many to show first (default 10)")
+    tail.add_argument("-f", "--follow", action="store_true", help="keep printing events as they land")
+    tail.set_defaults(handler=_tail)
     show = sub.add_parser("show", help="one event, whole", parents=[common],
                           description="Print one event as stored.")
     show.add_argument("event_id", metavar="EVENT_ID")
@@ -86,4 +92,33 @@ def _show(args: argparse.Namespace, out: Output) -> int:
         import orjson
 
         out.emit(None, f"# {stored.name}\n" + orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+def _tail(args: argparse.Namespace, out: Output) -> int:
+    import sys
+
+    from continuity.cli.watch_cmd import print_line, start_after
+    from continuity.errors import UsageError
+
+    if args.lines < 0:
+        raise UsageError("--lines must be 0 or more")
+    store = open_store(args)
+    log = store.open_reader()
+    after = start_after(log, args.lines) if args.lines else log.head_name()
+
+    def warn(message: str) -> None:
+        sys.stderr.write(f"continuity: warning: {message}\n")
+
+    if not args.follow:
+        for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):
+            print_line(out, stored)
+        return 0
+    from continuity.watch import follow
+
+    def ready() -> None:
+        sys.stderr.write(f"continuity: following {store.events_dir} (Ctrl-C to stop)\n")
+        sys.stderr.flush()
+
+    follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn, on_ready=ready)
     return 0

@@ -1,0 +1,63 @@
+"""`continuity watch`: a live view of events as they land, with projections kept current."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
+    """Add `watch`."""
+    parser = commands.add_parser(
+        "watch", help="show events live as they land; keep projections current", parents=[common],
+        description="Print one line per event as it lands (JSON lines with --json) and keep the projections "
+        "current while running. Ctrl-C ends it.",
+    )
+    parser.add_argument("--last", type=int, default=0, metavar="N", help="first show the newest N events")
+    parser.set_defaults(handler=_run)
+
+
+def print_line(out: Output, stored: Any) -> None:
+    """One event, as a line of text or JSON."""
+    event = stored.event
+    if out.as_json:
+        sys.stdout.buffer.write(stored.raw + b"\n")  # the stored canonical bytes: one JSON line
+    else:
+        sys.stdout.write(f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
+                         .rstrip() + "\n")
+    sys.stdout.flush()
+
+
+def start_after(log: Any, last: int) -> str | None:
+    """The name to follow from so that the newest `last` events are shown first."""
+    import collections
+
+    if last <= 0:
+        head: str | None = log.head_name()
+        return head
+    names = collections.deque((name for name, _ in log.read_raw()), maxlen=last + 1)
+    return names[0] if len(names) == last + 1 else None
+
+
+def _run(args: argparse.Namespace, out: Output) -> int:
+    from continuity.errors import UsageError
+    from continuity.watch import follow
+
+    if args.last < 0:
+        raise UsageError("--last must be 0 or more")
+    store = open_store(args)
+    after = start_after(store.open_reader(), args.last)
+
+    def warn(message: str) -> None:
+        sys.stderr.write(f"continuity: warning: {message}\n")
+
+    def ready() -> None:
+        sys.stderr.write(f"continuity: watching {store.events_dir} (Ctrl-C to stop)\n")
+        sys.stderr.flush()
+
+    follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn,
+           refresh_projections=True, on_ready=ready)
+    return 0

@@ -1,0 +1,274 @@
+"""`continuity install` / `uninstall`: hook merges, the Markdown block, backups, dry runs, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.errors import EXIT_USAGE
+from continuity.install import add_block, add_hooks, hook_groups, is_ours, remove_block, remove_hooks
+
+Capture = pytest.CaptureFixture[str]
+
+CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop",
+                 "SubagentStop", "SessionEnd"]
+CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "SubagentStop",
+                "Stop"]
+OTHER_GROUP = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
+OTHER_START = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo welcome"}]}
+SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {"PreToolUse": [OTHER_GROUP], "SessionStart": [OTHER_START]},
+    "env": {"FOO": "1"},
+}
+NOTES = "# Project notes\n\nUse tabs.\n"
+
+
+@pytest.fixture(autouse=True)
+def _commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the two commands as continuity.cli.common will."""
+    from continuity.cli import common
+
+    monkeypatch.setitem(common.COMMAND_MODULES, "install", "continuity.cli.install_cmd")
+    monkeypatch.setitem(common.COMMAND_MODULES, "uninstall", "continuity.cli.install_cmd")
+
+
+@pytest.fixture
+def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = main([*args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def ours(config: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [g for g in config["hooks"].get(event, []) if any(is_ours(h) for h in g["hooks"])]
+
+
+def backups(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.continuity-backup-*"))
+
+
+def test_install_claude_code_keeps_everything_else(proj: Path, capsys: Capture) -> None:
+    """install adds one group per event and keeps other keys, other hooks and the text outside the block."""
+    settings = proj / ".claude" / "settings.json"
+    write_json(settings, SETTINGS)
+    original = settings.read_bytes()
+    (proj / "CLAUDE.md").write_text(NOTES)
+    code, data = run(capsys, "install", "claude-code")
+    assert code == 0 and data["ok"] is True and data["action"] == "install"
+    assert (data["harness"], data["scope"]) == ("claude-code", "project")
+    assert [(f["path"], f["changed"]) for f in data["files"]] == [(str(settings), True),
+                                                                 (str(proj / "CLAUDE.md"), True)]
+    config = json.loads(settings.read_text())
+    assert {k: v for k, v in config.items() if k != "hooks"} == {k: v for k, v in SETTINGS.items() if k != "hooks"}
+    assert list(config) == list(SETTINGS)
+    assert config["hooks"]["PreToolUse"] == [OTHER_GROUP]
+    assert config["hooks"]["SessionStart"][0] == OTHER_START
+    for event in CLAUDE_EVENTS:
+        [group] = ours(config, event)
+        [hook] = group["hooks"]
+        assert hook["type"] == "command" and "continuity hook claude-code" in hook["command"]
+        assert hook["command"].startswith('cd "${CLAUDE_PROJECT_DIR:-.}" && ')
+        assert hook["timeout"] == (2 if event == "SessionEnd" else 10)
+    assert ours(config, "PostToolUse")[0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
+    assert "matcher" not in ours(config, "SessionStart")[0]
+    text = (proj / "CLAUDE.md").read_text()
+    assert text.startswith(NOTES) and "<!-- continuity:begin -->" in text and "continuity:end -->\n" in text
+    assert "checkpoint -m" in text and "--next" in text and "archive --gate agent" in text
+    assert [p.read_bytes() for p in backups(settings.parent)] == [original]
+    assert [p.read_text() for p in backups(proj)] == [NOTES]
+
+
+def test_install_twice_adds_nothing(proj: Path, capsys: Capture) -> None:
+    """A second install changes no file, adds no duplicate and makes no second backup."""
+    write_json(proj / ".codex" / "hooks.json", SETTINGS)
+    (proj / "AGENTS.md").write_text(NOTES)
+    assert run(capsys, "install", "codex")[0] == 0
+    snapshot = {p: p.read_bytes() for p in proj.rglob("*") if p.is_file()}
+    code, data = run(capsys, "install", "codex")
+    assert code == 0 and [f["changed"] for f in data["files"]] == [False, False]
+    assert [f["backup"] for f in data["files"]] == [None, None]
+    assert {p: p.read_bytes() for p in proj.rglob("*") if p.is_file()} == snapshot
+    config = json.loads((proj / ".codex" / "hooks.json").read_text())
+    assert all(len(ours(config, event)) == 1 for event in CODEX_EVENTS)
+    assert set(config["hooks"]) == set(CODEX_EVENTS) | {"PreToolUse"}
+    assert (proj / "AGENTS.md").read_text().count("<!-- continuity:begin -->") == 1
+
+
+@pytest.mark.parametrize(("harness", "settings_name", "md_name"),
+                         [("claude-code", ".claude/settings.json", "CLAUDE.md"),
+                          ("codex", ".codex/hooks.json", "AGENTS.md")])
+def test_uninstall_restores_the_originals(proj: Path, capsys: Capture, harness: str, settings_name: str,
+                                          md_name: str) -> None:
+    """uninstall after install gives back the original JSON (semantically) and the Markdown text exactly."""
+    settings, md = proj / settings_name, proj / md_name
+    write_json(settings, SETTINGS)
+    md.write_text(NOTES)
+    assert run(capsys, "install", harness)[0] == 0
+    code, data = run(capsys, "uninstall", harness)
+    assert code == 0 and data["action"] == "uninstall" and [f["changed"] for f in data["files"]] == [True, True]
+    assert all(f["backup"] for f in data["files"])
+    assert json.loads(settings.read_text()) == SETTINGS
+    assert md.read_text() == NOTES
+    code, data = run(capsys, "uninstall", harness)
+    assert code == 0 and [f["changed"] for f in data["files"]] == [False, False]
+
+
+def test_files_install_created_are_removed_by_uninstall(proj: Path, capsys: Capture) -> None:
+    """Files install created hold only continuity's part; uninstall removes them."""
+    code, data = run(capsys, "install", "codex")
+    assert code == 0 and [f["status"] for f in data["files"]] == ["created", "created"]
+    assert [f["backup"] for f in data["files"]] == [None, None]
+    assert (proj / "AGENTS.md").read_text().startswith("<!-- continuity:begin -->")
+    code, data = run(capsys, "uninstall", "codex")
+    assert code == 0 and [f["status"] for f in data["files"]] == ["removed", "removed"]
+    assert not (proj / ".codex" / "hooks.json").exists() and not (proj / "AGENTS.md").exists()
+
+
+def test_dry_run_prints_a_diff_and_changes_nothing(proj: Path, capsys: Capture) -> None:
+    """--dry-run shows unified diffs and writes no file, not even a backup."""
+    write_json(proj / ".claude" / "settings.json", SETTINGS)
+    (proj / "CLAUDE.md").write_text(NOTES)
+    snapshot = {p: p.read_bytes() for p in proj.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["install", "claude-code", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"--- {proj / '.claude' / 'settings.json'}" in out and "+++ " in out and "@@ " in out
+    assert "+<!-- continuity:begin -->" in out and "would be updated" in out
+    assert {p: p.read_bytes() for p in proj.rglob("*") if p.is_file()} == snapshot
+    code, data = run(capsys, "install", "claude-code", "--dry-run")
+    assert code == 0 and data["dry_run"] is True and all(f["diff"].startswith("--- ") for f in data["files"])
+    assert {p: p.read_bytes() for p in proj.rglob("*") if p.is_file()} == snapshot
+
+
+def test_malformed_json_is_refused_untouched(proj: Path, capsys: Capture) -> None:
+    """A settings file that is not JSON: exit 2, one error line, no file written or created."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus",,}\n')
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "settings.json" in err and "not valid JSON" in err
+    assert settings.read_text() == '{"model": "opus",,}\n'
+    assert sorted(p.name for p in proj.rglob("*")) == [".claude", "settings.json"]
+    assert main(["uninstall", "claude-code"]) == EXIT_USAGE
+    assert settings.read_text() == '{"model": "opus",,}\n'
+
+
+def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
+    """A "hooks" that is not an object is a usage error and the file stays as it was."""
+    write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
+    before = (proj / ".codex" / "hooks.json").read_bytes()
+    assert main(["install", "codex"]) == EXIT_USAGE
+    assert (proj / ".codex" / "hooks.json").read_bytes() == before
+
+
+def test_unpaired_markers_are_refused(proj: Path, capsys: Capture) -> None:
+    """An AGENTS.md with a begin marker and no end marker is left alone, and so is the hooks file."""
+    (proj / "AGENTS.md").write_text("intro\n<!-- continuity:begin -->\nhalf a block\n")
+    assert main(["install", "codex"]) == EXIT_USAGE
+    assert (proj / "AGENTS.md").read_text() == "intro\n<!-- continuity:begin -->\nhalf a block\n"
+    assert not (proj / ".codex").exists()
+
+
+def test_rerun_replaces_the_block_in_place(proj: Path, capsys: Capture) -> None:
+    """An old block in the middle of AGENTS.md is replaced where it stands; the text around it is kept."""
+    head, tail = "# Agents\n\nBefore.\n\n", "\n\n## Later\n\nAfter.\n"
+    (proj / "AGENTS.md").write_text(head + "<!-- continuity:begin -->\nold advice\n<!-- continuity:end -->" + tail)
+    assert run(capsys, "install", "codex")[0] == 0
+    text = (proj / "AGENTS.md").read_text()
+    assert text.startswith(head + "<!-- continuity:begin -->\n## Continuity") and text.endswith(tail)
+    assert "old advice" not in text and text.count("continuity:begin") == 1
+    assert run(capsys, "uninstall", "codex")[0] == 0
+    assert (proj / "AGENTS.md").read_text() == "# Agents\n\nBefore.\n\n## Later\n\nAfter.\n"
+
+
+def test_user_scope_writes_under_home(proj: Path, capsys: Capture) -> None:
+    """--scope user writes ~/.claude/settings.json and ~/.claude/CLAUDE.md and nothing in the project."""
+    home = Path(os.environ["HOME"])
+    code, data = run(capsys, "install", "claude-code", "--scope", "user")
+    assert code == 0 and data["scope"] == "user"
+    assert [f["path"] for f in data["files"]] == [str(home / ".claude" / "settings.json"),
+                                                 str(home / ".claude" / "CLAUDE.md")]
+    assert all(len(ours(json.loads((home / ".claude" / "settings.json").read_text()), e)) == 1
+               for e in CLAUDE_EVENTS)
+    assert list(proj.iterdir()) == []
+    assert run(capsys, "uninstall", "claude-code", "--scope", "user")[0] == 0
+    assert not (home / ".claude" / "settings.json").exists() and not (home / ".claude" / "CLAUDE.md").exists()
+
+
+def test_human_output_is_one_line_per_file(proj: Path, capsys: Capture) -> None:
+    """Without --json, install prints one line per file with its status."""
+    capsys.readouterr()
+    assert main(["install", "codex"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{proj / '.codex' / 'hooks.json'}: created", f"{proj / 'AGENTS.md'}: created"]
+
+
+def test_symlinked_settings_keep_the_link_and_the_mode(proj: Path, tmp_path: Path, capsys: Capture) -> None:
+    """A symlinked settings file is updated through the link; its mode is kept."""
+    target = tmp_path / "dotfiles" / "settings.json"
+    write_json(target, SETTINGS)
+    target.chmod(0o600)
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").symlink_to(target)
+    assert run(capsys, "install", "claude-code")[0] == 0
+    assert (proj / ".claude" / "settings.json").is_symlink()
+    assert len(ours(json.loads(target.read_text()), "Stop")) == 1
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
+    """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
+    stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
+                       "Notification": [{"hooks": [{"type": "command", "command": "continuity hook codex"},
+                                                   {"type": "command", "command": "notify-send hi"}]}]}}
+    groups = hook_groups("codex", "/new/bin/continuity")
+    merged = add_hooks(stale, groups)
+    assert merged["hooks"]["Stop"] == [groups["Stop"]]
+    assert merged["hooks"]["Notification"] == [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+    assert add_hooks(merged, groups) == merged
+    assert remove_hooks(merged) == {"hooks": {"Notification": merged["hooks"]["Notification"]}}
+    assert is_ours({"command": "'/path with space/continuity' hook codex"})
+    assert not is_ours({"command": "continuity hooks-report"})
+
+
+def test_block_round_trips_on_text_without_a_final_newline() -> None:
+    """Adding then removing the block gives the text back (a missing final newline is the one change)."""
+    block = "<!-- continuity:begin -->\nx\n<!-- continuity:end -->"
+    for text in ("", "a\n", "a\n\n", "# T\n\nbody\n"):
+        assert remove_block(add_block(text, block)) == text
+        assert add_block(add_block(text, block), block) == add_block(text, block)
+    assert remove_block(add_block("a", block)) == "a\n"
+
+
+def test_project_scope_targets_the_store_root_from_a_subfolder(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: Capture) -> None:
+    """Run from a subfolder, install writes next to the store found upward, not into the subfolder."""
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    code, data = run(capsys, "install", "claude-code")
+    assert code == 0 and data["root"] == str(project)
+    assert (project / ".claude" / "settings.json").is_file() and (project / "CLAUDE.md").is_file()
+    assert not (sub / ".claude").exists()

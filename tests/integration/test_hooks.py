@@ -1,0 +1,195 @@
+"""Hook handlers driven by recorded payloads, as real processes: stdout shape, events, exit 0."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import cli_process
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+
+
+def payload(name: str, cwd: Path) -> str:
+    """A recorded hook payload with this project's folder in place of {cwd}."""
+    return (FIXTURES / f"{name}.json").read_text().replace("{cwd}", str(cwd))
+
+
+def hook(harness: str, stdin: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
+    return cli_process("hook", harness, cwd=cwd, stdin=stdin, env={"HOME": os.environ["HOME"], **(env or {})})
+
+
+def events(project: Path) -> list[dict[str, Any]]:
+    result = cli_process("events", "list", "--json", cwd=project, env={"HOME": os.environ["HOME"]})
+    return json.loads(result.stdout)["events"]  # type: ignore[no-any-return]
+
+
+def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
+    """SessionStart: exact hookSpecificOutput shape, brief under the cut, session and context.served recorded."""
+    cli_process("checkpoint", "-m", "x", "--next", "add refund tests", cwd=project, env={"HOME": os.environ["HOME"]})
+    result = hook("claude-code", payload("claude_session_start", project), project)
+    assert result.returncode == 0 and result.stderr == ""
+    output = json.loads(result.stdout)
+    assert set(output) == {"hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    brief = output["hookSpecificOutput"]["additionalContext"]
+    assert len(brief) < 10_000 and "## Next action\nadd refund tests" in brief
+    recorded = events(project)
+    started, served = recorded[-2], recorded[-1]
+    assert started["kind"] == "session.started" and started["host"] == "claude-code"
+    assert (started["source"], started["model"]) == ("startup", "claude-sonnet-4-5")
+    assert started["session_id"] == "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71"
+    assert started["transcript_path"].endswith("8f2c1e9a.jsonl")
+    assert served["kind"] == "context.served" and served["served_to"] == started["session_id"]
+    import hashlib
+
+    assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
+
+
+def test_after_compaction_the_brief_says_so_and_counts(project: Path) -> None:
+    """SessionStart with source compact: the brief names the compaction and its number in the session."""
+    hook("claude-code", payload("claude_session_start", project), project)
+    first = json.loads(hook("claude-code", payload("claude_session_start_compact", project), project).stdout)
+    assert "compaction 1 of this session" in first["hookSpecificOutput"]["additionalContext"]
+    second = json.loads(hook("claude-code", payload("claude_session_start_compact", project), project).stdout)
+    assert "compaction 2 of this session" in second["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize(
+    ("harness", "name", "expected"),
+    [
+        ("claude-code", "claude_post_tool_use_edit", {"type": "edit", "files": ["app/orders.py"]}),
+        ("claude-code", "claude_post_tool_use_bash",
+         {"type": "command", "command": "pytest -q tests/test_orders.py", "exit_code": 0}),
+        ("codex", "codex_post_tool_use_shell", {"type": "command", "command": "bash -lc cargo test", "exit_code": 101}),
+        ("codex", "codex_post_tool_use_patch", {"type": "edit", "files": ["src/lib.rs", "src/refund.rs"]}),
+    ],
+)
+def test_post_tool_use_records_edits_and_commands(project: Path, harness: str, name: str,
+                                                  expected: dict[str, Any]) -> None:
+    """PostToolUse: file edits (path) and shell commands (command, exit code), attributed to the session."""
+    result = hook(harness, payload(name, project), project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    event = events(project)[-1]
+    assert event["type"] == expected["type"] and event["host"] == harness and event["session_id"]
+    if "files" in expected:
+        assert [Path(f).name for f in event["refs"]["files"]] == [Path(f).name for f in expected["files"]]
+    else:
+        assert event["refs"]["commands"][0]["command"] == expected["command"]
+        assert event["refs"]["commands"][0]["exit_code"] == expected["exit_code"]
+
+
+def test_post_tool_use_ignores_reads_and_redacts_secrets(project: Path) -> None:
+    """A Read is not recorded; a command holding a token is stored redacted, exit 0."""
+    hook("claude-code", payload("claude_post_tool_use_read", project), project)
+    assert events(project) == []
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    data = json.loads(payload("claude_post_tool_use_bash", project))
+    data["tool_input"]["command"] = f"git push https://{token}@github.com/o/r.git"
+    result = hook("claude-code", json.dumps(data), project)
+    assert result.returncode == 0
+    stored = events(project)[-1]
+    assert token not in json.dumps(stored) and stored["redacted"]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "type_"),
+    [
+        ("claude_pre_compact", "checkpoint.recorded", "checkpoint"),
+        ("claude_post_compact", "work.logged", "compaction"),
+        ("claude_stop", "work.logged", "turn_end"),
+        ("claude_subagent_stop", "work.logged", "subagent_end"),
+        ("claude_user_prompt_submit", "work.logged", "turn_start"),
+        ("claude_session_end", "session.ended", "session_end"),
+    ],
+)
+def test_lifecycle_hooks_record_one_event(project: Path, name: str, kind: str, type_: str) -> None:
+    """PreCompact, PostCompact, Stop, SubagentStop, UserPromptSubmit, SessionEnd: one event each, exit 0."""
+    result = hook("claude-code", payload(name, project), project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    recorded = events(project)
+    assert len(recorded) == 1 and recorded[0]["kind"] == kind and recorded[0]["type"] == type_
+
+
+def test_pre_compact_checkpoints_what_was_in_progress(project: Path) -> None:
+    """PreCompact restates the work state so it survives the compaction."""
+    cli_process("checkpoint", "--in-progress", "refund endpoint", "--next", "tests", cwd=project,
+                env={"HOME": os.environ["HOME"]})
+    hook("claude-code", payload("claude_pre_compact", project), project)
+    event = events(project)[-1]
+    assert event["phase"] == "pre-compact" and event["summary"]["in_progress"] == "refund endpoint"
+    assert event["summary"]["next"] == ["tests"] and event["note"]["trigger"] == "auto"
+
+
+def test_prompts_are_not_recorded_unless_configured(project: Path) -> None:
+    """UserPromptSubmit keeps no prompt text by default; record_prompts in config.json turns it on."""
+    hook("claude-code", payload("claude_user_prompt_submit", project), project)
+    assert events(project)[-1]["note"] is None
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "record_prompts": True}))
+    hook("claude-code", payload("claude_user_prompt_submit", project), project)
+    assert events(project)[-1]["note"]["prompt"] == "please add refund tests"
+
+
+def test_session_end_archives_when_configured(project: Path) -> None:
+    """With archive_on_session_end, SessionEnd also takes an archive."""
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "archive_on_session_end": True}))
+    hook("claude-code", payload("claude_session_end", project), project)
+    assert [e["kind"] for e in events(project)] == ["session.ended", "archive.created"]
+
+
+@pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"hook_event_name": 5}'])
+def test_bad_input_exits_zero_with_one_line(project: Path, stdin: str) -> None:
+    """Empty stdin, malformed payloads: exit 0, nothing on stdout, at most one stderr line, no event."""
+    result = hook("codex", stdin, project)
+    assert result.returncode == 0 and result.stdout == ""
+    assert result.stderr.count("\n") <= 1 and "Traceback" not in result.stderr
+    assert events(project) == []
+
+
+def test_missing_store_exits_zero_with_one_line(tmp_path: Path) -> None:
+    """No store anywhere: exit 0, one stderr line, no output that could confuse the harness."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    result = hook("claude-code", payload("claude_session_start", bare), bare)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.count("\n") == 1 and "no store" in result.stderr
+
+
+def test_a_broken_store_never_blocks(project: Path) -> None:
+    """A store whose appends fail: exit 0, one stderr line, and the error in local/hooks.log."""
+    tmp_dir = project / ".agent" / "runtime-continuity" / "local" / "tmp"
+    if tmp_dir.is_dir():
+        tmp_dir.rmdir()
+    tmp_dir.write_text("not a folder")  # every append now fails to make its temp file
+    result = hook("claude-code", payload("claude_post_tool_use_bash", project), project)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.count("\n") == 1
+    log = project / ".agent" / "runtime-continuity" / "local" / "hooks.log"
+    assert "PostToolUse" in log.read_text()
+
+
+def test_codex_session_start_shape(project: Path) -> None:
+    """Codex gets the same output shape (its transcript_path may be null)."""
+    result = hook("codex", payload("codex_session_start", project), project)
+    output = json.loads(result.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert events(project)[0]["source"] == "resume" and events(project)[0]["transcript_path"] is None
+
+
+def test_an_unsafe_store_never_blocks(project: Path) -> None:
+    """A symlinked events folder: exit 0, one stderr line, nothing written through the link."""
+    events_dir = project / ".agent" / "runtime-continuity" / "events"
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    events_dir.rmdir()
+    events_dir.symlink_to(elsewhere)
+    result = hook("claude-code", payload("claude_post_tool_use_bash", project), project)
+    assert (result.returncode, result.stdout) == (0, "") and "symlink" in result.stderr
+    assert list(elsewhere.iterdir()) == []

@@ -1,0 +1,194 @@
+"""`continuity mcp`: a real MCP client session (the official SDK) against the server as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from continuity.commands.work import Identity, WorkRequest
+from continuity.initialize import init_store
+
+SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
+
+#: `continuity mcp` as the CLI runs it, before common.py lists the command (setdefault: also after).
+CLI_MCP = (
+    "from continuity.cli import common; "
+    "common.COMMAND_MODULES.setdefault('mcp', 'continuity.cli.mcp_cmd'); "
+    "from continuity.cli import main; raise SystemExit(main(['mcp', '--root', {root!r}]))"
+)
+
+
+def make_project(tmp_path: Path) -> Path:
+    """A fresh store for project `demo`."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    init_store(root, project="demo", language=None)
+    return root
+
+
+def with_session(tmp_path: Path, root: Path, body: Callable[[ClientSession], Awaitable[Any]],
+                 args: list[str] | None = None, cwd: Path | None = None) -> Any:
+    """Start the server over stdio, initialize a client session, run `body`; no traceback on stderr."""
+    errlog = tmp_path / "server-stderr.txt"
+
+    async def run() -> Any:
+        params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path),
+                                       args=args or ["-m", "continuity.mcpserver", "--root", str(root)])
+        with anyio.fail_after(20), errlog.open("w") as err:
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+    result = anyio.run(run)
+    assert "Traceback" not in errlog.read_text()
+    return result
+
+
+def payload(result: CallToolResult) -> Any:
+    """A successful call's JSON text content, decoded."""
+    assert not result.is_error, result.content
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)
+
+
+def error_line(result: CallToolResult) -> str:
+    """A failed call's message, checked to be one line."""
+    assert result.is_error
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert "\n" not in block.text and block.text
+    return block.text
+
+
+def test_lists_six_tools_with_schemas_from_the_structs(tmp_path: Path) -> None:
+    """tools/list names all six tools; each input schema is an object built from the tool's Structs."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        return {tool.name: tool for tool in (await session.list_tools()).tools}
+
+    tools = with_session(tmp_path, root, body)
+    assert set(tools) == SIX
+    expected = {
+        "log": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__) | {"redact"},
+        "checkpoint": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__),
+        "archive": {"gate", "reason", "full", "from_host", "to_host", "note"},
+        "resume_bundle": {"max_chars", "format", "record", "as_of", "session_id"},
+        "status": {"project", "as_of"},
+        "events": {"kind", "limit"},
+    }
+    for name, fields in expected.items():
+        schema = tools[name].input_schema
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert fields <= set(schema["properties"]), name
+        assert tools[name].description
+    work_schema = msgspec.json.schema(WorkRequest)["$defs"]["WorkRequest"]["properties"]
+    assert tools["log"].input_schema["properties"]["next"]["type"] == work_schema["next"]["type"] == "array"
+    assert "required" not in tools["log"].input_schema  # project too: the store names it
+
+
+def test_log_then_resume_bundle_carries_the_next_step(tmp_path: Path) -> None:
+    """A `log` with a next step is in the brief `resume_bundle` returns, and in `events`."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        logged = payload(await session.call_tool("log", {"message": "wired the parser", "done": ["parser"],
+                                                          "next": ["write the MCP tests"]}))
+        bundle = payload(await session.call_tool("resume_bundle", {}))
+        listed = payload(await session.call_tool("events", {"kind": "work.logged", "limit": 5}))
+        return logged, bundle, listed
+
+    logged, bundle, listed = with_session(tmp_path, root, body)
+    assert logged["ok"] and logged["event_id"].startswith("RCE-") and logged["event"]["project"] == "demo"
+    assert "write the MCP tests" in bundle["brief"] and bundle["project"] == "demo"
+    assert [e["event_id"] for e in listed["events"]] == [logged["event_id"]]
+
+
+def test_checkpoint_next_shows_in_bundle_and_status(tmp_path: Path) -> None:
+    """A checkpoint's `next` leads the brief and, once archived, is the next action `status` reports."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        payload(await session.call_tool("checkpoint", {"message": "phase one done", "next": ["ship phase two"]}))
+        bundle = payload(await session.call_tool("resume_bundle", {"format": "json"}))
+        before = payload(await session.call_tool("status", {}))
+        archived = payload(await session.call_tool("archive", {"gate": "agent", "reason": "end of phase one"}))
+        after = payload(await session.call_tool("status", {}))
+        return bundle, before, archived, after
+
+    bundle, before, archived, after = with_session(tmp_path, root, body)
+    assert "ship phase two" in json.dumps(bundle["bundle"])
+    assert before["events"] == 1 and before["exists"] is False
+    assert archived["archive_id"].startswith("RC-") and len(archived["event_ids"]) == 1
+    assert after["exists"] is True and after["next_action"] == "ship phase two"
+
+
+def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """Wrong types, unknown tools and secret-looking text each come back as a one-line error."""
+    root = make_project(tmp_path)
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+
+    async def body(session: ClientSession) -> Any:
+        wrong_type = error_line(await session.call_tool("log", {"message": 5}))
+        unknown_field = error_line(await session.call_tool("events", {"limt": 3}))
+        out_of_range = error_line(await session.call_tool("events", {"limit": 0}))
+        unknown_tool = error_line(await session.call_tool("nope", {}))
+        secret = error_line(await session.call_tool("checkpoint", {"message": f"token {token}"}))
+        listed = payload(await session.call_tool("events", {}))
+        return wrong_type, unknown_field, out_of_range, unknown_tool, secret, listed
+
+    wrong_type, unknown_field, out_of_range, unknown_tool, secret, listed = with_session(tmp_path, root, body)
+    assert "log: invalid arguments" in wrong_type and "$.message" in wrong_type
+    assert "limt" in unknown_field
+    assert "$.limit" in out_of_range
+    assert "unknown tool 'nope'" in unknown_tool
+    assert secret.startswith("refused: field message looks like a secret") and token not in secret
+    assert listed["count"] == 0  # nothing was written by any of them
+
+
+def test_without_a_store_tools_answer_one_line_errors(tmp_path: Path) -> None:
+    """With no store at --root the server still lists tools; a call returns the no-store line."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    async def body(session: ClientSession) -> Any:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        return names, error_line(await session.call_tool("status", {}))
+
+    names, message = with_session(tmp_path, empty, body)
+    assert names == SIX
+    assert message.startswith("no store at ") and "continuity init" in message
+
+
+def test_without_root_the_store_is_found_from_the_working_directory_up(tmp_path: Path) -> None:
+    """Started in a subfolder without --root, the server writes to the project's store above it."""
+    root = make_project(tmp_path)
+    (root / "src" / "pkg").mkdir(parents=True)
+
+    async def body(session: ClientSession) -> Any:
+        payload(await session.call_tool("log", {"message": "from a subfolder"}))
+        return payload(await session.call_tool("status", {}))
+
+    status = with_session(tmp_path, root, body, args=["-m", "continuity.mcpserver"], cwd=root / "src" / "pkg")
+    assert status["project"] == "demo" and status["events"] == 1
+
+
+def test_continuity_mcp_command_serves_the_same_tools(tmp_path: Path) -> None:
+    """`continuity mcp --root DIR` (the CLI command) serves the registry over stdio."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        return names, payload(await session.call_tool("log", {"message": "via the CLI command"}))
+
+    names, logged = with_session(tmp_path, root, body, args=["-c", CLI_MCP.format(root=str(root))])
+    assert names == SIX and logged["action"] == "log"

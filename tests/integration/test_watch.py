@@ -1,0 +1,94 @@
+"""watch and events tail --follow: real processes, a real append from another process, SIGINT."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import REPO, cli_process
+
+
+def start(project: Path, *args: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    process = subprocess.Popen([sys.executable, "-m", "continuity", *args], cwd=project, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    ready = process.stderr.readline().decode()  # the "watching ..." line comes once it listens
+    assert "watching" in ready or "following" in ready, ready
+    return process
+
+
+_buffers: dict[int, bytes] = {}
+
+
+def read_line(process: subprocess.Popen[bytes], deadline_s: float) -> tuple[bytes, float]:
+    """One stdout line and how long it took (gives up at the deadline so a bug cannot hang the suite)."""
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    start_at = time.monotonic()
+    while b"\n" not in _buffers.get(fd, b""):
+        left = deadline_s - (time.monotonic() - start_at)
+        ready, _, _ = select.select([fd], [], [], max(left, 0))
+        assert ready, "no event line before the deadline"
+        chunk = os.read(fd, 65536)
+        assert chunk, "the process closed its output"
+        _buffers[fd] = _buffers.get(fd, b"") + chunk
+    line, _, rest = _buffers[fd].partition(b"\n")
+    _buffers[fd] = rest
+    return line + b"\n", time.monotonic() - start_at
+
+
+def stop(process: subprocess.Popen[bytes]) -> tuple[int, bytes]:
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=10)
+    return process.returncode, err
+
+
+def test_watch_sees_another_process_append_and_stops_on_sigint(project: Path) -> None:
+    """An event appended by another process shows up in watch (JSON line); SIGINT ends it with exit 0."""
+    cli_process("log", "before", cwd=project)
+    watcher = start(project, "watch", "--json")
+    try:
+        cli_process("log", "from another process", "--agent", "other", cwd=project)
+        line, waited = read_line(watcher, deadline_s=5.0)
+        event = json.loads(line)
+        assert event["message"] == "from another process" and event["agent_id"] == "other"
+        print(f"watch saw the event {waited:.3f} s after the append returned")
+    finally:
+        code, err = stop(watcher)
+    assert code == 0 and b"Traceback" not in err
+    state = json.loads((project / ".agent" / "runtime-continuity" / "state.json").read_text())
+    assert state["projects"]["demo"]["events"] == 2  # projections kept current while watching
+
+
+def test_events_tail_follow(project: Path) -> None:
+    """events tail shows the newest events, then follows new ones until SIGINT."""
+    for i in range(3):
+        cli_process("log", f"old {i}", cwd=project)
+    tail = start(project, "events", "tail", "-n", "2", "--follow")
+    try:
+        first, _ = read_line(tail, 5.0)
+        second, _ = read_line(tail, 5.0)
+        assert b"old 1" in first and b"old 2" in second
+        cli_process("log", "fresh", cwd=project)
+        line, _ = read_line(tail, 5.0)
+        assert b"fresh" in line
+    finally:
+        code, err = stop(tail)
+    assert code == 0 and b"Traceback" not in err
+
+
+def test_events_tail_without_follow(project: Path) -> None:
+    """events tail -n N prints the newest N and exits."""
+    for i in range(5):
+        cli_process("log", f"entry {i}", cwd=project)
+    result = cli_process("events", "tail", "-n", "2", cwd=project)
+    assert result.returncode == 0
+    assert [line.split(": ", 1)[1] for line in result.stdout.splitlines()] == ["entry 3", "entry 4"]
+    _ = REPO
