@@ -286,3 +286,18 @@ def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:
     except Exception as error:  # a hook must never break the agent
         report(store, harness, hook, f"internal error: {type(error).__name__}: {error}")
     return HookResult()
+
+
+def handle(harness: str, root: str | None) -> int:
+    """Read the hook's stdin, handle it, print what the harness should see; always 0."""
+    import sys
+
+    try:
+        raw = sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        raw = b""
+    result = run_hook(harness, raw, root=root)
+    if result.stdout:
+        sys.stdout.write(result.stdout + "\n")
+        sys.stdout.flush()
+    return 0

@@ -97,31 +97,52 @@ class FileEventLog(EventLog):
         self.hint_path = os.path.join(local, "head")
         self.fs = fs or FileOps()
         self._swept = False
+        self._lock_fd: int | None = None
+        self._hint_fd: int | None = None
 
     def path_of(self, name: str) -> str:
         """Where the event file of this name lives."""
         return os.path.join(self.events_dir, names.shard_of(name), name)
 
     # -- writing ---------------------------------------------------------------------------
-    @contextmanager
-    def _locked(self) -> Iterator[Head | None]:
+    def _open_local(self, path: str) -> int:
         flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
         try:
-            try:
-                fd = os.open(self.lock_path, flags, 0o644)
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(self.lock_path), exist_ok=True)
-                fd = os.open(self.lock_path, flags, 0o644)
+            return os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return os.open(path, flags, 0o644)
+
+    @contextmanager
+    def _locked(self) -> Iterator[Head | None]:
+        # The lock and hint files stay open for the life of the log object: a writer that
+        # appends in a loop saves two opens per event. The flock is released after each batch.
+        try:
+            if self._lock_fd is None:
+                self._lock_fd = self._open_local(self.lock_path)
+            fd = self._lock_fd
         except OSError as error:
             raise _write_failed(error) from None
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             if not self._swept:
                 self._sweep()
                 self._swept = True
             yield self._head_locked()
         finally:
-            os.close(fd)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the lock and hint files (reopened on the next append)."""
+        for attribute in ("_lock_fd", "_hint_fd"):
+            fd = getattr(self, attribute, None)
+            if fd is not None:
+                with suppress(OSError):
+                    os.close(fd)
+                setattr(self, attribute, None)
+
+    def __del__(self) -> None:
+        self.close()
 
     def _sweep(self) -> None:
         """Remove temp files left by writers that died (once per log object, under the lock)."""
@@ -154,8 +175,7 @@ class FileEventLog(EventLog):
         hint nobody trusts.
         """
         try:
-            with open(self.hint_path, "rb") as handle:
-                name, sha, mtime = handle.read().decode().split()
+            name, sha, mtime = os.pread(self._hint_file(), 200, 0).decode().split()
             day = names.shard_of(name)
             if os.stat(os.path.join(self.events_dir, day)).st_mtime_ns != int(mtime):
                 return None
@@ -172,14 +192,13 @@ class FileEventLog(EventLog):
         """Record the head for the next writer; a lost hint only costs a folder listing."""
         # Fixed width and overwritten in place: truncating a file that was just written
         # makes ext4 flush it (auto_da_alloc), which would cost more than the append.
-        try:
-            fd = os.open(self.hint_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                os.pwrite(fd, f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        with suppress(OSError):
+            os.pwrite(self._hint_file(), f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
+
+    def _hint_file(self) -> int:
+        if self._hint_fd is None:
+            self._hint_fd = self._open_local(self.hint_path)
+        return self._hint_fd
 
     def _newest(self) -> str | None:
         for day in reversed(list_days(self.events_dir)):

@@ -6,7 +6,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from continuity.cli.common import Output, build_parser
+from continuity.cli.output import Output
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,6 +24,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
                 raise UsageError(f"argument {index + 1} is not valid UTF-8") from None
+        fast = _hook_fast_path(args_list)
+        if fast is not None:
+            return fast
+        from continuity.cli.common import build_parser
+
         parser = build_parser(args_list)
         try:
             args = parser.parse_args(args_list)
@@ -54,6 +59,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         out.error(f"internal error: {type(error).__name__}: {error} (rerun with --debug)", EXIT_INTERNAL)
         return EXIT_INTERNAL
+
+
+def _hook_fast_path(args: list[str]) -> int | None:
+    """`hook <harness> [--root DIR]` runs many times a session: skip argparse (and what it imports)."""
+    if len(args) not in (2, 4) or args[0] != "hook" or args[1] not in ("claude-code", "codex"):
+        return None
+    root = None
+    if len(args) == 4:
+        if args[2] != "--root":
+            return None
+        root = args[3]
+    from continuity.hooks import handle
+
+    return handle(args[1], root)
 
 
 def run() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from continuity.cli.common import Output
@@ -22,14 +21,6 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
-    from continuity.hooks import run_hook
+    from continuity.hooks import handle
 
-    try:
-        raw = sys.stdin.buffer.read()
-    except (OSError, ValueError):
-        raw = b""
-    result = run_hook(args.harness, raw, root=getattr(args, "root", None))
-    if result.stdout:
-        sys.stdout.write(result.stdout + "\n")
-        sys.stdout.flush()
-    return 0
+    return handle(args.harness, getattr(args, "root", None))

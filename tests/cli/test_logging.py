@@ -43,3 +43,16 @@ def test_log_level_writes_json_lines_to_stderr(project: Path) -> None:
     lines = [json.loads(line) for line in result.stderr.splitlines()]
     assert any(line["event"] == "projections caught up" and line["level"] == "debug" for line in lines)
     assert result.stdout.startswith("demo:")
+
+
+def test_the_hook_fast_path_skips_argparse(project: Path) -> None:
+    """`continuity hook <harness>` handles PostToolUse without importing argparse, structlog or projections."""
+    payload = ('{"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s1", '
+               '"tool_input": {"command": "ls"}, "tool_response": {"exit_code": 0}}')
+    code = ("import sys; from continuity.cli import main; main(['hook', 'claude-code']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('argparse', 'structlog', 'watchfiles', 'projections', 'mcp', 'subprocess')))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=project, input=payload, capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert result.stderr == ""

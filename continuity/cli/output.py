@@ -1,0 +1,37 @@
+"""Printing results and errors (kept apart from argparse, so the hook path need not load it)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class Output:
+    """Prints results as human text or JSON (`--json`), errors as one stderr line."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def emit(self, data: Any, text: str | None = None) -> None:
+        """Print `data` as JSON, or `text` for people."""
+        if self.as_json or text is None:
+            import orjson
+
+            sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+
+    def error(self, message: str, code: int) -> None:
+        """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
+        line = " ".join(message.split())
+        sys.stderr.write(f"continuity: error: {line}\n")
+        sys.stderr.flush()
+        if self.as_json:
+            import orjson
+
+            sys.stdout.buffer.write(
+                orjson.dumps({"ok": False, "exit_code": code, "message": line}) + b"\n"
+            )
+            sys.stdout.flush()
