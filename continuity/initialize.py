@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import orjson
 
 from continuity.errors import UsageError
-from continuity.store import Store, project_name_for, write_atomic
+from continuity.store import Store, check_project_name, project_name_for, write_atomic
 from events.errors import WriteFailed
 
 LANGUAGES = ("en", "zh")
@@ -56,7 +55,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
         config["language"] = language
     config.setdefault("language", "en")
     config.setdefault("format", 1)
-    _check_project(config["project"])
+    check_project_name(config["project"])
     try:
         for folder in (store.path, store.events_dir, store.local_dir):
             os.makedirs(folder, exist_ok=True)
@@ -96,17 +95,6 @@ def event_schema() -> bytes:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "continuity event"
     return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-
-
-def _check_project(name: Any) -> None:
-    from events.base import Name
-
-    try:
-        msgspec.convert(name, Name)
-    except msgspec.ValidationError:
-        raise UsageError(
-            "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
-        ) from None
 
 
 def _write_if_changed(path: Path, data: bytes) -> None:

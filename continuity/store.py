@@ -26,6 +26,21 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+def check_project_name(name: object) -> str:
+    """`name` if a project may carry it (it becomes a field of every event and a folder name)."""
+    import msgspec
+
+    from events.base import Name
+
+    try:
+        checked: str = msgspec.convert(name, Name)
+    except msgspec.ValidationError:
+        raise UsageError(
+            "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
+        ) from None
+    return checked
+
+
 def project_name_for(root: str) -> str:
     """A valid project name derived from a folder's name."""
     name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
+from continuity.store import check_project_name
 
 WARM_PROMPT = (
     "continuity is on for this project. Work in windows of about 5 hours; checkpoint at least "
@@ -73,28 +74,13 @@ def _envelope(args: argparse.Namespace, store: Any) -> dict[str, Any]:
     from continuity.cli.work import identity_from
 
     envelope: dict[str, Any] = msgspec.structs.asdict(identity_from(args, store.project))
-    _check_name(envelope["project"])
+    check_project_name(envelope["project"])
     return envelope
-
-
-def _check_name(project: str) -> None:
-    """Refuse a project name no event could carry (it also names folders)."""
-    import msgspec
-
-    from continuity.errors import UsageError
-    from events.base import Name
-
-    try:
-        msgspec.convert(project, Name)
-    except msgspec.ValidationError:
-        raise UsageError(
-            "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
-        ) from None
 
 
 def _project(args: argparse.Namespace, store: Any) -> str:
     project = str(getattr(args, "project", None) or store.project)
-    _check_name(project)
+    check_project_name(project)
     return project
 
 

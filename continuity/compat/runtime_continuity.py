@@ -59,15 +59,13 @@ def _needs_gate(mode: str, args: Args) -> bool:
 
 
 def _check_project(project: str) -> None:
-    import msgspec
-
-    from events.base import Name
+    from continuity.errors import UsageError
+    from continuity.store import check_project_name
 
     try:
-        msgspec.convert(project, Name)
-    except msgspec.ValidationError:
-        raise Failure("invalid_arguments", "invalid --project: use letters, digits and ._:@+=- "
-                      "(no '..', '/', spaces or control characters)") from None
+        check_project_name(project)
+    except UsageError as error:
+        raise Failure("invalid_arguments", str(error).replace("project name", "--project")) from None
 
 
 def dispatch(args: Args) -> dict[str, Any]:
