@@ -12,7 +12,7 @@ import msgspec
 from events import names
 from events.archive import ArchiveCreated
 
-ARCHIVES_LIMIT = 20
+ARCHIVES_LIMIT = 10
 STORE_PATH = ".agent/runtime-continuity"
 
 

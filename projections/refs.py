@@ -11,7 +11,7 @@ import msgspec
 from events.base import Event
 from projections.common import touch_bounded
 
-REFS_LIMIT = 100
+REFS_LIMIT = 50
 
 
 class Mention(msgspec.Struct, kw_only=True):

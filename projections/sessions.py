@@ -12,8 +12,8 @@ from events.base import Event
 from events.session import SessionEnded, SessionStarted
 from projections.common import touch_bounded
 
-SESSIONS_LIMIT = 100
-RUNS_LIMIT = 100
+SESSIONS_LIMIT = 50
+RUNS_LIMIT = 50
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):

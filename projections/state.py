@@ -19,7 +19,7 @@ from projections.common import append_bounded
 RECENT_LIMIT = 20
 MESSAGE_CHARS = 300
 #: Bump whenever a fold's rules or bounds change: saved folds of another format are rebuilt.
-FORMAT = 2
+FORMAT = 3
 
 
 class IndexEntry(msgspec.Struct, kw_only=True):

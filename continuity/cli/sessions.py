@@ -189,6 +189,8 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
     record = latest_archive(state)
     if args.load and args.load != "latest":
         record = next((r for r in state.archives if r.archive_id == args.load), None)
+        if record is None and args.as_of is None:
+            record = _archive_file(store, project, args.load)  # older than the few the fold keeps
     if record is None:
         out.emit({"ok": False, "action": "restore", "project": project, "error": "no_archive_for_project"},
                  f"no archive for project {project}" + (f" named {args.load}" if args.load else ""))
@@ -208,6 +210,22 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         result["body"] = body
     out.emit(result, body)
     return 0
+
+
+def _archive_file(store: Any, project: str, archive_id: str) -> Any:
+    """An archive record read back from its JSON file (None when there is none for this project)."""
+    import msgspec
+
+    from projections.archives import ArchiveRecord
+
+    if not archive_id.startswith("RC-") or "/" in archive_id or "\x00" in archive_id:
+        return None
+    try:
+        with open(os.path.join(store.path, "archives", f"{archive_id}.json"), "rb") as handle:
+            record = msgspec.json.decode(handle.read(), type=ArchiveRecord)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return record if record.project == project else None
 
 
 def _resume_bundle(args: argparse.Namespace, out: Output) -> int:

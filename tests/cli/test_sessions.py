@@ -134,6 +134,14 @@ def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
     assert auto["archive"]["reason"] == "second" and auto["resume_bundle_command"].startswith("continuity")
     code, _, _ = run(capsys, "restore", "--load", "RC-nope")
     assert code == 7
+    from projections.archives import ARCHIVES_LIMIT
+
+    for i in range(ARCHIVES_LIMIT):
+        run(capsys, "archive", "--gate", "agent", "--reason", f"later {i}")
+    _, listing = run_json(capsys, "restore", "--list")
+    assert first_id not in [a["archive_id"] for a in listing["archives"]] and listing["total"] == ARCHIVES_LIMIT + 2
+    _, loaded = run_json(capsys, "restore", "--load", first_id)
+    assert loaded["archive"]["reason"] == "first"  # read back from archives/<id>.json
 
 
 def test_warm_prints_the_rhythm_and_auto_records_a_session(project: Path, capsys: Capture) -> None:
