@@ -23,18 +23,22 @@ EXIT_SECRET = 4
 EXIT_WRITE_FAILED = 5
 EXIT_UNSAFE_STORE = 6
 EXIT_NOT_FOUND = 7
+EXIT_REMOTE = 8
 EXIT_INTERNAL = 70
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    EXIT_INTEGRITY: "integrity failure: verify found a broken event, or an event cannot be read",
+    EXIT_INTEGRITY: "integrity failure: verify found a broken event, an event cannot be read, "
+    "or sync found one event name with two contents",
     EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8",
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
     EXIT_NOT_FOUND: "not found: no event with that id",
+    EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
+    "sync again)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -51,6 +55,14 @@ class StoreUnsafe(ContinuityError):
     """Raised when the store or one of its folders is a symlink or not a folder."""
 
 
+class RemoteUnreachable(ContinuityError):
+    """Raised when sync cannot fetch from or push to the git remote (events stay safe locally)."""
+
+
+class EventConflict(ContinuityError):
+    """Raised when sync finds one event file name with two different contents; nothing is changed."""
+
+
 def exit_code_of(error: ContinuityError) -> int:
     """The exit code an error ends the process with."""
     for kind, code in (
@@ -62,6 +74,8 @@ def exit_code_of(error: ContinuityError) -> int:
         (EventUndecodable, EXIT_INTEGRITY),
         (StoreNotFound, EXIT_NO_STORE),
         (StoreUnsafe, EXIT_UNSAFE_STORE),
+        (RemoteUnreachable, EXIT_REMOTE),
+        (EventConflict, EXIT_INTEGRITY),
     ):
         if isinstance(error, kind):
             return code

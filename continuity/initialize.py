@@ -68,12 +68,38 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
         from continuity.derived import archive_schema
 
         _write_if_changed(home / "archive.schema.json", archive_schema())
+        if config.get("commit_events_with_code") is not True:
+            ignore_store_in_project(store.root)
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
     store._config = config
     store.node()
     _start_projection(store)
     return store, created
+
+
+PROJECT_IGNORE = ".agent/runtime-continuity/"
+_IGNORES_STORE = {"/.agent/runtime-continuity/", "/.agent/runtime-continuity", ".agent/runtime-continuity",
+                  PROJECT_IGNORE, ".agent/", "/.agent/", ".agent", "/.agent"}
+
+
+def ignore_store_in_project(root: str) -> None:
+    """Add the store to the project's `.gitignore` (once): its events travel on the continuity branch.
+
+    `init` skips this when config.json says `"commit_events_with_code": true`.
+    """
+    path = os.path.join(root, ".gitignore")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        text = ""
+    if any(line.strip() in _IGNORES_STORE for line in text.splitlines()):
+        return
+    lead = "\n" if text and not text.endswith("\n") else ""
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"{lead}# continuity's store: its events travel on the `continuity` git branch "
+                     f"(continuity sync)\n{PROJECT_IGNORE}\n")
 
 
 def _start_projection(store: Store) -> None:

@@ -68,6 +68,8 @@ COMMAND_MODULES: dict[str, str] = {
     "install": "continuity.cli.install_cmd",
     "uninstall": "continuity.cli.install_cmd",
     "mcp": "continuity.cli.mcp_cmd",
+    "sync": "continuity.cli.sync_cmd",
+    "clone-store": "continuity.cli.sync_cmd",
 }
 
 

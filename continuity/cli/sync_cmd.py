@@ -1,0 +1,81 @@
+"""`continuity sync` and `continuity clone-store`: the history travels on a git branch."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+SYNC_DESCRIPTION = (
+    "Exchange events with a git remote through the continuity branch (default `continuity`, "
+    "`sync_branch` in config.json), whose tree is events/<YYYYMMDD>/<event file>. Records local "
+    "events not yet on the branch, fetches the remote's branch, adds its events to the store "
+    "(a name with two contents is refused, nothing changed), commits the union as a merge, pushes "
+    "without force (retrying when the remote moved) and catches the projections up. Only git "
+    "plumbing is used: HEAD, the index, the work tree and the stash are never touched."
+)
+CLONE_DESCRIPTION = (
+    "On a fresh clone of the code: fetch the remote's continuity branch, create the store if "
+    "missing (project name from the newest event), write the branch's events into it and rebuild "
+    "the projections, so `resume-bundle` works at once. A non-default --branch or remote is "
+    "remembered in config.json for later syncs."
+)
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
+    """Add `sync` or `clone-store`."""
+    if name == "clone-store":
+        parser = commands.add_parser("clone-store", help="bring a project's continuity history onto this clone",
+                                     parents=[common], description=CLONE_DESCRIPTION)
+        parser.add_argument("remote", help="git remote name or URL holding the continuity branch")
+        parser.add_argument("--branch", help="the continuity branch (default: continuity)")
+        parser.set_defaults(handler=_clone)
+        return
+    parser = commands.add_parser("sync", help="exchange events with a git remote (the continuity branch)",
+                                 parents=[common], description=SYNC_DESCRIPTION)
+    parser.add_argument("--remote", metavar="NAME",
+                        help="git remote (default: sync_remote in config.json, else origin)")
+    parser.add_argument("--no-push", action="store_true", help="record and fetch, but do not push")
+    parser.set_defaults(handler=_sync)
+
+
+def _progress(message: str) -> None:
+    sys.stderr.write(f"continuity: sync: {message}\n")
+    sys.stderr.flush()
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        sys.stderr.write(f"continuity: warning: {warning}\n")
+
+
+def _sync(args: argparse.Namespace, out: Output) -> int:
+    import msgspec
+
+    from continuity.sync import sync
+
+    store = open_store(args)
+    report = sync(store, remote=args.remote, push=not args.no_push, progress=_progress)
+    _warn(report.warnings)
+    pushed = "pushed" if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push"
+    forks = f", joined {report.forks} fork(s)" if report.forks else ""
+    text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
+            f"added {report.added_remote} from the remote{forks}; {pushed}")
+    out.emit(msgspec.to_builtins(report), text)
+    return 0
+
+
+def _clone(args: argparse.Namespace, out: Output) -> int:
+    from continuity.sync import clone_store
+    from continuity.sync.git import Repo
+
+    root = getattr(args, "root", None) or os.environ.get("CONTINUITY_ROOT")
+    root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
+    result = clone_store(root, args.remote, branch=args.branch, progress=_progress)
+    _warn(result["warnings"])
+    out.emit(result, f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
+                     f"{result['store']} (project {result['project']})")
+    return 0

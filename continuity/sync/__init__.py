@@ -1,0 +1,17 @@
+"""Git as the distributed engine: the continuity branch, `sync` and `clone-store`.
+
+The history travels on its own branch (default `continuity`, `sync_branch` in config.json)
+whose tree is `events/<YYYYMMDD>/<event file>`, the store's events folder byte for byte.
+It is written only with plumbing (hash-object or fast-import, mktree, commit-tree,
+update-ref with the expected old value), so the user's HEAD, index, working branch, work
+tree and stash are never touched. Modules: `git` (running git), `objects` (many objects
+through one process), `tree` (the branch's trees and their union), `files` (the store's
+side), `engine` (the sync algorithm), `clone` (clone-store).
+"""
+
+from __future__ import annotations
+
+from continuity.sync.clone import clone_store
+from continuity.sync.engine import SyncReport, sync
+
+__all__ = ["SyncReport", "clone_store", "sync"]

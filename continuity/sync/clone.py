@@ -1,0 +1,88 @@
+"""`continuity clone-store`: a fresh clone of the code resumes from the remote's continuity branch."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from continuity.errors import UsageError
+from continuity.store import Store, write_atomic
+from continuity.sync.engine import DEFAULT_BRANCH, DEFAULT_REMOTE, Progress, branch_of, remote_of, sync, tracking_ref
+from continuity.sync.git import Repo
+from continuity.sync.objects import ObjectReader
+from continuity.sync.tree import day_entries, is_event, read_snapshot
+from events.errors import WriteFailed
+
+
+def clone_store(root: str, remote: str, *, branch: str | None = None,
+                progress: Progress | None = None) -> dict[str, Any]:
+    """Fetch the branch, create the store if missing (project name from the newest event),
+    write its events into the store and rebuild the projections."""
+    from continuity.derived import refresh
+    from continuity.initialize import init_store
+
+    repo = Repo(root)
+    store = Store(root)
+    store.check_safe()
+    branch_name = branch_of(store, branch)
+    remote_name = remote_of(store, remote)
+    tip = repo.fetch(remote_name, branch_name, tracking_ref(repo, remote_name, branch_name))
+    if tip is None:
+        raise UsageError(f"{remote_name!r} has no branch {branch_name!r}: nothing to clone (start one with "
+                         "`continuity init` and `continuity sync`)")
+    initialized = not os.path.exists(store.config_path)
+    if initialized:
+        project = _newest_project(repo, tip)
+        try:
+            store, _ = init_store(root, project=project, language=None)
+        except UsageError:  # a project name this version refuses: fall back to the folder's name
+            store, _ = init_store(root, project=None, language=None)
+    store = _remember(store, branch_name, remote_name)
+    report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
+                  restore=True)
+    outcome = refresh(store, rebuild=True)
+    return {
+        "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
+        "initialized": initialized, "branch": branch_name, "remote": remote_name, "commit": report.commit,
+        "added_remote": report.added_remote, "added_local": report.added_local, "events": outcome.folded,
+        "warnings": report.warnings + outcome.warnings,
+    }
+
+
+def _newest_project(repo: Repo, commit: str) -> str | None:
+    """The `project` of the newest event on a commit (None when it has none)."""
+    reader = ObjectReader(repo)
+    try:
+        snapshot = read_snapshot(reader, commit)
+        for day in sorted(snapshot.days, reverse=True):
+            entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
+            if entries:
+                _, raw = reader.read(max(entries, key=lambda entry: entry.name).sha)
+                project = orjson.loads(raw).get("project")
+                return project if isinstance(project, str) and project else None
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    finally:
+        reader.close()
+    return None
+
+
+def _remember(store: Store, branch: str, remote: str) -> Store:
+    """Record a non-default branch or remote in config.json, so a plain `continuity sync` uses them."""
+    config = dict(store.config)
+    wanted = {"sync_branch": branch if branch != DEFAULT_BRANCH else None,
+              "sync_remote": remote if remote != DEFAULT_REMOTE else None}
+    changed = False
+    for key, value in wanted.items():
+        if value is not None and config.get(key) != value:
+            config[key] = value
+            changed = True
+    if not changed:
+        return store
+    try:
+        write_atomic(store.config_path, orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+    except OSError as error:
+        raise WriteFailed(f"config not written: {error.strerror or error}") from None
+    return Store(store.root)

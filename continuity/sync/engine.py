@@ -1,0 +1,271 @@
+"""`continuity sync`: record local events on the branch, fetch, union, merge, push, catch up.
+
+1. Record: local event files the branch lacks become one commit on `refs/heads/<branch>`
+   (blobs by `hash-object`, or one pack by `fast-import` when there are many; only the
+   changed day trees by `mktree`; `commit-tree`; `update-ref` with the expected old value).
+2. Fetch the remote's branch into a tracking ref (`refs/remotes/<remote>/<branch>`).
+3. Union: compare the two commits day tree by day tree. One name with two contents
+   refuses the sync before anything changes. Remote events this store lacks are checked
+   against the hash in their names, made durable and linked into the events folder.
+4. Merge: a commit with both parents whose tree is the union (or a fast-forward).
+5. Push without force; a rejection (the remote moved) goes back to 2, a bounded number
+   of times.
+6. Projections catch up: events that arrived "in the past" trigger their rebuild rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Callable
+
+import msgspec
+
+from continuity.errors import RemoteUnreachable, UsageError
+from continuity.store import Store
+from continuity.sync import files
+from continuity.sync.git import NETWORK_TIMEOUT, Repo
+from continuity.sync.objects import Entry, ObjectReader, TreeWriter
+from continuity.sync.tree import Snapshot, day_entries, is_event, plan_union, read_snapshot, write_root
+from events.errors import WriteFailed
+
+DEFAULT_BRANCH = "continuity"
+DEFAULT_REMOTE = "origin"
+MAX_ATTEMPTS = 5
+PROGRESS_FROM = 1000  # events; smaller transfers are quiet
+_BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
+
+Progress = Callable[[str], None]
+
+
+class SyncReport(msgspec.Struct, kw_only=True):
+    """What a sync did."""
+
+    ok: bool = True
+    branch: str
+    remote: str
+    commit: str | None = None
+    remote_commit: str | None = None
+    added_local: int = 0
+    added_remote: int = 0
+    pushed: bool = False
+    merged: bool = False
+    forks: int = 0
+    attempts: int = 0
+    projections_rebuilt: bool = False
+    events_folded: int = 0
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def branch_of(store: Store, override: str | None = None) -> str:
+    """The continuity branch's name: the flag, `sync_branch` in config.json, else `continuity`."""
+    name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
+    if not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name.endswith(".lock"):
+        raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/")
+    return name
+
+
+def remote_of(store: Store, override: str | None = None) -> str:
+    """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
+    name = override or store.config.get("sync_remote") or DEFAULT_REMOTE
+    if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
+        raise UsageError(f"invalid remote {name!r}")
+    return name
+
+
+def tracking_ref(repo: Repo, remote: str, branch: str) -> str:
+    """Where the remote's branch is fetched to: `refs/remotes/<remote>/<branch>`, or a private ref for a URL."""
+    if remote in repo.remotes():
+        return f"refs/remotes/{remote}/{branch}"
+    if "/" in remote or ":" in remote or os.path.isdir(remote):
+        return f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}"
+    raise UsageError(f"no git remote named {remote!r} (add one with `git remote add {remote} URL`, "
+                     "or pass --remote NAME)")
+
+
+class Syncer:
+    """One sync of one store with one remote, holding its git processes."""
+
+    def __init__(self, store: Store, repo: Repo, branch: str, remote: str, progress: Progress | None) -> None:
+        self.store = store
+        self.repo = repo
+        self.branch = branch
+        self.ref = f"refs/heads/{branch}"
+        self.remote = remote
+        self.tracking = tracking_ref(repo, remote, branch)
+        self.progress = progress
+        self.reader = ObjectReader(repo)
+        self.report = SyncReport(branch=branch, remote=remote)
+        self.tip = repo.rev(self.ref)
+        self.marks: dict[str, int] = {}
+
+    def close(self) -> None:
+        """End the git process."""
+        self.reader.close()
+
+    def _fresh_reader(self) -> None:
+        """A new cat-file after a fetch: a running git may not look for packs that arrived after it started."""
+        self.reader.close()
+        self.reader = ObjectReader(self.repo)
+
+    def _write_root(self, snapshots: list[Snapshot], days: dict[str, str | list[Entry]]) -> str:
+        writer = TreeWriter(self.repo)  # started after the objects it names exist (mktree does not rescan packs)
+        try:
+            return write_root(writer, snapshots, days)
+        finally:
+            writer.close()
+
+    def _say(self, count: int, message: str) -> None:
+        if self.progress is not None and count >= PROGRESS_FROM:
+            self.progress(message)
+
+    def _move(self, commit: str) -> None:
+        self.repo.update_ref(self.ref, commit, self.tip)
+        self.tip = commit
+
+    def record(self) -> int:
+        """Commit the local events the branch lacks; how many."""
+        local = read_snapshot(self.reader, self.tip)
+        marks = files.load_marks(self.store, self.ref, self.tip)
+
+        def on_branch(day: str) -> set[str]:
+            return set(day_entries(self.reader, local.days.get(day)))
+
+        missing, self.marks = files.unrecorded(self.store, on_branch, marks)
+        count = sum(len(day_names) for day_names in missing.values())
+        if not count:
+            return 0
+        self._say(count, f"recording {count} local events on branch {self.branch}")
+        shas = iter(self.repo.hash_files(files.check_local(self.store, missing)))
+        days: dict[str, str | list[Entry]] = dict(local.days)
+        for day, day_names in missing.items():
+            entries = day_entries(self.reader, local.days.get(day))
+            entries.update((name, Entry("100644", name, next(shas))) for name in day_names)
+            days[day] = list(entries.values())
+        tree = self._write_root([local], days)
+        node = self.store.node()
+        parents = [self.tip] if self.tip else []
+        self._move(self.repo.commit_tree(tree, parents, f"continuity: record {count} events from node {node}"))
+        return count
+
+    def merge(self, remote_tip: str | None) -> int:
+        """Bring the remote's events into the store and the branch; how many events were added."""
+        tip = self.tip
+        if remote_tip is None or remote_tip == tip or (tip and self.repo.is_ancestor(remote_tip, tip)):
+            return 0
+        self._fresh_reader()
+        local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)
+        union = plan_union(self.reader, local, remote)
+        self.report.warnings.extend(f"not an event file, left on the branch only: {path}" for path in union.skipped[:5])
+        added = self._bring_in(union.incoming, union.local_only)
+        if tip is None or (not union.local_only and self.repo.is_ancestor(tip, remote_tip)):
+            self._move(remote_tip)
+        else:
+            tree = self._write_root([local, remote], union.days)
+            message = f"continuity: merge {self.remote}/{self.branch} ({len(union.incoming)} events)"
+            self._move(self.repo.commit_tree(tree, [tip, remote_tip], message))
+            self.report.merged = True
+        return added
+
+    def run(self, *, push: bool, restore: bool) -> None:
+        """Record, then fetch, merge and push until the push lands (or attempts run out)."""
+        report = self.report
+        report.added_local = self.record()
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            report.attempts = attempt
+            remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking)
+            report.added_remote += self.merge(remote_tip)
+            report.remote_commit = remote_tip
+            if not push or self.tip is None or self.tip == remote_tip:
+                break
+            self._say(report.added_local, f"pushing to {self.remote}/{self.branch}")
+            if self.repo.push(self.remote, self.tip, self.branch) is None:
+                report.pushed = True
+                report.remote_commit = self.tip
+                with contextlib.suppress(WriteFailed):
+                    self.repo.update_ref(self.tracking, self.tip, remote_tip)
+                break
+        else:
+            raise RemoteUnreachable(f"push to {self.remote!r} rejected {MAX_ATTEMPTS} times: the remote keeps "
+                                    "moving (events stay safe locally; sync again)")
+        if restore:
+            report.added_remote += self.restore()
+        files.save_marks(self.store, self.ref, self.tip, self.marks)
+
+    def restore(self) -> int:
+        """Write the events on the branch that the store lacks (a new store, or lost files); how many."""
+        if self.tip is None:
+            return 0
+        self._fresh_reader()
+        missing = []
+        for day, tree in read_snapshot(self.reader, self.tip).days.items():
+            folder = os.path.join(self.store.events_dir, day)
+            present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+            missing += [(day, entry) for entry in self.reader.read_tree(tree)
+                        if is_event(day, entry) and entry.name not in present]
+        return self._bring_in(missing, [])
+
+    def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]]) -> int:
+        """Stage, check and link remote events into the store; count the forks they join."""
+        if not incoming:
+            return 0
+        self._say(len(incoming), f"writing {len(incoming)} events from {self.remote}")
+        staged = files.stage(self.store, self.reader, incoming, self.progress)
+        try:
+            added, touched = files.install(self.store, staged)
+        finally:
+            staged.discard()
+        if local_only:
+            self.report.forks += len(staged.prevs & files.read_prevs(self.store, local_only))
+        for day in touched:  # listed again next time: an append may have landed since the record step
+            self.marks.pop(day, None)
+        return added
+
+
+def open_repo(store: Store) -> Repo:
+    """The git work tree around the store, with the network timeout from config (`sync_timeout`)."""
+    timeout = store.config.get("sync_timeout")
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        timeout = NETWORK_TIMEOUT
+    return Repo(store.root, network_timeout=float(timeout))
+
+
+def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: str | None = None,
+         progress: Progress | None = None, catch_up: bool = True, restore: bool = False) -> SyncReport:
+    """Exchange events with the remote's continuity branch (see the module docstring).
+
+    `restore` also writes every event on the branch that the store lacks (clone-store).
+    """
+    store.check_safe()
+    repo = open_repo(store)
+    branch = branch_of(store, branch)
+    remote = remote_of(store, remote)
+    if repo.head_ref() == f"refs/heads/{branch}":
+        raise UsageError(f"branch {branch!r} is checked out here: switch to your working branch first "
+                         "(sync never touches the work tree)")
+    with files.sync_lock(store):
+        syncer = Syncer(store, repo, branch, remote, progress)
+        report = syncer.report
+        try:
+            syncer.run(push=push, restore=restore)
+        except BaseException:
+            if catch_up and report.added_remote:  # events already added still reach the projections
+                _catch_up(store, report)
+            raise
+        finally:
+            syncer.close()
+            report.commit = syncer.tip
+    if catch_up:
+        _catch_up(store, report)
+    return report
+
+
+def _catch_up(store: Store, report: SyncReport) -> None:
+    from continuity.derived import refresh
+
+    outcome = refresh(store)
+    report.projections_rebuilt = outcome.rebuilt
+    report.events_folded = outcome.folded
+    report.warnings.extend(warning for warning in outcome.warnings if "arrived in the past" not in warning)

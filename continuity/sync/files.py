@@ -1,0 +1,298 @@
+"""The store's side of sync: finding local events not on the branch, bringing remote ones in.
+
+Remote events are written the way the log writes its own (docs/architecture.md): a temp
+file in `local/incoming/`, made durable, then `link()`ed to its final name (never
+overwriting), under the store's append lock so appends never interleave with the union.
+A big batch is made durable with one `syncfs` instead of one fsync per file. Every byte
+is checked against the hash in its file name before anything is linked.
+
+`local/sync.json` remembers each day folder's mtime when its files were last compared
+with the branch, so a sync lists only the days that changed (and always the newest one,
+where coarse mtimes could hide an append).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+from collections.abc import Callable, Iterator
+
+import msgspec
+import orjson
+
+from continuity.errors import EventConflict
+from continuity.store import Store, write_atomic
+from continuity.sync.objects import Entry, ObjectReader
+from events import names
+from events.errors import WriteFailed
+from events.filelog import list_days
+
+MARKS_NAME = "sync.json"
+SYNCFS_FROM = 64  # below this many files, one fsync each is cheaper than flushing the file system
+
+
+class _Prev(msgspec.Struct):
+    prev: str | None = None
+
+
+_PREV = msgspec.json.Decoder(_Prev)
+
+
+def prev_of(raw: bytes) -> str | None:
+    """The `prev` hash an event's bytes carry (None when absent or unreadable)."""
+    try:
+        return _PREV.decode(raw).prev
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def hash_matches(name: str, raw: bytes) -> bool:
+    """True when the bytes hash to the 12 hex digits in the event's file name."""
+    parsed = names.parse_name(name)
+    return parsed is not None and hashlib.sha256(raw).hexdigest()[: names.HASH_CHARS] == parsed.hash12
+
+
+# -- locks and marks -----------------------------------------------------------------------
+@contextlib.contextmanager
+def flocked(path: str) -> Iterator[None]:
+    """Hold an exclusive `flock` on `path` (the lock dies with the process)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def append_lock(store: Store) -> contextlib.AbstractContextManager[None]:
+    """The lock every append takes (`local/lock`, as in events/filelog.py)."""
+    return flocked(os.path.join(store.local_dir, "lock"))
+
+
+def sync_lock(store: Store) -> contextlib.AbstractContextManager[None]:
+    """One sync at a time per store (`local/sync.lock`); appends do not wait for it."""
+    return flocked(os.path.join(store.local_dir, "sync.lock"))
+
+
+def load_marks(store: Store, ref: str, commit: str | None) -> dict[str, int]:
+    """Day -> mtime of days wholly on the branch at `commit` (empty when saved for another commit)."""
+    try:
+        with open(os.path.join(store.local_dir, MARKS_NAME), "rb") as handle:
+            saved = orjson.loads(handle.read())
+        if commit is not None and saved.get("ref") == ref and saved.get("commit") == commit:
+            return {str(day): int(mtime) for day, mtime in saved["days"].items()}
+    except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        pass
+    return {}
+
+
+def save_marks(store: Store, ref: str, commit: str | None, days: dict[str, int]) -> None:
+    """Remember which day folders are wholly on the branch (a lost file only costs a listing)."""
+    data = orjson.dumps({"ref": ref, "commit": commit, "days": days}, option=orjson.OPT_SORT_KEYS)
+    with contextlib.suppress(OSError):
+        write_atomic(os.path.join(store.local_dir, MARKS_NAME), data, durable=False)
+
+
+# -- local events not on the branch --------------------------------------------------------
+def unrecorded(store: Store, on_branch: Callable[[str], set[str]],
+               marks: dict[str, int]) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Local event files whose names the branch lacks, by day; and the day marks after listing.
+
+    `on_branch(day)` gives the names the branch holds for a day. A day whose mtime matches
+    its mark is skipped, except the newest day. The mark is taken before the listing: a
+    file landing after it changes the mtime, so the next sync lists that day again.
+    """
+    days = list_days(store.events_dir)
+    missing: dict[str, list[str]] = {}
+    new_marks: dict[str, int] = {}
+    for day in days:
+        path = os.path.join(store.events_dir, day)
+        mtime_ns = os.stat(path).st_mtime_ns
+        if marks.get(day) == mtime_ns and day != days[-1]:
+            new_marks[day] = mtime_ns
+            continue
+        local = {entry for entry in os.listdir(path)
+                 if len(entry) == names.NAME_LENGTH and names.parse_name(entry) is not None
+                 and names.shard_of(entry) == day}
+        absent = sorted(local - on_branch(day))
+        if absent:
+            missing[day] = absent
+        new_marks[day] = mtime_ns
+    return missing, new_marks
+
+
+def check_local(store: Store, missing: dict[str, list[str]]) -> list[str]:
+    """Paths of the files about to be recorded; refuses one whose bytes do not match its name."""
+    paths = []
+    for day, day_names in missing.items():
+        for name in day_names:
+            path = os.path.join(store.events_dir, day, name)
+            with open(path, "rb") as handle:
+                if not hash_matches(name, handle.read()):
+                    raise EventConflict(f"events/{day}/{name} does not match the hash in its name (edited?): "
+                                        "sync refused to record it; see `continuity verify`")
+            paths.append(path)
+    return paths
+
+
+def read_prevs(store: Store, entries: list[tuple[str, Entry]]) -> set[str]:
+    """The `prev` hashes of local events (missing files are skipped)."""
+    prevs = set()
+    for day, entry in entries:
+        try:
+            with open(os.path.join(store.events_dir, day, entry.name), "rb") as handle:
+                prev = prev_of(handle.read())
+        except OSError:
+            continue
+        if prev:
+            prevs.add(prev)
+    return prevs
+
+
+# -- remote events into the store ----------------------------------------------------------
+class Staged:
+    """Remote events written to temp files, checked, durable, and not yet visible."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.files: list[tuple[str, str, str]] = []  # (day, name, temp path)
+        self.prevs: set[str] = set()
+
+    def discard(self) -> None:
+        """Remove the temp files."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
+          progress: Callable[[str], None] | None = None) -> Staged:
+    """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable."""
+    staged = Staged(os.path.join(store.local_dir, "incoming"))
+    staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
+    try:
+        os.makedirs(staged.folder)
+        for count, ((day, entry), (kind, raw)) in enumerate(
+            zip(incoming, reader.read_many([entry.sha for _, entry in incoming]), strict=True), 1
+        ):
+            if kind != "blob" or not hash_matches(entry.name, raw):
+                raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
+                                    "name (tampered?): sync refused and changed nothing")
+            temp = os.path.join(staged.folder, entry.name)
+            _write(temp, raw)
+            staged.files.append((day, entry.name, temp))
+            prev = prev_of(raw)
+            if prev:
+                staged.prevs.add(prev)
+            if progress is not None and count % 5000 == 0:
+                progress(f"received {count}/{len(incoming)} events")
+        _make_durable(staged.folder, [temp for _, _, temp in staged.files])
+    except OSError as error:
+        staged.discard()
+        raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
+
+
+def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
+    """Link staged events to their final names under the append lock; (count added, days touched).
+
+    Checks every name first, so a local file with the same name and other bytes refuses the
+    whole batch before anything is linked. Afterwards the head hint is dropped: the next
+    append lists the newest day instead of trusting it (mtimes can be coarse).
+    """
+    with append_lock(store):
+        todo = []
+        for day, name, temp in staged.files:
+            final = os.path.join(store.events_dir, day, name)
+            if os.path.lexists(final):
+                if not _same_bytes(final, temp):
+                    raise EventConflict(f"events/{day}/{name} exists here with other bytes than on the remote: "
+                                        "sync refused and changed nothing")
+                continue
+            todo.append((day, temp, final))
+        days = {day for day, _, _ in todo}
+        linked: list[str] = []
+        try:
+            made_day = False
+            for day in sorted(days):
+                folder = os.path.join(store.events_dir, day)
+                if not os.path.isdir(folder):
+                    os.makedirs(folder)
+                    made_day = True
+            if made_day:
+                _fsync_dir(store.events_dir)
+            for _, temp, final in todo:
+                os.link(temp, final)
+                linked.append(final)
+            for day in days:
+                _fsync_dir(os.path.join(store.events_dir, day))
+        except OSError as error:
+            for final in linked:
+                with contextlib.suppress(OSError):
+                    os.unlink(final)
+            raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
+        if linked:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(store.local_dir, "head"))
+    return len(linked), days
+
+
+def _write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _make_durable(folder: str, paths: list[str]) -> None:
+    """fsync each file, or one `syncfs` of the file system for a big batch (Linux)."""
+    if len(paths) >= SYNCFS_FROM and _syncfs(folder):
+        return
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _syncfs(folder: str) -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        syncfs = libc.syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if syncfs(fd) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, os.strerror(error))
+    finally:
+        os.close(fd)
+    return True
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _same_bytes(first: str, second: str) -> bool:
+    try:
+        with open(first, "rb") as a, open(second, "rb") as b:
+            return a.read() == b.read()
+    except OSError:
+        return False

@@ -1,0 +1,203 @@
+"""git for sync: plumbing only, so the user's HEAD, index, work tree and stash stay untouched.
+
+Every call is `git -C <project root> ...` with GIT_TERMINAL_PROMPT=0 (a remote that asks
+for a password fails instead of hanging) and LC_ALL=C (messages are parsed); network calls
+have a timeout. Many blobs cost one process, not one each: `hash-object --stdin-paths`,
+or `fast-import` into one pack; objects.py reads and writes trees the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+
+from continuity.errors import RemoteUnreachable, UsageError
+from events.errors import WriteFailed
+
+LOCAL_TIMEOUT = 600.0
+NETWORK_TIMEOUT = 120.0
+PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more go into one pack
+FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
+    "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",
+}
+
+
+def first_message(stderr: bytes) -> str:
+    """The line of git's stderr worth showing: the first fatal/error line, else the last line."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line and not line.startswith("hint:")]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[-1] if lines else "no message"
+
+
+class Repo:
+    """The git work tree holding a store, driven with plumbing commands."""
+
+    def __init__(self, root: str, *, network_timeout: float = NETWORK_TIMEOUT) -> None:
+        self.root = root
+        self.network_timeout = network_timeout
+        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
+        probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format")
+        lines = probe.stdout.decode(errors="replace").splitlines()
+        if probe.returncode != 0 or len(lines) != 3:
+            raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
+                             "run it inside a clone of the project)")
+        self.toplevel, self.git_dir, object_format = lines
+        self.oid_bytes = 32 if object_format == "sha256" else 20
+        self.zero = "0" * (2 * self.oid_bytes)
+
+    # -- running ---------------------------------------------------------------------------
+    def try_run(self, *args: str, input: bytes | None = None, network: bool = False,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run git; the result whatever its exit code (a missing git or a timeout raises)."""
+        timeout = self.network_timeout if network else LOCAL_TIMEOUT
+        try:
+            return subprocess.run(["git", "-C", self.root, *args], input=input, capture_output=True,
+                                  env=env or self.env, timeout=timeout)
+        except FileNotFoundError:
+            raise UsageError("sync needs git, and git is not installed") from None
+        except subprocess.TimeoutExpired:
+            if network:
+                raise RemoteUnreachable(f"git {args[0]} did not finish within {timeout:g} s "
+                                        "(events stay safe locally; sync again later)") from None
+            raise WriteFailed(f"sync failed: git {args[0]} did not finish within {timeout:g} s") from None
+
+    def run(self, *args: str, input: bytes | None = None) -> bytes:
+        """Run a local git command; its stdout, or WriteFailed with git's message."""
+        result = self.try_run(*args, input=input)
+        if result.returncode != 0:
+            raise WriteFailed(f"sync failed: git {args[0]}: {first_message(result.stderr)}")
+        return result.stdout
+
+    # -- refs ------------------------------------------------------------------------------
+    def rev(self, ref: str) -> str | None:
+        """The commit a ref points at, or None when it does not exist."""
+        result = self.try_run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return result.stdout.decode().strip() if result.returncode == 0 else None
+
+    def head_ref(self) -> str | None:
+        """The branch HEAD names (`refs/heads/...`), or None when detached or unreadable."""
+        try:
+            with open(os.path.join(self.git_dir, "HEAD"), encoding="utf-8") as handle:
+                text = handle.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text[5:].strip() if text.startswith("ref:") else None
+
+    def remotes(self) -> list[str]:
+        """The names of the configured remotes."""
+        return self.run("remote").decode(errors="replace").split()
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when `ancestor` is reachable from `descendant` (or is it)."""
+        result = self.try_run("merge-base", "--is-ancestor", ancestor, descendant)
+        if result.returncode not in (0, 1):
+            raise WriteFailed(f"sync failed: git merge-base: {first_message(result.stderr)}")
+        return result.returncode == 0
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> None:
+        """Move `ref` to `new` only if it still points at `old` (None: only if it does not exist)."""
+        result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
+        if result.returncode != 0:
+            raise WriteFailed(f"sync failed: {ref} moved during the sync ({first_message(result.stderr)}); "
+                              "run sync again")
+
+    # -- objects ---------------------------------------------------------------------------
+    def hash_files(self, paths: list[str]) -> list[str]:
+        """Store files as blobs, byte for byte (no filters); their ids, in order.
+
+        A few become loose objects (`hash-object --stdin-paths`); many go into one pack
+        through `fast-import`, as a fetch would keep them: thousands of loose objects cost
+        one file each, and a `gc` later.
+        """
+        if len(paths) >= PACK_FROM:
+            return self._pack_files(paths)
+        if not paths:
+            return []
+        data = "".join(f"{path}\n" for path in paths).encode()
+        shas = self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input=data).decode().split()
+        if len(shas) != len(paths):
+            raise WriteFailed("sync failed: git hash-object returned fewer ids than files")
+        return shas
+
+    def _pack_files(self, paths: list[str]) -> list[str]:
+        digest = hashlib.sha256 if self.oid_bytes == 32 else hashlib.sha1
+        process = subprocess.Popen(["git", "-C", self.root, "fast-import", "--quiet", "--done"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   env=self.env)
+        assert process.stdin is not None and process.stderr is not None
+        shas = []
+        try:
+            chunk: list[bytes] = []
+            for path in paths:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                shas.append(digest(b"blob %d\0" % len(data) + data).hexdigest())
+                chunk += (b"blob\ndata %d\n" % len(data), data, b"\n")
+                if len(chunk) >= 3000:
+                    process.stdin.write(b"".join(chunk))
+                    chunk = []
+            process.stdin.write(b"".join(chunk) + b"done\n")
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        except OSError as error:
+            process.kill()
+            process.wait()
+            raise WriteFailed(f"sync failed: cannot read {error.filename}: {error.strerror}") from None
+        stderr = process.stderr.read()
+        process.stderr.close()
+        if process.wait() != 0:
+            raise WriteFailed(f"sync failed: git fast-import: {first_message(stderr)}")
+        return shas
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        """A new commit of `tree`; a fallback identity when the user has none configured."""
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        args += ["-m", message]
+        result = self.try_run(*args)
+        if result.returncode != 0 and b"ident" in result.stderr.lower():
+            fallback = {key: value for key, value in FALLBACK_IDENTITY.items() if key not in self.env}
+            result = self.try_run(*args, env={**self.env, **fallback})
+        if result.returncode != 0:
+            raise WriteFailed(f"sync failed: git commit-tree: {first_message(result.stderr)}")
+        return result.stdout.decode().strip()
+
+    # -- network ---------------------------------------------------------------------------
+    def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
+        """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch."""
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
+                              f"+refs/heads/{branch}:{tracking}", network=True)
+        if result.returncode == 0:
+            return self.rev(tracking)
+        if b"couldn't find remote ref" in result.stderr:
+            return None
+        raise RemoteUnreachable(f"cannot fetch branch {branch!r} from {remote!r}: {first_message(result.stderr)} "
+                                "(events stay safe locally; sync again later)")
+
+    def push(self, remote: str, commit: str, branch: str) -> str | None:
+        """Push `commit` to the remote's branch without force; None when done, else why it was rejected.
+
+        Only a fast-forward rejection (the remote moved) is returned for a retry; anything
+        else raises RemoteUnreachable. Hooks of the user's working branch are skipped
+        (`--no-verify`): this branch holds no code.
+        """
+        result = self.try_run("push", "--porcelain", "--no-verify", remote, f"{commit}:refs/heads/{branch}",
+                              network=True)
+        if result.returncode == 0:
+            return None
+        for line in result.stdout.decode(errors="replace").splitlines():
+            flag, _, rest = line.partition("\t")
+            summary = rest.partition("\t")[2]
+            if flag == "!" and summary.startswith("[rejected]"):
+                return summary
+            if flag == "!":
+                raise RemoteUnreachable(f"push to {remote!r} refused: {summary}")
+        raise RemoteUnreachable(f"cannot push to {remote!r}: {first_message(result.stderr)} "
+                                "(events stay safe locally; sync again later)")

@@ -1,0 +1,147 @@
+"""Many git objects through one process each way: `cat-file --batch` reads, `mktree --batch` writes.
+
+A running git may not notice packs that arrived after it started (a fetch), so callers
+start these after the objects they need exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+from typing import IO, NamedTuple
+
+from continuity.sync.git import Repo
+from events.errors import WriteFailed
+
+TREE = "40000"
+
+
+class Entry(NamedTuple):
+    """One tree entry: mode (as git stores it, `40000` for a folder), name, object id."""
+
+    mode: str
+    name: str
+    sha: str
+
+    @property
+    def kind(self) -> str:
+        """The object type the entry points at."""
+        return "tree" if self.mode == TREE else "commit" if self.mode == "160000" else "blob"
+
+
+def parse_tree(data: bytes, oid_bytes: int) -> list[Entry]:
+    """The entries of a raw tree object."""
+    entries: list[Entry] = []
+    index, end = 0, len(data)
+    while index < end:
+        space = data.index(b" ", index)
+        nul = data.index(b"\0", space)
+        name = data[space + 1:nul].decode("utf-8", "surrogateescape")
+        sha = data[nul + 1:nul + 1 + oid_bytes].hex()
+        entries.append(Entry(data[index:space].decode(), name, sha))
+        index = nul + 1 + oid_bytes
+    return entries
+
+
+class ObjectReader:
+    """One `git cat-file --batch` process: objects by id, one at a time or many in a stream."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.process = subprocess.Popen(["git", "-C", repo.root, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=repo.env)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.stdout: IO[bytes] = self.process.stdout
+
+    def read(self, sha: str) -> tuple[str, bytes]:
+        """(type, content) of one object."""
+        self.stdin.write(f"{sha}\n".encode())
+        self.stdin.flush()
+        return self._answer(sha)
+
+    def read_tree(self, sha: str) -> list[Entry]:
+        """The entries of a tree."""
+        kind, data = self.read(sha)
+        if kind != "tree":
+            raise WriteFailed(f"sync failed: git object {sha} is a {kind}, not a tree")
+        return parse_tree(data, self.repo.oid_bytes)
+
+    def read_many(self, shas: list[str]) -> Iterator[tuple[str, bytes]]:
+        """(type, content) of each object, in order; the requests stream from a thread."""
+        def feed() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                for start in range(0, len(shas), 1024):
+                    self.stdin.write("".join(f"{sha}\n" for sha in shas[start:start + 1024]).encode())
+                self.stdin.flush()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        finished = False
+        try:
+            for sha in shas:
+                yield self._answer(sha)
+            finished = True
+        finally:
+            if not finished:  # the reader stopped early: the process may be stuck writing to us
+                self.process.kill()
+            writer.join()
+
+    def _answer(self, sha: str) -> tuple[str, bytes]:
+        header = self.stdout.readline().split()
+        if len(header) != 3:
+            raise WriteFailed(f"sync failed: git object {sha} is missing")
+        size = int(header[2])
+        data = self.stdout.read(size)
+        self.stdout.read(1)
+        if len(data) != size:
+            raise WriteFailed("sync failed: git cat-file ended early")
+        return header[1].decode(), data
+
+    def close(self) -> None:
+        """End the process."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stdout.close()
+
+
+class TreeWriter:
+    """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.process = subprocess.Popen(["git", "-C", repo.root, "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=repo.env)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.stdout: IO[bytes] = self.process.stdout
+
+    def write(self, entries: Iterable[Entry]) -> str:
+        """Write a tree of these entries (mktree sorts them); its id."""
+        body = "".join(f"{entry.mode} {entry.kind} {entry.sha}\t{entry.name}\0" for entry in entries)
+        try:
+            self.stdin.write(body.encode("utf-8", "surrogateescape") + b"\0")
+            self.stdin.flush()
+        except OSError:
+            raise WriteFailed("sync failed: git mktree refused a tree") from None
+        sha = self.stdout.readline().decode().strip()
+        if not sha:
+            raise WriteFailed("sync failed: git mktree refused a tree")
+        return sha
+
+    def close(self) -> None:
+        """End the process."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stdout.close()

@@ -1,0 +1,386 @@
+"""`continuity sync` and `clone-store` over real git: bare remotes and clones in temp folders."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_USAGE
+from continuity.store import Store
+from continuity.sync import sync
+from continuity.sync.git import Repo
+from events.work import WorkLogged
+
+STORE = Path(".agent", "runtime-continuity")
+IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
+            "GIT_COMMITTER_NAME": "Tess Ter", "GIT_COMMITTER_EMAIL": "tess@example.invalid"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd`; its stdout (fails the test when git fails)."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity from the environment only (HOME is isolated: no ~/.gitconfig)."""
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+class World:
+    """A bare remote and clones of one project, each with a store."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.remote = tmp_path / "remote.git"
+        git(tmp_path, "init", "-q", "--bare", "-b", "main", str(self.remote))
+        seed = self.clone("a", init=False)
+        (seed / "README.md").write_text("the code\n")
+        assert cli("init", "--project", "demo", "--root", str(seed))[0] == 0
+        git(seed, "add", "README.md", ".gitignore")
+        git(seed, "commit", "-q", "-m", "code")
+        git(seed, "push", "-q", "origin", "main")
+        self.a = seed
+        self.b = self.clone("b")
+
+    def clone(self, name: str, *, init: bool = True) -> Path:
+        """A new clone of the remote (with a store unless `init` is False)."""
+        path = self.tmp / name
+        git(self.tmp, "clone", "-q", str(self.remote), str(path))
+        if init:
+            assert cli("init", "--project", "demo", "--root", str(path))[0] == 0
+        return path
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    """A bare remote, clone `a` (which pushed the code) and clone `b`, both with a store."""
+    return World(tmp_path)
+
+
+def cli(*args: str) -> tuple[int, Any]:
+    """Run the CLI in-process with --json; (exit code, parsed stdout or None)."""
+    import contextlib
+    import io
+
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="utf-8")
+    with contextlib.redirect_stdout(stdout):
+        code = main([*args, "--json"])
+    stdout.flush()
+    text = raw.getvalue().decode()
+    return code, json.loads(text) if text.strip() else None
+
+
+def append(root: Path, *messages: str) -> None:
+    """Append work-log events to a clone's store."""
+    log = Store(root).open_log()
+    for message in messages:
+        log.append(WorkLogged(project="demo", message=message))
+
+
+def user_git_state(root: Path) -> dict[str, str]:
+    """Everything of the user's that sync must not touch: HEAD, branch, index, work tree, stash."""
+    index = (root / ".git" / "index").read_bytes()
+    return {
+        "index_file": hashlib.sha256(index).hexdigest(),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "HEAD"),
+        "ls_files": hashlib.sha256(git(root, "ls-files", "-s").encode()).hexdigest(),
+        "cached": git(root, "diff", "--cached"),
+        "worktree": git(root, "diff"),
+        "status": git(root, "status", "--porcelain=v1", "--untracked-files=all"),
+        "stash": git(root, "stash", "list"),
+    }
+
+
+def synced(root: Path, **options: Any) -> Any:
+    """Sync a clone in-process, asserting the user's git state is the same before and after."""
+    before = user_git_state(root)
+    report = sync(Store(root), **options)
+    assert user_git_state(root) == before
+    return report
+
+
+def event_names(root: Path) -> list[str]:
+    """The event file names in a clone's store."""
+    return sorted(p.name for p in (root / STORE / "events").glob("*/*.json"))
+
+
+def projections(root: Path) -> dict[str, bytes]:
+    """state.json and every file under archives/, by relative path."""
+    store = root / STORE
+    files = [store / "state.json", *sorted((store / "archives").rglob("*"))]
+    return {str(p.relative_to(store)): p.read_bytes() for p in files if p.is_file()}
+
+
+def store_bytes(root: Path) -> dict[str, bytes]:
+    """Every file of a store except machine-local ones."""
+    store = root / STORE
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
+            if p.is_file() and "local" not in p.relative_to(store).parts}
+
+
+def test_two_clones_converge_in_either_order(world: World) -> None:
+    """Clones appending concurrently and syncing in either order end with one log and identical projections."""
+    for round_number in range(3):
+        with ThreadPoolExecutor(2) as pool:
+            for future in [pool.submit(append, root, *(f"{root.name} r{round_number} e{i}" for i in range(4)))
+                           for root in (world.a, world.b)]:
+                future.result()
+        assert cli("archive", "--reason", f"round {round_number}", "--root", str(world.a))[0] == 0
+        first, second = (world.a, world.b) if round_number % 2 == 0 else (world.b, world.a)
+        for root in (first, second, first):
+            synced(root)
+        assert event_names(world.a) == event_names(world.b)
+        assert len(event_names(world.a)) == 9 * (round_number + 1)
+        assert projections(world.a) == projections(world.b)
+        assert any(name.startswith("archives/RC-") for name in projections(world.a))
+    code, report = cli("verify", "--root", str(world.b))
+    assert code == 0 and report["ok"] is True
+    assert report["forks"], "the concurrent appends show up as merges"
+    assert {len({child[-8:] for child in fork["children"]}) for fork in report["forks"]} == {2}
+    assert git(world.a, "rev-parse", "continuity") == git(world.b, "rev-parse", "continuity")
+
+
+def test_sync_json_summary_and_fork_count(world: World) -> None:
+    """--json reports what moved; the side that joins two histories counts the fork."""
+    append(world.a, "base")
+    code, first = cli("sync", "--root", str(world.a))
+    assert code == 0
+    assert first["ok"] and first["added_local"] == 1 and first["added_remote"] == 0 and first["pushed"] is True
+    assert synced(world.b).added_remote == 1
+    append(world.a, "a after base")
+    append(world.b, "b after base")
+    synced(world.a)
+    code, joined = cli("sync", "--root", str(world.b))
+    assert code == 0
+    assert (joined["added_local"], joined["added_remote"], joined["forks"]) == (1, 1, 1)
+    assert joined["merged"] is True and joined["pushed"] is True
+    assert synced(world.a).added_remote == 1
+
+
+def test_sync_leaves_a_dirty_work_tree_alone(world: World) -> None:
+    """Staged and unstaged changes, untracked files, a stash and a feature branch survive a sync as they were."""
+    git(world.a, "switch", "-q", "-c", "feature")
+    (world.a / "README.md").write_text("stashed edit\n")
+    git(world.a, "stash", "-q")
+    (world.a / "README.md").write_text("unstaged edit\n")
+    (world.a / "staged.txt").write_text("staged\n")
+    git(world.a, "add", "staged.txt")
+    (world.a / "untracked.txt").write_text("untracked\n")
+    append(world.a, "while dirty")
+    append(world.b, "other side")
+    synced(world.b)
+    report = synced(world.a)
+    assert report.added_local == 1 and report.added_remote == 1 and report.pushed
+    assert git(world.a, "symbolic-ref", "--short", "HEAD").strip() == "feature"
+
+
+def test_tampered_remote_event_is_refused(world: World) -> None:
+    """An event with the same name and other bytes on the remote: refused, named, nothing changed here."""
+    append(world.a, "original")
+    synced(world.a)
+    synced(world.b)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [victim] = list((scratch / "events").glob("*/*.json"))
+    victim.write_bytes(victim.read_bytes().replace(b"original", b"rewritten"))
+    git(scratch, "commit", "-q", "-am", "tamper")
+    git(scratch, "push", "-q", "origin", "continuity")
+    append(world.a, "later")
+    before = store_bytes(world.a)
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_INTEGRITY and error["ok"] is False
+    assert victim.name in error["message"] and "other bytes" in error["message"]
+    assert store_bytes(world.a) == before
+    fresh = world.clone("fresh")
+    code, error = cli("sync", "--root", str(fresh))
+    assert code == EXIT_INTEGRITY and victim.name in error["message"] and "hash in its name" in error["message"]
+    assert event_names(fresh) == []
+
+
+def test_unreachable_remote_then_back(world: World) -> None:
+    """No remote: exit code 8 and one clear line, nothing lost; the next sync after it returns succeeds."""
+    append(world.a, "kept safe")
+    away = world.remote.with_name("moved.git")
+    world.remote.rename(away)
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_REMOTE and "cannot fetch" in error["message"] and "\n" not in error["message"]
+    assert len(event_names(world.a)) == 1
+    away.rename(world.remote)
+    code, report = cli("sync", "--root", str(world.a))
+    assert code == 0 and report["pushed"] is True and report["added_local"] == 0  # recorded by the failed try
+    assert synced(world.b).added_remote == 1
+
+
+def test_push_race_is_retried_and_converges(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remote moves between fetch and push: the rejected push refetches, merges again and lands."""
+    append(world.a, "a1")
+    append(world.b, "b1")
+    real_push = Repo.push
+    raced: list[str | None] = []
+
+    def push_after_b(self: Repo, remote: str, commit: str, branch: str) -> str | None:
+        if Path(self.root) == world.a and not raced:
+            raced.append(None)
+            assert sync(Store(world.b)).pushed  # b wins the race
+        outcome = real_push(self, remote, commit, branch)
+        if Path(self.root) == world.a:
+            raced.append(outcome)
+        return outcome
+
+    monkeypatch.setattr(Repo, "push", push_after_b)
+    report = synced(world.a)
+    assert raced[1] is not None and "rejected" in raced[1] and raced[-1] is None
+    assert report.attempts == 2 and report.pushed and report.added_remote == 1
+    monkeypatch.undo()
+    synced(world.b)
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 2
+    assert projections(world.a) == projections(world.b)
+
+
+def test_clone_store_resumes_on_a_fresh_clone(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """clone-store on a fresh clone brings the events, rebuilds the projections, and resume-bundle works."""
+    append(world.a, "first step")
+    note = json.dumps({"goal": "ship sync", "next": ["write the benchmark"]})
+    assert cli("archive", "--reason", "moving machines", "--note-json", note, "--root", str(world.a))[0] == 0
+    synced(world.a)
+    fresh = world.tmp / "new-machine"
+    git(world.tmp, "clone", "-q", str(world.remote), str(fresh))
+    assert not (fresh / STORE).exists()
+    monkeypatch.chdir(fresh)
+    code, result = cli("clone-store", "origin")
+    assert code == 0 and result["initialized"] is True and result["project"] == "demo"
+    assert result["events"] == 2 and event_names(fresh) == event_names(world.a)
+    assert projections(fresh) == projections(world.a)
+    code, bundle = cli("resume-bundle", "--root", str(fresh))
+    assert code == 0 and "write the benchmark" in json.dumps(bundle)
+    append(fresh, "resumed here")
+    assert synced(fresh).pushed and synced(world.a).added_remote == 1
+    branched = world.tmp / "branch-already-here"
+    git(world.tmp, "clone", "-q", str(world.remote), str(branched))
+    git(branched, "branch", "-q", "continuity", "origin/continuity")
+    code, result = cli("clone-store", "origin", "--root", str(branched))
+    assert code == 0 and result["added_remote"] == 3 and event_names(branched) == event_names(world.a)
+
+
+def test_union_makes_the_head_hint_stale(world: World) -> None:
+    """Events linked by a sync change their day folder's mtime; the next append chains from the true newest."""
+    append(world.a, "a old")
+    append(world.b, "b newer")
+    synced(world.b)
+    hint = world.a / STORE / "local" / "head"
+    hinted = hint.read_bytes()
+    assert Store(world.a).open_log()._head_from_hint() is not None
+    day = world.a / STORE / "events" / event_names(world.b)[-1][:8]
+    mtime = day.stat().st_mtime_ns
+    assert synced(world.a).added_remote == 1
+    assert day.stat().st_mtime_ns != mtime and not hint.exists()  # sync also drops it: mtimes can be coarse
+    hint.write_bytes(hinted)
+    assert Store(world.a).open_log()._head_from_hint() is None  # stale by itself: its day's mtime moved
+    newest = sorted((world.a / STORE / "events").glob("*/*.json"))[-1]
+    stored = Store(world.a).open_log().append(WorkLogged(project="demo", message="after the union"))
+    assert stored.event.prev == hashlib.sha256(newest.read_bytes()).hexdigest()
+
+
+def test_configured_branch_and_no_push(world: World) -> None:
+    """sync_branch in config.json names the branch; --no-push records and fetches but pushes nothing."""
+    config_path = world.a / STORE / "config.json"
+    config = json.loads(config_path.read_text())
+    config_path.write_text(json.dumps({**config, "sync_branch": "agents/state"}))
+    append(world.a, "on another branch")
+    code, report = cli("sync", "--no-push", "--root", str(world.a))
+    assert code == 0 and report["branch"] == "agents/state" and report["pushed"] is False
+    heads = ["for-each-ref", "--format=%(refname:short)", "refs/heads"]
+    assert git(world.remote, *heads).split() == ["main"]
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert git(world.remote, *heads).split() == ["agents/state", "main"]
+
+
+def test_sync_without_a_git_identity(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no user.name/user.email anywhere, sync still commits to its branch (a fallback identity)."""
+    for key in IDENTITY:
+        monkeypatch.delenv(key)
+    append(world.a, "anonymous")
+    assert synced(world.a).pushed
+    assert git(world.a, "log", "-1", "--format=%an", "continuity").strip() == "continuity"
+
+
+def test_not_a_work_tree_is_a_usage_error(tmp_path: Path) -> None:
+    """A store outside any git work tree: sync is a usage error with one clear line."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    assert cli("init", "--project", "demo", "--root", str(root))[0] == 0
+    code, error = cli("sync", "--root", str(root))
+    assert code == EXIT_USAGE and "not a git work tree" in error["message"]
+    code, error = cli("sync", "--remote", "nowhere", "--root", str(tmp_path / "plain"))
+    assert code == EXIT_USAGE
+
+
+def test_init_ignores_the_store_in_the_project(tmp_path: Path) -> None:
+    """init adds the store to the project's .gitignore once; not when commit_events_with_code is true."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / ".gitignore").write_text("build/")
+    for _ in range(2):
+        assert cli("init", "--project", "demo", "--root", str(root))[0] == 0
+    lines = (root / ".gitignore").read_text().splitlines()
+    assert lines[0] == "build/" and lines.count(".agent/runtime-continuity/") == 1
+    other = tmp_path / "q"
+    (other / STORE).mkdir(parents=True)
+    (other / STORE / "config.json").write_text(json.dumps({"project": "demo", "commit_events_with_code": True}))
+    assert cli("init", "--root", str(other))[0] == 0
+    assert not (other / ".gitignore").exists()
+
+
+def test_refuses_when_its_branch_is_checked_out(world: World) -> None:
+    """With the continuity branch checked out, sync refuses (it never touches a work tree) and changes nothing."""
+    git(world.b, "switch", "-q", "-c", "continuity")
+    append(world.b, "waiting")
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_USAGE and "checked out" in error["message"]
+    assert git(world.b, "rev-parse", "continuity") == git(world.b, "rev-parse", "main")
+
+
+def test_appends_during_a_sync_are_kept_and_recorded_later(world: World) -> None:
+    """Appends racing a sync that writes remote events are never lost and reach the other clone next time."""
+    import threading
+
+    append(world.b, *(f"b{i}" for i in range(60)))
+    synced(world.b)
+    stop = threading.Event()
+
+    def keep_appending() -> None:
+        log = Store(world.a).open_log()
+        count = 0
+        while not stop.is_set() or count < 20:
+            log.append(WorkLogged(project="demo", message=f"racing {count}"))
+            count += 1
+
+    writer = threading.Thread(target=keep_appending)
+    writer.start()
+    try:
+        report = sync(Store(world.a))
+    finally:
+        stop.set()
+        writer.join()
+    assert report.added_remote == 60
+    for root in (world.a, world.b, world.a):
+        synced(root)
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) >= 80
+    code, result = cli("verify", "--root", str(world.a))
+    assert code == 0 and result["ok"] is True
