@@ -217,6 +217,11 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         stored, _ = archive(store, envelope=env, gate="agent", full=False, reason="session ended", from_host=harness,
                             to_host=None, note=None, redact=True)
         recorded.extend(item.event_id for item in stored)
+    from continuity import autosync
+
+    warning = autosync.start(store, "session_end")
+    if warning:
+        report(store, harness, "SessionEnd", warning)
     return HookResult(recorded=recorded)
 
 

@@ -19,7 +19,7 @@ STORE_README = """# runtime-continuity store
 This folder is continuity's store for this project.
 
 - `events/` is the source of truth: one immutable JSON file per event, in
-  `<YYYYMMDD>/<HH>/` shards. Never edit or delete these files; `continuity verify`
+  `<YYYYMMDD>/` day folders. Never edit or delete these files; `continuity verify`
   detects it if anyone does. Corrections are new events.
 - Everything else (`state.json`, `archives/`, ...) is derived from the events and can
   be deleted at any time; `continuity rebuild` writes it again.

@@ -139,7 +139,10 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
         reason=args.reason, from_host=args.from_host, to_host=args.to_host, note=_note(args),
         redact=args.redact, switch=switch,
     )
-    _warn(warnings)
+    from continuity import autosync
+
+    sync_warning = autosync.start(store, "archive")
+    _warn(warnings + ([sync_warning] if sync_warning else []))
     paths = archive_paths(store, current_view(store, write=False).state, envelope["project"])
     result = {"ok": True, "action": "host-switch" if switch else "archive", "project": envelope["project"],
               "event_ids": [s.event_id for s in stored], **paths}

@@ -384,3 +384,39 @@ def test_appends_during_a_sync_are_kept_and_recorded_later(world: World) -> None
     assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) >= 80
     code, result = cli("verify", "--root", str(world.a))
     assert code == 0 and result["ok"] is True
+
+
+def test_archive_triggers_a_background_sync_when_configured(world: World) -> None:
+    """With sync_after ["archive"], archive returns at once and a detached sync pushes the events."""
+    import time
+
+    config = world.a / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_after": ["archive"]}))
+    append(world.a, "before the archive")
+    assert cli("archive", "--gate", "agent", "--root", str(world.a))[0] == 0
+    deadline = time.monotonic() + 30
+    pushed = ""
+    while time.monotonic() < deadline:
+        result = subprocess.run(["git", "-C", str(world.remote), "ls-tree", "-r", "--name-only", "continuity"],
+                                capture_output=True, text=True)
+        pushed = result.stdout
+        if pushed.count(".json") >= 2:
+            break
+        time.sleep(0.2)
+    assert pushed.count(".json") >= 2, (world.a / ".agent" / "runtime-continuity" / "local" / "sync.log").read_text()
+
+
+def test_a_failing_automatic_sync_never_fails_the_archive(world: World) -> None:
+    """An unreachable remote: the archive still succeeds; the failure lands in local/sync.log."""
+    import time
+
+    config = world.a / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_after": ["archive"]}))
+    git(world.a, "remote", "set-url", "origin", str(world.tmp / "gone.git"))
+    assert cli("archive", "--gate", "agent", "--root", str(world.a))[0] == 0
+    log = world.a / ".agent" / "runtime-continuity" / "local" / "sync.log"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and log.read_text().strip()):
+        time.sleep(0.2)
+    assert "continuity: error:" in log.read_text()
+    assert Store(world.a).open_reader().head_name() is not None  # the events stay, for the next sync
