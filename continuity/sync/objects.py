@@ -45,7 +45,25 @@ def parse_tree(data: bytes, oid_bytes: int) -> list[Entry]:
     return entries
 
 
-class ObjectReader:
+class _BatchProcess:
+    """A long-lived git process fed on stdin and read on stdout."""
+
+    process: subprocess.Popen[bytes]
+    stdin: IO[bytes]
+    stdout: IO[bytes]
+
+    def close(self) -> None:
+        """End the process."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stdout.close()
+
+class ObjectReader(_BatchProcess):
     """One `git cat-file --batch` process: objects by id, one at a time or many in a stream."""
 
     def __init__(self, repo: Repo) -> None:
@@ -100,19 +118,8 @@ class ObjectReader:
             raise WriteFailed("sync failed: git cat-file ended early")
         return header[1].decode(), data
 
-    def close(self) -> None:
-        """End the process."""
-        with contextlib.suppress(OSError, ValueError):
-            self.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.stdout.close()
 
-
-class TreeWriter:
+class TreeWriter(_BatchProcess):
     """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids."""
 
     def __init__(self, repo: Repo) -> None:
@@ -135,13 +142,3 @@ class TreeWriter:
             raise WriteFailed("sync failed: git mktree refused a tree")
         return sha
 
-    def close(self) -> None:
-        """End the process."""
-        with contextlib.suppress(OSError, ValueError):
-            self.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.stdout.close()
