@@ -148,22 +148,14 @@ def _fold_day(log: FileEventLog, folder: _Folder, day: str, after: str | None) -
     path = os.path.join(log.events_dir, day)
     mtime_ns = os.stat(path).st_mtime_ns
     listed = _event_names(os.listdir(path))
-    folder.fold(_read(path, [name for name in listed if after is None or name > after]))
+    folder.fold(_read(log, day, [name for name in listed if after is None or name > after]))
     return DayMark(mtime_ns, len(listed))
 
 
-def _read(path: str, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
-    for name in wanted:
-        if names.parse_name(name) is None:
-            continue
-        try:
-            with open(os.path.join(path, name), "rb") as handle:
-                raw = handle.read()
-        except FileNotFoundError:
-            continue
-        except OSError:
-            raw = b""  # unreadable (permissions, a loop, a folder): decoded as junk, skipped with a warning
-        yield name, raw
+def _read(log: FileEventLog, day: str, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
+    """Well-named event files of a day; an unreadable one comes as empty bytes, to be skipped with a warning."""
+    parsed = [name for name in wanted if names.parse_name(name) is not None]
+    return log.read_files(day, parsed, unreadable_as_empty=True)
 
 
 def _incremental(
@@ -197,7 +189,7 @@ def _incremental(
         if day == last_day and mark is not None and folded_before != mark.count:
             return None  # an event landed before the checkpoint
         wanted = listed[folded_before:]
-        folder.fold(_read(path, wanted))
+        folder.fold(_read(log, day, wanted))
         checkpoint.days[day] = DayMark(mtime_ns, len(listed))
     checkpoint.last_read = folder.last_read or checkpoint.last_read
     return Outcome(state=state, folded=folder.folded, warnings=folder.warnings())

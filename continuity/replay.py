@@ -7,8 +7,8 @@ including the point from the start, without touching the saved fold.
 from __future__ import annotations
 
 from continuity.errors import UsageError
-from events import clock, names
-from events.errors import EventNotFound, EventUndecodable
+from events import clock
+from events.errors import EventUndecodable
 from events.log import EventLog
 from events.sealing import StoredEvent
 from projections.state import State, apply
@@ -43,11 +43,3 @@ def state_until(log: EventLog, last_name: str, warnings: list[str]) -> State:
     if skipped:
         warnings.append(f"skipped {skipped} unreadable event(s) during replay")
     return state
-
-
-def name_of(log: EventLog, event_id: str) -> str:
-    """The file name of an event id (EventNotFound when there is none)."""
-    parsed = names.parse_event_id(event_id)
-    if parsed is None:
-        raise EventNotFound(f"no event {event_id!r}")
-    return log.find(event_id).name

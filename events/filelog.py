@@ -304,22 +304,32 @@ class FileEventLog(EventLog):
             entries = sorted(os.listdir(day_path))
         except (FileNotFoundError, NotADirectoryError):
             return
-        for name in entries:
-            if after is not None and name <= after:
-                continue
-            if not name.endswith(".json") or name.startswith("."):
-                continue
-            if not include_malformed and names.parse_name(name) is None:
-                continue
+        wanted = [
+            name for name in entries
+            if (after is None or name > after) and name.endswith(".json") and not name.startswith(".")
+            and (include_malformed or names.parse_name(name) is not None)
+        ]
+        yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
+
+    def read_files(
+        self, day: str, wanted: list[str], *, unreadable_as_empty: bool = False
+    ) -> Iterator[tuple[str, bytes]]:
+        """(name, bytes) of the named files of one day, in the order given; vanished files are skipped.
+
+        A file that cannot be read (a folder, a symlink loop, no permission) is skipped, or
+        given as empty bytes when `unreadable_as_empty`, so the caller can name it.
+        """
+        day_path = os.path.join(self.events_dir, day)
+        for name in wanted:
             try:
                 with open(os.path.join(day_path, name), "rb") as handle:
                     raw = handle.read()
             except FileNotFoundError:
                 continue
-            except OSError:  # unreadable: a folder, a symlink loop, no permission
-                if not include_malformed:
+            except OSError:
+                if not unreadable_as_empty:
                     continue
-                raw = b""  # verify names it; readers skip it
+                raw = b""
             yield name, raw
 
     def head_name(self) -> str | None:

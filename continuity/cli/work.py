@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from continuity.cli.common import Output, open_store
@@ -50,18 +49,10 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 def identity_from(args: argparse.Namespace, project: str) -> Any:
     """Identity from flags, else the CONTINUITY_* environment."""
-    from continuity.commands.work import Identity
+    from continuity.commands.work import resolve_identity
 
-    env = os.environ.get
-    return Identity(
-        project=args.project or project,
-        host=args.host or env("CONTINUITY_HOST") or None,
-        agent_id=args.agent or env("CONTINUITY_AGENT") or None,
-        session_id=args.session or env("CONTINUITY_SESSION_ID") or None,
-        run_id=args.run or env("CONTINUITY_RUN_ID") or None,
-        task_id=args.task or env("CONTINUITY_TASK_ID") or None,
-        mission_id=args.mission or None,
-    )
+    return resolve_identity(args.project or project, host=args.host, agent_id=args.agent, session_id=args.session,
+                            run_id=args.run, task_id=args.task, mission_id=args.mission)
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:

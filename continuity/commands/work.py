@@ -23,6 +23,24 @@ class Identity(msgspec.Struct, frozen=True, kw_only=True):
     mission_id: str | None = None
 
 
+#: Identity fields and the environment variables that fill them when not given.
+IDENTITY_ENV = {
+    "host": "CONTINUITY_HOST",
+    "agent_id": "CONTINUITY_AGENT",
+    "session_id": "CONTINUITY_SESSION_ID",
+    "run_id": "CONTINUITY_RUN_ID",
+    "task_id": "CONTINUITY_TASK_ID",
+}
+
+
+def resolve_identity(project: str, **given: str | None) -> Identity:
+    """Identity from what was given, else the CONTINUITY_* environment (CLI and MCP alike)."""
+    import os
+
+    values = {name: given.get(name) or os.environ.get(variable) or None for name, variable in IDENTITY_ENV.items()}
+    return Identity(project=project, mission_id=given.get("mission_id") or None, **values)
+
+
 class WorkRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What `log` or `checkpoint` was asked to record."""
 

@@ -7,16 +7,14 @@ client).
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from continuity.bundle import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
-from continuity.commands.work import Identity, WorkRequest
-from continuity.errors import UsageError
+from continuity.commands.work import Identity, WorkRequest, resolve_identity
 from continuity.mcpserver.registry import pick, tool, tool_input
-from continuity.store import Store
+from continuity.store import Store, check_project_name
 
 
 class WriteOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,30 +67,16 @@ BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it i
 StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
 EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
 
-_IDENTITY_ENV = {"host": "CONTINUITY_HOST", "agent_id": "CONTINUITY_AGENT", "session_id": "CONTINUITY_SESSION_ID",
-                 "run_id": "CONTINUITY_RUN_ID", "task_id": "CONTINUITY_TASK_ID"}
-
-
 def identity(request: Any, store: Store) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project."""
-    values = {name: getattr(request, name) for name in Identity.__struct_fields__}
-    values["project"] = project_of(values["project"], store)
-    for name, variable in _IDENTITY_ENV.items():
-        values[name] = values[name] or os.environ.get(variable) or None
-    return Identity(**values)
+    given = {name: getattr(request, name) for name in Identity.__struct_fields__}
+    project = project_of(given.pop("project"), store)
+    return resolve_identity(project, **given)
 
 
 def project_of(project: str | None, store: Store) -> str:
     """The project asked for, else the store's; refused (like the CLI) when no event could carry it."""
-    from events.base import Name
-
-    project = project or store.project
-    try:
-        msgspec.convert(project, Name)
-    except msgspec.ValidationError:
-        raise UsageError("invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or "
-                         "control characters)") from None
-    return project
+    return check_project_name(project or store.project)
 
 
 def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
