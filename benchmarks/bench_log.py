@@ -38,7 +38,7 @@ def hook_path(rounds: int) -> str:
 def append_throughput(count: int) -> str:
     """FileEventLog.append vs the raw floor: temp write + fsync + link + dir fsync in a loop."""
     from events.filelog import FileEventLog
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     payload = b"x" * 700
 

@@ -37,14 +37,14 @@ def env_for(home: Path) -> dict[str, str]:
 
 def generate(size: int) -> Path:
     """A store with `size` events (reused when already built)."""
-    from continuity.initialize import init_store
+    from continuity.core.initialize import init_store
     from events.archive import ArchiveCreated, ArchivedState
     from events.base import Refs, Summary
     from events.codec import default_codec
     from events.names import shard_of
     from events.sealing import seal, sha256_hex
     from events.session import SessionStarted
-    from events.work import CheckpointRecorded, WorkLogged
+    from events.worklog import CheckpointRecorded, WorkLogged
 
     root = BENCH_HOME / str(size)
     done_marker = root / ".complete"
@@ -112,10 +112,10 @@ def bench_resume(sizes: list[int], rounds: int, home: Path) -> list[str]:
 
 
 def bench_catch_up(sizes: list[int], rounds: int) -> list[str]:
-    from continuity.derived import refresh
-    from continuity.store import Store
+    from continuity.core.store import Store
+    from continuity.readside.writers import refresh
     from events.filelog import FileEventLog
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     results = {}
     for size in sizes:
@@ -140,8 +140,8 @@ def bench_catch_up(sizes: list[int], rounds: int) -> list[str]:
 
 
 def bench_rebuild(size: int) -> list[str]:
-    from continuity.derived import refresh
-    from continuity.store import Store
+    from continuity.core.store import Store
+    from continuity.readside.writers import refresh
     from events.codec import default_codec
     from events.filelog import list_days
 
@@ -169,8 +169,8 @@ def bench_rebuild(size: int) -> list[str]:
 
 def peak_memory(size: int) -> int:
     """Peak resident memory (KiB) of a process that rebuilds the store of `size` events."""
-    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from continuity.derived import refresh; "
-            f"from continuity.store import Store; refresh(Store({str(generate(size))!r}), rebuild=True); "
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from continuity.readside.writers import refresh; "
+            f"from continuity.core.store import Store; refresh(Store({str(generate(size))!r}), rebuild=True); "
             "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env=env_for(BENCH_HOME / "home"))

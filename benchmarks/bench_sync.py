@@ -48,12 +48,12 @@ def git(cwd: Path, env: dict[str, str], *args: str) -> None:
 
 def generate(root: Path, count: int, offset_us: int) -> None:
     """`count` chained events in the store at `root`, written without fsync."""
-    from continuity.store import Store
+    from continuity.core.store import Store
     from events.base import Refs, Summary
     from events.codec import default_codec
     from events.names import shard_of
     from events.sealing import seal, sha256_hex
-    from events.work import CheckpointRecorded, WorkLogged
+    from events.worklog import CheckpointRecorded, WorkLogged
 
     store = Store(root)
     node, codec = store.node(), default_codec()

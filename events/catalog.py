@@ -6,7 +6,7 @@ from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
 from events.session import SessionEnded, SessionStarted
-from events.work import CheckpointRecorded, WorkLogged
+from events.worklog import CheckpointRecorded, WorkLogged
 
 #: Every concrete event type. New families add their types here.
 EVENT_TYPES: tuple[type[Event], ...] = (

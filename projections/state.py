@@ -12,7 +12,8 @@ import msgspec
 from events.archive import ArchiveCreated
 from events.base import Event
 from events.context import ContextServed
-from projections import refs, sessions, work
+from projections import refs, sessions
+from projections import worklog as work
 from projections.archives import ARCHIVES_LIMIT, ArchiveRecord, event_path, record_of
 from projections.common import append_bounded
 

@@ -62,7 +62,7 @@ def help_text(argv: list[str]) -> str:
 def render() -> str:
     """The whole of docs/cli.md."""
     from continuity.cli.common import build_parser
-    from continuity.errors import EXIT_CODES
+    from continuity.core.errors import EXIT_CODES
 
     parts = [HEADER]
     parts.extend(f"| {code} | {meaning} |\n" for code, meaning in EXIT_CODES.items())

@@ -11,7 +11,7 @@ from continuity.cli.output import Output
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
-    from continuity.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, exit_code_of
+    from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, exit_code_of
     from events.errors import ContinuityError
 
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Output(as_json=bool(getattr(args, "json", False)))
         level = getattr(args, "log_level", None)
         if level:
-            from continuity.logs import configure
+            from continuity.core.logs import configure
 
             configure(level)
         handler = getattr(args, "handler", None)
@@ -70,7 +70,7 @@ def _hook_fast_path(args: list[str]) -> int | None:
         if args[2] != "--root":
             return None
         root = args[3]
-    from continuity.hooks import handle
+    from continuity.adapters.hooks import handle
 
     return handle(args[1], root)
 

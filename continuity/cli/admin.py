@@ -35,7 +35,7 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _init(args: argparse.Namespace, out: Output) -> int:
-    from continuity.initialize import init_store
+    from continuity.core.initialize import init_store
 
     root = os.path.abspath(getattr(args, "root", None) or os.getcwd())
     store, created = init_store(root, project=args.project, language=args.language)
@@ -50,7 +50,7 @@ def _init(args: argparse.Namespace, out: Output) -> int:
 def _verify(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
-    from continuity.errors import EXIT_INTEGRITY
+    from continuity.core.errors import EXIT_INTEGRITY
 
     store = open_store(args)
     report = store.open_reader().verify()

@@ -14,7 +14,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         """Raise instead of printing usage: the CLI prints one line."""
-        from continuity.errors import UsageError
+        from continuity.core.errors import UsageError
 
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
@@ -51,8 +51,8 @@ def identity_flags() -> argparse.ArgumentParser:
 #: hook's `continuity log` does not pay for every other command's flags.
 COMMAND_MODULES: dict[str, str] = {
     "init": "continuity.cli.admin",
-    "log": "continuity.cli.work",
-    "checkpoint": "continuity.cli.work",
+    "log": "continuity.cli.worklog",
+    "checkpoint": "continuity.cli.worklog",
     "events": "continuity.cli.events_cmd",
     "verify": "continuity.cli.admin",
     "warm": "continuity.cli.sessions",
@@ -96,6 +96,6 @@ def build_parser(argv: list[str] | None = None) -> Parser:
 
 def open_store(args: argparse.Namespace) -> Any:
     """The store named by --root, or found from the working directory upward."""
-    from continuity.store import find_store
+    from continuity.core.store import find_store
 
     return find_store(root=getattr(args, "root", None))

@@ -36,7 +36,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
-    from continuity.errors import UsageError
+    from continuity.core.errors import UsageError
 
     raise UsageError("events: choose an action: list or show (see --help)")
 
@@ -46,7 +46,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
     import msgspec
 
-    from continuity.errors import UsageError
+    from continuity.core.errors import UsageError
 
     for flag in ("limit", "last"):
         value = getattr(args, flag)
@@ -99,7 +99,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     import sys
 
     from continuity.cli.watch_cmd import print_line, start_after
-    from continuity.errors import UsageError
+    from continuity.core.errors import UsageError
 
     if args.lines < 0:
         raise UsageError("--lines must be 0 or more")
@@ -114,7 +114,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
         for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):
             print_line(out, stored)
         return 0
-    from continuity.watch import follow
+    from continuity.adapters.watch import follow
 
     def ready() -> None:
         sys.stderr.write(f"continuity: following {store.events_dir} (Ctrl-C to stop)\n")

@@ -36,8 +36,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 def project_root(args: argparse.Namespace) -> Path:
     """--root, else the folder holding the store found upward, else the working directory."""
-    from continuity.errors import StoreNotFound
-    from continuity.store import find_store
+    from continuity.core.errors import StoreNotFound
+    from continuity.core.store import find_store
 
     root = getattr(args, "root", None)
     if root:
@@ -51,7 +51,7 @@ def project_root(args: argparse.Namespace) -> Path:
 def _run(args: argparse.Namespace, out: Output) -> int:
     from datetime import UTC, datetime
 
-    from continuity import install
+    from continuity.adapters import install
 
     root, home = project_root(args), Path.home()
     if args.install:

@@ -24,7 +24,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
-    from continuity.mcpserver.server import serve
+    from continuity.adapters.mcp.server import serve
 
     serve(getattr(args, "root", None))
     return 0

@@ -32,7 +32,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 def _rebuild(args: argparse.Namespace, out: Output) -> int:
     import sys
 
-    from continuity.derived import refresh
+    from continuity.readside.writers import refresh
 
     store = open_store(args)
     outcome = refresh(store, rebuild=True)
@@ -44,7 +44,7 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
 
 
 def _replay(args: argparse.Namespace, out: Output) -> int:
-    from continuity.derived import replay_into
+    from continuity.readside.writers import replay_into
 
     store = open_store(args)
     result = replay_into(store, args.until, os.path.abspath(args.out))

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
-from continuity.store import check_project_name
+from continuity.core.store import check_project_name
 
 WARM_PROMPT = (
     "continuity is on for this project. Work in windows of about 5 hours; checkpoint at least "
@@ -71,7 +71,7 @@ def _envelope(args: argparse.Namespace, store: Any) -> dict[str, Any]:
     """The identity fields every event of this command carries."""
     import msgspec
 
-    from continuity.cli.work import identity_from
+    from continuity.cli.worklog import identity_from
 
     envelope: dict[str, Any] = msgspec.structs.asdict(identity_from(args, store.project))
     check_project_name(envelope["project"])
@@ -90,7 +90,7 @@ def _warn(warnings: list[str]) -> None:
 
 
 def _note(args: argparse.Namespace) -> dict[str, Any] | None:
-    from continuity.cli.work import parse_note
+    from continuity.cli.worklog import parse_note
 
     return parse_note(args.note_json)
 
@@ -112,7 +112,7 @@ def _warm(args: argparse.Namespace, out: Output) -> int:
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
-    from continuity.service import status
+    from continuity.sessions.service import status
 
     store = open_store(args)
     result = status(store, _project(args, store), as_of=args.as_of)
@@ -129,7 +129,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
 
 def _archive(args: argparse.Namespace, out: Output) -> int:
-    from continuity.service import archive, archive_paths, current_view
+    from continuity.sessions.service import archive, archive_paths, current_view
 
     store = open_store(args)
     envelope = _envelope(args, store)
@@ -139,7 +139,7 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
         reason=args.reason, from_host=args.from_host, to_host=args.to_host, note=_note(args),
         redact=args.redact, switch=switch,
     )
-    from continuity import autosync
+    from continuity.sync import auto as autosync
 
     sync_warning = autosync.start(store, "archive")
     _warn(warnings + ([sync_warning] if sync_warning else []))
@@ -172,8 +172,8 @@ def _host_switch(args: argparse.Namespace, out: Output) -> int:
 
 
 def _restore(args: argparse.Namespace, out: Output) -> int:
-    from continuity.errors import EXIT_NOT_FOUND
-    from continuity.service import current_view
+    from continuity.core.errors import EXIT_NOT_FOUND
+    from continuity.sessions.service import current_view
     from projections.state import latest_archive, project_state
 
     store = open_store(args)
@@ -200,8 +200,8 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         return EXIT_NOT_FOUND if args.load and args.load != "latest" else 0
     import msgspec
 
-    from continuity.derived import markdown_path
-    from continuity.templates import render_archive_markdown
+    from continuity.readside.writers import markdown_path
+    from continuity.sessions.templates import render_archive_markdown
 
     body = render_archive_markdown(record, str(store.config.get("language") or "en"))
     result = {"ok": True, "action": "restore", "mode": "load" if args.load else "auto", "project": project,
@@ -232,7 +232,7 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
 
 
 def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
-    from continuity.service import resume_bundle
+    from continuity.sessions.service import resume_bundle
 
     store = open_store(args)
     envelope = _envelope(args, store)

@@ -43,8 +43,8 @@ def start_after(log: Any, last: int) -> str | None:
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
-    from continuity.errors import UsageError
-    from continuity.watch import follow
+    from continuity.adapters.watch import follow
+    from continuity.core.errors import UsageError
 
     if args.last < 0:
         raise UsageError("--last must be 0 or more")

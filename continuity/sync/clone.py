@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from continuity.errors import UsageError
-from continuity.store import Store, write_atomic
+from continuity.core.errors import UsageError
+from continuity.core.store import Store, write_atomic
 from continuity.sync.engine import DEFAULT_BRANCH, DEFAULT_REMOTE, Progress, branch_of, remote_of, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
@@ -20,8 +20,8 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
     """Fetch the branch, create the store if missing (project name from the newest event),
     write its events into the store and rebuild the projections."""
-    from continuity.derived import refresh
-    from continuity.initialize import init_store
+    from continuity.core.initialize import init_store
+    from continuity.readside.writers import refresh
 
     repo = Repo(root)
     store = Store(root)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from continuity.errors import RemoteUnreachable, UsageError
-from continuity.store import Store
+from continuity.core.errors import RemoteUnreachable, UsageError
+from continuity.core.store import Store
 from continuity.sync import files
 from continuity.sync.git import NETWORK_TIMEOUT, Repo
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
@@ -263,7 +263,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
 
 
 def _catch_up(store: Store, report: SyncReport) -> None:
-    from continuity.derived import refresh
+    from continuity.readside.writers import refresh
 
     outcome = refresh(store)
     report.projections_rebuilt = outcome.rebuilt

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 import msgspec
 import orjson
 
-from continuity.errors import EventConflict
-from continuity.store import Store, write_atomic
+from continuity.core.errors import EventConflict
+from continuity.core.store import Store, write_atomic
 from continuity.sync.objects import Entry, ObjectReader
 from events import names
 from events.errors import WriteFailed

@@ -12,7 +12,7 @@ import hashlib
 import os
 import subprocess
 
-from continuity.errors import RemoteUnreachable, UsageError
+from continuity.core.errors import RemoteUnreachable, UsageError
 from events.errors import WriteFailed
 
 LOCAL_TIMEOUT = 600.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from continuity.errors import EventConflict
+from continuity.core.errors import EventConflict
 from continuity.sync.objects import TREE, Entry, ObjectReader, TreeWriter
 from events import names
 from events.errors import WriteFailed

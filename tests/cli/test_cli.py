@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from continuity.cli import main
-from continuity.errors import (
+from continuity.core.errors import (
     EXIT_INTEGRITY,
     EXIT_NO_STORE,
     EXIT_NOT_FOUND,
@@ -248,7 +248,7 @@ def test_as_a_real_process_the_hook_path_works(project: Path) -> None:
 def test_internal_errors_are_one_line(project: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: Capture) -> None:
     """An unexpected exception becomes one line and exit 70, a traceback only with --debug."""
-    from continuity.cli import work
+    from continuity.cli import worklog as work
 
     def boom(*args: object) -> int:
         raise RuntimeError("unexpected")

@@ -38,8 +38,8 @@ def test_every_command_has_help_and_a_docs_section() -> None:
 
 
 def test_exit_code_table_lists_every_code_once() -> None:
-    """The exit-code table has one line per code in continuity.errors.EXIT_CODES."""
-    from continuity.errors import EXIT_CODES
+    """The exit-code table has one line per code in continuity.core.errors.EXIT_CODES."""
+    from continuity.core.errors import EXIT_CODES
 
     text = (REPO / "docs" / "cli.md").read_text()
     rows = re.findall(r"^\| (\d+) \| (.+) \|$", text, flags=re.M)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from continuity.adapters.install import add_block, add_hooks, hook_groups, is_ours, remove_block, remove_hooks
 from continuity.cli import main
-from continuity.errors import EXIT_USAGE
-from continuity.install import add_block, add_hooks, hook_groups, is_ours, remove_block, remove_hooks
+from continuity.core.errors import EXIT_USAGE
 
 Capture = pytest.CaptureFixture[str]
 

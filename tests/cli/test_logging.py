@@ -9,7 +9,7 @@ from pathlib import Path
 
 import structlog.testing
 
-from continuity import logs
+from continuity.core import logs
 
 
 def test_log_is_silent_and_free_until_configured() -> None:
@@ -30,7 +30,7 @@ def test_the_hook_path_does_not_import_structlog_or_watchfiles(project: Path) ->
     """`continuity log` in a new process loads neither structlog, watchfiles, git helpers nor projections."""
     code = ("import sys; from continuity.cli import main; main(['log', 'x']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('structlog', 'watchfiles', 'projections', 'mcp') or m in ('continuity.live', 'subprocess')))")
+            "('structlog', 'watchfiles', 'projections', 'mcp') or m in ('continuity.facts', 'subprocess')))")
     result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 SCRIPT = Path(sys.executable).parent / "runtime-continuity"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "continuity.compat.runtime_continuity"]
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "continuity.adapters.compat.runtime_continuity"]
 GATED = ["log", "checkpoint", "archive", "host-switch", "restore", "assess"]
 NEEDS_PROJECT = ["log", "checkpoint", "archive", "host-switch", "restore", "resume-bundle", "status", "assess"]
 SWITCH = ["--gate", "user", "--from-host", "codex", "--to-host", "claude-code", "--reason", "switch tools"]
@@ -245,16 +245,16 @@ def test_status_reports_no_archive_then_the_latest(work: Path) -> None:
 def test_status_recommends_archiving_after_two_hours(work: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """An archive older than 2 h makes status recommend archive_now (in-process, with an old clock)."""
-    import continuity.service  # binds the real clock for "now"; only the log's clock goes back
-    import continuity.store
-    from continuity.compat.runtime_continuity import main
+    import continuity.core.store
+    import continuity.sessions.service  # binds the real clock for "now"; only the log's clock goes back
+    from continuity.adapters.compat.runtime_continuity import main
 
     monkeypatch.chdir(work)
-    real_clock = continuity.store.now_us
+    real_clock = continuity.core.store.now_us
     three_hours_ago = real_clock() - 3 * 3_600_000_000
-    monkeypatch.setattr(continuity.store, "now_us", lambda: three_hours_ago)
+    monkeypatch.setattr(continuity.core.store, "now_us", lambda: three_hours_ago)
     assert main(["archive", "--project", "demo", "--gate", "user"]) == 0
-    monkeypatch.setattr(continuity.store, "now_us", real_clock)
+    monkeypatch.setattr(continuity.core.store, "now_us", real_clock)
     capsys.readouterr()
     assert main(["status", "--project", "demo"]) == 0
     data = json.loads(capsys.readouterr().out)

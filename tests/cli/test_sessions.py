@@ -312,7 +312,7 @@ def test_resume_bundle_on_a_read_only_projection(project: Path, capsys: Capture,
     work(capsys)
     import errno
 
-    from continuity import derived
+    from continuity.readside import writers as derived
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))

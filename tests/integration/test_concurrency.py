@@ -17,7 +17,7 @@ WRITER = textwrap.dedent(
     import sys, time, os
     from pathlib import Path
     from events.filelog import FileEventLog
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
     base, who, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     log = FileEventLog(base / "events", base / "local", node="node0001",
                        clock_us=lambda: time.time_ns() // 1000)

@@ -13,7 +13,7 @@ import pytest
 
 from events.errors import EventExists, WriteFailed
 from events.filelog import FileEventLog, FileOps
-from events.work import WorkLogged
+from events.worklog import WorkLogged
 from tests.conftest import FakeClock
 from tests.helpers import REPO, all_event_files
 
@@ -115,7 +115,7 @@ def test_cli_reports_an_fsync_failure_in_one_line(project: Path, monkeypatch: py
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """`continuity log` with fsync failing: exit 5, one stderr line, nothing written."""
     from continuity.cli import main
-    from continuity.errors import EXIT_WRITE_FAILED
+    from continuity.core.errors import EXIT_WRITE_FAILED
 
     capsys.readouterr()
 

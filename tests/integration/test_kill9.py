@@ -13,7 +13,7 @@ import pytest
 
 from events import names
 from events.filelog import FileEventLog
-from events.work import WorkLogged
+from events.worklog import WorkLogged
 
 
 def open_log(base: Path) -> FileEventLog:

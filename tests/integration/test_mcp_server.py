@@ -13,8 +13,8 @@ import msgspec
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from continuity.commands.work import Identity, WorkRequest
-from continuity.initialize import init_store
+from continuity.core.initialize import init_store
+from continuity.worklog.decide import Identity, WorkRequest
 
 SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
 
@@ -41,7 +41,7 @@ def with_session(tmp_path: Path, root: Path, body: Callable[[ClientSession], Awa
 
     async def run() -> Any:
         params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path),
-                                       args=args or ["-m", "continuity.mcpserver", "--root", str(root)])
+                                       args=args or ["-m", "continuity.adapters.mcp", "--root", str(root)])
         with anyio.fail_after(20), errlog.open("w") as err:
             async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
@@ -178,7 +178,7 @@ def test_without_root_the_store_is_found_from_the_working_directory_up(tmp_path:
         payload(await session.call_tool("log", {"message": "from a subfolder"}))
         return payload(await session.call_tool("status", {}))
 
-    status = with_session(tmp_path, root, body, args=["-m", "continuity.mcpserver"], cwd=root / "src" / "pkg")
+    status = with_session(tmp_path, root, body, args=["-m", "continuity.adapters.mcp"], cwd=root / "src" / "pkg")
     assert status["project"] == "demo" and status["events"] == 1
 
 

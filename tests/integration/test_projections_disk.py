@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from continuity import service
-from continuity.derived import refresh
-from continuity.initialize import init_store
-from continuity.store import Store
+from continuity.core.initialize import init_store
+from continuity.core.store import Store
+from continuity.readside.writers import refresh
+from continuity.sessions import service
 from events.base import Refs, Summary
 from events.filelog import FileEventLog
 from events.memlog import MemoryEventLog
 from events.session import SessionEnded, SessionStarted
-from events.work import CheckpointRecorded, WorkLogged
+from events.worklog import CheckpointRecorded, WorkLogged
 from tests.conftest import FakeClock
 
 texts = st.sampled_from(["fix parser", "add tests", "wire CLI", "docs", "refund endpoint", "ship"])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from continuity.cli import main
-from continuity.derived import refresh
-from continuity.store import Store
-from events.work import WorkLogged
+from continuity.core.store import Store
+from continuity.readside.writers import refresh
+from events.worklog import WorkLogged
 from tests.helpers import all_event_files
 
 Capture = pytest.CaptureFixture[str]

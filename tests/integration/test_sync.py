@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from continuity.cli import main
-from continuity.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_USAGE
-from continuity.store import Store
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_USAGE
+from continuity.core.store import Store
 from continuity.sync import sync
 from continuity.sync.git import Repo
-from events.work import WorkLogged
+from events.worklog import WorkLogged
 
 STORE = Path(".agent", "runtime-continuity")
 IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",

@@ -13,7 +13,7 @@ from events import clock, names
 from events.codec import default_codec
 from events.filelog import FileEventLog
 from events.memlog import MemoryEventLog
-from events.work import WorkLogged
+from events.worklog import WorkLogged
 from tests.conftest import FakeClock
 
 CODEC = default_codec()

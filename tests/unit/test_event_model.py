@@ -135,7 +135,7 @@ def test_tags_are_unique_and_past_tense_names() -> None:
 
 def test_canonical_bytes_are_sorted_compact_and_stable() -> None:
     """Keys are sorted at every level, no spaces, and two encodings agree byte for byte."""
-    from events.work import CheckpointRecorded
+    from events.worklog import CheckpointRecorded
 
     event = CheckpointRecorded(project="p", message="é ✓", summary=Summary(done=("a",)))
     raw = CODEC.encode(event)
@@ -151,7 +151,7 @@ def test_stable_bytes_pinned() -> None:
     """The canonical form of a fixed event never changes (its hash is pinned)."""
     import hashlib
 
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     event = WorkLogged(project="demo", event_id="RCE-20260723_010203_000001-abcd1234",
                        created_at="2026-07-23T01:02:03.000001Z", message="hello")
@@ -241,7 +241,7 @@ def test_bad_bytes_raise_the_right_error(raw: bytes, error: type[Exception]) -> 
 )
 def test_invalid_names_are_refused_on_validate(bad: str) -> None:
     """Names with '..', '/', NUL, controls, spaces, empty or too long are invalid."""
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     with pytest.raises(EventInvalid):
         CODEC.validate(CODEC.encode(WorkLogged(project=bad)))
@@ -249,7 +249,7 @@ def test_invalid_names_are_refused_on_validate(bad: str) -> None:
 
 def test_control_characters_in_text_are_refused() -> None:
     """Free text may hold tabs and newlines but no other control characters."""
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     CODEC.validate(CODEC.encode(WorkLogged(project="p", message="a\tb\nc")))
     with pytest.raises(EventInvalid):
@@ -258,7 +258,7 @@ def test_control_characters_in_text_are_refused() -> None:
 
 def test_lone_surrogates_cannot_be_encoded() -> None:
     """Text that is not valid UTF-8 (a lone surrogate) is refused with EventInvalid."""
-    from events.work import WorkLogged
+    from events.worklog import WorkLogged
 
     with pytest.raises(EventInvalid):
         CODEC.encode(WorkLogged(project="p", message="bad \udcff"))

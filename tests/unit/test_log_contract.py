@@ -14,7 +14,7 @@ from events.filelog import FileEventLog
 from events.log import EventLog
 from events.memlog import MemoryEventLog
 from events.session import SessionStarted
-from events.work import CheckpointRecorded, WorkLogged
+from events.worklog import CheckpointRecorded, WorkLogged
 from tests.conftest import FakeClock
 
 

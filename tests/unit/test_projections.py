@@ -9,8 +9,9 @@ from events.archive import ArchiveCreated, ArchivedState, GitFacts, HostSwitched
 from events.base import Event, Refs, Summary
 from events.context import ContextServed, ViewInputs
 from events.session import SessionEnded, SessionStarted
-from events.work import CheckpointRecorded, WorkLogged
-from projections import refs, sessions, work
+from events.worklog import CheckpointRecorded, WorkLogged
+from projections import refs, sessions
+from projections import worklog as work
 from projections.state import State, apply, latest_archive, project_state
 
 _ids = itertools.count(1)

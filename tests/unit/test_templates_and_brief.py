@@ -9,12 +9,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from continuity import bundle
-from continuity.templates import SECTION_ORDER, TEMPLATES, render_archive_markdown
+from continuity.sessions import brief as bundle
+from continuity.sessions.templates import SECTION_ORDER, TEMPLATES, render_archive_markdown
 from events.context import GitNow, ViewInputs
 from projections.archives import ArchiveGit, ArchiveRecord, ArchiveRefs, ArchiveRestore, ArchiveState
 from projections.state import ProjectState
-from projections.work import Noted
+from projections.worklog import Noted
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

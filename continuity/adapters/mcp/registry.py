@@ -1,0 +1,118 @@
+"""The tool registry: name -> (input Struct, handler, description), and calling a tool by name.
+
+An input is a msgspec Struct, usually derived from the Structs the CLI uses (`tool_input`),
+so the schema a client sees comes from `msgspec.json.schema` and the arguments it sends
+are checked by `msgspec.convert`. Nothing here imports the `mcp` SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple
+
+import msgspec
+
+from continuity.core.errors import UsageError
+from continuity.core.store import Store, find_store
+
+Handler = Callable[[Any, Store], dict[str, Any]]
+
+
+class ToolSpec(NamedTuple):
+    """A tool: the Struct its arguments convert to, the function that serves it, what it does."""
+
+    input: type[msgspec.Struct]
+    handler: Handler
+    description: str
+
+
+#: tool name -> its spec; the server's tool list is built from this, in this order.
+TOOLS: dict[str, ToolSpec] = {}
+
+#: Descriptions shown in the schemas, by field name (the Structs carry the types and defaults).
+FIELD_HELP = {
+    "message": "what happened, in one line or a few",
+    "type": "work-log category (default: the tool's name); decision and question are remembered",
+    "phase": "phase of the work, e.g. planning, editing, testing",
+    "done": "finished items",
+    "in_progress": "what is under way",
+    "next": "next steps; the first is the next action a resumed session starts from",
+    "blockers": "what blocks the work (a checkpoint that states any replaces the old ones)",
+    "files": "files touched",
+    "command": "a command that was run (exit_code and command_summary need it)",
+    "note": "extra structured note (a JSON object)",
+    "redact": "store secret-like text as [REDACTED:<rule>] instead of refusing the call",
+    "project": "project name (default: from the store's config.json)",
+    "host": "host tool, e.g. claude-code, codex (default: env CONTINUITY_HOST)",
+    "session_id": "session id (default: env CONTINUITY_SESSION_ID)",
+    "gate": "who asked for the archive",
+    "full": "record full structured refs (seed 004)",
+    "max_chars": "size budget of the Markdown brief",
+    "format": "md (a Markdown brief) or json (the bundle's data)",
+    "record": "record what was served (a context.served event) for audits",
+    "as_of": "answer as the log stood at this EVENT_ID or ISO time (audit replay)",
+    "kind": "only events of this kind, e.g. checkpoint.recorded",
+    "limit": "how many of the newest events to return",
+}
+
+
+def tool(name: str, input: type[msgspec.Struct], description: str) -> Callable[[Handler], Handler]:
+    """Register a tool under `name`: a decorator for its handler ``(request, store) -> dict``."""
+
+    def add(handler: Handler) -> Handler:
+        TOOLS[name] = ToolSpec(input, handler, description)
+        return handler
+
+    return add
+
+
+def tool_input(name: str, doc: str, *parts: type[msgspec.Struct], filled: tuple[str, ...] = ("project",),
+               help_for: dict[str, str] | None = None) -> type[msgspec.Struct]:
+    """One flat input Struct with the fields of `parts`; the `filled` ones become optional (the server fills them).
+
+    Unknown fields are refused, so a misspelt argument is an error, not silently dropped.
+    """
+    fields: list[tuple[str, Any, Any]] = []
+    for part in parts:
+        for field in msgspec.structs.fields(part):
+            kind, default = field.type, field.default
+            if field.name in filled:
+                kind, default = kind | None, None
+            elif field.default_factory is not msgspec.NODEFAULT:
+                default = msgspec.field(default_factory=field.default_factory)
+            description = (help_for or {}).get(field.name) or FIELD_HELP.get(field.name)
+            if description:
+                kind = Annotated[kind, msgspec.Meta(description=description)]
+            fields.append((field.name, kind, default))
+    names = [field[0] for field in fields]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{name}: the parts share a field name: {names}")
+    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, forbid_unknown_fields=True,
+                             module=__name__, namespace={"__doc__": doc})
+
+
+def input_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """The Struct's JSON schema with the Struct itself at the root (MCP wants ``type: object`` there)."""
+    schema = msgspec.json.schema(struct)
+    definitions = dict(schema.get("$defs", {}))
+    root: dict[str, Any] = definitions.pop(struct.__name__, schema)
+    if not root.get("required"):
+        root.pop("required", None)  # an empty list is invalid in older JSON Schema drafts some clients use
+    return root | {"$defs": definitions} if definitions else root
+
+
+def pick(struct: type[Any], request: Any) -> Any:
+    """The `struct` part of a flat input made by `tool_input`."""
+    return struct(**{name: getattr(request, name) for name in struct.__struct_fields__})
+
+
+def call(name: str, arguments: dict[str, Any] | None, *, root: str | None) -> dict[str, Any]:
+    """Run one tool: check the arguments against its Struct, find the store, call the handler."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise UsageError(f"unknown tool {name!r} (tools: {', '.join(TOOLS)})")
+    try:
+        request = msgspec.convert(arguments or {}, spec.input)
+    except msgspec.ValidationError as error:
+        raise UsageError(f"{name}: invalid arguments: {error}") from None
+    return spec.handler(request, find_store(root=root))

@@ -1,0 +1,78 @@
+"""The MCP server over the tool registry, on the official `mcp` SDK's v2 low-level `Server`.
+
+The SDK is imported inside the functions here, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from continuity.adapters.mcp.registry import TOOLS, call, input_schema
+
+#: Modules whose import registers tools (a later feature adds its own here).
+TOOL_MODULES = ("continuity.adapters.mcp.tools",)
+
+INSTRUCTIONS = (
+    "continuity keeps this project's working state across sessions. Start a session with resume_bundle; "
+    "log what you finish; checkpoint with `next` before you stop or switch."
+)
+
+
+def one_line(error: BaseException) -> str:
+    """An error as the one line a client sees (never a traceback)."""
+    from events.errors import ContinuityError
+
+    text = " ".join(str(error).split())
+    return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
+
+
+def build_server(root: str | None) -> Any:
+    """The MCP server (`mcp.server.Server`) serving every registered tool."""
+    import anyio
+    import anyio.to_thread
+    import orjson
+    from mcp.server import Server
+    from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+    from continuity import __version__
+
+    for module in TOOL_MODULES:
+        importlib.import_module(module)
+    # Calls run one at a time in a worker thread: the store's locks and temp names are per process.
+    serial = anyio.Lock()
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=[
+            Tool(name=name, description=spec.description, input_schema=input_schema(spec.input))
+            for name, spec in TOOLS.items()
+        ])
+
+    async def call_tool(ctx: Any, params: Any) -> CallToolResult:
+        try:
+            async with serial:
+                data = await anyio.to_thread.run_sync(lambda: call(params.name, params.arguments, root=root))
+        except Exception as error:  # every failure is a tool error of one line; the server keeps serving
+            return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        return CallToolResult(content=[TextContent(text=text)], structured_content=data)
+
+    def schema_of(name: str) -> dict[str, Any] | None:
+        return input_schema(TOOLS[name].input) if name in TOOLS else None
+
+    return Server("continuity", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                  on_call_tool=call_tool, get_tool_input_schema=schema_of)
+
+
+def serve(root: str | None) -> None:
+    """Serve MCP over this process's stdin and stdout until the client closes stdin."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(root)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)

@@ -1,0 +1,154 @@
+"""The six tools: `log`, `checkpoint`, `archive`, `resume_bundle`, `status`, `events`.
+
+Each calls the Python API the CLI calls (continuity/cli/worklog.py, sessions.py, events_cmd.py)
+and returns what the CLI prints with `--json`, warnings included (there is no stderr to a
+client).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from continuity.adapters.mcp.registry import pick, tool, tool_input
+from continuity.core.store import Store, check_project_name
+from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+from continuity.worklog.decide import Identity, WorkRequest, resolve_identity
+
+
+class WriteOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How an append treats secret-like text."""
+
+    redact: bool = False
+
+
+class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What `archive` was asked to take."""
+
+    gate: Literal["user", "agent"] | None = None
+    reason: str | None = None
+    full: bool = False
+    from_host: str | None = None
+    to_host: str | None = None
+    note: dict[str, Any] | None = None
+    redact: bool = False
+
+
+class BundleRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What `resume_bundle` was asked to render (the session it serves is the identity's)."""
+
+    max_chars: Annotated[int, msgspec.Meta(ge=MIN_MAX_CHARS)] = DEFAULT_MAX_CHARS
+    format: Literal["md", "json"] = "md"
+    record: bool = False
+    as_of: str | None = None
+
+
+class StatusRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Which project `status` reports on, and as of when."""
+
+    project: str | None = None
+    as_of: str | None = None
+
+
+class EventsRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Which recent events to list."""
+
+    kind: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 20
+
+
+WorkInput = tool_input("WorkInput", "A work-log entry or checkpoint, and who writes it.",
+                       WorkRequest, Identity, WriteOptions)
+ArchiveInput = tool_input("ArchiveInput", "An archive to take, and who takes it.", ArchiveRequest, Identity,
+                          help_for={"note": "override the archived state: {goal, done, in_progress, next, blockers}"})
+BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it is served to.",
+                         BundleRequest, Identity)
+StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
+EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
+
+def identity(request: Any, store: Store) -> Identity:
+    """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project."""
+    given = {name: getattr(request, name) for name in Identity.__struct_fields__}
+    project = project_of(given.pop("project"), store)
+    return resolve_identity(project, **given)
+
+
+def project_of(project: str | None, store: Store) -> str:
+    """The project asked for, else the store's; refused (like the CLI) when no event could carry it."""
+    return check_project_name(project or store.project)
+
+
+def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
+    from continuity.worklog.decide import work_event
+    from events import names
+
+    draft = work_event(pick(WorkRequest, request), identity(request, store), checkpoint=checkpoint)
+    stored = store.open_log().append(draft, redact=request.redact)
+    return {"ok": True, "action": "checkpoint" if checkpoint else "log", "event_id": stored.event_id,
+            "event_path": f".agent/runtime-continuity/events/{names.shard_of(stored.name)}/{stored.name}",
+            "event": msgspec.to_builtins(stored.event)}
+
+
+@tool("log", WorkInput, "Record a work-log entry: what happened, what is done, the next steps, blockers.")
+def log(request: Any, store: Store) -> dict[str, Any]:
+    """The `log` tool."""
+    return _append(request, store, checkpoint=False)
+
+
+@tool("checkpoint", WorkInput, "Record a phase checkpoint to resume from; the in_progress, next and blockers it "
+      "states replace the old ones.")
+def checkpoint(request: Any, store: Store) -> dict[str, Any]:
+    """The `checkpoint` tool."""
+    return _append(request, store, checkpoint=True)
+
+
+@tool("archive", ArchiveInput, "Take an archive of the working state (JSON under archives/ and Markdown).")
+def archive(request: Any, store: Store) -> dict[str, Any]:
+    """The `archive` tool."""
+    from continuity.sessions import service
+
+    envelope = msgspec.structs.asdict(identity(request, store))
+    stored, warnings = service.archive(
+        store, envelope=envelope, gate=request.gate, full=request.full, reason=request.reason,
+        from_host=request.from_host, to_host=request.to_host, note=request.note, redact=request.redact,
+    )
+    paths = service.archive_paths(store, service.current_view(store, write=False).state, envelope["project"])
+    return {"ok": True, "action": "archive", "project": envelope["project"],
+            "event_ids": [s.event_id for s in stored], "warnings": warnings, **paths}
+
+
+@tool("resume_bundle", BundleInput, "Everything a new session needs to resume the work, within a size budget. "
+      "Call it first in a new session.")
+def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
+    """The `resume_bundle` tool."""
+    from continuity.sessions import service
+
+    envelope = msgspec.structs.asdict(identity(request, store))
+    brief = service.resume_bundle(store, project=envelope["project"], fmt=request.format,
+                                  max_chars=request.max_chars, record=request.record, as_of=request.as_of,
+                                  envelope=envelope)
+    body = {"brief": brief.text} if request.format == "md" else {"bundle": brief.data}
+    return {"ok": True, "action": "resume-bundle", "project": envelope["project"], "format": request.format,
+            **body, "warnings": brief.warnings, "recorded": brief.served.event_id if brief.served else None}
+
+
+@tool("status", StatusInput, "Age of the newest archive, whether to archive now, and the next action.")
+def status(request: Any, store: Store) -> dict[str, Any]:
+    """The `status` tool."""
+    from continuity.sessions import service
+
+    return service.status(store, project_of(request.project, store), as_of=request.as_of)
+
+
+@tool("events", EventsInput, "The newest events of the log (optionally of one kind), oldest first. Read-only.")
+def events(request: Any, store: Store) -> dict[str, Any]:
+    """The `events` tool."""
+    import collections
+
+    warnings: list[str] = []
+    read = store.open_reader().read(on_error=lambda name, error: warnings.append(f"{name}: {error}"))
+    recent = collections.deque((s for s in read if request.kind is None or s.event.kind == request.kind),
+                               maxlen=request.limit)
+    return {"ok": True, "action": "events", "count": len(recent), "warnings": warnings,
+            "events": [msgspec.to_builtins(s.event) for s in recent]}

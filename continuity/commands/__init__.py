@@ -1,1 +1,0 @@
-"""Decisions: functions that take a request (and state) and return events to append."""

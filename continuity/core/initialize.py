@@ -1,0 +1,132 @@
+"""`continuity init`: create a store, or bring an existing one up to date (idempotent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from continuity.core.errors import UsageError
+from continuity.core.store import Store, check_project_name, project_name_for, write_atomic
+from events.errors import WriteFailed
+
+LANGUAGES = ("en", "zh")
+
+STORE_README = """# runtime-continuity store
+
+This folder is continuity's store for this project.
+
+- `events/` is the source of truth: one immutable JSON file per event, in
+  `<YYYYMMDD>/` day folders. Never edit or delete these files; `continuity verify`
+  detects it if anyone does. Corrections are new events.
+- Everything else (`state.json`, `archives/`, ...) is derived from the events and can
+  be deleted at any time; `continuity rebuild` writes it again.
+- `local/` holds this machine's lock, temp files and node id; it never travels.
+- `config.json` holds the project name and options; `event.schema.json` describes
+  every event type.
+
+Record work with `continuity log` and `continuity checkpoint`; check the log with
+`continuity verify`.
+"""
+
+GITIGNORE = """# Derived from events/ and rebuilt by `continuity rebuild`; local to this machine.
+local/
+state.json
+archives/
+projections/
+*.tmp
+"""
+
+
+def init_store(root: str | Path, *, project: str | None, language: str | None) -> tuple[Store, bool]:
+    """Create or refresh the store under `root`; returns the store and whether it was new."""
+    if language is not None and language not in LANGUAGES:
+        raise UsageError(f"--language must be one of: {', '.join(LANGUAGES)}")
+    store = Store(root)
+    store.check_safe()
+    created = not os.path.exists(store.config_path)
+    config: dict[str, Any] = dict(store.config)
+    if project is not None:
+        config["project"] = project
+    config.setdefault("project", project_name_for(str(root)))
+    if language is not None:
+        config["language"] = language
+    config.setdefault("language", "en")
+    config.setdefault("format", 1)
+    check_project_name(config["project"])
+    try:
+        for folder in (store.path, store.events_dir, store.local_dir):
+            os.makedirs(folder, exist_ok=True)
+        store.check_safe()
+        home = Path(store.path)
+        _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+        _write_if_changed(home / "README.md", STORE_README.encode())
+        _write_if_changed(home / ".gitignore", GITIGNORE.encode())
+        _write_if_changed(home / "event.schema.json", event_schema())
+        from continuity.readside.writers import archive_schema
+
+        _write_if_changed(home / "archive.schema.json", archive_schema())
+        if config.get("commit_events_with_code") is not True:
+            ignore_store_in_project(store.root)
+    except OSError as error:
+        raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
+    store._config = config
+    store.node()
+    _start_projection(store)
+    return store, created
+
+
+PROJECT_IGNORE = ".agent/runtime-continuity/"
+_IGNORES_STORE = {"/.agent/runtime-continuity/", "/.agent/runtime-continuity", ".agent/runtime-continuity",
+                  PROJECT_IGNORE, ".agent/", "/.agent/", ".agent", "/.agent"}
+
+
+def ignore_store_in_project(root: str) -> None:
+    """Add the store to the project's `.gitignore` (once): its events travel on the continuity branch.
+
+    `init` skips this when config.json says `"commit_events_with_code": true`.
+    """
+    path = os.path.join(root, ".gitignore")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        text = ""
+    if any(line.strip() in _IGNORES_STORE for line in text.splitlines()):
+        return
+    lead = "\n" if text and not text.endswith("\n") else ""
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"{lead}# continuity's store: its events travel on the `continuity` git branch "
+                     f"(continuity sync)\n{PROJECT_IGNORE}\n")
+
+
+def _start_projection(store: Store) -> None:
+    """An empty saved fold, so a missing one later means it was deleted (and is worth a warning)."""
+    from continuity.readside.catchup import Checkpoint, cache_path, save_checkpoint
+
+    if not os.path.exists(cache_path(store)):
+        try:
+            save_checkpoint(store, Checkpoint())
+        except OSError as error:
+            raise WriteFailed(f"store not initialized: {error.strerror or error}") from None
+
+
+def event_schema() -> bytes:
+    """event.schema.json: the JSON Schema of every event type, generated from the Structs."""
+    from events.codec import default_codec
+
+    schema = default_codec().schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "continuity event"
+    return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    try:
+        if path.read_bytes() == data:
+            return
+    except FileNotFoundError:
+        pass
+    write_atomic(path, data)

@@ -1,0 +1,167 @@
+"""The store on disk: finding it, its config and this machine's node id.
+
+Paths are plain strings here: this module is on the hook path, where importing pathlib
+(and the urllib it pulls in) costs more than the rest of a `continuity log`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+from continuity.core.errors import StoreNotFound, StoreUnsafe, UsageError
+from events.errors import WriteFailed
+
+STORE_PARTS = (".agent", "runtime-continuity")
+_NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
+_NODE = re.compile(r"[a-z0-9]{8}")
+#: The node of a log opened only to read: it never appends, so it never needs a real id.
+READ_ONLY_NODE = "00000000"
+
+
+def now_us() -> int:
+    """The wall clock in microseconds since the epoch: the one clock continuity reads."""
+    return time.time_ns() // 1000
+
+
+def check_project_name(name: object) -> str:
+    """`name` if a project may carry it (it becomes a field of every event and a folder name)."""
+    import msgspec
+
+    from events.base import Name
+
+    try:
+        checked: str = msgspec.convert(name, Name)
+    except msgspec.ValidationError:
+        raise UsageError(
+            "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
+        ) from None
+    return checked
+
+
+def project_name_for(root: str) -> str:
+    """A valid project name derived from a folder's name."""
+    name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
+    return name.replace("..", ".")[:128]
+
+
+class Store:
+    """A store: ``<root>/.agent/runtime-continuity`` and what lives in it."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.path.abspath(os.fspath(root))
+        self.path = os.path.join(self.root, *STORE_PARTS)
+        self.events_dir = os.path.join(self.path, "events")
+        self.local_dir = os.path.join(self.path, "local")
+        self.config_path = os.path.join(self.path, "config.json")
+        self._config: dict[str, Any] | None = None
+
+    def check_safe(self) -> None:
+        """Refuse a store whose folders are symlinks or not folders (writes could escape)."""
+        for path in (self.path, self.events_dir, self.local_dir):
+            if os.path.islink(path):
+                raise StoreUnsafe(f"unsafe store: {path} is a symlink")
+            if os.path.exists(path) and not os.path.isdir(path):
+                raise StoreUnsafe(f"unsafe store: {path} is not a folder")
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """config.json as a dict (empty when missing or unreadable)."""
+        if self._config is None:
+            import orjson
+
+            try:
+                with open(self.config_path, "rb") as handle:
+                    loaded = orjson.loads(handle.read())
+            except (OSError, orjson.JSONDecodeError):
+                loaded = {}
+            self._config = loaded if isinstance(loaded, dict) else {}
+        return self._config
+
+    @property
+    def project(self) -> str:
+        """The project name events are recorded under."""
+        name = self.config.get("project")
+        return name if isinstance(name, str) and name else project_name_for(self.root)
+
+    def node(self) -> str:
+        """This machine's node id for this store, made on first use (and after a move)."""
+        host = os.uname().nodename
+        node_path = os.path.join(self.local_dir, "node")
+        try:
+            with open(node_path) as handle:
+                node, _, made_on = handle.read().strip().partition(" ")
+            if made_on == host and _NODE.fullmatch(node):
+                return node
+        except (OSError, UnicodeDecodeError):
+            pass
+        node = os.urandom(4).hex()
+        try:
+            os.makedirs(self.local_dir, exist_ok=True)
+            write_atomic(node_path, f"{node} {host}\n".encode())
+        except OSError as error:
+            raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
+        return node
+
+    def open_log(self) -> Any:
+        """The file event log of this store (a FileEventLog), ready to append."""
+        from events.filelog import FileEventLog
+
+        self.check_safe()
+        return FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
+
+    def open_reader(self) -> Any:
+        """The file event log for reading only: it never writes (not even the node id)."""
+        from events.filelog import FileEventLog
+
+        self.check_safe()
+        return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
+
+
+def find_store(start: str | None = None, root: str | None = None) -> Store:
+    """The store at `root`, or the nearest one from `start` (the working directory) upward."""
+    explicit = root or os.environ.get("CONTINUITY_ROOT")
+    if explicit:
+        if "\x00" in explicit:
+            raise UsageError("--root contains a NUL character")
+        store = Store(explicit)
+        if not os.path.lexists(store.path):
+            raise StoreNotFound(f"no store at {store.path} (run `continuity init`)")
+        store.check_safe()
+        return store
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        store = Store(here)
+        if os.path.isdir(store.path) or os.path.islink(store.path):
+            store.check_safe()
+            return store
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise StoreNotFound("no store found here or above (run `continuity init`)")
+        here = parent
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+    """Write a file whole or not at all (temp file, rename); fsync first when `durable`.
+
+    Derived files skip the fsync: after a power cut one may be empty or old, and the next
+    read rebuilds it from the log, which is durable.
+    """
+    path = os.fspath(path)
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(temp, path)
+    except OSError:
+        os.unlink(temp)
+        raise

@@ -1,0 +1,39 @@
+"""Automatic sync after an archive or a session end (config `sync_after`), never blocking the agent.
+
+The sync runs as a detached process: the command that triggered it returns at once.
+Its outcome goes to `local/sync.log`; a failed automatic sync leaves the events safe in
+the store for the next sync, by hand or automatic.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from continuity.core.store import Store
+
+TRIGGERS = ("archive", "session_end")
+
+
+def wanted(store: Store, trigger: str) -> bool:
+    """True when config.json's `sync_after` lists this trigger."""
+    after = store.config.get("sync_after")
+    return isinstance(after, list) and trigger in after
+
+
+def start(store: Store, trigger: str) -> str | None:
+    """Start a background `continuity sync` if configured; a one-line warning if it cannot start."""
+    if not wanted(store, trigger):
+        return None
+    log_path = os.path.join(store.local_dir, "sync.log")
+    try:
+        os.makedirs(store.local_dir, exist_ok=True)
+        with open(log_path, "ab") as log:
+            subprocess.Popen(
+                [sys.executable, "-m", "continuity", "sync", "--root", store.root],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+            )
+    except OSError as error:
+        return f"automatic sync not started ({error.strerror or error}); run `continuity sync` later"
+    return None
