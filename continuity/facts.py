@@ -22,6 +22,11 @@ READ_FIRST_CANDIDATES = (
     ".agent/rules/ai-behavior.md",
 )
 GIT_TIMEOUT = 5.0
+
+
+def read_first(root: str) -> tuple[str, ...]:
+    """The read-first candidates that exist in the project."""
+    return tuple(path for path in READ_FIRST_CANDIDATES if os.path.exists(os.path.join(root, path)))
 RUN_FILES_LIMIT = 50
 
 

@@ -1,133 +1,101 @@
-"""Archives: seed 004's archive JSON, built from an archive event and the state it closed.
+"""Archives: each archive event with the references its archive file cites.
 
-Everything here comes from the event (state, git facts, read-first list decided when it
-was taken) and from the projection as it stood then (latest events, runs, sessions,
-handoffs, artifacts), so a rebuild writes the same bytes.
+An archive cites the events, runs, sessions, handoffs and artifacts that were newest when
+it was taken, so this model keeps those few names itself (bounded) and copies them into
+each archive entry. Paths and commands are not decided here: the archive view
+(`continuity/sessions/archives.py`) turns an entry into seed 004's archive JSON.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from events import names
-from events.archive import ArchiveCreated
+from events.archive import ArchiveCreated, ArchivedState, GitFacts
+from events.base import Event
+from projections.common import append_bounded, touch_list
+from projections.readmodel import ReadModel
 
 ARCHIVES_LIMIT = 10
-STORE_PATH = ".agent/runtime-continuity"
+CITED_EVENTS = 10
+CITED_RUNS = 20
+CITED_SESSIONS = 20
+CITED_REFS = 50
 
 
-class ArchiveGit(msgspec.Struct, kw_only=True):
-    """Seed 004's `git` block."""
-
-    root: str | None = None
-    branch: str | None = None
-    head: str | None = None
-    status_short: str = ""
-
-
-class ArchiveState(msgspec.Struct, kw_only=True):
-    """Seed 004's `state` block."""
-
-    current_goal: str | None = None
-    done: list[str] = msgspec.field(default_factory=list)
-    in_progress: str | None = None
-    next: list[str] = msgspec.field(default_factory=list)
-    blockers: list[str] = msgspec.field(default_factory=list)
-
-
-class ArchiveRefs(msgspec.Struct, kw_only=True):
-    """Seed 004's `refs` block."""
-
-    latest_events: list[str] = msgspec.field(default_factory=list)
-    runs: list[str] = msgspec.field(default_factory=list)
-    sessions: list[str] = msgspec.field(default_factory=list)
-    handoffs: list[str] = msgspec.field(default_factory=list)
-    artifacts: list[str] = msgspec.field(default_factory=list)
-    dirty_files: list[str] = msgspec.field(default_factory=list)
-
-
-class ArchiveRestore(msgspec.Struct, kw_only=True):
-    """Seed 004's `restore` block: what to read first, what to run, what to do next."""
-
-    read_first: list[str] = msgspec.field(default_factory=list)
-    commands: list[str] = msgspec.field(default_factory=list)
-    next_action: str = ""
-
-
-class ArchiveRecord(msgspec.Struct, kw_only=True):
-    """One archive, in seed 004's shape plus the event it came from."""
+class ArchiveEntry(msgspec.Struct, kw_only=True):
+    """One archive: its id, the archive event's facts, and the names it cites."""
 
     archive_id: str
-    project: str
+    event_id: str
     created_at: str
     source_host: str | None
     target_host: str | None
     reason: str | None
     gate: str | None
     full: bool
-    git: ArchiveGit
-    state: ArchiveState
-    refs: ArchiveRefs
-    restore: ArchiveRestore
-    event_id: str
+    git: GitFacts
+    state: ArchivedState
+    read_first: list[str]
+    #: File names of the events before it (and its own, last).
+    events: list[str]
+    run_ids: list[str]
+    session_ids: list[str]
+    handoffs: list[str]
+    artifacts: list[str]
 
 
-def event_path(name: str) -> str:
-    """The store-relative path of an event file, as archives cite it."""
-    return f"{STORE_PATH}/events/{names.shard_of(name)}/{name}"
+class ArchivesState(msgspec.Struct, kw_only=True):
+    """The newest archives of a project, how many there were, and what a new one would cite."""
+
+    archives: list[ArchiveEntry] = msgspec.field(default_factory=list)
+    total: int = 0
+    recent_events: list[str] = msgspec.field(default_factory=list)
+    run_ids: list[str] = msgspec.field(default_factory=list)
+    session_ids: list[str] = msgspec.field(default_factory=list)
+    handoffs: list[str] = msgspec.field(default_factory=list)
+    artifacts: list[str] = msgspec.field(default_factory=list)
 
 
-def next_action_of(state: ArchiveState) -> str:
-    """The first next item, else a pointer at what was in progress."""
-    if state.next:
-        return state.next[0]
-    if state.in_progress:
-        return f"Continue: {state.in_progress}"
-    return "Read the latest archive and choose the next step."
+def on_event(state: ArchivesState, name: str, event: Event) -> ArchivesState:
+    """Remember the names an archive taken after this event would cite."""
+    if event.session_id:
+        touch_list(state.session_ids, event.session_id, CITED_SESSIONS)
+    if event.run_id:
+        touch_list(state.run_ids, event.run_id, CITED_RUNS)
+    for path in event.refs.handoffs:
+        touch_list(state.handoffs, path, CITED_REFS)
+    for path in event.refs.artifacts:
+        touch_list(state.artifacts, path, CITED_REFS)
+    append_bounded(state.recent_events, name, CITED_EVENTS)
+    return state
 
 
-def record_of(
-    event: ArchiveCreated,
-    *,
-    archive_id: str,
-    latest_events: list[str],
-    runs: list[str],
-    sessions: list[str],
-    handoffs: list[str],
-    artifacts: list[str],
-) -> ArchiveRecord:
-    """The archive record of an event, given the projection's references at that point."""
-    archived = event.state
-    state = ArchiveState(
-        current_goal=archived.current_goal,
-        done=list(archived.done),
-        in_progress=archived.in_progress,
-        next=list(archived.next),
-        blockers=list(archived.blockers),
+def on_archive(state: ArchivesState, name: str, event: ArchiveCreated) -> ArchivesState:
+    """Add the archive (citing what was newest before it), then remember it like any event."""
+    archive_id = f"RC-{event.event_id[4:26]}"
+    if any(entry.archive_id == archive_id for entry in state.archives):
+        archive_id = f"{archive_id}-{event.event_id[-8:]}"
+    cited = [*state.recent_events[-CITED_EVENTS:], name]
+    entry = ArchiveEntry(
+        archive_id=archive_id, event_id=event.event_id, created_at=event.created_at,
+        source_host=event.source_host, target_host=event.target_host, reason=event.reason, gate=event.gate,
+        full=event.full, git=event.git, state=event.state, read_first=list(event.read_first), events=cited,
+        run_ids=list(state.run_ids), session_ids=list(state.session_ids), handoffs=list(state.handoffs),
+        artifacts=list(state.artifacts),
     )
-    read_first = [*event.read_first, f"{STORE_PATH}/archives/latest.json"]
-    return ArchiveRecord(
-        archive_id=archive_id,
-        project=event.project,
-        created_at=event.created_at,
-        source_host=event.source_host,
-        target_host=event.target_host,
-        reason=event.reason,
-        gate=event.gate,
-        full=event.full,
-        git=ArchiveGit(
-            root=event.git.root, branch=event.git.branch, head=event.git.head,
-            status_short=event.git.status_short,
-        ),
-        state=state,
-        refs=ArchiveRefs(
-            latest_events=latest_events, runs=runs, sessions=sessions, handoffs=handoffs,
-            artifacts=artifacts, dirty_files=list(event.git.dirty_files),
-        ),
-        restore=ArchiveRestore(
-            read_first=read_first,
-            commands=[f"continuity resume-bundle --project {event.project}"],
-            next_action=next_action_of(state),
-        ),
-        event_id=event.event_id,
-    )
+    append_bounded(state.archives, entry, ARCHIVES_LIMIT)
+    state.total += 1
+    return on_event(state, name, event)
+
+
+def latest(state: ArchivesState) -> ArchiveEntry | None:
+    """The newest archive."""
+    return state.archives[-1] if state.archives else None
+
+
+MODEL = ReadModel(
+    "archives", format=1, state=ArchivesState, initial=ArchivesState,
+    folds={Event: on_event, ArchiveCreated: on_archive},
+    bounds={"ARCHIVES_LIMIT": ARCHIVES_LIMIT, "CITED_EVENTS": CITED_EVENTS, "CITED_RUNS": CITED_RUNS,
+            "CITED_SESSIONS": CITED_SESSIONS, "CITED_REFS": CITED_REFS},
+)

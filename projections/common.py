@@ -30,3 +30,14 @@ def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> None
     mapping[key] = value
     while len(mapping) > limit:
         del mapping[next(iter(mapping))]
+
+
+def touch_list(items: list[str], item: str, limit: int) -> None:
+    """Move `item` to the end (newest), keeping at most `limit` items."""
+    if items and items[-1] == item:
+        return
+    if item in items:
+        items.remove(item)
+    items.append(item)
+    if len(items) > limit:
+        del items[: len(items) - limit]

@@ -10,6 +10,7 @@ import msgspec
 
 from events.base import Event
 from projections.common import touch_bounded
+from projections.readmodel import ReadModel
 
 REFS_LIMIT = 50
 
@@ -30,10 +31,14 @@ class RefsState(msgspec.Struct, kw_only=True):
     artifacts: dict[str, Mention] = msgspec.field(default_factory=dict)
 
 
-def apply(state: RefsState, event: Event) -> RefsState:
+def apply(state: RefsState, name: str, event: Event) -> RefsState:
     """Fold one event's handoff and artifact references."""
     for paths, mapping in ((event.refs.handoffs, state.handoffs), (event.refs.artifacts, state.artifacts)):
         for path in paths:
             mention = Mention(path=path, event_id=event.event_id, created_at=event.created_at, phase=event.phase)
             touch_bounded(mapping, path, mention, REFS_LIMIT)
     return state
+
+
+MODEL = ReadModel("refs", format=1, state=RefsState, initial=RefsState, folds={Event: apply},
+                  bounds={"REFS_LIMIT": REFS_LIMIT})

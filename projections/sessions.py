@@ -11,6 +11,7 @@ from events.archive import HostSwitched
 from events.base import Event
 from events.session import SessionEnded, SessionStarted
 from projections.common import touch_bounded
+from projections.readmodel import ReadModel
 
 SESSIONS_LIMIT = 50
 RUNS_LIMIT = 50
@@ -53,7 +54,7 @@ class SessionsState(msgspec.Struct, kw_only=True):
     last_host: str | None = None
 
 
-def apply(state: SessionsState, event: Event) -> SessionsState:
+def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
     """Fold one event into sessions and runs."""
     if isinstance(event, HostSwitched):
         state.last_host = event.to_host
@@ -88,3 +89,9 @@ def apply(state: SessionsState, event: Event) -> SessionsState:
         run.last_message = event.message or run.last_message
         touch_bounded(state.runs, event.run_id, run, RUNS_LIMIT)
     return state
+
+
+MODEL = ReadModel(
+    "sessions", format=1, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
+)

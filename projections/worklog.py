@@ -13,6 +13,7 @@ from events.archive import ArchiveCreated
 from events.base import Event
 from events.worklog import CheckpointRecorded, WorkLogged
 from projections.common import append_bounded, merge_unique
+from projections.readmodel import ReadModel
 
 DONE_LIMIT = 50
 NOTES_LIMIT = 20
@@ -48,19 +49,20 @@ def _goal_of(event: Event) -> str | None:
     return goal if isinstance(goal, str) and goal else None
 
 
-def apply(state: WorkState, event: Event) -> WorkState:
-    """Fold one event into the work state (other kinds leave it unchanged)."""
-    if isinstance(event, ArchiveCreated):
-        archived = event.state
-        state.current_goal = archived.current_goal or state.current_goal
-        state.done = list(archived.done)[-DONE_LIMIT:]
-        state.in_progress = archived.in_progress
-        state.next = list(archived.next)
-        state.blockers = list(archived.blockers)
-        state.updated_at = event.created_at
-        return state
-    if not isinstance(event, WorkLogged | CheckpointRecorded):
-        return state
+def on_archive(state: WorkState, name: str, event: ArchiveCreated) -> WorkState:
+    """An archive replaces the work state with the state it recorded."""
+    archived = event.state
+    state.current_goal = archived.current_goal or state.current_goal
+    state.done = list(archived.done)[-DONE_LIMIT:]
+    state.in_progress = archived.in_progress
+    state.next = list(archived.next)
+    state.blockers = list(archived.blockers)
+    state.updated_at = event.created_at
+    return state
+
+
+def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded) -> WorkState:
+    """A log entry adds what it states; a checkpoint replaces in progress, next and blockers."""
     summary = event.summary
     merge_unique(state.done, summary.done, DONE_LIMIT)
     states_something = bool(summary.done or summary.in_progress or summary.next or summary.blockers)
@@ -86,3 +88,10 @@ def apply(state: WorkState, event: Event) -> WorkState:
     state.last_phase = event.phase or state.last_phase
     state.updated_at = event.created_at
     return state
+
+
+MODEL = ReadModel(
+    "worklog", format=1, state=WorkState, initial=WorkState,
+    folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
+    bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
+)

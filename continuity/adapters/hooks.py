@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from continuity.core.identity import Identity, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
-from events.base import CommandRef, Event, Refs, Summary
+from events.base import CommandRef, Event, Refs
 
 HARNESSES = ("claude-code", "codex")
 MAX_STDIN = 4 * 1024 * 1024
@@ -21,7 +22,6 @@ MESSAGE_CHARS = 2000
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
               "apply_patch": None, "ApplyPatch": None}
 SHELL_TOOLS = ("Bash", "shell", "Shell", "exec_command", "local_shell", "container.exec")
-_BAD_NAME = re.compile(r"[^A-Za-z0-9._:@+=-]+")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 
 
@@ -33,14 +33,6 @@ class HookResult:
         self.recorded = recorded or []
 
 
-def clean_name(value: Any) -> str | None:
-    """An id usable as an event name field (harness ids may hold other characters)."""
-    if not isinstance(value, str) or not value:
-        return None
-    cleaned = _BAD_NAME.sub("-", value).strip("-.").replace("..", ".")[:128]
-    return cleaned or None
-
-
 def _text(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
     if value is None:
         return None
@@ -49,15 +41,15 @@ def _text(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
     return text[:limit] if text else None
 
 
+def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
+    """Who the events of one hook call are from: the harness's payload, else the environment."""
+    given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
+    return resolve_identity(store.project, harness=given, clean=clean_name)
+
+
 def envelope(harness: str, payload: dict[str, Any], store: Store) -> dict[str, Any]:
-    """Identity for the events of one hook call."""
-    return {
-        "project": store.project,
-        "host": harness,
-        "session_id": clean_name(payload.get("session_id")) or clean_name(os.environ.get("CONTINUITY_SESSION_ID")),
-        "agent_id": clean_name(payload.get("agent_id")) or clean_name(os.environ.get("CONTINUITY_AGENT")),
-        "run_id": clean_name(os.environ.get("CONTINUITY_RUN_ID")),
-    }
+    """The identity fields the events of one hook call carry."""
+    return identity(harness, payload, store).fields()
 
 
 def _append(store: Store, events: list[Event]) -> list[str]:
@@ -68,19 +60,19 @@ def _append(store: Store, events: list[Event]) -> list[str]:
 # -- handlers --------------------------------------------------------------------------------
 def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the session, then answer with the resume brief (recorded as context.served)."""
+    from continuity.sessions.decide import decide_session_start
     from continuity.sessions.service import resume_bundle
-    from events.session import SessionStarted
 
-    env = envelope(harness, payload, store)
+    who = identity(harness, payload, store)
     source = clean_name(payload.get("source")) or "startup"
-    started = SessionStarted(
-        **env, source=source, model=clean_name(payload.get("model")),
+    started = decide_session_start(
+        who, source=source, model=clean_name(payload.get("model")),
         transcript_path=_text(payload.get("transcript_path"), 1024), cwd=_text(payload.get("cwd"), 1024),
         message=f"session {source} on {harness}",
     )
-    recorded = _append(store, [started])
+    recorded = _append(store, started)
     max_chars = int(store.config.get("hook_max_chars") or 8000)
-    brief = resume_bundle(store, project=env["project"], fmt="md", max_chars=max_chars, record=True, envelope=env)
+    brief = resume_bundle(store, who, fmt="md", max_chars=max_chars, record=True)
     for warning in brief.warnings:
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
     if brief.served is not None:
@@ -155,23 +147,17 @@ def _summary(response: Any) -> str | None:
 
 def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Checkpoint the session's state before the context is compacted."""
-    from continuity.sessions.service import current_view
-    from events.worklog import CheckpointRecorded
-    from projections.state import project_state
+    from continuity.readside.query import current_view
+    from continuity.sessions.decide import decide_pre_compact
 
-    env = envelope(harness, payload, store)
-    work = project_state(current_view(store).state, env["project"]).work
+    who = identity(harness, payload, store)
+    work = current_view(store, ("worklog",)).project(who.project).work
     note = {key: value for key, value in {
         "trigger": _text(payload.get("trigger"), 40),
         "custom_instructions": _text(payload.get("custom_instructions")),
         "last_assistant_message": _text(payload.get("last_assistant_message")),
     }.items() if value}
-    event = CheckpointRecorded(
-        **env, phase="pre-compact", message=f"context about to be compacted ({note.get('trigger', 'auto')})",
-        summary=Summary(in_progress=work.in_progress, next=tuple(work.next), blockers=tuple(work.blockers)),
-        note=note or None,
-    )
-    return HookResult(recorded=_append(store, [event]))
+    return HookResult(recorded=_append(store, decide_pre_compact(work, who, note)))
 
 
 def simple_event(kind: str) -> Callable[[str, dict[str, Any], Store], HookResult]:
@@ -207,15 +193,15 @@ def simple_event(kind: str) -> Callable[[str, dict[str, Any], Store], HookResult
 
 def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the end of the session; archive too when `archive_on_session_end` is set."""
-    from events.session import SessionEnded
+    from continuity.sessions.decide import ArchiveRequest, decide_session_end
 
-    env = envelope(harness, payload, store)
-    recorded = _append(store, [SessionEnded(**env, reason=_text(payload.get("reason"), 200), message="session ended")])
+    who = identity(harness, payload, store)
+    recorded = _append(store, decide_session_end(who, reason=_text(payload.get("reason"), 200)))
     if store.config.get("archive_on_session_end"):
         from continuity.sessions.service import archive
 
-        stored, _ = archive(store, envelope=env, gate="agent", full=False, reason="session ended", from_host=harness,
-                            to_host=None, note=None, redact=True)
+        request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)
+        stored, _ = archive(store, who, request, redact=True)
         recorded.extend(item.event_id for item in stored)
     from continuity.sync import auto as autosync
 

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import UsageError
+from continuity.core.fsio import write_atomic
 from events.errors import WriteFailed
 
 HARNESSES = ("claude-code", "codex")
@@ -331,23 +330,7 @@ def backup(path: Path, stamp: str) -> Path:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace the file (a symlink's target) whole via a temp file, keeping its mode."""
-    real = Path(os.path.realpath(path))
-    real.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = real.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, temp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, real)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True)
 
 
 def apply_change(change: FileChange, stamp: str) -> Path | None:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from continuity.cli.common import Output, Parser, open_store
+from continuity.cli.output import warn as print_warnings
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -108,7 +109,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     after = start_after(log, args.lines) if args.lines else log.head_name()
 
     def warn(message: str) -> None:
-        sys.stderr.write(f"continuity: warning: {message}\n")
+        print_warnings([message])
 
     if not args.follow:
         for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -35,3 +36,11 @@ class Output:
                 orjson.dumps({"ok": False, "exit_code": code, "message": line}) + b"\n"
             )
             sys.stdout.flush()
+
+
+def warn(warnings: Iterable[str], prog: str = "continuity") -> None:
+    """Print warnings on stderr, one line each: `<prog>: warning: <text>` (stdout stays the result)."""
+    for warning in warnings:
+        line = " ".join(str(warning).split())
+        sys.stderr.write(f"{prog}: warning: {line}\n")
+    sys.stderr.flush()

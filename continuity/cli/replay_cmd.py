@@ -30,14 +30,12 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _rebuild(args: argparse.Namespace, out: Output) -> int:
-    import sys
-
+    from continuity.cli.output import warn
     from continuity.readside.writers import refresh
 
     store = open_store(args)
     outcome = refresh(store, rebuild=True)
-    for warning in outcome.warnings:
-        sys.stderr.write(f"continuity: warning: {warning}\n")
+    warn(outcome.warnings)
     out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": outcome.warnings},
              f"rebuilt from {outcome.folded} events")
     return 0

@@ -8,7 +8,9 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
+from continuity.cli.output import warn
 from continuity.core.store import check_project_name
+from continuity.sessions.archives import resume_command
 
 WARM_PROMPT = (
     "continuity is on for this project. Work in windows of about 5 hours; checkpoint at least "
@@ -67,26 +69,19 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.set_defaults(handler=HANDLERS[name])
 
 
-def _envelope(args: argparse.Namespace, store: Any) -> dict[str, Any]:
-    """The identity fields every event of this command carries."""
-    import msgspec
-
+def _identity(args: argparse.Namespace, store: Any) -> Any:
+    """Who this command writes as (flags, else environment, else config)."""
     from continuity.cli.worklog import identity_from
 
-    envelope: dict[str, Any] = msgspec.structs.asdict(identity_from(args, store.project))
-    check_project_name(envelope["project"])
-    return envelope
+    identity = identity_from(args, store.project)
+    check_project_name(identity.project)
+    return identity
 
 
 def _project(args: argparse.Namespace, store: Any) -> str:
     project = str(getattr(args, "project", None) or store.project)
     check_project_name(project)
     return project
-
-
-def _warn(warnings: list[str]) -> None:
-    for warning in warnings:
-        sys.stderr.write(f"continuity: warning: {warning}\n")
 
 
 def _note(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -99,13 +94,12 @@ def _warm(args: argparse.Namespace, out: Output) -> int:
     result: dict[str, Any] = {"ok": True, "action": "warm", "duration_hours": 5, "checkpoint_reminder_hours": 4,
                               "prompt_for_host_paste": WARM_PROMPT}
     if args.auto:
-        from events.session import SessionStarted
+        from continuity.sessions.decide import decide_session_start
 
         store = open_store(args)
-        envelope = _envelope(args, store)
-        stored = store.open_log().append(
-            SessionStarted(**envelope, source=args.source, cwd=os.getcwd(), message="session started")
-        )
+        drafts = decide_session_start(_identity(args, store), source=args.source, cwd=os.getcwd(),
+                                      message="session started")
+        stored = store.open_log().append_many(drafts)[0]
         result |= {"auto_init": True, "event_id": stored.event_id}
     out.emit(result, WARM_PROMPT + (f"\nrecorded: {result['event_id']}" if args.auto else ""))
     return 0
@@ -116,7 +110,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     result = status(store, _project(args, store), as_of=args.as_of)
-    _warn(result["warnings"])
+    warn(result["warnings"])
     if not result["exists"]:
         text = f"{result['project']}: no archive yet ({result['events']} events); recommendation: " \
                f"{result['stale_recommendation']}"
@@ -129,30 +123,31 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
 
 def _archive(args: argparse.Namespace, out: Output) -> int:
-    from continuity.sessions.service import archive, archive_paths, current_view
+    from continuity.readside.query import current_view
+    from continuity.sessions.decide import ArchiveRequest
+    from continuity.sessions.service import archive, archive_paths
 
     store = open_store(args)
-    envelope = _envelope(args, store)
+    identity = _identity(args, store)
     switch = args.handler is _host_switch
-    stored, warnings = archive(
-        store, envelope=envelope, gate=args.gate, full=getattr(args, "full", False) or switch,
-        reason=args.reason, from_host=args.from_host, to_host=args.to_host, note=_note(args),
-        redact=args.redact, switch=switch,
-    )
+    request = ArchiveRequest(gate=args.gate, full=getattr(args, "full", False), reason=args.reason,
+                             from_host=args.from_host, to_host=args.to_host, note=_note(args), switch=switch)
+    stored, warnings = archive(store, identity, request, redact=args.redact)
     from continuity.sync import auto as autosync
 
     sync_warning = autosync.start(store, "archive")
-    _warn(warnings + ([sync_warning] if sync_warning else []))
-    paths = archive_paths(store, current_view(store, write=False).state, envelope["project"])
-    result = {"ok": True, "action": "host-switch" if switch else "archive", "project": envelope["project"],
+    warn(warnings + ([sync_warning] if sync_warning else []))
+    project = identity.project
+    paths = archive_paths(store, current_view(store, ("archives",), write=False), project)
+    result = {"ok": True, "action": "host-switch" if switch else "archive", "project": project,
               "event_ids": [s.event_id for s in stored], **paths}
     text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
             f"markdown: {paths.get('archivePath')}\nnext action: {paths['archive']['restore']['next_action']}")
     if switch:
         result |= {"from_host": args.from_host, "to_host": args.to_host,
-                   "next_steps_for_new_host": next_steps(envelope["project"], args.to_host)}
+                   "next_steps_for_new_host": next_steps(project, args.to_host)}
         text += f"\nswitch {args.from_host} -> {args.to_host} recorded; on {args.to_host} run: " \
-                f"continuity resume-bundle --project {envelope['project']}"
+                f"{resume_command(project)}"
     out.emit(result, text)
     return 0
 
@@ -161,7 +156,7 @@ def next_steps(project: str, host: str) -> list[str]:
     """What the new host should do first."""
     return [
         f"Open the project in {host}.",
-        f"Run `continuity resume-bundle --project {project}` and read it whole.",
+        f"Run `{resume_command(project)}` and read it whole.",
         "Read the read-first files it lists, then check `git status` against its drift section.",
         "Continue from its next action; checkpoint when a step is done.",
     ]
@@ -173,14 +168,13 @@ def _host_switch(args: argparse.Namespace, out: Output) -> int:
 
 def _restore(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_NOT_FOUND
-    from continuity.sessions.service import current_view
-    from projections.state import latest_archive, project_state
+    from continuity.readside.query import current_view
 
     store = open_store(args)
     project = _project(args, store)
-    view = current_view(store, as_of=args.as_of)
-    _warn(view.warnings)
-    state = project_state(view.state, project)
+    view = current_view(store, ("archives",), as_of=args.as_of)
+    warn(view.warnings)
+    state = view.project(project)
     if args.list:
         import msgspec
 
@@ -189,7 +183,7 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         out.emit({"ok": True, "action": "restore", "mode": "list", "project": project, "archives": records,
                   "total": state.archives_total}, "\n".join(lines) or "(no archives)")
         return 0
-    record = latest_archive(state)
+    record = state.latest_archive()
     if args.load and args.load != "latest":
         record = next((r for r in state.archives if r.archive_id == args.load), None)
         if record is None and args.as_of is None:
@@ -208,7 +202,7 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
               "archive_id": record.archive_id, "markdown_path": markdown_path(store, record),
               "archive_json_path": os.path.join(store.path, "archives", f"{record.archive_id}.json"),
               "archive": msgspec.to_builtins(record),
-              "resume_bundle_command": f"continuity resume-bundle --project {project}"}
+              "resume_bundle_command": resume_command(project)}
     if args.load:
         result["body"] = body
     out.emit(result, body)
@@ -219,7 +213,7 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
     """An archive record read back from its JSON file (None when there is none for this project)."""
     import msgspec
 
-    from projections.archives import ArchiveRecord
+    from continuity.sessions.archives import ArchiveRecord
 
     if not archive_id.startswith("RC-") or "/" in archive_id or "\x00" in archive_id:
         return None
@@ -235,11 +229,10 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     from continuity.sessions.service import resume_bundle
 
     store = open_store(args)
-    envelope = _envelope(args, store)
     fmt = "json" if out.as_json else args.format
-    brief = resume_bundle(store, project=envelope["project"], fmt=fmt, max_chars=args.max_chars,
-                          record=args.record, as_of=args.as_of, envelope=envelope)
-    _warn(brief.warnings)
+    brief = resume_bundle(store, _identity(args, store), fmt=fmt, max_chars=args.max_chars,
+                          record=args.record, as_of=args.as_of)
+    warn(brief.warnings)
     sys.stdout.write(brief.text)
     sys.stdout.flush()
     return 0

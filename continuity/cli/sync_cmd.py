@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
+from continuity.cli.output import warn
 
 SYNC_DESCRIPTION = (
     "Exchange events with a git remote through the continuity branch (default `continuity`, "
@@ -47,11 +48,6 @@ def _progress(message: str) -> None:
     sys.stderr.flush()
 
 
-def _warn(warnings: list[str]) -> None:
-    for warning in warnings:
-        sys.stderr.write(f"continuity: warning: {warning}\n")
-
-
 def _sync(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
@@ -59,7 +55,7 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     report = sync(store, remote=args.remote, push=not args.no_push, progress=_progress)
-    _warn(report.warnings)
+    warn(report.warnings)
     pushed = "pushed" if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push"
     forks = f", joined {report.forks} fork(s)" if report.forks else ""
     text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
@@ -75,7 +71,7 @@ def _clone(args: argparse.Namespace, out: Output) -> int:
     root = getattr(args, "root", None) or os.environ.get("CONTINUITY_ROOT")
     root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
     result = clone_store(root, args.remote, branch=args.branch, progress=_progress)
-    _warn(result["warnings"])
+    warn(result["warnings"])
     out.emit(result, f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
                      f"{result['store']} (project {result['project']})")
     return 0

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
+from continuity.cli.output import warn as print_warnings
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -52,7 +53,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     after = start_after(store.open_reader(), args.last)
 
     def warn(message: str) -> None:
-        sys.stderr.write(f"continuity: warning: {message}\n")
+        print_warnings([message])
 
     def ready() -> None:
         sys.stderr.write(f"continuity: watching {store.events_dir} (Ctrl-C to stop)\n")

@@ -49,10 +49,11 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 def identity_from(args: argparse.Namespace, project: str) -> Any:
     """Identity from flags, else the CONTINUITY_* environment."""
-    from continuity.worklog.decide import resolve_identity
+    from continuity.core.identity import resolve_identity
 
-    return resolve_identity(args.project or project, host=args.host, agent_id=args.agent, session_id=args.session,
-                            run_id=args.run, task_id=args.task, mission_id=args.mission)
+    flags = {"project": args.project, "host": args.host, "agent_id": args.agent, "session_id": args.session,
+             "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
+    return resolve_identity(project, flags)
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:
@@ -74,7 +75,7 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import UsageError
-    from continuity.worklog.decide import WorkRequest, work_event
+    from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
 
     if args.text is not None and args.message is not None:
         raise UsageError("give the message once: as text or with --message")
@@ -95,8 +96,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         note=parse_note(args.note_json),
     )
     store = open_store(args)
-    draft = work_event(request, identity_from(args, store.project), checkpoint=args.checkpoint)
-    stored = store.open_log().append(draft, redact=args.redact)
+    decide = decide_checkpoint if args.checkpoint else decide_log
+    drafts = decide(identity_from(args, store.project), request)
+    stored = store.open_log().append_many(drafts, redact=args.redact)[0]
     return report_written(out, store, stored, "checkpoint" if args.checkpoint else "log")
 
 
@@ -104,9 +106,9 @@ def report_written(out: Output, store: Any, stored: Any, action: str) -> int:
     """Print what an append wrote."""
     import msgspec
 
-    from events import names
+    from continuity.core.paths import event_relpath
 
-    relative = f".agent/runtime-continuity/events/{names.shard_of(stored.name)}/{stored.name}"
+    relative = event_relpath(stored.name)
     redacted = f" (redacted: {', '.join(stored.event.redacted)})" if stored.event.redacted else ""
     out.emit(
         {

@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 
 from continuity.core.errors import UsageError
-from continuity.core.store import Store, check_project_name, project_name_for, write_atomic
+from continuity.core.fsio import schema_json, write_if_changed
+from continuity.core.store import Store, check_project_name, project_name_for
 from events.errors import WriteFailed
 
 LANGUAGES = ("en", "zh")
@@ -65,7 +66,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
         _write_if_changed(home / "README.md", STORE_README.encode())
         _write_if_changed(home / ".gitignore", GITIGNORE.encode())
         _write_if_changed(home / "event.schema.json", event_schema())
-        from continuity.readside.writers import archive_schema
+        from continuity.sessions.archives import archive_schema
 
         _write_if_changed(home / "archive.schema.json", archive_schema())
         if config.get("commit_events_with_code") is not True:
@@ -103,30 +104,24 @@ def ignore_store_in_project(root: str) -> None:
 
 
 def _start_projection(store: Store) -> None:
-    """An empty saved fold, so a missing one later means it was deleted (and is worth a warning)."""
-    from continuity.readside.catchup import Checkpoint, cache_path, save_checkpoint
+    """Empty saved read models, so a missing one later means it was deleted (worth a warning)."""
+    from continuity.readside.catchup import Saved, model_path, save
+    from projections.registry import models
 
-    if not os.path.exists(cache_path(store)):
-        try:
-            save_checkpoint(store, Checkpoint())
-        except OSError as error:
-            raise WriteFailed(f"store not initialized: {error.strerror or error}") from None
+    try:
+        for model in models():
+            if not os.path.exists(model_path(store, model)):
+                save(store, model, Saved(format=model.format, state=model.empty()))
+    except OSError as error:
+        raise WriteFailed(f"store not initialized: {error.strerror or error}") from None
 
 
 def event_schema() -> bytes:
     """event.schema.json: the JSON Schema of every event type, generated from the Structs."""
     from events.codec import default_codec
 
-    schema = default_codec().schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "continuity event"
-    return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    return schema_json(default_codec().schema(), "continuity event")
 
 
 def _write_if_changed(path: Path, data: bytes) -> None:
-    try:
-        if path.read_bytes() == data:
-            return
-    except FileNotFoundError:
-        pass
-    write_atomic(path, data)
+    write_if_changed(path, data, durable=True)

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from continuity.core.errors import StoreNotFound, StoreUnsafe, UsageError
+from continuity.core.fsio import write_atomic
 from events.errors import WriteFailed
 
 STORE_PARTS = (".agent", "runtime-continuity")
@@ -141,27 +142,3 @@ def find_store(start: str | None = None, root: str | None = None) -> Store:
         if parent == here:
             raise StoreNotFound("no store found here or above (run `continuity init`)")
         here = parent
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
-    """Write a file whole or not at all (temp file, rename); fsync first when `durable`.
-
-    Derived files skip the fsync: after a power cut one may be empty or old, and the next
-    read rebuilds it from the log, which is durable.
-    """
-    path = os.fspath(path)
-    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(temp, path)
-    except OSError:
-        os.unlink(temp)
-        raise

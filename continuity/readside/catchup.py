@@ -1,33 +1,38 @@
-"""Keeping projections current on disk: incremental catch-up, full rebuild, derived files.
+"""Keeping read models current on disk: incremental catch-up and full rebuild, per model.
 
-The fold state and a checkpoint live in ``local/projection.msgpack``: the last event
-folded, and each day folder's mtime and event count. Catch-up stats the day folders
-(cheap: one per day, not per event): an older day whose mtime moved, or a count that
-does not add up, means an event arrived "in the past" (a git merge), and the state is
-rebuilt from the start. Otherwise only events after the checkpoint are read.
-
-Derived files (``state.json``, ``archives/``, the user-level Markdown) are written
-atomically and only when their bytes change. Reads fail open: a derived file that cannot
-be written is a warning, never an error.
+Each read model is saved in its own file, ``local/models/<name>.msgpack``: its format,
+its state, the last event file it read, and each day folder's mtime and event count as
+it last saw them. Catch-up stats the day folders (one per day, not per event, shared by
+every model of the call): an older day whose mtime moved, or a count that does not add
+up, means an event arrived "in the past" (a git merge), and that model is rebuilt from
+the start. A model saved with another format is rebuilt alone. Otherwise only events
+after the model's checkpoint are read, each decoded once for every model that needs it.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from continuity.core.store import Store, write_atomic
+from continuity.core.fsio import write_atomic
+from continuity.core.store import Store
+from continuity.readside.views import Models
 from events import names
+from events.base import Event
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog, list_days
-from projections.archives import ArchiveRecord
-from projections.state import FORMAT, State, apply
+from projections.readmodel import Projects, ReadModel
+from projections.registry import models
 
-CACHE_NAME = "projection.msgpack"
+MODELS_DIR = "models"
+S = TypeVar("S")
+
+#: Called after a model folds an event: (the model's state, file name, event).
+Writer = Callable[[Projects[Any], str, Event], None]
 
 
 class DayMark(msgspec.Struct, array_like=True):
@@ -37,43 +42,56 @@ class DayMark(msgspec.Struct, array_like=True):
     count: int
 
 
-class Checkpoint(msgspec.Struct, kw_only=True):
-    """The saved fold: state plus what the log looked like when it was saved."""
+class Saved(msgspec.Struct, Generic[S], kw_only=True):
+    """One saved read model: its state plus what the log looked like when it was saved."""
 
-    format: int = FORMAT
+    format: int
     #: The newest event file read, folded or skipped as unreadable (the state's last_name
     #: only counts folded ones; an unreadable newest file must not look like a merge).
     last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
-    state: State = msgspec.field(default_factory=State)
+    state: Projects[S] = msgspec.field(default_factory=Projects)
 
 
 class Outcome(msgspec.Struct, kw_only=True):
-    """What a catch-up did: the state, whether it rebuilt, how many events it read."""
+    """What a catch-up did: the models, whether any was rebuilt, how many events were read."""
 
-    state: State
+    models: Models
     rebuilt: bool = False
     folded: int = 0
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
 _ENCODER = msgspec.msgpack.Encoder()
-_DECODER = msgspec.msgpack.Decoder(Checkpoint)
+_DECODERS: dict[str, msgspec.msgpack.Decoder[Any]] = {}
 
 
-def cache_path(store: Store) -> str:
-    """Where the saved fold lives (machine-local)."""
-    return os.path.join(store.local_dir, CACHE_NAME)
+def models_dir(store: Store) -> str:
+    """Where the saved read models live (machine-local)."""
+    return os.path.join(store.local_dir, MODELS_DIR)
 
 
-def load_checkpoint(store: Store) -> Checkpoint | None:
-    """The saved fold, or None when missing, unreadable or from another format."""
+def model_path(store: Store, model: ReadModel[Any]) -> str:
+    """The file one read model is saved in."""
+    return os.path.join(models_dir(store), f"{model.name}.msgpack")
+
+
+def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
+    """A saved model, or None when missing, unreadable or from another format."""
+    decoder = _DECODERS.get(model.name)
+    if decoder is None:
+        decoder = _DECODERS[model.name] = msgspec.msgpack.Decoder(Saved[model.state_type])  # type: ignore[name-defined]
     try:
-        with open(cache_path(store), "rb") as handle:
-            checkpoint = _DECODER.decode(handle.read())
+        with open(model_path(store, model), "rb") as handle:
+            saved: Saved[Any] = decoder.decode(handle.read())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return checkpoint if checkpoint.format == FORMAT else None
+    return saved if saved.format == model.format else None
+
+
+def save(store: Store, model: ReadModel[Any], saved: Saved[Any]) -> None:
+    """Save one model for the next catch-up (atomically; no fsync: it is rebuildable)."""
+    write_atomic(model_path(store, model), _ENCODER.encode(saved), durable=False, make_parents=True)
 
 
 def _event_names(entries: list[str]) -> list[str]:
@@ -81,138 +99,149 @@ def _event_names(entries: list[str]) -> list[str]:
     return sorted(entry for entry in entries if len(entry) == names.NAME_LENGTH and entry.endswith(".json"))
 
 
-class _Folder:
-    """Folds events into a state, skipping unreadable ones with a warning."""
+class _Days:
+    """Day folders' mtimes and listings, each taken at most once per catch-up."""
 
-    def __init__(self, log: FileEventLog, state: State, on_archive: Callable[[ArchiveRecord], None]) -> None:
-        self.log = log
-        self.state = state
-        self.on_archive = on_archive
-        self.folded = 0
-        self.last_read: str | None = None
-        self.skipped: list[str] = []
+    def __init__(self, events_dir: str) -> None:
+        self.events_dir = events_dir
+        self.days = list_days(events_dir)
+        self._mtimes: dict[str, int] = {}
+        self._listings: dict[str, list[str]] = {}
 
-    def fold(self, records: Iterator[tuple[str, bytes]]) -> None:
-        decode = self.log.codec.decode
-        for name, raw in records:
-            self.last_read = name
-            try:
-                event = decode(raw)
-            except EventUndecodable as error:
-                self.skipped.append(f"{name}: {error}")
-                continue
-            apply(self.state, name, event)
-            self.folded += 1
-            if event.kind == "archive.created":
-                project = self.state.projects[event.project]
-                self.on_archive(project.archives[-1])
+    def mtime(self, day: str) -> int:
+        found = self._mtimes.get(day)
+        if found is None:
+            found = self._mtimes[day] = os.stat(os.path.join(self.events_dir, day)).st_mtime_ns
+        return found
 
-    def warnings(self) -> list[str]:
-        if not self.skipped:
-            return []
-        return [f"skipped {len(self.skipped)} unreadable event(s); first: {self.skipped[0]}"]
+    def listing(self, day: str) -> list[str]:
+        found = self._listings.get(day)
+        if found is None:
+            self.mtime(day)  # the mark is taken before the listing
+            found = self._listings[day] = _event_names(os.listdir(os.path.join(self.events_dir, day)))
+        return found
+
+
+class _Track:
+    """One model during a catch-up: its saved form, where it stands, what it folded."""
+
+    def __init__(self, model: ReadModel[Any], saved: Saved[Any], position: str | None, why: str | None) -> None:
+        self.model = model
+        self.saved = saved
+        self.position = position  # the newest name already read; None: from the start
+        self.rebuilding = why is not None
+        self.why = why
+        self.changed = self.rebuilding
+        self.folded_before = saved.state.events_folded
+
+    def wants_day(self, day: str, days: _Days) -> bool:
+        if self.position is None:
+            return True
+        last_day = names.shard_of(self.position)
+        if day < last_day:
+            return False
+        mark = self.saved.days.get(day)
+        return not (mark is not None and day != last_day and mark.mtime_ns == days.mtime(day))
+
+
+def _validate(saved: Saved[Any], days: _Days) -> str | None:
+    """Why a saved model must be rebuilt (the log changed in its past), or None."""
+    position = saved.last_read or saved.state.last_name
+    if set(saved.days) - set(days.days):
+        return "a day folder vanished"
+    last_day = names.shard_of(position) if position else ""
+    for day in days.days:
+        if day >= last_day:
+            break
+        mark = saved.days.get(day)
+        if mark is None or days.mtime(day) != mark.mtime_ns:
+            return "events arrived in the past (a merge?)"
+    mark = saved.days.get(last_day) if last_day else None
+    # The newest folded day is always listed: where mtimes tick coarsely (older kernels,
+    # NFS), a file landing in the same tick as the last catch-up keeps the mtime.
+    if (mark is not None and last_day in days.days and position is not None
+            and bisect.bisect_right(days.listing(last_day), position) != mark.count):
+        return "events arrived in the past (a merge?)"
+    return None
 
 
 def catch_up(
     store: Store,
     log: FileEventLog,
+    names_wanted: Iterable[str] | None = None,
     *,
-    on_archive: Callable[[ArchiveRecord], None] | None = None,
+    writers: Mapping[str, Writer] | None = None,
     force_rebuild: bool = False,
-) -> tuple[Outcome, Checkpoint]:
-    """Bring the saved fold up to date with the log (incrementally when it is safe)."""
-    sink = on_archive or (lambda record: None)
-    checkpoint = None if force_rebuild else load_checkpoint(store)
-    days = list_days(log.events_dir)
-    if checkpoint is not None:
-        incremental = _incremental(log, checkpoint, days, sink)
-        if incremental is not None:
-            return incremental, checkpoint
-    had_checkpoint = checkpoint is not None
-    checkpoint = Checkpoint()
-    folder = _Folder(log, checkpoint.state, sink)
-    for day in days:
-        checkpoint.days[day] = _fold_day(log, folder, day, None)
-    checkpoint.last_read = folder.last_read
-    warnings = folder.warnings()
-    if folder.folded and not force_rebuild:
-        why = ("events arrived in the past (a merge?)" if had_checkpoint
-               else "the saved projection was missing, unreadable or from another version")
-        warnings.insert(0, f"{why}: projections rebuilt from {folder.folded} events")
-    outcome = Outcome(state=checkpoint.state, rebuilt=True, folded=folder.folded, warnings=warnings)
-    return outcome, checkpoint
+) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
+    """Bring the named read models (all when None) up to date with the log.
+
+    Returns the outcome and, per model, its saved form and whether it changed (to save).
+    """
+    days = _Days(log.events_dir)
+    tracks: list[_Track] = []
+    for model in models(names_wanted):
+        saved = None if force_rebuild else load(store, model)
+        why: str | None = "forced" if force_rebuild else None
+        if saved is None:
+            why = why or "the saved projection was missing, unreadable or from another version"
+        else:
+            why = _validate(saved, days)
+        if why is not None:
+            saved = Saved(format=model.format, state=model.empty())
+            tracks.append(_Track(model, saved, None, why))
+        else:
+            assert saved is not None
+            tracks.append(_Track(model, saved, saved.last_read or saved.state.last_name, None))
+    folded, skipped = _fold(log, days, tracks, writers or {})
+    warnings: list[str] = []
+    rebuilt = [track for track in tracks if track.rebuilding]
+    if rebuilt and folded and not force_rebuild:
+        reason = rebuilt[0].why
+        which = "projections" if len(rebuilt) == len(tracks) else \
+            "projections (" + ", ".join(track.model.name for track in rebuilt) + ")"
+        warnings.append(f"{reason}: {which} rebuilt from {folded} events")
+    if skipped:
+        warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
+    result = Models({track.model.name: track.saved.state for track in tracks})
+    outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings)
+    return outcome, [(track.model, track.saved, track.changed) for track in tracks]
 
 
-def _fold_day(log: FileEventLog, folder: _Folder, day: str, after: str | None) -> DayMark:
-    """Fold one day's events after `after`; the day's mark, taken before listing it."""
-    path = os.path.join(log.events_dir, day)
-    mtime_ns = os.stat(path).st_mtime_ns
-    listed = _event_names(os.listdir(path))
-    folder.fold(_read(log, day, [name for name in listed if after is None or name > after]))
-    return DayMark(mtime_ns, len(listed))
-
-
-def _read(log: FileEventLog, day: str, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Well-named event files of a day; an unreadable one comes as empty bytes, to be skipped with a warning."""
-    parsed = [name for name in wanted if names.parse_name(name) is not None]
-    return log.read_files(day, parsed, unreadable_as_empty=True)
-
-
-def _incremental(
-    log: FileEventLog, checkpoint: Checkpoint, days: list[str], sink: Callable[[ArchiveRecord], None]
-) -> Outcome | None:
-    """Fold only the new events, or None when the log changed in the past (rebuild)."""
-    state = checkpoint.state
-    last_name = checkpoint.last_read or state.last_name
-    last_day = names.shard_of(last_name) if last_name else ""
-    if set(checkpoint.days) - set(days):
-        return None  # a day folder vanished
-    for day in days:
-        if day >= last_day:
+def _fold(
+    log: FileEventLog, days: _Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
+) -> tuple[int, list[str]]:
+    """Read each needed day once and fold its new events into every model behind them."""
+    decode = log.codec.decode
+    skipped: list[str] = []
+    for day in days.days:
+        needing = [track for track in tracks if track.wants_day(day, days)]
+        if not needing:
             continue
-        mark = checkpoint.days.get(day)
-        if mark is None or os.stat(os.path.join(log.events_dir, day)).st_mtime_ns != mark.mtime_ns:
-            return None
-    folder = _Folder(log, state, sink)
-    for day in days:
-        if day < last_day:
-            continue
-        path = os.path.join(log.events_dir, day)
-        mark = checkpoint.days.get(day)
-        mtime_ns = os.stat(path).st_mtime_ns
-        if mark is not None and mark.mtime_ns == mtime_ns and day != last_day:
-            continue  # nothing landed in this day since the checkpoint
-        # The newest folded day is always listed: where mtimes tick coarsely (older
-        # kernels, NFS), a file landing in the same tick as the last catch-up keeps the mtime.
-        listed = _event_names(os.listdir(path))
-        folded_before = bisect.bisect_right(listed, last_name) if last_name is not None else 0
-        if day == last_day and mark is not None and folded_before != mark.count:
-            return None  # an event landed before the checkpoint
-        wanted = listed[folded_before:]
-        folder.fold(_read(log, day, wanted))
-        checkpoint.days[day] = DayMark(mtime_ns, len(listed))
-    checkpoint.last_read = folder.last_read or checkpoint.last_read
-    return Outcome(state=state, folded=folder.folded, warnings=folder.warnings())
-
-
-def save_checkpoint(store: Store, checkpoint: Checkpoint) -> None:
-    """Save the fold for the next catch-up (atomically)."""
-    write_atomic(cache_path(store), _ENCODER.encode(checkpoint), durable=False)
-
-
-def write_if_changed(path: str, data: bytes) -> bool:
-    """Write a derived file atomically unless it already holds these bytes."""
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == data:
-                return False
-    except FileNotFoundError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, data, durable=False)
-    return True
-
-
-def to_json(data: Any) -> bytes:
-    """Pretty JSON for derived files: two-space indent, field order as declared."""
-    return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+        listed = days.listing(day)
+        starts = [bisect.bisect_right(listed, track.position) if track.position else 0 for track in needing]
+        first = min(starts)
+        wanted = [name for name in listed[first:] if names.parse_name(name) is not None]
+        for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
+            try:
+                event = decode(raw)
+            except EventUndecodable as error:
+                skipped.append(f"{name}: {error}")
+                event = None
+            for track in needing:
+                if track.position is not None and name <= track.position:
+                    continue
+                track.saved.last_read = name
+                track.changed = True
+                if event is None:
+                    continue
+                track.model.apply(track.saved.state, name, event)
+                writer = writers.get(track.model.name)
+                if writer is not None:
+                    writer(track.saved.state, name, event)
+        mark = DayMark(days.mtime(day), len(listed))
+        for track in needing:
+            if track.saved.days.get(day) != mark:
+                track.saved.days[day] = mark
+                track.changed = True
+    folded = max((track.saved.state.events_folded - track.folded_before for track in tracks), default=0)
+    return folded, skipped

@@ -6,12 +6,18 @@ including the point from the start, without touching the saved fold.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from continuity.core.errors import UsageError
+from continuity.readside.views import SESSION_MODELS, Models
 from events import clock
+from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
 from events.sealing import StoredEvent
-from projections.state import State, apply
+from projections.readmodel import Projects
+from projections.registry import models
 
 
 def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
@@ -27,9 +33,14 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     return f"{stamp}-~", None  # sorts after every name with that stamp
 
 
-def state_until(log: EventLog, last_name: str, warnings: list[str]) -> State:
-    """Fold every event whose name sorts at or before `last_name`."""
-    state = State()
+def models_until(
+    log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
+    *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
+) -> Models:
+    """Fold every event whose name sorts at or before `last_name` into fresh read models."""
+    chosen = models(names)
+    states = {model.name: model.empty() for model in chosen}
+    writers = writers or {}
     skipped = 0
     for name, raw in log.read_raw():
         if name > last_name:
@@ -39,7 +50,11 @@ def state_until(log: EventLog, last_name: str, warnings: list[str]) -> State:
         except EventUndecodable:
             skipped += 1
             continue
-        apply(state, name, event)
+        for model in chosen:
+            model.apply(states[model.name], name, event)
+            writer = writers.get(model.name)
+            if writer is not None:
+                writer(states[model.name], name, event)
     if skipped:
         warnings.append(f"skipped {skipped} unreadable event(s) during replay")
-    return state
+    return Models(states)

@@ -1,18 +1,25 @@
-"""Derived files: what a catch-up writes from the fold (fail open: warnings, not errors)."""
+"""Derived files: what a catch-up writes from the read models (fail open: warnings, not errors).
+
+One writer per read model that has files of its own (archives: JSON and Markdown per
+archive), plus `state.json` and `archives/latest.json`, written when the session models
+are loaded.
+"""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-import msgspec
-
+from continuity.core.fsio import pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.store import Store
-from continuity.readside.catchup import Outcome, catch_up, save_checkpoint, to_json, write_if_changed
+from continuity.readside.catchup import Outcome, catch_up, save
+from continuity.readside.views import SESSION_MODELS, Models
+from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
 from continuity.sessions.templates import render_archive_markdown
-from projections.archives import ArchiveRecord
-from projections.state import State
+from events.base import Event
+from projections.archives import ArchivesState
+from projections.readmodel import Projects
 
 
 def contexts_dir(store: Store) -> str:
@@ -35,16 +42,19 @@ def markdown_path(store: Store, record: ArchiveRecord, contexts: str | None = No
 
 
 STATE_RECENT = 20
+#: The `format` written in state.json (the document's shape, not a read model's).
+STATE_DOCUMENT_FORMAT = 3
 
 
-def state_document(state: State) -> dict[str, Any]:
+def state_document(models: Models) -> dict[str, Any]:
     """`state.json`: each project's work state, counts, and its most recent sessions, runs and archives.
 
-    The full fold (every session kept, whole archive records) stays in the machine-local
-    saved projection; archives have their own files.
+    The full read models (every session kept, whole archive entries) stay in the
+    machine-local saved models; archives have their own files.
     """
     projects: dict[str, Any] = {}
-    for name, project in state.projects.items():
+    for name in models.state("overview").projects:
+        project = models.project(name)
         projects[name] = {
             "events": project.events,
             "first_at": project.first_at,
@@ -56,20 +66,20 @@ def state_document(state: State) -> dict[str, Any]:
             "runs": list(project.sessions.runs.values())[-STATE_RECENT:],
             "handoffs": list(project.refs.handoffs.values())[-STATE_RECENT:],
             "artifacts": list(project.refs.artifacts.values())[-STATE_RECENT:],
-            "archives": [record.archive_id for record in project.archives[-STATE_RECENT:]],
+            "archives": [entry.archive_id for entry in project.archive_state.archives[-STATE_RECENT:]],
             "archives_total": project.archives_total,
             "contexts_served": project.served,
         }
     return {
-        "format": state.format,
-        "last_event": state.last_name,
-        "events_folded": state.events_folded,
+        "format": STATE_DOCUMENT_FORMAT,
+        "last_event": models.last_name,
+        "events_folded": models.events_folded,
         "projects": projects,
     }
 
 
 class ArchiveWriter:
-    """Writes each archive's JSON and Markdown as the fold produces it."""
+    """The archives model's writer: each archive's JSON and Markdown as the fold produces it."""
 
     def __init__(self, store: Store, archives: str | None = None, contexts: str | None = None) -> None:
         self.store = store
@@ -77,12 +87,16 @@ class ArchiveWriter:
         self.contexts = contexts or contexts_dir(store)
         self.language = str(store.config.get("language") or "en")
         self.warnings: list[str] = []
-        self.latest: ArchiveRecord | None = None
 
-    def __call__(self, record: ArchiveRecord) -> None:
-        self.latest = record
+    def __call__(self, state: Projects[ArchivesState], name: str, event: Event) -> None:
+        if event.kind != "archive.created":
+            return
+        self.write_record(record_of(event.project, state.projects[event.project].archives[-1]))
+
+    def write_record(self, record: ArchiveRecord) -> None:
+        """Write one archive's JSON, its Markdown and the `latest.md` link (warnings on failure)."""
         try:
-            write_if_changed(os.path.join(self.archives, f"{record.archive_id}.json"), to_json(record))
+            write_if_changed(os.path.join(self.archives, f"{record.archive_id}.json"), pretty_json(record))
         except OSError as error:
             self._warn(f"archive JSON not written: {error.strerror or error}")
         try:
@@ -113,74 +127,68 @@ def link_latest(link: str, target: str) -> None:
             write_if_changed(link, handle.read())
 
 
-def refresh(store: Store, *, rebuild: bool = False, write: bool = True) -> Outcome:
-    """Catch the projections up with the log and write what changed. Never raises OSError."""
+def refresh(
+    store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True
+) -> Outcome:
+    """Catch the named read models up with the log, save them and write what changed.
+
+    Never raises OSError for derived files: a file that cannot be written is a warning.
+    """
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
-    outcome, checkpoint = catch_up(store, log, on_archive=writer, force_rebuild=rebuild)
+    writers = {"archives": writer} if writer is not None else {}
+    outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
-              last_event=outcome.state.last_name)
-    if not write:
+              last_event=outcome.models.last_name)
+    if writer is None:
         return outcome
-    assert writer is not None
     outcome.warnings.extend(writer.warnings)
-    if outcome.folded or outcome.rebuilt or not os.path.exists(os.path.join(store.path, "state.json")):
-        try:
-            _write_documents(store.path, outcome.state, schema=rebuild)
-            save_checkpoint(store, checkpoint)
-        except OSError as error:
-            outcome.warnings.append(f"projections not saved: {error.strerror or error}")
+    try:
+        if set(SESSION_MODELS) <= set(names) and (
+            outcome.folded or outcome.rebuilt or not os.path.exists(os.path.join(store.path, "state.json"))
+        ):
+            _write_documents(store.path, outcome.models, schema=rebuild)
+        for model, state, changed in saved:
+            if changed:
+                save(store, model, state)
+    except OSError as error:
+        outcome.warnings.append(f"projections not saved: {error.strerror or error}")
     return outcome
 
 
-def _write_documents(folder: str, state: State, *, schema: bool = True) -> None:
-    write_if_changed(os.path.join(folder, "state.json"), to_json(state_document(state)))
+def _write_documents(folder: str, models: Models, *, schema: bool = True) -> None:
+    write_if_changed(os.path.join(folder, "state.json"), pretty_json(state_document(models)))
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.exists(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema())
-    newest = _newest_archive(state)
+    newest = _newest_archive(models)
     if newest is not None:
-        write_if_changed(os.path.join(folder, "archives", "latest.json"), to_json(newest))
+        write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest))
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     """Write every projection as of `until` into `out` (state.json, archives/, contexts/)."""
-    from continuity.readside.catchup import _Folder
-    from continuity.readside.replay import resolve_point
+    from continuity.readside.replay import models_until, resolve_point
+    from events.errors import WriteFailed
 
     log = store.open_reader()
     last_name, _ = resolve_point(log, until)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as error:
-        from events.errors import WriteFailed
-
         raise WriteFailed(f"replay not written: {error.strerror or error} ({out})") from None
     writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))
-    folder = _Folder(log, State(), writer)
-    folder.fold(record for record in _until(log, last_name))
-    _write_documents(out, folder.state)
-    return {"out": out, "events": folder.folded, "last_event": folder.state.last_name,
-            "warnings": folder.warnings() + writer.warnings}
+    warnings: list[str] = []
+    models = models_until(log, last_name, warnings, writers={"archives": writer})
+    _write_documents(out, models)
+    return {"out": out, "events": models.events_folded, "last_event": models.last_name,
+            "warnings": warnings + writer.warnings}
 
 
-def _until(log: Any, last_name: str) -> Any:
-    for name, raw in log.read_raw():
-        if name > last_name:
-            return
-        yield name, raw
-
-
-def _newest_archive(state: State) -> ArchiveRecord | None:
-    records = [project.archives[-1] for project in state.projects.values() if project.archives]
-    return max(records, key=lambda record: record.event_id[4:]) if records else None
-
-
-def archive_schema() -> bytes:
-    """archive.schema.json, generated from the archive record Struct."""
-    import orjson
-
-    schema = msgspec.json.schema(ArchiveRecord)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "continuity archive"
-    return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+def _newest_archive(models: Models) -> ArchiveRecord | None:
+    state: Projects[ArchivesState] = models.state("archives")
+    newest = [(project, found.archives[-1]) for project, found in state.projects.items() if found.archives]
+    if not newest:
+        return None
+    project, entry = max(newest, key=lambda pair: pair[1].event_id[4:])
+    return record_of(project, entry)

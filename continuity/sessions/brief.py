@@ -11,10 +11,11 @@ from typing import Any
 
 import msgspec
 
+from continuity.core.paths import archive_relpath, event_relpath
+from continuity.readside.views import ProjectView
+from continuity.sessions.archives import next_action_of
 from events import clock
 from events.context import ViewInputs
-from projections.archives import STORE_PATH, event_path, next_action_of
-from projections.state import ProjectState, latest_archive
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
@@ -38,7 +39,7 @@ def age(then: str | None, now: str) -> str:
 
 
 def build(
-    project: ProjectState, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None
+    project: ProjectView, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None
 ) -> dict[str, Any]:
     """The bundle as a dict: seed 004's resume-bundle fields and more (for `session_id`, if given)."""
     now = inputs.now
@@ -47,7 +48,7 @@ def build(
         {"session_id": session.session_id, "compactions": session.compactions}
         if session is not None and session.source == "compact" else None
     )
-    archive = latest_archive(project)
+    archive = project.latest_archive()
     work = project.work
     next_action = work.next[0] if work.next else (
         next_action_of(archive.state) if archive else
@@ -76,7 +77,7 @@ def build(
         "generated_at": now,
         "as_of": as_of,
         "compaction": compaction,
-        "latest_archive": f"{STORE_PATH}/archives/{archive.archive_id}.json" if archive else None,
+        "latest_archive": archive_relpath(archive.archive_id) if archive else None,
         "latest_markdown_archive": inputs.latest_markdown,
         "archive": msgspec.to_builtins(archive) if archive else None,
         "archive_age": age(archive.created_at, now) if archive else None,
@@ -92,7 +93,7 @@ def build(
             "last_checkpoint_age": age(work.last_checkpoint_at, now) if work.last_checkpoint_at else None,
         },
         "runtime_events": [
-            msgspec.to_builtins(entry) | {"path": event_path(entry.name), "age": age(entry.created_at, now)}
+            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now)}
             for entry in reversed(project.recent)
         ],
         "runs": {

@@ -1,7 +1,9 @@
 """The session commands as a Python API: archive, host-switch, status, restore, resume-bundle.
 
-The CLI and the `runtime-continuity` adapter both call these; harnesses written in
-Python can too. Writes fail closed (errors raise); reads fail open (warnings).
+The CLI, the hooks, the MCP server and the `runtime-continuity` adapter call these;
+harnesses written in Python can too. Each gathers the facts, calls a decision, appends
+its events and lets the read models catch up. Writes fail closed (errors raise); reads
+fail open (warnings).
 """
 
 from __future__ import annotations
@@ -13,123 +15,45 @@ import msgspec
 
 from continuity import facts as live
 from continuity.core.errors import UsageError
+from continuity.core.identity import Identity
 from continuity.core.store import Store, now_us
-from continuity.readside.replay import resolve_point, state_until
+from continuity.readside.query import View, current_view, now_for
 from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
+from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
 from events import clock
-from events.archive import ArchiveCreated, ArchivedState, HostSwitched
-from events.base import Event
-from events.context import ContextServed
+from events.context import ContextServed, ViewInputs
 from events.errors import ContinuityError
 from events.sealing import StoredEvent, sha256_hex
-from projections.state import ProjectState, State, latest_archive, project_state
 
 STALE_ARCHIVE_HOURS = 2
 
 
-class View(msgspec.Struct, kw_only=True):
-    """A projection to answer from: current, or as of an earlier point."""
-
-    state: State
-    as_of: str | None = None
-    warnings: list[str] = msgspec.field(default_factory=list)
-
-
-def current_view(store: Store, *, as_of: str | None = None, write: bool = True) -> View:
-    """The projection now (caught up, derived files refreshed) or as of a point. Fails open."""
-    log = store.open_reader()
-    if as_of is not None:
-        warnings: list[str] = []
-        last_name, _ = resolve_point(log, as_of)
-        return View(state=state_until(log, last_name, warnings), as_of=as_of, warnings=warnings)
-    try:
-        outcome = refresh(store, write=write)
-    except OSError as error:
-        warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
-        state = state_until(log, "~", warnings)
-        return View(state=state, warnings=warnings)
-    return View(state=outcome.state, warnings=outcome.warnings)
-
-
 # -- archive ---------------------------------------------------------------------------------
-def _note_list(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,) if value.strip() else ()
-    if isinstance(value, list):
-        return tuple(str(item) for item in value if str(item).strip())
-    raise UsageError("--note-json: done, next and blockers must be strings or lists of strings")
-
-
-def archived_state(project: ProjectState, note: dict[str, Any] | None) -> ArchivedState:
-    """The state an archive records: the projection's work state, overridden by the note."""
-    work = project.work
-    state = ArchivedState(
-        current_goal=work.current_goal,
-        done=tuple(work.done),
-        in_progress=work.in_progress,
-        next=tuple(work.next),
-        blockers=tuple(work.blockers),
-    )
-    if not note:
-        return state
-    changes: dict[str, Any] = {}
-    if "goal" in note:
-        changes["current_goal"] = str(note["goal"]) if note["goal"] else None
-    for key in ("done", "next"):
-        if key in note:
-            changes[key] = _note_list(note[key])
-    for key in ("blockers", "pitfalls"):
-        if key in note:
-            changes["blockers"] = _note_list(note[key])
-            break
-    for key in ("in_progress", "blocked"):
-        if key in note:
-            changes["in_progress"] = str(note[key]) if note[key] else None
-            break
-    return msgspec.structs.replace(state, **changes)
-
-
-def archive(
-    store: Store, *, envelope: dict[str, Any], gate: str | None, full: bool, reason: str | None,
-    from_host: str | None, to_host: str | None, note: dict[str, Any] | None, redact: bool = False,
-    switch: bool = False,
-) -> tuple[list[StoredEvent], list[str]]:
-    """Take an archive (and record a host switch when asked); returns the stored events."""
-    if gate is not None and gate not in ("user", "agent"):
-        raise UsageError("--gate must be one of: user, agent")
-    view = current_view(store)
-    project = project_state(view.state, envelope["project"])
+def archive(store: Store, identity: Identity, request: ArchiveRequest, *,
+            redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
+    """Take an archive (and record a host switch when asked); returns the stored events and warnings."""
+    view = current_view(store, ("worklog",))
     warnings = list(view.warnings)
-    facts = live.git_facts(store.root, warnings)
-    read_first = tuple(
-        path for path in live.READ_FIRST_CANDIDATES if os.path.exists(os.path.join(store.root, path))
-    )
-    host = from_host or envelope.get("host")
-    drafts: list[Event] = [
-        ArchiveCreated(
-            **{**envelope, "host": host}, gate=gate, full=full, source_host=host, target_host=to_host,
-            reason=reason, git=facts, state=archived_state(project, note), read_first=read_first,
-            message=reason or "",
-        )
-    ]
-    if switch:
-        if not host or not to_host:
-            raise UsageError("host-switch needs --from-host and --to-host")
-        drafts.append(HostSwitched(**{**envelope, "host": host}, from_host=host, to_host=to_host,
-                                   reason=reason, message=f"{host} -> {to_host}"))
-    log = store.open_log()
-    stored = log.append_many(drafts, redact=redact)  # the switch's `prev` is its archive
-    outcome = refresh(store)
-    warnings.extend(outcome.warnings)
+    facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
+    drafts = decide_archive(view.project(identity.project).work, facts, identity, request)
+    stored = store.open_log().append_many(drafts, redact=redact)  # the switch's `prev` is its archive
+    warnings.extend(caught_up(store))
     return stored, warnings
 
 
-def archive_paths(store: Store, state: State, project: str) -> dict[str, Any]:
+def caught_up(store: Store) -> list[str]:
+    """After a durable append: catch the read models up; any failure is a warning, never an error."""
+    try:
+        return refresh(store).warnings
+    except (OSError, ContinuityError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return [f"the event is saved, but projections were not updated: {reason}"]
+
+
+def archive_paths(store: Store, view: View, project: str) -> dict[str, Any]:
     """Where the newest archive of a project was written."""
-    record = latest_archive(project_state(state, project))
+    record = view.project(project).latest_archive()
     if record is None:
         return {}
     md = markdown_path(store, record)
@@ -148,9 +72,9 @@ def archive_paths(store: Store, state: State, project: str) -> dict[str, Any]:
 def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str, Any]:
     """The newest archive's age and whether to archive now; counts."""
     view = current_view(store, as_of=as_of)
-    state = project_state(view.state, project)
-    now = _now_for(view, state)
-    record = latest_archive(state)
+    state = view.project(project)
+    now = now_for(view, state)
+    record = state.latest_archive()
     result: dict[str, Any] = {"ok": True, "action": "status", "project": project, "as_of": as_of,
                               "events": state.events, "warnings": view.warnings}
     if record is None:
@@ -167,15 +91,6 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
         "last_host": state.sessions.last_host,
         "next_action": record.restore.next_action,
     }
-
-
-def _now_for(view: View, state: ProjectState) -> str:
-    """`now` for a view: the real clock, or the time of the point an audit replays."""
-    if view.as_of is None:
-        return clock.iso(now_us())
-    if view.as_of.startswith("RCE-"):
-        return state.last_at or clock.iso(now_us())
-    return clock.iso(clock.parse_iso(view.as_of))
 
 
 # -- resume bundle ---------------------------------------------------------------------------
@@ -197,19 +112,20 @@ def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
 
 
 def resume_bundle(
-    store: Store, *, project: str, fmt: str = "md", max_chars: int = bundle.DEFAULT_MAX_CHARS,
-    record: bool = False, as_of: str | None = None, envelope: dict[str, Any] | None = None,
+    store: Store, identity: Identity, *, fmt: str = "md", max_chars: int = bundle.DEFAULT_MAX_CHARS,
+    record: bool = False, as_of: str | None = None,
 ) -> Brief:
     """The resume bundle now, or as of a point; recorded as `context.served` when asked."""
     if fmt not in ("md", "json"):
         raise UsageError("--format must be md or json")
     if max_chars < bundle.MIN_MAX_CHARS:
         raise UsageError(f"--max-chars must be at least {bundle.MIN_MAX_CHARS}")
+    project = identity.project
     if as_of is not None:
         return _replayed_bundle(store, project=project, fmt=fmt, max_chars=max_chars, as_of=as_of)
     view = current_view(store)
-    state = project_state(view.state, project)
-    record_archive = latest_archive(state)
+    state = view.project(project)
+    record_archive = state.latest_archive()
     latest_md = None
     if record_archive is not None:
         latest_md = os.path.join(contexts_dir(store), project, "latest.md")
@@ -219,19 +135,14 @@ def resume_bundle(
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
         latest_markdown=latest_md, warnings=list(view.warnings),
     )
-    session_id = (envelope or {}).get("session_id")
-    data = bundle.build(state, inputs, session_id=session_id)
+    data = bundle.build(state, inputs, session_id=identity.session_id)
     text = _render(data, fmt, max_chars)
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
     if record:
-        served = ContextServed(
-            **(envelope or {"project": project}), brief_sha256=sha256_hex(text.encode()), format=fmt,
-            max_chars=max_chars, chars=len(text), as_of=state.last_event_id,
-            events_folded=state.events, served_to=(envelope or {}).get("session_id"),
-            inputs=inputs, message=f"resume brief served ({len(text)} chars)",
-        )
+        served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
+                        events_folded=state.events)
         try:
-            brief.served = store.open_log().append(served)
+            brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
             brief.warnings.append(f"brief served but not recorded: {error}")
     return brief
@@ -249,29 +160,29 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
 
 
 def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as_of: str) -> Brief:
+    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.views import Models
+
     log = store.open_reader()
     warnings: list[str] = []
     last_name, point = resolve_point(log, as_of)
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
         until = log.find(served.as_of).name if served.as_of else ""
-        state = state_until(log, until, warnings) if until else State()
-        folded = project_state(state, served.project).events
-        if folded != served.events_folded:
+        models = models_until(log, until, warnings) if until else Models.empty()
+        state = models.project(served.project)
+        if state.events != served.events_folded:
             warnings.append(
-                f"the log before this point changed since it was served ({folded} events of "
+                f"the log before this point changed since it was served ({state.events} events of "
                 f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
-        data = bundle.build(project_state(state, served.project), served.inputs, session_id=served.served_to)
+        data = bundle.build(state, served.inputs, session_id=served.served_to)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
         return Brief(text=text, data=data, warnings=warnings)
-    state = state_until(log, last_name, warnings)
-    pstate = project_state(state, project)
+    pstate = models_until(log, last_name, warnings).project(project)
     now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
-    from events.context import ViewInputs
-
     inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
     data = bundle.build(pstate, inputs, as_of=as_of)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings)

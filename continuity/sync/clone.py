@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 
 from continuity.core.errors import UsageError
-from continuity.core.store import Store, write_atomic
+from continuity.core.fsio import write_atomic
+from continuity.core.store import Store
 from continuity.sync.engine import DEFAULT_BRANCH, DEFAULT_REMOTE, Progress, branch_of, remote_of, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader

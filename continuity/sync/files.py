@@ -24,7 +24,8 @@ import msgspec
 import orjson
 
 from continuity.core.errors import EventConflict
-from continuity.core.store import Store, write_atomic
+from continuity.core.fsio import write_atomic
+from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names
 from events.errors import WriteFailed

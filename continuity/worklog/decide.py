@@ -1,4 +1,7 @@
-"""`log` and `checkpoint`: a work request becomes one work-log event."""
+"""Decisions for `log` and `checkpoint`: a work request becomes one work-log event.
+
+Pure: the identity is resolved by the caller; the log stamps time and order on append.
+"""
 
 from __future__ import annotations
 
@@ -7,38 +10,9 @@ from typing import Any
 import msgspec
 
 from continuity.core.errors import UsageError
+from continuity.core.identity import Identity
 from events.base import CommandRef, Event, Refs, Summary
 from events.worklog import CheckpointRecorded, WorkLogged
-
-
-class Identity(msgspec.Struct, frozen=True, kw_only=True):
-    """Who writes: the project and the host, agent, session, run, task and mission ids."""
-
-    project: str
-    host: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    run_id: str | None = None
-    task_id: str | None = None
-    mission_id: str | None = None
-
-
-#: Identity fields and the environment variables that fill them when not given.
-IDENTITY_ENV = {
-    "host": "CONTINUITY_HOST",
-    "agent_id": "CONTINUITY_AGENT",
-    "session_id": "CONTINUITY_SESSION_ID",
-    "run_id": "CONTINUITY_RUN_ID",
-    "task_id": "CONTINUITY_TASK_ID",
-}
-
-
-def resolve_identity(project: str, **given: str | None) -> Identity:
-    """Identity from what was given, else the CONTINUITY_* environment (CLI and MCP alike)."""
-    import os
-
-    values = {name: given.get(name) or os.environ.get(variable) or None for name, variable in IDENTITY_ENV.items()}
-    return Identity(project=project, mission_id=given.get("mission_id") or None, **values)
 
 
 class WorkRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +34,16 @@ class WorkRequest(msgspec.Struct, frozen=True, kw_only=True):
     note: dict[str, Any] | None = None
 
 
+def decide_log(identity: Identity, request: WorkRequest) -> list[Event]:
+    """`log`: one work-log entry."""
+    return [work_event(request, identity, checkpoint=False)]
+
+
+def decide_checkpoint(identity: Identity, request: WorkRequest) -> list[Event]:
+    """`checkpoint`: one checkpoint to resume from."""
+    return [work_event(request, identity, checkpoint=True)]
+
+
 def work_event(request: WorkRequest, identity: Identity, *, checkpoint: bool) -> Event:
     """The draft event for a log entry (or a checkpoint)."""
     if request.command is None and (request.exit_code is not None or request.command_summary):
@@ -75,13 +59,7 @@ def work_event(request: WorkRequest, identity: Identity, *, checkpoint: bool) ->
         )
     kind: type[Event] = CheckpointRecorded if checkpoint else WorkLogged
     fields: dict[str, Any] = {
-        "project": identity.project,
-        "host": identity.host,
-        "agent_id": identity.agent_id,
-        "session_id": identity.session_id,
-        "run_id": identity.run_id,
-        "task_id": identity.task_id,
-        "mission_id": identity.mission_id,
+        **identity.fields(),
         "phase": request.phase,
         "message": request.message,
         "summary": Summary(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -288,7 +289,7 @@ def test_resume_bundle_fails_open(project: Path, capsys: Capture) -> None:
     victim = all_event_files(project)[1]
     victim.chmod(0o644)
     victim.write_bytes(b"{ corrupt")
-    (project / ".agent" / "runtime-continuity" / "local" / "projection.msgpack").unlink()
+    shutil.rmtree(project / ".agent" / "runtime-continuity" / "local" / "models")
     (project / ".agent" / "runtime-continuity" / "state.json").unlink()
     code, out, err = run(capsys, "resume-bundle")
     assert code == 0 and out.startswith("# Resume: demo")

@@ -12,10 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from continuity.core.identity import Identity
 from continuity.core.initialize import init_store
 from continuity.core.store import Store
+from continuity.readside.catchup import models_dir
 from continuity.readside.writers import refresh
 from continuity.sessions import service
+from continuity.sessions.decide import ArchiveRequest
 from events.base import Refs, Summary
 from events.filelog import FileEventLog
 from events.memlog import MemoryEventLog
@@ -54,8 +57,8 @@ def run_command(store: Store, command: tuple[Any, ...]) -> None:
         log.append(CheckpointRecorded(**envelope, message=text, summary=Summary(done=tuple(done), next=tuple(next_))))
     elif kind == "archive":
         _, reason, gate, full = command
-        service.archive(store, envelope=envelope, gate=gate, full=full, reason=reason, from_host=None,
-                        to_host=None, note={"goal": reason} if full else None)
+        service.archive(store, Identity(**envelope), ArchiveRequest(gate=gate, full=full, reason=reason,
+                                                                    note={"goal": reason} if full else None))
     elif kind == "session":
         _, session, source, end = command
         event = SessionEnded(**{**envelope, "session_id": session}) if end else SessionStarted(
@@ -63,8 +66,9 @@ def run_command(store: Store, command: tuple[Any, ...]) -> None:
         log.append(event)
     else:
         _, to_host, reason, _ = command
-        service.archive(store, envelope=envelope, gate="user", full=True, reason=reason,
-                        from_host="claude-code", to_host=to_host, note=None, switch=True)
+        service.archive(store, Identity(**envelope), ArchiveRequest(gate="user", full=True, reason=reason,
+                                                                    from_host="claude-code", to_host=to_host,
+                                                                    switch=True))
 
 
 def derived_files(store: Store, home: Path) -> dict[str, bytes]:
@@ -83,7 +87,7 @@ def delete_derived(store: Store, home: Path) -> None:
         Path(store.path, name).unlink(missing_ok=True)
     shutil.rmtree(Path(store.path, "archives"), ignore_errors=True)
     shutil.rmtree(home / ".agent" / "contexts", ignore_errors=True)
-    Path(store.local_dir, "projection.msgpack").unlink(missing_ok=True)
+    shutil.rmtree(models_dir(store), ignore_errors=True)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -128,7 +132,7 @@ def test_an_event_merged_in_the_past_is_folded_in(tmp_path: Path) -> None:
     Path(store.open_log().path_of(merged.name)).write_bytes(merged.raw)
     outcome = refresh(store)
     assert outcome.rebuilt and "in the past" in outcome.warnings[0]
-    messages = [entry.message for entry in outcome.state.projects["demo"].recent]
+    messages = [entry.message for entry in outcome.models.project("demo").recent]
     assert messages == ["first", "second, from another clone", "third"]
 
 
@@ -146,7 +150,7 @@ def test_an_event_merged_into_an_older_day_is_folded_in(tmp_path: Path) -> None:
     Path(store.open_log().path_of(merged.name)).write_bytes(merged.raw)
     outcome = refresh(store)
     assert outcome.rebuilt
-    assert [e.message for e in outcome.state.projects["demo"].recent] == [
+    assert [e.message for e in outcome.models.project("demo").recent] == [
         "day one", "day one, later, elsewhere", "day three"]
 
 
@@ -159,7 +163,7 @@ def test_new_events_are_folded_incrementally(tmp_path: Path) -> None:
     store.open_log().append(WorkLogged(project="demo", message="new"))
     outcome = refresh(store)
     assert (outcome.rebuilt, outcome.folded, outcome.warnings) == (False, 1, [])
-    assert outcome.state.projects["demo"].events == 6
+    assert outcome.models.project("demo").events == 6
 
 
 def test_a_corrupt_saved_projection_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
@@ -167,9 +171,10 @@ def test_a_corrupt_saved_projection_is_rebuilt_with_a_warning(tmp_path: Path) ->
     store = new_store(tmp_path / "proj")
     store.open_log().append(WorkLogged(project="demo", message="x"))
     refresh(store)
-    Path(store.local_dir, "projection.msgpack").write_bytes(b"\x00garbage")
+    for saved in Path(models_dir(store)).iterdir():
+        saved.write_bytes(b"\x00garbage")
     outcome = refresh(store)
-    assert outcome.rebuilt and outcome.state.projects["demo"].events == 1
+    assert outcome.rebuilt and outcome.models.project("demo").events == 1
     assert "missing, unreadable" in outcome.warnings[0]
 
 

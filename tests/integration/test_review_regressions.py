@@ -26,7 +26,7 @@ def test_coarse_mtimes_do_not_hide_an_event(project: Path) -> None:
     store.open_log().append(WorkLogged(project="demo", message="two, same tick"))
     os.utime(day, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a coarse clock would leave it
     outcome = refresh(store)
-    assert [e.message for e in outcome.state.projects["demo"].recent] == ["one", "two, same tick"]
+    assert [e.message for e in outcome.models.project("demo").recent] == ["one", "two, same tick"]
 
 
 def test_reads_never_write_the_node_id(project: Path, capsys: Capture) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from continuity.readside.views import Models
 from events.archive import ArchiveCreated, ArchivedState, GitFacts, HostSwitched
 from events.base import Event, Refs, Summary
 from events.context import ContextServed, ViewInputs
@@ -12,7 +13,8 @@ from events.session import SessionEnded, SessionStarted
 from events.worklog import CheckpointRecorded, WorkLogged
 from projections import refs, sessions
 from projections import worklog as work
-from projections.state import State, apply, latest_archive, project_state
+from projections.readmodel import ReadModel
+from projections.registry import REGISTRY
 
 _ids = itertools.count(1)
 
@@ -28,26 +30,34 @@ def stamped(event: Event) -> Event:
     )
 
 
-def fold(events: list[Event]) -> State:
-    state = State()
+def fold(events: list[Event]) -> Models:
+    """Every registered read model over the events, as the catch-up folds them."""
+    models = Models.empty(tuple(REGISTRY))
     for index, event in enumerate(events):
         event = stamped(event)
-        apply(state, f"20260723_0102{index:02d}_000000-node0001-{index:012x}.json", event)
-    return state
+        for name, model in REGISTRY.items():
+            model.apply(models.state(name), f"20260723_0102{index:02d}_000000-node0001-{index:012x}.json", event)
+    return models
+
+
+def apply_to(model: ReadModel[Any], state: Any, event: Event) -> Any:
+    """Dispatch one event through a model's table, as the registry does for one project."""
+    found = model.fold_for(type(event))
+    return state if found is None else found(state, "name", event)
 
 
 def test_work_log_adds_and_checkpoint_replaces() -> None:
     """A log adds what it states; a checkpoint that states anything replaces in progress/next/blockers."""
     state = work.WorkState()
-    work.apply(state, stamped(WorkLogged(project="p", summary=Summary(done=("a",), next=("n1", "n2"),
+    apply_to(work.MODEL, state, stamped(WorkLogged(project="p", summary=Summary(done=("a",), next=("n1", "n2"),
                                                                       blockers=("b1",)))))
     assert (state.done, state.next, state.blockers) == (["a"], ["n1", "n2"], ["b1"])
-    work.apply(state, stamped(WorkLogged(project="p", message="just a note")))
+    apply_to(work.MODEL, state, stamped(WorkLogged(project="p", message="just a note")))
     assert state.next == ["n1", "n2"] and state.blockers == ["b1"]
-    work.apply(state, stamped(CheckpointRecorded(project="p", summary=Summary(done=("c",), next=("n3",)))))
+    apply_to(work.MODEL, state, stamped(CheckpointRecorded(project="p", summary=Summary(done=("c",), next=("n3",)))))
     assert state.done == ["a", "c"] and state.next == ["n3"] and state.blockers == []
     assert state.in_progress is None and state.last_checkpoint_id is not None
-    work.apply(state, stamped(CheckpointRecorded(project="p", message="message only")))
+    apply_to(work.MODEL, state, stamped(CheckpointRecorded(project="p", message="message only")))
     assert state.next == ["n3"]
 
 
@@ -55,8 +65,9 @@ def test_decisions_questions_and_goal() -> None:
     """Logs typed decision/question are kept (bounded); note.goal sets the goal."""
     state = work.WorkState()
     for i in range(30):
-        work.apply(state, stamped(WorkLogged(project="p", type="decision", message=f"d{i}")))
-    work.apply(state, stamped(WorkLogged(project="p", type="question", message="why?", note={"goal": "ship"})))
+        apply_to(work.MODEL, state, stamped(WorkLogged(project="p", type="decision", message=f"d{i}")))
+    question = WorkLogged(project="p", type="question", message="why?", note={"goal": "ship"})
+    apply_to(work.MODEL, state, stamped(question))
     assert len(state.decisions) == work.NOTES_LIMIT and state.decisions[-1].text == "d29"
     assert state.questions[0].text == "why?" and state.current_goal == "ship"
 
@@ -65,7 +76,7 @@ def test_archive_replaces_the_work_state() -> None:
     """An archive's recorded state becomes the work state."""
     state = work.WorkState(done=["old"], next=["old next"])
     archived = ArchivedState(current_goal="g", done=("x",), in_progress="y", next=("z",), blockers=("w",))
-    work.apply(state, stamped(ArchiveCreated(project="p", state=archived)))
+    apply_to(work.MODEL, state, stamped(ArchiveCreated(project="p", state=archived)))
     assert (state.current_goal, state.done, state.in_progress, state.next, state.blockers) == (
         "g", ["x"], "y", ["z"], ["w"])
 
@@ -80,7 +91,7 @@ def test_sessions_runs_compactions_and_hosts() -> None:
         HostSwitched(project="p", session_id="s1", host="claude-code", from_host="claude-code", to_host="codex"),
         SessionEnded(project="p", session_id="s2", host="codex"),
     ):
-        sessions.apply(state, stamped(event))
+        apply_to(sessions.MODEL, state, stamped(event))
     s1 = state.sessions["s1"]
     assert (s1.compactions, s1.model, s1.host, s1.events, s1.ended_at) == (1, "m1", "codex", 4, None)
     assert state.sessions["s2"].ended_at is not None
@@ -92,7 +103,7 @@ def test_sessions_and_runs_are_bounded() -> None:
     """However many sessions the log holds, the state keeps the most recent few hundred."""
     state = sessions.SessionsState()
     for i in range(sessions.SESSIONS_LIMIT + 50):
-        sessions.apply(state, stamped(WorkLogged(project="p", session_id=f"s{i}", run_id=f"r{i}")))
+        apply_to(sessions.MODEL, state, stamped(WorkLogged(project="p", session_id=f"s{i}", run_id=f"r{i}")))
     assert len(state.sessions) == sessions.SESSIONS_LIMIT and len(state.runs) == sessions.RUNS_LIMIT
     assert f"s{sessions.SESSIONS_LIMIT + 49}" in state.sessions and "s0" not in state.sessions
 
@@ -102,8 +113,8 @@ def test_refs_keep_the_latest_mention() -> None:
     state = refs.RefsState()
     first = stamped(WorkLogged(project="p", refs=Refs(handoffs=("h/H-1.json",), artifacts=("a.json",))))
     second = stamped(WorkLogged(project="p", phase="testing", refs=Refs(artifacts=("a.json",))))
-    refs.apply(state, first)
-    refs.apply(state, second)
+    apply_to(refs.MODEL, state, first)
+    apply_to(refs.MODEL, state, second)
     assert state.handoffs["h/H-1.json"].event_id == first.event_id
     assert state.artifacts["a.json"].event_id == second.event_id and state.artifacts["a.json"].phase == "testing"
 
@@ -117,24 +128,25 @@ def test_state_is_per_project_with_an_index_and_archives() -> None:
                        state=ArchivedState(next=("ship it",)), read_first=("AGENTS.md",)),
         ContextServed(project="a", brief_sha256="0" * 64, inputs=ViewInputs(now="2026-07-23T01:03:00.000000Z")),
     ])
-    a, b = project_state(state, "a"), project_state(state, "b")
+    a, b = state.project("a"), state.project("b")
     assert (a.events, b.events, state.events_folded) == (3, 1, 4)
     assert [entry.kind for entry in a.recent] == ["checkpoint.recorded", "archive.created", "context.served"]
-    record = latest_archive(a)
+    record = a.latest_archive()
     assert record is not None and record.archive_id.startswith("RC-20260723_")
     assert record.restore.next_action == "ship it"
     assert record.restore.read_first == ["AGENTS.md", ".agent/runtime-continuity/archives/latest.json"]
     assert record.refs.dirty_files == ["x.py"] and record.refs.runs == [".agent/runs/r1.json"]
     assert len(record.refs.latest_events) == 2 and a.served == 1
-    assert project_state(state, "nobody").events == 0
+    assert state.project("nobody").events == 0
 
 
 def test_folding_is_deterministic() -> None:
     """The same events folded twice give equal states."""
     events: list[Any] = [WorkLogged(project="p", message=str(i), session_id="s") for i in range(5)]
     stamped_events = [stamped(e) for e in events]
-    one, two = State(), State()
+    one, two = Models.empty(tuple(REGISTRY)), Models.empty(tuple(REGISTRY))
     for index, event in enumerate(stamped_events):
-        apply(one, f"n{index}", event)
-        apply(two, f"n{index}", event)
-    assert one == two
+        for name, model in REGISTRY.items():
+            model.apply(one.state(name), f"n{index}", event)
+            model.apply(two.state(name), f"n{index}", event)
+    assert one.states == two.states

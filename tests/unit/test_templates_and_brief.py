@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from continuity.readside.views import Models
 from continuity.sessions import brief as bundle
+from continuity.sessions.archives import ArchiveGit, ArchiveRecord, ArchiveRefs, ArchiveRestore, ArchiveState
 from continuity.sessions.templates import SECTION_ORDER, TEMPLATES, render_archive_markdown
 from events.context import GitNow, ViewInputs
-from projections.archives import ArchiveGit, ArchiveRecord, ArchiveRefs, ArchiveRestore, ArchiveState
-from projections.state import ProjectState
 from projections.worklog import Noted
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -74,7 +74,7 @@ def test_the_budget_holds_and_the_next_action_is_whole(
     max_chars: int,
 ) -> None:
     """Whatever the state holds, the brief fits the budget and carries the next action uncut."""
-    project = ProjectState(project="p" * 128)
+    project = Models.empty().project("p" * 128)
     project.work.next = next_items
     project.work.blockers = blockers
     project.work.in_progress = "x" * 900

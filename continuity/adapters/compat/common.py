@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from continuity.adapters.compat.args import Args
+from continuity.core.identity import Identity
 from continuity.core.store import Store
 
 #: The command every compat pointer tells agents to run (seed 004's resume entry point).
@@ -27,8 +27,9 @@ class Failure(Exception):
 
 def warn(warnings: list[str]) -> None:
     """Warnings go to stderr: stdout holds exactly one JSON object."""
-    for warning in warnings:
-        sys.stderr.write(f"{PROGRAM}: warning: {warning}\n")
+    from continuity.cli.output import warn as print_warnings
+
+    print_warnings(warnings, PROGRAM)
 
 
 def default_root() -> str:
@@ -62,18 +63,14 @@ def writable_store(project: str) -> Store:
     return created
 
 
-def envelope(args: Args, project: str) -> dict[str, Any]:
-    """The identity fields an event carries: flags, else the CONTINUITY_* environment."""
-    env = os.environ.get
-    return {
-        "project": project,
-        "host": args.given("host") or env("CONTINUITY_HOST") or None,
-        "agent_id": args.given("agent-id") or env("CONTINUITY_AGENT") or None,
-        "session_id": args.given("session-id") or env("CONTINUITY_SESSION_ID") or None,
-        "run_id": args.given("run-id") or env("CONTINUITY_RUN_ID") or None,
-        "task_id": args.given("task-id") or env("CONTINUITY_TASK_ID") or None,
-        "mission_id": args.given("mission-id"),
-    }
+def identity(args: Args, project: str) -> Identity:
+    """Who writes: flags, else the CONTINUITY_* environment (the one resolver)."""
+    from continuity.core.identity import resolve_identity
+
+    flags = {field: args.given(flag) for field, flag in (
+        ("host", "host"), ("agent_id", "agent-id"), ("session_id", "session-id"), ("run_id", "run-id"),
+        ("task_id", "task-id"), ("mission_id", "mission-id"))}
+    return resolve_identity(project, flags)
 
 
 def note_of(args: Args) -> dict[str, Any] | None:

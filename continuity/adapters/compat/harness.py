@@ -7,14 +7,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-import tempfile
 from typing import Any
 
 import orjson
 
+from continuity.core.fsio import read_json, write_atomic
 from continuity.core.store import now_us
 from events import clock
 
@@ -23,29 +21,8 @@ ACTIVE_RUN_STATUSES = ("running", "queued")
 
 
 def write_json_atomic(path: str, data: dict[str, Any]) -> None:
-    """Write a JSON file whole or not at all: a temp file in the same folder, then rename."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
-    except (OSError, orjson.JSONDecodeError):
-        return None
+    """Write a JSON file whole or not at all (the harness reads these files)."""
+    write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", make_parents=True)
 
 
 def active_run(root: str) -> tuple[str, dict[str, Any]] | None:
@@ -57,7 +34,7 @@ def active_run(root: str) -> tuple[str, dict[str, Any]] | None:
         return None
     entries.sort(key=lambda entry: (-entry.stat().st_mtime_ns, entry.name))
     for entry in entries:
-        data = _read_json(entry.path)
+        data = read_json(entry.path)
         if isinstance(data, dict) and data.get("status") in ACTIVE_RUN_STATUSES:
             return entry.path, data
     return None
@@ -77,7 +54,9 @@ def mirror_run_event(root: str, kind: str, **fields: Any) -> None:
         data["events"] = events[-RUN_EVENTS_KEPT:]
         write_json_atomic(path, data)
     except Exception as error:  # a shadow write: report it, never fail the command
-        sys.stderr.write(f"runtime-continuity: warning: run event not mirrored ({type(error).__name__}: {error})\n")
+        from continuity.adapters.compat.common import warn
+
+        warn([f"run event not mirrored ({type(error).__name__}: {error})"])
 
 
 def write_session_file(root: str, project: str, stamp: str, content: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from continuity.adapters.compat.args import Args
 from continuity.adapters.compat.common import PROGRAM, default_root, existing_store, no_archive, warn
 from continuity.core.store import Store, now_us
 from continuity.readside.writers import contexts_dir
+from continuity.sessions.archives import ArchiveRecord
 from events import clock
-from projections.archives import ArchiveRecord
 
 LATEST_MD = "latest.md"
 
@@ -37,12 +37,12 @@ def status(args: Args, project: str | None) -> dict[str, Any]:
 def _latest_record(store: Store | None, project: str) -> ArchiveRecord | None:
     if store is None:
         return None
-    from continuity.sessions.service import current_view
-    from projections.state import latest_archive, project_state
+    from continuity.readside.query import current_view
 
-    view = current_view(store)
+    view = current_view(store, ("archives",))
     warn(view.warnings)
-    return latest_archive(project_state(view.state, project))
+    record: ArchiveRecord | None = view.project(project).latest_archive()
+    return record
 
 
 def _mtime_iso(path: str) -> str:
@@ -130,7 +130,7 @@ def restore(args: Args, project: str | None) -> dict[str, Any]:
     if path is not None and not os.path.exists(path) and record is not None and store is not None:
         from continuity.readside.writers import ArchiveWriter
 
-        ArchiveWriter(store)(record)  # the user-level Markdown was deleted or never made on this machine
+        ArchiveWriter(store).write_record(record)  # the user-level Markdown was deleted or never made on this machine
     if path is None or not os.path.isfile(path):
         return no_archive(project)
     with open(path, "rb") as handle:
@@ -155,18 +155,20 @@ def resume_bundle(args: Args, project: str | None) -> dict[str, Any]:
     store = existing_store()
     if store is None:
         from continuity import facts as live
+        from continuity.readside.views import Models
         from continuity.sessions import brief as bundle
-        from projections.state import ProjectState
 
         root = default_root()
         inputs = live.view_inputs(root, now_us=now_us(), archived_git=None, archived_read_first=[], handoffs=[],
                                   artifacts=[], latest_markdown=None, warnings=[])
-        data = bundle.build(ProjectState(project=project), inputs)
+        data = bundle.build(Models.empty().project(project), inputs)
     else:
         from continuity.sessions.service import resume_bundle as service_bundle
 
         root = store.root
-        data = dict(service_bundle(store, project=project, fmt="json").data)
+        from continuity.core.identity import Identity
+
+        data = dict(service_bundle(store, Identity(project=project), fmt="json").data)
     runs = data["runs"]
     archive = data["archive"]
     data |= {

@@ -12,10 +12,10 @@ from typing import Any
 import msgspec
 
 from continuity.adapters.compat.args import Args
-from continuity.adapters.compat.common import PROGRAM, envelope, note_of, warn, writable_store
+from continuity.adapters.compat.common import PROGRAM, identity, note_of, warn, writable_store
 from continuity.adapters.compat.harness import mirror_run_event, write_session_file
 from continuity.core.errors import UsageError
-from events import names
+from continuity.core.paths import event_relpath
 from events.errors import WriteFailed
 
 
@@ -39,12 +39,12 @@ def warm(args: Args, project: str | None) -> dict[str, Any]:
                               "prompt_for_host_paste": warm_prompt(project)}
     if not args.switch("auto") or project is None:
         return result
-    from events.session import SessionStarted
+    from continuity.sessions.decide import decide_session_start
 
-    draft = SessionStarted(**envelope(args, project), source=args.given("source") or "startup",
-                           cwd=os.getcwd(), message="session started (runtime-continuity warm --auto)")
+    drafts = decide_session_start(identity(args, project), source=args.given("source") or "startup",
+                                  cwd=os.getcwd(), message="session started (runtime-continuity warm --auto)")
     store = writable_store(project)
-    stored = store.open_log().append(draft, redact=args.switch("redact"))
+    stored = store.open_log().append_many(drafts, redact=args.switch("redact"))[0]
     mirror_run_event(store.root, "session_started", via="warm_auto_init", project=project,
                      event_id=stored.event_id)
     return result | {"project": project, "auto_init": True, "event_id": stored.event_id}
@@ -62,7 +62,7 @@ def _exit_code(args: Args) -> int | None:
 
 def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]:
     """`log` / `checkpoint`: one work-log event in seed 004's fields."""
-    from continuity.worklog.decide import Identity, WorkRequest, work_event
+    from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
 
     assert project is not None
     request = WorkRequest(
@@ -81,10 +81,11 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         command_summary=args.given("command-summary"),
         note=note_of(args),
     )
-    draft = work_event(request, Identity(**envelope(args, project)), checkpoint=checkpoint)
+    decide = decide_checkpoint if checkpoint else decide_log
+    drafts = decide(identity(args, project), request)
     store = writable_store(project)
-    stored = store.open_log().append(draft, redact=args.switch("redact"))
-    event_path = f".agent/runtime-continuity/events/{names.shard_of(stored.name)}/{stored.name}"
+    stored = store.open_log().append_many(drafts, redact=args.switch("redact"))[0]
+    event_path = event_relpath(stored.name)
     mirror_run_event(store.root, "runtime_checkpoint" if checkpoint else "runtime_log", project=project,
                      event_id=stored.event_id, event_path=event_path, phase=stored.event.phase,
                      message=stored.event.message)
@@ -95,17 +96,16 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
 def _take_archive(args: Args, project: str, *, from_host: str | None, to_host: str | None,
                   switch: bool) -> tuple[Any, list[Any], dict[str, Any]]:
     """Archive through the service; the store, the stored events and where the archive went."""
-    from continuity.sessions.service import archive, archive_paths, current_view
+    from continuity.readside.query import current_view
+    from continuity.sessions.decide import ArchiveRequest
+    from continuity.sessions.service import archive, archive_paths
 
-    note = note_of(args)
+    request = ArchiveRequest(gate=args.given("gate"), full=args.switch("full"), reason=args.given("reason"),
+                             from_host=from_host, to_host=to_host, note=note_of(args), switch=switch)
     store = writable_store(project)
-    stored, warnings = archive(
-        store, envelope=envelope(args, project), gate=args.given("gate"), full=args.switch("full") or switch,
-        reason=args.given("reason"), from_host=from_host, to_host=to_host, note=note, redact=args.switch("redact"),
-        switch=switch,
-    )
+    stored, warnings = archive(store, identity(args, project), request, redact=args.switch("redact"))
     warn(warnings)
-    paths = archive_paths(store, current_view(store, write=False).state, project)
+    paths = archive_paths(store, current_view(store, ("archives",), write=False), project)
     if not paths:
         raise WriteFailed("the archive event was written but its projection is missing")
     return store, stored, paths

@@ -12,9 +12,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from continuity.adapters.mcp.registry import pick, tool, tool_input
+from continuity.core.identity import Identity, resolve_identity
+from continuity.core.paths import event_relpath
 from continuity.core.store import Store, check_project_name
 from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
-from continuity.worklog.decide import Identity, WorkRequest, resolve_identity
+from continuity.worklog.decide import WorkRequest
 
 
 class WriteOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,8 +72,7 @@ EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRe
 def identity(request: Any, store: Store) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project."""
     given = {name: getattr(request, name) for name in Identity.__struct_fields__}
-    project = project_of(given.pop("project"), store)
-    return resolve_identity(project, **given)
+    return resolve_identity(project_of(given.pop("project"), store), given)
 
 
 def project_of(project: str | None, store: Store) -> str:
@@ -80,13 +81,13 @@ def project_of(project: str | None, store: Store) -> str:
 
 
 def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
-    from continuity.worklog.decide import work_event
-    from events import names
+    from continuity.worklog.decide import decide_checkpoint, decide_log
 
-    draft = work_event(pick(WorkRequest, request), identity(request, store), checkpoint=checkpoint)
-    stored = store.open_log().append(draft, redact=request.redact)
+    decide = decide_checkpoint if checkpoint else decide_log
+    drafts = decide(identity(request, store), pick(WorkRequest, request))
+    stored = store.open_log().append_many(drafts, redact=request.redact)[0]
     return {"ok": True, "action": "checkpoint" if checkpoint else "log", "event_id": stored.event_id,
-            "event_path": f".agent/runtime-continuity/events/{names.shard_of(stored.name)}/{stored.name}",
+            "event_path": event_relpath(stored.name),
             "event": msgspec.to_builtins(stored.event)}
 
 
@@ -106,15 +107,15 @@ def checkpoint(request: Any, store: Store) -> dict[str, Any]:
 @tool("archive", ArchiveInput, "Take an archive of the working state (JSON under archives/ and Markdown).")
 def archive(request: Any, store: Store) -> dict[str, Any]:
     """The `archive` tool."""
-    from continuity.sessions import service
+    from continuity.readside.query import current_view
+    from continuity.sessions import decide, service
 
-    envelope = msgspec.structs.asdict(identity(request, store))
-    stored, warnings = service.archive(
-        store, envelope=envelope, gate=request.gate, full=request.full, reason=request.reason,
-        from_host=request.from_host, to_host=request.to_host, note=request.note, redact=request.redact,
-    )
-    paths = service.archive_paths(store, service.current_view(store, write=False).state, envelope["project"])
-    return {"ok": True, "action": "archive", "project": envelope["project"],
+    who = identity(request, store)
+    wanted = decide.ArchiveRequest(gate=request.gate, full=request.full, reason=request.reason,
+                                   from_host=request.from_host, to_host=request.to_host, note=request.note)
+    stored, warnings = service.archive(store, who, wanted, redact=request.redact)
+    paths = service.archive_paths(store, current_view(store, ("archives",), write=False), who.project)
+    return {"ok": True, "action": "archive", "project": who.project,
             "event_ids": [s.event_id for s in stored], "warnings": warnings, **paths}
 
 
@@ -124,12 +125,11 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     """The `resume_bundle` tool."""
     from continuity.sessions import service
 
-    envelope = msgspec.structs.asdict(identity(request, store))
-    brief = service.resume_bundle(store, project=envelope["project"], fmt=request.format,
-                                  max_chars=request.max_chars, record=request.record, as_of=request.as_of,
-                                  envelope=envelope)
+    who = identity(request, store)
+    brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
+                                  record=request.record, as_of=request.as_of)
     body = {"brief": brief.text} if request.format == "md" else {"bundle": brief.data}
-    return {"ok": True, "action": "resume-bundle", "project": envelope["project"], "format": request.format,
+    return {"ok": True, "action": "resume-bundle", "project": who.project, "format": request.format,
             **body, "warnings": brief.warnings, "recorded": brief.served.event_id if brief.served else None}
 
 

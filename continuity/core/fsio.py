@@ -1,0 +1,96 @@
+"""The one atomic writer, and the small file helpers built on it.
+
+Paths are plain strings: this module is on the hook path (the node id is written with it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False,
+    follow_symlink: bool = False, make_parents: bool = False,
+) -> None:
+    """Write a file whole or not at all: a temp file in the same folder, then rename.
+
+    `durable` fsyncs the data first. Derived files skip it: after a power cut one may be
+    empty or old, and the next read rebuilds it from the log, which is durable.
+    `keep_mode` keeps an existing file's permissions; `follow_symlink` replaces a symlink's
+    target instead of the link. The temp file is removed on every failure path.
+    """
+    path = os.fspath(path)
+    if follow_symlink:
+        path = os.path.realpath(path)
+    folder = os.path.dirname(path)
+    if make_parents and folder:
+        os.makedirs(folder, exist_ok=True)
+    mode = 0o644
+    if keep_mode:
+        with contextlib.suppress(FileNotFoundError):
+            mode = os.stat(path).st_mode & 0o7777
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+            if keep_mode:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def write_if_changed(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> bool:
+    """Write atomically (making the folder) unless the file already holds these bytes."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() == data:
+                return False
+    except FileNotFoundError:
+        pass
+    write_atomic(path, data, durable=durable, make_parents=True)
+    return True
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A JSON file's value, or None when it is missing or not JSON."""
+    import orjson
+
+    try:
+        with open(path, "rb") as handle:
+            return orjson.loads(handle.read())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def pretty_json(data: Any) -> bytes:
+    """Pretty JSON for files people read: two-space indent, field order as declared, newline."""
+    import msgspec
+
+    return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+
+
+def schema_json(kind: Any, title: str) -> bytes:
+    """A JSON Schema file generated from a type (or from a ready schema dict), keys sorted."""
+    import orjson
+
+    if isinstance(kind, dict):
+        schema = dict(kind)
+    else:
+        import msgspec
+
+        schema = msgspec.json.schema(kind)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = title
+    return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"

@@ -1,0 +1,78 @@
+"""Who writes: the one identity resolver used by the CLI, hooks, MCP and the compat CLI.
+
+Precedence, field by field: flags (or tool arguments) > the harness payload > the
+CONTINUITY_* environment > the store's config (the project name).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+
+class Identity(msgspec.Struct, frozen=True, kw_only=True):
+    """Who writes: the project and the host, agent, session, run, task and mission ids."""
+
+    project: str
+    host: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    mission_id: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The envelope fields every event of this writer carries."""
+        return msgspec.structs.asdict(self)
+
+
+#: Identity fields and the environment variables that fill them when not given.
+IDENTITY_ENV = {
+    "host": "CONTINUITY_HOST",
+    "agent_id": "CONTINUITY_AGENT",
+    "session_id": "CONTINUITY_SESSION_ID",
+    "run_id": "CONTINUITY_RUN_ID",
+    "task_id": "CONTINUITY_TASK_ID",
+}
+_BAD_NAME = re.compile(r"[^A-Za-z0-9._:@+=-]+")
+
+
+def clean_name(value: Any) -> str | None:
+    """An id usable as an event name field (harness ids may hold other characters)."""
+    if not isinstance(value, str) or not value:
+        return None
+    cleaned = _BAD_NAME.sub("-", value).strip("-.").replace("..", ".")[:128]
+    return cleaned or None
+
+
+def resolve_identity(
+    config_project: str,
+    flags: Mapping[str, str | None] | None = None,
+    harness: Mapping[str, str | None] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    clean: Callable[[Any], str | None] | None = None,
+) -> Identity:
+    """Identity from flags, else the harness payload, else the environment, else config.
+
+    `clean` (hooks pass `clean_name`) rewrites each value into a valid id instead of
+    letting an invalid one be refused when the event is validated.
+    """
+    flags = flags or {}
+    harness = harness or {}
+    env = os.environ if environ is None else environ
+
+    def pick(name: str, variable: str | None) -> str | None:
+        for value in (flags.get(name), harness.get(name), env.get(variable) if variable else None):
+            if value and clean is not None:
+                value = clean(value)
+            if value:
+                return value
+        return None
+
+    values = {name: pick(name, variable) for name, variable in IDENTITY_ENV.items()}
+    return Identity(project=flags.get("project") or config_project, mission_id=pick("mission_id", None), **values)

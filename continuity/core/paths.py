@@ -1,0 +1,26 @@
+"""Store-relative paths that outputs and archives cite (one place builds each)."""
+
+from __future__ import annotations
+
+from events import names
+
+#: The store's folder relative to the project root.
+STORE_REL = ".agent/runtime-continuity"
+
+
+def event_relpath(name: str) -> str:
+    """The project-relative path of an event file, as outputs and archives cite it."""
+    return f"{STORE_REL}/events/{names.shard_of(name)}/{name}"
+
+
+def archive_relpath(archive_id: str) -> str:
+    """The project-relative path of an archive's JSON file."""
+    return f"{STORE_REL}/archives/{archive_id}.json"
+
+
+def run_relpath(run_id: str) -> str:
+    """The project-relative path of a harness run file."""
+    return f".agent/runs/{run_id}.json"
+
+
+LATEST_ARCHIVE_REL = f"{STORE_REL}/archives/latest.json"

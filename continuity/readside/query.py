@@ -1,0 +1,49 @@
+"""Answering from read models: current (caught up, derived files refreshed) or as of a point."""
+
+from __future__ import annotations
+
+import msgspec
+
+from continuity.core.store import Store, now_us
+from continuity.readside.views import SESSION_MODELS, Models, ProjectView
+from events import clock
+
+
+class View(msgspec.Struct, kw_only=True):
+    """Read models to answer from: current, or as of an earlier point."""
+
+    models: Models
+    as_of: str | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+    def project(self, project: str) -> ProjectView:
+        """One project's view."""
+        return self.models.project(project)
+
+
+def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of: str | None = None,
+                 write: bool = True) -> View:
+    """The named read models now (caught up and saved) or as of a point. Fails open."""
+    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.writers import refresh
+
+    log = store.open_reader()
+    if as_of is not None:
+        warnings: list[str] = []
+        last_name, _ = resolve_point(log, as_of)
+        return View(models=models_until(log, last_name, warnings, names), as_of=as_of, warnings=warnings)
+    try:
+        outcome = refresh(store, names, write=write)
+    except OSError as error:
+        warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
+        return View(models=models_until(log, "~", warnings, names), warnings=warnings)
+    return View(models=outcome.models, warnings=outcome.warnings)
+
+
+def now_for(view: View, project: ProjectView) -> str:
+    """`now` for a view: the real clock, or the time of the point an audit replays."""
+    if view.as_of is None:
+        return clock.iso(now_us())
+    if view.as_of.startswith("RCE-"):
+        return project.last_at or clock.iso(now_us())
+    return clock.iso(clock.parse_iso(view.as_of))

@@ -1,0 +1,144 @@
+"""Read models as the views see them: the states a command loaded, one project at a time.
+
+A command names the read models it reads; `ProjectView` exposes each under a short
+attribute and raises if a view touches a model its command did not load.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from projections.archives import ArchivesState
+from projections.overview import IndexEntry, Overview
+from projections.readmodel import Projects
+from projections.refs import RefsState
+from projections.registry import REGISTRY
+from projections.sessions import SessionsState
+from projections.worklog import WorkState
+
+#: What the session commands (status, archive, resume-bundle) read.
+SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
+
+
+class Models:
+    """Read-model states by name, as loaded (and caught up) for one command."""
+
+    def __init__(self, states: dict[str, Projects[Any]]) -> None:
+        self.states = states
+
+    @classmethod
+    def empty(cls, names: tuple[str, ...] = SESSION_MODELS) -> Models:
+        """Every named model before any event."""
+        return cls({name: REGISTRY[name].empty() for name in names})
+
+    def state(self, name: str) -> Projects[Any]:
+        """One model's state (KeyError when the command did not load it: a bug)."""
+        return self.states[name]
+
+    def project(self, project: str) -> ProjectView:
+        """The loaded models' states for one project."""
+        return ProjectView(self, project)
+
+    @property
+    def last_name(self) -> str | None:
+        """The newest event folded (every loaded model has folded the same events)."""
+        return max((state.last_name or "" for state in self.states.values()), default="") or None
+
+    @property
+    def events_folded(self) -> int:
+        """How many events the loaded models have folded."""
+        return max((state.events_folded for state in self.states.values()), default=0)
+
+
+class ProjectView:
+    """One project as the loaded read models know it."""
+
+    def __init__(self, models: Models, project: str) -> None:
+        self.models = models
+        self.project = project
+
+    def _of(self, name: str) -> Any:
+        return REGISTRY[name].project(self.models.state(name), self.project)
+
+    @cached_property
+    def overview(self) -> Overview:
+        """Counts, times and the newest events."""
+        found: Overview = self._of("overview")
+        return found
+
+    @cached_property
+    def work(self) -> WorkState:
+        """Goal, done, in progress, next, blockers, decisions."""
+        found: WorkState = self._of("worklog")
+        return found
+
+    @cached_property
+    def sessions(self) -> SessionsState:
+        """Sessions and runs."""
+        found: SessionsState = self._of("sessions")
+        return found
+
+    @cached_property
+    def refs(self) -> RefsState:
+        """Handoffs and artifacts mentioned."""
+        found: RefsState = self._of("refs")
+        return found
+
+    @cached_property
+    def archive_state(self) -> ArchivesState:
+        """The archives read model's state."""
+        found: ArchivesState = self._of("archives")
+        return found
+
+    @cached_property
+    def archives(self) -> list[Any]:
+        """The newest archives as seed 004's archive records, oldest first."""
+        from continuity.sessions.archives import record_of
+
+        return [record_of(self.project, entry) for entry in self.archive_state.archives]
+
+    @property
+    def archives_total(self) -> int:
+        """How many archives the project has ever had."""
+        return self.archive_state.total
+
+    def latest_archive(self) -> Any:
+        """The newest archive record, or None."""
+        entries = self.archive_state.archives
+        if not entries:
+            return None
+        from continuity.sessions.archives import record_of
+
+        return record_of(self.project, entries[-1])
+
+    # The overview's fields, by their usual names.
+    @property
+    def events(self) -> int:
+        """How many events the project has."""
+        return self.overview.events
+
+    @property
+    def first_at(self) -> str | None:
+        """The time of its first event."""
+        return self.overview.first_at
+
+    @property
+    def last_at(self) -> str | None:
+        """The time of its newest event."""
+        return self.overview.last_at
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The id of its newest event."""
+        return self.overview.last_event_id
+
+    @property
+    def recent(self) -> list[IndexEntry]:
+        """Its newest events, oldest first."""
+        return self.overview.recent
+
+    @property
+    def served(self) -> int:
+        """How many resume briefs were recorded as served."""
+        return self.overview.served

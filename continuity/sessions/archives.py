@@ -1,0 +1,128 @@
+"""The archive view: seed 004's archive JSON, built from an archive entry of the read model.
+
+Everything comes from the entry (the archive event's facts and the names it cited), so a
+rebuild writes the same bytes. This is where paths and commands are added.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from continuity.core.paths import LATEST_ARCHIVE_REL, event_relpath, run_relpath
+from projections.archives import ArchiveEntry
+
+
+class ArchiveGit(msgspec.Struct, kw_only=True):
+    """Seed 004's `git` block."""
+
+    root: str | None = None
+    branch: str | None = None
+    head: str | None = None
+    status_short: str = ""
+
+
+class ArchiveState(msgspec.Struct, kw_only=True):
+    """Seed 004's `state` block."""
+
+    current_goal: str | None = None
+    done: list[str] = msgspec.field(default_factory=list)
+    in_progress: str | None = None
+    next: list[str] = msgspec.field(default_factory=list)
+    blockers: list[str] = msgspec.field(default_factory=list)
+
+
+class ArchiveRefs(msgspec.Struct, kw_only=True):
+    """Seed 004's `refs` block."""
+
+    latest_events: list[str] = msgspec.field(default_factory=list)
+    runs: list[str] = msgspec.field(default_factory=list)
+    sessions: list[str] = msgspec.field(default_factory=list)
+    handoffs: list[str] = msgspec.field(default_factory=list)
+    artifacts: list[str] = msgspec.field(default_factory=list)
+    dirty_files: list[str] = msgspec.field(default_factory=list)
+
+
+class ArchiveRestore(msgspec.Struct, kw_only=True):
+    """Seed 004's `restore` block: what to read first, what to run, what to do next."""
+
+    read_first: list[str] = msgspec.field(default_factory=list)
+    commands: list[str] = msgspec.field(default_factory=list)
+    next_action: str = ""
+
+
+class ArchiveRecord(msgspec.Struct, kw_only=True):
+    """One archive, in seed 004's shape plus the event it came from."""
+
+    archive_id: str
+    project: str
+    created_at: str
+    source_host: str | None
+    target_host: str | None
+    reason: str | None
+    gate: str | None
+    full: bool
+    git: ArchiveGit
+    state: ArchiveState
+    refs: ArchiveRefs
+    restore: ArchiveRestore
+    event_id: str
+
+
+def next_action_of(state: ArchiveState) -> str:
+    """The first next item, else a pointer at what was in progress."""
+    if state.next:
+        return state.next[0]
+    if state.in_progress:
+        return f"Continue: {state.in_progress}"
+    return "Read the latest archive and choose the next step."
+
+
+def resume_command(project: str) -> str:
+    """The command an archive tells the next session to run."""
+    return f"continuity resume-bundle --project {project}"
+
+
+def record_of(project: str, entry: ArchiveEntry) -> ArchiveRecord:
+    """The archive record of an entry of the archives read model."""
+    archived = entry.state
+    state = ArchiveState(
+        current_goal=archived.current_goal,
+        done=list(archived.done),
+        in_progress=archived.in_progress,
+        next=list(archived.next),
+        blockers=list(archived.blockers),
+    )
+    git = entry.git
+    return ArchiveRecord(
+        archive_id=entry.archive_id,
+        project=project,
+        created_at=entry.created_at,
+        source_host=entry.source_host,
+        target_host=entry.target_host,
+        reason=entry.reason,
+        gate=entry.gate,
+        full=entry.full,
+        git=ArchiveGit(root=git.root, branch=git.branch, head=git.head, status_short=git.status_short),
+        state=state,
+        refs=ArchiveRefs(
+            latest_events=[event_relpath(name) for name in entry.events],
+            runs=[run_relpath(run_id) for run_id in entry.run_ids],
+            sessions=list(entry.session_ids),
+            handoffs=list(entry.handoffs),
+            artifacts=list(entry.artifacts),
+            dirty_files=list(git.dirty_files),
+        ),
+        restore=ArchiveRestore(
+            read_first=[*entry.read_first, LATEST_ARCHIVE_REL],
+            commands=[resume_command(project)],
+            next_action=next_action_of(state),
+        ),
+        event_id=entry.event_id,
+    )
+
+
+def archive_schema() -> bytes:
+    """archive.schema.json, generated from the archive record Struct."""
+    from continuity.core.fsio import schema_json
+
+    return schema_json(ArchiveRecord, "continuity archive")

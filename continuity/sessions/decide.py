@@ -1,0 +1,146 @@
+"""Decisions of the session commands: archive, host-switch, session start and end, context served.
+
+Each is a pure function of what the caller gathered: the read models' state, outside
+facts (git, host, working directory, the rendered brief) and the request. No disk, no
+clock, no git: the log stamps time and order when the events are appended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from continuity.core.errors import UsageError
+from continuity.core.identity import Identity
+from events.archive import ArchiveCreated, ArchivedState, GitFacts, HostSwitched
+from events.base import Event, Summary
+from events.context import ContextServed, ViewInputs
+from events.sealing import sha256_hex
+from events.session import SessionEnded, SessionStarted
+from events.worklog import CheckpointRecorded
+from projections.worklog import WorkState
+
+GATES = ("user", "agent")
+
+
+class ArchiveFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What the caller observed for an archive: git, and which read-first files exist."""
+
+    git: GitFacts = msgspec.field(default_factory=GitFacts)
+    read_first: tuple[str, ...] = ()
+
+
+class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What `archive` or `host-switch` was asked for."""
+
+    gate: str | None = None
+    full: bool = False
+    reason: str | None = None
+    from_host: str | None = None
+    to_host: str | None = None
+    note: dict[str, Any] | None = None
+    switch: bool = False
+
+
+def _note_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,) if value.strip() else ()
+    if isinstance(value, list):
+        return tuple(str(item) for item in value if str(item).strip())
+    raise UsageError("--note-json: done, next and blockers must be strings or lists of strings")
+
+
+def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedState:
+    """The state an archive records: the work state, overridden by the note."""
+    state = ArchivedState(
+        current_goal=work.current_goal,
+        done=tuple(work.done),
+        in_progress=work.in_progress,
+        next=tuple(work.next),
+        blockers=tuple(work.blockers),
+    )
+    if not note:
+        return state
+    changes: dict[str, Any] = {}
+    if "goal" in note:
+        changes["current_goal"] = str(note["goal"]) if note["goal"] else None
+    for key in ("done", "next"):
+        if key in note:
+            changes[key] = _note_list(note[key])
+    for key in ("blockers", "pitfalls"):
+        if key in note:
+            changes["blockers"] = _note_list(note[key])
+            break
+    for key in ("in_progress", "blocked"):
+        if key in note:
+            changes["in_progress"] = str(note[key]) if note[key] else None
+            break
+    return msgspec.structs.replace(state, **changes)
+
+
+def decide_archive(work: WorkState, facts: ArchiveFacts, identity: Identity,
+                   request: ArchiveRequest) -> list[Event]:
+    """An archive of the work state; for a host switch, the switch after it."""
+    if request.gate is not None and request.gate not in GATES:
+        raise UsageError("--gate must be one of: user, agent")
+    host = request.from_host or identity.host
+    envelope = {**identity.fields(), "host": host}
+    if request.switch and (not host or not request.to_host):
+        raise UsageError("host-switch needs --from-host and --to-host")
+    events: list[Event] = [
+        ArchiveCreated(
+            **envelope, gate=request.gate, full=request.full or request.switch, source_host=host,
+            target_host=request.to_host, reason=request.reason, git=facts.git,
+            state=archived_state(work, request.note), read_first=facts.read_first, message=request.reason or "",
+        )
+    ]
+    if request.switch:
+        assert host is not None and request.to_host is not None
+        events.append(HostSwitched(**envelope, from_host=host, to_host=request.to_host, reason=request.reason,
+                                   message=f"{host} -> {request.to_host}"))
+    return events
+
+
+def decide_session_start(identity: Identity, *, source: str, cwd: str | None, message: str,
+                         model: str | None = None, transcript_path: str | None = None) -> list[Event]:
+    """A session began (warm --auto, a harness's SessionStart, the compat CLI's warm --auto)."""
+    return [SessionStarted(**identity.fields(), source=source, model=model, transcript_path=transcript_path,
+                           cwd=cwd, message=message)]
+
+
+def decide_session_end(identity: Identity, *, reason: str | None) -> list[Event]:
+    """A session ended."""
+    return [SessionEnded(**identity.fields(), reason=reason, message="session ended")]
+
+
+def decide_pre_compact(work: WorkState, identity: Identity, note: dict[str, Any]) -> list[Event]:
+    """Before the context is compacted: checkpoint what is in progress, next and blocking."""
+    trigger = note.get("trigger", "auto")
+    return [CheckpointRecorded(
+        **identity.fields(), phase="pre-compact", message=f"context about to be compacted ({trigger})",
+        summary=Summary(in_progress=work.in_progress, next=tuple(work.next), blockers=tuple(work.blockers)),
+        note=note or None,
+    )]
+
+
+class Served(msgspec.Struct, frozen=True, kw_only=True):
+    """A brief as it was rendered: its text, options, and the projection point it came from."""
+
+    text: str
+    format: str
+    max_chars: int
+    as_of: str | None
+    events_folded: int
+
+
+def decide_context_served(identity: Identity, inputs: ViewInputs, served: Served) -> list[Event]:
+    """Record what a session was told: the brief's hash and every outside input it used."""
+    return [ContextServed(
+        **identity.fields(), brief_sha256=sha256_hex(served.text.encode()), format=served.format,
+        max_chars=served.max_chars, chars=len(served.text), as_of=served.as_of,
+        events_folded=served.events_folded, served_to=identity.session_id, inputs=inputs,
+        message=f"resume brief served ({len(served.text)} chars)",
+    )]

@@ -1,0 +1,65 @@
+"""The overview of a project: how many events, when, the most recent ones, briefs served."""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.base import Event
+from events.context import ContextServed
+from projections.common import append_bounded
+from projections.readmodel import ReadModel
+
+RECENT_LIMIT = 20
+MESSAGE_CHARS = 300
+
+
+class IndexEntry(msgspec.Struct, kw_only=True):
+    """A recent event, as the resume bundle lists it."""
+
+    name: str
+    event_id: str
+    kind: str
+    type: str
+    created_at: str
+    phase: str | None = None
+    host: str | None = None
+    message: str = ""
+
+
+class Overview(msgspec.Struct, kw_only=True):
+    """Counts, first and last times, the newest events of one project."""
+
+    events: int = 0
+    first_at: str | None = None
+    last_at: str | None = None
+    last_event_id: str | None = None
+    recent: list[IndexEntry] = msgspec.field(default_factory=list)
+    served: int = 0
+
+
+def on_event(state: Overview, name: str, event: Event) -> Overview:
+    """Count the event and keep it among the recent ones."""
+    state.events += 1
+    state.first_at = state.first_at or event.created_at
+    state.last_at = event.created_at
+    state.last_event_id = event.event_id
+    entry = IndexEntry(
+        name=name, event_id=event.event_id, kind=event.kind, type=event.type,
+        created_at=event.created_at, phase=event.phase, host=event.host,
+        message=event.message[:MESSAGE_CHARS],
+    )
+    append_bounded(state.recent, entry, RECENT_LIMIT)
+    return state
+
+
+def on_served(state: Overview, name: str, event: ContextServed) -> Overview:
+    """A brief was served: count it, then fold it like any event."""
+    state.served += 1
+    return on_event(state, name, event)
+
+
+MODEL = ReadModel(
+    "overview", format=1, state=Overview, initial=Overview,
+    folds={Event: on_event, ContextServed: on_served},
+    bounds={"RECENT_LIMIT": RECENT_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
+)
