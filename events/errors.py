@@ -4,15 +4,24 @@ from __future__ import annotations
 
 
 class ContinuityError(Exception):
-    """Root of every error continuity raises on purpose; the message is one line."""
+    """Root of every error continuity raises on purpose; the message is one line.
+
+    `exit_code` is the process exit code the CLI ends with (docs/cli.md has the table).
+    """
+
+    exit_code: int = 70
 
 
 class EventInvalid(ContinuityError):
     """Raised when an event does not match its Struct or breaks a limit (size, names)."""
 
+    exit_code = 2
+
 
 class SecretRefused(ContinuityError):
     """Raised when an event carries secret-like material and redaction was not asked for."""
+
+    exit_code = 4
 
     def __init__(self, field: str, rule: str) -> None:
         super().__init__(
@@ -26,6 +35,8 @@ class SecretRefused(ContinuityError):
 class WriteFailed(ContinuityError):
     """Raised when an append could not be made durable; nothing was left visible."""
 
+    exit_code = 5
+
 
 class EventExists(WriteFailed):
     """Raised when the final name of a new event is already taken (never overwritten)."""
@@ -33,6 +44,8 @@ class EventExists(WriteFailed):
 
 class EventUndecodable(ContinuityError):
     """Raised when stored bytes are not a valid event of any known version."""
+
+    exit_code = 1
 
 
 class UnknownEventType(EventUndecodable):
@@ -45,3 +58,5 @@ class UnknownEventType(EventUndecodable):
 
 class EventNotFound(ContinuityError):
     """Raised when an event id names no event in the log."""
+
+    exit_code = 7

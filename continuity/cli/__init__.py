@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Sequence
 
 from continuity.cli.output import Output
+from events.errors import ContinuityError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
-    from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, exit_code_of
-    from events.errors import ContinuityError
+    from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError
+    from continuity.core.guard import first_non_utf8, guarded
 
     args_list = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args_list
-    as_json = "--json" in args_list
-    out = Output(as_json=as_json)
-    try:
-        for index, arg in enumerate(args_list):
-            try:
-                arg.encode("utf-8")
-            except UnicodeEncodeError:
-                raise UsageError(f"argument {index + 1} is not valid UTF-8") from None
+    outputs = [Output(as_json="--json" in args_list)]
+
+    def on_error(error: ContinuityError) -> int:
+        outputs[-1].error(str(error), error.exit_code)
+        return error.exit_code
+
+    def on_internal(error: Exception) -> int:
+        outputs[-1].error(f"internal error: {type(error).__name__}: {error} (rerun with --debug)", EXIT_INTERNAL)
+        return EXIT_INTERNAL
+
+    def body() -> int:
+        bad = first_non_utf8(args_list)
+        if bad is not None:
+            raise UsageError(f"argument {bad} is not valid UTF-8")
         fast = _hook_fast_path(args_list)
         if fast is not None:
             return fast
@@ -35,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as stop:  # --help, --version
             return stop.code if isinstance(stop.code, int) else EXIT_USAGE
         out = Output(as_json=bool(getattr(args, "json", False)))
+        outputs.append(out)
         level = getattr(args, "log_level", None)
         if level:
             from continuity.core.logs import configure
@@ -46,19 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         code: int = handler(args, out)
         return code
-    except ContinuityError as error:
-        code = exit_code_of(error)
-        out.error(str(error), code)
-        return code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as error:  # the last line of defence: one line, not a traceback
-        if debug:
-            raise
-        out.error(f"internal error: {type(error).__name__}: {error} (rerun with --debug)", EXIT_INTERNAL)
-        return EXIT_INTERNAL
+
+    return guarded(body, on_error=on_error, on_internal=on_internal, debug="--debug" in args_list)
 
 
 def _hook_fast_path(args: list[str]) -> int | None:
@@ -77,7 +72,6 @@ def _hook_fast_path(args: list[str]) -> int | None:
 
 def run() -> None:
     """Console-script entry point."""
-    code = main()
-    with contextlib.suppress(BrokenPipeError):
-        sys.stdout.flush()
-    sys.exit(code)
+    from continuity.core.guard import exit_with
+
+    exit_with(main)

@@ -46,37 +46,35 @@ EXIT_CODES: dict[int, str] = {
 class UsageError(ContinuityError):
     """Raised when arguments are missing, malformed or contradictory."""
 
+    exit_code = EXIT_USAGE
+
 
 class StoreNotFound(ContinuityError):
     """Raised when no store exists from the working directory upward."""
+
+    exit_code = EXIT_NO_STORE
 
 
 class StoreUnsafe(ContinuityError):
     """Raised when the store or one of its folders is a symlink or not a folder."""
 
+    exit_code = EXIT_UNSAFE_STORE
+
 
 class RemoteUnreachable(ContinuityError):
     """Raised when sync cannot fetch from or push to the git remote (events stay safe locally)."""
+
+    exit_code = EXIT_REMOTE
 
 
 class EventConflict(ContinuityError):
     """Raised when sync finds one event file name with two different contents; nothing is changed."""
 
+    exit_code = EXIT_INTEGRITY
 
-def exit_code_of(error: ContinuityError) -> int:
-    """The exit code an error ends the process with."""
-    for kind, code in (
-        (SecretRefused, EXIT_SECRET),
-        (EventInvalid, EXIT_USAGE),
-        (UsageError, EXIT_USAGE),
-        (WriteFailed, EXIT_WRITE_FAILED),
-        (EventNotFound, EXIT_NOT_FOUND),
-        (EventUndecodable, EXIT_INTEGRITY),
-        (StoreNotFound, EXIT_NO_STORE),
-        (StoreUnsafe, EXIT_UNSAFE_STORE),
-        (RemoteUnreachable, EXIT_REMOTE),
-        (EventConflict, EXIT_INTEGRITY),
-    ):
-        if isinstance(error, kind):
-            return code
-    return EXIT_INTERNAL
+
+#: Every error class the program raises on purpose (a test checks each code is in the table).
+ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
+    SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
+    UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, EventConflict,
+)

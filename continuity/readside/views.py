@@ -58,37 +58,38 @@ class ProjectView:
         self.models = models
         self.project = project
 
-    def _of(self, name: str) -> Any:
+    def of(self, name: str) -> Any:
+        """The state of any loaded read model for this project (a new model needs no attribute here)."""
         return REGISTRY[name].project(self.models.state(name), self.project)
 
     @cached_property
     def overview(self) -> Overview:
         """Counts, times and the newest events."""
-        found: Overview = self._of("overview")
+        found: Overview = self.of("overview")
         return found
 
     @cached_property
     def work(self) -> WorkState:
         """Goal, done, in progress, next, blockers, decisions."""
-        found: WorkState = self._of("worklog")
+        found: WorkState = self.of("worklog")
         return found
 
     @cached_property
     def sessions(self) -> SessionsState:
         """Sessions and runs."""
-        found: SessionsState = self._of("sessions")
+        found: SessionsState = self.of("sessions")
         return found
 
     @cached_property
     def refs(self) -> RefsState:
         """Handoffs and artifacts mentioned."""
-        found: RefsState = self._of("refs")
+        found: RefsState = self.of("refs")
         return found
 
     @cached_property
     def archive_state(self) -> ArchivesState:
         """The archives read model's state."""
-        found: ArchivesState = self._of("archives")
+        found: ArchivesState = self.of("archives")
         return found
 
     @cached_property

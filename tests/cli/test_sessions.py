@@ -321,3 +321,26 @@ def test_resume_bundle_on_a_read_only_projection(project: Path, capsys: Capture,
     monkeypatch.setattr(derived, "_write_documents", refuse)
     code, out, err = run(capsys, "resume-bundle")
     assert code == 0 and "## Next action" in out and "projections not saved" in err
+
+
+@pytest.mark.parametrize("command", [("archive", "--reason", "eod"), ("host-switch", "--from-host", "claude-code",
+                                                                        "--to-host", "codex")])
+def test_a_projection_failure_after_a_durable_append_warns(project: Path, capsys: Capture,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           command: tuple[str, ...]) -> None:
+    """Catch-up failing with EIO after the archive is written: exit 0, the events kept, one warning."""
+    import errno
+
+    from continuity.readside import catchup
+
+    work(capsys)
+    before = len(all_event_files(project))
+
+    def failing(self: object, day: str) -> list[str]:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(catchup._Days, "listing", failing)
+    code, _, err = run(capsys, *command)
+    assert code == 0
+    assert len(all_event_files(project)) == before + (2 if command[0] == "host-switch" else 1)
+    assert "warning:" in err and "Input/output error" in err and "Traceback" not in err

@@ -7,7 +7,6 @@ reaches the user. Agents and hooks written for seed 004's CLI switch without a c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -108,45 +107,44 @@ def _failure(code: str, message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one mode; returns the exit code (0, or 2 on any failure)."""
     from continuity.core.errors import UsageError
+    from continuity.core.guard import first_non_utf8, guarded
     from events.errors import ContinuityError
 
     argv_list = list(sys.argv[1:] if argv is None else argv)
-    mode = ""
-    try:
-        for index, arg in enumerate(argv_list):
-            try:
-                arg.encode("utf-8")
-            except UnicodeEncodeError:
-                raise Failure("invalid_arguments", f"argument {index + 1} is not valid UTF-8") from None
-        args = parse(argv_list)
-        mode = args.mode or ""
-        if args.switch("help") or mode == "help":
-            _emit(usage())
+    modes = [""]
+
+    def body() -> int:
+        try:
+            bad = first_non_utf8(argv_list)
+            if bad is not None:
+                raise Failure("invalid_arguments", f"argument {bad} is not valid UTF-8")
+            args = parse(argv_list)
+            modes.append(args.mode or "")
+            if args.switch("help") or modes[-1] == "help":
+                _emit(usage())
+                return 0
+            warn([f"ignoring unknown argument {item}" for item in args.unknown])
+            _emit(dispatch(args))
             return 0
-        warn([f"ignoring unknown argument {item}" for item in args.unknown])
-        _emit(dispatch(args))
-        return 0
-    except Failure as failure:
-        return _failure(failure.code, failure.message)
-    except ContinuityError as error:
-        if mode in WRITE_FAILURES:
-            return _failure(WRITE_FAILURES[mode], str(error))
+        except Failure as failure:
+            return _failure(failure.code, failure.message)
+
+    def on_error(error: ContinuityError) -> int:
+        if modes[-1] in WRITE_FAILURES:
+            return _failure(WRITE_FAILURES[modes[-1]], str(error))
         return _failure("invalid_arguments" if isinstance(error, UsageError) else "read_failed", str(error))
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as error:  # the last line of defence: a JSON failure, never a traceback
+
+    def on_internal(error: Exception) -> int:  # a JSON failure, never a traceback
         return _failure("internal_error", f"{type(error).__name__}: {error}")
+
+    return guarded(body, on_error=on_error, on_internal=on_internal)
 
 
 def run() -> None:
     """Console-script entry point."""
-    code = 0
-    with contextlib.suppress(BrokenPipeError):
-        code = main()
-        sys.stdout.flush()
-    sys.exit(code)
+    from continuity.core.guard import exit_with
+
+    exit_with(main)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+"""The one top-level error guard, shared by `continuity` and `runtime-continuity`.
+
+Whatever happens below it, the user sees one line (or one JSON object) and a documented
+exit code, never a traceback (unless `--debug` asked for one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+
+from events.errors import ContinuityError
+
+EXIT_INTERRUPTED = 130
+
+
+def first_non_utf8(argv: Sequence[str]) -> int | None:
+    """The 1-based position of the first argument that is not valid UTF-8, or None."""
+    for index, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return index + 1
+    return None
+
+
+def guarded(
+    body: Callable[[], int], *, on_error: Callable[[ContinuityError], int],
+    on_internal: Callable[[Exception], int], debug: bool = False,
+) -> int:
+    """Run `body`; a domain error, an interrupt, a closed pipe or a bug each end in one exit code."""
+    try:
+        return body()
+    except ContinuityError as error:
+        return on_error(error)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # the last line of defence: one line, not a traceback
+        if debug:
+            raise
+        return on_internal(error)
+
+
+def exit_with(main: Callable[[], int]) -> None:
+    """Console-script entry point: run, flush stdout (a closed pipe is not an error), exit."""
+    code = 0
+    with contextlib.suppress(BrokenPipeError):
+        code = main()
+        sys.stdout.flush()
+    sys.exit(code)

@@ -1,0 +1,106 @@
+"""The arrows between packages, and one home for each piece of plumbing (read from the source)."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from continuity.core.errors import ERROR_CLASSES, EXIT_CODES
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("events", "projections", "continuity")
+#: What each package may not import (first segment of the module name).
+FORBIDDEN = {
+    "events": {"projections", "continuity"},
+    "projections": {"continuity", "os", "time", "datetime", "subprocess", "random"},
+}
+
+
+def modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def imported(path: Path) -> set[str]:
+    """First segments of every module a file imports, at any depth (lazy imports count)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_layers_point_inward(package: str) -> None:
+    """events imports neither projections nor continuity; projections imports no continuity, clock, os or process."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported(path) & FORBIDDEN[package])
+        for path in modules(package) if imported(path) & FORBIDDEN[package]
+    }
+    assert offenders == {}
+
+
+def test_the_import_check_catches_a_violation(tmp_path: Path) -> None:
+    """The check is not vacuous: a lazy `import time` inside a function is found."""
+    sample = tmp_path / "fold.py"
+    sample.write_text("def fold(state, event):\n    import time\n    from continuity.core import store\n")
+    assert imported(sample) >= {"time", "continuity"}
+
+
+def definitions() -> Counter[str]:
+    names: Counter[str] = Counter()
+    for package in PACKAGES:
+        for path in modules(package):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                    names[node.name] += 1
+    return names
+
+
+@pytest.mark.parametrize("helper", [
+    "write_atomic", "write_if_changed", "event_relpath", "resolve_identity", "clean_name", "Identity",
+    "guarded", "first_non_utf8", "exit_with", "pretty_json", "schema_json", "read_json",
+])
+def test_each_helper_has_one_home(helper: str) -> None:
+    """The plumbing helpers are defined exactly once across events/, projections/ and continuity/."""
+    assert definitions()[helper] == 1
+
+
+def calls_to(module: str, attribute: str) -> set[str]:
+    """Files that call `<module>.<attribute>(...)`."""
+    found = set()
+    for package in PACKAGES:
+        for path in modules(package):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == attribute and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == module):
+                    found.add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_only_the_atomic_writer_replaces_files() -> None:
+    """Files are replaced in one place; the other is the `latest.md` symlink swap (a link, not a file write)."""
+    assert calls_to("os", "replace") == {"continuity/core/fsio.py", "continuity/readside/writers.py"}
+    assert calls_to("os", "rename") == set() and calls_to("tempfile", "mkstemp") == set()
+
+
+def test_one_warning_printer_and_one_error_guard() -> None:
+    """Warnings are printed by one function; both entry points go through one guard."""
+    sources = {str(path.relative_to(ROOT)): path.read_text() for package in PACKAGES for path in modules(package)}
+    printers = [name for name, text in sources.items() if ': warning: {' in text]
+    assert printers == ["continuity/cli/output.py"]
+    guards = [name for name, text in sources.items()
+              if "except BrokenPipeError" in text and "except KeyboardInterrupt" in text]
+    assert guards == ["continuity/core/guard.py"]
+
+
+def test_every_error_class_names_a_documented_exit_code() -> None:
+    """Each error class carries its exit code, and the code is in the documented table."""
+    for kind in ERROR_CLASSES:
+        assert kind.exit_code in EXIT_CODES, kind
+    assert len({kind.exit_code for kind in ERROR_CLASSES}) > 1
