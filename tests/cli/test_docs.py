@@ -55,3 +55,15 @@ def test_events_md_lists_every_type() -> None:
     assert text == gen_docs().render_events(), "run scripts/gen_docs.py"  # type: ignore[attr-defined]
     for event_type in EVENT_TYPES:
         assert f"### `{kind_of(event_type)}` (v" in text
+
+
+def test_projections_md_read_model_table_is_generated() -> None:
+    """docs/projections.md lists every registered read model with its format and bounds, as generated."""
+    from projections.registry import REGISTRY
+
+    text = (REPO / "docs" / "projections.md").read_text()
+    assert text == gen_docs().with_models(text), "run scripts/gen_docs.py"  # type: ignore[attr-defined]
+    for model in REGISTRY.values():
+        assert f"| `{model.name}` | {model.format} |" in text
+        for name, value in model.bounds.items():
+            assert f"`{name}` = {value}" in text
