@@ -65,10 +65,11 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
 
 
 def _clone(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.store import explicit_root
     from continuity.sync import clone_store
     from continuity.sync.git import Repo
 
-    root = getattr(args, "root", None) or os.environ.get("CONTINUITY_ROOT")
+    root = explicit_root(getattr(args, "root", None))
     root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
     result = clone_store(root, args.remote, branch=args.branch, progress=_progress)
     warn(result["warnings"])

@@ -121,9 +121,14 @@ class Store:
         return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
 
 
+def explicit_root(root: str | None = None) -> str | None:
+    """The project root named by `--root`, else by CONTINUITY_ROOT (None: search upward)."""
+    return root or os.environ.get("CONTINUITY_ROOT") or None
+
+
 def find_store(start: str | None = None, root: str | None = None) -> Store:
     """The store at `root`, or the nearest one from `start` (the working directory) upward."""
-    explicit = root or os.environ.get("CONTINUITY_ROOT")
+    explicit = explicit_root(root)
     if explicit:
         if "\x00" in explicit:
             raise UsageError("--root contains a NUL character")

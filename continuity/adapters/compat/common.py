@@ -34,7 +34,9 @@ def warn(warnings: list[str]) -> None:
 
 def default_root() -> str:
     """Where a store is created, and harness files looked for, when none exists yet."""
-    return os.path.abspath(os.environ.get("CONTINUITY_ROOT") or os.getcwd())
+    from continuity.core.store import explicit_root
+
+    return os.path.abspath(explicit_root() or os.getcwd())
 
 
 def existing_store() -> Store | None:
