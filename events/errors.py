@@ -56,6 +56,12 @@ class UnknownEventType(EventUndecodable):
         self.kind = kind
 
 
+class StoreUnsafe(ContinuityError):
+    """Raised when a folder the program reads or writes inside the store is a symlink or not a folder."""
+
+    exit_code = 6
+
+
 class EventNotFound(ContinuityError):
     """Raised when an event id names no event in the log."""
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from events import clock, names
 from events.codec import Codec
-from events.errors import EventExists, WriteFailed
+from events.errors import EventExists, StoreUnsafe, WriteFailed
 from events.log import EventLog, Head, head_of
 from events.sealing import StoredEvent, sha256_hex
 
@@ -57,12 +58,37 @@ def _is_day(entry: str) -> bool:
 
 
 def list_days(events_dir: str) -> list[str]:
-    """The day folders of an events folder, oldest first (a stray file named like one is not)."""
+    """The day folders of an events folder, oldest first.
+
+    A stray file named like a day is not one, and neither is a symlink: nothing outside
+    the store is read as events (`verify` reports such links).
+    """
     try:
         with os.scandir(events_dir) as entries:
-            return sorted(entry.name for entry in entries if _is_day(entry.name) and entry.is_dir())
+            return sorted(entry.name for entry in entries
+                          if _is_day(entry.name) and entry.is_dir(follow_symlinks=False))
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def real_folder(path: str) -> bool:
+    """Whether `path` exists as a folder that is not a symlink (False when missing)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def refuse_link(path: str) -> None:
+    """StoreUnsafe when `path` exists as a symlink or as something other than a folder."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)")
+    if not stat.S_ISDIR(mode):
+        raise StoreUnsafe(f"unsafe store: {path} is not a folder (nothing written)")
 
 
 def _newest_name(entries: list[str]) -> str | None:
@@ -106,7 +132,8 @@ class FileEventLog(EventLog):
 
     # -- writing ---------------------------------------------------------------------------
     def _open_local(self, path: str) -> int:
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+        # O_NOFOLLOW: a lock or hint file replaced by a symlink is refused, not followed.
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         try:
             return os.open(path, flags, 0o644)
         except FileNotFoundError:
@@ -146,6 +173,7 @@ class FileEventLog(EventLog):
 
     def _sweep(self) -> None:
         """Remove temp files left by writers that died (once per log object, under the lock)."""
+        refuse_link(self.tmp_dir)
         try:
             entries = os.listdir(self.tmp_dir)
         except FileNotFoundError:
@@ -258,12 +286,14 @@ class FileEventLog(EventLog):
 
     def _ensure_shard(self, name: str) -> str:
         path = os.path.join(self.events_dir, names.shard_of(name))
-        if os.path.isdir(path):
+        if real_folder(path):
             return path
+        refuse_link(path)
         os.makedirs(self.events_dir, exist_ok=True)
         try:
             self.fs.mkdir(path)
         except FileExistsError:
+            refuse_link(path)
             return path
         self._fsync_dir(self.events_dir)
         return path

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -25,3 +27,19 @@ def all_event_files(root: Path) -> list[Path]:
     """Every file under the store's events folder."""
     events = root / ".agent" / "runtime-continuity" / "events"
     return sorted(p for p in events.rglob("*") if p.is_file())
+
+
+def make_read_only(store: Path) -> list[Path]:
+    """Make the store really read-only: a read-only bind mount as root, else permissions."""
+    if os.geteuid() != 0:
+        for folder in (store / "events", store / "local"):
+            os.chmod(folder, 0o555)
+        return []
+    mounted = subprocess.run(["mount", "--bind", str(store), str(store)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("root without mount rights: read-only is covered by the injected EROFS test")
+    remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(store)], capture_output=True)
+    if remount.returncode != 0:
+        subprocess.run(["umount", str(store)], check=True)
+        pytest.skip("cannot remount read-only: covered by the injected EROFS test")
+    return [store]

@@ -15,6 +15,7 @@ from typing import Any
 from continuity.core.identity import Identity, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
 from events.base import CommandRef, Event, Refs
+from events.errors import ContinuityError
 
 HARNESSES = ("claude-code", "codex")
 MAX_STDIN = 4 * 1024 * 1024
@@ -70,7 +71,11 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         transcript_path=_text(payload.get("transcript_path"), 1024), cwd=_text(payload.get("cwd"), 1024),
         message=f"session {source} on {harness}",
     )
-    recorded = _append(store, started)
+    try:
+        recorded = _append(store, started)
+    except ContinuityError as error:  # the brief is served whatever happens to the recording
+        report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
+        recorded = []
     max_chars = int(store.config.get("hook_max_chars") or 8000)
     brief = resume_bundle(store, who, fmt="md", max_chars=max_chars, record=True)
     for warning in brief.warnings:

@@ -54,20 +54,36 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     report = store.open_reader().verify()
+    links = symlinks_in(store.path)
     data = msgspec.to_builtins(report)
-    data["ok"] = report.ok
+    data["ok"] = report.ok and not links
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
+    data["symlinks"] = links
     lines = [
         f"events: {report.events}  nodes: {len(report.nodes)}  roots: {report.roots}  "
         f"forks (merges): {len(report.forks)}",
     ]
     for fork in report.forks[:10]:
         lines.append(f"fork: {fork.parent} -> {', '.join(fork.children)}")
-    if report.ok:
+    lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
+    if report.ok and not links:
         lines.append("ok: the log is intact")
+    elif report.ok:
+        lines.append(f"BROKEN: {len(links)} symlink(s) inside the store (reads skip them, writes refuse them)")
     else:
         first = report.problems[0]
         lines.append(f"BROKEN: {len(report.problems)} problem(s); first: {first.name}: {first.reason}")
         lines.extend(f"  {p.name}: {p.reason}" for p in report.problems[1:20])
     out.emit(data, "\n".join(lines))
-    return 0 if report.ok else EXIT_INTEGRITY
+    return 0 if data["ok"] else EXIT_INTEGRITY
+
+
+def symlinks_in(folder: str) -> list[str]:
+    """Every symlink inside the store, relative to it (none belongs there)."""
+    found = []
+    for parent, dirs, files in os.walk(folder, followlinks=False):
+        for name in (*dirs, *files):
+            path = os.path.join(parent, name)
+            if os.path.islink(path):
+                found.append(os.path.relpath(path, folder))
+    return sorted(found)

@@ -35,6 +35,10 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     outcome = refresh(store, rebuild=True)
+    if not outcome.saved:
+        from events.errors import WriteFailed
+
+        raise WriteFailed(next(w for w in outcome.warnings if w.startswith("projections not saved")))
     warn(outcome.warnings)
     out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": outcome.warnings},
              f"rebuilt from {outcome.folded} events")

@@ -12,6 +12,7 @@ from events.errors import (
     EventNotFound,
     EventUndecodable,
     SecretRefused,
+    StoreUnsafe,
     WriteFailed,
 )
 
@@ -53,12 +54,6 @@ class StoreNotFound(ContinuityError):
     """Raised when no store exists from the working directory upward."""
 
     exit_code = EXIT_NO_STORE
-
-
-class StoreUnsafe(ContinuityError):
-    """Raised when the store or one of its folders is a symlink or not a folder."""
-
-    exit_code = EXIT_UNSAFE_STORE
 
 
 class RemoteUnreachable(ContinuityError):

@@ -10,29 +10,69 @@ import os
 from typing import Any
 
 
+def ensure_folder(base: str, folder: str) -> None:
+    """Make `folder` exist as real folders below `base`, refusing any symlink or file on the way.
+
+    `base` and every folder from it down are checked with lstat, so a write never leaves
+    the store through a link planted inside it (StoreUnsafe, exit 6).
+    """
+    relative = os.path.relpath(folder, base)
+    if relative == ".." or relative.startswith(".." + os.sep):
+        from events.errors import StoreUnsafe
+
+        raise StoreUnsafe(f"unsafe store: {folder} is outside {base} (nothing written)")
+    path = base
+    _real_folder(path, make=False)
+    for part in ([] if relative == "." else relative.split(os.sep)):
+        path = os.path.join(path, part)
+        _real_folder(path, make=True)
+
+
+def _real_folder(path: str, *, make: bool) -> None:
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        if not make:
+            raise
+        os.mkdir(path)
+        return
+    if stat.S_ISDIR(mode):
+        return
+    from events.errors import StoreUnsafe
+
+    what = "a symlink" if stat.S_ISLNK(mode) else "not a folder"
+    raise StoreUnsafe(f"unsafe store: {path} is {what} (nothing written)")
+
+
 def write_atomic(
     path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False,
-    follow_symlink: bool = False, make_parents: bool = False,
+    follow_symlink: bool = False, make_parents: bool = False, within: str | None = None,
 ) -> None:
     """Write a file whole or not at all: a temp file in the same folder, then rename.
 
     `durable` fsyncs the data first. Derived files skip it: after a power cut one may be
     empty or old, and the next read rebuilds it from the log, which is durable.
     `keep_mode` keeps an existing file's permissions; `follow_symlink` replaces a symlink's
-    target instead of the link. The temp file is removed on every failure path.
+    target instead of the link; `within` (the store's folder) makes the parents as real
+    folders and refuses any symlink between it and the file. The temp file is removed on
+    every failure path.
     """
     path = os.fspath(path)
     if follow_symlink:
         path = os.path.realpath(path)
     folder = os.path.dirname(path)
-    if make_parents and folder:
+    if within is not None:
+        ensure_folder(within, folder)
+    elif make_parents and folder:
         os.makedirs(folder, exist_ok=True)
     mode = 0o644
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             mode = os.stat(path).st_mode & 0o7777
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, mode)
     try:
         try:
             view = memoryview(data)
@@ -51,15 +91,25 @@ def write_atomic(
         raise
 
 
-def write_if_changed(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> bool:
-    """Write atomically (making the folder) unless the file already holds these bytes."""
+def write_if_changed(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, within: str | None = None
+) -> bool:
+    """Write atomically (making the folder) unless the file already holds these bytes.
+
+    An empty folder standing where the file belongs is removed first, so a derived file
+    is repaired rather than skipped forever; `within` as for `write_atomic`.
+    """
+    path = os.fspath(path)
     try:
         with open(path, "rb") as handle:
             if handle.read() == data:
                 return False
     except FileNotFoundError:
         pass
-    write_atomic(path, data, durable=durable, make_parents=True)
+    except IsADirectoryError:
+        if not os.path.islink(path):
+            os.rmdir(path)  # OSError when it holds anything: the caller warns
+    write_atomic(path, data, durable=durable, make_parents=True, within=within)
     return True
 
 

@@ -11,9 +11,9 @@ import re
 import time
 from typing import Any
 
-from continuity.core.errors import StoreNotFound, StoreUnsafe, UsageError
+from continuity.core.errors import StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
-from events.errors import WriteFailed
+from events.errors import StoreUnsafe, WriteFailed
 
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
@@ -60,12 +60,21 @@ class Store:
         self._config: dict[str, Any] | None = None
 
     def check_safe(self) -> None:
-        """Refuse a store whose folders are symlinks or not folders (writes could escape)."""
-        for path in (self.path, self.events_dir, self.local_dir):
+        """Refuse a store whose folders are symlinks or not folders (writes could escape).
+
+        Day folders are checked when an append uses them, derived folders by the one
+        atomic writer (`within=`).
+        """
+        for path in (self.path, self.events_dir, self.local_dir, *self.local_folders()):
             if os.path.islink(path):
                 raise StoreUnsafe(f"unsafe store: {path} is a symlink")
             if os.path.exists(path) and not os.path.isdir(path):
                 raise StoreUnsafe(f"unsafe store: {path} is not a folder")
+
+    def local_folders(self) -> tuple[str, ...]:
+        """The folders the program writes under `local/` and the store (tmp, models, archives)."""
+        return (os.path.join(self.local_dir, "tmp"), os.path.join(self.local_dir, "models"),
+                os.path.join(self.path, "archives"))
 
     @property
     def config(self) -> dict[str, Any]:
@@ -100,8 +109,7 @@ class Store:
             pass
         node = os.urandom(4).hex()
         try:
-            os.makedirs(self.local_dir, exist_ok=True)
-            write_atomic(node_path, f"{node} {host}\n".encode())
+            write_atomic(node_path, f"{node} {host}\n".encode(), within=self.path)
         except OSError as error:
             raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
         return node
@@ -127,7 +135,11 @@ def explicit_root(root: str | None = None) -> str | None:
 
 
 def find_store(start: str | None = None, root: str | None = None) -> Store:
-    """The store at `root`, or the nearest one from `start` (the working directory) upward."""
+    """The store at `root`, or the nearest one from `start` (the working directory) upward.
+
+    Finding is not checking: writes check the store (`open_log`), and reads answer from
+    what they can read safely, with a warning.
+    """
     explicit = explicit_root(root)
     if explicit:
         if "\x00" in explicit:
@@ -135,13 +147,11 @@ def find_store(start: str | None = None, root: str | None = None) -> Store:
         store = Store(explicit)
         if not os.path.lexists(store.path):
             raise StoreNotFound(f"no store at {store.path} (run `continuity init`)")
-        store.check_safe()
         return store
     here = os.path.abspath(start or os.getcwd())
     while True:
         store = Store(here)
         if os.path.isdir(store.path) or os.path.islink(store.path):
-            store.check_safe()
             return store
         parent = os.path.dirname(here)
         if parent == here:

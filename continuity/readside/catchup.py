@@ -60,6 +60,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     rebuilt: bool = False
     folded: int = 0
     warnings: list[str] = msgspec.field(default_factory=list)
+    #: False when the models or derived documents could not be saved (the answer still stands).
+    saved: bool = True
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -91,7 +93,7 @@ def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
 
 def save(store: Store, model: ReadModel[Any], saved: Saved[Any]) -> None:
     """Save one model for the next catch-up (atomically; no fsync: it is rebuildable)."""
-    write_atomic(model_path(store, model), _ENCODER.encode(saved), durable=False, make_parents=True)
+    write_atomic(model_path(store, model), _ENCODER.encode(saved), durable=False, within=store.path)
 
 
 def _event_names(entries: list[str]) -> list[str]:

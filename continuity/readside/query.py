@@ -26,8 +26,12 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     """The named read models now (caught up and saved) or as of a point. Fails open."""
     from continuity.readside.replay import models_until, resolve_point
     from continuity.readside.writers import refresh
+    from events.errors import StoreUnsafe
 
-    log = store.open_reader()
+    try:
+        log = store.open_reader()
+    except StoreUnsafe as error:  # reads fail open: answer as for an empty log, say why
+        return View(models=Models.empty(names), as_of=as_of, warnings=[f"{error}; nothing read"])
     if as_of is not None:
         warnings: list[str] = []
         last_name, _ = resolve_point(log, as_of)

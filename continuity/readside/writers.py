@@ -18,6 +18,7 @@ from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
 from continuity.sessions.templates import render_archive_markdown
 from events.base import Event
+from events.errors import ContinuityError
 from projections.archives import ArchivesState
 from projections.readmodel import Projects
 
@@ -84,6 +85,8 @@ class ArchiveWriter:
     def __init__(self, store: Store, archives: str | None = None, contexts: str | None = None) -> None:
         self.store = store
         self.archives = archives or archives_dir(store)
+        #: Archive JSON is written only through real folders below this one (the store, or a replay's folder).
+        self.within = os.path.dirname(self.archives)
         self.contexts = contexts or contexts_dir(store)
         self.language = str(store.config.get("language") or "en")
         self.warnings: list[str] = []
@@ -96,15 +99,16 @@ class ArchiveWriter:
     def write_record(self, record: ArchiveRecord) -> None:
         """Write one archive's JSON, its Markdown and the `latest.md` link (warnings on failure)."""
         try:
-            write_if_changed(os.path.join(self.archives, f"{record.archive_id}.json"), pretty_json(record))
-        except OSError as error:
-            self._warn(f"archive JSON not written: {error.strerror or error}")
+            write_if_changed(os.path.join(self.archives, f"{record.archive_id}.json"), pretty_json(record),
+                             within=self.within)
+        except (OSError, ContinuityError) as error:
+            self._warn(f"archive JSON not written: {reason_of(error)}")
         try:
             path = markdown_path(self.store, record, self.contexts)
             write_if_changed(path, render_archive_markdown(record, self.language).encode())
             link_latest(os.path.join(os.path.dirname(path), "latest.md"), path)
         except OSError as error:
-            self._warn(f"Markdown archive not written: {error.strerror or error}")
+            self._warn(f"Markdown archive not written: {reason_of(error)}")
 
     def _warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -145,25 +149,34 @@ def refresh(
     outcome.warnings.extend(writer.warnings)
     try:
         if set(SESSION_MODELS) <= set(names) and (
-            outcome.folded or outcome.rebuilt or not os.path.exists(os.path.join(store.path, "state.json"))
+            outcome.folded or outcome.rebuilt or not os.path.isfile(os.path.join(store.path, "state.json"))
         ):
             _write_documents(store.path, outcome.models, schema=rebuild)
         for model, state, changed in saved:
             if changed:
                 save(store, model, state)
-    except OSError as error:
-        outcome.warnings.append(f"projections not saved: {error.strerror or error}")
+    except (OSError, ContinuityError) as error:
+        outcome.saved = False
+        outcome.warnings.append(f"projections not saved: {reason_of(error)}")
     return outcome
 
 
+def reason_of(error: BaseException) -> str:
+    """An OS or store error as a short reason (the path included)."""
+    if isinstance(error, OSError):
+        reason = error.strerror or str(error)
+        return f"{reason} ({error.filename})" if error.filename else reason
+    return str(error)
+
+
 def _write_documents(folder: str, models: Models, *, schema: bool = True) -> None:
-    write_if_changed(os.path.join(folder, "state.json"), pretty_json(state_document(models)))
+    write_if_changed(os.path.join(folder, "state.json"), pretty_json(state_document(models)), within=folder)
     schema_path = os.path.join(folder, "archive.schema.json")
-    if schema or not os.path.exists(schema_path):  # generating it costs more than a whole catch-up
-        write_if_changed(schema_path, archive_schema())
+    if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
+        write_if_changed(schema_path, archive_schema(), within=folder)
     newest = _newest_archive(models)
     if newest is not None:
-        write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest))
+        write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from events.errors import EventExists, WriteFailed
 from events.filelog import FileEventLog, FileOps
 from events.worklog import WorkLogged
 from tests.conftest import FakeClock
-from tests.helpers import REPO, all_event_files
+from tests.helpers import REPO, all_event_files, make_read_only
 
 
 class FsyncEIO(FileOps):
@@ -130,22 +130,6 @@ def test_cli_reports_an_fsync_failure_in_one_line(project: Path, monkeypatch: py
     assert all_event_files(project) == []
 
 
-def _make_read_only(store: Path) -> list[Path]:
-    """Make the store really read-only: a read-only bind mount as root, else permissions."""
-    if os.geteuid() != 0:
-        for folder in (store / "events", store / "local"):
-            os.chmod(folder, 0o555)
-        return []
-    mounted = subprocess.run(["mount", "--bind", str(store), str(store)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip("root without mount rights: read-only is covered by the injected EROFS test")
-    remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(store)], capture_output=True)
-    if remount.returncode != 0:
-        subprocess.run(["umount", str(store)], check=True)
-        pytest.skip("cannot remount read-only: covered by the injected EROFS test")
-    return [store]
-
-
 def test_cli_on_a_read_only_store(tmp_path: Path) -> None:
     """A store on a read-only file system: exit 5, one line, nothing written (no fakes)."""
     root = tmp_path / "proj"
@@ -153,7 +137,7 @@ def test_cli_on_a_read_only_store(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "continuity", "init"], cwd=root, check=True,
                    capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     store = root / ".agent" / "runtime-continuity"
-    mounts = _make_read_only(store)
+    mounts = make_read_only(store)
     try:
         result = subprocess.run(
             [sys.executable, "-m", "continuity", "log", "no permission"], cwd=root,

@@ -1,0 +1,123 @@
+"""Writes never leave the store: symlinks and files planted where the store's folders belong."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def store_of(project: Path) -> Path:
+    return project / ".agent" / "runtime-continuity"
+
+
+@pytest.fixture(params=["folder", "dangling"])
+def outside(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where a planted link points: a real folder outside the store, or nowhere."""
+    target = tmp_path / "outside"
+    if request.param == "folder":
+        target.mkdir()
+    return target
+
+
+def outside_files(target: Path) -> list[Path]:
+    return sorted(path for path in target.rglob("*")) if target.is_dir() else []
+
+
+def plant(link: Path, target: Path) -> None:
+    if link.is_dir() and not link.is_symlink():
+        for child in link.iterdir():
+            child.unlink()
+        link.rmdir()
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target, target_is_directory=True)
+
+
+def test_a_symlinked_day_folder_is_refused_and_reported(project: Path, capsys: Capture, outside: Path) -> None:
+    """A day folder that is a link: `log` exits 6 with nothing written outside; verify exits 1 naming it."""
+    assert run(capsys, "log", "-m", "first")[0] == 0
+    day_dir = next(store_of(project).joinpath("events").iterdir())
+    for event in day_dir.iterdir():
+        event.chmod(0o644)
+    plant(day_dir, outside)
+    code, out, err = run(capsys, "log", "-m", "second")
+    assert code == 6 and "symlink" in err and out == ""
+    assert outside_files(outside) == []
+    code, out, _ = run(capsys, "verify")
+    assert code == 1 and f"symlink inside the store: events/{day_dir.name}" in out
+    code, data = main(["verify", "--json"]), json.loads(capsys.readouterr().out)
+    assert code == 1 and data["symlinks"] == [f"events/{day_dir.name}"] and data["ok"] is False
+
+
+@pytest.mark.parametrize("folder", ["archives", "local/tmp", "local/models"])
+def test_a_symlinked_store_folder_refuses_writes(project: Path, capsys: Capture, outside: Path,
+                                                 folder: str) -> None:
+    """archives/, local/tmp or local/models as a link: writes exit 6 and leave nothing outside."""
+    run(capsys, "log", "-m", "first", "--next", "ship")
+    plant(store_of(project) / folder, outside)
+    before = len(all_event_files(project))
+    for command in (["log", "-m", "x"], ["archive", "--reason", "eod"], ["checkpoint", "-m", "y"]):
+        code, _, err = run(capsys, *command)
+        assert code == 6 and "symlink" in err, command
+    assert len(all_event_files(project)) == before
+    assert outside_files(outside) == []
+
+
+@pytest.mark.parametrize("folder", ["archives", "local/models"])
+def test_reads_fail_open_and_write_nothing_through_a_link(project: Path, capsys: Capture, outside: Path,
+                                                          folder: str) -> None:
+    """resume-bundle and status with a derived folder linked away: exit 0, a warning, nothing written outside."""
+    run(capsys, "log", "-m", "first", "--next", "ship")
+    run(capsys, "archive", "--reason", "eod")
+    run(capsys, "log", "-m", "after the archive")
+    plant(store_of(project) / folder, outside)
+    for command in (["resume-bundle"], ["status"]):
+        code, out, err = run(capsys, *command)
+        assert code == 0 and out and "warning" in err and "symlink" in err, command
+    assert outside_files(outside) == []
+
+
+def test_verify_is_clean_without_links(project: Path, capsys: Capture) -> None:
+    """No link inside the store: verify says intact and lists none."""
+    run(capsys, "log", "-m", "first")
+    run(capsys, "resume-bundle")
+    assert main(["verify", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["symlinks"] == []
+
+
+def test_events_folder_replaced_by_a_file_fails_open_for_reads(project: Path, capsys: Capture) -> None:
+    """`events/` as a file: resume-bundle and status answer (exit 0) with a warning; log refuses (exit 6)."""
+    events = store_of(project) / "events"
+    events.rmdir()
+    events.write_text("not a folder")
+    for command in (["resume-bundle"], ["status"]):
+        code, out, err = run(capsys, *command)
+        assert code == 0 and out and "not a folder" in err, command
+    assert run(capsys, "log", "-m", "x")[0] == 6
+
+
+@pytest.mark.parametrize("name", ["state.json", "archives/latest.json"])
+def test_a_derived_file_turned_into_a_folder_is_repaired(project: Path, capsys: Capture, name: str) -> None:
+    """An empty folder where state.json or latest.json belongs is replaced by the file on the next read."""
+    run(capsys, "log", "-m", "first", "--next", "ship")
+    run(capsys, "archive", "--reason", "eod")
+    path = store_of(project) / name
+    path.unlink()
+    path.mkdir()
+    run(capsys, "log", "-m", "more")
+    assert run(capsys, "resume-bundle")[0] == 0
+    assert path.is_file() and json.loads(path.read_text())
+    assert not os.path.islink(path)
