@@ -6,7 +6,8 @@ It is written only with plumbing (hash-object or fast-import, mktree, commit-tre
 update-ref with the expected old value), so the user's HEAD, index, working branch, work
 tree and stash are never touched. Modules: `git` (running git), `objects` (many objects
 through one process), `tree` (the branch's trees and their union), `files` (the store's
-side), `engine` (the sync algorithm), `clone` (clone-store).
+side), `engine` (the sync algorithm), `clone` (clone-store), `credentials` (remote URLs
+that embed credentials: refused, warned about, masked), `auto` (the background sync).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The sync runs as a detached process: the command that triggered it returns at once.
 Its outcome goes to `local/sync.log`; a failed automatic sync leaves the events safe in
-the store for the next sync, by hand or automatic.
+the store for the next sync, by hand or automatic. The log holds only what `continuity sync`
+prints, and that never repeats a remote's credentials (credentials.py).
 """
 
 from __future__ import annotations

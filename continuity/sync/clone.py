@@ -1,4 +1,8 @@
-"""`continuity clone-store`: a fresh clone of the code resumes from the remote's continuity branch."""
+"""`continuity clone-store`: a fresh clone of the code resumes from the remote's continuity branch.
+
+A remote URL that embeds credentials is refused before anything is fetched or written, so
+no secret reaches config.json; a configured git remote is remembered by its name.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import orjson
 from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
+from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.engine import DEFAULT_BRANCH, DEFAULT_REMOTE, Progress, branch_of, remote_of, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
@@ -29,9 +34,10 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     store.check_safe()
     branch_name = branch_of(store, branch)
     remote_name = remote_of(store, remote)
+    warnings = guard_remote(repo, remote_name)
     tip = repo.fetch(remote_name, branch_name, tracking_ref(repo, remote_name, branch_name))
     if tip is None:
-        raise UsageError(f"{remote_name!r} has no branch {branch_name!r}: nothing to clone (start one with "
+        raise UsageError(f"{mask_url(remote_name)!r} has no branch {branch_name!r}: nothing to clone (start one with "
                          "`continuity init` and `continuity sync`)")
     initialized = not os.path.exists(store.config_path)
     if initialized:
@@ -46,9 +52,9 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     outcome = refresh(store, rebuild=True)
     return {
         "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
-        "initialized": initialized, "branch": branch_name, "remote": remote_name, "commit": report.commit,
+        "initialized": initialized, "branch": branch_name, "remote": mask_url(remote_name), "commit": report.commit,
         "added_remote": report.added_remote, "added_local": report.added_local, "events": outcome.folded,
-        "warnings": report.warnings + outcome.warnings,
+        "warnings": list(dict.fromkeys(warnings + report.warnings + outcome.warnings)),  # sync warns again
     }
 
 

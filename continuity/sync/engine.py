@@ -26,6 +26,7 @@ import msgspec
 from continuity.core.errors import RemoteUnreachable, UsageError
 from continuity.core.store import Store
 from continuity.sync import files
+from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
 from continuity.sync.tree import Snapshot, day_entries, is_event, plan_union, read_snapshot, write_root
@@ -71,7 +72,7 @@ def remote_of(store: Store, override: str | None = None) -> str:
     """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
     name = override or store.config.get("sync_remote") or DEFAULT_REMOTE
     if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
-        raise UsageError(f"invalid remote {name!r}")
+        raise UsageError(f"invalid remote {mask_url(str(name))!r}")
     return name
 
 
@@ -81,7 +82,8 @@ def tracking_ref(repo: Repo, remote: str, branch: str) -> str:
         return f"refs/remotes/{remote}/{branch}"
     if "/" in remote or ":" in remote or os.path.isdir(remote):
         return f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}"
-    raise UsageError(f"no git remote named {remote!r} (add one with `git remote add {remote} URL`, "
+    shown = mask_url(remote)
+    raise UsageError(f"no git remote named {shown!r} (add one with `git remote add {shown} URL`, "
                      "or pass --remote NAME)")
 
 
@@ -94,10 +96,11 @@ class Syncer:
         self.branch = branch
         self.ref = f"refs/heads/{branch}"
         self.remote = remote
+        self.shown = mask_url(remote)  # how the remote appears in reports and messages
         self.tracking = tracking_ref(repo, remote, branch)
         self.progress = progress
         self.reader = ObjectReader(repo)
-        self.report = SyncReport(branch=branch, remote=remote)
+        self.report = SyncReport(branch=branch, remote=self.shown)
         self.tip = repo.rev(self.ref)
         self.marks: dict[str, int] = {}
 
@@ -164,7 +167,7 @@ class Syncer:
             self._move(remote_tip)
         else:
             tree = self._write_root([local, remote], union.days)
-            message = f"continuity: merge {self.remote}/{self.branch} ({len(union.incoming)} events)"
+            message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
             self._move(self.repo.commit_tree(tree, [tip, remote_tip], message))
             self.report.merged = True
         return added
@@ -180,7 +183,7 @@ class Syncer:
             report.remote_commit = remote_tip
             if not push or self.tip is None or self.tip == remote_tip:
                 break
-            self._say(report.added_local, f"pushing to {self.remote}/{self.branch}")
+            self._say(report.added_local, f"pushing to {self.shown}/{self.branch}")
             if self.repo.push(self.remote, self.tip, self.branch) is None:
                 report.pushed = True
                 report.remote_commit = self.tip
@@ -188,7 +191,7 @@ class Syncer:
                     self.repo.update_ref(self.tracking, self.tip, remote_tip)
                 break
         else:
-            raise RemoteUnreachable(f"push to {self.remote!r} rejected {MAX_ATTEMPTS} times: the remote keeps "
+            raise RemoteUnreachable(f"push to {self.shown!r} rejected {MAX_ATTEMPTS} times: the remote keeps "
                                     "moving (events stay safe locally; sync again)")
         if restore:
             report.added_remote += self.restore()
@@ -211,7 +214,7 @@ class Syncer:
         """Stage, check and link remote events into the store; count the forks they join."""
         if not incoming:
             return 0
-        self._say(len(incoming), f"writing {len(incoming)} events from {self.remote}")
+        self._say(len(incoming), f"writing {len(incoming)} events from {self.shown}")
         staged = files.stage(self.store, self.reader, incoming, self.progress)
         try:
             added, touched = files.install(self.store, staged)
@@ -236,18 +239,21 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
          progress: Progress | None = None, catch_up: bool = True, restore: bool = False) -> SyncReport:
     """Exchange events with the remote's continuity branch (see the module docstring).
 
-    `restore` also writes every event on the branch that the store lacks (clone-store).
+    `restore` also writes every event on the branch that the store lacks (clone-store). A remote
+    URL that embeds credentials is refused before git contacts it (credentials.py).
     """
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store, branch)
     remote = remote_of(store, remote)
+    warnings = guard_remote(repo, remote)
     if repo.head_ref() == f"refs/heads/{branch}":
         raise UsageError(f"branch {branch!r} is checked out here: switch to your working branch first "
                          "(sync never touches the work tree)")
     with files.sync_lock(store):
         syncer = Syncer(store, repo, branch, remote, progress)
         report = syncer.report
+        report.warnings.extend(warnings)
         try:
             syncer.run(push=push, restore=restore)
         except BaseException:

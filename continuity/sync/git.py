@@ -2,8 +2,9 @@
 
 Every call is `git -C <project root> ...` with GIT_TERMINAL_PROMPT=0 (a remote that asks
 for a password fails instead of hanging) and LC_ALL=C (messages are parsed); network calls
-have a timeout. Many blobs cost one process, not one each: `hash-object --stdin-paths`,
-or `fast-import` into one pack; objects.py reads and writes trees the same way.
+have a timeout; no message repeats a secret of a remote's URL (credentials.py). Many
+blobs cost one process, not one each: `hash-object --stdin-paths`, or `fast-import` into
+one pack; objects.py reads and writes trees the same way.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Iterable
 
 from continuity.core.errors import RemoteUnreachable, UsageError
+from continuity.sync.credentials import mask_text, mask_url
 from events.errors import WriteFailed
 
 LOCAL_TIMEOUT = 600.0
@@ -24,14 +27,14 @@ FALLBACK_IDENTITY = {
 }
 
 
-def first_message(stderr: bytes) -> str:
-    """The line of git's stderr worth showing: the first fatal/error line, else the last line."""
+def first_message(stderr: bytes, hidden: Iterable[str] = ()) -> str:
+    """The line of git's stderr worth showing (the first fatal/error line, else the last), secrets masked."""
     lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
     lines = [line for line in lines if line and not line.startswith("hint:")]
     for line in lines:
         if line.startswith(("fatal:", "error:")):
-            return line
-    return lines[-1] if lines else "no message"
+            return mask_text(line, hidden)
+    return mask_text(lines[-1], hidden) if lines else "no message"
 
 
 class Repo:
@@ -40,6 +43,7 @@ class Repo:
     def __init__(self, root: str, *, network_timeout: float = NETWORK_TIMEOUT) -> None:
         self.root = root
         self.network_timeout = network_timeout
+        self.hidden: tuple[str, ...] = ()  # secrets of a remote's URL, masked in every message
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
         probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format")
         lines = probe.stdout.decode(errors="replace").splitlines()
@@ -70,8 +74,16 @@ class Repo:
         """Run a local git command; its stdout, or WriteFailed with git's message."""
         result = self.try_run(*args, input=input)
         if result.returncode != 0:
-            raise WriteFailed(f"sync failed: git {args[0]}: {first_message(result.stderr)}")
+            raise WriteFailed(f"sync failed: git {args[0]}: {self.message(result.stderr)}")
         return result.stdout
+
+    def hide(self, secrets: Iterable[str]) -> None:
+        """Mask these strings (a remote's credentials) in every git message from now on."""
+        self.hidden = tuple(sorted({*self.hidden, *secrets}, key=len, reverse=True))
+
+    def message(self, stderr: bytes) -> str:
+        """git's line worth showing, with the hidden secrets and any URL's credentials masked."""
+        return first_message(stderr, self.hidden)
 
     # -- refs ------------------------------------------------------------------------------
     def rev(self, ref: str) -> str | None:
@@ -92,18 +104,29 @@ class Repo:
         """The names of the configured remotes."""
         return self.run("remote").decode(errors="replace").split()
 
+    def remote_urls(self, name: str) -> list[str]:
+        """A configured remote's fetch and push URLs, as written and as url.*.insteadOf rewrites them."""
+        written = self.try_run("config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$").stdout
+        keys = {f"remote.{name}.url", f"remote.{name}.pushurl"}
+        urls = [value for key, _, value in (item.partition("\n") for item in
+                                            written.decode(errors="replace").split("\0")) if key in keys]
+        for push in ((), ("--push",)):
+            result = self.try_run("remote", "get-url", "--all", *push, name)
+            urls += result.stdout.decode(errors="replace").splitlines() if result.returncode == 0 else []
+        return list(dict.fromkeys(url for url in urls if url))
+
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """True when `ancestor` is reachable from `descendant` (or is it)."""
         result = self.try_run("merge-base", "--is-ancestor", ancestor, descendant)
         if result.returncode not in (0, 1):
-            raise WriteFailed(f"sync failed: git merge-base: {first_message(result.stderr)}")
+            raise WriteFailed(f"sync failed: git merge-base: {self.message(result.stderr)}")
         return result.returncode == 0
 
     def update_ref(self, ref: str, new: str, old: str | None) -> None:
         """Move `ref` to `new` only if it still points at `old` (None: only if it does not exist)."""
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
         if result.returncode != 0:
-            raise WriteFailed(f"sync failed: {ref} moved during the sync ({first_message(result.stderr)}); "
+            raise WriteFailed(f"sync failed: {ref} moved during the sync ({self.message(result.stderr)}); "
                               "run sync again")
 
     # -- objects ---------------------------------------------------------------------------
@@ -152,7 +175,7 @@ class Repo:
         stderr = process.stderr.read()
         process.stderr.close()
         if process.wait() != 0:
-            raise WriteFailed(f"sync failed: git fast-import: {first_message(stderr)}")
+            raise WriteFailed(f"sync failed: git fast-import: {self.message(stderr)}")
         return shas
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
@@ -166,7 +189,7 @@ class Repo:
             fallback = {key: value for key, value in FALLBACK_IDENTITY.items() if key not in self.env}
             result = self.try_run(*args, env={**self.env, **fallback})
         if result.returncode != 0:
-            raise WriteFailed(f"sync failed: git commit-tree: {first_message(result.stderr)}")
+            raise WriteFailed(f"sync failed: git commit-tree: {self.message(result.stderr)}")
         return result.stdout.decode().strip()
 
     # -- network ---------------------------------------------------------------------------
@@ -178,7 +201,8 @@ class Repo:
             return self.rev(tracking)
         if b"couldn't find remote ref" in result.stderr:
             return None
-        raise RemoteUnreachable(f"cannot fetch branch {branch!r} from {remote!r}: {first_message(result.stderr)} "
+        raise RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: "
+                                f"{self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
 
     def push(self, remote: str, commit: str, branch: str) -> str | None:
@@ -198,6 +222,6 @@ class Repo:
             if flag == "!" and summary.startswith("[rejected]"):
                 return summary
             if flag == "!":
-                raise RemoteUnreachable(f"push to {remote!r} refused: {summary}")
-        raise RemoteUnreachable(f"cannot push to {remote!r}: {first_message(result.stderr)} "
+                raise RemoteUnreachable(f"push to {mask_url(remote)!r} refused: {mask_text(summary, self.hidden)}")
+        raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")

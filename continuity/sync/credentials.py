@@ -1,0 +1,151 @@
+"""Remote URLs that embed credentials: refused, or warned about once, and never shown.
+
+Seed 002: context remote URLs must not embed credentials; runtime git uses the host's
+credential chain (a credential helper, an ssh key). So a URL handed to sync or clone-store
+(`--remote`, clone-store's argument, `sync_remote` in config.json) that holds a secret is
+refused before git runs; a configured git remote whose URL holds one (the user's own git
+config, `git remote add`) is used as configured, with one warning. Every URL and git
+message that sync prints, logs or stores goes through `mask_url` or `mask_text`.
+
+A secret is a password (`user:secret@`, any scheme, scp-like `user:secret@host:path`), a
+user part that is a token (`https://ghp_...@github.com/...`), either one percent-encoded,
+or anything the event guard finds secret-like (`?access_token=...`). A bare user name
+(`ssh://git@host/...`, `git@host:repo.git`, `https://user@host/...`) is not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from continuity.core.errors import UsageError
+from events.guard import find_secret, redact_text
+
+if TYPE_CHECKING:
+    from continuity.sync.git import Repo
+
+MASK = "***"
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_AUTHORITY_END = re.compile(r"[/?#\s'\"<>`]")
+# A user part that is a token: a known token prefix, or a long opaque run of letters and digits
+# (GitHub's classic 40 hex digits, Azure DevOps' 52 characters); user names are shorter.
+_TOKEN_USER = re.compile(
+    r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ffct)-)[^:@]*"
+    r"|(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}",
+    re.ASCII,
+)
+_PLAIN_USER = re.compile(r"[A-Za-z0-9._~-]{1,64}", re.ASCII)
+
+
+def _userinfos(text: str, *, scp_like: bool) -> list[tuple[int, int]]:
+    """Spans of the userinfo parts (`user[:password]` before the host) of the URLs in `text`."""
+    spans = []
+    for match in _SCHEME.finditer(text):
+        start = match.end()
+        end = _AUTHORITY_END.search(text, start)
+        at = text.rfind("@", start, end.start() if end else len(text))
+        if at >= 0:
+            spans.append((start, at))
+    if spans or not scp_like or _SCHEME.search(text):
+        return spans
+    colon = text.find(":")
+    if colon < 0 or "/" in text[:colon] or "@" not in text:
+        return []  # a local path, as git reads it
+    head = text.split("/", 1)[0]
+    ats = [i for i, char in enumerate(head) if char == "@" and ":" in head[i:]]
+    return [(0, ats[-1])] if ats else []
+
+
+def _token_like(user: str) -> bool:
+    return bool(_TOKEN_USER.fullmatch(user)) or find_secret(user) is not None
+
+
+def _holds_secret(userinfo: str) -> bool:
+    user, _, password = unquote(userinfo).partition(":")
+    return bool(password) or _token_like(user)
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    return [(start, end) for start, end in _userinfos(url, scp_like=True) if _holds_secret(url[start:end])]
+
+
+def has_secret(url: str) -> bool:
+    """True when a remote URL embeds credentials (a password, a token as the user, anything secret-like)."""
+    return bool(_secret_spans(url)) or find_secret(url) is not None
+
+
+def _shown_user(userinfo: str) -> str | None:
+    """The user name of `user:password`, when it is a plain name and not itself a token."""
+    user, colon, _ = userinfo.partition(":")
+    return user if colon and _PLAIN_USER.fullmatch(user) and not _token_like(user) else None
+
+
+def _masked_userinfo(userinfo: str) -> str:
+    user = _shown_user(userinfo)
+    return f"{user}:{MASK}" if user else MASK
+
+
+def _replace(text: str, spans: list[tuple[int, int]], render: Callable[[str], str]) -> str:
+    for start, end in reversed(spans):
+        text = text[:start] + render(text[start:end]) + text[end:]
+    return text
+
+
+def mask_url(url: str) -> str:
+    """The URL with every secret replaced by `***` (the user name stays when it is a plain name)."""
+    return redact_text(_replace(url, _secret_spans(url), _masked_userinfo))[0]
+
+
+def without_secrets(url: str) -> str | None:
+    """The URL without its secrets (a plain user name stays), or None when more than the userinfo holds one."""
+    spans = [(start, end + 1) for start, end in _secret_spans(url)]  # with the `@`
+    stripped = _replace(url, spans, lambda userinfo: f"{user}@" if (user := _shown_user(userinfo)) else "")
+    return None if has_secret(stripped) else stripped
+
+
+def secrets_of(url: str) -> list[str]:
+    """The secret strings of a URL as written and percent-decoded, to hide wherever git might echo them."""
+    found = []
+    for start, end in _secret_spans(url):
+        raw = url[start:end]
+        decoded = unquote(raw)
+        user, _, password = raw.partition(":")
+        found += [raw, decoded, password, unquote(password), decoded.partition(":")[2]]
+        if _token_like(unquote(user)) or ":" in unquote(user):
+            found += [user, unquote(user)]
+    return sorted({secret for secret in found if secret}, key=len, reverse=True)
+
+
+def mask_text(text: str, hidden: Iterable[str] = ()) -> str:
+    """A message with the given secrets, the credentials of any URL in it and secret-like text masked."""
+    for secret in hidden:
+        text = text.replace(secret, MASK)
+    spans = [(start, end) for start, end in _userinfos(text, scp_like=False) if _holds_secret(text[start:end])]
+    return redact_text(_replace(text, spans, _masked_userinfo))[0]
+
+
+def guard_remote(repo: Repo, remote: str) -> list[str]:
+    """Refuse a remote URL that embeds credentials, before any git runs against it.
+
+    A configured git remote whose URL (as written, or as url.*.insteadOf rewrites it) embeds
+    credentials is used as the user configured it: one warning, and its secrets are hidden
+    from every git message this sync repeats.
+    """
+    if has_secret(remote):
+        suggestion = without_secrets(remote)
+        instead = f" (use {suggestion} and let git's credential helper supply them)" if suggestion else ""
+        raise UsageError(f"refused remote URL {mask_url(remote)}: it embeds credentials, which sync never "
+                         f"prints or stores; runtime git uses the host's credential chain{instead}")
+    if remote not in repo.remotes():
+        return []
+    leaky = [url for url in repo.remote_urls(remote) if has_secret(url)]
+    if not leaky:
+        return []
+    repo.hide(secret for url in leaky for secret in secrets_of(url))
+    shown = ", ".join(dict.fromkeys(mask_url(url) for url in leaky))
+    fixes = [fixed for fixed in dict.fromkeys(without_secrets(url) for url in leaky) if fixed]
+    fix = f" (the URL without them: {fixes[0]})" if len(fixes) == 1 else ""
+    return [f"git remote {remote!r} embeds credentials in its URL ({shown}): sync uses it as configured and "
+            f"never prints or stores them, but move them to a credential helper{fix}"]
