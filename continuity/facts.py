@@ -24,6 +24,29 @@ READ_FIRST_CANDIDATES = (
 GIT_TIMEOUT = 5.0
 
 
+#: How far the newest event may be ahead of this machine's clock before it is reported.
+CLOCK_AHEAD_TOLERANCE_S = 300
+
+
+def clock_ahead_warning(log: Any, now: int) -> str | None:
+    """A warning when the log's newest event is stamped ahead of the local clock (a skewed writer).
+
+    Appends keep the order (each event is stamped after the head), so every later event
+    carries that future time; saying so is all a reader can do.
+    """
+    from events import names
+
+    head = log.head_name()
+    parsed = names.parse_name(head) if head else None
+    if parsed is None:
+        return None
+    ahead_s = (clock.parse_stamp(parsed.stamp) - now) // 1_000_000
+    if ahead_s <= CLOCK_AHEAD_TOLERANCE_S:
+        return None
+    return (f"the newest event is stamped {ahead_s // 60} min ahead of this machine's clock "
+            f"({clock.iso(clock.parse_stamp(parsed.stamp))}); new events keep that order and carry later times")
+
+
 def read_first(root: str) -> tuple[str, ...]:
     """The read-first candidates that exist in the project."""
     return tuple(path for path in READ_FIRST_CANDIDATES if os.path.exists(os.path.join(root, path)))

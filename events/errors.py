@@ -23,11 +23,10 @@ class SecretRefused(ContinuityError):
 
     exit_code = 4
 
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(
-            f"refused: field {field} looks like a secret (rule {rule}); "
-            "remove it or pass --redact to store it as [REDACTED:{rule}]".replace("{rule}", rule)
-        )
+    def __init__(self, field: str, rule: str, *, redactable: bool = True) -> None:
+        fix = (f"remove it or pass --redact to store it as [REDACTED:{rule}]" if redactable
+               else "an id cannot be redacted: remove it or use another id")
+        super().__init__(f"refused: field {field} looks like a secret (rule {rule}); {fix}")
         self.field = field
         self.rule = rule
 

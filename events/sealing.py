@@ -96,9 +96,31 @@ def guard(draft: Event, *, redact: bool) -> Event:
         applied: list[str] = []
         cleaned = _redact_tree(tree, "", applied)
         cleaned["redacted"] = [*draft.redacted, *applied]
-        redacted: Event = msgspec.convert(cleaned, type(draft))
+        try:
+            redacted: Event = msgspec.convert(cleaned, type(draft))
+        except msgspec.ValidationError:  # the marker fits no id field: refuse, never store the secret
+            field, rule = _unredactable(tree, draft)
+            raise SecretRefused(field, rule, redactable=False) from None
         return redacted
     return draft
+
+
+def _unredactable(tree: dict[str, Any], draft: Event) -> tuple[str, str]:
+    """The first field holding a secret whose redacted form its type refuses (an id), and the rule."""
+    kind = type(draft)
+    for path, text in _strings(tree, ""):
+        rule = find_secret(text)
+        if rule is None:
+            continue
+        field = path.split(".")[0].split("[")[0]
+        trial = {**tree, field: redact_text(tree[field])[0]} if isinstance(tree.get(field), str) else None
+        if trial is None:
+            continue
+        try:
+            msgspec.convert(trial, kind)
+        except msgspec.ValidationError:
+            return path, rule
+    return "an id field", "secret"
 
 
 def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:

@@ -10,7 +10,11 @@ from projections.common import append_bounded
 from projections.readmodel import ReadModel
 
 RECENT_LIMIT = 20
+NOTABLE_LIMIT = 20
 MESSAGE_CHARS = 300
+#: Events a successor rarely needs one by one: turn markers, session markers, briefs served.
+ROUTINE_KINDS = frozenset({"context.served", "session.started", "session.ended"})
+ROUTINE_TYPES = frozenset({"turn_start", "turn_end", "subagent_end", "compaction"})
 
 
 class IndexEntry(msgspec.Struct, kw_only=True):
@@ -34,7 +38,14 @@ class Overview(msgspec.Struct, kw_only=True):
     last_at: str | None = None
     last_event_id: str | None = None
     recent: list[IndexEntry] = msgspec.field(default_factory=list)
+    #: The newest events that are not routine (edits, commands, checkpoints, archives, notes).
+    notable: list[IndexEntry] = msgspec.field(default_factory=list)
     served: int = 0
+
+
+def is_routine(entry: IndexEntry) -> bool:
+    """Whether an event is routine (a turn or session marker, a brief served)."""
+    return entry.kind in ROUTINE_KINDS or (entry.kind == "work.logged" and entry.type in ROUTINE_TYPES)
 
 
 def on_event(state: Overview, name: str, event: Event) -> Overview:
@@ -49,6 +60,8 @@ def on_event(state: Overview, name: str, event: Event) -> Overview:
         message=event.message[:MESSAGE_CHARS],
     )
     append_bounded(state.recent, entry, RECENT_LIMIT)
+    if not is_routine(entry):
+        append_bounded(state.notable, entry, NOTABLE_LIMIT)
     return state
 
 
@@ -59,7 +72,7 @@ def on_served(state: Overview, name: str, event: ContextServed) -> Overview:
 
 
 MODEL = ReadModel(
-    "overview", format=1, state=Overview, initial=Overview,
+    "overview", format=2, state=Overview, initial=Overview,
     folds={Event: on_event, ContextServed: on_served},
-    bounds={"RECENT_LIMIT": RECENT_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
+    bounds={"RECENT_LIMIT": RECENT_LIMIT, "NOTABLE_LIMIT": NOTABLE_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
 )

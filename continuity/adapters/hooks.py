@@ -61,23 +61,30 @@ def _append(store: Store, events: list[Event]) -> list[str]:
 # -- handlers --------------------------------------------------------------------------------
 def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the session, then answer with the resume brief (recorded as context.served)."""
+    from continuity.core.errors import ConfigBroken
     from continuity.sessions.decide import decide_session_start
     from continuity.sessions.service import resume_bundle
 
-    who = identity(harness, payload, store)
-    source = clean_name(payload.get("source")) or "startup"
-    started = decide_session_start(
-        who, source=source, model=clean_name(payload.get("model")),
-        transcript_path=_text(payload.get("transcript_path"), 1024), cwd=_text(payload.get("cwd"), 1024),
-        message=f"session {source} on {harness}",
-    )
+    recorded: list[str] = []
     try:
-        recorded = _append(store, started)
-    except ContinuityError as error:  # the brief is served whatever happens to the recording
-        report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
-        recorded = []
-    max_chars = int(store.config.get("hook_max_chars") or 8000)
-    brief = resume_bundle(store, who, fmt="md", max_chars=max_chars, record=True)
+        who = identity(harness, payload, store)
+    except ConfigBroken:  # never record under a guessed project; still serve what the log knows
+        project, warnings = store.reading_project()
+        report(store, harness, "SessionStart", f"{warnings[0]}; nothing recorded")
+        who, record = Identity(project=project, host=harness), False
+    else:
+        source = clean_name(payload.get("source")) or "startup"
+        started = decide_session_start(
+            who, source=source, model=clean_name(payload.get("model")),
+            transcript_path=_text(payload.get("transcript_path"), 1024), cwd=_text(payload.get("cwd"), 1024),
+            message=f"session {source} on {harness}",
+        )
+        try:
+            recorded, record = _append(store, started), True
+        except ContinuityError as error:  # the brief is served whatever happens to the recording
+            report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
+            record = False
+    brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store), record=record)
     for warning in brief.warnings:
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
     if brief.served is not None:
@@ -88,37 +95,85 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     return HookResult(orjson.dumps(output).decode(), recorded)
 
 
+def _max_chars(store: Store) -> int:
+    """The brief's budget for hooks: `hook_max_chars` in config.json, within sane bounds."""
+    from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+
+    value = store.config.get("hook_max_chars")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(max(value, MIN_MAX_CHARS), 100_000)
+    return DEFAULT_MAX_CHARS
+
+
 def post_tool_use(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record a file edit or a shell command (secret-like text redacted); ignore other tools."""
+    event = _tool_event(harness, payload, store, failed=False)
+    return HookResult() if event is None else HookResult(recorded=_append(store, [event]))
+
+
+def post_tool_use_failure(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
+    """Record a failed tool call: what was tried, its exit code and the error line."""
+    event = _tool_event(harness, payload, store, failed=True)
+    return HookResult() if event is None else HookResult(recorded=_append(store, [event]))
+
+
+def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: bool) -> Event | None:
+    """The work-log entry for one tool call (an edit or a command), or None for other tools."""
     from events.worklog import WorkLogged
 
     tool = str(payload.get("tool_name") or "")
     raw_input = payload.get("tool_input")
     tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
     response = payload.get("tool_response")
+    error = _error_line(payload) if failed else None
     env = envelope(harness, payload, store)
     note = {"tool": tool, "tool_use_id": _text(payload.get("tool_use_id"), 200),
-            "turn_id": _text(payload.get("turn_id"), 200)}
+            "turn_id": _text(payload.get("turn_id"), 200), "error": error,
+            "interrupted": True if failed and payload.get("is_interrupt") is True else None}
     note = {key: value for key, value in note.items() if value}
-    if tool in EDIT_TOOLS:
-        files = _edited_files(tool, tool_input)
+    command = _command_text(tool_input)
+    patched = _patch_files(tool_input, command)
+    outcome = " (failed)" if failed else ""
+    if tool in EDIT_TOOLS or (tool in SHELL_TOOLS and patched):
+        files = _edited_files(tool, tool_input) if tool in EDIT_TOOLS else patched
         if not files:
-            return HookResult()
-        event: Event = WorkLogged(**env, type="edit", message=f"{tool} {', '.join(files)}"[:MESSAGE_CHARS],
-                                  refs=Refs(files=tuple(files)), note=note)
-    elif tool in SHELL_TOOLS:
-        command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        if isinstance(command, list):
-            command = " ".join(str(part) for part in command)
-        text = _text(command, 4000)
-        if not text:
-            return HookResult()
-        ref = CommandRef(command=text, exit_code=_exit_code(response), summary=_text(_summary(response), 300))
-        event = WorkLogged(**env, type="command", message=f"ran {text.splitlines()[0][:200]}",
-                           refs=Refs(commands=(ref,)), note=note)
-    else:
-        return HookResult()
-    return HookResult(recorded=_append(store, [event]))
+            return None
+        return WorkLogged(**env, type="edit_failed" if failed else "edit", refs=Refs(files=tuple(files)), note=note,
+                          message=f"{tool}{outcome} {', '.join(files)}"[:MESSAGE_CHARS])
+    if tool in SHELL_TOOLS:
+        if not command:
+            return None
+        exit_code = _exit_code(response)
+        if failed and exit_code is None:
+            full = payload.get("error")
+            exit_code = _exit_code_in(full if isinstance(full, str) else error)
+        summary = error if failed else _text(_summary(response), 300)
+        ref = CommandRef(command=command, exit_code=exit_code, summary=summary)
+        return WorkLogged(**env, type="command_failed" if failed else "command", refs=Refs(commands=(ref,)),
+                          note=note, message=f"ran{outcome} {command.splitlines()[0][:200]}")
+    if failed and tool:
+        return WorkLogged(**env, type="tool_failed", note=note, message=f"{tool} failed: {error or 'no detail'}"[
+            :MESSAGE_CHARS])
+    return None
+
+
+def _command_text(tool_input: dict[str, Any]) -> str | None:
+    command = tool_input.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    return _text(command, 4000)
+
+
+def _patch_files(tool_input: dict[str, Any], command: str | None) -> list[str]:
+    """Files a patch names, wherever the harness put it (Codex sends `apply_patch` in `command`)."""
+    for value in (tool_input.get("input"), tool_input.get("patch"), tool_input.get("command")):
+        if isinstance(value, list):
+            value = "\n".join(str(part) for part in value)
+        if isinstance(value, str) and "*** " in value:
+            found = [match.strip() for match in _PATCH_FILE.findall(value)]
+            if found:
+                return [path for path in (_text(item, 1024) for item in found[:100]) if path]
+    return []
 
 
 def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
@@ -126,15 +181,37 @@ def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
     if key is not None:
         path = _text(tool_input.get(key), 1024)
         return [path] if path else []
-    patch = tool_input.get("input") or tool_input.get("patch") or ""
-    return [match.strip() for match in _PATCH_FILE.findall(str(patch))][:100]
+    return _patch_files(tool_input, None)
+
+
+def _error_line(payload: dict[str, Any]) -> str | None:
+    """The last non-empty line of a failure's error text (what a successor most needs)."""
+    error = payload.get("error")
+    if not isinstance(error, str):
+        response = payload.get("tool_response")
+        error = _summary(response) if isinstance(response, dict) else None
+    if not isinstance(error, str):
+        return None
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return _text(lines[-1], 300) if lines else None
+
+
+_EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
+
+
+def _exit_code_in(text: str | None) -> int | None:
+    """An exit code stated in an error text ("Exit code 2", "exited with status 1")."""
+    if not text:
+        return None
+    found = _EXIT_IN_TEXT.search(text)
+    return int(found.group(1)) if found else None
 
 
 def _exit_code(response: Any) -> int | None:
     if isinstance(response, dict):
         for key in ("exit_code", "exitCode", "returncode", "return_code"):
             value = response.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**32:
                 return value
         if response.get("interrupted") is True:
             return None
@@ -219,6 +296,7 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
 HANDLERS: dict[str, Callable[[str, dict[str, Any], Store], HookResult]] = {
     "SessionStart": session_start,
     "PostToolUse": post_tool_use,
+    "PostToolUseFailure": post_tool_use_failure,
     "PreCompact": pre_compact,
     "PostCompact": simple_event("compaction"),
     "Stop": simple_event("turn_end"),
@@ -253,15 +331,17 @@ def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:
     store: Store | None = None
     hook = "?"
     try:
-        if len(raw) > MAX_STDIN:
-            report(None, harness, hook, f"hook input over {MAX_STDIN} bytes ignored")
-            return HookResult()
-        try:
-            payload = orjson.loads(raw) if raw.strip() else None
-        except orjson.JSONDecodeError:
-            payload = None
-        if not isinstance(payload, dict):
-            report(None, harness, hook, "hook input is not a JSON object; nothing recorded")
+        problem = _input_problem(raw)
+        payload = None
+        if problem is None:
+            try:
+                payload = orjson.loads(raw)
+            except orjson.JSONDecodeError as error:
+                problem = f"hook input is not valid JSON ({error}); nothing recorded"
+        if problem is None and not isinstance(payload, dict):
+            problem = f"hook input is JSON but not an object ({type(payload).__name__}); nothing recorded"
+        if problem is not None or not isinstance(payload, dict):
+            report(_store_for_logging(root), harness, hook, problem or "hook input unusable; nothing recorded")
             return HookResult()
         hook = str(payload.get("hook_event_name") or "?")
         handler = HANDLERS.get(hook)
@@ -284,12 +364,35 @@ def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:
     return HookResult()
 
 
+def _input_problem(raw: bytes) -> str | None:
+    """Why a hook's stdin cannot be a payload (too large, empty, not UTF-8), or None."""
+    if len(raw) > MAX_STDIN:
+        return f"hook input over {MAX_STDIN} bytes ignored; nothing recorded"
+    if not raw.strip():
+        return "hook input is empty; nothing recorded"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"hook input is not valid UTF-8 (byte {error.start}); nothing recorded"
+    return None
+
+
+def _store_for_logging(root: str | None) -> Store | None:
+    """The store to keep a hooks.log entry in when the payload (and its cwd) is unusable."""
+    from events.errors import ContinuityError
+
+    try:
+        return find_store(root=root)
+    except (ContinuityError, OSError):
+        return None
+
+
 def handle(harness: str, root: str | None) -> int:
     """Read the hook's stdin, handle it, print what the harness should see; always 0."""
     import sys
 
     try:
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)  # never more than the limit in memory
     except (OSError, ValueError):
         raw = b""
     result = run_hook(harness, raw, root=root)

@@ -2,19 +2,28 @@
 
 The functional core takes parsed JSON (or Markdown text) and returns the new value; it
 never touches the disk. `plan_install` / `plan_uninstall` read the files and return
-`FileChange`s; `apply_changes` backs up and writes them (temp file + rename).
-Our hook entries are recognized by a command that runs `continuity hook`.
+`FileChange`s; `apply_change` backs up and writes them (temp file + rename); `Backups`
+keeps the copies in the store's `local/backups/`, out of the user's folders and out of git.
+
+Every installed command is a POSIX sh line ending in `exit 0`: a missing project folder, a
+missing binary or a failing hook never becomes the harness's blocking exit 2. Files a team
+commits run `continuity` from PATH; this machine's absolute path goes only to files that
+stay on it (user scope, `.claude/settings.local.json`). Our entries are recognized by an
+exact match with a command install writes (or wrote before), never by a pattern, so a
+user's own hook that mentions continuity is left alone.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
+import os
 import re
 import shlex
-import shutil
+import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,14 +38,15 @@ HOOK_TIMEOUT = 10
 #: Claude Code gives SessionEnd about 1.5 s; the hook must not outlive the session.
 SESSION_END_TIMEOUT = 2
 #: Reads (Read, Grep, Glob, WebFetch) are the most frequent calls and change no state;
-#: a process per read would slow every turn.
+#: a process per read would slow every turn. Failed calls use the same matcher.
 CLAUDE_TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Bash"
 
 #: event -> matcher (None: no matcher, the group fires for every source, tool or reason).
 EVENTS: dict[str, dict[str, str | None]] = {
     "claude-code": {
         "SessionStart": None, "UserPromptSubmit": None, "PostToolUse": CLAUDE_TOOL_MATCHER,
-        "PreCompact": None, "PostCompact": None, "Stop": None, "SubagentStop": None, "SessionEnd": None,
+        "PostToolUseFailure": CLAUDE_TOOL_MATCHER, "PreCompact": None, "PostCompact": None, "Stop": None,
+        "SubagentStop": None, "SessionEnd": None,
     },
     # Codex's tool names (apply_patch, Bash, exec_command, MCP tools) are not a stable
     # contract, so PostToolUse matches every tool rather than record nothing by accident.
@@ -49,26 +59,50 @@ EVENTS: dict[str, dict[str, str | None]] = {
 BEGIN = "<!-- continuity:begin -->"
 END = "<!-- continuity:end -->"
 _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
-_OUR_COMMAND = re.compile(r"continuity['\"]?\s+hook(\s|$)")
+
+#: Claude Code runs hooks from wherever the session is; the store is found from the project root.
+PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
+ON_PATH = "command -v continuity >/dev/null 2>&1"
+#: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`.
+_TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex)(?:; exit 0)?\Z")
 
 
-def executable() -> str:
-    """The `continuity` script beside this interpreter (absolute), else the bare name."""
+def executable() -> str | None:
+    """The `continuity` script beside this interpreter (absolute), if there is one."""
     script = Path(sys.executable).with_name("continuity")
-    return str(script) if script.is_file() else "continuity"
+    return str(script) if script.is_file() else None
 
 
-def hook_command(harness: str, exe: str) -> str:
-    """The shell command a hook runs; Claude Code's runs from the project root."""
-    run = f"{shlex.quote(exe)} hook {harness}"
+def hook_command(harness: str, exe: str | None = None, *, unless_on_path: bool = False) -> str:
+    """The sh line a hook runs; it exits 0 whatever happens, and passes stdin and stdout through.
+
+    Without `exe` it runs `continuity` from PATH (the portable form, for files a team commits);
+    with it, this machine's absolute path, skipped when missing, and with `unless_on_path` also
+    when `continuity` is on PATH, so a fallback never runs beside the portable hook.
+    """
+    if exe is None:
+        guard, run = ON_PATH, f"continuity hook {harness}"
+    else:
+        quoted = shlex.quote(exe)
+        guard = f"! {ON_PATH} && [ -x {quoted} ]" if unless_on_path else f"[ -x {quoted} ]"
+        run = f"{quoted} hook {harness}"
+    return f"{PROJECT_DIR if harness == 'claude-code' else ''}{guard} && {run}; exit 0"
+
+
+def _known_commands(harness: str, exe: str) -> set[str]:
+    """Every command install writes, or wrote before, that runs `exe`."""
+    legacy = f"{shlex.quote(exe)} hook {harness}"
     if harness == "claude-code":
-        return f'cd "${{CLAUDE_PROJECT_DIR:-.}}" && {run}'
-    return run  # Codex names no project-dir variable: the hook finds its store from its cwd
+        legacy = f'cd "${{CLAUDE_PROJECT_DIR:-.}}" && {legacy}'
+    known = {legacy, hook_command(harness)}
+    if exe != "continuity":
+        known |= {hook_command(harness, exe), hook_command(harness, exe, unless_on_path=True)}
+    return known
 
 
-def hook_groups(harness: str, exe: str) -> dict[str, dict[str, Any]]:
+def hook_groups(harness: str, exe: str | None = None, *, unless_on_path: bool = False) -> dict[str, dict[str, Any]]:
     """Event -> the matcher group install adds for it."""
-    command = hook_command(harness, exe)
+    command = hook_command(harness, exe, unless_on_path=unless_on_path)
     groups: dict[str, dict[str, Any]] = {}
     for event, matcher in EVENTS[harness].items():
         timeout = SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT
@@ -79,9 +113,17 @@ def hook_groups(harness: str, exe: str) -> dict[str, dict[str, Any]]:
 
 
 def is_ours(hook: Any) -> bool:
-    """True for a hook entry whose command runs `continuity hook`."""
-    return isinstance(hook, dict) and isinstance(hook.get("command"), str) \
-        and _OUR_COMMAND.search(hook["command"]) is not None
+    """True for a hook entry whose command is exactly one install writes (or wrote before)."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    match = _TAIL.search(command) if isinstance(command, str) else None
+    if command is None or match is None:
+        return False
+    try:
+        [exe] = shlex.split(match["exe"])
+    except ValueError:
+        return False
+    named_continuity = exe == "continuity" or exe.endswith("/continuity")
+    return named_continuity and command in _known_commands(match["harness"], exe)
 
 
 def _count_ours(groups: list[Any]) -> int:
@@ -219,13 +261,37 @@ def render_config(config: dict[str, Any], original: str | None) -> str:
     return text if original and not original.endswith("\n") else text + "\n"
 
 
+def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
+    """True when `text` holds none of ours and install-then-uninstall on it gives `stripped`."""
+    try:
+        config = parse_config(text)
+        if any(_count_ours(groups) for groups in _hooks_of(config).values()):
+            return False
+        again = remove_hooks(add_hooks(config, hook_groups(harness)))
+    except UsageError:
+        return False
+    return json.dumps(again) == json.dumps(stripped)  # key order counts: a reordered file is a changed one
+
+
+def _md_original(text: str, stripped: str) -> bool:
+    """True when `text` holds no block and adding then removing one gives `stripped`."""
+    try:
+        return not _blocks(text) and remove_block(add_block(text, f"{BEGIN}\n{END}")) == stripped
+    except UsageError:
+        return False
+
+
 @dataclass(frozen=True)
 class FileChange:
-    """One file's text before and after; `None` means the file is (or ends up) absent."""
+    """One file's text before and after; `None` means the file is (or ends up) absent.
+
+    `shared` marks a file meant to be committed (project scope, not `*.local.*`).
+    """
 
     path: Path
     before: str | None
     after: str | None
+    shared: bool = False
 
     @property
     def changed(self) -> bool:
@@ -259,6 +325,11 @@ def target_paths(harness: str, scope: str, root: Path, home: Path) -> tuple[Path
     return root / folder / settings, root / markdown
 
 
+def local_settings_path(harness: str, scope: str, root: Path) -> Path | None:
+    """The project settings file that stays on this machine (Claude Code's settings.local.json)."""
+    return root / ".claude" / "settings.local.json" if harness == "claude-code" and scope == "project" else None
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_bytes().decode("utf-8")
@@ -270,7 +341,18 @@ def _read(path: Path) -> str | None:
         raise WriteFailed(f"{path}: cannot read ({error.strerror}); nothing changed") from None
 
 
-def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> FileChange:
+#: path -> what the file held before earlier changes, newest first (see `Backups.earlier`).
+Earlier = Callable[[Path], Iterable[str]]
+
+
+def _no_earlier(path: Path) -> Iterable[str]:
+    return ()
+
+
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, shared: bool,
+                 restore: tuple[str, Earlier] | None = None) -> FileChange:
+    """The change `edit` makes; with `restore` (harness, earlier), a file back to its old form
+    gets its old bytes."""
     before = _read(path)
     try:
         config = parse_config(before or "")
@@ -278,54 +360,174 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -
     except UsageError as error:
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if new == config:
-        return FileChange(path, before, before)
+        return FileChange(path, before, before, shared)
+    if restore is not None:
+        harness, earlier = restore
+        for text in earlier(path):
+            if _json_original(text, new, harness):
+                return FileChange(path, before, text, shared)
     after = None if not new and before is not None and config else render_config(new, before)
-    return FileChange(path, before, after)
+    return FileChange(path, before, after, shared)
 
 
-def _md_change(path: Path, edit: Callable[[str], str]) -> FileChange:
+def _md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: Earlier | None = None) -> FileChange:
     before = _read(path)
     try:
         after = edit(before or "")
     except UsageError as error:
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if after == (before or ""):
-        return FileChange(path, before, before)
-    return FileChange(path, before, after if after.strip() else None)
+        return FileChange(path, before, before, shared)
+    for text in earlier(path) if earlier is not None else ():
+        if _md_original(text, after):
+            return FileChange(path, before, text, shared)
+    return FileChange(path, before, after if after.strip() else None, shared)
 
 
-def agent_command(exe: str) -> str:
-    """How the instructions spell the command: the bare name when it is on PATH."""
-    return "continuity" if shutil.which("continuity") else shlex.quote(exe)
+def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | None, *, on_path: bool,
+                 earlier: Earlier = _no_earlier) -> list[FileChange]:
+    """The changes `install` makes: our hooks merged in, our Markdown block in place.
 
-
-def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str) -> list[FileChange]:
-    """The changes `install` makes: our hooks merged in, our Markdown block in place."""
+    `exe` is this machine's `continuity` (absolute, or None when unknown); `on_path` says
+    whether `continuity` is found on PATH here. Project files get the portable command;
+    when it would not run here, `.claude/settings.local.json` gets the absolute one.
+    """
     settings, markdown = target_paths(harness, scope, root, home)
-    groups = hook_groups(harness, exe)
-    block = render_block(agent_command(exe))
-    return [_json_change(settings, lambda config: add_hooks(config, groups)),
-            _md_change(markdown, lambda text: add_block(text, block))]
+    shared = scope == "project"
+    groups = hook_groups(harness, None if shared else exe)
+    changes = [_json_change(settings, lambda config: add_hooks(config, groups), shared=shared)]
+    local = local_settings_path(harness, scope, root)
+    if local is not None and exe is not None and not on_path:
+        fallback = hook_groups(harness, exe, unless_on_path=True)
+        changes.append(_json_change(local, lambda config: add_hooks(config, fallback), shared=False))
+    elif local is not None:
+        changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
+    command = "continuity" if shared or on_path or exe is None else shlex.quote(exe)
+    block = render_block(command)
+    changes.append(_md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    return changes
 
 
-def plan_uninstall(harness: str, scope: str, root: Path, home: Path) -> list[FileChange]:
-    """The changes `uninstall` makes: our hooks and our Markdown block taken out."""
+def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
+                   earlier: Earlier = _no_earlier) -> list[FileChange]:
+    """The changes `uninstall` makes: our hooks and block taken out, old bytes back where nothing else changed."""
     settings, markdown = target_paths(harness, scope, root, home)
-    return [_json_change(settings, remove_hooks), _md_change(markdown, remove_block)]
+    shared = scope == "project"
+    local = local_settings_path(harness, scope, root)
+    changes = [_json_change(settings, remove_hooks, shared=shared, restore=(harness, earlier))]
+    if local is not None:
+        changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
+    changes.append(_md_change(markdown, remove_block, shared=shared, earlier=earlier))
+    return changes
 
 
-def backup(path: Path, stamp: str) -> Path:
-    """Copy `path` to `<name>.continuity-backup-<stamp>` beside it (never overwriting one)."""
-    for attempt in range(1000):
-        candidate = path.with_name(f"{path.name}.continuity-backup-{stamp}{f'-{attempt}' if attempt else ''}")
+# -- backups -----------------------------------------------------------------------------------
+LEGACY_BACKUP = ".continuity-backup-"
+_STAMP = re.compile(r"(\d{8}T\d{6}Z)(?:-(\d+))?")
+
+
+def _stamp_key(name: str) -> tuple[str, int] | None:
+    match = _STAMP.fullmatch(name)
+    return None if match is None else (match[1], int(match[2] or 0))
+
+
+def _legacy_backups(path: Path) -> list[tuple[tuple[str, int], Path]]:
+    """Copies earlier versions left beside `path` as `<name>.continuity-backup-<stamp>`."""
+    prefix = path.name + LEGACY_BACKUP
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        key = _stamp_key(entry.name[len(prefix):]) if entry.name.startswith(prefix) else None
+        if key is not None and entry.is_file() and not entry.is_symlink():
+            found.append((key, entry))
+    return found
+
+
+@dataclass(frozen=True)
+class Backups:
+    """Copies of the files install changes, as `<folder>/<UTC stamp>/<path relative to base>`.
+
+    `store_root` is set when the folder is inside a store (checked before each write);
+    `note` says why the copies are elsewhere.
+    """
+
+    folder: Path
+    base: Path
+    store_root: Path | None = None
+    note: str | None = None
+
+    def _relative(self, path: Path) -> Path:
         try:
-            with open(candidate, "xb") as copy:
-                copy.write(path.read_bytes())
-        except FileExistsError:
-            continue
-        shutil.copymode(path, candidate)
-        return candidate
-    raise WriteFailed(f"{path}: no free backup name")
+            return path.relative_to(self.base)
+        except ValueError:
+            return Path("outside", *path.parts[1:])
+
+    def save(self, path: Path, data: bytes, mode: int, stamp: str) -> Path:
+        """Write `data` (what `path` holds) under a free `<stamp>[-n]` folder; never overwrites a copy."""
+        if self.store_root is not None:
+            from continuity.core.store import Store
+
+            Store(self.store_root).check_safe()
+        relative = self._relative(path)
+        for attempt in range(1000):
+            target = self.folder / (f"{stamp}-{attempt}" if attempt else stamp) / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(target, "xb") as copy:
+                    copy.write(data)
+            except FileExistsError:
+                continue
+            os.chmod(target, mode)
+            return target
+        raise WriteFailed(f"{path}: no free backup name in {self.folder}")
+
+    def earlier(self, path: Path) -> Iterator[str]:
+        """What `path` held before earlier changes, newest first: copies here and old ones beside it."""
+        found = _legacy_backups(path)
+        relative = self._relative(path)
+        try:
+            folders = list(self.folder.iterdir())
+        except OSError:
+            folders = []
+        for folder in folders:
+            key = _stamp_key(folder.name)
+            if key is not None and (folder / relative).is_file():
+                found.append((key, folder / relative))
+        for _, copy in sorted(found, reverse=True):
+            try:
+                yield copy.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+
+    def adopt(self, path: Path) -> list[Path]:
+        """Move old `<file>.continuity-backup-<stamp>` copies from beside `path` into the folder."""
+        moved = []
+        for (stamp, _), legacy in sorted(_legacy_backups(path)):
+            try:
+                saved = self.save(path, legacy.read_bytes(), stat.S_IMODE(legacy.stat().st_mode), stamp)
+                legacy.unlink()
+            except OSError:
+                continue  # housekeeping: a copy that cannot move stays where it was
+            moved.append(saved)
+        return moved
+
+
+def backups_for(scope: str, root: Path, home: Path, state_home: Path) -> Backups:
+    """Where copies go: the store's `local/backups/`; user scope, or a project without a store,
+    under `<state_home>/continuity/backups/` (one folder per project)."""
+    from continuity.core.store import Store, project_name_for
+
+    if scope == "user":
+        return Backups(state_home / "continuity" / "backups" / "user", home)
+    store = Store(root)
+    if os.path.lexists(store.path):
+        return Backups(Path(store.local_dir) / "backups", root, store_root=root)
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    folder = state_home / "continuity" / "backups" / f"{project_name_for(str(root))}-{digest}"
+    return Backups(folder, root, note=f"{root} has no continuity store, so backups are kept in {folder}")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -333,12 +535,15 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True)
 
 
-def apply_change(change: FileChange, stamp: str) -> Path | None:
-    """Write one change after backing up the old file; returns the backup's path, if any."""
+def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | None:
+    """Write one change after copying the old file into `backups`; returns the copy's path, if any."""
     if not change.changed:
         return None
     try:
-        saved = backup(change.path, stamp) if change.before is not None else None
+        saved = None
+        if change.before is not None:
+            mode = stat.S_IMODE(change.path.stat().st_mode)
+            saved = backups.save(change.path, change.path.read_bytes(), mode, stamp)
         if change.after is not None:
             write_text_atomic(change.path, change.after)
         elif change.path.is_symlink():

@@ -22,6 +22,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     )
     parser.add_argument("--project", help="project name (default: the folder's name)")
     parser.add_argument("--language", choices=["en", "zh"], help="language of Markdown archives")
+    parser.add_argument("--repair", action="store_true",
+                        help="rewrite a missing, empty or invalid config.json, taking the project name "
+                        "from --project or from the newest event (never from the folder's name)")
     parser.set_defaults(handler=_init)
 
 
@@ -38,7 +41,7 @@ def _init(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.initialize import init_store
 
     root = os.path.abspath(getattr(args, "root", None) or os.getcwd())
-    store, created = init_store(root, project=args.project, language=args.language)
+    store, created = init_store(root, project=args.project, language=args.language, repair=args.repair)
     out.emit(
         {"ok": True, "action": "init", "created": created, "store": str(store.path),
          "project": store.project},
@@ -55,7 +58,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     report = store.open_reader().verify()
     links = symlinks_in(store.path)
+    from continuity.core.store import now_us
+    from continuity.facts import clock_ahead_warning
+
+    ahead = clock_ahead_warning(store.open_reader(), now_us())
     data = msgspec.to_builtins(report)
+    data["clock_warning"] = ahead
     data["ok"] = report.ok and not links
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
@@ -66,6 +74,8 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     for fork in report.forks[:10]:
         lines.append(f"fork: {fork.parent} -> {', '.join(fork.children)}")
     lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
+    if ahead:
+        lines.append(f"warning: {ahead}")
     if report.ok and not links:
         lines.append("ok: the log is intact")
     elif report.ok:

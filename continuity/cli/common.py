@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from continuity import __version__
@@ -17,6 +18,42 @@ class Parser(argparse.ArgumentParser):
         from continuity.core.errors import UsageError
 
         raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+#: The largest count any flag takes (--last, --limit, --lines, --max-chars): more than a log holds,
+#: small enough for every C size the count reaches (a deque's maxlen is a ssize_t).
+COUNT_MAX = 10**9
+#: Exit codes a command ref records: negative signal numbers (Python's -9) up to Windows'
+#: unsigned 32-bit codes (0xC0000005 is 3221225477).
+EXIT_CODE_MIN, EXIT_CODE_MAX = -(2**31), 2**32 - 1
+
+
+def out_of_range(text: str, low: int, high: int) -> str | None:
+    """Why `text` is not an integer from `low` to `high` (one line), or None when it is one."""
+    try:
+        value = int(text)
+    except ValueError:  # not a number, or too many digits to read
+        pass
+    else:
+        if low <= value <= high:
+            return None
+    from continuity.core.text import one_line
+
+    shown = one_line(text) if len(text) <= 32 else one_line(text[:29]) + "..."
+    return f"must be an integer from {low} to {high}, not {shown!r}"
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse `type`: an integer from `low` to `high`; anything else is a one-line usage error."""
+
+    def parse(text: str) -> int:
+        reason = out_of_range(text, low, high)
+        if reason is not None:
+            raise argparse.ArgumentTypeError(reason)
+        return int(text)
+
+    parse.__name__ = f"integer from {low} to {high}"
+    return parse
 
 
 def common_flags() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, Parser, open_store
+from continuity.cli.common import COUNT_MAX, Output, Parser, bounded_int, open_store
 from continuity.cli.output import warn as print_warnings
 
 
@@ -20,13 +20,14 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
                              description="Events in replay order, one line each.")
     listing.add_argument("--after", metavar="EVENT_ID", help="only events after this one")
     listing.add_argument("--kind", help="only events of this kind, e.g. checkpoint.recorded")
-    listing.add_argument("--limit", type=int, metavar="N", help="at most N events (the first N)")
-    listing.add_argument("--last", type=int, metavar="N", help="only the newest N events")
+    count = bounded_int(0, COUNT_MAX)
+    listing.add_argument("--limit", type=count, metavar="N", help="at most N events (the first N)")
+    listing.add_argument("--last", type=count, metavar="N", help="only the newest N events")
     listing.set_defaults(handler=_list)
     tail = sub.add_parser("tail", help="the newest events; --follow keeps printing new ones", parents=[common],
                           description="The newest events, one line each (JSON lines with --json); with --follow, "
                           "new events as they land until Ctrl-C.")
-    tail.add_argument("-n", "--lines", type=int, default=10, metavar="N", help="how many to show first (default 10)")
+    tail.add_argument("-n", "--lines", type=count, default=10, metavar="N", help="how many to show first (default 10)")
     tail.add_argument("-f", "--follow", action="store_true", help="keep printing events as they land")
     tail.set_defaults(handler=_tail)
     show = sub.add_parser("show", help="one event, whole", parents=[common],
@@ -47,12 +48,8 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
     import msgspec
 
-    from continuity.core.errors import UsageError
+    from continuity.core.text import one_line
 
-    for flag in ("limit", "last"):
-        value = getattr(args, flag)
-        if value is not None and value < 0:
-            raise UsageError(f"--{flag} must be 0 or more")
     log = open_store(args).open_reader()
     after = log.find(args.after).name if args.after else None
     warnings: list[str] = []
@@ -72,13 +69,13 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.emit({"ok": True, "count": len(selected), "warnings": warnings,
                   "events": [msgspec.to_builtins(s.event) for s in selected]})
-    else:
-        lines = [
-            f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip()
-            for s in selected
-        ]
-        lines.extend(f"warning: skipped unreadable event {w}" for w in warnings)
-        out.emit(None, "\n".join(lines) if lines else "(no events)")
+        return 0
+    print_warnings(f"skipped unreadable event {one_line(w)}" for w in warnings)
+    lines = [
+        one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip())
+        for s in selected
+    ]
+    out.emit(None, "\n".join(lines) if lines else "(no events)")
     return 0
 
 
@@ -92,7 +89,10 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     else:
         import orjson
 
-        out.emit(None, f"# {stored.name}\n" + orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        from continuity.core.text import escape_json, one_line
+
+        body = escape_json(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        out.emit(None, f"# {one_line(stored.name)}\n{body}")
     return 0
 
 
@@ -100,16 +100,14 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     import sys
 
     from continuity.cli.watch_cmd import print_line, start_after
-    from continuity.core.errors import UsageError
+    from continuity.core.text import one_line
 
-    if args.lines < 0:
-        raise UsageError("--lines must be 0 or more")
     store = open_store(args)
     log = store.open_reader()
     after = start_after(log, args.lines) if args.lines else log.head_name()
 
     def warn(message: str) -> None:
-        print_warnings([message])
+        print_warnings([one_line(message)])
 
     if not args.follow:
         for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):

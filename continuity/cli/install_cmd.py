@@ -16,11 +16,17 @@ HELP = {
 DESCRIPTION = {
     "install": "Merge continuity's hook entries into .claude/settings.json (claude-code) or .codex/hooks.json "
     "(codex), and add a marked block to CLAUDE.md or AGENTS.md telling the agent when to checkpoint. "
-    "--scope user writes ~/.claude/ or ~/.codex/ instead. Every other entry and key is kept; a changed "
-    "file is first copied to <file>.continuity-backup-<UTC stamp>; running it again changes nothing.",
-    "uninstall": "Remove exactly what install added: hook entries whose command runs `continuity hook`, "
-    "groups and events left empty by that, and the marked Markdown block. A file left empty is removed. "
-    "A changed file is first copied to <file>.continuity-backup-<UTC stamp>.",
+    "--scope user writes ~/.claude/ or ~/.codex/ instead. Every other entry and key is kept; running it again "
+    "changes nothing. Each hook is a sh line that exits 0 whatever happens (missing project folder, missing "
+    "binary, failing hook). Project files, meant to be committed, run `continuity` from PATH; when it is not "
+    "on PATH here, this machine's path goes to .claude/settings.local.json (not to be committed). The output "
+    "says which files to commit. A changed file is first copied to "
+    ".agent/runtime-continuity/local/backups/<UTC stamp>/ (without a store, or for --scope user: "
+    "$XDG_STATE_HOME/continuity/backups/, default ~/.local/state/continuity/backups/).",
+    "uninstall": "Remove exactly what install added: hook entries whose command is one install writes (a "
+    "user's own hook that mentions continuity is kept), groups and events left empty by that, and the "
+    "marked Markdown block. Where nothing else changed since install, the file gets its original bytes back "
+    "from the backup; a file install created is removed. A changed file is first copied as install does.",
 }
 
 
@@ -48,21 +54,54 @@ def project_root(args: argparse.Namespace) -> Path:
         return Path(os.getcwd())
 
 
+def state_home(home: Path) -> Path:
+    """$XDG_STATE_HOME when set to an absolute path, else ~/.local/state."""
+    given = os.environ.get("XDG_STATE_HOME", "")
+    return Path(given) if os.path.isabs(given) else home / ".local" / "state"
+
+
+def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool, has_store: bool,
+           changes: list[Any]) -> list[str]:
+    """What the user should know beyond each file's status."""
+    notes = []
+    if args.install and args.scope == "project" and not has_store:
+        notes.append(f"{root} has no continuity store: the hooks record nothing until `continuity init`")
+    if args.install and args.scope == "project" and not on_path:
+        if args.harness == "claude-code" and exe is not None:
+            notes.append(f"`continuity` is not on PATH here: this machine's hooks run {exe} from "
+                         f".claude/settings.local.json; teammates need `continuity` on their PATH, and so does "
+                         f"the agent to run the commands in CLAUDE.md (add {os.path.dirname(exe)} to PATH)")
+        else:
+            notes.append("`continuity` is not on PATH here: the project's hooks do nothing on this machine until "
+                         "it is (or install with --scope user, which records this machine's path)")
+    if args.harness == "codex" and args.install and changes[0].changed:
+        notes.append("Codex runs new or changed hooks only once you have reviewed them: open /hooks in Codex")
+    return notes
+
+
 def _run(args: argparse.Namespace, out: Output) -> int:
+    import shutil
     from datetime import UTC, datetime
 
     from continuity.adapters import install
 
     root, home = project_root(args), Path.home()
+    backups = install.backups_for(args.scope, root, home, state_home(home))
+    exe, on_path = install.executable(), shutil.which("continuity") is not None
     if args.install:
-        changes = install.plan_install(args.harness, args.scope, root, home, install.executable())
+        changes = install.plan_install(args.harness, args.scope, root, home, exe, on_path=on_path,
+                                       earlier=backups.earlier)
     else:
-        changes = install.plan_uninstall(args.harness, args.scope, root, home)
+        changes = install.plan_uninstall(args.harness, args.scope, root, home, earlier=backups.earlier)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    files, lines = [], []
+    moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
+    files, lines, saved_any = [], [], False
     for change in changes:
-        backup = None if args.dry_run else install.apply_change(change, stamp)
-        entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed,
+        if change.before is None and change.after is None:
+            continue  # absent and left absent (settings.local.json when PATH finds continuity)
+        backup = None if args.dry_run else install.apply_change(change, stamp, backups)
+        saved_any = saved_any or backup is not None
+        entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
                                  "backup": None if backup is None else str(backup), "status": change.status}
         status = change.status if not args.dry_run or not change.changed else f"would be {change.status}"
         line = f"{change.path}: {status}" + (f" (backup: {backup})" if backup else "")
@@ -71,8 +110,24 @@ def _run(args: argparse.Namespace, out: Output) -> int:
             lines.append(entry["diff"].rstrip("\n"))
         files.append(entry)
         lines.append(line)
+    has_store = backups.store_root is not None
+    notes = _notes(args, root, exe, on_path, has_store, changes)
+    if backups.note and (saved_any or moved):
+        notes.append(backups.note)
+    if moved:
+        notes.append(f"moved {len(moved)} old backup(s) from beside your files to {backups.folder}")
+    listed = [change for change in changes if change.changed or (args.install and change.after is not None)]
+    commit = [os.path.relpath(c.path, root) for c in listed if c.shared]
+    keep = [os.path.relpath(c.path, root) for c in changes
+            if args.install and args.scope == "project" and not c.shared and c.after is not None]
+    if commit:
+        lines.append(f"commit (shared with the team): {', '.join(commit)}")
+    if keep:
+        lines.append(f"do not commit (this machine only; git-ignore it if git lists it): {', '.join(keep)}")
+    lines.extend(f"note: {note}" for note in notes)
     action = "install" if args.install else "uninstall"
     out.emit({"ok": True, "action": action, "harness": args.harness, "scope": args.scope,
-              "dry_run": args.dry_run, "root": str(root), "files": files},
+              "dry_run": args.dry_run, "root": str(root), "files": files, "notes": notes,
+              "moved_backups": [str(path) for path in moved]},
              "\n".join(line for line in lines if line))
     return 0

@@ -26,7 +26,9 @@ class Output:
 
     def error(self, message: str, code: int) -> None:
         """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
-        line = " ".join(message.split())
+        from continuity.core.text import one_line
+
+        line = one_line(" ".join(message.split()))
         sys.stderr.write(f"continuity: error: {line}\n")
         sys.stderr.flush()
         if self.as_json:
@@ -40,7 +42,9 @@ class Output:
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:
     """Print warnings on stderr, one line each: `<prog>: warning: <text>` (stdout stays the result)."""
+    from continuity.core.text import one_line
+
     for warning in warnings:
-        line = " ".join(str(warning).split())
+        line = one_line(" ".join(str(warning).split()))
         sys.stderr.write(f"{prog}: warning: {line}\n")
     sys.stderr.flush()

@@ -7,9 +7,10 @@ import os
 import sys
 from typing import Any
 
-from continuity.cli.common import Output, open_store
+from continuity.cli.common import COUNT_MAX, Output, bounded_int, open_store
 from continuity.cli.output import warn
 from continuity.core.store import check_project_name
+from continuity.core.text import one_line
 from continuity.sessions.archives import resume_command
 
 WARM_PROMPT = (
@@ -61,27 +62,33 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
         mode.add_argument("--load", metavar="latest|ARCHIVE_ID", help="print an archive's Markdown")
         mode.add_argument("--list", action="store_true", help="list the archives")
     if name == "resume-bundle":
-        parser.add_argument("--max-chars", type=int, default=8000, metavar="N",
-                            help="size budget of the Markdown brief (default 8000)")
+        from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+
+        parser.add_argument("--max-chars", type=bounded_int(MIN_MAX_CHARS, COUNT_MAX), default=DEFAULT_MAX_CHARS,
+                            metavar="N", help="size budget of the Markdown brief (default 8000)")
         parser.add_argument("--format", choices=["md", "json"], default="md", help="md (default) or json")
         parser.add_argument("--record", action="store_true",
                             help="record what was served (a context.served event) for audits")
     parser.set_defaults(handler=HANDLERS[name])
 
 
-def _identity(args: argparse.Namespace, store: Any) -> Any:
+def _identity(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
     """Who this command writes as (flags, else environment, else config)."""
     from continuity.cli.worklog import identity_from
 
-    identity = identity_from(args, store.project)
+    identity = identity_from(args, store, project)
     check_project_name(identity.project)
     return identity
 
 
 def _project(args: argparse.Namespace, store: Any) -> str:
-    project = str(getattr(args, "project", None) or store.project)
+    """The project a read answers for: --project, else config.json's, else (broken config) the log's."""
+    project = getattr(args, "project", None)
+    if not project:
+        project, warnings = store.reading_project()
+        warn(warnings)
     check_project_name(project)
-    return project
+    return str(project)
 
 
 def _note(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -117,7 +124,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     else:
         text = (f"{result['project']}: latest archive {result['latest']} ({result['age']}), "
                 f"{result['count']} archive(s), {result['events']} events; recommendation: "
-                f"{result['stale_recommendation']}\nnext action: {result['next_action']}")
+                f"{result['stale_recommendation']}\nnext action: {one_line(result['next_action'])}")
     out.emit(result, text)
     return 0
 
@@ -141,8 +148,9 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
     paths = archive_paths(store, current_view(store, ("archives",), write=False), project)
     result = {"ok": True, "action": "host-switch" if switch else "archive", "project": project,
               "event_ids": [s.event_id for s in stored], **paths}
+    next_action = one_line(paths['archive']['restore']['next_action'])
     text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
-            f"markdown: {paths.get('archivePath')}\nnext action: {paths['archive']['restore']['next_action']}")
+            f"markdown: {paths.get('archivePath')}\nnext action: {next_action}")
     if switch:
         result |= {"from_host": args.from_host, "to_host": args.to_host,
                    "next_steps_for_new_host": next_steps(project, args.to_host)}
@@ -179,7 +187,7 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         import msgspec
 
         records = [msgspec.to_builtins(r) for r in reversed(state.archives)]
-        lines = [f"{r['archive_id']}  {r['created_at']}  {r['reason'] or ''}".rstrip() for r in records]
+        lines = [f"{r['archive_id']}  {r['created_at']}  {one_line(r['reason'] or '')}".rstrip() for r in records]
         out.emit({"ok": True, "action": "restore", "mode": "list", "project": project, "archives": records,
                   "total": state.archives_total}, "\n".join(lines) or "(no archives)")
         return 0
@@ -230,8 +238,9 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     fmt = "json" if out.as_json else args.format
-    brief = resume_bundle(store, _identity(args, store), fmt=fmt, max_chars=args.max_chars,
-                          record=args.record, as_of=args.as_of)
+    record = args.record and (args.project or store.config_problem is None)  # never record under a guess
+    brief = resume_bundle(store, _identity(args, store, _project(args, store)), fmt=fmt, max_chars=args.max_chars,
+                          record=record, as_of=args.as_of)
     warn(brief.warnings)
     sys.stdout.write(brief.text)
     sys.stdout.flush()

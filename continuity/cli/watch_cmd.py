@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from continuity.cli.common import Output, open_store
+from continuity.cli.common import COUNT_MAX, Output, bounded_int, open_store
 from continuity.cli.output import warn as print_warnings
+from continuity.core.text import one_line
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -17,7 +18,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         description="Print one line per event as it lands (JSON lines with --json) and keep the projections "
         "current while running. Ctrl-C ends it.",
     )
-    parser.add_argument("--last", type=int, default=0, metavar="N", help="first show the newest N events")
+    parser.add_argument("--last", type=bounded_int(0, COUNT_MAX), default=0, metavar="N",
+                        help="first show the newest N events")
     parser.set_defaults(handler=_run)
 
 
@@ -27,8 +29,8 @@ def print_line(out: Output, stored: Any) -> None:
     if out.as_json:
         sys.stdout.buffer.write(stored.raw + b"\n")  # the stored canonical bytes: one JSON line
     else:
-        sys.stdout.write(f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
-                         .rstrip() + "\n")
+        line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
+        sys.stdout.write(one_line(line.rstrip()) + "\n")
     sys.stdout.flush()
 
 
@@ -45,15 +47,12 @@ def start_after(log: Any, last: int) -> str | None:
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters.watch import follow
-    from continuity.core.errors import UsageError
 
-    if args.last < 0:
-        raise UsageError("--last must be 0 or more")
     store = open_store(args)
     after = start_after(store.open_reader(), args.last)
 
     def warn(message: str) -> None:
-        print_warnings([message])
+        print_warnings([one_line(message)])
 
     def ready() -> None:
         sys.stderr.write(f"continuity: watching {store.events_dir} (Ctrl-C to stop)\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, open_store
+from continuity.cli.common import EXIT_CODE_MAX, EXIT_CODE_MIN, Output, bounded_int, open_store
 
 SUMMARIES = {
     "log": "record a portable work-log entry",
@@ -39,7 +39,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.add_argument("--handoff", action="append", default=[], metavar="PATH",
                         help="a handoff file (repeatable)")
     parser.add_argument("--command", metavar="CMD", help="a command that was run")
-    parser.add_argument("--exit-code", type=int, metavar="N", help="its exit code")
+    parser.add_argument("--exit-code", type=bounded_int(EXIT_CODE_MIN, EXIT_CODE_MAX), metavar="N",
+                        help="its exit code")
     parser.add_argument("--command-summary", metavar="TEXT", help="what it showed")
     parser.add_argument("--note-json", metavar="JSON", help="extra structured note (a JSON object)")
     parser.add_argument("--redact", action="store_true",
@@ -47,13 +48,17 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.set_defaults(handler=_run, checkpoint=name == "checkpoint")
 
 
-def identity_from(args: argparse.Namespace, project: str) -> Any:
-    """Identity from flags, else the CONTINUITY_* environment."""
+def identity_from(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
+    """Identity from flags, else the CONTINUITY_* environment, else config.json's project.
+
+    The store's project is read only when no --project is given (a broken config.json is
+    then ConfigBroken); `project` overrides both (a read that already chose one).
+    """
     from continuity.core.identity import resolve_identity
 
-    flags = {"project": args.project, "host": args.host, "agent_id": args.agent, "session_id": args.session,
-             "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
-    return resolve_identity(project, flags)
+    flags = {"project": project or args.project, "host": args.host, "agent_id": args.agent,
+             "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
+    return resolve_identity("" if flags["project"] else store.project, flags)
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:
@@ -97,7 +102,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     )
     store = open_store(args)
     decide = decide_checkpoint if args.checkpoint else decide_log
-    drafts = decide(identity_from(args, store.project), request)
+    drafts = decide(identity_from(args, store), request)
     stored = store.open_log().append_many(drafts, redact=args.redact)[0]
     return report_written(out, store, stored, "checkpoint" if args.checkpoint else "log")
 

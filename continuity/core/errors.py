@@ -25,6 +25,7 @@ EXIT_WRITE_FAILED = 5
 EXIT_UNSAFE_STORE = 6
 EXIT_NOT_FOUND = 7
 EXIT_REMOTE = 8
+EXIT_CONFIG = 9
 EXIT_INTERNAL = 70
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
@@ -40,6 +41,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_NOT_FOUND: "not found: no event with that id",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
+    EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
+    "(nothing written; run `continuity init --repair`)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -68,8 +71,14 @@ class EventConflict(ContinuityError):
     exit_code = EXIT_INTEGRITY
 
 
+class ConfigBroken(ContinuityError):
+    """Raised when a write needs the project name and config.json is missing, empty or invalid."""
+
+    exit_code = EXIT_CONFIG
+
+
 #: Every error class the program raises on purpose (a test checks each code is in the table).
 ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
-    UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, EventConflict,
+    UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, EventConflict, ConfigBroken,
 )

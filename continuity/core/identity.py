@@ -42,9 +42,19 @@ _BAD_NAME = re.compile(r"[^A-Za-z0-9._:@+=-]+")
 
 
 def clean_name(value: Any) -> str | None:
-    """An id usable as an event name field (harness ids may hold other characters)."""
+    """An id usable as an event name field (harness ids may hold other characters).
+
+    An id that looks like a secret (a token pasted where a session id goes) becomes
+    `id-<first 12 hex of its SHA-256>`: stable for the same value, and it reveals nothing.
+    """
     if not isinstance(value, str) or not value:
         return None
+    from events.guard import find_secret, might_hold_secret
+
+    if might_hold_secret(value) and find_secret(value) is not None:
+        from events.sealing import sha256_hex
+
+        return f"id-{sha256_hex(value.encode('utf-8', 'replace'))[:12]}"
     cleaned = _BAD_NAME.sub("-", value).strip("-.").replace("..", ".")[:128]
     return cleaned or None
 

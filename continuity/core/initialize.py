@@ -8,10 +8,10 @@ from typing import Any
 
 import orjson
 
-from continuity.core.errors import UsageError
+from continuity.core.errors import ConfigBroken, UsageError
 from continuity.core.fsio import schema_json, write_if_changed
 from continuity.core.store import Store, check_project_name, project_name_for
-from events.errors import WriteFailed
+from events.errors import ContinuityError, WriteFailed
 
 LANGUAGES = ("en", "zh")
 
@@ -41,14 +41,27 @@ projections/
 """
 
 
-def init_store(root: str | Path, *, project: str | None, language: str | None) -> tuple[Store, bool]:
-    """Create or refresh the store under `root`; returns the store and whether it was new."""
+def init_store(root: str | Path, *, project: str | None, language: str | None,
+               repair: bool = False) -> tuple[Store, bool]:
+    """Create or refresh the store under `root`; returns the store and whether it was new.
+
+    A store whose config.json is broken but which already holds events is never given a
+    name guessed from the folder: `repair` takes the name from the newest event (or
+    `project`), otherwise ConfigBroken.
+    """
     if language is not None and language not in LANGUAGES:
         raise UsageError(f"--language must be one of: {', '.join(LANGUAGES)}")
     store = Store(root)
     store.check_safe()
     created = not os.path.exists(store.config_path)
     config: dict[str, Any] = dict(store.config)
+    problem = store.config_problem
+    if problem is not None and project is None and _holds_events(store):
+        if not repair:
+            raise ConfigBroken(f"{problem}: run `continuity init --repair` (or `continuity init --project NAME`)")
+        project, _ = store.reading_project()
+    if problem is not None:
+        config.pop("project", None)  # whatever it held was not a valid name
     if project is not None:
         config["project"] = project
     config.setdefault("project", project_name_for(str(root)))
@@ -73,7 +86,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
             ignore_store_in_project(store.root)
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
-    store._config = config
+    store._config, store._config_problem = config, None
     store.node()
     _start_projection(store)
     return store, created
@@ -82,6 +95,13 @@ def init_store(root: str | Path, *, project: str | None, language: str | None) -
 PROJECT_IGNORE = ".agent/runtime-continuity/"
 _IGNORES_STORE = {"/.agent/runtime-continuity/", "/.agent/runtime-continuity", ".agent/runtime-continuity",
                   PROJECT_IGNORE, ".agent/", "/.agent/", ".agent", "/.agent"}
+
+
+def _holds_events(store: Store) -> bool:
+    try:
+        return store.open_reader().head_name() is not None
+    except (OSError, ContinuityError):
+        return False
 
 
 def ignore_store_in_project(root: str) -> None:

@@ -11,9 +11,9 @@ import re
 import time
 from typing import Any
 
-from continuity.core.errors import StoreNotFound, UsageError
+from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
-from events.errors import StoreUnsafe, WriteFailed
+from events.errors import ContinuityError, StoreUnsafe, WriteFailed
 
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
@@ -58,6 +58,7 @@ class Store:
         self.local_dir = os.path.join(self.path, "local")
         self.config_path = os.path.join(self.path, "config.json")
         self._config: dict[str, Any] | None = None
+        self._config_problem: str | None = None
 
     def check_safe(self) -> None:
         """Refuse a store whose folders are symlinks or not folders (writes could escape).
@@ -78,23 +79,73 @@ class Store:
 
     @property
     def config(self) -> dict[str, Any]:
-        """config.json as a dict (empty when missing or unreadable)."""
+        """config.json as a dict (empty when missing or unreadable: see `config_problem`)."""
         if self._config is None:
-            import orjson
-
-            try:
-                with open(self.config_path, "rb") as handle:
-                    loaded = orjson.loads(handle.read())
-            except (OSError, orjson.JSONDecodeError):
-                loaded = {}
-            self._config = loaded if isinstance(loaded, dict) else {}
+            self._config, self._config_problem = self._load_config()
         return self._config
+
+    def _load_config(self) -> tuple[dict[str, Any], str | None]:
+        import orjson
+
+        try:
+            with open(self.config_path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return {}, f"{self.config_path} is missing"
+        except OSError as error:
+            return {}, f"{self.config_path} cannot be read ({error.strerror or error})"
+        if not raw.strip():
+            return {}, f"{self.config_path} is empty"
+        try:
+            loaded = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {}, f"{self.config_path} is not valid JSON"
+        if not isinstance(loaded, dict):
+            return {}, f"{self.config_path} is not a JSON object"
+        try:
+            check_project_name(loaded.get("project"))
+        except UsageError:
+            return loaded, f"{self.config_path} names no valid project"
+        return loaded, None
+
+    @property
+    def config_problem(self) -> str | None:
+        """What is wrong with config.json (None when it is sound)."""
+        if self._config is None:
+            self._config, self._config_problem = self._load_config()
+        return self._config_problem
 
     @property
     def project(self) -> str:
-        """The project name events are recorded under."""
-        name = self.config.get("project")
-        return name if isinstance(name, str) and name else project_name_for(self.root)
+        """The project name events are recorded under (for a write: the store is checked first).
+
+        StoreUnsafe for a store a write could escape; ConfigBroken when config.json cannot say.
+        """
+        self.check_safe()
+        problem = self.config_problem
+        if problem is not None:
+            raise ConfigBroken(f"{problem}: nothing written (run `continuity init --repair`, "
+                               "or give --project)")
+        name: str = self.config["project"]
+        return name
+
+    def reading_project(self) -> tuple[str, list[str]]:
+        """The project to answer reads for, and a warning when config.json could not say.
+
+        Reads fail open: with a broken config the newest event's project is used (never a
+        name guessed from the folder, which would hide the whole history).
+        """
+        problem = self.config_problem
+        if problem is None:
+            return self.config["project"], []
+        guess = None
+        try:
+            head = self.open_reader().head()
+            guess = head.event.project if head is not None else None
+        except (OSError, ContinuityError):
+            pass
+        name = guess or project_name_for(self.root)
+        return name, [f"{problem}; answering for project {name} (run `continuity init --repair`)"]
 
     def node(self) -> str:
         """This machine's node id for this store, made on first use (and after a move)."""

@@ -30,6 +30,10 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
         stamp = clock.stamp(at_us)
     except (ValueError, OverflowError):
         raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range") from None
+    from continuity.core.store import now_us
+
+    if at_us > now_us():
+        raise UsageError(f"--as-of: {point!r} is in the future; an audit replays the past")
     return f"{stamp}-~", None  # sorts after every name with that stamp
 
 

@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any
 
 from projections.archives import ArchivesState
-from projections.overview import IndexEntry, Overview
+from projections.overview import RECENT_LIMIT, IndexEntry, Overview
 from projections.readmodel import Projects
 from projections.refs import RefsState
 from projections.registry import REGISTRY
@@ -136,8 +136,19 @@ class ProjectView:
 
     @property
     def recent(self) -> list[IndexEntry]:
-        """Its newest events, oldest first."""
-        return self.overview.recent
+        """Its newest events as a successor needs them, oldest first.
+
+        Notable events (edits, commands, checkpoints, archives, notes) come first; routine
+        ones (turn and session markers, briefs served) fill what room is left, so a burst
+        of turns never pushes the last real edit out.
+        """
+        overview = self.overview
+        chosen = {entry.name: entry for entry in overview.notable[-RECENT_LIMIT:]}
+        for entry in reversed(overview.recent):
+            if len(chosen) >= RECENT_LIMIT:
+                break
+            chosen.setdefault(entry.name, entry)
+        return [chosen[name] for name in sorted(chosen)]
 
     @property
     def served(self) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from continuity.core.paths import archive_relpath, event_relpath
+from continuity.core.text import block, one_line
 from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of
 from events import clock
@@ -122,71 +123,84 @@ def build(
     }
 
 
+def _item(text: str) -> str:
+    """A list item whose text, however many lines, cannot start a section or an item of its own."""
+    return f"- {block(text)}"
+
+
 def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(heading, lines) in priority order; the first section is never cut."""
+    """(heading, lines) in priority order; the first section is never cut.
+
+    Text from events and files goes through `one_line` (inside a line) or `block` (where it
+    starts one), so it shows as written but cannot add a heading, an item or a terminal control.
+    The next action is shown on one line: kept the same length, it always fits the budget whole.
+    """
     work = bundle["work"]
-    sections: list[tuple[str, list[str]]] = [("## Next action", [bundle["next_action"]])]
-    sections.append(("## Blockers", [f"- {b}" for b in work["blockers"]]))
+    sections: list[tuple[str, list[str]]] = [("## Next action", [block(one_line(bundle["next_action"]))])]
+    sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
     if work["in_progress"]:
-        sections.append(("## In progress", [work["in_progress"]]))
-    sections.append(("## Open questions", [f"- {q['text']} ({q['age']})" for q in reversed(work["open_questions"])]))
-    sections.append(("## Decisions", [f"- {d['text']} ({d['age']})" for d in reversed(work["decisions"])]))
-    sections.append(("## Pending handoffs", [f"- {h['path']} ({h['state']}, mentioned {h['mentioned']})"
-                                             for h in bundle["pending_handoffs"]]))
+        sections.append(("## In progress", [block(work["in_progress"])]))
+    sections.append(("## Open questions", [f"{_item(q['text'])} ({q['age']})"
+                                           for q in reversed(work["open_questions"])]))
+    sections.append(("## Decisions", [f"{_item(d['text'])} ({d['age']})" for d in reversed(work["decisions"])]))
+    sections.append(("## Pending handoffs", [f"{_item(one_line(h['path']))} ({one_line(h['state'])}, mentioned "
+                                             f"{h['mentioned']})" for h in bundle["pending_handoffs"]]))
     sections.append(("## Recent events", [
-        f"- {e['age']}: {e['kind']}" + (f" [{e['phase']}]" if e.get("phase") else "")
-        + (f" {e['message']}" if e["message"] else "") for e in bundle["runtime_events"]
+        one_line(f"- {e['age']}: {e['kind']}" + (f" [{e['phase']}]" if e.get("phase") else "")
+                 + (f" {e['message']}" if e["message"] else "")) for e in bundle["runtime_events"]
     ]))
-    sections.append(("## Next steps", [f"- {n}" for n in work["next"][1:]]))
-    sections.append(("## Done", [f"- {d}" for d in reversed(work["done"])]))
+    sections.append(("## Next steps", [_item(n) for n in work["next"][1:]]))
+    sections.append(("## Done", [_item(d) for d in reversed(work["done"])]))
     git = bundle["git"]
     if git:
+        where = one_line(f"{(git['head'] or '')[:12]} on {git['branch']}")
         drift = []
         if git["head_moved"]:
-            drift.append(f"- HEAD moved since the archive; now {(git['head'] or '')[:12]} on {git['branch']}")
-            drift.extend(f"- changed since: {path}" for path in git["changed_since_archive"])
-        drift.extend(f"- newly dirty: {path}" for path in git["new_dirty_files"])
+            drift.append(f"- HEAD moved since the archive; now {where}")
+            drift.extend(f"- changed since: {one_line(path)}" for path in git["changed_since_archive"])
+        drift.extend(f"- newly dirty: {one_line(path)}" for path in git["new_dirty_files"])
         if not drift:
-            drift.append(f"- {git['branch']} at {(git['head'] or '')[:12]}, no drift since the archive")
+            drift.append(one_line(f"- {git['branch']} at {(git['head'] or '')[:12]}, no drift since the archive"))
         sections.append(("## Git", drift))
     active = bundle["sessions"]["active"]
-    sections.append(("## Active sessions", [f"- {s['session_id']} on {s['host']} ({s['age']})" for s in active]))
-    sections.append(("## Read first", [f"- {path}" for path in bundle["read_first"]]))
-    sections.append(("## Commands", [f"- `{command}`" for command in bundle["recommended_commands"]]))
+    sections.append(("## Active sessions", [one_line(f"- {s['session_id']} on {s['host']} ({s['age']})")
+                                            for s in active]))
+    sections.append(("## Read first", [_item(one_line(path)) for path in bundle["read_first"]]))
+    sections.append(("## Commands", [f"- `{one_line(command)}`" for command in bundle["recommended_commands"]]))
     return [(heading, lines) for heading, lines in sections if lines]
 
 
 def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The brief, filled in priority order, never longer than `max_chars`."""
     archive_line = (
-        f"Latest archive {bundle['archive']['archive_id']} ({bundle['archive_age']})."
+        f"Latest archive {one_line(bundle['archive']['archive_id'])} ({bundle['archive_age']})."
         if bundle["archive"] else "No archive yet."
     )
     header = [
-        f"# Resume: {bundle['project']}",
+        f"# Resume: {one_line(bundle['project'])}",
         f"{archive_line} {bundle['events']} events; brief generated {bundle['generated_at']}.",
     ]
     if bundle.get("compaction"):
         count = bundle["compaction"]["compactions"]
         header.append(f"Context was just compacted (compaction {count} of this session): "
                       "what follows is rebuilt from the log, not from memory.")
-    header.extend(f"Warning: {warning[:200]}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
+    header.extend(f"Warning: {one_line(warning[:200])}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
     out = list(header)
     size = sum(len(line) + 1 for line in out)
     budget = max_chars - len(cut_note) - 2
     cut = False
     for index, (heading, lines) in enumerate(_lines(bundle)):
-        block = ["", heading]
-        cost = sum(len(line) + 1 for line in block)
+        opening = ["", heading]
+        cost = sum(len(line) + 1 for line in opening)
         if index == 0:  # the next action goes in whole, whatever else has to go
-            out.extend(block + lines)
+            out.extend(opening + lines)
             size += cost + sum(len(line) + 1 for line in lines)
             continue
         if size + cost + len(lines[0]) + 1 > budget:
             cut = True
             break
-        out.extend(block)
+        out.extend(opening)
         size += cost
         for line in lines:
             if size + len(line) + 1 > budget:

@@ -74,6 +74,13 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
     view = current_view(store, as_of=as_of)
     state = view.project(project)
     now = now_for(view, state)
+    if as_of is None:
+        try:
+            ahead = live.clock_ahead_warning(store.open_reader(), now_us())
+        except (OSError, ContinuityError):
+            ahead = None
+        if ahead:
+            view.warnings.append(ahead)
     record = state.latest_archive()
     result: dict[str, Any] = {"ok": True, "action": "status", "project": project, "as_of": as_of,
                               "events": state.events, "warnings": view.warnings}

@@ -35,8 +35,17 @@ class WorkRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def decide_log(identity: Identity, request: WorkRequest) -> list[Event]:
-    """`log`: one work-log entry."""
+    """`log`: one work-log entry; UsageError when it would record nothing at all."""
+    if not _states_anything(request):
+        raise UsageError("nothing to record: give a message (or --done, --next, --file, --command, ...)")
     return [work_event(request, identity, checkpoint=False)]
+
+
+def _states_anything(request: WorkRequest) -> bool:
+    return any((
+        request.message.strip(), request.done, request.in_progress, request.next, request.blockers,
+        request.files, request.artifacts, request.handoffs, request.command, request.note,
+    ))
 
 
 def decide_checkpoint(identity: Identity, request: WorkRequest) -> list[Event]:

@@ -15,8 +15,8 @@ from continuity.core.errors import EXIT_USAGE
 
 Capture = pytest.CaptureFixture[str]
 
-CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop",
-                 "SubagentStop", "SessionEnd"]
+CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
+                 "PostCompact", "Stop", "SubagentStop", "SessionEnd"]
 CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "SubagentStop",
                 "Stop"]
 OTHER_GROUP = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
@@ -37,6 +37,17 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(common.COMMAND_MODULES, "install", "continuity.cli.install_cmd")
     monkeypatch.setitem(common.COMMAND_MODULES, "uninstall", "continuity.cli.install_cmd")
+
+
+@pytest.fixture(autouse=True)
+def _continuity_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `continuity` on PATH (so project scope needs no local file) and no XDG_STATE_HOME from outside."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "continuity").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "continuity").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
 
 
 @pytest.fixture
@@ -63,8 +74,14 @@ def ours(config: dict[str, Any], event: str) -> list[dict[str, Any]]:
     return [g for g in config["hooks"].get(event, []) if any(is_ours(h) for h in g["hooks"])]
 
 
-def backups(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.continuity-backup-*"))
+def backups(name: str) -> list[Path]:
+    """Backup copies named `name` kept for a project without a store (under ~/.local/state)."""
+    state = Path(os.environ["HOME"]) / ".local" / "state" / "continuity" / "backups"
+    return sorted(state.rglob(name))
+
+
+def beside(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.continuity-backup-*"))
 
 
 def test_install_claude_code_keeps_everything_else(proj: Path, capsys: Capture) -> None:
@@ -86,16 +103,18 @@ def test_install_claude_code_keeps_everything_else(proj: Path, capsys: Capture) 
     for event in CLAUDE_EVENTS:
         [group] = ours(config, event)
         [hook] = group["hooks"]
-        assert hook["type"] == "command" and "continuity hook claude-code" in hook["command"]
-        assert hook["command"].startswith('cd "${CLAUDE_PROJECT_DIR:-.}" && ')
+        assert hook["type"] == "command" and hook["command"].endswith(" continuity hook claude-code; exit 0")
+        assert hook["command"].startswith('cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && ')
         assert hook["timeout"] == (2 if event == "SessionEnd" else 10)
     assert ours(config, "PostToolUse")[0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
+    assert ours(config, "PostToolUseFailure")[0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
     assert "matcher" not in ours(config, "SessionStart")[0]
     text = (proj / "CLAUDE.md").read_text()
     assert text.startswith(NOTES) and "<!-- continuity:begin -->" in text and "continuity:end -->\n" in text
     assert "checkpoint -m" in text and "--next" in text and "archive --gate agent" in text
-    assert [p.read_bytes() for p in backups(settings.parent)] == [original]
-    assert [p.read_text() for p in backups(proj)] == [NOTES]
+    assert [p.read_bytes() for p in backups("settings.json")] == [original]
+    assert [p.read_text() for p in backups("CLAUDE.md")] == [NOTES]
+    assert beside(proj) == []
 
 
 def test_install_twice_adds_nothing(proj: Path, capsys: Capture) -> None:
@@ -119,15 +138,16 @@ def test_install_twice_adds_nothing(proj: Path, capsys: Capture) -> None:
                           ("codex", ".codex/hooks.json", "AGENTS.md")])
 def test_uninstall_restores_the_originals(proj: Path, capsys: Capture, harness: str, settings_name: str,
                                           md_name: str) -> None:
-    """uninstall after install gives back the original JSON (semantically) and the Markdown text exactly."""
+    """uninstall after install gives back both original files byte for byte."""
     settings, md = proj / settings_name, proj / md_name
     write_json(settings, SETTINGS)
     md.write_text(NOTES)
+    original = settings.read_bytes()
     assert run(capsys, "install", harness)[0] == 0
     code, data = run(capsys, "uninstall", harness)
     assert code == 0 and data["action"] == "uninstall" and [f["changed"] for f in data["files"]] == [True, True]
     assert all(f["backup"] for f in data["files"])
-    assert json.loads(settings.read_text()) == SETTINGS
+    assert settings.read_bytes() == original
     assert md.read_text() == NOTES
     code, data = run(capsys, "uninstall", harness)
     assert code == 0 and [f["changed"] for f in data["files"]] == [False, False]
@@ -218,11 +238,13 @@ def test_user_scope_writes_under_home(proj: Path, capsys: Capture) -> None:
 
 
 def test_human_output_is_one_line_per_file(proj: Path, capsys: Capture) -> None:
-    """Without --json, install prints one line per file with its status."""
+    """Without --json, install prints one line per file with its status, then the files to commit."""
     capsys.readouterr()
     assert main(["install", "codex"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{proj / '.codex' / 'hooks.json'}: created", f"{proj / 'AGENTS.md'}: created"]
+    assert lines[:3] == [f"{proj / '.codex' / 'hooks.json'}: created", f"{proj / 'AGENTS.md'}: created",
+                         "commit (shared with the team): .codex/hooks.json, AGENTS.md"]
+    assert all(line.startswith("note: ") for line in lines[3:])
 
 
 def test_symlinked_settings_keep_the_link_and_the_mode(proj: Path, tmp_path: Path, capsys: Capture) -> None:
@@ -243,7 +265,7 @@ def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> 
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
                        "Notification": [{"hooks": [{"type": "command", "command": "continuity hook codex"},
                                                    {"type": "command", "command": "notify-send hi"}]}]}}
-    groups = hook_groups("codex", "/new/bin/continuity")
+    groups = hook_groups("codex")
     merged = add_hooks(stale, groups)
     assert merged["hooks"]["Stop"] == [groups["Stop"]]
     assert merged["hooks"]["Notification"] == [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]

@@ -51,13 +51,19 @@ def warm(args: Args, project: str | None) -> dict[str, Any]:
 
 
 def _exit_code(args: Args) -> int | None:
+    """--exit-code as an integer an event accepts: a number out of range is `invalid_arguments`."""
+    from continuity.adapters.compat.common import Failure
+    from continuity.cli.common import EXIT_CODE_MAX, EXIT_CODE_MIN, out_of_range
+
     text = args.given("exit-code")
     if text is None:
         return None
-    try:
+    reason = out_of_range(text, EXIT_CODE_MIN, EXIT_CODE_MAX)
+    if reason is None:
         return int(text)
-    except ValueError:
-        raise UsageError(f"--exit-code must be an integer, not {text!r}") from None
+    if text.strip().lstrip("+-").isdecimal():  # a number, just not one an exit code can be
+        raise Failure("invalid_arguments", f"--exit-code {reason}")
+    raise UsageError(f"--exit-code must be an integer, not {text!r}")  # a bad field, refused like others
 
 
 def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]:

@@ -7,6 +7,7 @@ are checked by `msgspec.convert`. Nothing here imports the `mcp` SDK.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from typing import Annotated, Any, NamedTuple
 
@@ -106,7 +107,12 @@ def pick(struct: type[Any], request: Any) -> Any:
     return struct(**{name: getattr(request, name) for name in struct.__struct_fields__})
 
 
-def call(name: str, arguments: dict[str, Any] | None, *, root: str | None) -> dict[str, Any]:
+#: The connected client's name (`clientInfo.name` from `initialize`), while a tool runs.
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("continuity_mcp_client", default=None)
+
+
+def call(name: str, arguments: dict[str, Any] | None, *, root: str | None,
+         client: str | None = None) -> dict[str, Any]:
     """Run one tool: check the arguments against its Struct, find the store, call the handler."""
     spec = TOOLS.get(name)
     if spec is None:
@@ -115,4 +121,8 @@ def call(name: str, arguments: dict[str, Any] | None, *, root: str | None) -> di
         request = msgspec.convert(arguments or {}, spec.input)
     except msgspec.ValidationError as error:
         raise UsageError(f"{name}: invalid arguments: {error}") from None
-    return spec.handler(request, find_store(root=root))
+    token = CLIENT.set(client)
+    try:
+        return spec.handler(request, find_store(root=root))
+    finally:
+        CLIENT.reset(token)

@@ -27,6 +27,14 @@ def one_line(error: BaseException) -> str:
     return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
 
 
+def _client_name(ctx: Any) -> str | None:
+    """The client's `clientInfo.name` from `initialize` (the host its events are recorded from)."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) else None
+
+
 def build_server(root: str | None) -> Any:
     """The MCP server (`mcp.server.Server`) serving every registered tool."""
     import anyio
@@ -51,7 +59,9 @@ def build_server(root: str | None) -> Any:
     async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         try:
             async with serial:
-                data = await anyio.to_thread.run_sync(lambda: call(params.name, params.arguments, root=root))
+                client = _client_name(ctx)
+                data = await anyio.to_thread.run_sync(
+                    lambda: call(params.name, params.arguments, root=root, client=client))
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
         text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()

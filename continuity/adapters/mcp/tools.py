@@ -71,8 +71,12 @@ EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRe
 
 def identity(request: Any, store: Store) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project."""
+    from continuity.adapters.mcp.registry import CLIENT
+    from continuity.core.identity import clean_name
+
     given = {name: getattr(request, name) for name in Identity.__struct_fields__}
-    return resolve_identity(project_of(given.pop("project"), store), given)
+    harness = {"host": clean_name(CLIENT.get())}  # the client names the host when the arguments do not
+    return resolve_identity(project_of(given.pop("project"), store), given, harness)
 
 
 def project_of(project: str | None, store: Store) -> str:

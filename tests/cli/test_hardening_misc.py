@@ -1,0 +1,66 @@
+"""Smaller hardening: empty logs, future audit points, a log head ahead of the clock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.initialize import init_store
+from events.filelog import FileEventLog
+from events.worklog import WorkLogged
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", ""], ["log", "-m", "   "], ["log", "--type", "note"]])
+def test_a_log_with_nothing_to_record_is_refused(project: Path, capsys: Capture, args: list[str]) -> None:
+    """`log` with no content at all: exit 2, one line, nothing written."""
+    assert main(args) == 2
+    assert "nothing to record" in capsys.readouterr().err
+    assert all_event_files(project) == []
+
+
+def test_a_log_with_only_structured_content_is_kept(project: Path) -> None:
+    """No message but a next step or a file: that is content."""
+    assert main(["log", "--next", "ship"]) == 0 and main(["log", "--file", "a.py"]) == 0
+
+
+@pytest.mark.parametrize("command", ["status", "restore", "resume-bundle"])
+def test_an_as_of_in_the_future_is_an_error(project: Path, capsys: Capture, command: str) -> None:
+    """--as-of after now: exit 2 and one line, not a view "generated in 2099"."""
+    main(["log", "-m", "x"])
+    capsys.readouterr()
+    assert main([command, "--as-of", "2099-01-01T00:00:00Z"]) == 2
+    err = capsys.readouterr().err
+    assert "in the future" in err and err.count("\n") == 1
+
+
+def test_a_log_head_ahead_of_the_clock_is_reported(project: Path, capsys: Capture) -> None:
+    """An event stamped a day ahead (a skewed writer): status and verify say so; order is kept."""
+    store, _ = init_store(project, project="demo", language=None)
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="skewed01",
+                         clock_us=lambda: __import__("time").time_ns() // 1000 + 86_400_000_000)
+    ahead.append(WorkLogged(project="demo", message="from the future"))
+    ahead.close()
+    main(["log", "-m", "now"])
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "ahead of this machine's clock" in capsys.readouterr().err
+    assert main(["verify", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["clock_warning"] and "ahead" in data["clock_warning"]
+    names = [path.name for path in all_event_files(project)]
+    assert names == sorted(names)
+    assert json.loads(all_event_files(project)[-1].read_bytes())["message"] == "now"
+
+
+def test_no_clock_warning_when_the_clock_agrees(project: Path, capsys: Capture) -> None:
+    """A log written now: no clock warning in verify."""
+    main(["log", "-m", "x"])
+    capsys.readouterr()
+    assert main(["verify", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["clock_warning"] is None

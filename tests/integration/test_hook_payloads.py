@@ -1,0 +1,84 @@
+"""Hook payloads as the harnesses really send them: failures, Codex patches, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.adapters.hooks import run_hook
+from tests.helpers import all_event_files, cli_process
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+
+
+def payload(name: str, cwd: Path) -> bytes:
+    return (FIXTURES / f"{name}.json").read_text().replace("{cwd}", str(cwd)).encode()
+
+
+def stored(project: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_bytes()) for path in all_event_files(project)]
+
+
+def test_a_failed_bash_call_is_recorded_with_its_exit_code_and_error(project: Path) -> None:
+    """PostToolUseFailure: the command, exit code 1 and the error's last line are recorded."""
+    result = cli_process("hook", "claude-code", cwd=project, stdin=payload("claude_post_tool_use_failure_bash", project)
+                         .decode(), env={"HOME": os.environ["HOME"]})
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    [event] = stored(project)
+    assert event["type"] == "command_failed" and event["refs"]["commands"][0]["exit_code"] == 1
+    assert event["refs"]["commands"][0]["command"] == "pytest -q tests/test_refunds.py"
+    assert "1 failed, 4 passed" in event["refs"]["commands"][0]["summary"]
+    assert event["note"]["error"] == "1 failed, 4 passed in 0.31s"
+
+
+@pytest.mark.parametrize(("tool", "tool_input"), [
+    ("Edit", {"file_path": "src/a.py"}),
+    ("Read", {"file_path": "src/a.py"}),
+    ("WebFetch", {"url": "https://example.invalid/"}),
+])
+def test_other_failures_are_recorded_too(project: Path, tool: str, tool_input: dict[str, Any]) -> None:
+    """A failed edit or any other tool: one event naming the tool and the error."""
+    body = {"hook_event_name": "PostToolUseFailure", "session_id": "s1", "cwd": str(project), "tool_name": tool,
+            "tool_input": tool_input, "error": "permission denied"}
+    assert run_hook("claude-code", json.dumps(body).encode(), root=str(project)).recorded
+    [event] = stored(project)
+    assert event["type"] in ("edit_failed", "tool_failed") and tool in event["message"]
+    assert event["note"]["error"] == "permission denied"
+
+
+def test_codex_apply_patch_in_command_records_the_files(project: Path) -> None:
+    """Codex's shell call `apply_patch <patch>` is an edit of the files the patch names."""
+    assert run_hook("codex", payload("codex_post_tool_use_apply_patch_command", project), root=str(project)).recorded
+    [event] = stored(project)
+    assert event["type"] == "edit" and event["refs"]["files"] == ["src/orders.rs", "src/legacy.rs"]
+
+
+def test_codex_apply_patch_as_a_command_string(project: Path) -> None:
+    """The same patch given as one command string is recorded the same way."""
+    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: docs/refunds.md\n+# Refunds\n*** End Patch\nEOF"
+    body = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(project), "tool_name": "shell",
+            "tool_input": {"command": patch}, "tool_response": {"exit_code": 0}}
+    assert run_hook("codex", json.dumps(body).encode(), root=str(project)).recorded
+    assert stored(project)[0]["refs"]["files"] == ["docs/refunds.md"]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (b"\xff\xfe{}", "not valid UTF-8"),
+    (b"[1, 2]", "not an object"),
+    (b"{", "not valid JSON"),
+    (b"   ", "empty"),
+    (b"{" + b" " * (4 * 1024 * 1024 + 1) + b"}", "over"),
+])
+def test_unusable_input_is_named_and_logged(project: Path, capsys: pytest.CaptureFixture[str], raw: bytes,
+                                            expected: str) -> None:
+    """Bad stdin: nothing recorded, one stderr line saying what was wrong, and a hooks.log entry."""
+    assert run_hook("claude-code", raw, root=str(project)).recorded == []
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err
+    log = project / ".agent" / "runtime-continuity" / "local" / "hooks.log"
+    assert expected in log.read_text()
+    assert all_event_files(project) == []

@@ -1,0 +1,97 @@
+"""A broken config.json never renames the project: writes refuse, reads and hooks fail open."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from continuity.adapters.hooks import run_hook
+from continuity.cli import main
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+
+BROKEN: dict[str, bytes | None] = {
+    "missing": None,
+    "empty": b"",
+    "blank": b"  \n",
+    "not JSON": b"{",
+    "not UTF-8": b"\xff\xfe{}",
+    "a list": b"[]",
+    "no project": b'{"language": "en"}',
+    "a path as project": b'{"project": "../elsewhere"}',
+    "a number as project": b'{"project": 5}',
+}
+
+
+@pytest.fixture(params=sorted(BROKEN))
+def broken(request: pytest.FixtureRequest, project: Path, capsys: Capture) -> Path:
+    """The demo project with some history, then config.json broken one way."""
+    assert main(["checkpoint", "-m", "parser done", "--next", "wire the CLI"]) == 0
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    content = BROKEN[request.param]
+    if content is None:
+        config.unlink()
+    else:
+        config.write_bytes(content)
+    capsys.readouterr()
+    return project
+
+
+def test_writes_refuse_naming_the_file_and_the_fix(broken: Path, capsys: Capture) -> None:
+    """log and checkpoint: exit 9, one line naming config.json and `init --repair`, nothing written."""
+    before = all_event_files(broken)
+    for command in (["log", "-m", "x"], ["checkpoint", "-m", "y"], ["archive", "--reason", "z"]):
+        assert main(command) == 9, command
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "config.json" in err and "continuity init --repair" in err
+    assert all_event_files(broken) == before
+
+
+def test_an_explicit_project_still_writes(broken: Path, capsys: Capture) -> None:
+    """With --project the name is not guessed, so the write goes through."""
+    assert main(["log", "-m", "x", "--project", "demo"]) == 0
+
+
+def test_reads_answer_for_the_real_project_with_a_warning(broken: Path, capsys: Capture) -> None:
+    """resume-bundle and status: exit 0, the project of the log (not the folder's name), one warning."""
+    assert main(["resume-bundle"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("# Resume: demo") and "wire the CLI" in captured.out
+    assert "config.json" in captured.err and "warning" in captured.err
+    assert main(["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["project"] == "demo" and data["events"] == 1
+
+
+def test_hooks_record_nothing_but_session_start_still_briefs(broken: Path, capsys: Capture) -> None:
+    """A hook under a broken config records nothing; SessionStart still serves the log's brief."""
+    before = all_event_files(broken)
+    tool = {"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash", "cwd": str(broken),
+            "tool_input": {"command": "pytest"}, "tool_response": {"exit_code": 0}}
+    assert run_hook("claude-code", json.dumps(tool).encode(), root=str(broken)).recorded == []
+    assert "config.json" in capsys.readouterr().err
+    start = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(broken)}
+    result = run_hook("claude-code", json.dumps(start).encode(), root=str(broken))
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "wire the CLI" in context and result.recorded == []
+    assert all_event_files(broken) == before
+
+
+def test_init_refuses_to_guess_and_repair_restores(broken: Path, capsys: Capture) -> None:
+    """`init` on a broken config with history: exit 9; `init --repair` takes the name from the log."""
+    assert main(["init"]) == 9
+    assert main(["init", "--repair"]) == 0
+    config = json.loads((broken / ".agent" / "runtime-continuity" / "config.json").read_text())
+    assert config["project"] == "demo"
+    assert main(["log", "-m", "after the repair"]) == 0
+
+
+def test_a_new_store_needs_no_repair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
+    """A fresh folder: plain `init` names the project after the folder, as before."""
+    root = tmp_path / "fresh-folder"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    assert main(["init"]) == 0 and "project fresh-folder" in capsys.readouterr().out

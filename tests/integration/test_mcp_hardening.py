@@ -1,0 +1,83 @@
+"""The MCP server as real clients drive it: the client names the host, empty logs and future points refused."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import Implementation
+
+from tests.helpers import all_event_files
+from tests.integration.test_mcp_server import error_line, make_project, payload
+
+
+def session_as(tmp_path: Path, root: Path, client: str, body: Any) -> Any:
+    """A client session whose initialize names the client `client`."""
+    errlog = tmp_path / "server-stderr.txt"
+
+    async def run() -> Any:
+        params = StdioServerParameters(command=sys.executable, cwd=str(tmp_path),
+                                       args=["-m", "continuity.adapters.mcp", "--root", str(root)])
+        with anyio.fail_after(20), errlog.open("w") as err:
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(
+                    read, write, client_info=Implementation(name=client, version="1.0")) as session:
+                await session.initialize()
+                return await body(session)
+
+    result = anyio.run(run)
+    assert "Traceback" not in errlog.read_text()
+    return result
+
+
+def test_the_client_names_the_host_when_the_arguments_do_not(tmp_path: Path) -> None:
+    """Events written through MCP carry the client's name as host; an explicit host argument wins."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        first = payload(await session.call_tool("log", {"message": "from the client"}))
+        second = payload(await session.call_tool("log", {"message": "explicit", "host": "cursor"}))
+        return first, second
+
+    first, second = session_as(tmp_path, root, "claude-code", body)
+    assert first["event"]["host"] == "claude-code" and second["event"]["host"] == "cursor"
+
+
+def test_a_client_name_is_cleaned_into_an_id(tmp_path: Path) -> None:
+    """A client name with spaces or a token-like name becomes a valid id, never an error."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        return payload(await session.call_tool("log", {"message": "hi"}))
+
+    result = session_as(tmp_path, root, "My Client / v2", body)
+    assert result["event"]["host"] == "My-Client-v2"
+
+
+def test_an_empty_log_is_refused(tmp_path: Path) -> None:
+    """`log {}` is a one-line tool error and writes nothing."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        return error_line(await session.call_tool("log", {}))
+
+    assert "nothing to record" in session_as(tmp_path, root, "codex", body)
+    assert all_event_files(root) == []
+
+
+def test_a_point_in_the_future_is_refused(tmp_path: Path) -> None:
+    """resume_bundle and status with as_of in the future: a tool error, not a brief from 2099."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("log", {"message": "now"})
+        bundle = error_line(await session.call_tool("resume_bundle", {"as_of": "2099-01-01T00:00:00Z"}))
+        status = error_line(await session.call_tool("status", {"as_of": "2099-01-01T00:00:00Z"}))
+        return bundle, status
+
+    for line in session_as(tmp_path, root, "codex", body):
+        assert "in the future" in line
+    assert json.loads(all_event_files(root)[0].read_bytes())["message"] == "now"

@@ -1,0 +1,65 @@
+"""Ids that look like secrets: refused on the CLI (even with --redact), replaced by a safe id in hooks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from continuity.adapters.hooks import run_hook
+from continuity.cli import main
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+TOKENS = ["ghp_" + "a1B2c3D4e5" * 4, "sk-ant-api03-" + "Zx9" * 30, "AKIA" + "ABCDEFGHIJKLMNOP",
+          "xoxb-" + "1234567890-" * 3 + "abcdef"]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("flag", ["--agent", "--session", "--run", "--task", "--mission", "--host", "--project"])
+@pytest.mark.parametrize("redact", [False, True])
+def test_cli_refuses_a_secret_id_with_exit_4(project: Path, capsys: Capture, token: str, flag: str,
+                                             redact: bool) -> None:
+    """An identity flag holding a token: exit 4 (or 2 for a project name), one line, never internal, nothing written."""
+    code = main(["log", "-m", "x", flag, token, *(["--redact"] if redact else [])])
+    err = capsys.readouterr().err
+    assert code in ((2, 4) if flag == "--project" else (4,)), err
+    assert err.count("\n") == 1 and "internal" not in err and token not in err
+    assert all_event_files(project) == []
+
+
+@pytest.mark.parametrize("variable", ["CONTINUITY_SESSION_ID", "CONTINUITY_AGENT", "CONTINUITY_RUN_ID"])
+def test_cli_refuses_a_secret_id_from_the_environment(project: Path, capsys: Capture,
+                                                      monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """The same id from the environment, with --redact: exit 4, not an internal error."""
+    monkeypatch.setenv(variable, TOKENS[0])
+    assert main(["log", "-m", "x", "--redact"]) == 4
+    assert "internal" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field", ["session_id", "agent_id", "model"])
+@pytest.mark.parametrize("hook", ["SessionStart", "PostToolUse", "Stop"])
+def test_hooks_replace_a_secret_id_with_a_safe_one(project: Path, capsys: Capture, field: str, hook: str) -> None:
+    """A hook payload's id or model that looks like a token: recorded under a safe id, the token stored nowhere."""
+    payload = {"hook_event_name": hook, "session_id": "s1", "cwd": str(project), field: TOKENS[0],
+               "tool_name": "Bash", "tool_input": {"command": "make test"}, "tool_response": {"exit_code": 0}}
+    result = run_hook("claude-code", json.dumps(payload).encode(), root=str(project))
+    assert result.recorded, capsys.readouterr().err
+    if hook == "SessionStart":
+        assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    for path in (project / ".agent").rglob("*"):
+        if path.is_file():
+            assert TOKENS[0].encode() not in path.read_bytes(), path
+    stored = [json.loads(path.read_bytes()) for path in all_event_files(project)]
+    if field != "model":
+        assert all(event[field].startswith("id-") for event in stored if event.get(field))
+
+
+def test_the_safe_id_is_stable(project: Path) -> None:
+    """The same token gives the same safe id, so a session's events stay together."""
+    for _ in range(2):
+        payload = {"hook_event_name": "Stop", "session_id": TOKENS[1], "cwd": str(project)}
+        run_hook("codex", json.dumps(payload).encode(), root=str(project))
+    ids = {json.loads(path.read_bytes())["session_id"] for path in all_event_files(project)}
+    assert len(ids) == 1 and next(iter(ids)).startswith("id-")
