@@ -64,3 +64,23 @@ def test_no_clock_warning_when_the_clock_agrees(project: Path, capsys: Capture) 
     capsys.readouterr()
     assert main(["verify", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["clock_warning"] is None
+
+
+def test_the_brief_keeps_real_work_ahead_of_routine_events(project: Path, capsys: Capture) -> None:
+    """Forty turn markers and briefs after an edit and a checkpoint: the brief still lists both."""
+    from continuity.adapters.hooks import run_hook
+
+    main(["log", "-m", "edited the refund handler", "--file", "src/refunds.py"])
+    main(["checkpoint", "-m", "refunds done", "--next", "partial refunds"])
+    for turn in range(20):
+        for hook in ("UserPromptSubmit", "Stop"):
+            body = {"hook_event_name": hook, "session_id": "s1", "cwd": str(project), "turn_id": f"t{turn}"}
+            run_hook("claude-code", json.dumps(body).encode(), root=str(project))
+    capsys.readouterr()
+    assert main(["resume-bundle", "--format", "json"]) == 0
+    events = json.loads(capsys.readouterr().out)["runtime_events"]
+    messages = [event["message"] for event in events]
+    assert "edited the refund handler" in messages and "refunds done" in messages
+    assert len(events) == 20 and any(event["type"] == "turn_end" for event in events)
+    times = [event["created_at"] for event in events]
+    assert times == sorted(times, reverse=True)  # newest first, as before
