@@ -89,10 +89,10 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
     if brief.served is not None:
         recorded.append(brief.served.event_id)
-    import orjson
+    import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief.text}}
-    return HookResult(orjson.dumps(output).decode(), recorded)
+    return HookResult(msgspec.json.encode(output).decode(), recorded)
 
 
 def _max_chars(store: Store) -> int:
@@ -324,7 +324,7 @@ def report(store: Store | None, harness: str, hook: str, message: str, *, quiet:
 
 def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:
     """Handle one hook call. Never raises: every problem becomes a report and an empty result."""
-    import orjson
+    import msgspec
 
     from events.errors import ContinuityError
 
@@ -335,8 +335,8 @@ def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:
         payload = None
         if problem is None:
             try:
-                payload = orjson.loads(raw)
-            except orjson.JSONDecodeError as error:
+                payload = msgspec.json.decode(raw)
+            except msgspec.DecodeError as error:
                 problem = f"hook input is not valid JSON ({error}); nothing recorded"
         if problem is None and not isinstance(payload, dict):
             problem = f"hook input is JSON but not an object ({type(payload).__name__}); nothing recorded"

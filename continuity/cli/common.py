@@ -19,6 +19,21 @@ class Parser(argparse.ArgumentParser):
 
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every add_argument (to check metavars); without a
+        # width it imports shutil to ask the terminal, which costs the hook path ~3 ms.
+        # Only help text needs the real width (format_help asks for it).
+        kind: Any = self.formatter_class
+        formatter: argparse.HelpFormatter = kind(prog=self.prog, width=getattr(self, "_help_width", None) or 78)
+        return formatter
+
+    def format_help(self) -> str:
+        """The help text at the terminal's width (COLUMNS wins, as in argparse)."""
+        import shutil
+
+        self._help_width = max(shutil.get_terminal_size().columns - 2, 11)
+        return super().format_help()
+
 
 #: The largest count any flag takes (--last, --limit, --lines, --max-chars): more than a log holds,
 #: small enough for every C size the count reaches (a deque's maxlen is a ssize_t).
@@ -58,7 +73,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
 
 def common_flags() -> argparse.ArgumentParser:
     """--json, --root and --debug, accepted before or after the command."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON")
     parent.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS,
@@ -72,7 +87,7 @@ def common_flags() -> argparse.ArgumentParser:
 
 def identity_flags() -> argparse.ArgumentParser:
     """Who is writing: flags, else CONTINUITY_* environment variables."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     group = parent.add_argument_group("identity (flags override CONTINUITY_* environment)")
     group.add_argument("--project", help="project name (default: from config.json)")
     group.add_argument("--host", help="host tool, e.g. claude-code, codex (env CONTINUITY_HOST)")
@@ -121,7 +136,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"continuity {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, prog="continuity")
     wanted = next((arg for arg in argv or [] if not arg.startswith("-")), None)
     names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()

@@ -60,12 +60,12 @@ def append_error_line(path: str, **fields: Any) -> None:
     import os
     import time
 
-    import orjson
+    import msgspec
 
     fields = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "ab") as handle:
-            handle.write(orjson.dumps(fields, default=str) + b"\n")
+            handle.write(msgspec.json.encode(fields, enc_hook=str) + b"\n")
     except OSError:
         pass

@@ -85,7 +85,7 @@ class Store:
         return self._config
 
     def _load_config(self) -> tuple[dict[str, Any], str | None]:
-        import orjson
+        import msgspec  # the log loads it anyway: reading config.json must not add orjson to the hook path
 
         try:
             with open(self.config_path, "rb") as handle:
@@ -97,8 +97,8 @@ class Store:
         if not raw.strip():
             return {}, f"{self.config_path} is empty"
         try:
-            loaded = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            loaded = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
             return {}, f"{self.config_path} is not valid JSON"
         if not isinstance(loaded, dict):
             return {}, f"{self.config_path} is not a JSON object"
