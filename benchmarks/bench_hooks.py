@@ -36,6 +36,17 @@ def run_with_stdin(argv: list[str], stdin: bytes, env: dict[str, str], cwd: str 
     return elapsed
 
 
+def post_tool_use_payload(cwd: str) -> bytes:
+    """A realistic Claude Code PostToolUse payload for a Bash call run in `cwd`."""
+    return json.dumps({
+        "session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+        "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q tests/test_orders.py", "description": "Run the order tests"},
+        "tool_response": {"stdout": "....\n4 passed in 0.12s", "stderr": "", "exit_code": 0},
+        "tool_use_id": "toolu_01DEF",
+    }).encode()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=15)
@@ -48,13 +59,7 @@ def main() -> None:
     current_projection(big, home)
     with tempfile.TemporaryDirectory() as small:
         subprocess.run([EXE, "init", "--project", "hook"], cwd=small, env=env, check=True, capture_output=True)
-        post_tool_use = json.dumps({
-            "session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "transcript_path": "/tmp/t.jsonl", "cwd": small,
-            "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": "Bash",
-            "tool_input": {"command": "pytest -q tests/test_orders.py", "description": "Run the order tests"},
-            "tool_response": {"stdout": "....\n4 passed in 0.12s", "stderr": "", "exit_code": 0},
-            "tool_use_id": "toolu_01DEF",
-        }).encode()
+        post_tool_use = post_tool_use_payload(small)
         session_start = json.dumps({
             "session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "transcript_path": "/tmp/t.jsonl", "cwd": str(big),
             "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5",

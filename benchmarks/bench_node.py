@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_hooks import run_with_stdin  # noqa: E402
+from benchmarks.bench_hooks import post_tool_use_payload, run_with_stdin  # noqa: E402
 from benchmarks.bench_log import compile_project  # noqa: E402
 from benchmarks.bench_projections import BENCH_HOME, env_for  # noqa: E402
 from benchmarks.common import interleaved, time_command  # noqa: E402
@@ -44,13 +44,7 @@ def main() -> None:
         subprocess.run([EXE, "init", "--project", "bench"], cwd=small, env=env, check=True, capture_output=True)
         subprocess.run([EXE, "checkpoint", "-m", "parser done", "--next", "wire the CLI"], cwd=small, env=env,
                        check=True, capture_output=True)
-        post_tool_use = json.dumps({
-            "session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "transcript_path": "/tmp/t.jsonl", "cwd": small,
-            "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": "Bash",
-            "tool_input": {"command": "pytest -q tests/test_orders.py", "description": "Run the order tests"},
-            "tool_response": {"stdout": "....\n4 passed in 0.12s", "stderr": "", "exit_code": 0},
-            "tool_use_id": "toolu_01DEF",
-        }).encode()
+        post_tool_use = post_tool_use_payload(small)
         session_start = json.dumps({
             "session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "cwd": small, "hook_event_name": "SessionStart",
             "source": "startup", "model": "claude-sonnet-4-5",

@@ -3,34 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import Implementation
+from mcp import ClientSession
 
 from tests.helpers import all_event_files
-from tests.integration.test_mcp_server import error_line, make_project, payload
+from tests.integration.test_mcp_server import error_line, make_project, payload, with_session
 
 
 def session_as(tmp_path: Path, root: Path, client: str, body: Any) -> Any:
     """A client session whose initialize names the client `client`."""
-    errlog = tmp_path / "server-stderr.txt"
-
-    async def run() -> Any:
-        params = StdioServerParameters(command=sys.executable, cwd=str(tmp_path),
-                                       args=["-m", "continuity.adapters.mcp", "--root", str(root)])
-        with anyio.fail_after(20), errlog.open("w") as err:
-            async with stdio_client(params, errlog=err) as (read, write), ClientSession(
-                    read, write, client_info=Implementation(name=client, version="1.0")) as session:
-                await session.initialize()
-                return await body(session)
-
-    result = anyio.run(run)
-    assert "Traceback" not in errlog.read_text()
-    return result
+    return with_session(tmp_path, root, body, client=client)
 
 
 def test_the_client_names_the_host_when_the_arguments_do_not(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import msgspec
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Implementation, TextContent
 
 from continuity.core.initialize import init_store
 from continuity.worklog.decide import Identity, WorkRequest
@@ -35,15 +35,17 @@ def make_project(tmp_path: Path) -> Path:
 
 
 def with_session(tmp_path: Path, root: Path, body: Callable[[ClientSession], Awaitable[Any]],
-                 args: list[str] | None = None, cwd: Path | None = None) -> Any:
-    """Start the server over stdio, initialize a client session, run `body`; no traceback on stderr."""
+                 args: list[str] | None = None, cwd: Path | None = None, client: str | None = None) -> Any:
+    """Start the server over stdio, initialize a client session (named `client`), run `body`; no traceback."""
     errlog = tmp_path / "server-stderr.txt"
 
     async def run() -> Any:
         params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path),
                                        args=args or ["-m", "continuity.adapters.mcp", "--root", str(root)])
         with anyio.fail_after(20), errlog.open("w") as err:
-            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            info = Implementation(name=client, version="1.0") if client else None
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(
+                    read, write, client_info=info) as session:
                 await session.initialize()
                 return await body(session)
 
