@@ -1,6 +1,15 @@
-"""Issue 4's figures: `continuity sync` of 10k events each way vs a hand-made `git add/commit/push`.
+"""Issue 4's and issue 11's figures for `continuity sync` and `clone-store`.
 
     .venv/bin/python benchmarks/bench_sync.py [--events 10000] [--rounds 3]
+    .venv/bin/python benchmarks/bench_sync.py --scale [--clones 50] [--small 10000] [--large 1000000]
+
+Issue 11 (`--scale`, ratios in one run): 50 clones syncing at once against `git daemon` on
+127.0.0.1 vs the same 50 syncs one after another; a sync of 10 new events on top of a large
+history vs on top of a small one; `clone-store` of the large history vs `git clone` of the
+same branch (which writes the same files), with the peak memory of clone-store at the small
+and the large size.
+
+Issue 4 (default):
 
 Each round builds a bare remote and two clones in a temp folder, writes N events into each
 store (without fsync: fixtures, not the write path), then times, as new processes:
@@ -14,12 +23,14 @@ is the same N files committed by hand in a scratch clone: `git add`, `git commit
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +42,7 @@ EXE = str(Path(sys.executable).with_name("continuity"))
 STEP_US = 30_000_000
 START_US = 1_700_000_000_000_000
 STORE = Path(".agent", "runtime-continuity")
+RETRY_SECONDS = 180
 
 
 def bench_env(home: Path) -> dict[str, str]:
@@ -114,11 +126,131 @@ def one_round(folder: Path, count: int) -> dict[str, float]:
     return times
 
 
+# -- issue 11: team scale ------------------------------------------------------------------
+def make_remote(folder: Path, env: dict[str, str], name: str = "remote.git") -> tuple[Path, Path]:
+    """A bare remote under `folder/srv` with a first commit of code; (bare path, seed clone)."""
+    srv = folder / "srv"
+    srv.mkdir(exist_ok=True)
+    bare = srv / name
+    git(folder, env, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(bare, env, "config", "receive.autogc", "false")
+    seed = folder / f"seed-{name}"
+    git(folder, env, "clone", "-q", str(bare), str(seed))
+    (seed / "README.md").write_text("code\n")
+    git(seed, env, "add", "README.md")
+    git(seed, env, "commit", "-q", "-m", "code")
+    git(seed, env, "push", "-q", "origin", "main")
+    return bare, seed
+
+
+def team(folder: Path, env: dict[str, str], url: str, label: str, clones: int, events: int) -> list[Path]:
+    """`clones` clones of `url`, each with a store of `events` events (same days, other nodes)."""
+    roots = []
+    for index in range(clones):
+        root = folder / f"{label}{index:02d}"
+        git(folder, env, "clone", "-q", url, str(root))
+        time_command([EXE, "init", "--project", "bench", "--root", str(root)], env=env)
+        generate(root, events, index * 1_000 + 1)
+        config = root / STORE / "config.json"
+        settings = json.loads(config.read_text())
+        settings["sync_retry_seconds"] = RETRY_SECONDS  # 50 at once on 2 cores can pass the default 60 s
+        config.write_text(json.dumps(settings))
+        roots.append(root)
+    os.sync()
+    return roots
+
+
+def crowd(folder: Path, env: dict[str, str], clones: int) -> dict[str, float]:
+    """Wall time of `clones` syncs at once vs one after another, against git daemon on 127.0.0.1."""
+    sys.path.insert(0, str(ROOT))
+    from tests.gitserver import serving
+
+    with serving(folder / "srv") as daemon:
+        for name in ("together.git", "apart.git"):
+            make_remote(folder, env, name)
+        together = team(folder, env, daemon.url("together.git"), "t", clones, 100)
+        apart = team(folder, env, daemon.url("apart.git"), "s", clones, 100)
+        start = time.perf_counter()
+        processes = [subprocess.Popen([EXE, "sync", "--root", str(root)], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE) for root in together]
+        failures = [process.communicate()[1] for process in processes if process.wait() != 0]
+        concurrent = time.perf_counter() - start
+        if failures:
+            raise SystemExit(f"{len(failures)} concurrent syncs failed: {failures[0][-300:]!r}")
+        sequential = sum(time_command([EXE, "sync", "--root", str(root)], env=env) for root in apart)
+    return {"concurrent": concurrent, "sequential": sequential}
+
+
+def history_cost(folder: Path, env: dict[str, str], size: int) -> dict[str, float]:
+    """A store of `size` events recorded and pushed; then: a sync of 10 new events, a clone-store, a git clone."""
+    bare, _ = make_remote(folder, env, f"h{size}.git")
+    root = folder / f"h{size}"
+    git(folder, env, "clone", "-q", str(bare), str(root))
+    time_command([EXE, "init", "--project", "bench", "--root", str(root)], env=env)
+    generate(root, size, 0)
+    os.sync()
+    started = time.perf_counter()
+    time_command([EXE, "sync", "--root", str(root)], env=env)
+    first = time.perf_counter() - started
+    generate_more(root, 10)
+    ten = time_command([EXE, "sync", "--root", str(root)], env=env)
+    fresh = folder / f"h{size}-fresh"
+    git(folder, env, "clone", "-q", str(bare), str(fresh))
+    os.sync()
+    memory = folder / f"h{size}-rss"
+    clone = time_command(["/usr/bin/time", "-o", str(memory), "-f", "%M", EXE, "clone-store", "origin",
+                          "--root", str(fresh)], env=env)
+    peak_kb = int(memory.read_text().split()[-1])
+    os.sync()
+    by_hand = time_command(["git", "clone", "-q", "--branch", "continuity", "--single-branch", str(bare),
+                            str(folder / f"h{size}-git")], env=env)
+    return {"first": first, "ten": ten, "clone": clone, "git_clone": by_hand, "peak_mb": peak_kb / 1024}
+
+
+def generate_more(root: Path, count: int) -> None:
+    """`count` new events appended the ordinary way (durable), after the existing history."""
+    from continuity.core.store import Store
+    from events.worklog import WorkLogged
+
+    Store(str(root)).open_log().append_many(WorkLogged(project="bench", message=f"new {i}") for i in range(count))
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Issue 11's figures, in one run."""
+    with tempfile.TemporaryDirectory(prefix="continuity-bench-scale-") as name:
+        folder = Path(name)
+        home = folder / "home"
+        home.mkdir()
+        env = bench_env(home)
+        c = crowd(folder, env, args.clones)
+        print(f"{args.clones} clones x 100 events syncing at once against git daemon on 127.0.0.1: "
+              f"{c['concurrent']:.1f} s")
+        print(f"the same {args.clones} syncs one after another: {c['sequential']:.1f} s "
+              f"-> ratio {c['concurrent'] / c['sequential']:.2f}x (goal <= 1.5x)")
+        small, large = history_cost(folder, env, args.small), history_cost(folder, env, args.large)
+        print(f"sync of 10 new events on {args.small:,} events: {small['ten']:.2f} s; on {args.large:,}: "
+              f"{large['ten']:.2f} s -> ratio {large['ten'] / small['ten']:.2f}x (goal <= 1.5x)")
+        for size, figures in ((args.small, small), (args.large, large)):
+            print(f"clone-store of {size:,} events: {figures['clone']:.1f} s vs git clone of the branch "
+                  f"(writes the same files) {figures['git_clone']:.1f} s -> ratio "
+                  f"{figures['clone'] / figures['git_clone']:.2f}x (goal <= 2x); peak memory "
+                  f"{figures['peak_mb']:.0f} MB; first sync (record + push) {figures['first']:.1f} s")
+        print(f"clone-store peak memory {large['peak_mb'] / small['peak_mb']:.2f}x from {args.small:,} to "
+              f"{args.large:,} events (goal: flat)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", action="store_true", help="issue 11's figures instead of issue 4's")
+    parser.add_argument("--clones", type=int, default=50)
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=1_000_000)
     args = parser.parse_args()
+    if args.scale:
+        scale(args)
+        return
     samples: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="continuity-bench-sync-") as folder:

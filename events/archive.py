@@ -33,6 +33,22 @@ class ArchivedState(msgspec.Struct, frozen=True, kw_only=True):
     blockers: Texts = ()
 
 
+class CitedFiles(msgspec.Struct, frozen=True, kw_only=True):
+    """What a seed-004 archive (`runtime-continuity archive`) cites, listed from the project when taken.
+
+    Present only on archives taken through the compat CLI: their JSON and Markdown are
+    rendered in seed 004's exact shape from these facts, so a rebuild writes the same bytes.
+    """
+
+    latest_events: PathRefs = ()
+    runs: PathRefs = ()
+    sessions: PathRefs = ()
+    handoffs: PathRefs = ()
+    artifacts: PathRefs = ()
+    #: `git log --oneline -3`, trimmed (the Markdown's 最近提交).
+    recent_commits: Annotated[str, msgspec.Meta(max_length=65536)] = ""
+
+
 class ArchiveCreated(Event, frozen=True, kw_only=True, tag="archive.created"):
     """A resumable snapshot of the work: state, git facts, and where to read first."""
 
@@ -45,6 +61,7 @@ class ArchiveCreated(Event, frozen=True, kw_only=True, tag="archive.created"):
     git: GitFacts = msgspec.field(default_factory=GitFacts)
     state: ArchivedState = msgspec.field(default_factory=ArchivedState)
     read_first: PathRefs = ()
+    cited: CitedFiles | None = None
 
 
 class HostSwitched(Event, frozen=True, kw_only=True, tag="host.switched"):

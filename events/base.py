@@ -12,10 +12,17 @@ import msgspec
 
 _NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
-#: An identifier: project, host, agent, run, session, task and mission names.
+#: An identifier: host, agent, run, session, task and mission names (and continuity's own project names).
 Name = Annotated[
     str,
     msgspec.Meta(pattern=r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$", max_length=128),
+]
+#: A project name: a Name, or (written through `runtime-continuity`, contract I4) any one-line
+#: text of up to 128 characters that is safe as one folder name: no `/`, `\`, `..`, not `.`.
+#: No `[` or `]` either: a secret in a project name is refused, never redacted to `[REDACTED:…]`.
+ProjectName = Annotated[
+    str,
+    msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,128}$", max_length=128),
 ]
 #: A short label such as a work-log type or a phase.
 Label = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,63}$")]
@@ -68,7 +75,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     event_id: str = ""
     created_at: str = ""
     prev: str | None = None
-    project: Name
+    project: ProjectName
     host: Name | None = None
     agent_id: Name | None = None
     run_id: Name | None = None

@@ -6,6 +6,8 @@ from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
 from events.session import SessionEnded, SessionStarted
+from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
+from events.team import SnapshotTaken
 from events.worklog import CheckpointRecorded, WorkLogged
 
 #: Every concrete event type. New families add their types here.
@@ -17,4 +19,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ArchiveCreated,
     HostSwitched,
     ContextServed,
+    TaskCreated,
+    TaskUpdated,
+    RunStarted,
+    RunCompleted,
+    SnapshotTaken,
 )

@@ -32,6 +32,10 @@ class Head(NamedTuple):
     at_us: int
 
 
+#: Checked under the append lock with the head there (None: empty log); raises to abort.
+Precondition = Callable[[Head | None], None]
+
+
 def head_of(name: str, raw: bytes) -> Head:
     """The head record of a stored file."""
     parsed = names.parse_name(name)
@@ -54,12 +58,20 @@ class EventLog(abc.ABC):
         """Append one event durably and return it as stored."""
         return self.append_many([draft], redact=redact)[0]
 
-    def append_many(self, drafts: Iterable[Event], *, redact: bool = False) -> list[StoredEvent]:
-        """Append events as one batch (one lock, one directory sync per shard)."""
+    def append_many(self, drafts: Iterable[Event], *, redact: bool = False,
+                    precondition: Precondition | None = None) -> list[StoredEvent]:
+        """Append events as one batch (one lock, one directory sync per shard).
+
+        `precondition`, when given, is called under the lock with the head as it stands
+        there; whatever it raises aborts the append before anything is written (optimistic
+        concurrency: the caller checks that what it decided from is still true).
+        """
         ready = [prepare(draft, self.codec, redact=redact) for draft in drafts]
         if not ready:
             return []
         with self._locked() as head:
+            if precondition is not None:
+                precondition(head)
             prev = head.sha256 if head else None
             last_us = head.at_us if head else None
             now = self.clock_us()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from events.archive import ArchiveCreated, ArchivedState, GitFacts
+from events.archive import ArchiveCreated, ArchivedState, CitedFiles, GitFacts
 from events.base import Event
 from projections.common import append_bounded, touch_list
 from projections.readmodel import ReadModel
@@ -42,6 +42,8 @@ class ArchiveEntry(msgspec.Struct, kw_only=True):
     session_ids: list[str]
     handoffs: list[str]
     artifacts: list[str]
+    #: Set for archives taken through `runtime-continuity`: rendered in seed 004's shape.
+    cited: CitedFiles | None = None
 
 
 class ArchivesState(msgspec.Struct, kw_only=True):
@@ -72,7 +74,8 @@ def on_event(state: ArchivesState, name: str, event: Event) -> ArchivesState:
 
 def on_archive(state: ArchivesState, name: str, event: ArchiveCreated) -> ArchivesState:
     """Add the archive (citing what was newest before it), then remember it like any event."""
-    archive_id = f"RC-{event.event_id[4:26]}"
+    # A runtime-continuity archive (cited) carries the node too: seed-004 callers get unique names (I9).
+    archive_id = f"RC-{event.event_id[4:]}" if event.cited is not None else f"RC-{event.event_id[4:26]}"
     if any(entry.archive_id == archive_id for entry in state.archives):
         archive_id = f"{archive_id}-{event.event_id[-8:]}"
     cited = [*state.recent_events[-CITED_EVENTS:], name]
@@ -81,7 +84,7 @@ def on_archive(state: ArchivesState, name: str, event: ArchiveCreated) -> Archiv
         source_host=event.source_host, target_host=event.target_host, reason=event.reason, gate=event.gate,
         full=event.full, git=event.git, state=event.state, read_first=list(event.read_first), events=cited,
         run_ids=list(state.run_ids), session_ids=list(state.session_ids), handoffs=list(state.handoffs),
-        artifacts=list(state.artifacts),
+        artifacts=list(state.artifacts), cited=event.cited,
     )
     append_bounded(state.archives, entry, ARCHIVES_LIMIT)
     state.total += 1
@@ -94,7 +97,7 @@ def latest(state: ArchivesState) -> ArchiveEntry | None:
 
 
 MODEL = ReadModel(
-    "archives", format=1, state=ArchivesState, initial=ArchivesState,
+    "archives", format=2, state=ArchivesState, initial=ArchivesState,
     folds={Event: on_event, ArchiveCreated: on_archive},
     bounds={"ARCHIVES_LIMIT": ARCHIVES_LIMIT, "CITED_EVENTS": CITED_EVENTS, "CITED_RUNS": CITED_RUNS,
             "CITED_SESSIONS": CITED_SESSIONS, "CITED_REFS": CITED_REFS},

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from projections import archives, overview, refs, sessions, worklog
+from projections import archives, overview, refs, sessions, tasks, team, worklog
 from projections.readmodel import ReadModel
 
 #: name -> read model, in the order catch-up folds them (any order is correct).
@@ -22,6 +22,8 @@ REGISTRY: dict[str, ReadModel[Any]] = {
         sessions.MODEL,
         refs.MODEL,
         archives.MODEL,
+        tasks.MODEL,
+        team.MODEL,
     )
 }
 

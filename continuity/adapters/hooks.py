@@ -45,7 +45,9 @@ def _text(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
 def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
     """Who the events of one hook call are from: the harness's payload, else the environment."""
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
-    return resolve_identity(store.project, harness=given, clean=clean_name)
+    from continuity.tasks.current import with_current_run
+
+    return with_current_run(resolve_identity(store.project, harness=given, clean=clean_name), store.local_dir)  # type: ignore[return-value]
 
 
 def envelope(harness: str, payload: dict[str, Any], store: Store) -> dict[str, Any]:

@@ -421,6 +421,79 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
     return changes
 
 
+# -- the runtime-continuity launcher (contract §18) ---------------------------------------------
+LAUNCHER_REL = Path(".agent", "skills", "runtime-continuity", "scripts", "index.js")
+LAUNCHER_MARK = "// runtime-continuity launcher, written by `continuity install runtime-continuity`."
+
+
+def launcher_entry() -> list[str]:
+    """The re-implementation's command line: the console script beside this interpreter, else `python -m`."""
+    script = Path(sys.executable).with_name("runtime-continuity")
+    if script.is_file():
+        return [str(script.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "continuity.adapters.compat.runtime_continuity"]
+
+
+def launcher_text(entry: list[str]) -> str:
+    """`index.js`: runs `entry` with the same arguments, directory, environment and streams; exits with its code."""
+    return f"""#!/usr/bin/env node
+{LAUNCHER_MARK}
+// It runs continuity's runtime-continuity with the same arguments, working directory,
+// environment and streams, and exits with its exit code. `continuity uninstall
+// runtime-continuity` removes it.
+"use strict";
+const {{ spawnSync }} = require("child_process");
+const ENTRY = {json.dumps(entry)};
+const result = spawnSync(ENTRY[0], ENTRY.slice(1).concat(process.argv.slice(2)), {{ stdio: "inherit" }});
+if (result.error) {{
+  process.stderr.write(`runtime-continuity launcher: cannot run ${{ENTRY[0]}}: ${{result.error.message}}\n`);
+  process.exit(1);
+}}
+if (result.signal) process.kill(process.pid, result.signal);
+process.exit(result.status === null ? 1 : result.status);
+"""
+
+
+def is_launcher(text: str | None) -> bool:
+    """Whether a file is a launcher install wrote (any entry path)."""
+    return text is not None and LAUNCHER_MARK in text.split("\n", 3)[:3]
+
+
+def plan_launcher_install(root: Path, entry: list[str], *, force: bool) -> FileChange:
+    """Write the launcher; a different file that is not ours needs `force` (and is backed up when applied)."""
+    path = root / LAUNCHER_REL
+    before = _read(path)
+    after = launcher_text(entry)
+    if before is not None and before != after and not is_launcher(before) and not force:
+        raise UsageError(f"{path} exists and is not continuity's launcher; nothing changed "
+                         "(use --force to replace it; the old file is backed up)")
+    return FileChange(path, before, after, shared=False)
+
+
+def plan_launcher_uninstall(root: Path, *, earlier: Earlier = _no_earlier) -> FileChange:
+    """Remove our launcher, or give back the file a forced install replaced; a foreign file stays."""
+    path = root / LAUNCHER_REL
+    before = _read(path)
+    if not is_launcher(before):
+        return FileChange(path, before, before, shared=False)
+    for text in earlier(path):
+        if not is_launcher(text):
+            return FileChange(path, before, text, shared=False)
+        break  # the newest copy is our own launcher: install found no foreign file last time
+    return FileChange(path, before, None, shared=False)
+
+
+def remove_empty_launcher_folders(root: Path) -> None:
+    """After uninstall: the launcher's folders, when empty (never `.agent/` itself)."""
+    folder = (root / LAUNCHER_REL).parent
+    while folder != root / ".agent":
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
 # -- backups -----------------------------------------------------------------------------------
 LEGACY_BACKUP = ".continuity-backup-"
 _STAMP = re.compile(r"(\d{8}T\d{6}Z)(?:-(\d+))?")

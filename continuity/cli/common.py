@@ -19,6 +19,13 @@ class Parser(argparse.ArgumentParser):
 
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
+    def _parse_optional(self, arg_string: str) -> Any:
+        # "-1h" (a negative duration) is a value, not an unknown flag: let it reach the checks
+        # that give it the documented error. No flag of ours starts with a digit or a dot.
+        if len(arg_string) > 1 and arg_string[0] == "-" and arg_string[1] in "0123456789.":
+            return None
+        return super()._parse_optional(arg_string)
+
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse builds a formatter for every add_argument (to check metavars); without a
         # width it imports shutil to ask the terminal, which costs the hook path ~3 ms.
@@ -122,6 +129,11 @@ COMMAND_MODULES: dict[str, str] = {
     "mcp": "continuity.cli.mcp_cmd",
     "sync": "continuity.cli.sync_cmd",
     "clone-store": "continuity.cli.sync_cmd",
+    "task": "continuity.cli.tasks",
+    "run": "continuity.cli.tasks",
+    "memory": "continuity.cli.memory",
+    "snapshot": "continuity.cli.team",
+    "resume": "continuity.cli.team",
 }
 
 

@@ -10,12 +10,18 @@ from typing import Any
 from continuity.cli.common import Output
 
 HELP = {
-    "install": "register continuity's hooks with Claude Code or Codex",
+    "install": "register continuity's hooks with Claude Code or Codex, or install the runtime-continuity launcher",
     "uninstall": "remove what `continuity install` added",
 }
+LAUNCHER_HELP = (" `install runtime-continuity` writes .agent/skills/runtime-continuity/scripts/index.js, a Node "
+                 "launcher that runs this machine's `runtime-continuity` (absolute path recorded at install) with "
+                 "the same arguments, directory, environment and streams, so the seed-004 command line `node "
+                 ".agent/skills/runtime-continuity/scripts/index.js <mode> ...` works unchanged. A different "
+                 "existing file is refused unless --force (then it is backed up first).")
 DESCRIPTION = {
     "install": "Merge continuity's hook entries into .claude/settings.json (claude-code) or .codex/hooks.json "
     "(codex), and add a marked block to CLAUDE.md or AGENTS.md telling the agent when to checkpoint. "
+    + LAUNCHER_HELP.strip() + " "
     "--scope user writes ~/.claude/ or ~/.codex/ instead. Every other entry and key is kept; running it again "
     "changes nothing. Each hook is a sh line that exits 0 whatever happens (missing project folder, missing "
     "binary, failing hook). Project files, meant to be committed, run `continuity` from PATH; when it is not "
@@ -26,17 +32,23 @@ DESCRIPTION = {
     "uninstall": "Remove exactly what install added: hook entries whose command is one install writes (a "
     "user's own hook that mentions continuity is kept), groups and events left empty by that, and the "
     "marked Markdown block. Where nothing else changed since install, the file gets its original bytes back "
-    "from the backup; a file install created is removed. A changed file is first copied as install does.",
+    "from the backup; a file install created is removed. A changed file is first copied as install does. "
+    "`uninstall runtime-continuity` removes the launcher (or gives back the file a forced install replaced); "
+    "a file that is not continuity's launcher is left alone.",
 }
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
     """Add `install` or `uninstall`."""
     parser = commands.add_parser(name, help=HELP[name], description=DESCRIPTION[name], parents=[common])
-    parser.add_argument("harness", choices=["claude-code", "codex"], help="the agent harness")
+    parser.add_argument("harness", choices=["claude-code", "codex", "runtime-continuity"],
+                        help="the agent harness, or runtime-continuity for the seed-004 launcher")
     parser.add_argument("--scope", choices=["project", "user"], default="project",
                         help="project: files in the project root (default); user: files in the home folder")
     parser.add_argument("--dry-run", action="store_true", help="print a unified diff and change nothing")
+    if name == "install":
+        parser.add_argument("--force", action="store_true",
+                            help="runtime-continuity: replace a different existing launcher file (backed up first)")
     parser.set_defaults(handler=_run, install=name == "install")
 
 
@@ -86,9 +98,16 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters import install
 
     root, home = project_root(args), Path.home()
+    if args.harness == "runtime-continuity" and args.scope != "project":
+        from continuity.core.errors import UsageError
+
+        raise UsageError("runtime-continuity's launcher is installed into the project (no --scope user)")
     backups = install.backups_for(args.scope, root, home, state_home(home))
     exe, on_path = install.executable(), shutil.which("continuity") is not None
-    if args.install:
+    if args.harness == "runtime-continuity":
+        changes = ([install.plan_launcher_install(root, install.launcher_entry(), force=args.force)] if args.install
+                   else [install.plan_launcher_uninstall(root, earlier=backups.earlier)])
+    elif args.install:
         changes = install.plan_install(args.harness, args.scope, root, home, exe, on_path=on_path,
                                        earlier=backups.earlier)
     else:
@@ -111,7 +130,13 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         files.append(entry)
         lines.append(line)
     has_store = backups.store_root is not None
-    notes = _notes(args, root, exe, on_path, has_store, changes)
+    if args.harness == "runtime-continuity":
+        notes = [] if changes[0].changed or args.install or changes[0].before is None else [
+            f"{changes[0].path} is not continuity's launcher: left alone"]
+        if not args.install and not args.dry_run:
+            install.remove_empty_launcher_folders(root)
+    else:
+        notes = _notes(args, root, exe, on_path, has_store, changes)
     if backups.note and (saved_any or moved):
         notes.append(backups.note)
     if moved:

@@ -14,14 +14,14 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     if name == "rebuild":
         parser = commands.add_parser(
             "rebuild", help="rebuild every projection from the events", parents=[common],
-            description="Fold the whole log again and rewrite every derived file (state.json, archives/, "
-            "the user-level Markdown).",
+            description="Fold the whole log again and rewrite every derived file (state.json, projects.json, "
+            "archives/, the user-level Markdown).",
         )
         parser.set_defaults(handler=_rebuild)
         return
     parser = commands.add_parser(
         "replay", help="materialize the projections as of an earlier point", parents=[common],
-        description="Write state.json, archives/ and the Markdown archives as the log stood at a point, "
+        description="Write state.json, projects.json, archives/ and the Markdown archives as the log stood at a point, "
         "into a folder of your choice, for inspection after an incident.",
     )
     parser.add_argument("--until", required=True, metavar="EVENT_ID|ISO_TIME", help="the last point included")
@@ -34,7 +34,12 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
     from continuity.readside.writers import refresh
 
     store = open_store(args)
-    outcome = refresh(store, rebuild=True)
+    from projections.registry import REGISTRY
+
+    outcome = refresh(store, tuple(REGISTRY), rebuild=True)
+    from continuity.readside.memory_files import sweep
+
+    outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), full=True))
     if not outcome.saved:
         from events.errors import WriteFailed
 

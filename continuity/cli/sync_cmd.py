@@ -40,6 +40,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--remote", metavar="NAME",
                         help="git remote (default: sync_remote in config.json, else origin)")
     parser.add_argument("--no-push", action="store_true", help="record and fetch, but do not push")
+    parser.add_argument("--status", action="store_true",
+                        help="show sync health without syncing: events waiting to be pushed, the last "
+                             "successful sync and its remote, the last failure")
     parser.set_defaults(handler=_sync)
 
 
@@ -54,6 +57,8 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync import sync
 
     store = open_store(args)
+    if args.status:
+        return _status(store, args, out)
     report = sync(store, remote=args.remote, push=not args.no_push, progress=_progress)
     warn(report.warnings)
     pushed = "pushed" if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push"
@@ -61,6 +66,26 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
             f"added {report.added_remote} from the remote{forks}; {pushed}")
     out.emit(msgspec.to_builtins(report), text)
+    return 0
+
+
+def _status(store: Any, args: argparse.Namespace, out: Output) -> int:
+    from continuity.sync import health
+    from continuity.sync.credentials import mask_url
+    from continuity.sync.engine import branch_of, remote_of
+
+    remote = mask_url(remote_of(store, args.remote))
+    result = health.report(store, health.read_node(store) or "", remote, branch_of(store))
+    lines = [f"sync status for {result['remote']}/{result['branch']}:",
+             f"  waiting to be pushed: {result['waiting']} event(s)"
+             + (f", oldest {result['oldest_waiting_at']}" if result["oldest_waiting_at"] else "")]
+    success, failure = result["last_success"], result["last_failure"]
+    lines.append(f"  last successful sync: {success['at']} with {success['remote']}" if success
+                 else "  last successful sync: never")
+    if failure:
+        lines.append(f"  last failure: {failure['at']} with {failure['remote']} (exit {failure.get('exit_code')}): "
+                     f"{failure.get('error')}")
+    out.emit(result, "\n".join(lines))
     return 0
 
 

@@ -56,9 +56,15 @@ def identity_from(args: argparse.Namespace, store: Any, project: str | None = No
     """
     from continuity.core.identity import resolve_identity
 
+    if args.project and not project:  # continuity's own names (runtime-continuity accepts more, contract I4)
+        from continuity.core.store import check_project_name
+
+        check_project_name(args.project)
     flags = {"project": project or args.project, "host": args.host, "agent_id": args.agent,
              "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
-    return resolve_identity("" if flags["project"] else store.project, flags)
+    from continuity.tasks.current import with_current_run
+
+    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags), store.local_dir)
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:

@@ -26,6 +26,8 @@ EXIT_UNSAFE_STORE = 6
 EXIT_NOT_FOUND = 7
 EXIT_REMOTE = 8
 EXIT_CONFIG = 9
+EXIT_SYNC_GAVE_UP = 10
+EXIT_VERSION_CONFLICT = 11
 EXIT_INTERNAL = 70
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
@@ -38,11 +40,14 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event with that id",
+    EXIT_NOT_FOUND: "not found: no event, task or run with that id",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
     "(nothing written; run `continuity init --repair`)",
+    EXIT_SYNC_GAVE_UP: "sync gave up: the remote was reachable but kept refusing or moving for the whole retry "
+    "time (`sync_retry_seconds`); the events are safe locally and the next sync carries them",
+    EXIT_VERSION_CONFLICT: "version conflict: the task changed since the --expected-version given (nothing written)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -65,10 +70,33 @@ class RemoteUnreachable(ContinuityError):
     exit_code = EXIT_REMOTE
 
 
+class SyncGaveUp(ContinuityError):
+    """Raised when pushes kept being refused (ref-lock contention, a moving remote, a declining
+    hook) until the retry time ran out; the events are safe locally and the next sync carries them."""
+
+    exit_code = EXIT_SYNC_GAVE_UP
+
+
 class EventConflict(ContinuityError):
     """Raised when sync finds one event file name with two different contents; nothing is changed."""
 
     exit_code = EXIT_INTEGRITY
+
+
+class VersionConflict(ContinuityError):
+    """Raised when a task update's expected version is not the task's version under the lock; nothing written."""
+
+    exit_code = EXIT_VERSION_CONFLICT
+
+
+class TaskNotFound(ContinuityError):
+    """Raised when a task or run id names no task or run this project knows; nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class InvalidTransition(UsageError):
+    """Raised when a task or run change is not allowed from its current state; nothing written."""
 
 
 class ConfigBroken(ContinuityError):
@@ -80,5 +108,6 @@ class ConfigBroken(ContinuityError):
 #: Every error class the program raises on purpose (a test checks each code is in the table).
 ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
-    UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, EventConflict, ConfigBroken,
+    UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
+    VersionConflict, TaskNotFound, InvalidTransition,
 )

@@ -114,13 +114,13 @@ def write_if_changed(
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """A JSON file's value, or None when it is missing or not JSON."""
-    import orjson
+    """A JSON file's value, or None when it is missing or not JSON (msgspec: loaded on every path anyway)."""
+    import msgspec
 
     try:
         with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
-    except (OSError, orjson.JSONDecodeError):
+            return msgspec.json.decode(handle.read())
+    except (OSError, msgspec.DecodeError):
         return None
 
 

@@ -22,7 +22,7 @@ This folder is continuity's store for this project.
 - `events/` is the source of truth: one immutable JSON file per event, in
   `<YYYYMMDD>/` day folders. Never edit or delete these files; `continuity verify`
   detects it if anyone does. Corrections are new events.
-- Everything else (`state.json`, `archives/`, ...) is derived from the events and can
+- Everything else (`state.json`, `projects.json`, `archives/`, ...) is derived from the events and can
   be deleted at any time; `continuity rebuild` writes it again.
 - `local/` holds this machine's lock, temp files and node id; it never travels.
 - `config.json` holds the project name and options; `event.schema.json` describes
@@ -35,6 +35,7 @@ Record work with `continuity log` and `continuity checkpoint`; check the log wit
 GITIGNORE = """# Derived from events/ and rebuilt by `continuity rebuild`; local to this machine.
 local/
 state.json
+projects.json
 archives/
 projections/
 *.tmp
@@ -42,8 +43,10 @@ projections/
 
 
 def init_store(root: str | Path, *, project: str | None, language: str | None,
-               repair: bool = False) -> tuple[Store, bool]:
+               repair: bool = False, ignore_in_project: bool = True) -> tuple[Store, bool]:
     """Create or refresh the store under `root`; returns the store and whether it was new.
+
+    `ignore_in_project=False` (the compat CLI, contract I11) leaves the project's `.gitignore` alone.
 
     A store whose config.json is broken but which already holds events is never given a
     name guessed from the folder: `repair` takes the name from the newest event (or
@@ -82,7 +85,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         from continuity.sessions.archives import archive_schema
 
         _write_if_changed(home / "archive.schema.json", archive_schema())
-        if config.get("commit_events_with_code") is not True:
+        if ignore_in_project and config.get("commit_events_with_code") is not True:
             ignore_store_in_project(store.root)
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None

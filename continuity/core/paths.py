@@ -24,3 +24,9 @@ def run_relpath(run_id: str) -> str:
 
 
 LATEST_ARCHIVE_REL = f"{STORE_REL}/archives/latest.json"
+
+#: Seed 004's fixed read-first list (its archives and resume bundles, contract §9 and §12).
+SEED_READ_FIRST = ("AGENTS.md", ".agent/rules/core-principles.md", ".agent/rules/ai-behavior.md",
+                   ".agent/rules/code-standards.md", LATEST_ARCHIVE_REL)
+#: N of the contract (§18): the launcher command line seed 004's outputs recommend.
+SEED_COMMAND = "node .agent/skills/runtime-continuity/scripts/index.js"

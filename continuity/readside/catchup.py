@@ -15,6 +15,7 @@ import bisect
 import errno
 import fcntl
 import os
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -27,7 +28,6 @@ from events import names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog, list_days
-from events.sealing import sha256_hex
 from projections.readmodel import Projects, ReadModel
 from projections.registry import models
 
@@ -85,9 +85,10 @@ def model_path(store: Store, model: ReadModel[Any]) -> str:
 # place under an flock (no temp file and rename per model, which cost five directory
 # updates per catch-up), framed as MAGIC, payload length, SHA-256 of the payload, payload.
 # A reader takes the shared lock; a frame that does not check out (a writer killed
-# mid-write) reads as missing, and the model is rebuilt from the log.
-MAGIC = b"CTMODEL1"
-_HEADER = len(MAGIC) + 8 + 32
+# mid-write) reads as missing, and the model is rebuilt from the log. CRC-32 is enough to
+# catch a torn frame (this is no integrity guard against a hostile writer: the log is).
+MAGIC = b"CTMODEL2"
+_HEADER = len(MAGIC) + 8 + 4
 
 
 def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
@@ -101,8 +102,8 @@ def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            frame = handle.read()
+        size = os.fstat(fd).st_size
+        frame = os.pread(fd, size, 0) if size else b""
     except OSError:
         return None
     finally:
@@ -122,17 +123,21 @@ def _unframe(frame: bytes) -> bytes | None:
         return None
     length = int.from_bytes(frame[len(MAGIC):len(MAGIC) + 8], "big")
     payload = frame[_HEADER:_HEADER + length]
-    if len(payload) != length or sha256_hex(payload) != frame[len(MAGIC) + 8:_HEADER].hex():
+    if len(payload) != length or zlib.crc32(payload) != int.from_bytes(frame[len(MAGIC) + 8:_HEADER], "big"):
         return None
     return payload
 
 
-def save(store: Store, model: ReadModel[Any], saved: Saved[Any]) -> None:
-    """Save one model for the next catch-up (in place, framed and locked; no fsync: it is rebuildable)."""
+def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_checked: bool = False) -> None:
+    """Save one model for the next catch-up (in place, framed and locked; no fsync: it is rebuildable).
+
+    `folder_checked`: the caller has made sure `local/models` is a real folder in the store.
+    """
     payload = _ENCODER.encode(saved)
-    frame = MAGIC + len(payload).to_bytes(8, "big") + bytes.fromhex(sha256_hex(payload)) + payload
+    frame = MAGIC + len(payload).to_bytes(8, "big") + zlib.crc32(payload).to_bytes(4, "big") + payload
     path = model_path(store, model)
-    ensure_folder(store.path, os.path.dirname(path))
+    if not folder_checked:
+        ensure_folder(store.path, os.path.dirname(path))
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -187,6 +192,11 @@ class _Track:
         self.changed = self.rebuilding
         self.folded_before = saved.state.events_folded
 
+    @property
+    def first_day(self) -> str:
+        """The oldest day this model may still need ("" from the start)."""
+        return names.shard_of(self.position) if self.position is not None else ""
+
     def wants_day(self, day: str, days: _Days) -> bool:
         if self.position is None:
             return True
@@ -232,13 +242,19 @@ def catch_up(
     """
     days = _Days(log.events_dir)
     tracks: list[_Track] = []
+    # Models saved by the same catch-up carry the same day marks and position: check those once.
+    verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
     for model in models(names_wanted):
         saved = None if force_rebuild else load(store, model)
         why: str | None = "forced" if force_rebuild else None
         if saved is None:
             why = why or "the saved projection was missing, unreadable or from another version"
         else:
-            why = _validate(saved, days)
+            position = saved.last_read or saved.state.last_name
+            known = next((verdict for marks, at, verdict in verdicts if at == position and marks == saved.days), "-")
+            why = _validate(saved, days) if known == "-" else known
+            if known == "-":
+                verdicts.append((saved.days, position, why))
         if why is not None:
             saved = Saved(format=model.format, state=model.empty())
             tracks.append(_Track(model, saved, None, why))
@@ -266,7 +282,10 @@ def _fold(
     """Read each needed day once and fold its new events into every model behind them."""
     decode = log.codec.decode
     skipped: list[str] = []
-    for day in days.days:
+    # Days before every model's checkpoint day are never read: start at the oldest one needed,
+    # so a catch-up costs O(new days), not O(all days) per model.
+    oldest = min((track.first_day for track in tracks), default="")
+    for day in days.days[bisect.bisect_left(days.days, oldest):]:
         needing = [track for track in tracks if track.wants_day(day, days)]
         if not needing:
             continue

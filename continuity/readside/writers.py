@@ -1,8 +1,8 @@
 """Derived files: what a catch-up writes from the read models (fail open: warnings, not errors).
 
 One writer per read model that has files of its own (archives: JSON and Markdown per
-archive), plus `state.json` and `archives/latest.json`, written when the session models
-are loaded.
+archive), plus `state.json` (seed 004's shape, seedstate.py), `projects.json` (each
+project's work state) and `archives/latest.json`, written when the session models are loaded.
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from continuity.core.fsio import pretty_json, write_if_changed
+from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.store import Store
-from continuity.readside.catchup import Outcome, catch_up, save
+from continuity.readside.catchup import Outcome, catch_up, models_dir, save
+from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
-from continuity.sessions.templates import render_archive_markdown
+from continuity.sessions.templates import render_archive_markdown, render_seed_markdown
 from events.base import Event
 from events.errors import ContinuityError
 from projections.archives import ArchivesState
 from projections.readmodel import Projects
+from projections.registry import REGISTRY
 
 
 def contexts_dir(store: Store) -> str:
@@ -43,12 +45,13 @@ def markdown_path(store: Store, record: ArchiveRecord, contexts: str | None = No
 
 
 STATE_RECENT = 20
-#: The `format` written in state.json (the document's shape, not a read model's).
+#: The `format` written in projects.json (the document's shape, not a read model's).
 STATE_DOCUMENT_FORMAT = 3
+PROJECTS_NAME = "projects.json"
 
 
 def state_document(models: Models) -> dict[str, Any]:
-    """`state.json`: each project's work state, counts, and its most recent sessions, runs and archives.
+    """`projects.json`: each project's work state, counts, and its most recent sessions, runs and archives.
 
     The full read models (every session kept, whole archive entries) stay in the
     machine-local saved models; archives have their own files.
@@ -94,10 +97,15 @@ class ArchiveWriter:
     def __call__(self, state: Projects[ArchivesState], name: str, event: Event) -> None:
         if event.kind != "archive.created":
             return
-        self.write_record(record_of(event.project, state.projects[event.project].archives[-1]))
+        entry = state.projects[event.project].archives[-1]
+        self.write_record(record_of(event.project, entry), None if entry.cited is None else entry.cited.recent_commits)
 
-    def write_record(self, record: ArchiveRecord) -> None:
-        """Write one archive's JSON, its Markdown and the `latest.md` link (warnings on failure)."""
+    def write_record(self, record: ArchiveRecord, seed_commits: str | None = None) -> None:
+        """Write one archive's JSON, its Markdown and the `latest.md` link (warnings on failure).
+
+        `seed_commits` (the recent commits it cites) marks an archive taken through
+        `runtime-continuity`: its Markdown is seed 004's template and latest.md links absolutely.
+        """
         try:
             write_if_changed(os.path.join(self.archives, f"{record.archive_id}.json"), pretty_json(record),
                              within=self.within)
@@ -105,8 +113,11 @@ class ArchiveWriter:
             self._warn(f"archive JSON not written: {reason_of(error)}")
         try:
             path = markdown_path(self.store, record, self.contexts)
-            write_if_changed(path, render_archive_markdown(record, self.language).encode())
-            link_latest(os.path.join(os.path.dirname(path), "latest.md"), path)
+            if seed_commits is None:
+                write_if_changed(path, render_archive_markdown(record, self.language).encode())
+            else:
+                write_if_changed(path, render_seed_markdown(record, seed_commits).encode())
+            link_latest(os.path.join(os.path.dirname(path), "latest.md"), path, absolute=seed_commits is not None)
         except OSError as error:
             self._warn(f"Markdown archive not written: {reason_of(error)}")
 
@@ -115,9 +126,9 @@ class ArchiveWriter:
             self.warnings.append(message)
 
 
-def link_latest(link: str, target: str) -> None:
-    """Point `latest.md` at the newest archive: a relative symlink, a copy where links fail."""
-    relative = os.path.basename(target)
+def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
+    """Point `latest.md` at the newest archive: a relative (or absolute) symlink, a copy where links fail."""
+    relative = os.path.abspath(target) if absolute else os.path.basename(target)
     try:
         if os.path.islink(link) and os.readlink(link) == relative:
             return
@@ -140,25 +151,38 @@ def refresh(
     """
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
-    writers = {"archives": writer} if writer is not None else {}
+    writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
     outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None:
         return outcome
-    outcome.warnings.extend(writer.warnings)
+    for each in writers.values():
+        outcome.warnings.extend(each.warnings)
     try:
         if set(SESSION_MODELS) <= set(names) and (
             outcome.folded or outcome.rebuilt or not os.path.isfile(os.path.join(store.path, "state.json"))
         ):
-            _write_documents(store.path, outcome.models, schema=rebuild)
-        for model, state, changed in saved:
-            if changed:
-                save(store, model, state)
+            _write_documents(store.path, outcome.models, schema=rebuild, contexts=contexts_dir(store))
+        changed = [(model, state) for model, state, dirty in saved if dirty]
+        if changed:
+            ensure_folder(store.path, models_dir(store))
+        for model, state in changed:
+            save(store, model, state, folder_checked=True)
     except (OSError, ContinuityError) as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {reason_of(error)}")
     return outcome
+
+
+def model_writers(store: Store, names: tuple[str, ...], folder: str | None = None) -> dict[str, Any]:
+    """The writers of the other read models that have files of their own, for those loaded."""
+    found: dict[str, Any] = {}
+    if "team" in names:
+        from continuity.team.files import TeamWriter
+
+        found["team"] = TeamWriter(store, folder)
+    return found
 
 
 def reason_of(error: BaseException) -> str:
@@ -169,8 +193,28 @@ def reason_of(error: BaseException) -> str:
     return str(error)
 
 
-def _write_documents(folder: str, models: Models, *, schema: bool = True) -> None:
-    write_if_changed(os.path.join(folder, "state.json"), pretty_json(state_document(models)), within=folder)
+def seed_state_document(models: Models, contexts: str) -> dict[str, Any]:
+    """`state.json` (I14) from the read models: the newest event, the newest archive, its project's latest.md."""
+    from events import names
+
+    last = models.last_name
+    newest = _newest_archive(models)
+    project = created_at = None
+    if last is not None:
+        last_id = names.id_of_name(last)
+        for name in models.state("overview").projects:
+            view = models.project(name)
+            if view.last_event_id == last_id:
+                project, created_at = name, view.last_at
+    has_archive = project is not None and models.project(project).archives_total > 0
+    return seed_state(project=project, last_name=last, created_at=created_at,
+                      newest_archive_id=newest.archive_id if newest else None,
+                      markdown=os.path.join(contexts, project, "latest.md") if has_archive and project else None)
+
+
+def _write_documents(folder: str, models: Models, *, schema: bool = True, contexts: str = "") -> None:
+    write_seed_state(folder, seed_state_document(models, contexts))
+    write_if_changed(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), within=folder)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema(), within=folder)
@@ -191,11 +235,13 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     except OSError as error:
         raise WriteFailed(f"replay not written: {error.strerror or error} ({out})") from None
     writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))
+    names = tuple(REGISTRY)
+    writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
     warnings: list[str] = []
-    models = models_until(log, last_name, warnings, writers={"archives": writer})
-    _write_documents(out, models)
+    models = models_until(log, last_name, warnings, names, writers=writers)
+    _write_documents(out, models, contexts=os.path.join(out, "contexts"))
     return {"out": out, "events": models.events_folded, "last_event": models.last_name,
-            "warnings": warnings + writer.warnings}
+            "warnings": warnings + [line for each in writers.values() for line in each.warnings]}
 
 
 def _newest_archive(models: Models) -> ArchiveRecord | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
-from continuity.core.paths import LATEST_ARCHIVE_REL, event_relpath, run_relpath
+from continuity.core.paths import LATEST_ARCHIVE_REL, SEED_COMMAND, SEED_READ_FIRST, event_relpath, run_relpath
 from projections.archives import ArchiveEntry
 
 
@@ -59,12 +59,13 @@ class ArchiveRecord(msgspec.Struct, kw_only=True):
     source_host: str | None
     target_host: str | None
     reason: str | None
-    gate: str | None
-    full: bool
     git: ArchiveGit
     state: ArchiveState
     refs: ArchiveRefs
     restore: ArchiveRestore
+    #: continuity's own keys, after seed 004's (contract I12).
+    gate: str | None
+    full: bool
     event_id: str
 
 
@@ -82,8 +83,14 @@ def resume_command(project: str) -> str:
     return f"continuity resume-bundle --project {project}"
 
 
+#: Seed 004's default next action of an archive (contract §9).
+SEED_NEXT_ACTION = "Read the resume bundle and continue from the latest recorded state."
+
+
 def record_of(project: str, entry: ArchiveEntry) -> ArchiveRecord:
     """The archive record of an entry of the archives read model."""
+    if entry.cited is not None:
+        return _seed_record(project, entry)
     archived = entry.state
     state = ArchiveState(
         current_goal=archived.current_goal,
@@ -118,6 +125,28 @@ def record_of(project: str, entry: ArchiveEntry) -> ArchiveRecord:
             next_action=next_action_of(state),
         ),
         event_id=entry.event_id,
+    )
+
+
+def _seed_record(project: str, entry: ArchiveEntry) -> ArchiveRecord:
+    """An archive taken through `runtime-continuity`: seed 004's refs, read-first, command and next action."""
+    assert entry.cited is not None
+    cited, git, archived = entry.cited, entry.git, entry.state
+    state = ArchiveState(current_goal=archived.current_goal, done=list(archived.done),
+                         in_progress=archived.in_progress, next=list(archived.next), blockers=list(archived.blockers))
+    next_action = state.next[0] if state.next else (state.in_progress or SEED_NEXT_ACTION)
+    return ArchiveRecord(
+        archive_id=entry.archive_id, project=project, created_at=entry.created_at[:23] + "Z",
+        source_host=entry.source_host, target_host=entry.target_host, reason=entry.reason,
+        git=ArchiveGit(root=git.root, branch=git.branch, head=git.head, status_short=git.status_short),
+        state=state,
+        refs=ArchiveRefs(latest_events=list(cited.latest_events), runs=list(cited.runs),
+                         sessions=list(cited.sessions), handoffs=list(cited.handoffs),
+                         artifacts=list(cited.artifacts), dirty_files=list(git.dirty_files)),
+        restore=ArchiveRestore(read_first=list(SEED_READ_FIRST),
+                               commands=[f"{SEED_COMMAND} resume-bundle --project {project}"],
+                               next_action=next_action),
+        gate=entry.gate, full=entry.full, event_id=entry.event_id,
     )
 
 

@@ -13,7 +13,7 @@ import msgspec
 
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
-from events.archive import ArchiveCreated, ArchivedState, GitFacts, HostSwitched
+from events.archive import ArchiveCreated, ArchivedState, CitedFiles, GitFacts, HostSwitched
 from events.base import Event, Summary
 from events.context import ContextServed, ViewInputs
 from events.sealing import sha256_hex
@@ -29,6 +29,8 @@ class ArchiveFacts(msgspec.Struct, frozen=True, kw_only=True):
 
     git: GitFacts = msgspec.field(default_factory=GitFacts)
     read_first: tuple[str, ...] = ()
+    #: What a `runtime-continuity` archive cites (seed 004's listings); None for continuity's own.
+    cited: CitedFiles | None = None
 
 
 class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +97,7 @@ def decide_archive(work: WorkState, facts: ArchiveFacts, identity: Identity,
             **envelope, gate=request.gate, full=request.full or request.switch, source_host=host,
             target_host=request.to_host, reason=request.reason, git=facts.git,
             state=archived_state(work, request.note), read_first=facts.read_first, message=request.reason or "",
+            cited=facts.cited,
         )
     ]
     if request.switch:

@@ -30,12 +30,16 @@ STALE_ARCHIVE_HOURS = 2
 
 
 # -- archive ---------------------------------------------------------------------------------
-def archive(store: Store, identity: Identity, request: ArchiveRequest, *,
-            redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
-    """Take an archive (and record a host switch when asked); returns the stored events and warnings."""
+def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact: bool = False,
+            facts: ArchiveFacts | None = None) -> tuple[list[StoredEvent], list[str]]:
+    """Take an archive (and record a host switch when asked); returns the stored events and warnings.
+
+    `facts` given (the compat CLI gathers seed 004's) replace the git facts gathered here.
+    """
     view = current_view(store, ("worklog",))
     warnings = list(view.warnings)
-    facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
+    if facts is None:
+        facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
     drafts = decide_archive(view.project(identity.project).work, facts, identity, request)
     stored = store.open_log().append_many(drafts, redact=redact)  # the switch's `prev` is its archive
     warnings.extend(caught_up(store))
@@ -81,6 +85,9 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
             ahead = None
         if ahead:
             view.warnings.append(ahead)
+        behind = _unsynced_warning(store)
+        if behind:
+            view.warnings.append(behind)
     record = state.latest_archive()
     result: dict[str, Any] = {"ok": True, "action": "status", "project": project, "as_of": as_of,
                               "events": state.events, "warnings": view.warnings}
@@ -98,6 +105,16 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
         "last_host": state.sessions.last_host,
         "next_action": record.restore.next_action,
     }
+
+
+def _unsynced_warning(store: Store) -> str | None:
+    """Events of this clone older than a day still unsynced (sync is imported here only, off the hook path)."""
+    try:
+        from continuity.sync.health import unsynced_warning
+
+        return unsynced_warning(store, now_us())
+    except (OSError, ValueError, ContinuityError):
+        return None
 
 
 # -- resume bundle ---------------------------------------------------------------------------

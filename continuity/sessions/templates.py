@@ -79,3 +79,60 @@ def render_archive_markdown(record: Any, language: str) -> str:
         "commands": "\n".join(f"    {command}" for command in record.restore.commands) or none,
     }
     return "\n\n".join(template[key].format(**values) for key in SECTION_ORDER) + "\n"
+
+
+SEED_PLACEHOLDER = "_(由主 Agent 填写)_"
+#: Seed 004's Chinese Markdown archive (contract §15); no final newline, as the original writes it.
+SEED_TEMPLATE = """# 会话存档 - {project} - {stamp}
+
+## 📍 当前位置
+- **目录**: {root}
+- **分支**: {branch}
+- **最近提交**:
+```
+{recent}
+```
+
+## ✅ 本次已完成
+
+{done}
+
+## 🚧 进行中（卡点）
+
+{in_progress}
+
+## 📌 后续待开始
+
+{next}
+
+## 🔑 关键决策
+
+| 决策 | 结论 | 理由 |
+| --- | --- | --- |
+|  |  |  |
+
+## ⚠️ 注意事项 & 踩坑记录
+
+{blockers}
+
+## 🔗 关键文件清单
+
+```
+{dirty}
+```
+
+## 💬 新会话恢复指令
+
+请阅读以上内容,确认当前进度后,列出接下来的 3 个具体步骤。"""
+
+
+def render_seed_markdown(record: Any, recent_commits: str) -> str:
+    """The Markdown of an archive taken through `runtime-continuity`: seed 004's Chinese template."""
+    state = record.state
+    return SEED_TEMPLATE.format(
+        project=record.project, stamp=record.archive_id.removeprefix("RC-"), root=record.git.root or "",
+        branch=record.git.branch or "(非 Git 目录)", recent=recent_commits or "(无 git 历史)",
+        done=_bullets(state.done, SEED_PLACEHOLDER), in_progress=state.in_progress or SEED_PLACEHOLDER,
+        next=_bullets(state.next, SEED_PLACEHOLDER), blockers=_bullets(state.blockers, SEED_PLACEHOLDER),
+        dirty="\n".join(record.refs.dirty_files) or "(无)",
+    )

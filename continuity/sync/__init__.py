@@ -7,7 +7,8 @@ update-ref with the expected old value), so the user's HEAD, index, working bran
 tree and stash are never touched. Modules: `git` (running git), `objects` (many objects
 through one process), `tree` (the branch's trees and their union), `files` (the store's
 side), `engine` (the sync algorithm), `clone` (clone-store), `credentials` (remote URLs
-that embed credentials: refused, warned about, masked), `auto` (the background sync).
+that embed credentials: refused, warned about, masked), `auto` (the background sync),
+`health` (what waits to be pushed, the last success and failure: `sync --status`).
 """
 
 from __future__ import annotations

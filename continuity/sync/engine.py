@@ -8,9 +8,13 @@
    refuses the sync before anything changes. Remote events this store lacks are checked
    against the hash in their names, made durable and linked into the events folder.
 4. Merge: a commit with both parents whose tree is the union (or a fast-forward).
-5. Push without force; a rejection (the remote moved) goes back to 2, a bounded number
-   of times.
+5. Push without force; a refusal by a remote that answered (it moved, its ref lock was
+   taken by another clone's push, a hook declined) goes back to 2 after an exponential
+   backoff with full jitter, until `sync_retry_seconds` (config.json, default 60) run out:
+   then SyncGaveUp (exit 10), the events safe locally. A transport failure is exit 8.
 6. Projections catch up: events that arrived "in the past" trigger their rebuild rule.
+
+Each sync's outcome is kept in `local/sync-state.json` (health.py) for `sync --status`.
 """
 
 from __future__ import annotations
@@ -18,23 +22,28 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import random
 import re
+import time
 from collections.abc import Callable
 
 import msgspec
 
-from continuity.core.errors import RemoteUnreachable, UsageError
+from continuity.core.errors import SyncGaveUp, UsageError
 from continuity.core.store import Store
-from continuity.sync import files
+from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
-from continuity.sync.tree import Snapshot, day_entries, is_event, plan_union, read_snapshot, write_root
+from continuity.sync.tree import Snapshot, Union, day_entries, is_event, plan_union, read_snapshot, write_root
 from events.errors import WriteFailed
 
 DEFAULT_BRANCH = "continuity"
 DEFAULT_REMOTE = "origin"
-MAX_ATTEMPTS = 5
+RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
+BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
+BACKOFF_CAP = 8.0
+RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
 PROGRESS_FROM = 1000  # events; smaller transfers are quiet
 _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
@@ -103,6 +112,10 @@ class Syncer:
         self.report = SyncReport(branch=branch, remote=self.shown)
         self.tip = repo.rev(self.ref)
         self.marks: dict[str, int] = {}
+        self.retry_seconds = retry_seconds_of(store)
+        self.recorded_through: str | None = None  # this node's newest event on the branch
+        self.restored = False
+        self.in_sync = False  # the remote holds the branch's tip
 
     def close(self) -> None:
         """End the git process."""
@@ -132,6 +145,8 @@ class Syncer:
         """Commit the local events the branch lacks; how many."""
         local = read_snapshot(self.reader, self.tip)
         marks = files.load_marks(self.store, self.ref, self.tip)
+        # listed before the record step lists: everything up to it is on the branch afterwards
+        self.recorded_through = health.newest_own(self.store, self.store.node())
 
         def on_branch(day: str) -> set[str]:
             return set(day_entries(self.reader, local.days.get(day)))
@@ -153,69 +168,109 @@ class Syncer:
         self._move(self.repo.commit_tree(tree, parents, f"continuity: record {count} events from node {node}"))
         return count
 
-    def merge(self, remote_tip: str | None) -> int:
-        """Bring the remote's events into the store and the branch; how many events were added."""
+    def union_with(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
+        """The commit that unites the branch with the remote's tip, and the union behind it.
+
+        Writes git objects only (day trees, a merge commit): the store and the branch's ref
+        move in `land`, after the push, so a refused push costs no file writes, and the time
+        between fetch and push (what other clones race against) stays short.
+        """
         tip = self.tip
         if remote_tip is None or remote_tip == tip or (tip and self.repo.is_ancestor(remote_tip, tip)):
-            return 0
+            return tip, None
+        if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
+            return remote_tip, None
         self._fresh_reader()
         local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)
         union = plan_union(self.reader, local, remote)
-        self.report.warnings.extend(f"not an event file, left on the branch only: {path}" for path in union.skipped[:5])
-        added = self._bring_in(union.incoming, union.local_only)
-        if tip is None or (not union.local_only and self.repo.is_ancestor(tip, remote_tip)):
-            self._move(remote_tip)
+        if not union.local_only and self.repo.is_ancestor(tip, remote_tip):
+            return remote_tip, union
+        tree = self._write_root([local, remote], union.days)
+        message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
+        return self.repo.commit_tree(tree, [tip, remote_tip], message), union
+
+    def land(self, target: str | None, union: Union | None) -> int:
+        """Bring the union's remote events into the store, then move the branch to `target`; how many added."""
+        if target is None or target == self.tip:
+            return 0
+        if self.tip is None:
+            added = self.restore(target)
+            self.restored = True
+        elif union is not None:
+            self.report.warnings.extend(f"not an event file, left on the branch only: {path}"
+                                        for path in union.skipped[:5])
+            added = self._bring_in(union.incoming, union.local_only)
+            self.report.merged = target != self.report.remote_commit
         else:
-            tree = self._write_root([local, remote], union.days)
-            message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
-            self._move(self.repo.commit_tree(tree, [tip, remote_tip], message))
-            self.report.merged = True
+            added = 0
+        self._move(target)
         return added
 
     def run(self, *, push: bool, restore: bool) -> None:
-        """Record, then fetch, merge and push until the push lands (or attempts run out)."""
+        """Record, then fetch, unite and push until the push lands or the retry time runs out."""
         report = self.report
         report.added_local = self.record()
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            report.attempts = attempt
+        deadline = time.monotonic() + self.retry_seconds
+        while True:
+            report.attempts += 1
             remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking)
-            report.added_remote += self.merge(remote_tip)
             report.remote_commit = remote_tip
-            if not push or self.tip is None or self.tip == remote_tip:
+            target, union = self.union_with(remote_tip)
+            if not push or target is None or target == remote_tip:
+                report.added_remote += self.land(target, union)
+                self.in_sync = target is not None and target == remote_tip
                 break
             self._say(report.added_local, f"pushing to {self.shown}/{self.branch}")
-            if self.repo.push(self.remote, self.tip, self.branch) is None:
-                report.pushed = True
-                report.remote_commit = self.tip
+            refused = self.repo.push(self.remote, target, self.branch)
+            if refused is None:
+                report.added_remote += self.land(target, union)
+                report.pushed = self.in_sync = True
+                report.remote_commit = target
                 with contextlib.suppress(WriteFailed):
-                    self.repo.update_ref(self.tracking, self.tip, remote_tip)
+                    self.repo.update_ref(self.tracking, target, remote_tip)
                 break
-        else:
-            raise RemoteUnreachable(f"push to {self.shown!r} rejected {MAX_ATTEMPTS} times: the remote keeps "
-                                    "moving (events stay safe locally; sync again)")
-        if restore:
-            report.added_remote += self.restore()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SyncGaveUp(
+                    f"sync gave up after {report.attempts} refused pushes in {self.retry_seconds:g} s "
+                    f"(last: {refused}); the events are safe locally and the next sync will carry them"
+                )
+            time.sleep(min(left, random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** report.attempts))))
+        if restore and not self.restored:
+            report.added_remote += self.restore(self.tip)
         files.save_marks(self.store, self.ref, self.tip, self.marks)
 
-    def restore(self) -> int:
-        """Write the events on the branch that the store lacks (a new store, or lost files); how many."""
-        if self.tip is None:
+    def restore(self, commit: str | None) -> int:
+        """Write the events of `commit` that the store lacks (a new store, or lost files); how many.
+
+        Streams day by day in batches of RESTORE_BATCH: a long history never sits in memory whole.
+        """
+        if commit is None:
             return 0
         self._fresh_reader()
-        missing = []
-        for day, tree in read_snapshot(self.reader, self.tip).days.items():
+        days = read_snapshot(self.reader, commit).days
+        added = 0
+        batch: list[tuple[str, Entry]] = []
+        for number, day in enumerate(sorted(days), 1):
             folder = os.path.join(self.store.events_dir, day)
             present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-            missing += [(day, entry) for entry in self.reader.read_tree(tree)
-                        if is_event(day, entry) and entry.name not in present]
-        return self._bring_in(missing, [])
+            batch += [(day, entry) for entry in self.reader.read_tree(days[day])
+                      if is_event(day, entry) and entry.name not in present]
+            if len(batch) >= RESTORE_BATCH or number == len(days):
+                added += self._bring_in(batch, [], quiet=True)
+                batch = []
+                if self.progress is not None and added:
+                    self.progress(f"restored {added:,} events ({number}/{len(days)} days)")
+        return added
 
-    def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]]) -> int:
+    def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]], *,
+                  quiet: bool = False) -> int:
         """Stage, check and link remote events into the store; count the forks they join."""
         if not incoming:
             return 0
-        self._say(len(incoming), f"writing {len(incoming)} events from {self.shown}")
-        staged = files.stage(self.store, self.reader, incoming, self.progress)
+        if not quiet:
+            self._say(len(incoming), f"writing {len(incoming)} events from {self.shown}")
+        staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress)
         try:
             added, touched = files.install(self.store, staged)
         finally:
@@ -225,6 +280,14 @@ class Syncer:
         for day in touched:  # listed again next time: an append may have landed since the record step
             self.marks.pop(day, None)
         return added
+
+
+def retry_seconds_of(store: Store) -> float:
+    """How long refused pushes are retried: `sync_retry_seconds` in config.json, else RETRY_SECONDS."""
+    value = store.config.get("sync_retry_seconds")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+        return RETRY_SECONDS
+    return float(value)
 
 
 def open_repo(store: Store) -> Repo:
@@ -256,16 +319,48 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
         report.warnings.extend(warnings)
         try:
             syncer.run(push=push, restore=restore)
-        except BaseException:
+        except BaseException as error:
+            _remember_failure(store, syncer, error)
             if catch_up and report.added_remote:  # events already added still reach the projections
                 _catch_up(store, report)
             raise
         finally:
             syncer.close()
             report.commit = syncer.tip
+        _remember_success(store, syncer)
     if catch_up:
         _catch_up(store, report)
     return report
+
+
+def _remember_success(store: Store, syncer: Syncer) -> None:
+    report = syncer.report
+    state = health.load(store) or health.SyncState()
+    if syncer.in_sync and syncer.recorded_through is not None:
+        state.pushed_through = syncer.recorded_through
+    state.last_success = health.Outcome(at=_now_iso(), remote=report.remote, branch=report.branch,
+                                        commit=report.commit, pushed=syncer.in_sync)
+    health.save(store, state)
+
+
+def _remember_failure(store: Store, syncer: Syncer, error: BaseException) -> None:
+    from events.errors import ContinuityError
+
+    if not isinstance(error, ContinuityError | KeyboardInterrupt):
+        return
+    state = health.load(store) or health.SyncState()
+    message = str(error) if isinstance(error, ContinuityError) else "interrupted"
+    state.last_failure = health.Outcome(at=_now_iso(), remote=syncer.report.remote, branch=syncer.report.branch,
+                                        commit=syncer.tip, error=message,
+                                        exit_code=getattr(error, "exit_code", None))
+    health.save(store, state)
+
+
+def _now_iso() -> str:
+    from continuity.core.store import now_us
+    from events import clock
+
+    return clock.iso(now_us())
 
 
 def _catch_up(store: Store, report: SyncReport) -> None:

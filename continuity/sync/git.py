@@ -21,6 +21,9 @@ from events.errors import WriteFailed
 LOCAL_TIMEOUT = 600.0
 NETWORK_TIMEOUT = 120.0
 PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more go into one pack
+#: Signs in git's messages that the remote answered but its ref was locked or moved: retried.
+CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
+                    "failed to lock", "reference already exists")
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
     "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",
@@ -206,11 +209,13 @@ class Repo:
                                 "(events stay safe locally; sync again later)")
 
     def push(self, remote: str, commit: str, branch: str) -> str | None:
-        """Push `commit` to the remote's branch without force; None when done, else why it was rejected.
+        """Push `commit` to the remote's branch without force; None when done, else why it was refused.
 
-        Only a fast-forward rejection (the remote moved) is returned for a retry; anything
-        else raises RemoteUnreachable. Hooks of the user's working branch are skipped
-        (`--no-verify`): this branch holds no code.
+        A refusal by a remote that answered is returned for a retry: a fast-forward rejection
+        (the remote moved), contention on its ref lock (`failed to update ref`, `cannot lock
+        ref`, `incorrect old value`), a declining hook. Only a transport failure raises
+        RemoteUnreachable. Hooks of the user's working branch are skipped (`--no-verify`):
+        this branch holds no code.
         """
         result = self.try_run("push", "--porcelain", "--no-verify", remote, f"{commit}:refs/heads/{branch}",
                               network=True)
@@ -219,9 +224,12 @@ class Repo:
         for line in result.stdout.decode(errors="replace").splitlines():
             flag, _, rest = line.partition("\t")
             summary = rest.partition("\t")[2]
-            if flag == "!" and summary.startswith("[rejected]"):
-                return summary
+            if flag == "!" and summary.startswith(("[rejected]", "[remote rejected]")):
+                return mask_text(summary, self.hidden)
             if flag == "!":
                 raise RemoteUnreachable(f"push to {mask_url(remote)!r} refused: {mask_text(summary, self.hidden)}")
+        stderr = result.stderr.decode(errors="replace").lower()
+        if any(sign in stderr for sign in CONTENTION_SIGNS):
+            return self.message(result.stderr)
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")

@@ -34,9 +34,12 @@ class WorkRequest(msgspec.Struct, frozen=True, kw_only=True):
     note: dict[str, Any] | None = None
 
 
-def decide_log(identity: Identity, request: WorkRequest) -> list[Event]:
-    """`log`: one work-log entry; UsageError when it would record nothing at all."""
-    if not _states_anything(request):
+def decide_log(identity: Identity, request: WorkRequest, *, allow_empty: bool = False) -> list[Event]:
+    """`log`: one work-log entry; UsageError when it would record nothing at all (unless `allow_empty`).
+
+    `runtime-continuity log` allows an empty entry: seed 004 records one with message `""`.
+    """
+    if not allow_empty and not _states_anything(request):
         raise UsageError("nothing to record: give a message (or --done, --next, --file, --command, ...)")
     return [work_event(request, identity, checkpoint=False)]
 

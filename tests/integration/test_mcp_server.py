@@ -17,6 +17,8 @@ from continuity.core.initialize import init_store
 from continuity.worklog.decide import Identity, WorkRequest
 
 SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
+#: The seed-003 tools (continuity/adapters/mcp/task_tools.py).
+TASK_TOOLS = {"create_task", "update_task", "start_agent_run", "complete_agent_run", "list_tasks", "list_memories"}
 
 #: `continuity mcp` as the CLI runs it, before common.py lists the command (setdefault: also after).
 CLI_MCP = (
@@ -79,7 +81,7 @@ def test_lists_six_tools_with_schemas_from_the_structs(tmp_path: Path) -> None:
         return {tool.name: tool for tool in (await session.list_tools()).tools}
 
     tools = with_session(tmp_path, root, body)
-    assert set(tools) == SIX
+    assert set(tools) == SIX | TASK_TOOLS
     expected = {
         "log": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__) | {"redact"},
         "checkpoint": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__),
@@ -167,7 +169,7 @@ def test_without_a_store_tools_answer_one_line_errors(tmp_path: Path) -> None:
         return names, error_line(await session.call_tool("status", {}))
 
     names, message = with_session(tmp_path, empty, body)
-    assert names == SIX
+    assert names == SIX | TASK_TOOLS
     assert message.startswith("no store at ") and "continuity init" in message
 
 
@@ -193,4 +195,31 @@ def test_continuity_mcp_command_serves_the_same_tools(tmp_path: Path) -> None:
         return names, payload(await session.call_tool("log", {"message": "via the CLI command"}))
 
     names, logged = with_session(tmp_path, root, body, args=["-c", CLI_MCP.format(root=str(root))])
-    assert names == SIX and logged["action"] == "log"
+    assert names == SIX | TASK_TOOLS and logged["action"] == "log"
+
+
+def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> None:
+    """create_task, start_agent_run, update_task(completed), complete_agent_run, then list_tasks and list_memories."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        task = payload(await session.call_tool("create_task", {"title": "Fix the auth flow regression",
+                                                               "description": "token refresh",
+                                                               "done_criteria": "tests pass"}))
+        run = payload(await session.call_tool("start_agent_run", {"task_id": task["task_id"],
+                                                                  "role": "software_engineer",
+                                                                  "context": "primary"}))
+        updated = payload(await session.call_tool("update_task", {"task_id": task["task_id"], "status": "completed",
+                                                                  "expected_version": 1}))
+        conflict = error_line(await session.call_tool("update_task", {"task_id": task["task_id"], "note": "late",
+                                                                      "expected_version": 1}))
+        payload(await session.call_tool("complete_agent_run", {"run_id": run["run_id"], "output_summary": "fixed"}))
+        tasks = payload(await session.call_tool("list_tasks", {"status": "completed"}))
+        memories = payload(await session.call_tool("list_memories", {"kind": "task_outcome"}))
+        return task, run, updated, conflict, tasks, memories
+
+    task, run, updated, conflict, tasks, memories = with_session(tmp_path, root, body)
+    assert updated["version"] == 2 and "Version conflict: expected 1, got 2" in conflict
+    assert [t["task_id"] for t in tasks["tasks"]] == [task["task_id"]]
+    [memory] = memories["memories"]
+    assert memory["title"] == "Task complete: Fix the auth flow regression" and memory["run_id"] == run["run_id"]

@@ -178,11 +178,24 @@ def test_a_corrupt_saved_projection_is_rebuilt_with_a_warning(tmp_path: Path) ->
     assert "missing, unreadable" in outcome.warnings[0]
 
 
+def test_projects_json_holds_every_project(tmp_path: Path) -> None:
+    """projects.json holds the fold of every project and the last event folded."""
+    store = new_store(tmp_path / "proj")
+    stored = store.open_log().append(CheckpointRecorded(project="demo", summary=Summary(next=("go",))))
+    refresh(store)
+    document = msgspec.json.decode(Path(store.path, "projects.json").read_bytes())
+    assert document["last_event"] == stored.name and document["events_folded"] == 1
+    assert document["projects"]["demo"]["work"]["next"] == ["go"]
+
+
 def test_state_json_is_seed_shaped(tmp_path: Path) -> None:
-    """state.json holds the fold of every project and the last event folded."""
+    """state.json is seed 004's five keys (I14): the newest event, no archive yet, ms time."""
     store = new_store(tmp_path / "proj")
     stored = store.open_log().append(CheckpointRecorded(project="demo", summary=Summary(next=("go",))))
     refresh(store)
     document = msgspec.json.decode(Path(store.path, "state.json").read_bytes())
-    assert document["last_event"] == stored.name and document["events_folded"] == 1
-    assert document["projects"]["demo"]["work"]["next"] == ["go"]
+    assert list(document) == ["project", "latest_event", "latest_archive", "latest_markdown_archive", "updated_at"]
+    assert document == {
+        "project": "demo", "latest_event": f".agent/runtime-continuity/events/{stored.name[:8]}/{stored.name}",
+        "latest_archive": None, "latest_markdown_archive": None, "updated_at": stored.event.created_at[:23] + "Z",
+    }

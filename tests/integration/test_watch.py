@@ -63,7 +63,7 @@ def test_watch_sees_another_process_append_and_stops_on_sigint(project: Path) ->
     finally:
         code, err = stop(watcher)
     assert code == 0 and b"Traceback" not in err
-    state = json.loads((project / ".agent" / "runtime-continuity" / "state.json").read_text())
+    state = json.loads((project / ".agent" / "runtime-continuity" / "projects.json").read_text())
     assert state["projects"]["demo"]["events"] == 2  # projections kept current while watching
 
 

@@ -77,6 +77,13 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
             extra[name] = st.none() | paths
     if "reason" in fields:
         extra["reason"] = st.none() | texts
+    if "title" in fields:  # task events: a non-empty one-line title (required on task.created)
+        titles = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=40)
+        extra["title"] = titles if event_type.__struct_config__.tag == "task.created" else st.none() | titles
+    if "team" in fields:  # team snapshots: names for team, agent and task, some text in each list
+        extra.update(team=names, agent=names, task=names, objective=texts,
+                     next_actions=st.lists(texts, **small).map(tuple), artifacts=st.lists(texts, **small).map(tuple),
+                     context_used_percent=st.none() | st.integers(0, 100))
     if "from_host" in fields:
         extra["from_host"] = names
         extra["to_host"] = names
@@ -125,12 +132,13 @@ def test_every_type_is_covered_by_the_round_trip() -> None:
 
 
 def test_tags_are_unique_and_past_tense_names() -> None:
-    """No two event types share a tag; tags look like `family.verbed`."""
+    """No two event types share a tag; tags look like `family.verbed` (or an irregular past participle)."""
+    irregular = {"taken", "sent", "given", "held", "made", "begun", "written", "done", "known", "seen"}
     tags = [kind_of(t) for t in EVENT_TYPES]
     assert len(tags) == len(set(tags))
     for tag in tags:
         family, _, verb = tag.partition(".")
-        assert family and verb.endswith("ed"), tag
+        assert family and (verb.endswith("ed") or verb in irregular), tag
 
 
 def test_canonical_bytes_are_sorted_compact_and_stable() -> None:
@@ -240,11 +248,28 @@ def test_bad_bytes_raise_the_right_error(raw: bytes, error: type[Exception]) -> 
     ["..", "a/b", "a\x00b", "a\x01b", "with space", "", "x" * 129, "../etc"],
 )
 def test_invalid_names_are_refused_on_validate(bad: str) -> None:
-    """Names with '..', '/', NUL, controls, spaces, empty or too long are invalid."""
+    """Ids with '..', '/', NUL, controls, spaces, empty or too long are invalid (projects: all but spaces)."""
     from events.worklog import WorkLogged
 
     with pytest.raises(EventInvalid):
-        CODEC.validate(CODEC.encode(WorkLogged(project=bad)))
+        CODEC.validate(CODEC.encode(WorkLogged(project="demo", agent_id=bad)))
+    if bad != "with space":
+        with pytest.raises(EventInvalid):
+            CODEC.validate(CODEC.encode(WorkLogged(project=bad)))
+
+
+@pytest.mark.parametrize(("name", "valid"), [("with space", True), ("我的 项目", True), ("a.b", True),
+                                             (".", False), ("a\\b", False), ("[REDACTED:aws]", False)])
+def test_project_names_follow_the_seed_004_rule(name: str, valid: bool) -> None:
+    """A project name may hold spaces and Unicode (contract I4); never `/`, `\\`, `..`, `.`, or brackets."""
+    from events.worklog import WorkLogged
+
+    raw = CODEC.encode(WorkLogged(project=name))
+    if valid:
+        CODEC.validate(raw)
+    else:
+        with pytest.raises(EventInvalid):
+            CODEC.validate(raw)
 
 
 def test_control_characters_in_text_are_refused() -> None:

@@ -1,91 +1,72 @@
-"""The `runtime-continuity` argument reader: `<mode> --flag value ...`, read leniently.
+"""The `runtime-continuity` argument reader (contract §2, with I1-I3).
 
-Seed 004's CLI read `--flag value` and `--flag=value` pairs and ignored what it did not
-know; callers rely on that, so unknown flags are reported as warnings, never refused.
+A flag is found by its exact token anywhere and its value is the next token; the first
+occurrence wins, even when empty; an empty value or a flag in last position is absent.
+`--flag=value` works (I1); the mode is the first token that is neither a flag nor a
+flag's value (I2); a value flag followed by a `--` token is refused (I3).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-#: Flags that never take a value, so `--auto --project p` reads as two flags.
-BOOLEAN_FLAGS = frozenset({"auto", "list", "full", "help", "redact"})
+#: Flags that take no value.
+PRESENCE_FLAGS = frozenset({"auto", "list", "full"})
 
-#: Every flag some mode reads; anything else draws a warning on stderr.
-KNOWN_FLAGS = BOOLEAN_FLAGS | {
+#: Value flags whose value may not be a `--` token (I3).
+VALUE_FLAGS = frozenset({
     "project", "gate", "host", "agent-id", "run-id", "session-id", "task-id", "mission-id", "type",
     "phase", "message", "done", "in-progress", "next", "blockers", "files", "artifacts", "handoffs",
     "command", "exit-code", "command-summary", "note-json", "from-host", "to-host", "reason", "load",
-    "format", "since", "task-description", "source",
-}
+    "format", "since", "task-description",
+})
 
-_FALSE = frozenset({"false", "0", "no", "off"})
+
+class ArgumentError(Exception):
+    """I3: a value flag followed by another flag."""
 
 
 class Args(NamedTuple):
-    """The mode, each flag's values in the order given, and whatever was not understood."""
+    """The mode, the first value of each flag, and which presence flags were given."""
 
-    mode: str | None
-    flags: dict[str, list[str | bool]]
-    unknown: list[str]
+    mode: str
+    values: dict[str, str | None]
+    present: frozenset[str]
 
-    def text(self, name: str) -> str | None:
-        """The last value of a flag; a flag given without a value reads as empty text."""
-        values = self.flags.get(name)
-        if not values:
-            return None
-        value = values[-1]
-        return "" if isinstance(value, bool) else value
+    def get(self, name: str) -> str | None:
+        """The flag's value; None when absent or empty."""
+        return self.values.get(name) or None
 
-    def given(self, name: str) -> str | None:
-        """The last value of a flag, or None when it is missing or empty."""
-        return self.text(name) or None
-
-    def switch(self, name: str) -> bool:
-        """Whether a boolean flag is on (`--auto`, `--auto=true`; not `--auto=false`)."""
-        values = self.flags.get(name)
-        if not values:
-            return False
-        value = values[-1]
-        return value if isinstance(value, bool) else value.strip().lower() not in _FALSE
-
-    def items(self, name: str, *, split: bool) -> tuple[str, ...]:
-        """Every value of a flag as a list: split on commas, or one item per non-empty value."""
-        result: list[str] = []
-        for value in self.flags.get(name, []):
-            if isinstance(value, bool):
-                continue
-            parts = value.split(",") if split else [value]
-            result.extend(part.strip() for part in parts if part.strip())
-        return tuple(result)
+    def has(self, name: str) -> bool:
+        """Whether a presence flag (`--auto`, `--list`, `--full`) was given."""
+        return name in self.present
 
 
 def parse(argv: list[str]) -> Args:
-    """Read `argv`: the first bare word is the mode; `--name value` and `--name=value` are flags."""
+    """Read `argv` as seed 004 did, with I1-I3; ArgumentError for I3."""
+    values: dict[str, str | None] = {}
+    present: set[str] = set()
     mode: str | None = None
-    flags: dict[str, list[str | bool]] = {}
-    unknown: list[str] = []
     index = 0
     while index < len(argv):
         token = argv[index]
         index += 1
-        if not token.startswith("--") or token == "--":
-            if mode is None and token != "--":
-                mode = token
+        if token.startswith("--") and len(token) > 2:
+            name, has_inline, inline = token[2:].partition("=")
+            if name in PRESENCE_FLAGS and not has_inline:
+                present.add(name)
+                continue
+            if has_inline:
+                value: str | None = inline
+            elif index < len(argv) and not (argv[index].startswith("--") and name not in VALUE_FLAGS):
+                value = argv[index]
+                index += 1
+                if value.startswith("--"):
+                    raise ArgumentError(f"--{name} needs a value")
             else:
-                unknown.append(token)
+                value = None
+            values.setdefault(name, value)
             continue
-        name, has_value, inline = token[2:].partition("=")
-        name = name.replace("_", "-")
-        value: str | bool
-        if has_value:
-            value = inline
-        elif name not in BOOLEAN_FLAGS and index < len(argv) and not argv[index].startswith("--"):
-            value = argv[index]
-            index += 1
-        else:
-            value = True
-        if name not in KNOWN_FLAGS:
-            unknown.append(f"--{name}")
-        flags.setdefault(name, []).append(value)
-    return Args(mode=mode, flags=flags, unknown=unknown)
+        if mode is None:
+            mode = token
+    return Args(mode=mode or "", values=values, present=frozenset(present))

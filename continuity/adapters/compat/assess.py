@@ -1,4 +1,4 @@
-"""`assess`: how risky a task description reads, and in how many phases to do it (text only)."""
+"""`assess` (§5): a task description's size as optimistic and pessimistic hours, risk and phases."""
 
 from __future__ import annotations
 
@@ -8,35 +8,23 @@ from typing import Any
 
 from continuity.adapters.compat.args import Args
 
-HIGH_RISK_WORDS = 200
-MEDIUM_RISK_WORDS = 80
-MAX_PHASES = 6
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-#: A word: a run of non-space characters, except that each CJK character counts as one.
-_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
-#: Words that make even a short task worth splitting and checkpointing.
-RISK_TERMS = ("migrat", "delete", "drop table", "production", "security", "credential", "schema", "refactor",
-              "rewrite", "迁移", "删除", "生产", "安全", "重构")
+#: JavaScript's `\s`: what separates words in seed 004's count.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_WORD = re.compile(f"[^{_JS_SPACE}]+")
+#: (fewer than this many words, optimistic hours, pessimistic hours); the last band has no bound.
+BANDS = ((10, 0.25, 0.5), (50, 0.5, 1.5), (200, 1.0, 3.0), (None, 2.0, 5.0))
 
 
-def word_count(text: str) -> int:
-    """Words in a description; each CJK character counts as a word."""
-    return len(_WORD.findall(text))
+def task_words(text: str | None) -> int:
+    """Whitespace-separated tokens (unspaced CJK text is one token)."""
+    return len(_WORD.findall(text or ""))
 
 
 def assess(args: Args, project: str | None) -> dict[str, Any]:
-    """Risk (low, medium, high) and phases: over 200 words is high risk with at least 2 phases."""
-    text = args.text("task-description") or ""
-    words = word_count(text)
-    lowered = text.lower()
-    terms = [term for term in RISK_TERMS if term in lowered]
-    if words > HIGH_RISK_WORDS:
-        risk, phases = "high", max(2, min(MAX_PHASES, math.ceil(words / 150)))
-    elif words > MEDIUM_RISK_WORDS or terms:
-        risk, phases = "medium", 2
-    else:
-        risk, phases = "low", 1
-    advice = ("one pass; log when done" if phases == 1 else
-              f"split into {phases} phases; checkpoint after each, archive before switching hosts")
-    return {"ok": True, "action": "assess", "project": project, "risk": risk, "phases": phases,
-            "word_count": words, "risk_terms": terms, "recommendation": advice}
+    """Estimate from the word count: risk high above an average of 3 hours, medium above 1.5."""
+    words = task_words(args.get("task-description"))
+    optimistic, pessimistic = next((low, high) for bound, low, high in BANDS if bound is None or words < bound)
+    avg = (optimistic + pessimistic) / 2
+    risk = "high" if avg > 3 else "medium" if avg > 1.5 else "low"
+    return {"ok": True, "action": "assess", "task_words": words, "optimistic": optimistic,
+            "pessimistic": pessimistic, "avg": avg, "risk": risk, "phases": math.ceil(pessimistic / 3)}

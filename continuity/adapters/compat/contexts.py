@@ -1,72 +1,66 @@
-"""`list-contexts`: the projects with Markdown archives under the user-level contexts folder."""
+"""`list-contexts` (§7): the projects with Markdown archives under C, most recently archived first."""
 
 from __future__ import annotations
 
 import os
+import re
+from datetime import UTC, datetime
 from typing import Any
 
+from continuity.adapters.compat import common as c
 from continuity.adapters.compat.args import Args
-from continuity.adapters.compat.common import default_root, existing_store
-from continuity.core.errors import UsageError
-from continuity.core.store import Store, now_us
-from continuity.readside.writers import contexts_dir
-from events import clock
 
-#: Without --since, "recent" means the last week.
-RECENT_DAYS = 7
+_DATE = re.compile(r"^[+-]?\d{4,6}(-\d{2}(-\d{2})?)?$")
+_DATE_TIME = re.compile(r"^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$")
 
 
-def _since_us(text: str | None) -> int:
-    if text is None:
-        return now_us() - RECENT_DAYS * 86_400_000_000
+def parse_since(text: str) -> float | None:
+    """`Date.parse(text)` in seconds: ISO date = UTC midnight, date-time without offset = local, RFC 2822."""
     try:
-        return clock.parse_iso(text)
-    except ValueError:
-        raise UsageError(f"--since must be an ISO date or time, not {text!r}") from None
+        if _DATE.match(text):
+            parts = [int(part) for part in text.lstrip("+").split("-")] + [1, 1]
+            return datetime(parts[0], parts[1], parts[2], tzinfo=UTC).timestamp()
+        if _DATE_TIME.match(text):
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return moment.timestamp()  # naive: local time, as JavaScript reads it
+        from email.utils import parsedate_to_datetime
 
-
-def _project_entry(path: str, name: str, since_us: int) -> dict[str, Any] | None:
-    """One project's counts, or None when its folder holds no archive."""
-    mtimes: dict[str, int] = {}
-    try:
-        for entry in os.scandir(path):
-            if entry.name.startswith("ctx_") and entry.name.endswith(".md") and entry.is_file():
-                mtimes[entry.name] = entry.stat().st_mtime_ns // 1000
-    except OSError:
+        return parsedate_to_datetime(text).timestamp()
+    except (ValueError, TypeError, IndexError, OverflowError):
         return None
-    if not mtimes:
-        return None
-    latest = max(mtimes)
-    return {
-        "project": name,
-        "total_archives": len(mtimes),
-        "recent_archives": sum(1 for mtime in mtimes.values() if mtime >= since_us),
-        "latest": latest,
-        "latest_mtime": clock.iso(mtimes[latest]),
-        "path": path,
-    }
 
 
 def list_contexts(args: Args, project: str | None) -> dict[str, Any]:
-    """Every project folder with ctx_ archives, newest first; --since keeps those active since then."""
-    store = existing_store() or Store(default_root())
-    base = contexts_dir(store)
-    since_text = args.given("since")
-    since_us = _since_us(since_text)
-    projects = []
-    try:
-        folders = sorted(entry.name for entry in os.scandir(base) if entry.is_dir(follow_symlinks=False))
-    except OSError:
-        folders = []
-    for name in folders:
-        entry = _project_entry(os.path.join(base, name), name, since_us)
-        if entry is not None and (since_text is None or entry["recent_archives"]):
-            projects.append(entry)
-    projects.sort(key=lambda item: item["latest_mtime"], reverse=True)
-    result: dict[str, Any] = {"ok": True, "action": "list-contexts", "contexts_dir": base,
-                              "since": clock.iso(since_us), "count": len(projects), "projects": projects}
-    if args.given("format") == "table":
-        rows = [f"{p['project']}\t{p['total_archives']}\t{p['recent_archives']}\t{p['latest_mtime']}"
-                for p in projects]
-        result |= {"format": "table", "table": "\n".join(["project\tarchives\trecent\tlatest", *rows])}
-    return result
+    """Every folder of C with `ctx_*.md` archives (recent ones since --since), as JSON or a table."""
+    base = c.contexts_root()
+    if not os.path.isdir(base):
+        return {"ok": True, "action": "list-contexts", "exists": False, "projects": []}
+    since_text = args.get("since")
+    since = None
+    if since_text is not None:
+        since = parse_since(since_text)
+        if since is None:
+            return {"ok": False, "action": "list-contexts", "error": "invalid_since_iso", "since": since_text}
+    projects: list[dict[str, Any]] = []
+    for name in sorted(os.listdir(base)):
+        folder = os.path.join(base, name)
+        if not os.path.isdir(folder):
+            continue
+        mtimes = []
+        for entry in os.listdir(folder):
+            if entry.startswith("ctx_") and entry.endswith(".md"):
+                try:
+                    mtimes.append(os.stat(os.path.join(folder, entry)).st_mtime_ns)
+                except OSError:
+                    continue
+        recent = [mtime for mtime in mtimes if since is None or mtime / 1e9 >= since]
+        if recent:
+            projects.append({"project": name, "total_archives": len(mtimes), "recent_archives": len(recent),
+                             "last_mtime": c.iso_of_us(max(mtimes) // 1000)})
+    projects.sort(key=lambda item: str(item["last_mtime"]), reverse=True)
+    if args.get("format") == "table":
+        rows = ["project\tarchives\tlast_archive",
+                *(f"{p['project']}\t{p['total_archives']}\t{p['last_mtime']}" for p in projects)]
+        return {"ok": True, "action": "list-contexts", "format": "table", "table": "\n".join(rows),
+                "count": len(projects)}
+    return {"ok": True, "action": "list-contexts", "format": "json", "projects": projects, "count": len(projects)}

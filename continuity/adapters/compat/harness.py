@@ -1,68 +1,85 @@
-"""The harness's own files that seed 004's CLI writes besides the log.
+"""The harness's own files that seed 004's CLI writes besides the store (contract §10, §16).
 
-- `.agent/runs/<run>.json`: each write appends a run event to the newest running or queued
-  run (a shadow: any failure here is a warning and never changes the exit code).
-- `.agent/sessions/S-<project>-<stamp>.json`: host-switch records the host work moved to.
+- `.agent/runs/<run>.json`: each write appends a run event to the active run, keeping the
+  last 200. A shadow: any failure is skipped silently and never changes the exit code.
+  Concurrent writers take an `flock` on the runs folder, so none loses another's event.
+- `.agent/sessions/S-*.json`: host-switch records the host work moved to.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
-import orjson
-
+from continuity.adapters.compat.common import dump_json as _dump
+from continuity.adapters.compat.listings import active_run
 from continuity.core.fsio import read_json, write_atomic
-from continuity.core.store import now_us
-from events import clock
 
 RUN_EVENTS_KEPT = 200
-ACTIVE_RUN_STATUSES = ("running", "queued")
 
 
-def write_json_atomic(path: str, data: dict[str, Any]) -> None:
-    """Write a JSON file whole or not at all (the harness reads these files)."""
-    write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", make_parents=True)
+def run_id_of(root: str) -> str | None:
+    """The active run's id (its file name without `.json`)."""
+    path = active_run(root)
+    return os.path.basename(path)[:-5] if path else None
 
 
-def active_run(root: str) -> tuple[str, dict[str, Any]] | None:
-    """The newest run file under `<root>/.agent/runs/` whose status is running or queued."""
+def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:
+    """Append `{**fields, at}` to the active run under a lock; whether it was (failures are silent)."""
+    import fcntl
+
     folder = os.path.join(root, ".agent", "runs")
     try:
-        entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json") and entry.is_file()]
+        fd = os.open(folder, os.O_RDONLY)
     except OSError:
-        return None
-    entries.sort(key=lambda entry: (-entry.stat().st_mtime_ns, entry.name))
-    for entry in entries:
-        data = read_json(entry.path)
-        if isinstance(data, dict) and data.get("status") in ACTIVE_RUN_STATUSES:
-            return entry.path, data
-    return None
-
-
-def mirror_run_event(root: str, kind: str, **fields: Any) -> None:
-    """Append `{type: kind, created_at, **fields}` to the active run file, keeping the last 200."""
+        return False
     try:
-        found = active_run(root)
-        if found is None:
-            return
-        path, data = found
-        events = data.get("events", [])
-        if not isinstance(events, list):
-            raise ValueError("its `events` is not a list")
-        events.append({"type": kind, "created_at": clock.iso(now_us()), **fields})
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        path = active_run(root)
+        if path is None:
+            return False
+        data = read_json(path)
+        if not isinstance(data, dict):
+            return False
+        events = data.get("events")
+        events = list(events) if isinstance(events, list) else []
+        event = {**fields, "at": at}
+        events.append(event)
         data["events"] = events[-RUN_EVENTS_KEPT:]
-        write_json_atomic(path, data)
-    except Exception as error:  # a shadow write: report it, never fail the command
-        from continuity.adapters.compat.common import warn
+        data["last_event"] = event
+        data["updated_at"] = at
+        write_atomic(path, _dump(data) + b"\n", durable=False, keep_mode=True)
+        return True
+    except (OSError, ValueError):
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)  # closing releases the lock
 
-        warn([f"run event not mirrored ({type(error).__name__}: {error})"])
 
-
-def write_session_file(root: str, project: str, stamp: str, content: dict[str, Any]) -> dict[str, Any]:
-    """Write `.agent/sessions/S-<project>-<stamp>.json`; returns what was written and its path."""
+def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> str:
+    """The session a host switch updates (first running/paused one of P) or creates; its id."""
+    folder = os.path.join(root, ".agent", "sessions")
+    os.makedirs(folder, exist_ok=True)
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith("S-") and name.endswith(".json")):
+            continue
+        path = os.path.join(folder, name)
+        data = read_json(path)
+        if not isinstance(data, dict):
+            continue
+        task = data.get("current_task_id")
+        matches = data.get("project") == project or (isinstance(task, str) and project in task)
+        if matches and data.get("status") in ("running", "paused"):
+            data["last_host"] = to_host
+            data["last_switch_at"] = at
+            write_atomic(path, _dump(data), durable=False, keep_mode=True)
+            session_id = data.get("session_id")
+            return session_id if isinstance(session_id, str) else name[:-5]
     session_id = f"S-{project}-{stamp}"
-    path = os.path.join(root, ".agent", "sessions", f"{session_id}.json")
-    data = {"session_id": session_id, "project": project, **content}
-    write_json_atomic(path, data)
-    return {"path": path, **data}
+    data = {"session_id": session_id, "project": project, "status": "running", "started_at": at,
+            "last_host": to_host, "last_switch_at": at}
+    write_atomic(os.path.join(folder, f"{session_id}.json"), _dump(data), durable=False)
+    return session_id
+

@@ -1,187 +1,147 @@
-"""The read modes over the projections: `status`, `restore`, `resume-bundle`.
+"""The read modes: `status` (§13), `restore` (§11), `resume-bundle` (§12).
 
-Reads never create a store: with none, they answer as for a project with no events.
+They read the project's files the way seed 004 did (I7: only P's archives); `status` and
+`restore` append their run events (§16). None of them writes to the store.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
-import msgspec
-
+from continuity.adapters.compat import common as c
+from continuity.adapters.compat import listings as listing
 from continuity.adapters.compat.args import Args
-from continuity.adapters.compat.common import PROGRAM, default_root, existing_store, no_archive, warn
-from continuity.core.store import Store, now_us
-from continuity.readside.writers import contexts_dir
-from continuity.sessions.archives import ArchiveRecord
-from events import clock
+from continuity.adapters.compat.harness import mirror_run_event
 
-LATEST_MD = "latest.md"
+STALE_HOURS = 2
+NO_ARCHIVE_NEXT = "No structured archive found. Run /briefing and inspect git status before continuing."
+
+
+def _ctx_files(folder: str) -> list[tuple[str, os.stat_result]]:
+    """`ctx_*.md` of a contexts folder with their stats, newest mtime first (ties by name)."""
+    try:
+        names = [name for name in os.listdir(folder) if name.startswith("ctx_") and name.endswith(".md")]
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append((name, os.stat(os.path.join(folder, name))))
+        except OSError:
+            continue
+    found.sort(key=lambda item: (-item[1].st_mtime_ns, item[0]))
+    return found
 
 
 def status(args: Args, project: str | None) -> dict[str, Any]:
-    """The newest archive's age and whether to archive now (older than 2 h)."""
-    from continuity.sessions.service import status as service_status
-
+    """The newest Markdown archive's age; `archive_now` when older than 2 hours."""
     assert project is not None
-    store = existing_store()
-    if store is None:
-        return {"ok": True, "action": "status", "project": project, "exists": False}
-    result = service_status(store, project)
-    if result["exists"]:
-        result["mtime"] = result["latest_at"]  # the archive's own time: file mtimes differ across clones
+    folder = os.path.join(c.contexts_root(), project)
+    run_event: dict[str, Any] = {"type": "session_status_queried", "project": project}
+    if not os.path.isdir(folder):
+        result: dict[str, Any] = {"ok": True, "action": "status", "project": project, "exists": False}
+    else:
+        files = _ctx_files(folder)
+        if not files:
+            result = {"ok": True, "action": "status", "project": project, "exists": True, "count": 0}
+        else:
+            name, stat = files[0]
+            now = c.now_us()
+            age = (now / 1000 - stat.st_mtime_ns / 1e6) / 3_600_000
+            rounded = math.floor(age * 100 + 0.5) / 100
+            result = {"ok": True, "action": "status", "project": project, "latest": name,
+                      "mtime": c.iso_of_us(stat.st_mtime_ns // 1000), "age_hours": rounded,
+                      "stale_recommendation": "archive_now" if age > STALE_HOURS else "ok", "count": len(files)}
+            run_event["age_hours"] = rounded
+    mirror_run_event(c.project_root(), c.iso_of_us(c.now_us()), run_event)
     return result
 
 
-def _latest_record(store: Store | None, project: str) -> ArchiveRecord | None:
-    if store is None:
-        return None
-    from continuity.readside.query import current_view
-
-    view = current_view(store, ("archives",))
-    warn(view.warnings)
-    record: ArchiveRecord | None = view.project(project).latest_archive()
-    return record
-
-
-def _mtime_iso(path: str) -> str:
-    return clock.iso(os.stat(path).st_mtime_ns // 1000)
-
-
-def _context_files(folder: str) -> list[str]:
-    """The `ctx_*.md` archives in a project's contexts folder, newest first."""
-    try:
-        entries = [entry.name for entry in os.scandir(folder)
-                   if entry.name.startswith("ctx_") and entry.name.endswith(".md") and entry.is_file()]
-    except OSError:
-        return []
-    return sorted(entries, reverse=True)
-
-
-def _latest_name(folder: str, files: list[str]) -> str | None:
-    """The archive latest.md stands for: its link target, or the file it is a copy of."""
-    link = os.path.join(folder, LATEST_MD)
-    try:
-        if os.path.islink(link):
-            return os.path.basename(os.readlink(link))
-        with open(link, "rb") as handle:
-            body = handle.read()
-    except OSError:
-        return None
-    for name in files:
-        try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                if handle.read() == body:
-                    return name
-        except OSError:
-            continue
-    return None
-
-
-def list_markdown(store: Store, project: str) -> list[dict[str, Any]]:
-    """`restore --list`: the project's Markdown archives with their mtime and which is latest."""
-    folder = os.path.join(contexts_dir(store), project)
-    files = _context_files(folder)
-    latest = _latest_name(folder, files)
-    contexts = []
-    for name in files:
-        try:
-            mtime = _mtime_iso(os.path.join(folder, name))
-        except OSError:
-            continue
-        contexts.append({"name": name, "mtime": mtime, "isLatest": name == latest})
-    return contexts
-
-
-def _load_path(folder: str, wanted: str | None) -> str | None:
-    """The Markdown `--load` names: latest (default), a file name, a stamp or an archive id."""
-    if wanted in (None, "latest", LATEST_MD):
-        return os.path.join(folder, LATEST_MD)
+def _load_target(project: str, wanted: str | None) -> str | None:
+    """I6: `latest` (default) is the Markdown of P; else one of P's `ctx_<stamp>.md` by name, stamp or id."""
+    if wanted in (None, "latest", "latest.md"):
+        return listing.markdown_of(project)
     assert wanted is not None
     if "/" in wanted or "\\" in wanted or wanted.startswith("."):
         return None
-    for name in (wanted, f"{wanted}.md", f"ctx_{wanted.removeprefix('RC-')}.md"):
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    return None
+    stamp = wanted.removeprefix("RC-").removeprefix("ctx_").removesuffix(".md")
+    path = os.path.join(c.contexts_root(), project, f"ctx_{stamp}.md")
+    return path if os.path.isfile(path) else None
 
 
 def restore(args: Args, project: str | None) -> dict[str, Any]:
-    """`restore --list`, `restore --auto`, or (by default) load the Markdown of latest.md."""
+    """`--list` the Markdown archives, `--auto` find the newest archives, or load one (§11)."""
     assert project is not None
-    store = existing_store()
-    if args.switch("list"):
-        contexts = list_markdown(store or Store(default_root()), project)
-        return {"ok": True, "action": "restore", "mode": "list", "project": project, "contexts": contexts}
-    record = _latest_record(store, project)
-    if args.switch("auto"):
-        if record is None or store is None:
-            return no_archive(project)
-        from continuity.readside.writers import markdown_path
-
-        return {"ok": True, "action": "restore", "mode": "auto", "project": project,
-                "archive_id": record.archive_id, "markdown_path": markdown_path(store, record),
-                "archive_json_path": os.path.join(store.path, "archives", f"{record.archive_id}.json"),
-                "archive": msgspec.to_builtins(record),
-                "resume_bundle_command": f"{PROGRAM} resume-bundle --project {project}"}
-    folder = os.path.join(contexts_dir(store or Store(default_root())), project)
-    path = _load_path(folder, args.given("load"))
-    if path is not None and not os.path.exists(path) and record is not None and store is not None:
-        from continuity.readside.writers import ArchiveWriter
-
-        ArchiveWriter(store).write_record(record)  # the user-level Markdown was deleted or never made on this machine
-    if path is None or not os.path.isfile(path):
-        return no_archive(project)
-    with open(path, "rb") as handle:
-        body = handle.read()
-    return {"ok": True, "action": "restore", "mode": "load", "project": project, "path": path,
-            "size": len(body), "mtime": _mtime_iso(path), "body": body.decode("utf-8", errors="replace")}
-
-
-def _session_files(root: str, project: str) -> list[str]:
-    folder = os.path.join(root, ".agent", "sessions")
-    prefix = f"S-{project}-"
-    try:
-        found = [name for name in os.listdir(folder) if name.startswith(prefix) and name.endswith(".json")]
-    except OSError:
-        return []
-    return [f".agent/sessions/{name}" for name in sorted(found, reverse=True)[:20]]
+    root = c.project_root()
+    if args.has("list"):
+        folder = os.path.join(c.contexts_root(), project)
+        contexts = [{"name": name, "mtime": stat.st_mtime_ns / 1e6, "isLatest": False}
+                    for name, stat in _ctx_files(folder)]
+        return {"ok": True, "action": "list", "project": project, "contexts": contexts}
+    if args.has("auto"):
+        markdown = listing.markdown_of(project)
+        found = listing.archive_of(root, project)
+        result: dict[str, Any] = {
+            "ok": bool(markdown or found), "action": "restore", "mode": "auto", "project": project,
+            "markdown_path": markdown, "archive_json_path": found[0] if found else None,
+            "archive": found[1] if found else None,
+            "resume_bundle_command": f"{c.N} resume-bundle --project {project}",
+        }
+        if not result["ok"]:
+            result["error"] = "no_archive_for_project"
+        mode = "auto"
+    else:
+        path = _load_target(project, args.get("load"))
+        body = None
+        if path is not None:
+            try:
+                with open(path, "rb") as handle:
+                    body = handle.read()
+                mtime = c.iso_of_us(os.stat(path).st_mtime_ns // 1000)
+            except OSError:
+                body = None
+        if path is None or body is None:
+            result = {"ok": False, "action": "restore", "project": project, "error": "no_archive_for_project"}
+        else:
+            result = {"ok": True, "action": "restore", "project": project, "path": path, "size": len(body),
+                      "mtime": mtime, "body": body.decode("utf-8", errors="replace")}
+        mode = "load"
+    result["__after__"] = lambda: mirror_run_event(root, c.iso_of_us(c.now_us()), {
+        "type": "session_restored", "project": project, "mode": mode})
+    return result
 
 
 def resume_bundle(args: Args, project: str | None) -> dict[str, Any]:
-    """Everything a new agent needs, in seed 004's resume-bundle shape."""
+    """Everything a new agent reads first (§12); no gate, no writes, no run event."""
+    from continuity.core.paths import SEED_READ_FIRST
+
     assert project is not None
-    store = existing_store()
-    if store is None:
-        from continuity import facts as live
-        from continuity.readside.views import Models
-        from continuity.sessions import brief as bundle
-
-        root = default_root()
-        inputs = live.view_inputs(root, now_us=now_us(), archived_git=None, archived_read_first=[], handoffs=[],
-                                  artifacts=[], latest_markdown=None, warnings=[])
-        data = bundle.build(Models.empty().project(project), inputs)
-    else:
-        from continuity.sessions.service import resume_bundle as service_bundle
-
-        root = store.root
-        from continuity.core.identity import Identity
-
-        data = dict(service_bundle(store, Identity(project=project), fmt="json").data)
-    runs = data["runs"]
-    archive = data["archive"]
-    data |= {
-        "runs": runs["files"],
-        "runs_seen": runs["seen"],
-        "sessions": {**data["sessions"], "files": _session_files(root, project)},
-        "git": data["git"] or {"root": None, "branch": None, "head": None, "status_short": ""},
-        "recommended_commands": [
-            f"{PROGRAM} resume-bundle --project {project}",
-            f'{PROGRAM} checkpoint --project {project} --gate agent --message "<what changed>" --next "<next step>"',
-            f'{PROGRAM} archive --project {project} --gate user --reason "<why>"',
-        ],
+    root = c.project_root()
+    found = listing.archive_of(root, project)
+    archive = found[1] if found else None
+    restore_block = archive.get("restore") if isinstance(archive, dict) else None
+    restore_block = restore_block if isinstance(restore_block, dict) else {}
+    handoffs = listing.handoff_listing(root, 12)
+    artifacts = listing.artifact_listing(root, 12)
+    commands = [f"{c.N} status --project {project}"]
+    if handoffs:
+        commands.append(f"node .agent/handoffs/scripts/handoff-protocol.js resume-prompt --payload-file {handoffs[0]}")
+    if artifacts:
+        commands.append("node .agent/artifacts/scripts/artifact-bus.js validate --task-id <task-id>")
+    read_first = restore_block.get("read_first")
+    return {
+        "ok": True, "action": "resume-bundle", "project": project, "generated_at": c.iso_of_us(c.now_us()),
+        "latest_archive": os.path.relpath(found[0], root).replace(os.sep, "/") if found else None,
+        "latest_markdown_archive": listing.markdown_of(project), "archive": archive,
+        "runtime_events": listing.event_listing(root, 12),
+        "runs": listing.json_listing(root, os.path.join(root, ".agent", "runs"), 8),
+        "sessions": listing.json_listing(root, os.path.join(root, ".agent", "sessions"), 8),
+        "pending_handoffs": handoffs, "artifact_states": artifacts,
+        "git": dict(zip(("branch", "head", "status_short"), c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS),
+                        strict=True)),
+        "read_first": read_first if read_first is not None else list(SEED_READ_FIRST[:-1]),
+        "next_action": c.first(restore_block.get("next_action"), NO_ARCHIVE_NEXT),
+        "recommended_commands": commands,
     }
-    if archive and archive["state"]["next"]:
-        data["next_action"] = archive["state"]["next"][0]
-    return data

@@ -1,143 +1,140 @@
-"""`runtime-continuity <mode> ...`: seed 004's CLI contract over continuity's log and projections.
+"""`runtime-continuity <mode> ...`: seed 004's CLI over continuity's log (shared/contracts/runtime-continuity-cli.md).
 
-Every mode prints one pretty JSON object on stdout. Failures are
-`{"ok": false, "error": <code>, "message": <text>}` with exit 2; no traceback ever
-reaches the user. Agents and hooks written for seed 004's CLI switch without a change.
+Every result is one pretty JSON object on stdout, exit 0 (also `ok: false` of restore
+and list-contexts). Error envelopes `{ok: false, error, message}` exit 2 (§14); a crash
+exits 1 with one line on stderr and nothing on stdout.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
-from continuity.adapters.compat import assess, contexts, reads, writes
-from continuity.adapters.compat.args import Args, parse
-from continuity.adapters.compat.common import PROGRAM, Failure, warn
+from continuity.adapters.compat.args import Args, ArgumentError, parse
+from continuity.adapters.compat.common import Failure
 
 EXIT_FAILURE = 2
-GATES = ("user", "agent")
+EXIT_CRASH = 1
+BOTH_GATES = ("user", "agent")
+USER_GATE = ("user",)
+USAGE = ("Usage: runtime-continuity {assess|log|checkpoint|archive|restore|status|warm|host-switch|resume-bundle|"
+         "list-contexts} [--project P] [--gate user|agent] ...")
+MISSING_PROJECT = "--project is required for archive / restore / status / host-switch."
+#: The code a refused write answers with (a secret, an invalid field, a full disk).
+WRITE_FAILURES = {"archive": "archive_failed", "host-switch": "host_switch_archive_failed"}
 
 Handler = Callable[[Args, str | None], dict[str, Any]]
 
-MODES: dict[str, Handler] = {
-    "warm": writes.warm,
-    "status": reads.status,
-    "log": partial(writes.work, checkpoint=False),
-    "checkpoint": partial(writes.work, checkpoint=True),
-    "archive": writes.archive,
-    "host-switch": writes.host_switch,
-    "restore": reads.restore,
-    "resume-bundle": reads.resume_bundle,
-    "list-contexts": contexts.list_contexts,
-    "assess": assess.assess,
-}
 
-#: The contract's code when continuity refuses a write (a secret, an invalid field, a full
-#: disk). Seed 004 names codes for archive and host-switch only; `write_failed` is ours for
-#: log, checkpoint and warm --auto, and reads that cannot answer say `read_failed`.
-WRITE_FAILURES = {
-    "log": "write_failed",
-    "checkpoint": "write_failed",
-    "warm": "write_failed",
-    "archive": "archive_failed",
-    "host-switch": "host_switch_archive_failed",
-}
+def _handler(mode: str) -> Handler:
+    """The mode's function, imported only when it runs (the log path stays small)."""
+    if mode in ("log", "checkpoint"):
+        from continuity.adapters.compat.writes import work
 
+        return lambda args, project: work(args, project, checkpoint=mode == "checkpoint")
+    if mode in ("archive", "host-switch", "warm"):
+        from continuity.adapters.compat import writes
 
-def _needs_project(mode: str, args: Args) -> bool:
-    return not (mode == "list-contexts" or (mode == "warm" and not args.switch("auto")))
+        return {"archive": writes.archive_mode, "host-switch": writes.host_switch, "warm": writes.warm}[mode]
+    if mode in ("status", "restore", "resume-bundle"):
+        from continuity.adapters.compat import reads
+
+        return {"status": reads.status, "restore": reads.restore, "resume-bundle": reads.resume_bundle}[mode]
+    if mode == "assess":
+        from continuity.adapters.compat.assess import assess
+
+        return assess
+    from continuity.adapters.compat.contexts import list_contexts
+
+    return list_contexts
 
 
-def _needs_gate(mode: str, args: Args) -> bool:
+def _gate(args: Args, allowed: tuple[str, ...]) -> None:
+    if args.get("gate") not in allowed:
+        raise Failure("workflow_gate_required", f"--gate must be one of: {', '.join(allowed)}")
+
+
+def _gates(mode: str, args: Args) -> tuple[str, ...] | None:
+    """The gates a project mode accepts (None: no gate); unknown modes fail (§3)."""
+    if mode in ("log", "checkpoint"):
+        return BOTH_GATES
+    if mode in ("archive", "host-switch"):
+        return USER_GATE
     if mode == "restore":
-        return not (args.switch("auto") or args.switch("list"))
-    return mode in ("log", "checkpoint", "archive", "host-switch", "assess")
+        return None if args.has("list") or args.has("auto") else BOTH_GATES
+    if mode in ("resume-bundle", "status"):
+        return None
+    raise Failure("unknown_command", USAGE)
 
 
-def _check_project(project: str) -> None:
-    from continuity.core.errors import UsageError
-    from continuity.core.store import check_project_name
-
-    try:
-        check_project_name(project)
-    except UsageError as error:
-        raise Failure("invalid_arguments", str(error).replace("project name", "--project")) from None
+def check_project(project: str) -> None:
+    """I4: a project name is a folder name under C; no separators, no `..`, not `.`."""
+    if "/" in project or "\\" in project or ".." in project or project == ".":
+        raise Failure("invalid_arguments", "invalid --project: must not contain '/', '\\' or '..'")
 
 
-def dispatch(args: Args) -> dict[str, Any]:
-    """Apply the contract's checks in its order (project, mode, gate), then run the mode."""
-    mode = args.mode or ""
-    project = args.given("project")
-    if _needs_project(mode, args):
-        if project is None:
-            raise Failure("missing_project", "--project is required")
-        _check_project(project)
-    if mode not in MODES:
-        raise Failure("unknown_command", f"unknown command {mode!r}; use one of: {', '.join(MODES)}")
-    if _needs_gate(mode, args) and args.given("gate") not in GATES:
-        raise Failure("workflow_gate_required", f"--gate must be one of: {', '.join(GATES)}")
-    return MODES[mode](args, project)
+def dispatch(args: Args) -> tuple[str, str | None]:
+    """Apply §3's order of checks; the mode to run and the project."""
+    mode = args.mode
+    if mode == "assess":
+        _gate(args, BOTH_GATES)
+        return mode, args.get("project")
+    if mode in ("warm", "list-contexts"):
+        return mode, args.get("project")
+    project = args.get("project")
+    if project is None:
+        raise Failure("missing_project", MISSING_PROJECT)
+    check_project(project)
+    gates = _gates(mode, args)
+    if gates is not None:
+        _gate(args, gates)
+    return mode, project
 
 
-def usage() -> dict[str, Any]:
-    """`--help`: the modes and the flags every mode shares."""
-    return {"ok": True, "action": "help", "usage": f"{PROGRAM} <mode> --project <name> [--gate user|agent] ...",
-            "modes": list(MODES)}
+def emit(data: dict[str, Any]) -> None:
+    """One JSON object, 2-space indent, non-ASCII raw, newline-terminated; integral floats as integers."""
+    from continuity.adapters.compat.common import dump_json
 
-
-def _emit(data: dict[str, Any]) -> None:
-    import orjson
-
-    try:
-        payload = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
-    except TypeError:  # text orjson refuses (lone surrogates): escape it rather than fail
-        payload = (json.dumps(data, indent=2, ensure_ascii=True, default=str) + "\n").encode()
-    sys.stdout.buffer.write(payload)
+    sys.stdout.buffer.write(dump_json(data) + b"\n")
     sys.stdout.flush()
 
 
-def _failure(code: str, message: str) -> int:
-    _emit({"ok": False, "error": code, "message": " ".join(message.split())})
+def _envelope(code: str, message: str) -> int:
+    emit({"ok": False, "error": code, "message": message})
     return EXIT_FAILURE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one mode; returns the exit code (0, or 2 on any failure)."""
-    from continuity.core.errors import UsageError
-    from continuity.core.guard import first_non_utf8, guarded
+    """Run one mode; the exit code (0 result, 2 error envelope, 1 crash)."""
     from events.errors import ContinuityError
 
-    argv_list = list(sys.argv[1:] if argv is None else argv)
-    modes = [""]
-
-    def body() -> int:
-        try:
-            bad = first_non_utf8(argv_list)
-            if bad is not None:
-                raise Failure("invalid_arguments", f"argument {bad} is not valid UTF-8")
-            args = parse(argv_list)
-            modes.append(args.mode or "")
-            if args.switch("help") or modes[-1] == "help":
-                _emit(usage())
-                return 0
-            warn([f"ignoring unknown argument {item}" for item in args.unknown])
-            _emit(dispatch(args))
-            return 0
-        except Failure as failure:
-            return _failure(failure.code, failure.message)
-
-    def on_error(error: ContinuityError) -> int:
-        if modes[-1] in WRITE_FAILURES:
-            return _failure(WRITE_FAILURES[modes[-1]], str(error))
-        return _failure("invalid_arguments" if isinstance(error, UsageError) else "read_failed", str(error))
-
-    def on_internal(error: Exception) -> int:  # a JSON failure, never a traceback
-        return _failure("internal_error", f"{type(error).__name__}: {error}")
-
-    return guarded(body, on_error=on_error, on_internal=on_internal)
+    # Node reads undecodable argument bytes as U+FFFD; so does this drop-in.
+    argv_list = [arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                 for arg in (sys.argv[1:] if argv is None else argv)]
+    mode = ""
+    try:
+        args = parse(argv_list)
+        mode, project = dispatch(args)
+        result = _handler(mode)(args, project)
+        after = result.pop("__after__", None)
+        emit(result)
+        if after is not None:
+            after()
+        return 0
+    except ArgumentError as error:
+        return _envelope("invalid_arguments", str(error))
+    except Failure as failure:
+        return _envelope(failure.code, failure.message)
+    except ContinuityError as error:
+        if mode in WRITE_FAILURES:
+            return _envelope(WRITE_FAILURES[mode], str(error))
+        return _envelope("write_failed", str(error))
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # a crash: exit 1, one line on stderr, nothing on stdout
+        sys.stderr.write(f"runtime-continuity: {type(error).__name__}: {error}\n")
+        return EXIT_CRASH
 
 
 def run() -> None:

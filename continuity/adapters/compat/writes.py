@@ -1,7 +1,7 @@
-"""The write modes: `log`, `checkpoint`, `warm --auto`, `archive`, `host-switch`.
+"""The write modes: `log`, `checkpoint` (§8), `warm` (§6), `archive` (§9), `host-switch` (§10).
 
-Each parses its flags, calls continuity's API, mirrors a run event, and returns the
-result object; continuity errors propagate and the entry point maps them to failures.
+Each reads its flags by the contract's rules, calls continuity's decisions through the
+log, mirrors a run event (§16) and returns the result object.
 """
 
 from __future__ import annotations
@@ -9,155 +9,249 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import msgspec
-
 from continuity.adapters.compat.args import Args
-from continuity.adapters.compat.common import PROGRAM, identity, note_of, warn, writable_store
-from continuity.adapters.compat.harness import mirror_run_event, write_session_file
-from continuity.core.errors import UsageError
-from continuity.core.paths import event_relpath
-from events.errors import WriteFailed
+from continuity.adapters.compat.common import (
+    Failure,
+    contexts_root,
+    csv,
+    first,
+    iso_ms,
+    iso_of_us,
+    js_list,
+    js_number,
+    js_string,
+    note_of,
+    now_us,
+    project_root,
+    truthy,
+)
+from continuity.adapters.compat.harness import mirror_run_event, run_id_of
+
+WARM_PROMPT = "\n".join(
+    ["---", "🟢 会话预热消息（请发送此消息以启动 5 小时计时窗口）", "---", "准备就绪，等候工作指令。"])
+#: The exit codes an event records (as `continuity log --exit-code` bounds them).
+EXIT_CODE_MIN, EXIT_CODE_MAX = -(2**31), 2**32 - 1
+NOTE_KEYS = ("goal", "current_goal", "done", "in_progress", "blocked", "next", "blockers", "pitfalls")
 
 
-def warm_prompt(project: str | None) -> str:
-    """The text a host pastes at session start: the 5-hour window and the commands to use."""
-    p = project or "<project>"
-    return (
-        "runtime-continuity 已启用（由 continuity 提供）。本会话按 5 小时计时窗口工作：\n"
-        f"1. 开始时运行 `{PROGRAM} resume-bundle --project {p}`，先读 read_first 和 next_action。\n"
-        f"2. 每完成一个阶段、且至少每 4 小时运行一次 `{PROGRAM} checkpoint --project {p} --gate agent "
-        '--message "<做了什么>" --next "<下一步>"`。\n'
-        f"3. 窗口将尽或切换工具前运行 `{PROGRAM} archive --project {p} --gate user --reason \"<原因>\"`"
-        f"（换工具用 `{PROGRAM} host-switch`）。\n"
-        "Work in 5-hour windows: checkpoint at least every 4 hours, archive before the window ends or any switch."
-    )
+def store_for_write(root: str, project: str) -> Any:
+    """The store at R, created on the first write with no init step and no project .gitignore (I11)."""
+    from continuity.core.store import Store
+
+    store = Store(root)
+    if not os.path.exists(store.config_path):
+        from continuity.core.errors import UsageError
+        from continuity.core.initialize import init_store
+        from continuity.core.store import check_project_name
+
+        try:
+            default: str | None = check_project_name(project)
+        except UsageError:  # "my project" is a valid seed-004 name (I4), not a continuity config name
+            default = None
+        store, _ = init_store(root, project=default, language=None, ignore_in_project=False)
+    return store
+
+
+def _text(value: Any) -> str | None:
+    """A note value used as text ("as given"; continuity's fields hold text)."""
+    if not truthy(value):
+        return None
+    return value if isinstance(value, str) else js_string(value)
 
 
 def warm(args: Args, project: str | None) -> dict[str, Any]:
-    """The working rhythm; with --auto also a recorded session start."""
-    result: dict[str, Any] = {"ok": True, "action": "warm", "duration_hours": 5, "checkpoint_reminder_hours": 4,
-                              "prompt_for_host_paste": warm_prompt(project)}
-    if not args.switch("auto") or project is None:
-        return result
-    from continuity.sessions.decide import decide_session_start
-
-    drafts = decide_session_start(identity(args, project), source=args.given("source") or "startup",
-                                  cwd=os.getcwd(), message="session started (runtime-continuity warm --auto)")
-    store = writable_store(project)
-    stored = store.open_log().append_many(drafts, redact=args.switch("redact"))[0]
-    mirror_run_event(store.root, "session_started", via="warm_auto_init", project=project,
-                     event_id=stored.event_id)
-    return result | {"project": project, "auto_init": True, "event_id": stored.event_id}
-
-
-def _exit_code(args: Args) -> int | None:
-    """--exit-code as an integer an event accepts: a number out of range is `invalid_arguments`."""
-    from continuity.adapters.compat.common import Failure
-    from continuity.cli.common import EXIT_CODE_MAX, EXIT_CODE_MIN, out_of_range
-
-    text = args.given("exit-code")
-    if text is None:
-        return None
-    reason = out_of_range(text, EXIT_CODE_MIN, EXIT_CODE_MAX)
-    if reason is None:
-        return int(text)
-    if text.strip().lstrip("+-").isdecimal():  # a number, just not one an exit code can be
-        raise Failure("invalid_arguments", f"--exit-code {reason}")
-    raise UsageError(f"--exit-code must be an integer, not {text!r}")  # a bad field, refused like others
+    """The warm-up prompt; with --auto and --project, a `session_started` run event."""
+    result: dict[str, Any] = {
+        "ok": True, "action": "warm", "prompt_for_host_paste": WARM_PROMPT,
+        "session_continuity_skill_hint": contexts_root() + "/", "duration_hours": 5, "checkpoint_reminder_hours": 4,
+    }
+    if args.has("auto") and project is not None:
+        at = iso_of_us(now_us())
+        result["auto_init"] = mirror_run_event(project_root(), at, {
+            "type": "session_started", "via": "warm_auto_init", "project": project})
+    return result
 
 
 def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]:
     """`log` / `checkpoint`: one work-log event in seed 004's fields."""
+    from continuity.adapters.compat.listings import session_of
+    from continuity.core.identity import resolve_identity
+    from continuity.core.paths import event_relpath
     from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
 
     assert project is not None
+    note, is_null = note_of(args.get("note-json"))
+    if is_null:
+        raise Failure("invalid_arguments", "--note-json must not be null")
+    root = project_root()
+    command = args.get("command")
+    exit_code: Any = None
+    if command is not None and args.get("exit-code") is not None:
+        exit_code = js_number(args.values["exit-code"] or "")
+        if isinstance(exit_code, float) or not EXIT_CODE_MIN <= (exit_code or 0) <= EXIT_CODE_MAX:
+            exit_code = None  # continuity records whole exit codes an OS can return, never an error (§8)
+    flags = {"project": project, "host": args.get("host"), "agent_id": args.get("agent-id"),
+             "run_id": args.get("run-id"), "session_id": args.get("session-id"),
+             "task_id": args.get("task-id"), "mission_id": args.get("mission-id")}
+    harness = {"run_id": run_id_of(root), "session_id": session_of(root, project)}
+    identity = resolve_identity(project, flags, harness)
+    if identity.host is None:
+        identity = type(identity)(**{**identity.fields(), "host": "unknown"})
     request = WorkRequest(
-        message=args.text("message") or "",
-        type=None if checkpoint else args.given("type"),  # checkpoint events are always type "checkpoint"
-        phase=args.given("phase"),
-        done=args.items("done", split=False),
-        in_progress=args.given("in-progress"),
-        next=args.items("next", split=False),
-        blockers=args.items("blockers", split=False),
-        files=args.items("files", split=True),
-        artifacts=args.items("artifacts", split=True),
-        handoffs=args.items("handoffs", split=True),
-        command=args.given("command"),
-        exit_code=_exit_code(args),
-        command_summary=args.given("command-summary"),
-        note=note_of(args),
+        message=args.get("message") or "",
+        type=None if checkpoint else (args.get("type") or "work_log"),
+        phase=args.get("phase"),
+        done=tuple(js_list(first(args.get("done"), note.get("done")))),
+        in_progress=args.get("in-progress") or _text(first(note.get("in_progress"), note.get("blocked"), None)),
+        next=tuple(js_list(first(args.get("next"), note.get("next")))),
+        blockers=tuple(js_list(first(args.get("blockers"), note.get("blockers"), note.get("pitfalls")))),
+        files=tuple(csv(args.get("files"))), artifacts=tuple(csv(args.get("artifacts"))),
+        handoffs=tuple(csv(args.get("handoffs"))),
+        command=command, exit_code=exit_code,
+        command_summary=(args.get("command-summary") or "") if command is not None else None,
+        note=note or None,
     )
-    decide = decide_checkpoint if checkpoint else decide_log
-    drafts = decide(identity(args, project), request)
-    store = writable_store(project)
-    stored = store.open_log().append_many(drafts, redact=args.switch("redact"))[0]
-    event_path = event_relpath(stored.name)
-    mirror_run_event(store.root, "runtime_checkpoint" if checkpoint else "runtime_log", project=project,
-                     event_id=stored.event_id, event_path=event_path, phase=stored.event.phase,
-                     message=stored.event.message)
+    drafts = decide_checkpoint(identity, request) if checkpoint else decide_log(identity, request, allow_empty=True)
+    store = store_for_write(root, project)
+    stored = store.open_log().append_many(drafts)[0]
+    relpath = event_relpath(stored.name)
+    event = seed_event(stored.event)
+    from continuity.adapters.compat.state import write_state
+
+    write_state(store, stored.name, stored.event)
+    mirror_run_event(root, event["created_at"], {
+        "type": "runtime_checkpoint" if event["type"] == "checkpoint" else "runtime_log", "project": project,
+        "runtime_event": relpath, "phase": event["phase"], "message": event["message"]})
     return {"ok": True, "action": "checkpoint" if checkpoint else "log", "project": project,
-            "event_path": event_path, "event": msgspec.to_builtins(stored.event)}
+            "event_path": os.path.join(store.root, relpath), "event": event}
 
 
-def _take_archive(args: Args, project: str, *, from_host: str | None, to_host: str | None,
-                  switch: bool) -> tuple[Any, list[Any], dict[str, Any]]:
-    """Archive through the service; the store, the stored events and where the archive went."""
+SEED_EVENT_KEYS = ("event_id", "project", "host", "agent_id", "run_id", "session_id", "task_id", "mission_id",
+                   "type", "phase", "message", "summary", "refs", "created_at")
+
+
+def seed_event(event: Any) -> dict[str, Any]:
+    """An event in seed 004's key order (ms time), continuity's own keys after them (I12)."""
+    import msgspec
+
+    data = msgspec.to_builtins(event)
+    refs = data["refs"]
+    refs["commands"] = [{"command": item["command"], "exit_code": item.get("exit_code"),
+                         "summary": item.get("summary") or ""} for item in refs["commands"]]
+    ordered = {key: data.get(key) for key in SEED_EVENT_KEYS}
+    ordered["created_at"] = iso_ms(data["created_at"])
+    ordered |= {"kind": event.kind, "v": data["v"], "prev": data.get("prev"), "note": data.get("note"),
+                "redacted": data.get("redacted", [])}
+    return ordered
+
+
+# -- archive, host-switch --------------------------------------------------------------------
+def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
+    """§9's state from a note, as a full note for the decision; None without a note key (I10)."""
+    if not any(key in note for key in NOTE_KEYS):
+        return None
+    return {
+        "goal": _text(first(note.get("goal"), note.get("current_goal"), None)),
+        "done": js_list(note.get("done")),
+        "in_progress": _text(first(note.get("in_progress"), note.get("blocked"), None)),
+        "next": js_list(note.get("next")),
+        "blockers": js_list(first(note.get("blockers"), note.get("pitfalls"))),
+    }
+
+
+def take_archive(args: Args, project: str, *, source: str | None, target: str | None, reason: str | None,
+                 switch: bool) -> tuple[Any, Any, dict[str, Any]]:
+    """Archive through continuity's decision; the store, the stored events and §9's result fields."""
+    import msgspec
+
+    from continuity.adapters.compat import common as c
+    from continuity.adapters.compat import listings as listing
+    from continuity.core.identity import resolve_identity
     from continuity.readside.query import current_view
-    from continuity.sessions.decide import ArchiveRequest
-    from continuity.sessions.service import archive, archive_paths
+    from continuity.sessions.decide import ArchiveFacts, ArchiveRequest
+    from continuity.sessions.service import archive
+    from events.archive import CitedFiles, GitFacts
 
-    request = ArchiveRequest(gate=args.given("gate"), full=args.switch("full"), reason=args.given("reason"),
-                             from_host=from_host, to_host=to_host, note=note_of(args), switch=switch)
-    store = writable_store(project)
-    stored, warnings = archive(store, identity(args, project), request, redact=args.switch("redact"))
-    warn(warnings)
-    paths = archive_paths(store, current_view(store, ("archives",), write=False), project)
-    if not paths:
-        raise WriteFailed("the archive event was written but its projection is missing")
-    return store, stored, paths
+    root = project_root()
+    branch, head, status, recent, dirty = c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS, c.GIT_RECENT,
+                                                     c.GIT_DIRTY)
+    git = GitFacts(root=root, branch=branch, head=head, status_short=status, dirty_files=tuple(c.lines(dirty)))
+    cited = CitedFiles(
+        latest_events=tuple(listing.event_listing(root, 12)),
+        runs=tuple(listing.json_listing(root, os.path.join(root, ".agent", "runs"), 5)),
+        sessions=tuple(listing.json_listing(root, os.path.join(root, ".agent", "sessions"), 5)),
+        handoffs=tuple(listing.handoff_listing(root, 8)), artifacts=tuple(listing.artifact_listing(root, 8)),
+        recent_commits=recent,
+    )
+    note, _ = note_of(args.get("note-json"))
+    identity = resolve_identity(project, {"project": project, "host": source})
+    request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
+                             to_host=target, note=_archive_state_note(note), switch=switch)
+    store = store_for_write(root, project)
+    stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
+    if warnings:
+        from continuity.cli.output import warn
+
+        warn(warnings, c.PROGRAM)
+    record = current_view(store, ("archives",), write=False).project(project).latest_archive()
+    if record is None:
+        raise OSError("the archive event was written but its projection is missing")
+    folder = os.path.join(contexts_root(), project)
+    stamp = record.archive_id.removeprefix("RC-")
+    json_path = os.path.join(store.path, "archives", f"{record.archive_id}.json")
+    fields = {
+        "archivePath": os.path.join(folder, f"ctx_{stamp}.md"), "latestPath": os.path.join(folder, "latest.md"),
+        "stamp": stamp, "archive": msgspec.to_builtins(record), "archiveJsonPath": json_path,
+        "latestJsonPath": os.path.join(store.path, "archives", "latest.json"),
+    }
+    return store, stored, fields
 
 
-def archive(args: Args, project: str | None) -> dict[str, Any]:
+def archive_mode(args: Args, project: str | None) -> dict[str, Any]:
     """`archive`: JSON under archives/, the ctx_ Markdown and latest.md; a session_archived run event."""
     assert project is not None
-    from_host = args.given("from-host") or args.given("host")
-    store, _, paths = _take_archive(args, project, from_host=from_host, to_host=args.given("to-host"),
-                                    switch=False)
-    mirror_run_event(store.root, "session_archived", project=project, archive_path=paths["archivePath"],
-                     archive_json_path=paths["archiveJsonPath"], archive_id=paths["archive_id"])
-    return {"ok": True, "action": "archive", "project": project, **paths}
+    try:
+        store, _, fields = take_archive(args, project, source=args.get("from-host") or args.get("host"),
+                                             target=args.get("to-host"), reason=args.get("reason"), switch=False)
+    except OSError as error:
+        raise Failure("archive_failed", str(error)) from None
+    mirror_run_event(store.root, fields["archive"]["created_at"], {
+        "type": "session_archived", "project": project, "archive_path": fields["archivePath"],
+        "archive_json_path": fields["archiveJsonPath"]})
+    return {"ok": True, "action": "archive", "project": project, **fields}
 
 
-def next_steps(project: str, host: str) -> list[str]:
-    """The four things the host work moves to should do first."""
+def next_steps(project: str) -> list[str]:
+    """§10's four steps for the new host, literally (only the project is filled in; `<id>` stays)."""
     return [
-        f"Open the project in {host} and run `{PROGRAM} warm --auto --project {project} --host {host}`.",
-        f"Run `{PROGRAM} resume-bundle --project {project}` and read it whole.",
-        "Read the read_first files it lists, then compare `git status` with its git section.",
-        f"Continue from its next_action; record progress with `{PROGRAM} checkpoint --project {project} "
-        "--gate agent`.",
+        f"1. Read archive body via: runtime-continuity restore --project {project} --load latest",
+        "2. Pick up active run via: read .agent/runs/<id>.json events[] "
+        "(latest host_switch_initiated tells you where to resume)",
+        "3. If the new host uses the same ~/.agent/contexts/, no extra import is required — "
+        "the latest.md symlink is already in place.",
+        "4. host-only reattach: the archive does NOT carry hook secrets; re-establish Authorization: "
+        "token ${secret://<ref>} via the secrets skill if needed.",
     ]
 
 
 def host_switch(args: Args, project: str | None) -> dict[str, Any]:
-    """`host-switch`: archive, record the switch, write the session file, say what the new host does."""
+    """`host-switch`: archive, update or create the session, run event, the steps for the new host."""
+    from continuity.adapters.compat.harness import record_switch
+
     assert project is not None
-    from_host = args.given("from-host") or args.given("host")
-    to_host = args.given("to-host")
-    if not from_host or not to_host:
-        raise UsageError("host-switch needs --from-host and --to-host")
-    store, stored, paths = _take_archive(args, project, from_host=from_host, to_host=to_host, switch=True)
+    source = args.get("from-host") or "unknown"
+    target = args.get("to-host") or "unknown"
+    reason = args.get("reason") or ""
     try:
-        session = write_session_file(store.root, project, paths["stamp"], {
-            "last_host": to_host, "last_switch_at": stored[-1].event.created_at, "previous_host": from_host,
-            # the stored (guarded, maybe redacted) reason, never the raw flag: no secret reaches this file
-            "reason": stored[-1].event.reason, "archive_id": paths["archive_id"],
-            "archive_path": paths["archivePath"], "archive_json_path": paths["archiveJsonPath"],
-        })
+        store, stored, fields = take_archive(args, project, source=source, target=target, reason=reason or None,
+                                             switch=True)
+        at = iso_ms(stored[-1].event.created_at)
+        session_id = record_switch(store.root, project, target, at, fields["stamp"])
     except OSError as error:
-        raise WriteFailed(f"archive {paths['archive_id']} was taken, but the session file was not written: "
-                          f"{error.strerror or error}") from None
-    mirror_run_event(store.root, "host_switch_initiated", from_host=from_host, to_host=to_host, project=project,
-                     archive_path=paths["archivePath"], session_path=session["path"])
-    return {"ok": True, "action": "host-switch", "project": project, "from_host": from_host, "to_host": to_host,
-            "archive": paths, "session": session, "next_steps_for_new_host": next_steps(project, to_host)}
+        raise Failure("host_switch_archive_failed", str(error)) from None
+    mirror_run_event(store.root, at, {
+        "type": "host_switch_initiated", "project": project, "from_host": source, "to_host": target,
+        "reason": reason, "archive_path": fields["archivePath"], "archive_json_path": fields["archiveJsonPath"]})
+    return {"ok": True, "action": "host-switch", "project": project, "from_host": source, "to_host": target,
+            "reason": reason, "archive": fields, "session_id": session_id,
+            "next_steps_for_new_host": next_steps(project)}

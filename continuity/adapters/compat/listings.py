@@ -1,0 +1,157 @@
+"""The listings of the contract (§4): JSON files, events, handoffs, artifact states, the active
+run, the session of P, the Markdown and the structured archive of P. Relative paths, newest first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from continuity.adapters.compat.common import STORE_REL, contexts_root
+from continuity.core.fsio import read_json
+
+
+def _rel(root: str, path: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def _newest(root: str, paths: list[str], count: int) -> list[str]:
+    stamped = []
+    for path in paths:
+        try:
+            stamped.append((-os.stat(path).st_mtime_ns, os.path.basename(path), path))
+        except OSError:
+            continue
+    stamped.sort()
+    return [_rel(root, path) for _, _, path in stamped[:count]]
+
+
+def json_listing(root: str, folder: str, count: int) -> list[str]:
+    """JSON(dir, n): the newest n `*.json` files but `index.json` and `*.schema.json`."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    paths = [os.path.join(folder, name) for name in names
+             if name.endswith(".json") and name != "index.json" and not name.endswith(".schema.json")]
+    return _newest(root, [path for path in paths if os.path.isfile(path)], count)
+
+
+def event_listing(root: str, count: int) -> list[str]:
+    """Events(n) in continuity's layout (I11): the newest n event files, in replay order, newest first."""
+    from events import names
+
+    base = os.path.join(root, STORE_REL, "events")
+    try:
+        days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
+    except OSError:
+        return []
+    found: list[str] = []
+    for day in days:
+        try:
+            files = sorted((name for name in os.listdir(os.path.join(base, day))
+                            if names.parse_name(name) is not None), reverse=True)
+        except OSError:
+            continue
+        found.extend(f"{STORE_REL}/events/{day}/{name}" for name in files[:count - len(found)])
+        if len(found) >= count:
+            break
+    return found
+
+
+_HANDOFF = re.compile(r"^(H-|\d{8})")
+
+
+def handoff_listing(root: str, count: int) -> list[str]:
+    """Handoffs(n): `.json`/`.md` files named `H-…` or starting with at least 8 digits."""
+    folder = os.path.join(root, ".agent", "handoffs")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    paths = [os.path.join(folder, name) for name in names
+             if name.endswith((".json", ".md")) and _HANDOFF.match(name)]
+    return _newest(root, [path for path in paths if os.path.isfile(path)], count)
+
+
+def artifact_listing(root: str, count: int) -> list[str]:
+    """Artifacts(n): the existing `artifacts/*/state.json` files."""
+    folder = os.path.join(root, ".agent", "artifacts")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    paths = [os.path.join(folder, name, "state.json") for name in names]
+    return _newest(root, [path for path in paths if os.path.isfile(path)], count)
+
+
+def active_run(root: str) -> str | None:
+    """The active run's file: newest running/queued run, else the newest of any status."""
+    folder = os.path.join(root, ".agent", "runs")
+    try:
+        names = [name for name in os.listdir(folder)
+                 if name.endswith(".json") and name != "index.json" and not name.endswith(".schema.json")]
+    except OSError:
+        return None
+    runs = []
+    for name in names:
+        path = os.path.join(folder, name)
+        data = read_json(path)
+        try:
+            mtime = os.stat(path).st_mtime_ns if isinstance(data, dict) else 0
+        except OSError:
+            continue
+        runs.append((-mtime, name, path, data))
+    runs.sort(key=lambda item: (item[0], item[1]))
+    for _, _, path, data in runs:
+        if isinstance(data, dict) and data.get("status") in ("running", "queued"):
+            return path
+    return runs[0][2] if runs else None
+
+
+def session_of(root: str, project: str) -> str | None:
+    """The session of P: the newest session file naming P; its `session_id`."""
+    folder = os.path.join(root, ".agent", "sessions")
+    for rel in json_listing(root, folder, 1_000_000):
+        data = read_json(os.path.join(root, rel))
+        if not isinstance(data, dict):
+            continue
+        task = data.get("current_task_id")
+        if data.get("project") == project or (isinstance(task, str) and project in task):
+            session = data.get("session_id")
+            return session if isinstance(session, str) else None
+    return None
+
+
+def markdown_of(project: str) -> str | None:
+    """The Markdown of P: `C/P/latest.md` (link followed), else the newest `ctx_*.md`."""
+    folder = os.path.join(contexts_root(), project)
+    latest = os.path.join(folder, "latest.md")
+    if os.path.exists(latest):
+        return latest
+    try:
+        names = [name for name in os.listdir(folder) if name.startswith("ctx_") and name.endswith(".md")]
+    except OSError:
+        return None
+    newest = _newest(folder, [os.path.join(folder, name) for name in names], 1)
+    return os.path.join(folder, newest[0]) if newest else None
+
+
+def archive_of(root: str, project: str) -> tuple[str, Any] | None:
+    """The structured archive of P (I7): latest.json if it is P's, else P's newest `RC-*.json`."""
+    folder = os.path.join(root, STORE_REL, "archives")
+    latest = os.path.join(folder, "latest.json")
+    data = read_json(latest)
+    if isinstance(data, dict) and data.get("project") == project:
+        return latest, data
+    try:
+        names = sorted((name for name in os.listdir(folder) if name.startswith("RC-") and name.endswith(".json")),
+                       reverse=True)
+    except OSError:
+        return None
+    for name in names:
+        data = read_json(os.path.join(folder, name))
+        if isinstance(data, dict) and data.get("project") == project:
+            return os.path.join(folder, name), data
+    return None

@@ -1,0 +1,31 @@
+"""state.json after a `runtime-continuity log` or `checkpoint` (§15, I14), without a catch-up."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from continuity.adapters.compat.common import contexts_root
+from continuity.readside.seedstate import seed_state, write_seed_state
+
+
+def newest_archive_id(store_path: str) -> str | None:
+    """The newest `RC-*.json` of the store (names sort by time)."""
+    try:
+        names = [name for name in os.listdir(os.path.join(store_path, "archives"))
+                 if name.startswith("RC-") and name.endswith(".json")]
+    except OSError:
+        return None
+    return max(names)[:-5] if names else None
+
+
+def write_state(store: Any, name: str, event: Any) -> None:
+    """state.json as the projection would write it after this event (a shadow: failures are ignored)."""
+    markdown = os.path.join(contexts_root(), event.project, "latest.md")
+    document = seed_state(project=event.project, last_name=name, created_at=event.created_at,
+                          newest_archive_id=newest_archive_id(store.path),
+                          markdown=markdown if os.path.lexists(markdown) else None)
+    try:
+        write_seed_state(store.path, document)
+    except OSError:
+        return

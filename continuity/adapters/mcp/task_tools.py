@@ -1,0 +1,169 @@
+"""The seed-003 tools: `create_task`, `update_task`, `start_agent_run`, `complete_agent_run`, `list_tasks`,
+`list_memories`.
+
+Named as agents already call them in the seed's try/catch/finally pattern (docs/tasks.md);
+inputs are built from the request Structs of continuity/tasks/decide.py, and each tool calls
+the same decisions and service as the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from continuity.adapters.mcp.registry import pick, tool, tool_input
+from continuity.adapters.mcp.tools import WriteOptions, identity
+from continuity.core.identity import Identity
+from continuity.core.store import Store
+from continuity.tasks.decide import RunComplete, RunStart, TaskCreate, TaskUpdate
+
+Status = Literal["queued", "in_progress", "completed", "blocked", "failed", "cancelled"]
+
+
+class ListTasksRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Which tasks to list."""
+
+    status: Status | None = None
+    assigned_to: str | None = None
+    ready: bool = False
+
+
+class ListMemoriesRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Which memories to list."""
+
+    kind: Literal["task_outcome", "blocker_resolution", "session_summary", "delegation_summary"] | None = None
+    task_id: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+
+
+_WHO = tuple(name for name in Identity.__struct_fields__ if name not in ("task_id", "run_id"))
+
+
+class Who(msgspec.Struct, frozen=True, kw_only=True):
+    """Who writes (the task and run are the tool's own arguments)."""
+
+    project: str | None = None
+    host: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    mission_id: str | None = None
+
+
+CreateInput = tool_input("CreateTaskInput", "A task to create (queued).", TaskCreate, Who, WriteOptions)
+UpdateInput = tool_input("UpdateTaskInput", "A change to a task: status, note, fields; expected_version guards races.",
+                         TaskUpdate, Who, WriteOptions, help_for={
+                             "status": "queued, in_progress, completed (synthesizes a task_outcome), blocked "
+                             "(a blocker_resolution, with note as the blocker), failed or cancelled",
+                             "note": "for blocked: what blocks and what was tried"})
+StartInput = tool_input("StartRunInput", "An agent run to start on a task.", RunStart, Who,
+                        help_for={"context": "primary, or subagent (only writes a delegation_summary)"})
+CompleteInput = tool_input("CompleteRunInput", "An agent run to complete (the task's status is untouched).",
+                           RunComplete, Who, WriteOptions)
+ListTasksInput = tool_input("ListTasksInput", "Which tasks to list.", ListTasksRequest, Who)
+ListMemoriesInput = tool_input("ListMemoriesInput", "Which memories to list.", ListMemoriesRequest, Who)
+
+
+def _who(request: Any, store: Store) -> Identity:
+    return identity(_Ids(request), store)
+
+
+class _Ids:
+    """A request seen as an identity request: its own task and run are not the writer's."""
+
+    def __init__(self, request: Any) -> None:
+        for name in Identity.__struct_fields__:
+            setattr(self, name, getattr(request, name, None) if name in _WHO else None)
+
+
+def _record(store: Store, who: Identity, decide: Any, redact: bool) -> list[Any]:
+    from continuity.tasks import service
+
+    stored, _ = service.record(store, who, decide, redact=redact)
+    return stored
+
+
+@tool("create_task", CreateInput, "Create a task (status queued) for multi-step work that outlives this turn or is "
+      "delegated; returns task_id.")
+def create_task(request: Any, store: Store) -> dict[str, Any]:
+    """The `create_task` tool."""
+    from continuity.tasks import decide, service
+
+    who = _who(request, store)
+    wanted = pick(TaskCreate, request)
+    task_id = service.new_id("task")
+    stored = _record(store, who, lambda state: decide.decide_create_task(state, who, wanted, task_id), request.redact)
+    return {"ok": True, "task_id": task_id, "status": "queued", "version": 1, "event_id": stored[0].event_id}
+
+
+@tool("update_task", UpdateInput, "Update a task at the end of work: completed, blocked (with note), failed or "
+      "cancelled; completed and blocked synthesize a memory.")
+def update_task(request: Any, store: Store) -> dict[str, Any]:
+    """The `update_task` tool."""
+    from continuity.tasks import decide, service
+
+    who = _who(request, store)
+    wanted = pick(TaskUpdate, request)
+    stored = _record(store, who, lambda state: decide.decide_update_task(state, who, wanted), request.redact)
+    event = stored[0].event
+    if event.status in ("completed", "blocked"):
+        service.after_write(store)
+    return {"ok": True, "task_id": request.task_id, "status": event.status or event.from_status,
+            "version": event.version, "event_id": stored[0].event_id}
+
+
+@tool("start_agent_run", StartInput, "Start an agent run on a task (primary, or subagent with parent_run_id); "
+      "returns run_id.")
+def start_agent_run(request: Any, store: Store) -> dict[str, Any]:
+    """The `start_agent_run` tool."""
+    from continuity.tasks import decide, service
+    from continuity.tasks.current import write_current
+
+    who = _who(request, store)
+    wanted = pick(RunStart, request)
+    run_id = service.new_id("run")
+    git = service.git_at(store.root)
+    stored = _record(store, who, lambda state: decide.decide_start_run(state, who, wanted, run_id, git), False)
+    write_current(store.path, store.local_dir, who.session_id, run_id, request.task_id)
+    return {"ok": True, "run_id": run_id, "task_id": request.task_id, "git_branch": git.branch,
+            "git_commit": git.commit, "event_id": stored[0].event_id}
+
+
+@tool("complete_agent_run", CompleteInput, "Complete an agent run with a one-line output_summary (call it in "
+      "`finally`); the task's status is untouched.")
+def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
+    """The `complete_agent_run` tool."""
+    from continuity.tasks import decide, service
+    from continuity.tasks.current import clear_current
+
+    who = _who(request, store)
+    wanted = pick(RunComplete, request)
+    stored = _record(store, who, lambda state: decide.decide_complete_run(state, who, wanted), request.redact)
+    clear_current(store.local_dir, who.session_id, request.run_id)
+    service.after_write(store)
+    return {"ok": True, "run_id": request.run_id, "event_id": stored[0].event_id}
+
+
+@tool("list_tasks", ListTasksInput, "Tasks of the project (optionally by status or assignee, or only the ready "
+      "queue). Read-only.")
+def list_tasks(request: Any, store: Store) -> dict[str, Any]:
+    """The `list_tasks` tool."""
+    from continuity.tasks import queries, service
+
+    project = request.project or store.reading_project()[0]
+    state, warnings, _ = service.tasks_state(store, project)
+    found = queries.ready(state, request.assigned_to) if request.ready else \
+        queries.select(state, request.status, request.assigned_to)
+    return {"ok": True, "tasks": [service.task_dict(task) for task in found], "warnings": warnings}
+
+
+@tool("list_memories", ListMemoriesInput, "Memories synthesized from tasks, runs and sessions, newest first. "
+      "Read-only.")
+def list_memories(request: Any, store: Store) -> dict[str, Any]:
+    """The `list_memories` tool."""
+    from continuity.tasks import queries, service
+
+    project = request.project or store.reading_project()[0]
+    state, warnings, _ = service.tasks_state(store, project)
+    found = queries.memories(state, request.kind, request.task_id)[: request.limit]
+    return {"ok": True, "memories": msgspec.to_builtins(found), "warnings": warnings}

@@ -1,0 +1,265 @@
+"""`continuity task create|update|show|list|ready` and `continuity run start|complete|show` (seed 003)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from continuity.cli.common import Output, Parser, bounded_int, open_store
+
+READY_RULE = (" Ready: queued, the parent task (if any) not blocked, failed or cancelled, no unfinished "
+              "subtasks; most urgent priority first.")
+STATUSES = ("queued", "in_progress", "completed", "blocked", "failed", "cancelled")
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
+             identity: argparse.ArgumentParser) -> None:
+    """Add `task` or `run`."""
+    if name == "task":
+        _register_task(commands, common, identity)
+    else:
+        _register_run(commands, common, identity)
+
+
+def _fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
+    parser.add_argument("--description", help="what the task is about (its goal)")
+    parser.add_argument("--done-criteria", metavar="TEXT", help="when the task counts as done")
+    parser.add_argument("--priority", type=bounded_int(0, 1000), metavar="N", help="0 is the most urgent")
+    parser.add_argument("--label", action="append", default=None, metavar="LABEL",
+                        help="a label (repeatable)" + ("" if create else "; replaces the labels"))
+    parser.add_argument("--assign", metavar="AGENT", help="the agent the task is assigned to")
+    parser.add_argument("--redact", action="store_true",
+                        help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+
+
+def _register_task(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser("task", help="create, update and list tasks", parents=[common],
+                                 description="Tasks: the canonical record of agent work (docs/tasks.md).")
+    sub = parser.add_subparsers(title="task commands", metavar="ACTION", parser_class=Parser)
+    create = sub.add_parser("create", help="create a task (queued); prints its id", parents=[common, identity],
+                            description="Create a task in status queued and print its id.")
+    create.add_argument("--title", required=True, help="one line saying what the task is")
+    create.add_argument("--parent", metavar="TASK", help="the parent task")
+    _fields(create, create=True)
+    create.set_defaults(handler=_create)
+    update = sub.add_parser("update", help="change a task's status or fields", parents=[common, identity],
+                            description="Change a task's status or fields. completed synthesizes a task_outcome "
+                            "memory, blocked a blocker_resolution (with --note as the blocker).")
+    update.add_argument("task_id", metavar="TASK")
+    update.add_argument("--status", choices=STATUSES, help="the new status")
+    update.add_argument("--note", help="why (for blocked: what blocks and what was tried)")
+    update.add_argument("--title", help="a new title")
+    update.add_argument("--reopen", action="store_true", help="reopen a finished task (default status: queued)")
+    update.add_argument("--expected-version", type=bounded_int(1, 10**9), metavar="N",
+                        help="fail with a version conflict (exit 11) unless the task is at version N")
+    _fields(update, create=False)
+    update.set_defaults(handler=_update)
+    show = sub.add_parser("show", help="one task, whole", parents=[common, identity],
+                          description="Show one task: status, version, fields, runs.")
+    show.add_argument("task_id", metavar="TASK")
+    show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+    show.set_defaults(handler=_show)
+    for action, text in (("list", "tasks, oldest first"), ("ready", "queued tasks ready to work on")):
+        about = text[0].upper() + text[1:] + "." + (READY_RULE if action == "ready" else "")
+        listing = sub.add_parser(action, help=text, parents=[common, identity], description=about)
+        if action == "list":
+            listing.add_argument("--status", choices=STATUSES, help="only tasks in this status")
+        listing.add_argument("--assigned", metavar="AGENT", help="only tasks assigned to this agent")
+        listing.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+        listing.set_defaults(handler=_list, ready=action == "ready")
+    parser.set_defaults(handler=lambda args, out: _missing(
+        "task", "create, update, show, list or ready"))
+
+
+def _register_run(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser("run", help="start and complete agent runs on tasks", parents=[common],
+                                 description="Agent runs: one agent's attempt at a task (docs/tasks.md).")
+    sub = parser.add_subparsers(title="run commands", metavar="ACTION", parser_class=Parser)
+    start = sub.add_parser("start", help="start a run; prints its id and makes it this session's current run",
+                           parents=[common, identity],
+                           description="Start a run on the task named by --task (or CONTINUITY_TASK_ID); git branch "
+                           "and commit are recorded. File changes and commands logged in this session are "
+                           "attributed to it until it completes.")
+    start.add_argument("--role", help="the agent's role, e.g. software_engineer")
+    start.add_argument("--context", choices=("primary", "subagent"), default="primary",
+                       help="primary (default) or subagent (only writes a delegation_summary)")
+    start.add_argument("--parent-run", metavar="RUN", help="the run that delegated this one")
+    start.set_defaults(handler=_start)
+    complete = sub.add_parser("complete", help="complete a run (the task's status is not changed)",
+                              parents=[common, identity],
+                              description="Complete a run with a one-line output summary. A subagent run's "
+                              "completion files a delegation_summary under the topmost primary run.")
+    complete.add_argument("run_id", metavar="RUN")
+    complete.add_argument("--output-summary", default="", metavar="TEXT", help="what the run produced, in one line")
+    complete.add_argument("--artifact", action="append", default=[], metavar="PATH",
+                          help="an artifact produced (repeatable)")
+    complete.add_argument("--redact", action="store_true",
+                          help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+    complete.set_defaults(handler=_complete)
+    show = sub.add_parser("show", help="one run, whole", parents=[common, identity],
+                          description="Show one run: task, role, context, parent, git facts, files, outcome.")
+    show.add_argument("run_id", metavar="RUN")
+    show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+    show.set_defaults(handler=_show_run)
+    parser.set_defaults(handler=lambda args, out: _missing("run", "start, complete or show"))
+
+
+def _missing(command: str, actions: str) -> int:
+    from continuity.core.errors import UsageError
+
+    raise UsageError(f"{command}: choose an action: {actions} (see --help)")
+
+
+def _who(args: argparse.Namespace, store: Any) -> Any:
+    from continuity.cli.worklog import identity_from
+
+    return identity_from(args, store)
+
+
+def _written(out: Output, store: Any, action: str, stored: list[Any], warnings: list[str], data: dict[str, Any],
+             text: str) -> int:
+    from continuity.cli.output import warn
+
+    warn(warnings)
+    out.emit({"ok": True, "action": action, **data, "event_ids": [item.event_id for item in stored],
+              "warnings": warnings}, text)
+    return 0
+
+
+def _create(args: argparse.Namespace, out: Output) -> int:
+    from continuity.tasks import decide, service
+
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.TaskCreate(title=args.title, description=args.description or "",
+                                done_criteria=args.done_criteria or "", priority=args.priority,
+                                labels=tuple(args.label or ()), assigned_to=args.assign, parent_task_id=args.parent)
+    task_id = service.new_id("task")
+    stored, warnings = service.record(store, who, lambda state: decide.decide_create_task(state, who, request, task_id),
+                                      redact=args.redact)
+    return _written(out, store, "task-create", stored, warnings, {"task_id": task_id, "status": "queued",
+                                                                  "version": 1}, task_id)
+
+
+def _update(args: argparse.Namespace, out: Output) -> int:
+    from continuity.tasks import decide, service
+
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.TaskUpdate(
+        task_id=args.task_id, status=args.status, note=args.note, title=args.title, description=args.description,
+        done_criteria=args.done_criteria, priority=args.priority,
+        labels=tuple(args.label) if args.label is not None else None, assigned_to=args.assign,
+        expected_version=args.expected_version, reopen=args.reopen)
+    stored, warnings = service.record(store, who, lambda state: decide.decide_update_task(state, who, request),
+                                      redact=args.redact)
+    event: Any = stored[0].event
+    if event.status in ("completed", "blocked"):
+        warnings = warnings + service.after_write(store)
+    status = event.status or event.from_status
+    text = f"{args.task_id}: {event.from_status} -> {event.status} (v{event.version})" if event.status else \
+        f"{args.task_id}: updated (v{event.version})"
+    return _written(out, store, "task-update", stored, warnings,
+                    {"task_id": args.task_id, "status": status, "version": event.version}, text)
+
+
+def _state(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+    from continuity.cli.output import warn
+    from continuity.tasks import service
+
+    store = open_store(args)
+    project = args.project or store.reading_project()[0]
+    state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None))
+    warn(warnings)
+    return store, state, warnings
+
+
+def _show(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import TaskNotFound
+    from continuity.tasks.service import task_dict
+
+    _, state, warnings = _state(args)
+    task = state.tasks.get(args.task_id)
+    if task is None:
+        raise TaskNotFound(f"unknown task {args.task_id!r}")
+    data = task_dict(task)
+    lines = [f"{task.task_id} [{task.status}] v{task.version} {task.title}"]
+    lines += [f"  {key}: {value}" for key, value in data.items()
+              if key not in ("task_id", "status", "version", "title") and value not in (None, "", [])]
+    out.emit({"ok": True, "task": data, "warnings": warnings}, "\n".join(lines))
+    return 0
+
+
+def _list(args: argparse.Namespace, out: Output) -> int:
+    from continuity.tasks.queries import ready, select
+    from continuity.tasks.service import task_dict
+
+    _, state, warnings = _state(args)
+    tasks = ready(state, args.assigned) if args.ready else select(state, getattr(args, "status", None), args.assigned)
+    lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
+             for t in tasks]
+    out.emit({"ok": True, "tasks": [task_dict(t) for t in tasks], "warnings": warnings},
+             "\n".join(lines) if lines else "no tasks")
+    return 0
+
+
+def _start(args: argparse.Namespace, out: Output) -> int:
+    import os
+
+    from continuity.core.errors import UsageError
+    from continuity.tasks import decide, service
+    from continuity.tasks.current import write_current
+
+    task_id = args.task or os.environ.get("CONTINUITY_TASK_ID")
+    if not task_id:
+        raise UsageError("run start: name the task with --task TASK")
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.RunStart(task_id=task_id, role=args.role, context=args.context, parent_run_id=args.parent_run)
+    run_id = service.new_id("run")
+    git = service.git_at(store.root)
+    stored, warnings = service.record(
+        store, who, lambda state: decide.decide_start_run(state, who, request, run_id, git))
+    write_current(store.path, store.local_dir, who.session_id, run_id, task_id)
+    return _written(out, store, "run-start", stored, warnings, {"run_id": run_id, "task_id": task_id,
+                                                                "git_branch": git.branch, "git_commit": git.commit},
+                    run_id)
+
+
+def _complete(args: argparse.Namespace, out: Output) -> int:
+    from continuity.tasks import decide, service
+    from continuity.tasks.current import clear_current
+
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.RunComplete(run_id=args.run_id, output_summary=args.output_summary,
+                                 artifacts=tuple(args.artifact))
+    context: dict[str, str] = {}
+
+    def decide_it(state: Any) -> list[Any]:
+        run = state.runs.get(args.run_id)
+        context["context"] = run.context if run is not None else ""
+        return decide.decide_complete_run(state, who, request)
+
+    stored, warnings = service.record(store, who, decide_it, redact=args.redact)
+    clear_current(store.local_dir, who.session_id, args.run_id)
+    if context.get("context") == "subagent":
+        warnings = warnings + service.after_write(store)
+    return _written(out, store, "run-complete", stored, warnings, {"run_id": args.run_id},
+                    f"{args.run_id}: completed")
+
+
+def _show_run(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import TaskNotFound
+    from continuity.tasks.service import task_dict
+
+    _, state, warnings = _state(args)
+    run = state.runs.get(args.run_id)
+    if run is None:
+        raise TaskNotFound(f"unknown run {args.run_id!r}")
+    data = task_dict(run)
+    lines = [f"{run.run_id} task {run.task_id} ({run.context}) " + ("completed" if run.completed_at else "open")]
+    lines += [f"  {key}: {value}" for key, value in data.items()
+              if key not in ("run_id", "task_id", "context") and value not in (None, "", [], 0)]
+    out.emit({"ok": True, "run": data, "warnings": warnings}, "\n".join(lines))
+    return 0

@@ -1,0 +1,104 @@
+"""Memories as Markdown for people: ``memories/<id>.md`` in the store, derived from the `tasks` model.
+
+Written while the model catches up (a writer per folded event) and swept after any
+catch-up (the kept memories newer than the newest one written, recorded in
+``local/memories-written``), atomically and only when the bytes change; a rebuild writes
+the same bytes. Failures are warnings: memories are a shadow of the events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from continuity.core.fsio import write_atomic, write_if_changed
+from continuity.core.store import Store
+from continuity.readside.catchup import Outcome, catch_up, save
+from events.base import Event
+from projections.memories import Memory
+from projections.readmodel import Projects
+
+MEMORIES_DIR = "memories"
+MARK = "memories-written"
+
+
+def render(memory: Memory) -> bytes:
+    """One memory as Markdown: title, kind, task, run, summary, files, provenance."""
+    lines = [f"# {memory.title}", "", f"- kind: {memory.kind}", f"- id: {memory.memory_id}",
+             f"- task: {memory.task_id or '-'}", f"- run: {memory.run_id or '-'}",
+             f"- at: {memory.created_at}", f"- event: {memory.event_id}", "", memory.summary, ""]
+    if memory.files_touched:
+        lines += ["## Files touched", "", *(f"- `{path}`" for path in memory.files_touched), ""]
+    lines += ["## Provenance", ""]
+    lines += [f"- {key}: {value}" for key, value in memory.provenance.items()]
+    return ("\n".join(lines) + "\n").encode()
+
+
+class MemoryWriter:
+    """A catch-up writer: after each folded event, writes the memory that event synthesized."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.warnings: list[str] = []
+        self.newest: str = ""
+
+    def __call__(self, state: Projects[Any], name: str, event: Event) -> None:
+        """Write the memory `event` made, if it made one."""
+        project = state.projects.get(event.project)
+        memories = project.book.memories if project is not None else []
+        if memories and memories[-1].event_id == event.event_id and event.event_id:
+            self.write(memories[-1])
+
+    def write(self, memory: Memory) -> None:
+        """Write one memory file (a warning when it cannot be written)."""
+        path = os.path.join(self.store.path, MEMORIES_DIR, f"{memory.memory_id}.md")
+        try:
+            write_if_changed(path, render(memory), within=self.store.path)
+        except OSError as error:
+            if not self.warnings:
+                self.warnings.append(f"memory files not written ({error.strerror or error})")
+            return
+        self.newest = max(self.newest, memory.memory_id)
+
+
+def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False) -> Outcome:
+    """Catch the `tasks` model up, save it, and write new memory files. Fails open with warnings."""
+    log = store.open_reader()
+    writer = MemoryWriter(store) if write else None
+    outcome, saved = catch_up(store, log, ("tasks",), writers={"tasks": writer} if writer else None,
+                              force_rebuild=rebuild)
+    if writer is None:
+        return outcome
+    try:
+        for model, state, changed in saved:
+            if changed:
+                save(store, model, state)
+    except OSError as error:
+        outcome.saved = False
+        outcome.warnings.append(f"projections not saved: {error.strerror or error}")
+    outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), writer, full=rebuild))
+    return outcome
+
+
+def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None, *, full: bool = False) -> list[str]:
+    """Write the kept memories newer than the newest written (all kept ones when `full`)."""
+    writer = writer or MemoryWriter(store)
+    mark_path = os.path.join(store.local_dir, MARK)
+    try:
+        with open(mark_path) as handle:
+            written = handle.read().strip()
+    except OSError:
+        written = ""
+    if full or not os.path.isdir(os.path.join(store.path, MEMORIES_DIR)):
+        written = ""
+    newest = written
+    for project in state.projects.values():
+        for memory in project.book.memories:
+            if memory.memory_id > written:
+                writer.write(memory)
+            newest = max(newest, memory.memory_id)
+    if newest != written or writer.newest > written:
+        with contextlib.suppress(OSError):
+            write_atomic(mark_path, max(newest, writer.newest).encode(), durable=False, within=store.path)
+    return writer.warnings

@@ -1,0 +1,1 @@
+"""Tasks, agent runs and synthesized memories (seed 003): decisions and the service the CLI and MCP call."""

@@ -1,0 +1,70 @@
+"""The current run of a session: a machine-local hint, so the hook path can attribute without folding.
+
+`run start` writes ``local/runs/current-<session>`` (``<run> <task>``), `run complete`
+removes it. The events stay the truth (the current run is the session's newest
+`run.started` without a `run.completed`); the hint only saves the hook path a catch-up.
+Imports nothing beyond `os`: `continuity log` and the PostToolUse hook read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+
+RUNS_DIR = "runs"
+
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
+
+
+def hint_path(local_dir: str, session_id: str | None) -> str:
+    """Where the current-run hint of a session (or of no session) lives; ValueError for an unsafe id."""
+    if session_id is not None and (not _SAFE.fullmatch(session_id) or ".." in session_id):
+        raise ValueError("session id unusable in a file name")
+    return os.path.join(local_dir, RUNS_DIR, f"current-{session_id or '-'}")
+
+
+def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | None] | None:
+    """(run id, task id) of the session's current run, or None (a missing or odd hint is no run)."""
+    try:
+        with open(hint_path(local_dir, session_id), "rb") as handle:
+            parts = handle.read(400).decode("utf-8", "replace").split()
+    except (OSError, ValueError):
+        return None
+    if not parts or len(parts) > 2:
+        return None
+    return parts[0], (parts[1] if len(parts) == 2 else None)
+
+
+def write_current(store_path: str, local_dir: str, session_id: str | None, run_id: str, task_id: str | None) -> None:
+    """Make `run_id` the session's current run (a hint: failures are ignored)."""
+    from continuity.core.fsio import write_atomic
+
+    with contextlib.suppress(OSError, ValueError):
+        write_atomic(hint_path(local_dir, session_id), f"{run_id} {task_id or ''}".strip().encode() + b"\n",
+                     durable=False, within=store_path)
+
+
+def clear_current(local_dir: str, session_id: str | None, run_id: str) -> None:
+    """Forget the session's current run if it is `run_id`."""
+    found = read_current(local_dir, session_id)
+    if found is not None and found[0] == run_id:
+        with contextlib.suppress(OSError, ValueError):
+            os.unlink(hint_path(local_dir, session_id))
+
+
+def with_current_run(identity: object, local_dir: str) -> object:
+    """`identity` with the session's current run (and its task) filled in when it names no run."""
+    import msgspec
+
+    if getattr(identity, "run_id", None):
+        return identity
+    found = read_current(local_dir, getattr(identity, "session_id", None))
+    if found is None:
+        return identity
+    run_id, task_id = found
+    given_task = getattr(identity, "task_id", None)
+    if given_task and task_id and given_task != task_id:  # another task named: not this run's work
+        return identity
+    return msgspec.structs.replace(identity, run_id=run_id, task_id=given_task or task_id)  # type: ignore[type-var]

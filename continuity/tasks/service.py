@@ -1,0 +1,111 @@
+"""The task commands' API, shared by the CLI and the MCP tools: load the state, decide, record.
+
+Recording is optimistic: decide from the caught-up `tasks` state, then append with a
+precondition that runs under the log's lock. If events landed since the state was read,
+they are folded into a copy and the decision is taken again: an error (a version
+conflict, a transition no longer valid) aborts with nothing written; a different
+decision is retried from a fresh catch-up.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from continuity.core.identity import Identity
+from continuity.core.store import Store
+from continuity.readside.memory_files import refresh_tasks
+from events.base import Event
+from events.errors import ContinuityError
+from events.log import Head
+from events.sealing import StoredEvent
+from projections.tasks import MODEL, TasksState
+
+Decide = Callable[[TasksState], list[Event]]
+RETRIES = 5
+
+
+class _Moved(Exception):
+    """The decision changed under the lock: take it again from a fresh catch-up."""
+
+
+def new_id(prefix: str) -> str:
+    """A new task or run id: the prefix and 10 random hex digits."""
+    return f"{prefix}-{os.urandom(5).hex()}"
+
+
+def tasks_state(store: Store, project: str, *, as_of: str | None = None) -> tuple[TasksState, list[str], str | None]:
+    """The project's `tasks` state (caught up, or as of a point), the warnings, the last event folded."""
+    if as_of is not None:
+        from continuity.readside.query import current_view
+
+        view = current_view(store, ("tasks",), as_of=as_of)
+        return MODEL.project(view.models.state("tasks"), project), view.warnings, view.models.last_name
+    outcome = refresh_tasks(store)
+    state = outcome.models.state("tasks")
+    return MODEL.project(state, project), outcome.warnings, state.last_name
+
+
+_STATE = msgspec.msgpack.Decoder(TasksState)
+_ENCODE = msgspec.msgpack.Encoder()
+
+
+def record(store: Store, identity: Identity, decide: Decide, *,
+           redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
+    """Decide from the current state and append, re-deciding under the lock (see the module doc)."""
+    log = store.open_log()
+    for _ in range(RETRIES):
+        state, warnings, seen = tasks_state(store, identity.project)
+        drafts = decide(state)
+
+        def precondition(head: Head | None, state: TasksState = state, seen: str | None = seen,
+                         drafts: list[Event] = drafts) -> None:
+            if head is None or head.name == seen:
+                return
+            fresh = MODEL.empty()
+            fresh.projects[identity.project] = _STATE.decode(_ENCODE.encode(state))
+            for stored in log.read(after=seen, on_error=lambda name, error: None):
+                MODEL.apply(fresh, stored.name, stored.event)
+            if decide(MODEL.project(fresh, identity.project)) != drafts:
+                raise _Moved
+
+        try:
+            return log.append_many(drafts, redact=redact, precondition=precondition), warnings
+        except _Moved:
+            continue
+    from events.errors import WriteFailed
+
+    raise WriteFailed("event not written: the task kept changing while deciding; try again")
+
+
+def after_write(store: Store) -> list[str]:
+    """Catch the `tasks` model up after a write (memory files too); warnings only, never raises."""
+    try:
+        return refresh_tasks(store).warnings
+    except (OSError, ContinuityError) as error:  # a durable write stands whatever the read side does
+        return [f"projections not caught up ({error})"]
+
+
+def git_at(root: str) -> Any:
+    """The branch and commit of the work tree holding `root` (empty outside one, or without git)."""
+    from continuity.facts import GitUnavailable, _git, work_tree_root
+    from continuity.tasks.decide import GitAt
+
+    top = work_tree_root(root)
+    if top is None:
+        return GitAt()
+    try:
+        lines = _git(top, "rev-parse", "--abbrev-ref", "HEAD", "HEAD").split()
+    except GitUnavailable:
+        return GitAt()
+    if len(lines) != 2:
+        return GitAt()
+    return GitAt(branch=None if lines[0] == "HEAD" else lines[0], commit=lines[1])
+
+
+def task_dict(task: Any) -> dict[str, Any]:
+    """A task as JSON-ready data."""
+    return msgspec.to_builtins(task)  # type: ignore[no-any-return]

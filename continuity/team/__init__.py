@@ -1,0 +1,1 @@
+"""Team continuity (seed 000): snapshots and the resume brief."""

@@ -1,0 +1,60 @@
+"""The team model's writer: each snapshot's `latest.json` and the agent's `LATEST.json` pointer."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from continuity.core.fsio import pretty_json, write_if_changed
+from continuity.core.store import Store
+from continuity.team.resume import POINTER_SCHEMA, document
+from events.base import Event
+from events.errors import ContinuityError
+from projections.readmodel import Projects
+from projections.team import Teams
+
+
+def snapshot_relpath(team: str, agent: str, task: str) -> str:
+    """Where a task's snapshot document lives, relative to the store."""
+    return f"team/{team}/member/{agent}/continuity/{task}/latest.json"
+
+
+def pointer_relpath(team: str, agent: str) -> str:
+    """Where an agent's newest-snapshot pointer lives, relative to the store."""
+    return f"team/{team}/member/{agent}/continuity/LATEST.json"
+
+
+class TeamWriter:
+    """Writes the documents of each snapshot as the fold produces it (fail open: warnings)."""
+
+    def __init__(self, store: Store, folder: str | None = None) -> None:
+        self.folder = folder or store.path
+        self.warnings: list[str] = []
+
+    def __call__(self, state: Projects[Teams], name: str, event: Event) -> None:
+        if event.kind != "snapshot.taken":
+            return
+        team: Any = getattr(event, "team", "")
+        agent: Any = getattr(event, "agent", "")
+        member = state.projects[event.project].teams.get(team, {}).get(agent)
+        if member is None:
+            return
+        try:
+            for task in {getattr(event, "task", ""), member.latest_task}:
+                snapshot = member.tasks.get(task) if task else None
+                if snapshot is not None:
+                    self._write(snapshot_relpath(team, agent, snapshot.task), document(snapshot))
+            latest = member.tasks.get(member.latest_task) if member.latest_task else None
+            if latest is not None:
+                self._write(pointer_relpath(team, agent), {
+                    "schema": POINTER_SCHEMA, "agent": latest.agent, "task": latest.task,
+                    "checkpoint_id": latest.checkpoint_id, "created_at": latest.created_at,
+                    "path": snapshot_relpath(team, agent, latest.task),
+                })
+        except (OSError, ContinuityError) as error:
+            message = f"team documents not written: {getattr(error, 'strerror', None) or error}"
+            if message not in self.warnings:
+                self.warnings.append(message)
+
+    def _write(self, relative: str, data: dict[str, Any]) -> None:
+        write_if_changed(os.path.join(self.folder, *relative.split("/")), pretty_json(data), within=self.folder)

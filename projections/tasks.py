@@ -1,0 +1,284 @@
+"""Tasks, agent runs and their synthesized memories (seed 003), per project.
+
+Bounds: every non-terminal task is kept (up to OPEN_LIMIT, the oldest dropped past it)
+and the newest TERMINAL_LIMIT finished ones (completed, failed, cancelled), so ten
+thousand tasks in a project cost a few hundred kept entries once most are done; runs
+are kept least recently touched first up to RUNS_LIMIT, with at most RUN_FILES files
+each. The memory rules are in projections/memories.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from events.base import Event
+from events.session import SessionEnded
+from events.task import TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
+from projections import memories as mem
+from projections.common import merge_unique, touch_bounded
+from projections.readmodel import ReadModel
+
+OPEN_LIMIT = 5000
+TERMINAL_LIMIT = 500
+RUNS_LIMIT = 1000
+RUN_FILES = 200
+TASK_RUNS = 20
+
+
+class Task(msgspec.Struct, kw_only=True):
+    """One task as its events left it; `version` counts its events (created is 1)."""
+
+    task_id: str
+    title: str
+    status: str = "queued"
+    version: int = 1
+    description: str = ""
+    done_criteria: str = ""
+    priority: int | None = None
+    labels: list[str] = msgspec.field(default_factory=list)
+    assigned_to: str | None = None
+    parent_task_id: str | None = None
+    note: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    created_by: str | None = None
+    runs: list[str] = msgspec.field(default_factory=list)
+
+
+class Run(msgspec.Struct, kw_only=True):
+    """One agent run: its task, role, context, parent run, git facts, files and outcome."""
+
+    run_id: str
+    task_id: str | None = None
+    role: str | None = None
+    context: str = "primary"
+    parent_run_id: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    started_at: str = ""
+    completed_at: str | None = None
+    output_summary: str = ""
+    artifacts: list[str] = msgspec.field(default_factory=list)
+    files: list[str] = msgspec.field(default_factory=list)
+    commands: int = 0
+
+
+class TasksState(msgspec.Struct, kw_only=True):
+    """Tasks (creation order), runs (least recently touched first), finished task ids, memories."""
+
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+    runs: dict[str, Run] = msgspec.field(default_factory=dict)
+    finished: list[str] = msgspec.field(default_factory=list)
+    book: mem.MemoryBook = msgspec.field(default_factory=mem.MemoryBook)
+    forgotten: int = 0
+
+
+def _forget(state: TasksState, task_id: str) -> None:
+    if state.tasks.pop(task_id, None) is not None:
+        state.forgotten += 1
+
+
+def _settle(state: TasksState, task: Task) -> None:
+    """Keep the bounds: the newest TERMINAL_LIMIT finished tasks, at most OPEN_LIMIT open ones."""
+    if task.task_id in state.finished:
+        state.finished.remove(task.task_id)
+    if task.status in TERMINAL:
+        state.finished.append(task.task_id)
+        while len(state.finished) > TERMINAL_LIMIT:
+            _forget(state, state.finished.pop(0))
+    open_count = len(state.tasks) - len(state.finished)
+    if open_count > OPEN_LIMIT:
+        finished = set(state.finished)
+        for task_id in [key for key in state.tasks if key not in finished][: open_count - OPEN_LIMIT]:
+            _forget(state, task_id)
+
+
+def on_created(state: TasksState, name: str, event: TaskCreated) -> TasksState:
+    """A new task, queued (a second `task.created` for a known id is ignored: first wins)."""
+    on_any(state, name, event)
+    if event.task_id is None or event.task_id in state.tasks:
+        return state
+    task = Task(task_id=event.task_id, title=event.title, description=event.description,
+                done_criteria=event.done_criteria, priority=event.priority, labels=list(event.labels),
+                assigned_to=event.assigned_to, parent_task_id=event.parent_task_id,
+                created_at=event.created_at, updated_at=event.created_at, created_by=event.agent_id)
+    state.tasks[task.task_id] = task
+    _settle(state, task)
+    return state
+
+
+def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
+    """Apply what the update states; completed and blocked synthesize a memory."""
+    on_any(state, name, event)
+    task = state.tasks.get(event.task_id or "")
+    if task is None:
+        return state
+    task.version += 1
+    task.updated_at = event.created_at
+    for field in ("title", "description", "done_criteria", "priority", "assigned_to"):
+        value = getattr(event, field)
+        if value is not None:
+            setattr(task, field, value)
+    if event.labels is not None:
+        task.labels = list(event.labels)
+    if event.note_text:
+        task.note = event.note_text
+    if event.status is not None:
+        task.status = event.status
+        _settle(state, task)
+        if event.status in ("completed", "blocked"):
+            _synthesize_task(state, task, event, name)
+    return state
+
+
+def _run_of(state: TasksState, task: Task, event: Event) -> Run | None:
+    """The run an update is made in: its own run if it belongs to the task, else the task's newest run."""
+    run = state.runs.get(event.run_id or "")
+    if run is not None and run.task_id == task.task_id:
+        return run
+    for run_id in reversed(task.runs):
+        if run_id in state.runs:
+            return state.runs[run_id]
+    return None
+
+
+def task_files(state: TasksState, task: Task) -> list[str]:
+    """Files recorded in the task's primary runs, the most recently touched last (bounded)."""
+    files: list[str] = []
+    for run_id in task.runs:
+        run = state.runs.get(run_id)
+        if run is not None and run.context == "primary":
+            merge_unique(files, run.files, RUN_FILES)
+    return files
+
+
+def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: str) -> None:
+    blocked = event.status == "blocked"
+    kind = "blocker_resolution" if blocked else "task_outcome"
+    run = _run_of(state, task, event)
+    book = state.book
+    if run is not None and run.context == "subagent":
+        mem.skip(book, run.run_id, kind, "a subagent run only writes a delegation_summary", event.event_id)
+        return
+    key = run.run_id if run is not None else f"task:{task.task_id}"
+    if not mem.claim(book, key, kind, event.event_id):
+        return
+    files = task_files(state, task)
+    summary = mem.task_summary(task.title, task.description or task.done_criteria,
+                               run.output_summary if run is not None else "", files,
+                               task.note if blocked else None)
+    run_id = run.run_id if run is not None else None
+    memory = mem.Memory(
+        memory_id=mem.memory_id_for(event.event_id, name), kind=kind,
+        title=f"Task {'blocked' if blocked else 'complete'}: {task.title}", summary=summary,
+        task_id=task.task_id, run_id=run_id, files_touched=files,
+        provenance={"hook_point": f"update_task:{event.status}", "run_id": run_id, "files_touched": files},
+        event_id=event.event_id, created_at=event.created_at,
+    )
+    if blocked:
+        memory.provenance["blocker"] = task.note
+    mem.file_memory(book, memory, key)
+
+
+def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksState:
+    """A run begins on a task (a second start of a known run is ignored: first wins)."""
+    if event.run_id is None or event.run_id in state.runs:
+        return on_any(state, name, event)
+    run = Run(run_id=event.run_id, task_id=event.task_id, role=event.role, context=event.context,
+              parent_run_id=event.parent_run_id, session_id=event.session_id, agent_id=event.agent_id,
+              git_branch=event.git_branch, git_commit=event.git_commit, started_at=event.created_at)
+    touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
+    task = state.tasks.get(event.task_id or "")
+    if task is not None:
+        task.runs.append(run.run_id)
+        del task.runs[:-TASK_RUNS]
+    return state
+
+
+def on_run_completed(state: TasksState, name: str, event: RunCompleted) -> TasksState:
+    """A run ends (the first completion counts); a subagent's yields a delegation_summary."""
+    run = state.runs.get(event.run_id or "")
+    if run is None or run.completed_at is not None:
+        return state
+    run.completed_at = event.created_at
+    run.output_summary = event.output_summary
+    run.artifacts = list(event.artifacts)
+    touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
+    if run.context == "subagent":
+        _synthesize_delegation(state, run, event, name)
+    return state
+
+
+def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, name: str) -> None:
+    primary_id = mem.topmost_primary(state.runs, run.parent_run_id)
+    if primary_id is None:
+        mem.skip(state.book, run.run_id, "delegation_summary", "no primary run above it", event.event_id)
+        return
+    primary = state.runs[primary_id]
+    child_task = state.tasks.get(run.task_id or "")
+    title = child_task.title if child_task is not None else (run.task_id or run.run_id)
+    memory = mem.Memory(
+        memory_id=mem.memory_id_for(event.event_id, name), kind="delegation_summary",
+        title=f"Subagent: {title}", summary=mem.delegation_summary(title, run.output_summary, run.artifacts),
+        task_id=primary.task_id, run_id=primary_id,
+        provenance={"hook_point": "on_delegation", "parent_run_id": primary_id, "child_run_id": run.run_id,
+                    "artifacts": list(run.artifacts)},
+        event_id=event.event_id, created_at=event.created_at,
+    )
+    mem.file_memory(state.book, memory, None)
+
+
+def on_session_ended(state: TasksState, name: str, event: SessionEnded) -> TasksState:
+    """A session ended during a primary run: a session_summary, unless the run already has a memory."""
+    on_any(state, name, event)
+    run = state.runs.get(event.run_id or "")
+    if run is None:
+        return state
+    if run.context == "subagent":
+        mem.skip(state.book, run.run_id, "session_summary", "a subagent run only writes a delegation_summary",
+                 event.event_id)
+        return state
+    if not mem.claim(state.book, run.run_id, "session_summary", event.event_id):
+        return state
+    task = state.tasks.get(run.task_id or "")
+    title = task.title if task is not None else (run.task_id or run.run_id)
+    lines = [f"Session {event.session_id or '?'} ended" + (f": {event.reason}" if event.reason else ""),
+             f"Task: {title}", f"Files touched: {len(run.files)}", f"Commands: {run.commands}"]
+    memory = mem.Memory(
+        memory_id=mem.memory_id_for(event.event_id, name), kind="session_summary",
+        title=f"Session summary: {title}", summary=mem.capped("\n".join(lines), mem.SUMMARY_CHARS),
+        task_id=run.task_id, run_id=run.run_id, files_touched=list(run.files),
+        provenance={"hook_point": "session_end", "run_id": run.run_id, "files_touched": list(run.files)},
+        event_id=event.event_id, created_at=event.created_at,
+    )
+    mem.file_memory(state.book, memory, run.run_id)
+    return state
+
+
+def on_any(state: TasksState, name: str, event: Event) -> TasksState:
+    """Any event of a known run: its files and commands are the run's (seed 003's file_patch and bash_trace)."""
+    run = state.runs.get(event.run_id or "") if event.run_id else None
+    if run is not None and (event.refs.files or event.refs.commands):
+        merge_unique(run.files, event.refs.files, RUN_FILES)
+        run.commands += len(event.refs.commands)
+    return state
+
+
+def memories_of(state: Any) -> list[mem.Memory]:
+    """The project's newest memories, oldest first."""
+    return list(state.book.memories)
+
+
+MODEL = ReadModel(
+    "tasks", format=1, state=TasksState, initial=TasksState,
+    folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
+           RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
+    bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
+            "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "MEMORIES_LIMIT": mem.MEMORIES_LIMIT,
+            "SUMMARY_CHARS": mem.SUMMARY_CHARS, "DELEGATION_CHARS": mem.DELEGATION_CHARS,
+            "WALK_LIMIT": mem.WALK_LIMIT, "SYNTHESIZED_LIMIT": mem.SYNTHESIZED_LIMIT},
+)

@@ -1,0 +1,143 @@
+"""`continuity snapshot` and `continuity resume` end to end: files, texts, exit codes, hostile names."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def team_dir(project: Path) -> Path:
+    return project / ".agent" / "runtime-continuity" / "team"
+
+
+def test_snapshot_materializes_the_document_and_the_pointer(project: Path, capsys: Capture) -> None:
+    """snapshot prints `snapshot CHK-...`; latest.json (seed keys in order) and LATEST.json follow."""
+    code, out, _ = run(capsys, "snapshot", "core", "ash", "Build L6!", "--objective", "ship the layer",
+                       "--next", "land the PR", "--decision", "structured json", "--context-percent", "40",
+                       "--artifact", "https://example.invalid/pull/5")
+    assert code == 0 and out.startswith("snapshot CHK-") and out.endswith("-Build-L6\n")
+    folder = team_dir(project) / "core" / "member" / "ash" / "continuity"
+    document = json.loads((folder / "Build-L6" / "latest.json").read_text())
+    assert list(document) == ["schema", "checkpoint_id", "agent", "task", "objective", "decisions", "next_actions",
+                              "open_questions", "artifacts", "context_used_percent", "transcript_path", "created_at"]
+    assert document["schema"] == "coord.teams.continuity.v1" and document["open_questions"] == []
+    assert document["checkpoint_id"] == out.split()[1]
+    pointer = json.loads((folder / "LATEST.json").read_text())
+    assert pointer == {"schema": "coord.continuity-latest.v1", "agent": "ash", "task": "Build-L6",
+                       "checkpoint_id": document["checkpoint_id"], "created_at": document["created_at"],
+                       "path": "team/core/member/ash/continuity/Build-L6/latest.json"}
+
+
+def test_resume_folds_to_the_newest_task(project: Path, capsys: Capture) -> None:
+    """Bare resume takes the newest snapshot across tasks; naming a task narrows it."""
+    run(capsys, "snapshot", "core", "ash", "first", "--objective", "one")
+    run(capsys, "snapshot", "core", "ash", "second", "--objective", "two", "--open-question", "which way?")
+    code, out, _ = run(capsys, "resume", "core", "ash")
+    assert code == 0 and out.startswith("Resume: second (as of ")
+    assert "  open questions:\n    - which way?\n" in out and "checkpoint age: " in out
+    assert "objective: one" in run(capsys, "resume", "core", "ash", "first")[1]
+
+
+def test_resume_without_a_snapshot(project: Path, capsys: Capture) -> None:
+    """No snapshot: the fixed text, exit 0; the exact JSON object; with --max-age exit 2 and the code."""
+    assert run(capsys, "resume", "core", "nobody") == (0, "No continuity snapshot found.\n  checkpoint age: unknown\n",
+                                                       "")
+    code, out, _ = run(capsys, "resume", "core", "nobody", "--json")
+    assert code == 0 and json.loads(out) == {"snapshot": None, "checkpoint_age_seconds": None, "error_code": None}
+    code, out, err = run(capsys, "resume", "core", "nobody", "--json", "--max-age", "1h")
+    assert code == 2 and json.loads(out)["error_code"] == "checkpoint-age-unknown"
+    assert err == "resume: checkpoint age is unknown; freshness requirement failed\n"
+
+
+@pytest.mark.parametrize(("max_age", "code", "error_code"), [
+    ("1h", 0, None), ("abc", 2, "invalid-max-age"), ("-1h", 2, "invalid-max-age"), ("1w", 2, "invalid-max-age"),
+    ("1000000000d", 2, "invalid-max-age"), ("999999999d", 0, None), (".5h", 0, None),
+])
+def test_max_age(project: Path, capsys: Capture, max_age: str, code: int, error_code: str | None) -> None:
+    """--max-age: valid bounds pass; invalid ones exit 2 after printing, with the contract's code."""
+    run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    result, out, err = run(capsys, "resume", "core", "ash", "--json", "--max-age", max_age)
+    assert result == code and json.loads(out)["error_code"] == error_code
+    if code:
+        assert err == f"resume: invalid --max-age duration '{max_age}'; use s, m, h, or d\n"
+
+
+def test_a_stale_snapshot_fails_the_bound(project: Path, capsys: Capture) -> None:
+    """An old snapshot (replayed as of a later time) exits 2 with checkpoint-stale, output printed first."""
+    run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    code, out, err = run(capsys, "resume", "core", "ash", "--max-age", "0.001s")
+    assert code == 2 and out.startswith("Resume: t") and err.startswith("resume: checkpoint is ")
+    assert "exceeding --max-age 0.001s" in err
+
+
+def test_resume_as_of_an_earlier_point(project: Path, capsys: Capture) -> None:
+    """--as-of the first snapshot's event: resume answers with that snapshot, not the later one."""
+    run(capsys, "snapshot", "core", "ash", "first", "--objective", "one")
+    first = json.loads(all_event_files(project)[-1].read_text())["event_id"]
+    run(capsys, "snapshot", "core", "ash", "second", "--objective", "two")
+    code, out, _ = run(capsys, "resume", "core", "ash", "--as-of", first)
+    assert code == 0 and out.startswith("Resume: first") and "checkpoint age: 0s" in out
+
+
+def test_team_documents_rebuild_byte_for_byte(project: Path, capsys: Capture) -> None:
+    """Delete every team document and the saved models: rebuild writes the same bytes."""
+    for task in ("a", "b", "a"):
+        run(capsys, "snapshot", "core", "ash", task, "--objective", f"work on {task}")
+    run(capsys, "snapshot", "core", "bo", "c", "--objective", "other agent")
+    before = {path: path.read_bytes() for path in team_dir(project).rglob("*") if path.is_file()}
+    assert len(before) == 5
+    shutil.rmtree(team_dir(project))
+    shutil.rmtree(project / ".agent" / "runtime-continuity" / "local" / "models")
+    assert run(capsys, "rebuild")[0] == 0
+    assert {path: path.read_bytes() for path in team_dir(project).rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize("names", [("../x", "ash", "t"), ("core", "a/b", "t"), ("core", "ash\x00", "t"),
+                                   ("core", "..", "t"), ("core", "ash", "../../etc"), ("", "ash", "t")])
+def test_hostile_names_write_nothing_outside(project: Path, capsys: Capture, names: tuple[str, str, str]) -> None:
+    """Path tricks in team or agent are refused; a task becomes one safe segment; never a file outside."""
+    outside = sorted(str(path) for path in project.parent.rglob("*") if ".agent" not in path.parts)
+    code, _, err = run(capsys, "snapshot", *names, "--objective", "o")
+    if code == 0:  # only the task may be made safe, as one segment under the agent's folder
+        made = [path for path in team_dir(project).rglob("latest.json")]
+        assert made and all(team_dir(project) in path.parents for path in made)
+        assert all(".." not in path.relative_to(team_dir(project)).parts for path in made)
+    else:
+        assert code == 2 and err.count("\n") == 1 and all_event_files(project) == []
+    assert sorted(str(path) for path in project.parent.rglob("*") if ".agent" not in path.parts) == outside
+
+
+def test_oversized_objective_is_refused(project: Path, capsys: Capture) -> None:
+    """A 10 MB objective: exit 2, one line, nothing written."""
+    code, _, err = run(capsys, "snapshot", "core", "ash", "t", "--objective", "x" * 10_000_000)
+    assert code == 2 and err.count("\n") == 1 and all_event_files(project) == []
+
+
+def test_a_snapshot_that_cannot_be_saved_exits_3(project: Path, capsys: Capture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """fsync failing (EIO): one line saying nothing was saved, exit 3 (seed 000's code)."""
+    import errno
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    code, _, err = run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    monkeypatch.undo()
+    assert code == 3 and "nothing was saved" in err and err.count("\n") == 1
+    assert all_event_files(project) == []

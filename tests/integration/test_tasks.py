@@ -1,0 +1,228 @@
+"""Tasks, runs and memories through the real CLI: processes, races, bad input, rebuild and `--as-of`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.errors import EXIT_NOT_FOUND, EXIT_SECRET, EXIT_USAGE, EXIT_VERSION_CONFLICT
+from continuity.core.initialize import init_store
+from continuity.core.store import Store
+from tests.helpers import all_event_files, cli_process
+
+SESSION = {"CONTINUITY_SESSION_ID": "s1"}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A fresh project with a store for project `demo`."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    init_store(project, project="demo", language=None)
+    return project
+
+
+def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`continuity ARGS` as a new process in the project."""
+    return cli_process(*args, cwd=root, env={**SESSION, **(env or {})})
+
+
+def ok(root: Path, *args: str) -> str:
+    """The stdout of a command that must succeed."""
+    done = run(root, *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def as_json(root: Path, *args: str) -> Any:
+    """A successful command's --json output."""
+    return json.loads(ok(root, *args, "--json"))
+
+
+def together(root: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Start every command as its own process at once; wait for all."""
+    env = {key: value for key, value in __import__("os").environ.items() if not key.startswith("CONTINUITY_")}
+    env.update(SESSION)
+    procs = [subprocess.Popen([sys.executable, "-m", "continuity", *cmd], cwd=root, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for cmd in commands]
+    results = []
+    for proc, cmd in zip(procs, commands, strict=True):
+        out, err = proc.communicate(timeout=60)
+        results.append(subprocess.CompletedProcess(cmd, proc.returncode, out, err))
+    return results
+
+
+def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> None:
+    """create -> run start -> `log --file` and a PostToolUse hook -> completed: the outcome lists both files."""
+    task = ok(root, "task", "create", "--title", "Fix auth", "--description", "login regression")
+    run_id = ok(root, "run", "start", "--task", task, "--role", "software_engineer")
+    ok(root, "log", "--file", "src/auth.py", "-m", "edited")
+    hook = {"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": "src/token.py"}, "tool_response": {}}
+    assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(hook)).returncode == 0
+    assert as_json(root, "task", "update", task, "--status", "completed")["version"] == 2
+    ok(root, "run", "complete", run_id, "--output-summary", "fixed refresh")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert memory["kind"] == "task_outcome" and memory["run_id"] == run_id
+    assert memory["files_touched"] == ["src/auth.py", "src/token.py"]
+    assert (root / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md").read_text().startswith(
+        "# Task complete: Fix auth")
+    assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
+
+
+def test_four_processes_completing_one_run_give_one_task_outcome_also_after_rebuild(root: Path) -> None:
+    """Four simultaneous `completed` updates all succeed; exactly one task_outcome, the same after a rebuild."""
+    task = ok(root, "task", "create", "--title", "Race")
+    run_id = ok(root, "run", "start", "--task", task)
+    results = together(root, [["task", "update", task, "--status", "completed", "--run", run_id]] * 4)
+    assert [r.returncode for r in results] == [0, 0, 0, 0], [r.stderr for r in results]
+    before = as_json(root, "memory", "list", "--kind", "task_outcome")["memories"]
+    assert len(before) == 1
+    ok(root, "rebuild")
+    assert as_json(root, "memory", "list", "--kind", "task_outcome")["memories"] == before
+    assert len(list((root / ".agent/runtime-continuity/memories").iterdir())) == 1
+
+
+def test_four_processes_completing_one_run_record_one_completion(root: Path) -> None:
+    """Four simultaneous `run complete`: one wins, three are refused (exit 2), one run.completed event."""
+    task = ok(root, "task", "create", "--title", "Race")
+    run_id = ok(root, "run", "start", "--task", task)
+    results = together(root, [["run", "complete", run_id, "--output-summary", f"p{n}"] for n in range(4)])
+    assert sorted(r.returncode for r in results) == [0, EXIT_USAGE, EXIT_USAGE, EXIT_USAGE]
+    assert all("already completed" in r.stderr for r in results if r.returncode)
+    kinds = [json.loads(path.read_bytes())["kind"] for path in all_event_files(root)]
+    assert kinds.count("run.completed") == 1
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_expected_version_race_between_two_processes(root: Path, round_: int) -> None:
+    """Two processes update with --expected-version 1 at once: one wins, one gets the conflict and exit 11."""
+    task = ok(root, "task", "create", "--title", f"Versioned {round_}")
+    results = together(root, [["task", "update", task, "--status", status, "--expected-version", "1"]
+                              for status in ("in_progress", "blocked")])
+    codes = sorted(r.returncode for r in results)
+    assert codes == [0, EXIT_VERSION_CONFLICT], [r.stderr for r in results]
+    loser = next(r for r in results if r.returncode)
+    assert "Version conflict: expected 1, got 2" in loser.stderr
+    assert as_json(root, "task", "show", task)["task"]["version"] == 2
+
+
+def test_the_version_check_runs_under_the_lock(root: Path) -> None:
+    """An update landing between deciding and appending is seen under the lock: conflict, nothing written."""
+    from continuity.core.errors import VersionConflict
+    from continuity.core.identity import Identity
+    from continuity.tasks import decide, service
+
+    store = Store(root)
+    who = Identity(project="demo")
+    task = "task-x"
+    service.record(store, who, lambda state: decide.decide_create_task(state, who, decide.TaskCreate(title="t"), task))
+    sneaked: list[int] = []
+
+    def stale_then_real(state: Any) -> list[Any]:
+        if not sneaked:  # another writer updates the task after we read the state
+            sneaked.append(1)
+            other = decide.decide_update_task(state, who, decide.TaskUpdate(task_id=task, note="other"))
+            store.open_log().append_many(other)
+        return decide.decide_update_task(state, who, decide.TaskUpdate(task_id=task, status="in_progress",
+                                                                       expected_version=1))
+
+    count = len(all_event_files(root))
+    with pytest.raises(VersionConflict, match="Version conflict: expected 1, got 2"):
+        service.record(store, who, stale_then_real)
+    assert len(all_event_files(root)) == count + 1  # only the other writer's update
+
+
+def test_a_moved_decision_is_taken_again(root: Path) -> None:
+    """Without an expected version, an update that lands meanwhile makes the decision be taken again, not lost."""
+    from continuity.core.identity import Identity
+    from continuity.tasks import decide, service
+
+    store = Store(root)
+    who = Identity(project="demo")
+    service.record(store, who, lambda state: decide.decide_create_task(state, who, decide.TaskCreate(title="t"), "t1"))
+    calls: list[int] = []
+
+    def racing(state: Any) -> list[Any]:
+        if not calls:
+            store.open_log().append_many(decide.decide_update_task(state, who, decide.TaskUpdate(task_id="t1",
+                                                                                                 note="x")))
+        calls.append(1)
+        return decide.decide_update_task(state, who, decide.TaskUpdate(task_id="t1", status="in_progress"))
+
+    stored, _ = service.record(store, who, racing)
+    assert stored[0].event.version == 3 and len(calls) >= 2
+
+
+def _unchanged(root: Path, args: list[str], code: int, words: str) -> None:
+    before = all_event_files(root)
+    done = run(root, *args)
+    assert done.returncode == code, done.stderr
+    assert words in done.stderr and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert all_event_files(root) == before
+
+
+def test_bad_input_is_one_clear_line_and_writes_nothing(root: Path) -> None:
+    """Unknown ids, a bad status, an invalid transition, an empty title, a secret: one line, exit code, no event."""
+    task = ok(root, "task", "create", "--title", "Real")
+    ok(root, "task", "update", task, "--status", "completed")
+    _unchanged(root, ["task", "update", "task-nope", "--status", "completed"], EXIT_NOT_FOUND, "unknown task")
+    _unchanged(root, ["run", "complete", "run-nope"], EXIT_NOT_FOUND, "unknown run")
+    _unchanged(root, ["run", "start", "--task", "task-nope"], EXIT_NOT_FOUND, "unknown task")
+    _unchanged(root, ["task", "update", task, "--status", "done"], EXIT_USAGE, "invalid choice")
+    _unchanged(root, ["task", "update", task, "--status", "in_progress"], EXIT_USAGE, "needs --reopen")
+    _unchanged(root, ["task", "create", "--title", "   "], EXIT_USAGE, "needs a title")
+    _unchanged(root, ["task", "create", "--title", "x", "--description",
+                      "token ghp_" + "a1B2c3D4e5" * 4], EXIT_SECRET, "looks like a secret")
+    ok(root, "task", "update", task, "--reopen")
+    assert as_json(root, "task", "show", task)["task"]["status"] == "queued"
+
+
+def test_a_ten_megabyte_description_is_refused(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 10 MB description (too big for argv, so in-process) is refused with one line; nothing written."""
+    before = all_event_files(root)
+    code = main(["--root", str(root), "task", "create", "--title", "big", "--description", "d" * 10_000_000])
+    assert code == EXIT_USAGE and all_event_files(root) == before
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_rebuild_identity_and_as_of(root: Path) -> None:
+    """A rebuild gives the same tasks, memories and memory files; --as-of answers as the log stood then."""
+    task = ok(root, "task", "create", "--title", "Audit me")
+    created = as_json(root, "task", "show", task)["task"]["created_at"]
+    parent = ok(root, "run", "start", "--task", task)
+    child_task = ok(root, "task", "create", "--title", "Sub", "--parent", task)
+    child = ok(root, "run", "start", "--task", child_task, "--context", "subagent", "--parent-run", parent)
+    ok(root, "run", "complete", child, "--output-summary", "looked", "--artifact", "notes.md")
+    ok(root, "task", "update", task, "--status", "blocked", "--note", "needs review")
+    tasks_before, memories_before = as_json(root, "task", "list"), as_json(root, "memory", "list")
+    folder = root / ".agent/runtime-continuity/memories"
+    files_before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    assert {m["kind"] for m in memories_before["memories"]} == {"delegation_summary", "blocker_resolution"}
+    for path in folder.iterdir():
+        path.unlink()
+    ok(root, "rebuild")
+    assert as_json(root, "task", "list") == tasks_before and as_json(root, "memory", "list") == memories_before
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == files_before
+    then = as_json(root, "task", "show", task, "--as-of", created)["task"]
+    assert then["status"] == "queued" and then["version"] == 1
+    assert as_json(root, "memory", "list", "--as-of", created)["memories"] == []
+
+
+def test_ready_queue_and_filters(root: Path) -> None:
+    """`task ready` lists queued tasks free to start, most urgent first; `task list` filters by status and assignee."""
+    low = ok(root, "task", "create", "--title", "low", "--priority", "5", "--assign", "ann")
+    high = ok(root, "task", "create", "--title", "high", "--priority", "1")
+    epic = ok(root, "task", "create", "--title", "epic")
+    ok(root, "task", "create", "--title", "child", "--parent", epic)
+    ok(root, "task", "update", epic, "--status", "in_progress")
+    ids = [t["task_id"] for t in as_json(root, "task", "ready")["tasks"]]
+    assert ids[:2] == [high, low] and epic not in ids
+    assert [t["task_id"] for t in as_json(root, "task", "list", "--assigned", "ann")["tasks"]] == [low]
+    assert [t["task_id"] for t in as_json(root, "task", "list", "--status", "in_progress")["tasks"]] == [epic]

@@ -1,0 +1,55 @@
+"""The value rules of the runtime-continuity contract (§2, §4, §7), as pure functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from continuity.adapters.compat.args import ArgumentError, parse
+from continuity.adapters.compat.common import first, js_list, js_number, js_string
+from continuity.adapters.compat.contexts import parse_since
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (None, "null"), (True, "true"), (2.0, "2"), (1.5, "1.5"), ({"a": 1}, "[object Object]"), ([1, None, "x"], "1,,x"),
+    (float("inf"), "Infinity"), ("s", "s"), (7, "7"),
+])
+def test_js_string(value: object, text: str) -> None:
+    """String(v) as JavaScript prints it."""
+    assert js_string(value) == text
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("0", 0), (" 0x10 ", 16), ("0b101", 5), ("0o17", 15), ("1e1", 10), ("-2", -2), ("  ", 0), ("1.5", 1.5),
+    ("abc", None), ("Infinity", None), ("1e400", None), ("1_000", None), ("--1", None),
+])
+def test_js_number(text: str, number: float | None) -> None:
+    """Number(text): hex, octal, binary, exponents and blanks as JavaScript reads them; else None."""
+    assert js_number(text) == number
+
+
+def test_js_list_and_truthiness() -> None:
+    """List(v) splits text into bulleted lines; `a || b` skips "", 0, false and null but keeps [] and {}."""
+    assert js_list("* one\r\n -  two \n\n--three") == ["one", "two", "-three"]
+    assert js_list(["", 0, "a"]) == ["0", "a"]
+    assert js_list(None) == [] and js_list("") == []
+    assert first("", 0, False, None, [], "x") == []
+    assert first("", None) is None
+
+
+def test_parse_first_value_wins_and_modes() -> None:
+    """First value wins, `--flag=` counts, presence flags take no value, the mode skips flag values."""
+    args = parse(["--project", "p", "--auto", "status", "--project", "q", "--gate=", "--gate", "user", "--list"])
+    assert (args.mode, args.get("project"), args.get("gate"), args.has("auto"), args.has("list")) == (
+        "status", "p", None, True, True)
+    with pytest.raises(ArgumentError, match="--reason needs a value"):
+        parse(["archive", "--reason", "--gate", "user"])
+    assert parse(["log", "--unknown", "--project", "p"]).get("project") == "p"
+
+
+def test_parse_since_like_date_parse() -> None:
+    """An ISO date is UTC midnight, an offset time is exact, RFC 2822 works, nonsense is None."""
+    assert parse_since("2023-11-16") == 1_700_092_800
+    assert parse_since("2023-11-16T01:00:00Z") == 1_700_096_400
+    assert parse_since("2023-11-16T03:00:00+02:00") == 1_700_096_400
+    assert parse_since("Thu, 16 Nov 2023 01:00:00 GMT") == 1_700_096_400
+    assert parse_since("yesterday") is None

@@ -1,0 +1,227 @@
+"""The `tasks` read model and its memory synthesis rules (seed 003), as pure folds: no disk, no clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from events.base import Event, Refs
+from events.session import SessionEnded
+from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
+from events.worklog import WorkLogged
+from projections import memories as mem
+from projections import tasks
+from projections.readmodel import Projects
+
+P = "demo"
+
+
+class Folder:
+    """Folds events one after another, stamping ids in log order (as the log would)."""
+
+    def __init__(self) -> None:
+        self.state: Projects[Any] = tasks.MODEL.empty()
+        self.count = 0
+
+    def __call__(self, kind: type[Event], **fields: Any) -> Event:
+        self.count += 1
+        stamp = f"20260101_000000_{self.count:06d}"
+        event = kind(project=P, event_id=f"RCE-{stamp}-node0001", created_at=f"2026-01-01T00:00:00.{self.count:06d}Z",
+                     **fields)
+        tasks.MODEL.apply(self.state, f"{stamp}-node0001-000000000000.json", event)
+        return event
+
+    @property
+    def project(self) -> tasks.TasksState:
+        return tasks.MODEL.project(self.state, P)
+
+    def memories(self, kind: str | None = None) -> list[mem.Memory]:
+        return [m for m in self.project.book.memories if kind is None or m.kind == kind]
+
+
+def started(fold: Folder, task: str = "t1", run: str = "r1", **fields: Any) -> None:
+    fold(TaskCreated, task_id=task, title=f"Title {task}", description="the goal")
+    fold(RunStarted, task_id=task, run_id=run, **fields)
+
+
+def test_completed_synthesizes_one_task_outcome_with_provenance() -> None:
+    """completed -> a task_outcome: the contract's title, goal, run summary, file count, files and provenance."""
+    fold = Folder()
+    started(fold)
+    fold(WorkLogged, run_id="r1", refs=Refs(files=("a.py", "b.py")))
+    fold(WorkLogged, run_id="r1", refs=Refs(files=("a.py",)))
+    fold(RunCompleted, run_id="r1", output_summary="fixed it")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    [memory] = fold.memories()
+    assert memory.kind == "task_outcome" and memory.title == "Task complete: Title t1"
+    assert memory.summary == "Title t1\nGoal: the goal\nRun: fixed it\nFiles touched: 2"
+    assert memory.files_touched == ["b.py", "a.py"]  # most recently touched last
+    assert memory.provenance == {"hook_point": "update_task:completed", "run_id": "r1",
+                                 "files_touched": ["b.py", "a.py"]}
+
+
+def test_blocked_synthesizes_a_blocker_resolution_carrying_the_note() -> None:
+    """blocked -> a blocker_resolution titled `Task blocked: <title>` with the note as the blocker."""
+    fold = Folder()
+    started(fold)
+    fold(TaskUpdated, task_id="t1", status="blocked", note_text="needs the API key from ops")
+    [memory] = fold.memories()
+    assert memory.kind == "blocker_resolution" and memory.title == "Task blocked: Title t1"
+    assert "Blocker: needs the API key from ops" in memory.summary
+    assert memory.provenance["hook_point"] == "update_task:blocked" and memory.run_id == "r1"
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled", "in_progress", "queued"])
+def test_other_statuses_synthesize_nothing(status: str) -> None:
+    """failed, cancelled (and non-final statuses) write no memory."""
+    fold = Folder()
+    started(fold)
+    fold(TaskUpdated, task_id="t1", status=status)
+    assert fold.memories() == []
+
+
+def test_summary_is_capped_at_1500_with_the_truncation_marker() -> None:
+    """A long goal is cut so the summary is exactly 1500 characters, ending ` […truncated]`."""
+    fold = Folder()
+    fold(TaskCreated, task_id="t1", title="T", description="x" * 5000)
+    fold(TaskUpdated, task_id="t1", status="completed")
+    [memory] = fold.memories()
+    assert len(memory.summary) == 1500 and memory.summary.endswith(" […truncated]")
+    assert mem.capped("short", 1500) == "short"
+
+
+def test_first_synthesis_per_run_wins_and_the_loser_is_recorded_as_skipped() -> None:
+    """blocked then completed on the same run: one blocker_resolution; the task_outcome is skipped."""
+    fold = Folder()
+    started(fold)
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="blocked", note_text="waiting")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    assert [m.kind for m in fold.memories()] == ["blocker_resolution"]
+    assert fold.project.book.skipped[-1].kind == "task_outcome"
+    assert fold.project.tasks["t1"].status == "completed"
+
+
+def test_four_completions_of_one_run_give_one_task_outcome() -> None:
+    """Four `completed` updates for one run (merged replicas): exactly one task_outcome, the first."""
+    fold = Folder()
+    started(fold)
+    first = fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    for _ in range(3):
+        fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    assert [m.event_id for m in fold.memories()] == [first.event_id]
+    assert len(fold.project.book.skipped) == 3
+
+
+def test_session_summary_is_skipped_when_a_blocker_fired_first() -> None:
+    """A session end in a run that already has a blocker_resolution writes no session_summary."""
+    fold = Folder()
+    started(fold, session_id="s1")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="blocked", note_text="stuck")
+    fold(SessionEnded, session_id="s1", run_id="r1")
+    assert [m.kind for m in fold.memories()] == ["blocker_resolution"]
+    assert fold.project.book.skipped[-1].kind == "session_summary"
+
+
+def test_session_end_in_a_run_synthesizes_a_session_summary_first() -> None:
+    """A session end first: a session_summary; a later completion of that run is skipped."""
+    fold = Folder()
+    started(fold)
+    fold(WorkLogged, run_id="r1", refs=Refs(files=("x.py",)))
+    fold(SessionEnded, session_id="s1", run_id="r1", reason="exit")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    [memory] = fold.memories()
+    assert memory.kind == "session_summary" and memory.files_touched == ["x.py"]
+    assert memory.provenance["run_id"] == "r1"
+
+
+def test_delegation_files_under_the_topmost_primary_run() -> None:
+    """primary -> subagent -> subagent: the grandchild's completion is a delegation_summary under the primary."""
+    fold = Folder()
+    started(fold, task="t1", run="p")
+    started(fold, task="t2", run="s1", context="subagent", parent_run_id="p")
+    started(fold, task="t3", run="s2", context="subagent", parent_run_id="s1")
+    fold(RunCompleted, run_id="s2", output_summary="found the bug", artifacts=("report.md",))
+    [memory] = fold.memories()
+    assert memory.kind == "delegation_summary" and memory.title == "Subagent: Title t3"
+    assert memory.summary == "Subagent task: Title t3\nResult: found the bug\nArtifacts: report.md"
+    assert memory.run_id == "p" and memory.task_id == "t1"
+    assert memory.provenance == {"hook_point": "on_delegation", "parent_run_id": "p", "child_run_id": "s2",
+                                 "artifacts": ["report.md"]}
+
+
+def test_delegation_summary_is_capped_at_800() -> None:
+    """A long result is cut to 800 characters with the truncation marker."""
+    fold = Folder()
+    started(fold, run="p")
+    started(fold, task="t2", run="s", context="subagent", parent_run_id="p")
+    fold(RunCompleted, run_id="s", output_summary="y" * 3000)
+    [memory] = fold.memories()
+    assert len(memory.summary) == 800 and memory.summary.endswith(mem.TRUNCATED)
+
+
+def test_a_subagent_writes_nothing_but_its_delegation_summary() -> None:
+    """A subagent run's completed/blocked update and session end synthesize nothing (recorded as skipped)."""
+    fold = Folder()
+    started(fold, run="p")
+    started(fold, task="t2", run="s", context="subagent", parent_run_id="p")
+    fold(TaskUpdated, task_id="t2", run_id="s", status="completed")
+    fold(SessionEnded, session_id="x", run_id="s")
+    assert fold.memories() == []
+    assert {skip.reason for skip in fold.project.book.skipped} == {"a subagent run only writes a delegation_summary"}
+
+
+@pytest.mark.parametrize("shape", ["missing parent", "cycle", "chain longer than 20"])
+def test_broken_delegation_chains_end_without_writing(shape: str) -> None:
+    """A missing parent, a cycle or a chain past 20 steps: no memory, one skip record, no hang."""
+    fold = Folder()
+    fold(TaskCreated, task_id="t", title="T")
+    if shape == "missing parent":
+        fold(RunStarted, task_id="t", run_id="s", context="subagent", parent_run_id="gone")
+        last = "s"
+    elif shape == "cycle":
+        fold(RunStarted, task_id="t", run_id="a", context="subagent", parent_run_id="b")
+        fold(RunStarted, task_id="t", run_id="b", context="subagent", parent_run_id="a")
+        last = "a"
+    else:
+        fold(RunStarted, task_id="t", run_id="r0")
+        for step in range(1, 23):
+            fold(RunStarted, task_id="t", run_id=f"r{step}", context="subagent", parent_run_id=f"r{step - 1}")
+        last = "r22"
+    fold(RunCompleted, run_id=last, output_summary="done")
+    assert fold.memories() == []
+    assert fold.project.book.skipped[-1].kind == "delegation_summary"
+
+
+def test_walk_reaches_exactly_twenty_steps() -> None:
+    """A chain of exactly 20 parents still finds its primary (the limit is inclusive)."""
+    runs = {"r0": tasks.Run(run_id="r0")}
+    for step in range(1, 20):
+        runs[f"r{step}"] = tasks.Run(run_id=f"r{step}", context="subagent", parent_run_id=f"r{step - 1}")
+    assert mem.topmost_primary(runs, "r19") == "r0"
+    runs["r20"] = tasks.Run(run_id="r20", context="subagent", parent_run_id="r19")
+    assert mem.topmost_primary(runs, "r20") is None
+
+
+def test_versions_count_events_and_terminal_tasks_are_bounded() -> None:
+    """Each update bumps the version; past TERMINAL_LIMIT finished tasks the oldest are forgotten, open ones kept."""
+    fold = Folder()
+    fold(TaskCreated, task_id="open", title="stays")
+    for index in range(tasks.TERMINAL_LIMIT + 5):
+        fold(TaskCreated, task_id=f"d{index}", title="done")
+        fold(TaskUpdated, task_id=f"d{index}", status="cancelled")
+    state = fold.project
+    assert "open" in state.tasks and "d0" not in state.tasks and f"d{tasks.TERMINAL_LIMIT + 4}" in state.tasks
+    assert state.tasks[f"d{tasks.TERMINAL_LIMIT}"].version == 2
+    assert len(state.finished) == tasks.TERMINAL_LIMIT and state.forgotten == 5
+
+
+def test_memories_are_bounded_and_ids_follow_the_event() -> None:
+    """At most MEMORIES_LIMIT memories are kept; a memory's id is derived from its event's id."""
+    fold = Folder()
+    for index in range(mem.MEMORIES_LIMIT + 3):
+        fold(TaskCreated, task_id=f"t{index}", title="t")
+        event = fold(TaskUpdated, task_id=f"t{index}", status="completed")
+    book = fold.project.book
+    assert len(book.memories) == mem.MEMORIES_LIMIT and book.total == mem.MEMORIES_LIMIT + 3
+    assert book.memories[-1].memory_id == "mem-" + event.event_id.removeprefix("RCE-")
