@@ -15,13 +15,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
-from benchmarks.common import interleaved, time_command  # noqa: E402
+from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 BENCH_HOME = Path(tempfile.gettempdir(), "continuity-bench")
@@ -39,10 +40,7 @@ def generate(size: int) -> Path:
     """A store with `size` events (reused when already built)."""
     from continuity.core.initialize import init_store
     from events.archive import ArchiveCreated, ArchivedState
-    from events.base import Refs, Summary
-    from events.codec import default_codec
-    from events.names import shard_of
-    from events.sealing import seal, sha256_hex
+    from events.base import Event, Refs, Summary
     from events.session import SessionStarted
     from events.worklog import CheckpointRecorded, WorkLogged
 
@@ -53,33 +51,24 @@ def generate(size: int) -> Path:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     store, _ = init_store(root, project="bench", language="en")
-    node, codec = store.node(), default_codec()
-    prev = None
-    made_days: set[str] = set()
-    for i in range(size):
+
+    def drafts() -> Iterator[Event]:
+        for i in range(size):
+            yield draft_of(i)
+
+    def draft_of(i: int) -> Event:
         envelope = {"project": "bench", "host": "claude-code", "session_id": f"S{i // 200}", "run_id": f"R{i // 1000}"}
         if i % 5000 == 4999:
-            draft = ArchiveCreated(**envelope, gate="agent", reason=f"archive {i}",
-                                   state=ArchivedState(next=(f"step {i}",), done=("a", "b")))
-        elif i % 200 == 0:
-            draft = SessionStarted(**envelope, source="startup")
-        elif i % 20 == 0:
-            draft = CheckpointRecorded(**envelope, message=f"checkpoint {i}",
-                                       summary=Summary(done=(f"item {i}",), next=(f"next {i}",)))
-        else:
-            draft = WorkLogged(**envelope, message=f"edited file {i % 97}",
-                               refs=Refs(files=(f"src/module_{i % 97}.py",)))
-        stored = seal(draft, at_us=START_US + i * STEP_US, node=node, prev=prev, codec=codec)
-        prev = sha256_hex(stored.raw)
-        day = shard_of(stored.name)
-        folder = os.path.join(store.events_dir, day)
-        if day not in made_days:
-            os.makedirs(folder, exist_ok=True)
-            made_days.add(day)
-        with open(os.path.join(folder, stored.name), "wb") as handle:
-            handle.write(stored.raw)
-        if i and i % 100_000 == 0:
-            print(f"  generated {i} events", file=sys.stderr)
+            return ArchiveCreated(**envelope, gate="agent", reason=f"archive {i}",
+                                  state=ArchivedState(next=(f"step {i}",), done=("a", "b")))
+        if i % 200 == 0:
+            return SessionStarted(**envelope, source="startup")
+        if i % 20 == 0:
+            return CheckpointRecorded(**envelope, message=f"checkpoint {i}",
+                                      summary=Summary(done=(f"item {i}",), next=(f"next {i}",)))
+        return WorkLogged(**envelope, message=f"edited file {i % 97}", refs=Refs(files=(f"src/module_{i % 97}.py",)))
+
+    write_fixture_events(store, drafts(), start_us=START_US, step_us=STEP_US)
     done_marker.touch()
     return root
 

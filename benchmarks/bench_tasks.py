@@ -10,17 +10,19 @@ $TMPDIR/continuity-bench-tasks/<size> (sealed without fsync: fixtures, not the w
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import interleaved, time_command  # noqa: E402
+from benchmarks.bench_projections import env_for  # noqa: E402
+from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 BENCH_HOME = Path(tempfile.gettempdir(), "continuity-bench-tasks")
@@ -28,21 +30,9 @@ STEP_US = 3_000_000
 START_US = 1_700_000_000_000_000
 
 
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
-    env["HOME"] = str(home)
-    return env
-
-
 def generate(size: int) -> Path:
     """A store with `size` events and size/10 tasks (reused when already built)."""
     from continuity.core.initialize import init_store
-    from events.base import Refs
-    from events.codec import default_codec
-    from events.names import shard_of
-    from events.sealing import seal, sha256_hex
-    from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
-    from events.worklog import WorkLogged
 
     root = BENCH_HOME / str(size)
     if (root / ".complete").exists():
@@ -50,8 +40,17 @@ def generate(size: int) -> Path:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     store, _ = init_store(root, project="bench", language="en")
-    node, codec = store.node(), default_codec()
-    prev, made, i = None, set(), 0
+    write_fixture_events(store, _task_drafts(size), start_us=START_US, step_us=STEP_US)
+    (root / ".complete").touch()
+    return root
+
+
+def _task_drafts(size: int) -> Iterator[Any]:
+    """size/10 tasks, each created, run, edited six times, updated and its run completed."""
+    from events.base import Refs
+    from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
+    from events.worklog import WorkLogged
+
     for number in range(size // 10):
         task, run = f"task-{number:08d}", f"run-{number:08d}"
         drafts = [TaskCreated(project="bench", task_id=task, title=f"task {number}", description="goal " * 10),
@@ -63,18 +62,7 @@ def generate(size: int) -> Path:
         else:
             drafts.append(TaskUpdated(project="bench", task_id=task, run_id=run, status="in_progress"))
         drafts.append(RunCompleted(project="bench", task_id=task, run_id=run, output_summary="done"))
-        for draft in drafts:
-            stored = seal(draft, at_us=START_US + i * STEP_US, node=node, prev=prev, codec=codec)
-            prev, i = sha256_hex(stored.raw), i + 1
-            day = shard_of(stored.name)
-            folder = os.path.join(store.events_dir, day)
-            if day not in made:
-                os.makedirs(folder, exist_ok=True)
-                made.add(day)
-            with open(os.path.join(folder, stored.name), "wb") as handle:
-                handle.write(stored.raw)
-    (root / ".complete").touch()
-    return root
+        yield from drafts
 
 
 def main() -> None:
