@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from continuity.cli.common import Output, Parser
+from continuity.core.text import one_line
 
 KINDS = ("task_outcome", "blocker_resolution", "session_summary", "delegation_summary")
 
@@ -57,7 +58,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     found = memories(state, args.kind, args.task)
     lines = [f"{m.memory_id} {m.kind} {m.title}" for m in found]
     out.emit({"ok": True, "memories": msgspec.to_builtins(found), "warnings": warnings},
-             "\n".join(lines) if lines else "no memories")
+             "\n".join(one_line(line) for line in lines) if lines else "no memories")
     return 0
 
 

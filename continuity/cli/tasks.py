@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from continuity.cli.common import Output, Parser, bounded_int, open_store
+from continuity.core.text import one_line
 
 READY_RULE = (" Ready: queued, the parent task (if any) not blocked, failed or cancelled, no unfinished "
               "subtasks; most urgent priority first.")
@@ -186,7 +187,7 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     lines = [f"{task.task_id} [{task.status}] v{task.version} {task.title}"]
     lines += [f"  {key}: {value}" for key, value in data.items()
               if key not in ("task_id", "status", "version", "title") and value not in (None, "", [])]
-    out.emit({"ok": True, "task": data, "warnings": warnings}, "\n".join(lines))
+    out.emit({"ok": True, "task": data, "warnings": warnings}, "\n".join(one_line(line) for line in lines))
     return 0
 
 
@@ -199,7 +200,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
              for t in tasks]
     out.emit({"ok": True, "tasks": [task_dict(t) for t in tasks], "warnings": warnings},
-             "\n".join(lines) if lines else "no tasks")
+             "\n".join(one_line(line) for line in lines) if lines else "no tasks")
     return 0
 
 
@@ -261,5 +262,5 @@ def _show_run(args: argparse.Namespace, out: Output) -> int:
     lines = [f"{run.run_id} task {run.task_id} ({run.context}) " + ("completed" if run.completed_at else "open")]
     lines += [f"  {key}: {value}" for key, value in data.items()
               if key not in ("run_id", "task_id", "context") and value not in (None, "", [], 0)]
-    out.emit({"ok": True, "run": data, "warnings": warnings}, "\n".join(lines))
+    out.emit({"ok": True, "run": data, "warnings": warnings}, "\n".join(one_line(line) for line in lines))
     return 0

@@ -249,3 +249,15 @@ def test_the_brief_keeps_its_shape_and_budget_for_any_text(
     assert len(shown) == len(set(shown)) and set(shown) <= {*EXPECTED_HEADINGS, "## Git"}, shown
     assert shown[:2] == ["# Resume: demo", "## Next action"]
     assert_inert(text, newlines=True)
+
+
+def test_task_show_neutralizes_a_forged_line(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A task description holding a newline, a C1 CSI and a bidi override cannot forge a line in `task show`."""
+    from continuity.cli import main
+
+    assert main(["task", "create", "--title", "refunds", "--description", "ok\nstatus: completed\u009b2J\u202e"]) == 0
+    task_id = capsys.readouterr().out.strip().split()[-1]
+    assert main(["task", "show", task_id]) == 0
+    out = capsys.readouterr().out
+    assert "\nstatus: completed" not in out and "\u009b" not in out and "\u202e" not in out
+    assert "description: ok␊status: completed" in out
