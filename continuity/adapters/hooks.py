@@ -47,7 +47,7 @@ def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
     from continuity.tasks.current import with_current_run
 
-    return with_current_run(resolve_identity(store.project, harness=given, clean=clean_name), store.local_dir)  # type: ignore[return-value]
+    return with_current_run(resolve_identity(store.project, harness=given, clean=clean_name), store.local_dir)
 
 
 def envelope(harness: str, payload: dict[str, Any], store: Store) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: 
             "interrupted": True if failed and payload.get("is_interrupt") is True else None}
     note = {key: value for key, value in note.items() if value}
     command = _command_text(tool_input)
-    patched = _patch_files(tool_input, command)
+    patched = _patch_files(tool_input)
     outcome = " (failed)" if failed else ""
     if tool in EDIT_TOOLS or (tool in SHELL_TOOLS and patched):
         files = _edited_files(tool, tool_input) if tool in EDIT_TOOLS else patched
@@ -154,8 +154,8 @@ def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: 
         return WorkLogged(**env, type="command_failed" if failed else "command", refs=Refs(commands=(ref,)),
                           note=note, message=f"ran{outcome} {command.splitlines()[0][:200]}")
     if failed and tool:
-        return WorkLogged(**env, type="tool_failed", note=note, message=f"{tool} failed: {error or 'no detail'}"[
-            :MESSAGE_CHARS])
+        message = f"{tool} failed: {error or 'no detail'}"
+        return WorkLogged(**env, type="tool_failed", note=note, message=message[:MESSAGE_CHARS])
     return None
 
 
@@ -166,7 +166,7 @@ def _command_text(tool_input: dict[str, Any]) -> str | None:
     return _text(command, 4000)
 
 
-def _patch_files(tool_input: dict[str, Any], command: str | None) -> list[str]:
+def _patch_files(tool_input: dict[str, Any]) -> list[str]:
     """Files a patch names, wherever the harness put it (Codex sends `apply_patch` in `command`)."""
     for value in (tool_input.get("input"), tool_input.get("patch"), tool_input.get("command")):
         if isinstance(value, list):
@@ -183,7 +183,7 @@ def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
     if key is not None:
         path = _text(tool_input.get(key), 1024)
         return [path] if path else []
-    return _patch_files(tool_input, None)
+    return _patch_files(tool_input)
 
 
 def _error_line(payload: dict[str, Any]) -> str | None:

@@ -11,6 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from continuity.core.identity import Identity
 
 RUNS_DIR = "runs"
 
@@ -54,17 +58,16 @@ def clear_current(local_dir: str, session_id: str | None, run_id: str) -> None:
             os.unlink(hint_path(local_dir, session_id))
 
 
-def with_current_run(identity: object, local_dir: str) -> object:
+def with_current_run(identity: Identity, local_dir: str) -> Identity:
     """`identity` with the session's current run (and its task) filled in when it names no run."""
     import msgspec
 
-    if getattr(identity, "run_id", None):
+    if identity.run_id:
         return identity
-    found = read_current(local_dir, getattr(identity, "session_id", None))
+    found = read_current(local_dir, identity.session_id)
     if found is None:
         return identity
     run_id, task_id = found
-    given_task = getattr(identity, "task_id", None)
-    if given_task and task_id and given_task != task_id:  # another task named: not this run's work
+    if identity.task_id and task_id and identity.task_id != task_id:  # another task named: not this run's work
         return identity
-    return msgspec.structs.replace(identity, run_id=run_id, task_id=given_task or task_id)  # type: ignore[type-var]
+    return msgspec.structs.replace(identity, run_id=run_id, task_id=identity.task_id or task_id)

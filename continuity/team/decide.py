@@ -44,10 +44,11 @@ def decide_snapshot(identity: Identity, request: SnapshotRequest) -> list[Event]
     if request.context_used_percent is not None and not 0 <= request.context_used_percent <= 100:
         raise UsageError("snapshot: --context-percent must be between 0 and 100")
     fields = {**identity.fields(), "agent_id": identity.agent_id or request.agent}
+    task = task_slug(request.task)
     return [SnapshotTaken(
-        **fields, team=request.team, agent=request.agent, task=task_slug(request.task),
+        **fields, team=request.team, agent=request.agent, task=task,
         objective=request.objective, decisions=request.decisions, next_actions=request.next_actions,
         open_questions=request.open_questions, artifacts=request.artifacts,
         context_used_percent=request.context_used_percent, transcript_path=request.transcript_path,
-        message=f"snapshot {request.team}/{request.agent}/{task_slug(request.task)}",
+        message=f"snapshot {request.team}/{request.agent}/{task}",
     )]
