@@ -45,6 +45,11 @@ class DayMark(msgspec.Struct, array_like=True):
     count: int
 
 
+Marks = dict[str, DayMark]
+_NO_MARKS = msgspec.msgpack.encode({})
+_MARKS_DECODER = msgspec.msgpack.Decoder(Marks)
+
+
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
     """One saved read model: its state plus what the log looked like when it was saved."""
 
@@ -52,7 +57,10 @@ class Saved(msgspec.Struct, Generic[S], kw_only=True):
     #: The newest event file read, folded or skipped as unreadable (the state's last_name
     #: only counts folded ones; an unreadable newest file must not look like a merge).
     last_read: str | None = None
-    days: dict[str, DayMark] = msgspec.field(default_factory=dict)
+    #: Each day folder's mark (a msgpack map of day -> DayMark), kept encoded: the models
+    #: saved by one catch-up carry the same marks, so a catch-up decodes them once, not
+    #: once per model (at a year of days they are most of a small model's file).
+    days: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(_NO_MARKS))
     state: Projects[S] = msgspec.field(default_factory=Projects)
 
 
@@ -149,8 +157,19 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
 
 
 def _event_names(entries: list[str]) -> list[str]:
-    """Entries shaped like event names, sorted (names are parsed only when read)."""
-    return sorted(entry for entry in entries if len(entry) == names.NAME_LENGTH and entry.endswith(".json"))
+    """Entries shaped like event names, sorted (names are parsed only when read).
+
+    A day folder holds only event files unless something else was put there, and an
+    active day holds thousands: check the common case in C (one join, every name the
+    same length, the suffix read with strided slices) before filtering name by name.
+    """
+    entries.sort()
+    count, length = len(entries), names.NAME_LENGTH
+    joined = "".join(entries)
+    if (len(joined) == length * count and min(map(len, entries), default=length) == length
+            and all(joined[length - 5 + i::length] == char * count for i, char in enumerate(".json"))):
+        return entries
+    return [entry for entry in entries if len(entry) == length and entry.endswith(".json")]
 
 
 class _Days:
@@ -181,11 +200,13 @@ class _Days:
 
 
 class _Track:
-    """One model during a catch-up: its saved form, where it stands, what it folded."""
+    """One model during a catch-up: its saved form, its day marks, where it stands, what it folded."""
 
-    def __init__(self, model: ReadModel[Any], saved: Saved[Any], position: str | None, why: str | None) -> None:
+    def __init__(self, model: ReadModel[Any], saved: Saved[Any], marks: Marks, position: str | None,
+                 why: str | None) -> None:
         self.model = model
         self.saved = saved
+        self.marks = marks
         self.position = position  # the newest name already read; None: from the start
         self.rebuilding = why is not None
         self.why = why
@@ -203,23 +224,22 @@ class _Track:
         last_day = names.shard_of(self.position)
         if day < last_day:
             return False
-        mark = self.saved.days.get(day)
+        mark = self.marks.get(day)
         return not (mark is not None and day != last_day and mark.mtime_ns == days.mtime(day))
 
 
-def _validate(saved: Saved[Any], days: _Days) -> str | None:
-    """Why a saved model must be rebuilt (the log changed in its past), or None."""
-    position = saved.last_read or saved.state.last_name
-    if set(saved.days) - set(days.days):
+def _validate(marks: Marks, position: str | None, days: _Days) -> str | None:
+    """Why a model saved with these marks at this position must be rebuilt (the log changed in its past), or None."""
+    if set(marks) - set(days.days):
         return "a day folder vanished"
     last_day = names.shard_of(position) if position else ""
     for day in days.days:
         if day >= last_day:
             break
-        mark = saved.days.get(day)
+        mark = marks.get(day)
         if mark is None or days.mtime(day) != mark.mtime_ns:
             return "events arrived in the past (a merge?)"
-    mark = saved.days.get(last_day) if last_day else None
+    mark = marks.get(last_day) if last_day else None
     # The newest folded day is always listed: where mtimes tick coarsely (older kernels,
     # NFS), a file landing in the same tick as the last catch-up keeps the mtime.
     if (mark is not None and last_day in days.days and position is not None
@@ -242,25 +262,40 @@ def catch_up(
     """
     days = _Days(log.events_dir)
     tracks: list[_Track] = []
-    # Models saved by the same catch-up carry the same day marks and position: check those once.
-    verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
+    # Models saved by the same catch-up carry the same day marks (byte for byte) and
+    # position: decode and check those once.
+    decoded: dict[bytes, Marks] = {}
+    verdicts: dict[tuple[bytes, str | None], str | None] = {}
     for model in models(names_wanted):
         saved = None if force_rebuild else load(store, model)
         why: str | None = "forced" if force_rebuild else None
+        marks: Marks = {}
+        position: str | None = None
         if saved is None:
             why = why or "the saved projection was missing, unreadable or from another version"
         else:
+            raw = bytes(saved.days)
+            found = decoded.get(raw)
+            if found is None:
+                try:
+                    found = decoded[raw] = _MARKS_DECODER.decode(raw)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    found = None
             position = saved.last_read or saved.state.last_name
-            known = next((verdict for marks, at, verdict in verdicts if at == position and marks == saved.days), "-")
-            why = _validate(saved, days) if known == "-" else known
-            if known == "-":
-                verdicts.append((saved.days, position, why))
+            if found is None:
+                why = "the saved projection was missing, unreadable or from another version"
+            else:
+                marks = dict(found)  # each model's own copy: the fold updates it
+                key = (raw, position)
+                if key not in verdicts:
+                    verdicts[key] = _validate(marks, position, days)
+                why = verdicts[key]
         if why is not None:
             saved = Saved(format=model.format, state=model.empty())
-            tracks.append(_Track(model, saved, None, why))
+            tracks.append(_Track(model, saved, {}, None, why))
         else:
             assert saved is not None
-            tracks.append(_Track(model, saved, saved.last_read or saved.state.last_name, None))
+            tracks.append(_Track(model, saved, marks, position, None))
     folded, skipped = _fold(log, days, tracks, writers or {})
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
@@ -271,9 +306,23 @@ def catch_up(
         warnings.append(f"{reason}: {which} rebuilt from {folded} events")
     if skipped:
         warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
+    _encode_marks(tracks)
     result = Models({track.model.name: track.saved.state for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings)
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
+
+
+def _encode_marks(tracks: Sequence[_Track]) -> None:
+    """Put each changed model's marks back in its saved form, encoding equal marks once."""
+    encoded: list[tuple[Marks, msgspec.Raw]] = []
+    for track in tracks:
+        if not track.changed:
+            continue
+        raw = next((raw for marks, raw in encoded if marks == track.marks), None)
+        if raw is None:
+            raw = msgspec.Raw(_ENCODER.encode(track.marks))
+            encoded.append((track.marks, raw))
+        track.saved.days = raw
 
 
 def _fold(
@@ -312,8 +361,8 @@ def _fold(
                     writer(track.saved.state, name, event)
         mark = DayMark(days.mtime(day), len(listed))
         for track in needing:
-            if track.saved.days.get(day) != mark:
-                track.saved.days[day] = mark
+            if track.marks.get(day) != mark:
+                track.marks[day] = mark
                 track.changed = True
         days.forget(day)
     folded = max((track.saved.state.events_folded - track.folded_before for track in tracks), default=0)

@@ -1,0 +1,50 @@
+"""The day listing's fast path and the saved day marks: same answers as the plain way."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from continuity.readside.catchup import _NO_MARKS, DayMark, Saved, _event_names
+from events import names
+
+LENGTH = names.NAME_LENGTH
+EVENT = st.text(alphabet="0123456789abcdef_-", min_size=LENGTH - 5, max_size=LENGTH - 5).map(lambda stem: stem + ".json")
+JUNK = st.one_of(
+    st.text(min_size=0, max_size=LENGTH + 3),  # any length, any characters
+    st.text(min_size=LENGTH, max_size=LENGTH),  # the right length, (almost always) the wrong suffix
+    st.text(alphabet="0123456789.jsonx", min_size=LENGTH, max_size=LENGTH),  # near misses: ".jsox", "json."
+    EVENT.map(lambda name: "." + name[1:]),  # a dot file shaped like an event
+)
+
+
+def plain(entries: list[str]) -> list[str]:
+    return sorted(entry for entry in entries if len(entry) == LENGTH and entry.endswith(".json"))
+
+
+@given(st.lists(EVENT, max_size=40), st.lists(JUNK, max_size=5))
+def test_listing_matches_the_plain_filter(events: list[str], junk: list[str]) -> None:
+    entries = events + junk
+    assert _event_names(list(entries)) == plain(entries)
+
+
+@given(st.lists(EVENT, max_size=40))
+def test_a_folder_of_events_only_is_kept_whole_and_sorted(events: list[str]) -> None:
+    assert _event_names(list(events)) == sorted(events)
+
+
+def test_one_bad_suffix_among_thousands_is_filtered() -> None:
+    events = [f"{i:017d}".ljust(LENGTH - 5, "0") + ".json" for i in range(3000)]
+    wrong = events[1500][:-5] + ".jsom"
+    assert _event_names([*events, wrong]) == sorted(events)
+    assert _event_names([*events, wrong[:-1]]) == sorted(events)  # one character short
+
+
+def test_marks_are_saved_as_the_plain_map() -> None:
+    """The marks kept encoded in a saved model are the same bytes as the map they hold."""
+    marks = {"20240101": DayMark(5, 3), "20240102": DayMark(7, 1)}
+    saved = Saved(format=1, days=msgspec.Raw(msgspec.msgpack.encode(marks)))
+    decoded = msgspec.msgpack.decode(msgspec.msgpack.encode(saved))
+    assert decoded["days"] == {"20240101": [5, 3], "20240102": [7, 1]}
+    assert bytes(Saved(format=1).days) == _NO_MARKS == msgspec.msgpack.encode({})
