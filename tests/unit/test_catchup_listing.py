@@ -10,7 +10,8 @@ from continuity.readside.catchup import _NO_MARKS, DayMark, Saved, _event_names
 from events import names
 
 LENGTH = names.NAME_LENGTH
-EVENT = st.text(alphabet="0123456789abcdef_-", min_size=LENGTH - 5, max_size=LENGTH - 5).map(lambda stem: stem + ".json")
+STEM = st.text(alphabet="0123456789abcdef_-", min_size=LENGTH - 5, max_size=LENGTH - 5)
+EVENT = STEM.map(lambda stem: stem + ".json")
 JUNK = st.one_of(
     st.text(min_size=0, max_size=LENGTH + 3),  # any length, any characters
     st.text(min_size=LENGTH, max_size=LENGTH),  # the right length, (almost always) the wrong suffix
