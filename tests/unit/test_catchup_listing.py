@@ -45,7 +45,7 @@ def test_one_bad_suffix_among_thousands_is_filtered() -> None:
 def test_marks_are_saved_as_the_plain_map() -> None:
     """The marks kept encoded in a saved model are the same bytes as the map they hold."""
     marks = {"20240101": DayMark(5, 3), "20240102": DayMark(7, 1)}
-    saved = Saved(format=1, days=msgspec.Raw(msgspec.msgpack.encode(marks)))
+    saved: Saved[object] = Saved(format=1, days=msgspec.Raw(msgspec.msgpack.encode(marks)))
     decoded = msgspec.msgpack.decode(msgspec.msgpack.encode(saved))
     assert decoded["days"] == {"20240101": [5, 3], "20240102": [7, 1]}
     assert bytes(Saved(format=1).days) == _NO_MARKS == msgspec.msgpack.encode({})
