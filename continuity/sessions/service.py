@@ -153,11 +153,12 @@ def resume_bundle(
     latest_md = None
     if record_archive is not None:
         latest_md = os.path.join(contexts_dir(store), project, "latest.md")
+    behind = _unsynced_warning(store)  # part of the inputs: a served brief replays with it
     inputs = live.view_inputs(
         store.root, now_us=now_us(), archived_git=_archived_git(record_archive),
         archived_read_first=record_archive.restore.read_first if record_archive else [],
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
-        latest_markdown=latest_md, warnings=list(view.warnings),
+        latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else [])],
     )
     data = bundle.build(state, inputs, session_id=identity.session_id)
     text = _render(data, fmt, max_chars)

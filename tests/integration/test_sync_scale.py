@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from continuity.core.errors import EXIT_REMOTE, EXIT_SYNC_GAVE_UP
+from continuity.core.identity import Identity
 from continuity.core.store import Store, now_us
+from continuity.sessions.service import resume_bundle
 from continuity.sync import engine, health
 from continuity.sync.objects import TreeWriter
 from events.worklog import WorkLogged
@@ -206,8 +208,17 @@ def test_sync_status_and_the_unsynced_warning(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr("continuity.sessions.service.now_us", lambda: now_us() + 2 * 86_400_000_000)
     warnings = cli("status", "--root", str(root))[1]["warnings"]
     assert any("3 event(s) older than a day are not synced" in warning for warning in warnings)
+    brief = cli("resume-bundle", "--format", "json", "--root", str(root))[1]
+    assert any("3 event(s) older than a day are not synced" in warning for warning in brief["warnings"])
+    served = resume_bundle(Store(root), Identity(project="demo"), record=True)
+    assert "Warning: 3 event(s) older than a day are not synced" in served.text
+    assert served.served is not None  # the warning is part of the recorded inputs: the brief replays as served
+    replayed = resume_bundle(Store(root), Identity(project="demo"), as_of=served.served.event_id)
+    assert replayed.text == served.text
     assert cli("sync", "--root", str(root))[0] == 0
     assert cli("status", "--root", str(root))[1]["warnings"] == []
+    after = cli("resume-bundle", "--format", "json", "--root", str(root))[1]
+    assert not any("not synced" in warning for warning in after["warnings"])
     assert (root / STORE / "local" / health.STATE_NAME).is_file()
 
 
