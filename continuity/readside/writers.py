@@ -175,7 +175,7 @@ def refresh(
     if "tasks" in writers:
         from continuity.readside.memory_files import sweep
 
-        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=rebuild)
+        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=rebuild or outcome.rebuilt)
         outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
     return outcome
 
