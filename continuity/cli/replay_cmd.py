@@ -36,10 +36,7 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     from projections.registry import REGISTRY
 
-    outcome = refresh(store, tuple(REGISTRY), rebuild=True)
-    from continuity.readside.memory_files import sweep
-
-    outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), full=True))
+    outcome = refresh(store, tuple(REGISTRY), rebuild=True)  # memory files are swept in full too
     if not outcome.saved:
         from events.errors import WriteFailed
 

@@ -77,13 +77,19 @@ def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False) ->
     except OSError as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {error.strerror or error}")
-    outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), writer, full=rebuild))
+    outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), writer, full=rebuild or outcome.rebuilt))
     return outcome
 
 
 def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None, *, full: bool = False) -> list[str]:
-    """Write the kept memories newer than the newest written (all kept ones when `full`)."""
+    """Write the kept memories newer than the newest written (all kept ones when `full`).
+
+    `full` (after a rebuild) also removes the files of memories the log no longer makes:
+    a synthesis that lost to an earlier one merged in by a sync.
+    """
     writer = writer or MemoryWriter(store)
+    if full:
+        _prune(store, state, writer)
     mark_path = os.path.join(store.local_dir, MARK)
     try:
         with open(mark_path) as handle:
@@ -102,3 +108,33 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
         with contextlib.suppress(OSError):
             write_atomic(mark_path, max(newest, writer.newest).encode(), durable=False, within=store.path)
     return writer.warnings
+
+
+def _prune(store: Store, state: Projects[Any], writer: MemoryWriter) -> None:
+    """Remove memory files no project keeps, except those its bounds may have aged out.
+
+    A file older than the oldest memory a full book keeps may be a memory that aged out
+    (kept on disk for people); any other file not kept is one the log no longer makes.
+    """
+    from projections.memories import MEMORIES_LIMIT
+
+    kept: set[str] = set()
+    threshold = ""
+    for project in state.projects.values():
+        memories = project.book.memories
+        kept.update(memory.memory_id for memory in memories)
+        if len(memories) >= MEMORIES_LIMIT:
+            threshold = max(threshold, memories[0].memory_id)
+    folder = os.path.join(store.path, MEMORIES_DIR)
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        memory_id = entry.removesuffix(".md")
+        if entry.startswith("mem-") and entry.endswith(".md") and memory_id not in kept and memory_id >= threshold:
+            try:
+                os.unlink(os.path.join(folder, entry))
+            except OSError as error:
+                if not writer.warnings:
+                    writer.warnings.append(f"memory files not written ({error.strerror or error})")

@@ -15,10 +15,13 @@ from projections.readmodel import Projects
 from projections.refs import RefsState
 from projections.registry import REGISTRY
 from projections.sessions import SessionsState
+from projections.tasks import TasksState
 from projections.worklog import WorkState
 
 #: What the session commands (status, archive, resume-bundle) read.
 SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
+#: What the resume brief reads: the session models, and tasks, runs and memories.
+BRIEF_MODELS = (*SESSION_MODELS, "tasks")
 
 
 class Models:
@@ -28,7 +31,7 @@ class Models:
         self.states = states
 
     @classmethod
-    def empty(cls, names: tuple[str, ...] = SESSION_MODELS) -> Models:
+    def empty(cls, names: tuple[str, ...] = BRIEF_MODELS) -> Models:
         """Every named model before any event."""
         return cls({name: REGISTRY[name].empty() for name in names})
 
@@ -84,6 +87,12 @@ class ProjectView:
     def refs(self) -> RefsState:
         """Handoffs and artifacts mentioned."""
         found: RefsState = self.of("refs")
+        return found
+
+    @cached_property
+    def tasks(self) -> TasksState:
+        """Tasks, agent runs and synthesized memories."""
+        found: TasksState = self.of("tasks")
         return found
 
     @cached_property

@@ -172,6 +172,11 @@ def refresh(
     except (OSError, ContinuityError) as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {reason_of(error)}")
+    if "tasks" in writers:
+        from continuity.readside.memory_files import sweep
+
+        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=rebuild or outcome.rebuilt)
+        outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
     return outcome
 
 
@@ -182,6 +187,10 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.team.files import TeamWriter
 
         found["team"] = TeamWriter(store, folder)
+    if "tasks" in names and folder is None:  # memories/<id>.md live in the store only
+        from continuity.readside.memory_files import MemoryWriter
+
+        found["tasks"] = MemoryWriter(store)
     return found
 
 

@@ -15,6 +15,7 @@ from continuity.core.paths import archive_relpath, event_relpath
 from continuity.core.text import block, one_line
 from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of
+from continuity.tasks.resume import work_of
 from events import clock
 from events.context import ViewInputs
 
@@ -24,6 +25,11 @@ DEFAULT_MAX_CHARS = 8000
 #: 1,000) always fit in this, so the budget can hold without cutting the next action.
 MIN_MAX_CHARS = 2500
 WARNINGS_SHOWN = 3
+#: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
+TASKS_SHOWN = 8
+RUNS_SHOWN = 3
+MEMORIES_SHOWN = 5
+TITLE_CHARS = 100
 
 
 def age(then: str | None, now: str) -> str:
@@ -40,9 +46,14 @@ def age(then: str | None, now: str) -> str:
 
 
 def build(
-    project: ProjectView, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None
+    project: ProjectView, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None,
+    agent_id: str | None = None, run_id: str | None = None,
 ) -> dict[str, Any]:
-    """The bundle as a dict: seed 004's resume-bundle fields and more (for `session_id`, if given)."""
+    """The bundle as a dict: seed 004's resume-bundle fields and more.
+
+    For the session, agent and run it is served to, when given: the session's compaction
+    count, its current run, the agent's open tasks (every open task when no agent is named).
+    """
     now = inputs.now
     session = project.sessions.sessions.get(session_id) if session_id else None
     compaction = (
@@ -118,6 +129,8 @@ def build(
             'continuity checkpoint -m "<what changed>" --next "<next step>"',
             "continuity archive --gate agent --reason \"<why>\"",
         ],
+        "tasks": work_of(project.tasks, lambda then: age(then, now), agent_id=agent_id, session_id=session_id,
+                         run_id=run_id),
         "events": project.events,
         "warnings": list(inputs.warnings),
     }
@@ -140,9 +153,13 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
     if work["in_progress"]:
         sections.append(("## In progress", [block(work["in_progress"])]))
+    sections.extend(_task_sections(bundle["tasks"]))
     sections.append(("## Open questions", [f"{_item(q['text'])} ({q['age']})"
                                            for q in reversed(work["open_questions"])]))
     sections.append(("## Decisions", [f"{_item(d['text'])} ({d['age']})" for d in reversed(work["decisions"])]))
+    sections.append(("## Newest memories", [
+        one_line(f"- {_short(m['title'])} ({m['kind']}, {m['age']}; {m['memory_id']})")
+        for m in bundle["tasks"]["memories"][:MEMORIES_SHOWN]]))
     sections.append(("## Pending handoffs", [f"{_item(one_line(h['path']))} ({one_line(h['state'])}, mentioned "
                                              f"{h['mentioned']})" for h in bundle["pending_handoffs"]]))
     sections.append(("## Recent events", [
@@ -168,6 +185,38 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Read first", [_item(one_line(path)) for path in bundle["read_first"]]))
     sections.append(("## Commands", [f"- `{one_line(command)}`" for command in bundle["recommended_commands"]]))
     return [(heading, lines) for heading, lines in sections if lines]
+
+
+def _short(text: str, limit: int = TITLE_CHARS) -> str:
+    """`text` cut to `limit` characters (a title in a one-line entry)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _task_sections(work: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The current run, the other open runs and the open tasks, a few lines each."""
+
+    def run_line(run: dict[str, Any]) -> str:
+        task = f'{run["task_id"]} "{_short(run["task_title"])}"' if run["task_title"] else str(run["task_id"])
+        status = f' [{run["task_status"]}]' if run["task_status"] else ""
+        role = f'{run["role"]}, ' if run["role"] else ""
+        return one_line(f'- {run["run_id"]} on {task}{status} ({role}{run["context"]}, started {run["started"]}; '
+                        f'{run["files"]} files, {run["commands"]} commands)')
+
+    current = work["current_run"]
+    sections = [("## Current run", [run_line(current)] if current else [])]
+    others = [run_line(run) for run in work["open_runs"][:RUNS_SHOWN]]
+    if work["open_runs_total"] > len(others):
+        others.append(f"- … {work['open_runs_total'] - len(others)} more open")
+    sections.append(("## Open runs", others))
+    tasks = [one_line(f'- {t["task_id"]} [{t["status"]}] {_short(t["title"])}'
+                      + (f' (p{t["priority"]})' if t["priority"] is not None else "")
+                      + (f' @{t["assigned_to"]}' if t["assigned_to"] else "") + f', updated {t["updated"]}')
+             for t in work["open_tasks"][:TASKS_SHOWN]]
+    if work["open_tasks_total"] > len(tasks):
+        tasks.append(f"- … {work['open_tasks_total'] - len(tasks)} more: `continuity task list`")
+    heading = f"## Open tasks for {one_line(_short(work['agent_id']))}" if work["agent_id"] else "## Open tasks"
+    sections.append((heading, tasks))
+    return sections
 
 
 def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) -> str:

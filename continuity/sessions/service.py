@@ -18,6 +18,7 @@ from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
+from continuity.readside.views import BRIEF_MODELS
 from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
@@ -146,8 +147,8 @@ def resume_bundle(
         raise UsageError(f"--max-chars must be at least {bundle.MIN_MAX_CHARS}")
     project = identity.project
     if as_of is not None:
-        return _replayed_bundle(store, project=project, fmt=fmt, max_chars=max_chars, as_of=as_of)
-    view = current_view(store)
+        return _replayed_bundle(store, identity, fmt=fmt, max_chars=max_chars, as_of=as_of)
+    view = current_view(store, BRIEF_MODELS)
     state = view.project(project)
     record_archive = state.latest_archive()
     latest_md = None
@@ -160,7 +161,8 @@ def resume_bundle(
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
         latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else [])],
     )
-    data = bundle.build(state, inputs, session_id=identity.session_id)
+    data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
+                        run_id=identity.run_id)
     text = _render(data, fmt, max_chars)
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
     if record:
@@ -184,7 +186,12 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
     return _ArchivedGit(head=record.git.head, dirty_files=tuple(record.refs.dirty_files))
 
 
-def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as_of: str) -> Brief:
+def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: int, as_of: str) -> Brief:
+    """The brief as of a point: a served brief again, byte for byte, or the log as it stood then.
+
+    As of another point, the session and agent are the asker's; the current run is the
+    session's open run then (the current-run hint is about now, so it is not used).
+    """
     from continuity.readside.replay import models_until, resolve_point
     from continuity.readside.views import Models
 
@@ -194,20 +201,21 @@ def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
         until = log.find(served.as_of).name if served.as_of else ""
-        models = models_until(log, until, warnings) if until else Models.empty()
+        models = models_until(log, until, warnings, BRIEF_MODELS) if until else Models.empty(BRIEF_MODELS)
         state = models.project(served.project)
         if state.events != served.events_folded:
             warnings.append(
                 f"the log before this point changed since it was served ({state.events} events of "
                 f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
-        data = bundle.build(state, served.inputs, session_id=served.served_to)
+        data = bundle.build(state, served.inputs, session_id=served.served_to, agent_id=served.agent_id,
+                            run_id=served.run_id)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
         return Brief(text=text, data=data, warnings=warnings)
-    pstate = models_until(log, last_name, warnings).project(project)
+    pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
     now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
     inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
-    data = bundle.build(pstate, inputs, as_of=as_of)
+    data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings)

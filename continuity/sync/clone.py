@@ -49,7 +49,9 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     store = _remember(store, branch_name, remote_name)
     report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
                   restore=True)
-    outcome = refresh(store, rebuild=True)
+    from projections.registry import REGISTRY
+
+    outcome = refresh(store, tuple(REGISTRY), rebuild=True)
     return {
         "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
         "initialized": initialized, "branch": branch_name, "remote": mask_url(remote_name), "commit": report.commit,

@@ -365,8 +365,9 @@ def _now_iso() -> str:
 
 def _catch_up(store: Store, report: SyncReport) -> None:
     from continuity.readside.writers import refresh
+    from projections.registry import REGISTRY
 
-    outcome = refresh(store)
+    outcome = refresh(store, tuple(REGISTRY))  # every model: tasks and memories too, not only the session ones
     report.projections_rebuilt = outcome.rebuilt
     report.events_folded = outcome.folded
     report.warnings.extend(warning for warning in outcome.warnings if "arrived in the past" not in warning)

@@ -223,3 +223,42 @@ def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> N
     assert [t["task_id"] for t in tasks["tasks"]] == [task["task_id"]]
     [memory] = memories["memories"]
     assert memory["title"] == "Task complete: Fix the auth flow regression" and memory["run_id"] == run["run_id"]
+
+
+def test_log_and_checkpoint_are_attributed_to_the_current_run_once(tmp_path: Path) -> None:
+    """After start_agent_run, `log` and `checkpoint` carry its run; a second run replaces it; complete ends it."""
+    root = make_project(tmp_path)
+    who = {"session_id": "s1"}
+
+    async def body(session: ClientSession) -> Any:
+        call = session.call_tool
+        task = payload(await call("create_task", {"title": "Fix auth", **who}))["task_id"]
+        other = payload(await call("create_task", {"title": "Other", **who}))["task_id"]
+        first = payload(await call("start_agent_run", {"task_id": task, **who}))["run_id"]
+        logged = [payload(await call("log", {"message": "edited", "files": ["src/auth.py"], **who})),
+                  payload(await call("checkpoint", {"message": "half way", "files": ["src/token.py"],
+                                                    "command": "pytest -q", "exit_code": 0, **who})),
+                  payload(await call("log", {"message": "elsewhere", "task_id": other, **who})),
+                  payload(await call("log", {"message": "no session", "files": ["x.py"]}))]
+        second = payload(await call("start_agent_run", {"task_id": task, **who}))
+        after_second = payload(await call("log", {"message": "second", "files": ["src/b.py"], **who}))
+        updated = payload(await call("update_task", {"task_id": task, "status": "completed", **who}))
+        payload(await call("complete_agent_run", {"run_id": second["run_id"], "output_summary": "done", **who}))
+        after = payload(await call("log", {"message": "after", "files": ["late.py"], **who}))
+        memories = payload(await call("list_memories", {}))["memories"]
+        return task, first, logged, second, after_second, updated, after, memories
+
+    task, first, logged, second, after_second, updated, after, memories = with_session(tmp_path, root, body)
+    assert [entry["event"]["run_id"] for entry in logged] == [first, first, None, None]
+    assert [entry["event"]["task_id"] for entry in logged[:2]] == [task, task]
+    assert second["run_id"] != first and after_second["event"]["run_id"] == second["run_id"]
+    assert after["event"]["run_id"] is None  # complete_agent_run cleared the session's current run
+    from continuity.core.store import Store
+    from continuity.tasks.service import tasks_state
+
+    state, _, _ = tasks_state(Store(str(root)), "demo")
+    assert state.runs[first].files == ["src/auth.py", "src/token.py"] and state.runs[first].commands == 1
+    assert state.runs[second["run_id"]].files == ["src/b.py"] and state.runs[second["run_id"]].commands == 0
+    [memory] = memories
+    assert memory["run_id"] == second["run_id"] and memory["event_id"] == updated["event_id"]
+    assert memory["files_touched"] == ["src/auth.py", "src/token.py", "src/b.py"]

@@ -226,3 +226,28 @@ def test_ready_queue_and_filters(root: Path) -> None:
     assert ids[:2] == [high, low] and epic not in ids
     assert [t["task_id"] for t in as_json(root, "task", "list", "--assigned", "ann")["tasks"]] == [low]
     assert [t["task_id"] for t in as_json(root, "task", "list", "--status", "in_progress")["tasks"]] == [epic]
+
+
+def test_a_rebuild_removes_memory_files_the_log_no_longer_makes(root: Path) -> None:
+    """After a rebuild, a file of no kept memory goes unless it may be one the bounds aged out."""
+    from events.task import TaskCreated, TaskUpdated
+    from projections.memories import MEMORIES_LIMIT
+
+    log = Store(root).open_log()
+    drafts: list[Any] = []
+    for index in range(MEMORIES_LIMIT + 5):
+        drafts += [TaskCreated(project="demo", task_id=f"task-{index}", title=f"t{index}"),
+                   TaskUpdated(project="demo", task_id=f"task-{index}", status="completed")]
+    log.append_many(drafts)
+    ok(root, "rebuild")
+    folder = root / ".agent/runtime-continuity/memories"
+    files = sorted(path.name for path in folder.glob("mem-*.md"))
+    assert len(files) == MEMORIES_LIMIT + 5  # the five aged out of the model stay on disk for people
+    kept = [m["memory_id"] for m in as_json(root, "memory", "list")["memories"]]
+    assert len(kept) == MEMORIES_LIMIT and set(files[5:]) == {f"{memory_id}.md" for memory_id in kept}
+    stale = folder / (max(kept) + "-lost.md")  # newer than the oldest kept, made by no kept memory
+    stale.write_text("a synthesis a merge superseded\n")
+    (folder / "notes.txt").write_text("not a memory file\n")
+    ok(root, "rebuild")
+    assert not stale.exists() and (folder / "notes.txt").exists()
+    assert sorted(path.name for path in folder.glob("mem-*.md")) == files

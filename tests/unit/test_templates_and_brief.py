@@ -86,3 +86,36 @@ def test_the_budget_holds_and_the_next_action_is_whole(
     text = bundle.render_markdown(bundle.build(project, inputs), max_chars)
     assert len(text) <= max_chars
     assert f"## Next action\n{next_items[0]}\n" in text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    titles=st.lists(words.filter(str.strip), max_size=80),
+    memories=st.lists(words.filter(str.strip), max_size=40),
+    agent=st.sampled_from([None, "ann"]),
+    max_chars=st.integers(bundle.MIN_MAX_CHARS, 12000),
+)
+def test_tasks_runs_and_memories_never_push_out_the_next_action(
+    titles: list[str], memories: list[str], agent: str | None, max_chars: int,
+) -> None:
+    """However many tasks, open runs and memories there are, the brief fits and the next action and blockers lead."""
+    from projections.memories import Memory
+    from projections.tasks import Run, Task
+
+    project = Models.empty().project("demo")
+    project.work.next = ["n" * 1000]
+    project.work.blockers = ["waiting on review"]
+    state = project.tasks
+    for index, title in enumerate(titles):
+        state.tasks[f"task-{index}"] = Task(task_id=f"task-{index}", title=title, assigned_to="ann",
+                                            status=("queued", "in_progress", "blocked")[index % 3])
+        state.runs[f"run-{index}"] = Run(run_id=f"run-{index}", task_id=f"task-{index}", session_id="s1",
+                                         agent_id="ann", started_at="2026-07-23T01:02:03.000000Z")
+    state.book.memories = [Memory(memory_id=f"mem-{i}", kind="task_outcome", title=t, summary=t,
+                                  created_at="2026-07-23T01:02:03.000000Z") for i, t in enumerate(memories)]
+    inputs = ViewInputs(now="2026-07-23T05:00:00.000000Z")
+    text = bundle.render_markdown(bundle.build(project, inputs, session_id="s1", agent_id=agent), max_chars)
+    assert len(text) <= max_chars
+    assert text.index("## Next action\n" + "n" * 1000 + "\n") < text.index("## Blockers\n- waiting on review")
+    if titles:
+        assert "## Current run\n- run-" in text or "brief cut to fit" in text

@@ -70,13 +70,19 @@ StatusInput = tool_input("StatusInput", "Which project `status` reports on, and 
 EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
 
 def identity(request: Any, store: Store) -> Identity:
-    """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project."""
+    """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project.
+
+    As in the CLI and the hooks, a call that names no run is made in the session's current
+    run (`start_agent_run` made it current), so `log` and `checkpoint` files and commands are
+    attributed to it. The run tools set their events' own run over it: nothing is counted twice.
+    """
     from continuity.adapters.mcp.registry import CLIENT
     from continuity.core.identity import clean_name
+    from continuity.tasks.current import with_current_run
 
     given = {name: getattr(request, name) for name in Identity.__struct_fields__}
     harness = {"host": clean_name(CLIENT.get())}  # the client names the host when the arguments do not
-    return resolve_identity(project_of(given.pop("project"), store), given, harness)
+    return with_current_run(resolve_identity(project_of(given.pop("project"), store), given, harness), store.local_dir)
 
 
 def project_of(project: str | None, store: Store) -> str:

@@ -1,0 +1,113 @@
+"""Two clones that each synthesized a memory for the same run offline agree on one winner after `sync`.
+
+Real git: a bare remote in a temp folder, two `clone-store` clones, the CLI as processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.core.store import Store
+from continuity.tasks.service import tasks_state
+from tests.helpers import cli_process
+
+STORE = Path(".agent", "runtime-continuity")
+GIT_ENV = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
+           "GIT_COMMITTER_NAME": "Tess Ter", "GIT_COMMITTER_EMAIL": "tess@example.invalid",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+ONE_PER_RUN = ("task_outcome", "blocker_resolution", "session_summary")
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd`; its stdout (fails the test when git fails)."""
+    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                            env={**os.environ, **GIT_ENV, "LC_ALL": "C"})
+    assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def ok(root: Path, *args: str, session: str = "s1") -> str:
+    """stdout of `continuity ARGS` run as a new process in `root`, which must succeed."""
+    done = cli_process(*args, cwd=root, env={**GIT_ENV, "HOME": os.environ["HOME"], "CONTINUITY_SESSION_ID": session})
+    assert done.returncode == 0, f"{args}: {done.stderr}"
+    return done.stdout.strip()
+
+
+def as_json(root: Path, *args: str) -> Any:
+    return json.loads(ok(root, *args, "--json"))
+
+
+def memory_files(root: Path) -> dict[str, bytes]:
+    folder = root / STORE / "memories"
+    return {path.name: path.read_bytes() for path in sorted(folder.glob("*.md"))}
+
+
+def event_names(root: Path) -> list[str]:
+    return sorted(path.name for path in (root / STORE / "events").glob("*/*.json"))
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> dict[str, Any]:
+    """A bare remote holding the code and a store with one task and an open run on it; two fresh clones."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    origin = tmp_path / "origin"
+    git(tmp_path, "clone", "-q", str(remote), str(origin))
+    (origin / "README.md").write_text("the code\n")
+    ok(origin, "init", "--project", "demo")
+    git(origin, "add", "README.md", ".gitignore")
+    git(origin, "commit", "-q", "-m", "code")
+    git(origin, "push", "-q", "origin", "main")
+    task = ok(origin, "task", "create", "--title", "Fix the auth flow", "--description", "login regression")
+    run_id = ok(origin, "run", "start", "--task", task, "--role", "software_engineer")
+    ok(origin, "log", "-m", "edited", "--file", "src/auth.py")
+    ok(origin, "sync")
+    clones = []
+    for name in ("one", "two"):
+        path = tmp_path / name
+        git(tmp_path, "clone", "-q", str(remote), str(path))
+        assert as_json(path, "clone-store", "origin")["project"] == "demo"
+        clones.append(path)
+    return {"task": task, "run": run_id, "one": clones[0], "two": clones[1]}
+
+
+@pytest.mark.parametrize("second", ["completed", "blocked"])
+def test_offline_syntheses_of_one_run_converge_on_the_first_in_log_order(shared: dict[str, Any], second: str) -> None:
+    """Each clone finishes the same run offline (each sees its own memory); after syncs both keep the first."""
+    one, two, task, run_id = shared["one"], shared["two"], shared["task"], shared["run"]
+    updates = {}
+    for root, status, summary in ((one, "completed", "fixed on one"), (two, second, "tried on two")):
+        ok(root, "log", "-m", f"work on {root.name}", "--file", f"src/{root.name}.py", "--run", run_id)
+        extra = ["--note", "needs the API key policy"] if status == "blocked" else []
+        updates[root.name] = as_json(root, "task", "update", task, "--status", status, "--run", run_id,
+                                     *extra)["event_ids"][0]
+        ok(root, "run", "complete", run_id, "--output-summary", summary)
+        [own] = as_json(root, "memory", "list")["memories"]
+        assert own["event_id"] == updates[root.name] and own["run_id"] == run_id
+    # `two` pushes first; `one` then fetches events after its own; `two` gets `one`'s, which sort before its own.
+    for root in (two, one, two, one):
+        ok(root, "sync")
+    assert event_names(one) == event_names(two)
+    listed = [as_json(root, "memory", "list") for root in (one, two)]
+    assert listed[0] == listed[1]
+    [winner] = [m for m in listed[0]["memories"] if m["kind"] in ONE_PER_RUN]
+    assert winner["event_id"] == min(updates.values()) == updates["one"]
+    assert winner["kind"] == "task_outcome" and winner["run_id"] == run_id
+    assert winner["files_touched"] == ["src/auth.py", "src/one.py"]  # as the log stood at the winning update
+    for root in (one, two):
+        state, _, _ = tasks_state(Store(root), "demo")
+        [lost] = [s for s in state.book.skipped if s.run_id == run_id]
+        assert lost.event_id == updates["two"] and lost.reason.startswith("run already has task_outcome")
+        assert state.runs[run_id].output_summary == "fixed on one"  # the first completion counts
+    assert memory_files(one) == memory_files(two) and list(memory_files(one)) == [f"{winner['memory_id']}.md"]
+    for root in (one, two):
+        ok(root, "rebuild")
+        assert as_json(root, "memory", "list") == listed[0]
+        assert list(memory_files(root)) == [f"{winner['memory_id']}.md"]
+    assert as_json(one, "task", "show", task) == as_json(two, "task", "show", task)
