@@ -182,6 +182,10 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.team.files import TeamWriter
 
         found["team"] = TeamWriter(store, folder)
+    if "roles" in names:
+        from continuity.team.files import RoleWriter
+
+        found["roles"] = RoleWriter(store, folder)
     return found
 
 
