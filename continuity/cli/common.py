@@ -135,6 +135,7 @@ COMMAND_MODULES: dict[str, str] = {
     "snapshot": "continuity.cli.team",
     "resume": "continuity.cli.team",
     "role": "continuity.cli.roles",
+    "park": "continuity.cli.park",
 }
 
 

@@ -163,3 +163,57 @@ def decide_role_checkpoint(state: RolesState, identity: Identity, request: RoleR
     _found(state, request, "checkpoint")
     return [RoleCheckpointed(**_envelope(identity, request), checkpoint_ref=ref, parked=parked,
                              message=f"role {request.team}/{request.role} checkpoint_ref -> {ref}")]
+
+
+# -- park ----------------------------------------------------------------------------------
+class NothingToPark(Exception):
+    """The agent holds no fresh role (or not the one named): park writes nothing (seed 000: exit 2)."""
+
+
+class ParkRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What `park <team>` was asked: the agent, one role or all, and the snapshot's content."""
+
+    team: str
+    agent: str
+    role: str | None = None
+    objective: str | None = None
+    decisions: tuple[str, ...] = ()
+    next_actions: tuple[str, ...] = ()
+    open_questions: tuple[str, ...] = ()
+    artifacts: tuple[str, ...] = ()
+
+
+def held_roles(state: RolesState, request: ParkRequest, now_us: int) -> list[Role]:
+    """The roles the agent holds under a fresh lease now (just `request.role` when named), by name."""
+    roles = state.teams.get(request.team, {})
+    wanted = [roles[request.role]] if request.role is not None and request.role in roles else \
+        [] if request.role is not None else list(roles.values())
+    return sorted((role for role in wanted if role.holder == request.agent and fresh_at(role, now_us)),
+                  key=lambda role: role.role)
+
+
+def park_task(role: str) -> str:
+    """The snapshot task a parked role is saved under: `role-<slug>`."""
+    return task_slug(f"role-{role}")
+
+
+def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now_us: int) -> list[Event]:
+    """Per fresh held role: a snapshot (task `role-<slug>`), then the role's checkpoint_ref pointing at it."""
+    from continuity.team.files import snapshot_relpath
+
+    held = held_roles(state, request, now_us)
+    if not held:
+        raise NothingToPark(request.role)
+    drafts: list[Event] = []
+    for role in held:
+        task = park_task(role.role)
+        snapshot = SnapshotRequest(
+            team=request.team, agent=request.agent, task=task,
+            objective=request.objective or f"parked role {role.role} at session exit",
+            decisions=request.decisions, next_actions=request.next_actions,
+            open_questions=request.open_questions, artifacts=request.artifacts)
+        drafts += decide_snapshot(identity, snapshot)
+        drafts += decide_role_checkpoint(state, identity, RoleRequest(team=request.team, role=role.role,
+                                                                      agent=request.agent),
+                                         snapshot_relpath(request.team, request.agent, task), parked=True)
+    return drafts
