@@ -211,3 +211,29 @@ def view_inputs(
         latest_markdown=latest_markdown if latest_markdown and os.path.exists(latest_markdown) else None,
         warnings=tuple(warnings),
     )
+
+
+#: Transports `park --handoff` may ask git to reach (never `ext::`, which runs commands).
+LS_REMOTE_PROTOCOLS = "file:git:http:https:ssh"
+LS_REMOTE_TIMEOUT = 30.0
+
+
+def ls_remote(root: str, remote: str, ref: str) -> tuple[list[tuple[str, str]] | None, str | None]:
+    """What `remote` holds at refs matching `ref`: ([(sha, refname)], None), or (None, why it could not be read).
+
+    Relative remote paths are taken from `root`. No prompt is ever shown (a hook may run this).
+    """
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
+           "GIT_ALLOW_PROTOCOL": LS_REMOTE_PROTOCOLS, "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    try:
+        result = subprocess.run(["git", "ls-remote", "--", remote, ref], cwd=root, capture_output=True, text=True,
+                                timeout=LS_REMOTE_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return None, "git is not installed"
+    except (subprocess.TimeoutExpired, OSError) as error:
+        return None, f"git did not answer ({type(error).__name__})"
+    if result.returncode != 0:
+        first = next((line.strip() for line in result.stderr.splitlines() if line.strip()), "")
+        return None, first[:200] or f"git ls-remote exited {result.returncode}"
+    found = [tuple(line.split("\t", 1)) for line in result.stdout.splitlines() if "\t" in line]
+    return [(sha, name) for sha, name in found], None

@@ -7,7 +7,7 @@ from events.base import Event
 from events.context import ContextServed
 from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
-from events.team import SnapshotTaken
+from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
 from events.worklog import CheckpointRecorded, WorkLogged
 
 #: Every concrete event type. New families add their types here.
@@ -24,4 +24,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     RunStarted,
     RunCompleted,
     SnapshotTaken,
+    RoleCreated,
+    RoleClaimed,
+    RoleRenewed,
+    RoleReleased,
+    RoleCheckpointed,
 )

@@ -28,3 +28,60 @@ class SnapshotTaken(Event, frozen=True, kw_only=True, tag="snapshot.taken"):
     artifacts: Texts = ()
     context_used_percent: Annotated[int, msgspec.Meta(ge=0, le=100)] | None = None
     transcript_path: PathRef | None = None
+
+
+#: A lease length in seconds: at least one second, at most a year.
+LeaseSeconds = Annotated[int, msgspec.Meta(ge=1, le=366 * 86_400)]
+
+
+class RoleCreated(Event, frozen=True, kw_only=True, tag="role.created"):
+    """A role was established in a team (its document appears at `team/<team>/roles/<role>.md`)."""
+
+    type: Label = "role"
+    team: Name
+    role: Name
+    description: Text = ""
+
+
+class RoleClaimed(Event, frozen=True, kw_only=True, tag="role.claimed"):
+    """An agent claimed a role under a lease of `ttl_seconds` from the event's own time.
+
+    `takeover_from` is the holder whose expired lease the claimant saw (None: the role was
+    free). Which claim holds is decided by log order (projections/roles.py).
+    """
+
+    type: Label = "role"
+    team: Name
+    role: Name
+    agent: Name
+    ttl_seconds: LeaseSeconds
+    takeover_from: Name | None = None
+
+
+class RoleRenewed(Event, frozen=True, kw_only=True, tag="role.renewed"):
+    """The holder extended its lease to `ttl_seconds` from the event's own time."""
+
+    type: Label = "role"
+    team: Name
+    role: Name
+    agent: Name
+    ttl_seconds: LeaseSeconds
+
+
+class RoleReleased(Event, frozen=True, kw_only=True, tag="role.released"):
+    """The holder gave the role up; it is free to claim."""
+
+    type: Label = "role"
+    team: Name
+    role: Name
+    agent: Name
+
+
+class RoleCheckpointed(Event, frozen=True, kw_only=True, tag="role.checkpointed"):
+    """The role's resume point (`checkpoint_ref`) was set; `parked` when park set it."""
+
+    type: Label = "role"
+    team: Name
+    role: Name
+    checkpoint_ref: PathRef
+    parked: bool = False

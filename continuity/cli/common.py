@@ -134,6 +134,8 @@ COMMAND_MODULES: dict[str, str] = {
     "memory": "continuity.cli.memory",
     "snapshot": "continuity.cli.team",
     "resume": "continuity.cli.team",
+    "role": "continuity.cli.roles",
+    "park": "continuity.cli.park",
 }
 
 

@@ -80,6 +80,7 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.store import now_us
     from continuity.readside.query import current_view
     from continuity.team import resume
+    from continuity.team.service import as_of_us
 
     store = open_store(args)
     project, warnings = store.reading_project()
@@ -90,7 +91,7 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
     teams = view.project(project).of("team").teams
     member = teams.get(args.team, {}).get(args.agent)
     snapshot = resume.pick(member, args.task)
-    now = now_us() if args.as_of is None else _as_of_us(args.as_of)
+    now = now_us() if args.as_of is None else as_of_us(args.as_of)
     age = resume.age_seconds(snapshot.created_at, now) if snapshot is not None else None
     error_code, line = resume.freshness(args.max_age, age, snapshot)
     if out.as_json:
@@ -103,12 +104,3 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
         sys.stderr.write(line + "\n")
         return EXIT_NOT_FRESH
     return 0
-
-
-def _as_of_us(point: str) -> int:
-    """`now` for an audit replay: the point's own time (an event id carries its stamp)."""
-    from events import clock
-
-    if point.startswith("RCE-"):
-        return clock.parse_stamp(point[4:26])
-    return clock.parse_iso(point)

@@ -45,6 +45,11 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.add_argument("--note-json", metavar="JSON", help="extra structured note (a JSON object)")
     parser.add_argument("--redact", action="store_true",
                         help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+    if name == "checkpoint":
+        role = parser.add_argument_group("role form (seed 000): continuity checkpoint <team> --role R [--ref PATH]")
+        role.add_argument("--role", help="get (or with --ref set) the team role's resume point; the positional "
+                          "argument is then the team")
+        role.add_argument("--ref", metavar="PATH", help="the snapshot the role resumes from (with --role)")
     parser.set_defaults(handler=_run, checkpoint=name == "checkpoint")
 
 
@@ -88,6 +93,12 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import UsageError
     from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
 
+    if getattr(args, "role", None) is not None:
+        from continuity.cli.roles import checkpoint_role
+
+        return checkpoint_role(args, out)
+    if getattr(args, "ref", None) is not None:
+        raise UsageError("checkpoint: --ref goes with --role (continuity checkpoint <team> --role R --ref PATH)")
     if args.text is not None and args.message is not None:
         raise UsageError("give the message once: as text or with --message")
     request = WorkRequest(

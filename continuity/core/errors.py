@@ -28,6 +28,7 @@ EXIT_REMOTE = 8
 EXIT_CONFIG = 9
 EXIT_SYNC_GAVE_UP = 10
 EXIT_VERSION_CONFLICT = 11
+EXIT_ROLE_CONFLICT = 12
 EXIT_INTERNAL = 70
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
@@ -40,7 +41,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event, task or run with that id",
+    EXIT_NOT_FOUND: "not found: no event, task, run, role or handoff with that id or name",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
@@ -48,6 +49,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SYNC_GAVE_UP: "sync gave up: the remote was reachable but kept refusing or moving for the whole retry "
     "time (`sync_retry_seconds`); the events are safe locally and the next sync carries them",
     EXIT_VERSION_CONFLICT: "version conflict: the task changed since the --expected-version given (nothing written)",
+    EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
+    "this agent, or already exists (nothing written)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -95,6 +98,19 @@ class TaskNotFound(ContinuityError):
     exit_code = EXIT_NOT_FOUND
 
 
+class RoleNotFound(ContinuityError):
+    """Raised when a team has no role by that name (create it with `continuity role create`); nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class RoleConflict(ContinuityError):
+    """Raised when a role is held under another agent's fresh lease, is not held by the agent acting
+    on it, or already exists; nothing written."""
+
+    exit_code = EXIT_ROLE_CONFLICT
+
+
 class InvalidTransition(UsageError):
     """Raised when a task or run change is not allowed from its current state; nothing written."""
 
@@ -109,5 +125,5 @@ class ConfigBroken(ContinuityError):
 ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
-    VersionConflict, TaskNotFound, InvalidTransition,
+    VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict,
 )

@@ -191,6 +191,10 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.readside.memory_files import MemoryWriter
 
         found["tasks"] = MemoryWriter(store)
+    if "roles" in names:
+        from continuity.team.files import RoleWriter
+
+        found["roles"] = RoleWriter(store, folder)
     return found
 
 

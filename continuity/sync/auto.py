@@ -1,4 +1,4 @@
-"""Automatic sync after an archive or a session end (config `sync_after`), never blocking the agent.
+"""Automatic sync after an archive, a session end or a park (config `sync_after`), never blocking the agent.
 
 The sync runs as a detached process: the command that triggered it returns at once.
 Its outcome goes to `local/sync.log`; a failed automatic sync leaves the events safe in
@@ -14,7 +14,7 @@ import sys
 
 from continuity.core.store import Store
 
-TRIGGERS = ("archive", "session_end")
+TRIGGERS = ("archive", "session_end", "park")
 
 
 def wanted(store: Store, trigger: str) -> bool:

@@ -1,15 +1,17 @@
-"""Decisions of team continuity: a snapshot request becomes one `snapshot.taken` event."""
+"""Decisions of team continuity: snapshots, and the role commands (create, claim, renew, release, checkpoint)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
 
-from continuity.core.errors import UsageError
+from continuity.core.errors import RoleConflict, RoleNotFound, UsageError
 from continuity.core.identity import Identity
-from events.base import Event
-from events.team import SnapshotTaken
+from events.base import Event, Name
+from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
+from projections.roles import Role, RolesState, fresh_at
 
 _NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -52,3 +54,166 @@ def decide_snapshot(identity: Identity, request: SnapshotRequest) -> list[Event]
         context_used_percent=request.context_used_percent, transcript_path=request.transcript_path,
         message=f"snapshot {request.team}/{request.agent}/{task}",
     )]
+
+
+# -- roles and leases ----------------------------------------------------------------------
+#: The lease a claim takes when no --ttl is given.
+DEFAULT_TTL_S = 3600
+MAX_TTL_S = 366 * 86_400
+
+
+def checked_name(value: str, kind: str, command: str) -> str:
+    """`value` if it is a valid name (letters, digits, `._:@+=-`, no `..` or `/`), else a one-line usage error."""
+    try:
+        return msgspec.convert(value, Name)
+    except msgspec.ValidationError:
+        from continuity.core.text import one_line
+
+        shown = one_line(value[:40]) + ("..." if len(value) > 40 else "")
+        raise UsageError(f"{command}: invalid {kind} name {shown!r} (letters, digits and ._:@+=- ; "
+                         "no '..' or '/')") from None
+
+
+def ttl_seconds(text: str | None, command: str) -> int:
+    """A lease length from `30s`, `15m`, `12h`, `2d` (default one hour), from 1 second to 366 days."""
+    if text is None:
+        return DEFAULT_TTL_S
+    from continuity.team.resume import parse_duration
+
+    seconds = parse_duration(text)
+    if seconds is None or not 1 <= seconds <= MAX_TTL_S:
+        from continuity.core.text import one_line
+
+        raise UsageError(f"{command}: invalid --ttl {one_line(text[:40])!r}; use 30s, 15m, 12h or 2d "
+                         "(1s to 366d)")
+    return int(seconds.to_integral_value(rounding="ROUND_CEILING"))
+
+
+class RoleRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A role command's target: the team, the role, and the agent acting (None for create)."""
+
+    team: str
+    role: str
+    agent: str | None = None
+    ttl_seconds: int = DEFAULT_TTL_S
+    description: str = ""
+
+
+def _found(state: RolesState, request: RoleRequest, command: str) -> Role:
+    role = state.teams.get(request.team, {}).get(request.role)
+    if role is None:
+        raise RoleNotFound(f"{command}: no role {request.role} in team/{request.team} "
+                           f"(create it with `continuity role create {request.team} {request.role}`)")
+    return role
+
+
+def _envelope(identity: Identity, request: RoleRequest) -> dict[str, Any]:
+    return {**identity.fields(), "agent_id": request.agent or identity.agent_id, "team": request.team,
+            "role": request.role}
+
+
+def decide_role_create(state: RolesState, identity: Identity, request: RoleRequest) -> list[Event]:
+    """A new role; one that exists already is a conflict."""
+    if request.role in state.teams.get(request.team, {}):
+        raise RoleConflict(f"role create: role {request.role} already exists in team/{request.team}")
+    return [RoleCreated(**_envelope(identity, request), description=request.description,
+                        message=f"role {request.team}/{request.role} created")]
+
+
+def decide_role_claim(state: RolesState, identity: Identity, request: RoleRequest, now_us: int) -> list[Event]:
+    """Claim a free role, re-claim one's own, or take over an expired lease; a fresh foreign lease refuses."""
+    role = _found(state, request, "role claim")
+    assert request.agent is not None
+    holder = role.holder
+    if holder is not None and holder != request.agent and fresh_at(role, now_us):
+        raise RoleConflict(f"role claim: {request.role} in team/{request.team} is held by {holder} under a "
+                           f"fresh lease until {role.lease_expires_at}; nothing written")
+    takeover = holder if holder is not None and holder != request.agent else None
+    message = f"role {request.team}/{request.role} claimed by {request.agent}" + (
+        f" (takeover from {takeover})" if takeover else "")
+    return [RoleClaimed(**_envelope(identity, request), agent=request.agent, ttl_seconds=request.ttl_seconds,
+                        takeover_from=takeover, message=message)]
+
+
+def decide_role_renew(state: RolesState, identity: Identity, request: RoleRequest) -> list[Event]:
+    """Extend the holder's lease; only the holder may (an expired lease not yet taken over included)."""
+    role = _found(state, request, "role renew")
+    assert request.agent is not None
+    if role.holder != request.agent:
+        raise RoleConflict(f"role renew: {request.agent} does not hold {request.role} in team/{request.team} "
+                           f"(held by {role.holder or 'nobody'}); nothing written")
+    return [RoleRenewed(**_envelope(identity, request), agent=request.agent, ttl_seconds=request.ttl_seconds,
+                        message=f"role {request.team}/{request.role} renewed by {request.agent}")]
+
+
+def decide_role_release(state: RolesState, identity: Identity, request: RoleRequest) -> list[Event]:
+    """Free the role; only the holder may."""
+    role = _found(state, request, "role release")
+    assert request.agent is not None
+    if role.holder != request.agent:
+        raise RoleConflict(f"role release: {request.agent} does not hold {request.role} in team/{request.team} "
+                           f"(held by {role.holder or 'nobody'}); nothing written")
+    return [RoleReleased(**_envelope(identity, request), agent=request.agent,
+                         message=f"role {request.team}/{request.role} released by {request.agent}")]
+
+
+def decide_role_checkpoint(state: RolesState, identity: Identity, request: RoleRequest, ref: str, *,
+                           parked: bool = False) -> list[Event]:
+    """Point the role's `checkpoint_ref` at `ref` (the role must exist)."""
+    _found(state, request, "checkpoint")
+    return [RoleCheckpointed(**_envelope(identity, request), checkpoint_ref=ref, parked=parked,
+                             message=f"role {request.team}/{request.role} checkpoint_ref -> {ref}")]
+
+
+# -- park ----------------------------------------------------------------------------------
+class NothingToPark(Exception):
+    """The agent holds no fresh role (or not the one named): park writes nothing (seed 000: exit 2)."""
+
+
+class ParkRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What `park <team>` was asked: the agent, one role or all, and the snapshot's content."""
+
+    team: str
+    agent: str
+    role: str | None = None
+    objective: str | None = None
+    decisions: tuple[str, ...] = ()
+    next_actions: tuple[str, ...] = ()
+    open_questions: tuple[str, ...] = ()
+    artifacts: tuple[str, ...] = ()
+
+
+def held_roles(state: RolesState, request: ParkRequest, now_us: int) -> list[Role]:
+    """The roles the agent holds under a fresh lease now (just `request.role` when named), by name."""
+    roles = state.teams.get(request.team, {})
+    wanted = [roles[request.role]] if request.role is not None and request.role in roles else \
+        [] if request.role is not None else list(roles.values())
+    return sorted((role for role in wanted if role.holder == request.agent and fresh_at(role, now_us)),
+                  key=lambda role: role.role)
+
+
+def park_task(role: str) -> str:
+    """The snapshot task a parked role is saved under: `role-<slug>`."""
+    return task_slug(f"role-{role}")
+
+
+def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now_us: int) -> list[Event]:
+    """Per fresh held role: a snapshot (task `role-<slug>`), then the role's checkpoint_ref pointing at it."""
+    from continuity.team.files import snapshot_relpath
+
+    held = held_roles(state, request, now_us)
+    if not held:
+        raise NothingToPark(request.role)
+    drafts: list[Event] = []
+    for role in held:
+        task = park_task(role.role)
+        snapshot = SnapshotRequest(
+            team=request.team, agent=request.agent, task=task,
+            objective=request.objective or f"parked role {role.role} at session exit",
+            decisions=request.decisions, next_actions=request.next_actions,
+            open_questions=request.open_questions, artifacts=request.artifacts)
+        drafts += decide_snapshot(identity, snapshot)
+        drafts += decide_role_checkpoint(state, identity, RoleRequest(team=request.team, role=role.role,
+                                                                      agent=request.agent),
+                                         snapshot_relpath(request.team, request.agent, task), parked=True)
+    return drafts

@@ -1,4 +1,4 @@
-"""The team model's writer: each snapshot's `latest.json` and the agent's `LATEST.json` pointer."""
+"""The team models' writers: snapshot `latest.json`, the agent's `LATEST.json` pointer, role documents."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 from continuity.core.fsio import pretty_json, write_if_changed
 from continuity.core.store import Store
 from continuity.team.resume import POINTER_SCHEMA, document
+from continuity.team.roles import role_document, role_relpath
 from events.base import Event
 from events.errors import ContinuityError
 from projections.readmodel import Projects
+from projections.roles import RolesState
 from projections.team import Teams
 
 
@@ -58,3 +60,26 @@ class TeamWriter:
 
     def _write(self, relative: str, data: dict[str, Any]) -> None:
         write_if_changed(os.path.join(self.folder, *relative.split("/")), pretty_json(data), within=self.folder)
+
+
+class RoleWriter:
+    """Writes a role's document each time one of its events is folded (fail open: warnings)."""
+
+    def __init__(self, store: Store, folder: str | None = None) -> None:
+        self.folder = folder or store.path
+        self.warnings: list[str] = []
+
+    def __call__(self, state: Projects[RolesState], name: str, event: Event) -> None:
+        if not event.kind.startswith("role."):
+            return
+        team: Any = getattr(event, "team", "")
+        role = state.projects[event.project].teams.get(team, {}).get(getattr(event, "role", ""))
+        if role is None:
+            return
+        try:
+            write_if_changed(os.path.join(self.folder, *role_relpath(role.team, role.role).split("/")),
+                             role_document(role), within=self.folder)
+        except (OSError, ContinuityError) as error:
+            message = f"role documents not written: {getattr(error, 'strerror', None) or error}"
+            if message not in self.warnings:
+                self.warnings.append(message)

@@ -80,10 +80,13 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
     if "title" in fields:  # task events: a non-empty one-line title (required on task.created)
         titles = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=40)
         extra["title"] = titles if event_type.__struct_config__.tag == "task.created" else st.none() | titles
-    if "team" in fields:  # team snapshots: names for team, agent and task, some text in each list
-        extra.update(team=names, agent=names, task=names, objective=texts,
-                     next_actions=st.lists(texts, **small).map(tuple), artifacts=st.lists(texts, **small).map(tuple),
-                     context_used_percent=st.none() | st.integers(0, 100))
+    if "team" in fields:  # team events: names for team, agent, task and role, some text in each list
+        team_fields = dict(team=names, agent=names, task=names, role=names, objective=texts,
+                           next_actions=st.lists(texts, **small).map(tuple),
+                           artifacts=st.lists(texts, **small).map(tuple),
+                           context_used_percent=st.none() | st.integers(0, 100), ttl_seconds=st.integers(1, 86400),
+                           takeover_from=st.none() | names, checkpoint_ref=paths, description=texts)
+        extra.update({name: value for name, value in team_fields.items() if name in fields})
     if "from_host" in fields:
         extra["from_host"] = names
         extra["to_host"] = names

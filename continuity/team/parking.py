@@ -1,0 +1,123 @@
+"""Park (seed 000's session-exit verb), shared by the CLI, the hooks and the MCP tools.
+
+Loud by design: when no checkpoint can be written the result says `CHECKPOINT NOT
+WRITTEN` with seed 000's code (2: nothing held; 1: role state unreadable; 3: the
+`--handoff` doctrine found problems; 5: the write failed), and nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgspec
+
+from continuity.core.identity import Identity
+from continuity.core.store import Store
+from continuity.team import decide, doctrine, service
+from continuity.team.decide import ParkRequest
+from events.base import Event
+
+EXIT_NOTHING_HELD = 2
+EXIT_UNREADABLE = 1
+EXIT_DOCTRINE = 3
+NOT_WRITTEN = "CHECKPOINT NOT WRITTEN"
+
+
+class Parked(msgspec.Struct, kw_only=True):
+    """One parked role: its snapshot's path and ids."""
+
+    role: str
+    path: str
+    checkpoint_id: str
+    event_id: str
+
+
+class ParkResult(msgspec.Struct, kw_only=True):
+    """What park did: the exit code, the roles parked, the stderr lines (findings, banner), warnings."""
+
+    code: int
+    parked: list[Parked] = msgspec.field(default_factory=list)
+    errors: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The `parked <role> -> <path>` lines."""
+        return [f"parked {each.role} -> {each.path}" for each in self.parked]
+
+
+def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: bool = False) -> ParkResult:
+    """Read the roles, decide, check the doctrine (with `handoff`), record under the lock, catch up."""
+    from continuity.core import store as clock
+    from events.errors import WriteFailed
+    from events.sealing import prepare
+
+    where = f"team/{request.team}"
+    unreadable = (f"park: could not determine which fresh roles {request.agent} holds in {where} (role state "
+                  f"unreadable, not empty) — {NOT_WRITTEN}. Nothing was parked; retry before ending the session.")
+    held = f"does not hold fresh role {request.role}" if request.role else "holds no fresh roles"
+    nothing = f"park: {request.agent} {held} in {where} — {NOT_WRITTEN} because there was nothing to park"
+    state, warnings = service.readable_roles(store, identity.project)
+    if state is None:
+        return ParkResult(code=EXIT_UNREADABLE, errors=[unreadable], warnings=warnings)
+    try:
+        drafts = decide.decide_park(state, identity, request, clock.now_us())
+    except decide.NothingToPark:
+        return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
+    log = store.open_log()
+    for draft in drafts:  # a secret or an oversized field is refused (raised) before any remote is asked
+        prepare(draft, log.codec, redact=False)
+    if handoff:
+        found = _doctrine(store, request, drafts)
+        if found:
+            return ParkResult(code=EXIT_DOCTRINE, warnings=warnings, errors=[
+                *(f"park: handoff check: {line}" for line in found),
+                f"park: {len(found)} handoff check(s) failed — {NOT_WRITTEN}. Nothing was parked; fix them "
+                "(or park without --handoff) before ending the session."])
+    try:
+        stored, more = service.record_roles(
+            store, identity, lambda fresh: decide.decide_park(fresh, identity, request, clock.now_us()))
+    except decide.NothingToPark:
+        return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
+    except WriteFailed as error:
+        from continuity.core.errors import EXIT_WRITE_FAILED
+
+        return ParkResult(code=EXIT_WRITE_FAILED, warnings=warnings, errors=[
+            f"park: {error} — {NOT_WRITTEN}. Nothing was parked; retry before ending the session."])
+    _, caught = service.caught_up(store, identity.project, ("team", "roles"))
+    parked = []
+    for index, each in enumerate(stored):
+        event: Any = each.event
+        if event.kind == "role.checkpointed":
+            snapshot: Any = stored[index - 1].event
+            parked.append(Parked(role=event.role, path=event.checkpoint_ref, event_id=snapshot.event_id,
+                                 checkpoint_id=f"CHK-{snapshot.created_at}-{snapshot.task}"))
+    from continuity.sync import auto
+
+    started = auto.start(store, "park")
+    return ParkResult(code=0, parked=parked, warnings=warnings + more + caught + ([started] if started else []))
+
+
+def _doctrine(store: Store, request: ParkRequest, drafts: list[Event]) -> list[str]:
+    """The parking doctrine's findings: remotes read with `git ls-remote`, role documents looked for."""
+    from continuity.facts import ls_remote
+    from continuity.sync.credentials import has_secret
+    from continuity.team.roles import role_relpath
+
+    texts: list[str] = []
+    for draft in drafts:
+        if draft.kind == "snapshot.taken":
+            snap: Any = draft
+            texts = [snap.objective, *snap.decisions, *snap.next_actions, *snap.open_questions]
+            break
+    reads: dict[str, doctrine.RemoteRead] = {}
+    for claim in doctrine.push_claims(request.artifacts):
+        if has_secret(claim.remote):
+            reads[claim.artifact] = doctrine.RemoteRead(error="the remote URL holds credentials; not read")
+            continue
+        refs, error = ls_remote(store.root, claim.remote, claim.ref)
+        reads[claim.artifact] = doctrine.RemoteRead(refs=tuple(refs or ()), error=error)
+    roles = sorted({getattr(draft, "role", "") for draft in drafts if draft.kind == "role.checkpointed"})
+    missing = [role_relpath(request.team, role) for role in roles
+               if not os.path.isfile(os.path.join(store.path, *role_relpath(request.team, role).split("/")))]
+    return doctrine.findings(texts=texts, artifacts=request.artifacts, reads=reads, missing_docs=missing)

@@ -1,0 +1,151 @@
+"""Team roles and their leases (seed 000), per team: who holds each role, until when, its resume point.
+
+Who holds a role is decided here, by log order, on every replica alike: a claim made
+while another agent's lease is fresh (at the claim event's own time) loses, and the
+loss is kept in the role's history, so two clones that both claimed offline agree on
+one holder once their logs are merged. A claim after the lease expired is a takeover.
+Freshness *now* is a view (continuity/team/roles.py), never stored.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events import clock
+from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed
+from projections.common import append_bounded, touch_bounded
+from projections.readmodel import ReadModel
+
+TEAMS_LIMIT = 100
+ROLES_LIMIT = 1000
+HISTORY_LIMIT = 20
+
+
+class RoleNote(msgspec.Struct, kw_only=True, array_like=True):
+    """One line of a role's history: when, who, what happened (claimed, lost, took over, ...)."""
+
+    at: str
+    agent: str
+    action: str
+    detail: str = ""
+
+
+class Role(msgspec.Struct, kw_only=True):
+    """A role as its events left it. `holder` is None when the role is free."""
+
+    role: str
+    team: str
+    description: str = ""
+    created_at: str = ""
+    created_by: str | None = None
+    holder: str | None = None
+    claimed_at: str | None = None
+    lease_expires_at: str | None = None
+    checkpoint_ref: str | None = None
+    checkpoint_at: str | None = None
+    checkpoint_by: str | None = None
+    history: list[RoleNote] = msgspec.field(default_factory=list)
+
+
+class RolesState(msgspec.Struct, kw_only=True):
+    """Every team's roles, by team then role name."""
+
+    teams: dict[str, dict[str, Role]] = msgspec.field(default_factory=dict)
+
+
+def expires(at: str, ttl_seconds: int) -> str:
+    """The end of a lease taken at `at` for `ttl_seconds`."""
+    return clock.iso(clock.parse_iso(at) + ttl_seconds * 1_000_000)
+
+
+def fresh_at(role: Role, at_us: int) -> bool:
+    """Whether the role's lease is held and not expired at `at_us`."""
+    return role.holder is not None and role.lease_expires_at is not None and \
+        at_us < clock.parse_iso(role.lease_expires_at)
+
+
+def _role(state: RolesState, team: str, name: str, at: str, agent: str | None) -> Role:
+    roles = state.teams.get(team)
+    if roles is None:
+        roles = {}
+        touch_bounded(state.teams, team, roles, TEAMS_LIMIT)
+    role = roles.get(name)
+    if role is None:
+        role = Role(role=name, team=team, created_at=at, created_by=agent)
+        touch_bounded(roles, name, role, ROLES_LIMIT)
+    return role
+
+
+def _note(role: Role, at: str, agent: str, action: str, detail: str = "") -> None:
+    append_bounded(role.history, RoleNote(at=at, agent=agent, action=action, detail=detail), HISTORY_LIMIT)
+
+
+def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
+    """Establish the role; a second creation (another replica's) keeps the first description."""
+    known = event.role in state.teams.get(event.team, {})
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    if not known:
+        role.description = event.description
+        _note(role, event.created_at, event.agent_id or "-", "created")
+    return state
+
+
+def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
+    """The claim holds unless another agent's lease is fresh at the claim's time (then it is lost)."""
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    at_us = clock.parse_iso(event.created_at)
+    previous = role.holder
+    if previous is not None and previous != event.agent and fresh_at(role, at_us):
+        _note(role, event.created_at, event.agent, "claim-lost",
+              f"held by {previous} until {role.lease_expires_at}")
+        return state
+    if previous is not None and previous != event.agent:
+        _note(role, event.created_at, event.agent, "took-over",
+              f"from {previous}, whose lease expired at {role.lease_expires_at}")
+    else:
+        _note(role, event.created_at, event.agent, "claimed", f"for {event.ttl_seconds}s")
+    role.holder = event.agent
+    role.claimed_at = event.created_at
+    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
+    return state
+
+
+def on_renewed(state: RolesState, name: str, event: RoleRenewed) -> RolesState:
+    """The holder's lease runs `ttl_seconds` from now; anyone else's renewal is refused (noted)."""
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    if role.holder != event.agent:
+        _note(role, event.created_at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
+        return state
+    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
+    _note(role, event.created_at, event.agent, "renewed", f"for {event.ttl_seconds}s")
+    return state
+
+
+def on_released(state: RolesState, name: str, event: RoleReleased) -> RolesState:
+    """The holder frees the role; anyone else's release changes nothing (noted)."""
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    if role.holder != event.agent:
+        _note(role, event.created_at, event.agent, "release-refused", f"held by {role.holder or 'nobody'}")
+        return state
+    role.holder = role.claimed_at = role.lease_expires_at = None
+    _note(role, event.created_at, event.agent, "released")
+    return state
+
+
+def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> RolesState:
+    """The role's resume point moves to the newest reference in log order."""
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    role.checkpoint_ref = event.checkpoint_ref
+    role.checkpoint_at = event.created_at
+    role.checkpoint_by = event.agent_id
+    _note(role, event.created_at, event.agent_id or "-", "parked" if event.parked else "checkpoint",
+          event.checkpoint_ref)
+    return state
+
+
+MODEL = ReadModel(
+    "roles", format=1, state=RolesState, initial=RolesState,
+    folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
+           RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
+    bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},
+)
