@@ -134,6 +134,7 @@ COMMAND_MODULES: dict[str, str] = {
     "memory": "continuity.cli.memory",
     "snapshot": "continuity.cli.team",
     "resume": "continuity.cli.team",
+    "work": "continuity.cli.workstreams",
 }
 
 

@@ -1,10 +1,8 @@
 """The task commands' API, shared by the CLI and the MCP tools: load the state, decide, record.
 
-Recording is optimistic: decide from the caught-up `tasks` state, then append with a
-precondition that runs under the log's lock. If events landed since the state was read,
-they are folded into a copy and the decision is taken again: an error (a version
-conflict, a transition no longer valid) aborts with nothing written; a different
-decision is retried from a fresh catch-up.
+Recording is optimistic (continuity/readside/decided.py): decide from the caught-up
+`tasks` state, then decide again under the append lock with any events that landed
+since; an error (a version conflict, a transition no longer valid) writes nothing.
 """
 
 from __future__ import annotations
@@ -20,16 +18,10 @@ from continuity.core.store import Store
 from continuity.readside.memory_files import refresh_tasks
 from events.base import Event
 from events.errors import ContinuityError
-from events.log import Head
 from events.sealing import StoredEvent
 from projections.tasks import MODEL, TasksState
 
 Decide = Callable[[TasksState], list[Event]]
-RETRIES = 5
-
-
-class _Moved(Exception):
-    """The decision changed under the lock: take it again from a fresh catch-up."""
 
 
 def new_id(prefix: str) -> str:
@@ -49,36 +41,13 @@ def tasks_state(store: Store, project: str, *, as_of: str | None = None) -> tupl
     return MODEL.project(state, project), outcome.warnings, state.last_name
 
 
-_STATE = msgspec.msgpack.Decoder(TasksState)
-_ENCODE = msgspec.msgpack.Encoder()
-
-
 def record(store: Store, identity: Identity, decide: Decide, *,
            redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
-    """Decide from the current state and append, re-deciding under the lock (see the module doc)."""
-    log = store.open_log()
-    for _ in range(RETRIES):
-        state, warnings, seen = tasks_state(store, identity.project)
-        drafts = decide(state)
+    """Decide from the current state and append, re-deciding under the lock (continuity/readside/decided.py)."""
+    from continuity.readside.decided import record_decided
 
-        def precondition(head: Head | None, state: TasksState = state, seen: str | None = seen,
-                         drafts: list[Event] = drafts) -> None:
-            if head is None or head.name == seen:
-                return
-            fresh = MODEL.empty()
-            fresh.projects[identity.project] = _STATE.decode(_ENCODE.encode(state))
-            for stored in log.read(after=seen, on_error=lambda name, error: None):
-                MODEL.apply(fresh, stored.name, stored.event)
-            if decide(MODEL.project(fresh, identity.project)) != drafts:
-                raise _Moved
-
-        try:
-            return log.append_many(drafts, redact=redact, precondition=precondition), warnings
-        except _Moved:
-            continue
-    from events.errors import WriteFailed
-
-    raise WriteFailed("event not written: the task kept changing while deciding; try again")
+    return record_decided(store, MODEL, identity.project, lambda store, project: tasks_state(store, project),
+                          decide, redact=redact, what="task")
 
 
 def after_write(store: Store) -> list[str]:
