@@ -9,6 +9,7 @@ from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
 from events.worklog import CheckpointRecorded, WorkLogged
+from events.workstream import WORKSTREAM_EVENTS
 
 #: Every concrete event type. New families add their types here.
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -29,4 +30,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     RoleRenewed,
     RoleReleased,
     RoleCheckpointed,
+    *WORKSTREAM_EVENTS,
 )

@@ -28,20 +28,21 @@ EXIT_REMOTE = 8
 EXIT_CONFIG = 9
 EXIT_SYNC_GAVE_UP = 10
 EXIT_VERSION_CONFLICT = 11
-EXIT_ROLE_CONFLICT = 12
+EXIT_INVARIANT = 12  # seed 002's lifecycle exits 12 on any refusal
+EXIT_ROLE_CONFLICT = 13
 EXIT_INTERNAL = 70
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_INTEGRITY: "integrity failure: verify found a broken event, an event cannot be read, "
-    "or sync found one event name with two contents",
+    "sync found one event name with two contents, or `work status` found a workstream invariant a merge broke",
     EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8",
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event, task, run, role or handoff with that id or name",
+    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, workstream or work item with that id or name",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
@@ -51,6 +52,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_VERSION_CONFLICT: "version conflict: the task changed since the --expected-version given (nothing written)",
     EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
     "this agent, or already exists (nothing written)",
+    EXIT_INVARIANT: "refused: the change would break a workstream invariant (lost or reopened work items, "
+    "a dependency cycle, a blocked item without a blocker, a reused validation id, an unterminated active "
+    "workstream); nothing written",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -121,9 +125,22 @@ class ConfigBroken(ContinuityError):
     exit_code = EXIT_CONFIG
 
 
+class WorkNotFound(ContinuityError):
+    """Raised when a workstream or work item id names none this project knows (or none is active)."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class InvariantRefused(ContinuityError):
+    """Raised when a workstream change would break a continuity invariant (seed 002); nothing written."""
+
+    exit_code = EXIT_INVARIANT
+
+
 #: Every error class the program raises on purpose (a test checks each code is in the table).
 ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
-    VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict,
+    VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict, InvariantRefused,
+    WorkNotFound,
 )

@@ -157,6 +157,7 @@ def refresh(
               last_event=outcome.models.last_name)
     if writer is None:
         return outcome
+    flush(writers)
     for each in writers.values():
         outcome.warnings.extend(each.warnings)
     try:
@@ -195,7 +196,19 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.team.files import RoleWriter
 
         found["roles"] = RoleWriter(store, folder)
+    if "workstreams" in names:
+        from continuity.workstreams.files import WorkstreamWriter
+
+        found["workstreams"] = WorkstreamWriter(store, folder)
     return found
+
+
+def flush(writers: dict[str, Any]) -> None:
+    """Let the writers that collect during a catch-up (`flush()`) write what they collected."""
+    for each in writers.values():
+        done = getattr(each, "flush", None)
+        if done is not None:
+            done()
 
 
 def reason_of(error: BaseException) -> str:
@@ -252,6 +265,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
     warnings: list[str] = []
     models = models_until(log, last_name, warnings, names, writers=writers)
+    flush(writers)
     _write_documents(out, models, contexts=os.path.join(out, "contexts"))
     return {"out": out, "events": models.events_folded, "last_event": models.last_name,
             "warnings": warnings + [line for each in writers.values() for line in each.warnings]}

@@ -1,7 +1,8 @@
 """The task commands' API, shared by the CLI and the MCP tools: load the state, decide, record.
 
-Recording is optimistic (continuity/readside/record.py): an error under the lock (a
-version conflict, a transition no longer valid) aborts with nothing written.
+Recording is optimistic (continuity/readside/decided.py): decide from the caught-up
+`tasks` state, then decide again under the append lock with any events that landed
+since; an error (a version conflict, a transition no longer valid) writes nothing.
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ def tasks_state(store: Store, project: str, *, as_of: str | None = None) -> tupl
 
 def record(store: Store, identity: Identity, decide: Decide, *,
            redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
-    """Decide from the current `tasks` state and append, re-deciding under the lock (see the module doc)."""
-    from continuity.readside.record import record_decided
+    """Decide from the current state and append, re-deciding under the lock (continuity/readside/decided.py)."""
+    from continuity.readside.decided import record_decided
 
-    return record_decided(store, identity.project, MODEL, refresh_tasks, decide, redact=redact)
+    return record_decided(store, MODEL, identity.project, lambda store, project: tasks_state(store, project),
+                          decide, redact=redact, what="task")
 
 
 def after_write(store: Store) -> list[str]:

@@ -16,6 +16,16 @@ from events.catalog import EVENT_TYPES
 from events.codec import Codec, default_codec
 from events.context import GitNow, RunFile, ViewInputs
 from events.errors import EventInvalid, EventUndecodable, UnknownEventType
+from events.workstream import (
+    ITEM_STATUSES,
+    WORKSTREAM_EVENTS,
+    Cursor,
+    ItemRevision,
+    RepositoryRole,
+    StatusChange,
+    ValidationEntry,
+    WorkItemData,
+)
 
 CODEC = default_codec()
 CONTROL = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n") + "\x7f"
@@ -66,7 +76,57 @@ def envelope() -> dict[str, Any]:
     }
 
 
+work_ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
+entries = st.lists(paths, max_size=3, unique=True).map(tuple)
+one_line_titles = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=40)
+cursors = st.builds(Cursor, current_item_id=st.none() | work_ids, phase=st.none() | texts,
+                    next_action=one_line_titles)
+items = st.builds(WorkItemData, id=work_ids, title=one_line_titles, status=st.sampled_from(ITEM_STATUSES),
+                  scope=entries, depends_on=st.lists(work_ids, max_size=3).map(tuple), notes=entries)
+repositories = st.lists(st.builds(RepositoryRole, repository=work_ids, role=labels), min_size=1, max_size=2).map(tuple)
+ledger = st.builds(ValidationEntry, id=work_ids, kind=labels, result=st.sampled_from(["PASS", "FAIL"]),
+                   repository=work_ids, scope=texts, summary=texts, timestamp=texts, command=st.none() | texts,
+                   evidence_refs=entries)
+
+
+def workstream_payload(event_type: type[Event]) -> dict[str, Any]:
+    """Valid payloads for the workstream events (seed 002)."""
+    tag = kind_of(event_type)
+    fields = {f.name for f in msgspec.structs.fields(event_type)}
+    extra: dict[str, Any] = {"workstream_id": (st.none() | work_ids) if tag in (
+        "decision.recorded", "finding.confirmed", "approach.rejected", "validation.recorded",
+        "context.checkpointed") else work_ids}
+    if tag == "workstream.started":
+        extra.update(title=one_line_titles, objective=texts, repositories=repositories, cursor=cursors)
+    elif tag == "workstream.revised":
+        extra.update(title=st.none() | one_line_titles, repositories=st.none() | repositories)
+    elif tag == "workstream.status_changed":
+        extra.update(from_status=st.sampled_from(ITEM_STATUSES[1:3]), status=st.sampled_from(ITEM_STATUSES[3:]))
+    elif tag == "work_item.added":
+        extra["items"] = st.lists(items, min_size=1, max_size=3).map(tuple)
+    elif tag == "work_item.status_changed":
+        extra["changes"] = st.lists(st.builds(StatusChange, item_id=work_ids, from_status=st.sampled_from(
+            ITEM_STATUSES), status=st.sampled_from(ITEM_STATUSES), reopen=st.booleans()),
+            min_size=1, max_size=3).map(tuple)
+    elif tag == "work_item.revised":
+        extra["revisions"] = st.lists(st.builds(ItemRevision, item_id=work_ids, title=st.none() | one_line_titles,
+                                                notes=st.none() | entries), min_size=1, max_size=3).map(tuple)
+    elif tag == "workstream.cursor_moved":
+        extra["cursor"] = cursors
+    elif tag == "context.checkpointed":
+        extra.update(repository=work_ids, status=st.sampled_from(["PROPOSED", "VALIDATED", "UNKNOWN"]),
+                     next_action=one_line_titles, open_questions=entries, scope=texts)
+    elif "texts" in fields:
+        extra["texts"] = st.lists(paths, min_size=1, max_size=3).map(tuple)
+    elif tag == "validation.recorded":
+        extra.update(entries=st.lists(ledger, min_size=1, max_size=2).map(tuple), head=st.none() | texts,
+                     fingerprint=st.none() | texts)
+    return extra
+
+
 def payload(event_type: type[Event]) -> dict[str, Any]:
+    if event_type in WORKSTREAM_EVENTS:
+        return workstream_payload(event_type)
     extra: dict[str, Any] = {}
     fields = {f.name for f in msgspec.structs.fields(event_type)}
     for name in ("source", "model"):

@@ -1,0 +1,249 @@
+"""`continuity work checkpoint|status|item add|set|show|cursor set`: tracked workstreams (seed 002)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from continuity.cli.common import Output, Parser, open_store
+from continuity.core.text import one_line
+
+ITEM_STATUSES = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "CANCELLED", "SUPERSEDED")
+PRIORITIES = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
+#: flag -> item field, for the repeatable list flags of `item add` and `item set`.
+LIST_FLAGS = {"scope": "scope", "accept": "acceptance_criteria", "depends_on": "depends_on",
+              "blocked_by": "blocked_by", "requires": "validation_requirements", "note": "notes"}
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
+             identity: argparse.ArgumentParser) -> None:
+    """Add `work`."""
+    parser = commands.add_parser("work", help="tracked workstreams: checkpoint documents, items, cursor (seed 002)",
+                                 parents=[common], description="Tracked workstreams (docs/workstreams.md): work "
+                                 "items with stable ids, an execution cursor and fail-closed invariants.")
+    sub = parser.add_subparsers(title="work commands", metavar="ACTION", parser_class=Parser)
+    both = [common, identity]
+    checkpoint = sub.add_parser("checkpoint", help="record a seed-002 checkpoint document", parents=both,
+                                description="Validate a checkpoint document (schemaVersion 2; 1 is read when it "
+                                "cannot erase tracked work), refuse it when an invariant fails (exit 12, nothing "
+                                "written), else record the changes it describes and remove the file.")
+    checkpoint.add_argument("--file", metavar="PATH",
+                            help="the document (default: .ai-bridge/context-checkpoint.json in the project root)")
+    checkpoint.add_argument("--keep", action="store_true", help="keep the document after recording it")
+    checkpoint.add_argument("--redact", action="store_true",
+                            help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+    checkpoint.set_defaults(handler=_checkpoint)
+    status = sub.add_parser("status", help="the active workstream, cursor, unresolved items and problems",
+                            parents=both, description="The resume contract: active workstream, cursor, unresolved "
+                            "items, the validation ledger, and any invariant a merge broke (then exit 1).")
+    status.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+    status.set_defaults(handler=_status)
+    _register_item(sub, both)
+    cursor = sub.add_parser("cursor", help="move the execution cursor", parents=[common])
+    cursor_sub = cursor.add_subparsers(title="cursor commands", metavar="ACTION", parser_class=Parser)
+    cursor_set = cursor_sub.add_parser("set", help="set cursor fields (others stay; \"\" clears one)", parents=both,
+                                       description="Move the active workstream's cursor. Fields not given stay as "
+                                       "they are; an empty value clears a field (not the next action).")
+    cursor_set.add_argument("--next-action", metavar="TEXT", help="the exact next action")
+    cursor_set.add_argument("--current-item", metavar="ITEM", help="the item being worked on")
+    cursor_set.add_argument("--last-completed-item", metavar="ITEM", help="the item completed last")
+    cursor_set.add_argument("--phase", metavar="TEXT", help="the phase of the work")
+    cursor_set.add_argument("--last-completed-action", metavar="TEXT", help="the action completed last")
+    cursor_set.add_argument("--workstream", metavar="ID", help="the workstream (default: the active one)")
+    cursor_set.set_defaults(handler=_cursor_set)
+    cursor.set_defaults(handler=lambda args, out: _missing("work cursor", "set"))
+    parser.set_defaults(handler=lambda args, out: _missing("work", "checkpoint, status, item or cursor"))
+
+
+def _register_item(sub: Any, both: list[argparse.ArgumentParser]) -> None:
+    item = sub.add_parser("item", help="add, change and show work items", parents=[both[0]])
+    item_sub = item.add_subparsers(title="item commands", metavar="ACTION", parser_class=Parser)
+    add = item_sub.add_parser("add", help="add a work item to the active workstream", parents=both,
+                              description="Add a work item; refused (exit 12) when it would break an invariant.")
+    add.add_argument("item_id", metavar="ITEM")
+    add.add_argument("--title", required=True, help="one line saying what the item is")
+    add.add_argument("--status", choices=ITEM_STATUSES, default="PENDING", help="default PENDING")
+    add.add_argument("--priority", choices=PRIORITIES, default="MEDIUM", help="default MEDIUM")
+    _list_flags(add, replaces=False)
+    set_ = item_sub.add_parser("set", help="change a work item's status or fields", parents=both,
+                               description="Change a work item. Terminal items (COMPLETED, CANCELLED, SUPERSEDED) "
+                               "are reopened only with --reopen. A list flag replaces that list.")
+    set_.add_argument("item_id", metavar="ITEM")
+    set_.add_argument("--status", choices=ITEM_STATUSES, help="the new status")
+    set_.add_argument("--reopen", action="store_true", help="reopen a terminal item to --status")
+    set_.add_argument("--title", help="a new title")
+    set_.add_argument("--priority", choices=PRIORITIES, help="a new priority")
+    _list_flags(set_, replaces=True)
+    show = item_sub.add_parser("show", help="one work item, whole", parents=both)
+    show.add_argument("item_id", metavar="ITEM")
+    show.add_argument("--workstream", metavar="ID", help="the workstream (default: the active one)")
+    show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+    show.set_defaults(handler=_item_show)
+    add.set_defaults(handler=_item_add)
+    set_.set_defaults(handler=_item_set)
+    item.set_defaults(handler=lambda args, out: _missing("work item", "add, set or show"))
+
+
+def _list_flags(parser: argparse.ArgumentParser, *, replaces: bool) -> None:
+    suffix = " (repeatable; replaces the list)" if replaces else " (repeatable)"
+    parser.add_argument("--scope", action="append", metavar="TEXT", help="what the item covers" + suffix)
+    parser.add_argument("--accept", action="append", metavar="TEXT", help="an acceptance criterion" + suffix)
+    parser.add_argument("--depends-on", action="append", metavar="ITEM", help="an item this one needs first" + suffix)
+    parser.add_argument("--blocked-by", action="append", metavar="ITEM", help="an item blocking this one" + suffix)
+    parser.add_argument("--requires", action="append", metavar="TEXT", help="a validation requirement" + suffix)
+    parser.add_argument("--note", action="append", metavar="TEXT", help="a note" + suffix)
+    parser.add_argument("--workstream", metavar="ID", help="the workstream (default: the active one)")
+    parser.add_argument("--redact", action="store_true",
+                        help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+
+
+def _missing(command: str, actions: str) -> int:
+    from continuity.core.errors import UsageError
+
+    raise UsageError(f"{command}: choose an action: {actions} (see --help)")
+
+
+def _who(args: argparse.Namespace, store: Any) -> Any:
+    from continuity.cli.worklog import identity_from
+
+    return identity_from(args, store)
+
+
+def _written(out: Output, store: Any, action: str, stored: list[Any], data: dict[str, Any], text: str,
+             warnings: list[str]) -> int:
+    from continuity.cli.output import warn
+    from continuity.workstreams.service import after_write
+
+    warnings = warnings + after_write(store)
+    warn(warnings)
+    out.emit({"ok": True, "action": action, **data, "events": [item.event.kind for item in stored],
+              "event_ids": [item.event_id for item in stored], "warnings": warnings}, text)
+    return 0
+
+
+def _checkpoint(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
+    from continuity.workstreams import decide, document, service
+
+    store = open_store(args)
+    path = os.path.abspath(args.file) if args.file else os.path.join(store.root, *document.DEFAULT_PATH.split("/"))
+    doc = document.read(path)
+    who = _who(args, store)
+    facts = decide.Facts()
+    stored, warnings = service.record(store, who, lambda state: decide.decide_checkpoint(state, who, doc, facts),
+                                      redact=args.redact)
+    removed = None
+    if not args.keep:
+        try:
+            os.unlink(path)
+            removed = path
+        except OSError as error:
+            warn([f"checkpoint recorded, but {path} was not removed: {error.strerror or error}"])
+    ws_id = getattr(stored[-1].event, "workstream_id", None)
+    kinds = [item.event.kind for item in stored]
+    text = f"checkpoint recorded{f' for workstream {ws_id}' if ws_id else ''}: {len(stored)} event(s) " \
+           f"({', '.join(dict.fromkeys(kinds))})"
+    return _written(out, store, "work-checkpoint", stored, {"workstream_id": ws_id, "removed": removed}, text,
+                    warnings)
+
+
+def _item_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return {field: tuple(getattr(args, flag)) for flag, field in LIST_FLAGS.items()
+            if getattr(args, flag) is not None}
+
+
+def _item_add(args: argparse.Namespace, out: Output) -> int:
+    from continuity.workstreams import decide, service
+    from events.workstream import WorkItemData
+
+    store = open_store(args)
+    who = _who(args, store)
+    item = WorkItemData(id=args.item_id, title=args.title, status=args.status, priority=args.priority,
+                        **_item_fields(args))
+    stored, warnings = service.record(
+        store, who, lambda state: decide.decide_item_add(state, who, item, args.workstream), redact=args.redact)
+    ws_id = getattr(stored[0].event, "workstream_id", None)
+    return _written(out, store, "work-item-add", stored, {"workstream_id": ws_id, "item_id": args.item_id,
+                                                          "status": args.status},
+                    f"{args.item_id} added to {ws_id} [{args.status}]", warnings)
+
+
+def _item_set(args: argparse.Namespace, out: Output) -> int:
+    from continuity.workstreams import decide, service
+
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.ItemSet(item_id=args.item_id, workstream_id=args.workstream, status=args.status,
+                             reopen=args.reopen, title=args.title, priority=args.priority, **_item_fields(args))
+    stored, warnings = service.record(store, who, lambda state: decide.decide_item_set(state, who, request),
+                                      redact=args.redact)
+    changes = [change for item in stored for change in getattr(item.event, "changes", ())]
+    text = f"{args.item_id}: {changes[0].from_status} -> {changes[0].status}" if changes else f"{args.item_id}: updated"
+    return _written(out, store, "work-item-set", stored,
+                    {"workstream_id": getattr(stored[0].event, "workstream_id", None), "item_id": args.item_id},
+                    text, warnings)
+
+
+def _cursor_set(args: argparse.Namespace, out: Output) -> int:
+    from continuity.workstreams import decide, service
+
+    store = open_store(args)
+    who = _who(args, store)
+    request = decide.CursorSet(workstream_id=args.workstream, current_item_id=args.current_item,
+                               last_completed_item_id=args.last_completed_item, phase=args.phase,
+                               last_completed_action=args.last_completed_action, next_action=args.next_action)
+    stored, warnings = service.record(store, who, lambda state: decide.decide_cursor_set(state, who, request))
+    event: Any = stored[0].event
+    return _written(out, store, "work-cursor-set", stored, {"workstream_id": event.workstream_id,
+                                                            "cursor": _builtins(event.cursor)},
+                    f"cursor of {event.workstream_id}: next {one_line(event.cursor.next_action)}", warnings)
+
+
+def _builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def _read(args: argparse.Namespace) -> tuple[Any, str, Any, list[str]]:
+    from continuity.cli.output import warn
+    from continuity.workstreams.service import workstreams_state
+
+    store = open_store(args)
+    project = args.project or store.reading_project()[0]
+    state, warnings, _ = workstreams_state(store, project, as_of=args.as_of)
+    warn(warnings)
+    return store, project, state, warnings
+
+
+def _item_show(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import WorkNotFound
+    from continuity.workstreams.documents import item_document
+    from projections.workstreams import active
+
+    _, _, state, warnings = _read(args)
+    ws = state.workstreams.get(args.workstream) if args.workstream else active(state)
+    if ws is None:
+        raise WorkNotFound(f"unknown workstream {args.workstream!r}" if args.workstream else "no active workstream")
+    item = ws.items.get(args.item_id)
+    if item is None:
+        raise WorkNotFound(f"unknown work item {args.item_id!r} in workstream {ws.id}")
+    data = item_document(item) | {"workstreamId": ws.id, "addedAt": item.added_at, "updatedAt": item.updated_at}
+    lines = [f"{item.id} [{item.status}] ({item.priority}) {item.title}"]
+    lines += [f"  {key}: {', '.join(value) if isinstance(value, list) else value}" for key, value in data.items()
+              if key not in ("id", "status", "priority", "title") and value not in (None, "", [])]
+    out.emit({"ok": True, "item": data, "warnings": warnings}, "\n".join(one_line(line) for line in lines))
+    return 0
+
+
+def _status(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.workstreams.documents import runtime_document, runtime_markdown
+
+    _, project, state, warnings = _read(args)
+    doc = runtime_document(state, project)
+    healthy = not doc["problems"]
+    out.emit({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings},
+             runtime_markdown(doc))
+    return 0 if healthy else EXIT_INTEGRITY

@@ -1,0 +1,59 @@
+"""Recording a decision optimistically: decide from a caught-up read model, check again under the lock.
+
+Decide from the model's state, then append with a precondition that runs under the log's
+lock. If events landed since the state was read, they are folded into a copy and the
+decision is taken again: an error (a version conflict, a transition or invariant no longer
+holding) aborts with nothing written; a different decision is retried from a fresh catch-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+from continuity.core.store import Store
+from events.base import Event
+from events.errors import WriteFailed
+from events.log import Head
+from events.sealing import StoredEvent
+from projections.readmodel import ReadModel
+
+S = TypeVar("S")
+#: (store, project) -> (the project's state, warnings, the last event folded into it)
+Load = Callable[[Store, str], tuple[Any, list[str], str | None]]
+RETRIES = 5
+
+
+class _Moved(Exception):
+    """The decision changed under the lock: take it again from a fresh catch-up."""
+
+
+def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
+                   decide: Callable[[S], list[Event]], *, redact: bool = False,
+                   what: str = "state") -> tuple[list[StoredEvent], list[str]]:
+    """Decide from the current state and append, re-deciding under the lock (see the module doc)."""
+    log = store.open_log()
+    decoder = msgspec.msgpack.Decoder(model.state_type)
+    encoder = msgspec.msgpack.Encoder()
+    for _ in range(RETRIES):
+        state, warnings, seen = load(store, project)
+        drafts = decide(state)
+
+        def precondition(head: Head | None, state: Any = state, seen: str | None = seen,
+                         drafts: list[Event] = drafts) -> None:
+            if head is None or head.name == seen:
+                return
+            fresh = model.empty()
+            fresh.projects[project] = decoder.decode(encoder.encode(state))
+            for stored in log.read(after=seen, on_error=lambda name, error: None):
+                model.apply(fresh, stored.name, stored.event)
+            if decide(model.project(fresh, project)) != drafts:
+                raise _Moved
+
+        try:
+            return log.append_many(drafts, redact=redact, precondition=precondition), warnings
+        except _Moved:
+            continue
+    raise WriteFailed(f"event not written: the {what} kept changing while deciding; try again")

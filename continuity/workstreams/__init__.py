@@ -1,0 +1,1 @@
+"""Tracked workstreams (seed 002): the checkpoint document, decisions, views."""

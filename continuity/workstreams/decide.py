@@ -1,0 +1,376 @@
+"""Decisions for tracked workstreams: pure functions from the `workstreams` state and a request to events.
+
+Every decision refuses (InvariantRefused, exit 12, the contract's text) rather than write
+a change that would lose or reopen work, switch workstreams silently, or leave a
+workstream with a dependency cycle, a blocked item without a blocker or a cursor into
+nothing: the events are folded into a copy of the state and the result is checked
+(continuity/workstreams/rules.py). The caller takes the same decision again under the
+append lock (continuity/workstreams/service.py), so two racing writers cannot both pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import msgspec
+
+from continuity.core.errors import InvariantRefused, UsageError, WorkNotFound
+from continuity.core.identity import Identity
+from continuity.workstreams.document import Checkpoint, CheckpointV1, DocCursor, DocItem, DocWorkstream
+from continuity.workstreams.rules import structure_problems
+from events.base import Event
+from events.workstream import (
+    TERMINAL,
+    ApproachRejected,
+    ContextCheckpointed,
+    Cursor,
+    CursorMoved,
+    DecisionRecorded,
+    FindingConfirmed,
+    ItemRevision,
+    RepositoryRole,
+    StatusChange,
+    ValidationEntry,
+    ValidationRecorded,
+    WorkItemAdded,
+    WorkItemData,
+    WorkItemRevised,
+    WorkItemStatusChanged,
+    WorkstreamRevised,
+    WorkstreamStarted,
+    WorkstreamStatusChanged,
+)
+from projections.workstreams import (
+    MODEL,
+    Item,
+    Workstream,
+    WorkstreamsState,
+    active,
+    item_transition_ok,
+    unresolved,
+    workstream_transition_ok,
+)
+
+T = TypeVar("T")
+#: Item lists are split over several events above this many encoded bytes (an event holds 256 KiB).
+CHUNK_BYTES = 160_000
+REVISABLE = ("title", "priority", "scope", "acceptance_criteria", "depends_on", "blocked_by",
+             "validation_requirements", "notes")
+
+
+class Facts(msgspec.Struct, frozen=True, kw_only=True):
+    """What the caller observed: the repository HEAD and worktree fingerprint (None outside git)."""
+
+    head: str | None = None
+    fingerprint: str | None = None
+
+
+class ItemSet(msgspec.Struct, frozen=True, kw_only=True):
+    """What `work item set` was asked to change (None: unchanged)."""
+
+    item_id: str
+    workstream_id: str | None = None
+    status: str | None = None
+    reopen: bool = False
+    title: str | None = None
+    priority: str | None = None
+    scope: tuple[str, ...] | None = None
+    acceptance_criteria: tuple[str, ...] | None = None
+    depends_on: tuple[str, ...] | None = None
+    blocked_by: tuple[str, ...] | None = None
+    validation_requirements: tuple[str, ...] | None = None
+    notes: tuple[str, ...] | None = None
+
+
+class CursorSet(msgspec.Struct, frozen=True, kw_only=True):
+    """What `work cursor set` was asked to change (None: unchanged; "" clears a field)."""
+
+    workstream_id: str | None = None
+    current_item_id: str | None = None
+    last_completed_item_id: str | None = None
+    phase: str | None = None
+    last_completed_action: str | None = None
+    next_action: str | None = None
+
+
+def refuse(text: str) -> NoReturn:
+    """Refuse the change: nothing is written."""
+    raise InvariantRefused(text)
+
+
+_STATE = msgspec.msgpack.Decoder(WorkstreamsState)
+_ENCODE = msgspec.msgpack.Encoder()
+
+
+def folded(state: WorkstreamsState, drafts: Iterable[Event]) -> WorkstreamsState:
+    """A copy of the state with the drafts folded in (the state itself is untouched)."""
+    after = _STATE.decode(_ENCODE.encode(state))
+    for draft in drafts:
+        fold = MODEL.fold_for(type(draft))
+        if fold is not None:
+            after = fold(after, "", draft)
+    return after
+
+
+def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id: str | None) -> None:
+    """Refuse when the workstream, with the drafts applied, breaks a structural invariant."""
+    if workstream_id is None or not drafts:
+        return
+    ws = folded(state, drafts).workstreams.get(workstream_id)
+    problems = structure_problems(ws) if ws is not None else []
+    if problems:
+        refuse(problems[0])
+
+
+def chunks(values: Sequence[T], limit: int = CHUNK_BYTES) -> list[list[T]]:
+    """`values` split into runs whose JSON encodings add up to at most `limit` bytes (never empty runs)."""
+    runs: list[list[T]] = []
+    size = 0
+    for value in values:
+        cost = len(msgspec.json.encode(value)) + 1
+        if not runs or size + cost > limit:
+            runs.append([])
+            size = 0
+        runs[-1].append(value)
+        size += cost
+    return runs
+
+
+def item_data(doc: DocItem) -> WorkItemData:
+    """A document item as event data."""
+    return WorkItemData(id=doc.id, title=doc.title, status=doc.status, priority=doc.priority, scope=doc.scope,
+                        acceptance_criteria=doc.acceptance_criteria, depends_on=doc.depends_on,
+                        blocked_by=doc.blocked_by, validation_requirements=doc.validation_requirements,
+                        notes=doc.notes)
+
+
+def cursor_of(doc: DocCursor) -> Cursor:
+    """A document cursor as event data."""
+    return Cursor(current_item_id=doc.current_item_id, last_completed_item_id=doc.last_completed_item_id,
+                  phase=doc.phase, last_completed_action=doc.last_completed_action, next_action=doc.next_action)
+
+
+def _revision(item: Item, data: WorkItemData) -> ItemRevision | None:
+    changed: dict[str, Any] = {}
+    for field in REVISABLE:
+        new = getattr(data, field)
+        old = getattr(item, field)
+        if (list(new) if isinstance(new, tuple) else new) != old:
+            changed[field] = new
+    return ItemRevision(item_id=item.id, **changed) if changed else None
+
+
+def _transition(ws_id: str, item: Item, new: str, reopen: bool) -> StatusChange:
+    if not item_transition_ok(item.status, new, reopen):
+        if item.status in TERMINAL and new not in TERMINAL:
+            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}: reopening terminal work needs an "
+                   f"explicit reopen (continuity work item set {item.id} --status {new} --reopen)")
+        if reopen:
+            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}, not terminal: nothing to reopen "
+                   f"(use --status without --reopen)")
+        refuse(f"Invalid work item status transition for {item.id} of workstream {ws_id}: {item.status} -> {new}")
+    return StatusChange(item_id=item.id, from_status=item.status, status=new, reopen=reopen)  # type: ignore[arg-type]
+
+
+def _item_events(env: dict[str, Any], ws_id: str, added: list[WorkItemData], revisions: list[ItemRevision],
+                 changes: list[StatusChange]) -> list[Event]:
+    events: list[Event] = []
+    for run in chunks(added):
+        events.append(WorkItemAdded(**env, workstream_id=ws_id, items=tuple(run),
+                                    message=f"workstream {ws_id}: {len(run)} work item(s) added"))
+    for revised in chunks(revisions):
+        events.append(WorkItemRevised(**env, workstream_id=ws_id, revisions=tuple(revised),
+                                      message=f"workstream {ws_id}: {len(revised)} work item(s) revised"))
+    for changed in chunks(changes):
+        text = ", ".join(f"{c.item_id} {c.from_status} -> {c.status}" for c in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        events.append(WorkItemStatusChanged(**env, workstream_id=ws_id, changes=tuple(changed),
+                                            message=f"workstream {ws_id}: {text}{more}"))
+    return events
+
+
+def _started(env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
+    repositories = tuple(RepositoryRole(repository=r.repository, role=r.role) for r in doc.repositories)
+    started: list[Event] = [WorkstreamStarted(
+        **env, workstream_id=doc.id, title=doc.title, status=doc.status, objective=doc.objective,
+        repositories=repositories, cursor=cursor_of(doc.cursor), message=f"workstream {doc.id} started: {doc.title}")]
+    return started + _item_events(env, doc.id, [item_data(item) for item in doc.items], [], [])
+
+
+def _workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
+    """The events that turn the known workstream into the document's (the invariants of a diff checked here)."""
+    current = active(state)
+    if current is not None and current.id != doc.id:
+        refuse(f"Active workstream {current.id} is {current.status}: terminate it (COMPLETED, CANCELLED or "
+               f"SUPERSEDED) before switching to workstream {doc.id}")
+    known = state.workstreams.get(doc.id)
+    if known is None:
+        return _started(env, doc)
+    if known.status in TERMINAL:
+        refuse(f"Workstream {doc.id} is {known.status} and archived: it cannot change (start a new workstream id)")
+    ids = {item.id for item in doc.items}
+    missing = [item.id for item in unresolved(known) if item.id not in ids]
+    if missing:
+        refuse(f"Checkpoint would lose existing work items: {', '.join(missing)}")
+    events: list[Event] = []
+    repositories = tuple(RepositoryRole(repository=r.repository, role=r.role) for r in doc.repositories)
+    header: dict[str, Any] = {}
+    if doc.title != known.title:
+        header["title"] = doc.title
+    if doc.objective != known.objective:
+        header["objective"] = doc.objective
+    if list(repositories) != known.repositories:
+        header["repositories"] = repositories
+    if header:
+        events.append(WorkstreamRevised(**env, workstream_id=doc.id, **header, message=f"workstream {doc.id} revised"))
+    added, revisions, changes = [], [], []
+    for entry in doc.items:
+        data = item_data(entry)
+        item = known.items.get(entry.id)
+        if item is None:
+            added.append(data)
+            continue
+        revision = _revision(item, data)
+        if revision is not None:
+            revisions.append(revision)
+        if data.status != item.status:
+            changes.append(_transition(doc.id, item, data.status, False))
+    events += _item_events(env, doc.id, added, revisions, changes)
+    cursor = cursor_of(doc.cursor)
+    if cursor != known.cursor:
+        events.append(CursorMoved(**env, workstream_id=doc.id, cursor=cursor,
+                                  message=f"workstream {doc.id}: next {cursor.next_action[:200]}"))
+    if doc.status != known.status:
+        if not workstream_transition_ok(known.status, doc.status):
+            refuse(f"Invalid workstream status transition for {doc.id}: {known.status} -> {doc.status}")
+        events.append(WorkstreamStatusChanged(**env, workstream_id=doc.id, from_status=known.status,  # type: ignore[arg-type]
+                                              status=doc.status, message=f"workstream {doc.id}: {known.status} -> "
+                                              f"{doc.status}"))
+    return events
+
+
+def _evidence(state: WorkstreamsState, env: dict[str, Any], doc: Checkpoint, ws_id: str | None) -> list[Event]:
+    events: list[Event] = []
+    for kind, texts, kept in ((DecisionRecorded, doc.decisions, state.decisions),
+                              (FindingConfirmed, doc.confirmed_findings, state.findings),
+                              (ApproachRejected, doc.rejected_approaches, state.rejected)):
+        known = {entry.text for entry in kept}
+        new = tuple(text for text in texts if text not in known)
+        if new:
+            events.append(kind(**env, workstream_id=ws_id, texts=new, message=new[0][:300]))
+    return events
+
+
+def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Sequence[ValidationEntry],
+                      facts: Facts, ws_id: str | None) -> list[Event]:
+    """The ledger entries not yet recorded; an id recorded with other content is refused (ids are immutable)."""
+    reused = [entry.id for entry in entries
+              if entry.id in state.validations and state.validations[entry.id].entry != entry]
+    if reused:
+        refuse(f"Validation ledger entry ids are immutable and already exist: {', '.join(reused)}")
+    new = [entry for entry in entries if entry.id not in state.validations]
+    return [ValidationRecorded(**env, workstream_id=ws_id, entries=tuple(run), head=facts.head,
+                               fingerprint=facts.fingerprint,
+                               message=f"validation {run[0].id}: {run[0].result}" + (
+                                   f" and {len(run) - 1} more" if len(run) > 1 else ""))
+            for run in chunks(new)]
+
+
+def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoint, facts: Facts) -> list[Event]:
+    """`work checkpoint`: the events a checkpoint document describes, or a refusal."""
+    env = identity.fields()
+    current = active(state)
+    tracked = None if isinstance(doc, CheckpointV1) or doc.continuity.mode == "snapshot" else doc.continuity.workstream
+    if tracked is None and current is not None:
+        what = "Legacy schemaVersion 1 checkpoint" if isinstance(doc, CheckpointV1) else "Snapshot checkpoint"
+        open_ids = ", ".join(item.id for item in unresolved(current)) or "none"
+        refuse(f"{what} would lose an active tracked workstream {current.id} ({current.status}; unresolved work "
+               f"items: {open_ids}); checkpoint it in tracked mode with schemaVersion 2, or terminate it first")
+    ws_id = tracked.id if tracked is not None else None
+    events = _workstream_events(state, env, tracked) if tracked is not None else []
+    check_after(state, events, ws_id)
+    events += _evidence(state, env, doc, ws_id)
+    if not isinstance(doc, CheckpointV1):
+        ledger = [ValidationEntry(id=e.id, kind=e.kind, result=e.result, repository=e.repository, scope=e.scope,
+                                  summary=e.summary, timestamp=e.timestamp, command=e.command,
+                                  evidence_refs=e.evidence_refs) for e in doc.continuity.validation_ledger]
+        events += validation_events(state, env, ledger, facts, ws_id)
+    events.append(ContextCheckpointed(
+        **env, schema_version=1 if isinstance(doc, CheckpointV1) else 2,
+        mode="tracked" if tracked is not None else "snapshot",
+        repository=doc.repository, scope=doc.scope, status=doc.status, objective=doc.objective,
+        next_action=doc.next_action, open_questions=doc.open_questions, validation_notes=doc.validation,
+        workstream_id=ws_id, message=f"checkpoint ({doc.status}): next {doc.next_action[:200]}"))
+    return events
+
+
+def target(state: WorkstreamsState, workstream_id: str | None) -> Workstream:
+    """The workstream a granular command changes: the named one, else the active one; never an archived one."""
+    if workstream_id is None:
+        ws = active(state)
+        if ws is None:
+            raise WorkNotFound("no active workstream: start one with `continuity work checkpoint` "
+                               "(a tracked checkpoint document)")
+        return ws
+    found = state.workstreams.get(workstream_id)
+    if found is None:
+        raise WorkNotFound(f"unknown workstream {workstream_id!r}")
+    if found.status in TERMINAL:
+        refuse(f"Workstream {found.id} is {found.status} and archived: it cannot change (start a new workstream id)")
+    return found
+
+
+def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,
+                    workstream_id: str | None = None) -> list[Event]:
+    """`work item add`: one `work_item.added`, refused if the result breaks an invariant."""
+    ws = target(state, workstream_id)
+    if item.id in ws.items:
+        raise UsageError(f"work item {item.id} already exists in workstream {ws.id} "
+                         "(change it with `continuity work item set`)")
+    drafts: list[Event] = [WorkItemAdded(**identity.fields(), workstream_id=ws.id, items=(item,),
+                                         message=f"workstream {ws.id}: work item {item.id} added: {item.title}")]
+    check_after(state, drafts, ws.id)
+    return drafts
+
+
+def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSet) -> list[Event]:
+    """`work item set`: a revision and/or a status change of one item, refused if it breaks an invariant."""
+    ws = target(state, request.workstream_id)
+    item = ws.items.get(request.item_id)
+    if item is None:
+        raise WorkNotFound(f"unknown work item {request.item_id!r} in workstream {ws.id}")
+    env = identity.fields()
+    changes: dict[str, Any] = {field: getattr(request, field) for field in REVISABLE
+                               if getattr(request, field) is not None}
+    revision = ItemRevision(item_id=item.id, **changes) if changes else None
+    if request.reopen and request.status is None:
+        raise UsageError("--reopen needs --status (the unresolved status to reopen the item to)")
+    change = None
+    if request.status is not None and (request.status != item.status or request.reopen):
+        change = _transition(ws.id, item, request.status, request.reopen)
+    if revision is None and change is None:
+        raise UsageError("nothing to change: give --status or a field to set")
+    drafts = _item_events(env, ws.id, [], [revision] if revision else [], [change] if change else [])
+    check_after(state, drafts, ws.id)
+    return drafts
+
+
+def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: CursorSet) -> list[Event]:
+    """`work cursor set`: the cursor with the given fields changed ("" clears one), refused if it names no item."""
+    ws = target(state, request.workstream_id)
+    old = ws.cursor
+    values: dict[str, Any] = {}
+    for field in ("current_item_id", "last_completed_item_id", "phase", "last_completed_action"):
+        given = getattr(request, field)
+        values[field] = getattr(old, field) if given is None else (given or None)
+    next_action = request.next_action if request.next_action is not None else old.next_action
+    if not next_action.strip():
+        raise UsageError("the cursor's next action cannot be empty")
+    cursor = Cursor(**values, next_action=next_action)
+    if cursor == old:
+        raise UsageError("nothing to change: the cursor is already so")
+    drafts: list[Event] = [CursorMoved(**identity.fields(), workstream_id=ws.id, cursor=cursor,
+                                       message=f"workstream {ws.id}: next {next_action[:200]}")]
+    check_after(state, drafts, ws.id)
+    return drafts

@@ -1,0 +1,206 @@
+"""The seed-002 checkpoint document: its exact shape as Structs, and reading one from a file.
+
+camelCase names, the exact enums and id pattern, no unknown keys (msgspec refuses them),
+then what a schema cannot say: unique list entries, unique item and ledger ids, and a
+workstream exactly when the mode is `tracked`. Version 1 has no `continuity` block.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from continuity.core.errors import UsageError
+from events.base import Label, Text
+from events.workstream import (
+    CheckpointStatus,
+    Entries,
+    Ids,
+    ItemStatus,
+    NextAction,
+    Priority,
+    Short,
+    Title,
+    ValidationResult,
+    WorkId,
+    WorkstreamStatus,
+)
+
+#: The largest checkpoint document read (a 500-item workstream is well under 1 MiB).
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+DEFAULT_PATH = ".ai-bridge/context-checkpoint.json"
+
+
+class _Doc(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    """Shared options: camelCase keys, unknown keys refused."""
+
+
+class DocItem(_Doc, frozen=True, kw_only=True):
+    """A work item (the lists may be left out: empty)."""
+
+    id: WorkId
+    title: Title
+    status: ItemStatus
+    priority: Priority
+    scope: Entries = ()
+    acceptance_criteria: Entries = ()
+    depends_on: Ids = ()
+    blocked_by: Ids = ()
+    validation_requirements: Entries = ()
+    notes: Entries = ()
+
+
+class DocRepository(_Doc, frozen=True, kw_only=True):
+    """A repository of the workstream and its role."""
+
+    repository: WorkId
+    role: Label
+
+
+class DocCursor(_Doc, frozen=True, kw_only=True):
+    """The execution cursor."""
+
+    current_item_id: WorkId | None = None
+    last_completed_item_id: WorkId | None = None
+    phase: Short | None = None
+    last_completed_action: Short | None = None
+    next_action: NextAction
+
+
+class DocWorkstream(_Doc, frozen=True, kw_only=True):
+    """The tracked workstream."""
+
+    id: WorkId
+    title: Title
+    status: WorkstreamStatus
+    objective: Text
+    repositories: Annotated[tuple[DocRepository, ...], msgspec.Meta(min_length=1, max_length=64)]
+    cursor: DocCursor
+    items: Annotated[tuple[DocItem, ...], msgspec.Meta(max_length=5000)] = ()
+
+
+class DocValidation(_Doc, frozen=True, kw_only=True):
+    """A validation ledger entry."""
+
+    id: WorkId
+    kind: Label
+    result: ValidationResult
+    repository: WorkId
+    scope: Short
+    summary: Text
+    timestamp: Short
+    command: Text | None
+    evidence_refs: Entries = ()
+
+
+class DocContinuity(_Doc, frozen=True, kw_only=True):
+    """Version 2's continuity block."""
+
+    mode: Literal["snapshot", "tracked"]
+    workstream: DocWorkstream | None
+    validation_ledger: Annotated[tuple[DocValidation, ...], msgspec.Meta(max_length=256)] = ()
+
+
+class _Checkpoint(_Doc, frozen=True, kw_only=True):
+    repository: WorkId
+    scope: Text
+    status: CheckpointStatus
+    objective: Text
+    confirmed_findings: Entries
+    decisions: Entries
+    rejected_approaches: Entries
+    validation: Entries
+    open_questions: Entries
+    next_action: NextAction
+
+
+class CheckpointV1(_Checkpoint, frozen=True, kw_only=True, tag_field="schemaVersion", tag=1):
+    """A legacy (schemaVersion 1) checkpoint: read for compatibility, never erasing tracked work."""
+
+
+class CheckpointV2(_Checkpoint, frozen=True, kw_only=True, tag_field="schemaVersion", tag=2):
+    """A Continuity v2 checkpoint."""
+
+    continuity: DocContinuity
+
+
+Checkpoint = CheckpointV1 | CheckpointV2
+_DECODER = msgspec.json.Decoder(Checkpoint)
+
+
+def _unique(values: tuple[str, ...], where: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise UsageError(f"invalid checkpoint document: {where} lists {value[:80]!r} twice")
+        seen.add(value)
+
+
+def check(doc: Checkpoint) -> Checkpoint:
+    """What the Structs cannot say: unique entries and ids, a workstream exactly in tracked mode."""
+    for field in ("confirmed_findings", "decisions", "rejected_approaches", "validation", "open_questions"):
+        _unique(getattr(doc, field), field)
+    if isinstance(doc, CheckpointV1):
+        return doc
+    block = doc.continuity
+    if block.mode == "tracked" and block.workstream is None:
+        raise UsageError("invalid checkpoint document: tracked mode needs continuity.workstream")
+    if block.mode == "snapshot" and block.workstream is not None:
+        raise UsageError("invalid checkpoint document: snapshot mode carries no workstream (use tracked)")
+    _unique(tuple(entry.id for entry in block.validation_ledger), "continuity.validationLedger ids")
+    ws = block.workstream
+    if ws is not None:
+        _unique(tuple(repo.repository for repo in ws.repositories), "workstream.repositories")
+        _unique(tuple(item.id for item in ws.items), "workstream.items ids")
+        for item in ws.items:
+            for field in ("scope", "acceptance_criteria", "depends_on", "blocked_by", "validation_requirements",
+                          "notes"):
+                _unique(getattr(item, field), f"item {item.id} {field}")
+    return doc
+
+
+def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
+    """A checked document from JSON bytes; UsageError (exit 2) naming what is wrong."""
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise UsageError(f"invalid {where}: {len(raw)} bytes, more than the {MAX_DOCUMENT_BYTES} allowed")
+    try:
+        doc: Checkpoint = _DECODER.decode(raw)
+    except msgspec.ValidationError as error:
+        raise UsageError(f"invalid {where}: {_short(str(error))}") from None
+    except msgspec.DecodeError as error:
+        raise UsageError(f"invalid {where}: not valid JSON ({_short(str(error))})") from None
+    return check(doc)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def read(path: str) -> Checkpoint:
+    """The document in a file: it must exist, be a regular file and at most MAX_DOCUMENT_BYTES."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"checkpoint document not found: {path} (write it first, or name it with --file)") from None
+    except OSError as error:
+        raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"checkpoint document is not a regular file: {path}")
+    if info.st_size > MAX_DOCUMENT_BYTES:
+        raise UsageError(f"invalid checkpoint document {path}: {info.st_size} bytes, more than the "
+                         f"{MAX_DOCUMENT_BYTES} allowed")
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as error:
+        raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
+    return parse(raw, f"checkpoint document {path}")
+
+
+def json_schema() -> dict[str, Any]:
+    """The document's JSON Schema (for MCP tools and docs), from the same Structs."""
+    schema: dict[str, Any] = msgspec.json.schema(Checkpoint)
+    return schema

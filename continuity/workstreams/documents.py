@@ -1,0 +1,147 @@
+"""The workstream documents, built from the `workstreams` state alone (so a rebuild writes the same bytes).
+
+`workstreams/{active,archive}/<id>.json` hold seed 002's Workstream shape (camelCase);
+`.ai-bridge/context-runtime.json` and `.md` the resume contract: the active workstream,
+its cursor and unresolved items, the newest checkpoint, the validation ledger with what
+each entry is bound to, and the problems a merge left. Validation freshness against the
+live worktree is a view (`continuity work status`), never written here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from continuity.core.text import block, one_line
+from events.workstream import TERMINAL
+from projections.workstreams import Item, Validation, Workstream, WorkstreamsState, active, unresolved
+
+RUNTIME_FORMAT = 1
+SHOWN_EVIDENCE = 20
+SHOWN_VALIDATIONS = 50
+SHOWN_ARCHIVED = 20
+
+
+def item_document(item: Item) -> dict[str, Any]:
+    """A work item in seed 002's shape."""
+    return {"id": item.id, "title": item.title, "status": item.status, "priority": item.priority,
+            "scope": item.scope, "acceptanceCriteria": item.acceptance_criteria, "dependsOn": item.depends_on,
+            "blockedBy": item.blocked_by, "validationRequirements": item.validation_requirements,
+            "notes": item.notes}
+
+
+def cursor_document(ws: Workstream) -> dict[str, Any]:
+    """A cursor in seed 002's shape."""
+    cursor = ws.cursor
+    return {"currentItemId": cursor.current_item_id, "lastCompletedItemId": cursor.last_completed_item_id,
+            "phase": cursor.phase, "lastCompletedAction": cursor.last_completed_action,
+            "nextAction": cursor.next_action}
+
+
+def workstream_document(ws: Workstream) -> dict[str, Any]:
+    """A workstream in seed 002's shape: header, repositories, cursor, items in order."""
+    return {"id": ws.id, "title": ws.title, "status": ws.status, "objective": ws.objective,
+            "repositories": [{"repository": r.repository, "role": r.role} for r in ws.repositories],
+            "cursor": cursor_document(ws), "items": [item_document(item) for item in ws.items.values()]}
+
+
+def validation_document(found: Validation) -> dict[str, Any]:
+    """A ledger entry in seed 002's shape, plus what it is bound to and when it was recorded."""
+    entry = found.entry
+    return {"id": entry.id, "kind": entry.kind, "result": entry.result, "repository": entry.repository,
+            "scope": entry.scope, "summary": entry.summary, "timestamp": entry.timestamp, "command": entry.command,
+            "evidenceRefs": list(entry.evidence_refs), "head": found.head, "fingerprint": found.fingerprint,
+            "recordedAt": found.recorded_at, "eventId": found.event_id}
+
+
+def problems_of(state: WorkstreamsState) -> list[str]:
+    """What a merge left: the fold's problems, then each unresolved workstream's structural problems."""
+    from continuity.workstreams.rules import structure_problems
+
+    found = list(state.problems)
+    for ws in state.workstreams.values():
+        if ws.status not in TERMINAL:
+            found.extend(structure_problems(ws))
+    return found
+
+
+def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
+    """`.ai-bridge/context-runtime.json`: the resume contract."""
+    ws = active(state)
+    checkpoint = state.checkpoint
+    next_action = ws.cursor.next_action if ws is not None else (checkpoint.next_action if checkpoint else None)
+    return {
+        "format": RUNTIME_FORMAT,
+        "project": project,
+        "lastEventId": state.last_event_id,
+        "activeWorkstream": None if ws is None else {
+            "id": ws.id, "title": ws.title, "status": ws.status, "objective": ws.objective,
+            "repositories": [{"repository": r.repository, "role": r.role} for r in ws.repositories],
+            "items": len(ws.items), "unresolved": len(unresolved(ws)), "updatedAt": ws.updated_at},
+        "cursor": cursor_document(ws) if ws is not None else None,
+        "unresolvedItems": [item_document(item) for item in unresolved(ws)] if ws is not None else [],
+        "nextAction": next_action,
+        "checkpoint": None if checkpoint is None else {
+            "schemaVersion": checkpoint.schema_version, "mode": checkpoint.mode, "repository": checkpoint.repository,
+            "scope": checkpoint.scope, "status": checkpoint.status, "objective": checkpoint.objective,
+            "nextAction": checkpoint.next_action, "openQuestions": checkpoint.open_questions,
+            "validation": checkpoint.validation_notes, "workstreamId": checkpoint.workstream_id,
+            "at": checkpoint.at, "eventId": checkpoint.event_id},
+        "decisions": [entry.text for entry in state.decisions[-SHOWN_EVIDENCE:]],
+        "confirmedFindings": [entry.text for entry in state.findings[-SHOWN_EVIDENCE:]],
+        "rejectedApproaches": [entry.text for entry in state.rejected[-SHOWN_EVIDENCE:]],
+        "validationLedger": [validation_document(v) for v in list(state.validations.values())[-SHOWN_VALIDATIONS:]],
+        "validationFreshness": "live: `continuity work status` compares each entry's head and fingerprint "
+                               "with the worktree",
+        "archivedWorkstreams": state.archived[-SHOWN_ARCHIVED:],
+        "problems": problems_of(state),
+    }
+
+
+def _item_line(item: dict[str, Any]) -> str:
+    line = f"- [{item['status']}] {item['id']} ({item['priority']}): {one_line(item['title'])}"
+    if item["dependsOn"]:
+        line += f"; depends on {', '.join(item['dependsOn'])}"
+    if item["blockedBy"]:
+        line += f"; blocked by {', '.join(item['blockedBy'])}"
+    return line
+
+
+def runtime_markdown(doc: dict[str, Any]) -> str:
+    """`.ai-bridge/context-runtime.md`: the same resume contract, for people and agents to read."""
+    out = [f"# Context runtime: {one_line(doc['project'])}", ""]
+    ws = doc["activeWorkstream"]
+    if ws is None:
+        out += ["No active tracked workstream.", ""]
+    else:
+        out += [f"## Active workstream {ws['id']} [{ws['status']}]", "", block(one_line(ws["title"])),
+                f"Objective: {block(ws['objective']) if ws['objective'] else '-'}",
+                f"{ws['unresolved']} unresolved of {ws['items']} work items.", ""]
+        cursor = doc["cursor"]
+        out += ["## Cursor", "", f"- next action: {one_line(cursor['nextAction'])}",
+                f"- current item: {cursor['currentItemId'] or '-'}",
+                f"- last completed item: {cursor['lastCompletedItemId'] or '-'}",
+                f"- phase: {one_line(cursor['phase'] or '-')}",
+                f"- last completed action: {one_line(cursor['lastCompletedAction'] or '-')}", ""]
+        out += ["## Unresolved work items", ""]
+        out += [_item_line(item) for item in doc["unresolvedItems"]] or ["- none"]
+        out.append("")
+    if ws is None and doc["nextAction"]:
+        out += ["## Next action", "", one_line(doc["nextAction"]), ""]
+    checkpoint = doc["checkpoint"]
+    if checkpoint is not None:
+        out += ["## Newest checkpoint", "", f"- status: {checkpoint['status']} ({checkpoint['mode']}, schemaVersion "
+                f"{checkpoint['schemaVersion']}, {checkpoint['at']})", f"- repository: {checkpoint['repository']}"]
+        out += [f"- open question: {one_line(q)}" for q in checkpoint["openQuestions"]]
+        out.append("")
+    for heading, key in (("Decisions", "decisions"), ("Confirmed findings", "confirmedFindings"),
+                         ("Rejected approaches", "rejectedApproaches")):
+        if doc[key]:
+            out += [f"## {heading}", "", *(f"- {one_line(text)}" for text in doc[key]), ""]
+    out += ["## Validation", "", f"Freshness is {doc['validationFreshness']}.", ""]
+    out += [f"- {v['id']} {v['result']} ({v['kind']}, {v['repository']}): {one_line(v['summary'])} "
+            f"[head {(v['head'] or '-')[:12]}, fingerprint {(v['fingerprint'] or '-')[:12]}]"
+            for v in doc["validationLedger"]] or ["- no entries"]
+    out.append("")
+    if doc["problems"]:
+        out += ["## Problems (fix with a tracked checkpoint)", "", *(f"- {one_line(p)}" for p in doc["problems"]), ""]
+    return "\n".join(out)

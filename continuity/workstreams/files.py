@@ -1,0 +1,85 @@
+"""The workstreams model's writer: workstream documents and the runtime files (fail open: warnings).
+
+During a catch-up it notes which workstreams the folded events touched; `flush()` then
+writes each one's document once (a terminal one under `archive/`, its `active/` file
+removed: it moves, it never vanishes) and the runtime files. Only the store's own
+project has files (one project root holds one `.ai-bridge/`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from continuity.core.fsio import pretty_json, write_if_changed
+from continuity.core.store import Store
+from continuity.workstreams.documents import runtime_document, runtime_markdown, workstream_document
+from events.base import Event
+from events.errors import ContinuityError
+from events.workstream import TERMINAL, WORKSTREAM_EVENTS
+from projections.readmodel import Projects
+from projections.workstreams import WorkstreamsState
+
+KINDS = frozenset(kind.__struct_config__.tag for kind in WORKSTREAM_EVENTS)
+RUNTIME_JSON = ".ai-bridge/context-runtime.json"
+RUNTIME_MD = ".ai-bridge/context-runtime.md"
+
+
+def workstream_relpath(ws_id: str, archived: bool) -> str:
+    """Where a workstream's document lives, relative to the store."""
+    return f"workstreams/{'archive' if archived else 'active'}/{ws_id}.json"
+
+
+class WorkstreamWriter:
+    """Collects what the folded events touched; `flush()` writes it."""
+
+    def __init__(self, store: Store, folder: str | None = None) -> None:
+        self.store_folder = folder or store.path
+        self.root_folder = folder or store.root
+        try:
+            self.project: str | None = store.reading_project()[0]
+        except (OSError, ContinuityError):
+            self.project = None
+        self.state: Projects[WorkstreamsState] | None = None
+        self.touched: set[str] = set()
+        self.warnings: list[str] = []
+
+    def __call__(self, state: Projects[WorkstreamsState], name: str, event: Event) -> None:
+        if event.project != self.project or event.kind not in KINDS:
+            return
+        self.state = state
+        ws_id: Any = getattr(event, "workstream_id", None)
+        if isinstance(ws_id, str):
+            self.touched.add(ws_id)
+
+    def flush(self) -> None:
+        """Write the touched workstreams' documents and the runtime files."""
+        if self.state is None or self.project is None:
+            return
+        project = self.state.projects.get(self.project)
+        if project is None:
+            return
+        try:
+            for ws_id in sorted(self.touched):
+                ws = project.workstreams.get(ws_id)
+                if ws is None:
+                    continue
+                archived = ws.status in TERMINAL
+                document = pretty_json(workstream_document(ws))
+                self._write(self.store_folder, workstream_relpath(ws_id, archived), document)
+                if archived:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, False).split("/")))
+            doc = runtime_document(project, self.project)
+            self._write(self.root_folder, RUNTIME_JSON, pretty_json(doc))
+            self._write(self.root_folder, RUNTIME_MD, runtime_markdown(doc).encode())
+        except (OSError, ContinuityError) as error:
+            message = f"workstream documents not written: {getattr(error, 'strerror', None) or error}"
+            if message not in self.warnings:
+                self.warnings.append(message)
+        self.touched.clear()
+
+    @staticmethod
+    def _write(folder: str, relative: str, data: bytes) -> None:
+        write_if_changed(os.path.join(folder, *relative.split("/")), data, within=folder)

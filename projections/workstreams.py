@@ -1,0 +1,371 @@
+"""Tracked workstreams (seed 002), per project: workstreams and items, the cursor, evidence, the ledger.
+
+The writers check every invariant before an event is written (continuity/workstreams/
+decide.py); the fold still tolerates what only a merge of two clones can produce (a
+second active workstream, a status changed from a status it no longer had, a validation
+id reused with other content) and records it in `problems`, which `work status` reports.
+First wins for ids added twice. Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest
+forgotten past it), EVIDENCE_LIMIT decisions, findings and rejected approaches each,
+VALIDATIONS_LIMIT ledger entries, PROBLEMS_LIMIT problems.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from events.workstream import (
+    TERMINAL,
+    ApproachRejected,
+    ContextCheckpointed,
+    Cursor,
+    CursorMoved,
+    DecisionRecorded,
+    FindingConfirmed,
+    RepositoryRole,
+    ValidationEntry,
+    ValidationRecorded,
+    WorkItemAdded,
+    WorkItemData,
+    WorkItemRevised,
+    WorkItemStatusChanged,
+    WorkstreamRevised,
+    WorkstreamStarted,
+    WorkstreamStatusChanged,
+)
+from projections.common import append_bounded
+from projections.readmodel import ReadModel
+
+ARCHIVE_LIMIT = 200
+EVIDENCE_LIMIT = 200
+VALIDATIONS_LIMIT = 5000
+PROBLEMS_LIMIT = 100
+
+#: Allowed workstream status changes (terminal statuses allow none).
+WORKSTREAM_TRANSITIONS: dict[str, frozenset[str]] = {
+    "PROPOSED": frozenset({"IN_PROGRESS", "BLOCKED", *TERMINAL}),
+    "IN_PROGRESS": frozenset({"BLOCKED", *TERMINAL}),
+    "BLOCKED": frozenset({"IN_PROGRESS", *TERMINAL}),
+}
+UNRESOLVED_ITEM = frozenset({"PENDING", "IN_PROGRESS", "BLOCKED"})
+
+
+def item_transition_ok(old: str, new: str, reopen: bool) -> bool:
+    """Whether an item may go from `old` to `new`: freely among unresolved ones, out of terminal only by reopen."""
+    if old == new:
+        return True
+    if old in TERMINAL:
+        return reopen and new in UNRESOLVED_ITEM
+    return not reopen
+
+
+def workstream_transition_ok(old: str, new: str) -> bool:
+    """Whether a workstream may go from `old` to `new`."""
+    return old == new or new in WORKSTREAM_TRANSITIONS.get(old, frozenset())
+
+
+class Item(msgspec.Struct, kw_only=True):
+    """One work item as its events left it."""
+
+    id: str
+    title: str
+    status: str
+    priority: str
+    scope: list[str] = msgspec.field(default_factory=list)
+    acceptance_criteria: list[str] = msgspec.field(default_factory=list)
+    depends_on: list[str] = msgspec.field(default_factory=list)
+    blocked_by: list[str] = msgspec.field(default_factory=list)
+    validation_requirements: list[str] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+    added_at: str = ""
+    updated_at: str = ""
+
+
+class Workstream(msgspec.Struct, kw_only=True):
+    """One workstream: header, cursor and items (in the order they were added)."""
+
+    id: str
+    title: str
+    status: str
+    objective: str
+    repositories: list[RepositoryRole]
+    cursor: Cursor
+    items: dict[str, Item] = msgspec.field(default_factory=dict)
+    started_at: str = ""
+    updated_at: str = ""
+    ended_at: str | None = None
+
+
+class Evidence(msgspec.Struct, kw_only=True):
+    """A decision, finding or rejected approach: its text, when, in which workstream."""
+
+    text: str
+    at: str
+    event_id: str
+    workstream_id: str | None = None
+
+
+class Validation(msgspec.Struct, kw_only=True):
+    """A ledger entry and what it is bound to: the HEAD and worktree fingerprint when it was recorded."""
+
+    entry: ValidationEntry
+    head: str | None
+    fingerprint: str | None
+    recorded_at: str
+    event_id: str
+    workstream_id: str | None = None
+
+
+class CheckpointInfo(msgspec.Struct, kw_only=True):
+    """The newest checkpoint document's own fields."""
+
+    schema_version: int
+    mode: str
+    repository: str
+    scope: str
+    status: str
+    objective: str
+    next_action: str
+    open_questions: list[str]
+    validation_notes: list[str]
+    workstream_id: str | None
+    at: str
+    event_id: str
+
+
+class WorkstreamsState(msgspec.Struct, kw_only=True):
+    """Workstreams by id (unresolved and archived), the archive order, evidence, ledger, problems."""
+
+    workstreams: dict[str, Workstream] = msgspec.field(default_factory=dict)
+    archived: list[str] = msgspec.field(default_factory=list)
+    checkpoint: CheckpointInfo | None = None
+    decisions: list[Evidence] = msgspec.field(default_factory=list)
+    findings: list[Evidence] = msgspec.field(default_factory=list)
+    rejected: list[Evidence] = msgspec.field(default_factory=list)
+    validations: dict[str, Validation] = msgspec.field(default_factory=dict)
+    problems: list[str] = msgspec.field(default_factory=list)
+    last_event_id: str | None = None
+
+
+def active_ids(state: WorkstreamsState) -> list[str]:
+    """Ids of the workstreams not yet terminal, oldest first (one, or none, unless a merge made more)."""
+    return [ws.id for ws in state.workstreams.values() if ws.status not in TERMINAL]
+
+
+def active(state: WorkstreamsState) -> Workstream | None:
+    """The active workstream (the oldest unresolved one), or None."""
+    ids = active_ids(state)
+    return state.workstreams[ids[0]] if ids else None
+
+
+def unresolved(ws: Workstream) -> list[Item]:
+    """A workstream's items not yet terminal, in order."""
+    return [item for item in ws.items.values() if item.status not in TERMINAL]
+
+
+def _problem(state: WorkstreamsState, text: str) -> None:
+    if text not in state.problems:
+        append_bounded(state.problems, text, PROBLEMS_LIMIT)
+
+
+def _touch(state: WorkstreamsState, event: Any) -> None:
+    state.last_event_id = event.event_id
+
+
+def item_of(data: WorkItemData, at: str) -> Item:
+    """A projection item from an event's item data."""
+    return Item(id=data.id, title=data.title, status=data.status, priority=data.priority, scope=list(data.scope),
+                acceptance_criteria=list(data.acceptance_criteria), depends_on=list(data.depends_on),
+                blocked_by=list(data.blocked_by), validation_requirements=list(data.validation_requirements),
+                notes=list(data.notes), added_at=at, updated_at=at)
+
+
+def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
+    """A workstream that became terminal goes to the archive (the oldest archived forgotten past the limit)."""
+    if ws.status in TERMINAL:
+        ws.ended_at = ws.ended_at or at
+        if ws.id not in state.archived:
+            state.archived.append(ws.id)
+        while len(state.archived) > ARCHIVE_LIMIT:
+            state.workstreams.pop(state.archived.pop(0), None)
+
+
+def on_started(state: WorkstreamsState, name: str, event: WorkstreamStarted) -> WorkstreamsState:
+    """A new workstream (a second start of a known id is a problem, and ignored)."""
+    _touch(state, event)
+    if event.workstream_id in state.workstreams:
+        _problem(state, f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
+        return state
+    others = active_ids(state)
+    if others and event.status not in TERMINAL:
+        _problem(state, f"workstream {event.workstream_id} was started while {', '.join(others)} was still active "
+                 "(concurrent writers merged?)")
+    ws = Workstream(id=event.workstream_id, title=event.title, status=event.status, objective=event.objective,
+                    repositories=list(event.repositories), cursor=event.cursor, started_at=event.created_at,
+                    updated_at=event.created_at)
+    state.workstreams[ws.id] = ws
+    _settle(state, ws, event.created_at)
+    return state
+
+
+def _known(state: WorkstreamsState, event: Any) -> Workstream | None:
+    _touch(state, event)
+    ws = state.workstreams.get(event.workstream_id)
+    if ws is not None:
+        ws.updated_at = event.created_at
+    return ws
+
+
+def on_revised(state: WorkstreamsState, name: str, event: WorkstreamRevised) -> WorkstreamsState:
+    """Title, objective or repositories changed."""
+    ws = _known(state, event)
+    if ws is not None:
+        ws.title = event.title if event.title is not None else ws.title
+        ws.objective = event.objective if event.objective is not None else ws.objective
+        if event.repositories is not None:
+            ws.repositories = list(event.repositories)
+    return state
+
+
+def on_status(state: WorkstreamsState, name: str, event: WorkstreamStatusChanged) -> WorkstreamsState:
+    """The workstream's status changed; terminal moves it to the archive."""
+    ws = _known(state, event)
+    if ws is None:
+        return state
+    if ws.status != event.from_status or not workstream_transition_ok(ws.status, event.status):
+        _problem(state, f"workstream {ws.id}: {event.from_status} -> {event.status} recorded while it was "
+                 f"{ws.status} (concurrent writers merged?)")
+    if ws.status in TERMINAL:
+        return state  # the archive never gives a workstream back
+    ws.status = event.status
+    _settle(state, ws, event.created_at)
+    return state
+
+
+def on_items_added(state: WorkstreamsState, name: str, event: WorkItemAdded) -> WorkstreamsState:
+    """Items appended to a workstream (an id it already has is a problem, and the first one stays)."""
+    ws = _known(state, event)
+    if ws is None:
+        return state
+    for data in event.items:
+        if data.id in ws.items:
+            _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
+            continue
+        ws.items[data.id] = item_of(data, event.created_at)
+    return state
+
+
+def on_item_status(state: WorkstreamsState, name: str, event: WorkItemStatusChanged) -> WorkstreamsState:
+    """Item statuses changed."""
+    ws = _known(state, event)
+    if ws is None:
+        return state
+    for change in event.changes:
+        item = ws.items.get(change.item_id)
+        if item is None:
+            continue
+        if item.status != change.from_status or not item_transition_ok(item.status, change.status, change.reopen):
+            _problem(state, f"work item {item.id} of {ws.id}: {change.from_status} -> {change.status} recorded "
+                     f"while it was {item.status} (concurrent writers merged?)")
+        item.status = change.status
+        item.updated_at = event.created_at
+    return state
+
+
+_REVISED = ("title", "priority", "scope", "acceptance_criteria", "depends_on", "blocked_by",
+            "validation_requirements", "notes")
+
+
+def on_item_revised(state: WorkstreamsState, name: str, event: WorkItemRevised) -> WorkstreamsState:
+    """Item fields other than status changed."""
+    ws = _known(state, event)
+    if ws is None:
+        return state
+    for revision in event.revisions:
+        item = ws.items.get(revision.item_id)
+        if item is None:
+            continue
+        for field in _REVISED:
+            value = getattr(revision, field)
+            if value is not None:
+                setattr(item, field, list(value) if isinstance(value, tuple) else value)
+        item.updated_at = event.created_at
+    return state
+
+
+def on_cursor(state: WorkstreamsState, name: str, event: CursorMoved) -> WorkstreamsState:
+    """The cursor moved."""
+    ws = _known(state, event)
+    if ws is not None:
+        ws.cursor = event.cursor
+    return state
+
+
+def on_checkpointed(state: WorkstreamsState, name: str, event: ContextCheckpointed) -> WorkstreamsState:
+    """The newest checkpoint document's own fields."""
+    _touch(state, event)
+    state.checkpoint = CheckpointInfo(
+        schema_version=event.schema_version, mode=event.mode, repository=event.repository, scope=event.scope,
+        status=event.status, objective=event.objective, next_action=event.next_action,
+        open_questions=list(event.open_questions), validation_notes=list(event.validation_notes),
+        workstream_id=event.workstream_id, at=event.created_at, event_id=event.event_id)
+    return state
+
+
+def _evidence(into: list[Evidence], event: Any) -> None:
+    known = {entry.text for entry in into}
+    for text in event.texts:
+        if text not in known:
+            append_bounded(into, Evidence(text=text, at=event.created_at, event_id=event.event_id,
+                                          workstream_id=event.workstream_id), EVIDENCE_LIMIT)
+
+
+def on_decision(state: WorkstreamsState, name: str, event: DecisionRecorded) -> WorkstreamsState:
+    """Decisions recorded (a text already kept is not repeated)."""
+    _touch(state, event)
+    _evidence(state.decisions, event)
+    return state
+
+
+def on_finding(state: WorkstreamsState, name: str, event: FindingConfirmed) -> WorkstreamsState:
+    """Findings confirmed."""
+    _touch(state, event)
+    _evidence(state.findings, event)
+    return state
+
+
+def on_rejected(state: WorkstreamsState, name: str, event: ApproachRejected) -> WorkstreamsState:
+    """Approaches rejected."""
+    _touch(state, event)
+    _evidence(state.rejected, event)
+    return state
+
+
+def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded) -> WorkstreamsState:
+    """Ledger entries appended; an id seen before keeps its first entry (other content is a problem)."""
+    _touch(state, event)
+    for entry in event.entries:
+        known = state.validations.get(entry.id)
+        if known is not None:
+            if known.entry != entry:
+                _problem(state, f"validation id {entry.id} was recorded twice with different content "
+                         "(the first stays; concurrent writers merged?)")
+            continue
+        state.validations[entry.id] = Validation(entry=entry, head=event.head, fingerprint=event.fingerprint,
+                                                 recorded_at=event.created_at, event_id=event.event_id,
+                                                 workstream_id=event.workstream_id)
+        while len(state.validations) > VALIDATIONS_LIMIT:
+            del state.validations[next(iter(state.validations))]
+    return state
+
+
+MODEL = ReadModel(
+    "workstreams", format=1, state=WorkstreamsState, initial=WorkstreamsState,
+    folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
+           WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
+           CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,
+           FindingConfirmed: on_finding, ApproachRejected: on_rejected, ValidationRecorded: on_validation},
+    bounds={"ARCHIVE_LIMIT": ARCHIVE_LIMIT, "EVIDENCE_LIMIT": EVIDENCE_LIMIT,
+            "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT},
+)

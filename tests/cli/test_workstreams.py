@@ -1,0 +1,230 @@
+"""`continuity work ...` in-process: each refusal (message, exit code, nothing written), bad input, the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.errors import EXIT_INVARIANT, EXIT_NOT_FOUND, EXIT_SECRET, EXIT_USAGE
+from tests.helpers import all_event_files
+from tests.workstream_docs import edited, item, ledger_entry, legacy, snapshot, tracked
+
+DOC = Path(".ai-bridge/context-checkpoint.json")
+
+
+def write_doc(root: Path, doc: Any, name: str = str(DOC)) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+    return path
+
+
+def checkpoint(root: Path, doc: Any, *args: str) -> int:
+    write_doc(root, doc)
+    return main(["work", "checkpoint", *args])
+
+
+def last_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "no error line"
+    assert err[-1].startswith("continuity: error: ")
+    return err[-1].removeprefix("continuity: error: ")
+
+
+def refuse(root: Path, capsys: pytest.CaptureFixture[str], doc: Any, code: int = EXIT_INVARIANT) -> str:
+    """Check a refusal: the exit code, nothing written, the document kept; returns the message."""
+    before = all_event_files(root)
+    capsys.readouterr()
+    assert checkpoint(root, doc) == code
+    assert all_event_files(root) == before
+    assert (root / DOC).exists(), "a refused document must stay for fixing"
+    return last_error(capsys)
+
+
+@pytest.fixture
+def started(project: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A project whose active workstream WS-1 has A1 (IN_PROGRESS) and A2 (PENDING, after A1)."""
+    assert checkpoint(project, tracked()) == 0
+    capsys.readouterr()
+    return project
+
+
+def test_checkpoint_records_removes_the_file_and_writes_the_documents(project: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Success: events written, input removed, active/<id>.json and the runtime files in seed 002's shape."""
+    assert checkpoint(project, tracked(), "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["events"] == ["workstream.started", "work_item.added", "context.checkpointed"]
+    assert not (project / DOC).exists() and out["removed"] == str(project / DOC)
+    store = project / ".agent/runtime-continuity"
+    ws = json.loads((store / "workstreams/active/WS-1.json").read_text())
+    assert ws["id"] == "WS-1" and [i["id"] for i in ws["items"]] == ["A1", "A2"]
+    assert ws["items"][1]["dependsOn"] == ["A1"] and ws["cursor"]["nextAction"] == "write the failing test"
+    runtime = json.loads((project / ".ai-bridge/context-runtime.json").read_text())
+    assert runtime["activeWorkstream"]["id"] == "WS-1" and runtime["cursor"]["nextAction"] == "write the failing test"
+    assert [i["id"] for i in runtime["unresolvedItems"]] == ["A1", "A2"]
+    md = (project / ".ai-bridge/context-runtime.md").read_text()
+    assert "## Active workstream WS-1 [IN_PROGRESS]" in md and "- [PENDING] A2 (MEDIUM): Item A2; depends on A1" in md
+
+
+def test_refusal_losing_items(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`Checkpoint would lose existing work items: <ids>`."""
+    message = refuse(started, capsys, edited(tracked(), items=[item("A1", "IN_PROGRESS")]))
+    assert message == "Checkpoint would lose existing work items: A2"
+
+
+def test_refusal_legacy_v1(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`Legacy schemaVersion 1 checkpoint would lose an active tracked workstream ...`."""
+    assert refuse(started, capsys, legacy()).startswith(
+        "Legacy schemaVersion 1 checkpoint would lose an active tracked workstream WS-1")
+
+
+def test_refusal_snapshot(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`Snapshot checkpoint would lose an active tracked workstream ...`."""
+    assert refuse(started, capsys, snapshot()).startswith(
+        "Snapshot checkpoint would lose an active tracked workstream WS-1")
+
+
+def test_refusal_dependency_cycle(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`... contains a dependency cycle at <id>`."""
+    doc = edited(tracked(), items=[item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2", dependsOn=["A1"])])
+    assert refuse(started, capsys, doc) == "Workstream WS-1 contains a dependency cycle at A1"
+
+
+def test_refusal_duplicate_validation_ids(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`Validation ledger entry ids are immutable and already exist: <ids>`."""
+    assert checkpoint(started, tracked(ledger=[ledger_entry("V1")])) == 0
+    message = refuse(started, capsys, tracked(ledger=[ledger_entry("V1", "FAIL")]))
+    assert message == "Validation ledger entry ids are immutable and already exist: V1"
+
+
+def test_refusal_invalid_transition_and_reopening(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A terminal item reopened by a document; a workstream going backwards."""
+    assert checkpoint(started, edited(tracked(), items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])])) == 0
+    message = refuse(started, capsys, edited(tracked(), items=[item("A1", "PENDING"), item("A2", dependsOn=["A1"])]))
+    assert message.startswith("Work item A1 of workstream WS-1 is COMPLETED: reopening terminal work needs an "
+                              "explicit reopen")
+    message = refuse(started, capsys, edited(tracked(), status="PROPOSED",
+                                             items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])]))
+    assert message == "Invalid workstream status transition for WS-1: IN_PROGRESS -> PROPOSED"
+
+
+def test_refusal_blocked_without_blocker(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A BLOCKED item whose blockedBy names nothing valid."""
+    doc = edited(tracked(), items=[item("A1", "BLOCKED"), item("A2", dependsOn=["A1"])])
+    assert refuse(started, capsys, doc).startswith("Work item A1 is BLOCKED without a valid blocker (blockedBy: none)")
+
+
+def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A different workstream id while WS-1 is unresolved."""
+    assert refuse(started, capsys, tracked("WS-2")).startswith(
+        "Active workstream WS-1 is IN_PROGRESS: terminate it")
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    (tracked(extra=1), "Object contains unknown field `extra`"),
+    (edited(tracked(), items=[item("A1", bogus=True)]), "unknown field `bogus`"),
+    ({**tracked(), "status": "DONE"}, "Invalid enum value 'DONE' - at `$.status`"),
+    (edited(tracked(), items=[item("A1", "DONE")]), "Invalid enum value 'DONE'"),
+    (edited(tracked(), items=[item("A1", priority="URGENT")]), "Invalid enum value 'URGENT'"),
+    (edited(tracked(), id="W" * 129), "Expected `str` of length <= 128 - at `$.continuity.workstream.id`"),
+    (edited(tracked(), id="../etc"), "Expected `str` matching regex"),
+    (edited(tracked(), items=[item("A1\x00")]), "Expected `str` matching regex"),
+    (tracked(schemaVersion=3), "Invalid value 3 - at `$.schemaVersion`"),
+    (tracked(nextAction=""), "Expected `str` of length >= 1"),
+    (tracked(decisions=["same", "same"]), "decisions lists 'same' twice"),
+    (edited(tracked(), items=[item("A1"), item("A1")]), "workstream.items ids lists 'A1' twice"),
+    ({k: v for k, v in tracked().items() if k != "continuity"}, "missing required field `continuity`"),
+    (b"{not json", "not valid JSON"),
+    (b"\xff\xfe", "not valid JSON"),
+    (b"[]", "Expected `object`, got `array`"),
+])
+def test_bad_input_is_refused_with_nothing_written(project: Path, capsys: pytest.CaptureFixture[str], doc: Any,
+                                                   expected: str) -> None:
+    """Unknown keys, wrong enums, a 129-character id, hostile ids, wrong versions, invalid JSON: exit 2."""
+    message = refuse(project, capsys, doc, EXIT_USAGE)
+    assert message.startswith("invalid checkpoint document") and expected in message, message
+
+
+def test_a_ten_megabyte_objective_is_refused(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 10 MB field makes the document too large: refused before it is parsed."""
+    message = refuse(project, capsys, tracked(objective="x" * 10_000_000), EXIT_USAGE)
+    assert "more than the 4194304 allowed" in message
+
+
+def test_a_large_objective_under_the_file_limit_is_refused_by_its_field(project: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A 1 MB objective: the field's own limit."""
+    assert "Expected `str` of length <= 16384 - at `$.objective`" in refuse(
+        project, capsys, tracked(objective="x" * 1_000_000), EXIT_USAGE)
+
+
+def test_a_missing_file_and_a_folder(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No document: one line, exit 2, nothing written; a folder in its place likewise."""
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_USAGE
+    assert last_error(capsys).startswith("checkpoint document not found: ")
+    (project / "dir.json").mkdir()
+    assert main(["work", "checkpoint", "--file", "dir.json"]) == EXIT_USAGE
+    assert "not a regular file" in last_error(capsys)
+    assert all_event_files(project) == before
+
+
+def test_a_secret_in_the_document_is_refused_or_redacted(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The secret guard covers every field of the events a document becomes; --redact stores the marker."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    message = refuse(project, capsys, tracked(decisions=[f"use {token}"]), EXIT_SECRET)
+    assert token not in message and "looks like a secret" in message
+    assert checkpoint(project, tracked(decisions=[f"use {token}"]), "--redact") == 0
+    assert token not in "".join(path.read_text() for path in all_event_files(project))
+
+
+def test_file_flag_and_keep(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--file reads another path; --keep leaves it."""
+    path = write_doc(project, tracked(), "elsewhere/doc.json")
+    assert main(["work", "checkpoint", "--file", str(path), "--keep"]) == 0
+    assert path.exists()
+
+
+def test_granular_commands(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """item add, set (and refused reopen), show, cursor set; each refusal writes nothing."""
+    assert main(["work", "item", "add", "A3", "--title", "Docs", "--depends-on", "A2", "--scope", "docs/"]) == 0
+    assert main(["work", "item", "set", "A1", "--status", "COMPLETED"]) == 0
+    before = all_event_files(started)
+    capsys.readouterr()
+    assert main(["work", "item", "set", "A1", "--status", "PENDING"]) == EXIT_INVARIANT
+    assert "reopening terminal work needs an explicit reopen" in last_error(capsys)
+    assert main(["work", "item", "add", "A4", "--title", "x", "--status", "BLOCKED"]) == EXIT_INVARIANT
+    assert main(["work", "item", "set", "A2", "--depends-on", "A3"]) == EXIT_INVARIANT
+    assert "dependency cycle" in last_error(capsys)
+    assert main(["work", "cursor", "set", "--current-item", "ghost"]) == EXIT_INVARIANT
+    assert main(["work", "item", "set", "ghost", "--status", "COMPLETED"]) == EXIT_NOT_FOUND
+    assert main(["work", "item", "add", "../x", "--title", "x"]) == EXIT_USAGE
+    assert all_event_files(started) == before
+    assert main(["work", "item", "set", "A1", "--status", "PENDING", "--reopen"]) == 0
+    assert main(["work", "cursor", "set", "--current-item", "A3", "--next-action", "write docs"]) == 0
+    capsys.readouterr()
+    assert main(["work", "item", "show", "A3", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["item"]
+    assert shown["dependsOn"] == ["A2"] and shown["scope"] == ["docs/"] and shown["workstreamId"] == "WS-1"
+    runtime = json.loads((started / ".ai-bridge/context-runtime.json").read_text())
+    assert runtime["cursor"]["currentItemId"] == "A3" and runtime["cursor"]["nextAction"] == "write docs"
+
+
+def test_granular_commands_without_an_active_workstream(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No workstream yet: not found (exit 7), one line."""
+    assert main(["work", "item", "add", "A1", "--title", "x"]) == EXIT_NOT_FOUND
+    assert last_error(capsys).startswith("no active workstream")
+
+
+def test_status_text_and_json(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """status prints the resume contract; healthy is exit 0."""
+    assert main(["work", "status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["activeWorkstream"]["unresolved"] == 2 and data["problems"] == []
+    assert main(["work", "status"]) == 0
+    assert "## Cursor" in capsys.readouterr().out

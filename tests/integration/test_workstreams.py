@@ -1,0 +1,183 @@
+"""Workstreams through real processes: racing writers, rebuild identity, `--as-of` and replay."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.core.errors import EXIT_INVARIANT
+from continuity.core.initialize import init_store
+from tests.helpers import all_event_files, cli_process
+from tests.workstream_docs import edited, item, ledger_entry, tracked
+
+STORE = ".agent/runtime-continuity"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A fresh project with a store for project `demo`."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    init_store(project, project="demo", language=None)
+    return project
+
+
+def write_doc(root: Path, doc: dict[str, Any], name: str = ".ai-bridge/context-checkpoint.json") -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def ok(root: Path, *args: str) -> str:
+    done = cli_process(*args, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def together(root: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Start every command as its own process at once; wait for all."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    procs = [subprocess.Popen([sys.executable, "-m", "continuity", *cmd], cwd=root, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for cmd in commands]
+    results = []
+    for proc, cmd in zip(procs, commands, strict=True):
+        out, err = proc.communicate(timeout=60)
+        results.append(subprocess.CompletedProcess(cmd, proc.returncode, out, err))
+    return results
+
+
+def test_racing_checkpoints_of_different_workstreams_one_wins(root: Path) -> None:
+    """Four processes each start another workstream on an empty store: one wins, three are refused under the lock."""
+    commands = []
+    for n in range(4):
+        path = write_doc(root, tracked(f"WS-{n}"), f"doc{n}.json")
+        commands.append(["work", "checkpoint", "--file", str(path)])
+    results = together(root, commands)
+    codes = sorted(result.returncode for result in results)
+    assert codes == [0, EXIT_INVARIANT, EXIT_INVARIANT, EXIT_INVARIANT], [r.stderr for r in results]
+    for result in results:
+        if result.returncode:
+            assert "terminate it (COMPLETED, CANCELLED or SUPERSEDED) before switching" in result.stderr
+    status = json.loads(ok(root, "work", "status", "--json"))
+    assert status["problems"] == [] and status["activeWorkstream"]["id"].startswith("WS-")
+    started = [path for path in all_event_files(root) if "workstream.started" in path.read_text()]
+    assert len(started) == 1
+
+
+def test_two_changes_valid_alone_but_a_cycle_together_cannot_both_pass(root: Path) -> None:
+    """A1 -> A3 and A3 -> A2 (A2 already needs A1): each alone is fine; under the lock the second is refused."""
+    write_doc(root, tracked(items=[item("A1"), item("A2", dependsOn=["A1"]), item("A3")]))
+    ok(root, "work", "checkpoint")
+    for _ in range(3):
+        results = together(root, [["work", "item", "set", "A1", "--depends-on", "A3"],
+                                  ["work", "item", "set", "A3", "--depends-on", "A2"]])
+        codes = sorted(result.returncode for result in results)
+        assert codes == [0, EXIT_INVARIANT], [r.stderr for r in results]
+        assert "contains a dependency cycle at" in next(r.stderr for r in results if r.returncode)
+        status = json.loads(ok(root, "work", "status", "--json"))
+        assert status["problems"] == []
+        # back to the start for the next round: a document revising the dependencies
+        write_doc(root, tracked(items=[item("A1"), item("A2", dependsOn=["A1"]), item("A3")]))
+        ok(root, "work", "checkpoint")
+
+
+def derived(root: Path) -> dict[str, bytes]:
+    """Every workstream file: the store's workstreams/ and the project's runtime files."""
+    found = {}
+    for base in (root / STORE / "workstreams", root / ".ai-bridge"):
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and "context-checkpoint" not in path.name:
+                found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+def build_history(root: Path) -> list[str]:
+    """A workstream started, changed, completed and a second one started; returns each step's last event id."""
+    marks = []
+    steps = [
+        tracked(ledger=[ledger_entry("V1")], decisions=["d1"]),
+        edited(tracked(decisions=["d1", "d2"]), items=[item("A1", "COMPLETED"), item("A2", "IN_PROGRESS",
+                                                                                    dependsOn=["A1"]), item("A3")]),
+        edited(tracked(), status="COMPLETED", items=[item("A1", "COMPLETED"), item("A2", "COMPLETED"),
+                                                     item("A3", "SUPERSEDED")]),
+        tracked("WS-2", items=[item("B1", "IN_PROGRESS")], current="B1"),
+    ]
+    for doc in steps:
+        write_doc(root, doc)
+        out = json.loads(ok(root, "work", "checkpoint", "--json"))
+        marks.append(out["event_ids"][-1])
+    ok(root, "work", "item", "add", "B2", "--title", "second", "--depends-on", "B1")
+    ok(root, "work", "cursor", "set", "--next-action", "finish B1")
+    return marks
+
+
+def test_rebuild_writes_the_same_bytes_as_incremental_catch_up(root: Path) -> None:
+    """Files written step by step equal those a full rebuild writes after deleting every derived file."""
+    build_history(root)
+    incremental = derived(root)
+    assert f"{STORE}/workstreams/archive/WS-1.json" in incremental
+    assert f"{STORE}/workstreams/active/WS-2.json" in incremental
+    assert f"{STORE}/workstreams/active/WS-1.json" not in incremental, "a terminal workstream moves to the archive"
+    shutil.rmtree(root / STORE / "workstreams")
+    shutil.rmtree(root / STORE / "local" / "models")
+    for path in (root / ".ai-bridge").glob("context-runtime.*"):
+        path.unlink()
+    ok(root, "rebuild")
+    assert derived(root) == incremental
+
+
+def test_as_of_and_replay_show_the_past(root: Path) -> None:
+    """status --as-of each step's event, and replay --until, show the workstream as it stood then."""
+    marks = build_history(root)
+    first = json.loads(ok(root, "work", "status", "--json", "--as-of", marks[0]))
+    assert first["activeWorkstream"]["id"] == "WS-1" and [i["id"] for i in first["unresolvedItems"]] == ["A1", "A2"]
+    assert [v["id"] for v in first["validationLedger"]] == ["V1"] and first["decisions"] == ["d1"]
+    third = json.loads(ok(root, "work", "status", "--json", "--as-of", marks[2]))
+    assert third["activeWorkstream"] is None and third["archivedWorkstreams"] == ["WS-1"]
+    now = json.loads(ok(root, "work", "status", "--json"))
+    assert now["cursor"]["nextAction"] == "finish B1" and [i["id"] for i in now["unresolvedItems"]] == ["B1", "B2"]
+    shown = json.loads(ok(root, "work", "item", "show", "A2", "--workstream", "WS-1", "--json",
+                          "--as-of", marks[1]))
+    assert shown["item"]["status"] == "IN_PROGRESS"
+    out = root.parent / "replayed"
+    ok(root, "replay", "--until", marks[1], "--out", str(out))
+    replayed = json.loads((out / "workstreams/active/WS-1.json").read_text())
+    assert [i["status"] for i in replayed["items"]] == ["COMPLETED", "IN_PROGRESS", "PENDING"]
+    assert json.loads((out / ".ai-bridge/context-runtime.json").read_text())["activeWorkstream"]["id"] == "WS-1"
+
+
+def test_a_merge_that_breaks_an_invariant_is_reported_not_resolved(root: Path, tmp_path: Path) -> None:
+    """Two clones start different workstreams offline; after the union, status names both and exits 1."""
+    write_doc(root, tracked("WS-A"))
+    ok(root, "work", "checkpoint")
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    shutil.rmtree(other / STORE / "local")
+    write_doc(other, tracked("WS-B"))
+    # the copy has WS-A too: finish it there, then start WS-B, as a second machine would
+    write_doc(other, edited(tracked("WS-A"), status="CANCELLED", items=[item("A1", "CANCELLED"),
+                                                                      item("A2", "CANCELLED")]))
+    ok(other, "work", "checkpoint")
+    write_doc(other, tracked("WS-B"))
+    ok(other, "work", "checkpoint")
+    write_doc(root, edited(tracked("WS-A"), items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])]))
+    ok(root, "work", "checkpoint")
+    for path in all_event_files(other):  # the union sync makes: every file of both clones
+        target = root / path.relative_to(other)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    done = cli_process("work", "status", "--json", cwd=root)
+    assert done.returncode == 1, done.stderr
+    problems = json.loads(done.stdout)["problems"]
+    assert any("A1 of WS-A: IN_PROGRESS -> CANCELLED recorded while it was COMPLETED" in p or
+               "A1 of WS-A: IN_PROGRESS -> COMPLETED recorded while it was CANCELLED" in p for p in problems), problems
+

@@ -1,0 +1,311 @@
+"""Workstream decisions and their invariants (seed 002): pure functions, no disk, no clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
+from continuity.core.identity import Identity
+from continuity.workstreams import decide, document
+from continuity.workstreams.rules import dependency_cycle, structure_problems
+from events.base import Event
+from events.workstream import (
+    ContextCheckpointed,
+    CursorMoved,
+    DecisionRecorded,
+    ValidationEntry,
+    ValidationRecorded,
+    WorkItemAdded,
+    WorkItemData,
+    WorkItemRevised,
+    WorkItemStatusChanged,
+    WorkstreamRevised,
+    WorkstreamStarted,
+    WorkstreamStatusChanged,
+)
+from projections.workstreams import WorkstreamsState, active
+from tests.workstream_docs import edited, item, ledger_entry, legacy, snapshot, tracked
+
+WHO = Identity(project="demo", agent_id="agent-1")
+FACTS = decide.Facts(head="a" * 40, fingerprint="f" * 64)
+
+
+def parse(doc: dict[str, Any]) -> document.Checkpoint:
+    return document.parse(msgspec.json.encode(doc))
+
+
+def checkpoint(state: WorkstreamsState, doc: dict[str, Any]) -> tuple[list[Event], WorkstreamsState]:
+    """Decide a checkpoint and fold its events: (events, the state after)."""
+    events = decide.decide_checkpoint(state, WHO, parse(doc), FACTS)
+    return events, decide.folded(state, events)
+
+
+def refused(state: WorkstreamsState, doc: dict[str, Any]) -> str:
+    with pytest.raises(InvariantRefused) as caught:
+        decide.decide_checkpoint(state, WHO, parse(doc), FACTS)
+    assert caught.value.exit_code == EXIT_INVARIANT == 12
+    return str(caught.value)
+
+
+@pytest.fixture
+def started() -> WorkstreamsState:
+    """A state with WS-1 active: A1 IN_PROGRESS, A2 PENDING depending on A1."""
+    _, state = checkpoint(WorkstreamsState(), tracked())
+    return state
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [event.kind for event in events]
+
+
+def test_a_new_workstream_starts_with_its_items_and_ends_with_the_checkpoint() -> None:
+    """A first tracked checkpoint: workstream.started, work_item.added, then context.checkpointed."""
+    events, state = checkpoint(WorkstreamsState(), tracked(decisions=["use a lock"]))
+    assert kinds(events) == ["workstream.started", "work_item.added", "decision.recorded", "context.checkpointed"]
+    assert isinstance(events[0], WorkstreamStarted) and events[0].workstream_id == "WS-1"
+    ws = active(state)
+    assert ws is not None and list(ws.items) == ["A1", "A2"] and ws.items["A2"].depends_on == ["A1"]
+    assert [entry.text for entry in state.decisions] == ["use a lock"]
+
+
+def test_the_same_document_again_records_only_the_checkpoint(started: WorkstreamsState) -> None:
+    """Nothing changed: one context.checkpointed and no workstream events."""
+    events, _ = checkpoint(started, tracked())
+    assert kinds(events) == ["context.checkpointed"]
+
+
+def test_a_diff_becomes_granular_events(started: WorkstreamsState) -> None:
+    """Added, status changed, revised, cursor moved, workstream revised: one event kind each."""
+    doc = edited(tracked(), title="Auth fixes, round two", items=[
+        item("A1", "COMPLETED"), item("A2", "IN_PROGRESS", dependsOn=["A1"], notes=["started"]), item("A3")],
+        cursor={"currentItemId": "A2", "lastCompletedItemId": "A1", "phase": "green",
+                "lastCompletedAction": "made A1 pass", "nextAction": "fix A2"})
+    events, state = checkpoint(started, doc)
+    assert kinds(events) == ["workstream.revised", "work_item.added", "work_item.revised",
+                             "work_item.status_changed", "workstream.cursor_moved", "context.checkpointed"]
+    assert isinstance(events[0], WorkstreamRevised) and events[0].title == "Auth fixes, round two"
+    assert isinstance(events[1], WorkItemAdded) and [i.id for i in events[1].items] == ["A3"]
+    assert isinstance(events[2], WorkItemRevised) and events[2].revisions[0].notes == ("started",)
+    assert isinstance(events[3], WorkItemStatusChanged)
+    assert [(c.item_id, c.from_status, c.status) for c in events[3].changes] == [
+        ("A1", "IN_PROGRESS", "COMPLETED"), ("A2", "PENDING", "IN_PROGRESS")]
+    assert isinstance(events[4], CursorMoved) and events[4].cursor.current_item_id == "A2"
+    ws = active(state)
+    assert ws is not None and ws.cursor.next_action == "fix A2" and ws.items["A3"].status == "PENDING"
+
+
+def test_completing_the_workstream_archives_it_after_its_items(started: WorkstreamsState) -> None:
+    """The status change comes last, after the items it needs terminal; then no workstream is active."""
+    doc = edited(tracked(), status="COMPLETED", items=[item("A1", "COMPLETED"), item("A2", "CANCELLED")])
+    events, state = checkpoint(started, doc)
+    assert kinds(events)[-2:] == ["workstream.status_changed", "context.checkpointed"]
+    assert isinstance(events[-2], WorkstreamStatusChanged) and events[-2].status == "COMPLETED"
+    assert active(state) is None and state.archived == ["WS-1"]
+
+
+def test_refused_losing_unresolved_items(started: WorkstreamsState) -> None:
+    """An unresolved item left out of the document: the contract's text names it."""
+    text = refused(started, edited(tracked(), items=[item("A1", "IN_PROGRESS")]))
+    assert text == "Checkpoint would lose existing work items: A2"
+
+
+def test_leaving_out_a_terminal_item_is_allowed_and_keeps_it(started: WorkstreamsState) -> None:
+    """Only unresolved ids may not vanish: a completed item left out stays in the projection."""
+    _, state = checkpoint(started, edited(tracked(), items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])]))
+    _, state = checkpoint(state, edited(tracked(), items=[item("A2")]))
+    ws = active(state)
+    assert ws is not None and ws.items["A1"].status == "COMPLETED"
+
+
+def test_refused_reopening_a_terminal_item_from_a_document(started: WorkstreamsState) -> None:
+    """COMPLETED -> IN_PROGRESS in a document: reopening needs the explicit command."""
+    _, state = checkpoint(started, edited(tracked(), items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])]))
+    text = refused(state, edited(tracked(), items=[item("A1", "IN_PROGRESS"), item("A2", dependsOn=["A1"])]))
+    assert text.startswith("Work item A1 of workstream WS-1 is COMPLETED: reopening terminal work needs an explicit")
+
+
+def test_refused_a_terminal_item_changing_its_outcome(started: WorkstreamsState) -> None:
+    """COMPLETED -> SUPERSEDED is an invalid transition (terminal is final)."""
+    _, state = checkpoint(started, edited(tracked(), items=[item("A1", "COMPLETED"), item("A2", dependsOn=["A1"])]))
+    text = refused(state, edited(tracked(), items=[item("A1", "SUPERSEDED"), item("A2", dependsOn=["A1"])]))
+    assert text == "Invalid work item status transition for A1 of workstream WS-1: COMPLETED -> SUPERSEDED"
+
+
+def test_refused_an_invalid_workstream_transition(started: WorkstreamsState) -> None:
+    """IN_PROGRESS -> PROPOSED goes backwards."""
+    text = refused(started, edited(tracked(), status="PROPOSED"))
+    assert text == "Invalid workstream status transition for WS-1: IN_PROGRESS -> PROPOSED"
+
+
+def test_refused_completing_a_workstream_with_unresolved_items(started: WorkstreamsState) -> None:
+    """A terminal workstream must transition its items explicitly."""
+    text = refused(started, edited(tracked(), status="COMPLETED"))
+    assert text == ("Workstream WS-1 cannot be COMPLETED while work items are unresolved: A1, A2 "
+                    "(transition them explicitly first)")
+
+
+@pytest.mark.parametrize(("deps", "at"), [
+    ({"A1": ["A2"], "A2": ["A1"]}, "A1"),
+    ({"A1": ["A1"]}, "A1"),
+    ({"A1": [], "A2": ["A3"], "A3": ["A4"], "A4": ["A2"]}, "A2"),
+])
+def test_refused_a_dependency_cycle_naming_the_item(deps: dict[str, list[str]], at: str) -> None:
+    """Two-item, self and three-item cycles: `... contains a dependency cycle at <id>`."""
+    doc = tracked(items=[item(key, dependsOn=value) for key, value in deps.items()])
+    assert refused(WorkstreamsState(), doc) == f"Workstream WS-1 contains a dependency cycle at {at}"
+
+
+def test_refused_a_dependency_on_an_unknown_item() -> None:
+    """dependsOn must name items of the workstream."""
+    text = refused(WorkstreamsState(), tracked(items=[item("A1", dependsOn=["ghost"])]))
+    assert text == "Work item A1 of workstream WS-1 depends on unknown work items: ghost"
+
+
+@pytest.mark.parametrize("blockers", [[], ["ghost"], ["A1"]])
+def test_refused_blocked_items_without_a_valid_blocker(blockers: list[str]) -> None:
+    """BLOCKED with no blocker, an unknown one, or itself."""
+    doc = tracked(items=[item("A1", "BLOCKED", blockedBy=blockers), item("A2")])
+    assert refused(WorkstreamsState(), doc).startswith("Work item A1 is BLOCKED without a valid blocker")
+
+
+def test_a_blocked_item_with_a_real_blocker_is_accepted() -> None:
+    """BLOCKED by another item of the workstream."""
+    events, _ = checkpoint(WorkstreamsState(), tracked(items=[item("A1", "BLOCKED", blockedBy=["A2"]), item("A2")]))
+    assert kinds(events)[0] == "workstream.started"
+
+
+def test_refused_a_cursor_into_nothing() -> None:
+    """The cursor's current item must exist."""
+    text = refused(WorkstreamsState(), tracked(current="ghost"))
+    assert text == "Cursor currentItemId of workstream WS-1 names unknown work item ghost"
+
+
+def test_refused_switching_workstreams_without_terminating(started: WorkstreamsState) -> None:
+    """Another workstream id while WS-1 is unresolved."""
+    text = refused(started, tracked("WS-2"))
+    assert text == ("Active workstream WS-1 is IN_PROGRESS: terminate it (COMPLETED, CANCELLED or SUPERSEDED) "
+                    "before switching to workstream WS-2")
+
+
+def test_switching_after_terminating_is_allowed(started: WorkstreamsState) -> None:
+    """Terminate WS-1 explicitly, then WS-2 starts; WS-1 stays in the archive and cannot change."""
+    _, state = checkpoint(started, edited(tracked(), status="CANCELLED",
+                                          items=[item("A1", "CANCELLED"), item("A2", "CANCELLED")]))
+    events, state = checkpoint(state, tracked("WS-2"))
+    assert kinds(events)[0] == "workstream.started" and active(state) is not None
+    assert state.archived == ["WS-1"]
+    text = refused(WorkstreamsState(archived=state.archived, workstreams={"WS-1": state.workstreams["WS-1"]}),
+                   edited(tracked(), title="changed"))
+    assert text == "Workstream WS-1 is CANCELLED and archived: it cannot change (start a new workstream id)"
+
+
+def test_refused_legacy_and_snapshot_checkpoints_over_active_work(started: WorkstreamsState) -> None:
+    """v1 and snapshot documents would erase the unresolved tracked workstream."""
+    assert refused(started, legacy()).startswith(
+        "Legacy schemaVersion 1 checkpoint would lose an active tracked workstream WS-1 (IN_PROGRESS; "
+        "unresolved work items: A1, A2)")
+    assert refused(started, snapshot()).startswith(
+        "Snapshot checkpoint would lose an active tracked workstream WS-1")
+
+
+def test_legacy_and_snapshot_checkpoints_are_read_when_nothing_is_tracked() -> None:
+    """With no unresolved workstream, v1 and snapshot record the document's own fields."""
+    for doc, version in ((legacy(), 1), (snapshot(), 2)):
+        events, state = checkpoint(WorkstreamsState(), doc)
+        assert kinds(events) == ["context.checkpointed"]
+        assert isinstance(events[0], ContextCheckpointed) and events[0].schema_version == version
+        assert events[0].mode == "snapshot" and state.checkpoint is not None
+
+
+def test_validation_ids_are_immutable(started: WorkstreamsState) -> None:
+    """A new entry is recorded with the facts; the same entry again is no change; other content is refused."""
+    events, state = checkpoint(started, tracked(ledger=[ledger_entry("V1")]))
+    recorded = [e for e in events if isinstance(e, ValidationRecorded)]
+    assert len(recorded) == 1 and recorded[0].head == FACTS.head and recorded[0].fingerprint == FACTS.fingerprint
+    again, _ = checkpoint(state, tracked(ledger=[ledger_entry("V1")]))
+    assert not any(isinstance(e, ValidationRecorded) for e in again)
+    text = refused(state, tracked(ledger=[ledger_entry("V1", "FAIL"), ledger_entry("V2")]))
+    assert text == "Validation ledger entry ids are immutable and already exist: V1"
+
+
+def test_evidence_is_recorded_once() -> None:
+    """A decision already recorded is not recorded again; leaving it out does not erase it."""
+    _, state = checkpoint(WorkstreamsState(), tracked(decisions=["d1"]))
+    events, state = checkpoint(state, tracked(decisions=["d1", "d2"]))
+    [recorded] = [e for e in events if isinstance(e, DecisionRecorded)]
+    assert recorded.texts == ("d2",)
+    _, state = checkpoint(state, tracked(decisions=[]))
+    assert [e.text for e in state.decisions] == ["d1", "d2"]
+
+
+def test_five_hundred_large_items_split_over_events_that_fit() -> None:
+    """Items too large for one event are split; every event stays under the size limit."""
+    items = [item(f"I{n}", notes=["x" * 3000]) for n in range(500)]
+    events, state = checkpoint(WorkstreamsState(), tracked(items=items, current="I0"))
+    added = [e for e in events if isinstance(e, WorkItemAdded)]
+    assert len(added) > 1 and sum(len(e.items) for e in added) == 500
+    assert all(len(msgspec.json.encode(e)) < decide.CHUNK_BYTES + 4096 for e in added)
+    ws = active(state)
+    assert ws is not None and list(ws.items) == [f"I{n}" for n in range(500)]
+
+
+def test_granular_item_add_set_and_cursor(started: WorkstreamsState) -> None:
+    """The granular decisions: add, a status change, a reopen, a cursor move."""
+    data = WorkItemData(id="A3", title="Docs", status="BLOCKED", blocked_by=("A2",))
+    [added] = decide.decide_item_add(started, WHO, data)
+    state = decide.folded(started, [added])
+    done = decide.decide_item_set(state, WHO, decide.ItemSet(item_id="A1", status="COMPLETED"))
+    state = decide.folded(state, done)
+    with pytest.raises(InvariantRefused, match="reopening terminal work"):
+        decide.decide_item_set(state, WHO, decide.ItemSet(item_id="A1", status="PENDING"))
+    reopened = decide.decide_item_set(state, WHO, decide.ItemSet(item_id="A1", status="PENDING", reopen=True))
+    assert isinstance(reopened[0], WorkItemStatusChanged) and reopened[0].changes[0].reopen
+    moved = decide.decide_cursor_set(state, WHO, decide.CursorSet(current_item_id="A3", next_action="unblock A3"))
+    assert isinstance(moved[0], CursorMoved) and moved[0].cursor.current_item_id == "A3"
+
+
+def test_granular_refusals_and_not_found(started: WorkstreamsState) -> None:
+    """A blocked item without blocker, a cycle by revision, unknown ids, no active workstream, nothing to do."""
+    with pytest.raises(InvariantRefused, match="BLOCKED without a valid blocker"):
+        decide.decide_item_add(started, WHO, WorkItemData(id="A3", title="x", status="BLOCKED"))
+    with pytest.raises(InvariantRefused, match="dependency cycle at A1"):
+        decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", depends_on=("A2",)))
+    with pytest.raises(WorkNotFound):
+        decide.decide_item_set(started, WHO, decide.ItemSet(item_id="ghost", status="COMPLETED"))
+    with pytest.raises(WorkNotFound, match="no active workstream"):
+        decide.decide_item_add(WorkstreamsState(), WHO, WorkItemData(id="A3", title="x"))
+    with pytest.raises(UsageError, match="already exists"):
+        decide.decide_item_add(started, WHO, WorkItemData(id="A1", title="x"))
+    with pytest.raises(UsageError, match="nothing to change"):
+        decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1"))
+    with pytest.raises(InvariantRefused, match="not terminal: nothing to reopen"):
+        decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", status="PENDING", reopen=True))
+
+
+def test_cycle_detection_ignores_unknown_dependencies() -> None:
+    """An unknown dependency is its own problem, not a cycle."""
+    _, state = checkpoint(WorkstreamsState(), tracked())
+    ws = active(state)
+    assert ws is not None
+    ws.items["A1"].depends_on = ["ghost"]
+    assert dependency_cycle(ws) is None
+    assert structure_problems(ws) == ["Work item A1 of workstream WS-1 depends on unknown work items: ghost"]
+
+
+def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsState) -> None:
+    """Two clones: a second active workstream, a stale status change, a reused validation id: problems, not errors."""
+    other = decide.decide_checkpoint(WorkstreamsState(), WHO, parse(tracked("WS-2")), FACTS)
+    stale = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
+        decide.StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
+    entry = ValidationEntry(id="V1", kind="k", result="PASS", repository="r", scope="s", summary="x", timestamp="t")
+    v1 = ValidationRecorded(project="demo", entries=(entry,))
+    v1_other = ValidationRecorded(project="demo", entries=(msgspec.structs.replace(entry, result="FAIL"),))
+    state = decide.folded(started, [*other, stale, v1, v1_other])
+    assert len(state.problems) == 3
+    assert "WS-2 was started while WS-1 was still active" in state.problems[0]
+    assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[1]
+    assert "validation id V1 was recorded twice" in state.problems[2]
+    assert state.validations["V1"].entry.result == "PASS"
