@@ -18,6 +18,7 @@ from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
+from continuity.readside.views import SESSION_MODELS
 from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
@@ -27,6 +28,8 @@ from events.errors import ContinuityError
 from events.sealing import StoredEvent, sha256_hex
 
 STALE_ARCHIVE_HOURS = 2
+#: What the resume bundle reads: the session models and the active workstream.
+BRIEF_MODELS = (*SESSION_MODELS, "workstreams")
 
 
 # -- archive ---------------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def resume_bundle(
     project = identity.project
     if as_of is not None:
         return _replayed_bundle(store, project=project, fmt=fmt, max_chars=max_chars, as_of=as_of)
-    view = current_view(store)
+    view = current_view(store, BRIEF_MODELS)
     state = view.project(project)
     record_archive = state.latest_archive()
     latest_md = None
@@ -193,7 +196,7 @@ def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
         until = log.find(served.as_of).name if served.as_of else ""
-        models = models_until(log, until, warnings) if until else Models.empty()
+        models = models_until(log, until, warnings, BRIEF_MODELS) if until else Models.empty(BRIEF_MODELS)
         state = models.project(served.project)
         if state.events != served.events_folded:
             warnings.append(
@@ -205,7 +208,7 @@ def _replayed_bundle(store: Store, *, project: str, fmt: str, max_chars: int, as
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
         return Brief(text=text, data=data, warnings=warnings)
-    pstate = models_until(log, last_name, warnings).project(project)
+    pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(project)
     now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
     inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
     data = bundle.build(pstate, inputs, as_of=as_of)

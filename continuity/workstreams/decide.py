@@ -374,3 +374,20 @@ def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: Curs
                                        message=f"workstream {ws.id}: next {next_action[:200]}")]
     check_after(state, drafts, ws.id)
     return drafts
+
+
+def decide_validate(state: WorkstreamsState, identity: Identity, entry: ValidationEntry, facts: Facts) -> list[Event]:
+    """`work validate`: one new ledger entry bound to the observed HEAD and fingerprint; its id must be new.
+
+    An empty `repository` takes the newest checkpoint's repository (else the active workstream's first).
+    """
+    if entry.id in state.validations:
+        refuse(f"Validation ledger entry ids are immutable and already exist: {entry.id}")
+    ws = active(state)
+    if not entry.repository:  # default: the newest checkpoint's repository, else the workstream's first
+        known = state.checkpoint.repository if state.checkpoint is not None else (
+            ws.repositories[0].repository if ws is not None else None)
+        if known is None:
+            raise UsageError("name the repository validated with --repository (no checkpoint names one yet)")
+        entry = msgspec.structs.replace(entry, repository=known)
+    return validation_events(state, identity.fields(), [entry], facts, ws.id if ws is not None else None)

@@ -309,3 +309,18 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[1]
     assert "validation id V1 was recorded twice" in state.problems[2]
     assert state.validations["V1"].entry.result == "PASS"
+
+
+def test_validate_binds_the_facts_defaults_the_repository_and_keeps_ids_immutable(started: WorkstreamsState) -> None:
+    """A new id is recorded with HEAD and fingerprint and the checkpoint's repository; a known id is refused."""
+    entry = ValidationEntry(id="V9", kind="lint", result="FAIL", repository="", scope="src", summary="2 errors",
+                            timestamp="2026-01-01T00:00:00Z")
+    [event] = decide.decide_validate(started, WHO, entry, FACTS)
+    assert isinstance(event, ValidationRecorded) and event.workstream_id == "WS-1"
+    assert event.entries[0].repository == "repo-a" and (event.head, event.fingerprint) == (FACTS.head,
+                                                                                            FACTS.fingerprint)
+    state = decide.folded(started, [event])
+    with pytest.raises(InvariantRefused, match="immutable and already exist: V9"):
+        decide.decide_validate(state, WHO, entry, FACTS)
+    with pytest.raises(UsageError, match="--repository"):
+        decide.decide_validate(WorkstreamsState(), WHO, entry, FACTS)
