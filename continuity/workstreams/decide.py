@@ -205,6 +205,8 @@ def _workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWor
         refuse(f"Active workstream {current.id} is {current.status}: terminate it (COMPLETED, CANCELLED or "
                f"SUPERSEDED) before switching to workstream {doc.id}")
     known = state.workstreams.get(doc.id)
+    if known is None and doc.id in state.retired:
+        refuse(f"Workstream {doc.id} is archived: it cannot change (start a new workstream id)")
     if known is None:
         return _started(env, doc)
     if known.status in TERMINAL:

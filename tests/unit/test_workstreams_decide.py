@@ -324,3 +324,18 @@ def test_validate_binds_the_facts_defaults_the_repository_and_keeps_ids_immutabl
         decide.decide_validate(state, WHO, entry, FACTS)
     with pytest.raises(UsageError, match="--repository"):
         decide.decide_validate(WorkstreamsState(), WHO, entry, FACTS)
+
+
+def test_a_forgotten_archived_workstream_never_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the archive bound the oldest workstream leaves the state, but its id stays retired: refused."""
+    import projections.workstreams as model
+
+    monkeypatch.setattr(model, "ARCHIVE_LIMIT", 1)
+    state = WorkstreamsState()
+    for ws_id in ("WS-1", "WS-2"):
+        done = [item("A1", "COMPLETED"), item("A2", "COMPLETED")]
+        _, state = checkpoint(state, tracked(ws_id))
+        _, state = checkpoint(state, edited(tracked(ws_id), status="COMPLETED", items=done))
+    assert state.archived == ["WS-2"] and state.retired == ["WS-1"] and "WS-1" not in state.workstreams
+    assert refused(state, tracked("WS-1")) == ("Workstream WS-1 is archived: it cannot change "
+                                               "(start a new workstream id)")
