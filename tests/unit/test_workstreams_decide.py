@@ -9,13 +9,14 @@ import pytest
 
 from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
 from continuity.core.identity import Identity
-from continuity.workstreams import decide, document
+from continuity.workstreams import decide, diff, document
 from continuity.workstreams.rules import dependency_cycle, structure_problems
 from events.base import Event
 from events.workstream import (
     ContextCheckpointed,
     CursorMoved,
     DecisionRecorded,
+    StatusChange,
     ValidationEntry,
     ValidationRecorded,
     WorkItemAdded,
@@ -247,7 +248,7 @@ def test_five_hundred_large_items_split_over_events_that_fit() -> None:
     events, state = checkpoint(WorkstreamsState(), tracked(items=items, current="I0"))
     added = [e for e in events if isinstance(e, WorkItemAdded)]
     assert len(added) > 1 and sum(len(e.items) for e in added) == 500
-    assert all(len(msgspec.json.encode(e)) < decide.CHUNK_BYTES + 4096 for e in added)
+    assert all(len(msgspec.json.encode(e)) < diff.CHUNK_BYTES + 4096 for e in added)
     ws = active(state)
     assert ws is not None and list(ws.items) == [f"I{n}" for n in range(500)]
 
@@ -299,7 +300,7 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     """Two clones: a second active workstream, a stale status change, a reused validation id: problems, not errors."""
     other = decide.decide_checkpoint(WorkstreamsState(), WHO, parse(tracked("WS-2")), FACTS)
     stale = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
-        decide.StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
+        StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
     entry = ValidationEntry(id="V1", kind="k", result="PASS", repository="r", scope="s", summary="x", timestamp="t")
     v1 = ValidationRecorded(project="demo", entries=(entry,))
     v1_other = ValidationRecorded(project="demo", entries=(msgspec.structs.replace(entry, result="FAIL"),))
