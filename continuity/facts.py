@@ -58,9 +58,14 @@ class GitUnavailable(Exception):
 
 
 def _git(root: str, *args: str) -> str:
+    return git_bytes(root, *args).decode("utf-8", "replace")
+
+
+def git_bytes(root: str, *args: str) -> bytes:
+    """What `git -C root ARGS` prints, as bytes (paths in `-z` output need not be UTF-8)."""
     try:
         result = subprocess.run(
-            ["git", "-C", root, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT,
+            ["git", "-C", root, *args], capture_output=True, timeout=GIT_TIMEOUT,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
     except FileNotFoundError:

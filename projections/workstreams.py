@@ -5,8 +5,9 @@ decide.py); the fold still tolerates what only a merge of two clones can produce
 second active workstream, a status changed from a status it no longer had, a validation
 id reused with other content) and records it in `problems`, which `work status` reports.
 First wins for ids added twice. Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest
-forgotten past it), EVIDENCE_LIMIT decisions, findings and rejected approaches each,
-VALIDATIONS_LIMIT ledger entries, PROBLEMS_LIMIT problems.
+forgotten past it; their ids are kept, up to RETIRED_LIMIT, so none starts again),
+EVIDENCE_LIMIT decisions, findings and rejected approaches each, VALIDATIONS_LIMIT ledger
+entries, PROBLEMS_LIMIT problems.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ ARCHIVE_LIMIT = 200
 EVIDENCE_LIMIT = 200
 VALIDATIONS_LIMIT = 5000
 PROBLEMS_LIMIT = 100
+RETIRED_LIMIT = 20000
 
 #: Allowed workstream status changes (terminal statuses allow none).
 WORKSTREAM_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -146,6 +148,8 @@ class WorkstreamsState(msgspec.Struct, kw_only=True):
     validations: dict[str, Validation] = msgspec.field(default_factory=dict)
     problems: list[str] = msgspec.field(default_factory=list)
     last_event_id: str | None = None
+    #: Ids of archived workstreams forgotten past ARCHIVE_LIMIT: never started again (their files stay).
+    retired: list[str] = msgspec.field(default_factory=list)
 
 
 def active_ids(state: WorkstreamsState) -> list[str]:
@@ -188,13 +192,15 @@ def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
         if ws.id not in state.archived:
             state.archived.append(ws.id)
         while len(state.archived) > ARCHIVE_LIMIT:
-            state.workstreams.pop(state.archived.pop(0), None)
+            forgotten = state.archived.pop(0)
+            state.workstreams.pop(forgotten, None)
+            append_bounded(state.retired, forgotten, RETIRED_LIMIT)
 
 
 def on_started(state: WorkstreamsState, name: str, event: WorkstreamStarted) -> WorkstreamsState:
     """A new workstream (a second start of a known id is a problem, and ignored)."""
     _touch(state, event)
-    if event.workstream_id in state.workstreams:
+    if event.workstream_id in state.workstreams or event.workstream_id in state.retired:
         _problem(state, f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
         return state
     others = active_ids(state)
@@ -367,5 +373,5 @@ MODEL = ReadModel(
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,
            FindingConfirmed: on_finding, ApproachRejected: on_rejected, ValidationRecorded: on_validation},
     bounds={"ARCHIVE_LIMIT": ARCHIVE_LIMIT, "EVIDENCE_LIMIT": EVIDENCE_LIMIT,
-            "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT},
+            "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT, "RETIRED_LIMIT": RETIRED_LIMIT},
 )

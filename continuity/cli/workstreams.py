@@ -11,6 +11,7 @@ from continuity.core.text import one_line
 
 ITEM_STATUSES = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "CANCELLED", "SUPERSEDED")
 PRIORITIES = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
+RESULTS = ("PASS", "FAIL", "INCONCLUSIVE", "SKIPPED")
 #: flag -> item field, for the repeatable list flags of `item add` and `item set`.
 LIST_FLAGS = {"scope": "scope", "accept": "acceptance_criteria", "depends_on": "depends_on",
               "blocked_by": "blocked_by", "requires": "validation_requirements", "note": "notes"}
@@ -39,6 +40,22 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
                             "items, the validation ledger, and any invariant a merge broke (then exit 1).")
     status.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
     status.set_defaults(handler=_status)
+    validate = sub.add_parser("validate", help="record a validation actually run, bound to HEAD and the worktree",
+                              parents=both, description="Append an immutable validation ledger entry for a gate "
+                              "actually run; the event records git HEAD and the worktree fingerprint, so `work "
+                              "status` shows the entry STALE once either changes.")
+    validate.add_argument("--id", required=True, dest="validation_id", metavar="ID", help="a new, immutable id")
+    validate.add_argument("--kind", required=True, help="what kind of gate, e.g. unit-tests, lint")
+    validate.add_argument("--result", required=True, choices=RESULTS, help="the outcome")
+    validate.add_argument("--scope", required=True, help="what was validated")
+    validate.add_argument("--summary", required=True, help="what happened, in a line")
+    validate.add_argument("--command", dest="ran", metavar="COMMAND", help="the command run")
+    validate.add_argument("--evidence", action="append", default=[], metavar="REF",
+                          help="a log, report or artifact (repeatable)")
+    validate.add_argument("--repository", metavar="ID", help="default: the newest checkpoint's repository")
+    validate.add_argument("--redact", action="store_true",
+                          help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+    validate.set_defaults(handler=_validate)
     _register_item(sub, both)
     cursor = sub.add_parser("cursor", help="move the execution cursor", parents=[common])
     cursor_sub = cursor.add_subparsers(title="cursor commands", metavar="ACTION", parser_class=Parser)
@@ -53,7 +70,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     cursor_set.add_argument("--workstream", metavar="ID", help="the workstream (default: the active one)")
     cursor_set.set_defaults(handler=_cursor_set)
     cursor.set_defaults(handler=lambda args, out: _missing("work cursor", "set"))
-    parser.set_defaults(handler=lambda args, out: _missing("work", "checkpoint, status, item or cursor"))
+    parser.set_defaults(handler=lambda args, out: _missing("work", "checkpoint, status, validate, item or cursor"))
 
 
 def _register_item(sub: Any, both: list[argparse.ArgumentParser]) -> None:
@@ -130,7 +147,7 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     path = os.path.abspath(args.file) if args.file else os.path.join(store.root, *document.DEFAULT_PATH.split("/"))
     doc = document.read(path)
     who = _who(args, store)
-    facts = decide.Facts()
+    facts = _facts(store.root) if getattr(getattr(doc, "continuity", None), "validation_ledger", ()) else decide.Facts()
     stored, warnings = service.record(store, who, lambda state: decide.decide_checkpoint(state, who, doc, facts),
                                       redact=args.redact)
     removed = None
@@ -146,6 +163,35 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
            f"({', '.join(dict.fromkeys(kinds))})"
     return _written(out, store, "work-checkpoint", stored, {"workstream_id": ws_id, "removed": removed}, text,
                     warnings)
+
+
+def _facts(root: str) -> Any:
+    from continuity.workstreams.decide import Facts
+    from continuity.workstreams.fingerprint import observe
+
+    live = observe(root)
+    return Facts(head=live.head, fingerprint=live.fingerprint)
+
+
+def _validate(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.store import now_us
+    from continuity.workstreams import decide, service
+    from events import clock
+    from events.workstream import ValidationEntry
+
+    store = open_store(args)
+    who = _who(args, store)
+    entry = ValidationEntry(id=args.validation_id, kind=args.kind, result=args.result,
+                            repository=args.repository or "", scope=args.scope, summary=args.summary,
+                            timestamp=clock.iso(now_us()), command=args.ran, evidence_refs=tuple(args.evidence))
+    facts = _facts(store.root)
+    stored, warnings = service.record(store, who, lambda state: decide.decide_validate(state, who, entry, facts),
+                                      redact=args.redact)
+    if facts.fingerprint is None:
+        warnings = [*warnings, "not in a git worktree: the entry is not bound to a HEAD or fingerprint (UNBOUND)"]
+    return _written(out, store, "work-validate", stored, {"validation_id": args.validation_id, "head": facts.head,
+                                                          "fingerprint": facts.fingerprint},
+                    f"{args.validation_id}: {args.result} recorded at {(facts.head or '-')[:12]}", warnings)
 
 
 def _item_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -240,9 +286,15 @@ def _item_show(args: argparse.Namespace, out: Output) -> int:
 def _status(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.workstreams.documents import runtime_document, runtime_markdown
+    from continuity.workstreams.fingerprint import freshness, observe
 
-    _, project, state, warnings = _read(args)
+    store, project, state, warnings = _read(args)
     doc = runtime_document(state, project)
+    if args.as_of is None:  # freshness is a view of the live worktree: not for a point in the past
+        live = observe(store.root)
+        doc["validationFreshness"] = {
+            "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
+            "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
     healthy = not doc["problems"]
     out.emit({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings},
              runtime_markdown(doc))

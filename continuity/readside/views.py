@@ -20,8 +20,8 @@ from projections.worklog import WorkState
 
 #: What the session commands (status, archive, resume-bundle) read.
 SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
-#: What the resume brief reads: the session models, and tasks, runs and memories.
-BRIEF_MODELS = (*SESSION_MODELS, "tasks")
+#: What the resume brief reads: the session models, tasks, runs and memories, and the active workstream.
+BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams")
 
 
 class Models:

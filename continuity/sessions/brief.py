@@ -16,6 +16,7 @@ from continuity.core.text import block, one_line
 from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of
 from continuity.tasks.resume import work_of
+from continuity.workstreams.documents import brief_lines, brief_section
 from events import clock
 from events.context import ViewInputs
 
@@ -62,7 +63,8 @@ def build(
     )
     archive = project.latest_archive()
     work = project.work
-    next_action = work.next[0] if work.next else (
+    workstream = brief_section(project)  # a tracked workstream's cursor is the next action (seed 002)
+    next_action = workstream["cursor"]["nextAction"] if workstream else work.next[0] if work.next else (
         next_action_of(archive.state) if archive else
         (f"Continue: {work.in_progress}" if work.in_progress else "Record a checkpoint: nothing is known yet.")
     )
@@ -133,6 +135,7 @@ def build(
                          run_id=run_id),
         "events": project.events,
         "warnings": list(inputs.warnings),
+        "workstream": workstream,
     }
 
 
@@ -150,6 +153,8 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """
     work = bundle["work"]
     sections: list[tuple[str, list[str]]] = [("## Next action", [block(one_line(bundle["next_action"]))])]
+    if bundle.get("workstream"):
+        sections.append(brief_lines(bundle["workstream"]))
     sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
     if work["in_progress"]:
         sections.append(("## In progress", [block(work["in_progress"])]))

@@ -11,52 +11,34 @@ append lock (continuity/workstreams/service.py), so two racing writers cannot bo
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import msgspec
 
-from continuity.core.errors import InvariantRefused, UsageError, WorkNotFound
+from continuity.core.errors import UsageError, WorkNotFound
 from continuity.core.identity import Identity
-from continuity.workstreams.document import Checkpoint, CheckpointV1, DocCursor, DocItem, DocWorkstream
-from continuity.workstreams.rules import structure_problems
+from continuity.workstreams.diff import REVISABLE, chunks, evidence_events, item_events, workstream_events
+from continuity.workstreams.document import Checkpoint, CheckpointV1
+from continuity.workstreams.rules import refuse, structure_problems, transition
 from events.base import Event
 from events.workstream import (
     TERMINAL,
-    ApproachRejected,
     ContextCheckpointed,
     Cursor,
     CursorMoved,
-    DecisionRecorded,
-    FindingConfirmed,
     ItemRevision,
-    RepositoryRole,
-    StatusChange,
     ValidationEntry,
     ValidationRecorded,
     WorkItemAdded,
     WorkItemData,
-    WorkItemRevised,
-    WorkItemStatusChanged,
-    WorkstreamRevised,
-    WorkstreamStarted,
-    WorkstreamStatusChanged,
 )
 from projections.workstreams import (
     MODEL,
-    Item,
     Workstream,
     WorkstreamsState,
     active,
-    item_transition_ok,
     unresolved,
-    workstream_transition_ok,
 )
-
-T = TypeVar("T")
-#: Item lists are split over several events above this many encoded bytes (an event holds 256 KiB).
-CHUNK_BYTES = 160_000
-REVISABLE = ("title", "priority", "scope", "acceptance_criteria", "depends_on", "blocked_by",
-             "validation_requirements", "notes")
 
 
 class Facts(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,11 +76,6 @@ class CursorSet(msgspec.Struct, frozen=True, kw_only=True):
     next_action: str | None = None
 
 
-def refuse(text: str) -> NoReturn:
-    """Refuse the change: nothing is written."""
-    raise InvariantRefused(text)
-
-
 _STATE = msgspec.msgpack.Decoder(WorkstreamsState)
 _ENCODE = msgspec.msgpack.Encoder()
 
@@ -121,145 +98,6 @@ def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id:
     problems = structure_problems(ws) if ws is not None else []
     if problems:
         refuse(problems[0])
-
-
-def chunks(values: Sequence[T], limit: int = CHUNK_BYTES) -> list[list[T]]:
-    """`values` split into runs whose JSON encodings add up to at most `limit` bytes (never empty runs)."""
-    runs: list[list[T]] = []
-    size = 0
-    for value in values:
-        cost = len(msgspec.json.encode(value)) + 1
-        if not runs or size + cost > limit:
-            runs.append([])
-            size = 0
-        runs[-1].append(value)
-        size += cost
-    return runs
-
-
-def item_data(doc: DocItem) -> WorkItemData:
-    """A document item as event data."""
-    return WorkItemData(id=doc.id, title=doc.title, status=doc.status, priority=doc.priority, scope=doc.scope,
-                        acceptance_criteria=doc.acceptance_criteria, depends_on=doc.depends_on,
-                        blocked_by=doc.blocked_by, validation_requirements=doc.validation_requirements,
-                        notes=doc.notes)
-
-
-def cursor_of(doc: DocCursor) -> Cursor:
-    """A document cursor as event data."""
-    return Cursor(current_item_id=doc.current_item_id, last_completed_item_id=doc.last_completed_item_id,
-                  phase=doc.phase, last_completed_action=doc.last_completed_action, next_action=doc.next_action)
-
-
-def _revision(item: Item, data: WorkItemData) -> ItemRevision | None:
-    changed: dict[str, Any] = {}
-    for field in REVISABLE:
-        new = getattr(data, field)
-        old = getattr(item, field)
-        if (list(new) if isinstance(new, tuple) else new) != old:
-            changed[field] = new
-    return ItemRevision(item_id=item.id, **changed) if changed else None
-
-
-def _transition(ws_id: str, item: Item, new: str, reopen: bool) -> StatusChange:
-    if not item_transition_ok(item.status, new, reopen):
-        if item.status in TERMINAL and new not in TERMINAL:
-            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}: reopening terminal work needs an "
-                   f"explicit reopen (continuity work item set {item.id} --status {new} --reopen)")
-        if reopen:
-            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}, not terminal: nothing to reopen "
-                   f"(use --status without --reopen)")
-        refuse(f"Invalid work item status transition for {item.id} of workstream {ws_id}: {item.status} -> {new}")
-    return StatusChange(item_id=item.id, from_status=item.status, status=new, reopen=reopen)  # type: ignore[arg-type]
-
-
-def _item_events(env: dict[str, Any], ws_id: str, added: list[WorkItemData], revisions: list[ItemRevision],
-                 changes: list[StatusChange]) -> list[Event]:
-    events: list[Event] = []
-    for run in chunks(added):
-        events.append(WorkItemAdded(**env, workstream_id=ws_id, items=tuple(run),
-                                    message=f"workstream {ws_id}: {len(run)} work item(s) added"))
-    for revised in chunks(revisions):
-        events.append(WorkItemRevised(**env, workstream_id=ws_id, revisions=tuple(revised),
-                                      message=f"workstream {ws_id}: {len(revised)} work item(s) revised"))
-    for changed in chunks(changes):
-        text = ", ".join(f"{c.item_id} {c.from_status} -> {c.status}" for c in changed[:5])
-        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        events.append(WorkItemStatusChanged(**env, workstream_id=ws_id, changes=tuple(changed),
-                                            message=f"workstream {ws_id}: {text}{more}"))
-    return events
-
-
-def _started(env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
-    repositories = tuple(RepositoryRole(repository=r.repository, role=r.role) for r in doc.repositories)
-    started: list[Event] = [WorkstreamStarted(
-        **env, workstream_id=doc.id, title=doc.title, status=doc.status, objective=doc.objective,
-        repositories=repositories, cursor=cursor_of(doc.cursor), message=f"workstream {doc.id} started: {doc.title}")]
-    return started + _item_events(env, doc.id, [item_data(item) for item in doc.items], [], [])
-
-
-def _workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
-    """The events that turn the known workstream into the document's (the invariants of a diff checked here)."""
-    current = active(state)
-    if current is not None and current.id != doc.id:
-        refuse(f"Active workstream {current.id} is {current.status}: terminate it (COMPLETED, CANCELLED or "
-               f"SUPERSEDED) before switching to workstream {doc.id}")
-    known = state.workstreams.get(doc.id)
-    if known is None:
-        return _started(env, doc)
-    if known.status in TERMINAL:
-        refuse(f"Workstream {doc.id} is {known.status} and archived: it cannot change (start a new workstream id)")
-    ids = {item.id for item in doc.items}
-    missing = [item.id for item in unresolved(known) if item.id not in ids]
-    if missing:
-        refuse(f"Checkpoint would lose existing work items: {', '.join(missing)}")
-    events: list[Event] = []
-    repositories = tuple(RepositoryRole(repository=r.repository, role=r.role) for r in doc.repositories)
-    header: dict[str, Any] = {}
-    if doc.title != known.title:
-        header["title"] = doc.title
-    if doc.objective != known.objective:
-        header["objective"] = doc.objective
-    if list(repositories) != known.repositories:
-        header["repositories"] = repositories
-    if header:
-        events.append(WorkstreamRevised(**env, workstream_id=doc.id, **header, message=f"workstream {doc.id} revised"))
-    added, revisions, changes = [], [], []
-    for entry in doc.items:
-        data = item_data(entry)
-        item = known.items.get(entry.id)
-        if item is None:
-            added.append(data)
-            continue
-        revision = _revision(item, data)
-        if revision is not None:
-            revisions.append(revision)
-        if data.status != item.status:
-            changes.append(_transition(doc.id, item, data.status, False))
-    events += _item_events(env, doc.id, added, revisions, changes)
-    cursor = cursor_of(doc.cursor)
-    if cursor != known.cursor:
-        events.append(CursorMoved(**env, workstream_id=doc.id, cursor=cursor,
-                                  message=f"workstream {doc.id}: next {cursor.next_action[:200]}"))
-    if doc.status != known.status:
-        if not workstream_transition_ok(known.status, doc.status):
-            refuse(f"Invalid workstream status transition for {doc.id}: {known.status} -> {doc.status}")
-        events.append(WorkstreamStatusChanged(**env, workstream_id=doc.id, from_status=known.status,  # type: ignore[arg-type]
-                                              status=doc.status, message=f"workstream {doc.id}: {known.status} -> "
-                                              f"{doc.status}"))
-    return events
-
-
-def _evidence(state: WorkstreamsState, env: dict[str, Any], doc: Checkpoint, ws_id: str | None) -> list[Event]:
-    events: list[Event] = []
-    for kind, texts, kept in ((DecisionRecorded, doc.decisions, state.decisions),
-                              (FindingConfirmed, doc.confirmed_findings, state.findings),
-                              (ApproachRejected, doc.rejected_approaches, state.rejected)):
-        known = {entry.text for entry in kept}
-        new = tuple(text for text in texts if text not in known)
-        if new:
-            events.append(kind(**env, workstream_id=ws_id, texts=new, message=new[0][:300]))
-    return events
 
 
 def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Sequence[ValidationEntry],
@@ -288,9 +126,9 @@ def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoi
         refuse(f"{what} would lose an active tracked workstream {current.id} ({current.status}; unresolved work "
                f"items: {open_ids}); checkpoint it in tracked mode with schemaVersion 2, or terminate it first")
     ws_id = tracked.id if tracked is not None else None
-    events = _workstream_events(state, env, tracked) if tracked is not None else []
+    events = workstream_events(state, env, tracked) if tracked is not None else []
     check_after(state, events, ws_id)
-    events += _evidence(state, env, doc, ws_id)
+    events += evidence_events(state, env, doc, ws_id)
     if not isinstance(doc, CheckpointV1):
         ledger = [ValidationEntry(id=e.id, kind=e.kind, result=e.result, repository=e.repository, scope=e.scope,
                                   summary=e.summary, timestamp=e.timestamp, command=e.command,
@@ -348,10 +186,10 @@ def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSe
         raise UsageError("--reopen needs --status (the unresolved status to reopen the item to)")
     change = None
     if request.status is not None and (request.status != item.status or request.reopen):
-        change = _transition(ws.id, item, request.status, request.reopen)
+        change = transition(ws.id, item, request.status, request.reopen)
     if revision is None and change is None:
         raise UsageError("nothing to change: give --status or a field to set")
-    drafts = _item_events(env, ws.id, [], [revision] if revision else [], [change] if change else [])
+    drafts = item_events(env, ws.id, [], [revision] if revision else [], [change] if change else [])
     check_after(state, drafts, ws.id)
     return drafts
 
@@ -374,3 +212,20 @@ def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: Curs
                                        message=f"workstream {ws.id}: next {next_action[:200]}")]
     check_after(state, drafts, ws.id)
     return drafts
+
+
+def decide_validate(state: WorkstreamsState, identity: Identity, entry: ValidationEntry, facts: Facts) -> list[Event]:
+    """`work validate`: one new ledger entry bound to the observed HEAD and fingerprint; its id must be new.
+
+    An empty `repository` takes the newest checkpoint's repository (else the active workstream's first).
+    """
+    if entry.id in state.validations:
+        refuse(f"Validation ledger entry ids are immutable and already exist: {entry.id}")
+    ws = active(state)
+    if not entry.repository:  # default: the newest checkpoint's repository, else the workstream's first
+        known = state.checkpoint.repository if state.checkpoint is not None else (
+            ws.repositories[0].repository if ws is not None else None)
+        if known is None:
+            raise UsageError("name the repository validated with --repository (no checkpoint names one yet)")
+        entry = msgspec.structs.replace(entry, repository=known)
+    return validation_events(state, identity.fields(), [entry], facts, ws.id if ws is not None else None)

@@ -137,11 +137,60 @@ def runtime_markdown(doc: dict[str, Any]) -> str:
                          ("Rejected approaches", "rejectedApproaches")):
         if doc[key]:
             out += [f"## {heading}", "", *(f"- {one_line(text)}" for text in doc[key]), ""]
-    out += ["## Validation", "", f"Freshness is {doc['validationFreshness']}.", ""]
-    out += [f"- {v['id']} {v['result']} ({v['kind']}, {v['repository']}): {one_line(v['summary'])} "
-            f"[head {(v['head'] or '-')[:12]}, fingerprint {(v['fingerprint'] or '-')[:12]}]"
-            for v in doc["validationLedger"]] or ["- no entries"]
+    fresh = doc["validationFreshness"]
+    if isinstance(fresh, dict):
+        states = fresh["entries"]
+        out += ["## Validation", "", f"Worktree now: head {(fresh['head'] or '-')[:12]}, fingerprint "
+                f"{(fresh['fingerprint'] or '-')[:12]}" + (f" ({one_line(fresh['problem'])})" if fresh["problem"]
+                                                          else "") + ". STALE evidence is history, not current.", ""]
+    else:
+        states = {}
+        out += ["## Validation", "", f"Freshness is {fresh}.", ""]
+    for v in doc["validationLedger"]:
+        now = f"{states[v['id']]} " if v["id"] in states else ""
+        out.append(f"- {v['id']} {now}{v['result']} ({v['kind']}, {v['repository']}): {one_line(v['summary'])} "
+                   f"[head {(v['head'] or '-')[:12]}, fingerprint {(v['fingerprint'] or '-')[:12]}]")
+    if not doc["validationLedger"]:
+        out.append("- no entries")
     out.append("")
     if doc["problems"]:
         out += ["## Problems (fix with a tracked checkpoint)", "", *(f"- {one_line(p)}" for p in doc["problems"]), ""]
     return "\n".join(out)
+
+
+#: Unresolved items a resume brief lists at most (the rest: `continuity work status`).
+BRIEF_ITEMS = 20
+
+
+def brief_section(view: Any) -> dict[str, Any] | None:
+    """The active workstream for a resume bundle (a read-side project view), or None.
+
+    None too when the command did not load the `workstreams` model.
+    """
+    try:
+        state: WorkstreamsState = view.of("workstreams")
+    except KeyError:
+        return None
+    ws = active(state)
+    if ws is None:
+        return None
+    items = unresolved(ws)
+    return {"id": ws.id, "title": ws.title, "status": ws.status, "cursor": cursor_document(ws),
+            "unresolved": [item_document(item) for item in items[:BRIEF_ITEMS]], "unresolved_total": len(items)}
+
+
+def brief_lines(section: dict[str, Any]) -> tuple[str, list[str]]:
+    """The brief's workstream section: heading, the cursor's item, the unresolved items in order.
+
+    The cursor's next action is the brief's own next action (continuity/sessions/brief.py).
+    """
+    cursor = section["cursor"]
+    lines: list[str] = []
+    if cursor["currentItemId"]:
+        lines.append(f"- current item: {cursor['currentItemId']}" +
+                     (f" (phase {one_line(cursor['phase'])})" if cursor["phase"] else ""))
+    lines += [_item_line(item) for item in section["unresolved"]]
+    more = section["unresolved_total"] - len(section["unresolved"])
+    if more > 0:
+        lines.append(f"- ... {more} more unresolved: `continuity work status`")
+    return f"## Workstream {section['id']} [{section['status']}]: {one_line(section['title'])}", lines

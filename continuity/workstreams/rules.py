@@ -1,14 +1,35 @@
-"""The structural invariants of a workstream (seed 002), as pure checks over the projection's state.
+"""The invariants of a workstream (seed 002): item transitions, and structural checks over the state.
 
-Each returns the refusal texts, first problem first: the decisions refuse with the first
-(continuity/workstreams/decide.py), `work status` reports them all for a state a merge
-of two clones produced.
+`structure_problems` returns the refusal texts, first problem first: the decisions refuse
+with the first (continuity/workstreams/decide.py), `work status` reports them all for a
+state a merge of two clones produced.
 """
 
 from __future__ import annotations
 
-from events.workstream import TERMINAL
-from projections.workstreams import Workstream
+from typing import NoReturn
+
+from continuity.core.errors import InvariantRefused
+from events.workstream import TERMINAL, StatusChange
+from projections.workstreams import Item, Workstream, item_transition_ok
+
+
+def refuse(text: str) -> NoReturn:
+    """Refuse the change (exit 12): nothing is written."""
+    raise InvariantRefused(text)
+
+
+def transition(ws_id: str, item: Item, new: str, reopen: bool) -> StatusChange:
+    """The status change of an item to `new`, or a refusal naming why it is not allowed."""
+    if not item_transition_ok(item.status, new, reopen):
+        if item.status in TERMINAL and new not in TERMINAL:
+            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}: reopening terminal work needs an "
+                   f"explicit reopen (continuity work item set {item.id} --status {new} --reopen)")
+        if reopen:
+            refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}, not terminal: nothing to reopen "
+                   f"(use --status without --reopen)")
+        refuse(f"Invalid work item status transition for {item.id} of workstream {ws_id}: {item.status} -> {new}")
+    return StatusChange(item_id=item.id, from_status=item.status, status=new, reopen=reopen)  # type: ignore[arg-type]
 
 
 def dependency_cycle(ws: Workstream) -> str | None:

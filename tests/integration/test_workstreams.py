@@ -181,3 +181,20 @@ def test_a_merge_that_breaks_an_invariant_is_reported_not_resolved(root: Path, t
     assert any("A1 of WS-A: IN_PROGRESS -> CANCELLED recorded while it was COMPLETED" in p or
                "A1 of WS-A: IN_PROGRESS -> COMPLETED recorded while it was CANCELLED" in p for p in problems), problems
 
+
+
+def test_the_resume_bundle_shows_the_cursor_and_unresolved_items_inside_its_budget(root: Path) -> None:
+    """The cursor's next action leads; unresolved items follow in order, at most 20, and the brief keeps its budget."""
+    items = [item(f"I{n:02d}", "COMPLETED" if n < 5 else "PENDING") for n in range(40)]
+    write_doc(root, tracked(items=items, current="I05", next_action="start I05"))
+    ok(root, "work", "checkpoint")
+    brief = ok(root, "resume-bundle", "--max-chars", "2500")
+    assert len(brief) <= 2500
+    lines = brief.splitlines()
+    assert lines[lines.index("## Next action") + 1] == "start I05"
+    assert "## Workstream WS-1 [IN_PROGRESS]: Auth fixes" in lines
+    shown = [line for line in lines if line.startswith("- [PENDING] I")]
+    assert shown and shown[0] == "- [PENDING] I05 (MEDIUM): Item I05" and "- [COMPLETED]" not in brief
+    full = json.loads(ok(root, "resume-bundle", "--format", "json"))["workstream"]
+    assert full["unresolved_total"] == 35 and len(full["unresolved"]) == 20
+    assert "- ... 15 more unresolved: `continuity work status`" in ok(root, "resume-bundle")

@@ -9,13 +9,14 @@ import pytest
 
 from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
 from continuity.core.identity import Identity
-from continuity.workstreams import decide, document
+from continuity.workstreams import decide, diff, document
 from continuity.workstreams.rules import dependency_cycle, structure_problems
 from events.base import Event
 from events.workstream import (
     ContextCheckpointed,
     CursorMoved,
     DecisionRecorded,
+    StatusChange,
     ValidationEntry,
     ValidationRecorded,
     WorkItemAdded,
@@ -247,7 +248,7 @@ def test_five_hundred_large_items_split_over_events_that_fit() -> None:
     events, state = checkpoint(WorkstreamsState(), tracked(items=items, current="I0"))
     added = [e for e in events if isinstance(e, WorkItemAdded)]
     assert len(added) > 1 and sum(len(e.items) for e in added) == 500
-    assert all(len(msgspec.json.encode(e)) < decide.CHUNK_BYTES + 4096 for e in added)
+    assert all(len(msgspec.json.encode(e)) < diff.CHUNK_BYTES + 4096 for e in added)
     ws = active(state)
     assert ws is not None and list(ws.items) == [f"I{n}" for n in range(500)]
 
@@ -299,7 +300,7 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     """Two clones: a second active workstream, a stale status change, a reused validation id: problems, not errors."""
     other = decide.decide_checkpoint(WorkstreamsState(), WHO, parse(tracked("WS-2")), FACTS)
     stale = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
-        decide.StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
+        StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
     entry = ValidationEntry(id="V1", kind="k", result="PASS", repository="r", scope="s", summary="x", timestamp="t")
     v1 = ValidationRecorded(project="demo", entries=(entry,))
     v1_other = ValidationRecorded(project="demo", entries=(msgspec.structs.replace(entry, result="FAIL"),))
@@ -309,3 +310,33 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[1]
     assert "validation id V1 was recorded twice" in state.problems[2]
     assert state.validations["V1"].entry.result == "PASS"
+
+
+def test_validate_binds_the_facts_defaults_the_repository_and_keeps_ids_immutable(started: WorkstreamsState) -> None:
+    """A new id is recorded with HEAD and fingerprint and the checkpoint's repository; a known id is refused."""
+    entry = ValidationEntry(id="V9", kind="lint", result="FAIL", repository="", scope="src", summary="2 errors",
+                            timestamp="2026-01-01T00:00:00Z")
+    [event] = decide.decide_validate(started, WHO, entry, FACTS)
+    assert isinstance(event, ValidationRecorded) and event.workstream_id == "WS-1"
+    assert event.entries[0].repository == "repo-a" and (event.head, event.fingerprint) == (FACTS.head,
+                                                                                            FACTS.fingerprint)
+    state = decide.folded(started, [event])
+    with pytest.raises(InvariantRefused, match="immutable and already exist: V9"):
+        decide.decide_validate(state, WHO, entry, FACTS)
+    with pytest.raises(UsageError, match="--repository"):
+        decide.decide_validate(WorkstreamsState(), WHO, entry, FACTS)
+
+
+def test_a_forgotten_archived_workstream_never_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the archive bound the oldest workstream leaves the state, but its id stays retired: refused."""
+    import projections.workstreams as model
+
+    monkeypatch.setattr(model, "ARCHIVE_LIMIT", 1)
+    state = WorkstreamsState()
+    for ws_id in ("WS-1", "WS-2"):
+        done = [item("A1", "COMPLETED"), item("A2", "COMPLETED")]
+        _, state = checkpoint(state, tracked(ws_id))
+        _, state = checkpoint(state, edited(tracked(ws_id), status="COMPLETED", items=done))
+    assert state.archived == ["WS-2"] and state.retired == ["WS-1"] and "WS-1" not in state.workstreams
+    assert refused(state, tracked("WS-1")) == ("Workstream WS-1 is archived: it cannot change "
+                                               "(start a new workstream id)")

@@ -1,0 +1,127 @@
+"""The worktree a validation ran against: git HEAD plus a deterministic fingerprint of its files (live facts).
+
+The fingerprint covers every tracked and every untracked-not-ignored file: the SHA-256 of
+the sorted lines `path NUL blob-id`, where blob-id is git's object id of the file's
+content. Files git's index already holds unchanged take their id from the index
+(`git ls-files -s`); only the files `git status` reports changed or untracked are read
+and hashed. So the cost follows git's own stat-based status, not the size of the tree,
+and staging a file (same content) does not change the fingerprint. continuity's own
+files (the store, `.ai-bridge/`) are left out: recording a validation rewrites them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import msgspec
+
+from continuity.facts import GitUnavailable, git_bytes, work_tree_root
+
+
+class Worktree(msgspec.Struct, frozen=True, kw_only=True):
+    """HEAD and fingerprint of a worktree (None each when git cannot tell: outside git, no commit yet)."""
+
+    head: str | None = None
+    fingerprint: str | None = None
+    problem: str | None = None
+
+
+def blob_id(path: str) -> bytes:
+    """git's object id of a file's content (of a symlink: its target), hex; a folder (submodule) is marked."""
+    if os.path.islink(path):
+        data = os.fsencode(os.readlink(path))
+    elif os.path.isdir(path):
+        return b"folder"
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest().encode()
+
+
+def _index(top: str) -> dict[bytes, bytes]:
+    """path -> blob id of every stage-0 index entry."""
+    entries: dict[bytes, bytes] = {}
+    for record in git_bytes(top, "ls-files", "-s", "-z").split(b"\x00"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[2] == b"0":
+            entries[path] = fields[1]
+    return entries
+
+
+def _status(top: str) -> tuple[str | None, set[bytes], set[bytes]]:
+    """(HEAD, paths whose worktree content differs from the index or that are untracked, paths deleted).
+
+    One `git status --porcelain=v2 --branch` call: it names HEAD too (`# branch.oid`).
+    """
+    head: str | None = None
+    changed: set[bytes] = set()
+    gone: set[bytes] = set()
+    out = git_bytes(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
+                    "--ignore-submodules=none")
+    for record in out.split(b"\x00"):
+        kind = record[:2]
+        if record.startswith(b"# branch.oid "):
+            oid = record[len(b"# branch.oid "):].decode("ascii", "replace")
+            head = None if oid == "(initial)" else oid
+        elif kind == b"? ":
+            changed.add(record[2:])
+        elif kind in (b"1 ", b"u "):
+            fields = record.split(b" ", 10 if kind == b"u " else 8)
+            xy, path = fields[1], fields[-1]
+            if xy[1:2] == b"D" or (xy[:1] == b"D" and xy[1:2] == b"."):
+                gone.add(path)
+            elif xy[1:2] != b"." or kind == b"u ":
+                changed.add(path)
+    return head, changed, gone
+
+
+#: continuity's own folders, relative to the project root: never part of the fingerprint.
+OWN_FOLDERS = (".agent/runtime-continuity/", ".ai-bridge/")
+
+
+def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, str]:
+    """HEAD and the fingerprint of the worktree at `top`, leaving out paths under `exclude` (GitUnavailable
+    without git)."""
+    index = _index(top)
+    head, changed, gone = _status(top)
+    ids = {path: blob for path, blob in index.items() if path not in gone and not path.startswith(exclude)}
+    for path in changed:
+        if path.startswith(exclude):
+            continue
+        try:
+            ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
+        except FileNotFoundError:  # removed between the listing and the read
+            ids.pop(path, None)
+        except OSError:
+            ids[path] = b"unreadable"
+    digest = hashlib.sha256()
+    for path in sorted(ids):
+        digest.update(path + b"\x00" + ids[path] + b"\n")
+    return head, digest.hexdigest()
+
+
+def observe(root: str) -> Worktree:
+    """HEAD and fingerprint of the worktree holding `root`; a reason instead when git cannot tell."""
+    top = work_tree_root(root)
+    if top is None:
+        return Worktree(problem="not in a git worktree")
+    prefix = os.path.relpath(os.path.abspath(root), top)
+    own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}") for folder in OWN_FOLDERS)
+    try:
+        head, printed = fingerprint(top, own)
+    except GitUnavailable as error:
+        return Worktree(problem=str(error))
+    return Worktree(head=head, fingerprint=printed)
+
+
+def freshness(head: str | None, printed: str | None, live: Worktree) -> str:
+    """A ledger entry against the live worktree: CURRENT, STALE, or UNBOUND (recorded or observed without git)."""
+    if head is None and printed is None:
+        return "UNBOUND"
+    if live.fingerprint is None:
+        return "UNBOUND"
+    return "CURRENT" if head == live.head and printed == live.fingerprint else "STALE"

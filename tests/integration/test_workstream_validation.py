@@ -1,0 +1,129 @@
+"""The validation ledger against a real git worktree: binding, freshness as a view, the fingerprint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.core.errors import EXIT_INVARIANT, EXIT_USAGE
+from continuity.core.initialize import init_store
+from continuity.workstreams.fingerprint import observe
+from tests.helpers import all_event_files, cli_process
+from tests.workstream_docs import ledger_entry, tracked
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with one commit and a continuity store (git-ignored), with a checkpoint naming repo-a."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    (root / "src").mkdir()
+    (root / "src/app.py").write_text("print('hi')\n")
+    (root / "README.md").write_text("demo\n")
+    init_store(root, project="demo", language=None)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    (root / ".ai-bridge").mkdir()
+    (root / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(tracked()))
+    ok(root, "work", "checkpoint")
+    return root
+
+
+def ok(root: Path, *args: str) -> Any:
+    done = cli_process(*args, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def freshness(root: Path) -> dict[str, str]:
+    entries: dict[str, str] = json.loads(ok(root, "work", "status", "--json"))["validationFreshness"]["entries"]
+    return entries
+
+
+def test_edit_makes_it_stale_revert_makes_it_current_a_commit_makes_it_stale(repo: Path) -> None:
+    """The Show item: recorded CURRENT; edit -> STALE; revert -> CURRENT; a new commit -> STALE."""
+    out = json.loads(ok(repo, "work", "validate", "--id", "V1", "--kind", "unit-tests", "--result", "PASS",
+                        "--scope", "all", "--summary", "pytest -q passed", "--command", "pytest -q", "--json"))
+    assert out["head"] == git(repo, "rev-parse", "HEAD").strip() and len(out["fingerprint"]) == 64
+    assert freshness(repo) == {"V1": "CURRENT"}
+    app = repo / "src/app.py"
+    app.write_text("print('changed')\n")
+    assert freshness(repo) == {"V1": "STALE"}
+    app.write_text("print('hi')\n")
+    assert freshness(repo) == {"V1": "CURRENT"}
+    (repo / "notes.txt").write_text("untracked, not ignored\n")
+    assert freshness(repo) == {"V1": "STALE"}
+    (repo / "notes.txt").unlink()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    assert freshness(repo) == {"V1": "STALE"}
+    md = ok(repo, "work", "status")
+    assert "- V1 STALE PASS (unit-tests, repo-a): pytest -q passed" in md
+
+
+def test_as_of_shows_no_live_freshness_and_the_runtime_file_only_the_binding(repo: Path) -> None:
+    """Freshness is a view: not written to the runtime file, not computed for a past point."""
+    out = json.loads(ok(repo, "work", "validate", "--id", "V1", "--kind", "lint", "--result", "FAIL",
+                        "--scope", "src", "--summary", "ruff found 2", "--json"))
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    [entry] = runtime["validationLedger"]
+    assert entry["head"] == out["head"] and entry["fingerprint"] == out["fingerprint"]
+    assert isinstance(runtime["validationFreshness"], str)
+    past = json.loads(ok(repo, "work", "status", "--json", "--as-of", out["event_ids"][0]))
+    assert isinstance(past["validationFreshness"], str) and past["validationLedger"][0]["id"] == "V1"
+
+
+def test_ledger_ids_are_immutable_and_checkpoint_entries_are_bound(repo: Path) -> None:
+    """validate refuses a known id (exit 12, nothing written); a document's ledger entries get the live binding."""
+    ok(repo, "work", "validate", "--id", "V1", "--kind", "k", "--result", "PASS", "--scope", "s", "--summary", "x")
+    before = all_event_files(repo)
+    done = cli_process("work", "validate", "--id", "V1", "--kind", "k", "--result", "FAIL", "--scope", "s",
+                       "--summary", "y", cwd=repo)
+    assert done.returncode == EXIT_INVARIANT
+    assert "Validation ledger entry ids are immutable and already exist: V1" in done.stderr
+    done = cli_process("work", "validate", "--id", "V/2", "--kind", "k", "--result", "PASS", "--scope", "s",
+                       "--summary", "y", cwd=repo)
+    assert done.returncode == EXIT_USAGE
+    assert all_event_files(repo) == before
+    (repo / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(tracked(ledger=[ledger_entry("V2")])))
+    ok(repo, "work", "checkpoint")
+    assert freshness(repo) == {"V1": "CURRENT", "V2": "CURRENT"}
+
+
+def test_outside_git_entries_are_unbound(tmp_path: Path) -> None:
+    """No git worktree: recorded with a warning, shown UNBOUND (never CURRENT)."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    init_store(root, project="demo", language=None)
+    done = cli_process("work", "validate", "--id", "V1", "--kind", "k", "--result", "PASS", "--scope", "s",
+                       "--summary", "x", "--repository", "repo-a", cwd=root)
+    assert done.returncode == 0 and "UNBOUND" in done.stderr
+    assert freshness(root) == {"V1": "UNBOUND"}
+
+
+def test_fingerprint_follows_content_not_the_index(repo: Path) -> None:
+    """Staging the same content keeps it; an ignored file or continuity's own files never change it."""
+    first = observe(str(repo))
+    (repo / "README.md").write_text("changed\n")
+    changed = observe(str(repo))
+    git(repo, "add", "README.md")
+    assert observe(str(repo)) == changed != first
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + "build/\n")
+    git(repo, "add", ".gitignore")
+    with_ignore = observe(str(repo))
+    (repo / "build").mkdir()
+    (repo / "build/out.bin").write_bytes(b"\x00" * 100)
+    (repo / ".ai-bridge/context-runtime.md").write_text("anything")
+    assert observe(str(repo)) == with_ignore
+    (repo / "src/app.py").unlink()
+    assert observe(str(repo)).fingerprint != with_ignore.fingerprint
