@@ -19,8 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: Flags before the command (the main parser's): flag -> option name, None for a switch.
-_GLOBAL = {"--json": None, "--debug": None, "--root": "root"}
 _SWITCHES = {"--json": "json", "--debug": "debug", "--redact": "redact"}
 _SINGLE = {
     "--root": "root", "--project": "project", "--host": "host", "--agent": "agent", "--session": "session",
