@@ -69,8 +69,10 @@ value, where only the value goes: ``password=[REDACTED:password-assignment]``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["RULE_NAMES", "find_secret", "redact_text"]
+__all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree", "strings_in"]
 
 # Each rule is written as (first character, rest): the first character stays outside the
 # rule's group, so the regex engine skips a rule with one character test wherever its first
@@ -349,3 +351,54 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
             break
         text = redacted
     return text, tuple(applied)
+
+
+# -- over a whole event (its plain form: dicts, lists, strings) -------------------------------
+#: Fields the log fills or that describe the event itself: never scanned.
+UNSCANNED = frozenset({"kind", "v", "event_id", "created_at", "prev", "redacted"})
+
+
+def _child(path: str, key: str) -> str:
+    """The path of a dict entry; a key that looks like a secret is named redacted, never echoed."""
+    shown = redact_text(key)[0]
+    return f"{path}.{shown}" if path else shown
+
+
+def strings_in(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string in a tree, dict keys included (a key can hold a secret too)."""
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if path or key not in UNSCANNED:
+                child = _child(path, str(key))
+                if path:
+                    yield f"{child} (a key)", str(key)
+                yield from strings_in(value, child)
+    elif isinstance(node, list | tuple):
+        for index, value in enumerate(node):
+            yield from strings_in(value, f"{path}[{index}]")
+
+
+def redact_tree(node: Any, path: str, applied: list[str]) -> Any:
+    """A copy of a tree with every match redacted; `applied` gets `<path>:<rule>` for each."""
+    if isinstance(node, str):
+        text, rules = redact_text(node)
+        applied.extend(f"{path}:{rule}" for rule in rules)
+        return text
+    if isinstance(node, dict):
+        cleaned: dict[str, Any] = {}
+        for key, value in node.items():
+            if not path and key in UNSCANNED:
+                cleaned[key] = value
+                continue
+            child = _child(path, str(key))
+            new_key = str(key)
+            if path:
+                new_key, rules = redact_text(str(key))
+                applied.extend(f"{child} (a key):{rule}" for rule in rules)
+            cleaned[new_key] = redact_tree(value, child, applied)
+        return cleaned
+    if isinstance(node, list | tuple):
+        return [redact_tree(value, f"{path}[{index}]", applied) for index, value in enumerate(node)]
+    return node

@@ -9,13 +9,14 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from events import clock, names
+from events import names
 from events.base import Event
 from events.codec import Codec, default_codec
+from events.durable import Head, Precondition, append_sealed
 from events.errors import EventNotFound, EventUndecodable
-from events.sealing import StoredEvent, prepare, seal, sha256_hex
+from events.sealing import StoredEvent, prepare, seal
 
 if TYPE_CHECKING:
     from events.verify import VerifyReport
@@ -24,23 +25,7 @@ if TYPE_CHECKING:
 OnError = Callable[[str, EventUndecodable], None]
 
 
-class Head(NamedTuple):
-    """What a writer needs of the newest event: its name, hash and HLC time."""
-
-    name: str
-    sha256: str
-    at_us: int
-
-
-#: Checked under the append lock with the head there (None: empty log); raises to abort.
-Precondition = Callable[[Head | None], None]
-
-
-def head_of(name: str, raw: bytes) -> Head:
-    """The head record of a stored file."""
-    parsed = names.parse_name(name)
-    assert parsed is not None
-    return Head(name, sha256_hex(raw), clock.parse_stamp(parsed.stamp))
+__all__ = ["EventLog", "Head", "OnError", "Precondition"]
 
 
 class EventLog(abc.ABC):
@@ -69,20 +54,11 @@ class EventLog(abc.ABC):
         ready = [prepare(draft, self.codec, redact=redact) for draft in drafts]
         if not ready:
             return []
-        with self._locked() as head:
-            if precondition is not None:
-                precondition(head)
-            prev = head.sha256 if head else None
-            last_us = head.at_us if head else None
-            now = self.clock_us()
-            batch: list[StoredEvent] = []
-            for draft in ready:
-                at_us = clock.next_time(now, last_us)
-                stored = seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec)
-                batch.append(stored)
-                prev, last_us = sha256_hex(stored.raw), at_us
-            self._write(batch)
-        return batch
+
+        def seal_one(draft: Event, at_us: int, prev: str | None) -> StoredEvent:
+            return seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec)
+
+        return append_sealed(self, ready, seal_one, self.clock_us, precondition)
 
     @abc.abstractmethod
     def _locked(self) -> AbstractContextManager[Head | None]:

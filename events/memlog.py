@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from events.codec import Codec
+from events.durable import Head, head_of
 from events.errors import EventExists
-from events.log import EventLog, Head, head_of
+from events.log import EventLog
 from events.sealing import StoredEvent
 
 

@@ -6,7 +6,6 @@ and encodes the canonical bytes; the name of the file follows from them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import msgspec
@@ -14,16 +13,11 @@ import msgspec
 from events import clock, names
 from events.base import MAX_EVENT_BYTES, Event
 from events.codec import Codec
+from events.durable import sha256_hex
 from events.errors import EventInvalid, SecretRefused
-from events.guard import find_secret, might_hold_secret, redact_text
+from events.guard import find_secret, might_hold_secret, redact_text, redact_tree, strings_in
 
-try:  # the built-in SHA-256 loads far faster than OpenSSL's (hashlib), and this is the hook path
-    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - other Pythons
-    from hashlib import sha256 as _sha256
-
-#: Fields the log fills or that describe the event itself: never scanned.
-_UNSCANNED = frozenset({"kind", "v", "event_id", "created_at", "prev", "redacted"})
+__all__ = ["StoredEvent", "guard", "prepare", "seal", "sha256_hex"]
 
 
 class StoredEvent(NamedTuple):
@@ -39,62 +33,17 @@ class StoredEvent(NamedTuple):
         return self.event.event_id
 
 
-def _child(path: str, key: str) -> str:
-    """The path of a dict entry; a key that looks like a secret is named redacted, never echoed."""
-    shown = redact_text(key)[0]
-    return f"{path}.{shown}" if path else shown
-
-
-def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(path, text) of every string in a tree, dict keys included (a key can hold a secret too)."""
-    if isinstance(node, str):
-        yield path, node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if path or key not in _UNSCANNED:
-                child = _child(path, str(key))
-                if path:
-                    yield f"{child} (a key)", str(key)
-                yield from _strings(value, child)
-    elif isinstance(node, list | tuple):
-        for index, value in enumerate(node):
-            yield from _strings(value, f"{path}[{index}]")
-
-
-def _redact_tree(node: Any, path: str, applied: list[str]) -> Any:
-    if isinstance(node, str):
-        text, rules = redact_text(node)
-        applied.extend(f"{path}:{rule}" for rule in rules)
-        return text
-    if isinstance(node, dict):
-        cleaned: dict[str, Any] = {}
-        for key, value in node.items():
-            if not path and key in _UNSCANNED:
-                cleaned[key] = value
-                continue
-            child = _child(path, str(key))
-            new_key = str(key)
-            if path:
-                new_key, rules = redact_text(str(key))
-                applied.extend(f"{child} (a key):{rule}" for rule in rules)
-            cleaned[new_key] = _redact_tree(value, child, applied)
-        return cleaned
-    if isinstance(node, list | tuple):
-        return [_redact_tree(value, f"{path}[{index}]", applied) for index, value in enumerate(node)]
-    return node
-
-
 def guard(draft: Event, *, redact: bool) -> Event:
     """The draft itself, or a redacted copy; SecretRefused names the field and the rule."""
     tree = msgspec.to_builtins(draft)
-    for path, text in _strings(tree, ""):
+    for path, text in strings_in(tree, ""):
         rule = find_secret(text)
         if rule is None:
             continue
         if not redact:
             raise SecretRefused(path, rule)
         applied: list[str] = []
-        cleaned = _redact_tree(tree, "", applied)
+        cleaned = redact_tree(tree, "", applied)
         cleaned["redacted"] = [*draft.redacted, *applied]
         try:
             redacted: Event = msgspec.convert(cleaned, type(draft))
@@ -108,7 +57,7 @@ def guard(draft: Event, *, redact: bool) -> Event:
 def _unredactable(tree: dict[str, Any], draft: Event) -> tuple[str, str]:
     """The first field holding a secret whose redacted form its type refuses (an id), and the rule."""
     kind = type(draft)
-    for path, text in _strings(tree, ""):
+    for path, text in strings_in(tree, ""):
         rule = find_secret(text)
         if rule is None:
             continue
@@ -152,9 +101,3 @@ def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec)
     raw = codec.encode(event)
     digest = sha256_hex(raw)
     return StoredEvent(names.file_name(stamp, node, digest), raw, event)
-
-
-def sha256_hex(raw: bytes) -> str:
-    """The SHA-256 of stored bytes, the value a successor's `prev` holds."""
-    digest: str = _sha256(raw).hexdigest()
-    return digest

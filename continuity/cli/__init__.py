@@ -30,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bad is not None:
             raise UsageError(f"argument {bad} is not valid UTF-8")
         fast = _hook_fast_path(args_list)
+        if fast is None:
+            fast = _log_fast_path(args_list)
         if fast is not None:
             return fast
         from continuity.cli.common import build_parser
@@ -65,9 +67,18 @@ def _hook_fast_path(args: list[str]) -> int | None:
         if args[2] != "--root":
             return None
         root = args[3]
-    from continuity.adapters.hooks import handle
+    from continuity.adapters.hook_fast import handle
 
     return handle(args[1], root)
+
+
+def _log_fast_path(args: list[str]) -> int | None:
+    """`log` and `checkpoint` as hooks and scripts call them: the plain append path, when it can vouch for them."""
+    if "log" not in args and "checkpoint" not in args:
+        return None
+    from continuity.cli.plain_log import run
+
+    return run(args)
 
 
 def run() -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 from continuity import __version__
 from continuity.cli.output import Output as Output  # re-exported for the command modules
+from continuity.worklog.plain import EXIT_CODE_MAX as EXIT_CODE_MAX  # the bounds of a recorded exit code
+from continuity.worklog.plain import EXIT_CODE_MIN as EXIT_CODE_MIN
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,9 +47,6 @@ class Parser(argparse.ArgumentParser):
 #: The largest count any flag takes (--last, --limit, --lines, --max-chars): more than a log holds,
 #: small enough for every C size the count reaches (a deque's maxlen is a ssize_t).
 COUNT_MAX = 10**9
-#: Exit codes a command ref records: negative signal numbers (Python's -9) up to Windows'
-#: unsigned 32-bit codes (0xC0000005 is 3221225477).
-EXIT_CODE_MIN, EXIT_CODE_MAX = -(2**31), 2**32 - 1
 
 
 def out_of_range(text: str, low: int, high: int) -> str | None:

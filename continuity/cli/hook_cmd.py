@@ -21,6 +21,6 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
-    from continuity.adapters.hooks import handle
+    from continuity.adapters.hook_fast import handle
 
     return handle(args.harness, getattr(args, "root", None))

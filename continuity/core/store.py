@@ -28,18 +28,17 @@ def now_us() -> int:
 
 
 def check_project_name(name: object) -> str:
-    """`name` if a project may carry it (it becomes a field of every event and a folder name)."""
-    import msgspec
+    """`name` if a project may carry it (it becomes a field of every event and a folder name).
 
-    from events.base import Name
+    continuity's own project names are `Name`s (events/base.py), the type of every id field.
+    """
+    from events.plain import valid_field
 
-    try:
-        checked: str = msgspec.convert(name, Name)
-    except msgspec.ValidationError:
+    if not isinstance(name, str) or not valid_field("WorkLogged", "host", name):
         raise UsageError(
             "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
-        ) from None
-    return checked
+        )
+    return name
 
 
 def project_name_for(root: str) -> str:
@@ -85,7 +84,7 @@ class Store:
         return self._config
 
     def _load_config(self) -> tuple[dict[str, Any], str | None]:
-        import msgspec  # the log loads it anyway: reading config.json must not add orjson to the hook path
+        from events.plain import loads  # reads what msgspec reads, without loading it (the plain append path)
 
         try:
             with open(self.config_path, "rb") as handle:
@@ -97,8 +96,8 @@ class Store:
         if not raw.strip():
             return {}, f"{self.config_path} is empty"
         try:
-            loaded = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+            loaded = loads(raw, max_depth=None)
+        except ValueError:  # UnicodeDecodeError and JSONDecodeError included
             return {}, f"{self.config_path} is not valid JSON"
         if not isinstance(loaded, dict):
             return {}, f"{self.config_path} is not a JSON object"
@@ -171,6 +170,13 @@ class Store:
 
         self.check_safe()
         return FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
+
+    def open_folder(self) -> Any:
+        """The write protocol of this store's log alone (a DurableFolder): the plain append path writes through it."""
+        from events.durable import DurableFolder
+
+        self.check_safe()
+        return DurableFolder(self.events_dir, self.local_dir)
 
     def open_reader(self) -> Any:
         """The file event log for reading only: it never writes (not even the node id)."""

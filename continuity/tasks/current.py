@@ -62,12 +62,23 @@ def with_current_run(identity: Identity, local_dir: str) -> Identity:
     """`identity` with the session's current run (and its task) filled in when it names no run."""
     import msgspec
 
-    if identity.run_id:
-        return identity
-    found = read_current(local_dir, identity.session_id)
+    changes = current_run_changes(identity.run_id, identity.session_id, identity.task_id, local_dir)
+    return msgspec.structs.replace(identity, **changes) if changes else identity
+
+
+def current_run_changes(run_id: str | None, session_id: str | None, task_id: str | None,
+                        local_dir: str) -> dict[str, str]:
+    """The run (and task) ids to fill in for a writer that names no run: the session's current run, if any."""
+    if run_id:
+        return {}
+    found = read_current(local_dir, session_id)
     if found is None:
-        return identity
-    run_id, task_id = found
-    if identity.task_id and task_id and identity.task_id != task_id:  # another task named: not this run's work
-        return identity
-    return msgspec.structs.replace(identity, run_id=run_id, task_id=identity.task_id or task_id)
+        return {}
+    current, current_task = found
+    if task_id and current_task and task_id != current_task:  # another task named: not this run's work
+        return {}
+    changes = {"run_id": current}
+    task = task_id or current_task
+    if task:
+        changes["task_id"] = task
+    return changes

@@ -11,6 +11,7 @@ import msgspec
 
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
+from continuity.worklog.plain import states_anything
 from events.base import CommandRef, Event, Refs, Summary
 from events.worklog import CheckpointRecorded, WorkLogged
 
@@ -39,16 +40,9 @@ def decide_log(identity: Identity, request: WorkRequest, *, allow_empty: bool = 
 
     `runtime-continuity log` allows an empty entry: seed 004 records one with message `""`.
     """
-    if not allow_empty and not _states_anything(request):
+    if not allow_empty and not states_anything(msgspec.structs.asdict(request)):
         raise UsageError("nothing to record: give a message (or --done, --next, --file, --command, ...)")
     return [work_event(request, identity, checkpoint=False)]
-
-
-def _states_anything(request: WorkRequest) -> bool:
-    return any((
-        request.message.strip(), request.done, request.in_progress, request.next, request.blockers,
-        request.files, request.artifacts, request.handoffs, request.command, request.note,
-    ))
 
 
 def decide_checkpoint(identity: Identity, request: WorkRequest) -> list[Event]:

@@ -247,14 +247,23 @@ def test_as_a_real_process_the_hook_path_works(project: Path) -> None:
 
 def test_internal_errors_are_one_line(project: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: Capture) -> None:
-    """An unexpected exception becomes one line and exit 70, a traceback only with --debug."""
+    """An unexpected exception becomes one line and exit 70, a traceback only with --debug (either log path)."""
+    from continuity.cli import plain_log
     from continuity.cli import worklog as work
+    from continuity.core import paths
 
     def boom(*args: object) -> int:
         raise RuntimeError("unexpected")
 
-    monkeypatch.setattr(work, "_run", boom)
+    monkeypatch.setattr(paths, "event_relpath", boom)  # reporting what was written: the plain path's last step
     capsys.readouterr()
+    assert main(["log", "x"]) == 70
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--debug" in err
+    with pytest.raises(RuntimeError):
+        main(["log", "x", "--debug"])
+    monkeypatch.setattr(plain_log, "run", lambda argv: None)  # the argparse path
+    monkeypatch.setattr(work, "_run", boom)
     assert main(["log", "x"]) == 70
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--debug" in err

@@ -946,11 +946,14 @@ def test_launcher_install_refuses_a_foreign_file_and_uninstall_is_exact(work: Pa
 
 
 def test_the_log_path_imports_nothing_it_does_not_use(work: Path) -> None:
-    """Once the store exists, `runtime-continuity log` loads no argparse, json, orjson, subprocess or projections."""
+    """Once the store exists, `runtime-continuity log` loads no argparse, orjson, subprocess or projections.
+
+    (The standard `json` is loaded: it reads config.json for every command, events/plain.loads.)
+    """
     assert process(work, "log", "--project", "demo", "--gate", "agent").returncode == 0  # creates the store
     code = ("import sys; from continuity.adapters.compat.runtime_continuity import main; "
             "main(['log', '--project', 'demo', '--gate', 'agent', '--message', 'm']); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('argparse', 'json', 'orjson', 'subprocess', "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('argparse', 'orjson', 'subprocess', "
             "'structlog', 'watchfiles', 'projections', 'mcp')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -64,6 +64,9 @@ def definitions() -> Counter[str]:
 @pytest.mark.parametrize("helper", [
     "write_atomic", "write_if_changed", "event_relpath", "resolve_identity", "clean_name", "Identity",
     "guarded", "first_non_utf8", "exit_with", "pretty_json", "schema_json", "read_json",
+    # the file-log protocol and what both append paths share (events/durable.py, guard, idfields, hook_entries)
+    "sha256_hex", "FileOps", "DurableFolder", "list_days", "refuse_link", "append_sealed", "Head",
+    "resolve_fields", "strings_in", "redact_tree", "tool_entry", "simple_entry", "current_run_changes", "loads",
 ])
 def test_each_helper_has_one_home(helper: str) -> None:
     """The plumbing helpers are defined exactly once across events/, projections/ and continuity/."""
@@ -104,3 +107,48 @@ def test_every_error_class_names_a_documented_exit_code() -> None:
     for kind in ERROR_CLASSES:
         assert kind.exit_code in EXIT_CODES, kind
     assert len({kind.exit_code for kind in ERROR_CLASSES}) > 1
+
+
+#: The entry modules of the plain append path (`log`, `checkpoint`, record-only hooks).
+PLAIN_ENTRIES = ("continuity.cli.plain_log", "continuity.adapters.hook_fast", "continuity.cli")
+#: What that path must never load at import time (the whole point of it: see docs/performance.md).
+PLAIN_FORBIDDEN = {"msgspec", "orjson", "argparse", "structlog", "typing_extensions", "uuid", "decimal"}
+
+
+def module_level_imports(module: str) -> set[str]:
+    """Modules a module of ours imports when it is imported (function bodies and TYPE_CHECKING blocks excluded)."""
+    parts = module.split(".")
+    path = ROOT.joinpath(*parts).with_suffix(".py")
+    if not path.exists():
+        path = ROOT.joinpath(*parts, "__init__.py")
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in our_modules()
+                         else node.module for alias in node.names)
+    return found
+
+
+def our_modules() -> set[str]:
+    return {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            for package in PACKAGES for path in modules(package)}
+
+
+def test_the_plain_append_path_imports_no_msgspec() -> None:
+    """From the plain path's entry modules, module-level imports never reach msgspec, orjson or argparse."""
+    ours, seen, todo = our_modules(), set(), list(PLAIN_ENTRIES)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name in module_level_imports(module):
+            parents = [".".join(name.split(".")[:depth]) for depth in range(1, name.count(".") + 2)]
+            todo.extend(parent for parent in parents if parent in ours)
+    reached = {name.split(".")[0] for module in seen for name in module_level_imports(module)}
+    assert {"events.plain", "events.durable", "events.plain_table", "continuity.core.store"} <= seen
+    assert reached & PLAIN_FORBIDDEN == set()
+    # the walk does find msgspec where it is imported at module level
+    assert "msgspec" in {name.split(".")[0] for name in module_level_imports("events.codec")}

@@ -26,11 +26,10 @@ from continuity.adapters.compat.common import (
     truthy,
 )
 from continuity.adapters.compat.harness import mirror_run_event, run_id_of
+from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 WARM_PROMPT = "\n".join(
     ["---", "🟢 会话预热消息（请发送此消息以启动 5 小时计时窗口）", "---", "准备就绪，等候工作指令。"])
-#: The exit codes an event records (as `continuity log --exit-code` bounds them).
-EXIT_CODE_MIN, EXIT_CODE_MAX = -(2**31), 2**32 - 1
 NOTE_KEYS = ("goal", "current_goal", "done", "in_progress", "blocked", "next", "blockers", "pitfalls")
 
 

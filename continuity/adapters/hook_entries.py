@@ -1,0 +1,174 @@
+"""What a hook payload says, as the fields of a work-log entry: plain data, on the standard library alone.
+
+Shared by the hook handlers (continuity/adapters/hooks.py, which make Structs of it)
+and the plain append path (continuity/adapters/hook_fast.py), so both record the same
+entry for the same payload.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_STDIN = 4 * 1024 * 1024
+MESSAGE_CHARS = 2000
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
+              "apply_patch": None, "ApplyPatch": None}
+SHELL_TOOLS = ("Bash", "shell", "Shell", "exec_command", "local_shell", "container.exec")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+_EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
+
+
+def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
+    """A payload value as one stored text: control characters but tab and newline dropped, cut at `limit`."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    text = "".join(ch for ch in text if ch in "\t\n" or (ch >= " " and ch != "\x7f"))
+    return text[:limit] if text else None
+
+
+def input_problem(raw: bytes) -> str | None:
+    """Why a hook's stdin cannot be a payload (too large, empty, not UTF-8), or None."""
+    if len(raw) > MAX_STDIN:
+        return f"hook input over {MAX_STDIN} bytes ignored; nothing recorded"
+    if not raw.strip():
+        return "hook input is empty; nothing recorded"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"hook input is not valid UTF-8 (byte {error.start}); nothing recorded"
+    return None
+
+
+def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | None:
+    """The work-log fields for one tool call (an edit or a command), or None for other tools.
+
+    `refs` holds plain dicts: `files` and `commands` (each `{command, exit_code, summary}`).
+    """
+    tool = str(payload.get("tool_name") or "")
+    raw_input = payload.get("tool_input")
+    tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+    response = payload.get("tool_response")
+    error = _error_line(payload) if failed else None
+    note = {"tool": tool, "tool_use_id": text_of(payload.get("tool_use_id"), 200),
+            "turn_id": text_of(payload.get("turn_id"), 200), "error": error,
+            "interrupted": True if failed and payload.get("is_interrupt") is True else None}
+    note = {key: value for key, value in note.items() if value}
+    command = _command_text(tool_input)
+    patched = _patch_files(tool_input)
+    outcome = " (failed)" if failed else ""
+    if tool in EDIT_TOOLS or (tool in SHELL_TOOLS and patched):
+        files = _edited_files(tool, tool_input) if tool in EDIT_TOOLS else patched
+        if not files:
+            return None
+        return {"type": "edit_failed" if failed else "edit", "refs": {"files": files}, "note": note,
+                "message": f"{tool}{outcome} {', '.join(files)}"[:MESSAGE_CHARS]}
+    if tool in SHELL_TOOLS:
+        if not command:
+            return None
+        exit_code = _exit_code(response)
+        if failed and exit_code is None:
+            full = payload.get("error")
+            exit_code = _exit_code_in(full if isinstance(full, str) else error)
+        summary = error if failed else text_of(_summary(response), 300)
+        ref = {"command": command, "exit_code": exit_code, "summary": summary}
+        return {"type": "command_failed" if failed else "command", "refs": {"commands": [ref]}, "note": note,
+                "message": f"ran{outcome} {command.splitlines()[0][:200]}"}
+    if failed and tool:
+        message = f"{tool} failed: {error or 'no detail'}"
+        return {"type": "tool_failed", "note": note, "message": message[:MESSAGE_CHARS]}
+    return None
+
+
+def simple_entry(kind: str, payload: dict[str, Any], *, record_prompts: bool) -> dict[str, Any]:
+    """The work-log fields of a turn, compaction or subagent hook (`kind`: turn_start, turn_end, ...)."""
+    note: dict[str, Any] = {}
+    if kind == "compaction":
+        note = {"trigger": text_of(payload.get("trigger"), 40),
+                "compact_summary": text_of(payload.get("compact_summary"), 8000)}
+        message = "context compacted"
+    elif kind == "turn_start":
+        message = "turn started"
+        if record_prompts:
+            note = {"prompt": text_of(payload.get("prompt"), 8000)}
+    elif kind == "subagent_end":
+        note = {"agent_type": text_of(payload.get("agent_type"), 100),
+                "last_assistant_message": text_of(payload.get("last_assistant_message"))}
+        message = f"subagent {note.get('agent_type') or ''} finished".replace("  ", " ")
+    else:
+        note = {"last_assistant_message": text_of(payload.get("last_assistant_message"))}
+        message = "turn ended"
+    note["turn_id"] = text_of(payload.get("turn_id"), 200)
+    note = {key: value for key, value in note.items() if value}
+    return {"type": kind, "message": message, "note": note or None}
+
+
+def _command_text(tool_input: dict[str, Any]) -> str | None:
+    command = tool_input.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    return text_of(command, 4000)
+
+
+def _patch_files(tool_input: dict[str, Any]) -> list[str]:
+    """Files a patch names, wherever the harness put it (Codex sends `apply_patch` in `command`)."""
+    for value in (tool_input.get("input"), tool_input.get("patch"), tool_input.get("command")):
+        if isinstance(value, list):
+            value = "\n".join(str(part) for part in value)
+        if isinstance(value, str) and "*** " in value:
+            found = [match.strip() for match in _PATCH_FILE.findall(value)]
+            if found:
+                return [path for path in (text_of(item, 1024) for item in found[:100]) if path]
+    return []
+
+
+def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
+    key = EDIT_TOOLS.get(tool)
+    if key is not None:
+        path = text_of(tool_input.get(key), 1024)
+        return [path] if path else []
+    return _patch_files(tool_input)
+
+
+def _error_line(payload: dict[str, Any]) -> str | None:
+    """The last non-empty line of a failure's error text (what a successor most needs)."""
+    error = payload.get("error")
+    if not isinstance(error, str):
+        response = payload.get("tool_response")
+        error = _summary(response) if isinstance(response, dict) else None
+    if not isinstance(error, str):
+        return None
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return text_of(lines[-1], 300) if lines else None
+
+
+def _exit_code_in(text: str | None) -> int | None:
+    """An exit code stated in an error text ("Exit code 2", "exited with status 1")."""
+    if not text:
+        return None
+    found = _EXIT_IN_TEXT.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _exit_code(response: Any) -> int | None:
+    if isinstance(response, dict):
+        for key in ("exit_code", "exitCode", "returncode", "return_code"):
+            value = response.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**32:
+                return value
+        if response.get("interrupted") is True:
+            return None
+    return None
+
+
+def _summary(response: Any) -> str | None:
+    if isinstance(response, dict):
+        for key in ("stderr", "stdout", "output"):
+            value = response.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip().splitlines()[-1]
+    return None

@@ -1,0 +1,107 @@
+"""`continuity hook <harness>` as harnesses run it: the plain append path first, the typed handlers otherwise.
+
+The record-only hooks (PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
+SubagentStop, PostCompact) append one work-log entry. `record_plain` does that without
+loading msgspec (events/plain.py), for a payload it can vouch for; anything else (another
+hook, a payload msgspec would read otherwise, a broken config, a secret to redact, a
+field over its limit) goes to `continuity.adapters.hooks.run_typed`, which then gives
+the answer of record. Nothing is written before that choice is made.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from continuity.adapters.hook_entries import MAX_STDIN, input_problem, simple_entry, tool_entry
+from continuity.core import store as stores
+from continuity.core.idfields import clean_name, resolve_fields
+from continuity.core.store import Store, find_store
+from events import plain
+from events.errors import ContinuityError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Hook -> what the plain path records for it (a tool entry, or the `simple_entry` kind).
+PLAIN_HOOKS = {
+    "PostToolUse": "tool", "PostToolUseFailure": "tool_failed", "PostCompact": "compaction", "Stop": "turn_end",
+    "SubagentStop": "subagent_end", "UserPromptSubmit": "turn_start",
+}
+
+
+def handle(harness: str, root: str | None) -> int:
+    """Read the hook's stdin, handle it, print what the harness should see; always 0."""
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)  # never more than the limit in memory
+    except (OSError, ValueError):
+        raw = b""
+    if record_plain(harness, raw, root) is not None:
+        return 0
+    from continuity.adapters.hooks import run_typed
+
+    result = run_typed(harness, raw, root=root)
+    if result.stdout:
+        sys.stdout.write(result.stdout + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str] | None:
+    """The event ids recorded for a record-only hook by the plain path; None when the typed handlers must run.
+
+    None is returned before anything is written. Once the append has begun, a failure is
+    reported as the typed handlers report it (local/hooks.log and one stderr line) and
+    the call counts as handled: it must not be retried.
+    """
+    try:
+        decided = _decide(harness, raw, root)
+    except Exception:  # plain.Unsure, or anything unforeseen: the typed path decides (nothing was written)
+        return None
+    if decided is None:
+        return []
+    store, hook, tree = decided
+    try:
+        sealed = plain.append(store.open_folder(), store.node(), stores.now_us, [tree])
+    except ContinuityError as error:
+        _report(store, harness, hook, str(error))
+        return []
+    except Exception as error:  # a hook must never break the agent
+        _report(store, harness, hook, f"internal error: {type(error).__name__}: {error}")
+        return []
+    return [item.tree["event_id"] for item in sealed]
+
+
+def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dict[str, Any]] | None:
+    """(store, hook, prepared draft), or None for a tool call nothing is recorded for; Unsure otherwise."""
+    if input_problem(raw) is not None:
+        raise plain.Unsure("input problem")
+    payload = plain.loads(raw)
+    if not isinstance(payload, dict):
+        raise plain.Unsure("not an object")
+    hook = str(payload.get("hook_event_name") or "?")
+    what = PLAIN_HOOKS.get(hook)
+    if what is None:
+        raise plain.Unsure(f"hook {hook}")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    store = find_store(start=cwd if cwd and os.path.isdir(cwd) else None, root=root)
+    project = store.project  # StoreUnsafe, ConfigBroken: the typed path reports them
+    given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
+    who = resolve_fields(project, harness=given, clean=clean_name)
+    from continuity.tasks.current import current_run_changes
+
+    who.update(current_run_changes(who["run_id"], who["session_id"], who["task_id"], store.local_dir))
+    if what in ("tool", "tool_failed"):
+        entry = tool_entry(payload, failed=what == "tool_failed")
+        if entry is None:
+            return None
+    else:
+        entry = simple_entry(what, payload, record_prompts=bool(store.config.get("record_prompts")))
+    return store, hook, plain.prepare(plain.complete("work.logged", {**who, **entry}))
+
+
+def _report(store: Store, harness: str, hook: str, message: str) -> None:
+    from continuity.adapters.hooks import report
+
+    report(store, harness, hook, message)

@@ -1,0 +1,392 @@
+"""The durable file-log protocol, on the standard library alone.
+
+Append protocol (docs/architecture.md): under an ``flock`` on the store's lock file,
+write each event to a temp file in the store's own ``tmp`` folder, fsync it, ``link()``
+it to its final name (never overwrites: EEXIST fails the append), fsync the shard
+folder, unlink the temp. A reader never sees a partial event. Temp files left by a
+killed writer are swept by the next writer: every temp file is made under the lock, so
+any found by a lock holder is garbage. A hint file (``local/head``) saves listing the
+newest shard on each append; it is trusted only while that shard is unchanged.
+
+Events live in one folder per UTC day, ``events/<YYYYMMDD>/``: a day's folder mtime
+changes whenever a file lands in it (an append, or a git merge bringing an event "in
+the past"), which is how projections notice merges without listing every folder.
+
+This module is the one home of that protocol. `FileEventLog` (events/filelog.py) writes
+through it, and so does the plain append path (events/plain.py), which must not load
+msgspec: so nothing here imports an event Struct.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
+from typing import NamedTuple, Protocol, TypeVar
+
+from events import clock, names
+from events.errors import EventExists, StoreUnsafe, WriteFailed
+
+try:  # the built-in SHA-256 loads far faster than OpenSSL's (hashlib), and this is the hook path
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
+
+
+def sha256_hex(raw: bytes) -> str:
+    """The SHA-256 of stored bytes, the value a successor's `prev` holds."""
+    digest: str = _sha256(raw).hexdigest()
+    return digest
+
+
+class Head(NamedTuple):
+    """What a writer needs of the newest event: its name, hash and HLC time."""
+
+    name: str
+    sha256: str
+    at_us: int
+
+
+def head_of(name: str, raw: bytes) -> Head:
+    """The head record of a stored file."""
+    parsed = names.parse_name(name)
+    assert parsed is not None
+    return Head(name, sha256_hex(raw), clock.parse_stamp(parsed.stamp))
+
+
+class Sealed(Protocol):
+    """A sealed event as the protocol writes it: its file name and its exact bytes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def raw(self) -> bytes: ...
+
+
+D = TypeVar("D")
+S = TypeVar("S", bound=Sealed)
+#: Checked under the append lock with the head there (None: empty log); raises to abort.
+Precondition = Callable[[Head | None], None]
+
+
+class Appender(Protocol[S]):
+    """What `append_sealed` needs of a log: its lock (yielding the head there) and its batch write."""
+
+    def _locked(self) -> AbstractContextManager[Head | None]: ...
+
+    def _write(self, batch: list[S]) -> None: ...
+
+
+def chain(drafts: Iterable[D], head: Head | None, now_us: int,
+          seal_one: Callable[[D, int, str | None], S]) -> list[S]:
+    """Seal drafts one after another after `head`: HLC times that always move forward, a `prev` chain."""
+    prev = head.sha256 if head else None
+    last_us = head.at_us if head else None
+    batch: list[S] = []
+    for draft in drafts:
+        at_us = clock.next_time(now_us, last_us)
+        stored = seal_one(draft, at_us, prev)
+        batch.append(stored)
+        prev, last_us = sha256_hex(stored.raw), at_us
+    return batch
+
+
+def append_sealed(log: Appender[S], drafts: Iterable[D], seal_one: Callable[[D, int, str | None], S],
+                  now_us: Callable[[], int], precondition: Precondition | None = None) -> list[S]:
+    """Under the log's lock: check `precondition`, seal `drafts` after the head, write them as one batch.
+
+    `seal_one(draft, at_us, prev)` makes a draft's stored form; whatever `precondition`
+    raises aborts the append before anything is written.
+    """
+    with log._locked() as head:
+        if precondition is not None:
+            precondition(head)
+        batch = chain(drafts, head, now_us(), seal_one)
+        if batch:
+            log._write(batch)
+    return batch
+
+
+class FileOps:
+    """The system calls the file log makes. Tests subclass it to inject faults."""
+
+    def open(self, path: str, flags: int, mode: int = 0o777) -> int:
+        """os.open."""
+        return os.open(path, flags, mode)
+
+    def write(self, fd: int, data: bytes | memoryview) -> int:
+        """os.write (may write less than asked)."""
+        return os.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        """os.fsync."""
+        os.fsync(fd)
+
+    def link(self, source: str, target: str) -> None:
+        """os.link: fails with EEXIST rather than replace a file."""
+        os.link(source, target)
+
+    def mkdir(self, path: str) -> None:
+        """os.mkdir."""
+        os.mkdir(path)
+
+
+def _is_day(entry: str) -> bool:
+    return len(entry) == 8 and entry.isdigit()
+
+
+def list_days(events_dir: str) -> list[str]:
+    """The day folders of an events folder, oldest first.
+
+    A stray file named like a day is not one, and neither is a symlink: nothing outside
+    the store is read as events (`verify` reports such links).
+    """
+    try:
+        with os.scandir(events_dir) as entries:
+            return sorted(entry.name for entry in entries
+                          if _is_day(entry.name) and entry.is_dir(follow_symlinks=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def real_folder(path: str) -> bool:
+    """Whether `path` exists as a folder that is not a symlink (False when missing)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def refuse_link(path: str) -> None:
+    """StoreUnsafe when `path` exists as a symlink or as something other than a folder."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)")
+    if not stat.S_ISDIR(mode):
+        raise StoreUnsafe(f"unsafe store: {path} is not a folder (nothing written)")
+
+
+def _newest_name(entries: list[str]) -> str | None:
+    """The greatest event name among folder entries (parsing one name, not all of them)."""
+    shaped = [entry for entry in entries if len(entry) == names.NAME_LENGTH]
+    while shaped:
+        name = max(shaped)
+        if names.parse_name(name) is not None:
+            return name
+        shaped.remove(name)
+    return None
+
+
+class DurableFolder:
+    """The writing half of the file log: lock, head, sweep, durable create, hint."""
+
+    def __init__(self, events_dir: str | os.PathLike[str], local_dir: str | os.PathLike[str], *,
+                 fs: FileOps | None = None) -> None:
+        self.events_dir = os.fspath(events_dir)
+        local = os.fspath(local_dir)
+        self.tmp_dir = os.path.join(local, "tmp")
+        self.lock_path = os.path.join(local, "lock")
+        self.hint_path = os.path.join(local, "head")
+        self.fs = fs or FileOps()
+        self._swept = False
+        self._lock_fd: int | None = None
+        self._hint_fd: int | None = None
+
+    def path_of(self, name: str) -> str:
+        """Where the event file of this name lives."""
+        return os.path.join(self.events_dir, names.shard_of(name), name)
+
+    # -- writing ---------------------------------------------------------------------------
+    def _open_local(self, path: str) -> int:
+        # O_NOFOLLOW: a lock or hint file replaced by a symlink is refused, not followed.
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            return os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return os.open(path, flags, 0o644)
+
+    @contextmanager
+    def _locked(self) -> Iterator[Head | None]:
+        # The lock and hint files stay open for the life of the log object: a writer that
+        # appends in a loop saves two opens per event. The flock is released after each batch.
+        try:
+            if self._lock_fd is None:
+                self._lock_fd = self._open_local(self.lock_path)
+            fd = self._lock_fd
+        except OSError as error:
+            raise _write_failed(error) from None
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if not self._swept:
+                self._sweep()
+                self._swept = True
+            yield self._head_locked()
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the lock and hint files (reopened on the next append)."""
+        for attribute in ("_lock_fd", "_hint_fd"):
+            fd = getattr(self, attribute, None)
+            if fd is not None:
+                with suppress(OSError):
+                    os.close(fd)
+                setattr(self, attribute, None)
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _sweep(self) -> None:
+        """Remove temp files left by writers that died (once per log object, under the lock)."""
+        refuse_link(self.tmp_dir)
+        try:
+            entries = os.listdir(self.tmp_dir)
+        except FileNotFoundError:
+            os.makedirs(self.tmp_dir, exist_ok=True)
+            return
+        for entry in entries:
+            with suppress(OSError):
+                os.unlink(os.path.join(self.tmp_dir, entry))
+
+    def _head_locked(self) -> Head | None:
+        hinted = self._head_from_hint()
+        if hinted is not None:
+            return hinted
+        found = self._newest()
+        if found is None:
+            return None
+        with open(self.path_of(found), "rb") as handle:
+            return head_of(found, handle.read())
+
+    def _head_from_hint(self) -> Head | None:
+        """The head as the last writer recorded it, if nothing changed since (else None).
+
+        The hint holds the head's name, SHA-256 and its day folder's mtime after the link.
+        It is trusted only if that folder's mtime is unchanged (no file added since, by us
+        or by a git checkout) and no newer day exists; otherwise the folder is listed. A
+        writer marks the hint pending before it links, so one killed mid-append leaves a
+        hint nobody trusts.
+        """
+        try:
+            name, sha, mtime = os.pread(self._hint_file(), 200, 0).decode().split()
+            day = names.shard_of(name)
+            if os.stat(os.path.join(self.events_dir, day)).st_mtime_ns != int(mtime):
+                return None
+            if list_days(self.events_dir)[-1] != day:
+                return None
+            parsed = names.parse_name(name)
+        except (OSError, ValueError, IndexError, UnicodeDecodeError):
+            return None
+        if parsed is None or len(sha) != 64 or sha == "-" * 64:
+            return None
+        return Head(name, sha, clock.parse_stamp(parsed.stamp))
+
+    def _write_hint(self, name: str, sha: str, mtime_ns: int) -> None:
+        """Record the head for the next writer; a lost hint only costs a folder listing."""
+        # Fixed width and overwritten in place: truncating a file that was just written
+        # makes ext4 flush it (auto_da_alloc), which would cost more than the append.
+        with suppress(OSError):
+            os.pwrite(self._hint_file(), f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
+
+    def _hint_file(self) -> int:
+        if self._hint_fd is None:
+            self._hint_fd = self._open_local(self.hint_path)
+        return self._hint_fd
+
+    def _newest(self) -> str | None:
+        for day in reversed(list_days(self.events_dir)):
+            name = _newest_name(os.listdir(os.path.join(self.events_dir, day)))
+            if name is not None:
+                return name
+        return None
+
+    def _write(self, batch: list[S]) -> None:
+        pid = os.getpid()
+        temps: list[str] = []
+        finals: list[str] = []
+        try:
+            for stored in batch:
+                temp = os.path.join(self.tmp_dir, f"{stored.name}.{pid}.tmp")
+                temps.append(temp)
+                self._write_file(temp, stored.raw)
+            shards = {self._ensure_shard(stored.name): None for stored in batch}
+            # Mark the hint pending first: a writer killed between its links and the final
+            # hint must not leave a hint the next writer trusts (mtime ticks can be coarse).
+            self._write_hint(batch[-1].name, "-" * 64, 0)
+            for temp, stored in zip(temps, batch, strict=True):
+                final = self.path_of(stored.name)
+                try:
+                    self.fs.link(temp, final)
+                except FileExistsError:
+                    raise EventExists(f"event not written: {stored.name} already exists") from None
+                finals.append(final)
+            for shard in shards:
+                self._fsync_dir(shard)
+            last = batch[-1]
+            mtime_ns = os.stat(os.path.dirname(self.path_of(last.name))).st_mtime_ns
+            self._write_hint(last.name, sha256_hex(last.raw), mtime_ns)
+        except OSError as error:
+            self._undo(finals)
+            raise _write_failed(error) from None
+        except WriteFailed:
+            self._undo(finals)
+            raise
+        finally:
+            for temp in temps:
+                with suppress(OSError):
+                    os.unlink(temp)
+
+    def _write_file(self, path: str, data: bytes) -> None:
+        fd = self.fs.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+        try:
+            view = memoryview(data)
+            while view:
+                written = self.fs.write(fd, view)
+                if written <= 0:
+                    raise OSError(errno.EIO, "write made no progress")
+                view = view[written:]
+            self.fs.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _ensure_shard(self, name: str) -> str:
+        path = os.path.join(self.events_dir, names.shard_of(name))
+        if real_folder(path):
+            return path
+        refuse_link(path)
+        os.makedirs(self.events_dir, exist_ok=True)
+        try:
+            self.fs.mkdir(path)
+        except FileExistsError:
+            refuse_link(path)
+            return path
+        self._fsync_dir(self.events_dir)
+        return path
+
+    def _fsync_dir(self, path: str) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            self.fs.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _undo(self, finals: list[str]) -> None:
+        """Take back the links of a batch that failed, so no part of it stays visible."""
+        for final in finals:
+            with suppress(OSError):
+                os.unlink(final)
+
+
+def _write_failed(error: OSError) -> WriteFailed:
+    reason = error.strerror or str(error)
+    if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        reason = f"store is not writable ({reason})"
+    return WriteFailed(f"event not written: {reason}")

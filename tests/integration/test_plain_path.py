@@ -1,0 +1,371 @@
+"""The plain append path (`log`, `checkpoint`, record-only hooks) against the msgspec path, on real stores.
+
+Each property runs one input twice on the same fresh store, with the clock and the node
+pinned: once as users run it (the plain path first), once through argparse and the typed
+handlers only. Exit code, stdout, stderr, hooks.log and every byte and name under
+`events/` must be the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.adapters import hook_fast
+from continuity.adapters.hooks import run_hook, run_typed
+from continuity.cli import main, plain_log
+from continuity.core import store as stores
+from tests.helpers import all_event_files
+
+NODE = "feed1234"
+START_US = 1_785_000_000_000_000
+SECRET = "ghp_" + "A1b2" * 9
+#: Values any field takes: letters, digits, spaces, punctuation, tab and newline, non-ASCII.
+BENIGN = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n"), max_size=20),
+    st.sampled_from(["line one\nline two", "tab\there", "é 😀 ünïcode", 'quote " and \\ backslash', "</script>",
+                     "a" * 1000, "trailing newline\n"]),
+    st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,12}\Z"),
+)
+VALUES = st.one_of(
+    BENIGN,
+    st.text(max_size=12),
+    st.sampled_from(["edited the parser", "", "-x", "-5", "a..b", "x" * 1001, "line\nbreak", "\x1b[31m", "\u2028",
+                     "\x00", SECRET, "password=hunter2secret", "curl https://u:s3cretpass@h/x", "é 😀", "--json",
+                     "[x]", "a/b", "ok-name"]),
+)
+NAMES = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,12}\Z")
+NAME_FLAGS = ["--type", "--phase", "--project", "--host", "--agent", "--session", "--run", "--task", "--mission"]
+FLAGS = ["--done", "--in-progress", "--next", "--blocker", "--file", "--artifact", "--handoff",
+         "--command", "--exit-code", "--command-summary", *NAME_FLAGS]
+ODD_FLAGS = ["-m", "--message", "--note-json", "--mess", "--agen", "--log-level", "--json", "--redact", "--root"]
+
+
+@st.composite
+def log_argvs(draw: Any) -> list[str]:
+    """`log`/`checkpoint` argument vectors: half well-formed, half with hostile values and odd spellings."""
+    hostile = draw(st.booleans())
+    values = VALUES if hostile else BENIGN
+    argv: list[str] = draw(st.lists(st.sampled_from([["--json"], ["--debug"], ["--root", "{root}"]]), max_size=2)
+                           .map(lambda parts: [arg for part in parts for arg in part]))
+    argv.append(draw(st.sampled_from(["log", "checkpoint"])))
+    if not hostile:
+        argv.append(draw(BENIGN.filter(lambda text: text.strip() and not text.startswith("-"))))
+    for _ in range(draw(st.integers(0, 6))):
+        choice = draw(st.integers(0, 9))
+        if choice < 6:
+            flag = draw(st.sampled_from(FLAGS + ODD_FLAGS if hostile else FLAGS))
+            if flag == "--exit-code":
+                value = draw(st.one_of(values, st.integers(-(2**33), 2**33).map(str)) if hostile
+                             else st.integers(-(2**31), 2**32 - 1).map(str))
+            else:
+                value = draw(NAMES if flag in NAME_FLAGS and not hostile else values)
+            argv.extend([f"{flag}={value}"] if draw(st.booleans()) else [flag, value])
+            if flag == "--exit-code" and not hostile:
+                argv.extend(["--command", draw(values)])
+        elif choice < 8 and hostile:
+            argv.append(draw(values))
+        elif hostile:
+            argv.append(draw(st.sampled_from(["--json", "--redact", "--debug", "-mquick", "--", "-h"])))
+    return argv
+
+
+@pytest.fixture
+def template(tmp_path: Path) -> Path:
+    """An initialized project whose node id is pinned (copied fresh for every run)."""
+    root = tmp_path / "template"
+    root.mkdir()
+    assert main(["--root", str(root), "init", "--project", "demo"]) == 0
+    local = root / ".agent" / "runtime-continuity" / "local"
+    local.mkdir(exist_ok=True)
+    (local / "node").write_text(f"{NODE} {socket.gethostname()}\n")
+    return root
+
+
+class Runs:
+    """Runs one input on a fresh copy of the template, at a fixed path and time."""
+
+    def __init__(self, template: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.template, self.root = template, work
+        self.monkeypatch = monkeypatch
+        self.clock = [START_US]
+        monkeypatch.setattr(stores, "now_us", lambda: self.clock[0])
+
+    def fresh(self, config: bytes | None = None, hint: str | None = None) -> None:
+        if self.root.exists():
+            shutil.rmtree(self.root)
+        shutil.copytree(self.template, self.root, symlinks=True)
+        store = self.root / ".agent" / "runtime-continuity"
+        if config is not None:
+            (store / "config.json").write_bytes(config)
+        if hint is not None:
+            (store / "local" / "runs").mkdir(parents=True, exist_ok=True)
+            (store / "local" / "runs" / "current-s1").write_text(hint)
+
+    def outcome(self) -> dict[str, Any]:
+        store = self.root / ".agent" / "runtime-continuity"
+        files = {str(path.relative_to(self.root)): path.read_bytes() for path in all_event_files(self.root)}
+        hooks_log = store / "local" / "hooks.log"
+        lines = [json.loads(line) for line in hooks_log.read_text().splitlines()] if hooks_log.exists() else []
+        return {"files": files, "hooks_log": [{k: v for k, v in line.items() if k != "ts"} for line in lines]}
+
+
+@pytest.fixture
+def runs(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runs]:
+    yield Runs(template, tmp_path / "work", monkeypatch)
+
+
+def typed_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plain_log, "run", lambda argv: None)
+
+
+CONFIGS = [None, b'{"project": "demo", "record_prompts": true}', b"{not json", b"", b'{"project": "a b"}']
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=log_argvs(), config=st.sampled_from(CONFIGS), session=st.sampled_from([None, "s1", SECRET]),
+       hint=st.sampled_from([None, "run-7 task-2\n", "run-8\n"]))
+def test_log_writes_the_same_bytes_and_says_the_same_either_way(
+        runs: Runs, capsys: pytest.CaptureFixture[str], argv: list[str], config: bytes | None,
+        session: str | None, hint: str | None) -> None:
+    """Any `log`/`checkpoint` argv: the plain path and argparse + msgspec give the same code, output and files."""
+    argv = [arg.replace("{root}", str(runs.root)) for arg in argv]
+    results = []
+    for typed in (False, True):
+        runs.fresh(config, hint)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root)
+            if session:
+                patch.setenv("CONTINUITY_SESSION_ID", session)
+            if typed:
+                typed_only(patch)
+            code = main(list(argv))
+        out = capsys.readouterr()
+        results.append((code, out.out, out.err, runs.outcome()))
+    assert results[0] == results[1]
+
+
+def test_the_common_log_forms_take_the_plain_path(runs: Runs, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What hooks and scripts run is handled without argparse: each form appends one event on the plain path."""
+    runs.fresh()
+    monkeypatch.chdir(runs.root)
+    handled: list[int | None] = []
+    real_run = plain_log.run
+    monkeypatch.setattr(plain_log, "run", lambda argv: handled.append(real_run(argv)) or handled[-1])
+    forms = [["log", "-m", "edited the parser", "--agent", "a1"], ["log", "fixed the test"],
+             ["checkpoint", "-m", "parser done", "--next", "wire the CLI", "--done", "parser"],
+             ["--json", "log", "x", "--file", "a.py", "--file", "b.py"],
+             ["log", "ran tests", "--command", "pytest -q", "--exit-code=-9", "--command-summary", "1 failed"],
+             ["--root", str(runs.root), "log", "--message=with equals", "--phase", "testing", "--type", "decision"]]
+    for argv in forms:
+        assert main(argv) == 0, argv
+    assert handled == [0] * len(forms)
+    assert len(all_event_files(runs.root)) == len(forms)
+    capsys.readouterr()
+    assert main(["verify"]) == 0
+
+
+TOOLS = ["Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "shell", "exec_command", "Read", ""]
+HOOKS = ["PostToolUse", "PostToolUseFailure", "Stop", "UserPromptSubmit", "SubagentStop", "PostCompact",
+         "SessionEnd", "Nope"]
+
+
+@st.composite
+def hook_payloads(draw: Any) -> bytes:
+    """Hook stdin: payloads of the record-only hooks with hostile values, and some that are not payloads."""
+    body: dict[str, Any] = {"hook_event_name": draw(st.sampled_from(HOOKS))}
+    if draw(st.booleans()):
+        body["session_id"] = "s1"  # the session the current-run hint names
+    for key in ("agent_id", "turn_id", "tool_use_id", "prompt", "last_assistant_message", "error",
+                "trigger", "compact_summary", "agent_type"):
+        if draw(st.booleans()):
+            body[key] = draw(st.one_of(VALUES, st.integers(-3, 3), st.none()))
+    if "session_id" not in body and draw(st.booleans()):
+        body["session_id"] = draw(st.one_of(VALUES, st.integers(-3, 3)))
+    if draw(st.booleans()):
+        body["cwd"] = draw(st.sampled_from(["{root}", "/nonexistent", "{root}/.agent"]))
+    body["tool_name"] = draw(st.sampled_from(TOOLS))
+    command = draw(st.one_of(VALUES, st.lists(VALUES, max_size=3),
+                             st.just("*** Begin Patch\n*** Update File: src/a.py\n*** End Patch")))
+    body["tool_input"] = draw(st.sampled_from([{"command": command}, {"file_path": command},
+                                               {"notebook_path": command}, {"patch": command}, command]))
+    body["tool_response"] = draw(st.one_of(st.none(), st.fixed_dictionaries(
+        {"exit_code": st.one_of(st.integers(-(2**40), 2**40), st.booleans()), "stderr": VALUES, "stdout": VALUES})))
+    if draw(st.booleans()):
+        body["is_interrupt"] = draw(st.booleans())
+    text = json.dumps(body, ensure_ascii=draw(st.booleans()))
+    return draw(st.sampled_from([text.encode(), text.encode(), text.encode(), b"", b"[1]", b"\xff{}",
+                                 b'{"hook_event_name": "Stop", "x": NaN}', text.encode()[:-1]]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=hook_payloads(), config=st.sampled_from(CONFIGS), hint=st.sampled_from([None, "run-7 task-2\n"]))
+def test_hooks_record_the_same_events_and_reports_either_way(
+        runs: Runs, capsys: pytest.CaptureFixture[str], raw: bytes, config: bytes | None, hint: str | None) -> None:
+    """Any hook stdin: the plain path and the typed handlers record the same files and report the same lines."""
+    raw = raw.replace(b"{root}", str(runs.root).encode())
+    results = []
+    for handler in (run_hook, run_typed):
+        runs.fresh(config, hint)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root)
+            recorded = handler("claude-code", raw, None).recorded
+        out = capsys.readouterr()
+        results.append((recorded, out.out, out.err, runs.outcome()))
+    assert results[0] == results[1]
+
+
+def test_the_record_only_hooks_take_the_plain_path(runs: Runs) -> None:
+    """PostToolUse (Bash, Edit, apply_patch), its failure and the turn hooks are recorded without typed handlers."""
+    runs.fresh()
+    payloads = [
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s1",
+         "tool_input": {"command": "pytest -q"}, "tool_response": {"exit_code": 0, "stdout": "3 passed"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": "src/a.py"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "shell",
+         "tool_input": {"command": ["apply_patch", "*** Begin Patch\n*** Add File: b.py\n*** End Patch"]}},
+        {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "make"},
+         "error": "Exit code 2\nmake: *** [all] Error 2"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "go"}, {"hook_event_name": "Stop"},
+    ]
+    for payload in payloads:
+        payload["cwd"] = str(runs.root)
+        recorded = hook_fast.record_plain("claude-code", json.dumps(payload).encode())
+        assert recorded is not None and len(recorded) == 1, payload
+    assert len(all_event_files(runs.root)) == len(payloads)
+    assert hook_fast.record_plain("claude-code", json.dumps({"hook_event_name": "SessionStart"}).encode()) is None
+
+
+def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
+    """The modules a real `continuity ...` process imports (from `python -X importtime`)."""
+    exe = str(Path(sys.executable).with_name("continuity"))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    result = subprocess.run([sys.executable, "-X", "importtime", exe, *argv], cwd=cwd, env=env, input=stdin,
+                            capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-500:]
+    lines = result.stderr.decode().splitlines()
+    assert not [line for line in lines if not line.startswith("import time:")], result.stderr[-500:]
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
+
+
+HEAVY = {"msgspec", "typing_extensions", "argparse", "decimal", "uuid", "orjson", "structlog", "inspect", "ast"}
+
+
+def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Path) -> None:
+    """`continuity log` and the PostToolUse hook, run as the installed command, never import msgspec or argparse."""
+    modules = imported_by(["log", "-m", "edited the parser", "--agent", "a1"], template)
+    assert {"events.plain", "events.durable"} <= modules
+    assert {name.split(".")[0] for name in modules} & HEAVY == set()
+    payload = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(template),
+                          "tool_input": {"command": "ls"}, "tool_response": {"exit_code": 0}}).encode()
+    modules = imported_by(["hook", "claude-code"], template, payload)
+    assert "continuity.adapters.hook_fast" in modules
+    assert {name.split(".")[0] for name in modules} & HEAVY == set()
+    assert len(all_event_files(template)) == 2
+    # and the check can fail: a typed command does import them
+    assert "msgspec" in imported_by(["events", "list"], template)
+
+
+def test_plain_and_typed_writers_interleave_into_one_chain(template: Path) -> None:
+    """Processes appending through the plain path and through the typed path at once make one intact log."""
+    code = ("import sys; from continuity.cli import main, plain_log\n"
+            "if sys.argv[1] == 'typed': plain_log.run = lambda argv: None\n"
+            "for i in range(15):\n    assert main(['log', sys.argv[1] + str(i)]) == 0\n")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    workers = [subprocess.Popen([sys.executable, "-c", code, kind], cwd=template, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+               for kind in ("plain", "plain", "typed", "plain", "typed")]
+    for worker in workers:
+        assert worker.wait(timeout=120) == 0, worker.stderr.read() if worker.stderr else ""
+    assert len(all_event_files(template)) == 75
+    result = subprocess.run([sys.executable, "-m", "continuity", "verify", "--json"], cwd=template, env=env,
+                            capture_output=True, text=True, timeout=60)
+    report = json.loads(result.stdout)
+    assert result.returncode == 0 and report["ok"] is True
+    assert (report["events"], report["roots"], report["forks"]) == (75, 1, [])  # one chain, nothing lost
+
+
+def test_kill9_during_plain_appends_never_shows_a_partial_event(tmp_path: Path) -> None:
+    """40 kill -9s of a child appending on the plain path: every visible event decodes, none returned is lost."""
+    import random
+    import select
+    import signal
+    import time
+
+    from events import plain
+    from events.durable import DurableFolder
+    from events.filelog import FileEventLog
+
+    def reader() -> FileEventLog:
+        return FileEventLog(tmp_path / "events", tmp_path / "local", node="node0001", clock_us=lambda: 0)
+
+    rng, returned, kills = random.Random(99), set(), 0
+    while kills < 40:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child never returns
+            os.close(read_fd)
+            try:
+                folder, count = DurableFolder(tmp_path / "events", tmp_path / "local"), 0
+                while True:
+                    tree = plain.prepare(plain.complete("work.logged", {"project": "demo", "message": f"{count}"}))
+                    sealed = plain.append(folder, "node0001", lambda: time.time_ns() // 1000, [tree])
+                    os.write(write_fd, sealed[0].name.encode() + b"\n")
+                    count += 1
+            finally:
+                os._exit(1)
+        os.close(write_fd)
+        buffer, deadline = b"", time.monotonic() + rng.uniform(0.0005, 0.02)
+        while time.monotonic() < deadline:
+            if select.select([read_fd], [], [], 0.001)[0]:
+                chunk = os.read(read_fd, 65536)
+                if not chunk:
+                    break
+                buffer += chunk
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        while chunk := os.read(read_fd, 65536):
+            buffer += chunk
+        os.close(read_fd)
+        kills += 1
+        returned.update(line.decode() for line in buffer.split(b"\n")[:-1])
+        assert returned <= {stored.name for stored in reader().read()}  # read() raises on a partial event
+    assert returned, "the child never got to append; the loop tested nothing"
+    report = reader().verify()
+    assert report.ok and report.forks == [], report.problems[:3]
+
+
+def test_the_plain_parser_knows_each_log_flag_as_argparse_does() -> None:
+    """Every flag the plain parser reads has argparse's destination and kind; the rest are left to argparse."""
+    import argparse
+
+    from continuity.cli.common import build_parser
+
+    for command in ("log", "checkpoint"):
+        parser = build_parser([command])
+        sub = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+        actions = {flag: action for action in sub.choices[command]._actions for flag in action.option_strings}
+        for flag, dest in plain_log._SWITCHES.items():
+            assert isinstance(actions[flag], argparse._StoreTrueAction) and actions[flag].dest == dest, flag
+        for flag, dest in plain_log._SINGLE.items():
+            kind = "exit_code" if flag == "--exit-code" else "text"
+            assert type(actions[flag]) is argparse._StoreAction and actions[flag].nargs is None, flag
+            assert actions[flag].dest == dest and (kind == "exit_code") == (actions[flag].type is not None), flag
+        for flag, dest in plain_log._REPEATED.items():
+            assert isinstance(actions[flag], argparse._AppendAction) and actions[flag].dest == dest, flag
+        known = set(plain_log._SWITCHES) | set(plain_log._SINGLE) | set(plain_log._REPEATED)
+        assert set(actions) - known == {"-h", "--help", "--note-json", "--log-level"}
+        positionals = [action.dest for action in sub.choices[command]._actions if not action.option_strings]
+        assert positionals == ["text"]
