@@ -366,6 +366,8 @@ def test_the_plain_parser_knows_each_log_flag_as_argparse_does() -> None:
         for flag, dest in plain_log._REPEATED.items():
             assert isinstance(actions[flag], argparse._AppendAction) and actions[flag].dest == dest, flag
         known = set(plain_log._SWITCHES) | set(plain_log._SINGLE) | set(plain_log._REPEATED)
-        assert set(actions) - known == {"-h", "--help", "--note-json", "--log-level"}
+        # Left to argparse: help, JSON notes, logging, and the team form of checkpoint (`<team> --role R`).
+        team_form = {"--role", "--ref"} if command == "checkpoint" else set()
+        assert set(actions) - known == {"-h", "--help", "--note-json", "--log-level"} | team_form
         positionals = [action.dest for action in sub.choices[command]._actions if not action.option_strings]
         assert positionals == ["text"]
