@@ -5,6 +5,7 @@ from __future__ import annotations
 from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
+from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
 from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
@@ -29,4 +30,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     RoleRenewed,
     RoleReleased,
     RoleCheckpointed,
+    HandoffCreated,
+    HandoffAccepted,
+    HandoffRejected,
+    HandoffClosed,
 )

@@ -136,6 +136,7 @@ COMMAND_MODULES: dict[str, str] = {
     "resume": "continuity.cli.team",
     "role": "continuity.cli.roles",
     "park": "continuity.cli.park",
+    "handoff": "continuity.cli.handoffs",
 }
 
 

@@ -104,6 +104,12 @@ class RoleNotFound(ContinuityError):
     exit_code = EXIT_NOT_FOUND
 
 
+class HandoffNotFound(ContinuityError):
+    """Raised when no handoff has the id given; nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
 class RoleConflict(ContinuityError):
     """Raised when a role is held under another agent's fresh lease, is not held by the agent acting
     on it, or already exists; nothing written."""
@@ -126,4 +132,5 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict,
+    HandoffNotFound,
 )

@@ -44,6 +44,8 @@ def markdown_path(store: Store, record: ArchiveRecord, contexts: str | None = No
     return os.path.join(contexts or contexts_dir(store), record.project, f"ctx_{stamp}.md")
 
 
+#: The models with documents of their own: what a sync (new events from elsewhere) catches up.
+DOCUMENT_MODELS = (*SESSION_MODELS, "team", "roles", "handoffs")
 STATE_RECENT = 20
 #: The `format` written in projects.json (the document's shape, not a read model's).
 STATE_DOCUMENT_FORMAT = 3
@@ -186,6 +188,10 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.team.files import RoleWriter
 
         found["roles"] = RoleWriter(store, folder)
+    if "handoffs" in names:
+        from continuity.handoffs.files import HandoffWriter
+
+        found["handoffs"] = HandoffWriter(store, folder)
     return found
 
 

@@ -27,7 +27,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     """Fetch the branch, create the store if missing (project name from the newest event),
     write its events into the store and rebuild the projections."""
     from continuity.core.initialize import init_store
-    from continuity.readside.writers import refresh
+    from continuity.readside.writers import DOCUMENT_MODELS, refresh
 
     repo = Repo(root)
     store = Store(root)
@@ -49,7 +49,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     store = _remember(store, branch_name, remote_name)
     report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
                   restore=True)
-    outcome = refresh(store, rebuild=True)
+    outcome = refresh(store, DOCUMENT_MODELS, rebuild=True)
     return {
         "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
         "initialized": initialized, "branch": branch_name, "remote": mask_url(remote_name), "commit": report.commit,

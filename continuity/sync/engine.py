@@ -364,9 +364,9 @@ def _now_iso() -> str:
 
 
 def _catch_up(store: Store, report: SyncReport) -> None:
-    from continuity.readside.writers import refresh
+    from continuity.readside.writers import DOCUMENT_MODELS, refresh
 
-    outcome = refresh(store)
+    outcome = refresh(store, DOCUMENT_MODELS)
     report.projections_rebuilt = outcome.rebuilt
     report.events_folded = outcome.folded
     report.warnings.extend(warning for warning in outcome.warnings if "arrived in the past" not in warning)
