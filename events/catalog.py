@@ -8,7 +8,17 @@ from events.context import ContextServed
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
 from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
-from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
+from events.team import (
+    MessageAcked,
+    MessageSent,
+    PresenceRecorded,
+    RoleCheckpointed,
+    RoleClaimed,
+    RoleCreated,
+    RoleReleased,
+    RoleRenewed,
+    SnapshotTaken,
+)
 from events.worklog import CheckpointRecorded, WorkLogged
 
 #: Every concrete event type. New families add their types here.
@@ -34,4 +44,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     HandoffAccepted,
     HandoffRejected,
     HandoffClosed,
+    MessageSent,
+    MessageAcked,
+    PresenceRecorded,
 )

@@ -41,7 +41,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event, task, run, role or handoff with that id or name",
+    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff or message with that id or name",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
@@ -110,6 +110,12 @@ class HandoffNotFound(ContinuityError):
     exit_code = EXIT_NOT_FOUND
 
 
+class MessageNotFound(ContinuityError):
+    """Raised when an agent acknowledges a message that is not in its inbox; nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
 class RoleConflict(ContinuityError):
     """Raised when a role is held under another agent's fresh lease, is not held by the agent acting
     on it, or already exists; nothing written."""
@@ -132,5 +138,5 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict,
-    HandoffNotFound,
+    HandoffNotFound, MessageNotFound,
 )
