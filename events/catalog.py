@@ -5,9 +5,20 @@ from __future__ import annotations
 from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
+from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
 from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
-from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
+from events.team import (
+    MessageAcked,
+    MessageSent,
+    PresenceRecorded,
+    RoleCheckpointed,
+    RoleClaimed,
+    RoleCreated,
+    RoleReleased,
+    RoleRenewed,
+    SnapshotTaken,
+)
 from events.worklog import CheckpointRecorded, WorkLogged
 from events.workstream import WORKSTREAM_EVENTS
 
@@ -31,4 +42,11 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     RoleReleased,
     RoleCheckpointed,
     *WORKSTREAM_EVENTS,
+    HandoffCreated,
+    HandoffAccepted,
+    HandoffRejected,
+    HandoffClosed,
+    MessageSent,
+    MessageAcked,
+    PresenceRecorded,
 )

@@ -85,3 +85,30 @@ class RoleCheckpointed(Event, frozen=True, kw_only=True, tag="role.checkpointed"
     role: Name
     checkpoint_ref: PathRef
     parked: bool = False
+
+
+class MessageSent(Event, frozen=True, kw_only=True, tag="message.sent"):
+    """A message to one agent of a team (the sender is the envelope's `agent_id`); `text` is the message."""
+
+    type: Label = "message"
+    team: Name
+    message_id: Name
+    to_agent: Name
+    text: Text
+
+
+class MessageAcked(Event, frozen=True, kw_only=True, tag="message.acked"):
+    """The addressee read a message and says so; it leaves the inbox and the queue."""
+
+    type: Label = "message"
+    team: Name
+    message_id: Name
+    agent: Name
+
+
+class PresenceRecorded(Event, frozen=True, kw_only=True, tag="presence.recorded"):
+    """A heartbeat: the agent is alive in the team (every other event it writes counts too)."""
+
+    type: Label = "presence"
+    team: Name
+    agent: Name

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from projections import archives, overview, refs, roles, sessions, tasks, team, worklog, workstreams
+from projections import archives, handoffs, inbox, overview, refs, roles, sessions, tasks, team, worklog, workstreams
 from projections.readmodel import ReadModel
 
 #: name -> read model, in the order catch-up folds them (any order is correct).
@@ -26,6 +26,8 @@ REGISTRY: dict[str, ReadModel[Any]] = {
         team.MODEL,
         roles.MODEL,
         workstreams.MODEL,
+        handoffs.MODEL,
+        inbox.MODEL,
     )
 }
 

@@ -136,6 +136,13 @@ COMMAND_MODULES: dict[str, str] = {
     "role": "continuity.cli.roles",
     "park": "continuity.cli.park",
     "work": "continuity.cli.workstreams",
+    "handoff": "continuity.cli.handoffs",
+    "send": "continuity.cli.messages",
+    "inbox": "continuity.cli.messages",
+    "queue": "continuity.cli.messages",
+    "beat": "continuity.cli.messages",
+    "briefing": "continuity.cli.briefing",
+    "health": "continuity.cli.briefing",
 }
 
 

@@ -42,7 +42,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, workstream or work item with that id or name",
+    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream or work item with that "
+    "id or name",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
@@ -108,6 +109,18 @@ class RoleNotFound(ContinuityError):
     exit_code = EXIT_NOT_FOUND
 
 
+class HandoffNotFound(ContinuityError):
+    """Raised when no handoff has the id given; nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class MessageNotFound(ContinuityError):
+    """Raised when an agent acknowledges a message that is not in its inbox; nothing written."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
 class RoleConflict(ContinuityError):
     """Raised when a role is held under another agent's fresh lease, is not held by the agent acting
     on it, or already exists; nothing written."""
@@ -142,5 +155,5 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict, InvariantRefused,
-    WorkNotFound,
+    WorkNotFound, HandoffNotFound, MessageNotFound,
 )

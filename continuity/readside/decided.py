@@ -57,3 +57,16 @@ def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
         except _Moved:
             continue
     raise WriteFailed(f"event not written: the {what} kept changing while deciding; try again")
+
+
+def refreshed(model: ReadModel[Any], names: tuple[str, ...] | None = None) -> Load:
+    """A `Load` that catches up the named models (`model` alone by default, documents written) and reads `model`."""
+
+    def load(store: Store, project: str) -> tuple[Any, list[str], str | None]:
+        from continuity.readside.writers import refresh
+
+        outcome = refresh(store, names or (model.name,))
+        whole = outcome.models.state(model.name)
+        return model.project(whole, project), outcome.warnings, whole.last_name
+
+    return load

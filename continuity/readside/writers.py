@@ -200,6 +200,10 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
         from continuity.workstreams.files import WorkstreamWriter
 
         found["workstreams"] = WorkstreamWriter(store, folder)
+    if "handoffs" in names:
+        from continuity.handoffs.files import HandoffWriter
+
+        found["handoffs"] = HandoffWriter(store, folder)
     return found
 
 

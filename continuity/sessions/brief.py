@@ -82,7 +82,7 @@ def build(
          "mentioned": age(mention.created_at, now), "event_id": mention.event_id}
         for mention in reversed(project.refs.handoffs.values())
     ]
-    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed")]
+    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "rejected")]
     git = msgspec.to_builtins(inputs.git) if inputs.git else None
     return {
         "ok": True,

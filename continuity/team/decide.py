@@ -7,10 +7,21 @@ from typing import Any
 
 import msgspec
 
-from continuity.core.errors import RoleConflict, RoleNotFound, UsageError
+from continuity.core.errors import InvalidTransition, MessageNotFound, RoleConflict, RoleNotFound, UsageError
 from continuity.core.identity import Identity
 from events.base import Event, Name
-from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed, SnapshotTaken
+from events.team import (
+    MessageAcked,
+    MessageSent,
+    PresenceRecorded,
+    RoleCheckpointed,
+    RoleClaimed,
+    RoleCreated,
+    RoleReleased,
+    RoleRenewed,
+    SnapshotTaken,
+)
+from projections.inbox import InboxState
 from projections.roles import Role, RolesState, fresh_at
 
 _NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
@@ -217,3 +228,33 @@ def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now
                                                                       agent=request.agent),
                                          snapshot_relpath(request.team, request.agent, task), parked=True)
     return drafts
+
+
+# -- messages and presence -----------------------------------------------------------------
+def decide_send(identity: Identity, team: str, to_agent: str, text: str, message_id: str) -> list[Event]:
+    """One message from the writing agent to `to_agent`."""
+    if not text.strip():
+        raise UsageError("send: --message must not be empty")
+    return [MessageSent(**identity.fields(), team=team, to_agent=to_agent, text=text, message_id=message_id,
+                        message=f"message {message_id} to {to_agent}")]
+
+
+def decide_ack(state: InboxState, identity: Identity, team: str, agent: str, message_id: str) -> list[Event]:
+    """Acknowledge an unread message addressed to `agent`."""
+    box = state.teams.get(team)
+    message = box.unread.get(message_id) if box is not None else None
+    if message is None:
+        read = box.read.get(message_id) if box is not None else None
+        if read is not None and read.to_agent == agent:
+            raise InvalidTransition(f"inbox: message {message_id} was already acknowledged at {read.acked_at}")
+        raise MessageNotFound(f"inbox: no unread message {message_id} for {agent} in team/{team}")
+    if message.to_agent != agent:
+        raise MessageNotFound(f"inbox: no unread message {message_id} for {agent} in team/{team}")
+    return [MessageAcked(**{**identity.fields(), "agent_id": agent}, team=team, agent=agent, message_id=message_id,
+                         message=f"message {message_id} acknowledged")]
+
+
+def decide_beat(identity: Identity, team: str, agent: str) -> list[Event]:
+    """A heartbeat of `agent` in `team`."""
+    return [PresenceRecorded(**{**identity.fields(), "agent_id": agent}, team=team, agent=agent,
+                             message=f"{agent} present")]

@@ -25,15 +25,10 @@ def refresh_roles(store: Store) -> Outcome:
 def record_roles(store: Store, identity: Identity, decide: Callable[[RolesState], list[Event]],
                  ) -> tuple[list[StoredEvent], list[str]]:
     """Decide from the current roles and append, re-deciding under the append lock (continuity/readside/decided.py)."""
-    from continuity.readside.decided import record_decided
+    from continuity.readside.decided import record_decided, refreshed
 
-    return record_decided(store, roles_model.MODEL, identity.project, _roles_state, decide, what="role")
-
-
-def _roles_state(store: Store, project: str) -> tuple[RolesState, list[str], str | None]:
-    outcome = refresh_roles(store)
-    whole = outcome.models.state(roles_model.MODEL.name)
-    return roles_model.MODEL.project(whole, project), outcome.warnings, whole.last_name
+    return record_decided(store, roles_model.MODEL, identity.project, refreshed(roles_model.MODEL), decide,
+                          what="role")
 
 
 def caught_up(store: Store, project: str, names: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:

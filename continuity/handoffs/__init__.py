@@ -1,0 +1,1 @@
+"""Handoffs: work passed between agents and hosts, with a lifecycle (create, accept, reject, close)."""

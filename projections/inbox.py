@@ -1,0 +1,94 @@
+"""Team messages and presence, per project: who said what to whom, what is unread, who was seen when.
+
+Presence is derived from every event an agent writes (its `agent_id`, or the `agent` a
+team event names), so a heartbeat (`presence.recorded`) is only needed when an agent
+writes nothing else. An agent belongs to a team once a team event names it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.base import Event
+from events.team import MessageAcked, MessageSent
+from projections.common import touch_bounded
+from projections.readmodel import ReadModel
+
+TEAMS_LIMIT = 100
+MEMBERS_LIMIT = 500
+AGENTS_LIMIT = 2000
+UNREAD_LIMIT = 2000
+READ_LIMIT = 200
+
+
+class Message(msgspec.Struct, kw_only=True):
+    """One message: sender, addressee, text, when sent and when acknowledged (None: unread)."""
+
+    message_id: str
+    from_agent: str | None
+    to_agent: str
+    text: str
+    sent_at: str
+    event_id: str
+    acked_at: str | None = None
+
+
+class TeamBox(msgspec.Struct, kw_only=True):
+    """A team's members (first seen) and its messages: unread ones, and the newest read ones."""
+
+    members: dict[str, str] = msgspec.field(default_factory=dict)
+    unread: dict[str, Message] = msgspec.field(default_factory=dict)
+    read: dict[str, Message] = msgspec.field(default_factory=dict)
+
+
+class InboxState(msgspec.Struct, kw_only=True):
+    """Every team's box, and when each agent was last seen writing anything."""
+
+    teams: dict[str, TeamBox] = msgspec.field(default_factory=dict)
+    seen: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+def _box(state: InboxState, team: str) -> TeamBox:
+    box = state.teams.get(team)
+    if box is None:
+        box = TeamBox()
+        touch_bounded(state.teams, team, box, TEAMS_LIMIT)
+    return box
+
+
+def _member(box: TeamBox, agent: str, at: str) -> None:
+    if agent not in box.members:
+        touch_bounded(box.members, agent, at, MEMBERS_LIMIT)
+
+
+def on_event(state: InboxState, name: str, event: Event) -> InboxState:
+    """Every event: its writer was seen; a team event makes its agent a member; messages move."""
+    agent = getattr(event, "agent", None) or event.agent_id
+    if isinstance(agent, str) and agent:
+        touch_bounded(state.seen, agent, event.created_at, AGENTS_LIMIT)
+    team = getattr(event, "team", None)
+    if not isinstance(team, str) or not team:
+        return state
+    box = _box(state, team)
+    if isinstance(agent, str) and agent:
+        _member(box, agent, event.created_at)
+    if isinstance(event, MessageSent):
+        _member(box, event.to_agent, event.created_at)
+        if event.message_id not in box.unread and event.message_id not in box.read:
+            touch_bounded(box.unread, event.message_id, Message(
+                message_id=event.message_id, from_agent=event.agent_id, to_agent=event.to_agent, text=event.text,
+                sent_at=event.created_at, event_id=event.event_id), UNREAD_LIMIT)
+    elif isinstance(event, MessageAcked):
+        message = box.unread.get(event.message_id)
+        if message is not None and message.to_agent == event.agent:
+            del box.unread[event.message_id]
+            message.acked_at = event.created_at
+            touch_bounded(box.read, event.message_id, message, READ_LIMIT)
+    return state
+
+
+MODEL = ReadModel(
+    "inbox", format=1, state=InboxState, initial=InboxState, folds={Event: on_event},
+    bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
+            "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
+)

@@ -1,0 +1,173 @@
+"""Messages, inbox, queue, presence, briefing and health through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.errors import EXIT_NOT_FOUND, EXIT_USAGE
+from tests.helpers import all_event_files
+
+Capture = pytest.CaptureFixture[str]
+STORE = Path(".agent", "runtime-continuity")
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def as_json(capsys: Capture, *args: str) -> Any:
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def later(monkeypatch: pytest.MonkeyPatch, seconds: int) -> None:
+    import continuity.core.store as store_module
+
+    real = store_module.now_us
+    monkeypatch.setattr(store_module, "now_us", lambda: real() + seconds * 1_000_000)
+
+
+def test_send_inbox_ack(project: Path, capsys: Capture) -> None:
+    """A message lands in the addressee's inbox only; ack moves it out; a second ack or someone else's fails."""
+    sent = as_json(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "please review #12")
+    assert as_json(capsys, "inbox", "core", "--agent", "amy")["messages"] == []
+    [message] = as_json(capsys, "inbox", "core", "--agent", "bo")["messages"]
+    assert message["message_id"] == sent["message_id"] and message["from"] == "amy"
+    assert message["text"] == "please review #12"
+    assert run(capsys, "inbox", "core", "--agent", "amy", "--ack", sent["message_id"])[0] == EXIT_NOT_FOUND
+    assert run(capsys, "inbox", "core", "--agent", "bo", "--ack", sent["message_id"])[1] == (
+        f"acknowledged {sent['message_id']}\n")
+    before = all_event_files(project)
+    code, _, err = run(capsys, "inbox", "core", "--agent", "bo", "--ack", sent["message_id"])
+    assert code == EXIT_USAGE and "already acknowledged" in err and all_event_files(project) == before
+    assert as_json(capsys, "inbox", "core", "--agent", "bo")["messages"] == []
+    assert as_json(capsys, "inbox", "core", "--agent", "bo", "--all")["messages"][0]["acked_at"]
+
+
+def test_queue_holds_messages_handoffs_and_claimable_roles(project: Path, capsys: Capture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """queue: unread messages, pending handoffs to the agent, and roles free or under an expired lease."""
+    for role in ("free", "held", "lapsed"):
+        run(capsys, "role", "create", "core", role)
+    run(capsys, "role", "claim", "core", "held", "--agent", "amy", "--ttl", "2h")
+    run(capsys, "role", "claim", "core", "lapsed", "--agent", "amy", "--ttl", "1h")
+    run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "hello")
+    run(capsys, "handoff", "create", "--agent", "amy", "--to", "bo", "--message", "take T-1")
+    run(capsys, "handoff", "create", "--agent", "amy", "--to", "cy", "--message", "not for bo")
+    later(monkeypatch, 3601)
+    data = as_json(capsys, "queue", "core", "--agent", "bo")
+    assert [m["text"] for m in data["messages"]] == ["hello"]
+    assert [h["message"] for h in data["handoffs"]] == ["take T-1"]
+    assert [(r["role"], r["lease_state"]) for r in data["claimable_roles"]] == [("free", "free"), ("lapsed", "expired")]
+    assert data["claimable_roles"][1]["command"] == "continuity role claim core lapsed --agent bo"
+
+
+def test_presence_from_any_event_and_health(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Presence comes from every event an agent writes; beating without a fresh snapshot is continuity-stale;
+    an expired lease still shown as held is listed with the takeover command."""
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build")
+    run(capsys, "role", "create", "core", "rev")
+    run(capsys, "role", "claim", "core", "rev", "--agent", "amy", "--ttl", "30m")
+    run(capsys, "log", "unrelated work", "--agent", "amy")
+    later(monkeypatch, 7200)
+    assert run(capsys, "beat", "core", "--agent", "bo")[1].startswith("beat bo at ")
+    data = as_json(capsys, "health", "core")
+    agents = {row["agent"]: row for row in data["agents"]}
+    assert agents["bo"]["flags"] == ["continuity-stale"] and agents["bo"]["presence"] == "fresh"
+    assert agents["bo"]["snapshot_age_seconds"] > 7000
+    assert agents["amy"]["presence"] == "stale" and agents["amy"]["flags"] == ["lease-expired"]
+    assert data["expired_leases"] == [{"role": "rev", "holder": "amy", "lease_expires_at": data["expired_leases"][0][
+        "lease_expires_at"], "takeover": "continuity role claim core rev --agent <you>"}]
+    text = run(capsys, "health", "core")[1]
+    assert "[continuity-stale]" in text and "take over: continuity role claim core rev --agent <you>" in text
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "fresh again")
+    assert {row["agent"]: row for row in as_json(capsys, "health", "core")["agents"]}["bo"]["flags"] == []
+
+
+def test_briefing_sections(project: Path, capsys: Capture) -> None:
+    """briefing: schema, team, agent, at, then presence, board, inbox, needs-me, reviews, handoffs, snapshot."""
+    run(capsys, "role", "create", "core", "rev")
+    run(capsys, "role", "claim", "core", "rev", "--agent", "amy")
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build", "--next", "land it")
+    run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "ping")
+    run(capsys, "handoff", "create", "--agent", "amy", "--to", "bo", "--message", "take T-1")
+    data = as_json(capsys, "briefing", "core", "--agent", "bo")
+    assert list(data) == ["schema", "team", "agent", "at", "presence", "board", "inbox", "needs_me",
+                          "pending_reviews", "pending_handoffs", "latest_snapshot"]
+    assert data["schema"] == "coord.teams.briefing.v1" and data["agent"] == "bo"
+    assert [row["agent"] for row in data["presence"]["items"]] == ["amy", "bo"]
+    assert data["board"]["items"][0]["holder"] == "amy" and data["inbox"]["items"][0]["text"] == "ping"
+    assert {item["kind"] for item in data["needs_me"]["items"]} == {"handoff", "inbox"}
+    assert data["latest_snapshot"]["items"]["bo"]["next_actions"] == ["land it"]
+    assert all(data[name]["degraded"] is None for name in ("presence", "board", "inbox", "needs_me"))
+    text = run(capsys, "briefing", "core", "--agent", "bo")[1]
+    assert text.startswith("# Briefing: team/core for bo at ") and "## Needs me\n" in text and "take T-1" in text
+    events = all_event_files(project)
+    run(capsys, "briefing", "core", "--all")
+    assert all_event_files(project) == events  # a read records nothing
+
+
+def test_briefing_on_a_cold_store_and_a_degraded_read(project: Path, capsys: Capture) -> None:
+    """No team yet: empty sections, exit 0; an unreadable event marks the core sections degraded, exit 0."""
+    data = as_json(capsys, "briefing", "nobody")
+    assert data["presence"]["items"] == [] and data["board"]["items"] == []
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build")
+    newest = all_event_files(project)[-1]
+    stamp, node, _ = newest.name.split("-")
+    later_stamp = stamp[:-6] + f"{int(stamp[-6:]) + 1:06d}"
+    (newest.parent / f"{later_stamp}-{node}-{'0' * 12}.json").write_bytes(b"not json")
+    code, out, err = run(capsys, "briefing", "core", "--json")
+    data = json.loads(out)
+    assert code == 0 and "skipped 1 unreadable event" in data["board"]["degraded"] and "warning" in err
+    assert data["pending_reviews"]["degraded"] is None
+
+
+def test_briefing_and_health_as_of_and_after_rebuild(project: Path, capsys: Capture) -> None:
+    """--as-of answers as the log stood; incremental read models give the same briefing as a full rebuild."""
+    run(capsys, "role", "create", "core", "rev")
+    run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "first")
+    point = json.loads(all_event_files(project)[-1].read_text())["event_id"]
+    run(capsys, "role", "claim", "core", "rev", "--agent", "amy")
+    run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "second")
+    early = as_json(capsys, "briefing", "core", "--agent", "bo", "--as-of", point)
+    assert [m["text"] for m in early["inbox"]["items"]] == ["first"] and early["board"]["items"][0]["holder"] is None
+    last = json.loads(all_event_files(project)[-1].read_text())["event_id"]
+    before = [as_json(capsys, command, "core", "--as-of", last) for command in ("briefing", "health")]
+    before.append(as_json(capsys, "briefing", "core", "--all"))
+    shutil.rmtree(project / STORE / "local" / "models")
+    assert run(capsys, "rebuild")[0] == 0
+    after = [as_json(capsys, command, "core", "--as-of", last) for command in ("briefing", "health")]
+    assert after == before[:2]
+    incremental = as_json(capsys, "briefing", "core", "--all")
+    for data in (before[2], incremental):  # ages move with the clock; the rest is the same
+        data.pop("at")
+        for row in data["presence"]["items"]:
+            row.pop("presence_age_seconds")
+        for row in data["board"]["items"]:
+            row.pop("lease_seconds_left")
+    assert incremental == before[2]
+
+
+@pytest.mark.parametrize("args", [
+    ["send", "../x", "--agent", "amy", "--to", "bo", "--message", "m"],
+    ["send", "core", "--agent", "amy", "--to", "a/b", "--message", "m"],
+    ["send", "core", "--agent", "amy", "--to", "bo", "--message", "m" * 10_000_000],
+    ["send", "core", "--agent", "amy", "--to", "bo", "--message", "bell\x07"],
+    ["beat", "core", "--agent", "a\x00b"], ["inbox", "core", "--agent", "bo", "--ack", "../../x"],
+    ["queue", "a\x1b[2J", "--agent", "bo"], ["briefing", "x" * 10_000_000], ["health", ".."],
+], ids=["team", "to", "10MB", "control", "nul", "ack-id", "queue-team", "briefing-10MB", "health-dots"])
+def test_hostile_input(project: Path, capsys: Capture, args: list[str]) -> None:
+    """Path tricks, NUL, control characters and 10 MB values: exit 2, one short line, nothing written anywhere."""
+    before = sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts)
+    code, _, err = run(capsys, *args)
+    assert code == EXIT_USAGE and err.count("\n") == 1 and len(err) < 300
+    assert sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts) == before
