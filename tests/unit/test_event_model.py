@@ -10,12 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events import clock
+from events import codec as codec_module
 from events.archive import ArchivedState, GitFacts
 from events.base import CommandRef, Event, Refs, Summary, kind_of
 from events.catalog import EVENT_TYPES
-from events.codec import Codec, default_codec
+from events.codec import Codec, default_codec, seed004_legacy
 from events.context import GitNow, RunFile, ViewInputs
 from events.errors import EventInvalid, EventUndecodable, UnknownEventType
+from events.worklog import WorkLogged
 from events.workstream import (
     ITEM_STATUSES,
     WORKSTREAM_EVENTS,
@@ -193,6 +195,37 @@ def test_round_trip_every_type(event: Event) -> None:
     assert decoded == event
     assert type(decoded) is type(event)
     assert CODEC.encode(decoded) == raw
+
+
+BULK_CODEC = Codec(EVENT_TYPES, legacy=seed004_legacy)
+BULK_CODEC.decode(CODEC.encode(WorkLogged(project="warm", message="up")))
+BULK_CODEC._decoded = codec_module.BULK  # the next decode switches to the union's Decoder
+
+
+@settings(max_examples=300, deadline=None)
+@given(events_of_every_type)
+def test_the_per_kind_and_the_union_decoders_agree(event: Event) -> None:
+    """A process that decoded few events (per-kind Decoders) and one past BULK (the union's) read the same."""
+    raw = CODEC.encode(event)
+    fresh = Codec(EVENT_TYPES, legacy=seed004_legacy)
+    assert fresh.decode(raw) == BULK_CODEC.decode(raw) == event
+    assert BULK_CODEC._union_decoder is not None and fresh._union_decoder is None
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"{not json", EventUndecodable),
+        (b'{"kind":1,"v":1}', EventUndecodable),
+        (b'{"kind":"future.thing","v":1}', UnknownEventType),
+        (b'{"kind":"work.logged","v":1}', EventUndecodable),
+    ],
+)
+def test_both_decoders_refuse_alike(raw: bytes, error: type[Exception], bulk: bool) -> None:
+    codec = BULK_CODEC if bulk else Codec(EVENT_TYPES, legacy=seed004_legacy)
+    with pytest.raises(error):
+        codec.decode(raw)
 
 
 def test_every_type_is_covered_by_the_round_trip() -> None:
