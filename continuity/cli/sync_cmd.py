@@ -54,7 +54,7 @@ def _progress(message: str) -> None:
 def _sync(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
-    from continuity.sync import sync
+    from continuity.sync.engine import sync
 
     store = open_store(args)
     if args.status:
@@ -91,7 +91,7 @@ def _status(store: Any, args: argparse.Namespace, out: Output) -> int:
 
 def _clone(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.store import explicit_root
-    from continuity.sync import clone_store
+    from continuity.sync.clone import clone_store
     from continuity.sync.git import Repo
 
     root = explicit_root(getattr(args, "root", None))

@@ -9,11 +9,7 @@ through one process), `tree` (the branch's trees and their union), `files` (the 
 side), `engine` (the sync algorithm), `clone` (clone-store), `credentials` (remote URLs
 that embed credentials: refused, warned about, masked), `auto` (the background sync),
 `health` (what waits to be pushed, the last success and failure: `sync --status`).
+
+The package imports none of them: `status` and the SessionStart brief ask `health` whether
+events wait to be pushed, and must not load the sync engine to do so.
 """
-
-from __future__ import annotations
-
-from continuity.sync.clone import clone_store
-from continuity.sync.engine import SyncReport, sync
-
-__all__ = ["SyncReport", "clone_store", "sync"]

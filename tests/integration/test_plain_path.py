@@ -371,3 +371,13 @@ def test_the_plain_parser_knows_each_log_flag_as_argparse_does() -> None:
         assert set(actions) - known == {"-h", "--help", "--note-json", "--log-level"} | team_form
         positionals = [action.dest for action in sub.choices[command]._actions if not action.option_strings]
         assert positionals == ["text"]
+
+
+def test_session_start_and_status_do_not_load_the_sync_engine(template: Path) -> None:
+    """The SessionStart brief and `status` ask sync health whether events wait; they load no git sync code."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "session_id": "s1",
+                          "cwd": str(template)}).encode()
+    for argv, stdin in ((["hook", "claude-code"], payload), (["status"], b"")):
+        modules = imported_by(argv, template, stdin)
+        assert "continuity.sync.health" in modules  # the question is asked (so the check below can fail)
+        assert {"continuity.sync.engine", "continuity.sync.clone", "continuity.sync.git"} & modules == set()

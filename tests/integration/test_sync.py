@@ -15,7 +15,7 @@ import pytest
 from continuity.cli import main
 from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_USAGE
 from continuity.core.store import Store
-from continuity.sync import sync
+from continuity.sync.engine import sync
 from continuity.sync.git import Repo
 from events.worklog import WorkLogged
 
