@@ -21,6 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_log import compile_project  # noqa: E402
 from benchmarks.bench_projections import env_for  # noqa: E402
 from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
 
@@ -66,6 +67,7 @@ def _task_drafts(size: int) -> Iterator[Any]:
 
 
 def main() -> None:
+    compile_project()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--rounds", type=int, default=15)

@@ -7,8 +7,6 @@ are kept least recently touched first up to RUNS_LIMIT, with at most RUN_FILES f
 each. The memory rules are in projections/memories.py.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import msgspec

@@ -49,8 +49,9 @@ def tasks_state(store: Store, project: str, *, as_of: str | None = None) -> tupl
     return MODEL.project(state, project), outcome.warnings, state.last_name
 
 
-_STATE = msgspec.msgpack.Decoder(TasksState)
-_ENCODE = msgspec.msgpack.Encoder()
+def _copy(state: TasksState) -> TasksState:
+    """A deep copy of a state (only when another writer got in first: rare, so built on demand)."""
+    return msgspec.msgpack.Decoder(TasksState).decode(msgspec.msgpack.encode(state))
 
 
 def record(store: Store, identity: Identity, decide: Decide, *,
@@ -66,7 +67,7 @@ def record(store: Store, identity: Identity, decide: Decide, *,
             if head is None or head.name == seen:
                 return
             fresh = MODEL.empty()
-            fresh.projects[identity.project] = _STATE.decode(_ENCODE.encode(state))
+            fresh.projects[identity.project] = _copy(state)
             for stored in log.read(after=seen, on_error=lambda name, error: None):
                 MODEL.apply(fresh, stored.name, stored.event)
             if decide(MODEL.project(fresh, identity.project)) != drafts:
