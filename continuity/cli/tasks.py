@@ -11,6 +11,35 @@ from continuity.core.text import one_line
 READY_RULE = (" Ready: queued, the parent task (if any) not blocked, failed or cancelled, no unfinished "
               "subtasks; most urgent priority first.")
 STATUSES = ("queued", "in_progress", "completed", "blocked", "failed", "cancelled")
+PAGING = (" Shows the first 30 unless --limit N or --all says otherwise; how many were left out is "
+          "a line on stderr (`total` and `more` with --json).")
+
+
+def paging_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    """--limit N and --all, shared by the task and memory listings."""
+    parser.add_argument("--limit", type=bounded_int(0, 1_000_000), default=None, metavar="N",
+                        help=f"show at most N {what} (default 30; 0: all)")
+    parser.add_argument("--all", action="store_true", help=f"show every one of the {what} (as --limit 0)")
+
+
+def limit_of(args: argparse.Namespace) -> int:
+    """The listing's limit: 0 (all) for --all, else --limit, else the default."""
+    from continuity.tasks.queries import DEFAULT_LIMIT
+
+    if args.all:
+        if args.limit not in (None, 0):
+            from continuity.core.errors import UsageError
+
+            raise UsageError("--all and --limit N contradict each other: give one")
+        return 0
+    return DEFAULT_LIMIT if args.limit is None else int(args.limit)
+
+
+def emit_listing(out: Output, data: dict[str, Any], lines: list[str], more: int, what: str) -> None:
+    """A listing: one line per entry on stdout, and on stderr how many were left out (JSON: `more`)."""
+    out.emit(data, "\n".join(one_line(line) for line in lines) if lines else f"no {what}")
+    if more:
+        out.note(f"… {more} more {what}: --limit N or --all")
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
@@ -60,12 +89,13 @@ def _register_task(commands: Any, common: argparse.ArgumentParser, identity: arg
     show.add_argument("task_id", metavar="TASK")
     show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
     show.set_defaults(handler=_show)
-    for action, text in (("list", "tasks, oldest first"), ("ready", "queued tasks ready to work on")):
-        about = text[0].upper() + text[1:] + "." + (READY_RULE if action == "ready" else "")
+    for action, text in (("list", "tasks, the newest first"), ("ready", "queued tasks ready to work on")):
+        about = text[0].upper() + text[1:] + "." + (READY_RULE if action == "ready" else "") + PAGING
         listing = sub.add_parser(action, help=text, parents=[common, identity], description=about)
         if action == "list":
             listing.add_argument("--status", choices=STATUSES, help="only tasks in this status")
         listing.add_argument("--assigned", metavar="AGENT", help="only tasks assigned to this agent")
+        paging_flags(listing, "tasks")
         listing.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
         listing.set_defaults(handler=_list, ready=action == "ready")
     parser.set_defaults(handler=lambda args, out: _missing(
@@ -192,15 +222,18 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:
-    from continuity.tasks.queries import ready, select
+    from continuity.tasks.queries import newest_first, page, ready
     from continuity.tasks.service import task_dict
 
+    limit = limit_of(args)
     _, state, warnings = _state(args)
-    tasks = ready(state, args.assigned) if args.ready else select(state, getattr(args, "status", None), args.assigned)
+    found = ready(state, args.assigned) if args.ready else \
+        newest_first(state, getattr(args, "status", None), args.assigned)
+    tasks, more = page(found, limit)
     lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
              for t in tasks]
-    out.emit({"ok": True, "tasks": [task_dict(t) for t in tasks], "warnings": warnings},
-             "\n".join(one_line(line) for line in lines) if lines else "no tasks")
+    emit_listing(out, {"ok": True, "tasks": [task_dict(t) for t in tasks], "total": len(found), "more": more,
+                       "warnings": warnings}, lines, more, "tasks")
     return 0
 
 
