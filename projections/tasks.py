@@ -75,6 +75,25 @@ class TasksState(msgspec.Struct, kw_only=True):
     forgotten: int = 0
 
 
+class TaskList(msgspec.Struct, kw_only=True):
+    """What a task listing reads of a project's state: its tasks (decoding skips the rest)."""
+
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+
+
+class MemoryShelf(msgspec.Struct, kw_only=True):
+    """What a memory listing reads of a memory book: the kept memories and the count ever made."""
+
+    memories: list[mem.Memory] = msgspec.field(default_factory=list)
+    total: int = 0
+
+
+class MemoryList(msgspec.Struct, kw_only=True):
+    """What a memory listing reads of a project's state: its memories (decoding skips the rest)."""
+
+    book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
+
+
 def _forget(state: TasksState, task_id: str) -> None:
     if state.tasks.pop(task_id, None) is not None:
         state.forgotten += 1

@@ -47,7 +47,9 @@ def _state(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project, as_of=args.as_of)
+    from projections.tasks import MemoryList
+
+    state, warnings, _ = service.tasks_state(store, project, as_of=args.as_of, view=MemoryList)
     warn(warnings)
     return state, warnings
 

@@ -194,22 +194,29 @@ def _update(args: argparse.Namespace, out: Output) -> int:
                     {"task_id": args.task_id, "status": status, "version": event.version}, text)
 
 
-def _state(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+def _state(args: argparse.Namespace, view: Any = None) -> tuple[Any, Any, list[str]]:
+    """The store, the project's tasks state (only `view`'s fields, if given) and the warnings (printed)."""
     from continuity.cli.output import warn
     from continuity.tasks import service
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None))
+    state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None), view=view)
     warn(warnings)
     return store, state, warnings
+
+
+def _task_list() -> Any:
+    from projections.tasks import TaskList
+
+    return TaskList
 
 
 def _show(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import TaskNotFound
     from continuity.tasks.service import task_dict
 
-    _, state, warnings = _state(args)
+    _, state, warnings = _state(args, _task_list())
     task = state.tasks.get(args.task_id)
     if task is None:
         raise TaskNotFound(f"unknown task {args.task_id!r}")
@@ -226,7 +233,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     from continuity.tasks.service import task_dict
 
     limit = limit_of(args)
-    _, state, warnings = _state(args)
+    _, state, warnings = _state(args, _task_list())
     found = ready(state, args.assigned) if args.ready else \
         newest_first(state, getattr(args, "status", None), args.assigned)
     tasks, more = page(found, limit)

@@ -285,3 +285,41 @@ def test_listings_page_the_newest_first(root: Path, capsys: pytest.CaptureFixtur
     data = json.loads(call("memory", "list", "--all", "--json")[1])
     assert len(data["memories"]) == data["total"] == 32 and data["more"] == 0
     assert data["memories"][0]["task_id"] == ids[31]
+
+
+def test_a_listing_decodes_only_what_it_reads_and_still_folds_what_is_new(root: Path) -> None:
+    """Nothing new: `task list` gets only the tasks (a TaskList view); new events: the whole state, folded."""
+    from continuity.tasks.service import tasks_state
+    from events.task import TaskUpdated
+    from projections.tasks import MemoryList, TaskList, TasksState
+
+    store = Store(root)
+    task = ok(root, "task", "create", "--title", "Viewed")
+    tasks_state(store, "demo")
+    listed, _, _ = tasks_state(store, "demo", view=TaskList)
+    assert isinstance(listed, TaskList) and list(listed.tasks) == [task]
+    store.open_log().append(TaskUpdated(project="demo", task_id=task, status="completed"))  # not caught up yet
+    folded, _, _ = tasks_state(store, "demo", view=MemoryList)
+    assert isinstance(folded, TasksState) and folded.tasks[task].status == "completed"
+    [memory] = folded.book.memories
+    assert (root / ".agent/runtime-continuity/memories" / f"{memory.memory_id}.md").exists()
+    shelf, _, _ = tasks_state(store, "demo", view=MemoryList)
+    assert isinstance(shelf, MemoryList) and [m.memory_id for m in shelf.book.memories] == [memory.memory_id]
+
+
+def test_a_saved_state_that_does_not_decode_is_rebuilt(root: Path) -> None:
+    """A framed, checksummed model file whose state is not a tasks state: rebuilt with a warning, answer right."""
+    from continuity.readside.catchup import Saved, load, save
+    from projections.readmodel import Projects
+    from projections.tasks import MODEL
+
+    task = ok(root, "task", "create", "--title", "Survives")
+    store = Store(root)
+    good = load(store, MODEL)
+    assert good is not None
+    save(store, MODEL, Saved(format=MODEL.format, last_read=good.last_read, days=good.days,
+                             state=Projects(projects={"demo": {"tasks": 5}})))
+    done = run(root, "task", "list", "--json")
+    assert done.returncode == 0 and [t["task_id"] for t in json.loads(done.stdout)["tasks"]] == [task]
+    assert "rebuilt" in done.stderr
+    assert as_json(root, "task", "list")["warnings"] == []

@@ -150,9 +150,10 @@ def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
 def list_tasks(request: Any, store: Store) -> dict[str, Any]:
     """The `list_tasks` tool."""
     from continuity.tasks import queries, service
+    from projections.tasks import TaskList
 
     project = request.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project)
+    state, warnings, _ = service.tasks_state(store, project, view=TaskList)
     found = queries.ready(state, request.assigned_to) if request.ready else \
         queries.newest_first(state, request.status, request.assigned_to)
     shown, more = queries.page(found, request.limit)
@@ -165,9 +166,10 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
 def list_memories(request: Any, store: Store) -> dict[str, Any]:
     """The `list_memories` tool."""
     from continuity.tasks import queries, service
+    from projections.tasks import MemoryList
 
     project = request.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project)
+    state, warnings, _ = service.tasks_state(store, project, view=MemoryList)
     found = queries.memories(state, request.kind, request.task_id)
     shown, more = queries.page(found, request.limit)
     return {"ok": True, "memories": msgspec.to_builtins(shown), "total": len(found), "more": more,
