@@ -94,6 +94,14 @@ class MemoryList(msgspec.Struct, kw_only=True):
     book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
 
 
+class TaskBrief(msgspec.Struct, kw_only=True):
+    """What the resume brief reads of a project's state: tasks, runs and the memories."""
+
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+    runs: dict[str, Run] = msgspec.field(default_factory=dict)
+    book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
+
+
 def _forget(state: TasksState, task_id: str) -> None:
     if state.tasks.pop(task_id, None) is not None:
         state.forgotten += 1
