@@ -9,11 +9,11 @@ the start. A model saved with another format is rebuilt alone. Otherwise only ev
 after the model's checkpoint are read, each decoded once for every model that needs it.
 """
 
-import binascii  # crc32 as zlib's; the interpreter has loaded binascii already, not zlib
 import bisect
 import errno
 import fcntl
 import os
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -171,7 +171,7 @@ def _unframe(frame: bytes) -> bytes | None:
         return None
     length = int.from_bytes(frame[len(MAGIC):len(MAGIC) + 8], "big")
     payload = frame[_HEADER:_HEADER + length]
-    if len(payload) != length or binascii.crc32(payload) != int.from_bytes(frame[len(MAGIC) + 8:_HEADER], "big"):
+    if len(payload) != length or zlib.crc32(payload) != int.from_bytes(frame[len(MAGIC) + 8:_HEADER], "big"):
         return None
     return payload
 
@@ -182,7 +182,7 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
     `folder_checked`: the caller has made sure `local/models` is a real folder in the store.
     """
     payload = _ENCODER.encode(saved)
-    frame = MAGIC + len(payload).to_bytes(8, "big") + binascii.crc32(payload).to_bytes(4, "big") + payload
+    frame = MAGIC + len(payload).to_bytes(8, "big") + zlib.crc32(payload).to_bytes(4, "big") + payload
     path = model_path(store, model)
     if not folder_checked:
         ensure_folder(store.path, os.path.dirname(path))

@@ -74,8 +74,8 @@ def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False, vi
                               force_rebuild=rebuild, views={"tasks": view} if view is not None else None)
     if writer is None:
         return outcome
-    if view is not None and not outcome.folded and not outcome.rebuilt:
-        return outcome  # nothing new: no memory to write (and a view may not hold the memories)
+    if view is not None and not any(changed for _, _, changed in saved):
+        return outcome  # nothing read: no memory to write (and a view may not hold the memories)
     try:
         for model, state, changed in saved:
             if changed:
@@ -143,4 +143,4 @@ def _prune(store: Store, state: Projects[Any], writer: MemoryWriter) -> None:
                 os.unlink(os.path.join(folder, entry))
             except OSError as error:
                 if not writer.warnings:
-                    writer.warnings.append(f"memory files not written ({error.strerror or error})")
+                    writer.warnings.append(f"memory files not updated ({error.strerror or error})")
