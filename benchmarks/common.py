@@ -19,6 +19,21 @@ def time_command(argv: Sequence[str], cwd: str | None = None, env: dict[str, str
     return elapsed
 
 
+def time_command_cpu(argv: Sequence[str], cwd: str | None = None,
+                     env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process run; fails loudly if the command fails.
+
+    On a machine shared with other work, wall time also counts waiting for a core; CPU time
+    does not (nor does it count waiting for the disk), so the two together tell the costs apart.
+    """
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time_command(argv, cwd=cwd, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def interleaved(cases: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
     """Median seconds of each case, running the cases round-robin `rounds` times."""
     samples: dict[str, list[float]] = {name: [] for name in cases}

@@ -276,7 +276,33 @@ class DurableFolder:
         hint nobody trusts.
         """
         try:
-            name, sha, mtime = os.pread(self._hint_file(), 200, 0).decode().split()
+            raw = os.pread(self._hint_file(), 200, 0)
+        except OSError:
+            return None
+        return self._trusted(raw)
+
+    def head_hint(self) -> Head | None:
+        """The head as the last local append recorded it, if nothing changed since (else None).
+
+        The reader's form of the writers' hint check: the hint file is only read, never
+        created. Catch-up uses it to know the newest day folder unchanged without listing it.
+        """
+        try:
+            fd = os.open(self.hint_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            raw = os.pread(fd, 200, 0)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return self._trusted(raw)
+
+    def _trusted(self, raw: bytes) -> Head | None:
+        """The head a hint's bytes name, if its day folder is unchanged and still the newest."""
+        try:
+            name, sha, mtime = raw.decode().split()
             day = names.shard_of(name)
             if os.stat(os.path.join(self.events_dir, day)).st_mtime_ns != int(mtime):
                 return None

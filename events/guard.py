@@ -285,7 +285,22 @@ def _pattern() -> re.Pattern[str]:
 def might_hold_secret(text: str) -> bool:
     """False when `text` holds none of the words every rule needs (so no rule can match)."""
     lowered = text.lower()
-    return any(trigger in lowered for trigger in _TRIGGERS)
+    return any(trigger in lowered and (trigger != "sk-" or _key_opening(text)) for trigger in _TRIGGERS)
+
+
+def _key_opening(text: str) -> bool:
+    """Whether `sk-` appears where a key rule can start: no ASCII letter, digit, `_` or `-` before it.
+
+    The `sk-` rules look behind for exactly that (they are case-sensitive), so a task id
+    such as `task-1f2e` or a word such as `desk-` never costs the pattern's compilation.
+    """
+    start = text.find("sk-")
+    while start >= 0:
+        before = text[start - 1] if start else " "
+        if not (before.isascii() and (before.isalnum() or before in "_-")):
+            return True
+        start = text.find("sk-", start + 1)
+    return False
 _RULE_OF_GROUP = {name.replace("-", "_"): name for name, _, _ in _RULES}
 _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "aws-secret-access-key": ("aws_secret_access_key__v",),

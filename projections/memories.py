@@ -8,8 +8,6 @@ skipped. A subagent run only ever yields a delegation_summary, filed under the t
 primary run of its parent chain.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import msgspec

@@ -5,8 +5,6 @@ in its dispatch table by the event's class (the most specific class wins, `Event
 every event). The registry of models is `projections/registry.py`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 

@@ -7,8 +7,6 @@ are kept least recently touched first up to RUNS_LIMIT, with at most RUN_FILES f
 each. The memory rules are in projections/memories.py.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import msgspec
@@ -75,6 +73,33 @@ class TasksState(msgspec.Struct, kw_only=True):
     finished: list[str] = msgspec.field(default_factory=list)
     book: mem.MemoryBook = msgspec.field(default_factory=mem.MemoryBook)
     forgotten: int = 0
+
+
+class TaskList(msgspec.Struct, kw_only=True):
+    """What a task listing reads of a project's state: its tasks (decoding skips the rest)."""
+
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+
+
+class MemoryShelf(msgspec.Struct, kw_only=True):
+    """What a memory listing reads of a memory book: the kept memories and the count ever made."""
+
+    memories: list[mem.Memory] = msgspec.field(default_factory=list)
+    total: int = 0
+
+
+class MemoryList(msgspec.Struct, kw_only=True):
+    """What a memory listing reads of a project's state: its memories (decoding skips the rest)."""
+
+    book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
+
+
+class TaskBrief(msgspec.Struct, kw_only=True):
+    """What the resume brief reads of a project's state: tasks, runs and the memories."""
+
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+    runs: dict[str, Run] = msgspec.field(default_factory=dict)
+    book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
 
 
 def _forget(state: TasksState, task_id: str) -> None:

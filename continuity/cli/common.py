@@ -105,6 +105,25 @@ def identity_flags() -> argparse.ArgumentParser:
     return parent
 
 
+def identity_from(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
+    """Identity from flags, else the CONTINUITY_* environment, else config.json's project.
+
+    The store's project is read only when no --project is given (a broken config.json is
+    then ConfigBroken); `project` overrides both (a read that already chose one).
+    """
+    from continuity.core.identity import resolve_identity
+
+    if args.project and not project:  # continuity's own names (runtime-continuity accepts more, contract I4)
+        from continuity.core.store import check_project_name
+
+        check_project_name(args.project)
+    flags = {"project": project or args.project, "host": args.host, "agent_id": args.agent,
+             "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
+    from continuity.tasks.current import with_current_run
+
+    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags), store.local_dir)
+
+
 #: command name -> module that registers it. Only the command being run is built, so a
 #: hook's `continuity log` does not pay for every other command's flags.
 COMMAND_MODULES: dict[str, str] = {
@@ -158,12 +177,17 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"continuity {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, prog="continuity")
-    wanted = next((arg for arg in argv or [] if not arg.startswith("-")), None)
+    words = [arg for arg in argv or [] if not arg.startswith("-")]
+    wanted = words[0] if words else None
     names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()
     for name in names:
         module = importlib.import_module(COMMAND_MODULES[name])
-        module.register(commands, name, common=common, identity=identity)
+        if name in getattr(module, "ACTIONS", {}):  # a family of actions: build only the one named, if any
+            module.register(commands, name, common=common, identity=identity,
+                            action=words[1] if len(names) == 1 and len(words) > 1 else None)
+        else:
+            module.register(commands, name, common=common, identity=identity)
     return parser
 
 

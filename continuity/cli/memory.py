@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from continuity.cli.common import Output, Parser
-from continuity.core.text import one_line
 
 KINDS = ("task_outcome", "blocker_resolution", "session_summary", "delegation_summary")
 
@@ -18,9 +17,13 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
                                  description="Memories are synthesized from task, run and session events, never "
                                  "written by hand; each is also memories/<id>.md in the store (docs/tasks.md).")
     sub = parser.add_subparsers(title="memory commands", metavar="ACTION", parser_class=Parser)
+    from continuity.cli.tasks import PAGING, paging_flags
+
     listing = sub.add_parser("list", help="memories, newest first", parents=[common, identity],
-                             description="Memories, newest first.")
+                             description="Memories, newest first (the newest 200 are kept; older ones stay as "
+                             "memories/<id>.md)." + PAGING)
     listing.add_argument("--kind", choices=KINDS, help="only memories of this kind")
+    paging_flags(listing, "memories")
     listing.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", help="one memory, whole", parents=[common, identity],
@@ -44,7 +47,9 @@ def _state(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project, as_of=args.as_of)
+    from projections.tasks import MemoryList
+
+    state, warnings, _ = service.tasks_state(store, project, as_of=args.as_of, view=MemoryList)
     warn(warnings)
     return state, warnings
 
@@ -52,13 +57,16 @@ def _state(args: argparse.Namespace) -> tuple[Any, list[str]]:
 def _list(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
-    from continuity.tasks.queries import memories
+    from continuity.cli.tasks import emit_listing, limit_of
+    from continuity.tasks.queries import memories, page
 
+    limit = limit_of(args)
     state, warnings = _state(args)
     found = memories(state, args.kind, args.task)
-    lines = [f"{m.memory_id} {m.kind} {m.title}" for m in found]
-    out.emit({"ok": True, "memories": msgspec.to_builtins(found), "warnings": warnings},
-             "\n".join(one_line(line) for line in lines) if lines else "no memories")
+    shown, more = page(found, limit)
+    lines = [f"{m.memory_id} {m.kind} {m.title}" for m in shown]
+    emit_listing(out, {"ok": True, "memories": msgspec.to_builtins(shown), "total": len(found), "more": more,
+                       "warnings": warnings}, lines, more, "memories")
     return 0
 
 

@@ -24,6 +24,12 @@ class Output:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             sys.stdout.flush()
 
+    def note(self, line: str) -> None:
+        """A line for people about the result (a cut listing), on stderr so stdout stays the result; not with --json."""
+        if not self.as_json:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
     def error(self, message: str, code: int) -> None:
         """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
         from continuity.core.text import one_line

@@ -74,7 +74,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 def _identity(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
     """Who this command writes as (flags, else environment, else config)."""
-    from continuity.cli.worklog import identity_from
+    from continuity.cli.common import identity_from
 
     identity = identity_from(args, store, project)
     check_project_name(identity.project)

@@ -11,15 +11,49 @@ from continuity.core.text import one_line
 READY_RULE = (" Ready: queued, the parent task (if any) not blocked, failed or cancelled, no unfinished "
               "subtasks; most urgent priority first.")
 STATUSES = ("queued", "in_progress", "completed", "blocked", "failed", "cancelled")
+PAGING = (" Shows the first 30 unless --limit N or --all says otherwise; how many were left out is "
+          "a line on stderr (`total` and `more` with --json).")
+
+
+def paging_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    """--limit N and --all, shared by the task and memory listings."""
+    parser.add_argument("--limit", type=bounded_int(0, 1_000_000), default=None, metavar="N",
+                        help=f"show at most N {what} (default 30; 0: all)")
+    parser.add_argument("--all", action="store_true", help=f"show every one of the {what} (as --limit 0)")
+
+
+def limit_of(args: argparse.Namespace) -> int:
+    """The listing's limit: 0 (all) for --all, else --limit, else the default."""
+    from continuity.tasks.queries import DEFAULT_LIMIT
+
+    if args.all:
+        if args.limit not in (None, 0):
+            from continuity.core.errors import UsageError
+
+            raise UsageError("--all and --limit N contradict each other: give one")
+        return 0
+    return DEFAULT_LIMIT if args.limit is None else int(args.limit)
+
+
+def emit_listing(out: Output, data: dict[str, Any], lines: list[str], more: int, what: str) -> None:
+    """A listing: one line per entry on stdout, and on stderr how many were left out (JSON: `more`)."""
+    out.emit(data, "\n".join(one_line(line) for line in lines) if lines else f"no {what}")
+    if more:
+        out.note(f"… {more} more {what}: --limit N or --all")
+
+
+#: Each family's actions: when the command line names one, only its parser is built.
+ACTIONS = {"task": ("create", "update", "show", "list", "ready"), "run": ("start", "complete", "show")}
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
-             identity: argparse.ArgumentParser) -> None:
-    """Add `task` or `run`."""
+             identity: argparse.ArgumentParser, action: str | None = None) -> None:
+    """Add `task` or `run` (with only `action`'s parser when it names one of theirs)."""
+    only = action if action in ACTIONS[name] else None
     if name == "task":
-        _register_task(commands, common, identity)
+        _register_task(commands, common, identity, only)
     else:
-        _register_run(commands, common, identity)
+        _register_run(commands, common, identity, only)
 
 
 def _fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
@@ -33,75 +67,89 @@ def _fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
                         help="store secret-like text as [REDACTED:<rule>] instead of refusing")
 
 
-def _register_task(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser) -> None:
+def _register_task(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser,
+                   only: str | None) -> None:
     parser = commands.add_parser("task", help="create, update and list tasks", parents=[common],
                                  description="Tasks: the canonical record of agent work (docs/tasks.md).")
     sub = parser.add_subparsers(title="task commands", metavar="ACTION", parser_class=Parser)
-    create = sub.add_parser("create", help="create a task (queued); prints its id", parents=[common, identity],
-                            description="Create a task in status queued and print its id.")
-    create.add_argument("--title", required=True, help="one line saying what the task is")
-    create.add_argument("--parent", metavar="TASK", help="the parent task")
-    _fields(create, create=True)
-    create.set_defaults(handler=_create)
-    update = sub.add_parser("update", help="change a task's status or fields", parents=[common, identity],
-                            description="Change a task's status or fields. completed synthesizes a task_outcome "
-                            "memory, blocked a blocker_resolution (with --note as the blocker).")
-    update.add_argument("task_id", metavar="TASK")
-    update.add_argument("--status", choices=STATUSES, help="the new status")
-    update.add_argument("--note", help="why (for blocked: what blocks and what was tried)")
-    update.add_argument("--title", help="a new title")
-    update.add_argument("--reopen", action="store_true", help="reopen a finished task (default status: queued)")
-    update.add_argument("--expected-version", type=bounded_int(1, 10**9), metavar="N",
-                        help="fail with a version conflict (exit 11) unless the task is at version N")
-    _fields(update, create=False)
-    update.set_defaults(handler=_update)
-    show = sub.add_parser("show", help="one task, whole", parents=[common, identity],
-                          description="Show one task: status, version, fields, runs.")
-    show.add_argument("task_id", metavar="TASK")
-    show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
-    show.set_defaults(handler=_show)
-    for action, text in (("list", "tasks, oldest first"), ("ready", "queued tasks ready to work on")):
-        about = text[0].upper() + text[1:] + "." + (READY_RULE if action == "ready" else "")
-        listing = sub.add_parser(action, help=text, parents=[common, identity], description=about)
+    parents = [common, identity]
+    if only in (None, "create"):
+        create = sub.add_parser("create", help="create a task (queued); prints its id", parents=parents,
+                                description="Create a task in status queued and print its id.")
+        create.add_argument("--title", required=True, help="one line saying what the task is")
+        create.add_argument("--parent", metavar="TASK", help="the parent task")
+        _fields(create, create=True)
+        create.set_defaults(handler=_create)
+    if only in (None, "update"):
+        update = sub.add_parser("update", help="change a task's status or fields", parents=parents,
+                                description="Change a task's status or fields. completed synthesizes a "
+                                "task_outcome memory, blocked a blocker_resolution (with --note as the blocker).")
+        update.add_argument("task_id", metavar="TASK")
+        update.add_argument("--status", choices=STATUSES, help="the new status")
+        update.add_argument("--note", help="why (for blocked: what blocks and what was tried)")
+        update.add_argument("--title", help="a new title")
+        update.add_argument("--reopen", action="store_true", help="reopen a finished task (default status: queued)")
+        update.add_argument("--expected-version", type=bounded_int(1, 10**9), metavar="N",
+                            help="fail with a version conflict (exit 11) unless the task is at version N")
+        _fields(update, create=False)
+        update.set_defaults(handler=_update)
+    if only in (None, "show"):
+        show = sub.add_parser("show", help="one task, whole", parents=parents,
+                              description="Show one task: status, version, fields, runs.")
+        show.add_argument("task_id", metavar="TASK")
+        show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+        show.set_defaults(handler=_show)
+    for action, text in (("list", "tasks, the newest first"), ("ready", "queued tasks ready to work on")):
+        if only not in (None, action):
+            continue
+        about = text[0].upper() + text[1:] + "." + (READY_RULE if action == "ready" else "") + PAGING
+        listing = sub.add_parser(action, help=text, parents=parents, description=about)
         if action == "list":
             listing.add_argument("--status", choices=STATUSES, help="only tasks in this status")
         listing.add_argument("--assigned", metavar="AGENT", help="only tasks assigned to this agent")
+        paging_flags(listing, "tasks")
         listing.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
         listing.set_defaults(handler=_list, ready=action == "ready")
     parser.set_defaults(handler=lambda args, out: _missing(
         "task", "create, update, show, list or ready"))
 
 
-def _register_run(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser) -> None:
+def _register_run(commands: Any, common: argparse.ArgumentParser, identity: argparse.ArgumentParser,
+                  only: str | None) -> None:
     parser = commands.add_parser("run", help="start and complete agent runs on tasks", parents=[common],
                                  description="Agent runs: one agent's attempt at a task (docs/tasks.md).")
     sub = parser.add_subparsers(title="run commands", metavar="ACTION", parser_class=Parser)
-    start = sub.add_parser("start", help="start a run; prints its id and makes it this session's current run",
-                           parents=[common, identity],
-                           description="Start a run on the task named by --task (or CONTINUITY_TASK_ID); git branch "
-                           "and commit are recorded. File changes and commands logged in this session are "
-                           "attributed to it until it completes.")
-    start.add_argument("--role", help="the agent's role, e.g. software_engineer")
-    start.add_argument("--context", choices=("primary", "subagent"), default="primary",
-                       help="primary (default) or subagent (only writes a delegation_summary)")
-    start.add_argument("--parent-run", metavar="RUN", help="the run that delegated this one")
-    start.set_defaults(handler=_start)
-    complete = sub.add_parser("complete", help="complete a run (the task's status is not changed)",
-                              parents=[common, identity],
-                              description="Complete a run with a one-line output summary. A subagent run's "
-                              "completion files a delegation_summary under the topmost primary run.")
-    complete.add_argument("run_id", metavar="RUN")
-    complete.add_argument("--output-summary", default="", metavar="TEXT", help="what the run produced, in one line")
-    complete.add_argument("--artifact", action="append", default=[], metavar="PATH",
-                          help="an artifact produced (repeatable)")
-    complete.add_argument("--redact", action="store_true",
-                          help="store secret-like text as [REDACTED:<rule>] instead of refusing")
-    complete.set_defaults(handler=_complete)
-    show = sub.add_parser("show", help="one run, whole", parents=[common, identity],
-                          description="Show one run: task, role, context, parent, git facts, files, outcome.")
-    show.add_argument("run_id", metavar="RUN")
-    show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
-    show.set_defaults(handler=_show_run)
+    parents = [common, identity]
+    if only in (None, "start"):
+        start = sub.add_parser("start", help="start a run; prints its id and makes it this session's current run",
+                               parents=parents,
+                               description="Start a run on the task named by --task (or CONTINUITY_TASK_ID); git "
+                               "branch and commit are recorded. File changes and commands logged in this session "
+                               "are attributed to it until it completes.")
+        start.add_argument("--role", help="the agent's role, e.g. software_engineer")
+        start.add_argument("--context", choices=("primary", "subagent"), default="primary",
+                           help="primary (default) or subagent (only writes a delegation_summary)")
+        start.add_argument("--parent-run", metavar="RUN", help="the run that delegated this one")
+        start.set_defaults(handler=_start)
+    if only in (None, "complete"):
+        complete = sub.add_parser("complete", help="complete a run (the task's status is not changed)",
+                                  parents=parents,
+                                  description="Complete a run with a one-line output summary. A subagent run's "
+                                  "completion files a delegation_summary under the topmost primary run.")
+        complete.add_argument("run_id", metavar="RUN")
+        complete.add_argument("--output-summary", default="", metavar="TEXT",
+                              help="what the run produced, in one line")
+        complete.add_argument("--artifact", action="append", default=[], metavar="PATH",
+                              help="an artifact produced (repeatable)")
+        complete.add_argument("--redact", action="store_true",
+                              help="store secret-like text as [REDACTED:<rule>] instead of refusing")
+        complete.set_defaults(handler=_complete)
+    if only in (None, "show"):
+        show = sub.add_parser("show", help="one run, whole", parents=parents,
+                              description="Show one run: task, role, context, parent, git facts, files, outcome.")
+        show.add_argument("run_id", metavar="RUN")
+        show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+        show.set_defaults(handler=_show_run)
     parser.set_defaults(handler=lambda args, out: _missing("run", "start, complete or show"))
 
 
@@ -112,7 +160,7 @@ def _missing(command: str, actions: str) -> int:
 
 
 def _who(args: argparse.Namespace, store: Any) -> Any:
-    from continuity.cli.worklog import identity_from
+    from continuity.cli.common import identity_from
 
     return identity_from(args, store)
 
@@ -164,22 +212,29 @@ def _update(args: argparse.Namespace, out: Output) -> int:
                     {"task_id": args.task_id, "status": status, "version": event.version}, text)
 
 
-def _state(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+def _state(args: argparse.Namespace, view: Any = None) -> tuple[Any, Any, list[str]]:
+    """The store, the project's tasks state (only `view`'s fields, if given) and the warnings (printed)."""
     from continuity.cli.output import warn
     from continuity.tasks import service
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None))
+    state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None), view=view)
     warn(warnings)
     return store, state, warnings
+
+
+def _task_list() -> Any:
+    from projections.tasks import TaskList
+
+    return TaskList
 
 
 def _show(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import TaskNotFound
     from continuity.tasks.service import task_dict
 
-    _, state, warnings = _state(args)
+    _, state, warnings = _state(args, _task_list())
     task = state.tasks.get(args.task_id)
     if task is None:
         raise TaskNotFound(f"unknown task {args.task_id!r}")
@@ -192,15 +247,18 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:
-    from continuity.tasks.queries import ready, select
+    from continuity.tasks.queries import newest_first, page, ready
     from continuity.tasks.service import task_dict
 
-    _, state, warnings = _state(args)
-    tasks = ready(state, args.assigned) if args.ready else select(state, getattr(args, "status", None), args.assigned)
+    limit = limit_of(args)
+    _, state, warnings = _state(args, _task_list())
+    found = ready(state, args.assigned) if args.ready else \
+        newest_first(state, getattr(args, "status", None), args.assigned)
+    tasks, more = page(found, limit)
     lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
              for t in tasks]
-    out.emit({"ok": True, "tasks": [task_dict(t) for t in tasks], "warnings": warnings},
-             "\n".join(one_line(line) for line in lines) if lines else "no tasks")
+    emit_listing(out, {"ok": True, "tasks": [task_dict(t) for t in tasks], "total": len(found), "more": more,
+                       "warnings": warnings}, lines, more, "tasks")
     return 0
 
 

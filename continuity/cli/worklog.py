@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import EXIT_CODE_MAX, EXIT_CODE_MIN, Output, bounded_int, open_store
+from continuity.cli.common import EXIT_CODE_MAX, EXIT_CODE_MIN, Output, bounded_int, identity_from, open_store
 
 SUMMARIES = {
     "log": "record a portable work-log entry",
@@ -51,25 +51,6 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
                           "argument is then the team")
         role.add_argument("--ref", metavar="PATH", help="the snapshot the role resumes from (with --role)")
     parser.set_defaults(handler=_run, checkpoint=name == "checkpoint")
-
-
-def identity_from(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
-    """Identity from flags, else the CONTINUITY_* environment, else config.json's project.
-
-    The store's project is read only when no --project is given (a broken config.json is
-    then ConfigBroken); `project` overrides both (a read that already chose one).
-    """
-    from continuity.core.identity import resolve_identity
-
-    if args.project and not project:  # continuity's own names (runtime-continuity accepts more, contract I4)
-        from continuity.core.store import check_project_name
-
-        check_project_name(args.project)
-    flags = {"project": project or args.project, "host": args.host, "agent_id": args.agent,
-             "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
-    from continuity.tasks.current import with_current_run
-
-    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags), store.local_dir)
 
 
 def parse_note(text: str | None) -> dict[str, Any] | None:

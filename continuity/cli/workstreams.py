@@ -122,7 +122,7 @@ def _missing(command: str, actions: str) -> int:
 
 
 def _who(args: argparse.Namespace, store: Any) -> Any:
-    from continuity.cli.worklog import identity_from
+    from continuity.cli.common import identity_from
 
     return identity_from(args, store)
 

@@ -9,8 +9,6 @@ the start. A model saved with another format is rebuilt alone. Otherwise only ev
 after the model's checkpoint are read, each decoded once for every model that needs it.
 """
 
-from __future__ import annotations
-
 import bisect
 import errno
 import fcntl
@@ -28,6 +26,7 @@ from events import names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog, list_days
+from events.log import Head
 from projections.readmodel import Projects, ReadModel
 from projections.registry import models
 
@@ -45,11 +44,6 @@ class DayMark(msgspec.Struct, array_like=True):
     count: int
 
 
-Marks = dict[str, DayMark]
-_NO_MARKS = msgspec.msgpack.encode({})
-_MARKS_DECODER = msgspec.msgpack.Decoder(Marks)
-
-
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
     """One saved read model: its state plus what the log looked like when it was saved."""
 
@@ -57,10 +51,7 @@ class Saved(msgspec.Struct, Generic[S], kw_only=True):
     #: The newest event file read, folded or skipped as unreadable (the state's last_name
     #: only counts folded ones; an unreadable newest file must not look like a merge).
     last_read: str | None = None
-    #: Each day folder's mark (a msgpack map of day -> DayMark), kept encoded: the models
-    #: saved by one catch-up carry the same marks, so a catch-up decodes them once, not
-    #: once per model (at a year of days they are most of a small model's file).
-    days: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(_NO_MARKS))
+    days: dict[str, DayMark] = msgspec.field(default_factory=dict)
     state: Projects[S] = msgspec.field(default_factory=Projects)
 
 
@@ -75,8 +66,40 @@ class Outcome(msgspec.Struct, kw_only=True):
     saved: bool = True
 
 
+class _Head(msgspec.Struct, kw_only=True):
+    """A saved model as read before its state is needed: the state stays undecoded bytes.
+
+    A catch-up that has nothing to fold for a model never decodes its whole state: the
+    command gets it decoded as the view it asked for (say, only the tasks of the `tasks`
+    model for `task list`), so reading stays cheap however big the kept state is.
+    """
+
+    format: int
+    last_read: str | None = None
+    days: dict[str, DayMark] = msgspec.field(default_factory=dict)
+    state: msgspec.Raw
+
+
+class _Unreadable(Exception):
+    """A saved model's state does not decode (a torn or foreign file): rebuild that model."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 _ENCODER = msgspec.msgpack.Encoder()
+_HEAD = msgspec.msgpack.Decoder(_Head)
 _DECODERS: dict[str, msgspec.msgpack.Decoder[Any]] = {}
+_STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def _state_decoder(kind: Any) -> msgspec.msgpack.Decoder[Any]:
+    """A decoder of `Projects[kind]` (a model's state type, or a view of it), made once."""
+    decoder = _STATE_DECODERS.get(kind)
+    if decoder is None:
+        decoder = _STATE_DECODERS[kind] = msgspec.msgpack.Decoder(Projects[kind])
+    return decoder
 
 
 def models_dir(store: Store) -> str:
@@ -99,11 +122,8 @@ MAGIC = b"CTMODEL2"
 _HEADER = len(MAGIC) + 8 + 4
 
 
-def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
-    """A saved model, or None when missing, torn, unreadable or from another format."""
-    decoder = _DECODERS.get(model.name)
-    if decoder is None:
-        decoder = _DECODERS[model.name] = msgspec.msgpack.Decoder(Saved[model.state_type])  # type: ignore[name-defined]
+def _payload(store: Store, model: ReadModel[Any]) -> bytes | None:
+    """A saved model's payload, or None when missing, torn or unreadable (read under the shared lock)."""
     try:
         fd = os.open(model_path(store, model), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -116,7 +136,27 @@ def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
         return None
     finally:
         os.close(fd)
-    payload = _unframe(frame)
+    return _unframe(frame)
+
+
+def _load_head(store: Store, model: ReadModel[Any]) -> _Head | None:
+    """A saved model with its state undecoded, or None when missing, torn, unreadable or from another format."""
+    payload = _payload(store, model)
+    if payload is None:
+        return None
+    try:
+        head = _HEAD.decode(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return head if head.format == model.format else None
+
+
+def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
+    """A saved model, whole, or None when missing, torn, unreadable or from another format."""
+    decoder = _DECODERS.get(model.name)
+    if decoder is None:
+        decoder = _DECODERS[model.name] = msgspec.msgpack.Decoder(Saved[model.state_type])  # type: ignore[name-defined]
+    payload = _payload(store, model)
     if payload is None:
         return None
     try:
@@ -175,11 +215,30 @@ def _event_names(entries: list[str]) -> list[str]:
 class _Days:
     """Day folders' mtimes and listings, each taken at most once per catch-up."""
 
-    def __init__(self, events_dir: str) -> None:
-        self.events_dir = events_dir
-        self.days = list_days(events_dir)
+    def __init__(self, log: FileEventLog) -> None:
+        self.log = log
+        self.events_dir = log.events_dir
+        self.days = list_days(self.events_dir)
         self._mtimes: dict[str, int] = {}
         self._listings: dict[str, list[str]] = {}
+        self._hint: Head | bool | None = False  # False: not read yet
+
+    def settled(self, day: str, position: str | None, mark: DayMark | None) -> bool:
+        """Whether the newest day is as a model left it after folding up to `position`, known without listing it.
+
+        The newest day is otherwise always listed (mtimes can tick coarsely: a file landing in
+        the same tick as a catch-up keeps the mtime). The log's head hint closes that gap for
+        local appends: every append records the head and its day's mtime after linking (and
+        marks the hint pending before), and a sync's union drops it. So when the hint is
+        trusted by the log's own rule, names `position`, and the model's mark for the day has
+        the day's current mtime, no file has landed there since the model listed it.
+        """
+        if position is None or mark is None or not self.days or self.days[-1] != day:
+            return False
+        if self._hint is False:
+            self._hint = self.log.head_hint()
+        hint = self._hint
+        return isinstance(hint, Head) and hint.name == position and mark.mtime_ns == self.mtime(day)
 
     def mtime(self, day: str) -> int:
         found = self._mtimes.get(day)
@@ -200,18 +259,53 @@ class _Days:
 
 
 class _Track:
-    """One model during a catch-up: its saved form, its day marks, where it stands, what it folded."""
+    """One model during a catch-up: its saved form, where it stands, what it folded.
 
-    def __init__(self, model: ReadModel[Any], saved: Saved[Any], marks: Marks, position: str | None,
-                 why: str | None) -> None:
+    The saved state is decoded only when the model folds an event, must be saved, or is
+    handed to the command (then possibly as a view of it).
+    """
+
+    def __init__(self, model: ReadModel[Any], head: _Head | None, why: str | None) -> None:
         self.model = model
-        self.saved = saved
-        self.marks = marks
-        self.position = position  # the newest name already read; None: from the start
         self.rebuilding = why is not None
         self.why = why
         self.changed = self.rebuilding
-        self.folded_before = saved.state.events_folded
+        self._raw: msgspec.Raw | None = None
+        self.folded_before = 0
+        if head is None or why is not None:
+            self.saved: Saved[Any] = Saved(format=model.format, state=model.empty())
+            self.position: str | None = None  # the newest name already read; None: from the start
+            return
+        self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days)
+        self._raw = head.state
+        self.position = head.last_read or self.state.last_name
+
+    @property
+    def state(self) -> Projects[Any]:
+        """The model's whole state (decoded from the saved bytes on first use)."""
+        if self._raw is not None:
+            try:
+                self.saved.state = _state_decoder(self.model.state_type).decode(self._raw)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise _Unreadable(self.model.name) from None
+            self._raw = None
+            self.folded_before = self.saved.state.events_folded
+        return self.saved.state
+
+    def view(self, kind: Any) -> Projects[Any]:
+        """The state for the command: decoded as `kind` (a view naming some of its fields) if not decoded yet."""
+        if self._raw is None or kind is None:
+            return self.state
+        try:
+            found: Projects[Any] = _state_decoder(kind).decode(self._raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise _Unreadable(self.model.name) from None
+        return found
+
+    @property
+    def folded(self) -> int:
+        """How many events this catch-up folded into the model."""
+        return 0 if self._raw is not None else self.saved.state.events_folded - self.folded_before
 
     @property
     def first_day(self) -> str:
@@ -224,25 +318,29 @@ class _Track:
         last_day = names.shard_of(self.position)
         if day < last_day:
             return False
-        mark = self.marks.get(day)
-        return not (mark is not None and day != last_day and mark.mtime_ns == days.mtime(day))
+        mark = self.saved.days.get(day)
+        if day == last_day:
+            return not days.settled(day, self.position, mark)
+        return not (mark is not None and mark.mtime_ns == days.mtime(day))
 
 
-def _validate(marks: Marks, position: str | None, days: _Days) -> str | None:
-    """Why a model saved with these marks at this position must be rebuilt (the log changed in its past), or None."""
-    if set(marks) - set(days.days):
+def _validate(saved: Saved[Any], position: str | None, days: _Days) -> str | None:
+    """Why a saved model (read up to `position`) must be rebuilt (the log changed in its past), or None."""
+    if set(saved.days) - set(days.days):
         return "a day folder vanished"
     last_day = names.shard_of(position) if position else ""
     for day in days.days:
         if day >= last_day:
             break
-        mark = marks.get(day)
+        mark = saved.days.get(day)
         if mark is None or days.mtime(day) != mark.mtime_ns:
             return "events arrived in the past (a merge?)"
-    mark = marks.get(last_day) if last_day else None
-    # The newest folded day is always listed: where mtimes tick coarsely (older kernels,
-    # NFS), a file landing in the same tick as the last catch-up keeps the mtime.
+    mark = saved.days.get(last_day) if last_day else None
+    # The newest folded day is listed (where mtimes tick coarsely, older kernels and NFS, a
+    # file landing in the same tick as the last catch-up keeps the mtime) unless the head
+    # hint shows it settled (_Days.settled).
     if (mark is not None and last_day in days.days and position is not None
+            and not days.settled(last_day, position, mark)
             and bisect.bisect_right(days.listing(last_day), position) != mark.count):
         return "events arrived in the past (a merge?)"
     return None
@@ -255,48 +353,47 @@ def catch_up(
     *,
     writers: Mapping[str, Writer] | None = None,
     force_rebuild: bool = False,
+    views: Mapping[str, Any] | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
-    Returns the outcome and, per model, its saved form and whether it changed (to save).
+    `views` maps a model to the Struct its command reads of each project's state (a subset
+    of its fields): a model with nothing to fold is then decoded only that far. Returns the
+    outcome and, per model, its saved form and whether it changed (to save).
     """
-    days = _Days(log.events_dir)
+    wanted = list(names_wanted) if names_wanted is not None else None
+    unreadable: set[str] = set()
+    while True:
+        try:
+            return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable)
+        except _Unreadable as error:  # a saved state that does not decode: that model is rebuilt
+            if error.name in unreadable:
+                raise
+            unreadable.add(error.name)
+
+
+def _catch_up(
+    store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
+    force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str],
+) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
+    days = _Days(log)
     tracks: list[_Track] = []
-    # Models saved by the same catch-up carry the same day marks (byte for byte) and
-    # position: decode and check those once.
-    decoded: dict[bytes, Marks] = {}
-    verdicts: dict[tuple[bytes, str | None], str | None] = {}
+    # Models saved by the same catch-up carry the same day marks and position: check those once.
+    verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
     for model in models(names_wanted):
-        saved = None if force_rebuild else load(store, model)
+        head = None if force_rebuild or model.name in unreadable else _load_head(store, model)
         why: str | None = "forced" if force_rebuild else None
-        marks: Marks = {}
-        position: str | None = None
-        if saved is None:
+        if head is None:
             why = why or "the saved projection was missing, unreadable or from another version"
-        else:
-            raw = bytes(saved.days)
-            found = decoded.get(raw)
-            if found is None:
-                try:
-                    found = decoded[raw] = _MARKS_DECODER.decode(raw)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    found = None
-            position = saved.last_read or saved.state.last_name
-            if found is None:
-                why = "the saved projection was missing, unreadable or from another version"
-            else:
-                marks = dict(found)  # each model's own copy: the fold updates it
-                key = (raw, position)
-                if key not in verdicts:
-                    verdicts[key] = _validate(marks, position, days)
-                why = verdicts[key]
-        if why is not None:
-            saved = Saved(format=model.format, state=model.empty())
-            tracks.append(_Track(model, saved, {}, None, why))
-        else:
-            assert saved is not None
-            tracks.append(_Track(model, saved, marks, position, None))
-    folded, skipped = _fold(log, days, tracks, writers or {})
+            tracks.append(_Track(model, None, why))
+            continue
+        track = _Track(model, head, None)
+        known = next((verdict for marks, at, verdict in verdicts if at == track.position and marks == head.days), "-")
+        why = _validate(track.saved, track.position, days) if known == "-" else known
+        if known == "-":
+            verdicts.append((head.days, track.position, why))
+        tracks.append(track if why is None else _Track(model, None, why))
+    folded, skipped = _fold(log, days, tracks, writers)
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -306,23 +403,12 @@ def catch_up(
         warnings.append(f"{reason}: {which} rebuilt from {folded} events")
     if skipped:
         warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
-    _encode_marks(tracks)
-    result = Models({track.model.name: track.saved.state for track in tracks})
+    for track in tracks:
+        if track.changed:
+            track.state  # noqa: B018 (decoded: it is saved whole)
+    result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings)
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
-
-
-def _encode_marks(tracks: Sequence[_Track]) -> None:
-    """Put each changed model's marks back in its saved form, encoding equal marks once."""
-    encoded: list[tuple[Marks, msgspec.Raw]] = []
-    for track in tracks:
-        if not track.changed:
-            continue
-        raw = next((raw for marks, raw in encoded if marks == track.marks), None)
-        if raw is None:
-            raw = msgspec.Raw(_ENCODER.encode(track.marks))
-            encoded.append((track.marks, raw))
-        track.saved.days = raw
 
 
 def _fold(
@@ -355,15 +441,15 @@ def _fold(
                 track.changed = True
                 if event is None:
                     continue
-                track.model.apply(track.saved.state, name, event)
+                track.model.apply(track.state, name, event)
                 writer = writers.get(track.model.name)
                 if writer is not None:
-                    writer(track.saved.state, name, event)
+                    writer(track.state, name, event)
         mark = DayMark(days.mtime(day), len(listed))
         for track in needing:
-            if track.marks.get(day) != mark:
-                track.marks[day] = mark
+            if track.saved.days.get(day) != mark:
+                track.saved.days[day] = mark
                 track.changed = True
         days.forget(day)
-    folded = max((track.saved.state.events_folded - track.folded_before for track in tracks), default=0)
+    folded = max((track.folded for track in tracks), default=0)
     return folded, skipped

@@ -35,8 +35,6 @@ def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
                    what: str = "state") -> tuple[list[StoredEvent], list[str]]:
     """Decide from the current state and append, re-deciding under the lock (see the module doc)."""
     log = store.open_log()
-    decoder = msgspec.msgpack.Decoder(model.state_type)
-    encoder = msgspec.msgpack.Encoder()
     for _ in range(RETRIES):
         state, warnings, seen = load(store, project)
         drafts = decide(state)
@@ -46,7 +44,7 @@ def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
             if head is None or head.name == seen:
                 return
             fresh = model.empty()
-            fresh.projects[project] = decoder.decode(encoder.encode(state))
+            fresh.projects[project] = _copy(model, state)
             for stored in log.read(after=seen, on_error=lambda name, error: None):
                 model.apply(fresh, stored.name, stored.event)
             if decide(model.project(fresh, project)) != drafts:
@@ -57,6 +55,13 @@ def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
         except _Moved:
             continue
     raise WriteFailed(f"event not written: the {what} kept changing while deciding; try again")
+
+
+def _copy(model: ReadModel[S], state: S) -> S:
+    """A deep copy of a project's state: only when another writer got in first (rare), so the
+    decoder is built then, not on every write."""
+    copy: S = msgspec.msgpack.Decoder(model.state_type).decode(msgspec.msgpack.encode(state))
+    return copy
 
 
 def refreshed(model: ReadModel[Any], names: tuple[str, ...] | None = None) -> Load:

@@ -62,14 +62,20 @@ class MemoryWriter:
         self.newest = max(self.newest, memory.memory_id)
 
 
-def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False) -> Outcome:
-    """Catch the `tasks` model up, save it, and write new memory files. Fails open with warnings."""
+def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False, view: Any = None) -> Outcome:
+    """Catch the `tasks` model up, save it, and write new memory files. Fails open with warnings.
+
+    `view` (projections/tasks.py `TaskList`, `MemoryList`): what the caller reads of each
+    project's state; when nothing was folded, only that much is decoded.
+    """
     log = store.open_reader()
     writer = MemoryWriter(store) if write else None
     outcome, saved = catch_up(store, log, ("tasks",), writers={"tasks": writer} if writer else None,
-                              force_rebuild=rebuild)
+                              force_rebuild=rebuild, views={"tasks": view} if view is not None else None)
     if writer is None:
         return outcome
+    if view is not None and not any(changed for _, _, changed in saved):
+        return outcome  # nothing read: no memory to write (and a view may not hold the memories)
     try:
         for model, state, changed in saved:
             if changed:
@@ -137,4 +143,4 @@ def _prune(store: Store, state: Projects[Any], writer: MemoryWriter) -> None:
                 os.unlink(os.path.join(folder, entry))
             except OSError as error:
                 if not writer.warnings:
-                    writer.warnings.append(f"memory files not written ({error.strerror or error})")
+                    writer.warnings.append(f"memory files not updated ({error.strerror or error})")

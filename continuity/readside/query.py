@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from continuity.core.store import Store, now_us
@@ -22,8 +24,12 @@ class View(msgspec.Struct, kw_only=True):
 
 
 def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of: str | None = None,
-                 write: bool = True) -> View:
-    """The named read models now (caught up and saved) or as of a point. Fails open."""
+                 write: bool = True, views: dict[str, Any] | None = None) -> View:
+    """The named read models now (caught up and saved) or as of a point. Fails open.
+
+    `views`: what the caller reads of a model's state, when it needs less than all of it
+    (catchup.py); an audit replay folds whole states.
+    """
     from continuity.readside.replay import models_until, resolve_point
     from continuity.readside.writers import refresh
     from events.errors import StoreUnsafe
@@ -37,7 +43,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         last_name, _ = resolve_point(log, as_of)
         return View(models=models_until(log, last_name, warnings, names), as_of=as_of, warnings=warnings)
     try:
-        outcome = refresh(store, names, write=write)
+        outcome = refresh(store, names, write=write, views=views)
     except OSError as error:
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
         return View(models=models_until(log, "~", warnings, names), warnings=warnings)

@@ -7,16 +7,18 @@ attribute and raises if a view touches a model its command did not load.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from projections.archives import ArchivesState
-from projections.overview import RECENT_LIMIT, IndexEntry, Overview
-from projections.readmodel import Projects
-from projections.refs import RefsState
 from projections.registry import REGISTRY
-from projections.sessions import SessionsState
-from projections.tasks import TasksState
-from projections.worklog import WorkState
+
+if TYPE_CHECKING:  # the models' modules are imported when a command loads them (projections/registry.py)
+    from projections.archives import ArchivesState
+    from projections.overview import IndexEntry, Overview
+    from projections.readmodel import Projects
+    from projections.refs import RefsState
+    from projections.sessions import SessionsState
+    from projections.tasks import TasksState
+    from projections.worklog import WorkState
 
 #: What the session commands (status, archive, resume-bundle) read.
 SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
@@ -151,6 +153,8 @@ class ProjectView:
         ones (turn and session markers, briefs served) fill what room is left, so a burst
         of turns never pushes the last real edit out.
         """
+        from projections.overview import RECENT_LIMIT
+
         overview = self.overview
         chosen = {entry.name: entry for entry in overview.notable[-RECENT_LIMIT:]}
         for entry in reversed(overview.recent):

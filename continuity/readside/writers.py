@@ -143,16 +143,19 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
 
 
 def refresh(
-    store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True
+    store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
+    views: dict[str, Any] | None = None,
 ) -> Outcome:
     """Catch the named read models up with the log, save them and write what changed.
 
-    Never raises OSError for derived files: a file that cannot be written is a warning.
+    `views`: what the caller reads of a model's state (catchup.py); every view of `tasks`
+    holds the memories, which the memory files are written from. Never raises OSError for
+    derived files: a file that cannot be written is a warning.
     """
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
-    outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild)
+    outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None:

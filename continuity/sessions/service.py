@@ -148,7 +148,9 @@ def resume_bundle(
     project = identity.project
     if as_of is not None:
         return _replayed_bundle(store, identity, fmt=fmt, max_chars=max_chars, as_of=as_of)
-    view = current_view(store, BRIEF_MODELS)
+    from projections.tasks import TaskBrief
+
+    view = current_view(store, BRIEF_MODELS, views={"tasks": TaskBrief})
     state = view.project(project)
     record_archive = state.latest_archive()
     latest_md = None

@@ -10,10 +10,26 @@ from events.task import TERMINAL
 HOLDING = frozenset({"blocked", "failed", "cancelled"})
 
 
+#: How many entries `task list`, `task ready` and `memory list` show unless asked for more.
+DEFAULT_LIMIT = 30
+
+
 def select(state: Any, status: str | None = None, assigned: str | None = None) -> list[Any]:
     """Tasks in creation order, optionally of one status and/or assignee."""
     return [task for task in state.tasks.values()
             if (status is None or task.status == status) and (assigned is None or task.assigned_to == assigned)]
+
+
+def newest_first(state: Any, status: str | None = None, assigned: str | None = None) -> list[Any]:
+    """Tasks, the most recently created first, optionally of one status and/or assignee."""
+    return select(state, status, assigned)[::-1]
+
+
+def page(items: list[Any], limit: int) -> tuple[list[Any], int]:
+    """The first `limit` items (all when `limit` is 0) and how many more there are."""
+    if limit <= 0 or len(items) <= limit:
+        return items, 0
+    return items[:limit], len(items) - limit
 
 
 def ready(state: Any, assigned: str | None = None) -> list[Any]:

@@ -29,14 +29,19 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{os.urandom(5).hex()}"
 
 
-def tasks_state(store: Store, project: str, *, as_of: str | None = None) -> tuple[TasksState, list[str], str | None]:
-    """The project's `tasks` state (caught up, or as of a point), the warnings, the last event folded."""
+def tasks_state(store: Store, project: str, *, as_of: str | None = None,
+                view: Any = None) -> tuple[TasksState, list[str], str | None]:
+    """The project's `tasks` state (caught up, or as of a point), the warnings, the last event folded.
+
+    `view` (`TaskList`, `MemoryList` of projections/tasks.py) names what a read uses: then
+    the state may hold only those fields, and a listing costs the same however much is kept.
+    """
     if as_of is not None:
         from continuity.readside.query import current_view
 
-        view = current_view(store, ("tasks",), as_of=as_of)
-        return MODEL.project(view.models.state("tasks"), project), view.warnings, view.models.last_name
-    outcome = refresh_tasks(store)
+        found = current_view(store, ("tasks",), as_of=as_of)
+        return MODEL.project(found.models.state("tasks"), project), found.warnings, found.models.last_name
+    outcome = refresh_tasks(store, view=view)
     state = outcome.models.state("tasks")
     return MODEL.project(state, project), outcome.warnings, state.last_name
 

@@ -269,3 +269,22 @@ def test_internal_errors_are_one_line(project: Path, monkeypatch: pytest.MonkeyP
     assert err.count("\n") == 1 and "--debug" in err
     with pytest.raises(RuntimeError):
         main(["log", "x", "--debug"])
+
+
+def test_only_the_named_action_of_a_family_is_built() -> None:
+    """`task update ...` builds only the update parser; `task --help`, a flag first or a typo build every action."""
+    import argparse
+
+    from continuity.cli.common import build_parser
+
+    def actions(argv: list[str]) -> list[str]:
+        parser = build_parser(argv)
+        [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        family = commands.choices[argv[0]]
+        [sub] = [a for a in family._actions if isinstance(a, argparse._SubParsersAction)]
+        return list(sub.choices)
+
+    assert actions(["task", "update", "t-1", "--note", "x"]) == ["update"]
+    assert actions(["run", "complete", "r-1"]) == ["complete"]
+    every = ["create", "update", "show", "list", "ready"]
+    assert actions(["task"]) == actions(["task", "--root", "/x", "list"]) == actions(["task", "lsit"]) == every

@@ -106,3 +106,38 @@ def test_other_projects_do_not_fake_a_changed_log(project: Path, capsys: Capture
     assert main(["resume-bundle", "--as-of", event_id]) == 0
     captured = capsys.readouterr()
     assert captured.out == served_text and captured.err == ""
+
+
+def test_a_settled_newest_day_is_not_listed_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caught up to the log's head (its hint trusted), a catch-up lists no day folder; a new append is folded."""
+    store = Store(project)
+    store.open_log().append(WorkLogged(project="demo", message="one"))
+    refresh(store)
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path: listed.append(str(path)) or real(path))
+    outcome = refresh(store)
+    assert outcome.folded == 0 and not [path for path in listed if Path(path).parent == Path(store.events_dir)]
+    store.open_log().append(WorkLogged(project="demo", message="two"))
+    outcome = refresh(store)
+    assert [e.message for e in outcome.models.project("demo").recent] == ["one", "two"]
+
+
+def test_a_union_in_the_same_tick_is_still_seen(project: Path, tmp_path: Path) -> None:
+    """An older event linked into the newest day by a sync (which drops the head hint), mtime unchanged: rebuilt."""
+    from continuity.core.initialize import init_store
+
+    other, _ = init_store(tmp_path / "other", project="demo", language=None)
+    earlier = other.open_log().append(WorkLogged(project="demo", message="from the other clone"))
+    store = Store(project)
+    store.open_log().append(WorkLogged(project="demo", message="local"))
+    refresh(store)
+    refresh(store)  # settled: the hint names the position
+    day = Path(store.events_dir, sorted(os.listdir(store.events_dir))[-1])
+    assert earlier.name[:8] == day.name
+    before = day.stat()
+    (day / earlier.name).write_bytes(earlier.raw)
+    Path(store.local_dir, "head").unlink()  # as the union does
+    os.utime(day, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a coarse clock would leave it
+    outcome = refresh(store)
+    assert [e.message for e in outcome.models.project("demo").recent] == ["from the other clone", "local"]

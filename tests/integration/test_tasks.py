@@ -243,7 +243,7 @@ def test_a_rebuild_removes_memory_files_the_log_no_longer_makes(root: Path) -> N
     folder = root / ".agent/runtime-continuity/memories"
     files = sorted(path.name for path in folder.glob("mem-*.md"))
     assert len(files) == MEMORIES_LIMIT + 5  # the five aged out of the model stay on disk for people
-    kept = [m["memory_id"] for m in as_json(root, "memory", "list")["memories"]]
+    kept = [m["memory_id"] for m in as_json(root, "memory", "list", "--all")["memories"]]
     assert len(kept) == MEMORIES_LIMIT and set(files[5:]) == {f"{memory_id}.md" for memory_id in kept}
     stale = folder / (max(kept) + "-lost.md")  # newer than the oldest kept, made by no kept memory
     stale.write_text("a synthesis a merge superseded\n")
@@ -251,3 +251,75 @@ def test_a_rebuild_removes_memory_files_the_log_no_longer_makes(root: Path) -> N
     ok(root, "rebuild")
     assert not stale.exists() and (folder / "notes.txt").exists()
     assert sorted(path.name for path in folder.glob("mem-*.md")) == files
+
+
+def test_listings_page_the_newest_first(root: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`task list` shows the newest 30 and says on stderr how many more; --limit N, --all and --limit 0 widen it."""
+    monkeypatch.chdir(root)
+
+    def call(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    ids = [call("task", "create", "--title", f"t{index}", "--priority", str(index % 4))[1].strip()
+           for index in range(35)]
+    code, out, err = call("task", "list")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ids[::-1][:30]
+    assert err == "… 5 more tasks: --limit N or --all\n"
+    for wide in (["--all"], ["--limit", "0"], ["--limit", "35"]):
+        code, out, err = call("task", "list", *wide)
+        assert len(out.splitlines()) == 35 and err == ""
+    data = json.loads(call("task", "list", "--limit", "3", "--json")[1])
+    assert [t["task_id"] for t in data["tasks"]] == ids[::-1][:3] and (data["total"], data["more"]) == (35, 32)
+    ready = json.loads(call("task", "ready", "--limit", "2", "--json")[1])
+    assert [t["task_id"] for t in ready["tasks"]] == [ids[0], ids[4]] and ready["more"] == 33
+    assert call("task", "list", "--all", "--limit", "3")[0] == EXIT_USAGE
+    assert call("task", "list", "--limit", "-1")[0] == EXIT_USAGE
+    for task in ids[:32]:
+        call("task", "update", task, "--status", "completed")
+    code, out, err = call("memory", "list")
+    assert len(out.splitlines()) == 30 and err == "… 2 more memories: --limit N or --all\n"
+    data = json.loads(call("memory", "list", "--all", "--json")[1])
+    assert len(data["memories"]) == data["total"] == 32 and data["more"] == 0
+    assert data["memories"][0]["task_id"] == ids[31]
+
+
+def test_a_listing_decodes_only_what_it_reads_and_still_folds_what_is_new(root: Path) -> None:
+    """Nothing new: `task list` gets only the tasks (a TaskList view); new events: the whole state, folded."""
+    from continuity.tasks.service import tasks_state
+    from events.task import TaskUpdated
+    from projections.tasks import MemoryList, TaskList, TasksState
+
+    store = Store(root)
+    task = ok(root, "task", "create", "--title", "Viewed")
+    tasks_state(store, "demo")
+    listed, _, _ = tasks_state(store, "demo", view=TaskList)
+    assert isinstance(listed, TaskList) and list(listed.tasks) == [task]
+    store.open_log().append(TaskUpdated(project="demo", task_id=task, status="completed"))  # not caught up yet
+    folded, _, _ = tasks_state(store, "demo", view=MemoryList)
+    assert isinstance(folded, TasksState) and folded.tasks[task].status == "completed"
+    [memory] = folded.book.memories
+    assert (root / ".agent/runtime-continuity/memories" / f"{memory.memory_id}.md").exists()
+    shelf, _, _ = tasks_state(store, "demo", view=MemoryList)
+    assert isinstance(shelf, MemoryList) and [m.memory_id for m in shelf.book.memories] == [memory.memory_id]
+
+
+def test_a_saved_state_that_does_not_decode_is_rebuilt(root: Path) -> None:
+    """A framed, checksummed model file whose state is not a tasks state: rebuilt with a warning, answer right."""
+    from continuity.readside.catchup import Saved, load, save
+    from projections.readmodel import Projects
+    from projections.tasks import MODEL
+
+    task = ok(root, "task", "create", "--title", "Survives")
+    store = Store(root)
+    good = load(store, MODEL)
+    assert good is not None
+    save(store, MODEL, Saved(format=MODEL.format, last_read=good.last_read, days=good.days,
+                             state=Projects(projects={"demo": {"tasks": 5}})))
+    done = run(root, "task", "list", "--json")
+    assert done.returncode == 0 and [t["task_id"] for t in json.loads(done.stdout)["tasks"]] == [task]
+    assert "rebuilt" in done.stderr
+    assert as_json(root, "task", "list")["warnings"] == []

@@ -1,12 +1,11 @@
-"""The day listing's fast path and the saved day marks: same answers as the plain way."""
+"""The day listing's fast path: the same answers as the plain filter."""
 
 from __future__ import annotations
 
-import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from continuity.readside.catchup import _NO_MARKS, DayMark, Saved, _event_names
+from continuity.readside.catchup import _event_names
 from events import names
 
 LENGTH = names.NAME_LENGTH
@@ -40,12 +39,3 @@ def test_one_bad_suffix_among_thousands_is_filtered() -> None:
     wrong = events[1500][:-5] + ".jsom"
     assert _event_names([*events, wrong]) == sorted(events)
     assert _event_names([*events, wrong[:-1]]) == sorted(events)  # one character short
-
-
-def test_marks_are_saved_as_the_plain_map() -> None:
-    """The marks kept encoded in a saved model are the same bytes as the map they hold."""
-    marks = {"20240101": DayMark(5, 3), "20240102": DayMark(7, 1)}
-    saved: Saved[object] = Saved(format=1, days=msgspec.Raw(msgspec.msgpack.encode(marks)))
-    decoded = msgspec.msgpack.decode(msgspec.msgpack.encode(saved))
-    assert decoded["days"] == {"20240101": [5, 3], "20240102": [7, 1]}
-    assert bytes(Saved(format=1).days) == _NO_MARKS == msgspec.msgpack.encode({})

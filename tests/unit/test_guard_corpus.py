@@ -705,5 +705,14 @@ def test_prefilter_lets_every_positive_through(case: Positive) -> None:
 
 def test_plain_work_log_text_skips_the_pattern() -> None:
     """Ordinary work-log lines do not even need the pattern compiled."""
-    for text in ("edited the parser", "48 passed in 2.1s", "refactor order totals", "src/app/models.py"):
+    for text in ("edited the parser", "48 passed in 2.1s", "refactor order totals", "src/app/models.py",
+                 "task task-1f2e3d4c5b: queued -> completed", "desk-check the mask-file", "ask-me"):
         assert not guard.might_hold_secret(text)
+
+
+def test_the_key_prefix_counts_only_where_a_key_can_start() -> None:
+    """`sk-` passes at the start, after a space, a quote or non-ASCII; never after a letter, digit, _ or -."""
+    for text in ("sk-abc", "key sk-abc", '"sk-abc', "=sk-abc", "\u212ask-abc", "\u00e9sk-abc", "task-1 sk-2"):
+        assert guard.might_hold_secret(text), text
+    for text in ("task-1", "Xsk-abc", "9sk-abc", "_sk-abc", "-sk-abc", "SK-abc"):
+        assert not guard.might_hold_secret(text), text

@@ -27,6 +27,7 @@ class ListTasksRequest(msgspec.Struct, frozen=True, kw_only=True):
     status: Status | None = None
     assigned_to: str | None = None
     ready: bool = False
+    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 30
 
 
 class ListMemoriesRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,17 +145,20 @@ def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
     return {"ok": True, "run_id": request.run_id, "event_id": stored[0].event_id}
 
 
-@tool("list_tasks", ListTasksInput, "Tasks of the project (optionally by status or assignee, or only the ready "
-      "queue). Read-only.")
+@tool("list_tasks", ListTasksInput, "Tasks of the project, the newest first (optionally by status or assignee, "
+      "or only the ready queue, most urgent first), at most `limit`; `more` says how many were left out. Read-only.")
 def list_tasks(request: Any, store: Store) -> dict[str, Any]:
     """The `list_tasks` tool."""
     from continuity.tasks import queries, service
+    from projections.tasks import TaskList
 
     project = request.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project)
+    state, warnings, _ = service.tasks_state(store, project, view=TaskList)
     found = queries.ready(state, request.assigned_to) if request.ready else \
-        queries.select(state, request.status, request.assigned_to)
-    return {"ok": True, "tasks": [service.task_dict(task) for task in found], "warnings": warnings}
+        queries.newest_first(state, request.status, request.assigned_to)
+    shown, more = queries.page(found, request.limit)
+    return {"ok": True, "tasks": [service.task_dict(task) for task in shown], "total": len(found), "more": more,
+            "warnings": warnings}
 
 
 @tool("list_memories", ListMemoriesInput, "Memories synthesized from tasks, runs and sessions, newest first. "
@@ -162,8 +166,11 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
 def list_memories(request: Any, store: Store) -> dict[str, Any]:
     """The `list_memories` tool."""
     from continuity.tasks import queries, service
+    from projections.tasks import MemoryList
 
     project = request.project or store.reading_project()[0]
-    state, warnings, _ = service.tasks_state(store, project)
-    found = queries.memories(state, request.kind, request.task_id)[: request.limit]
-    return {"ok": True, "memories": msgspec.to_builtins(found), "warnings": warnings}
+    state, warnings, _ = service.tasks_state(store, project, view=MemoryList)
+    found = queries.memories(state, request.kind, request.task_id)
+    shown, more = queries.page(found, request.limit)
+    return {"ok": True, "memories": msgspec.to_builtins(shown), "total": len(found), "more": more,
+            "warnings": warnings}
