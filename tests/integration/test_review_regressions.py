@@ -141,3 +141,13 @@ def test_a_union_in_the_same_tick_is_still_seen(project: Path, tmp_path: Path) -
     os.utime(day, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a coarse clock would leave it
     outcome = refresh(store)
     assert [e.message for e in outcome.models.project("demo").recent] == ["from the other clone", "local"]
+
+
+def test_reading_the_head_hint_creates_nothing(project: Path) -> None:
+    """A reader asking for the head hint of a store with none gets None and leaves no file behind."""
+    store = Store(project)
+    hint = Path(store.local_dir, "head")
+    assert not hint.exists() and store.open_reader().head_hint() is None and not hint.exists()
+    stored = store.open_log().append(WorkLogged(project="demo", message="one"))
+    found = store.open_reader().head_hint()
+    assert found is not None and found.name == stored.name
