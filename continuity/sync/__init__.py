@@ -13,7 +13,23 @@ that embed credentials: refused, warned about, masked), `auto` (the background s
 
 from __future__ import annotations
 
-from continuity.sync.clone import clone_store
-from continuity.sync.engine import SyncReport, sync
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from continuity.sync.clone import clone_store
+    from continuity.sync.engine import SyncReport, sync
 
 __all__ = ["SyncReport", "clone_store", "sync"]
+
+
+def __getattr__(name: str) -> Any:
+    """Load `sync`, `SyncReport` and `clone_store` when first asked for: `health` alone (status) stays light."""
+    if name == "clone_store":
+        from continuity.sync.clone import clone_store
+
+        return clone_store
+    if name in ("sync", "SyncReport"):
+        from continuity.sync import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

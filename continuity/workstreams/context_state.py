@@ -17,7 +17,6 @@ import os
 import msgspec
 
 from continuity.core.store import Store
-from events.errors import ContinuityError
 
 STATES = ("OFFLINE_IMPORTED_CONTEXT", "DIVERGED_LOCAL_CONTEXT", "DIRTY_LOCAL_CONTEXT", "STALE_LOCAL_CONTEXT",
           "CURRENT_OR_FETCHED")
@@ -96,13 +95,12 @@ def observe_context(store: Store) -> ContextFacts:
 
     from continuity.facts import work_tree_root
     from continuity.sync import health
-    from continuity.sync.engine import branch_of, remote_of
 
     offline = os.path.exists(health.offline_marker(store))
-    try:
-        branch, remote = branch_of(store), remote_of(store)
-    except ContinuityError:  # an invalid config value: the state says what it can
-        branch, remote = "continuity", "origin"
+    branch, remote = store.config.get("sync_branch"), store.config.get("sync_remote")
+    # a value sync would refuse names no ref here: the state is decided without it
+    branch = branch if isinstance(branch, str) and branch else "continuity"
+    remote = remote if isinstance(remote, str) and remote else "origin"
     local_tip = remote_tip = None
     top = work_tree_root(store.root)
     dirs = git_dirs(top) if top else None

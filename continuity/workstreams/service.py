@@ -80,3 +80,15 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     ws = active(state)
     doc["membership"] = diagnostics(membership, [r.repository for r in ws.repositories] if ws else [])
     return not doc["problems"] and doc["membership"]["healthy"]
+
+
+def invariant_problems(store: Store) -> tuple[list[str], list[str]]:
+    """The workstream invariants a merge of clones broke (for `verify`), and warnings; fails open."""
+    from continuity.workstreams.documents import problems_of
+
+    try:
+        project = store.reading_project()[0]
+        state, warnings, _ = workstreams_state(store, project)
+    except (OSError, ContinuityError) as error:
+        return [], [f"workstreams not checked: {error}"]
+    return problems_of(state), warnings

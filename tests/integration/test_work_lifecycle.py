@@ -281,3 +281,21 @@ def test_install_ai_context_refuses_a_foreign_launcher_and_uninstall_keeps_what_
     assert (project / "AGENTS.md").read_text() == "intro\n"
     assert (project / ".ai/context/config.json").exists()
     assert main(["install", "ai-context", "--repository", "../x"]) == 2
+
+
+def test_verify_reports_a_workstream_invariant_broken_by_a_merge_of_two_clones(tmp_path: Path) -> None:
+    """Two clones each start a workstream offline from each other; after sync both, verify exits 1 naming it."""
+    world = World(tmp_path)
+    for root, ws_id in ((world.a, "WS-A"), (world.b, "WS-B")):
+        (root / ".ai-bridge").mkdir()
+        (root / DOC).write_text(json.dumps(tracked(ws_id)))
+        assert cli("work", "checkpoint", "--root", str(root))[0] == 0
+    code, out = cli("verify", "--root", str(world.a))
+    assert code == 0 and out["workstream_problems"] == []
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    code, out = cli("verify", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and not out["ok"]
+    assert any("WS-A" in problem and "WS-B" in problem for problem in out["workstream_problems"]), out
+    code, status = cli("work", "status", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and status["problems"] == out["workstream_problems"]
