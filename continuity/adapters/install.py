@@ -210,31 +210,33 @@ def render_block(command: str) -> str:
     ])
 
 
-def _blocks(text: str) -> list[tuple[int, int]]:
-    spans = [match.span() for match in _BLOCK.finditer(text)]
-    if text.count(BEGIN) != len(spans) or text.count(END) != len(spans):
-        raise UsageError(f"its {BEGIN} / {END} markers do not pair up; fix them by hand")
+def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, int]]:
+    pattern = _BLOCK if begin == BEGIN and end == END else re.compile(re.escape(begin) + r".*?" + re.escape(end),
+                                                                          re.S)
+    spans = [match.span() for match in pattern.finditer(text)]
+    if text.count(begin) != len(spans) or text.count(end) != len(spans):
+        raise UsageError(f"its {begin} / {end} markers do not pair up; fix them by hand")
     return spans
 
 
-def add_block(text: str, block: str) -> str:
-    """The text with `block` replacing the first continuity block (others dropped), else appended."""
-    spans = _blocks(text)
+def add_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """The text with `block` replacing the first block between the markers (others dropped), else appended."""
+    spans = _blocks(text, begin, end)
     if not spans:
         if not text:
             return block + "\n"
         return text + ("\n" if text.endswith("\n") else "\n\n") + block + "\n"
-    start, end = spans[0]
-    return remove_block(text[:start] + block + text[end:], keep_first=True)
+    start, stop = spans[0]
+    return remove_block(text[:start] + block + text[stop:], keep_first=True, begin=begin, end=end)
 
 
-def remove_block(text: str, *, keep_first: bool = False) -> str:
-    """The text without continuity blocks, each with the line break and blank line install added."""
-    spans = _blocks(text)
-    for start, end in reversed(spans[1:] if keep_first else spans):
-        if text.startswith("\n", end):
-            end += 1
-        before, after = text[:start], text[end:]
+def remove_block(text: str, *, keep_first: bool = False, begin: str = BEGIN, end: str = END) -> str:
+    """The text without the marked blocks, each with the line break and blank line install added."""
+    spans = _blocks(text, begin, end)
+    for start, stop in reversed(spans[1:] if keep_first else spans):
+        if text.startswith("\n", stop):
+            stop += 1
+        before, after = text[:start], text[stop:]
         if before.endswith("\n\n"):
             before = before[:-1]
         text = before + after
@@ -330,7 +332,8 @@ def local_settings_path(harness: str, scope: str, root: Path) -> Path | None:
     return root / ".claude" / "settings.local.json" if harness == "claude-code" and scope == "project" else None
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """A file's UTF-8 text, None when absent; refused (nothing changed) when unreadable or not UTF-8."""
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -353,7 +356,7 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
                  restore: tuple[str, Earlier] | None = None) -> FileChange:
     """The change `edit` makes; with `restore` (harness, earlier), a file back to its old form
     gets its old bytes."""
-    before = _read(path)
+    before = read_text(path)
     try:
         config = parse_config(before or "")
         new = edit(config)
@@ -370,8 +373,9 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
     return FileChange(path, before, after, shared)
 
 
-def _md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: Earlier | None = None) -> FileChange:
-    before = _read(path)
+def md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: Earlier | None = None) -> FileChange:
+    """The change `edit` makes to a Markdown file; with `earlier`, a file back to its old form gets its old bytes."""
+    before = read_text(path)
     try:
         after = edit(before or "")
     except UsageError as error:
@@ -404,7 +408,7 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
         changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
     command = "continuity" if shared or on_path or exe is None else shlex.quote(exe)
     block = render_block(command)
-    changes.append(_md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
     return changes
 
 
@@ -417,7 +421,7 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
     changes = [_json_change(settings, remove_hooks, shared=shared, restore=(harness, earlier))]
     if local is not None:
         changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
-    changes.append(_md_change(markdown, remove_block, shared=shared, earlier=earlier))
+    changes.append(md_change(markdown, remove_block, shared=shared, earlier=earlier))
     return changes
 
 
@@ -462,7 +466,7 @@ def is_launcher(text: str | None) -> bool:
 def plan_launcher_install(root: Path, entry: list[str], *, force: bool) -> FileChange:
     """Write the launcher; a different file that is not ours needs `force` (and is backed up when applied)."""
     path = root / LAUNCHER_REL
-    before = _read(path)
+    before = read_text(path)
     after = launcher_text(entry)
     if before is not None and before != after and not is_launcher(before) and not force:
         raise UsageError(f"{path} exists and is not continuity's launcher; nothing changed "
@@ -473,7 +477,7 @@ def plan_launcher_install(root: Path, entry: list[str], *, force: bool) -> FileC
 def plan_launcher_uninstall(root: Path, *, earlier: Earlier = _no_earlier) -> FileChange:
     """Remove our launcher, or give back the file a forced install replaced; a foreign file stays."""
     path = root / LAUNCHER_REL
-    before = _read(path)
+    before = read_text(path)
     if not is_launcher(before):
         return FileChange(path, before, before, shared=False)
     for text in earlier(path):

@@ -32,7 +32,8 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "verify", help="check the whole log's integrity", parents=[common],
         description="Recompute every event's hash and the prev chain. Prints counts, forks "
-        "(merges) and the first broken event with the reason; exits 1 on any integrity failure.",
+        "(merges) and the first broken event with the reason, and the workstream invariants a merge of "
+        "clones broke (two active workstreams, a dependency cycle, ...); exits 1 on any of them.",
     )
     parser.set_defaults(handler=_verify)
 
@@ -67,6 +68,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     data["ok"] = report.ok and not links
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
+    from continuity.workstreams.service import invariant_problems
+
+    broken, work_warnings = invariant_problems(store)
+    data["workstream_problems"] = broken
+    data["ok"] = data["ok"] and not broken
     lines = [
         f"events: {report.events}  nodes: {len(report.nodes)}  roots: {report.roots}  "
         f"forks (merges): {len(report.forks)}",
@@ -76,8 +82,13 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
     if ahead:
         lines.append(f"warning: {ahead}")
+    lines.extend(f"warning: {warning}" for warning in work_warnings)
+    lines.extend(f"WORKSTREAM: {problem}" for problem in broken[:20])
+    if broken:
+        lines.append(f"BROKEN: {len(broken)} workstream invariant(s) broken by a merge (fix with a tracked "
+                     "checkpoint; see `continuity work status`)")
     if report.ok and not links:
-        lines.append("ok: the log is intact")
+        lines.append("ok: the log is intact" if not broken else "the log itself is intact")
     elif report.ok:
         lines.append(f"BROKEN: {len(links)} symlink(s) inside the store (reads skip them, writes refuse them)")
     else:

@@ -22,6 +22,8 @@ DESCRIPTION = {
     "install": "Merge continuity's hook entries into .claude/settings.json (claude-code) or .codex/hooks.json "
     "(codex), and add a marked block to CLAUDE.md or AGENTS.md telling the agent when to checkpoint. "
     + LAUNCHER_HELP.strip() + " "
+    "`install ai-context` writes seed 002's member launchers .ai/context/context.sh and context.ps1 (each runs "
+    "`continuity work <action>`), the policy block in AGENTS.md and, with --repository, .ai/context/config.json. "
     "--scope user writes ~/.claude/ or ~/.codex/ instead. Every other entry and key is kept; running it again "
     "changes nothing. Each hook is a sh line that exits 0 whatever happens (missing project folder, missing "
     "binary, failing hook). Project files, meant to be committed, run `continuity` from PATH; when it is not "
@@ -41,14 +43,19 @@ DESCRIPTION = {
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
     """Add `install` or `uninstall`."""
     parser = commands.add_parser(name, help=HELP[name], description=DESCRIPTION[name], parents=[common])
-    parser.add_argument("harness", choices=["claude-code", "codex", "runtime-continuity"],
-                        help="the agent harness, or runtime-continuity for the seed-004 launcher")
+    parser.add_argument("harness", choices=["claude-code", "codex", "runtime-continuity", "ai-context"],
+                        help="the agent harness, runtime-continuity for the seed-004 launcher, or ai-context "
+                        "for seed 002's member launchers and policy")
     parser.add_argument("--scope", choices=["project", "user"], default="project",
                         help="project: files in the project root (default); user: files in the home folder")
     parser.add_argument("--dry-run", action="store_true", help="print a unified diff and change nothing")
     if name == "install":
         parser.add_argument("--force", action="store_true",
-                            help="runtime-continuity: replace a different existing launcher file (backed up first)")
+                            help="runtime-continuity, ai-context: replace a different existing launcher file "
+                            "(backed up first)")
+        parser.add_argument("--repository", metavar="ID",
+                            help="ai-context: this repository's id in repositories/repositories.yaml, written to "
+                            ".ai/context/config.json")
     parser.set_defaults(handler=_run, install=name == "install")
 
 
@@ -78,6 +85,9 @@ def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool,
     notes = []
     if args.install and args.scope == "project" and not has_store:
         notes.append(f"{root} has no continuity store: the hooks record nothing until `continuity init`")
+    if args.install and args.harness == "ai-context":
+        return [] if on_path else ["`continuity` is not on PATH here: the launchers run `continuity work ...`; put "
+                                   "it on PATH or set CONTINUITY_BIN to its path"]
     if args.install and args.scope == "project" and not on_path:
         if args.harness == "claude-code" and exe is not None:
             notes.append(f"`continuity` is not on PATH here: this machine's hooks run {exe} from "
@@ -91,6 +101,34 @@ def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool,
     return notes
 
 
+def _ai_context(args: argparse.Namespace, root: Path, backups: Any) -> list[Any]:
+    from continuity.adapters import ai_context
+
+    if not args.install:
+        return ai_context.plan_uninstall(root, earlier=backups.earlier)
+    repository = getattr(args, "repository", None)
+    if repository is not None:
+        import re
+
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", repository):
+            from continuity.core.errors import UsageError
+
+            raise UsageError(f"invalid repository id {repository!r}: 1-128 of A-Za-z0-9._- (not starting with . _ -)")
+    project = _project_name(root)
+    return ai_context.plan_install(root, project=project, repository=repository, force=args.force)
+
+
+def _project_name(root: Path) -> str:
+    """The store's project name, else the folder's name."""
+    from continuity.core.store import Store
+    from events.errors import ContinuityError
+
+    try:
+        return Store(str(root)).reading_project()[0]
+    except (OSError, ContinuityError):
+        return root.name
+
+
 def _run(args: argparse.Namespace, out: Output) -> int:
     import shutil
     from datetime import UTC, datetime
@@ -98,15 +136,17 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters import install
 
     root, home = project_root(args), Path.home()
-    if args.harness == "runtime-continuity" and args.scope != "project":
+    if args.harness in ("runtime-continuity", "ai-context") and args.scope != "project":
         from continuity.core.errors import UsageError
 
-        raise UsageError("runtime-continuity's launcher is installed into the project (no --scope user)")
+        raise UsageError(f"{args.harness}'s launchers are installed into the project (no --scope user)")
     backups = install.backups_for(args.scope, root, home, state_home(home))
     exe, on_path = install.executable(), shutil.which("continuity") is not None
     if args.harness == "runtime-continuity":
         changes = ([install.plan_launcher_install(root, install.launcher_entry(), force=args.force)] if args.install
                    else [install.plan_launcher_uninstall(root, earlier=backups.earlier)])
+    elif args.harness == "ai-context":
+        changes = _ai_context(args, root, backups)
     elif args.install:
         changes = install.plan_install(args.harness, args.scope, root, home, exe, on_path=on_path,
                                        earlier=backups.earlier)

@@ -1,4 +1,6 @@
-"""`continuity work checkpoint|status|item add|set|show|cursor set`: tracked workstreams (seed 002)."""
+"""`continuity work checkpoint|validate|item add|set|show|cursor set`: tracked workstreams (seed 002).
+
+The lifecycle actions (start, status, audit) are in work_lifecycle.py."""
 
 from __future__ import annotations
 
@@ -35,11 +37,6 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     checkpoint.add_argument("--redact", action="store_true",
                             help="store secret-like text as [REDACTED:<rule>] instead of refusing")
     checkpoint.set_defaults(handler=_checkpoint)
-    status = sub.add_parser("status", help="the active workstream, cursor, unresolved items and problems",
-                            parents=both, description="The resume contract: active workstream, cursor, unresolved "
-                            "items, the validation ledger, and any invariant a merge broke (then exit 1).")
-    status.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
-    status.set_defaults(handler=_status)
     validate = sub.add_parser("validate", help="record a validation actually run, bound to HEAD and the worktree",
                               parents=both, description="Append an immutable validation ledger entry for a gate "
                               "actually run; the event records git HEAD and the worktree fingerprint, so `work "
@@ -57,6 +54,10 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
                           help="store secret-like text as [REDACTED:<rule>] instead of refusing")
     validate.set_defaults(handler=_validate)
     _register_item(sub, both)
+    from continuity.cli import work_lifecycle, work_transfer
+
+    work_lifecycle.register(sub, both)
+    work_transfer.register(sub, both)
     cursor = sub.add_parser("cursor", help="move the execution cursor", parents=[common])
     cursor_sub = cursor.add_subparsers(title="cursor commands", metavar="ACTION", parser_class=Parser)
     cursor_set = cursor_sub.add_parser("set", help="set cursor fields (others stay; \"\" clears one)", parents=both,
@@ -70,7 +71,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     cursor_set.add_argument("--workstream", metavar="ID", help="the workstream (default: the active one)")
     cursor_set.set_defaults(handler=_cursor_set)
     cursor.set_defaults(handler=lambda args, out: _missing("work cursor", "set"))
-    parser.set_defaults(handler=lambda args, out: _missing("work", "checkpoint, status, validate, item or cursor"))
+    parser.set_defaults(handler=lambda args, out: _missing(
+        "work", "start, status, checkpoint, audit, export, import, reconnect, validate, item or cursor"))
 
 
 def _register_item(sub: Any, both: list[argparse.ArgumentParser]) -> None:
@@ -147,7 +149,8 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     path = os.path.abspath(args.file) if args.file else os.path.join(store.root, *document.DEFAULT_PATH.split("/"))
     doc = document.read(path)
     who = _who(args, store)
-    facts = _facts(store.root) if getattr(getattr(doc, "continuity", None), "validation_ledger", ()) else decide.Facts()
+    facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),
+                                                              "validation_ledger", ())))
     stored, warnings = service.record(store, who, lambda state: decide.decide_checkpoint(state, who, doc, facts),
                                       redact=args.redact)
     removed = None
@@ -281,21 +284,3 @@ def _item_show(args: argparse.Namespace, out: Output) -> int:
               if key not in ("id", "status", "priority", "title") and value not in (None, "", [])]
     out.emit({"ok": True, "item": data, "warnings": warnings}, "\n".join(one_line(line) for line in lines))
     return 0
-
-
-def _status(args: argparse.Namespace, out: Output) -> int:
-    from continuity.core.errors import EXIT_INTEGRITY
-    from continuity.workstreams.documents import runtime_document, runtime_markdown
-    from continuity.workstreams.fingerprint import freshness, observe
-
-    store, project, state, warnings = _read(args)
-    doc = runtime_document(state, project)
-    if args.as_of is None:  # freshness is a view of the live worktree: not for a point in the past
-        live = observe(store.root)
-        doc["validationFreshness"] = {
-            "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
-            "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
-    healthy = not doc["problems"]
-    out.emit({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings},
-             runtime_markdown(doc))
-    return 0 if healthy else EXIT_INTEGRITY

@@ -55,7 +55,8 @@ EXIT_CODES: dict[int, str] = {
     "this agent, or already exists (nothing written)",
     EXIT_INVARIANT: "refused: the change would break a workstream invariant (lost or reopened work items, "
     "a dependency cycle, a blocked item without a blocker, a reused validation id, an unterminated active "
-    "workstream); nothing written",
+    "workstream, an unregistered repository), or an offline transfer refused (export, import, reconnect); "
+    "nothing written",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
@@ -157,3 +158,10 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict, InvariantRefused,
     WorkNotFound, HandoffNotFound, MessageNotFound,
 )
+
+
+class TransferRefused(ContinuityError):
+    """Raised when an offline transfer (export, import, reconnect) is refused: an unfit tracked file, a
+    bundle that does not match its manifest or this repository, diverged histories; nothing changed."""
+
+    exit_code = EXIT_INVARIANT

@@ -106,7 +106,7 @@ class Syncer:
         self.ref = f"refs/heads/{branch}"
         self.remote = remote
         self.shown = mask_url(remote)  # how the remote appears in reports and messages
-        self.tracking = tracking_ref(repo, remote, branch)
+        self._tracking: str | None = None  # asked of git when first needed (export never needs it)
         self.progress = progress
         self.reader = ObjectReader(repo)
         self.report = SyncReport(branch=branch, remote=self.shown)
@@ -116,6 +116,13 @@ class Syncer:
         self.recorded_through: str | None = None  # this node's newest event on the branch
         self.restored = False
         self.in_sync = False  # the remote holds the branch's tip
+
+    @property
+    def tracking(self) -> str:
+        """Where the remote's branch is fetched to (tracking_ref)."""
+        if self._tracking is None:
+            self._tracking = tracking_ref(self.repo, self.remote, self.branch)
+        return self._tracking
 
     def close(self) -> None:
         """End the git process."""
@@ -313,8 +320,13 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     if repo.head_ref() == f"refs/heads/{branch}":
         raise UsageError(f"branch {branch!r} is checked out here: switch to your working branch first "
                          "(sync never touches the work tree)")
+    if os.path.exists(health.offline_marker(store)):
+        raise UsageError("this store was brought in offline (`continuity work import`): leave offline mode with "
+                         "`continuity work reconnect`, which pushes or fast-forwards and never merges diverged "
+                         "histories")
     with files.sync_lock(store):
         syncer = Syncer(store, repo, branch, remote, progress)
+        _ = syncer.tracking  # an unknown remote name is refused before anything changes
         report = syncer.report
         report.warnings.extend(warnings)
         try:

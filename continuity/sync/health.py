@@ -51,6 +51,15 @@ def state_path(store: Store) -> str:
     return os.path.join(store.local_dir, STATE_NAME)
 
 
+#: Written by `work import`, removed by `work reconnect`: the store was brought in offline (transfer schema 1).
+OFFLINE_MARKER = "offline-import.json"
+
+
+def offline_marker(store: Store) -> str:
+    """Where the offline marker lives: `local/offline-import.json` (machine-local)."""
+    return os.path.join(store.local_dir, OFFLINE_MARKER)
+
+
 def load(store: Store) -> SyncState | None:
     """The saved state, or None when no sync has run here (or the file is unreadable)."""
     try:

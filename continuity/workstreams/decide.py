@@ -19,6 +19,7 @@ from continuity.core.errors import UsageError, WorkNotFound
 from continuity.core.identity import Identity
 from continuity.workstreams.diff import REVISABLE, chunks, evidence_events, item_events, workstream_events
 from continuity.workstreams.document import Checkpoint, CheckpointV1
+from continuity.workstreams.membership import not_registered
 from continuity.workstreams.rules import refuse, structure_problems, transition
 from events.base import Event
 from events.workstream import (
@@ -46,6 +47,10 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
 
     head: str | None = None
     fingerprint: str | None = None
+    #: The ids `repositories/repositories.yaml` registers (None: no registry, membership not managed).
+    members: frozenset[str] | None = None
+    #: Why the registry cannot be used (unreadable, malformed, another project's): writes fail closed.
+    membership_problem: str | None = None
 
 
 class ItemSet(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,11 +120,23 @@ def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Seq
             for run in chunks(new)]
 
 
+def require_members(facts: Facts, repositories: Iterable[str]) -> None:
+    """Refuse repositories the registry does not list, or any write when the registry cannot be read."""
+    if facts.membership_problem is not None:
+        refuse(f"{facts.membership_problem} (membership cannot be checked; nothing written)")
+    if facts.members is None:
+        return
+    for repository in repositories:
+        if repository not in facts.members:
+            refuse(not_registered(repository))
+
+
 def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoint, facts: Facts) -> list[Event]:
     """`work checkpoint`: the events a checkpoint document describes, or a refusal."""
     env = identity.fields()
     current = active(state)
     tracked = None if isinstance(doc, CheckpointV1) or doc.continuity.mode == "snapshot" else doc.continuity.workstream
+    require_members(facts, [doc.repository, *(r.repository for r in (tracked.repositories if tracked else ()))])
     if tracked is None and current is not None:
         what = "Legacy schemaVersion 1 checkpoint" if isinstance(doc, CheckpointV1) else "Snapshot checkpoint"
         open_ids = ", ".join(item.id for item in unresolved(current)) or "none"

@@ -26,6 +26,13 @@ RUNTIME_JSON = ".ai-bridge/context-runtime.json"
 RUNTIME_MD = ".ai-bridge/context-runtime.md"
 
 
+def write_runtime(root: str, state: WorkstreamsState, project: str) -> None:
+    """Write `.ai-bridge/context-runtime.json` and `.md` under `root` (each only when its bytes changed)."""
+    doc = runtime_document(state, project)
+    for relative, data in ((RUNTIME_JSON, pretty_json(doc)), (RUNTIME_MD, runtime_markdown(doc).encode())):
+        write_if_changed(os.path.join(root, *relative.split("/")), data, within=root)
+
+
 def workstream_relpath(ws_id: str, archived: bool) -> str:
     """Where a workstream's document lives, relative to the store."""
     return f"workstreams/{'archive' if archived else 'active'}/{ws_id}.json"
@@ -71,9 +78,7 @@ class WorkstreamWriter:
                 if archived:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, False).split("/")))
-            doc = runtime_document(project, self.project)
-            self._write(self.root_folder, RUNTIME_JSON, pretty_json(doc))
-            self._write(self.root_folder, RUNTIME_MD, runtime_markdown(doc).encode())
+            write_runtime(self.root_folder, project, self.project)
         except (OSError, ContinuityError) as error:
             message = f"workstream documents not written: {getattr(error, 'strerror', None) or error}"
             if message not in self.warnings:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from events.base import Event
 from events.errors import ContinuityError
 from events.sealing import StoredEvent
-from projections.workstreams import MODEL, WorkstreamsState
+from projections.workstreams import MODEL, WorkstreamsState, active
+
+if TYPE_CHECKING:
+    from continuity.workstreams.decide import Facts
 
 NAMES = ("workstreams",)
 
@@ -41,3 +45,50 @@ def after_write(store: Store) -> list[str]:
         return refresh(store, NAMES).warnings
     except (OSError, ContinuityError) as error:  # a durable write stands whatever the read side does
         return [f"the events are saved, but workstream documents were not updated: {error}"]
+
+
+def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
+    """The facts a checkpoint is decided with: membership always; HEAD and fingerprint when `bind`."""
+    from continuity.workstreams.decide import Facts
+    from continuity.workstreams.fingerprint import observe
+    from continuity.workstreams.membership import frozen_members, load
+
+    membership = load(store.root, store.config, store.project)
+    live = observe(store.root) if bind else None
+    return Facts(head=live.head if live else None, fingerprint=live.fingerprint if live else None,
+                 members=frozen_members(membership), membership_problem=membership.problem)
+
+
+def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[str, Any]) -> bool:
+    """Add the live views to a runtime document: validation freshness, context state, membership; healthy?
+
+    Unhealthy: a problem a merge left, or a membership problem (an unregistered repository,
+    an unreadable registry).
+    """
+    from continuity.workstreams.context_state import decide_state, observe_context
+    from continuity.workstreams.fingerprint import freshness, observe
+    from continuity.workstreams.membership import diagnostics, load
+
+    live = observe(store.root)
+    doc["validationFreshness"] = {
+        "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
+        "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
+    context = observe_context(store)
+    doc["contextState"] = decide_state(context)
+    membership = load(store.root, store.config, project,
+                      state.checkpoint.repository if state.checkpoint is not None else None)
+    ws = active(state)
+    doc["membership"] = diagnostics(membership, [r.repository for r in ws.repositories] if ws else [])
+    return not doc["problems"] and doc["membership"]["healthy"]
+
+
+def invariant_problems(store: Store) -> tuple[list[str], list[str]]:
+    """The workstream invariants a merge of clones broke (for `verify`), and warnings; fails open."""
+    from continuity.workstreams.documents import problems_of
+
+    try:
+        project = store.reading_project()[0]
+        state, warnings, _ = workstreams_state(store, project)
+    except (OSError, ContinuityError) as error:
+        return [], [f"workstreams not checked: {error}"]
+    return problems_of(state), warnings

@@ -98,9 +98,10 @@ def _facts(store: Store) -> Any:
 def work_checkpoint(request: Any, store: Store) -> dict[str, Any]:
     """The `work_checkpoint` tool."""
     from continuity.workstreams import decide, document
+    from continuity.workstreams.service import checkpoint_facts
 
     doc = document.check(request.document)
-    facts = _facts(store)
+    facts = checkpoint_facts(store, bind=True)
     return _record(request, store, lambda state, who: decide.decide_checkpoint(state, who, doc, facts))
 
 
@@ -109,18 +110,13 @@ def work_checkpoint(request: Any, store: Store) -> dict[str, Any]:
 def work_status(request: Any, store: Store) -> dict[str, Any]:
     """The `work_status` tool."""
     from continuity.workstreams.documents import runtime_document
-    from continuity.workstreams.fingerprint import freshness, observe
-    from continuity.workstreams.service import workstreams_state
+    from continuity.workstreams.service import live_status, workstreams_state
 
     project = request.project or store.reading_project()[0]
     state, warnings, _ = workstreams_state(store, project, as_of=request.as_of)
     doc = runtime_document(state, project)
-    if request.as_of is None:
-        live = observe(store.root)
-        doc["validationFreshness"] = {"head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
-                                      "entries": {v.entry.id: freshness(v.head, v.fingerprint, live)
-                                                  for v in state.validations.values()}}
-    return {"ok": not doc["problems"], **doc, "warnings": warnings}
+    healthy = live_status(store, project, state, doc) if request.as_of is None else not doc["problems"]
+    return {"ok": healthy, **doc, "warnings": warnings}
 
 
 @tool("work_validate", ValidateInput, "Record a validation actually run, bound to git HEAD and the worktree "

@@ -1,0 +1,161 @@
+"""`continuity work start|status|audit`: seed 002's lifecycle actions (export/import/reconnect: work_transfer.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+
+def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
+    """Add `work start`, `work status` and `work audit`."""
+    start = sub.add_parser("start", help="before substantive work: check membership, fetch, refresh the runtime",
+                           parents=both, description="Check that this repository is registered in "
+                           "repositories/repositories.yaml (refused, exit 12, when it is not), bring in the "
+                           "remote's continuity branch without pushing (skipped offline; an unreachable remote is "
+                           "a warning), write .ai-bridge/context-runtime.json and .md, and print the resume "
+                           "contract with the context state. Exit 1 when a merge left a problem.")
+    start.add_argument("--no-fetch", action="store_true", help="do not contact the remote")
+    start.set_defaults(handler=_start)
+    status = sub.add_parser("status", help="the active workstream, cursor, unresolved items, freshness, membership",
+                            parents=both, description="The resume contract: active workstream, cursor, unresolved "
+                            "items, the validation ledger with live freshness, the context state "
+                            "(CURRENT_OR_FETCHED, DIRTY_LOCAL_CONTEXT, STALE_LOCAL_CONTEXT, DIVERGED_LOCAL_CONTEXT, "
+                            "OFFLINE_IMPORTED_CONTEXT) and membership. Read-only, never fetches. Exit 1 when a "
+                            "merge broke an invariant or the repository is not registered.")
+    status.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
+    status.set_defaults(handler=_status)
+    audit = sub.add_parser("audit", help="compare repositories/repositories.yaml with the git worktrees nearby",
+                           parents=both, description="Read-only: report registered repositories that are "
+                           "missing or configured as another id, this repository when it is not registered, and "
+                           "sibling git worktrees of this project the registry does not list. Never registers "
+                           "or changes anything. Exit 1 when it reports anything.")
+    audit.set_defaults(handler=_audit)
+
+
+def _runtime(store: Any, args: argparse.Namespace, as_of: str | None) -> tuple[dict[str, Any], bool, list[str]]:
+    from continuity.cli.output import warn
+    from continuity.workstreams.documents import runtime_document
+    from continuity.workstreams.service import live_status, workstreams_state
+
+    project = args.project or store.reading_project()[0]
+    state, warnings, _ = workstreams_state(store, project, as_of=as_of)
+    warn(warnings)
+    doc = runtime_document(state, project)
+    healthy = live_status(store, project, state, doc) if as_of is None else not doc["problems"]
+    return doc, healthy, warnings
+
+
+def _text(doc: dict[str, Any]) -> str:
+    from continuity.core.text import one_line
+    from continuity.workstreams.documents import runtime_markdown
+
+    text = runtime_markdown(doc)
+    membership = doc.get("membership")
+    if "contextState" in doc:
+        text += f"\nContext state: {doc['contextState']}\n"
+    if membership is not None:
+        managed = (f"registry {membership['registry']}" if membership["managed"]
+                   else "not managed (no repositories/repositories.yaml)")
+        text += f"Membership: {managed}; this repository: {membership['repository'] or '-'}\n"
+        text += "".join(f"- {one_line(problem)}\n" for problem in membership["problems"])
+    return text
+
+
+def _status(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import EXIT_INTEGRITY
+
+    store = open_store(args)
+    doc, healthy, warnings = _runtime(store, args, args.as_of)
+    out.emit({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings}, _text(doc))
+    return 0 if healthy else EXIT_INTEGRITY
+
+
+def _start(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
+    from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.sync.health import offline_marker
+    from continuity.workstreams.decide import require_members
+    from continuity.workstreams.membership import load, member_repository
+    from continuity.workstreams.service import after_write, checkpoint_facts, workstreams_state
+
+    store = open_store(args)
+    project = args.project or store.reading_project()[0]
+    state, _, _ = workstreams_state(store, project)
+    membership = load(store.root, store.config, project,
+                      state.checkpoint.repository if state.checkpoint is not None else None)
+    facts = checkpoint_facts(store, bind=False)
+    if membership.managed and membership.repository is None:
+        from continuity.workstreams.rules import refuse
+
+        refuse("This repository has no repository id (repositoryId in .ai/context/config.json, or "
+               "work_repository in config.json): it cannot be checked against repositories/repositories.yaml.")
+    require_members(facts, [membership.repository] if membership.repository else [])
+    fetched: str | None = None
+    if not args.no_fetch and not os.path.exists(offline_marker(store)):
+        fetched = _fetch(store)
+    warnings = after_write(store)
+    warnings += _write_runtime(store, project)
+    if fetched:
+        warnings.insert(0, fetched)
+    warn(warnings)
+    doc, healthy, more = _runtime(store, args, None)
+    doc["memberConfig"] = member_repository(store.root) is not None
+    out.emit({"ok": healthy, "action": "work-start", **doc, "warnings": warnings + more}, _text(doc))
+    return 0 if healthy else EXIT_INTEGRITY
+
+
+def _write_runtime(store: Any, project: str) -> list[str]:
+    """The runtime files, written even when no new event touched them (deleted, or first start)."""
+    from continuity.workstreams.files import write_runtime
+    from continuity.workstreams.service import workstreams_state
+    from events.errors import ContinuityError
+
+    if project != store.reading_project()[0]:
+        return []  # only the store's own project has files
+    state, _, _ = workstreams_state(store, project)
+    try:
+        write_runtime(store.root, state, project)
+    except (OSError, ContinuityError) as error:
+        return [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
+    return []
+
+
+def _fetch(store: Any) -> str | None:
+    """Bring in the remote's continuity branch without pushing; a warning instead of a failure."""
+    from continuity.sync.engine import open_repo, remote_of
+    from events.errors import ContinuityError
+
+    try:
+        repo = open_repo(store)
+        remote = remote_of(store)
+        if remote not in repo.remotes():
+            return None
+        from continuity.sync.engine import sync
+
+        sync(store, remote=remote, push=False, catch_up=False)
+    except ContinuityError as error:
+        return f"the remote's context was not fetched ({error}); the local context is shown"
+    return None
+
+
+def _audit(args: argparse.Namespace, out: Output) -> int:
+    from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.workstreams.audit import audit
+    from continuity.workstreams.membership import load
+    from continuity.workstreams.service import workstreams_state
+
+    store = open_store(args)
+    project = args.project or store.reading_project()[0]
+    state, _, _ = workstreams_state(store, project)
+    membership = load(store.root, store.config, project,
+                      state.checkpoint.repository if state.checkpoint is not None else None)
+    report = audit(store.root, project, membership)
+    lines = [f"audit of {report['registry'] or 'no registry (repositories/repositories.yaml): membership not managed'}"]
+    lines += [f"- {entry['id']} ({entry['role'] or '-'}): {entry['status']} at {entry['path']}"
+              for entry in report["registered"]]
+    lines += [f"finding: {finding}" for finding in report["findings"]] or ["no findings"]
+    out.emit({"ok": not report["findings"], "action": "work-audit", **report}, "\n".join(lines))
+    return EXIT_INTEGRITY if report["findings"] else 0

@@ -1,0 +1,73 @@
+"""`continuity work export|import|reconnect`: offline transfer of the continuity branch (seed 002)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+
+def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
+    """Add `work export`, `work import` and `work reconnect`."""
+    export = sub.add_parser("export", help="bundle the continuity branch and a manifest for an offline move",
+                            parents=[both[0]], description="Record local events on the continuity branch, refuse "
+                            "(exit 12) when a file on it is not regular UTF-8 text or holds secret-like material "
+                            "(the file is named, never the secret), and write context.bundle plus manifest.json "
+                            "(identity, branch, HEAD, provenance, byte length, SHA-256, cursor summary) into "
+                            ".ai-bridge/context-transfer/ (git-ignored) or --out DIR.")
+    export.add_argument("--out", metavar="DIR", help="the folder to write (default: .ai-bridge/context-transfer)")
+    export.set_defaults(handler=_export)
+    imp = sub.add_parser("import", help="take in an exported bundle and mark the store offline-imported",
+                         parents=[both[0]], description="Verify the manifest's shape, the identity (project, "
+                         "repository id, root commits), the bundle's size and SHA-256, `git bundle verify` and "
+                         "its HEAD; refused (exit 12, nothing changed) on any mismatch or when the branch here "
+                         "has diverged. Then write its events into the store (created if missing) and mark it "
+                         "offline-imported: start, status and checkpoint keep working with no remote.")
+    imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
+    imp.set_defaults(handler=_import)
+    reconnect = sub.add_parser("reconnect", help="leave offline mode: push or fast-forward by ancestry only",
+                               parents=[both[0]], description="Record local events, fetch the remote's branch, "
+                               "then: remote behind -> push (no force); local behind -> fast-forward; both "
+                               "advanced -> refused (exit 12), both histories and the offline marker kept. Never "
+                               "merges, rebases, resets or force-pushes. A remote URL with credentials is refused "
+                               "(exit 2) without printing them.")
+    reconnect.add_argument("--remote", metavar="NAME", help="git remote (default: sync_remote, else origin)")
+    reconnect.set_defaults(handler=_reconnect)
+
+
+def _export(args: argparse.Namespace, out: Output) -> int:
+    from continuity.sync.transfer import export
+
+    result = export(open_store(args), args.out)
+    manifest = result["manifest"]
+    out.emit(result, f"exported {manifest['events']} files of branch {manifest['branch']} "
+                     f"({manifest['bundle']['bytes']} bytes, sha256 {manifest['bundle']['sha256'][:12]}) to "
+                     f"{result['folder']}")
+    return 0
+
+
+def _import(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
+    from continuity.core.store import explicit_root
+    from continuity.sync.git import Repo
+    from continuity.sync.transfer import import_transfer
+
+    root = explicit_root(getattr(args, "root", None))
+    root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
+    result = import_transfer(root, args.folder)
+    warn(result["warnings"])
+    out.emit(result, f"imported {result['added']} event(s) at {result['head'][:12]} of branch {result['branch']}: "
+                     "OFFLINE_IMPORTED_CONTEXT (leave it with `continuity work reconnect`)")
+    return 0
+
+
+def _reconnect(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
+    from continuity.sync.transfer import reconnect
+
+    result = reconnect(open_store(args), args.remote)
+    warn(result["warnings"])
+    out.emit(result, f"reconnected to {result['remote']}/{result['branch']}: {result['result']}")
+    return 0

@@ -1,0 +1,368 @@
+"""Offline transfer (seed 002): export the continuity branch as a git bundle, import it, reconnect.
+
+- export: record the local events on the branch, check every file on it (regular, UTF-8,
+  no secret-like material: the file is named, never the secret), write `context.bundle`
+  (`git bundle create` of the branch) and `manifest.json` (transfer schema 1: identity,
+  branch, HEAD, provenance, byte length, SHA-256, cursor summary) into
+  `.ai-bridge/context-transfer/` (git-ignored) or `--out DIR`.
+- import: check the manifest's shape, the identity, the size, the SHA-256, `git bundle
+  verify` and the bundle's HEAD; take the branch only when it fast-forwards (or already
+  holds it), write its events into the store, and mark the store offline-imported.
+- reconnect: record, fetch, and by ancestry only: the remote behind -> push (no force); the
+  branch behind -> fast-forward; both advanced -> refused, both histories and the marker kept.
+  Never a merge, rebase, reset or force-push.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import socket
+from typing import Any, Literal
+
+import msgspec
+import orjson
+
+from continuity.core.errors import TransferRefused, UsageError
+from continuity.core.fsio import write_atomic
+from continuity.core.store import Store
+from continuity.sync import files, health
+from continuity.sync.credentials import guard_remote, has_secret, mask_url
+from continuity.sync.engine import Syncer, branch_of, open_repo, remote_of
+from continuity.sync.git import Repo
+from events.errors import WriteFailed
+
+TRANSFER_REL = ".ai-bridge/context-transfer"
+BUNDLE: Literal["context.bundle"] = "context.bundle"
+MANIFEST = "manifest.json"
+MANIFEST_LIMIT = 1 << 20
+_OID = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
+Oid = msgspec.Meta(pattern=_OID)
+
+
+class _Shape(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    pass
+
+
+class BundleInfo(_Shape, frozen=True, kw_only=True):
+    """The bundle file beside the manifest."""
+
+    file: Literal["context.bundle"]
+    bytes: int
+    sha256: str
+
+
+class Source(_Shape, frozen=True, kw_only=True):
+    """Where and when the transfer was made."""
+
+    node: str
+    host: str
+    created_at: str
+    tool: str
+
+
+class Manifest(_Shape, frozen=True, kw_only=True):
+    """`manifest.json` (its own transfer schema, version 1)."""
+
+    schema_version: Literal[1]
+    kind: Literal["continuity-transfer"]
+    project: str
+    repository: str | None
+    root_commits: list[str]
+    branch: str
+    head: str
+    events: int
+    source: Source
+    bundle: BundleInfo
+    cursor: dict[str, Any] | None
+
+
+def _refuse(action: str, text: str) -> TransferRefused:
+    return TransferRefused(f"Refused {action}: {text}")
+
+
+def repository_id(store: Store) -> str | None:
+    """This clone's repository id (member config, else `work_repository`), or None."""
+    from continuity.workstreams.membership import load
+
+    return load(store.root, store.config, None).repository
+
+
+def root_commits(repo: Repo) -> list[str]:
+    """The root commits of the code's HEAD: who this repository is, across clones (empty without a commit)."""
+    result = repo.try_run("rev-list", "--max-parents=0", "HEAD")
+    return sorted(result.stdout.decode().split()) if result.returncode == 0 else []
+
+
+def _record(store: Store, repo: Repo, branch: str) -> str | None:
+    """Commit the local events the branch lacks; the branch's tip."""
+    syncer = Syncer(store, repo, branch, remote_of(store), None)
+    try:
+        syncer.record()
+        files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
+        return syncer.tip
+    finally:
+        syncer.close()
+
+
+def check_tracked(repo: Repo, tip: str) -> int:
+    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material."""
+    from continuity.sync.objects import ObjectReader
+    from events.guard import find_secret
+
+    listing = repo.run("ls-tree", "-r", "-z", "--full-tree", tip)
+    reader = ObjectReader(repo)
+    count = 0
+    try:
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            mode, kind, sha = meta.decode().split(" ")
+            path = raw_path.decode(errors="replace")
+            if kind != "blob" or mode != "100644":
+                raise _refuse("export", f"unsupported file in tracked context (mode {mode}): {path}")
+            _, data = reader.read(sha)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _refuse("export", f"tracked context file is not UTF-8 text: {path}") from None
+            if find_secret(text) is not None:
+                raise _refuse("export", f"refused secret-like material in tracked file: {path}")
+            count += 1
+    finally:
+        reader.close()
+    return count
+
+
+def _cursor(store: Store) -> dict[str, Any] | None:
+    from continuity.workstreams.service import workstreams_state
+    from projections.workstreams import active, unresolved
+
+    state, _, _ = workstreams_state(store, store.reading_project()[0])
+    ws = active(state)
+    if ws is None:
+        return None
+    return {"workstreamId": ws.id, "status": ws.status, "currentItemId": ws.cursor.current_item_id,
+            "nextAction": ws.cursor.next_action, "unresolved": len(unresolved(ws))}
+
+
+def _sha256(path: str) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def export(store: Store, out: str | None = None) -> dict[str, Any]:
+    """Write the bundle and its manifest; refused (nothing written) when a tracked file is unfit."""
+    from continuity.core.store import now_us
+    from events import clock
+
+    store.check_safe()
+    repo = open_repo(store)
+    branch = branch_of(store)
+    with files.sync_lock(store):
+        tip = _record(store, repo, branch)
+        if tip is None:
+            raise UsageError("nothing to export: the store has no events")
+        count = check_tracked(repo, tip)
+        folder = os.path.abspath(out) if out else os.path.join(store.root, *TRANSFER_REL.split("/"))
+        os.makedirs(folder, exist_ok=True)
+        if out is None:
+            write_atomic(os.path.join(folder, ".gitignore"), b"# written by continuity work export\n*\n")
+        bundle = os.path.join(folder, BUNDLE)
+        result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
+        if result.returncode != 0:
+            raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr)}")
+        write_atomic(bundle, result.stdout)
+    size, digest = _sha256(bundle)
+    manifest = Manifest(
+        schema_version=1, kind="continuity-transfer", project=store.reading_project()[0],
+        repository=repository_id(store), root_commits=root_commits(repo), branch=branch, head=tip, events=count,
+        source=Source(node=health.read_node(store) or "", host=socket.gethostname(), created_at=clock.iso(now_us()),
+                      tool="continuity"),
+        bundle=BundleInfo(file=BUNDLE, bytes=size, sha256=digest), cursor=_cursor(store))
+    write_atomic(os.path.join(folder, MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
+                                                              option=orjson.OPT_INDENT_2) + b"\n")
+    return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
+
+
+def read_manifest(folder: str) -> Manifest:
+    """The manifest, checked for shape; refused when missing, too large or malformed."""
+    path = os.path.join(folder, MANIFEST)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MANIFEST_LIMIT + 1)
+    except OSError as error:
+        raise _refuse("import", f"cannot read {path} ({error.strerror or error})") from None
+    if len(raw) > MANIFEST_LIMIT:
+        raise _refuse("import", f"{path} is larger than {MANIFEST_LIMIT} bytes")
+    try:
+        manifest = msgspec.json.decode(raw, type=Manifest)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise _refuse("import", f"invalid transfer manifest {path}: {error}") from None
+    if not re.match(_OID, manifest.head) or not re.fullmatch(r"[0-9a-f]{64}", manifest.bundle.sha256):
+        raise _refuse("import", f"invalid transfer manifest {path}: head or sha256 is not a hex digest")
+    return manifest
+
+
+def _identity_problem(store: Store | None, repo: Repo, manifest: Manifest) -> str | None:
+    here_roots = root_commits(repo)
+    other_roots = bool(here_roots and manifest.root_commits and not set(here_roots) & set(manifest.root_commits))
+    project = store.reading_project()[0] if store is not None else None
+    repository = repository_id(store) if store is not None else None
+    if (project is not None and project != manifest.project) or (
+            repository is not None and manifest.repository is not None and repository != manifest.repository) or (
+            other_roots):
+        return (f"transfer repository does not match this repository config (transfer: project {manifest.project}, "
+                f"repository {manifest.repository or '-'}; here: project {project or '-'}, repository "
+                f"{repository or '-'}{', other root commits' if other_roots else ''}).")
+    return None
+
+
+def import_transfer(root: str, folder: str) -> dict[str, Any]:
+    """Check the transfer, take its branch when it fast-forwards, write its events, mark the store offline."""
+    from continuity.core.initialize import init_store
+    from continuity.core.store import now_us
+    from continuity.readside.writers import refresh
+    from events import clock
+    from projections.registry import REGISTRY
+
+    folder = os.path.abspath(folder)
+    repo = Repo(root)
+    manifest = read_manifest(folder)
+    bundle = os.path.join(folder, manifest.bundle.file)
+    try:
+        size, digest = _sha256(bundle)
+    except OSError as error:
+        raise _refuse("import", f"cannot read {bundle} ({error.strerror or error})") from None
+    if size != manifest.bundle.bytes:
+        raise _refuse("import", "bundle size does not match the manifest.")
+    if digest != manifest.bundle.sha256:
+        raise _refuse("import", "bundle SHA-256 does not match the manifest.")
+    existing = Store(root) if os.path.exists(Store(root).config_path) else None
+    problem = _identity_problem(existing, repo, manifest)
+    if problem:
+        raise _refuse("import", problem)
+    verified = repo.try_run("bundle", "verify", "--quiet", bundle)
+    if verified.returncode != 0:
+        raise _refuse("import", f"git bundle verify failed: {repo.message(verified.stderr)}")
+    heads = repo.run("bundle", "list-heads", bundle).decode(errors="replace").split()
+    if f"refs/heads/{manifest.branch}" not in heads or heads[heads.index(f"refs/heads/{manifest.branch}") - 1] \
+            != manifest.head:
+        raise _refuse("import", "the bundle's context HEAD does not match the manifest.")
+    store = existing or init_store(root, project=manifest.project, language=None)[0]
+    store.check_safe()
+    branch = branch_of(store)
+    if branch != manifest.branch:
+        raise _refuse("import", f"transfer branch {manifest.branch!r} is not this store's branch {branch!r}.")
+    with files.sync_lock(store):
+        fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
+                               f"refs/heads/{branch}:refs/continuity/import/{branch}")
+        if fetched.returncode != 0:
+            raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr)}")
+        try:
+            tip = _record(store, repo, branch)
+            syncer = Syncer(store, repo, branch, remote_of(store), None)
+            try:
+                if tip is not None and tip != manifest.head and not repo.is_ancestor(tip, manifest.head):
+                    if not repo.is_ancestor(manifest.head, tip):
+                        raise _refuse("import", f"transfer HEAD {manifest.head[:12]} conflicts with the existing "
+                                      f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
+                    added = 0  # the branch already holds the transfer
+                else:
+                    added = syncer.restore(manifest.head)
+                    if tip != manifest.head:
+                        repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
+            finally:
+                syncer.close()
+        finally:
+            repo.try_run("update-ref", "-d", f"refs/continuity/import/{branch}")
+        marker = {"schemaVersion": 1, "importedAt": clock.iso(now_us()), "project": manifest.project,
+                  "repository": manifest.repository, "branch": branch, "head": manifest.head,
+                  "bundleSha256": manifest.bundle.sha256, "source": msgspec.to_builtins(manifest.source)}
+        write_atomic(health.offline_marker(store), orjson.dumps(marker, option=orjson.OPT_INDENT_2) + b"\n",
+                     within=store.path)
+    outcome = refresh(store, tuple(REGISTRY))
+    return {"ok": True, "action": "work-import", "project": manifest.project, "branch": branch,
+            "head": manifest.head, "added": added, "contextState": "OFFLINE_IMPORTED_CONTEXT",
+            "warnings": outcome.warnings}
+
+
+def reconnect_action(local: str | None, remote: str | None, local_in_remote: bool, remote_in_local: bool) -> str:
+    """By ancestry only: `in-sync`, `push` (the remote is behind), `fast-forward` (the branch is), or `diverged`."""
+    if local == remote:
+        return "in-sync"
+    if remote is None or remote_in_local:
+        return "push"
+    if local is None or local_in_remote:
+        return "fast-forward"
+    return "diverged"
+
+
+def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
+    """Leave offline mode by ancestry (see the module docstring); the marker goes only on success."""
+    from continuity.readside.writers import refresh
+    from projections.registry import REGISTRY
+
+    store.check_safe()
+    repo = open_repo(store)
+    branch = branch_of(store)
+    name = remote_of(store, remote)
+    guard_remote(repo, name)  # a URL with credentials is refused before git runs
+    if name in repo.remotes():
+        leaky = [url for url in repo.remote_urls(name) if has_secret(url)]
+        if leaky:
+            raise UsageError(f"refused remote {name!r}: its URL embeds credentials ({mask_url(leaky[0])}); "
+                             "reconnect uses the host's credential chain only")
+    offline = os.path.exists(health.offline_marker(store))
+    with files.sync_lock(store):
+        syncer = Syncer(store, repo, branch, name, None)
+        try:
+            syncer.record()
+            local = syncer.tip
+            remote_tip = repo.fetch(name, branch, syncer.tracking)
+            action = reconnect_action(
+                local, remote_tip,
+                bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),
+                bool(local and remote_tip and repo.is_ancestor(remote_tip, local)))
+            added = 0
+            if action == "diverged":
+                assert local is not None and remote_tip is not None
+                raise _refuse("reconnect", f"local and remote continuity histories diverged (local {local[:12]}, "
+                              f"remote {remote_tip[:12]}); both are kept"
+                              + (" and the store stays offline-imported" if offline else "")
+                              + ". Nothing was merged, rebased, reset or force-pushed.")
+            if action == "push":
+                assert local is not None
+                refused = repo.push(name, local, branch)
+                if refused is not None:
+                    raise _refuse("reconnect", f"the remote refused the push ({refused}); the store stays as it was.")
+                with contextlib.suppress(WriteFailed):  # git push may have moved it already
+                    repo.update_ref(syncer.tracking, local, remote_tip)
+                syncer.in_sync = True
+            elif action == "fast-forward":
+                assert remote_tip is not None
+                added = syncer.restore(remote_tip)
+                syncer._move(remote_tip)
+                syncer.in_sync = True
+            else:
+                syncer.in_sync = True
+            files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
+            if syncer.recorded_through is not None:
+                state = health.load(store) or health.SyncState()
+                state.pushed_through = syncer.recorded_through
+                health.save(store, state)
+        finally:
+            syncer.close()
+        if offline:
+            os.unlink(health.offline_marker(store))
+    outcome = refresh(store, tuple(REGISTRY))
+    return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": action,
+            "commit": syncer.tip, "added_remote": added, "was_offline": offline, "warnings": outcome.warnings}

@@ -1,0 +1,184 @@
+"""Repository membership (seed 002): `repositories/repositories.yaml` names the managed repositories.
+
+The registry lives at `<project root>/repositories/repositories.yaml`, or where `work_registry`
+in config.json points (a path relative to the project root: a shared central checkout). Its
+shape:
+
+    project: demo            # optional; when given it must be the store's project
+    repositories:
+      - id: web              # seed 002's id pattern
+        role: primary
+        path: ../web         # optional: where audit looks for it (default: a sibling folder named <id>)
+
+(`repositories` may also map ids to `{role, path}`.) It is read with PyYAML's safe loader.
+No registry file means membership is not managed: nothing is refused, `work status` says so.
+This clone's repository id is `repositoryId` in `.ai/context/config.json` (seed 002's member
+config, written by `continuity install ai-context --repository ID`), else `work_repository` in
+config.json, else the newest checkpoint's `repository`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+import orjson
+
+REGISTRY_REL = "repositories/repositories.yaml"
+MEMBER_CONFIG_REL = ".ai/context/config.json"
+REGISTRY_LIMIT = 1 << 20  # bytes; a registry is a short list
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class Member(msgspec.Struct, frozen=True, kw_only=True):
+    """One registered repository."""
+
+    id: str
+    role: str = ""
+    path: str | None = None
+
+
+class Membership(msgspec.Struct, frozen=True, kw_only=True):
+    """What the registry says, read once: None for `members` when there is no registry (unmanaged)."""
+
+    registry: str | None = None
+    project: str | None = None
+    members: dict[str, Member] | None = None
+    problem: str | None = None
+    repository: str | None = None
+    repository_source: str | None = None
+
+    @property
+    def managed(self) -> bool:
+        """Whether a registry file exists (readable or not)."""
+        return self.registry is not None
+
+
+def not_registered(repository: str) -> str:
+    """The contract's refusal for an unregistered repository."""
+    return f"Repository '{repository}' is not registered in {REGISTRY_REL}."
+
+
+def unregistered(membership: Membership, ids: Iterable[str]) -> list[str]:
+    """The contract's messages for the ids the registry does not list (none when unmanaged or unreadable)."""
+    if membership.members is None:
+        return []
+    return [not_registered(repo) for repo in dict.fromkeys(ids) if repo not in membership.members]
+
+
+def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str, Member], str | None]:
+    """The registry's project, its members, and the first problem (None when it is well formed)."""
+    if not isinstance(data, dict):
+        return None, {}, "the registry is not a mapping with a `repositories` list"
+    declared = data.get("project")
+    if declared is not None and not isinstance(declared, str):
+        return None, {}, "`project` is not a string"
+    raw = data.get("repositories")
+    if isinstance(raw, dict):
+        raw = [{"id": key, **(value if isinstance(value, dict) else {"role": "" if value is None else value})}
+               for key, value in raw.items()]
+    if not isinstance(raw, list):
+        return declared, {}, "`repositories` is missing or not a list"
+    members: dict[str, Member] = {}
+    for number, entry in enumerate(raw, 1):
+        entry = {"id": entry} if isinstance(entry, str) else entry
+        if not isinstance(entry, dict):
+            return declared, members, f"repositories entry {number} is not a mapping"
+        repo = entry.get("id", entry.get("repository"))
+        role, path = entry.get("role", ""), entry.get("path")
+        if not isinstance(repo, str) or not _ID.fullmatch(repo):
+            return declared, members, f"repositories entry {number} has no valid id (1-128 of A-Za-z0-9._-)"
+        if not isinstance(role, str) or (path is not None and not isinstance(path, str)):
+            return declared, members, f"repository {repo}: `role` and `path` must be strings"
+        if repo in members:
+            return declared, members, f"repository {repo} is listed twice"
+        members[repo] = Member(id=repo, role=role, path=path)
+    if declared is not None and project is not None and declared != project:
+        return declared, members, f"the registry is for project {declared!r}, not {project!r}"
+    return declared, members, None
+
+
+def registry_path(root: str, config: dict[str, Any]) -> str:
+    """Where this project's registry is (it may not exist)."""
+    given = config.get("work_registry")
+    if isinstance(given, str) and given and "\x00" not in given:
+        return os.path.normpath(os.path.join(root, given))
+    return os.path.join(root, *REGISTRY_REL.split("/"))
+
+
+def read_yaml(path: str) -> Any:
+    """A YAML file's data (safe loader only); ValueError with the reason when it cannot be read."""
+    import yaml
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(REGISTRY_LIMIT + 1)
+    except OSError as error:
+        raise ValueError(f"cannot read it ({error.strerror or error})") from None
+    if len(raw) > REGISTRY_LIMIT:
+        raise ValueError(f"it is larger than {REGISTRY_LIMIT} bytes")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(raw, Loader=loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"it is not valid YAML{where}") from None
+    except (RecursionError, ValueError, TypeError):
+        raise ValueError("it is not valid YAML") from None
+
+
+def member_repository(root: str) -> str | None:
+    """`repositoryId` of `.ai/context/config.json`, when the file is there and names a valid id."""
+    try:
+        with open(os.path.join(root, *MEMBER_CONFIG_REL.split("/")), "rb") as handle:
+            data = orjson.loads(handle.read(REGISTRY_LIMIT))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    value = data.get("repositoryId") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+
+
+def load(root: str, config: dict[str, Any], project: str | None,
+         checkpoint_repository: str | None = None) -> Membership:
+    """Read the registry and this clone's repository id (fail open: a problem, never an exception)."""
+    repository = member_repository(root)
+    source: str | None = MEMBER_CONFIG_REL
+    if repository is None:
+        configured = config.get("work_repository")
+        if isinstance(configured, str) and _ID.fullmatch(configured):
+            repository, source = configured, "config.json work_repository"
+        elif checkpoint_repository is not None:
+            repository, source = checkpoint_repository, "the newest checkpoint"
+        else:
+            source = None
+    path = registry_path(root, config)
+    if not os.path.lexists(path):
+        return Membership(repository=repository, repository_source=source)
+    try:
+        data = read_yaml(path)
+    except ValueError as error:
+        return Membership(registry=path, members={}, problem=f"{REGISTRY_REL} is unreadable: {error}",
+                          repository=repository, repository_source=source)
+    declared, members, problem = parse_registry(data, project)
+    return Membership(registry=path, project=declared, members=members,
+                      problem=f"{REGISTRY_REL}: {problem}" if problem else None,
+                      repository=repository, repository_source=source)
+
+
+def frozen_members(membership: Membership) -> frozenset[str] | None:
+    """The registered ids as a decision's fact (None: unmanaged)."""
+    return None if membership.members is None else frozenset(membership.members)
+
+
+def diagnostics(membership: Membership, ids: Iterable[str]) -> dict[str, Any]:
+    """The membership section of the runtime document: managed or not, this repository, what is wrong."""
+    wanted = [membership.repository] if membership.repository else []
+    problems = ([membership.problem] if membership.problem else []) + unregistered(membership, [*wanted, *ids])
+    return {"managed": membership.managed, "registry": membership.registry, "repository": membership.repository,
+            "repositorySource": membership.repository_source,
+            "registered": sorted(membership.members) if membership.members is not None else None,
+            "healthy": not problems, "problems": problems}

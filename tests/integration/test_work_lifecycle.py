@@ -1,0 +1,301 @@
+"""`work start|status|audit`, membership (repositories/repositories.yaml), `install ai-context`: real files and git."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_INVARIANT
+from tests.helpers import all_event_files
+from tests.integration.test_sync import IDENTITY, World, append, cli, git
+from tests.workstream_docs import tracked
+
+DOC = Path(".ai-bridge/context-checkpoint.json")
+UNREGISTERED_B = "Repository 'repo-b' is not registered in repositories/repositories.yaml."
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity from the environment only (HOME is isolated)."""
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def registry(root: Path, text: str) -> None:
+    (root / "repositories").mkdir(exist_ok=True)
+    (root / "repositories" / "repositories.yaml").write_text(text)
+
+
+def member(root: Path, repository: str, project: str = "demo") -> None:
+    (root / ".ai" / "context").mkdir(parents=True, exist_ok=True)
+    (root / ".ai" / "context" / "config.json").write_text(
+        json.dumps({"schemaVersion": 1, "projectId": project, "repositoryId": repository}))
+
+
+def write_doc(root: Path, doc: dict[str, Any]) -> None:
+    (root / DOC).parent.mkdir(parents=True, exist_ok=True)
+    (root / DOC).write_text(json.dumps(doc))
+
+
+def error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines and lines[-1].startswith("continuity: error: ")
+    return lines[-1].removeprefix("continuity: error: ")
+
+
+REGISTRY_A = "project: demo\nrepositories:\n  - id: repo-a\n    role: primary\n"
+
+
+def test_checkpoint_of_an_unregistered_repository_is_refused(project: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The document's repository must be registered: the contract's message, exit 12, nothing written."""
+    registry(project, REGISTRY_A)
+    before = all_event_files(project)
+    write_doc(project, tracked(repository="repo-b"))
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    assert error_line(capsys) == UNREGISTERED_B
+    assert all_event_files(project) == before
+    assert (project / DOC).exists()
+
+
+def test_a_workstream_repository_must_be_registered_too(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every repository the workstream names is checked, not only the document's own."""
+    registry(project, REGISTRY_A)
+    doc = tracked()
+    doc["continuity"]["workstream"]["repositories"].append({"repository": "repo-b", "role": "docs"})
+    write_doc(project, doc)
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    assert error_line(capsys) == UNREGISTERED_B
+    assert all_event_files(project) == before
+
+
+def test_registered_repository_checkpoints(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A registered repository passes; the mapping form of the registry is read the same."""
+    registry(project, "repositories:\n  repo-a: {role: primary}\n")
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    assert not (project / DOC).exists()
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("repositories: [\n", "not valid YAML at line"),
+    ("- repo-a\n", "not a mapping"),
+    ("repositories:\n  - id: repo-a\n  - id: repo-a\n", "listed twice"),
+    ("repositories:\n  - id: -bad\n", "no valid id"),
+    ("repositories:\n  - id: repo-a\n    role: [x]\n", "must be strings"),
+    ("project: other\nrepositories: [repo-a]\n", "for project 'other'"),
+    ("!!python/object/apply:os.system ['echo pwned']\n", "not valid YAML"),
+])
+def test_a_broken_registry_fails_writes_closed_and_status_unhealthy(
+        project: Path, capsys: pytest.CaptureFixture[str], text: str, reason: str) -> None:
+    """Malformed, duplicate, badly typed, another project's, or unsafe YAML: checkpoint refused, status exit 1."""
+    registry(project, text)
+    write_doc(project, tracked())
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    message = error_line(capsys)
+    assert reason in message and "nothing written" in message
+    assert all_event_files(project) == before
+    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
+    doc = json.loads(capsys.readouterr().out)
+    assert any(reason in problem for problem in doc["membership"]["problems"])
+
+
+def test_status_reports_an_unregistered_repository_and_exits_unhealthy(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The runtime JSON is still emitted; membership names the problem; exit 1."""
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    registry(project, "repositories:\n  - id: repo-z\n")
+    member(project, "repo-b")
+    capsys.readouterr()
+    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["activeWorkstream"]["id"] == "WS-1"
+    assert doc["membership"]["repository"] == "repo-b"
+    assert UNREGISTERED_B in doc["membership"]["problems"]
+    assert "Repository 'repo-a' is not registered in repositories/repositories.yaml." in doc["membership"]["problems"]
+    assert main(["work", "status"]) == EXIT_INTEGRITY
+    assert UNREGISTERED_B in capsys.readouterr().out
+
+
+def test_start_refuses_unregistered_and_runs_for_registered(project: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """start fails closed for an unregistered or unidentified repository; once registered it writes the runtime."""
+    registry(project, REGISTRY_A)
+    assert main(["work", "start"]) == EXIT_INVARIANT
+    assert "has no repository id" in error_line(capsys)
+    member(project, "repo-b")
+    assert main(["work", "start"]) == EXIT_INVARIANT
+    assert error_line(capsys) == UNREGISTERED_B
+    assert not (project / ".ai-bridge" / "context-runtime.json").exists()
+    member(project, "repo-a")
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    (project / ".ai-bridge" / "context-runtime.md").unlink()
+    capsys.readouterr()
+    assert main(["work", "start", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["membership"]["healthy"] and out["membership"]["repositorySource"] == ".ai/context/config.json"
+    assert out["contextState"] == "DIRTY_LOCAL_CONTEXT"  # never synced: its events exist only here
+    assert (project / ".ai-bridge" / "context-runtime.md").exists()
+
+
+# -- context states over real git --------------------------------------------------------------
+
+
+def state_of(root: Path) -> str:
+    code, out = cli("work", "status", "--root", str(root))
+    assert code == 0, out
+    return str(out["contextState"])
+
+
+def test_context_states_follow_the_branch_and_the_remote(tmp_path: Path) -> None:
+    """DIRTY before a push, CURRENT after, STALE when a fetch brought more, DIVERGED when both moved, OFFLINE."""
+    world = World(tmp_path)
+    append(world.a, "a1")
+    assert state_of(world.a) == "DIRTY_LOCAL_CONTEXT"
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert state_of(world.a) == "CURRENT_OR_FETCHED"
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    git(world.a, "fetch", "-q", "origin", "+refs/heads/continuity:refs/remotes/origin/continuity")
+    assert state_of(world.a) == "STALE_LOCAL_CONTEXT"
+    append(world.a, "a2")
+    assert cli("sync", "--no-push", "--root", str(world.a))[0] == 0  # merges locally: the branch is ahead
+    assert state_of(world.a) == "DIRTY_LOCAL_CONTEXT"
+    append(world.b, "b2")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    git(world.a, "fetch", "-q", "origin", "+refs/heads/continuity:refs/remotes/origin/continuity")
+    assert state_of(world.a) == "DIVERGED_LOCAL_CONTEXT"
+    (world.a / ".agent/runtime-continuity/local/offline-import.json").write_text("{}")
+    assert state_of(world.a) == "OFFLINE_IMPORTED_CONTEXT"
+
+
+# -- audit ---------------------------------------------------------------------------------------
+
+
+def snapshot_tree(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {str(p): (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def make_repo(path: Path, repository: str | None = None, project: str = "demo") -> None:
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    if repository is not None:
+        member(path, repository, project)
+
+
+def test_audit_reports_missing_mismatched_and_plausible_siblings_and_changes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registered-but-missing, configured-as-another-id, and a same-project sibling are reported; nothing written."""
+    root = tmp_path / "repo-a"
+    make_repo(root, "repo-a")
+    monkeypatch.chdir(root)
+    assert main(["init", "--project", "demo"]) == 0
+    registry(root, "project: demo\nrepositories:\n  - {id: repo-a, role: primary}\n  - {id: repo-b, role: api}\n"
+                   "  - {id: repo-c, role: docs}\n  - {id: repo-e, role: web, path: ../elsewhere/e}\n")
+    make_repo(tmp_path / "repo-b", "repo-x")  # registered as repo-b, configured as repo-x
+    make_repo(tmp_path / "elsewhere" / "e", "repo-e")
+    make_repo(tmp_path / "repo-d", "repo-d")  # same project, not registered
+    make_repo(tmp_path / "unrelated", "other", project="another")  # another project: not plausible
+    (tmp_path / "plain-folder").mkdir()
+    before = snapshot_tree(tmp_path)
+    code, out = cli("work", "audit")
+    assert code == EXIT_INTEGRITY
+    assert snapshot_tree(tmp_path) == before
+    status = {entry["id"]: entry["status"] for entry in out["registered"]}
+    assert status == {"repo-a": "present", "repo-b": "mismatched", "repo-c": "missing", "repo-e": "present"}
+    assert [Path(s["path"]).name for s in out["unregisteredSiblings"]] == ["repo-d"]
+    assert len(out["findings"]) == 3
+
+
+def test_audit_is_clean_when_everything_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No findings: exit 0."""
+    root = tmp_path / "repo-a"
+    make_repo(root, "repo-a")
+    monkeypatch.chdir(root)
+    assert main(["init", "--project", "demo"]) == 0
+    registry(root, REGISTRY_A)
+    code, out = cli("work", "audit")
+    assert code == 0 and out["findings"] == []
+
+
+# -- install ai-context ----------------------------------------------------------------------------
+
+
+def test_install_ai_context_writes_working_launchers_policy_and_config(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The launchers run `continuity work <action>`; AGENTS.md keeps other blocks; rerun changes nothing."""
+    (project / "AGENTS.md").write_text("# Team rules\n\nbe kind\n")
+    assert main(["install", "codex"]) == 0
+    assert main(["install", "ai-context", "--repository", "repo-a"]) == 0
+    agents = (project / "AGENTS.md").read_text()
+    assert "be kind" in agents and "<!-- continuity:begin -->" in agents
+    assert "<!-- continuity:ai-context:begin -->" in agents and "fingerprint" in agents
+    assert json.loads((project / ".ai/context/config.json").read_text()) == {
+        "schemaVersion": 1, "projectId": "demo", "repositoryId": "repo-a"}
+    files = {p: p.read_bytes() for p in (project / ".ai").rglob("*") if p.is_file()}
+    assert main(["install", "ai-context", "--repository", "repo-a"]) == 0
+    assert {p: p.read_bytes() for p in (project / ".ai").rglob("*") if p.is_file()} == files
+    registry(project, REGISTRY_A)
+    write_doc(project, tracked())
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
+           "CONTINUITY_BIN": str(Path(sys.executable).with_name("continuity"))}
+    sub = project / "src"
+    sub.mkdir()
+    for action in ("checkpoint", "start", "status"):
+        done = subprocess.run(["bash", str(project / ".ai/context/context.sh"), action, "--json"], cwd=sub, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (action, done.stderr)
+    assert json.loads(done.stdout)["activeWorkstream"]["id"] == "WS-1"
+    bad = subprocess.run(["bash", str(project / ".ai/context/context.sh"), "rm"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "usage" in bad.stderr
+    assert "& $exe work $args[0] --root $root @rest" in (project / ".ai/context/context.ps1").read_text()
+
+
+def test_install_ai_context_refuses_a_foreign_launcher_and_uninstall_keeps_what_is_not_ours(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A different context.sh needs --force; uninstall removes our files and block, keeps the member config."""
+    (project / ".ai/context").mkdir(parents=True)
+    (project / ".ai/context/context.sh").write_text("echo mine\n")
+    assert main(["install", "ai-context"]) == 2
+    assert "not continuity's launcher" in error_line(capsys)
+    assert (project / ".ai/context/context.sh").read_text() == "echo mine\n"
+    assert not (project / "AGENTS.md").exists()
+    assert main(["install", "ai-context", "--force", "--repository", "repo-a"]) == 0
+    (project / "AGENTS.md").write_text("intro\n\n" + (project / "AGENTS.md").read_text())
+    assert main(["uninstall", "ai-context"]) == 0
+    assert not (project / ".ai/context/context.sh").exists() and not (project / ".ai/context/context.ps1").exists()
+    assert (project / "AGENTS.md").read_text() == "intro\n"
+    assert (project / ".ai/context/config.json").exists()
+    assert main(["install", "ai-context", "--repository", "../x"]) == 2
+
+
+def test_verify_reports_a_workstream_invariant_broken_by_a_merge_of_two_clones(tmp_path: Path) -> None:
+    """Two clones each start a workstream offline from each other; after sync both, verify exits 1 naming it."""
+    world = World(tmp_path)
+    for root, ws_id in ((world.a, "WS-A"), (world.b, "WS-B")):
+        (root / ".ai-bridge").mkdir()
+        (root / DOC).write_text(json.dumps(tracked(ws_id)))
+        assert cli("work", "checkpoint", "--root", str(root))[0] == 0
+    code, out = cli("verify", "--root", str(world.a))
+    assert code == 0 and out["workstream_problems"] == []
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    code, out = cli("verify", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and not out["ok"]
+    assert any("WS-A" in problem and "WS-B" in problem for problem in out["workstream_problems"]), out
+    code, status = cli("work", "status", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and status["problems"] == out["workstream_problems"]

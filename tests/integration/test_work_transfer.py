@@ -1,0 +1,249 @@
+"""`work export|import|reconnect` over real git: bare remotes and clones in temp folders, no network."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from continuity.core.errors import EXIT_INVARIANT, EXIT_USAGE
+from continuity.core.store import Store
+from tests.helpers import all_event_files
+from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git
+from tests.workstream_docs import tracked
+
+MARKER = Path(".agent/runtime-continuity/local/offline-import.json")
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity from the environment only (HOME is isolated)."""
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def checkpoint(root: Path, doc: dict[str, object]) -> tuple[int, object]:
+    (root / ".ai-bridge").mkdir(exist_ok=True)
+    (root / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(doc))
+    return cli("work", "checkpoint", "--root", str(root))
+
+
+def offline_clone(world: World, name: str) -> Path:
+    """A fresh clone of the code with no remote and no store."""
+    path = world.clone(name, init=False)
+    git(path, "remote", "remove", "origin")
+    return path
+
+
+@pytest.fixture
+def exported(tmp_path: Path) -> tuple[World, Path]:
+    """Clone a checkpointed a workstream, synced it, and exported its branch to `transfer/`."""
+    world = World(tmp_path)
+    assert checkpoint(world.a, tracked())[0] == 0
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    code, out = cli("work", "export", "--out", str(tmp_path / "transfer"), "--root", str(world.a))
+    assert code == 0, out
+    return world, tmp_path / "transfer"
+
+
+def test_export_writes_bundle_and_manifest(exported: tuple[World, Path]) -> None:
+    """The manifest binds identity, branch, head, size, SHA-256 and the cursor; the bundle verifies."""
+    world, folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    data = (folder / "context.bundle").read_bytes()
+    assert manifest["bundle"] == {"file": "context.bundle", "bytes": len(data),
+                                  "sha256": hashlib.sha256(data).hexdigest()}
+    assert manifest["project"] == "demo" and manifest["branch"] == "continuity"
+    assert manifest["head"] == git(world.a, "rev-parse", "refs/heads/continuity").strip()
+    assert manifest["cursor"]["workstreamId"] == "WS-1" and manifest["cursor"]["unresolved"] == 2
+    assert manifest["rootCommits"] == git(world.a, "rev-list", "--max-parents=0", "HEAD").split()
+    git(world.a, "bundle", "verify", "--quiet", str(folder / "context.bundle"))
+
+
+def test_default_export_folder_is_git_ignored(exported: tuple[World, Path]) -> None:
+    """Without --out the transfer goes to .ai-bridge/context-transfer/, which git does not list."""
+    world, _ = exported
+    assert cli("work", "export", "--root", str(world.a))[0] == 0
+    assert (world.a / ".ai-bridge/context-transfer/context.bundle").exists()
+    assert "context-transfer" not in git(world.a, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_import_offline_checkpoint_then_reconnect_pushes(exported: tuple[World, Path]) -> None:
+    """Import on a fresh clone with no remote; status/start/checkpoint work offline; reconnect pushes."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == 0, out
+    assert (c / MARKER).exists()
+    assert event_names(c) == event_names(world.a)
+    code, status = cli("work", "status", "--root", str(c))
+    assert code == 0 and status["contextState"] == "OFFLINE_IMPORTED_CONTEXT"
+    assert status["activeWorkstream"]["id"] == "WS-1"
+    assert cli("work", "start", "--root", str(c))[0] == 0
+    doc = tracked(items=[{"id": "A1", "title": "Item A1", "status": "COMPLETED", "priority": "MEDIUM"},
+                         {"id": "A2", "title": "Item A2", "status": "IN_PROGRESS", "priority": "MEDIUM"}])
+    assert checkpoint(c, doc)[0] == 0
+    code, out = cli("sync", "--root", str(c))
+    assert code == EXIT_USAGE  # offline mode is left by reconnect only
+    git(c, "remote", "add", "origin", str(world.remote))
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == 0, out
+    assert out["result"] == "push"
+    assert not (c / MARKER).exists()
+    assert git(world.remote, "rev-parse", "continuity") == git(c, "rev-parse", "refs/heads/continuity")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert event_names(world.a) == event_names(c)
+
+
+def test_reconnect_fast_forwards_when_only_the_remote_moved(exported: tuple[World, Path]) -> None:
+    """Nothing new offline, the remote advanced: the branch fast-forwards and the events arrive."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    append(world.a, "after the export")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    git(c, "remote", "add", "origin", str(world.remote))
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == 0, out
+    assert out["result"] == "fast-forward" and out["added_remote"] == 1
+    assert event_names(c) == event_names(world.a)
+    assert git(c, "rev-parse", "refs/heads/continuity") == git(world.remote, "rev-parse", "continuity")
+
+
+def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[World, Path]) -> None:
+    """Both advanced: exit 12, both branches unchanged, the offline marker kept, the local events kept."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    append(c, "offline work")
+    append(world.a, "online work")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    remote_before = git(world.remote, "rev-parse", "continuity")
+    git(c, "remote", "add", "origin", str(world.remote))
+    names_before = event_names(c)
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == EXIT_INVARIANT
+    assert "histories diverged" in out["message"] and "offline-imported" in out["message"]
+    assert git(world.remote, "rev-parse", "continuity") == remote_before
+    assert (c / MARKER).exists()
+    assert event_names(c) == names_before
+    local = git(c, "rev-parse", "refs/heads/continuity").strip()
+    assert local != remote_before.strip() and git(c, "cat-file", "-t", local).strip() == "commit"
+    code, status = cli("work", "status", "--root", str(c))
+    assert status["contextState"] == "OFFLINE_IMPORTED_CONTEXT"
+
+
+def _refused_import(world: World, folder: Path, fragment: str) -> None:
+    c = offline_clone(world, "c")
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert fragment in out["message"]
+    assert not (c / ".agent").exists() or not all_event_files(c)
+    assert not (c / MARKER).exists()
+    assert git(c, "for-each-ref", "refs/heads/continuity", "refs/continuity") == ""
+
+
+def test_import_refuses_a_flipped_byte(exported: tuple[World, Path]) -> None:
+    """One byte changed, same size: the SHA-256 check refuses it."""
+    world, folder = exported
+    bundle = folder / "context.bundle"
+    data = bytearray(bundle.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    bundle.write_bytes(bytes(data))
+    _refused_import(world, folder, "bundle SHA-256 does not match the manifest.")
+
+
+def test_import_refuses_a_wrong_size(exported: tuple[World, Path]) -> None:
+    """A truncated bundle: the contract's size message."""
+    world, folder = exported
+    bundle = folder / "context.bundle"
+    bundle.write_bytes(bundle.read_bytes()[:-10])
+    _refused_import(world, folder, "bundle size does not match the manifest.")
+
+
+def test_import_refuses_another_repositorys_transfer(exported: tuple[World, Path], tmp_path: Path) -> None:
+    """A clone of other code (other root commits), or a store of another project, is refused."""
+    world, folder = exported
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "x").write_text("x\n")
+    git(other, "add", "x")
+    git(other, "commit", "-qm", "other code")
+    code, out = cli("work", "import", str(folder), "--root", str(other))
+    assert code == EXIT_INVARIANT
+    assert "transfer repository does not match this repository config" in out["message"]
+    assert not (other / ".agent").exists()
+    c = offline_clone(world, "c")
+    assert cli("init", "--project", "another", "--root", str(c))[0] == 0
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT and "project another" in out["message"]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m.update(extra=1),
+    lambda m: m.update(schemaVersion=2),
+    lambda m: m["bundle"].update(file="../../etc/passwd"),
+    lambda m: m.update(head="zz"),
+    lambda m: m.pop("branch"),
+])
+def test_import_refuses_a_malformed_manifest(exported: tuple[World, Path], edit: object) -> None:
+    """Unknown keys, another schema version, a path in `file`, a bad head, a missing key: refused."""
+    world, folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    edit(manifest)  # type: ignore[operator]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    _refused_import(world, folder, "manifest")
+
+
+def test_import_refuses_a_bundle_whose_head_is_not_the_manifests(exported: tuple[World, Path]) -> None:
+    """A valid bundle of another branch tip, with size and SHA-256 updated: the HEAD check refuses it."""
+    world, folder = exported
+    append(world.a, "later")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    git(world.a, "bundle", "create", "-q", str(folder / "context.bundle"), "refs/heads/continuity")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    data = (folder / "context.bundle").read_bytes()
+    manifest["bundle"].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    _refused_import(world, folder, "HEAD does not match the manifest")
+
+
+def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_path: Path) -> None:
+    """An event file holding a token (bytes matching its name) blocks export; the message names only the file."""
+    world = World(tmp_path)
+    append(world.a, "ordinary")
+    store = Store(str(world.a))
+    first = all_event_files(world.a)[0]
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    raw = json.loads(first.read_bytes())
+    raw["message"] = f"leaked {token}"
+    data = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    name = first.name[:-len("xxxxxxxxxxxx.json")] + hashlib.sha256(data).hexdigest()[:12] + ".json"
+    planted = first.parent / name
+    planted.write_bytes(data)
+    assert store.events_dir in str(planted)
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(world.a))
+    assert code == EXIT_INVARIANT
+    assert out["message"].endswith(f"refused secret-like material in tracked file: events/{first.parent.name}/{name}")
+    assert token not in json.dumps(out)
+    assert not (tmp_path / "t" / "context.bundle").exists()
+
+
+def test_reconnect_refuses_a_remote_url_with_credentials_without_echoing_it(exported: tuple[World, Path]) -> None:
+    """--remote with a token, or a configured remote whose URL holds one: exit 2, the token never printed."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    code, out = cli("work", "reconnect", "--remote", f"https://user:{token}@example.invalid/r.git", "--root", str(c))
+    assert code == EXIT_USAGE and token not in json.dumps(out)
+    git(c, "remote", "add", "origin", f"https://{token}@example.invalid/r.git")
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == EXIT_USAGE and token not in json.dumps(out) and "credentials" in out["message"]
+    assert (c / MARKER).exists()
+    shutil.rmtree(folder)

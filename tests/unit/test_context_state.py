@@ -1,0 +1,41 @@
+"""The context state decision and the registry parser: pure, no disk."""
+
+from __future__ import annotations
+
+import pytest
+
+from continuity.workstreams.context_state import ContextFacts, decide_state
+from continuity.workstreams.membership import Membership, parse_registry, unregistered
+
+
+@pytest.mark.parametrize("facts, state", [
+    (ContextFacts(), "CURRENT_OR_FETCHED"),
+    (ContextFacts(local_tip="a", remote_tip="a"), "CURRENT_OR_FETCHED"),
+    (ContextFacts(local_tip="a", remote_tip="b", remote_behind=True), "CURRENT_OR_FETCHED"),
+    (ContextFacts(local_tip="a", remote_tip="b", local_behind=True), "STALE_LOCAL_CONTEXT"),
+    (ContextFacts(local_tip="a", remote_tip="b", local_behind=True, waiting=2), "DIRTY_LOCAL_CONTEXT"),
+    (ContextFacts(waiting=1), "DIRTY_LOCAL_CONTEXT"),
+    (ContextFacts(local_tip="a", remote_tip="b", waiting=1), "DIVERGED_LOCAL_CONTEXT"),
+    (ContextFacts(offline=True, local_tip="a", remote_tip="b"), "OFFLINE_IMPORTED_CONTEXT"),
+])
+def test_decide_state(facts: ContextFacts, state: str) -> None:
+    """Each combination of facts gives the most pressing of seed 002's states."""
+    assert decide_state(facts) == state
+
+
+def test_parse_registry_forms_and_problems() -> None:
+    """List and mapping forms read the same; strings are ids; the first problem is named."""
+    listed = parse_registry({"repositories": [{"id": "a", "role": "p"}, "b"]}, "demo")
+    mapped = parse_registry({"repositories": {"a": {"role": "p"}, "b": None}}, "demo")
+    assert set(listed[1]) == set(mapped[1]) == {"a", "b"} and listed[2] is None
+    assert parse_registry({"repositories": [{"id": "a" * 129}]}, None)[2] == \
+        "repositories entry 1 has no valid id (1-128 of A-Za-z0-9._-)"
+    assert parse_registry(None, None)[2] == "the registry is not a mapping with a `repositories` list"
+    assert parse_registry({"repositories": 3}, None)[2] == "`repositories` is missing or not a list"
+
+
+def test_unregistered_only_when_managed() -> None:
+    """No registry: nothing is unregistered; with one, each missing id gets the contract's message once."""
+    assert unregistered(Membership(), ["x"]) == []
+    managed = Membership(registry="r", members={})
+    assert unregistered(managed, ["x", "x"]) == ["Repository 'x' is not registered in repositories/repositories.yaml."]
