@@ -14,10 +14,16 @@ from pathlib import Path
 from tests.helpers import REPO, cli_process
 
 
+def _default_sigint() -> None:
+    # A test run started in the background by a non-interactive shell (`... &`) ignores SIGINT,
+    # and a child inherits an ignored signal: Ctrl-C is what is tested here, so give it back.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(project: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     process = subprocess.Popen([sys.executable, "-m", "continuity", *args], cwd=project, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
     assert process.stderr is not None
     ready = process.stderr.readline().decode()  # the "watching ..." line comes once it listens
     assert "watching" in ready or "following" in ready, ready
