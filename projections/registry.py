@@ -10,7 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from projections import archives, handoffs, inbox, overview, refs, roles, sessions, tasks, team, worklog, workstreams
+from projections import (
+    archives,
+    handoffs,
+    inbox,
+    moments,
+    overview,
+    refs,
+    roles,
+    sessions,
+    tasks,
+    team,
+    worklog,
+    workstreams,
+)
 from projections.readmodel import ReadModel
 
 #: name -> read model, in the order catch-up folds them (any order is correct).
@@ -28,6 +41,7 @@ REGISTRY: dict[str, ReadModel[Any]] = {
         workstreams.MODEL,
         handoffs.MODEL,
         inbox.MODEL,
+        moments.MODEL,
     )
 }
 

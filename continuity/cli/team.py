@@ -57,7 +57,8 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
         decisions=tuple(args.decision), next_actions=tuple(args.next), open_questions=tuple(args.open_question),
         artifacts=tuple(args.artifact), context_used_percent=args.context_percent, transcript_path=args.transcript,
     )
-    drafts = decide_snapshot(resolve_identity(store.project, {"agent_id": args.agent}), request)
+    identity = resolve_identity(store.project, {"agent_id": args.agent})
+    drafts = decide_snapshot(identity, request)
     try:
         stored = store.open_log().append_many(drafts)[0]
     except WriteFailed as error:
@@ -67,8 +68,9 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
     checkpoint_id = f"CHK-{event.created_at}-{event.task}"
     outcome = refresh(store, ("team",))
     from continuity.cli.output import warn
+    from continuity.moments.deliver import emit_after_save
 
-    warn(outcome.warnings)
+    warn(outcome.warnings + emit_after_save(store, identity, [stored]))
     out.emit({"ok": True, "action": "snapshot", "checkpoint_id": checkpoint_id, "event_id": stored.event_id,
               "path": snapshot_relpath(event.team, event.agent, event.task)}, f"snapshot {checkpoint_id}")
     return 0

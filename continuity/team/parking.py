@@ -92,10 +92,13 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
             snapshot: Any = stored[index - 1].event
             parked.append(Parked(role=event.role, path=event.checkpoint_ref, event_id=snapshot.event_id,
                                  checkpoint_id=f"CHK-{snapshot.created_at}-{snapshot.task}"))
+    from continuity.moments.deliver import emit_after_save
     from continuity.sync import auto
 
+    shadows = emit_after_save(store, identity, stored)  # fail open: lines, never the park's exit code
     started = auto.start(store, "park")
-    return ParkResult(code=0, parked=parked, warnings=warnings + more + caught + ([started] if started else []))
+    return ParkResult(code=0, parked=parked,
+                      warnings=warnings + more + caught + shadows + ([started] if started else []))
 
 
 def _doctrine(store: Store, request: ParkRequest, drafts: list[Event]) -> list[str]:

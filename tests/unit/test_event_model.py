@@ -146,7 +146,8 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
                            artifacts=st.lists(texts, **small).map(tuple),
                            context_used_percent=st.none() | st.integers(0, 100), ttl_seconds=st.integers(1, 86400),
                            takeover_from=st.none() | names, checkpoint_ref=paths, description=texts,
-                           message_id=names, to_agent=names, text=texts)
+                           message_id=names, to_agent=names, text=texts, sink=names,
+                           moments=st.lists(names, min_size=1, max_size=3).map(tuple))
         extra.update({name: value for name, value in team_fields.items() if name in fields})
     if "handoff_id" in fields:  # handoff events: an id, an addressee, some artifacts
         handoff_fields = dict(handoff_id=names, to_agent=st.none() | names, to_host=st.none() | names,
