@@ -203,6 +203,12 @@ def held_roles(state: RolesState, request: ParkRequest, now_us: int) -> list[Rol
                   key=lambda role: role.role)
 
 
+def held_teams(state: RolesState, agent: str, now_us: int) -> list[str]:
+    """The teams in which the agent holds at least one role under a fresh lease now, by name."""
+    return sorted({team for team, roles in state.teams.items()
+                   for role in roles.values() if role.holder == agent and fresh_at(role, now_us)})
+
+
 def park_task(role: str) -> str:
     """The snapshot task a parked role is saved under: `role-<slug>`."""
     return task_slug(f"role-{role}")
