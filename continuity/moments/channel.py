@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from continuity.moments.paths import bus_relpath, config_relpath
+
 SCHEMA = "coord.checkpoints-channel.v1"
 ABSENT, OK, INVALID, UNREADABLE = "absent", "ok", "invalid", "unreadable"
 #: A config or registry bigger than this is not read (it is invalid).
@@ -46,16 +48,6 @@ class Loaded(msgspec.Struct, frozen=True, kw_only=True):
     state: str
     channel: Channel | None = None
     line: str | None = None
-
-
-def bus_relpath(team: str, name: str) -> str:
-    """A bus-v3 document of a team, relative to the store."""
-    return f"team/{team}/_coord/bus-v3/{name}"
-
-
-def config_relpath(team: str) -> str:
-    """The channel config, relative to the store."""
-    return bus_relpath(team, "checkpoints.json")
 
 
 def outbox_relpath(team: str, channel: Channel) -> str:

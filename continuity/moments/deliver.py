@@ -84,7 +84,7 @@ def _caught_up(store: Store, project: str, team: str) -> tuple[TeamMoments, list
 
 def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channel, moments: TeamMoments,
                     done: Delivery) -> None:
-    from continuity.team.files import snapshot_relpath
+    from continuity.team.plain import snapshot_relpath
 
     drafts = []
     tag_lines: list[str] = []

@@ -7,13 +7,14 @@ from typing import Any
 from continuity.core.store import Store
 from continuity.moments import channel as config
 from continuity.moments.decide import note
+from continuity.moments.paths import config_relpath
 from projections.moments import TeamMoments
 
 
 def listing(store: Store, team: str, moments: TeamMoments, *, pending_only: bool = False) -> tuple[dict[str, Any],
                                                                                                    list[str]]:
     """The channel's state and every moment (note, path, tags, delivered and pending sinks); lines to print."""
-    from continuity.team.files import snapshot_relpath
+    from continuity.team.plain import snapshot_relpath
 
     loaded = config.load_config(store.path, team)
     lines = [loaded.line] if loaded.line else []
@@ -31,7 +32,7 @@ def listing(store: Store, team: str, moments: TeamMoments, *, pending_only: bool
                       "task": moment.task, "path": path, "tags": tags,
                       "note": note(moment.agent, moment.task, moment.objective, path),
                       "delivered": dict(moment.delivered), "pending": due})
-    channel = {"state": loaded.state, "config": config.config_relpath(team), "sinks": sinks,
+    channel = {"state": loaded.state, "config": config_relpath(team), "sinks": sinks,
                "outbox": config.outbox_relpath(team, loaded.channel) if "outbox" in sinks and loaded.channel else None}
     return {"schema": "continuity.moments.v1", "team": team, "channel": channel, "moments": items}, lines
 

@@ -139,7 +139,7 @@ def take_snapshot(store: Store, identity: Identity, request: Any) -> tuple[dict[
     from continuity.moments.deliver import emit_after_save
     from continuity.readside.writers import refresh
     from continuity.team.decide import decide_snapshot
-    from continuity.team.files import snapshot_relpath
+    from continuity.team.plain import snapshot_relpath
 
     stored = store.open_log().append_many(decide_snapshot(identity, request))[0]
     event: Any = stored.event
