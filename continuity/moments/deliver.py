@@ -22,7 +22,7 @@ from continuity.moments.channel import Channel
 from continuity.moments.decide import decide_delivered, pending, record
 from events.errors import ContinuityError
 from events.sealing import StoredEvent
-from projections.moments import Moment, TeamMoments, note_objective
+from projections.moments import TeamMoments
 
 #: How much of a failing command's stderr a line shows.
 STDERR_SHOWN = 200
@@ -39,26 +39,28 @@ class Delivery(msgspec.Struct, kw_only=True):
 
 def emit_after_save(store: Store, identity: Identity, stored: list[StoredEvent]) -> list[str]:
     """After snapshots were saved: deliver their moments now. Returns the lines to print; never raises."""
-    teams: dict[str, TeamMoments] = {}
+    teams: dict[str, set[str]] = {}
     for each in stored:
         event: Any = each.event
         if event.kind == "snapshot.taken":
-            teams.setdefault(event.team, TeamMoments()).moments[event.event_id] = Moment(
-                moment_id=event.event_id, agent=event.agent, task=event.task,
-                objective=note_objective(event.objective), created_at=event.created_at)
+            teams.setdefault(event.team, set()).add(event.event_id)
     lines: list[str] = []
-    for team, moments in teams.items():
+    for team, moment_ids in teams.items():
         try:
-            done = deliver(store, identity, team, moments)
-        except Exception as error:
+            done = deliver(store, identity, team, only=moment_ids)
+        except Exception as error:  # a shadow never fails the save it follows
             lines.append(f"checkpoint moment: FAILED ({type(error).__name__}: {error}); the checkpoint is saved")
             continue
         lines.extend(done.lines)
     return lines
 
 
-def deliver(store: Store, identity: Identity, team: str, moments: TeamMoments | None = None) -> Delivery:
-    """Deliver the team's due moments (these `moments`, or every one the log holds) to each configured sink."""
+def deliver(store: Store, identity: Identity, team: str, only: set[str] | None = None) -> Delivery:
+    """Deliver the team's due moments (only those named in `only`, when given) to each configured sink.
+
+    Decided under `local/moments.lock` from the `moments` model caught up there, so a moment
+    a racing delivery already sent is not sent again.
+    """
     loaded = config.load_config(store.path, team)
     done = Delivery(state=loaded.state, lines=[loaded.line] if loaded.line else [])
     if loaded.channel is None:
@@ -66,10 +68,9 @@ def deliver(store: Store, identity: Identity, team: str, moments: TeamMoments | 
     from continuity.sync.files import flocked
 
     with flocked(os.path.join(store.local_dir, "moments.lock")):
-        if moments is None:
-            moments, warnings = _caught_up(store, identity.project, team)
-            done.lines.extend(warnings)
-        _deliver_locked(store, identity, team, loaded.channel, moments, done)
+        moments, warnings = _caught_up(store, identity.project, team)
+        done.lines.extend(warnings)
+        _deliver_locked(store, identity, team, loaded.channel, moments, done, only)
     return done
 
 
@@ -83,13 +84,13 @@ def _caught_up(store: Store, project: str, team: str) -> tuple[TeamMoments, list
 
 
 def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channel, moments: TeamMoments,
-                    done: Delivery) -> None:
+                    done: Delivery, only: set[str] | None) -> None:
     from continuity.team.plain import snapshot_relpath
 
     drafts = []
     tag_lines: list[str] = []
     for sink in channel.sinks():
-        due = pending(moments, sink)
+        due = pending(moments, sink, only)
         if not due:
             continue
         records = []

@@ -348,3 +348,25 @@ def test_a_shell_metacharacter_in_the_command_is_not_interpreted(project: Path, 
     assert snapshot(capsys)[0] == 0
     assert json.loads(received.read_text()) == ["; touch pwned", "$(touch pwned2)"]
     assert not (project / "pwned").exists() and not (project / "pwned2").exists()
+
+
+def test_racing_saves_and_deliveries_send_each_moment_once(project: Path) -> None:
+    """Snapshots and `moments deliver` in parallel processes: every moment reaches the outbox exactly once."""
+    import subprocess
+
+    configure(ok_config())
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    workers = []
+    for index in range(4):
+        workers.append(subprocess.Popen([sys.executable, "-m", "continuity", "snapshot", "core", f"a{index}", "t",
+                                         "--objective", f"o{index}"], cwd=project, env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        workers.append(subprocess.Popen([sys.executable, "-m", "continuity", "moments", "deliver", "core"],
+                                        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for worker in workers:
+        assert worker.wait(timeout=120) == 0, worker.stderr.read() if worker.stderr else ""
+    listed = json.loads(subprocess.run([sys.executable, "-m", "continuity", "moments", "list", "core", "--json"],
+                                       cwd=project, env=env, capture_output=True, text=True, timeout=60).stdout)
+    ids = [line["moment_id"] for line in outbox()]
+    assert sorted(ids) == sorted(item["moment_id"] for item in listed["moments"]) and len(set(ids)) == len(ids) == 4
+    assert all(item["pending"] == [] for item in listed["moments"])
