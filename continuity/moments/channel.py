@@ -113,7 +113,7 @@ def _parse(data: bytes) -> tuple[str, Channel | None]:
         return "api_version is not a string", None
     outbox = doc.get("outbox")
     if outbox is not None and not _relative_path(outbox):
-        return "outbox is not a relative path inside the store", None
+        return "outbox is not a relative path under team/ ending in .jsonl", None
     command = doc.get("command")
     if command is not None and (not isinstance(command, list) or not command or not all(
             isinstance(part, str) and part and "\x00" not in part for part in command)):
@@ -133,7 +133,8 @@ def _relative_path(value: Any) -> bool:
     if not isinstance(value, str) or not value or not _clean(value) or value.startswith("/") or "\\" in value:
         return False
     parts = value.split("/")
-    return all(part not in ("", ".", "..") for part in parts) and parts[0] not in ("events", "local")
+    return all(part not in ("", ".", "..") for part in parts) and parts[0] == "team" and len(parts) > 1 and \
+        value.endswith(".jsonl")
 
 
 def tags_for(store_path: str, team: str, agent: str) -> tuple[list[str] | None, str | None]:

@@ -89,13 +89,16 @@ def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channe
 
     drafts = []
     tag_lines: list[str] = []
+    tags_of: dict[str, tuple[list[str] | None, str | None]] = {}
     for sink in channel.sinks():
         due = pending(moments, sink, only)
         if not due:
             continue
         records = []
         for moment in due:
-            tags, line = config.tags_for(store.path, team, moment.agent)
+            if moment.agent not in tags_of:  # the registry is read once per agent and delivery
+                tags_of[moment.agent] = config.tags_for(store.path, team, moment.agent)
+            tags, line = tags_of[moment.agent]
             if line is not None and line not in tag_lines:
                 tag_lines.append(line)
             records.append(record(team, moment, snapshot_relpath(team, moment.agent, moment.task),
