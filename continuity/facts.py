@@ -196,6 +196,34 @@ def file_states(root: str, paths: list[str]) -> dict[str, str]:
     return states
 
 
+def handoff_addressees(root: str, paths: list[str]) -> dict[str, str]:
+    """Whom each handoff document names as its addressee: `agent:<name>` or `host:<name>` (none: it does not say).
+
+    Reads `to: {agent, host}` (continuity's handoff documents) or `to_agent` / `to_host`.
+    """
+    import orjson
+
+    found: dict[str, str] = {}
+    for path in paths:
+        if not path.endswith(".json"):
+            continue
+        try:
+            with open(path if os.path.isabs(path) else os.path.join(root, path), "rb") as handle:
+                data = orjson.loads(handle.read(1_000_001))
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        to = data.get("to")
+        to = to if isinstance(to, dict) else {}
+        for kind in ("agent", "host"):
+            name = to.get(kind, data.get(f"to_{kind}"))
+            if isinstance(name, str) and name and name.isprintable():
+                found[path] = f"{kind}:{name[:128]}"
+                break
+    return found
+
+
 def view_inputs(
     root: str, *, now_us: int, archived_git: Any, archived_read_first: list[str], handoffs: list[str],
     artifacts: list[str], latest_markdown: str | None, warnings: list[str],
@@ -211,6 +239,7 @@ def view_inputs(
         git=git,
         runs=run_files(root),
         handoff_states=file_states(root, handoffs),
+        handoff_to=handoff_addressees(root, handoffs),
         artifact_states=file_states(root, artifacts),
         read_first=tuple(read_first),
         latest_markdown=latest_markdown if latest_markdown and os.path.exists(latest_markdown) else None,

@@ -6,6 +6,7 @@ from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
+from events.moments import MomentsDelivered
 from events.session import SessionEnded, SessionStarted
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from events.team import (
@@ -49,4 +50,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MessageSent,
     MessageAcked,
     PresenceRecorded,
+    MomentsDelivered,
 )

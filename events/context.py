@@ -42,6 +42,8 @@ class ViewInputs(msgspec.Struct, frozen=True, kw_only=True):
     git: GitNow | None = None
     runs: tuple[RunFile, ...] = ()
     handoff_states: dict[str, str] = msgspec.field(default_factory=dict)
+    #: Whom each handoff document is addressed to: `agent:<name>` or `host:<name>` (absent: it does not say).
+    handoff_to: dict[str, str] = msgspec.field(default_factory=dict)
     artifact_states: dict[str, str] = msgspec.field(default_factory=dict)
     read_first: PathRefs = ()
     latest_markdown: PathRef | None = None

@@ -36,7 +36,14 @@ class EventLog(abc.ABC):
             raise ValueError(f"invalid node id {node!r}")
         self.node = node
         self.clock_us = clock_us
-        self.codec = codec or default_codec()
+        self._codec = codec
+
+    @property
+    def codec(self) -> Codec:
+        """The codec (the default one is built when first needed: a read whose models are current decodes nothing)."""
+        if self._codec is None:
+            self._codec = default_codec()
+        return self._codec
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, draft: Event, *, redact: bool = False) -> StoredEvent:

@@ -54,6 +54,7 @@ REGISTRY = Registry({
     "workstreams": "projections.workstreams",
     "handoffs": "projections.handoffs",
     "inbox": "projections.inbox",
+    "moments": "projections.moments",
 })
 
 

@@ -130,7 +130,31 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         "custom_instructions": text_of(payload.get("custom_instructions")),
         "last_assistant_message": text_of(payload.get("last_assistant_message")),
     }.items() if value}
-    return HookResult(recorded=_append(store, decide_pre_compact(work, who, note)))
+    recorded = _append(store, decide_pre_compact(work, who, note))
+    return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work))
+
+
+def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None) -> list[str]:
+    """Park the roles the agent holds (PreCompact, SessionEnd), with the work log's goal and next steps.
+
+    Fail open: a park that cannot be written is reported (hooks.log and one stderr line), never raised.
+    """
+    from continuity.team.parking import park_held
+
+    def content() -> tuple[str | None, tuple[str, ...]]:
+        nonlocal work
+        if work is None:
+            from continuity.readside.query import current_view
+
+            work = current_view(store, ("worklog",)).project(who.project).work
+        return work.current_goal or None, tuple(work.next)[:50]
+
+    done = park_held(store, who, content)
+    for line in done.problems:
+        report(store, harness, hook, line)
+    for line in done.warnings:
+        report(store, harness, hook, f"warning: {line}", quiet=True)
+    return done.recorded
 
 
 def simple_event(kind: str) -> Callable[[str, dict[str, Any], Store], HookResult]:
@@ -158,6 +182,7 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)
         stored, _ = archive(store, who, request, redact=True)
         recorded.extend(item.event_id for item in stored)
+    recorded.extend(_park_held(harness, "SessionEnd", store, who))
     from continuity.sync import auto as autosync
 
     warning = autosync.start(store, "session_end")

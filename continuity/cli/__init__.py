@@ -32,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fast = _hook_fast_path(args_list)
         if fast is None:
             fast = _log_fast_path(args_list)
+        if fast is None:
+            fast = _snapshot_fast_path(args_list)
         if fast is not None:
             return fast
         from continuity.cli.common import build_parser
@@ -70,6 +72,15 @@ def _hook_fast_path(args: list[str]) -> int | None:
     from continuity.adapters.hook_fast import handle
 
     return handle(args[1], root)
+
+
+def _snapshot_fast_path(args: list[str]) -> int | None:
+    """`snapshot` as agents and scripts call it: the plain append path, when it can vouch for it."""
+    if "snapshot" not in args:
+        return None
+    from continuity.cli.plain_snapshot import run
+
+    return run(args)
 
 
 def _log_fast_path(args: list[str]) -> int | None:

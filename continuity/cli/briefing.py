@@ -12,7 +12,6 @@ HELP = {
                 "latest snapshot (always exit 0)",
     "health": "per agent: presence age, snapshot age, leases; continuity-stale and expired leases flagged",
 }
-MODELS = ("inbox", "roles", "team", "handoffs")
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -27,30 +26,14 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.set_defaults(handler=_briefing if name == "briefing" else _health)
 
 
-def degraded_reason(warnings: list[str]) -> str | None:
-    """Why a read is not whole (an unreadable event, projections that could not be read), or None."""
-    for warning in warnings:
-        if warning.startswith("skipped ") or "unavailable" in warning or "nothing read" in warning:
-            return warning
-    return None
-
-
 def _briefing(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
-    from continuity.core.identity import resolve_identity
-    from continuity.team import board, render
-    from continuity.team.decide import checked_name
-    from continuity.team.service import TeamRead
+    from continuity.team import render
+    from continuity.team.service import BriefingRequest, briefing
 
-    team = checked_name(args.team, "team", "briefing")
-    store = open_store(args)
-    agent = resolve_identity(store.project, {"agent_id": args.agent}).agent_id
-    agent = None if agent is None else checked_name(agent, "agent", "briefing")
-    read = TeamRead(store, MODELS, args.as_of)
-    warn(read.warnings)
-    data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
-                          handoffs=read.of("handoffs"), team=team, agent=agent, everyone=args.all,
-                          now_us=read.now_us, degraded=degraded_reason(read.warnings))
+    data, warnings = briefing(open_store(args), BriefingRequest(team=args.team, agent=args.agent, all=args.all,
+                                                                as_of=args.as_of))
+    warn(warnings)
     out.emit(data, render.briefing_text(data))
     return 0
 

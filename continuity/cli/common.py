@@ -162,6 +162,7 @@ COMMAND_MODULES: dict[str, str] = {
     "beat": "continuity.cli.messages",
     "briefing": "continuity.cli.briefing",
     "health": "continuity.cli.briefing",
+    "moments": "continuity.cli.moments",
 }
 
 

@@ -63,43 +63,27 @@ def _identity(store: Any, args: argparse.Namespace) -> Any:
 
 
 def _create(args: argparse.Namespace, out: Output) -> int:
-    import os
-
     from continuity.cli.output import warn
-    from continuity.handoffs.decide import HandoffCreate, decide_create, doc_relpath
-    from continuity.handoffs.service import record
-    from continuity.team.decide import checked_name
+    from continuity.handoffs.decide import HandoffCreate
+    from continuity.handoffs.service import create
 
-    for value, kind in ((args.to_agent, "agent"), (args.to_host, "host"), (args.for_task, "task")):
-        if value is not None:
-            checked_name(value, kind, "handoff create")
     store = open_store(args)
-    identity = _identity(store, args)
-    request = HandoffCreate(to_agent=args.to_agent, to_host=args.to_host, for_task=args.for_task,
-                            message=args.message, artifacts=tuple(args.artifact))
-    handoff_id = f"HO-{os.urandom(5).hex()}"
-    stored, _, warnings = record(store, identity, lambda state: decide_create(state, identity, request, handoff_id))
-    warn(warnings)
-    out.emit({"ok": True, "action": "handoff create", "handoff_id": handoff_id, "event_id": stored.event_id,
-              "path": doc_relpath(handoff_id)}, f"handoff {handoff_id} -> {doc_relpath(handoff_id)}")
+    data = create(store, _identity(store, args), HandoffCreate(
+        to_agent=args.to_agent, to_host=args.to_host, for_task=args.for_task, message=args.message,
+        artifacts=tuple(args.artifact)))
+    warn(data.pop("warnings"))
+    out.emit(data, f"handoff {data['handoff_id']} -> {data['path']}")
     return 0
 
 
 def _move(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
-    from continuity.handoffs.decide import decide_move
-    from continuity.handoffs.service import record
-    from continuity.team.decide import checked_name
+    from continuity.handoffs.service import move
 
-    handoff_id = checked_name(args.handoff_id, "handoff", f"handoff {args.action}")
-    action = {"accept": "accepted", "reject": "rejected", "close": "closed"}[args.action]
     store = open_store(args)
-    identity = _identity(store, args)
-    stored, _, warnings = record(store, identity,
-                                 lambda state: decide_move(state, identity, handoff_id, action, args.note))
-    warn(warnings)
-    out.emit({"ok": True, "action": f"handoff {args.action}", "handoff_id": handoff_id, "state": action,
-              "event_id": stored.event_id}, f"handoff {handoff_id} {action}")
+    data = move(store, _identity(store, args), args.handoff_id, args.action, args.note)
+    warn(data.pop("warnings"))
+    out.emit(data, f"handoff {data['handoff_id']} {data['state']}")
     return 0
 
 
@@ -142,22 +126,18 @@ def handoff_text(handoff: Any) -> str:
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
     from continuity.core.text import one_line
-    from continuity.handoffs.files import handoff_document
+    from continuity.handoffs.service import listing
     from continuity.team.decide import checked_name
 
     if args.to_agent is not None:
         checked_name(args.to_agent, "agent", "handoff list")
-    state = _read(args)
-    everything = list(state.open.values()) + list(state.done.values())
-    wanted = {"pending", "accepted"} if args.state is None else \
-        {"pending", "accepted", "rejected", "closed"} if args.state == "all" else {args.state}
-    chosen = sorted((handoff for handoff in everything if handoff.state in wanted and
-                     (args.to_agent is None or handoff.to_agent == args.to_agent)),
-                    key=lambda handoff: (handoff.created_at, handoff.handoff_id), reverse=True)
-    lines = [f"{handoff.handoff_id}\t{handoff.state}\t{one_line(handoff.from_agent or '-')} -> "
-             f"{one_line(handoff.to_agent or 'host ' + (handoff.to_host or '-'))}\t{one_line(handoff.message)[:80]}"
-             for handoff in chosen]
-    out.emit({"handoffs": [handoff_document(handoff) for handoff in chosen]},
-             "\n".join(lines) if lines else "no handoffs")
+    data = listing(open_store(args), args.state, args.to_agent, getattr(args, "as_of", None))
+    warn(data.pop("warnings"))
+    lines = [f"{each['handoff_id']}\t{each['state']}\t{one_line(each['from']['agent'] or '-')} -> "
+             f"{one_line(each['to']['agent'] or 'host ' + (each['to']['host'] or '-'))}\t"
+             f"{one_line(each['message'])[:80]}"
+             for each in data["handoffs"]]
+    out.emit(data, "\n".join(lines) if lines else "no handoffs")
     return 0

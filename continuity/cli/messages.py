@@ -48,37 +48,26 @@ def _who(args: argparse.Namespace, command: str, *, required: bool = True) -> tu
     return store, identity, team, agent
 
 
-def _append(store: Any, drafts: list[Any]) -> tuple[Any, list[str]]:
-    from continuity.team.service import caught_up
-
-    stored = store.open_log().append_many(drafts)[0]
-    return stored, caught_up(store, drafts[0].project, ("inbox",))[1]
-
-
 def _send(args: argparse.Namespace, out: Output) -> int:
-    import os
-
     from continuity.cli.output import warn
-    from continuity.team.decide import checked_name, decide_send
+    from continuity.team.service import SendRequest, send
 
     store, identity, team, _ = _who(args, "send", required=False)
-    to = checked_name(args.to, "agent", "send")
-    message_id = f"MSG-{os.urandom(5).hex()}"
-    stored, warnings = _append(store, decide_send(identity, team, to, args.message, message_id))
+    data, warnings = send(store, identity, SendRequest(team=team, to=args.to, message=args.message, agent=args.agent))
     warn(warnings)
-    out.emit({"ok": True, "action": "send", "message_id": message_id, "to": to, "event_id": stored.event_id},
-             f"sent {message_id} to {to}")
+    out.emit(data, f"sent {data['message_id']} to {data['to']}")
     return 0
 
 
 def _beat(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.team.decide import decide_beat
+    from continuity.team.service import caught_up
 
     store, identity, team, agent = _who(args, "beat")
     assert agent is not None
-    stored, warnings = _append(store, decide_beat(identity, team, agent))
-    warn(warnings)
+    stored = store.open_log().append_many(decide_beat(identity, team, agent))[0]
+    warn(caught_up(store, identity.project, ("inbox",))[1])
     event: Any = stored.event
     out.emit({"ok": True, "action": "beat", "agent": agent, "at": event.created_at, "event_id": stored.event_id},
              f"beat {agent} at {event.created_at}")
@@ -87,39 +76,19 @@ def _beat(args: argparse.Namespace, out: Output) -> int:
 
 def _inbox(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
-    from continuity.team import board, render
-    from continuity.team.service import TeamRead
+    from continuity.team import render
+    from continuity.team.service import InboxRequest, inbox
 
     store, identity, team, agent = _who(args, "inbox")
-    assert agent is not None
-    if args.ack is not None:
-        if args.as_of is not None:
-            from continuity.core.errors import UsageError
-
-            raise UsageError("inbox: --ack records; it does not go with --as-of")
-        return _ack(store, identity, team, agent, args.ack, out)
-    read = TeamRead(store, ("inbox",), args.as_of)
-    warn(read.warnings)
-    items = board.inbox_items(read.of("inbox"), team, agent, read=args.all)
-    text = f"inbox of {agent} in team/{team}: " + (f"{len(items)} message(s)\n" if items else "empty\n")
-    out.emit({"team": team, "agent": agent, "messages": items}, text + "".join(
-        line + "\n" for line in render.messages(items)))
-    return 0
-
-
-def _ack(store: Any, identity: Any, team: str, agent: str, message_id: str, out: Output) -> int:
-    from continuity.cli.output import warn
-    from continuity.readside.decided import record_decided, refreshed
-    from continuity.team.decide import checked_name, decide_ack
-    from projections.inbox import MODEL
-
-    message_id = checked_name(message_id, "message", "inbox")
-    stored, warnings = record_decided(store, MODEL, identity.project, refreshed(MODEL),
-                                      lambda state: decide_ack(state, identity, team, agent, message_id),
-                                      what="inbox")
+    data, warnings = inbox(store, identity, InboxRequest(team=team, agent=agent, ack=args.ack, all=args.all),
+                           as_of=args.as_of)
     warn(warnings)
-    out.emit({"ok": True, "action": "ack", "message_id": message_id, "event_id": stored[0].event_id},
-             f"acknowledged {message_id}")
+    if args.ack is not None:
+        out.emit(data, f"acknowledged {data['message_id']}")
+        return 0
+    items = data["messages"]
+    text = f"inbox of {agent} in team/{team}: " + (f"{len(items)} message(s)\n" if items else "empty\n")
+    out.emit(data, text + "".join(line + "\n" for line in render.messages(items)))
     return 0
 
 

@@ -45,10 +45,10 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _snapshot(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
     from continuity.core.identity import resolve_identity
-    from continuity.readside.writers import refresh
-    from continuity.team.decide import SnapshotRequest, decide_snapshot
-    from continuity.team.files import snapshot_relpath
+    from continuity.team.decide import SnapshotRequest
+    from continuity.team.service import take_snapshot
     from events.errors import WriteFailed
 
     store = open_store(args)
@@ -57,50 +57,31 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
         decisions=tuple(args.decision), next_actions=tuple(args.next), open_questions=tuple(args.open_question),
         artifacts=tuple(args.artifact), context_used_percent=args.context_percent, transcript_path=args.transcript,
     )
-    drafts = decide_snapshot(resolve_identity(store.project, {"agent_id": args.agent}), request)
     try:
-        stored = store.open_log().append_many(drafts)[0]
+        data, warnings = take_snapshot(store, resolve_identity(store.project, {"agent_id": args.agent}), request)
     except WriteFailed as error:
         out.error(f"snapshot: nothing was saved ({error})", EXIT_NOT_SAVED)
         return EXIT_NOT_SAVED
-    event: Any = stored.event
-    checkpoint_id = f"CHK-{event.created_at}-{event.task}"
-    outcome = refresh(store, ("team",))
-    from continuity.cli.output import warn
-
-    warn(outcome.warnings)
-    out.emit({"ok": True, "action": "snapshot", "checkpoint_id": checkpoint_id, "event_id": stored.event_id,
-              "path": snapshot_relpath(event.team, event.agent, event.task)}, f"snapshot {checkpoint_id}")
+    warn(warnings)
+    out.emit(data, f"snapshot {data['checkpoint_id']}")
     return 0
 
 
 def _resume(args: argparse.Namespace, out: Output) -> int:
     import orjson
 
-    from continuity.core.store import now_us
-    from continuity.readside.query import current_view
-    from continuity.team import resume
-    from continuity.team.service import as_of_us
-
-    store = open_store(args)
-    project, warnings = store.reading_project()
-    view = current_view(store, ("team",), as_of=args.as_of)
     from continuity.cli.output import warn
+    from continuity.team.service import ResumeRequest, resume
 
-    warn(warnings + view.warnings)
-    teams = view.project(project).of("team").teams
-    member = teams.get(args.team, {}).get(args.agent)
-    snapshot = resume.pick(member, args.task)
-    now = now_us() if args.as_of is None else as_of_us(args.as_of)
-    age = resume.age_seconds(snapshot.created_at, now) if snapshot is not None else None
-    error_code, line = resume.freshness(args.max_age, age, snapshot)
+    result = resume(open_store(args), ResumeRequest(team=args.team, agent=args.agent, task=args.task,
+                                                    max_age=args.max_age, as_of=args.as_of))
+    warn(result.warnings)
     if out.as_json:
-        sys.stdout.buffer.write(orjson.dumps(resume.as_json(snapshot, age, error_code), option=orjson.OPT_INDENT_2)
-                                + b"\n")
+        sys.stdout.buffer.write(orjson.dumps(result.data, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        sys.stdout.write(resume.brief(snapshot, age))
+        sys.stdout.write(result.brief)
     sys.stdout.flush()
-    if line is not None:
-        sys.stderr.write(line + "\n")
+    if result.line is not None:
+        sys.stderr.write(result.line + "\n")
         return EXIT_NOT_FRESH
     return 0

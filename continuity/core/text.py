@@ -41,6 +41,11 @@ def _stand_in(match: re.Match[str]) -> str:
     return "\u2421" if code == 0x7F else "\ufffd"
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, an ellipsis marking the cut (a title or item in a one-line entry)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def one_line(text: str) -> str:
     """`text` for a one-line view: every control, bidi mark and line break replaced by a visible stand-in."""
     if text.isprintable():  # no control, format, separator or surrogate character at all

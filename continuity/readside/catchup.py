@@ -415,7 +415,7 @@ def _fold(
     log: FileEventLog, days: _Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
 ) -> tuple[int, list[str]]:
     """Read each needed day once and fold its new events into every model behind them."""
-    decode = log.codec.decode
+    decode: Callable[[bytes], Any] | None = None  # the codec is built only when an event is read
     skipped: list[str] = []
     # Days before every model's checkpoint day are never read: start at the oldest one needed,
     # so a catch-up costs O(new days), not O(all days) per model.
@@ -429,6 +429,8 @@ def _fold(
         first = min(starts)
         wanted = [name for name in listed[first:] if names.parse_name(name) is not None]
         for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
+            if decode is None:
+                decode = log.codec.decode
             try:
                 event = decode(raw)
             except EventUndecodable as error:

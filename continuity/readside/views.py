@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # the models' modules are imported when a command loads them 
 
 #: What the session commands (status, archive, resume-bundle) read.
 SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
-#: What the resume brief reads: the session models, tasks, runs and memories, and the active workstream.
-BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams")
+#: What the resume brief reads: the session models, tasks, runs and memories, the active workstream, and the
+#: agent's team snapshots.
+BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team")
 
 
 class Models:

@@ -12,10 +12,11 @@ from typing import Any
 import msgspec
 
 from continuity.core.paths import archive_relpath, event_relpath
-from continuity.core.text import block, one_line
+from continuity.core.text import block, one_line, shortened
 from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of
 from continuity.tasks.resume import work_of
+from continuity.team.brief import team_lines, team_part
 from continuity.workstreams.documents import brief_lines, brief_section
 from events import clock
 from events.context import ViewInputs
@@ -48,12 +49,13 @@ def age(then: str | None, now: str) -> str:
 
 def build(
     project: ProjectView, inputs: ViewInputs, *, as_of: str | None = None, session_id: str | None = None,
-    agent_id: str | None = None, run_id: str | None = None,
+    agent_id: str | None = None, run_id: str | None = None, host: str | None = None,
 ) -> dict[str, Any]:
     """The bundle as a dict: seed 004's resume-bundle fields and more.
 
     For the session, agent and run it is served to, when given: the session's compaction
-    count, its current run, the agent's open tasks (every open task when no agent is named).
+    count, its current run, the agent's open tasks (every open task when no agent is named),
+    its team resume; pending handoffs addressed to another agent or host are left out.
     """
     now = inputs.now
     session = project.sessions.sessions.get(session_id) if session_id else None
@@ -82,7 +84,9 @@ def build(
          "mentioned": age(mention.created_at, now), "event_id": mention.event_id}
         for mention in reversed(project.refs.handoffs.values())
     ]
-    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "rejected")]
+    pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "rejected")
+               and _addressed_to(inputs.handoff_to.get(h["path"]), agent_id, host)]
+    mine = [h for h in pending if agent_id and inputs.handoff_to.get(h["path"]) == f"agent:{agent_id}"]
     git = msgspec.to_builtins(inputs.git) if inputs.git else None
     return {
         "ok": True,
@@ -136,7 +140,20 @@ def build(
         "events": project.events,
         "warnings": list(inputs.warnings),
         "workstream": workstream,
+        "team": team_part(project.of("team"), agent_id, now, mine),
     }
+
+
+def _addressed_to(to: str | None, agent_id: str | None, host: str | None) -> bool:
+    """Whether a handoff is for the brief's reader: no addressee, or the reader's agent or host (when known)."""
+    if to is None:
+        return True
+    kind, _, name = to.partition(":")
+    if kind == "agent":
+        return agent_id is None or name == agent_id
+    if kind == "host":
+        return host is None or name == host
+    return True
 
 
 def _item(text: str) -> str:
@@ -153,6 +170,9 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """
     work = bundle["work"]
     sections: list[tuple[str, list[str]]] = [("## Next action", [block(one_line(bundle["next_action"]))])]
+    team = bundle.get("team")
+    if team:
+        sections.extend(team_lines(team))
     if bundle.get("workstream"):
         sections.append(brief_lines(bundle["workstream"]))
     sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
@@ -165,8 +185,10 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Newest memories", [
         one_line(f"- {_short(m['title'])} ({m['kind']}, {m['age']}; {m['memory_id']})")
         for m in bundle["tasks"]["memories"][:MEMORIES_SHOWN]]))
+    shown = {h["path"] for h in team["handoffs"]} if team else set()
     sections.append(("## Pending handoffs", [f"{_item(one_line(h['path']))} ({one_line(h['state'])}, mentioned "
-                                             f"{h['mentioned']})" for h in bundle["pending_handoffs"]]))
+                                             f"{h['mentioned']})" for h in bundle["pending_handoffs"]
+                                             if h["path"] not in shown]))
     sections.append(("## Recent events", [
         one_line(f"- {e['age']}: {e['kind']}" + (f" [{e['phase']}]" if e.get("phase") else "")
                  + (f" {e['message']}" if e["message"] else "")) for e in bundle["runtime_events"]
@@ -194,7 +216,7 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 def _short(text: str, limit: int = TITLE_CHARS) -> str:
     """`text` cut to `limit` characters (a title in a one-line entry)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shortened(text, limit)
 
 
 def _task_sections(work: dict[str, Any]) -> list[tuple[str, list[str]]]:

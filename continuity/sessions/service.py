@@ -164,7 +164,7 @@ def resume_bundle(
         latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else [])],
     )
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
-                        run_id=identity.run_id)
+                        run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
     if record:
@@ -211,7 +211,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
                 f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
         data = bundle.build(state, served.inputs, session_id=served.served_to, agent_id=served.agent_id,
-                            run_id=served.run_id)
+                            run_id=served.run_id, host=served.host)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
@@ -219,5 +219,6 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
     now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
     inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
-    data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id)
+    data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id,
+                        host=identity.host)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings)

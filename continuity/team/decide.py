@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
 from continuity.core.errors import InvalidTransition, MessageNotFound, RoleConflict, RoleNotFound, UsageError
 from continuity.core.identity import Identity
+from continuity.team.plain import task_slug
 from events.base import Event, Name
 from events.team import (
     MessageAcked,
@@ -24,8 +24,6 @@ from events.team import (
 from projections.inbox import InboxState
 from projections.roles import Role, RolesState, fresh_at
 
-_NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
-
 
 class SnapshotRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What `snapshot <team> <agent> <task>` was asked to record."""
@@ -40,14 +38,6 @@ class SnapshotRequest(msgspec.Struct, frozen=True, kw_only=True):
     artifacts: tuple[str, ...] = ()
     context_used_percent: int | None = None
     transcript_path: str | None = None
-
-
-def task_slug(task: str) -> str:
-    """The task as one path segment: runs of other characters become `-`, no dots at the ends."""
-    slug = _NOT_SEGMENT.sub("-", task).strip("-.").replace("..", ".")[:128]
-    if not slug:
-        raise UsageError(f"snapshot: task {task!r} has no characters usable in a name")
-    return slug
 
 
 def decide_snapshot(identity: Identity, request: SnapshotRequest) -> list[Event]:
@@ -203,6 +193,12 @@ def held_roles(state: RolesState, request: ParkRequest, now_us: int) -> list[Rol
                   key=lambda role: role.role)
 
 
+def held_teams(state: RolesState, agent: str, now_us: int) -> list[str]:
+    """The teams in which the agent holds at least one role under a fresh lease now, by name."""
+    return sorted({team for team, roles in state.teams.items()
+                   for role in roles.values() if role.holder == agent and fresh_at(role, now_us)})
+
+
 def park_task(role: str) -> str:
     """The snapshot task a parked role is saved under: `role-<slug>`."""
     return task_slug(f"role-{role}")
@@ -210,7 +206,7 @@ def park_task(role: str) -> str:
 
 def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now_us: int) -> list[Event]:
     """Per fresh held role: a snapshot (task `role-<slug>`), then the role's checkpoint_ref pointing at it."""
-    from continuity.team.files import snapshot_relpath
+    from continuity.team.plain import snapshot_relpath
 
     held = held_roles(state, request, now_us)
     if not held:

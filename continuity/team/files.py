@@ -7,23 +7,14 @@ from typing import Any
 
 from continuity.core.fsio import pretty_json, write_if_changed
 from continuity.core.store import Store
-from continuity.team.resume import POINTER_SCHEMA, document
+from continuity.team.plain import POINTER_SCHEMA, pointer_relpath, snapshot_relpath
+from continuity.team.resume import document
 from continuity.team.roles import role_document, role_relpath
 from events.base import Event
 from events.errors import ContinuityError
 from projections.readmodel import Projects
 from projections.roles import RolesState
 from projections.team import Teams
-
-
-def snapshot_relpath(team: str, agent: str, task: str) -> str:
-    """Where a task's snapshot document lives, relative to the store."""
-    return f"team/{team}/member/{agent}/continuity/{task}/latest.json"
-
-
-def pointer_relpath(team: str, agent: str) -> str:
-    """Where an agent's newest-snapshot pointer lives, relative to the store."""
-    return f"team/{team}/member/{agent}/continuity/LATEST.json"
 
 
 class TeamWriter:

@@ -8,6 +8,7 @@ WRITTEN` with seed 000's code (2: nothing held; 1: role state unreadable; 3: the
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -92,10 +93,62 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
             snapshot: Any = stored[index - 1].event
             parked.append(Parked(role=event.role, path=event.checkpoint_ref, event_id=snapshot.event_id,
                                  checkpoint_id=f"CHK-{snapshot.created_at}-{snapshot.task}"))
+    from continuity.moments.deliver import emit_after_save
     from continuity.sync import auto
 
+    shadows = emit_after_save(store, identity, stored)  # fail open: lines, never the park's exit code
     started = auto.start(store, "park")
-    return ParkResult(code=0, parked=parked, warnings=warnings + more + caught + ([started] if started else []))
+    return ParkResult(code=0, parked=parked,
+                      warnings=warnings + more + caught + shadows + ([started] if started else []))
+
+
+class HookPark(msgspec.Struct, kw_only=True):
+    """What parking for a hook did: the events recorded, loud problems (nothing parked), quiet warnings."""
+
+    recorded: list[str] = msgspec.field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def park_held(store: Store, identity: Identity,
+              content: Callable[[], tuple[str | None, tuple[str, ...]]]) -> HookPark:
+    """Park every team's roles the agent holds under a fresh lease (PreCompact, SessionEnd). Never raises.
+
+    `content` gives the snapshots' objective and next actions; it is asked only when something is held.
+    """
+    from continuity.core import store as clock
+    from events.errors import ContinuityError
+
+    done = HookPark()
+    agent = identity.agent_id
+    if not agent:
+        return done
+    try:
+        state, warnings = service.readable_roles(store, identity.project)
+        done.warnings.extend(warnings)
+        if state is None:
+            done.problems.append(f"park: could not determine which fresh roles {agent} holds (role state "
+                                 f"unreadable, not empty) — {NOT_WRITTEN}.")
+            return done
+        teams = decide.held_teams(state, agent, clock.now_us())
+        if not teams:
+            return done
+        objective, next_actions = content()
+        for team in teams:
+            request = ParkRequest(team=team, agent=decide.checked_name(agent, "agent", "park"), objective=objective,
+                                  next_actions=next_actions)
+            try:
+                result = park(store, identity, request)
+            except ContinuityError as error:
+                done.problems.append(f"park: team/{team}: {error} — {NOT_WRITTEN}.")
+                continue
+            done.warnings.extend(result.warnings)
+            if result.code != 0:
+                done.problems.extend(result.errors)
+            done.recorded.extend(each.event_id for each in result.parked)
+    except (ContinuityError, OSError) as error:
+        done.problems.append(f"park: {error} — {NOT_WRITTEN}.")
+    return done
 
 
 def _doctrine(store: Store, request: ParkRequest, drafts: list[Event]) -> list[str]:

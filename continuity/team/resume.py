@@ -10,11 +10,10 @@ from decimal import Decimal
 from typing import Any
 
 from continuity.core.text import one_line
+from continuity.team.plain import SCHEMA
 from events import clock
 from projections.team import Member, Snapshot, order_key
 
-SCHEMA = "coord.teams.continuity.v1"
-POINTER_SCHEMA = "coord.continuity-latest.v1"
 MAX_DURATION_S = 999_999_999 * 86_400
 SKEW_US = 1_000_000
 _DURATION = re.compile(r"(\d+(\.\d+)?|\.\d+)([smhd])", re.IGNORECASE | re.ASCII)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from continuity.readside.catchup import Outcome
@@ -80,3 +82,154 @@ def as_of_us(point: str) -> int:
     if point.startswith("RCE-"):
         return clock.parse_stamp(point[4:26])
     return clock.parse_iso(point)
+
+
+# -- the commands' API: the CLI and the MCP tools build these requests and call these ------------
+class ResumeRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose resume brief: the team, the agent, one task (default: the newest), freshness, a replay point."""
+
+    team: str
+    agent: str
+    task: str | None = None
+    max_age: str | None = None
+    as_of: str | None = None
+
+
+class BriefingRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose briefing: the team, the agent (None: every member), everyone's sections, a replay point."""
+
+    team: str
+    agent: str | None = None
+    all: bool = False
+    as_of: str | None = None
+
+
+class InboxRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose inbox (and read messages too with `all`), or a message to acknowledge."""
+
+    team: str
+    agent: str | None = None
+    ack: str | None = None
+    all: bool = False
+
+
+class SendRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A message from `agent` to `to` in a team."""
+
+    team: str
+    to: str
+    message: str
+    agent: str | None = None
+
+
+class ResumeResult(msgspec.Struct, kw_only=True):
+    """A resume read: the `--json` object, the text brief, the freshness failure line (None: fresh enough)."""
+
+    data: dict[str, Any]
+    brief: str
+    line: str | None
+    warnings: list[str]
+
+
+def take_snapshot(store: Store, identity: Identity, request: Any) -> tuple[dict[str, Any], list[str]]:
+    """Decide and append one snapshot, catch the team documents up, emit its moment (fail open).
+
+    WriteFailed propagates: the caller says nothing was saved.
+    """
+    from continuity.moments.deliver import emit_after_save
+    from continuity.readside.writers import refresh
+    from continuity.team.decide import decide_snapshot
+    from continuity.team.plain import snapshot_relpath
+
+    stored = store.open_log().append_many(decide_snapshot(identity, request))[0]
+    event: Any = stored.event
+    try:
+        warnings = refresh(store, ("team",)).warnings
+    except (OSError, ContinuityError) as error:  # the snapshot is durable whatever the read side does
+        warnings = [f"projections not caught up ({error})"]
+    return {"ok": True, "action": "snapshot", "checkpoint_id": f"CHK-{event.created_at}-{event.task}",
+            "event_id": stored.event_id, "path": snapshot_relpath(event.team, event.agent, event.task)}, \
+        warnings + emit_after_save(store, identity, [stored])
+
+
+def resume(store: Store, request: ResumeRequest) -> ResumeResult:
+    """The resume brief of an agent's newest snapshot (or one task's), its age now, and freshness. A pure read."""
+    from continuity.team import resume as brief
+
+    read = TeamRead(store, ("team",), request.as_of)
+    member = read.of("team").teams.get(request.team, {}).get(request.agent)
+    snapshot = brief.pick(member, request.task)
+    age = brief.age_seconds(snapshot.created_at, read.now_us) if snapshot is not None else None
+    error_code, line = brief.freshness(request.max_age, age, snapshot)
+    return ResumeResult(data=brief.as_json(snapshot, age, error_code), brief=brief.brief(snapshot, age), line=line,
+                        warnings=read.warnings)
+
+
+BRIEFING_MODELS = ("inbox", "roles", "team", "handoffs")
+
+
+def briefing(store: Store, request: BriefingRequest) -> tuple[dict[str, Any], list[str]]:
+    """The session-start briefing (seed 000's `coord.teams.briefing.v1`); never raises for a bad read."""
+    from continuity.core.identity import resolve_identity
+    from continuity.team import board
+    from continuity.team.decide import checked_name
+
+    team = checked_name(request.team, "team", "briefing")
+    agent = resolve_identity(store.project, {"agent_id": request.agent}).agent_id
+    agent = None if agent is None else checked_name(agent, "agent", "briefing")
+    read = TeamRead(store, BRIEFING_MODELS, request.as_of)
+    data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
+                          handoffs=read.of("handoffs"), team=team, agent=agent, everyone=request.all,
+                          now_us=read.now_us, degraded=degraded_reason(read.warnings))
+    return data, read.warnings
+
+
+def degraded_reason(warnings: list[str]) -> str | None:
+    """Why a read is not whole (an unreadable event, projections that could not be read), or None."""
+    for warning in warnings:
+        if warning.startswith("skipped ") or "unavailable" in warning or "nothing read" in warning:
+            return warning
+    return None
+
+
+def inbox(store: Store, identity: Identity, request: InboxRequest, as_of: str | None = None,
+          ) -> tuple[dict[str, Any], list[str]]:
+    """An agent's inbox (unread; read ones too with `all`), or, with `ack`, that message marked read."""
+    from continuity.core.errors import UsageError
+    from continuity.team import board
+    from continuity.team.decide import checked_name, decide_ack
+
+    team = checked_name(request.team, "team", "inbox")
+    if not identity.agent_id:
+        raise UsageError("inbox: give --agent or set CONTINUITY_AGENT")
+    agent = checked_name(identity.agent_id, "agent", "inbox")
+    if request.ack is not None:
+        if as_of is not None:
+            raise UsageError("inbox: --ack records; it does not go with --as-of")
+        from continuity.readside.decided import record_decided, refreshed
+        from projections.inbox import MODEL
+
+        message_id = checked_name(request.ack, "message", "inbox")
+        stored, warnings = record_decided(store, MODEL, identity.project, refreshed(MODEL),
+                                          lambda state: decide_ack(state, identity, team, agent, message_id),
+                                          what="inbox")
+        return {"ok": True, "action": "ack", "message_id": message_id, "event_id": stored[0].event_id}, warnings
+    read = TeamRead(store, ("inbox",), as_of)
+    items = board.inbox_items(read.of("inbox"), team, agent, read=request.all)
+    return {"team": team, "agent": agent, "messages": items}, read.warnings
+
+
+def send(store: Store, identity: Identity, request: SendRequest) -> tuple[dict[str, Any], list[str]]:
+    """Append one message to an agent of a team; the inbox model catches up."""
+    import os
+
+    from continuity.team.decide import checked_name, decide_send
+
+    team = checked_name(request.team, "team", "send")
+    if request.agent is not None:
+        checked_name(request.agent, "agent", "send")
+    to = checked_name(request.to, "agent", "send")
+    message_id = f"MSG-{os.urandom(5).hex()}"
+    stored = store.open_log().append_many(decide_send(identity, team, to, request.message, message_id))[0]
+    return {"ok": True, "action": "send", "message_id": message_id, "to": to, "event_id": stored.event_id}, \
+        caught_up(store, identity.project, ("inbox",))[1]

@@ -21,6 +21,8 @@ SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
 TASK_TOOLS = {"create_task", "update_task", "start_agent_run", "complete_agent_run", "list_tasks", "list_memories"}
 #: The seed-002 tools (continuity/adapters/mcp/work_tools.py).
 WORK_TOOLS = {"work_checkpoint", "work_status", "work_validate", "work_item_add", "work_item_update", "work_cursor_set"}
+#: The seed-000 team tools (continuity/adapters/mcp/team_tools.py).
+TEAM_TOOLS = {"snapshot", "resume", "park", "briefing", "inbox", "send", "handoff"}
 
 #: `continuity mcp` as the CLI runs it, before common.py lists the command (setdefault: also after).
 CLI_MCP = (
@@ -83,7 +85,7 @@ def test_lists_six_tools_with_schemas_from_the_structs(tmp_path: Path) -> None:
         return {tool.name: tool for tool in (await session.list_tools()).tools}
 
     tools = with_session(tmp_path, root, body)
-    assert set(tools) == SIX | TASK_TOOLS | WORK_TOOLS
+    assert set(tools) == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS
     expected = {
         "log": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__) | {"redact"},
         "checkpoint": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__),
@@ -171,7 +173,7 @@ def test_without_a_store_tools_answer_one_line_errors(tmp_path: Path) -> None:
         return names, error_line(await session.call_tool("status", {}))
 
     names, message = with_session(tmp_path, empty, body)
-    assert names == SIX | TASK_TOOLS | WORK_TOOLS
+    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS
     assert message.startswith("no store at ") and "continuity init" in message
 
 
@@ -197,7 +199,7 @@ def test_continuity_mcp_command_serves_the_same_tools(tmp_path: Path) -> None:
         return names, payload(await session.call_tool("log", {"message": "via the CLI command"}))
 
     names, logged = with_session(tmp_path, root, body, args=["-c", CLI_MCP.format(root=str(root))])
-    assert names == SIX | TASK_TOOLS | WORK_TOOLS and logged["action"] == "log"
+    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS and logged["action"] == "log"
 
 
 def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> None:

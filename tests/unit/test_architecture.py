@@ -110,7 +110,8 @@ def test_every_error_class_names_a_documented_exit_code() -> None:
 
 
 #: The entry modules of the plain append path (`log`, `checkpoint`, record-only hooks).
-PLAIN_ENTRIES = ("continuity.cli.plain_log", "continuity.adapters.hook_fast", "continuity.cli")
+PLAIN_ENTRIES = ("continuity.cli.plain_log", "continuity.cli.plain_snapshot", "continuity.team.plain",
+                 "continuity.moments.paths", "continuity.adapters.hook_fast", "continuity.cli")
 #: What that path must never load at import time (the whole point of it: see docs/performance.md).
 PLAIN_FORBIDDEN = {"msgspec", "orjson", "argparse", "structlog", "typing_extensions", "uuid", "decimal"}
 
@@ -148,7 +149,8 @@ def test_the_plain_append_path_imports_no_msgspec() -> None:
             parents = [".".join(name.split(".")[:depth]) for depth in range(1, name.count(".") + 2)]
             todo.extend(parent for parent in parents if parent in ours)
     reached = {name.split(".")[0] for module in seen for name in module_level_imports(module)}
-    assert {"events.plain", "events.durable", "events.plain_table", "continuity.core.store"} <= seen
+    assert {"events.plain", "events.durable", "events.plain_table", "continuity.core.store",
+            "continuity.team.plain", "continuity.moments.paths"} <= seen
     assert reached & PLAIN_FORBIDDEN == set()
     # the walk does find msgspec where it is imported at module level
     assert "msgspec" in {name.split(".")[0] for name in module_level_imports("events.codec")}

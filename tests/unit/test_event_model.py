@@ -80,7 +80,9 @@ def envelope() -> dict[str, Any]:
 
 work_ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
 entries = st.lists(paths, max_size=3, unique=True).map(tuple)
-one_line_titles = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=40)
+#: One-line titles: printable, no control characters (C0, DEL, C1) and not only spaces (the Structs' pattern).
+TITLE_CHARS = st.characters(min_codepoint=33, max_codepoint=0x2FF, blacklist_categories=("Cc", "Zs"))
+one_line_titles = st.text(TITLE_CHARS, min_size=1, max_size=40)
 cursors = st.builds(Cursor, current_item_id=st.none() | work_ids, phase=st.none() | texts,
                     next_action=one_line_titles)
 items = st.builds(WorkItemData, id=work_ids, title=one_line_titles, status=st.sampled_from(ITEM_STATUSES),
@@ -140,7 +142,7 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
     if "reason" in fields:
         extra["reason"] = st.none() | texts
     if "title" in fields:  # task events: a non-empty one-line title (required on task.created)
-        titles = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=40)
+        titles = st.text(TITLE_CHARS, min_size=1, max_size=40)
         extra["title"] = titles if event_type.__struct_config__.tag == "task.created" else st.none() | titles
     if "team" in fields:  # team events: names for team, agent, task and role, some text in each list
         team_fields = dict(team=names, agent=names, task=names, role=names, objective=texts,
@@ -148,7 +150,8 @@ def payload(event_type: type[Event]) -> dict[str, Any]:
                            artifacts=st.lists(texts, **small).map(tuple),
                            context_used_percent=st.none() | st.integers(0, 100), ttl_seconds=st.integers(1, 86400),
                            takeover_from=st.none() | names, checkpoint_ref=paths, description=texts,
-                           message_id=names, to_agent=names, text=texts)
+                           message_id=names, to_agent=names, text=texts, sink=names,
+                           moments=st.lists(names, min_size=1, max_size=3).map(tuple))
         extra.update({name: value for name, value in team_fields.items() if name in fields})
     if "handoff_id" in fields:  # handoff events: an id, an addressee, some artifacts
         handoff_fields = dict(handoff_id=names, to_agent=st.none() | names, to_host=st.none() | names,

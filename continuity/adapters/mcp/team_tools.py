@@ -1,0 +1,179 @@
+"""The team tools (seed 000): `snapshot`, `resume`, `park`, `briefing`, `inbox`, `send`, `handoff`.
+
+Inputs are built from the request Structs the CLI builds (continuity/team/decide.py,
+continuity/team/service.py, continuity/handoffs/decide.py); each tool calls the same service
+as the CLI and answers with what the CLI prints with `--json`, plus its warnings (a client
+has no stderr). A park that writes nothing answers `ok: false` with seed 000's banner and
+code, as `park --json` does: the call itself succeeded, the checkpoint was not written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from continuity.adapters.mcp.registry import pick, tool, tool_input
+from continuity.adapters.mcp.tools import identity
+from continuity.core.errors import UsageError
+from continuity.core.identity import Identity
+from continuity.core.store import Store
+from continuity.handoffs.decide import HandoffCreate
+from continuity.team.decide import ParkRequest, SnapshotRequest
+from continuity.team.service import BriefingRequest, InboxRequest, ResumeRequest, SendRequest
+
+
+class Who(msgspec.Struct, frozen=True, kw_only=True):
+    """Who writes, besides the agent the tool's own arguments name."""
+
+    project: str | None = None
+    host: str | None = None
+    session_id: str | None = None
+
+
+class ParkOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How park checks what it writes."""
+
+    handoff: bool = False
+
+
+class HandoffAction(msgspec.Struct, frozen=True, kw_only=True):
+    """What `handoff` does: create one, move one (accept, reject, close) or list them."""
+
+    action: Literal["create", "accept", "reject", "close", "list"]
+    handoff_id: str | None = None
+    note: str = ""
+    state: Literal["pending", "accepted", "rejected", "closed", "all"] | None = None
+    agent: str | None = None
+
+
+TEAM_HELP = {
+    "team": "the team", "agent": "the agent (default: env CONTINUITY_AGENT)", "task": "the task",
+    "objective": "what the work is for, one line", "decisions": "decisions made", "next_actions": "next actions",
+    "open_questions": "open questions", "artifacts": "artifacts: paths or URLs (<remote>#<ref>@<commit> claims "
+    "pushed state)", "context_used_percent": "how much of the context window was used (0-100)",
+    "transcript_path": "the session transcript", "max_age": "fail freshness unless at most this old: 30s, 15m, 12h, 2d",
+    "role": "park only this role", "handoff": "parking for a successor: check the parking doctrine first",
+    "all": "every member (briefing) or read messages too (inbox)", "ack": "acknowledge this message id",
+    "to": "the agent the message is for", "to_agent": "create: the agent it is for",
+    "to_host": "create: the host it is for", "for_task": "create: the task it concerns",
+    "handoff_id": "accept, reject, close: the handoff", "note": "accept, reject, close: a note",
+    "state": "list: which state (default pending and accepted)",
+}
+SnapshotInput = tool_input("SnapshotInput", "A team snapshot of an agent's task.", SnapshotRequest, Who,
+                           help_for=TEAM_HELP)
+ResumeInput = tool_input("ResumeInput", "Whose team resume brief to read.", ResumeRequest, filled=(),
+                         help_for=TEAM_HELP)
+ParkInput = tool_input("ParkInput", "Park the roles an agent holds.", ParkRequest, ParkOptions, Who,
+                       filled=("project", "agent"), help_for=TEAM_HELP)
+BriefingInput = tool_input("BriefingInput", "Whose team briefing to read.", BriefingRequest, filled=(),
+                           help_for=TEAM_HELP)
+InboxInput = tool_input("InboxInput", "Whose team inbox to read (or a message to acknowledge).", InboxRequest, Who,
+                        help_for=TEAM_HELP)
+SendInput = tool_input("SendInput", "A message to an agent of a team.", SendRequest, Who, help_for=TEAM_HELP)
+HandoffInput = tool_input("HandoffInput", "A handoff to create, accept, reject, close, or the handoffs to list.",
+                          HandoffAction, HandoffCreate, Who, filled=("project", "message"), help_for=TEAM_HELP)
+
+
+def _who(request: Any, store: Store, agent: str | None) -> Identity:
+    return identity(_Ids(request, agent), store)
+
+
+class _Ids:
+    """A team request seen as an identity request: the agent it names is the writer."""
+
+    def __init__(self, request: Any, agent: str | None) -> None:
+        for name in Identity.__struct_fields__:
+            setattr(self, name, getattr(request, name, None) if name in Who.__struct_fields__ else None)
+        self.agent_id = agent
+
+
+@tool("snapshot", SnapshotInput, "Record a structured team snapshot of your task (objective, decisions, next "
+      "actions, open questions, artifacts) so a fresh session resumes from it.")
+def snapshot(request: Any, store: Store) -> dict[str, Any]:
+    """The `snapshot` tool."""
+    from continuity.team import service
+
+    data, warnings = service.take_snapshot(store, _who(request, store, request.agent), pick(SnapshotRequest, request))
+    return {**data, "warnings": warnings}
+
+
+@tool("resume", ResumeInput, "An agent's newest team snapshot as a deterministic resume brief (and its age); "
+      "max_age makes freshness a requirement. Read-only.")
+def resume(request: Any, store: Store) -> dict[str, Any]:
+    """The `resume` tool."""
+    from continuity.team import service
+
+    result = service.resume(store, pick(ResumeRequest, request))
+    return {**result.data, "brief": result.brief, "freshness_failure": result.line, "warnings": result.warnings}
+
+
+@tool("park", ParkInput, "At session exit: snapshot every role you hold under a fresh lease (or just role) and "
+      "point its checkpoint_ref at it. ok false says CHECKPOINT NOT WRITTEN.")
+def park(request: Any, store: Store) -> dict[str, Any]:
+    """The `park` tool."""
+    from continuity.team import decide
+    from continuity.team.parking import park as park_roles
+
+    who = _who(request, store, request.agent)
+    if not who.agent_id:
+        raise UsageError("park: give agent or set CONTINUITY_AGENT")
+    wanted = pick(ParkRequest, request)
+    checked = msgspec.structs.replace(
+        wanted, team=decide.checked_name(wanted.team, "team", "park"),
+        agent=decide.checked_name(who.agent_id, "agent", "park"),
+        role=None if wanted.role is None else decide.checked_name(wanted.role, "role", "park"))
+    result = park_roles(store, who, checked, handoff=request.handoff)
+    if result.code != 0:
+        return {"ok": False, "exit_code": result.code, "message": result.errors[-1], "errors": result.errors,
+                "warnings": result.warnings}
+    return {"ok": True, "action": "park", "parked": msgspec.to_builtins(result.parked), "lines": result.lines(),
+            "warnings": result.warnings}
+
+
+@tool("briefing", BriefingInput, "Session start for a team in one call: presence, board, inbox, needs-me, pending "
+      "handoffs, latest snapshot. Read-only, never fails.")
+def briefing(request: Any, store: Store) -> dict[str, Any]:
+    """The `briefing` tool."""
+    from continuity.team import service
+
+    data, warnings = service.briefing(store, pick(BriefingRequest, request))
+    return {**data, "warnings": warnings}
+
+
+@tool("inbox", InboxInput, "An agent's unread team messages; with ack, mark one read.")
+def inbox(request: Any, store: Store) -> dict[str, Any]:
+    """The `inbox` tool."""
+    from continuity.team import service
+
+    wanted = pick(InboxRequest, request)
+    data, warnings = service.inbox(store, _who(request, store, wanted.agent), wanted)
+    return {**data, "warnings": warnings}
+
+
+@tool("send", SendInput, "Send a message to an agent of a team.")
+def send(request: Any, store: Store) -> dict[str, Any]:
+    """The `send` tool."""
+    from continuity.team import service
+
+    wanted = pick(SendRequest, request)
+    data, warnings = service.send(store, _who(request, store, wanted.agent), wanted)
+    return {**data, "warnings": warnings}
+
+
+@tool("handoff", HandoffInput, "Hand work to another agent or host and track it: create (to_agent or to_host, "
+      "message), accept, reject, close (handoff_id), or list.")
+def handoff(request: Any, store: Store) -> dict[str, Any]:
+    """The `handoff` tool."""
+    from continuity.handoffs import service
+
+    who = _who(request, store, request.agent)
+    if request.action == "list":
+        return service.listing(store, request.state, None)
+    if request.action == "create":
+        if request.message is None:
+            raise UsageError("handoff create: give message")
+        return service.create(store, who, pick(HandoffCreate, request))
+    if request.handoff_id is None:
+        raise UsageError(f"handoff {request.action}: give handoff_id")
+    return service.move(store, who, request.handoff_id, request.action, request.note)

@@ -1,0 +1,1 @@
+"""The checkpoint channel (seed 000): moments, the shadows of saved snapshots, and their delivery."""

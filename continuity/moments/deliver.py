@@ -1,0 +1,191 @@
+"""Delivering moments to a team's sinks, once per sink: the JSONL outbox and a command on stdin.
+
+Fail open, always: a sink that fails, hangs (killed after the config's timeout) or is
+missing costs a line on stderr, never the exit code of the save it follows. Delivery
+is recorded (`moments.delivered`) under `local/moments.lock`, so two deliveries never
+send one moment twice to a sink; a moment whose sink failed stays due for
+`continuity moments deliver`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from continuity.core.identity import Identity
+from continuity.core.store import Store
+from continuity.moments import channel as config
+from continuity.moments.channel import Channel
+from continuity.moments.decide import decide_delivered, pending, record
+from events.errors import ContinuityError
+from events.sealing import StoredEvent
+from projections.moments import TeamMoments
+
+#: How much of a failing command's stderr a line shows.
+STDERR_SHOWN = 200
+
+
+class Delivery(msgspec.Struct, kw_only=True):
+    """What one delivery did: the config state, moments delivered per sink, and the lines to print."""
+
+    state: str
+    delivered: dict[str, int] = msgspec.field(default_factory=dict)
+    failed: list[str] = msgspec.field(default_factory=list)
+    lines: list[str] = msgspec.field(default_factory=list)
+
+
+def emit_after_save(store: Store, identity: Identity, stored: list[StoredEvent]) -> list[str]:
+    """After snapshots were saved: deliver their moments now. Returns the lines to print; never raises."""
+    teams: dict[str, set[str]] = {}
+    for each in stored:
+        event: Any = each.event
+        if event.kind == "snapshot.taken":
+            teams.setdefault(event.team, set()).add(event.event_id)
+    lines: list[str] = []
+    for team, moment_ids in teams.items():
+        try:
+            done = deliver(store, identity, team, only=moment_ids)
+        except Exception as error:  # a shadow never fails the save it follows
+            lines.append(f"checkpoint moment: FAILED ({type(error).__name__}: {error}); the checkpoint is saved")
+            continue
+        lines.extend(done.lines)
+    return lines
+
+
+def deliver(store: Store, identity: Identity, team: str, only: set[str] | None = None) -> Delivery:
+    """Deliver the team's due moments (only those named in `only`, when given) to each configured sink.
+
+    Decided under `local/moments.lock` from the `moments` model caught up there, so a moment
+    a racing delivery already sent is not sent again.
+    """
+    loaded = config.load_config(store.path, team)
+    done = Delivery(state=loaded.state, lines=[loaded.line] if loaded.line else [])
+    if loaded.channel is None:
+        return done
+    from continuity.sync.files import flocked
+
+    with flocked(os.path.join(store.local_dir, "moments.lock")):
+        moments, warnings = _caught_up(store, identity.project, team)
+        done.lines.extend(warnings)
+        _deliver_locked(store, identity, team, loaded.channel, moments, done, only)
+    return done
+
+
+def _caught_up(store: Store, project: str, team: str) -> tuple[TeamMoments, list[str]]:
+    from continuity.readside.writers import refresh
+    from projections.moments import MODEL
+
+    outcome = refresh(store, ("moments",))
+    state = MODEL.project(outcome.models.state("moments"), project)
+    return state.teams.get(team) or TeamMoments(), outcome.warnings
+
+
+def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channel, moments: TeamMoments,
+                    done: Delivery, only: set[str] | None) -> None:
+    from continuity.team.plain import snapshot_relpath
+
+    drafts = []
+    tag_lines: list[str] = []
+    tags_of: dict[str, tuple[list[str] | None, str | None]] = {}
+    for sink in channel.sinks():
+        due = pending(moments, sink, only)
+        if not due:
+            continue
+        records = []
+        for moment in due:
+            if moment.agent not in tags_of:  # the registry is read once per agent and delivery
+                tags_of[moment.agent] = config.tags_for(store.path, team, moment.agent)
+            tags, line = tags_of[moment.agent]
+            if line is not None and line not in tag_lines:
+                tag_lines.append(line)
+            records.append(record(team, moment, snapshot_relpath(team, moment.agent, moment.task),
+                                  channel.data_type, channel.api_version, tags))
+        sent, problem = SINKS[sink](store, team, channel, records)
+        if sent:
+            done.delivered[sink] = sent
+            drafts.extend(decide_delivered(identity, team, sink, [moment.moment_id for moment in due[:sent]]))
+        if problem is not None:
+            done.failed.append(sink)
+            done.lines.append(f"checkpoint moment: delivery to {sink} FAILED ({problem}); "
+                              f"`continuity moments deliver {team}` retries")
+    done.lines[:0] = tag_lines
+    if drafts:
+        try:
+            store.open_log().append_many(drafts)
+        except (OSError, ContinuityError) as error:
+            done.lines.append(f"checkpoint moment: delivered, but the delivery was not recorded ({error}); "
+                              "a later delivery may send these moments again")
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:
+    """Append one JSON line per moment to the outbox (made durable); all or, on failure, none counted."""
+    from continuity.core.fsio import ensure_folder
+
+    relative = config.outbox_relpath(team, channel)
+    path = os.path.join(store.path, *relative.split("/"))
+    try:
+        ensure_folder(store.path, os.path.dirname(path))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(b"".join(_line(each) for each in records))
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except (OSError, ContinuityError) as error:
+        return 0, f"{relative}: {getattr(error, 'strerror', None) or error}"
+    return len(records), None
+
+
+def to_command(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:
+    """Run the command once per moment, the moment on its stdin; stop at the first that fails or hangs."""
+    import subprocess
+
+    assert channel.command is not None
+    argv = list(channel.command)
+    for sent, each in enumerate(records):
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, cwd=store.root, start_new_session=True)
+        except OSError as error:
+            return sent, f"cannot run {argv[0]!r}: {error.strerror or error}"
+        try:
+            _, err = process.communicate(_line(each), timeout=channel.timeout_seconds)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            return sent, f"{argv[0]!r} did not finish within {channel.timeout_seconds:g}s and was stopped"
+        if process.returncode != 0:
+            from continuity.core.text import one_line
+
+            shown = one_line(err.decode("utf-8", "replace").strip()[-STDERR_SHOWN:])
+            return sent, f"{argv[0]!r} exited {process.returncode}" + (f": {shown}" if shown else "")
+    return len(records), None
+
+
+def _kill(process: Any) -> None:
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        process.kill()
+    process.wait()
+    for stream in (process.stdin, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+SINKS: dict[str, Callable[[Store, str, Channel, list[dict[str, Any]]], tuple[int, str | None]]] = {
+    "outbox": to_outbox,
+    "command": to_command,
+}

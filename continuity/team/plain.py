@@ -1,0 +1,115 @@
+"""`snapshot` over plain data: the decision of decide.py and the documents of files.py for the plain path.
+
+Same request, same event (as `msgspec.to_builtins` would give it), same document bytes as
+the team read model's writer (`pretty_json`). Where decide.py raises a UsageError this raises
+`Unsure`, so the msgspec path runs and says it. Properties in tests/integration/test_plain_snapshot.py
+hold the two paths to the same event files, output and documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from events.plain import Unsure, complete
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
+SCHEMA = "coord.teams.continuity.v1"
+POINTER_SCHEMA = "coord.continuity-latest.v1"
+
+
+def task_slug(task: str) -> str:
+    """The task as one path segment: runs of other characters become `-`, no dots at the ends."""
+    slug = _NOT_SEGMENT.sub("-", task).strip("-.").replace("..", ".")[:128]
+    if not slug:
+        from continuity.core.errors import UsageError
+
+        raise UsageError(f"snapshot: task {task!r} has no characters usable in a name")
+    return slug
+
+
+def snapshot_relpath(team: str, agent: str, task: str) -> str:
+    """Where a task's snapshot document lives, relative to the store."""
+    return f"team/{team}/member/{agent}/continuity/{task}/latest.json"
+
+
+def pointer_relpath(team: str, agent: str) -> str:
+    """Where an agent's newest-snapshot pointer lives, relative to the store."""
+    return f"team/{team}/member/{agent}/continuity/LATEST.json"
+
+
+def snapshot_event(request: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+    """The draft of `decide_snapshot` as plain data; Unsure where it refuses."""
+    if not request["objective"].strip():
+        raise Unsure("empty objective")
+    percent = request["context_used_percent"]
+    if percent is not None and not 0 <= percent <= 100:
+        raise Unsure("context percent out of range")
+    try:
+        task = task_slug(request["task"])
+    except Exception as error:  # the UsageError: said by the msgspec path
+        raise Unsure(str(error)) from None
+    fields = {**identity, "agent_id": identity["agent_id"] or request["agent"]}
+    return complete("snapshot.taken", {
+        **fields, "team": request["team"], "agent": request["agent"], "task": task,
+        "objective": request["objective"], "decisions": request["decisions"],
+        "next_actions": request["next_actions"], "open_questions": request["open_questions"],
+        "artifacts": request["artifacts"], "context_used_percent": percent,
+        "transcript_path": request["transcript_path"],
+        "message": f"snapshot {request['team']}/{request['agent']}/{task}"})
+
+
+def checkpoint_id(event: dict[str, Any]) -> str:
+    """`CHK-<created_at>-<task>`."""
+    return f"CHK-{event['created_at']}-{event['task']}"
+
+
+def document(event: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot document (`latest.json`) of a sealed snapshot event, keys in the seed's order."""
+    return {
+        "schema": SCHEMA, "checkpoint_id": checkpoint_id(event), "agent": event["agent"], "task": event["task"],
+        "objective": event["objective"], "decisions": list(event["decisions"]),
+        "next_actions": list(event["next_actions"]), "open_questions": list(event["open_questions"]),
+        "artifacts": list(event["artifacts"]), "context_used_percent": event["context_used_percent"],
+        "transcript_path": event["transcript_path"], "created_at": event["created_at"],
+    }
+
+
+def pretty(data: Any) -> bytes:
+    """`core/fsio.pretty_json`'s bytes without msgspec: two-space indent, declared order, UTF-8, newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def write_documents(store_path: str, event: dict[str, Any]) -> None:
+    """The snapshot's `latest.json` and the agent's `LATEST.json`, each only if no newer snapshot is there.
+
+    "Newer" as the team read model orders snapshots (created_at, task, checkpoint id), so a
+    document never moves backwards; the model's own catch-up writes the same bytes later.
+    """
+    from continuity.core.fsio import write_if_changed
+
+    key = (event["created_at"], event["task"], checkpoint_id(event))
+    targets = ((snapshot_relpath(event["team"], event["agent"], event["task"]), document(event)),
+               (pointer_relpath(event["team"], event["agent"]), {
+                   "schema": POINTER_SCHEMA, "agent": event["agent"], "task": event["task"],
+                   "checkpoint_id": checkpoint_id(event), "created_at": event["created_at"],
+                   "path": snapshot_relpath(event["team"], event["agent"], event["task"])}))
+    for relative, data in targets:
+        path = os.path.join(store_path, *relative.split("/"))
+        if _newer_there(path, key):
+            continue
+        write_if_changed(path, pretty(data), within=store_path)
+
+
+def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            there = json.loads(handle.read())
+        return bool((there["created_at"], there["task"], there["checkpoint_id"]) > key)
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
