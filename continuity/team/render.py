@@ -71,7 +71,26 @@ def briefing_text(data: dict[str, Any]) -> str:
                         f"({_age(snapshot['checkpoint_age_seconds'])} old)")
             rows += [f"      next: {one_line(item)}" for item in snapshot["next_actions"][:3]]
     lines += _section("Latest snapshot", snapshots, rows)
+    if "work" in data:
+        lines += _section("Work", data["work"], work_rows(data["work"]["items"]))
     return "\n".join(lines) + "\n"
+
+
+WORK_SHOWN = 5
+
+
+def work_rows(work: dict[str, Any]) -> list[str]:
+    """Open runs, open tasks and the newest memories, a few lines each, with how many more there are."""
+    rows = [f"  - run {one_line(run['run_id'])} on {one_line(run['task_id'] or '-')}: "
+            f"{one_line(run.get('task_title') or '')} (started {run.get('started') or 'unknown'})".rstrip()
+            for run in work["open_runs"][:WORK_SHOWN]]
+    rows += [f"  - task {one_line(task['task_id'])} [{task['status']}]: {one_line(task['title'])}"
+             for task in work["open_tasks"][:WORK_SHOWN]]
+    if work["open_tasks_total"] > WORK_SHOWN:
+        rows.append(f"    ... {work['open_tasks_total'] - WORK_SHOWN} more open task(s): continuity task list")
+    rows += [f"  - memory {one_line(memory['memory_id'])} ({memory['kind']}, {memory['age']}): "
+             f"{one_line(memory['title'])}" for memory in work["memories"][:3]]
+    return rows
 
 
 def health_text(data: dict[str, Any]) -> str:

@@ -165,7 +165,7 @@ def resume(store: Store, request: ResumeRequest) -> ResumeResult:
                         warnings=read.warnings)
 
 
-BRIEFING_MODELS = ("inbox", "roles", "team", "handoffs")
+BRIEFING_MODELS = ("inbox", "roles", "team", "handoffs", "tasks")
 
 
 def briefing(store: Store, request: BriefingRequest) -> tuple[dict[str, Any], list[str]]:
@@ -178,10 +178,22 @@ def briefing(store: Store, request: BriefingRequest) -> tuple[dict[str, Any], li
     agent = resolve_identity(store.project, {"agent_id": request.agent}).agent_id
     agent = None if agent is None else checked_name(agent, "agent", "briefing")
     read = TeamRead(store, BRIEFING_MODELS, request.as_of)
+    degraded = degraded_reason(read.warnings)
     data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
                           handoffs=read.of("handoffs"), team=team, agent=agent, everyone=request.all,
-                          now_us=read.now_us, degraded=degraded_reason(read.warnings))
+                          now_us=read.now_us, degraded=degraded)
+    data["work"] = board.section(_work(read, agent), degraded)
     return data, read.warnings
+
+
+def _work(read: TeamRead, agent: str | None) -> dict[str, Any]:
+    """The agent's open runs and open tasks (every open task when no agent is named), and the newest memories."""
+    from continuity.sessions.brief import age
+    from continuity.tasks.resume import work_of
+    from events import clock
+
+    now = clock.iso(read.now_us)
+    return work_of(read.of("tasks"), lambda then: age(then, now), agent_id=agent, session_id=None, run_id=None)
 
 
 def degraded_reason(warnings: list[str]) -> str | None:

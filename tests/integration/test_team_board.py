@@ -102,7 +102,7 @@ def test_briefing_sections(project: Path, capsys: Capture) -> None:
     run(capsys, "handoff", "create", "--agent", "amy", "--to", "bo", "--message", "take T-1")
     data = as_json(capsys, "briefing", "core", "--agent", "bo")
     assert list(data) == ["schema", "team", "agent", "at", "presence", "board", "inbox", "needs_me",
-                          "pending_reviews", "pending_handoffs", "latest_snapshot"]
+                          "pending_reviews", "pending_handoffs", "latest_snapshot", "work"]
     assert data["schema"] == "coord.teams.briefing.v1" and data["agent"] == "bo"
     assert [row["agent"] for row in data["presence"]["items"]] == ["amy", "bo"]
     assert data["board"]["items"][0]["holder"] == "amy" and data["inbox"]["items"][0]["text"] == "ping"
@@ -114,6 +114,34 @@ def test_briefing_sections(project: Path, capsys: Capture) -> None:
     events = all_event_files(project)
     run(capsys, "briefing", "core", "--all")
     assert all_event_files(project) == events  # a read records nothing
+
+
+def test_briefing_shows_the_agents_work(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The briefed agent's open runs and open tasks (not another agent's), and the newest memories."""
+    def task(title: str, agent: str) -> str:
+        return run(capsys, "task", "create", "--title", title, "--assign", agent)[1].strip()
+
+    mine, other, done = task("Fix auth", "bo"), task("Amy's thing", "amy"), task("Ship it", "bo")
+    monkeypatch.setenv("CONTINUITY_AGENT", "bo")
+    finished = run(capsys, "run", "start", "--task", done)[1].strip()
+    run(capsys, "task", "update", done, "--status", "completed")
+    run(capsys, "run", "complete", finished, "--output-summary", "shipped")
+    current = run(capsys, "run", "start", "--task", mine)[1].strip()
+    monkeypatch.delenv("CONTINUITY_AGENT")
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build")
+    work = as_json(capsys, "briefing", "core", "--agent", "bo")["work"]
+    assert work["degraded"] is None
+    assert [row["task_id"] for row in work["items"]["open_tasks"]] == [mine]
+    assert [row["run_id"] for row in work["items"]["open_runs"]] == [current]
+    assert work["items"]["memories"][0]["title"] == "Task complete: Ship it"
+    text = run(capsys, "briefing", "core", "--agent", "bo")[1]
+    rows = text.split("## Work\n", 1)[1].splitlines()
+    assert rows[0].startswith(f"  - run {current} on {mine}: Fix auth")
+    assert rows[1] == f"  - task {mine} [queued]: Fix auth"
+    assert rows[2].startswith("  - memory ") and "Task complete: Ship it" in rows[2]
+    assert other not in text.split("## Work\n", 1)[1]
+    everyone = as_json(capsys, "briefing", "core")["work"]["items"]["open_tasks"]
+    assert {row["task_id"] for row in everyone} == {mine, other}
 
 
 def test_briefing_on_a_cold_store_and_a_degraded_read(project: Path, capsys: Capture) -> None:
