@@ -143,6 +143,7 @@ COMMAND_MODULES: dict[str, str] = {
     "beat": "continuity.cli.messages",
     "briefing": "continuity.cli.briefing",
     "health": "continuity.cli.briefing",
+    "recall": "continuity.cli.recall",
 }
 
 

@@ -172,7 +172,7 @@ def _event_names(entries: list[str]) -> list[str]:
     return [entry for entry in entries if len(entry) == length and entry.endswith(".json")]
 
 
-class _Days:
+class Days:
     """Day folders' mtimes and listings, each taken at most once per catch-up."""
 
     def __init__(self, events_dir: str) -> None:
@@ -218,7 +218,7 @@ class _Track:
         """The oldest day this model may still need ("" from the start)."""
         return names.shard_of(self.position) if self.position is not None else ""
 
-    def wants_day(self, day: str, days: _Days) -> bool:
+    def wants_day(self, day: str, days: Days) -> bool:
         if self.position is None:
             return True
         last_day = names.shard_of(self.position)
@@ -228,7 +228,7 @@ class _Track:
         return not (mark is not None and day != last_day and mark.mtime_ns == days.mtime(day))
 
 
-def _validate(marks: Marks, position: str | None, days: _Days) -> str | None:
+def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None:
     """Why a model saved with these marks at this position must be rebuilt (the log changed in its past), or None."""
     if set(marks) - set(days.days):
         return "a day folder vanished"
@@ -260,7 +260,7 @@ def catch_up(
 
     Returns the outcome and, per model, its saved form and whether it changed (to save).
     """
-    days = _Days(log.events_dir)
+    days = Days(log.events_dir)
     tracks: list[_Track] = []
     # Models saved by the same catch-up carry the same day marks (byte for byte) and
     # position: decode and check those once.
@@ -288,7 +288,7 @@ def catch_up(
                 marks = dict(found)  # each model's own copy: the fold updates it
                 key = (raw, position)
                 if key not in verdicts:
-                    verdicts[key] = _validate(marks, position, days)
+                    verdicts[key] = validate_marks(marks, position, days)
                 why = verdicts[key]
         if why is not None:
             saved = Saved(format=model.format, state=model.empty())
@@ -326,7 +326,7 @@ def _encode_marks(tracks: Sequence[_Track]) -> None:
 
 
 def _fold(
-    log: FileEventLog, days: _Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
+    log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
 ) -> tuple[int, list[str]]:
     """Read each needed day once and fold its new events into every model behind them."""
     decode = log.codec.decode
