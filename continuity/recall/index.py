@@ -35,8 +35,9 @@ from projections import recall as texts
 INDEX_NAME = "recall.sqlite3"
 #: Events per transaction: a crash loses at most this many events' work.
 BATCH = 2000
-#: The index's own format: the schema here and the rows' format in projections/recall.py.
-FORMAT = 100 + texts.FORMAT
+#: The index's own format: the schema and meta here, and the rows' format in projections/recall.py.
+SCHEMA_FORMAT = 2
+FORMAT = SCHEMA_FORMAT * 100 + texts.FORMAT
 BUSY_MS = 10_000
 
 SCHEMA = """
@@ -49,6 +50,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='porter unicode
 """
 _MARKS = msgspec.msgpack.Decoder(Marks)
 _ENCODER = msgspec.msgpack.Encoder()
+_PROJECTS = msgspec.msgpack.Decoder(list[str])
 
 #: Called as events are read: (events read so far, events to read in all, or None when unknown).
 Progress = Callable[[int, int | None], None]
@@ -179,12 +181,15 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
         if reason is None:
             reason = validate_marks(marks, position, days)
         outcome = CatchUp(rebuilt=reason is not None, reason=reason)
+        projects: set[str] = set()
+        if reason is None:
+            projects = set(projects_of(connection))
         if reason is not None:
             connection.execute("DELETE FROM docs")
             connection.execute("DELETE FROM fts")
             connection.execute("DELETE FROM meta")
             position, marks = None, {}
-        _index(connection, log, days, position, marks, outcome, until, progress)
+        _index(connection, log, days, position, marks, projects, outcome, until, progress)
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
@@ -196,7 +201,7 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
 
 
 def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, position: str | None, marks: Marks,
-           outcome: CatchUp, until: str | None, progress: Progress | None) -> None:
+           projects: set[str], outcome: CatchUp, until: str | None, progress: Progress | None) -> None:
     """Read each day from `position` on; commit rows and meta together every BATCH events."""
     decode = log.codec.decode
     rows: list[tuple[Any, ...]] = []
@@ -230,7 +235,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             outcome.read += 1
             if outcome.read % BATCH == 0:
                 marks[day] = DayMark(days.mtime(day), bisect.bisect_right(listed, position))
-                outcome.indexed += _flush(connection, rows, position, marks)
+                outcome.indexed += _flush(connection, rows, position, marks, projects)
                 connection.execute("COMMIT")
                 connection.execute("BEGIN IMMEDIATE")
                 if progress is not None:
@@ -238,17 +243,19 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         complete = until is None or not listed or listed[-1] <= until
         marks[day] = DayMark(days.mtime(day), len(listed) if complete else bisect.bisect_right(listed, position or ""))
         days.forget(day)
-    outcome.indexed += _flush(connection, rows, position, marks)
+    outcome.indexed += _flush(connection, rows, position, marks, projects)
     if progress is not None and outcome.read:
         progress(outcome.read, total)
     if skipped:
         outcome.warnings.append(f"skipped {len(skipped)} unreadable event(s) in the recall index; first: {skipped[0]}")
 
 
-def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position: str | None, marks: Marks) -> int:
+def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position: str | None, marks: Marks,
+           projects: set[str]) -> int:
     """Write the pending rows and where the index stands, in the open transaction."""
     count = len(rows)
     if rows:
+        projects.update(row[4] for row in rows)
         first = connection.execute("SELECT COALESCE(MAX(id), 0) FROM docs").fetchone()[0] + 1
         connection.executemany(
             "INSERT INTO docs(id, name, event_id, created_at, kind, project, agent, host, session)"
@@ -257,11 +264,21 @@ def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position
         connection.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)",
                                ((first + i, row[8]) for i, row in enumerate(rows)))
         rows.clear()
-    values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks))]
+    values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks)),
+                                     ("projects", _ENCODER.encode(sorted(projects)))]
     if position is not None:
         values.append(("last_read", position))
     connection.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)
     return count
+
+
+def projects_of(connection: sqlite3.Connection) -> list[str]:
+    """The projects the index holds rows of (read from meta; [] when unknown)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'projects'").fetchone()
+    try:
+        return list(_PROJECTS.decode(row[0])) if row else []
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        return []
 
 
 def position_of(connection: sqlite3.Connection) -> str | None:

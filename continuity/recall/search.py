@@ -17,6 +17,7 @@ import msgspec
 
 from continuity.core.errors import QueryError
 from continuity.core.text import one_line
+from continuity.recall.index import projects_of
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 64
@@ -39,6 +40,8 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     through: str | None = None
     #: Event ids to leave out (what a brief already shows).
     exclude: frozenset[str] = frozenset()
+    #: Leave out events whose text holds any of these word for word (checked on the ranked few only).
+    omit_containing: tuple[str, ...] = ()
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,7 +98,11 @@ def _check_syntax(query: str) -> None:
 
 
 def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT) -> list[Hit]:
-    """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie)."""
+    """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie).
+
+    Rows are numbered in log order (a rebuild reinserts in order; catch-up only appends
+    newer names), so the row number breaks ties by time without reading the name.
+    """
     where = ["fts MATCH ?", "d.project = ?"]
     params: list[Any] = [query, filters.project]
     if filters.kinds:
@@ -106,17 +113,29 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
         if value is not None:
             where.append(clause)
             params.append(value)
-    if filters.exclude:
-        where.append(f"d.event_id NOT IN ({', '.join('?' * len(filters.exclude))})")
-        params.extend(sorted(filters.exclude))
-    sql = ("SELECT d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
-           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts)"
-           " FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where) +
-           " ORDER BY bm25(fts), d.name DESC LIMIT ?")
-    params.append(limit)
-    found = connection.execute(sql, params).fetchall()
-    return [Hit(event_id=row[0], created_at=row[1], kind=row[2], agent_id=row[3], host=row[4], session_id=row[5],
-                snippet=_marked(row[6]), score=round(-row[7], 6)) for row in found]
+    # Rank first, snippets after: SQLite computes every selected column of every match
+    # before it sorts, and a snippet costs far more than a score. When the project is the
+    # only filter and the index holds no other, rank without reading the rows' columns.
+    if where == ["fts MATCH ?", "d.project = ?"] and projects_of(connection) == [filters.project]:
+        ranked = connection.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?",
+                                    [query, limit + len(filters.exclude)]).fetchall()
+    else:
+        ranked = connection.execute(
+            "SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
+            + " ORDER BY bm25(fts), fts.rowid DESC LIMIT ?", [*params, limit + len(filters.exclude)]).fetchall()
+    if not ranked:
+        return []
+    order = {row[0]: place for place, row in enumerate(ranked)}
+    found = connection.execute(
+        "SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
+        f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts), fts.body"
+        " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN "
+        f"({', '.join('?' * len(order))})", [query, *order]).fetchall()
+    found.sort(key=lambda row: order[row[0]])
+    found = [row for row in found if row[1] not in filters.exclude
+             and not any(text in row[9] for text in filters.omit_containing)][:limit]
+    return [Hit(event_id=row[1], created_at=row[2], kind=row[3], agent_id=row[4], host=row[5], session_id=row[6],
+                snippet=_marked(row[7]), score=round(-row[8], 6)) for row in found]
 
 
 def _marked(snippet: str) -> str:

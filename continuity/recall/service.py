@@ -26,7 +26,7 @@ STOP_WORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have", "i", "if",
     "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "then", "this", "to", "was",
     "we", "were", "will", "with", "not", "no", "yes", "can", "should", "would", "could", "all", "any", "our",
-    "your",
+    "your", "one", "under", "over", "after", "before",
 ))
 BRIEF_TERMS = 24
 
@@ -129,19 +129,15 @@ def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[
     connection = index.open_existing(index.index_path(store))
     if connection is None:
         return []
+    shown = tuple(text for text in subjects if text.strip())
     try:
         query = fts_query(" ".join(terms), any_word=True)
-        found = search(connection, query, Filters(project=project, exclude=exclude), limit * 4)
-        shown = [text for text in subjects if text.strip()]
-        bodies = dict(connection.execute(
-            f"SELECT d.event_id, f.body FROM docs d JOIN fts f ON f.rowid = d.id WHERE d.event_id IN "
-            f"({', '.join('?' * len(found))})", [hit.event_id for hit in found]).fetchall()) if found else {}
+        found = search(connection, query, Filters(project=project, exclude=exclude, omit_containing=shown), limit * 4)
     except (sqlite3.Error, UsageError):
         return []
     finally:
         connection.close()
-    kept = [hit for hit in found if not any(text in bodies.get(hit.event_id, "") for text in shown)]
-    return kept[:limit]
+    return found[:limit]
 
 
 def now() -> int:

@@ -103,8 +103,18 @@ def test_filters_kind_agent_time_limit(corpus: dict[str, str], capsys: pytest.Ca
     assert ids(recall(capsys, "flaky", "--since", "1h")) == [corpus["flaky"], corpus["fixed"]]
     assert ids(recall(capsys, "flaky", "--until", "1h")) == []
     assert ids(recall(capsys, "WAL", "--limit", "1")) == [corpus["wal_wal"]]
+    # a filter that keeps everything ranks the same way (the rows are read; without filters they need not be)
+    assert recall(capsys, "WAL", "--since", "2000-01-01")["hits"] == recall(capsys, "WAL")["hits"]
     hit = recall(capsys, "flaky", "--agent", "carol")["hits"][0]
     assert (hit["kind"], hit["agent_id"]) == ("work.logged", "carol")
+
+
+def test_each_project_is_searched_alone(corpus: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Events of another project in the same store never show; --project searches that one."""
+    other = log(capsys, "log", "-m", "WAL in the other project", "--project", "other")
+    assert other not in ids(recall(capsys, "WAL"))
+    assert ids(recall(capsys, "WAL")) == [corpus["wal_wal"], corpus["wal_rejected"], corpus["wal_blocked"]]
+    assert ids(recall(capsys, "WAL", "--project", "other")) == [other]
 
 
 @pytest.mark.parametrize("argv", [
