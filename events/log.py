@@ -36,7 +36,14 @@ class EventLog(abc.ABC):
             raise ValueError(f"invalid node id {node!r}")
         self.node = node
         self.clock_us = clock_us
-        self.codec = codec or default_codec()
+        self._codec = codec
+
+    @property
+    def codec(self) -> Codec:
+        """The codec, built on first use: a reader that finds nothing new never pays for the typed decoder."""
+        if self._codec is None:
+            self._codec = default_codec()
+        return self._codec
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, draft: Event, *, redact: bool = False) -> StoredEvent:

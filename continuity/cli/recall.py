@@ -52,11 +52,9 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     filters = Filters(project=project, kinds=service.kinds_for(args.kind), agent=args.agent,
                       since=service.time_bound("--since", args.since, now),
                       until=service.time_bound("--until", args.until, now))
-    progress = None
-    if not out.as_json:
-        from continuity.cli.progress import bar
+    from continuity.cli.progress import for_output
 
-        progress = bar("indexing events")
+    progress = for_output("indexing for recall", as_json=out.as_json)
     try:
         found = service.recall(store, args.query, filters, limit=args.limit, operators=args.match, as_of=args.as_of,
                                progress=progress)

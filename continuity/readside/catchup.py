@@ -36,6 +36,8 @@ S = TypeVar("S")
 
 #: Called after a model folds an event: (the model's state, file name, event).
 Writer = Callable[[Projects[Any], str, Event], None]
+#: Called after each day folder read: (events read so far, events to read in all).
+Progress = Callable[[int, int | None], None]
 
 
 class DayMark(msgspec.Struct, array_like=True):
@@ -194,6 +196,11 @@ class Days:
             found = self._listings[day] = _event_names(os.listdir(os.path.join(self.events_dir, day)))
         return found
 
+    def count(self, day: str) -> int:
+        """How many entries a day folder holds (for progress; not kept, so memory stays flat)."""
+        found = self._listings.get(day)
+        return len(found) if found is not None else len(os.listdir(os.path.join(self.events_dir, day)))
+
     def forget(self, day: str) -> None:
         """Drop a day's listing once folded: memory stays flat however many days a rebuild reads."""
         self._listings.pop(day, None)
@@ -255,6 +262,7 @@ def catch_up(
     *,
     writers: Mapping[str, Writer] | None = None,
     force_rebuild: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
@@ -296,7 +304,7 @@ def catch_up(
         else:
             assert saved is not None
             tracks.append(_Track(model, saved, marks, position, None))
-    folded, skipped = _fold(log, days, tracks, writers or {})
+    folded, skipped = _fold(log, days, tracks, writers or {}, progress)
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -326,7 +334,8 @@ def _encode_marks(tracks: Sequence[_Track]) -> None:
 
 
 def _fold(
-    log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
+    log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer],
+    progress: Progress | None = None,
 ) -> tuple[int, list[str]]:
     """Read each needed day once and fold its new events into every model behind them."""
     decode = log.codec.decode
@@ -334,7 +343,10 @@ def _fold(
     # Days before every model's checkpoint day are never read: start at the oldest one needed,
     # so a catch-up costs O(new days), not O(all days) per model.
     oldest = min((track.first_day for track in tracks), default="")
-    for day in days.days[bisect.bisect_left(days.days, oldest):]:
+    todo = days.days[bisect.bisect_left(days.days, oldest):]
+    total = sum(days.count(day) for day in todo) if progress is not None else None
+    read = 0
+    for day in todo:
         needing = [track for track in tracks if track.wants_day(day, days)]
         if not needing:
             continue
@@ -365,5 +377,8 @@ def _fold(
                 track.marks[day] = mark
                 track.changed = True
         days.forget(day)
+        if progress is not None and wanted:
+            read += len(wanted)
+            progress(read, total)
     folded = max((track.saved.state.events_folded - track.folded_before for track in tracks), default=0)
     return folded, skipped

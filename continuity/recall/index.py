@@ -18,14 +18,14 @@ import bisect
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from continuity.core.fsio import ensure_folder
 from continuity.core.store import Store
-from continuity.readside.catchup import DayMark, Days, Marks, validate_marks
+from continuity.readside.catchup import DayMark, Days, Marks, Progress, validate_marks
 from events import names
 from events.base import Event
 from events.errors import EventUndecodable
@@ -52,8 +52,6 @@ _MARKS = msgspec.msgpack.Decoder(Marks)
 _ENCODER = msgspec.msgpack.Encoder()
 _PROJECTS = msgspec.msgpack.Decoder(list[str])
 
-#: Called as events are read: (events read so far, events to read in all, or None when unknown).
-Progress = Callable[[int, int | None], None]
 
 
 class CatchUp(msgspec.Struct, kw_only=True):
@@ -203,13 +201,13 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
 def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, position: str | None, marks: Marks,
            projects: set[str], outcome: CatchUp, until: str | None, progress: Progress | None) -> None:
     """Read each day from `position` on; commit rows and meta together every BATCH events."""
-    decode = log.codec.decode
     rows: list[tuple[Any, ...]] = []
     skipped: list[str] = []
     last_day = names.shard_of(position) if position else ""
+    before = dict(marks)
     total = None
     if progress is not None:
-        total = sum(len(days.listing(day)) for day in days.days if day >= last_day)
+        total = sum(days.count(day) for day in days.days if day >= last_day)
     for day in days.days[bisect.bisect_left(days.days, last_day):]:
         if until is not None and day > names.shard_of(until):
             break
@@ -222,7 +220,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
                   and (until is None or name <= until)]
         for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
             try:
-                event: Event | None = decode(raw)
+                event: Event | None = log.codec.decode(raw)
             except EventUndecodable as error:
                 skipped.append(f"{name}: {error}")
                 event = None
@@ -243,7 +241,8 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         complete = until is None or not listed or listed[-1] <= until
         marks[day] = DayMark(days.mtime(day), len(listed) if complete else bisect.bisect_right(listed, position or ""))
         days.forget(day)
-    outcome.indexed += _flush(connection, rows, position, marks, projects)
+    if outcome.read or outcome.rebuilt or marks != before:  # a catch-up that found nothing writes nothing
+        outcome.indexed += _flush(connection, rows, position, marks, projects)
     if progress is not None and outcome.read:
         progress(outcome.read, total)
     if skipped:

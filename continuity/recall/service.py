@@ -13,6 +13,7 @@ import msgspec
 
 from continuity.core.errors import UsageError
 from continuity.core.store import Store, now_us
+from continuity.readside.catchup import Progress
 from continuity.recall import index
 from continuity.recall.search import DEFAULT_LIMIT, Filters, Hit, fts_query, search, words
 from events import clock
@@ -69,7 +70,7 @@ def time_bound(flag: str, text: str | None, now: int) -> str | None:
 
 
 def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LIMIT, operators: bool = False,
-           as_of: str | None = None, progress: index.Progress | None = None) -> Recalled:
+           as_of: str | None = None, progress: Progress | None = None) -> Recalled:
     """The events best matching `text` under `filters`, best first: from the index caught up, or as of a point.
 
     As of a point the index is built in memory from the log up to that point, so the
@@ -94,21 +95,21 @@ def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LI
                     warnings=outcome.warnings)
 
 
-def rebuild_index(store: Store, *, progress: index.Progress | None = None) -> index.CatchUp:
+def rebuild_index(store: Store, *, progress: Progress | None = None) -> index.CatchUp:
     """Rebuild the recall index from the whole log (`continuity rebuild`)."""
     connection, outcome = index.open_current(store, store.open_reader(), rebuild=True, progress=progress)
     connection.close()
     return outcome
 
 
-def catch_up_index(store: Store) -> list[str]:
+def catch_up_index(store: Store, progress: Progress | None = None) -> list[str]:
     """Bring the recall index up to date if it exists (after `sync`); warnings, never errors."""
     import os
 
     if not os.path.exists(index.index_path(store)):
         return []
     try:
-        connection, outcome = index.open_current(store, store.open_reader())
+        connection, outcome = index.open_current(store, store.open_reader(), progress=progress)
     except (OSError, sqlite3.Error) as error:
         return [f"the recall index was not updated: {error}"]
     connection.close()
