@@ -6,8 +6,7 @@ import argparse
 from typing import Any
 
 from continuity.cli.common import Output, bounded_int, open_store
-
-LIMIT_MAX = 1000
+from continuity.recall.plain import LIMIT_MAX
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -39,8 +38,8 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
     from continuity.cli.output import warn
-    from continuity.core.text import one_line
     from continuity.recall import service
+    from continuity.recall.plain import answer, lines_of
     from continuity.recall.search import Filters
 
     store = open_store(args)
@@ -63,16 +62,7 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
             progress.close()
     warnings.extend(found.warnings)
     warn(warnings)
-    if out.as_json:
-        out.emit({"ok": True, "action": "recall", "project": project, "query": found.query, "as_of": found.as_of,
-                  "count": len(found.hits), "hits": msgspec.to_builtins(found.hits), "indexed": found.indexed,
-                  "rebuilt": found.rebuilt, "warnings": warnings})
-        return 0
-    lines = []
-    for hit in found.hits:
-        who = " ".join(one_line(part) for part in (hit.agent_id, hit.host) if part)
-        lines.append(one_line(f"{hit.created_at}  {hit.event_id}  {hit.kind}" + (f"  {who}" if who else "")
-                              + f"  score {hit.score:.3f}"))
-        lines.append(f"    {hit.snippet}")
-    out.emit(None, "\n".join(lines) if lines else "no matches")
+    hits = msgspec.to_builtins(found.hits)
+    out.emit(answer(project, found.query, found.as_of, hits, indexed=found.indexed, rebuilt=found.rebuilt,
+                    warnings=warnings), lines_of(hits))
     return 0

@@ -26,18 +26,18 @@ import msgspec
 from continuity.core.fsio import ensure_folder
 from continuity.core.store import Store
 from continuity.readside.catchup import DayMark, Days, Marks, Progress, validate_marks
+from continuity.recall import plain
 from events import names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog
 from projections import recall as texts
 
-INDEX_NAME = "recall.sqlite3"
 #: Events per transaction: a crash loses at most this many events' work.
 BATCH = 2000
-#: The index's own format: the schema and meta here, and the rows' format in projections/recall.py.
-SCHEMA_FORMAT = 2
-FORMAT = SCHEMA_FORMAT * 100 + texts.FORMAT
+#: The index's own format (plain.py: the schema and meta here, and the rows' format of projections/recall.py).
+FORMAT = plain.FORMAT
+INDEX_NAME = plain.INDEX_NAME
 BUSY_MS = 10_000
 
 SCHEMA = """
@@ -46,11 +46,12 @@ CREATE TABLE IF NOT EXISTS docs(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, event_id TEXT NOT NULL, created_at TEXT NOT NULL,
     kind TEXT NOT NULL, project TEXT NOT NULL, agent TEXT, host TEXT, session TEXT);
 CREATE INDEX IF NOT EXISTS docs_project_time ON docs(project, created_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='""" + plain.TOKENIZER + """');
 """
-_MARKS = msgspec.msgpack.Decoder(Marks)
-_ENCODER = msgspec.msgpack.Encoder()
-_PROJECTS = msgspec.msgpack.Decoder(list[str])
+# Meta values are JSON, so the fast path (plain.py) reads them without msgspec.
+_MARKS = msgspec.json.Decoder(Marks)
+_ENCODER = msgspec.json.Encoder()
+_PROJECTS = msgspec.json.Decoder(list[str])
 
 
 

@@ -9,23 +9,18 @@ traceback.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
 import msgspec
 
-from continuity.core.errors import QueryError
-from continuity.core.text import one_line
+from continuity.recall import plain
 from continuity.recall.index import projects_of
+from continuity.recall.plain import HIT_FIELDS, RANK_SQL, fts_query, hit_values, ranked_rows, words
 
-MAX_QUERY_CHARS = 1000
-MAX_TERMS = 64
-DEFAULT_LIMIT = 10
-SNIPPET_TOKENS = 16
-#: How a match is marked in a snippet (the text around it is neutralized for the terminal).
-MARK_OPEN, MARK_CLOSE = "[", "]"
-_WORD = r"\w+"
+__all__ = ["DEFAULT_LIMIT", "Filters", "Hit", "fts_query", "search", "words"]
+
+DEFAULT_LIMIT = plain.DEFAULT_LIMIT
 
 
 class Filters(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,45 +53,6 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
-def words(text: str) -> list[str]:
-    """The words of a text, as the default query mode searches them."""
-    return re.findall(_WORD, text)
-
-
-def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> str:
-    """The FTS5 query for what a user typed: its words quoted (all must match unless `any_word`), or as written."""
-    if len(text) > MAX_QUERY_CHARS:
-        raise QueryError(f"the query is {len(text)} characters long; at most {MAX_QUERY_CHARS} are searched")
-    if operators:
-        if not text.strip():
-            raise QueryError("the query is empty")
-        _check_syntax(text)
-        return text
-    found = words(text)
-    if not found:
-        raise QueryError(f"the query {one_line(text[:40])!r} has no words to search for "
-                         "(use --match for FTS5 operators such as prefix*)")
-    if len(found) > MAX_TERMS:
-        raise QueryError(f"the query has {len(found)} words; at most {MAX_TERMS}")
-    return (" OR " if any_word else " ").join(f'"{word}"' for word in dict.fromkeys(found))
-
-
-_PROBE: list[sqlite3.Connection] = []
-
-
-def _check_syntax(query: str) -> None:
-    """QueryError unless FTS5 parses `query` (tried on an empty table of the index's shape, in memory)."""
-    if not _PROBE:
-        probe = sqlite3.connect(":memory:", check_same_thread=False)
-        probe.execute("CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
-        _PROBE.append(probe)
-    try:
-        _PROBE[0].execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,)).fetchall()
-    except sqlite3.Error as error:
-        raise QueryError(f"invalid search syntax: {one_line(str(error))} "
-                         "(without --match the words are searched as written)") from None
-
-
 def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT) -> list[Hit]:
     """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie).
 
@@ -117,29 +73,14 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
     # before it sorts, and a snippet costs far more than a score. When the project is the
     # only filter and the index holds no other, rank without reading the rows' columns.
     if where == ["fts MATCH ?", "d.project = ?"] and projects_of(connection) == [filters.project]:
-        ranked = connection.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?",
-                                    [query, limit + len(filters.exclude)]).fetchall()
+        ranked = connection.execute(RANK_SQL, [query, limit + len(filters.exclude)]).fetchall()
     else:
         ranked = connection.execute(
             "SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
             + " ORDER BY bm25(fts), fts.rowid DESC LIMIT ?", [*params, limit + len(filters.exclude)]).fetchall()
     if not ranked:
         return []
-    order = {row[0]: place for place, row in enumerate(ranked)}
-    found = connection.execute(
-        "SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
-        f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts), fts.body"
-        " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN "
-        f"({', '.join('?' * len(order))})", [query, *order]).fetchall()
-    found.sort(key=lambda row: order[row[0]])
+    found = ranked_rows(connection, query, [row[0] for row in ranked])
     found = [row for row in found if row[1] not in filters.exclude
              and not any(text in row[9] for text in filters.omit_containing)][:limit]
-    return [Hit(event_id=row[1], created_at=row[2], kind=row[3], agent_id=row[4], host=row[5], session_id=row[6],
-                snippet=_marked(row[7]), score=round(-row[8], 6)) for row in found]
-
-
-def _marked(snippet: str) -> str:
-    """An FTS5 snippet with its match markers as brackets, line breaks as spaces, the rest made safe to print."""
-    parts = re.split("([\x02\x03])", snippet)
-    return "".join(MARK_OPEN if part == "\x02" else MARK_CLOSE if part == "\x03"
-                   else one_line(re.sub(r"\s", " ", part)) for part in parts).strip()
+    return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True))) for row in found]

@@ -341,3 +341,107 @@ def test_the_hook_path_loads_nothing_of_recall(project: Path, argv: list[str], s
                           capture_output=True, text=True, timeout=60)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
     assert len(list((project / STORE / "events").rglob("*.json"))) == 1
+
+
+# -- the fast path (continuity/recall/plain.py) ---------------------------------------------------
+def test_the_fast_path_rows_format_is_the_projection_s() -> None:
+    """plain.py repeats projections/recall.py's FORMAT (to stay off msgspec): the two never drift."""
+    from continuity.recall import plain
+    from projections import recall as texts
+
+    assert plain.ROWS_FORMAT == texts.FORMAT and index.FORMAT == plain.FORMAT
+
+
+def both_ways(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+              argv: list[str]) -> tuple[bool, tuple[int, str, str]]:
+    """Run argv with the fast path, then with it turned off; whether it answered, and the common answer."""
+    from continuity.recall import plain
+
+    real, answered = plain.run, []
+
+    def watched(args: list[str]) -> int | None:
+        code = real(args)
+        answered.append(code is not None)
+        return code
+
+    monkeypatch.setattr(plain, "run", watched)
+    capsys.readouterr()
+    fast = (main(argv), *capsys.readouterr())
+    monkeypatch.setattr(plain, "run", lambda args: None)
+    slow = (main(argv), *capsys.readouterr())
+    monkeypatch.setattr(plain, "run", real)
+    assert fast == slow, argv
+    return bool(answered and answered[0]), fast
+
+
+FAST = [["recall", "WAL"], ["recall", "WAL", "--json"], ["--json", "recall", "readers", "--limit", "1"],
+        ["recall", "WAL NOT readers", "--match"], ["recall", "--limit=2", "flaky", "--match"],
+        ["recall", "nothing like this"], ["recall", "recall"]]
+SLOW = [["recall", "WAL", "--kind", "work"], ["recall", "WAL", "--agent", "bob"], ["recall", "WAL", "--lim", "2"],
+        ["recall", "*"], ["recall", '"unclosed', "--match"], ["recall", "x" * 2000], ["recall", "WAL", "--limit", "0"],
+        ["recall", "WAL", "--as-of", "2000-01-01"], ["recall", "-x"], ["recall", "WAL", "--debug"]]
+
+
+def test_the_fast_path_answers_exactly_as_the_command(corpus: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a current index, plain queries take the fast path; every argv answers the same bytes both ways."""
+    recall(capsys, "warm")  # the index is current from here
+    for argv in FAST:
+        taken, (code, _out, _err) = both_ways(capsys, monkeypatch, argv)
+        assert taken and code == 0, argv
+    assert corpus["wal_wal"] in both_ways(capsys, monkeypatch, FAST[0])[1][1]
+    for argv in SLOW:
+        taken, _ = both_ways(capsys, monkeypatch, argv)
+        assert not taken, argv
+
+
+def fast_answers(capsys: pytest.CaptureFixture[str], argv: list[str]) -> bool:
+    """Whether the fast path answers argv now (it prints only when it does)."""
+    from continuity.recall import plain
+
+    capsys.readouterr()
+    taken = plain.run(argv) is not None
+    assert bool(capsys.readouterr().out) is taken
+    return taken
+
+
+def test_the_fast_path_steps_aside_unless_the_index_is_current(corpus: dict[str, str], project: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """No index, an event since, an event merged into the past, another project: the command answers."""
+    argv = ["recall", "WAL", "--json"]
+    assert not fast_answers(capsys, argv)  # no index yet
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    log(capsys, "log", "-m", "one more WAL note")
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    store = find_store()
+    past = seal(WorkLogged(project="demo", message="an old WAL note"), at_us=1_700_000_000_000_000,
+                node="othernod", prev=None, codec=default_codec())
+    day = Path(store.events_dir, names.shard_of(past.name))
+    day.mkdir(exist_ok=True)
+    (day / past.name).write_bytes(past.raw)
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    Path(store.events_dir, "20991231").mkdir()  # an empty day folder the index has not seen
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    log(capsys, "log", "-m", "WAL elsewhere", "--project", "other")
+    recall(capsys, "warm")
+    assert not fast_answers(capsys, argv)  # two projects: the rows must be read to filter
+
+
+def test_the_fast_path_loads_neither_msgspec_nor_argparse(corpus: dict[str, str], project: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`recall QUERY` on a current index, as a real process: the answer, without msgspec or argparse."""
+    recall(capsys, "warm")
+    probe = LOADED.replace("'continuity.recall', 'sqlite3', '_sqlite3', 'tqdm', 'projections.recall'",
+                           "'msgspec', 'argparse'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-c", probe, "recall", "WAL"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert corpus["wal_wal"] in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
