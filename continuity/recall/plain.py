@@ -56,6 +56,8 @@ def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> 
     """The FTS5 query for what a user typed: its words quoted (all must match unless `any_word`), or as written."""
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"the query is {len(text)} characters long; at most {MAX_QUERY_CHARS} are searched")
+    if re.search("[\x00\ud800-\udfff]", text):  # SQLite would cut at a NUL; a lone surrogate is no UTF-8
+        raise QueryError("the query holds a NUL character or an unpaired surrogate")
     if operators:
         if not text.strip():
             raise QueryError("the query is empty")

@@ -141,3 +141,15 @@ def test_a_served_brief_replays_with_the_hits_it_showed(history: dict[str, str],
     assert main(["resume-bundle", "--as-of", served["event_id"]]) == 0
     again = capsys.readouterr()
     assert again.out == served_text and "does not match" not in again.err
+
+
+def test_a_corrupt_index_costs_the_brief_nothing_but_the_section(history: dict[str, str], project: Path,
+                                                                  capsys: Capture) -> None:
+    """Garbage in local/recall.sqlite3: the brief is served whole, without the section or a warning."""
+    (project / STORE / "local" / index.INDEX_NAME).write_bytes(b"garbage" * 500)
+    for suffix in ("-wal", "-shm"):
+        (project / STORE / "local" / (index.INDEX_NAME + suffix)).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main(["resume-bundle"]) == 0
+    out = capsys.readouterr()
+    assert "## Next action" in out.out and EARLIER_HEADING not in out.out and out.err == ""

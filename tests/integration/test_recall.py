@@ -445,3 +445,36 @@ def test_the_fast_path_loads_neither_msgspec_nor_argparse(corpus: dict[str, str]
                           capture_output=True, text=True, timeout=60)
     assert corpus["wal_wal"] in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_two_recalls_at_once_index_each_event_once(project: Path) -> None:
+    """Two processes building the index at the same moment: both answer; the index equals a rebuild."""
+    write_events(project, 3 * index.BATCH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    children = [subprocess.Popen([sys.executable, "-m", "continuity", "recall", "topic3", "--json"], cwd=project,
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+    answers = [child.communicate(timeout=120) for child in children]
+    assert [child.returncode for child in children] == [0, 0], answers
+    indexed = sorted(json.loads(out)["indexed"] for out, _ in answers)
+    assert indexed == [0, 3 * index.BATCH]  # one built it; the other waited and found it current
+    assert json.loads(answers[0][0])["hits"] == json.loads(answers[1][0])["hits"]
+    assert index_rows(project) == rebuilt_rows(project)
+
+
+def test_a_read_only_store_is_answered_from_memory(corpus: dict[str, str], project: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A store that cannot be written: recall still answers, from an index built in memory, with a warning."""
+    from tests.helpers import make_read_only
+
+    mounted = make_read_only(project / STORE)
+    try:
+        done = cli_process("recall", "WAL", "--json", cwd=project)
+    finally:
+        for path in mounted:
+            subprocess.run(["umount", str(path)], check=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert [hit["event_id"] for hit in answer["hits"]] == [corpus["wal_wal"], corpus["wal_rejected"],
+                                                          corpus["wal_blocked"]]
+    assert "in memory" in done.stderr and "Traceback" not in done.stderr
