@@ -1,10 +1,8 @@
-"""Searching the recall index: the query language, filters, ranking (BM25) and snippets.
+"""Searching the recall index: filters, ranking (BM25) and snippets, as typed results.
 
-By default the words of a query are quoted into FTS5 terms and all must match, as most
-search boxes do: `"unclosed`, `AND`, `NEAR` and `*` are words (or nothing), never syntax.
-`operators=True` (`recall --match`) hands the query to FTS5 as written (AND, OR, NOT,
-NEAR, "phrases", prefix*); a query FTS5 cannot parse is a `QueryError` (exit 2), never a
-traceback.
+The query language (words quoted by default, FTS5 syntax with `recall --match`, every
+malformed query a one-line `QueryError`) and the SQL of the ranked rows live in plain.py,
+shared with the fast path that answers plain queries without msgspec.
 """
 
 from __future__ import annotations
@@ -31,8 +29,6 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     agent: str | None = None
     since: str | None = None
     until: str | None = None
-    #: Only events whose file name sorts at or before this one (an audit's point).
-    through: str | None = None
     #: Event ids to leave out (what a brief already shows).
     exclude: frozenset[str] = frozenset()
     #: Leave out events whose text holds any of these word for word (checked on the ranked few only).
@@ -65,7 +61,7 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
         where.append(f"d.kind IN ({', '.join('?' * len(filters.kinds))})")
         params.extend(filters.kinds)
     for clause, value in (("d.agent = ?", filters.agent), ("d.created_at >= ?", filters.since),
-                          ("d.created_at <= ?", filters.until), ("d.name <= ?", filters.through)):
+                          ("d.created_at <= ?", filters.until)):
         if value is not None:
             where.append(clause)
             params.append(value)
