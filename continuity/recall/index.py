@@ -127,7 +127,12 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
             raise OSError(f"{path} is a symlink")
         connection = connect(path)
         outcome = catch_up(connection, log, rebuild=rebuild, progress=progress)
-    except sqlite3.DatabaseError as error:
+    except sqlite3.OperationalError as error:  # locked past the wait, read-only, I/O: keep the file, use memory
+        if connection is not None:
+            connection.close()
+        connection = None
+        warnings.append(f"the recall index is unavailable ({error})")
+    except sqlite3.DatabaseError as error:  # not a database, malformed, a broken constraint: it is only a cache
         if connection is not None:
             connection.close()
         connection = None

@@ -478,3 +478,26 @@ def test_a_read_only_store_is_answered_from_memory(corpus: dict[str, str], proje
     assert [hit["event_id"] for hit in answer["hits"]] == [corpus["wal_wal"], corpus["wal_rejected"],
                                                           corpus["wal_blocked"]]
     assert "in memory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_locked_index_is_kept_and_the_answer_comes_from_memory(corpus: dict[str, str], project: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process holding the index's write lock past the wait: answered from memory, the file untouched."""
+    recall(capsys, "warm")
+    path = project / STORE / "local" / index.INDEX_NAME
+    monkeypatch.setattr(index, "BUSY_MS", 50)
+    inode = path.stat().st_ino
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        log(capsys, "log", "-m", "a WAL note while the index is locked")
+        capsys.readouterr()
+        assert main(["recall", "WAL", "--json"]) == 0
+        out = capsys.readouterr()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "database is locked" in out.err and "in memory" in out.err
+    assert len(json.loads(out.out)["hits"]) == 4
+    assert "unreadable" not in out.err and path.stat().st_ino == inode  # the file was not thrown away
