@@ -35,6 +35,17 @@ class RunFile(msgspec.Struct, frozen=True, kw_only=True):
     status: Text | None = None
 
 
+class RecalledEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An earlier event on the brief's subject, as recall ranked it when the brief was served."""
+
+    event_id: Name
+    created_at: Text
+    kind: Label
+    agent_id: Name | None = None
+    #: The matching words in brackets, the text around them made safe to print.
+    snippet: Text = ""
+
+
 class ViewInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Everything a view reads besides the log: the time, git, files on disk, warnings."""
 
@@ -48,6 +59,8 @@ class ViewInputs(msgspec.Struct, frozen=True, kw_only=True):
     read_first: PathRefs = ()
     latest_markdown: PathRef | None = None
     warnings: tuple[Text, ...] = ()
+    #: The brief's "earlier, on the same subject" hits (docs/recall.md), read from the recall index.
+    recall: Annotated[tuple[RecalledEvent, ...], msgspec.Meta(max_length=20)] = ()
 
 
 class ContextServed(Event, frozen=True, kw_only=True, tag="context.served"):

@@ -34,6 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             fast = _log_fast_path(args_list)
         if fast is None:
             fast = _snapshot_fast_path(args_list)
+        if fast is None and "recall" in args_list:
+            from continuity.recall.plain import run as recall_fast
+
+            fast = recall_fast(args_list)
         if fast is not None:
             return fast
         from continuity.cli.common import build_parser

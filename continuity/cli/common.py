@@ -163,6 +163,7 @@ COMMAND_MODULES: dict[str, str] = {
     "briefing": "continuity.cli.briefing",
     "health": "continuity.cli.briefing",
     "moments": "continuity.cli.moments",
+    "recall": "continuity.cli.recall",
 }
 
 

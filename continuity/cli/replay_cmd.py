@@ -15,7 +15,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         parser = commands.add_parser(
             "rebuild", help="rebuild every projection from the events", parents=[common],
             description="Fold the whole log again and rewrite every derived file (state.json, projects.json, "
-            "archives/, the user-level Markdown).",
+            "archives/, the user-level Markdown, and the recall index when there is one). Progress shows on "
+            "stderr when it is a terminal (never with --json).",
         )
         parser.set_defaults(handler=_rebuild)
         return
@@ -31,20 +32,47 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 def _rebuild(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
+    from continuity.cli.progress import for_output
     from continuity.readside.writers import refresh
 
     store = open_store(args)
     from projections.registry import REGISTRY
 
-    outcome = refresh(store, tuple(REGISTRY), rebuild=True)  # memory files are swept in full too
+    progress = for_output("rebuilding projections", as_json=out.as_json)
+    try:
+        outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=progress)  # memory files are swept in full
+    finally:
+        if progress is not None:
+            progress.close()
     if not outcome.saved:
         from events.errors import WriteFailed
 
         raise WriteFailed(next(w for w in outcome.warnings if w.startswith("projections not saved")))
-    warn(outcome.warnings)
-    out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": outcome.warnings},
-             f"rebuilt from {outcome.folded} events")
+    indexed = _rebuild_recall_index(store, out)
+    warnings = [*outcome.warnings, *(indexed[1] if indexed else [])]
+    warn(warnings)
+    out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": warnings,
+              "recall_indexed": indexed[0] if indexed else None},
+             f"rebuilt from {outcome.folded} events" + (f"; recall index: {indexed[0]} events" if indexed else ""))
     return 0
+
+
+def _rebuild_recall_index(store: Any, out: Output) -> tuple[int, list[str]] | None:
+    """Rebuild the recall index when there is one (it is made by the first `recall`); (rows, warnings)."""
+    from continuity.recall.index import index_path
+
+    if not os.path.lexists(index_path(store)):
+        return None
+    from continuity.cli.progress import for_output
+    from continuity.recall.service import rebuild_index
+
+    progress = for_output("indexing for recall", as_json=out.as_json)
+    try:
+        outcome = rebuild_index(store, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    return outcome.indexed, outcome.warnings
 
 
 def _replay(args: argparse.Namespace, out: Output) -> int:

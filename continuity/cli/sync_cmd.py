@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from continuity.cli.common import Output, open_store
@@ -46,9 +45,11 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.set_defaults(handler=_sync)
 
 
-def _progress(message: str) -> None:
-    sys.stderr.write(f"continuity: sync: {message}\n")
-    sys.stderr.flush()
+def _news(label: str, out: Output) -> Any:
+    """Where sync's stages are told: a self-erasing line on a terminal; nothing with --json or when piped."""
+    from continuity.cli.progress import for_output
+
+    return for_output(label, as_json=out.as_json)
 
 
 def _sync(args: argparse.Namespace, out: Output) -> int:
@@ -59,7 +60,12 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     if args.status:
         return _status(store, args, out)
-    report = sync(store, remote=args.remote, push=not args.no_push, progress=_progress)
+    news = _news("sync", out)
+    try:
+        report = sync(store, remote=args.remote, push=not args.no_push, progress=news.message if news else None)
+    finally:
+        if news is not None:
+            news.close()
     warn(report.warnings)
     pushed = "pushed" if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push"
     forks = f", joined {report.forks} fork(s)" if report.forks else ""
@@ -96,7 +102,12 @@ def _clone(args: argparse.Namespace, out: Output) -> int:
 
     root = explicit_root(getattr(args, "root", None))
     root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
-    result = clone_store(root, args.remote, branch=args.branch, progress=_progress)
+    news = _news("clone-store", out)
+    try:
+        result = clone_store(root, args.remote, branch=args.branch, progress=news.message if news else None)
+    finally:
+        if news is not None:
+            news.close()
     warn(result["warnings"])
     out.emit(result, f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
                      f"{result['store']} (project {result['project']})")

@@ -37,7 +37,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_INTEGRITY: "integrity failure: verify found a broken event, an event cannot be read, "
     "sync found one event name with two contents, or `work status` found a workstream invariant a merge broke",
-    EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8",
+    EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8, a recall query "
+    "that is empty, too long or (with --match) not valid search syntax",
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
@@ -65,6 +66,10 @@ class UsageError(ContinuityError):
     """Raised when arguments are missing, malformed or contradictory."""
 
     exit_code = EXIT_USAGE
+
+
+class QueryError(UsageError):
+    """Raised when a recall query is empty, too long, has no words, or (with --match) is not valid FTS5 syntax."""
 
 
 class StoreNotFound(ContinuityError):
@@ -156,7 +161,7 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict, InvariantRefused,
-    WorkNotFound, HandoffNotFound, MessageNotFound,
+    WorkNotFound, HandoffNotFound, MessageNotFound, QueryError,
 )
 
 

@@ -35,6 +35,8 @@ S = TypeVar("S")
 
 #: Called after a model folds an event: (the model's state, file name, event).
 Writer = Callable[[Projects[Any], str, Event], None]
+#: Called after each day folder read: (events read so far, events to read in all).
+Progress = Callable[[int, int | None], None]
 
 
 class DayMark(msgspec.Struct, array_like=True):
@@ -42,6 +44,10 @@ class DayMark(msgspec.Struct, array_like=True):
 
     mtime_ns: int
     count: int
+
+
+#: Each day folder's mark, by day.
+Marks = dict[str, DayMark]
 
 
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
@@ -212,12 +218,15 @@ def _event_names(entries: list[str]) -> list[str]:
     return [entry for entry in entries if len(entry) == length and entry.endswith(".json")]
 
 
-class _Days:
-    """Day folders' mtimes and listings, each taken at most once per catch-up."""
+class Days:
+    """Day folders' mtimes and listings, each taken at most once per catch-up (the recall index's too).
 
-    def __init__(self, log: FileEventLog) -> None:
-        self.log = log
-        self.events_dir = log.events_dir
+    Given the log (not only its folder), the newest day can be known settled from the head hint.
+    """
+
+    def __init__(self, log: FileEventLog | str) -> None:
+        self.log = log if isinstance(log, FileEventLog) else None
+        self.events_dir = log.events_dir if isinstance(log, FileEventLog) else log
         self.days = list_days(self.events_dir)
         self._mtimes: dict[str, int] = {}
         self._listings: dict[str, list[str]] = {}
@@ -234,6 +243,8 @@ class _Days:
         the day's current mtime, no file has landed there since the model listed it.
         """
         if position is None or mark is None or not self.days or self.days[-1] != day:
+            return False
+        if self.log is None:
             return False
         if self._hint is False:
             self._hint = self.log.head_hint()
@@ -252,6 +263,11 @@ class _Days:
             self.mtime(day)  # the mark is taken before the listing
             found = self._listings[day] = _event_names(os.listdir(os.path.join(self.events_dir, day)))
         return found
+
+    def count(self, day: str) -> int:
+        """How many entries a day folder holds (for progress; not kept, so memory stays flat)."""
+        found = self._listings.get(day)
+        return len(found) if found is not None else len(os.listdir(os.path.join(self.events_dir, day)))
 
     def forget(self, day: str) -> None:
         """Drop a day's listing once folded: memory stays flat however many days a rebuild reads."""
@@ -312,7 +328,7 @@ class _Track:
         """The oldest day this model may still need ("" from the start)."""
         return names.shard_of(self.position) if self.position is not None else ""
 
-    def wants_day(self, day: str, days: _Days) -> bool:
+    def wants_day(self, day: str, days: Days) -> bool:
         if self.position is None:
             return True
         last_day = names.shard_of(self.position)
@@ -324,21 +340,26 @@ class _Track:
         return not (mark is not None and mark.mtime_ns == days.mtime(day))
 
 
-def _validate(saved: Saved[Any], position: str | None, days: _Days) -> str | None:
+def _validate(saved: Saved[Any], position: str | None, days: Days) -> str | None:
     """Why a saved model (read up to `position`) must be rebuilt (the log changed in its past), or None."""
-    if set(saved.days) - set(days.days):
+    return validate_marks(saved.days, position, days)
+
+
+def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None:
+    """Why what was read up to `position`, with these day marks, must be read again from the start, or None."""
+    if set(marks) - set(days.days):
         return "a day folder vanished"
     last_day = names.shard_of(position) if position else ""
     for day in days.days:
         if day >= last_day:
             break
-        mark = saved.days.get(day)
+        mark = marks.get(day)
         if mark is None or days.mtime(day) != mark.mtime_ns:
             return "events arrived in the past (a merge?)"
-    mark = saved.days.get(last_day) if last_day else None
+    mark = marks.get(last_day) if last_day else None
     # The newest folded day is listed (where mtimes tick coarsely, older kernels and NFS, a
     # file landing in the same tick as the last catch-up keeps the mtime) unless the head
-    # hint shows it settled (_Days.settled).
+    # hint shows it settled (Days.settled).
     if (mark is not None and last_day in days.days and position is not None
             and not days.settled(last_day, position, mark)
             and bisect.bisect_right(days.listing(last_day), position) != mark.count):
@@ -354,6 +375,7 @@ def catch_up(
     writers: Mapping[str, Writer] | None = None,
     force_rebuild: bool = False,
     views: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
@@ -365,7 +387,7 @@ def catch_up(
     unreadable: set[str] = set()
     while True:
         try:
-            return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable)
+            return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable, progress)
         except _Unreadable as error:  # a saved state that does not decode: that model is rebuilt
             if error.name in unreadable:
                 raise
@@ -374,9 +396,9 @@ def catch_up(
 
 def _catch_up(
     store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
-    force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str],
+    force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
-    days = _Days(log)
+    days = Days(log)
     tracks: list[_Track] = []
     # Models saved by the same catch-up carry the same day marks and position: check those once.
     verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
@@ -393,7 +415,7 @@ def _catch_up(
         if known == "-":
             verdicts.append((head.days, track.position, why))
         tracks.append(track if why is None else _Track(model, None, why))
-    folded, skipped = _fold(log, days, tracks, writers)
+    folded, skipped = _fold(log, days, tracks, writers, progress)
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -412,7 +434,8 @@ def _catch_up(
 
 
 def _fold(
-    log: FileEventLog, days: _Days, tracks: Sequence[_Track], writers: Mapping[str, Writer]
+    log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer],
+    progress: Progress | None = None,
 ) -> tuple[int, list[str]]:
     """Read each needed day once and fold its new events into every model behind them."""
     decode: Callable[[bytes], Any] | None = None  # the codec is built only when an event is read
@@ -420,7 +443,10 @@ def _fold(
     # Days before every model's checkpoint day are never read: start at the oldest one needed,
     # so a catch-up costs O(new days), not O(all days) per model.
     oldest = min((track.first_day for track in tracks), default="")
-    for day in days.days[bisect.bisect_left(days.days, oldest):]:
+    todo = days.days[bisect.bisect_left(days.days, oldest):]
+    total = sum(days.count(day) for day in todo) if progress is not None else None
+    read = 0
+    for day in todo:
         needing = [track for track in tracks if track.wants_day(day, days)]
         if not needing:
             continue
@@ -453,5 +479,8 @@ def _fold(
                 track.saved.days[day] = mark
                 track.changed = True
         days.forget(day)
+        if progress is not None and wanted:
+            read += len(wanted)
+            progress(read, total)
     folded = max((track.folded for track in tracks), default=0)
     return folded, skipped

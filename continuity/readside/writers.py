@@ -13,7 +13,7 @@ from typing import Any
 from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.store import Store
-from continuity.readside.catchup import Outcome, catch_up, models_dir, save
+from continuity.readside.catchup import Outcome, Progress, catch_up, models_dir, save
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -145,17 +145,20 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
 def refresh(
     store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
     views: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> Outcome:
     """Catch the named read models up with the log, save them and write what changed.
 
     `views`: what the caller reads of a model's state (catchup.py); every view of `tasks`
-    holds the memories, which the memory files are written from. Never raises OSError for
-    derived files: a file that cannot be written is a warning.
+    holds the memories, which the memory files are written from. `progress` is told how
+    many events were read after each day folder. Never raises OSError for derived files: a
+    file that cannot be written is a warning.
     """
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
-    outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views)
+    outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views,
+                              progress=progress)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None:

@@ -32,6 +32,8 @@ TASKS_SHOWN = 8
 RUNS_SHOWN = 3
 MEMORIES_SHOWN = 5
 TITLE_CHARS = 100
+#: The recall section: after what matters more (next action, blockers, tasks, decisions, recent events).
+EARLIER_HEADING = "## Earlier, on the same subject"
 
 
 def age(then: str | None, now: str) -> str:
@@ -66,10 +68,7 @@ def build(
     archive = project.latest_archive()
     work = project.work
     workstream = brief_section(project)  # a tracked workstream's cursor is the next action (seed 002)
-    next_action = workstream["cursor"]["nextAction"] if workstream else work.next[0] if work.next else (
-        next_action_of(archive.state) if archive else
-        (f"Continue: {work.in_progress}" if work.in_progress else "Record a checkpoint: nothing is known yet.")
-    )
+    next_action = _next_action(project, workstream, archive)
     sessions_active, sessions_stale = [], []
     now_us = clock.parse_iso(now)
     for info in reversed(project.sessions.sessions.values()):
@@ -141,6 +140,7 @@ def build(
         "warnings": list(inputs.warnings),
         "workstream": workstream,
         "team": team_part(project.of("team"), agent_id, now, mine),
+        "earlier": [msgspec.to_builtins(hit) | {"age": age(hit.created_at, now)} for hit in inputs.recall],
     }
 
 
@@ -154,6 +154,35 @@ def _addressed_to(to: str | None, agent_id: str | None, host: str | None) -> boo
     if kind == "host":
         return host is None or name == host
     return True
+
+
+def _next_action(project: ProjectView, workstream: dict[str, Any] | None, archive: Any) -> str:
+    """What to do next: the workstream's cursor, else the newest next step, the archive's, or what is in progress."""
+    work = project.work
+    if workstream:
+        found: str = workstream["cursor"]["nextAction"]
+        return found
+    if work.next:
+        return work.next[0]
+    if archive:
+        return next_action_of(archive.state)
+    return f"Continue: {work.in_progress}" if work.in_progress else "Record a checkpoint: nothing is known yet."
+
+
+def subject(project: ProjectView) -> tuple[list[str], frozenset[str]]:
+    """What the brief is about (its next action and open blockers) and the ids of the events it shows.
+
+    The recall section searches the first and leaves out the second (docs/recall.md).
+    """
+    archive = project.latest_archive()
+    work = project.work
+    shown = {entry.event_id for entry in project.recent}
+    shown.update(note.event_id for note in (*work.decisions, *work.questions))
+    if work.last_checkpoint_id:
+        shown.add(work.last_checkpoint_id)
+    if archive is not None and archive.event_id:
+        shown.add(archive.event_id)
+    return [_next_action(project, brief_section(project), archive), *work.blockers], frozenset(shown)
 
 
 def _item(text: str) -> str:
@@ -192,6 +221,10 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Recent events", [
         one_line(f"- {e['age']}: {e['kind']}" + (f" [{e['phase']}]" if e.get("phase") else "")
                  + (f" {e['message']}" if e["message"] else "")) for e in bundle["runtime_events"]
+    ]))
+    sections.append((EARLIER_HEADING, [
+        one_line(f"- {e['age']}: {e['kind']}" + (f" by {e['agent_id']}" if e["agent_id"] else "")
+                 + f" ({e['event_id']}): {e['snippet']}") for e in bundle.get("earlier", ())
     ]))
     sections.append(("## Next steps", [_item(n) for n in work["next"][1:]]))
     sections.append(("## Done", [_item(d) for d in reversed(work["done"])]))

@@ -23,7 +23,7 @@ from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
 from events import clock
-from events.context import ContextServed, ViewInputs
+from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError
 from events.sealing import StoredEvent, sha256_hex
 
@@ -163,6 +163,9 @@ def resume_bundle(
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
         latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else [])],
     )
+    earlier = _earlier(store, state)
+    if earlier:  # part of the inputs: a served brief replays with the hits it showed
+        inputs = msgspec.structs.replace(inputs, recall=earlier)
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
                         run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
@@ -175,6 +178,40 @@ def resume_bundle(
         except ContinuityError as error:
             brief.warnings.append(f"brief served but not recorded: {error}")
     return brief
+
+
+#: How many earlier events on the brief's subject it shows by default (`brief_recall` in config.json).
+BRIEF_RECALL_DEFAULT = 3
+BRIEF_RECALL_MAX = 10
+
+
+def brief_recall_limit(config: dict[str, Any]) -> int:
+    """`brief_recall` in config.json: false or 0 turns the section off, a number up to 10 sets its size."""
+    value = config.get("brief_recall", True)
+    if value is True:
+        return BRIEF_RECALL_DEFAULT
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(max(value, 0), BRIEF_RECALL_MAX)
+    return 0 if value is False or value is None else BRIEF_RECALL_DEFAULT
+
+
+def _earlier(store: Store, state: Any) -> tuple[RecalledEvent, ...]:
+    """The brief's recall hits, from the index as it stands (never built here: this is the hook path)."""
+    limit = brief_recall_limit(store.config)
+    if not limit:
+        return ()
+    from continuity.recall.service import earlier
+
+    subjects, shown = bundle.subject(state)
+    try:
+        hits = earlier(store, state.project, subjects, shown, limit=limit)
+    except (OSError, ContinuityError):
+        return ()
+    return tuple(RecalledEvent(event_id=hit.event_id, created_at=hit.created_at, kind=hit.kind,
+                               agent_id=hit.agent_id, snippet=hit.snippet[:SNIPPET_CHARS]) for hit in hits)
+
+
+SNIPPET_CHARS = 300
 
 
 class _ArchivedGit(msgspec.Struct, frozen=True):

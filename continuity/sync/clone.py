@@ -49,9 +49,11 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     store = _remember(store, branch_name, remote_name)
     report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
                   restore=True)
+    from continuity.sync.engine import counting
     from projections.registry import REGISTRY
 
-    outcome = refresh(store, tuple(REGISTRY), rebuild=True)
+    rebuilt = counting(progress, "rebuilt") if progress is not None else None
+    outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=rebuilt)
     return {
         "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
         "initialized": initialized, "branch": branch_name, "remote": mask_url(remote_name), "commit": report.commit,

@@ -334,14 +334,14 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
         except BaseException as error:
             _remember_failure(store, syncer, error)
             if catch_up and report.added_remote:  # events already added still reach the projections
-                _catch_up(store, report)
+                _catch_up(store, report, progress)
             raise
         finally:
             syncer.close()
             report.commit = syncer.tip
         _remember_success(store, syncer)
     if catch_up:
-        _catch_up(store, report)
+        _catch_up(store, report, progress)
     return report
 
 
@@ -375,11 +375,19 @@ def _now_iso() -> str:
     return clock.iso(now_us())
 
 
-def _catch_up(store: Store, report: SyncReport) -> None:
+def _catch_up(store: Store, report: SyncReport, progress: Progress | None = None) -> None:
     from continuity.readside.writers import refresh
+    from continuity.recall.service import catch_up_index
     from projections.registry import REGISTRY
 
-    outcome = refresh(store, tuple(REGISTRY))  # every model: tasks and memories too, not only the session ones
+    counted = counting(progress, "caught up") if progress is not None else None
+    outcome = refresh(store, tuple(REGISTRY), progress=counted)  # every model: tasks and memories too
     report.projections_rebuilt = outcome.rebuilt
     report.events_folded = outcome.folded
     report.warnings.extend(warning for warning in outcome.warnings if "arrived in the past" not in warning)
+    report.warnings.extend(catch_up_index(store, counting(progress, "indexed for recall") if progress else None))
+
+
+def counting(progress: Progress, verb: str) -> Callable[[int, int | None], None]:
+    """A read-model progress callback `(done, total)` told as sync's one-line news."""
+    return lambda done, total: progress(f"{verb} {done:,}" + (f"/{total:,}" if total else "") + " events")

@@ -339,7 +339,7 @@ def test_a_projection_failure_after_a_durable_append_warns(project: Path, capsys
     def failing(self: object, day: str) -> list[str]:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(catchup._Days, "listing", failing)
+    monkeypatch.setattr(catchup.Days, "listing", failing)
     code, _, err = run(capsys, *command)
     assert code == 0
     assert len(all_event_files(project)) == before + (2 if command[0] == "host-switch" else 1)

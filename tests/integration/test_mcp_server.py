@@ -85,7 +85,7 @@ def test_lists_six_tools_with_schemas_from_the_structs(tmp_path: Path) -> None:
         return {tool.name: tool for tool in (await session.list_tools()).tools}
 
     tools = with_session(tmp_path, root, body)
-    assert set(tools) == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS
+    assert set(tools) == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS | {"recall"}
     expected = {
         "log": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__) | {"redact"},
         "checkpoint": set(WorkRequest.__struct_fields__) | set(Identity.__struct_fields__),
@@ -173,7 +173,7 @@ def test_without_a_store_tools_answer_one_line_errors(tmp_path: Path) -> None:
         return names, error_line(await session.call_tool("status", {}))
 
     names, message = with_session(tmp_path, empty, body)
-    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS
+    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS | {"recall"}
     assert message.startswith("no store at ") and "continuity init" in message
 
 
@@ -199,7 +199,7 @@ def test_continuity_mcp_command_serves_the_same_tools(tmp_path: Path) -> None:
         return names, payload(await session.call_tool("log", {"message": "via the CLI command"}))
 
     names, logged = with_session(tmp_path, root, body, args=["-c", CLI_MCP.format(root=str(root))])
-    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS and logged["action"] == "log"
+    assert names == SIX | TASK_TOOLS | WORK_TOOLS | TEAM_TOOLS | {"recall"} and logged["action"] == "log"
 
 
 def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> None:
@@ -266,3 +266,23 @@ def test_log_and_checkpoint_are_attributed_to_the_current_run_once(tmp_path: Pat
     [memory] = memories
     assert memory["run_id"] == second["run_id"] and memory["event_id"] == updated["event_id"]
     assert memory["files_touched"] == ["src/auth.py", "src/token.py", "src/b.py"]
+
+
+def test_recall_over_mcp_ranks_and_refuses_bad_syntax_in_one_line(tmp_path: Path) -> None:
+    """The recall tool: the same ranking as the CLI, filters, and a --match syntax error as one line."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        for message in ("WAL mode blocked readers", "WAL WAL", "renamed the docs"):
+            payload(await session.call_tool("log", {"message": message, "agent_id": "ann"}))
+        ranked = payload(await session.call_tool("recall", {"query": "WAL"}))
+        by_kind = payload(await session.call_tool("recall", {"query": "WAL", "kinds": ["checkpoint"]}))
+        bad = error_line(await session.call_tool("recall", {"query": '"unclosed', "match": True}))
+        unknown = error_line(await session.call_tool("recall", {"query": "x", "kinds": ["nope"]}))
+        return ranked, by_kind, bad, unknown
+
+    ranked, by_kind, bad, unknown = with_session(tmp_path, root, body)
+    assert [hit["snippet"] for hit in ranked["hits"]] == ["[WAL] [WAL]", "[WAL] mode blocked readers"]
+    assert ranked["hits"][0]["agent_id"] == "ann" and by_kind["hits"] == []
+    assert bad.startswith("invalid search syntax: unterminated string")
+    assert "unknown kind" in unknown

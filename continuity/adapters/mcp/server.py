@@ -12,7 +12,8 @@ from continuity.adapters.mcp.registry import TOOLS, call, input_schema
 
 #: Modules whose import registers tools (a later feature adds its own here).
 TOOL_MODULES = ("continuity.adapters.mcp.tools", "continuity.adapters.mcp.task_tools",
-                "continuity.adapters.mcp.work_tools", "continuity.adapters.mcp.team_tools")
+                "continuity.adapters.mcp.work_tools", "continuity.adapters.mcp.team_tools",
+                "continuity.adapters.mcp.recall_tools")
 
 INSTRUCTIONS = (
     "continuity keeps this project's working state across sessions. Start a session with resume_bundle; "

@@ -1,0 +1,68 @@
+"""`continuity recall QUERY`: rank every event's text with BM25 (docs/recall.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from continuity.cli.common import Output, bounded_int, open_store
+from continuity.recall.plain import LIMIT_MAX
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
+    """Add `recall`."""
+    parser = commands.add_parser(
+        "recall", help="search everything agents logged, decided and handed off (BM25)", parents=[common],
+        description="Rank every event's text (messages, checkpoints, decisions, next steps, blockers, archives, "
+        "snapshots, tasks, workstream items, handoffs) against QUERY with BM25. All the query's words must "
+        "match; --match takes FTS5 syntax instead (AND, OR, NOT, NEAR, \"phrases\", prefix*). The index is "
+        "local/recall.sqlite3, caught up first (docs/recall.md).",
+    )
+    parser.add_argument("query", metavar="QUERY", help="words to search for (quote the whole query)")
+    parser.add_argument("--kind", action="append", metavar="K",
+                        help="only events of this kind (work.logged) or family (handoff); repeatable")
+    parser.add_argument("--agent", metavar="A", help="only events written by this agent")
+    parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")
+    parser.add_argument("--until", metavar="T", help="only events at or before T: an ISO time or a duration")
+    parser.add_argument("--limit", type=bounded_int(1, LIMIT_MAX), default=10, metavar="N",
+                        help="at most N results (default 10)")
+    parser.add_argument("--project", help="search this project (default: the store's, from config.json)")
+    parser.add_argument("--match", action="store_true",
+                        help="QUERY is FTS5 syntax (operators, phrases, prefix*), not plain words")
+    parser.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME",
+                        help="search the log as it stood at this point (scores as they were then)")
+    parser.set_defaults(handler=_recall)
+
+
+def _recall(args: argparse.Namespace, out: Output) -> int:
+    import msgspec
+
+    from continuity.cli.output import warn
+    from continuity.recall import service
+    from continuity.recall.plain import answer, lines_of
+    from continuity.recall.search import Filters
+
+    store = open_store(args)
+    warnings: list[str] = []
+    project = args.project
+    if project is None:
+        project, warnings = store.reading_project()
+    now = service.now()
+    filters = Filters(project=project, kinds=service.kinds_for(args.kind), agent=args.agent,
+                      since=service.time_bound("--since", args.since, now),
+                      until=service.time_bound("--until", args.until, now))
+    from continuity.cli.progress import for_output
+
+    progress = for_output("indexing for recall", as_json=out.as_json)
+    try:
+        found = service.recall(store, args.query, filters, limit=args.limit, operators=args.match, as_of=args.as_of,
+                               progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    warnings.extend(found.warnings)
+    warn(warnings)
+    hits = msgspec.to_builtins(found.hits)
+    out.emit(answer(project, found.query, found.as_of, hits, indexed=found.indexed, rebuilt=found.rebuilt,
+                    warnings=warnings), lines_of(hits))
+    return 0

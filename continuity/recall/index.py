@@ -1,0 +1,299 @@
+"""The recall index: every event's text in SQLite FTS5, a derived file under `local/`.
+
+`local/recall.sqlite3` holds one row per event with text (projections/recall.py) and a
+`meta` table: the index format, the newest event file read, and each day folder's mark
+(mtime and event count) as the read models keep them (readside/catchup.py). Rows and
+meta are committed in one transaction, every `BATCH` events: whatever moment a process
+dies at (kill -9 included), the file holds a prefix of the log and says which, and the
+next catch-up goes on from there. An event that arrived "in the past" (a merge), a
+vanished day, another format or an unreadable file: the index is rebuilt from the start.
+
+Catch-up runs under SQLite's write lock (`BEGIN IMMEDIATE`), so two processes never
+index the same events twice: the second waits, then finds the index current.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from continuity.core.fsio import ensure_folder
+from continuity.core.store import Store
+from continuity.readside.catchup import DayMark, Days, Marks, Progress, validate_marks
+from continuity.recall import plain
+from events import names
+from events.base import Event
+from events.errors import EventUndecodable
+from events.filelog import FileEventLog
+from projections import recall as texts
+
+#: Events per transaction: a crash loses at most this many events' work.
+BATCH = 2000
+#: The index's own format (plain.py: the schema and meta here, and the rows' format of projections/recall.py).
+FORMAT = plain.FORMAT
+INDEX_NAME = plain.INDEX_NAME
+BUSY_MS = 10_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS docs(
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, event_id TEXT NOT NULL, created_at TEXT NOT NULL,
+    kind TEXT NOT NULL, project TEXT NOT NULL, agent TEXT, host TEXT, session TEXT);
+CREATE INDEX IF NOT EXISTS docs_project_time ON docs(project, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='""" + plain.TOKENIZER + """');
+"""
+# Meta values are JSON, so the fast path (plain.py) reads them without msgspec.
+_MARKS = msgspec.json.Decoder(Marks)
+_ENCODER = msgspec.json.Encoder()
+_PROJECTS = msgspec.json.Decoder(list[str])
+
+
+
+class CatchUp(msgspec.Struct, kw_only=True):
+    """What a catch-up of the index did."""
+
+    indexed: int = 0
+    read: int = 0
+    rebuilt: bool = False
+    reason: str | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def index_path(store: Store) -> str:
+    """Where the recall index lives (machine-local, rebuildable)."""
+    return os.path.join(store.local_dir, INDEX_NAME)
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection to an index file (made when missing) or ":memory:", with the schema in place."""
+    connection = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+    try:
+        if path != ":memory:":
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(SCHEMA)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def open_existing(path: str) -> sqlite3.Connection | None:
+    """An existing index for reading as it stands, or None (missing, a link, unreadable, not an index)."""
+    try:
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=0.5, isolation_level=None,
+                                     check_same_thread=False)
+    except (OSError, sqlite3.Error):
+        return None
+    try:
+        if _meta(connection).get("format") != FORMAT:
+            connection.close()
+            return None
+    except sqlite3.Error:
+        connection.close()
+        return None
+    return connection
+
+
+def _meta(connection: sqlite3.Connection) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in connection.execute("SELECT key, value FROM meta"):
+        found[key] = value
+    return found
+
+
+def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
+                 progress: Progress | None = None) -> tuple[sqlite3.Connection, CatchUp]:
+    """The index caught up with the log (made or rebuilt as needed). Fails open.
+
+    An index file that cannot be used (a link, unwritable, corrupt beyond SQLite's own
+    recovery) is replaced; when even that fails, the index is built in memory for this
+    answer and a warning says so.
+    """
+    path = index_path(store)
+    warnings: list[str] = []
+    connection: sqlite3.Connection | None = None
+    try:
+        ensure_folder(store.path, store.local_dir)
+        if os.path.islink(path):
+            raise OSError(f"{path} is a symlink")
+        connection = connect(path)
+        outcome = catch_up(connection, log, rebuild=rebuild, progress=progress)
+    except sqlite3.OperationalError as error:  # locked past the wait, read-only, I/O: keep the file, use memory
+        if connection is not None:
+            connection.close()
+        connection = None
+        warnings.append(f"the recall index is unavailable ({error})")
+    except sqlite3.DatabaseError as error:  # not a database, malformed, a broken constraint: it is only a cache
+        if connection is not None:
+            connection.close()
+        connection = None
+        warnings.append(f"the recall index was unreadable ({error}); rebuilt it")
+        try:
+            _remove(path)
+            connection = connect(path)
+            outcome = catch_up(connection, log, rebuild=True, progress=progress)
+        except (OSError, sqlite3.Error) as again:
+            if connection is not None:
+                connection.close()
+            connection = None
+            warnings.append(f"the recall index could not be rebuilt on disk ({again})")
+    except (OSError, sqlite3.Error) as error:
+        if connection is not None:
+            connection.close()
+        connection = None
+        warnings.append(f"the recall index is unavailable ({error})")
+    if connection is None:
+        warnings.append("answered from an index built in memory")
+        connection = connect(":memory:")
+        outcome = catch_up(connection, log, rebuild=True, progress=progress)
+    outcome.warnings[:0] = warnings
+    return connection, outcome
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + suffix)
+
+
+def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool = False,
+             until: str | None = None, progress: Progress | None = None) -> CatchUp:
+    """Index the events the index lacks (all of them up to `until` when rebuilding or when it is unusable)."""
+    days = Days(log.events_dir)
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        meta = _meta(connection)
+        position: str | None = meta.get("last_read")
+        marks: Marks = {}
+        reason: str | None = "forced" if rebuild else None
+        if reason is None and meta.get("format") != FORMAT:
+            reason = "the recall index was missing or from another version" if meta else "new index"
+        if reason is None:
+            try:
+                marks = dict(_MARKS.decode(meta.get("days", b"")))
+            except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+                reason = "the recall index's day marks were unreadable"
+        if reason is None:
+            reason = validate_marks(marks, position, days)
+        outcome = CatchUp(rebuilt=reason is not None, reason=reason)
+        projects: set[str] = set()
+        if reason is None:
+            projects = set(projects_of(connection))
+        if reason is not None:
+            connection.execute("DELETE FROM docs")
+            connection.execute("DELETE FROM fts")
+            connection.execute("DELETE FROM meta")
+            position, marks = None, {}
+        _index(connection, log, days, position, marks, projects, outcome, until, progress)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    if outcome.rebuilt and outcome.reason not in ("forced", "new index") and outcome.read:
+        outcome.warnings.append(f"{outcome.reason}: the recall index was rebuilt from {outcome.read} events")
+    return outcome
+
+
+def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, position: str | None, marks: Marks,
+           projects: set[str], outcome: CatchUp, until: str | None, progress: Progress | None) -> None:
+    """Read each day from `position` on; commit rows and meta together every BATCH events."""
+    rows: list[tuple[Any, ...]] = []
+    skipped: list[str] = []
+    last_day = names.shard_of(position) if position else ""
+    before = dict(marks)
+    total = None
+    if progress is not None:
+        total = sum(days.count(day) for day in days.days if day >= last_day)
+    for day in days.days[bisect.bisect_left(days.days, last_day):]:
+        if until is not None and day > names.shard_of(until):
+            break
+        mark = marks.get(day)
+        if position is not None and day != last_day and mark is not None and mark.mtime_ns == days.mtime(day):
+            continue
+        listed = days.listing(day)
+        start = bisect.bisect_right(listed, position) if position else 0
+        wanted = [name for name in listed[start:] if names.parse_name(name) is not None
+                  and (until is None or name <= until)]
+        for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
+            try:
+                event: Event | None = log.codec.decode(raw)
+            except EventUndecodable as error:
+                skipped.append(f"{name}: {error}")
+                event = None
+            if event is not None:
+                body = texts.text_of(event)
+                if body:
+                    rows.append((name, event.event_id, event.created_at, event.kind, event.project,
+                                 event.agent_id, event.host, event.session_id, body))
+            position = name
+            outcome.read += 1
+            if outcome.read % BATCH == 0:
+                marks[day] = DayMark(days.mtime(day), bisect.bisect_right(listed, position))
+                outcome.indexed += _flush(connection, rows, position, marks, projects)
+                connection.execute("COMMIT")
+                connection.execute("BEGIN IMMEDIATE")
+                if progress is not None:
+                    progress(outcome.read, total)
+        complete = until is None or not listed or listed[-1] <= until
+        marks[day] = DayMark(days.mtime(day), len(listed) if complete else bisect.bisect_right(listed, position or ""))
+        days.forget(day)
+    if outcome.read or outcome.rebuilt or marks != before:  # a catch-up that found nothing writes nothing
+        outcome.indexed += _flush(connection, rows, position, marks, projects)
+    if progress is not None and outcome.read:
+        progress(outcome.read, total)
+    if skipped:
+        outcome.warnings.append(f"skipped {len(skipped)} unreadable event(s) in the recall index; first: {skipped[0]}")
+
+
+def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position: str | None, marks: Marks,
+           projects: set[str]) -> int:
+    """Write the pending rows and where the index stands, in the open transaction."""
+    count = len(rows)
+    if rows:
+        projects.update(row[4] for row in rows)
+        first = connection.execute("SELECT COALESCE(MAX(id), 0) FROM docs").fetchone()[0] + 1
+        connection.executemany(
+            "INSERT INTO docs(id, name, event_id, created_at, kind, project, agent, host, session)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((first + i, *row[:8]) for i, row in enumerate(rows)))
+        connection.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)",
+                               ((first + i, row[8]) for i, row in enumerate(rows)))
+        rows.clear()
+    values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks)),
+                                     ("projects", _ENCODER.encode(sorted(projects)))]
+    if position is not None:
+        values.append(("last_read", position))
+    connection.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)
+    return count
+
+
+def projects_of(connection: sqlite3.Connection) -> list[str]:
+    """The projects the index holds rows of (read from meta; [] when unknown)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'projects'").fetchone()
+    try:
+        return list(_PROJECTS.decode(row[0])) if row else []
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        return []
+
+
+def position_of(connection: sqlite3.Connection) -> str | None:
+    """The newest event file the index has read (None: none)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'last_read'").fetchone()
+    return row[0] if row else None
+
+
+def rows(connection: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+    """Every indexed row in log order (for tests and checks: equal indexes hold equal rows)."""
+    yield from connection.execute(
+        "SELECT d.name, d.event_id, d.created_at, d.kind, d.project, d.agent, d.host, d.session, f.body"
+        " FROM docs d JOIN fts f ON f.rowid = d.id ORDER BY d.name")

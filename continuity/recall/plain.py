@@ -1,0 +1,233 @@
+"""Recall without msgspec or argparse: the query language, snippets, output lines, and the fast path.
+
+`run(argv)` answers `continuity recall QUERY [--limit N] [--match] [--json] [--root DIR]`
+when the index is current and holds only the store's project, reading nothing but the
+day folders' mtimes, the newest day's listing and the index: the common case of an agent
+asking "did we already try this?". Anything else (another flag, an abbreviation, an index
+that is missing, behind, from another format or shared by projects, a refused query)
+returns None before printing anything, and the argparse command gives the answer of
+record: catching the index up, warnings and error lines included. A test holds the two
+paths' output equal, byte for byte, and the import graph free of msgspec and argparse.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+import sqlite3
+from typing import Any
+
+from continuity.core.errors import QueryError
+from continuity.core.text import one_line
+
+INDEX_NAME = "recall.sqlite3"
+#: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
+SCHEMA_FORMAT = 3
+#: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
+ROWS_FORMAT = 1
+FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 64
+DEFAULT_LIMIT = 10
+LIMIT_MAX = 1000
+SNIPPET_TOKENS = 16
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: How a match is marked in a snippet (the text around it is neutralized for the terminal).
+MARK_OPEN, MARK_CLOSE = "[", "]"
+_WORD = r"\w+"
+#: The hit fields, in the order the JSON answer lists them.
+HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id", "snippet", "score")
+#: The columns of a ranked row (then the snippet, bm25 and the body); `d` is docs, `fts` the text.
+HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
+           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts), fts.body"
+           " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN ")
+RANK_SQL = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, as the default query mode searches them."""
+    return re.findall(_WORD, text)
+
+
+def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> str:
+    """The FTS5 query for what a user typed: its words quoted (all must match unless `any_word`), or as written."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is {len(text)} characters long; at most {MAX_QUERY_CHARS} are searched")
+    if re.search("[\x00\ud800-\udfff]", text):  # SQLite would cut at a NUL; a lone surrogate is no UTF-8
+        raise QueryError("the query holds a NUL character or an unpaired surrogate")
+    if operators:
+        if not text.strip():
+            raise QueryError("the query is empty")
+        _check_syntax(text)
+        return text
+    found = words(text)
+    if not found:
+        raise QueryError(f"the query {one_line(text[:40])!r} has no words to search for "
+                         "(use --match for FTS5 operators such as prefix*)")
+    if len(found) > MAX_TERMS:
+        raise QueryError(f"the query has {len(found)} words; at most {MAX_TERMS}")
+    return (" OR " if any_word else " ").join(f'"{word}"' for word in dict.fromkeys(found))
+
+
+_PROBE: list[sqlite3.Connection] = []
+
+
+def _check_syntax(query: str) -> None:
+    """QueryError unless FTS5 parses `query` (tried on an empty table of the index's shape, in memory)."""
+    if not _PROBE:
+        probe = sqlite3.connect(":memory:", check_same_thread=False)
+        probe.execute(f"CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='{TOKENIZER}')")
+        _PROBE.append(probe)
+    try:
+        _PROBE[0].execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,)).fetchall()
+    except sqlite3.Error as error:
+        raise QueryError(f"invalid search syntax: {one_line(str(error))} "
+                         "(without --match the words are searched as written)") from None
+
+
+def marked(snippet: str) -> str:
+    """An FTS5 snippet with its match markers as brackets, line breaks as spaces, the rest made safe to print."""
+    parts = re.split("([\x02\x03])", snippet)
+    return "".join(MARK_OPEN if part == "\x02" else MARK_CLOSE if part == "\x03"
+                   else one_line(re.sub(r"\s", " ", part)) for part in parts).strip()
+
+
+def ranked_rows(connection: sqlite3.Connection, query: str, ids: list[int]) -> list[Any]:
+    """The ranked rows' columns, snippets and scores, in the order of `ids`."""
+    order = {rowid: place for place, rowid in enumerate(ids)}
+    found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ids))})", [query, *ids]).fetchall()
+    found.sort(key=lambda row: order[row[0]])
+    return found
+
+
+def hit_values(row: Any) -> tuple[Any, ...]:
+    """A ranked row as the hit's field values (HIT_FIELDS order)."""
+    return (*row[1:7], marked(row[7]), round(-row[8], 6))
+
+
+def lines_of(hits: list[dict[str, Any]]) -> str:
+    """The human answer: two lines a hit (where and who, then the snippet), or `no matches`."""
+    lines = []
+    for hit in hits:
+        who = " ".join(one_line(part) for part in (hit["agent_id"], hit["host"]) if part)
+        lines.append(one_line(f"{hit['created_at']}  {hit['event_id']}  {hit['kind']}" + (f"  {who}" if who else "")
+                              + f"  score {hit['score']:.3f}"))
+        lines.append(f"    {hit['snippet']}")
+    return "\n".join(lines) if lines else "no matches"
+
+
+def answer(project: str, query: str, as_of: str | None, hits: list[dict[str, Any]], *, indexed: int = 0,
+           rebuilt: bool = False, warnings: list[str] | None = None) -> dict[str, Any]:
+    """The JSON answer of `recall`."""
+    return {"ok": True, "action": "recall", "project": project, "query": query, "as_of": as_of,
+            "count": len(hits), "hits": hits, "indexed": indexed, "rebuilt": rebuilt, "warnings": warnings or []}
+
+
+# -- the fast path ---------------------------------------------------------------------------
+def run(argv: list[str]) -> int | None:
+    """Answer a plain `recall` from a current index; None when the argparse command must answer."""
+    options = _parse(argv)
+    if options is None:
+        return None
+    try:
+        found = _search(options)
+    except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError):
+        return None
+    if found is None:
+        return None
+    from continuity.cli.output import Output
+
+    project, query, hits = found
+    Output(as_json=options["json"]).emit(answer(project, query, None, hits), lines_of(hits))
+    return 0
+
+
+def _parse(argv: list[str]) -> dict[str, Any] | None:
+    """`[--json] [--root DIR] recall QUERY [--limit N] [--match] [--json] [--root DIR]`, spelled out; else None."""
+    options: dict[str, Any] = {"json": False, "match": False, "root": None, "limit": DEFAULT_LIMIT, "query": None}
+    seen_command = False
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        index += 1
+        flag, equals, value = arg.partition("=")
+        if arg == "--json" or (arg == "--match" and seen_command):
+            options[arg[2:]] = True
+        elif flag in ("--root", "--limit") and (seen_command or flag == "--root"):
+            if not equals:
+                if index >= len(argv) or argv[index].startswith("-"):
+                    return None
+                value = argv[index]
+                index += 1
+            if not value:
+                return None
+            if flag == "--limit":
+                if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= LIMIT_MAX:
+                    return None
+                options["limit"] = int(value)
+            else:
+                options["root"] = value
+        elif arg.startswith("-"):
+            return None
+        elif not seen_command:
+            if arg != "recall":
+                return None
+            seen_command = True
+        elif options["query"] is None:
+            options["query"] = arg
+        else:
+            return None
+    return options if seen_command and options["query"] is not None else None
+
+
+def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | None:
+    from continuity.core.store import find_store
+
+    store = find_store(root=options["root"])
+    store.check_safe()
+    if store.config_problem is not None:
+        return None
+    project = store.config["project"]
+    path = os.path.join(store.local_dir, INDEX_NAME)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
+    query = fts_query(options["query"], operators=options["match"])
+    connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=1.0, isolation_level=None)
+    try:
+        connection.execute("BEGIN")  # one snapshot: the meta checked is the index searched
+        meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+        if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
+                or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
+            return None
+        ids = [row[0] for row in connection.execute(RANK_SQL, (query, options["limit"])).fetchall()]
+        rows = ranked_rows(connection, query, ids) if ids else []
+    finally:
+        connection.close()
+    return project, query, [dict(zip(HIT_FIELDS, hit_values(row), strict=True)) for row in rows]
+
+
+def _current(events_dir: str, position: str | None, marks: dict[str, list[int]]) -> bool:
+    """Whether the log holds exactly what the index read: the catch-up would find nothing to do."""
+    from events.durable import list_days
+    from events.names import NAME_LENGTH
+
+    days = list_days(events_dir)
+    if set(marks) - set(days):
+        return False
+    last_day = position[:8] if position else ""
+    for day in days:
+        mark = marks.get(day)
+        if mark is None:
+            return False
+        if day != last_day:
+            if os.stat(os.path.join(events_dir, day)).st_mtime_ns != mark[0]:
+                return False
+            continue
+        listed = sorted(name for name in os.listdir(os.path.join(events_dir, day))
+                        if len(name) == NAME_LENGTH and name.endswith(".json"))
+        if position is None or bisect.bisect_right(listed, position) != len(listed) or len(listed) != mark[1]:
+            return False
+    return True

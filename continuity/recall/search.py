@@ -1,0 +1,82 @@
+"""Searching the recall index: filters, ranking (BM25) and snippets, as typed results.
+
+The query language (words quoted by default, FTS5 syntax with `recall --match`, every
+malformed query a one-line `QueryError`) and the SQL of the ranked rows live in plain.py,
+shared with the fast path that answers plain queries without msgspec.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import msgspec
+
+from continuity.recall import plain
+from continuity.recall.index import projects_of
+from continuity.recall.plain import HIT_FIELDS, RANK_SQL, fts_query, hit_values, ranked_rows, words
+
+__all__ = ["DEFAULT_LIMIT", "Filters", "Hit", "fts_query", "search", "words"]
+
+DEFAULT_LIMIT = plain.DEFAULT_LIMIT
+
+
+class Filters(msgspec.Struct, frozen=True, kw_only=True):
+    """What to search in: the project, event kinds, an agent, a time window, a point of the log."""
+
+    project: str
+    kinds: tuple[str, ...] = ()
+    agent: str | None = None
+    since: str | None = None
+    until: str | None = None
+    #: Event ids to leave out (what a brief already shows).
+    exclude: frozenset[str] = frozenset()
+    #: Leave out events whose text holds any of these word for word (checked on the ranked few only).
+    omit_containing: tuple[str, ...] = ()
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One ranked event: where it is, who wrote it, a snippet with the matches marked, its score."""
+
+    event_id: str
+    created_at: str
+    kind: str
+    agent_id: str | None
+    host: str | None
+    session_id: str | None
+    snippet: str
+    #: BM25, higher is better (FTS5's bm25() negated).
+    score: float
+
+
+def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT) -> list[Hit]:
+    """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie).
+
+    Rows are numbered in log order (a rebuild reinserts in order; catch-up only appends
+    newer names), so the row number breaks ties by time without reading the name.
+    """
+    where = ["fts MATCH ?", "d.project = ?"]
+    params: list[Any] = [query, filters.project]
+    if filters.kinds:
+        where.append(f"d.kind IN ({', '.join('?' * len(filters.kinds))})")
+        params.extend(filters.kinds)
+    for clause, value in (("d.agent = ?", filters.agent), ("d.created_at >= ?", filters.since),
+                          ("d.created_at <= ?", filters.until)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    # Rank first, snippets after: SQLite computes every selected column of every match
+    # before it sorts, and a snippet costs far more than a score. When the project is the
+    # only filter and the index holds no other, rank without reading the rows' columns.
+    if where == ["fts MATCH ?", "d.project = ?"] and projects_of(connection) == [filters.project]:
+        ranked = connection.execute(RANK_SQL, [query, limit + len(filters.exclude)]).fetchall()
+    else:
+        ranked = connection.execute(
+            "SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
+            + " ORDER BY bm25(fts), fts.rowid DESC LIMIT ?", [*params, limit + len(filters.exclude)]).fetchall()
+    if not ranked:
+        return []
+    found = ranked_rows(connection, query, [row[0] for row in ranked])
+    found = [row for row in found if row[1] not in filters.exclude
+             and not any(text in row[9] for text in filters.omit_containing)][:limit]
+    return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True))) for row in found]

@@ -1,0 +1,146 @@
+"""`recall` as a Python API: search every event's text, now (index caught up) or as of a point.
+
+The CLI and the MCP server call `recall`; the resume brief calls `earlier`, which reads
+the index as it stands and never builds it (the session-start hook must stay fast).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import msgspec
+
+from continuity.core.errors import UsageError
+from continuity.core.store import Store, now_us
+from continuity.readside.catchup import Progress
+from continuity.recall import index
+from continuity.recall.search import DEFAULT_LIMIT, Filters, Hit, fts_query, search, words
+from events import clock
+from events.base import kind_of
+from events.catalog import EVENT_TYPES
+
+_DURATION = re.compile(r"^(\d{1,9})([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: What the brief's queries leave out: words too common to say what a step is about.
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have", "i", "if",
+    "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "then", "this", "to", "was",
+    "we", "were", "will", "with", "not", "no", "yes", "can", "should", "would", "could", "all", "any", "our",
+    "your", "one", "under", "over", "after", "before",
+))
+BRIEF_TERMS = 24
+
+
+class Recalled(msgspec.Struct, kw_only=True):
+    """The ranked hits, what the index did to be current, and warnings."""
+
+    hits: list[Hit]
+    query: str
+    as_of: str | None = None
+    indexed: int = 0
+    rebuilt: bool = False
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def kinds_for(requested: list[str] | None) -> tuple[str, ...]:
+    """Event kinds named exactly or by family (`handoff` is every `handoff.*`); UsageError on an unknown one."""
+    known = sorted(kind_of(kind) for kind in EVENT_TYPES)
+    chosen: dict[str, None] = {}
+    for name in requested or ():
+        matched = [kind for kind in known if kind == name or kind.split(".")[0] == name]
+        if not matched:
+            families = sorted({kind.split(".")[0] for kind in known})
+            raise UsageError(f"--kind: unknown kind {name[:64]!r}; use a kind such as work.logged or a family: "
+                             + ", ".join(families))
+        chosen.update(dict.fromkeys(matched))
+    return tuple(chosen)
+
+
+def time_bound(flag: str, text: str | None, now: int) -> str | None:
+    """An ISO time for --since/--until: an ISO time, or a duration back from now (`90m`, `12h`, `7d`, `2w`)."""
+    if text is None:
+        return None
+    found = _DURATION.match(text.strip())
+    try:
+        at = now - int(found.group(1)) * _UNITS[found.group(2)] * 1_000_000 if found else clock.parse_iso(text)
+        return clock.iso(at)
+    except (ValueError, OverflowError):
+        raise UsageError(f"{flag}: {text[:64]!r} is neither an ISO time nor a duration such as 12h or 7d") from None
+
+
+def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LIMIT, operators: bool = False,
+           as_of: str | None = None, progress: Progress | None = None) -> Recalled:
+    """The events best matching `text` under `filters`, best first: from the index caught up, or as of a point.
+
+    As of a point the index is built in memory from the log up to that point, so the
+    scores are the ones the log then gave, not today's.
+    """
+    query = fts_query(text, operators=operators)
+    log = store.open_reader()
+    if as_of is not None:
+        from continuity.readside.replay import resolve_point
+
+        through, _ = resolve_point(log, as_of)
+        connection = index.connect(":memory:")
+        outcome = index.catch_up(connection, log, rebuild=True, until=through, progress=progress)
+        outcome.rebuilt = False
+    else:
+        connection, outcome = index.open_current(store, log, progress=progress)
+    try:
+        hits = search(connection, query, filters, limit)
+    finally:
+        connection.close()
+    return Recalled(hits=hits, query=query, as_of=as_of, indexed=outcome.indexed, rebuilt=outcome.rebuilt,
+                    warnings=outcome.warnings)
+
+
+def rebuild_index(store: Store, *, progress: Progress | None = None) -> index.CatchUp:
+    """Rebuild the recall index from the whole log (`continuity rebuild`)."""
+    connection, outcome = index.open_current(store, store.open_reader(), rebuild=True, progress=progress)
+    connection.close()
+    return outcome
+
+
+def catch_up_index(store: Store, progress: Progress | None = None) -> list[str]:
+    """Bring the recall index up to date if it exists (after `sync`); warnings, never errors."""
+    import os
+
+    if not os.path.exists(index.index_path(store)):
+        return []
+    try:
+        connection, outcome = index.open_current(store, store.open_reader(), progress=progress)
+    except (OSError, sqlite3.Error) as error:
+        return [f"the recall index was not updated: {error}"]
+    connection.close()
+    return outcome.warnings
+
+
+def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[str], *, limit: int) -> list[Hit]:
+    """For the brief: the events best matching the subjects (any word), from the index as it stands.
+
+    Never builds or catches the index up, and never warns: with no usable index there is
+    simply no section. Events whose text holds a subject word for word are what the brief
+    already shows (the checkpoint that set a blocker): they are left out, as are `exclude`.
+    """
+    terms = [word for word in dict.fromkeys(w.lower() for text in subjects for w in words(text))
+             if word not in STOP_WORDS and len(word) > 2][:BRIEF_TERMS]
+    if not terms or limit <= 0:
+        return []
+    connection = index.open_existing(index.index_path(store))
+    if connection is None:
+        return []
+    shown = tuple(text for text in subjects if text.strip())
+    try:
+        query = fts_query(" ".join(terms), any_word=True)
+        found = search(connection, query, Filters(project=project, exclude=exclude, omit_containing=shown), limit * 4)
+    except (sqlite3.Error, UsageError):
+        return []
+    finally:
+        connection.close()
+    return found[:limit]
+
+
+def now() -> int:
+    """The wall clock for relative --since/--until (views read the clock here, never in projections)."""
+    return now_us()

@@ -1,0 +1,503 @@
+"""`continuity recall`: BM25 over every event's text, its filters, snippets, `--as-of` and its index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+from continuity.core.store import find_store
+from continuity.recall import index
+from events import names
+from events.codec import default_codec
+from events.sealing import seal, sha256_hex
+from events.worklog import WorkLogged
+from tests.helpers import cli_process
+
+STORE = Path(".agent") / "runtime-continuity"
+
+
+def recall(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    """Run `recall ... --json` in-process; its JSON answer (exit 0 required)."""
+    capsys.readouterr()
+    code = main(["recall", *argv, "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    found: dict[str, Any] = json.loads(out)
+    return found
+
+
+def ids(answer: dict[str, Any]) -> list[str]:
+    return [hit["event_id"] for hit in answer["hits"]]
+
+
+def log(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Append one event through the CLI; its id."""
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    return str(json.loads(capsys.readouterr().out)["event_id"])
+
+
+@pytest.fixture
+def corpus(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """A fixed corpus of seven events from three agents; name -> event id."""
+    return {
+        "wal_blocked": log(capsys, "log", "-m", "sqlite WAL mode blocked readers during checkpoint",
+                           "--agent", "alice"),
+        "wal_rejected": log(capsys, "log", "-m", "rejected WAL: readers starve; chose rollback journal",
+                            "--type", "decision", "--agent", "bob"),
+        "merge": log(capsys, "checkpoint", "-m", "index rebuild after merge", "--next",
+                     "test merge detection in the recall index", "--blocker",
+                     "merge detection misses same-day events", "--agent", "alice"),
+        "flaky": log(capsys, "log", "-m", "flaky test: sync push race", "--agent", "carol"),
+        "fixed": log(capsys, "log", "-m", "fixed flaky sync test by retrying push", "--agent", "carol"),
+        "wal_wal": log(capsys, "log", "-m", "WAL WAL", "--agent", "bob"),
+        "unrelated": log(capsys, "log", "-m", "renamed the docs folder", "--agent", "alice"),
+    }
+
+
+def test_fixed_corpus_ranks_in_the_expected_order(corpus: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """BM25: more occurrences and shorter texts rank first; every word must match by default."""
+    assert ids(recall(capsys, "WAL")) == [corpus["wal_wal"], corpus["wal_rejected"], corpus["wal_blocked"]]
+    assert ids(recall(capsys, "flaky")) == [corpus["flaky"], corpus["fixed"]]
+    assert ids(recall(capsys, "merge detection")) == [corpus["merge"]]
+    assert ids(recall(capsys, "WAL readers")) == [corpus["wal_rejected"], corpus["wal_blocked"]]
+    assert ids(recall(capsys, "reader")) == [corpus["wal_rejected"], corpus["wal_blocked"]]  # stemmed
+    assert ids(recall(capsys, "nothing like this")) == []
+    scores = [hit["score"] for hit in recall(capsys, "WAL")["hits"]]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+
+
+def test_operator_mode_takes_fts5_syntax(corpus: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--match: NOT, OR, prefix* and phrases work as FTS5 defines them."""
+    assert ids(recall(capsys, "--match", "WAL NOT readers")) == [corpus["wal_wal"]]
+    assert ids(recall(capsys, "--match", "retr*")) == [corpus["fixed"]]
+    assert set(ids(recall(capsys, "--match", "flaky OR journal"))) == {corpus["flaky"], corpus["fixed"],
+                                                                      corpus["wal_rejected"]}
+    assert ids(recall(capsys, "--match", '"rollback journal"')) == [corpus["wal_rejected"]]
+    assert ids(recall(capsys, "--match", '"journal rollback"')) == []
+
+
+def test_filters_kind_agent_time_limit(corpus: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--kind (exact or family), --agent, --since/--until and --limit each narrow the hits."""
+    assert ids(recall(capsys, "merge", "--kind", "checkpoint.recorded")) == [corpus["merge"]]
+    assert ids(recall(capsys, "merge", "--kind", "checkpoint")) == [corpus["merge"]]
+    assert ids(recall(capsys, "merge", "--kind", "work.logged")) == []
+    assert ids(recall(capsys, "merge", "--kind", "work", "--kind", "checkpoint")) == [corpus["merge"]]
+    assert ids(recall(capsys, "WAL", "--agent", "bob")) == [corpus["wal_wal"], corpus["wal_rejected"]]
+    answer = recall(capsys, "flaky")
+    fixed_at = next(hit["created_at"] for hit in answer["hits"] if hit["event_id"] == corpus["fixed"])
+    flaky_at = next(hit["created_at"] for hit in answer["hits"] if hit["event_id"] == corpus["flaky"])
+    assert ids(recall(capsys, "flaky", "--since", fixed_at)) == [corpus["fixed"]]
+    assert ids(recall(capsys, "flaky", "--until", flaky_at)) == [corpus["flaky"]]
+    assert ids(recall(capsys, "flaky", "--since", "1h")) == [corpus["flaky"], corpus["fixed"]]
+    assert ids(recall(capsys, "flaky", "--until", "1h")) == []
+    assert ids(recall(capsys, "WAL", "--limit", "1")) == [corpus["wal_wal"]]
+    # a filter that keeps everything ranks the same way (the rows are read; without filters they need not be)
+    assert recall(capsys, "WAL", "--since", "2000-01-01")["hits"] == recall(capsys, "WAL")["hits"]
+    hit = recall(capsys, "flaky", "--agent", "carol")["hits"][0]
+    assert (hit["kind"], hit["agent_id"]) == ("work.logged", "carol")
+
+
+def test_each_project_is_searched_alone(corpus: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Events of another project in the same store never show; --project searches that one."""
+    other = log(capsys, "log", "-m", "WAL in the other project", "--project", "other")
+    assert other not in ids(recall(capsys, "WAL"))
+    assert ids(recall(capsys, "WAL")) == [corpus["wal_wal"], corpus["wal_rejected"], corpus["wal_blocked"]]
+    assert ids(recall(capsys, "WAL", "--project", "other")) == [other]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--kind", "no.such"], ["--since", "yesterday"], ["--until", "-3d"], ["--limit", "0"], ["--as-of", "soon"],
+])
+def test_bad_filters_are_usage_errors(corpus: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                      argv: list[str]) -> None:
+    """An unknown kind, an unreadable time or limit, a bad point: exit 2, one line."""
+    capsys.readouterr()
+    assert main(["recall", "WAL", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("continuity: error: ") and err.count("\n") == 1
+
+
+HOSTILE = ['"unclosed', "AND", "*", "a" * 10240, "NEAR(", "body:", "(", "\x1b[2J\u202e", "' OR 1=1 --", "^"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--match"]])
+def test_hostile_queries_get_an_answer_or_one_error_line(corpus: dict[str, str], mode: list[str]) -> None:
+    """Malformed queries, as a real process: exit 0 or 2, at most one stderr line, never a traceback."""
+    root = Path.cwd()
+    for query in HOSTILE:
+        done = cli_process("recall", query, *mode, cwd=root)
+        assert done.returncode in (0, 2), (query[:20], done.stderr)
+        assert "Traceback" not in done.stderr + done.stdout
+        if done.returncode == 2:
+            assert done.stderr.startswith("continuity: error: ") and done.stderr.count("\n") == 1
+            assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+
+
+def test_the_issue_malformed_queries_each_answer_as_documented(corpus: dict[str, str],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Words mode searches `"unclosed` and `AND` as words; `*` and 10 KB are errors; --match refuses all four."""
+    for query, code in (('"unclosed', 0), ("AND", 0), ("*", 2), ("x" * 10240, 2)):
+        assert main(["recall", query]) == code, query[:20]
+        assert main(["recall", query, "--match"]) == 2, query[:20]
+    out = capsys.readouterr()
+    assert "invalid search syntax: unterminated string" in out.err
+    assert 'syntax error near "AND"' in out.err
+    assert "has no words to search for" in out.err
+    assert "10240 characters long" in out.err
+
+
+def test_snippets_mark_matches_and_are_neutralized(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A snippet brackets the match; bidi overrides, C1 controls and line breaks cannot reach the terminal."""
+    event = log(capsys, "log", "-m", "deploy \u202eevil\u202c then \x9b31m red\nFAKE RCE-2026 forged line")
+    capsys.readouterr()
+    assert main(["recall", "deploy"]) == 0
+    out = capsys.readouterr().out
+    assert event in out and "[deploy]" in out
+    assert "\u202e" not in out and "\x9b" not in out
+    assert len(out.splitlines()) == 2 and not out.splitlines()[1].startswith("FAKE")
+    hit = recall(capsys, "forged")["hits"][0]
+    assert "[forged]" in hit["snippet"] and "\n" not in hit["snippet"]
+
+
+def copy_until(source: Path, target: Path, last: str) -> None:
+    """A fresh store holding the events of `source` up to `last` (a file name)."""
+    shutil.copytree(source / STORE, target / STORE, ignore=shutil.ignore_patterns("local", "events"))
+    for path in sorted((source / STORE / "events").rglob("*.json")):
+        if path.name <= last:
+            (target / STORE / "events" / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / STORE / "events" / path.parent.name / path.name)
+
+
+def test_as_of_answers_as_the_log_stood_then(corpus: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    """--as-of an event gives exactly what a store holding only the log up to it gives, scores included."""
+    then = recall(capsys, "WAL", "--as-of", corpus["wal_rejected"])
+    assert ids(then) == [corpus["wal_rejected"], corpus["wal_blocked"]]
+    store = find_store()
+    last = store.open_reader().find(corpus["wal_rejected"]).name
+    old = tmp_path / "old"
+    copy_until(Path.cwd(), old, last)
+    expected = recall(capsys, "WAL", "--root", str(old))
+    assert then["hits"] == expected["hits"]
+    assert then["hits"] != recall(capsys, "WAL")["hits"][1:]  # today's scores differ: more events, other IDF
+    assert ids(recall(capsys, "flaky", "--as-of", corpus["merge"])) == []
+
+
+def index_rows(root: Path) -> list[tuple[Any, ...]]:
+    connection = sqlite3.connect(root / STORE / "local" / index.INDEX_NAME)
+    try:
+        return list(index.rows(connection))
+    finally:
+        connection.close()
+
+
+def rebuilt_rows(root: Path) -> list[tuple[Any, ...]]:
+    """The rows a full build from the log gives, in memory."""
+    connection = index.connect(":memory:")
+    index.catch_up(connection, find_store(root=str(root)).open_reader(), rebuild=True)
+    return list(index.rows(connection))
+
+
+def test_incremental_catch_up_equals_a_rebuild(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Recall after each of several rounds of writes: the index holds exactly what a rebuild holds."""
+    for round_ in range(4):
+        for i in range(round_ * 3 + 1):
+            log(capsys, "log", "-m", f"round {round_} entry {i} about caching", "--agent", f"a{i % 2}")
+        answer = recall(capsys, "caching", "--limit", "1000")
+        assert answer["rebuilt"] is (round_ == 0)
+        assert answer["indexed"] == round_ * 3 + 1
+        assert index_rows(project) == rebuilt_rows(project)
+    assert len(recall(capsys, "caching", "--limit", "1000")["hits"]) == 1 + 4 + 7 + 10
+
+
+def test_an_event_merged_into_the_past_rebuilds_the_index(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file landing in an older day folder (a git merge): rebuilt with a warning, equal to a rebuild."""
+    log(capsys, "log", "-m", "today about lanterns")
+    recall(capsys, "lanterns")
+    store = find_store()
+    past = seal(WorkLogged(project="demo", message="yesterday about lanterns too"),
+                at_us=1_700_000_000_000_000, node="othernod", prev=None, codec=default_codec())
+    day = store.events_dir + "/" + names.shard_of(past.name)
+    os.makedirs(day, exist_ok=True)
+    Path(day, past.name).write_bytes(past.raw)
+    capsys.readouterr()
+    assert main(["recall", "lanterns", "--json"]) == 0
+    out = capsys.readouterr()
+    answer = json.loads(out.out)
+    assert answer["rebuilt"] is True and len(answer["hits"]) == 2
+    assert "rebuilt" in out.err
+    assert index_rows(project) == rebuilt_rows(project)
+
+
+def test_a_corrupt_index_file_is_rebuilt(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Garbage in local/recall.sqlite3: the answer stands, a warning says the index was rebuilt."""
+    event = log(capsys, "log", "-m", "about turbines")
+    path = project / STORE / "local" / index.INDEX_NAME
+    path.write_bytes(b"not a database at all" * 100)
+    capsys.readouterr()
+    assert main(["recall", "turbines"]) == 0
+    out = capsys.readouterr()
+    assert event in out.out and "unreadable" in out.err
+    assert index_rows(project) == rebuilt_rows(project)
+
+
+def test_a_symlinked_index_is_not_followed(project: Path, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """local/recall.sqlite3 as a link out of the store: answered from memory, the target untouched."""
+    event = log(capsys, "log", "-m", "about turbines")
+    target = tmp_path / "elsewhere.db"
+    target.write_bytes(b"")
+    (project / STORE / "local" / index.INDEX_NAME).symlink_to(target)
+    capsys.readouterr()
+    assert main(["recall", "turbines"]) == 0
+    out = capsys.readouterr()
+    assert event in out.out and "in memory" in out.err
+    assert target.read_bytes() == b""
+
+
+def write_events(root: Path, count: int) -> None:
+    """`count` events sealed straight into the store (a fixture, not the write path)."""
+    store = find_store(root=str(root))
+    codec, prev = default_codec(), None
+    start = 1_780_000_000_000_000
+    for i in range(count):
+        stored = seal(WorkLogged(project="demo", message=f"event {i} about topic{i % 50} and more words"),
+                      at_us=start + i * 1_000_000, node="fixture1", prev=prev, codec=codec)
+        prev = sha256_hex(stored.raw)
+        folder = Path(store.events_dir, names.shard_of(stored.name))
+        folder.mkdir(exist_ok=True)
+        (folder / stored.name).write_bytes(stored.raw)
+
+
+def test_kill9_mid_build_leaves_a_usable_index(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A build killed after a committed batch: the next recall goes on from there; equal to a rebuild."""
+    write_events(project, 5 * index.BATCH)
+    path = project / STORE / "local" / index.INDEX_NAME
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    position = None
+    for _attempt in range(5):
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        child = subprocess.Popen([sys.executable, "-m", "continuity", "recall", "topic7"], cwd=project, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            try:
+                connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                position = connection.execute("SELECT value FROM meta WHERE key='last_read'").fetchone()
+                connection.close()
+            except sqlite3.Error:
+                position = None
+            if position is not None:
+                break
+            time.sleep(0.002)
+        alive = child.poll() is None
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        if alive and position is not None:
+            break
+    else:
+        pytest.fail("the build never got killed mid-way")
+    connection = sqlite3.connect(path)
+    killed_at = index.position_of(connection)
+    kept = connection.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+    connection.close()
+    assert killed_at is not None and 0 < kept < 5 * index.BATCH
+    answer = recall(capsys, "topic7", "--limit", "1000")
+    assert answer["rebuilt"] is False and answer["indexed"] == 5 * index.BATCH - kept
+    assert len(answer["hits"]) == 5 * index.BATCH // 50
+    assert index_rows(project) == rebuilt_rows(project)
+
+
+LOADED = ("import sys, runpy; sys.argv = ['continuity', *sys.argv[1:]]\n"
+          "try:\n    runpy.run_module('continuity', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+          "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith(('continuity.recall', 'sqlite3', "
+          "'_sqlite3', 'tqdm', 'projections.recall')))))\n")
+
+
+@pytest.mark.parametrize("argv, stdin", [
+    (["log", "-m", "about caching"], None),
+    (["hook", "claude-code"], "claude_post_tool_use_edit"),
+])
+def test_the_hook_path_loads_nothing_of_recall(project: Path, argv: list[str], stdin: str | None) -> None:
+    """`continuity log` and a record-only hook, as real processes: no recall module, no sqlite3, no tqdm."""
+    from tests.integration.test_hooks import payload
+
+    data = payload(stdin, project) if stdin else None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv], cwd=project, env=env, input=data,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    assert len(list((project / STORE / "events").rglob("*.json"))) == 1
+
+
+# -- the fast path (continuity/recall/plain.py) ---------------------------------------------------
+def test_the_fast_path_rows_format_is_the_projection_s() -> None:
+    """plain.py repeats projections/recall.py's FORMAT (to stay off msgspec): the two never drift."""
+    from continuity.recall import plain
+    from projections import recall as texts
+
+    assert plain.ROWS_FORMAT == texts.FORMAT and index.FORMAT == plain.FORMAT
+
+
+def both_ways(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+              argv: list[str]) -> tuple[bool, tuple[int, str, str]]:
+    """Run argv with the fast path, then with it turned off; whether it answered, and the common answer."""
+    from continuity.recall import plain
+
+    real, answered = plain.run, []
+
+    def watched(args: list[str]) -> int | None:
+        code = real(args)
+        answered.append(code is not None)
+        return code
+
+    monkeypatch.setattr(plain, "run", watched)
+    capsys.readouterr()
+    fast = (main(argv), *capsys.readouterr())
+    monkeypatch.setattr(plain, "run", lambda args: None)
+    slow = (main(argv), *capsys.readouterr())
+    monkeypatch.setattr(plain, "run", real)
+    assert fast == slow, argv
+    return bool(answered and answered[0]), fast
+
+
+FAST = [["recall", "WAL"], ["recall", "WAL", "--json"], ["--json", "recall", "readers", "--limit", "1"],
+        ["recall", "WAL NOT readers", "--match"], ["recall", "--limit=2", "flaky", "--match"],
+        ["recall", "nothing like this"], ["recall", "recall"]]
+SLOW = [["recall", "WAL", "--kind", "work"], ["recall", "WAL", "--agent", "bob"], ["recall", "WAL", "--lim", "2"],
+        ["recall", "*"], ["recall", '"unclosed', "--match"], ["recall", "x" * 2000], ["recall", "WAL", "--limit", "0"],
+        ["recall", "WAL", "--as-of", "2000-01-01"], ["recall", "-x"], ["recall", "WAL", "--debug"]]
+
+
+def test_the_fast_path_answers_exactly_as_the_command(corpus: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a current index, plain queries take the fast path; every argv answers the same bytes both ways."""
+    recall(capsys, "warm")  # the index is current from here
+    for argv in FAST:
+        taken, (code, _out, _err) = both_ways(capsys, monkeypatch, argv)
+        assert taken and code == 0, argv
+    assert corpus["wal_wal"] in both_ways(capsys, monkeypatch, FAST[0])[1][1]
+    for argv in SLOW:
+        taken, _ = both_ways(capsys, monkeypatch, argv)
+        assert not taken, argv
+
+
+def fast_answers(capsys: pytest.CaptureFixture[str], argv: list[str]) -> bool:
+    """Whether the fast path answers argv now (it prints only when it does)."""
+    from continuity.recall import plain
+
+    capsys.readouterr()
+    taken = plain.run(argv) is not None
+    assert bool(capsys.readouterr().out) is taken
+    return taken
+
+
+def test_the_fast_path_steps_aside_unless_the_index_is_current(corpus: dict[str, str], project: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """No index, an event since, an event merged into the past, another project: the command answers."""
+    argv = ["recall", "WAL", "--json"]
+    assert not fast_answers(capsys, argv)  # no index yet
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    log(capsys, "log", "-m", "one more WAL note")
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    store = find_store()
+    past = seal(WorkLogged(project="demo", message="an old WAL note"), at_us=1_700_000_000_000_000,
+                node="othernod", prev=None, codec=default_codec())
+    day = Path(store.events_dir, names.shard_of(past.name))
+    day.mkdir(exist_ok=True)
+    (day / past.name).write_bytes(past.raw)
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    Path(store.events_dir, "20991231").mkdir()  # an empty day folder the index has not seen
+    assert not fast_answers(capsys, argv)
+    recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    log(capsys, "log", "-m", "WAL elsewhere", "--project", "other")
+    recall(capsys, "warm")
+    assert not fast_answers(capsys, argv)  # two projects: the rows must be read to filter
+
+
+def test_the_fast_path_loads_neither_msgspec_nor_argparse(corpus: dict[str, str], project: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`recall QUERY` on a current index, as a real process: the answer, without msgspec or argparse."""
+    recall(capsys, "warm")
+    probe = LOADED.replace("'continuity.recall', 'sqlite3', '_sqlite3', 'tqdm', 'projections.recall'",
+                           "'msgspec', 'argparse'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-c", probe, "recall", "WAL"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert corpus["wal_wal"] in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_two_recalls_at_once_index_each_event_once(project: Path) -> None:
+    """Two processes building the index at the same moment: both answer; the index equals a rebuild."""
+    write_events(project, 3 * index.BATCH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    children = [subprocess.Popen([sys.executable, "-m", "continuity", "recall", "topic3", "--json"], cwd=project,
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+    answers = [child.communicate(timeout=120) for child in children]
+    assert [child.returncode for child in children] == [0, 0], answers
+    indexed = sorted(json.loads(out)["indexed"] for out, _ in answers)
+    assert indexed == [0, 3 * index.BATCH]  # one built it; the other waited and found it current
+    assert json.loads(answers[0][0])["hits"] == json.loads(answers[1][0])["hits"]
+    assert index_rows(project) == rebuilt_rows(project)
+
+
+def test_a_read_only_store_is_answered_from_memory(corpus: dict[str, str], project: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A store that cannot be written: recall still answers, from an index built in memory, with a warning."""
+    from tests.helpers import make_read_only
+
+    mounted = make_read_only(project / STORE)
+    try:
+        done = cli_process("recall", "WAL", "--json", cwd=project)
+    finally:
+        for path in mounted:
+            subprocess.run(["umount", str(path)], check=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert [hit["event_id"] for hit in answer["hits"]] == [corpus["wal_wal"], corpus["wal_rejected"],
+                                                          corpus["wal_blocked"]]
+    assert "in memory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_locked_index_is_kept_and_the_answer_comes_from_memory(corpus: dict[str, str], project: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process holding the index's write lock past the wait: answered from memory, the file untouched."""
+    recall(capsys, "warm")
+    path = project / STORE / "local" / index.INDEX_NAME
+    monkeypatch.setattr(index, "BUSY_MS", 50)
+    inode = path.stat().st_ino
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        log(capsys, "log", "-m", "a WAL note while the index is locked")
+        capsys.readouterr()
+        assert main(["recall", "WAL", "--json"]) == 0
+        out = capsys.readouterr()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "database is locked" in out.err and "in memory" in out.err
+    assert len(json.loads(out.out)["hits"]) == 4
+    assert "unreadable" not in out.err and path.stat().st_ino == inode  # the file was not thrown away
