@@ -9,7 +9,10 @@ next catch-up goes on from there. An event that arrived "in the past" (a merge),
 vanished day, another format or an unreadable file: the index is rebuilt from the start.
 
 Catch-up runs under SQLite's write lock (`BEGIN IMMEDIATE`), so two processes never
-index the same events twice: the second waits, then finds the index current.
+index the same events twice: the second waits, then finds the index current. Between
+batches the lock is let go (the commit that makes a batch durable); whoever takes it
+next checks that the index still stands where it left it, and a catch-up that finds it
+moved starts again from where the other one got to.
 """
 
 from __future__ import annotations
@@ -165,9 +168,31 @@ def _remove(path: str) -> None:
             os.unlink(path + suffix)
 
 
+class _Moved(Exception):
+    """Another process indexed while the lock was let go between batches: start again from its position."""
+
+
+RESTARTS = 20
+
+
 def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool = False,
              until: str | None = None, progress: Progress | None = None) -> CatchUp:
     """Index the events the index lacks (all of them up to `until` when rebuilding or when it is unusable)."""
+    indexed = 0
+    for _ in range(RESTARTS):
+        try:
+            outcome = _catch_up(connection, log, rebuild=rebuild, until=until, progress=progress)
+        except _Moved as moved:
+            indexed += moved.args[0]
+            rebuild = False  # what the other process wrote stands: go on from there
+            continue
+        outcome.indexed += indexed
+        return outcome
+    raise sqlite3.OperationalError("the recall index kept moving under this catch-up")
+
+
+def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool,
+              until: str | None, progress: Progress | None) -> CatchUp:
     days = Days(log.events_dir)
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -242,6 +267,8 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
                 outcome.indexed += _flush(connection, rows, position, marks, projects)
                 connection.execute("COMMIT")
                 connection.execute("BEGIN IMMEDIATE")
+                if _meta(connection).get("last_read") != position:
+                    raise _Moved(outcome.indexed)
                 if progress is not None:
                     progress(outcome.read, total)
         complete = until is None or not listed or listed[-1] <= until

@@ -456,8 +456,10 @@ def test_two_recalls_at_once_index_each_event_once(project: Path) -> None:
                 for _ in range(2)]
     answers = [child.communicate(timeout=120) for child in children]
     assert [child.returncode for child in children] == [0, 0], answers
-    indexed = sorted(json.loads(out)["indexed"] for out, _ in answers)
-    assert indexed == [0, 3 * index.BATCH]  # one built it; the other waited and found it current
+    # Each event lands in the file once: one built it and the other found it current, or they
+    # took turns between batches; one that waited past the lock's bound answers from memory.
+    on_disk = [json.loads(out)["indexed"] for out, err in answers if "built in memory" not in err]
+    assert on_disk and sum(on_disk) == 3 * index.BATCH, answers
     assert json.loads(answers[0][0])["hits"] == json.loads(answers[1][0])["hits"]
     assert index_rows(project) == rebuilt_rows(project)
 
