@@ -32,54 +32,15 @@ _REPEATED = {"--done": "done", "--next": "next", "--blocker": "blocker", "--file
 
 def parse(argv: list[str]) -> dict[str, Any] | None:
     """The options of a `log`/`checkpoint` argument vector, as argparse's namespace would hold them; else None."""
-    options: dict[str, Any] = {"command_name": None, "text": None, "json": False, "debug": False, "redact": False,
-                               "root": None, **{name: None for name in _SINGLE.values()},
-                               **{name: [] for name in _REPEATED.values()}}
-    index = 0
-    while index < len(argv) and options["command_name"] is None:  # the main parser's flags, then the command
-        arg = argv[index]
-        if arg in ("log", "checkpoint"):
-            options["command_name"] = arg
-        elif arg in ("--json", "--debug"):
-            options[arg[2:]] = True
-        elif arg == "--root" and index + 1 < len(argv) and _plain_value(argv[index + 1]):
-            options["root"] = argv[index + 1]
-            index += 1
-        elif arg.startswith("--root=") and len(arg) > len("--root="):
-            options["root"] = arg[len("--root="):]
-        else:
-            return None
-        index += 1
-    if options["command_name"] is None:
+    from continuity.cli.plain_args import read
+
+    found = read(argv, ("log", "checkpoint"), _SWITCHES, _SINGLE, _REPEATED, _exit_code_value)
+    if found is None:
         return None
-    positionals: list[str] = []
-    while index < len(argv):
-        arg = argv[index]
-        index += 1
-        if not arg.startswith("-"):
-            positionals.append(arg)
-            continue
-        flag, equals, explicit = arg.partition("=")
-        if flag in _SWITCHES and not equals:
-            options[_SWITCHES[flag]] = True
-            continue
-        if flag not in _SINGLE and flag not in _REPEATED:
-            return None
-        if equals:
-            if not explicit or flag == "-m":
-                return None
-            value = explicit
-        else:
-            if index >= len(argv) or not (_plain_value(argv[index]) or _exit_code_value(flag, argv[index])):
-                return None
-            value = argv[index]
-            index += 1
-        if flag in _REPEATED:
-            options[_REPEATED[flag]].append(value)
-        else:
-            options[_SINGLE[flag]] = value
+    command, options, positionals = found
     if len(positionals) > 1:
         return None
+    options["command_name"] = command
     options["text"] = positionals[0] if positionals else None
     if options["exit_code"] is not None:
         code = options["exit_code"]
@@ -87,11 +48,6 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
             return None
         options["exit_code"] = int(code)
     return options
-
-
-def _plain_value(arg: str) -> bool:
-    """Whether argparse takes `arg` as a value whatever flags exist (it does not start with `-`)."""
-    return not arg.startswith("-")
 
 
 def _exit_code_value(flag: str, arg: str) -> bool:

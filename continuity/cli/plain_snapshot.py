@@ -27,51 +27,12 @@ _REPEATED = {"--decision": "decision", "--next": "next", "--open-question": "ope
 
 def parse(argv: list[str]) -> dict[str, Any] | None:
     """The options of a `snapshot` argument vector, as argparse's namespace would hold them; else None."""
-    options: dict[str, Any] = {"json": False, "debug": False, **{name: None for name in _SINGLE.values()},
-                               **{name: [] for name in _REPEATED.values()}}
-    index, started = 0, False
-    while index < len(argv) and not started:  # the main parser's flags, then the command
-        arg = argv[index]
-        index += 1
-        if arg == "snapshot":
-            started = True
-        elif arg in ("--json", "--debug"):
-            options[arg[2:]] = True
-        elif arg == "--root" and index < len(argv) and not argv[index].startswith("-"):
-            options["root"] = argv[index]
-            index += 1
-        elif arg.startswith("--root=") and len(arg) > len("--root="):
-            options["root"] = arg[len("--root="):]
-        else:
-            return None
-    if not started:
+    from continuity.cli.plain_args import read
+
+    found = read(argv, ("snapshot",), _SWITCHES, _SINGLE, _REPEATED)
+    if found is None:
         return None
-    positionals: list[str] = []
-    while index < len(argv):
-        arg = argv[index]
-        index += 1
-        if not arg.startswith("-"):
-            positionals.append(arg)
-            continue
-        flag, equals, explicit = arg.partition("=")
-        if flag in _SWITCHES and not equals:
-            options[_SWITCHES[flag]] = True
-            continue
-        if flag not in _SINGLE and flag not in _REPEATED:
-            return None
-        if equals:
-            if not explicit:
-                return None
-            value = explicit
-        else:
-            if index >= len(argv) or argv[index].startswith("-"):
-                return None
-            value = argv[index]
-            index += 1
-        if flag in _REPEATED:
-            options[_REPEATED[flag]].append(value)
-        else:
-            options[_SINGLE[flag]] = value
+    _, options, positionals = found
     if len(positionals) != 3 or options["objective"] is None:
         return None
     options["team"], options["agent"], options["task"] = positionals
