@@ -78,7 +78,7 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
 def _status(store: Any, args: argparse.Namespace, out: Output) -> int:
     from continuity.sync import health
     from continuity.sync.credentials import mask_url
-    from continuity.sync.engine import branch_of, remote_of
+    from continuity.sync.settings import branch_of, remote_of
 
     remote = mask_url(remote_of(store, args.remote))
     result = health.report(store, health.read_node(store) or "", remote, branch_of(store))

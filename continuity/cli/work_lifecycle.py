@@ -125,7 +125,8 @@ def _write_runtime(store: Any, project: str) -> list[str]:
 
 def _fetch(store: Any) -> str | None:
     """Bring in the remote's continuity branch without pushing; a warning instead of a failure."""
-    from continuity.sync.engine import open_repo, remote_of
+    from continuity.sync.engine import open_repo
+    from continuity.sync.settings import remote_of
     from events.errors import ContinuityError
 
     try:

@@ -15,9 +15,10 @@ from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.engine import DEFAULT_BRANCH, DEFAULT_REMOTE, Progress, branch_of, remote_of, sync, tracking_ref
+from continuity.sync.engine import Progress, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
+from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
 from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events.errors import WriteFailed
 

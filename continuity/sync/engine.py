@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import os
 import random
-import re
 import time
 from collections.abc import Callable
 
@@ -35,17 +34,15 @@ from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
+from continuity.sync.settings import branch_of, remote_of
 from continuity.sync.tree import Snapshot, Union, day_entries, is_event, plan_union, read_snapshot, write_root
 from events.errors import WriteFailed
 
-DEFAULT_BRANCH = "continuity"
-DEFAULT_REMOTE = "origin"
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
 BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
 BACKOFF_CAP = 8.0
 RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
 PROGRESS_FROM = 1000  # events; smaller transfers are quiet
-_BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 Progress = Callable[[str], None]
 
@@ -67,22 +64,6 @@ class SyncReport(msgspec.Struct, kw_only=True):
     projections_rebuilt: bool = False
     events_folded: int = 0
     warnings: list[str] = msgspec.field(default_factory=list)
-
-
-def branch_of(store: Store, override: str | None = None) -> str:
-    """The continuity branch's name: the flag, `sync_branch` in config.json, else `continuity`."""
-    name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
-    if not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name.endswith(".lock"):
-        raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/")
-    return name
-
-
-def remote_of(store: Store, override: str | None = None) -> str:
-    """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
-    name = override or store.config.get("sync_remote") or DEFAULT_REMOTE
-    if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
-        raise UsageError(f"invalid remote {mask_url(str(name))!r}")
-    return name
 
 
 def tracking_ref(repo: Repo, remote: str, branch: str) -> str:

@@ -30,8 +30,9 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
-from continuity.sync.engine import Syncer, branch_of, open_repo, remote_of
+from continuity.sync.engine import Syncer, open_repo
 from continuity.sync.git import Repo
+from continuity.sync.settings import branch_of, remote_of
 from events.errors import WriteFailed
 
 TRANSFER_REL = ".ai-bridge/context-transfer"

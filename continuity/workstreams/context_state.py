@@ -97,10 +97,18 @@ def observe_context(store: Store) -> ContextFacts:
     from continuity.sync import health
 
     offline = os.path.exists(health.offline_marker(store))
-    branch, remote = store.config.get("sync_branch"), store.config.get("sync_remote")
-    # a value sync would refuse names no ref here: the state is decided without it
-    branch = branch if isinstance(branch, str) and branch else "continuity"
-    remote = remote if isinstance(remote, str) and remote else "origin"
+    from continuity.core.errors import UsageError
+    from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
+
+    # a value sync would refuse names no ref here: the state is decided with the default
+    try:
+        branch = branch_of(store)
+    except UsageError:
+        branch = DEFAULT_BRANCH
+    try:
+        remote = remote_of(store)
+    except UsageError:
+        remote = DEFAULT_REMOTE
     local_tip = remote_tip = None
     top = work_tree_root(store.root)
     dirs = git_dirs(top) if top else None

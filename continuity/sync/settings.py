@@ -1,0 +1,33 @@
+"""Which branch and remote a store syncs with: the flag, config.json, else the defaults.
+
+Kept apart from the engine so that what only asks (status, sync health, the workstream
+state) does not load the sync machinery.
+"""
+
+from __future__ import annotations
+
+import re
+
+from continuity.core.errors import UsageError
+from continuity.core.store import Store
+from continuity.sync.credentials import mask_url
+
+DEFAULT_BRANCH = "continuity"
+DEFAULT_REMOTE = "origin"
+_BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
+
+
+def branch_of(store: Store, override: str | None = None) -> str:
+    """The continuity branch's name: the flag, `sync_branch` in config.json, else `continuity`."""
+    name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
+    if not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name.endswith(".lock"):
+        raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/")
+    return name
+
+
+def remote_of(store: Store, override: str | None = None) -> str:
+    """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
+    name = override or store.config.get("sync_remote") or DEFAULT_REMOTE
+    if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
+        raise UsageError(f"invalid remote {mask_url(str(name))!r}")
+    return name
