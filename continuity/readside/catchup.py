@@ -219,14 +219,11 @@ def _event_names(entries: list[str]) -> list[str]:
 
 
 class Days:
-    """Day folders' mtimes and listings, each taken at most once per catch-up (the recall index's too).
+    """Day folders' mtimes and listings, each taken at most once per catch-up (the recall index's too)."""
 
-    Given the log (not only its folder), the newest day can be known settled from the head hint.
-    """
-
-    def __init__(self, log: FileEventLog | str) -> None:
-        self.log = log if isinstance(log, FileEventLog) else None
-        self.events_dir = log.events_dir if isinstance(log, FileEventLog) else log
+    def __init__(self, log: FileEventLog) -> None:
+        self.log = log
+        self.events_dir = log.events_dir
         self.days = list_days(self.events_dir)
         self._mtimes: dict[str, int] = {}
         self._listings: dict[str, list[str]] = {}
@@ -243,8 +240,6 @@ class Days:
         the day's current mtime, no file has landed there since the model listed it.
         """
         if position is None or mark is None or not self.days or self.days[-1] != day:
-            return False
-        if self.log is None:
             return False
         if self._hint is False:
             self._hint = self.log.head_hint()

@@ -193,7 +193,7 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
 
 def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool,
               until: str | None, progress: Progress | None) -> CatchUp:
-    days = Days(log.events_dir)
+    days = Days(log)
     connection.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(connection)
