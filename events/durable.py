@@ -20,14 +20,13 @@ msgspec: so nothing here imports an event Struct.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import NamedTuple, Protocol, TypeVar
 
-from events import clock, names
+from events import clock, names, osfs
 from events.errors import EventExists, StoreUnsafe, WriteFailed
 
 try:  # the built-in SHA-256 loads far faster than OpenSSL's (hashlib), and this is the hook path
@@ -127,8 +126,8 @@ class FileOps:
         os.fsync(fd)
 
     def link(self, source: str, target: str) -> None:
-        """os.link: fails with EEXIST rather than replace a file."""
-        os.link(source, target)
+        """A hard link: fails with EEXIST rather than replace a file."""
+        osfs.link(source, target)
 
     def mkdir(self, path: str) -> None:
         """os.mkdir."""
@@ -206,12 +205,11 @@ class DurableFolder:
     # -- writing ---------------------------------------------------------------------------
     def _open_local(self, path: str) -> int:
         # O_NOFOLLOW: a lock or hint file replaced by a symlink is refused, not followed.
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         try:
-            return os.open(path, flags, 0o644)
+            return os.open(path, osfs.UPDATE, 0o644)
         except FileNotFoundError:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            return os.open(path, flags, 0o644)
+            return os.open(path, osfs.UPDATE, 0o644)
 
     @contextmanager
     def _locked(self) -> Iterator[Head | None]:
@@ -223,14 +221,14 @@ class DurableFolder:
             fd = self._lock_fd
         except OSError as error:
             raise _write_failed(error) from None
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        osfs.lock(fd)
         try:
             if not self._swept:
                 self._sweep()
                 self._swept = True
             yield self._head_locked()
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            osfs.unlock(fd)
 
     def close(self) -> None:
         """Close the lock and hint files (reopened on the next append)."""
@@ -276,7 +274,7 @@ class DurableFolder:
         hint nobody trusts.
         """
         try:
-            raw = os.pread(self._hint_file(), 200, 0)
+            raw = osfs.pread(self._hint_file(), 200, 0)
         except OSError:
             return None
         return self._trusted(raw)
@@ -288,11 +286,11 @@ class DurableFolder:
         created. Catch-up uses it to know the newest day folder unchanged without listing it.
         """
         try:
-            fd = os.open(self.hint_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            fd = os.open(self.hint_path, osfs.READ)
         except OSError:
             return None
         try:
-            raw = os.pread(fd, 200, 0)
+            raw = osfs.pread(fd, 200, 0)
         except OSError:
             return None
         finally:
@@ -320,7 +318,7 @@ class DurableFolder:
         # Fixed width and overwritten in place: truncating a file that was just written
         # makes ext4 flush it (auto_da_alloc), which would cost more than the append.
         with suppress(OSError):
-            os.pwrite(self._hint_file(), f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
+            osfs.pwrite(self._hint_file(), f"{name} {sha} {mtime_ns:>20}\n".encode(), 0)
 
     def _hint_file(self) -> int:
         if self._hint_fd is None:
@@ -371,7 +369,7 @@ class DurableFolder:
                     os.unlink(temp)
 
     def _write_file(self, path: str, data: bytes) -> None:
-        fd = self.fs.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+        fd = self.fs.open(path, osfs.CREATE_NEW, 0o444)
         try:
             view = memoryview(data)
             while view:
@@ -398,11 +396,7 @@ class DurableFolder:
         return path
 
     def _fsync_dir(self, path: str) -> None:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            self.fs.fsync(fd)
-        finally:
-            os.close(fd)
+        osfs.fsync_dir(path, self.fs.fsync)
 
     def _undo(self, finals: list[str]) -> None:
         """Take back the links of a batch that failed, so no part of it stays visible."""

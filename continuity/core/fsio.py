@@ -9,6 +9,8 @@ import contextlib
 import os
 from typing import Any
 
+from events import osfs
+
 
 def ensure_folder(base: str, folder: str) -> None:
     """Make `folder` exist as real folders below `base`, refusing any symlink or file on the way.
@@ -72,7 +74,7 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             mode = os.stat(path).st_mode & 0o7777
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, mode)
+    fd = os.open(temp, osfs.CREATE, mode)
     try:
         try:
             view = memoryview(data)

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from continuity.moments.paths import bus_relpath, config_relpath
+from events import osfs
 
 SCHEMA = "coord.checkpoints-channel.v1"
 ABSENT, OK, INVALID, UNREADABLE = "absent", "ok", "invalid", "unreadable"
@@ -62,7 +63,7 @@ def _read(store_path: str, relative: str) -> tuple[bytes | None, str | None]:
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
             return None, "not a regular file"
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, osfs.READ)
         try:
             data = os.read(fd, MAX_DOCUMENT_BYTES + 1)
         finally:

@@ -20,6 +20,7 @@ from continuity.core.store import Store
 from continuity.moments import channel as config
 from continuity.moments.channel import Channel
 from continuity.moments.decide import decide_delivered, pending, record
+from events import osfs
 from events.errors import ContinuityError
 from events.sealing import StoredEvent
 from projections.moments import TeamMoments
@@ -134,7 +135,7 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
     path = os.path.join(store.path, *relative.split("/"))
     try:
         ensure_folder(store.path, os.path.dirname(path))
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, osfs.APPEND, 0o644)
         try:
             view = memoryview(b"".join(_line(each) for each in records))
             while view:

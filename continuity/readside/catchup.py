@@ -11,7 +11,6 @@ after the model's checkpoint are read, each decoded once for every model that ne
 
 import bisect
 import errno
-import fcntl
 import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,7 +21,7 @@ import msgspec
 from continuity.core.fsio import ensure_folder
 from continuity.core.store import Store
 from continuity.readside.views import Models
-from events import names
+from events import names, osfs
 from events.base import Event
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog, list_days
@@ -131,13 +130,13 @@ _HEADER = len(MAGIC) + 8 + 4
 def _payload(store: Store, model: ReadModel[Any]) -> bytes | None:
     """A saved model's payload, or None when missing, torn or unreadable (read under the shared lock)."""
     try:
-        fd = os.open(model_path(store, model), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        fd = os.open(model_path(store, model), osfs.READ)
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        osfs.lock(fd, shared=True)
         size = os.fstat(fd).st_size
-        frame = os.pread(fd, size, 0) if size else b""
+        frame = osfs.pread(fd, size, 0) if size else b""
     except OSError:
         return None
     finally:
@@ -192,10 +191,10 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
     path = model_path(store, model)
     if not folder_checked:
         ensure_folder(store.path, os.path.dirname(path))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    fd = os.open(path, osfs.UPDATE, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        written = os.pwrite(fd, frame, 0)
+        osfs.lock(fd)
+        written = osfs.pwrite(fd, frame, 0)
         if written != len(frame):
             raise OSError(errno.EIO, f"short write of {path}")
     finally:

@@ -14,7 +14,6 @@ where coarse mtimes could hide an append).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
@@ -27,7 +26,7 @@ from continuity.core.errors import EventConflict
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
-from events import names
+from events import names, osfs
 from events.errors import WriteFailed
 from events.filelog import list_days
 
@@ -61,9 +60,9 @@ def hash_matches(name: str, raw: bytes) -> bool:
 def flocked(path: str) -> Iterator[None]:
     """Hold an exclusive `flock` on `path` (the lock dies with the process)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(path, osfs.UPDATE, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        osfs.lock(fd)
         yield
     finally:
         os.close(fd)
@@ -226,12 +225,12 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
                     os.makedirs(folder)
                     made_day = True
             if made_day:
-                _fsync_dir(store.events_dir)
+                osfs.fsync_dir(store.events_dir)
             for _, temp, final in todo:
-                os.link(temp, final)
+                osfs.link(temp, final)
                 linked.append(final)
             for day in days:
-                _fsync_dir(os.path.join(store.events_dir, day))
+                osfs.fsync_dir(os.path.join(store.events_dir, day))
         except OSError as error:
             for final in linked:
                 with contextlib.suppress(OSError):
@@ -244,7 +243,7 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
 
 
 def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    fd = os.open(path, osfs.CREATE_NEW, 0o444)
     try:
         view = memoryview(data)
         while view:
@@ -258,7 +257,7 @@ def _make_durable(folder: str, paths: list[str]) -> None:
     if len(paths) >= SYNCFS_FROM and _syncfs(folder):
         return
     for path in paths:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, osfs.READ)
         try:
             os.fsync(fd)
         finally:
@@ -273,7 +272,7 @@ def _syncfs(folder: str) -> bool:
         syncfs = libc.syncfs
     except (OSError, AttributeError):
         return False
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(folder, os.O_RDONLY | osfs.DIRECTORY | osfs.CLOEXEC)
     try:
         if syncfs(fd) != 0:
             error = ctypes.get_errno()
@@ -281,14 +280,6 @@ def _syncfs(folder: str) -> bool:
     finally:
         os.close(fd)
     return True
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _same_bytes(first: str, second: str) -> bool:

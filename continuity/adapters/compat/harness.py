@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Any
 
@@ -27,35 +26,27 @@ def run_id_of(root: str) -> str | None:
 
 def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:
     """Append `{**fields, at}` to the active run under a lock; whether it was (failures are silent)."""
-    import fcntl
+    from events import osfs
 
-    folder = os.path.join(root, ".agent", "runs")
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        path = active_run(root)
-        if path is None:
-            return False
-        data = read_json(path)
-        if not isinstance(data, dict):
-            return False
-        events = data.get("events")
-        events = list(events) if isinstance(events, list) else []
-        event = {**fields, "at": at}
-        events.append(event)
-        data["events"] = events[-RUN_EVENTS_KEPT:]
-        data["last_event"] = event
-        data["updated_at"] = at
-        write_atomic(path, _dump(data) + b"\n", durable=False, keep_mode=True)
-        return True
+        with osfs.folder_lock(os.path.join(root, ".agent", "runs")):
+            path = active_run(root)
+            if path is None:
+                return False
+            data = read_json(path)
+            if not isinstance(data, dict):
+                return False
+            events = data.get("events")
+            events = list(events) if isinstance(events, list) else []
+            event = {**fields, "at": at}
+            events.append(event)
+            data["events"] = events[-RUN_EVENTS_KEPT:]
+            data["last_event"] = event
+            data["updated_at"] = at
+            write_atomic(path, _dump(data) + b"\n", durable=False, keep_mode=True)
+            return True
     except (OSError, ValueError):
         return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.close(fd)  # closing releases the lock
 
 
 def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> str:

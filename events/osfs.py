@@ -1,0 +1,132 @@
+"""The file-system calls that differ between POSIX and Windows, in one place.
+
+Everything else in continuity writes through these: whole-file locks, hard links that never
+replace, fsync of a folder, positional reads and writes, and the open flags. POSIX is the
+platform tested here; the Windows branch follows the documented semantics of the Microsoft
+C runtime and is kept beside the POSIX one so the two cannot drift apart unnoticed:
+
+- Locks: POSIX `flock` (shared or exclusive, released with the descriptor). Windows
+  `msvcrt.locking` on the first byte, exclusive only (a shared request takes the exclusive
+  lock: readers of a model wait for each other there, which costs time, never safety).
+  `LK_LOCK` gives up after about ten seconds, so the Windows branch retries until it holds.
+- Links: `os.link` on both (NTFS has hard links); it fails rather than replace a file.
+- Folder fsync: POSIX opens the folder and fsyncs it, which makes a new name durable.
+  Windows cannot open a folder with `os.open` and NTFS journals names itself: a no-op.
+- Positional I/O: `os.pread`/`os.pwrite` on POSIX; a seek then read/write on Windows (the
+  descriptor is never shared between threads there).
+- Flags: `O_NOFOLLOW`, `O_CLOEXEC` and `O_DIRECTORY` do not exist on Windows (symlinks are
+  refused there by the `lstat` checks every writer makes first); `O_BINARY` is set there, or
+  Windows would translate line ends.
+
+Standard library only: the plain append path (events/plain.py) imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+WINDOWS = sys.platform == "win32"
+
+CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
+BINARY: int = getattr(os, "O_BINARY", 0)
+
+#: Open an existing file to read; a symlink is refused where the platform can say so.
+READ = os.O_RDONLY | CLOEXEC | NOFOLLOW | BINARY
+#: Open or create a file to read and write in place (locks, hints, saved models).
+UPDATE = os.O_RDWR | os.O_CREAT | CLOEXEC | NOFOLLOW | BINARY
+#: Create a new file, truncating any old one (temp files that are renamed or linked into place).
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | CLOEXEC | NOFOLLOW | BINARY
+#: Create a file that must not exist yet.
+CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | CLOEXEC | NOFOLLOW | BINARY
+#: Append to a file, creating it when missing.
+APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | CLOEXEC | NOFOLLOW | BINARY
+
+if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's stand-in only
+    import msvcrt
+
+    def lock(fd: int, *, shared: bool = False) -> None:
+        """Block until this process holds the lock on `fd` (exclusive on Windows)."""
+        del shared
+        while True:
+            os.lseek(fd, 0, os.SEEK_SET)
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined,unused-ignore]
+                return
+            except OSError:  # LK_LOCK gave up after its ten tries: keep waiting, like flock
+                continue
+
+    def unlock(fd: int) -> None:
+        """Release the lock on `fd` (closing the descriptor releases it too)."""
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+
+    def fsync_dir(path: str, fsync: Callable[[int], None] = os.fsync) -> None:
+        """Make the names in a folder durable (NTFS journals them: nothing to do)."""
+        del path, fsync
+
+    def pread(fd: int, size: int, offset: int) -> bytes:
+        """Read up to `size` bytes at `offset`."""
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
+
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        """Write `data` at `offset`; returns how much was written."""
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.write(fd, data)
+
+    @contextmanager
+    def folder_lock(folder: str) -> Iterator[None]:
+        """Hold an exclusive lock named after `folder` (a `.lock` file in it: folders cannot be opened)."""
+        fd = os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
+        try:
+            lock(fd)
+            yield
+        finally:
+            os.close(fd)
+
+else:
+    import fcntl
+
+    def lock(fd: int, *, shared: bool = False) -> None:
+        """Block until this process holds the lock on `fd` (shared or exclusive)."""
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+
+    def unlock(fd: int) -> None:
+        """Release the lock on `fd` (closing the descriptor releases it too)."""
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def fsync_dir(path: str, fsync: Callable[[int], None] = os.fsync) -> None:
+        """Make the names in a folder durable: fsync the folder itself (`fsync`: tests inject faults)."""
+        fd = os.open(path, os.O_RDONLY | DIRECTORY | CLOEXEC)
+        try:
+            fsync(fd)
+        finally:
+            os.close(fd)
+
+    def pread(fd: int, size: int, offset: int) -> bytes:
+        """Read up to `size` bytes at `offset`."""
+        return os.pread(fd, size, offset)
+
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        """Write `data` at `offset`; returns how much was written."""
+        return os.pwrite(fd, data, offset)
+
+    @contextmanager
+    def folder_lock(folder: str) -> Iterator[None]:
+        """Hold an exclusive `flock` on the folder itself."""
+        fd = os.open(folder, os.O_RDONLY | DIRECTORY | CLOEXEC)
+        try:
+            lock(fd)
+            yield
+        finally:
+            os.close(fd)
+
+
+def link(source: str, target: str) -> None:
+    """Give `source` a second name `target`; fails with FileExistsError rather than replace a file."""
+    os.link(source, target)

@@ -1,0 +1,194 @@
+"""events/osfs.py: the one home of the calls that differ between POSIX and Windows.
+
+The POSIX branch is tested for real (locks across processes, links, folder fsync,
+positional I/O). Windows cannot run here, so its branch is loaded with a stand-in for
+`msvcrt` that records calls and behaves as the C runtime documents (`LK_LOCK` raises
+after its retries while another holder keeps the lock); those tests check the branch's
+own logic, not Windows.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from events import osfs
+
+
+def _child_locker(lock_file: Path, shared: bool, marker: Path) -> subprocess.Popen[bytes]:
+    code = textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from events import osfs
+        fd = os.open({str(lock_file)!r}, osfs.UPDATE, 0o644)
+        osfs.lock(fd, shared={shared!r})
+        with open({str(marker)!r}, "w") as out:
+            out.write(repr(time.monotonic()))
+        os.close(fd)
+    """)
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def test_exclusive_lock_keeps_another_process_waiting_until_released(tmp_path: Path) -> None:
+    lock_file, marker = tmp_path / "lock", tmp_path / "marker"
+    fd = os.open(lock_file, osfs.UPDATE, 0o644)
+    osfs.lock(fd)
+    child = _child_locker(lock_file, False, marker)
+    try:
+        time.sleep(0.5)
+        assert not marker.exists(), "the child took a lock this process holds"
+        released = time.monotonic()
+        osfs.unlock(fd)
+        assert child.wait(timeout=30) == 0
+        assert float(marker.read_text()) >= released
+    finally:
+        os.close(fd)
+        if child.poll() is None:
+            child.kill()
+
+
+def test_shared_locks_coexist_and_keep_a_writer_out(tmp_path: Path) -> None:
+    lock_file = tmp_path / "lock"
+    fd = os.open(lock_file, osfs.UPDATE, 0o644)
+    osfs.lock(fd, shared=True)
+    try:
+        reader = _child_locker(lock_file, True, tmp_path / "reader")
+        assert reader.wait(timeout=30) == 0  # a second reader is not kept out
+        writer = _child_locker(lock_file, False, tmp_path / "writer")
+        time.sleep(0.5)
+        assert not (tmp_path / "writer").exists(), "an exclusive lock was granted beside a shared one"
+        osfs.unlock(fd)
+        assert writer.wait(timeout=30) == 0
+    finally:
+        os.close(fd)
+
+
+def test_link_never_replaces_a_file(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"first")
+    (tmp_path / "b").write_bytes(b"second")
+    with pytest.raises(FileExistsError):
+        osfs.link(str(tmp_path / "a"), str(tmp_path / "b"))
+    assert (tmp_path / "b").read_bytes() == b"second"
+    osfs.link(str(tmp_path / "a"), str(tmp_path / "c"))
+    assert os.stat(tmp_path / "c").st_ino == os.stat(tmp_path / "a").st_ino
+
+
+def test_fsync_dir_fsyncs_the_folder_itself(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    def fsync(fd: int) -> None:
+        seen.append(os.fstat(fd).st_ino)
+        os.fsync(fd)
+
+    osfs.fsync_dir(str(tmp_path), fsync)
+    assert seen == [os.stat(tmp_path).st_ino]
+    with pytest.raises(NotADirectoryError):
+        (tmp_path / "file").write_bytes(b"")
+        osfs.fsync_dir(str(tmp_path / "file"))
+
+
+def test_positional_io_and_the_open_flags(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    fd = os.open(path, osfs.UPDATE, 0o644)
+    try:
+        assert osfs.pwrite(fd, b"hello world", 0) == 11
+        assert osfs.pwrite(fd, b"W", 6) == 1
+        assert osfs.pread(fd, 5, 6) == b"World"
+    finally:
+        os.close(fd)
+    (tmp_path / "link").symlink_to(path)
+    for flags in (osfs.READ, osfs.UPDATE, osfs.APPEND):
+        with pytest.raises(OSError):  # a symlink is refused, never followed
+            os.open(tmp_path / "link", flags)
+    with pytest.raises(FileExistsError):
+        os.open(path, osfs.CREATE_NEW, 0o644)
+
+
+def test_no_other_module_calls_the_platform_specific_primitives() -> None:
+    """Locks, links and folder fsyncs go through events/osfs.py (the Windows branch lives there only)."""
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for folder in ("continuity", "events", "projections"):
+        for path in (root / folder).rglob("*.py"):
+            if path.name == "osfs.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for needle in ("import fcntl", "fcntl.flock", "os.link(", "os.O_DIRECTORY", "os.pread(",
+                           "os.pwrite("):
+                if needle in text:
+                    offenders.append(f"{path.relative_to(root)}: {needle.strip()}")
+    assert offenders == []
+
+
+# -- the Windows branch, with a stand-in for msvcrt -------------------------------------------
+class _Msvcrt(types.ModuleType):
+    LK_LOCK, LK_UNLCK = 1, 0
+
+    def __init__(self, failures: int) -> None:
+        super().__init__("msvcrt")
+        self.failures = failures
+        self.calls: list[tuple[int, int, int]] = []
+
+    def locking(self, fd: int, mode: int, nbytes: int) -> None:
+        self.calls.append((mode, nbytes, os.lseek(fd, 0, os.SEEK_CUR)))
+        if mode == self.LK_LOCK and self.failures:
+            self.failures -= 1
+            os.lseek(fd, 1, os.SEEK_SET)  # as if the runtime moved the position
+            raise OSError(36, "Resource deadlock avoided")  # what LK_LOCK raises after its ten tries
+
+
+def _windows_osfs(monkeypatch: pytest.MonkeyPatch, msvcrt: _Msvcrt) -> types.ModuleType:
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "msvcrt", msvcrt)
+    spec = importlib.util.spec_from_file_location("osfs_windows", osfs.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.WINDOWS
+    return module
+
+
+def test_windows_lock_waits_through_lk_lock_give_ups_and_locks_the_first_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    msvcrt = _Msvcrt(failures=3)
+    windows = _windows_osfs(monkeypatch, msvcrt)
+    fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.lseek(fd, 7, os.SEEK_SET)
+        windows.lock(fd, shared=True)  # no shared lock there: the exclusive one
+        assert msvcrt.calls == [(msvcrt.LK_LOCK, 1, 0)] * 4  # retried from byte 0 each time
+        windows.unlock(fd)
+        assert msvcrt.calls[-1] == (msvcrt.LK_UNLCK, 1, 0)
+    finally:
+        os.close(fd)
+
+
+def test_windows_folder_fsync_is_a_no_op_and_positional_io_seeks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    windows = _windows_osfs(monkeypatch, _Msvcrt(failures=0))
+    called: list[int] = []
+    windows.fsync_dir(str(tmp_path), called.append)
+    assert called == []
+    fd = os.open(tmp_path / "f", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        assert windows.pwrite(fd, b"abcdef", 0) == 6
+        assert windows.pwrite(fd, b"X", 2) == 1
+        assert windows.pread(fd, 3, 1) == b"bXd"
+    finally:
+        os.close(fd)
+
+
+def test_windows_folder_lock_uses_a_lock_file_in_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    msvcrt = _Msvcrt(failures=0)
+    windows = _windows_osfs(monkeypatch, msvcrt)
+    with windows.folder_lock(str(tmp_path)):
+        assert (tmp_path / ".lock").is_file()
+        assert msvcrt.calls == [(msvcrt.LK_LOCK, 1, 0)]
