@@ -63,18 +63,50 @@ def _git(root: str, *args: str) -> str:
 
 def git_bytes(root: str, *args: str) -> bytes:
     """What `git -C root ARGS` prints, as bytes (paths in `-z` output need not be UTF-8)."""
-    try:
-        result = subprocess.run(
-            ["git", "-C", root, *args], capture_output=True, timeout=GIT_TIMEOUT,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
-    except FileNotFoundError:
-        raise GitUnavailable("git is not installed") from None
-    except (subprocess.TimeoutExpired, OSError) as error:
-        raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None
-    if result.returncode != 0:
-        raise GitUnavailable("not a git work tree")
-    return result.stdout
+    return GitCall(root, *args).output()
+
+
+class GitCall:
+    """One `git -C root ARGS` started now and read later, so several run side by side (and beside our own work).
+
+    Errors (no git, no answer within GIT_TIMEOUT, a non-zero exit) surface as GitUnavailable
+    from `output()`, as `git_bytes` reports them.
+    """
+
+    def __init__(self, root: str, *args: str) -> None:
+        self._problem: str | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        try:
+            self._process = subprocess.Popen(
+                ["git", "-C", root, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            )
+        except FileNotFoundError:
+            self._problem = "git is not installed"
+        except OSError as error:
+            self._problem = f"git did not answer ({type(error).__name__})"
+
+    def output(self) -> bytes:
+        """What the call printed on stdout (GitUnavailable when it failed)."""
+        process = self._process
+        if process is None:
+            raise GitUnavailable(self._problem or "git did not start")
+        try:
+            out, _ = process.communicate(timeout=GIT_TIMEOUT)
+        except (subprocess.TimeoutExpired, OSError) as error:
+            process.kill()
+            process.communicate()
+            raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None
+        if process.returncode != 0:
+            raise GitUnavailable("not a git work tree")
+        return out
+
+    def cancel(self) -> None:
+        """Stop the call if it still runs (its output is no longer wanted)."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            process.kill()
+            process.communicate()
 
 
 def work_tree_root(start: str) -> str | None:

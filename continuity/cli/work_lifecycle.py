@@ -38,13 +38,22 @@ def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
 def _runtime(store: Any, args: argparse.Namespace, as_of: str | None) -> tuple[dict[str, Any], bool, list[str]]:
     from continuity.cli.output import warn
     from continuity.workstreams.documents import runtime_document
+    from continuity.workstreams.fingerprint import Observation
     from continuity.workstreams.service import live_status, workstreams_state
 
-    project = args.project or store.reading_project()[0]
-    state, warnings, _ = workstreams_state(store, project, as_of=as_of)
+    # git stats the worktree while the state is caught up (a status of the live tree only).
+    observation = Observation(store.root) if as_of is None else None
+    try:
+        project = args.project or store.reading_project()[0]
+        state, warnings, _ = workstreams_state(store, project, as_of=as_of)
+    except BaseException:
+        if observation is not None:
+            observation.cancel()
+        raise
     warn(warnings)
     doc = runtime_document(state, project)
-    healthy = live_status(store, project, state, doc) if as_of is None else not doc["problems"]
+    healthy = live_status(store, project, state, doc, observation) if observation is not None \
+        else not doc["problems"]
     return doc, healthy, warnings
 
 

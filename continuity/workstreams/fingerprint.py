@@ -16,7 +16,7 @@ import os
 
 import msgspec
 
-from continuity.facts import GitUnavailable, git_bytes, work_tree_root
+from continuity.facts import GitCall, GitUnavailable, work_tree_root
 
 
 class Worktree(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,10 +39,10 @@ def blob_id(path: str) -> bytes:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest().encode()
 
 
-def _index(top: str) -> dict[bytes, bytes]:
-    """path -> blob id of every stage-0 index entry."""
+def _index(listed: bytes) -> dict[bytes, bytes]:
+    """path -> blob id of every stage-0 index entry, from `git ls-files -s -z`."""
     entries: dict[bytes, bytes] = {}
-    for record in git_bytes(top, "ls-files", "-s", "-z").split(b"\x00"):
+    for record in listed.split(b"\x00"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
@@ -52,16 +52,16 @@ def _index(top: str) -> dict[bytes, bytes]:
     return entries
 
 
-def _status(top: str) -> tuple[str | None, set[bytes], set[bytes]]:
-    """(HEAD, paths whose worktree content differs from the index or that are untracked, paths deleted).
+#: The `git status` call the fingerprint reads: it names HEAD too (`# branch.oid`).
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
+               "--ignore-submodules=none")
 
-    One `git status --porcelain=v2 --branch` call: it names HEAD too (`# branch.oid`).
-    """
+
+def _status(out: bytes) -> tuple[str | None, set[bytes], set[bytes]]:
+    """(HEAD, paths whose worktree content differs from the index or that are untracked, paths deleted)."""
     head: str | None = None
     changed: set[bytes] = set()
     gone: set[bytes] = set()
-    out = git_bytes(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
-                    "--ignore-submodules=none")
     for record in out.split(b"\x00"):
         kind = record[:2]
         if record.startswith(b"# branch.oid "):
@@ -86,8 +86,16 @@ OWN_FOLDERS = (".agent/runtime-continuity/", ".ai-bridge/")
 def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, str]:
     """HEAD and the fingerprint of the worktree at `top`, leaving out paths under `exclude` (GitUnavailable
     without git)."""
-    index = _index(top)
-    head, changed, gone = _status(top)
+    return _fingerprint(top, exclude, GitCall(top, "ls-files", "-s", "-z"), GitCall(top, *STATUS_ARGS))
+
+
+def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall) -> tuple[str | None, str]:
+    try:
+        index = _index(listing.output())
+        head, changed, gone = _status(status.output())
+    finally:
+        listing.cancel()
+        status.cancel()
     ids = {path: blob for path, blob in index.items() if path not in gone and not path.startswith(exclude)}
     for path in changed:
         if path.startswith(exclude):
@@ -104,18 +112,42 @@ def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, 
     return head, digest.hexdigest()
 
 
+class Observation:
+    """HEAD and fingerprint of the worktree holding `root`, under way: both git calls start at once.
+
+    Start it before other work (a catch-up) and take `result()` when needed: git's stat of
+    the tree runs beside it.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.top = work_tree_root(root)
+        self._calls: tuple[GitCall, GitCall] | None = None
+        self._own: tuple[bytes, ...] = ()
+        if self.top is not None:
+            prefix = os.path.relpath(os.path.abspath(root), self.top)
+            self._own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}")
+                              for folder in OWN_FOLDERS)
+            self._calls = (GitCall(self.top, "ls-files", "-s", "-z"), GitCall(self.top, *STATUS_ARGS))
+
+    def cancel(self) -> None:
+        """Stop the git calls (the observation is no longer wanted)."""
+        for call in self._calls or ():
+            call.cancel()
+
+    def result(self) -> Worktree:
+        """The observation (a reason instead when git cannot tell)."""
+        if self.top is None or self._calls is None:
+            return Worktree(problem="not in a git worktree")
+        try:
+            head, printed = _fingerprint(self.top, self._own, *self._calls)
+        except GitUnavailable as error:
+            return Worktree(problem=str(error))
+        return Worktree(head=head, fingerprint=printed)
+
+
 def observe(root: str) -> Worktree:
     """HEAD and fingerprint of the worktree holding `root`; a reason instead when git cannot tell."""
-    top = work_tree_root(root)
-    if top is None:
-        return Worktree(problem="not in a git worktree")
-    prefix = os.path.relpath(os.path.abspath(root), top)
-    own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}") for folder in OWN_FOLDERS)
-    try:
-        head, printed = fingerprint(top, own)
-    except GitUnavailable as error:
-        return Worktree(problem=str(error))
-    return Worktree(head=head, fingerprint=printed)
+    return Observation(root).result()
 
 
 def freshness(head: str | None, printed: str | None, live: Worktree) -> str:

@@ -14,6 +14,7 @@ from projections.workstreams import MODEL, WorkstreamsState, active
 
 if TYPE_CHECKING:
     from continuity.workstreams.decide import Facts
+    from continuity.workstreams.fingerprint import Observation
 
 NAMES = ("workstreams",)
 
@@ -59,17 +60,19 @@ def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
                  members=frozen_members(membership), membership_problem=membership.problem)
 
 
-def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[str, Any]) -> bool:
+def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[str, Any],
+                observation: Observation | None = None) -> bool:
     """Add the live views to a runtime document: validation freshness, context state, membership; healthy?
 
     Unhealthy: a problem a merge left, or a membership problem (an unregistered repository,
-    an unreadable registry).
+    an unreadable registry). `observation`: the worktree's, started by the caller before
+    reading the state (so git runs beside the catch-up); else observed now.
     """
     from continuity.workstreams.context_state import decide_state, observe_context
     from continuity.workstreams.fingerprint import freshness, observe
     from continuity.workstreams.membership import diagnostics, load
 
-    live = observe(store.root)
+    live = observation.result() if observation is not None else observe(store.root)
     doc["validationFreshness"] = {
         "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
         "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}

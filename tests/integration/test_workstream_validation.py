@@ -127,3 +127,40 @@ def test_fingerprint_follows_content_not_the_index(repo: Path) -> None:
     assert observe(str(repo)) == with_ignore
     (repo / "src/app.py").unlink()
     assert observe(str(repo)).fingerprint != with_ignore.fingerprint
+
+
+def test_an_observation_started_early_sees_the_tree_as_git_reports_it(repo: Path) -> None:
+    """Both git calls start at once (work status starts them before its catch-up); the result is the same
+    fingerprint as a sequential observation, and it follows git's view of the tree when read."""
+    from continuity.workstreams.fingerprint import Observation, fingerprint
+
+    early = Observation(str(repo))
+    assert early.result() == observe(str(repo))
+    head, printed = fingerprint(str(repo), (b".agent/runtime-continuity/", b".ai-bridge/"))
+    assert (head, printed) == (observe(str(repo)).head, observe(str(repo)).fingerprint)
+    assert head == git(repo, "rev-parse", "HEAD").strip()
+    (repo / "new.txt").write_text("untracked\n")
+    assert Observation(str(repo)).result().fingerprint != printed
+
+
+def test_an_observation_without_git_or_outside_a_worktree_names_the_reason(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from continuity.workstreams.fingerprint import Observation
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert Observation(str(outside)).result().problem == "not in a git worktree"
+    head = (repo / ".git" / "HEAD").read_text()
+    (repo / ".git" / "HEAD").write_text("garbage\n")  # git refuses the repository
+    assert Observation(str(repo)).result().problem == "not a git work tree"
+    (repo / ".git" / "HEAD").write_text(head)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    found = Observation(str(repo))
+    assert found.result().problem == "git is not installed"
+    found.cancel()  # nothing started: nothing to stop
+    done = cli_process("work", "status", "--json", cwd=repo, env={"PATH": str(empty)})
+    assert "Traceback" not in done.stderr
+    live = json.loads(done.stdout)["validationFreshness"]
+    assert live["problem"] == "git is not installed" and live["fingerprint"] is None
