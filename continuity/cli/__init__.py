@@ -66,7 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _hook_fast_path(args: list[str]) -> int | None:
     """`hook <harness> [--root DIR]` runs many times a session: skip argparse (and what it imports)."""
-    if len(args) not in (2, 4) or args[0] != "hook" or args[1] not in ("claude-code", "codex"):
+    if len(args) not in (2, 4) or args[0] != "hook":
+        return None
+    from continuity.adapters.hook_dialects import HARNESSES
+
+    if args[1] not in HARNESSES:
         return None
     root = None
     if len(args) == 4:

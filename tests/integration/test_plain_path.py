@@ -248,6 +248,34 @@ def test_the_record_only_hooks_take_the_plain_path(runs: Runs) -> None:
     assert hook_fast.record_plain("claude-code", json.dumps({"hook_event_name": "SessionStart"}).encode()) is None
 
 
+VENDOR_FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "hooks").glob("*/*.json"))
+VENDOR_PLAIN = {"before_submit_prompt", "after_file_edit", "after_shell_execution", "stop", "before_agent",
+                "after_tool_shell", "after_tool_shell_exit_1", "after_tool_write_file", "after_tool_replace",
+                "after_tool_replace_error", "after_tool_read_file", "after_agent"}
+
+
+@pytest.mark.parametrize("fixture", VENDOR_FIXTURES, ids=lambda path: f"{path.parent.name}-{path.stem}")
+def test_cursor_and_gemini_hooks_record_the_same_either_way(runs: Runs, capsys: pytest.CaptureFixture[str],
+                                                            fixture: Path) -> None:
+    """Cursor's and Gemini CLI's record-only events take the plain path, and it writes what the typed handlers do."""
+    harness = fixture.parent.name
+    results = []
+    for handler in (run_hook, run_typed):
+        runs.fresh()
+        raw = fixture.read_bytes().replace(b"{cwd}", str(runs.root).encode())
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root)
+            if handler is run_hook:
+                plain = hook_fast.record_plain(harness, raw)
+                assert (plain is not None) == (fixture.stem in VENDOR_PLAIN), fixture.stem
+                runs.fresh()
+            recorded = handler(harness, raw, None).recorded
+        out = capsys.readouterr()
+        results.append((recorded, out.out, out.err, runs.outcome()))
+    assert results[0] == results[1]
+    assert (results[0][3]["files"] != {}) == (fixture.stem != "after_tool_read_file")
+
+
 def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     """The modules a real `continuity ...` process imports (from `python -X importtime`)."""
     exe = str(Path(sys.executable).with_name("continuity"))
@@ -274,6 +302,11 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
     assert "continuity.adapters.hook_fast" in modules
     assert {name.split(".")[0] for name in modules} & HEAVY == set()
     assert len(all_event_files(template)) == 2
+    for harness, name in (("cursor", "after_shell_execution"), ("gemini", "after_tool_shell")):
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "hooks" / harness / f"{name}.json"
+        modules = imported_by(["hook", harness], template, fixture.read_bytes().replace(b"{cwd}", bytes(template)))
+        assert {name.split(".")[0] for name in modules} & HEAVY == set(), harness
+    assert len(all_event_files(template)) == 4
     # and the check can fail: a typed command does import them
     assert "msgspec" in imported_by(["events", "list"], template)
 
