@@ -96,7 +96,7 @@ def identity_flags() -> argparse.ArgumentParser:
     parent = Parser(add_help=False)
     group = parent.add_argument_group("identity (flags override CONTINUITY_* environment)")
     group.add_argument("--project", help="project name (default: from config.json)")
-    group.add_argument("--host", help="host tool, e.g. claude-code, codex (env CONTINUITY_HOST)")
+    group.add_argument("--host", help="host tool: claude-code, codex, cursor, gemini, ... (env CONTINUITY_HOST)")
     group.add_argument("--agent", help="agent id (env CONTINUITY_AGENT)")
     group.add_argument("--session", help="session id (env CONTINUITY_SESSION_ID)")
     group.add_argument("--run", help="run id (env CONTINUITY_RUN_ID)")

@@ -248,3 +248,17 @@ def test_the_store_is_found_from_the_workspace_root(project: Path, tmp_path: Pat
     result = hook("cursor", payload("cursor", "after_file_edit", project), elsewhere)
     assert (result.returncode, result.stderr) == (0, "")
     assert len(stored(project)) == 1
+
+
+@pytest.mark.parametrize(("source", "target"), [("claude-code", "cursor"), ("cursor", "gemini"), ("gemini", "codex")])
+def test_host_switch_names_the_new_hosts_in_the_brief(project: Path, source: str, target: str) -> None:
+    """host-switch to or from Cursor or Gemini CLI is recorded and shown by the next session's brief."""
+    env = {"HOME": os.environ["HOME"]}
+    cli_process("checkpoint", "-m", "refunds half done", "--next", "finish refunds", cwd=project, env=env)
+    switched = cli_process("host-switch", "--from-host", source, "--to-host", target, "--gate", "agent", cwd=project,
+                           env=env)
+    assert switched.returncode == 0, switched.stderr
+    harness = target if target in ("cursor", "gemini") else "gemini"
+    output = json.loads(hook(harness, payload(harness, "session_start", project), project).stdout)
+    brief = output["additional_context"] if harness == "cursor" else output["hookSpecificOutput"]["additionalContext"]
+    assert f"host.switched {source} -> {target}" in brief and "finish refunds" in brief
