@@ -87,7 +87,7 @@ _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
 ON_PATH = "command -v continuity >/dev/null 2>&1"
 #: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`.
-_TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex|cursor|gemini)"
+TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex|cursor|gemini)"
                    r"(?:; exit 0)?\Z")
 
 
@@ -163,7 +163,7 @@ def uninstall_edit(harness: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 def is_ours(hook: Any) -> bool:
     """True for a hook entry whose command is exactly one install writes (or wrote before)."""
     command = hook.get("command") if isinstance(hook, dict) else None
-    match = _TAIL.search(command) if isinstance(command, str) else None
+    match = TAIL.search(command) if isinstance(command, str) else None
     if command is None or match is None:
         return False
     try:
@@ -174,14 +174,14 @@ def is_ours(hook: Any) -> bool:
     return named_continuity and command in _known_commands(match["harness"], exe)
 
 
-def _hooks_in(entry: Any) -> list[Any]:
+def hooks_in(entry: Any) -> list[Any]:
     """The hooks of one entry of an event's list: a matcher group's `hooks`, or a flat hook itself (Cursor)."""
     hooks = entry.get("hooks") if isinstance(entry, dict) else None
     return hooks if isinstance(hooks, list) else [entry]
 
 
 def _count_ours(groups: list[Any]) -> int:
-    return sum(is_ours(h) for g in groups for h in _hooks_in(g))
+    return sum(is_ours(h) for g in groups for h in hooks_in(g))
 
 
 def _strip(groups: list[Any]) -> list[Any]:
@@ -202,7 +202,7 @@ def _strip(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def _hooks_of(config: dict[str, Any]) -> dict[str, Any]:
+def hooks_of(config: dict[str, Any]) -> dict[str, Any]:
     hooks = config.get("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError("its \"hooks\" is not a JSON object")
@@ -214,7 +214,7 @@ def _hooks_of(config: dict[str, Any]) -> dict[str, Any]:
 
 def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
     """The config without our hooks, dropping groups, events and "hooks" that held only ours."""
-    hooks = _hooks_of(config)
+    hooks = hooks_of(config)
     if "hooks" not in config or not any(_count_ours(groups) for groups in hooks.values()):
         return config
     new_hooks = {}
@@ -232,7 +232,7 @@ def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
 
 def add_hooks(config: dict[str, Any], groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The config with exactly our `groups`: kept in place if already there, else appended."""
-    hooks = _hooks_of(config)
+    hooks = hooks_of(config)
     new_hooks: dict[str, Any] = {}
     for event, existing in hooks.items():
         wanted = groups.get(event)
@@ -324,7 +324,7 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
     """True when `text` holds none of ours and install-then-uninstall on it gives `stripped`."""
     try:
         config = parse_config(text)
-        if any(_count_ours(groups) for groups in _hooks_of(config).values()):
+        if any(_count_ours(groups) for groups in hooks_of(config).values()):
             return False
         again = uninstall_edit(harness)(install_edit(harness, hook_groups(harness))(config))
     except UsageError:
@@ -491,7 +491,7 @@ def _installed_beside(harness: str, markdown: Path, scope: str, root: Path, home
             continue
         try:
             config = parse_config(read_text(settings) or "")
-            if any(_count_ours(groups) for groups in _hooks_of(config).values()):
+            if any(_count_ours(groups) for groups in hooks_of(config).values()):
                 return True
         except (UsageError, WriteFailed):
             continue
