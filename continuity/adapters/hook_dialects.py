@@ -92,8 +92,8 @@ def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
         error = response.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else error
-            out["hook_event_name"], out["error"] = "PostToolUseFailure", message if isinstance(message, str) \
-                else str(message)
+            out["hook_event_name"] = "PostToolUseFailure"
+            out["error"] = message if isinstance(message, str) or message is None else str(message)
         out["tool_response"] = _gemini_response(payload.get("tool_name"), response)
     elif event == "AfterAgent":
         out["last_assistant_message"] = payload.get("prompt_response")
