@@ -1,3 +1,13 @@
 """continuity: keeps AI coding agents' working state alive across sessions, hosts and machines."""
 
 __version__ = "0.1.0"
+
+
+def package_version() -> str:
+    """This continuity's version from the installed package's metadata (`__version__` when run from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("continuity")
+    except PackageNotFoundError:
+        return __version__

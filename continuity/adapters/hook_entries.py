@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 MAX_STDIN = 4 * 1024 * 1024
 MESSAGE_CHARS = 2000
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
-              "apply_patch": None, "ApplyPatch": None}
-SHELL_TOOLS = ("Bash", "shell", "Shell", "exec_command", "local_shell", "container.exec")
+              "apply_patch": None, "ApplyPatch": None, "write_file": "file_path", "replace": "file_path"}
+SHELL_TOOLS = ("Bash", "shell", "Shell", "exec_command", "local_shell", "container.exec", "run_shell_command")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
 
@@ -100,7 +100,8 @@ def simple_entry(kind: str, payload: dict[str, Any], *, record_prompts: bool) ->
                 "last_assistant_message": text_of(payload.get("last_assistant_message"))}
         message = f"subagent {note.get('agent_type') or ''} finished".replace("  ", " ")
     else:
-        note = {"last_assistant_message": text_of(payload.get("last_assistant_message"))}
+        note = {"last_assistant_message": text_of(payload.get("last_assistant_message")),
+                "status": text_of(payload.get("stop_status"), 40)}
         message = "turn ended"
     note["turn_id"] = text_of(payload.get("turn_id"), 200)
     note = {key: value for key, value in note.items() if value}

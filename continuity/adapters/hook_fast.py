@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
+from continuity.adapters.hook_dialects import ack, normalize
 from continuity.adapters.hook_entries import MAX_STDIN, input_problem, simple_entry, tool_entry
 from continuity.core import store as stores
 from continuity.core.idfields import clean_name, resolve_fields
@@ -37,13 +38,15 @@ def handle(harness: str, root: str | None) -> int:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1)  # never more than the limit in memory
     except (OSError, ValueError):
         raw = b""
-    if record_plain(harness, raw, root) is not None:
-        return 0
-    from continuity.adapters.hooks import run_typed
+    if record_plain(harness, raw, root) is None:
+        from continuity.adapters.hooks import run_typed
 
-    result = run_typed(harness, raw, root=root)
-    if result.stdout:
-        sys.stdout.write(result.stdout + "\n")
+        stdout = run_typed(harness, raw, root=root).stdout
+    else:
+        stdout = ""
+    stdout = stdout or ack(harness, raw) or ""
+    if stdout:
+        sys.stdout.write(stdout + "\n")
         sys.stdout.flush()
     return 0
 
@@ -80,6 +83,7 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     payload = plain.loads(raw)
     if not isinstance(payload, dict):
         raise plain.Unsure("not an object")
+    payload = normalize(harness, payload)
     hook = str(payload.get("hook_event_name") or "?")
     what = PLAIN_HOOKS.get(hook)
     if what is None:

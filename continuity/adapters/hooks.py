@@ -1,7 +1,8 @@
-"""Harness hook handlers: Claude Code and Codex call `continuity hook <harness>` with JSON on stdin.
+"""Harness hook handlers: Claude Code, Codex, Cursor and Gemini CLI call `continuity hook <harness>` with JSON on stdin.
 
-Each handler records what happened as events and, for SessionStart, prints the resume
-brief as `additionalContext`. A hook must never block or break an agent: every path
+Each payload is first put in one shape (continuity/adapters/hook_dialects.py). Each handler
+records what happened as events and, for SessionStart, prints the resume brief in the
+harness's context-injection field. A hook must never block or break an agent: every path
 ends with exit 0; problems go to `local/hooks.log` in the store and one stderr line.
 """
 
@@ -11,13 +12,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from continuity.adapters.hook_dialects import brief_output, normalize
 from continuity.adapters.hook_entries import input_problem, simple_entry, text_of, tool_entry
 from continuity.core.identity import Identity, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
 from events.base import CommandRef, Event, Refs
 from events.errors import ContinuityError
-
-HARNESSES = ("claude-code", "codex")
 
 
 class HookResult:
@@ -79,8 +79,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         recorded.append(brief.served.event_id)
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
-    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief.text}}
-    return HookResult(msgspec.json.encode(output).decode(), recorded)
+    return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
 
 
 def _max_chars(store: Store) -> int:
@@ -249,6 +248,7 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
         if problem is not None or not isinstance(payload, dict):
             report(_store_for_logging(root), harness, hook, problem or "hook input unusable; nothing recorded")
             return HookResult()
+        payload = normalize(harness, payload)
         hook = str(payload.get("hook_event_name") or "?")
         handler = HANDLERS.get(hook)
         if handler is None:

@@ -1,4 +1,4 @@
-"""Install continuity's hooks into Claude Code or Codex, and take them out again.
+"""Install continuity's hooks into Claude Code, Codex, Cursor or Gemini CLI, and take them out again.
 
 The functional core takes parsed JSON (or Markdown text) and returns the new value; it
 never touches the disk. `plan_install` / `plan_uninstall` read the files and return
@@ -10,7 +10,10 @@ missing binary or a failing hook never becomes the harness's blocking exit 2. Fi
 commits run `continuity` from PATH; this machine's absolute path goes only to files that
 stay on it (user scope, `.claude/settings.local.json`). Our entries are recognized by an
 exact match with a command install writes (or wrote before), never by a pattern, so a
-user's own hook that mentions continuity is left alone.
+user's own hook that mentions continuity is left alone. Claude Code, Codex and Gemini CLI
+group hooks under a matcher (`{"matcher", "hooks": [...]}`); Cursor lists them flat
+(`{"command", "timeout"}`) in a file that also carries `"version": 1`: both forms are read
+everywhere, so one set of merge functions serves the four.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from events.errors import WriteFailed
 
-HARNESSES = ("claude-code", "codex")
+HARNESSES = ("claude-code", "codex", "cursor", "gemini")
 SCOPES = ("project", "user")
 HOOK_TIMEOUT = 10
 #: Claude Code gives SessionEnd about 1.5 s; the hook must not outlive the session.
 SESSION_END_TIMEOUT = 2
+#: Gemini CLI counts hook timeouts in milliseconds; the others in seconds.
+TIMEOUT_UNIT = {"claude-code": 1, "codex": 1, "cursor": 1, "gemini": 1000}
 #: Reads (Read, Grep, Glob, WebFetch) are the most frequent calls and change no state;
 #: a process per read would slow every turn. Failed calls use the same matcher.
 CLAUDE_TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Bash"
@@ -54,6 +59,24 @@ EVENTS: dict[str, dict[str, str | None]] = {
         "SessionStart": None, "UserPromptSubmit": None, "PostToolUse": None,
         "PreCompact": None, "PostCompact": None, "SubagentStop": None, "Stop": None,
     },
+    # Cursor's hooks.json has no matchers for these events (docs/adapters.md).
+    "cursor": {
+        "sessionStart": None, "beforeSubmitPrompt": None, "afterFileEdit": None, "afterShellExecution": None,
+        "preCompact": None, "stop": None, "sessionEnd": None,
+    },
+    # AfterTool matchers are regular expressions over Gemini CLI's tool names; reads are left out.
+    "gemini": {
+        "SessionStart": None, "BeforeAgent": None, "AfterTool": "write_file|replace|run_shell_command",
+        "AfterAgent": None, "PreCompress": None, "SessionEnd": None,
+    },
+}
+#: Files install touches: (folder, hook settings file, instructions file in the project, in the home folder).
+FILES = {
+    "claude-code": (".claude", "settings.json", "CLAUDE.md", "CLAUDE.md"),
+    "codex": (".codex", "hooks.json", "AGENTS.md", "AGENTS.md"),
+    # Cursor reads AGENTS.md in the project; its user-level rules live in its settings, not in a file.
+    "cursor": (".cursor", "hooks.json", "AGENTS.md", None),
+    "gemini": (".gemini", "settings.json", "GEMINI.md", "GEMINI.md"),
 }
 
 BEGIN = "<!-- continuity:begin -->"
@@ -64,7 +87,8 @@ _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
 ON_PATH = "command -v continuity >/dev/null 2>&1"
 #: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`.
-_TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex)(?:; exit 0)?\Z")
+TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex|cursor|gemini)"
+                   r"(?:; exit 0)?\Z")
 
 
 def executable() -> str | None:
@@ -91,31 +115,55 @@ def hook_command(harness: str, exe: str | None = None, *, unless_on_path: bool =
 
 def _known_commands(harness: str, exe: str) -> set[str]:
     """Every command install writes, or wrote before, that runs `exe`."""
-    legacy = f"{shlex.quote(exe)} hook {harness}"
-    if harness == "claude-code":
-        legacy = f'cd "${{CLAUDE_PROJECT_DIR:-.}}" && {legacy}'
-    known = {legacy, hook_command(harness)}
+    known = {hook_command(harness)}
+    if harness in ("claude-code", "codex"):  # the forms versions before the portable command wrote
+        legacy = f"{shlex.quote(exe)} hook {harness}"
+        known.add(f'cd "${{CLAUDE_PROJECT_DIR:-.}}" && {legacy}' if harness == "claude-code" else legacy)
     if exe != "continuity":
         known |= {hook_command(harness, exe), hook_command(harness, exe, unless_on_path=True)}
     return known
 
 
 def hook_groups(harness: str, exe: str | None = None, *, unless_on_path: bool = False) -> dict[str, dict[str, Any]]:
-    """Event -> the matcher group install adds for it."""
+    """Event -> the entry install adds for it: a matcher group, or for Cursor one flat hook."""
     command = hook_command(harness, exe, unless_on_path=unless_on_path)
     groups: dict[str, dict[str, Any]] = {}
     for event, matcher in EVENTS[harness].items():
-        timeout = SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT
+        seconds = SESSION_END_TIMEOUT if event in ("SessionEnd", "sessionEnd") else HOOK_TIMEOUT
+        timeout = seconds * TIMEOUT_UNIT[harness]
+        if harness == "cursor":
+            groups[event] = {"command": command, "timeout": timeout}
+            continue
+        hook: dict[str, Any] = {"type": "command", "command": command, "timeout": timeout}
+        if harness == "gemini":  # its /hooks panel and hooksConfig.disabled name hooks
+            hook = {"name": "continuity", **hook}
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        group["hooks"] = [hook]
         groups[event] = group
     return groups
+
+
+def install_edit(harness: str, groups: dict[str, dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The change install makes to a settings file's JSON (Cursor's also names its format version)."""
+    def edit(config: dict[str, Any]) -> dict[str, Any]:
+        if harness == "cursor" and "version" not in config:
+            config = {"version": 1, **config}
+        return add_hooks(config, groups)
+    return edit
+
+
+def uninstall_edit(harness: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The change uninstall makes: our hooks out; a Cursor file left with only its version counts as empty."""
+    def edit(config: dict[str, Any]) -> dict[str, Any]:
+        new = remove_hooks(config)
+        return {} if harness == "cursor" and new != config and new == {"version": 1} else new
+    return edit
 
 
 def is_ours(hook: Any) -> bool:
     """True for a hook entry whose command is exactly one install writes (or wrote before)."""
     command = hook.get("command") if isinstance(hook, dict) else None
-    match = _TAIL.search(command) if isinstance(command, str) else None
+    match = TAIL.search(command) if isinstance(command, str) else None
     if command is None or match is None:
         return False
     try:
@@ -126,17 +174,26 @@ def is_ours(hook: Any) -> bool:
     return named_continuity and command in _known_commands(match["harness"], exe)
 
 
+def hooks_in(entry: Any) -> list[Any]:
+    """The hooks of one entry of an event's list: a matcher group's `hooks`, or a flat hook itself (Cursor)."""
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    return hooks if isinstance(hooks, list) else [entry]
+
+
 def _count_ours(groups: list[Any]) -> int:
-    return sum(is_ours(h) for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-               for h in g["hooks"])
+    return sum(is_ours(h) for g in groups for h in hooks_in(g))
 
 
 def _strip(groups: list[Any]) -> list[Any]:
-    """The groups without our hooks; a group left with no hooks is dropped."""
+    """The entries without our hooks; a group left with no hooks is dropped, and so is a flat hook of ours."""
     kept: list[Any] = []
     for group in groups:
         hooks = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(hooks, list) or not any(is_ours(h) for h in hooks):
+        if not isinstance(hooks, list):
+            if not is_ours(group):
+                kept.append(group)
+            continue
+        if not any(is_ours(h) for h in hooks):
             kept.append(group)
             continue
         others = [h for h in hooks if not is_ours(h)]
@@ -145,7 +202,7 @@ def _strip(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def _hooks_of(config: dict[str, Any]) -> dict[str, Any]:
+def hooks_of(config: dict[str, Any]) -> dict[str, Any]:
     hooks = config.get("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError("its \"hooks\" is not a JSON object")
@@ -157,7 +214,7 @@ def _hooks_of(config: dict[str, Any]) -> dict[str, Any]:
 
 def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
     """The config without our hooks, dropping groups, events and "hooks" that held only ours."""
-    hooks = _hooks_of(config)
+    hooks = hooks_of(config)
     if "hooks" not in config or not any(_count_ours(groups) for groups in hooks.values()):
         return config
     new_hooks = {}
@@ -175,11 +232,11 @@ def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
 
 def add_hooks(config: dict[str, Any], groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The config with exactly our `groups`: kept in place if already there, else appended."""
-    hooks = _hooks_of(config)
+    hooks = hooks_of(config)
     new_hooks: dict[str, Any] = {}
     for event, existing in hooks.items():
         wanted = groups.get(event)
-        if wanted is not None and wanted in existing and _count_ours(existing) == len(wanted["hooks"]):
+        if wanted is not None and wanted in existing and _count_ours(existing) == _count_ours([wanted]):
             new_hooks[event] = existing
             continue
         stripped = _strip(existing)
@@ -267,9 +324,9 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
     """True when `text` holds none of ours and install-then-uninstall on it gives `stripped`."""
     try:
         config = parse_config(text)
-        if any(_count_ours(groups) for groups in _hooks_of(config).values()):
+        if any(_count_ours(groups) for groups in hooks_of(config).values()):
             return False
-        again = remove_hooks(add_hooks(config, hook_groups(harness)))
+        again = uninstall_edit(harness)(install_edit(harness, hook_groups(harness))(config))
     except UsageError:
         return False
     return json.dumps(again) == json.dumps(stripped)  # key order counts: a reordered file is a changed one
@@ -318,12 +375,11 @@ class FileChange:
         ))
 
 
-def target_paths(harness: str, scope: str, root: Path, home: Path) -> tuple[Path, Path]:
-    """(hook settings file, instructions Markdown file) for a harness and scope."""
-    folder, settings, markdown = (".claude", "settings.json", "CLAUDE.md") if harness == "claude-code" \
-        else (".codex", "hooks.json", "AGENTS.md")
+def target_paths(harness: str, scope: str, root: Path, home: Path) -> tuple[Path, Path | None]:
+    """(hook settings file, instructions Markdown file or None) for a harness and scope."""
+    folder, settings, markdown, user_markdown = FILES[harness]
     if scope == "user":
-        return home / folder / settings, home / folder / markdown
+        return home / folder / settings, None if user_markdown is None else home / folder / user_markdown
     return root / folder / settings, root / markdown
 
 
@@ -398,8 +454,8 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
     """
     settings, markdown = target_paths(harness, scope, root, home)
     shared = scope == "project"
-    groups = hook_groups(harness, None if shared else exe)
-    changes = [_json_change(settings, lambda config: add_hooks(config, groups), shared=shared)]
+    changes = [_json_change(settings, install_edit(harness, hook_groups(harness, None if shared else exe)),
+                            shared=shared)]
     local = local_settings_path(harness, scope, root)
     if local is not None and exe is not None and not on_path:
         fallback = hook_groups(harness, exe, unless_on_path=True)
@@ -408,7 +464,8 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
         changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
     command = "continuity" if shared or on_path or exe is None else shlex.quote(exe)
     block = render_block(command)
-    changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    if markdown is not None:
+        changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
     return changes
 
 
@@ -418,11 +475,27 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
     settings, markdown = target_paths(harness, scope, root, home)
     shared = scope == "project"
     local = local_settings_path(harness, scope, root)
-    changes = [_json_change(settings, remove_hooks, shared=shared, restore=(harness, earlier))]
+    changes = [_json_change(settings, uninstall_edit(harness), shared=shared, restore=(harness, earlier))]
     if local is not None:
         changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))
-    changes.append(md_change(markdown, remove_block, shared=shared, earlier=earlier))
+    if markdown is not None and not _installed_beside(harness, markdown, scope, root, home):
+        changes.append(md_change(markdown, remove_block, shared=shared, earlier=earlier))
     return changes
+
+
+def _installed_beside(harness: str, markdown: Path, scope: str, root: Path, home: Path) -> bool:
+    """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md) still has our hooks."""
+    for other in HARNESSES:
+        settings, other_markdown = target_paths(other, scope, root, home)
+        if other == harness or other_markdown != markdown:
+            continue
+        try:
+            config = parse_config(read_text(settings) or "")
+            if any(_count_ours(groups) for groups in hooks_of(config).values()):
+                return True
+        except (UsageError, WriteFailed):
+            continue
+    return False
 
 
 # -- the runtime-continuity launcher (contract §18) ---------------------------------------------

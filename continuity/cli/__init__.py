@@ -29,6 +29,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = first_non_utf8(args_list)
         if bad is not None:
             raise UsageError(f"argument {bad} is not valid UTF-8")
+        if args_list == ["--version"]:  # asked by doctor and scripts: no command tree to build
+            from continuity import package_version
+
+            sys.stdout.write(f"continuity {package_version()}\n")
+            return 0
         fast = _hook_fast_path(args_list)
         if fast is None:
             fast = _log_fast_path(args_list)
@@ -66,7 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _hook_fast_path(args: list[str]) -> int | None:
     """`hook <harness> [--root DIR]` runs many times a session: skip argparse (and what it imports)."""
-    if len(args) not in (2, 4) or args[0] != "hook" or args[1] not in ("claude-code", "codex"):
+    if len(args) not in (2, 4) or args[0] != "hook":
+        return None
+    from continuity.adapters.hook_dialects import HARNESSES
+
+    if args[1] not in HARNESSES:
         return None
     root = None
     if len(args) == 4:

@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from continuity import __version__
 from continuity.cli.output import Output as Output  # re-exported for the command modules
 from continuity.worklog.plain import EXIT_CODE_MAX as EXIT_CODE_MAX  # the bounds of a recorded exit code
 from continuity.worklog.plain import EXIT_CODE_MIN as EXIT_CODE_MIN
@@ -96,7 +95,7 @@ def identity_flags() -> argparse.ArgumentParser:
     parent = Parser(add_help=False)
     group = parent.add_argument_group("identity (flags override CONTINUITY_* environment)")
     group.add_argument("--project", help="project name (default: from config.json)")
-    group.add_argument("--host", help="host tool, e.g. claude-code, codex (env CONTINUITY_HOST)")
+    group.add_argument("--host", help="host tool: claude-code, codex, cursor, gemini, ... (env CONTINUITY_HOST)")
     group.add_argument("--agent", help="agent id (env CONTINUITY_AGENT)")
     group.add_argument("--session", help="session id (env CONTINUITY_SESSION_ID)")
     group.add_argument("--run", help="run id (env CONTINUITY_RUN_ID)")
@@ -144,6 +143,7 @@ COMMAND_MODULES: dict[str, str] = {
     "watch": "continuity.cli.watch_cmd",
     "install": "continuity.cli.install_cmd",
     "uninstall": "continuity.cli.install_cmd",
+    "doctor": "continuity.cli.doctor_cmd",
     "mcp": "continuity.cli.mcp_cmd",
     "sync": "continuity.cli.sync_cmd",
     "clone-store": "continuity.cli.sync_cmd",
@@ -167,6 +167,19 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+class VersionAction(argparse.Action):
+    """`--version`: the installed package's version, read only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from continuity import package_version
+
+        print(f"continuity {package_version()}")
+        parser.exit()
+
+
 def build_parser(argv: list[str] | None = None) -> Parser:
     """The command tree: all of it, or just the command named first in `argv`."""
     import importlib
@@ -177,7 +190,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
         description="Keep an AI agent's working state alive across sessions, hosts and machines.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version", version=f"continuity {__version__}")
+    parser.add_argument("--version", action=VersionAction, help="print `continuity <version>` and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, prog="continuity")
     words = [arg for arg in argv or [] if not arg.startswith("-")]
     wanted = words[0] if words else None

@@ -1,4 +1,4 @@
-"""`continuity hook claude-code|codex`: the command harness hooks run (stdin JSON in)."""
+"""`continuity hook claude-code|codex|cursor|gemini`: the command harness hooks run (stdin JSON in)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     """Add `hook`."""
     parser = commands.add_parser(
         "hook", help="handle a harness hook (JSON on stdin); always exits 0", parents=[common],
-        description="Read a Claude Code or Codex hook's JSON from stdin, record what it says as events, and "
-        "for SessionStart print the resume brief as additionalContext. Never blocks the agent: exits 0 "
+        description="Read a Claude Code, Codex, Cursor or Gemini CLI hook's JSON from stdin, record what it says "
+        "as events, and for the session start print the resume brief where the harness injects context "
+        "(hookSpecificOutput.additionalContext; Cursor: additional_context). Never blocks the agent: exits 0 "
         "whatever happens; problems go to local/hooks.log in the store and one stderr line.",
     )
-    parser.add_argument("harness", choices=["claude-code", "codex"], help="which harness is calling")
+    from continuity.adapters.hook_dialects import HARNESSES
+
+    parser.add_argument("harness", choices=HARNESSES, help="which harness is calling")
     parser.set_defaults(handler=_run)
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from continuity.cli.common import Output
 
 HELP = {
-    "install": "register continuity's hooks with Claude Code or Codex, or install the runtime-continuity launcher",
+    "install": "register continuity's hooks with Claude Code, Codex, Cursor or Gemini CLI, or install the "
+    "runtime-continuity launcher",
     "uninstall": "remove what `continuity install` added",
 }
 LAUNCHER_HELP = (" `install runtime-continuity` writes .agent/skills/runtime-continuity/scripts/index.js, a Node "
@@ -19,12 +20,14 @@ LAUNCHER_HELP = (" `install runtime-continuity` writes .agent/skills/runtime-con
                  ".agent/skills/runtime-continuity/scripts/index.js <mode> ...` works unchanged. A different "
                  "existing file is refused unless --force (then it is backed up first).")
 DESCRIPTION = {
-    "install": "Merge continuity's hook entries into .claude/settings.json (claude-code) or .codex/hooks.json "
-    "(codex), and add a marked block to CLAUDE.md or AGENTS.md telling the agent when to checkpoint. "
+    "install": "Merge continuity's hook entries into .claude/settings.json (claude-code), .codex/hooks.json "
+    "(codex), .cursor/hooks.json (cursor) or .gemini/settings.json (gemini), and add a marked block to "
+    "CLAUDE.md, AGENTS.md (codex, cursor) or GEMINI.md telling the agent when to checkpoint. "
     + LAUNCHER_HELP.strip() + " "
     "`install ai-context` writes seed 002's member launchers .ai/context/context.sh and context.ps1 (each runs "
     "`continuity work <action>`), the policy block in AGENTS.md and, with --repository, .ai/context/config.json. "
-    "--scope user writes ~/.claude/ or ~/.codex/ instead. Every other entry and key is kept; running it again "
+    "--scope user writes ~/.claude/, ~/.codex/, ~/.cursor/hooks.json or ~/.gemini/ instead. Every other entry and "
+    "key is kept; running it again "
     "changes nothing. Each hook is a sh line that exits 0 whatever happens (missing project folder, missing "
     "binary, failing hook). Project files, meant to be committed, run `continuity` from PATH; when it is not "
     "on PATH here, this machine's path goes to .claude/settings.local.json (not to be committed). The output "
@@ -33,7 +36,8 @@ DESCRIPTION = {
     "$XDG_STATE_HOME/continuity/backups/, default ~/.local/state/continuity/backups/).",
     "uninstall": "Remove exactly what install added: hook entries whose command is one install writes (a "
     "user's own hook that mentions continuity is kept), groups and events left empty by that, and the "
-    "marked Markdown block. Where nothing else changed since install, the file gets its original bytes back "
+    "marked Markdown block (AGENTS.md keeps it while the other of codex and cursor is still installed). Where "
+    "nothing else changed since install, the file gets its original bytes back "
     "from the backup; a file install created is removed. A changed file is first copied as install does. "
     "`uninstall runtime-continuity` removes the launcher (or gives back the file a forced install replaced); "
     "a file that is not continuity's launcher is left alone.",
@@ -43,7 +47,9 @@ DESCRIPTION = {
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
     """Add `install` or `uninstall`."""
     parser = commands.add_parser(name, help=HELP[name], description=DESCRIPTION[name], parents=[common])
-    parser.add_argument("harness", choices=["claude-code", "codex", "runtime-continuity", "ai-context"],
+    from continuity.adapters.hook_dialects import HARNESSES
+
+    parser.add_argument("harness", choices=[*HARNESSES, "runtime-continuity", "ai-context"],
                         help="the agent harness, runtime-continuity for the seed-004 launcher, or ai-context "
                         "for seed 002's member launchers and policy")
     parser.add_argument("--scope", choices=["project", "user"], default="project",
@@ -96,9 +102,17 @@ def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool,
         else:
             notes.append("`continuity` is not on PATH here: the project's hooks do nothing on this machine until "
                          "it is (or install with --scope user, which records this machine's path)")
-    if args.harness == "codex" and args.install and changes[0].changed:
-        notes.append("Codex runs new or changed hooks only once you have reviewed them: open /hooks in Codex")
+    if args.install and changes[0].changed and args.harness in REVIEW:
+        notes.append(REVIEW[args.harness])
     return notes
+
+
+#: What a harness asks of the user before new or changed hooks run.
+REVIEW = {
+    "codex": "Codex runs new or changed hooks only once you have reviewed them: open /hooks in Codex",
+    "cursor": "Cursor reads hooks.json when it starts: restart Cursor (its Hooks settings tab lists what it loaded)",
+    "gemini": "Gemini CLI asks you to trust new or changed project hooks before it runs them (see /hooks panel)",
+}
 
 
 def _ai_context(args: argparse.Namespace, root: Path, backups: Any) -> list[Any]:

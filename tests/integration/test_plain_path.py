@@ -248,6 +248,92 @@ def test_the_record_only_hooks_take_the_plain_path(runs: Runs) -> None:
     assert hook_fast.record_plain("claude-code", json.dumps({"hook_event_name": "SessionStart"}).encode()) is None
 
 
+#: Session starts are left out: their brief records the wall clock, and they never take the plain path.
+VENDOR_FIXTURES = sorted(path for path in (Path(__file__).resolve().parent.parent / "fixtures" / "hooks").glob(
+    "*/*.json") if not path.stem.startswith("session_start"))
+VENDOR_PLAIN = {"before_submit_prompt", "after_file_edit", "after_shell_execution", "stop", "before_agent",
+                "after_tool_shell", "after_tool_shell_exit_1", "after_tool_write_file", "after_tool_replace",
+                "after_tool_replace_error", "after_tool_read_file", "after_agent"}
+
+
+@pytest.mark.parametrize("fixture", VENDOR_FIXTURES, ids=lambda path: f"{path.parent.name}-{path.stem}")
+def test_cursor_and_gemini_hooks_record_the_same_either_way(runs: Runs, capsys: pytest.CaptureFixture[str],
+                                                            fixture: Path) -> None:
+    """Cursor's and Gemini CLI's record-only events take the plain path, and it writes what the typed handlers do."""
+    harness = fixture.parent.name
+    results = []
+    for handler in (run_hook, run_typed):
+        runs.fresh()
+        raw = fixture.read_bytes().replace(b"{cwd}", str(runs.root).encode())
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root)
+            if handler is run_hook:
+                plain = hook_fast.record_plain(harness, raw)
+                assert (plain is not None) == (fixture.stem in VENDOR_PLAIN), fixture.stem
+                runs.fresh()
+            recorded = handler(harness, raw, None).recorded
+        out = capsys.readouterr()
+        results.append((recorded, out.out, out.err, runs.outcome()))
+    assert results[0] == results[1]
+    assert (results[0][3]["files"] != {}) == (fixture.stem != "after_tool_read_file")
+
+
+def test_cursor_and_gemini_session_starts_go_to_the_typed_handlers(runs: Runs) -> None:
+    """A session start needs the brief: the plain path declines it before writing anything."""
+    runs.fresh()
+    for harness in ("cursor", "gemini"):
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "hooks" / harness / "session_start.json"
+        raw = fixture.read_bytes().replace(b"{cwd}", str(runs.root).encode())
+        assert hook_fast.record_plain(harness, raw) is None
+    assert all_event_files(runs.root) == []
+
+
+VENDOR_HOOKS = {"cursor": ["beforeSubmitPrompt", "afterFileEdit", "afterShellExecution", "stop",
+                           "preCompact", "sessionEnd", "postToolUse", "SessionStart"],
+                "gemini": ["BeforeAgent", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd", "BeforeTool",
+                           "Stop", "PostToolUse"]}
+
+
+@st.composite
+def vendor_payloads(draw: Any) -> tuple[str, bytes]:
+    """Cursor and Gemini CLI hook stdin with hostile values in the fields their dialects read."""
+    harness = draw(st.sampled_from(["cursor", "gemini"]))
+    body: dict[str, Any] = {"hook_event_name": draw(st.sampled_from(VENDOR_HOOKS[harness]))}
+    odd = st.one_of(VALUES, st.integers(-3, 3), st.none(), st.lists(VALUES, max_size=2),
+                    st.dictionaries(VALUES, VALUES, max_size=2))
+    for key in ("conversation_id", "generation_id", "session_id", "file_path", "command", "output", "status",
+                "prompt", "prompt_response", "trigger", "exit_code"):
+        if draw(st.booleans()):
+            body[key] = draw(odd)
+    body["workspace_roots"] = draw(st.one_of(st.just(["{root}"]), st.just(["/nonexistent", "{root}"]), odd))
+    body["cwd"] = draw(st.sampled_from(["{root}", "/nonexistent"]))
+    body["tool_name"] = draw(st.sampled_from(["run_shell_command", "write_file", "replace", "read_file", ""]))
+    body["tool_input"] = draw(st.one_of(odd, st.fixed_dictionaries({"command": odd, "file_path": odd})))
+    content = st.one_of(odd, st.builds(lambda out, tail: f"Output: {out}\n{tail}", VALUES, st.sampled_from(
+        ["Exit Code: 1", "Exit Code: 99999999999", "Signal: 9", "Error: spawn failed\nExit Code: 127",
+         "Process Group PGID: 7", ""])))
+    body["tool_response"] = draw(st.one_of(odd, st.fixed_dictionaries({"llmContent": content, "error": odd})))
+    return harness, json.dumps(body, ensure_ascii=draw(st.booleans())).encode()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn=vendor_payloads(), config=st.sampled_from(CONFIGS))
+def test_cursor_and_gemini_payloads_record_the_same_either_way(
+        runs: Runs, capsys: pytest.CaptureFixture[str], drawn: tuple[str, bytes], config: bytes | None) -> None:
+    """Any Cursor or Gemini CLI stdin: the plain path and the typed handlers record and report the same."""
+    harness, raw = drawn
+    raw = raw.replace(b"{root}", str(runs.root).encode())
+    results = []
+    for handler in (run_hook, run_typed):
+        runs.fresh(config)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root)
+            recorded = handler(harness, raw, None).recorded
+        out = capsys.readouterr()
+        results.append((recorded, out.out, out.err, runs.outcome()))
+    assert results[0] == results[1]
+
+
 def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     """The modules a real `continuity ...` process imports (from `python -X importtime`)."""
     exe = str(Path(sys.executable).with_name("continuity"))
@@ -274,6 +360,11 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
     assert "continuity.adapters.hook_fast" in modules
     assert {name.split(".")[0] for name in modules} & HEAVY == set()
     assert len(all_event_files(template)) == 2
+    for harness, name in (("cursor", "after_shell_execution"), ("gemini", "after_tool_shell")):
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "hooks" / harness / f"{name}.json"
+        modules = imported_by(["hook", harness], template, fixture.read_bytes().replace(b"{cwd}", bytes(template)))
+        assert {name.split(".")[0] for name in modules} & HEAVY == set(), harness
+    assert len(all_event_files(template)) == 4
     # and the check can fail: a typed command does import them
     assert "msgspec" in imported_by(["events", "list"], template)
 

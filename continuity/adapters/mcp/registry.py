@@ -44,7 +44,7 @@ FIELD_HELP = {
     "note": "extra structured note (a JSON object)",
     "redact": "store secret-like text as [REDACTED:<rule>] instead of refusing the call",
     "project": "project name (default: from the store's config.json)",
-    "host": "host tool, e.g. claude-code, codex (default: env CONTINUITY_HOST)",
+    "host": "host tool: claude-code, codex, cursor, gemini, ... (default: env CONTINUITY_HOST)",
     "session_id": "session id (default: env CONTINUITY_SESSION_ID)",
     "gate": "who asked for the archive",
     "full": "record full structured refs (seed 004)",

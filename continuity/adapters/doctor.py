@@ -1,0 +1,176 @@
+"""`continuity doctor`: what each harness will actually run, found by running it.
+
+For every harness and scope it reads the hook settings install writes, takes our entries
+(exactly as `uninstall` recognizes them), resolves the program each command runs (`continuity`
+on PATH, or the absolute path a user-scope or local file names), asks it for its version, and
+runs the installed command the way the harness does (`sh -c`, a payload on stdin) with a
+probe event no handler knows: the hook reads it, records nothing and writes nothing, so the
+store is never touched. The same payload is also given to `<program> hook <harness>` without
+the `; exit 0` guard, so an old `continuity` that does not know the harness, or one that
+crashes, shows as the exit code the guard would have hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from continuity import package_version
+from continuity.adapters import install
+
+PROBE_EVENT = "continuity.doctor-probe"
+PROBE_TIMEOUT = 20
+ON_PATH = "continuity on PATH"
+
+
+def probe_payload(root: Path) -> bytes:
+    """A payload every harness's dialect reads and no handler acts on."""
+    return json.dumps({
+        "hook_event_name": PROBE_EVENT, "session_id": "doctor-probe", "conversation_id": "doctor-probe",
+        "cwd": str(root), "workspace_roots": [str(root)],
+    }).encode()
+
+
+def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
+    """The whole report: this continuity, the one on PATH, the store, and each harness's installed hooks."""
+    on_path = shutil.which("continuity")
+    report: dict[str, Any] = {
+        "ok": False, "version": package_version(), "python": sys.executable, "root": str(root),
+        "this": install.executable(),
+        "path": {"continuity": on_path, "version": program_version(on_path) if on_path else None},
+        "store": store_report(root),
+    }
+    versions: dict[str, str | None] = {}
+    harnesses = [harness_report(harness, scope, root, home, probe=probe, versions=versions)
+                 for harness in install.HARNESSES for scope in install.SCOPES]
+    report["harnesses"] = harnesses
+    problems = [f"{h['harness']} ({h['scope']}): {line}" for h in harnesses for line in h["problems"]]
+    if any(h["installed"] and h["scope"] == "project" for h in harnesses) and not report["store"]["found"]:
+        problems.append(f"no continuity store in {root}: the installed hooks record nothing until `continuity init`")
+    report["problems"] = problems
+    report["ok"] = not problems
+    return report
+
+
+def store_report(root: Path) -> dict[str, Any]:
+    """The store the hooks would find from the project root, and whether it can be read and written safely."""
+    from continuity.core.store import find_store
+    from events.errors import ContinuityError
+
+    try:
+        store = find_store(start=str(root))
+    except ContinuityError as error:
+        return {"found": False, "path": None, "project": None, "problem": str(error)}
+    try:
+        store.check_safe()
+        project, warnings = store.reading_project()
+    except (ContinuityError, OSError) as error:
+        return {"found": True, "path": store.path, "project": None, "problem": str(error)}
+    return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None}
+
+
+def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: bool,
+                   versions: dict[str, str | None]) -> dict[str, Any]:
+    """Which of our hooks one harness has in one scope, what each runs, and whether it exits 0."""
+    settings, _ = install.target_paths(harness, scope, root, home)
+    files = [settings]
+    local = install.local_settings_path(harness, scope, root)
+    if local is not None:
+        files.append(local)
+    events: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for path in files:
+        try:
+            config = install.parse_config(install.read_text(path) or "")
+            for event, entries in install.hooks_of(config).items():
+                for hook in (h for entry in entries for h in install.hooks_in(entry)):
+                    if install.is_ours(hook):
+                        events.setdefault(hook["command"], []).append(event)
+        except Exception as error:  # an unreadable file is a finding, not a crash
+            problems.append(f"{path}: {error}")
+    commands = [command_report(harness, command, names, root, probe=probe, versions=versions)
+                for command, names in events.items()]
+    for command in commands:
+        problems.extend(command["problems"])
+    return {"harness": harness, "scope": scope, "files": [str(path) for path in files], "installed": bool(events),
+            "commands": commands, "problems": problems}
+
+
+def command_report(harness: str, command: str, events: list[str], root: Path, *, probe: bool,
+                   versions: dict[str, str | None]) -> dict[str, Any]:
+    """One installed command: the program it resolves to, that program's version, and the probe's outcome."""
+    program = resolve(command)
+    runs = shutil.which("continuity") if program == ON_PATH else program
+    if runs is not None and not (os.path.isfile(runs) and os.access(runs, os.X_OK)):
+        runs = None
+    if runs is not None and runs not in versions:
+        versions[runs] = program_version(runs)
+    report: dict[str, Any] = {"command": command, "events": events, "program": program, "runs": runs,
+                              "version": versions.get(runs) if runs else None, "harness_exit": None,
+                              "hook_exit": None, "problems": []}
+    problems: list[str] = report["problems"]
+    if runs is None:
+        where = "PATH has no `continuity`" if program == ON_PATH else f"{program} is not an executable file"
+        problems.append(f"{where}: these hooks ({', '.join(events)}) do nothing here")
+    if not probe:
+        return report
+    payload = probe_payload(root)
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root), "GEMINI_PROJECT_DIR": str(root),
+           "CURSOR_PROJECT_DIR": str(root)}
+    outer = _run(["/bin/sh", "-c", command], payload, env, root)
+    report["harness_exit"] = outer["exit"]
+    if outer["exit"] != 0:
+        problems.append(f"the installed command exits {outer['exit']} (the harness may treat 2 as blocking): "
+                        f"{outer['stderr']}")
+    elif outer["stdout"]:
+        problems.append(f"the installed command printed on stdout for an event it does not handle: {outer['stdout']}")
+    if runs is not None:
+        inner = _run([runs, "hook", harness], payload, env, root)
+        report["hook_exit"] = inner["exit"]
+        if inner["exit"] != 0 or inner["stderr"]:
+            problems.append(f"`{runs} hook {harness}` exits {inner['exit']}: {inner['stderr'] or 'no message'}"
+                            " (the installed command's `exit 0` hides it; is that continuity too old for "
+                            f"{harness}?)")
+    return report
+
+
+def resolve(command: str) -> str | None:
+    """The program an installed command runs: ON_PATH for the portable form, else the absolute path it names."""
+    match = install.TAIL.search(command)
+    if match is None:
+        return None
+    try:
+        [exe] = shlex.split(match["exe"])
+    except ValueError:
+        return None
+    return ON_PATH if exe == "continuity" else exe
+
+
+def program_version(program: str) -> str | None:
+    """What `<program> --version` prints (one line), or None when it does not run or says nothing."""
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, timeout=PROBE_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[0][:200] if done.returncode == 0 and lines else None
+
+
+def _run(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Run one probe; its exit code (None when it could not run or timed out), stdout and last stderr line."""
+    try:
+        done = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"exit": None, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT} s"}
+    except OSError as error:
+        return {"exit": None, "stdout": "", "stderr": f"cannot run: {error.strerror or error}"}
+    stderr = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return {"exit": done.returncode, "stdout": done.stdout.decode("utf-8", "replace").strip()[:500],
+            "stderr": stderr[-1][:500] if stderr else ""}

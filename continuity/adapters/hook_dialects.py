@@ -1,0 +1,124 @@
+"""Each harness's hook payloads, said the one way the handlers read them: plain data, standard library only.
+
+Claude Code and Codex already speak the shape the handlers read (`hook_event_name`
+SessionStart, PostToolUse, ...; `session_id`, `cwd`, `tool_name`, `tool_input`,
+`tool_response`). Cursor and Gemini CLI name their events and fields otherwise;
+`normalize` maps one of their payloads onto that shape (and keeps every field it does
+not map), so the plain path and the typed handlers record the same entries for all
+four. `brief_output` and `ack` give back what each harness expects on stdout.
+Vendor documentation checked, and the mapping, are in docs/adapters.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HARNESSES = ("claude-code", "codex", "cursor", "gemini")
+
+#: Cursor's camelCase events -> the handlers' names.
+CURSOR_EVENTS = {
+    "sessionStart": "SessionStart", "beforeSubmitPrompt": "UserPromptSubmit", "afterFileEdit": "PostToolUse",
+    "afterShellExecution": "PostToolUse", "preCompact": "PreCompact", "stop": "Stop", "sessionEnd": "SessionEnd",
+}
+#: Gemini CLI's events -> the handlers' names (AfterTool becomes PostToolUseFailure when the tool failed).
+GEMINI_EVENTS = {
+    "SessionStart": "SessionStart", "BeforeAgent": "UserPromptSubmit", "AfterTool": "PostToolUse",
+    "AfterAgent": "Stop", "PreCompress": "PreCompact", "SessionEnd": "SessionEnd",
+}
+#: The lines Gemini CLI's shell tool appends to the command's output in `llmContent`, last first.
+_GEMINI_TRAILER = ("Process Group PGID: ", "Background PIDs: ", "Signal: ", "Exit Code: ", "Error: ")
+#: Cursor reads `continue` from beforeSubmitPrompt's answer; say it outright rather than rely on a default.
+_CURSOR_PROMPT = re.compile(rb'"hook_event_name"\s*:\s*"beforeSubmitPrompt"')
+
+
+def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload in the handlers' shape (a new dict; Claude Code's and Codex's come back as they are)."""
+    if harness == "cursor":
+        return _cursor(payload)
+    if harness == "gemini":
+        return _gemini(payload)
+    return payload
+
+
+def brief_output(harness: str, brief: str) -> dict[str, Any]:
+    """What SessionStart prints to hand the brief to the model, in the harness's documented shape."""
+    if harness == "cursor":
+        return {"additional_context": brief}
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
+
+
+def ack(harness: str, raw: bytes) -> str | None:
+    """A line a harness needs on stdout whatever happened (Cursor's beforeSubmitPrompt: go on), else None."""
+    if harness == "cursor" and _CURSOR_PROMPT.search(raw):
+        return '{"continue": true}'
+    return None
+
+
+def _cursor(payload: dict[str, Any]) -> dict[str, Any]:
+    event = payload.get("hook_event_name")
+    out = dict(payload)
+    out["hook_event_name"] = CURSOR_EVENTS.get(event, f"cursor:{event}") if isinstance(event, str) else event
+    # conversation_id is on every event; session_id only on some (and the same value where both are given)
+    out["session_id"] = payload.get("conversation_id") or payload.get("session_id")
+    out["turn_id"] = payload.get("generation_id")
+    roots = payload.get("workspace_roots")
+    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
+    out["cwd"] = root or payload.get("cwd")
+    if event == "afterFileEdit":
+        out["tool_name"], out["tool_input"] = "Edit", {"file_path": payload.get("file_path")}
+    elif event == "afterShellExecution":
+        response = {"output": payload.get("output")}
+        for key in ("exit_code", "exitCode"):  # not in the documented payload; kept should a version send it
+            if key in payload:
+                response[key] = payload[key]
+        out["tool_name"], out["tool_input"], out["tool_response"] = "Shell", {"command": payload.get("command")}, \
+            response
+    elif event == "stop":
+        out["stop_status"] = payload.get("status")
+    return out
+
+
+def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
+    event = payload.get("hook_event_name")
+    out = dict(payload)
+    out["hook_event_name"] = GEMINI_EVENTS.get(event, f"gemini:{event}") if isinstance(event, str) else event
+    if event == "AfterTool":
+        response = payload.get("tool_response")
+        response = response if isinstance(response, dict) else {}
+        error = response.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            out["hook_event_name"] = "PostToolUseFailure"
+            out["error"] = message if isinstance(message, str) or message is None else str(message)
+        out["tool_response"] = _gemini_response(payload.get("tool_name"), response)
+    elif event == "AfterAgent":
+        out["last_assistant_message"] = payload.get("prompt_response")
+    return out
+
+
+def _gemini_response(tool: Any, response: dict[str, Any]) -> dict[str, Any]:
+    """A shell call's output and exit code, read from the text Gemini CLI hands the model.
+
+    The shell tool writes `Output: ...` and, only for a non-zero code, an `Exit Code: N` line;
+    a finished command with neither that line, an `Error:` nor a `Signal:` line exited 0.
+    """
+    content = response.get("llmContent")
+    if tool != "run_shell_command" or not isinstance(content, str) or not content.startswith("Output: "):
+        return {"output": content} if isinstance(content, str) else {}
+    lines = content.splitlines()
+    trailer: dict[str, str] = {}
+    for prefix in _GEMINI_TRAILER:
+        if len(lines) > 1 and lines[-1].startswith(prefix):
+            trailer[prefix] = lines.pop()[len(prefix):]
+    output = "\n".join(lines)[len("Output: "):]
+    code = trailer.get("Exit Code: ", "")
+    exit_code: int | None = None
+    if re.fullmatch(r"-?\d{1,10}", code):
+        exit_code = int(code)
+    elif "Error: " not in trailer and "Signal: " not in trailer:
+        exit_code = 0
+    return {"output": "" if output == "(empty)" else output, "exit_code": exit_code}

@@ -1,0 +1,157 @@
+"""`continuity doctor` and `continuity --version`, with real installs in temp projects and real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.adapters import install
+
+VENV_BIN = Path(str(install.executable())).parent
+CONTINUITY = str(VENV_BIN / "continuity")
+HARNESSES = ("claude-code", "codex", "cursor", "gemini")
+#: An older continuity: knows --version, refuses `hook cursor|gemini` with argparse's exit 2.
+OLD = """#!/bin/sh
+case "$1" in
+  --version) echo "continuity 0.0.1";;
+  hook) case "$2" in claude-code|codex) cat >/dev/null;; *) echo "continuity: error: invalid choice: '$2'" >&2; exit 2;;
+        esac;;
+esac
+"""
+
+
+def run(*args: str, cwd: Path, path: str, program: str = CONTINUITY) -> subprocess.CompletedProcess[str]:
+    """A real `continuity` process with a temp HOME and the given PATH."""
+    env = {"HOME": os.environ["HOME"], "PATH": path}
+    return subprocess.run([program, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under a folder with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return root
+
+
+def doctor(cwd: Path, path: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = run("doctor", "--json", *extra, cwd=cwd, path=path)
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_version_prints_the_package_metadata_version(proj: Path) -> None:
+    """`continuity --version` prints `continuity <version>` from the installed package's metadata."""
+    result = run("--version", cwd=proj, path="/usr/bin:/bin")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"continuity {version('continuity')}\n", "")
+    code = ("import sys; from continuity.cli import main; main(['--version']); "
+            "print(sorted(m for m in sys.modules if m in ('argparse', 'msgspec', 'continuity.cli.common')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=proj, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_all_four_harnesses_installed_and_healthy(proj: Path) -> None:
+    """Installed the README way: every harness's hooks resolve to this continuity, probe exit 0, store untouched."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    assert run("init", "--project", "demo", cwd=proj, path=path).returncode == 0
+    for harness in HARNESSES:
+        assert run("install", harness, cwd=proj, path=path).returncode == 0
+    store = proj / ".agent" / "runtime-continuity"
+    before = tree(store / "events"), (store / "local" / "hooks.log").exists()
+    code, report = doctor(proj, path)
+    assert code == 0 and report["ok"] is True and report["problems"] == []
+    assert report["version"] == version("continuity") and report["path"]["continuity"] == CONTINUITY
+    assert report["store"] == {"found": True, "path": str(store), "project": "demo", "problem": None}
+    installed = [h for h in report["harnesses"] if h["installed"]]
+    assert [(h["harness"], h["scope"]) for h in installed] == [(h, "project") for h in HARNESSES]
+    for entry in installed:
+        [command] = entry["commands"]
+        assert (command["program"], command["runs"]) == ("continuity on PATH", CONTINUITY)
+        assert (command["version"], command["harness_exit"], command["hook_exit"]) == (
+            f"continuity {version('continuity')}", 0, 0)
+    assert len(installed[2]["commands"][0]["events"]) == 7 and len(installed[3]["commands"][0]["events"]) == 6
+    assert (tree(store / "events"), (store / "local" / "hooks.log").exists()) == before  # the probe wrote nothing
+    human = run("doctor", cwd=proj, path=path)
+    assert human.returncode == 0 and human.stdout.rstrip().endswith("ok")
+    assert "cursor (project): 7 hooks -> " + CONTINUITY in human.stdout
+
+
+def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
+    """Without `continuity` on PATH, the project's portable hooks do nothing: doctor says so and exits 1."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "gemini", cwd=proj, path=path)
+    code, report = doctor(proj, "/usr/bin:/bin")
+    assert code == 1 and report["ok"] is False and report["path"]["continuity"] is None
+    [entry] = [h for h in report["harnesses"] if h["installed"]]
+    assert entry["commands"][0]["runs"] is None and entry["commands"][0]["harness_exit"] == 0
+    assert report["problems"] == [f"gemini (project): {entry['problems'][0]}"]
+    assert entry["problems"][0].startswith("PATH has no `continuity`: these hooks (SessionStart, BeforeAgent")
+
+
+def test_an_older_continuity_is_caught_behind_the_exit_0_guard(proj: Path, tmp_path: Path) -> None:
+    """An old continuity on PATH refuses `hook cursor` with exit 2: the harness sees 0, doctor shows the 2."""
+    old_bin = tmp_path / "old-bin"
+    old_bin.mkdir()
+    (old_bin / "continuity").write_text(OLD)
+    (old_bin / "continuity").chmod(0o755)
+    run("init", "--project", "demo", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    for harness in ("codex", "cursor"):
+        run("install", harness, cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    code, report = doctor(proj, f"{old_bin}:/usr/bin:/bin")
+    assert code == 1 and report["path"] == {"continuity": str(old_bin / "continuity"), "version": "continuity 0.0.1"}
+    codex, cursor = (h["commands"][0] for h in report["harnesses"] if h["installed"])
+    assert (codex["hook_exit"], codex["problems"]) == (0, [])
+    assert (cursor["version"], cursor["harness_exit"], cursor["hook_exit"]) == ("continuity 0.0.1", 0, 2)
+    assert "invalid choice: 'cursor'" in cursor["problems"][0]
+
+
+def test_user_scope_paths_are_resolved_and_checked(proj: Path, tmp_path: Path) -> None:
+    """A user-scope hook names this machine's path: doctor runs that one, and flags a path that is gone."""
+    run("init", "--project", "demo", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    assert run("install", "cursor", "--scope", "user", cwd=proj, path="/usr/bin:/bin").returncode == 0
+    code, report = doctor(proj, "/usr/bin:/bin")
+    [entry] = [h for h in report["harnesses"] if h["installed"]]
+    assert (entry["scope"], entry["commands"][0]["program"], entry["commands"][0]["runs"]) == (
+        "user", CONTINUITY, CONTINUITY)
+    assert (code, entry["commands"][0]["hook_exit"]) == (0, 0)
+    gone = tmp_path / "old-venv" / "bin" / "continuity"  # the venv install recorded, since deleted
+    hooks = Path(os.environ["HOME"]) / ".cursor" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace(CONTINUITY, str(gone)))
+    code, report = doctor(proj, "/usr/bin:/bin")
+    assert code == 1 and report["problems"][0].startswith(f"cursor (user): {gone} is not an executable file")
+
+
+def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> None:
+    """Installed hooks with no store, and a settings file that is not JSON: problems, exit 1, no traceback."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("install", "codex", cwd=proj, path=path)
+    (proj / ".gemini").mkdir()
+    (proj / ".gemini" / "settings.json").write_text("{not json")
+    code, report = doctor(proj, path)
+    assert code == 1 and report["store"]["found"] is False
+    assert any("no continuity store" in line for line in report["problems"])
+    assert any(line.startswith("gemini (project): ") and "not valid JSON" in line for line in report["problems"])
+    human = run("doctor", cwd=proj, path=path)
+    assert human.returncode == 1 and "problem: " in human.stdout and human.stderr == ""
+
+
+def test_no_probe_runs_no_hook(proj: Path) -> None:
+    """--no-probe reads settings and versions only: no probe exit codes."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "claude-code", cwd=proj, path=path)
+    code, report = doctor(proj, path, "--no-probe")
+    [command] = next(h for h in report["harnesses"] if h["installed"])["commands"]
+    assert code == 0 and (command["harness_exit"], command["hook_exit"]) == (None, None)
