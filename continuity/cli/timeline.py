@@ -16,8 +16,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         description="Write one self-contained HTML page (no network, no scripts or fonts from elsewhere): a lane "
         "per agent and host, sessions as bars, marks for checkpoints, archives, host switches, handoffs, "
         "snapshots, task transitions, decisions, session starts and ends and work-log lines; the message on "
-        "hover, the whole event on click, a filter box and a day axis. Past 5,000 marks the page shows one mark "
-        "per session-hour. Default page: .agent/runtime-continuity/local/timeline.html (docs/recall.md).",
+        "hover, the whole event on click, a filter box and a day axis. Past 5,000 marks (or about 1.2 MB of them) "
+        "the page shows one mark per session-hour, so it stays under 2 MB. Default page: "
+        ".agent/runtime-continuity/local/timeline.html (docs/recall.md).",
     )
     parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole)")
     parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")

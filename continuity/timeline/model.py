@@ -3,7 +3,7 @@
 A lane is one agent on one host; a session is the span of one session id in its lane; a
 mark is an event of a kind worth seeing (checkpoints, archives, host switches, handoffs,
 snapshots, task transitions, decisions, session starts and ends, work-log lines). Past
-`MARK_LIMIT` marks (or `BYTES_LIMIT` of their text), the page shows one mark per
+`MARK_LIMIT` marks (or `BYTES_LIMIT` of page for them), the page shows one mark per
 session-hour instead, coarser (lane-hour, lane-day) if even that is too many, so the page
 stays small however long the log: `Builder.page()` decides once every event is in.
 """
@@ -49,8 +49,10 @@ _RANK = {name: rank for rank, name in enumerate(CATEGORIES)}
 
 #: Individual marks shown at most; past this (or BYTES_LIMIT), the page is summarized.
 MARK_LIMIT = 5000
-#: The embedded events' bytes at most before the page is summarized (keeps the page near 1-2 MB).
+#: The page's bytes for its marks at most (each event's own bytes plus its SVG and hover text, about
+#: MARK_OVERHEAD) before it is summarized: with the rest of the page, it stays under 2 MB.
 BYTES_LIMIT = 1_200_000
+MARK_OVERHEAD = 320
 #: Summary marks shown at most at one level before a coarser one is used.
 SUMMARY_LIMIT = 1500
 #: Hover text is cut to this many characters (the whole event is one click away).
@@ -221,7 +223,7 @@ class Builder:
         self.counts[category] += 1
         if self._kept is not None:
             self._kept.append((name, raw, event, at, lane, session, category))
-            self._kept_bytes += len(raw)
+            self._kept_bytes += len(raw) + MARK_OVERHEAD
             if len(self._kept) > self.mark_limit or self._kept_bytes > self.bytes_limit:
                 self._kept = None  # summarized from here on: memory stays bounded by the buckets
         key = (lane, session, at // HOUR_US)

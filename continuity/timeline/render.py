@@ -89,6 +89,7 @@ def _ticks(axis: _Axis) -> list[dict[str, Any]]:
                 ticks.append({"x": axis.x(at), "label": clock.iso(at)[11:19 if step < _MINUTE else 16],
                               "major": False})
             at += step
+    ticks = [tick for tick in ticks if tick["x"] <= LEFT + axis.width - 40]  # no label cut by the right edge
     if not any(tick["major"] and tick["x"] < LEFT + 90 for tick in ticks):  # name the first day at the start
         ticks.append({"x": float(LEFT), "label": clock.iso(axis.t0)[:10], "major": True})
     return ticks
