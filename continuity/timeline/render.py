@@ -10,6 +10,7 @@ no fonts, images, styles or scripts from anywhere, so the page works from a file
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import math
 import os
@@ -156,7 +157,9 @@ def layout(page: Page) -> dict[str, Any]:
             "lanes": lanes, "sessions": sessions, "marks": marks, "ticks": _ticks(axis), "legend": legend}
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
+    """One environment per process: the template is compiled once."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE), autoescape=True, undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True, auto_reload=False)
 
