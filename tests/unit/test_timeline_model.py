@@ -161,3 +161,13 @@ def test_the_day_axis_names_days_and_hours(span_minutes: int, label: str) -> Non
     html = render(page).decode()
     assert f">{label}</text>" in html
     assert ">2026-11-30</text>" in html
+
+
+def test_a_hostile_project_name_is_escaped_too() -> None:
+    """Project names may hold `<` and quotes (seed 004's are free text): the title and header escape them."""
+    project = "<b onmouseover=\"x()\">shop</b>"
+    builder = Builder(project)
+    stored = next(fixture.sealed(extra=[(-1, WorkLogged(project=project, message="hello"))]))
+    builder.add(stored.name, stored.raw, stored.event)
+    html = render(builder.page()).decode()
+    assert "<b " not in html and "&lt;b onmouseover=&#34;x()&#34;&gt;shop&lt;/b&gt;: timeline" in html
