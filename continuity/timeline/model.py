@@ -53,8 +53,11 @@ MARK_LIMIT = 5000
 #: MARK_OVERHEAD) before it is summarized: with the rest of the page, it stays under 2 MB.
 BYTES_LIMIT = 1_200_000
 MARK_OVERHEAD = 320
-#: Summary marks shown at most at one level before a coarser one is used.
+#: Summary marks shown at most at one level, and their page bytes at most (each about its most
+#: telling event's bytes plus SUMMARY_OVERHEAD), before a coarser level is used.
 SUMMARY_LIMIT = 1500
+SUMMARY_BYTES = 1_600_000
+SUMMARY_OVERHEAD = 650
 #: Hover text is cut to this many characters (the whole event is one click away).
 LABEL_CHARS = 160
 HOUR_US = 3_600_000_000
@@ -146,6 +149,16 @@ class _Bucket:
     top_rank: int = len(CATEGORIES)
     top: tuple[str, bytes, Event] | None = None
 
+    @property
+    def top_raw(self) -> bytes:
+        """The most telling event's bytes (b"" before any)."""
+        return self.top[1] if self.top is not None else b""
+
+
+def _best(group: list[_Bucket]) -> _Bucket:
+    """The bucket holding a group's most telling event (the first such, in log order)."""
+    return min(group, key=lambda bucket: bucket.top_rank)
+
 
 @dataclass(slots=True)
 class Page:
@@ -174,9 +187,10 @@ class Builder:
 
     def __init__(self, project: str, *, since: str | None = None, until: str | None = None,
                  mark_limit: int = MARK_LIMIT, bytes_limit: int = BYTES_LIMIT,
-                 summary_limit: int = SUMMARY_LIMIT) -> None:
+                 summary_limit: int = SUMMARY_LIMIT, summary_bytes: int = SUMMARY_BYTES) -> None:
         self.project, self.since, self.until = project, since, until
         self.mark_limit, self.bytes_limit, self.summary_limit = mark_limit, bytes_limit, summary_limit
+        self.summary_bytes = summary_bytes
         self.lanes: list[Lane] = []
         self._lane_of: dict[tuple[str, str], int] = {}
         self.sessions: list[Session] = []
@@ -250,13 +264,14 @@ class Builder:
                     summarized=summarized, skipped=self.skipped)
 
     def _summaries(self) -> tuple[str, list[Mark]]:
-        """Summary marks at the finest level that stays within `summary_limit` (the coarsest otherwise)."""
+        """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise)."""
         for level, width, by_session in LEVELS:
             merged: dict[tuple[int, int | None, int], list[_Bucket]] = {}
             for bucket in self._buckets.values():
                 key = (bucket.lane, bucket.session if by_session else None, bucket.first_us // width)
                 merged.setdefault(key, []).append(bucket)
-            if len(merged) <= self.summary_limit or level == LEVELS[-1][0]:
+            size = sum(len(_best(group).top_raw) + SUMMARY_OVERHEAD for group in merged.values())
+            if (len(merged) <= self.summary_limit and size <= self.summary_bytes) or level == LEVELS[-1][0]:
                 marks = [self._summary(level, group) for group in merged.values()]
                 marks.sort(key=lambda mark: (mark.at_us, mark.lane))
                 return level, marks
@@ -266,7 +281,7 @@ class Builder:
         kinds: Counter[str] = Counter()
         for bucket in group:
             kinds.update(bucket.kinds)
-        best = min(group, key=lambda bucket: bucket.top_rank)
+        best = _best(group)
         assert best.top is not None
         _, raw, event = best.top
         first, last = min(b.first_us for b in group), max(b.last_us for b in group)

@@ -37,6 +37,8 @@ _MINUTE = 60 * _SECOND
 _STEPS = (_SECOND, 5 * _SECOND, 15 * _SECOND, 30 * _SECOND, _MINUTE, 5 * _MINUTE, 10 * _MINUTE, 15 * _MINUTE,
           30 * _MINUTE, HOUR_US, 2 * HOUR_US, 3 * HOUR_US, 6 * HOUR_US, 12 * HOUR_US)
 _DAY_STEPS = (1, 2, 7, 14, 28, 91, 182, 364)
+#: Session bars drawn one by one at most; past this they are merged (see `layout`).
+SESSION_BARS = 1000
 
 
 def script_json(payloads: list[bytes]) -> Markup:
@@ -122,10 +124,42 @@ def _rows(page: Page, axis: _Axis) -> tuple[list[int], dict[int, int], dict[int,
     return counts, row_of, loose_row
 
 
+def _merged_bars(page: Page, axis: _Axis) -> list[dict[str, Any]]:
+    """Too many sessions to draw one by one: one bar per lane-day (or lane-week, or lane) they cover."""
+    def grouped(width: int | None) -> dict[tuple[int, int], list[Any]]:
+        groups: dict[tuple[int, int], list[Any]] = {}
+        for session in page.sessions:
+            groups.setdefault((session.lane, session.first_us // width if width else 0), []).append(session)
+        return groups
+
+    choices = (("day", DAY_US), ("week", 7 * DAY_US), ("lane", None))
+    unit, groups = next(((unit, found) for unit, width in choices
+                         if len(found := grouped(width)) <= SESSION_BARS or width is None))
+    bars = []
+    for sessions in groups.values():
+        first, last = min(s.first_us for s in sessions), max(s.last_us for s in sessions)
+        events = sum(s.events for s in sessions)
+        x0, x1 = axis.x(first), axis.x(last)
+        bars.append({"lane": sessions[0].lane, "x": x0, "width": max(round(x1 - x0, 1), 3),
+                     "title": f"{len(sessions)} session{'s' if len(sessions) > 1 else ''} (one bar per {unit}): "
+                              f"{events} events, "
+                              f"{clock.iso(first)[:19]} to {clock.iso(last)[:19]}"})
+    return bars
+
+
 def layout(page: Page) -> dict[str, Any]:
-    """Everything the template draws, in pixels: lanes, session bars, marks, ticks, legend."""
+    """Everything the template draws, in pixels: lanes, session bars, marks, ticks, legend.
+
+    Past SESSION_BARS sessions, sessions are drawn merged (one bar per lane and day, week or
+    lane) on one row per lane, and every mark of the lane on that row: the page stays small.
+    """
     axis = _axis(page)
-    counts, row_of, loose_row = _rows(page, axis)
+    merged = len(page.sessions) > SESSION_BARS
+    loose_row: dict[int, int] = {}
+    if merged:
+        counts, row_of = [1] * len(page.lanes), dict.fromkeys(range(len(page.sessions)), 0)
+    else:
+        counts, row_of, loose_row = _rows(page, axis)
     lanes, lane_top, y = [], [], TOP
     for index, lane in enumerate(page.lanes):
         height = counts[index] * ROW + LANE_GAP
@@ -138,7 +172,9 @@ def layout(page: Page) -> dict[str, Any]:
         return lane_top[lane] + LANE_GAP / 2 + row * ROW + ROW / 2
 
     sessions = []
-    for index, session in enumerate(page.sessions):
+    if merged:
+        sessions = [{**bar, "y": row_y(bar["lane"], 0) - 6} for bar in _merged_bars(page, axis)]
+    for index, session in enumerate(page.sessions if not merged else ()):
         x0, x1 = axis.x(session.first_us), axis.x(session.last_us)
         sessions.append({"x": x0, "y": row_y(session.lane, row_of[index]) - 6, "width": max(round(x1 - x0, 1), 3),
                          "title": f"session {session.session_id}: {session.events} events, "

@@ -118,6 +118,34 @@ def test_the_bytes_limit_summarizes_too_and_coarser_levels_bound_the_marks() -> 
         assert sum(mark.count for mark in page.marks) == fixture.MARKS + 2
 
 
+def test_the_summary_byte_budget_picks_a_coarser_level() -> None:
+    """Summary marks whose estimated bytes pass the budget give way to a coarser level, however few they are."""
+    roomy = build(mark_limit=1)
+    assert roomy.summarized == "session-hour" and len(roomy.marks) == 4
+    per_mark = max(len(mark.payload) for mark in roomy.marks) + model.SUMMARY_OVERHEAD
+    tight = build(mark_limit=1, summary_bytes=3 * per_mark)
+    assert tight.summarized == "lane-week" and len(tight.marks) == 3
+
+
+def test_past_the_session_bar_limit_sessions_are_drawn_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many sessions: one bar per lane and day (or week, or lane) saying how many it stands for; one row per lane."""
+    from continuity.timeline import render as rendering
+
+    page = build([(10, WorkLogged(**{**fixture.ANN, "session_id": "S-ann-3"}, message="in parallel"))])
+    assert len(rendering.layout(page)["sessions"]) == 4  # ann's two first sessions overlap: two rows
+
+    def bars(limit: int) -> list[str]:
+        monkeypatch.setattr(rendering, "SESSION_BARS", limit)
+        return sorted(bar["title"].split(":")[0] for bar in rendering.layout(page)["sessions"])
+
+    assert bars(3) == ["1 session (one bar per day)", "1 session (one bar per day)", "2 sessions (one bar per day)"]
+    assert bars(2) == ["1 session (one bar per week)", "3 sessions (one bar per week)"]
+    assert bars(1) == ["1 session (one bar per lane)", "3 sessions (one bar per lane)"]
+    drawn = rendering.layout(page)
+    rows = {lane["y"] + rendering.LANE_GAP / 2 + rendering.ROW / 2 for lane in drawn["lanes"]}
+    assert {mark["y"] for mark in drawn["marks"]} == rows and len(rows) == 3
+
+
 def test_script_json_cannot_be_closed_by_event_text() -> None:
     """The JSON block escapes <, >, & and U+2028/9, and still parses to the same values."""
     payload = json.dumps({"m": "</script><script>alert(1)</script> <!-- & \u2028\u2029"},
