@@ -10,6 +10,7 @@ stays small however long the log: `Builder.page()` decides once every event is i
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -53,11 +54,12 @@ MARK_LIMIT = 5000
 #: MARK_OVERHEAD) before it is summarized: with the rest of the page, it stays under 2 MB.
 BYTES_LIMIT = 1_200_000
 MARK_OVERHEAD = 320
-#: Summary marks shown at most at one level, and their page bytes at most (each about its most
-#: telling event's bytes plus SUMMARY_OVERHEAD), before a coarser level is used.
+#: Summary marks shown at most at one level, and their page bytes at most (`page_bytes`), before a
+#: coarser level is used: with the session bars (at most 1,000) the page stays under 2 MB.
 SUMMARY_LIMIT = 1500
-SUMMARY_BYTES = 1_600_000
-SUMMARY_OVERHEAD = 650
+SUMMARY_BYTES = 1_650_000
+#: A mark's SVG without its hover text (the group, its circle, a count).
+MARK_SVG = 190
 #: Hover text is cut to this many characters (the whole event is one click away).
 LABEL_CHARS = 160
 HOUR_US = 3_600_000_000
@@ -153,6 +155,13 @@ class _Bucket:
     def top_raw(self) -> bytes:
         """The most telling event's bytes (b"" before any)."""
         return self.top[1] if self.top is not None else b""
+
+
+def page_bytes(mark: Mark) -> int:
+    """About what a mark adds to the page: its JSON (with the block's escapes), its escaped hover text, its SVG."""
+    payload = mark.payload
+    escapes = payload.count(b"<") + payload.count(b">") + payload.count(b"&")
+    return len(payload) + 5 * escapes + len(html.escape(mark.label).encode()) + MARK_SVG
 
 
 def _best(group: list[_Bucket]) -> _Bucket:
@@ -270,9 +279,11 @@ class Builder:
             for bucket in self._buckets.values():
                 key = (bucket.lane, bucket.session if by_session else None, bucket.first_us // width)
                 merged.setdefault(key, []).append(bucket)
-            size = sum(len(_best(group).top_raw) + SUMMARY_OVERHEAD for group in merged.values())
-            if (len(merged) <= self.summary_limit and size <= self.summary_bytes) or level == LEVELS[-1][0]:
-                marks = [self._summary(level, group) for group in merged.values()]
+            last = level == LEVELS[-1][0]
+            if len(merged) > self.summary_limit and not last:
+                continue
+            marks = [self._summary(level, group) for group in merged.values()]
+            if sum(map(page_bytes, marks)) <= self.summary_bytes or last:
                 marks.sort(key=lambda mark: (mark.at_us, mark.lane))
                 return level, marks
         raise AssertionError("unreachable: the last level always answers")

@@ -122,7 +122,8 @@ def test_the_summary_byte_budget_picks_a_coarser_level() -> None:
     """Summary marks whose estimated bytes pass the budget give way to a coarser level, however few they are."""
     roomy = build(mark_limit=1)
     assert roomy.summarized == "session-hour" and len(roomy.marks) == 4
-    per_mark = max(len(mark.payload) for mark in roomy.marks) + model.SUMMARY_OVERHEAD
+    per_mark = max(map(model.page_bytes, roomy.marks))
+    assert build(mark_limit=1, summary_bytes=sum(map(model.page_bytes, roomy.marks))).summarized == "session-hour"
     tight = build(mark_limit=1, summary_bytes=3 * per_mark)
     assert tight.summarized == "lane-week" and len(tight.marks) == 3
 
