@@ -35,6 +35,12 @@ def step(title: str, *args: str, cwd: Path, env: dict[str, str], check: bool = T
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--timeline", metavar="FILE",
+                        help="also keep the demo's timeline page here (docs/timeline.png is a screenshot of it)")
+    options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="continuity-demo-") as folder:
         project = Path(folder, "shop-api")
         project.mkdir()
@@ -43,6 +49,9 @@ def main() -> None:
                    CONTINUITY_SESSION_ID="S-demo-1")
         print(f"demo project: {project}")
         step("create the store", "init", "--project", "shop-api", cwd=project, env=env)
+        task = step("a task to work on", "task", "create", "--title", "refund endpoint", cwd=project,
+                    env=env).strip()
+        step("the agent starts it", "task", "update", task, "--status", "in_progress", cwd=project, env=env)
         step("a hook records an edit", "log", "edited the order model", "--file", "app/orders.py",
              "--phase", "editing", cwd=project, env=env)
         step("the agent checkpoints", "checkpoint", "-m", "order totals fixed; tests green",
@@ -54,6 +63,8 @@ def main() -> None:
              + "AKIA" + "Q7" * 8, cwd=project, env=env, check=False)
         step("the log so far", "events", "list", cwd=project, env=env)
         step("integrity check", "verify", cwd=project, env=env)
+        handoff = step("hand the tests over", "handoff", "create", "--to", "codex-main", "--task", task, "--message",
+             "add the refund endpoint tests; fixtures are in tests/refunds", cwd=project, env=env).split()[1]
         step("end of the session: archive", "archive", "--gate", "agent", "--reason", "end of session",
              cwd=project, env=env)
         step("work moves to another host", "host-switch", "--from-host", "claude-code", "--to-host", "codex",
@@ -64,6 +75,11 @@ def main() -> None:
         print(step("resume brief", "resume-bundle", "--record", "--max-chars", "4000", cwd=project, env=env,
                    echo=False))
         step("what the log holds now", "status", cwd=project, env=env)
+        step("the new session takes the handoff", "handoff", "accept", handoff, cwd=project, env=env)
+        step("log a line in the new session", "log", "picked up the refund tests", "--file", "tests/test_refunds.py",
+             cwd=project, env=env)
+        timeline = ["timeline"] + (["--out", str(Path(options.timeline).resolve())] if options.timeline else [])
+        step("the project's history as one HTML page", *timeline, cwd=project, env=env)
 
 
 if __name__ == "__main__":

@@ -164,6 +164,7 @@ COMMAND_MODULES: dict[str, str] = {
     "health": "continuity.cli.briefing",
     "moments": "continuity.cli.moments",
     "recall": "continuity.cli.recall",
+    "timeline": "continuity.cli.timeline",
 }
 
 

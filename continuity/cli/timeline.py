@@ -1,0 +1,58 @@
+"""`continuity timeline`: one static HTML page of who did what, when, on which host (docs/recall.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from continuity.cli.common import Output, open_store
+
+
+def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
+    """Add `timeline`."""
+    parser = commands.add_parser(
+        "timeline", help="write the project's history as one static HTML page (lanes per agent and host)",
+        parents=[common],
+        description="Write one self-contained HTML page (no network, no scripts or fonts from elsewhere): a lane "
+        "per agent and host, sessions as bars, marks for checkpoints, archives, host switches, handoffs, "
+        "snapshots, task transitions, decisions, session starts and ends and work-log lines; the message on "
+        "hover, the whole event on click, a filter box and a day axis. Past 5,000 marks (or about 1.2 MB of them) "
+        "the page shows one mark per session-hour, so it stays under 2 MB. Default page: "
+        ".agent/runtime-continuity/local/timeline.html (docs/recall.md).",
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole)")
+    parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")
+    parser.add_argument("--until", metavar="T", help="only events at or before T: an ISO time or a duration")
+    parser.add_argument("--project", help="this project's events (default: the store's, from config.json)")
+    parser.set_defaults(handler=_timeline)
+
+
+def _timeline(args: argparse.Namespace, out: Output) -> int:
+    import msgspec
+
+    from continuity.cli.output import warn
+    from continuity.cli.progress import for_output
+    from continuity.recall.service import now, time_bound
+    from continuity.timeline.service import timeline
+
+    store = open_store(args)
+    warnings: list[str] = []
+    project = args.project
+    if project is None:
+        project, warnings = store.reading_project()
+    at = now()
+    since, until = time_bound("--since", args.since, at), time_bound("--until", args.until, at)
+    progress = for_output("reading the log for the timeline", as_json=out.as_json)
+    try:
+        written = timeline(store, project, out=args.out, since=since, until=until, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    warnings.extend(written.warnings)
+    warn(warnings)
+    shown = f"one mark per {written.summarized}" if written.summarized else "one mark per event"
+    out.emit({"ok": True, "action": "timeline", "project": project, "since": since, "until": until,
+              **msgspec.to_builtins(written), "warnings": warnings},
+             f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} lanes, "
+             f"{written.sessions} sessions) written to {written.path}")
+    return 0

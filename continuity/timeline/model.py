@@ -1,0 +1,312 @@
+"""The timeline's page model: lanes, sessions and marks folded from events, with no I/O.
+
+A lane is one agent on one host; a session is the span of one session id in its lane; a
+mark is an event of a kind worth seeing (checkpoints, archives, host switches, handoffs,
+snapshots, task transitions, decisions, session starts and ends, work-log lines). Past
+`MARK_LIMIT` marks (or `BYTES_LIMIT` of page for them), the page shows one mark per
+session-hour instead, coarser (lane-hour, lane-day) if even that is too many, so the page
+stays small however long the log: `Builder.page()` decides once every event is in.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from dataclasses import dataclass, field
+
+import msgspec
+
+from events import clock
+from events.archive import HostSwitched
+from events.base import Event
+from events.task import TaskUpdated
+from projections.recall import text_of
+
+#: Event kind -> the mark category shown (kinds not named here only extend their session's span).
+CATEGORY_OF: dict[str, str] = {
+    "host.switched": "host-switch",
+    "archive.created": "archive",
+    "handoff.created": "handoff",
+    "handoff.accepted": "handoff",
+    "handoff.rejected": "handoff",
+    "handoff.closed": "handoff",
+    "snapshot.taken": "snapshot",
+    "task.created": "task",
+    "task.updated": "task",
+    "decision.recorded": "decision",
+    "finding.confirmed": "decision",
+    "approach.rejected": "decision",
+    "checkpoint.recorded": "checkpoint",
+    "role.checkpointed": "checkpoint",
+    "context.checkpointed": "checkpoint",
+    "session.started": "session",
+    "session.ended": "session",
+    "work.logged": "log",
+}
+#: Categories, most telling first: a summary mark takes the colour of its most telling event.
+CATEGORIES: tuple[str, ...] = ("host-switch", "archive", "handoff", "snapshot", "task", "decision", "checkpoint",
+                               "session", "log")
+_RANK = {name: rank for rank, name in enumerate(CATEGORIES)}
+
+#: Individual marks shown at most; past this (or BYTES_LIMIT), the page is summarized.
+MARK_LIMIT = 5000
+#: The page's bytes for its marks at most (each event's own bytes plus its SVG and hover text, about
+#: MARK_OVERHEAD) before it is summarized: with the rest of the page, it stays under 2 MB.
+BYTES_LIMIT = 1_200_000
+MARK_OVERHEAD = 320
+#: Summary marks shown at most at one level, and their page bytes at most (`page_bytes`), before a
+#: coarser level is used: with the session bars (at most 1,000) the page stays under 2 MB.
+SUMMARY_LIMIT = 1500
+SUMMARY_BYTES = 1_650_000
+#: A mark's SVG without its hover text (the group, its circle, a count).
+MARK_SVG = 190
+#: Hover text is cut to this many characters (the whole event is one click away).
+LABEL_CHARS = 160
+HOUR_US = 3_600_000_000
+DAY_US = 24 * HOUR_US
+#: Summary levels, finest first: (name, bucket width, whether sessions stay apart).
+LEVELS: tuple[tuple[str, int, bool], ...] = (("session-hour", HOUR_US, True), ("lane-hour", HOUR_US, False),
+                                            ("lane-day", DAY_US, False), ("lane-week", 7 * DAY_US, False))
+_ENCODER = msgspec.json.Encoder()
+
+
+def category_of(event: Event) -> str | None:
+    """The mark category of an event, or None when it makes no mark (a task update that is not a transition)."""
+    found = CATEGORY_OF.get(event.kind)
+    if found == "task" and isinstance(event, TaskUpdated) and event.status is None:
+        return None
+    return found
+
+
+def label_of(event: Event) -> str:
+    """One line for hover: time, kind, who and where, then what the event says (cut to LABEL_CHARS)."""
+    who = " ".join(part for part in (event.agent_id, event.host and f"@{event.host}",
+                                     event.session_id and f"[{event.session_id}]") if part)
+    said = _said(event)
+    line = f"{event.created_at[:19].replace('T', ' ')} {event.kind} {who}" + (f": {said}" if said else "")
+    line = " ".join(line.split())
+    return line if len(line) <= LABEL_CHARS else line[:LABEL_CHARS - 1] + "…"
+
+
+def _said(event: Event) -> str:
+    if isinstance(event, HostSwitched):
+        return f"{event.from_host} -> {event.to_host}" + (f" ({event.reason})" if event.reason else "")
+    if isinstance(event, TaskUpdated) and event.status is not None:
+        moved = f"{event.from_status or '?'} -> {event.status}"
+        return f"{event.task_id or ''} {moved}" + (f": {event.note_text}" if event.note_text else "")
+    return text_of(event).replace("\n", " · ")
+
+
+@dataclass(slots=True)
+class Lane:
+    """One agent on one host: its label and its first event (lanes are shown in order of appearance)."""
+
+    agent: str
+    host: str
+    first_us: int
+    events: int = 0
+
+    @property
+    def label(self) -> str:
+        """`agent · host`, with stand-ins for what an event did not name."""
+        return f"{self.agent or '(no agent)'} · {self.host or '(no host)'}"
+
+
+@dataclass(slots=True)
+class Session:
+    """One session id in one lane: from its first to its last event."""
+
+    lane: int
+    session_id: str
+    first_us: int
+    last_us: int
+    events: int = 0
+
+
+@dataclass(slots=True)
+class Mark:
+    """A mark on the page: one event, or a summary of a bucket of them (`count` > 1 or `level` set)."""
+
+    at_us: int
+    lane: int
+    session: int | None
+    category: str
+    label: str
+    #: The JSON shown on click: the event's own bytes, or the summary's.
+    payload: bytes
+    count: int = 1
+    level: str | None = None
+
+
+@dataclass(slots=True)
+class _Bucket:
+    """The marks of one session-hour: how many of each kind, and the most telling event kept whole."""
+
+    lane: int
+    session: int | None
+    hour: int
+    first_us: int
+    last_us: int
+    kinds: Counter[str] = field(default_factory=Counter)
+    top_rank: int = len(CATEGORIES)
+    top: tuple[str, bytes, Event] | None = None
+
+    @property
+    def top_raw(self) -> bytes:
+        """The most telling event's bytes (b"" before any)."""
+        return self.top[1] if self.top is not None else b""
+
+
+def page_bytes(mark: Mark) -> int:
+    """About what a mark adds to the page: its JSON (with the block's escapes), its escaped hover text, its SVG."""
+    payload = mark.payload
+    escapes = payload.count(b"<") + payload.count(b">") + payload.count(b"&")
+    return len(payload) + 5 * escapes + len(html.escape(mark.label).encode()) + MARK_SVG
+
+
+def _best(group: list[_Bucket]) -> _Bucket:
+    """The bucket holding a group's most telling event (the first such, in log order)."""
+    return min(group, key=lambda bucket: bucket.top_rank)
+
+
+@dataclass(slots=True)
+class Page:
+    """Everything the page shows, and what it was made from."""
+
+    project: str
+    since: str | None
+    until: str | None
+    lanes: list[Lane]
+    sessions: list[Session]
+    marks: list[Mark]
+    #: Marks per category (every marked event in the window, summarized or not).
+    counts: dict[str, int]
+    #: Events of the project in the window; events read in all; first and last time shown.
+    events: int
+    read: int
+    first_us: int | None
+    last_us: int | None
+    #: None: one mark per event; else the summary level (`session-hour`, ...).
+    summarized: str | None = None
+    skipped: list[str] = field(default_factory=list)
+
+
+class Builder:
+    """Fold events (in log order) into a page: `add` each, then `page()`."""
+
+    def __init__(self, project: str, *, since: str | None = None, until: str | None = None,
+                 mark_limit: int = MARK_LIMIT, bytes_limit: int = BYTES_LIMIT,
+                 summary_limit: int = SUMMARY_LIMIT, summary_bytes: int = SUMMARY_BYTES) -> None:
+        self.project, self.since, self.until = project, since, until
+        self.mark_limit, self.bytes_limit, self.summary_limit = mark_limit, bytes_limit, summary_limit
+        self.summary_bytes = summary_bytes
+        self.lanes: list[Lane] = []
+        self._lane_of: dict[tuple[str, str], int] = {}
+        self.sessions: list[Session] = []
+        self._session_of: dict[tuple[int, str], int] = {}
+        self.counts: Counter[str] = Counter()
+        self.events = self.read = 0
+        self.first_us: int | None = None
+        self.last_us: int | None = None
+        self.skipped: list[str] = []
+        self._kept: list[tuple[str, bytes, Event, int, int, int | None, str]] | None = []
+        self._kept_bytes = 0
+        self._buckets: dict[tuple[int, int | None, int], _Bucket] = {}
+
+    def in_window(self, created_at: str) -> bool:
+        """Whether an event's time is within --since and --until (ISO times compare as text)."""
+        return (self.since is None or created_at >= self.since) and (self.until is None or created_at <= self.until)
+
+    def add(self, name: str, raw: bytes, event: Event) -> None:
+        """Fold one event (its file name and exact bytes too: the page shows them on click)."""
+        self.read += 1
+        if event.project != self.project or not self.in_window(event.created_at):
+            return
+        at = clock.parse_iso(event.created_at)
+        self.events += 1
+        self.first_us = at if self.first_us is None else min(self.first_us, at)
+        self.last_us = at if self.last_us is None else max(self.last_us, at)
+        lane_key = (event.agent_id or "", event.host or "")
+        lane = self._lane_of.get(lane_key)
+        if lane is None:
+            lane = self._lane_of[lane_key] = len(self.lanes)
+            self.lanes.append(Lane(agent=lane_key[0], host=lane_key[1], first_us=at))
+        self.lanes[lane].events += 1
+        session: int | None = None
+        if event.session_id:
+            session = self._session_of.get((lane, event.session_id))
+            if session is None:
+                session = self._session_of[(lane, event.session_id)] = len(self.sessions)
+                self.sessions.append(Session(lane=lane, session_id=event.session_id, first_us=at, last_us=at))
+            span = self.sessions[session]
+            span.first_us, span.last_us, span.events = min(span.first_us, at), max(span.last_us, at), span.events + 1
+        category = category_of(event)
+        if category is None:
+            return
+        self.counts[category] += 1
+        if self._kept is not None:
+            self._kept.append((name, raw, event, at, lane, session, category))
+            self._kept_bytes += len(raw) + MARK_OVERHEAD
+            if len(self._kept) > self.mark_limit or self._kept_bytes > self.bytes_limit:
+                self._kept = None  # summarized from here on: memory stays bounded by the buckets
+        key = (lane, session, at // HOUR_US)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = _Bucket(lane=lane, session=session, hour=key[2], first_us=at, last_us=at)
+        bucket.first_us, bucket.last_us = min(bucket.first_us, at), max(bucket.last_us, at)
+        bucket.kinds[event.kind] += 1
+        if _RANK[category] < bucket.top_rank:
+            bucket.top_rank, bucket.top = _RANK[category], (name, raw, event)
+
+    def page(self) -> Page:
+        """The page: one mark per event, or summary marks when there are too many (see the module's doc)."""
+        summarized: str | None = None
+        if self._kept is not None:
+            marks = [Mark(at_us=at, lane=lane, session=session, category=category, label=label_of(event),
+                          payload=raw) for _, raw, event, at, lane, session, category in self._kept]
+        else:
+            summarized, marks = self._summaries()
+        return Page(project=self.project, since=self.since, until=self.until, lanes=self.lanes,
+                    sessions=self.sessions, marks=marks, counts={c: self.counts[c] for c in CATEGORIES
+                                                                 if self.counts[c]},
+                    events=self.events, read=self.read, first_us=self.first_us, last_us=self.last_us,
+                    summarized=summarized, skipped=self.skipped)
+
+    def _summaries(self) -> tuple[str, list[Mark]]:
+        """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise)."""
+        for level, width, by_session in LEVELS:
+            merged: dict[tuple[int, int | None, int], list[_Bucket]] = {}
+            for bucket in self._buckets.values():
+                key = (bucket.lane, bucket.session if by_session else None, bucket.first_us // width)
+                merged.setdefault(key, []).append(bucket)
+            last = level == LEVELS[-1][0]
+            if len(merged) > self.summary_limit and not last:
+                continue
+            marks = [self._summary(level, group) for group in merged.values()]
+            if sum(map(page_bytes, marks)) <= self.summary_bytes or last:
+                marks.sort(key=lambda mark: (mark.at_us, mark.lane))
+                return level, marks
+        raise AssertionError("unreachable: the last level always answers")
+
+    def _summary(self, level: str, group: list[_Bucket]) -> Mark:
+        kinds: Counter[str] = Counter()
+        for bucket in group:
+            kinds.update(bucket.kinds)
+        best = _best(group)
+        assert best.top is not None
+        _, raw, event = best.top
+        first, last = min(b.first_us for b in group), max(b.last_us for b in group)
+        lane = self.lanes[best.lane]
+        sessions = sorted({self.sessions[b.session].session_id for b in group if b.session is not None})
+        count = sum(kinds.values())
+        summary = {"summary": level, "lane": lane.label, "sessions": sessions, "from": clock.iso(first),
+                   "to": clock.iso(last), "events": count, "kinds": dict(kinds.most_common()),
+                   "most_telling": msgspec.json.decode(raw)}
+        label = f"{count} events ({level}): " + ", ".join(f"{n} {k}" for k, n in kinds.most_common(3))
+        label = f"{label}. {label_of(event)}"
+        if len(label) > LABEL_CHARS:
+            label = label[:LABEL_CHARS - 1] + "…"
+        session = best.session if level == "session-hour" else None
+        return Mark(at_us=(first + last) // 2, lane=best.lane, session=session,
+                    category=CATEGORIES[best.top_rank], label=label, payload=_ENCODER.encode(summary), count=count,
+                    level=level)

@@ -1,0 +1,43 @@
+"""Reading the log for the timeline: one pass over the day folders in the window, each event decoded once.
+
+Day folders and event files outside --since/--until are skipped by name (a file's name
+starts with its time), so a narrow window reads only its own days. Unreadable events are
+skipped with one warning, as every read does.
+"""
+
+from __future__ import annotations
+
+from continuity.core.store import Store
+from continuity.readside.catchup import Days, Progress
+from continuity.timeline.model import Builder, Page
+from events import clock, names
+from events.errors import EventUndecodable
+
+
+def read_page(store: Store, project: str, *, since: str | None = None, until: str | None = None,
+              progress: Progress | None = None, builder: Builder | None = None) -> Page:
+    """The page model of `project`'s events from `since` to `until` (ISO times; None: no bound)."""
+    log = store.open_reader()
+    days = Days(log)
+    builder = builder or Builder(project, since=since, until=until)
+    low = clock.stamp(clock.parse_iso(since)) if since else None
+    high = clock.stamp(clock.parse_iso(until)) if until else None
+    wanted = [day for day in days.days
+              if (low is None or day >= names.shard_of(low)) and (high is None or day <= names.shard_of(high))]
+    total = sum(days.count(day) for day in wanted) if progress is not None else None
+    done = 0
+    for day in wanted:
+        listed = [name for name in days.listing(day) if names.parse_name(name) is not None
+                  and (low is None or name[:22] >= low) and (high is None or name[:22] <= high)]
+        for name, raw in log.read_files(day, listed, unreadable_as_empty=True):
+            try:
+                event = log.codec.decode(raw)
+            except EventUndecodable as error:
+                builder.skipped.append(f"{name}: {error}")
+                continue
+            builder.add(name, raw, event)
+        days.forget(day)
+        done += len(listed)
+        if progress is not None:
+            progress(done, total)
+    return builder.page()

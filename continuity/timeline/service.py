@@ -1,0 +1,86 @@
+"""`timeline` as a Python API: read the window, render the page, write it atomically.
+
+The default page is `local/timeline.html` in the store (machine-local, git-ignored,
+rebuilt by the next `timeline`). A page written inside the store goes through the one
+atomic writer with the store as its bound: never through a symlinked folder, never out
+of the store. A page written elsewhere (`--out FILE`) replaces the file whole; a symlink
+standing at that name is replaced, not followed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from continuity.core.errors import UsageError
+from continuity.core.fsio import write_atomic
+from continuity.core.store import Store
+from continuity.readside.catchup import Progress
+from continuity.timeline.model import Page
+from events.errors import WriteFailed
+
+#: Where the page goes by default, under the store.
+DEFAULT_RELPATH = os.path.join("local", "timeline.html")
+
+
+class Written(msgspec.Struct, kw_only=True):
+    """What `timeline` wrote: the page's path and size, and what it shows."""
+
+    path: str
+    bytes: int
+    events: int
+    marks: int
+    summarized: str | None
+    counts: dict[str, int]
+    lanes: int
+    sessions: int
+    warnings: list[str]
+
+
+def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
+    """The page's absolute path, and the folder it must stay within (the store's, when it is inside it)."""
+    if out is None:
+        return os.path.join(store.path, DEFAULT_RELPATH), store.path
+    if not out.strip():
+        raise UsageError("--out: the file name is empty")
+    path = os.path.abspath(out)
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise UsageError(f"--out: {out[:200]!r} is a folder; name the page's file (timeline.html)")
+    inside = path == store.path or path.startswith(store.path + os.sep)
+    return path, (store.path if inside else None)
+
+
+def timeline(store: Store, project: str, *, out: str | None = None, since: str | None = None,
+             until: str | None = None, progress: Progress | None = None) -> Written:
+    """Write the timeline page of `project` (events from `since` to `until`); what was written."""
+    from continuity.timeline.read import read_page
+    from continuity.timeline.render import render
+
+    if since is not None and until is not None and since > until:
+        raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty")
+    path, within = output_path(store, out)
+    page = read_page(store, project, since=since, until=until, progress=progress)
+    data = render(page)
+    _write(path, data, within)
+    return Written(path=path, bytes=len(data), events=page.events, marks=len(page.marks),
+                   summarized=page.summarized, counts=page.counts, lanes=len(page.lanes),
+                   sessions=len(page.sessions), warnings=_warnings(page))
+
+
+def _write(path: str, data: bytes, within: str | None) -> None:
+    folder = os.path.dirname(path)
+    if within is None and not os.path.isdir(folder):
+        raise WriteFailed(f"timeline not written: the folder {folder} does not exist")
+    try:
+        write_atomic(path, data, durable=False, within=within)
+    except IsADirectoryError:
+        raise UsageError(f"--out: {path} is a folder; name the page's file (timeline.html)") from None
+    except OSError as error:
+        raise WriteFailed(f"timeline not written: {path}: {error.strerror or error}") from None
+
+
+def _warnings(page: Page) -> list[str]:
+    if not page.skipped:
+        return []
+    return [f"skipped {len(page.skipped)} unreadable event(s) in the timeline; first: {page.skipped[0]}"]

@@ -1,0 +1,153 @@
+"""`continuity timeline`: the page on disk, its window, its output, and refusals (one line, documented code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from tests import timeline_fixture as fixture
+
+STORE = Path(".agent", "runtime-continuity")
+
+
+@pytest.fixture
+def logged(project: Path) -> Path:
+    """The timeline fixture's events written into the project's store."""
+    fixture.write(project / STORE / "events")
+    return project
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_default_page_is_written_in_the_store_and_named(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With no --out the page goes to local/timeline.html in the store, and the command says where."""
+    code, out, err = run(capsys, "timeline")
+    page = logged / STORE / "local" / "timeline.html"
+    assert code == 0 and err == ""
+    assert out == (f"timeline of {fixture.EVENTS} events ({fixture.MARKS} marks, one mark per event; 3 lanes, "
+                   f"3 sessions) written to {page}\n")
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count('<g class="mark"') == fixture.MARKS
+
+
+def test_json_output_counts_the_marks(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json: the path, the size, the events and the marks per category."""
+    target = tmp_path / "page.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["ok"] is True and answer["action"] == "timeline"
+    assert answer["path"] == str(target) and answer["bytes"] == target.stat().st_size
+    assert answer["counts"] == fixture.COUNTS and answer["marks"] == fixture.MARKS
+    assert answer["events"] == fixture.EVENTS and answer["summarized"] is None
+
+
+def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """ISO bounds keep the events between them, both included; the second day alone is its three events."""
+    target = str(tmp_path / "window.html")
+    code, out, _ = run(capsys, "timeline", "--out", target, "--json", "--since", "2026-11-30T09:20:00Z",
+                       "--until", "2026-11-30T10:35:00Z")
+    assert code == 0 and json.loads(out)["events"] == 13
+    code, out, _ = run(capsys, "timeline", "--out", target, "--json", "--since", "2026-12-01")
+    answer = json.loads(out)
+    assert answer["events"] == 4 and answer["since"] == "2026-12-01T00:00:00.000000Z"
+
+
+@pytest.mark.parametrize("argv, code, message", [
+    (["--since", "yesterday"], 2, "--since: 'yesterday' is neither an ISO time nor a duration"),
+    (["--until", "-3d"], 2, "--until: '-3d' is neither an ISO time nor a duration"),
+    (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "is after --until"),
+    (["--out", "."], 2, "is a folder"),
+    (["--out", "missing/page.html"], 5, "timeline not written: the folder"),
+    (["--bogus"], 2, "unrecognized arguments"),
+])
+def test_bad_arguments_get_one_line_and_a_documented_code(logged: Path, capsys: pytest.CaptureFixture[str],
+                                                          argv: list[str], code: int, message: str) -> None:
+    """Refusals are one line on stderr with the documented exit code, and nothing is written."""
+    got, out, err = run(capsys, "timeline", *argv)
+    assert got == code and out == ""
+    assert err.count("\n") == 1 and err.startswith("continuity: error: ") and message in err
+    assert "Traceback" not in err
+    assert not (logged / STORE / "local" / "timeline.html").exists()
+
+
+def test_a_symlinked_folder_in_the_store_is_refused(logged: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A page inside the store never goes through a symlinked folder (exit 6); nothing lands outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (logged / STORE / "pages").symlink_to(outside)
+    code, _, err = run(capsys, "timeline", "--out", str(logged / STORE / "pages" / "t.html"))
+    assert code == 6 and "unsafe store" in err
+    assert list(outside.iterdir()) == []
+
+
+def test_a_symlink_at_the_out_path_is_replaced_not_followed(logged: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """--out naming a symlink replaces the link with the page; its target is untouched."""
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    link = tmp_path / "page.html"
+    link.symlink_to(target)
+    code, _, _ = run(capsys, "timeline", "--out", str(link))
+    assert code == 0 and target.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_an_unreadable_event_is_skipped_with_a_warning(logged: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Reads fail open: a file that does not decode is left out, with one warning line; exit 0."""
+    day = logged / STORE / "events" / "20261130"
+    (day / "20261130_120000_000000-fixture1-000000000000.json").write_bytes(b"{not json")
+    code, out, err = run(capsys, "timeline", "--out", str(tmp_path / "p.html"), "--json")
+    assert code == 0 and json.loads(out)["events"] == fixture.EVENTS
+    assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline")
+
+
+def test_an_empty_log_still_makes_a_page(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No events: a page that says so, not an error."""
+    code, out, _ = run(capsys, "timeline", "--json")
+    assert code == 0 and json.loads(out)["events"] == 0
+    assert "0 events" in (project / STORE / "local" / "timeline.html").read_text()
+
+
+def test_timeline_progress_shows_on_a_terminal_only(logged: Path) -> None:
+    """A bar on stderr on a terminal; nothing on a pipe."""
+    from tests.cli.test_progress import on_pty, piped
+
+    code, out, terminal = on_pty("timeline", cwd=logged)
+    assert code == 0 and "written to" in out
+    assert "reading the log for the timeline" in terminal and f"/{fixture.EVENTS}" in terminal
+    done = piped("timeline", cwd=logged)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+@pytest.mark.parametrize("argv, stdin", [
+    (["log", "-m", "hello"], None),
+    (["hook", "claude-code"], "claude_post_tool_use_edit"),
+])
+def test_the_hook_path_never_loads_jinja2(logged: Path, argv: list[str], stdin: str | None) -> None:
+    """`continuity log` and a record-only hook, as real processes, load neither jinja2 nor the timeline."""
+    from tests.integration.test_hooks import payload
+
+    probe = ("import sys, runpy; sys.argv = ['continuity', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('continuity', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith(('jinja2', 'markupsafe', "
+             "'continuity.timeline')))))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=logged, env=env, capture_output=True, text=True,
+                          input=payload(stdin, logged) if stdin else None, timeout=60)
+    assert done.returncode == 0 and done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    done = subprocess.run([sys.executable, "-c", probe, "timeline"], cwd=logged, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert "'jinja2'" in done.stderr.strip().splitlines()[-1]  # the probe does see it where it is loaded
