@@ -131,12 +131,28 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def _prune(days: float = 2) -> None:
+    """Remove continuity environments no run has used for `days` (each source change makes one)."""
+    import time
+
+    for old in CACHE.glob("continuity-*"):
+        marker = old / ".installed"
+        try:
+            unused = time.time() - marker.stat().st_mtime > days * 86400
+        except OSError:
+            continue  # being built by another run, or not ours to judge
+        if unused:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def continuity_bin_dir() -> Path:
     """A `bin` folder holding `continuity`, installed from this checkout into its own environment (cached)."""
     venv = CACHE / f"continuity-{_source_digest()}"
     done = venv / ".installed"
     if done.exists():
+        done.touch()  # in use: kept by `_prune`
         return venv / "bin"
+    _prune()
     with _locked(venv.name):
         if done.exists():
             return venv / "bin"

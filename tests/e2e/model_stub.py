@@ -61,6 +61,8 @@ class Script:
 
     steps: list[ToolCall] = field(default_factory=list)
     final_text: str = FINAL_TEXT
+    #: Tokens the first response claims to use (20 after it): a large figure makes the harness compact.
+    usage_tokens: int = 20
 
 
 class ModelStub:
@@ -92,16 +94,22 @@ class ModelStub:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def reset(self, steps: list[ToolCall] | None = None) -> None:
+    def reset(self, steps: list[ToolCall] | None = None, *, usage_tokens: int = 20) -> None:
         """A new script and an empty request record."""
         with self._lock:
-            self.script = Script(steps=list(steps or []))
+            self.script = Script(steps=list(steps or []), usage_tokens=usage_tokens)
             self.requests.clear()
 
     def record(self, item: Recorded) -> None:
         """Keep one request."""
         with self._lock:
             self.requests.append(item)
+
+    def take_usage(self) -> int:
+        """The token count the next response reports: the script's figure once, then 20."""
+        with self._lock:
+            tokens, self.script.usage_tokens = self.script.usage_tokens, 20
+            return tokens
 
     def model_requests(self, path_part: str) -> list[Recorded]:
         """The recorded requests whose path holds `path_part` (e.g. `/v1/messages`)."""
@@ -171,6 +179,55 @@ def anthropic_message(body: dict[str, Any], blocks: list[dict[str, Any]], stop: 
             "usage": {"input_tokens": 12, "output_tokens": 8}}
 
 
+# -- OpenAI Responses -----------------------------------------------------------------------------
+def responses_reply(stub: ModelStub, body: dict[str, Any]) -> dict[str, Any]:
+    """The output item for one Responses request: a function call, or the message that ends the turn."""
+    items = body.get("input") or []
+    items = items if isinstance(items, list) else []
+    tail: list[str] = []
+    for item in reversed(items):  # the outputs the harness sent back since our last call
+        if not isinstance(item, dict) or item.get("type") not in ("function_call_output", "custom_tool_call_output"):
+            break
+        tail.append(str(item.get("call_id")))
+    if _is_summary_request(json.dumps(items[-1:])) or not body.get("tools"):
+        return _output_message(SUMMARY_TEXT if _is_summary_request(json.dumps(items[-1:])) else "ok")
+    step = stub.next_step(tail)
+    if step is None:
+        return _output_message(stub.script.final_text)
+    call_id, call = step
+    return {"type": "function_call", "id": f"fc_{call_id}", "call_id": f"call_{call_id}", "name": call.name,
+            "arguments": json.dumps(call.arguments), "status": "completed"}
+
+
+def _output_message(text: str) -> dict[str, Any]:
+    return {"type": "message", "id": "msg_e2e", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def responses_events(body: dict[str, Any], item: dict[str, Any], tokens: int) -> Iterator[tuple[str, Any]]:
+    """The SSE events of one streamed Responses response holding `item`."""
+    response = {"id": "resp_e2e", "object": "response", "created_at": 0, "status": "in_progress",
+                "model": str(body.get("model") or "stub"), "output": []}
+    yield "event: response.created", {"type": "response.created", "sequence_number": 0, "response": response}
+    yield "event: response.output_item.added", {"type": "response.output_item.added", "sequence_number": 1,
+                                                "output_index": 0, "item": {**item, "status": "in_progress"}}
+    if item["type"] == "function_call":
+        yield "event: response.function_call_arguments.delta", {
+            "type": "response.function_call_arguments.delta", "sequence_number": 2, "item_id": item["id"],
+            "output_index": 0, "delta": item["arguments"]}
+    else:
+        text = item["content"][0]["text"]
+        yield "event: response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 2,
+                                                    "item_id": item["id"], "output_index": 0, "content_index": 0,
+                                                    "delta": text}
+    yield "event: response.output_item.done", {"type": "response.output_item.done", "sequence_number": 3,
+                                               "output_index": 0, "item": item}
+    usage = {"input_tokens": tokens - 8, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 8,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens}
+    yield "event: response.completed", {"type": "response.completed", "sequence_number": 4, "response": {
+        **response, "status": "completed", "output": [item], "usage": usage}}
+
+
 # -- the handler -----------------------------------------------------------------------------------
 Route = Callable[["_Handler", dict[str, Any]], None]
 
@@ -211,9 +268,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/v1/messages"):
             blocks, stop = anthropic_reply(self.stub, body)
             if body.get("stream"):
-                self._sse(("event: " + name, data) for name, data in anthropic_events(body, blocks, stop))
+                self._sse((f"event: {name}", data) for name, data in anthropic_events(body, blocks, stop))
             else:
                 self._json(200, anthropic_message(body, blocks, stop))
+        elif path.endswith("/responses"):
+            item = responses_reply(self.stub, body)
+            if body.get("stream", True):
+                self._sse(responses_events(body, item, self.stub.take_usage()))
+            else:
+                self._json(200, {"id": "resp_e2e", "object": "response", "status": "completed", "output": [item]})
         else:
             self._json(404, {"error": {"type": "not_found", "message": f"model stub: no route for {path}"}})
 
