@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+#: The continuity checkout the tests install (this one unless CONTINUITY_E2E_SOURCE names another).
+REPO = Path(os.environ.get("CONTINUITY_E2E_SOURCE") or Path(__file__).resolve().parents[2])
 CACHE = Path(os.environ.get("CONTINUITY_E2E_CACHE") or "/var/tmp/continuity-e2e")
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600

@@ -228,6 +228,33 @@ def responses_events(body: dict[str, Any], item: dict[str, Any], tokens: int) ->
         **response, "status": "completed", "output": [item], "usage": usage}}
 
 
+# -- Gemini -----------------------------------------------------------------------------------------
+def gemini_reply(stub: ModelStub, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """(the model's content part, finish reason) for one generateContent request."""
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    calls = 0  # function calls made since the user's last words
+    for content in reversed(contents):
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        if content.get("role") == "user" and any("text" in p for p in parts) \
+                and not any("functionResponse" in p for p in parts):
+            break
+        calls += sum("functionCall" in p for p in parts)
+    if not body.get("tools") or _is_summary_request(json.dumps(contents[-1:])):
+        return {"text": SUMMARY_TEXT if _is_summary_request(json.dumps(contents[-1:])) else "ok"}, "STOP"
+    step = stub.next_step([f"e2e_0_{calls - 1}"] if calls else [])
+    if step is None:
+        return {"text": stub.script.final_text}, "STOP"
+    call_id, call = step
+    return {"functionCall": {"id": call_id, "name": call.name, "args": call.arguments}}, "STOP"
+
+
+def gemini_chunk(body: dict[str, Any], part: dict[str, Any], finish: str, tokens: int) -> dict[str, Any]:
+    """One GenerateContentResponse (the whole answer in one chunk)."""
+    return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": finish, "index": 0}],
+            "usageMetadata": {"promptTokenCount": tokens - 8, "candidatesTokenCount": 8, "totalTokenCount": tokens},
+            "modelVersion": "gemini-stub"}
+
+
 # -- the handler -----------------------------------------------------------------------------------
 Route = Callable[["_Handler", dict[str, Any]], None]
 
@@ -271,6 +298,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._sse((f"event: {name}", data) for name, data in anthropic_events(body, blocks, stop))
             else:
                 self._json(200, anthropic_message(body, blocks, stop))
+        elif ":streamGenerateContent" in path or ":generateContent" in path:
+            part, finish = gemini_reply(self.stub, body)
+            chunk = gemini_chunk(body, part, finish, self.stub.take_usage())
+            if ":stream" in path:
+                self._sse(iter([(None, chunk)]))
+            else:
+                self._json(200, chunk)
+        elif ":countTokens" in path:
+            self._json(200, {"totalTokens": 100})
         elif path.endswith("/responses"):
             item = responses_reply(self.stub, body)
             if body.get("stream", True):
