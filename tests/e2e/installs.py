@@ -85,6 +85,22 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
+def _npm_error(text: str) -> str:
+    """What npm says went wrong: its `npm error` lines but the pointer to its log, else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip().startswith(("npm error", "npm ERR!"))]
+    useful = [line for line in lines if "complete log of this run" not in line and not line.endswith(("error", "ERR!"))]
+    return "; ".join(useful[:3])[:400] if useful else _last_line(text)
+
+
+def installer_env() -> dict[str, str]:
+    """The caller's environment with HOME and the npm and pip caches inside the e2e cache: installs read
+    registry settings from the environment (npm_config_*, PIP_*) or the system files, never the real home."""
+    home = CACHE / "installer-home"
+    home.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "HOME": str(home), "npm_config_cache": str(CACHE / "npm-cache"),
+            "npm_config_update_notifier": "false", "PIP_CACHE_DIR": str(CACHE / "pip-cache")}
+
+
 def harness_program(harness: Harness) -> Path:
     """The harness's program, installed from the npm registry on first use; a skip when it cannot be."""
     program = harness.bin_dir / harness.program
@@ -106,8 +122,7 @@ def harness_program(harness: Harness) -> Path:
         argv = [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--loglevel=error",
                 "--no-update-notifier", f"{harness.package}@{harness.version}"]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=NPM_TIMEOUT,
-                                  env={**os.environ, "npm_config_update_notifier": "false"})
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=NPM_TIMEOUT, env=installer_env())
         except subprocess.TimeoutExpired:
             shutil.rmtree(staging, ignore_errors=True)
             pytest.skip(f"`npm install {harness.package}@{harness.version}` took over {NPM_TIMEOUT} s "
@@ -115,7 +130,7 @@ def harness_program(harness: Harness) -> Path:
         if done.returncode != 0 or not (staging / "node_modules" / ".bin" / harness.program).exists():
             shutil.rmtree(staging, ignore_errors=True)
             pytest.skip(f"`npm install {harness.package}@{harness.version}` failed (exit {done.returncode}): "
-                        f"{_last_line(done.stderr or done.stdout)}")
+                        f"{_npm_error(done.stderr or done.stdout)}")
         shutil.rmtree(harness.folder, ignore_errors=True)
         os.rename(staging, harness.folder)
     return program
@@ -158,11 +173,13 @@ def continuity_bin_dir() -> Path:
         if done.exists():
             return venv / "bin"
         shutil.rmtree(venv, ignore_errors=True)
-        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True,
+                              env=installer_env())
         if made.returncode != 0:
             pytest.skip(f"`python -m venv` failed: {_last_line(made.stderr)}")
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        installed = subprocess.run([*pip, str(REPO)], capture_output=True, text=True, timeout=PIP_TIMEOUT)
+        installed = subprocess.run([*pip, str(REPO)], capture_output=True, text=True, timeout=PIP_TIMEOUT,
+                                   env=installer_env())
         if installed.returncode != 0:
             shutil.rmtree(venv, ignore_errors=True)
             error = _last_line("\n".join(line for line in installed.stderr.splitlines()
