@@ -133,8 +133,10 @@ def anthropic_reply(stub: ModelStub, body: dict[str, Any]) -> tuple[list[dict[st
     content = last.get("content") if isinstance(last, dict) else None
     blocks = content if isinstance(content, list) else []
     answered = [str(b.get("tool_use_id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
-    if _is_summary_request(json.dumps(last)) or not body.get("tools"):
-        return [{"type": "text", "text": SUMMARY_TEXT if _is_summary_request(json.dumps(last)) else "ok"}], "end_turn"
+    if _is_summary_request(json.dumps(last)):
+        return [{"type": "text", "text": SUMMARY_TEXT}], "end_turn"
+    if not body.get("tools"):  # a side request (a title, a check): a short answer
+        return [{"type": "text", "text": "ok"}], "end_turn"
     step = stub.next_step(answered)
     if step is None:
         return [{"type": "text", "text": stub.script.final_text}], "end_turn"
@@ -143,9 +145,9 @@ def anthropic_reply(stub: ModelStub, body: dict[str, Any]) -> tuple[list[dict[st
 
 
 def _is_summary_request(text: str) -> bool:
-    """Compaction asks the model for a summary of the conversation."""
-    lowered = text.lower()
-    return "summary" in lowered and ("conversation" in lowered) and ("compact" in lowered or "summar" in lowered)
+    """Claude Code's compaction asks for "a detailed summary of the conversation" (the others' prompts get the
+    end-of-turn text, which serves as a summary as well)."""
+    return "summary of the conversation" in text.lower()
 
 
 def anthropic_events(body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> Iterator[tuple[str, Any]]:
@@ -189,8 +191,10 @@ def responses_reply(stub: ModelStub, body: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(item, dict) or item.get("type") not in ("function_call_output", "custom_tool_call_output"):
             break
         tail.append(str(item.get("call_id")))
-    if _is_summary_request(json.dumps(items[-1:])) or not body.get("tools"):
-        return _output_message(SUMMARY_TEXT if _is_summary_request(json.dumps(items[-1:])) else "ok")
+    if _is_summary_request(json.dumps(items[-1:])):
+        return _output_message(SUMMARY_TEXT)
+    if not body.get("tools"):
+        return _output_message("ok")
     step = stub.next_step(tail)
     if step is None:
         return _output_message(stub.script.final_text)
@@ -239,8 +243,10 @@ def gemini_reply(stub: ModelStub, body: dict[str, Any]) -> tuple[dict[str, Any],
                 and not any("functionResponse" in p for p in parts):
             break
         calls += sum("functionCall" in p for p in parts)
-    if not body.get("tools") or _is_summary_request(json.dumps(contents[-1:])):
-        return {"text": SUMMARY_TEXT if _is_summary_request(json.dumps(contents[-1:])) else "ok"}, "STOP"
+    if _is_summary_request(json.dumps(contents[-1:])):
+        return {"text": SUMMARY_TEXT}, "STOP"
+    if not body.get("tools"):
+        return {"text": "ok"}, "STOP"
     step = stub.next_step([f"e2e_0_{calls - 1}"] if calls else [])
     if step is None:
         return {"text": stub.script.final_text}, "STOP"
