@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,22 +72,38 @@ def noop_hooks(hooked: Path, base: Path, name: str, env: dict[str, str]) -> Path
     return root
 
 
-#: --variants: continuity's hooks with some events left out, to see what each costs inside a turn.
-VARIANTS = {
-    "without UserPromptSubmit": ("UserPromptSubmit",),
-    "without UserPromptSubmit, Stop": ("UserPromptSubmit", "Stop"),
-    "SessionStart only": ("UserPromptSubmit", "Stop", "PostToolUse", "PostToolUseFailure", "SessionEnd"),
+#: --variants: continuity's hooks with some events left out, or run with Claude Code's `"async": true`
+#: (in the background, not waited for), to see what each costs inside a turn. label -> (left out, async).
+RECORD_ONLY = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "PostCompact")
+VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "without UserPromptSubmit": (("UserPromptSubmit",), ()),
+    "without UserPromptSubmit, Stop": (("UserPromptSubmit", "Stop"), ()),
+    "SessionStart only": (("UserPromptSubmit", "Stop", "PostToolUse", "PostToolUseFailure", "SessionEnd"), ()),
+    "record-only hooks async": ((), RECORD_ONLY),
 }
 
 
-def variant(hooked: Path, base: Path, name: str, env: dict[str, str], left_out: tuple[str, ...]) -> Path:
-    """A project with continuity's hooks but those of the `left_out` events."""
+def variant(hooked: Path, base: Path, name: str, env: dict[str, str], left_out: tuple[str, ...],
+            in_background: tuple[str, ...]) -> Path:
+    """A project with continuity's hooks but those of the `left_out` events, and `"async": true` on those of
+    the `in_background` events."""
     root = make_project(base, name, env, False)
     settings = json.loads((hooked / ".claude" / "settings.json").read_text())
     settings["hooks"] = {event: groups for event, groups in settings["hooks"].items() if event not in left_out}
+    for event in in_background:
+        for group in settings["hooks"].get(event, []):
+            for hook in group["hooks"]:
+                hook["async"] = True
     (root / ".claude").mkdir()
     (root / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
     return root
+
+
+def recorded_kinds(root: Path, env: dict[str, str]) -> Counter[str]:
+    """How many events of each kind (work-log entries by type) the project's store holds."""
+    listed = subprocess.run(["continuity", "events", "list", "--json"], cwd=root, env=env, capture_output=True,
+                            text=True, check=True).stdout
+    return Counter(e["type"] if e["kind"] == "work.logged" else e["kind"] for e in json.loads(listed)["events"])
 
 
 def one_turn(stub: ModelStub, root: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -158,8 +175,8 @@ def main() -> None:
             hooked, bare = make_project(base, "hooked", env, True), make_project(base, "bare", env, False)
             projects = {"hooks": hooked, "none": bare, "noop": noop_hooks(hooked, base, "noop", env)}
             if args.variants:
-                for number, (label, left_out) in enumerate(VARIANTS.items()):
-                    projects[label] = variant(hooked, base, f"variant{number}", env, left_out)
+                for number, (label, (left_out, in_background)) in enumerate(VARIANTS.items()):
+                    projects[label] = variant(hooked, base, f"variant{number}", env, left_out, in_background)
             for root in projects.values():
                 one_turn(stub, root, env)  # warm the caches of each
             walls: dict[str, list[float]] = {name: [] for name in projects}
@@ -172,6 +189,8 @@ def main() -> None:
             with_hooks, without, noop = (statistics.median(walls[k]) for k in ("hooks", "none", "noop"))
             cpu_hooks, cpu_none, cpu_noop = (statistics.median(cpus[k]) for k in ("hooks", "none", "noop"))
             variants = {label: statistics.median(walls[label]) for label in VARIANTS if label in walls}
+            time.sleep(2)  # let background hooks finish before counting what they recorded
+            counts = {name: recorded_kinds(root, env) for name, root in projects.items()}
             per_hook = time_hooks(hooked, env, args.rounds)
     finally:
         stub.stop()
@@ -188,6 +207,11 @@ def main() -> None:
           f"no-op hooks {cpu_noop * 1000:.0f} ms ({cpu_noop / cpu_none:.2f}x)")
     for label in VARIANTS if args.variants else ():
         print(f"  continuity's hooks {label}: {variants[label] * 1000:.0f} ms ({variants[label] / without:.2f}x)")
+    turns = args.rounds + 1
+    for name in ("hooks", *(VARIANTS if args.variants else ())):
+        seen = counts[name]
+        kinds = ("session.started", "turn_start", "command", "turn_end", "session.ended")
+        print(f"  recorded by {name!r} over {turns} turns: " + ", ".join(f"{k} {seen[k]}" for k in kinds))
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print("each hook the turn fires, alone (the installed sh line, payload on stdin), medians:")
     total = 0.0
