@@ -11,15 +11,18 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--skip-stress", action="store_true", help="skip long stress loops")
+    parser.addoption("--skip-e2e", action="store_true",
+                     help="skip the end-to-end tests with the real harnesses (tests/e2e)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("--skip-stress"):
-        return
-    skip = pytest.mark.skip(reason="--skip-stress given")
-    for item in items:
-        if "stress" in item.keywords:
-            item.add_marker(skip)
+    for marker in ("stress", "e2e"):
+        if not config.getoption(f"--skip-{marker}"):
+            continue
+        skip = pytest.mark.skip(reason=f"--skip-{marker} given")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

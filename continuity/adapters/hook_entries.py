@@ -167,6 +167,10 @@ def _exit_code(response: Any) -> int | None:
 
 
 def _summary(response: Any) -> str | None:
+    """The last output line: from stderr, stdout or output, or the response itself when it is text
+    (Codex's PostToolUse gives a shell call's output as a plain string)."""
+    if isinstance(response, str) and response.strip():
+        return response.strip().splitlines()[-1]
     if isinstance(response, dict):
         for key in ("stderr", "stdout", "output"):
             value = response.get(key)

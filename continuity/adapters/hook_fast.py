@@ -1,7 +1,9 @@
 """`continuity hook <harness>` as harnesses run it: the plain append path first, the typed handlers otherwise.
 
 The record-only hooks (PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
-SubagentStop, PostCompact) append one work-log entry. `record_plain` does that without
+SubagentStop, PostCompact) append one work-log entry, and SessionEnd one `session.ended`
+when it has nothing else to do (no agent whose roles to park, no archive or sync to start
+after it). `record_plain` does that without
 loading msgspec (events/plain.py), for a payload it can vouch for; anything else (another
 hook, a payload msgspec would read otherwise, a broken config, a secret to redact, a
 field over its limit) goes to `continuity.adapters.hooks.run_typed`, which then gives
@@ -14,7 +16,7 @@ import os
 import sys
 
 from continuity.adapters.hook_dialects import ack, normalize
-from continuity.adapters.hook_entries import MAX_STDIN, input_problem, simple_entry, tool_entry
+from continuity.adapters.hook_entries import MAX_STDIN, input_problem, simple_entry, text_of, tool_entry
 from continuity.core import store as stores
 from continuity.core.idfields import clean_name, resolve_fields
 from continuity.core.store import Store, find_store
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 #: Hook -> what the plain path records for it (a tool entry, or the `simple_entry` kind).
 PLAIN_HOOKS = {
     "PostToolUse": "tool", "PostToolUseFailure": "tool_failed", "PostCompact": "compaction", "Stop": "turn_end",
-    "SubagentStop": "subagent_end", "UserPromptSubmit": "turn_start",
+    "SubagentStop": "subagent_end", "UserPromptSubmit": "turn_start", "SessionEnd": "session_end",
 }
 
 
@@ -96,6 +98,8 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     from continuity.tasks.current import current_run_changes
 
     who.update(current_run_changes(who["run_id"], who["session_id"], who["task_id"], store.local_dir))
+    if what == "session_end":
+        return store, hook, plain.prepare(plain.complete("session.ended", {**who, **_session_end(payload, store, who)}))
     if what in ("tool", "tool_failed"):
         entry = tool_entry(payload, failed=what == "tool_failed")
         if entry is None:
@@ -103,6 +107,15 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     else:
         entry = simple_entry(what, payload, record_prompts=bool(store.config.get("record_prompts")))
     return store, hook, plain.prepare(plain.complete("work.logged", {**who, **entry}))
+
+
+def _session_end(payload: dict[str, Any], store: Store, who: dict[str, Any]) -> dict[str, Any]:
+    """The fields of `session.ended`; Unsure when the typed handler has more to do (park, archive, sync)."""
+    from continuity.sync.auto import wanted
+
+    if who.get("agent_id") or store.config.get("archive_on_session_end") or wanted(store, "session_end"):
+        raise plain.Unsure("session end with roles to park, an archive or a sync to start")
+    return {"reason": text_of(payload.get("reason"), 200), "message": "session ended"}
 
 
 def _report(store: Store, harness: str, hook: str, message: str) -> None:

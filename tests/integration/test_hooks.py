@@ -193,3 +193,11 @@ def test_an_unsafe_store_never_blocks(project: Path) -> None:
     result = hook("claude-code", payload("claude_post_tool_use_bash", project), project)
     assert (result.returncode, result.stdout) == (0, "") and "symlink" in result.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_codex_shell_output_given_as_text_keeps_its_last_line(project: Path) -> None:
+    """Codex 0.171's PostToolUse gives a shell call's output as a plain string: its last line is the summary."""
+    result = hook("codex", payload("codex_post_tool_use_bash_text", project), project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    [ref] = events(project)[-1]["refs"]["commands"]
+    assert ref == {"command": "echo boom >&2; exit 3", "exit_code": None, "summary": "boom"}

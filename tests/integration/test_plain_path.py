@@ -188,7 +188,7 @@ def hook_payloads(draw: Any) -> bytes:
     body: dict[str, Any] = {"hook_event_name": draw(st.sampled_from(HOOKS))}
     if draw(st.booleans()):
         body["session_id"] = "s1"  # the session the current-run hint names
-    for key in ("agent_id", "turn_id", "tool_use_id", "prompt", "last_assistant_message", "error",
+    for key in ("agent_id", "turn_id", "tool_use_id", "prompt", "last_assistant_message", "error", "reason",
                 "trigger", "compact_summary", "agent_type"):
         if draw(st.booleans()):
             body[key] = draw(st.one_of(VALUES, st.integers(-3, 3), st.none()))
@@ -239,6 +239,7 @@ def test_the_record_only_hooks_take_the_plain_path(runs: Runs) -> None:
         {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "make"},
          "error": "Exit code 2\nmake: *** [all] Error 2"},
         {"hook_event_name": "UserPromptSubmit", "prompt": "go"}, {"hook_event_name": "Stop"},
+        {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"},
     ]
     for payload in payloads:
         payload["cwd"] = str(runs.root)
@@ -332,6 +333,19 @@ def test_cursor_and_gemini_payloads_record_the_same_either_way(
         out = capsys.readouterr()
         results.append((recorded, out.out, out.err, runs.outcome()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("config", [b'{"project": "demo", "archive_on_session_end": true}',
+                                    b'{"project": "demo", "sync_after": ["session_end"]}', None])
+def test_a_session_end_with_more_to_do_goes_to_the_typed_handler(runs: Runs, config: bytes | None) -> None:
+    """SessionEnd takes the plain path only when it only records: an agent (roles to park), an archive or
+    a sync to start after it send it to the typed handler, before anything is written."""
+    runs.fresh(config)
+    payload = {"hook_event_name": "SessionEnd", "cwd": str(runs.root), "session_id": "s1"}
+    if config is None:
+        payload["agent_id"] = "a1"
+    assert hook_fast.record_plain("claude-code", json.dumps(payload).encode()) is None
+    assert all_event_files(runs.root) == []
 
 
 def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
