@@ -100,13 +100,25 @@ def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: How Gemini CLI (0.61) wraps a tool's text for the model, and the closing tag as escaped inside it.
+_UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>", "&lt;/untrusted_context&gt;")
+
+
+def _unwrapped(content: Any) -> Any:
+    """A tool's text without the `<untrusted_context>` wrapper Gemini CLI puts around it (as it was, if absent)."""
+    opening, closing, escaped = _UNTRUSTED
+    if isinstance(content, str) and content.startswith(opening) and content.endswith(closing):
+        return content[len(opening):-len(closing)].replace(escaped, "</untrusted_context>")
+    return content
+
+
 def _gemini_response(tool: Any, response: dict[str, Any]) -> dict[str, Any]:
     """A shell call's output and exit code, read from the text Gemini CLI hands the model.
 
     The shell tool writes `Output: ...` and, only for a non-zero code, an `Exit Code: N` line;
     a finished command with neither that line, an `Error:` nor a `Signal:` line exited 0.
     """
-    content = response.get("llmContent")
+    content = _unwrapped(response.get("llmContent"))
     if tool != "run_shell_command" or not isinstance(content, str) or not content.startswith("Output: "):
         return {"output": content} if isinstance(content, str) else {}
     lines = content.splitlines()

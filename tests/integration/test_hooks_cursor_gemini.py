@@ -81,6 +81,7 @@ CASES = [
     ("gemini", "before_agent", "work.logged", "turn_start"),
     ("gemini", "after_tool_shell", "work.logged", "command"),
     ("gemini", "after_tool_shell_exit_1", "work.logged", "command"),
+    ("gemini", "after_tool_shell_wrapped_exit_3", "work.logged", "command"),
     ("gemini", "after_tool_write_file", "work.logged", "edit"),
     ("gemini", "after_tool_replace", "work.logged", "edit"),
     ("gemini", "after_tool_replace_error", "work.logged", "edit_failed"),
@@ -129,6 +130,15 @@ def test_gemini_shell_exit_status_is_read_from_the_tool_result(project: Path) ->
     assert (ok["command"], ok["exit_code"], ok["summary"]) == ("pytest -q tests/test_orders.py", 0,
                                                                "4 passed in 0.21s")
     assert (failed["exit_code"], failed["summary"]) == (1, "1 failed, 3 passed in 0.30s")
+
+
+def test_gemini_shell_result_wrapped_as_untrusted_context(project: Path) -> None:
+    """Gemini CLI 0.61 wraps a tool's text in <untrusted_context>: the exit code and summary are read inside it."""
+    hook("gemini", payload("gemini", "after_tool_shell_wrapped_exit_3", project), project)
+    [event] = events_of(project)
+    ref = event["refs"]["commands"][0]
+    assert (ref["command"], ref["exit_code"], ref["summary"]) == ("./check_refunds.sh", 3,
+                                                                  "see </untrusted_context> in the log")
 
 
 def test_gemini_failed_edit_and_reads(project: Path) -> None:

@@ -252,9 +252,11 @@ def test_the_record_only_hooks_take_the_plain_path(runs: Runs) -> None:
 #: Session starts are left out: their brief records the wall clock, and they never take the plain path.
 VENDOR_FIXTURES = sorted(path for path in (Path(__file__).resolve().parent.parent / "fixtures" / "hooks").glob(
     "*/*.json") if not path.stem.startswith("session_start"))
+#: The record-only events (a session end too, when it only records: no agent, archive or sync after it).
 VENDOR_PLAIN = {"before_submit_prompt", "after_file_edit", "after_shell_execution", "stop", "before_agent",
-                "after_tool_shell", "after_tool_shell_exit_1", "after_tool_write_file", "after_tool_replace",
-                "after_tool_replace_error", "after_tool_read_file", "after_agent"}
+                "after_tool_shell", "after_tool_shell_exit_1", "after_tool_shell_wrapped_exit_3",
+                "after_tool_write_file", "after_tool_replace", "after_tool_replace_error", "after_tool_read_file",
+                "after_agent", "session_end"}
 
 
 @pytest.mark.parametrize("fixture", VENDOR_FIXTURES, ids=lambda path: f"{path.parent.name}-{path.stem}")
