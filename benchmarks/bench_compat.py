@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
 from benchmarks.bench_projections import BENCH_HOME, env_for  # noqa: E402
-from benchmarks.common import interleaved, time_command  # noqa: E402
+from benchmarks.common import TYPED, against_both, interleaved, time_command  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 COMPAT = str(Path(sys.executable).with_name("runtime-continuity"))
@@ -57,15 +57,17 @@ def main() -> None:
         medians = interleaved({
             "log": lambda: time_command([EXE, "log", "-m", "edited the parser", "--agent", "a1"], cwd=folder,
                                         env=env),
+            "typed log": lambda: time_command([*TYPED, "log", "-m", "edited the parser", "--agent", "a1"],
+                                              cwd=folder, env=env),
             "rc_log": lambda: time_command([COMPAT, "log", "--project", "bench", "--gate", "agent", "--message",
                                             "edited the parser", "--agent-id", "a1"], cwd=folder, env=env),
             "rc_bundle": lambda: time_command([COMPAT, "resume-bundle", "--project", "bench"], cwd=folder, env=env),
         }, args.rounds)
-    base = medians["log"]
-    print(f"continuity log: {base * 1000:.1f} ms")
+    base, typed = medians["log"], medians["typed log"]
+    print(f"continuity log: {base * 1000:.1f} ms; typed log: {typed * 1000:.1f} ms")
     for name, title in (("rc_log", "runtime-continuity log"), ("rc_bundle", "runtime-continuity resume-bundle")):
         value = medians[name]
-        print(f"{title}: {value * 1000:.1f} ms -> {value / base:.2f}x continuity log (goal <= 1.1x)")
+        print(f"{title}: {value * 1000:.1f} ms -> {against_both(value, base, typed)} (goal <= 1.1x)")
 
 
 if __name__ == "__main__":

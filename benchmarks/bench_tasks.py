@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
 from benchmarks.bench_projections import env_for  # noqa: E402
-from benchmarks.common import interleaved, time_command, time_command_cpu, write_fixture_events  # noqa: E402
+from benchmarks.common import TYPED, interleaved, time_command, time_command_cpu, write_fixture_events  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 BENCH_HOME = Path(tempfile.gettempdir(), "continuity-bench-tasks")
@@ -105,6 +105,8 @@ def main() -> None:
                                text=True, check=True).stdout.strip() for _ in range(args.rounds)]
         cases: dict[str, Callable[[], float]] = {
             "log": lambda: _timed([EXE, "log", "-m", "edited", "--agent", "a"], cpu, "log", cwd=small, env=env),
+            "typed log": lambda: _timed([*TYPED, "log", "-m", "edited", "--agent", "a"], cpu, "typed log", cwd=small,
+                                        env=env),
             "task update": lambda: _timed([EXE, "task", "update", task, "--note", "progress"], cpu, "task update",
                                           cwd=small, env=env),
             "run complete": lambda: _timed([EXE, "run", "complete", runs.pop(), "--output-summary", "ok"], cpu,
@@ -127,12 +129,15 @@ def main() -> None:
         medians = interleaved(cases, args.rounds)
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     floor, cpu_floor = medians["log"], cpu_medians["log"]
+    typed, cpu_typed = medians["typed log"], cpu_medians["typed log"]
 
     def line(name: str, label: str, goal: str) -> str:
-        return (f"{label}: {medians[name] * 1000:.1f} ms -> {medians[name] / floor:.2f}x log; CPU "
-                f"{cpu_medians[name] * 1000:.1f} ms -> {cpu_medians[name] / cpu_floor:.2f}x (goal {goal})")
+        return (f"{label}: {medians[name] * 1000:.1f} ms -> {medians[name] / floor:.2f}x log, "
+                f"{medians[name] / typed:.2f}x typed log; CPU {cpu_medians[name] * 1000:.1f} ms -> "
+                f"{cpu_medians[name] / cpu_floor:.2f}x, {cpu_medians[name] / cpu_typed:.2f}x (goal {goal})")
 
-    print(f"continuity log (new process): {floor * 1000:.1f} ms wall, {cpu_floor * 1000:.1f} ms CPU")
+    print(f"continuity log (new process): {floor * 1000:.1f} ms wall, {cpu_floor * 1000:.1f} ms CPU; "
+          f"typed log: {typed * 1000:.1f} ms wall, {cpu_typed * 1000:.1f} ms CPU")
     for name in ("task update", "run complete"):
         print(line(name, f"{name} (new process)", "<= 1.1x"))
     for size in sizes:

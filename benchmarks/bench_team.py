@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_projections import env_for  # noqa: E402
-from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
+from benchmarks.common import TYPED, against_both, interleaved, time_command, write_fixture_events  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 BENCH_HOME = Path(tempfile.gettempdir(), "continuity-bench-team")
@@ -89,6 +89,7 @@ def main() -> None:
         snapshot = [EXE, "snapshot", "core", "a", "t", "--objective", "ship it", "--next", "land it"]
         cases = {
             "log": lambda: time_command([EXE, "log", "-m", "edited", "--agent", "a"], cwd=small, env=env),
+            "typed log": lambda: time_command([*TYPED, "log", "-m", "edited", "--agent", "a"], cwd=small, env=env),
             "snapshot": lambda: time_command(snapshot, cwd=small, env=env),
             "snapshot+channel": lambda: time_command(snapshot, cwd=channel, env=env),
         }
@@ -100,8 +101,8 @@ def main() -> None:
             cases[f"briefing {size}"] = lambda r=root: time_command(
                 [EXE, "briefing", "core", "--agent", "agent07", "--root", r], env=env)
         medians = interleaved(cases, args.rounds)
-    floor = medians["log"]
-    print(f"continuity log (new process): {floor * 1000:.1f} ms")
+    floor, typed = medians["log"], medians["typed log"]
+    print(f"continuity log (new process): {floor * 1000:.1f} ms; typed log: {typed * 1000:.1f} ms")
     print(f"snapshot (new process): {medians['snapshot'] * 1000:.1f} ms -> {medians['snapshot'] / floor:.2f}x log "
           "(goal <= 1.1x)")
     print(f"snapshot with the checkpoint channel on (JSONL outbox): {medians['snapshot+channel'] * 1000:.1f} ms -> "
@@ -110,7 +111,7 @@ def main() -> None:
         for name in ("resume", "briefing"):
             value = medians[f"{name} {size}"]
             print(f"{name} at {size:>7,} events ({AGENTS} agents, {ROLES} roles): {value * 1000:.1f} ms -> "
-                  f"{value / floor:.2f}x log (goal <= 1.5x, flat)")
+                  f"{against_both(value, floor, typed)} (goal <= 1.5x, flat)")
 
 
 if __name__ == "__main__":

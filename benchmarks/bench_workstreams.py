@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_projections import env_for  # noqa: E402
-from benchmarks.common import interleaved, report, time_command  # noqa: E402
+from benchmarks.common import TYPED, against_both, interleaved, report, time_command  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 HOME = Path(tempfile.gettempdir(), "continuity-bench-workstreams")
@@ -88,10 +88,14 @@ def checkpoint_figures(rounds: int) -> list[str]:
     def log() -> float:
         return time_command([EXE, "log", "-m", "edited a file", "--file", "src/a.py"], cwd=str(busy), env=env)
 
-    medians = interleaved({"first": first, "progress": progress, "log": log}, rounds)
-    return [report("work checkpoint, 500 items added (new process)", medians["first"], medians["log"], "<= 2x"),
+    def typed_log() -> float:
+        return time_command([*TYPED, "log", "-m", "edited a file", "--file", "src/a.py"], cwd=str(busy), env=env)
+
+    medians = interleaved({"first": first, "progress": progress, "log": log, "typed log": typed_log}, rounds)
+    return [report("work checkpoint, 500 items added (new process)", medians["first"], medians["log"], "<= 2x")
+            + f"; {against_both(medians['first'], medians['log'], medians['typed log'])}",
             report("work checkpoint, 10 items + cursor of 500 (new process)", medians["progress"], medians["log"],
-                   "<= 2x")]
+                   "<= 2x") + f"; {against_both(medians['progress'], medians['log'], medians['typed log'])}"]
 
 
 def worktree(files: int) -> Path:

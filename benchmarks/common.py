@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
+
+#: `continuity` through argparse and msgspec, with the plain path of `log` off (typed_log.py): the second floor.
+TYPED = [sys.executable, str(Path(__file__).resolve().with_name("typed_log.py"))]
+
+
+def against_both(value: float, plain: float, typed: float) -> str:
+    """A figure's ratio to `continuity log` as it runs now and to the typed `log` (docs/performance.md)."""
+    return f"{value / plain:.2f}x log, {value / typed:.2f}x typed log"
 
 
 def time_command(argv: Sequence[str], cwd: str | None = None, env: dict[str, str] | None = None) -> float:
