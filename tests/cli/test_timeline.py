@@ -151,3 +151,31 @@ def test_the_hook_path_never_loads_jinja2(logged: Path, argv: list[str], stdin: 
     done = subprocess.run([sys.executable, "-c", probe, "timeline"], cwd=logged, env=env,
                           capture_output=True, text=True, timeout=60)
     assert "'jinja2'" in done.stderr.strip().splitlines()[-1]  # the probe does see it where it is loaded
+
+
+@pytest.mark.parametrize("relative", ["config.json", "local/lock", "local/node", "event", "events/20261130/page.html"])
+@pytest.mark.parametrize("through_link", [False, True])
+def test_out_never_replaces_a_file_of_the_store(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                relative: str, through_link: bool) -> None:
+    """Inside the store (named directly or through a symlinked folder outside it) only an .html page outside
+    events/ may be written: the log, config, lock and node id are refused with exit 2 and left as they were."""
+    store = logged / STORE
+    (store / "local" / "node").write_text("fixture1\n")
+    (store / "local" / "lock").touch()
+    target = sorted((store / "events").rglob("*.json"))[0] if relative == "event" else store / relative
+    before = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    named = target
+    if through_link:
+        (tmp_path / "door").symlink_to(target.parent)
+        named = tmp_path / "door" / target.name
+    code, out, err = run(capsys, "timeline", "--out", str(named))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "inside the store a page must be an .html file outside events/" in err
+    after = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    assert after == before
+
+
+def test_an_html_page_elsewhere_in_the_store_is_written(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A page inside the store but outside events/ (an .html name) is written there."""
+    code, _, _ = run(capsys, "timeline", "--out", str(logged / STORE / "local" / "mine.html"))
+    assert code == 0 and (logged / STORE / "local" / "mine.html").read_text().startswith("<!DOCTYPE html>")
