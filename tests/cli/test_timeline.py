@@ -179,3 +179,21 @@ def test_an_html_page_elsewhere_in_the_store_is_written(logged: Path, capsys: py
     """A page inside the store but outside events/ (an .html name) is written there."""
     code, _, _ = run(capsys, "timeline", "--out", str(logged / STORE / "local" / "mine.html"))
     assert code == 0 and (logged / STORE / "local" / "mine.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("created_at", ["garbage", "", "2026-13-45T99:00:00Z"])
+def test_an_event_whose_time_is_not_a_time_is_skipped_with_a_warning(
+        logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], created_at: str) -> None:
+    """Reads fail open: an event that decodes but whose created_at is no time (a foreign clone's) is left out
+    with one warning, and the rest of the page is made (exit 0, no internal error)."""
+    day = logged / STORE / "events" / "20261130"
+    first = sorted(day.iterdir())[1]
+    event = json.loads(first.read_bytes())
+    event["created_at"] = created_at
+    (day / first.name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
+    for argv in ([], ["--since", "2026-11-30T09:00:00Z"]):
+        code, out, err = run(capsys, "timeline", "--out", str(tmp_path / "p.html"), "--json", *argv)
+        assert code == 0, err
+        assert json.loads(out)["events"] == fixture.EVENTS
+        assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline")
+        assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
