@@ -66,6 +66,8 @@ def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
 @pytest.mark.parametrize("argv, code, message", [
     (["--since", "yesterday"], 2, "--since: 'yesterday' is neither an ISO time nor a duration"),
     (["--until", "-3d"], 2, "--until: '-3d' is neither an ISO time nor a duration"),
+    (["--until", "0999-01-01"], 2, "--until: '0999-01-01' is neither an ISO time nor a duration"),
+    (["--since", "0001-01-01T00:00:00+14:00"], 2, "--since: '0001-01-01T00:00:00+14:00' is neither"),
     (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "is after --until"),
     (["--out", "."], 2, "is a folder"),
     (["--out", "missing/page.html"], 5, "timeline not written: the folder"),
