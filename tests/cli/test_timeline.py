@@ -199,3 +199,22 @@ def test_an_event_whose_time_is_not_a_time_is_skipped_with_a_warning(
         assert json.loads(out)["events"] == fixture.EVENTS
         assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline")
         assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
+
+
+def test_an_event_larger_than_any_writer_makes_is_skipped(logged: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A foreign event past MAX_EVENT_BYTES (padded with a field no Struct reads) is left out with a warning: it
+    neither summarizes the whole page nor lands in it whole."""
+    from events.base import MAX_EVENT_BYTES
+
+    day = logged / STORE / "events" / "20261130"
+    switch = next(path for path in sorted(day.iterdir()) if b'"host.switched"' in path.read_bytes())
+    event = json.loads(switch.read_bytes())
+    event["padding"] = "<x>" * MAX_EVENT_BYTES
+    (day / switch.name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
+    target = tmp_path / "p.html"
+    code, out, err = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["summarized"] is None and answer["marks"] == fixture.MARKS
+    assert answer["events"] == fixture.EVENTS and target.stat().st_size < 100_000
+    assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline") and "-fixture9-" in err
