@@ -218,3 +218,12 @@ def test_an_event_larger_than_any_writer_makes_is_skipped(logged: Path, tmp_path
     assert code == 0 and answer["summarized"] is None and answer["marks"] == fixture.MARKS
     assert answer["events"] == fixture.EVENTS and target.stat().st_size < 100_000
     assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline") and "-fixture9-" in err
+
+
+def test_control_characters_in_the_out_path_never_reach_the_terminal(
+        logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The human line names the page with its control characters shown as stand-ins (no escape sequence runs)."""
+    target = tmp_path / "page\x1b]0;owned\x07.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target))
+    assert code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    assert "written to " in out and "\x1b" not in out and "\x07" not in out
