@@ -94,8 +94,7 @@ class GitCall:
         try:
             out, _ = process.communicate(timeout=GIT_TIMEOUT)
         except (subprocess.TimeoutExpired, OSError) as error:
-            process.kill()
-            process.communicate()
+            _stop(process)
             raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None
         if process.returncode != 0:
             raise GitUnavailable("not a git work tree")
@@ -105,8 +104,17 @@ class GitCall:
         """Stop the call if it still runs (its output is no longer wanted)."""
         process = self._process
         if process is not None and process.returncode is None:
-            process.kill()
-            process.communicate()
+            _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill and reap git, then drop its pipes without reading them to the end: a child git left
+    behind (a submodule's, a hook's) may hold them open long after, and must not keep us waiting."""
+    process.kill()
+    process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def work_tree_root(start: str) -> str | None:

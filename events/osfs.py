@@ -49,6 +49,9 @@ APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | CLOEXEC | NOFOLLOW | BINARY
 if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's stand-in only
     import msvcrt
 
+    #: What LK_LOCK raises when the lock stays held through its retries (the C runtime's EDEADLOCK).
+    _EDEADLOCK = 36
+
     def lock(fd: int, *, shared: bool = False) -> None:
         """Block until this process holds the lock on `fd` (exclusive on Windows)."""
         del shared
@@ -57,8 +60,9 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
             try:
                 msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined,unused-ignore]
                 return
-            except OSError:  # LK_LOCK gave up after its ten tries: keep waiting, like flock
-                continue
+            except OSError as error:  # LK_LOCK gave up after its ten tries: keep waiting, like flock
+                if error.errno != _EDEADLOCK:
+                    raise  # not a held lock (a bad descriptor, no access): waiting would spin forever
 
     def unlock(fd: int) -> None:
         """Release the lock on `fd` (closing the descriptor releases it too)."""

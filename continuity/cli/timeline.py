@@ -32,6 +32,7 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
 
     from continuity.cli.output import warn
     from continuity.cli.progress import for_output
+    from continuity.core.text import one_line
     from continuity.recall.service import now, time_bound
     from continuity.timeline.service import timeline
 
@@ -54,5 +55,5 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
     out.emit({"ok": True, "action": "timeline", "project": project, "since": since, "until": until,
               **msgspec.to_builtins(written), "warnings": warnings},
              f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} lanes, "
-             f"{written.sessions} sessions) written to {written.path}")
+             f"{written.sessions} sessions) written to {one_line(written.path)}")
     return 0

@@ -64,7 +64,10 @@ def time_bound(flag: str, text: str | None, now: int) -> str | None:
     found = _DURATION.match(text.strip())
     try:
         at = now - int(found.group(1)) * _UNITS[found.group(2)] * 1_000_000 if found else clock.parse_iso(text)
-        return clock.iso(at)
+        bound = clock.iso(at)
+        if clock.parse_iso(bound) != at:  # a year before 1000 prints short, and would compare wrongly as text
+            raise ValueError(bound)
+        return bound
     except (ValueError, OverflowError):
         raise UsageError(f"{flag}: {text[:64]!r} is neither an ISO time nor a duration such as 12h or 7d") from None
 

@@ -14,6 +14,7 @@ where coarse mtimes could hide an append).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import shutil
@@ -27,7 +28,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.errors import WriteFailed
+from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
 MARKS_NAME = "sync.json"
@@ -58,9 +59,14 @@ def hash_matches(name: str, raw: bytes) -> bool:
 # -- locks and marks -----------------------------------------------------------------------
 @contextlib.contextmanager
 def flocked(path: str) -> Iterator[None]:
-    """Hold an exclusive `flock` on `path` (the lock dies with the process)."""
+    """Hold an exclusive `flock` on `path` (the lock dies with the process); a symlink there is StoreUnsafe."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, osfs.UPDATE, 0o644)
+    try:
+        fd = os.open(path, osfs.UPDATE, 0o644)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)") from None
     try:
         osfs.lock(fd)
         yield

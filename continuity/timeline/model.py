@@ -198,6 +198,8 @@ class Builder:
                  mark_limit: int = MARK_LIMIT, bytes_limit: int = BYTES_LIMIT,
                  summary_limit: int = SUMMARY_LIMIT, summary_bytes: int = SUMMARY_BYTES) -> None:
         self.project, self.since, self.until = project, since, until
+        self._low = clock.parse_iso(since) if since is not None else None
+        self._high = clock.parse_iso(until) if until is not None else None
         self.mark_limit, self.bytes_limit, self.summary_limit = mark_limit, bytes_limit, summary_limit
         self.summary_bytes = summary_bytes
         self.lanes: list[Lane] = []
@@ -213,16 +215,26 @@ class Builder:
         self._kept_bytes = 0
         self._buckets: dict[tuple[int, int | None, int], _Bucket] = {}
 
-    def in_window(self, created_at: str) -> bool:
-        """Whether an event's time is within --since and --until (ISO times compare as text)."""
-        return (self.since is None or created_at >= self.since) and (self.until is None or created_at <= self.until)
+    def in_window(self, at_us: int) -> bool:
+        """Whether an event's time (microseconds) is within --since and --until, both included."""
+        return (self._low is None or at_us >= self._low) and (self._high is None or at_us <= self._high)
 
     def add(self, name: str, raw: bytes, event: Event) -> None:
-        """Fold one event (its file name and exact bytes too: the page shows them on click)."""
+        """Fold one event (its file name and exact bytes too: the page shows them on click).
+
+        An event whose `created_at` is no time (a foreign writer's) is left out and named in
+        `skipped`, as an event that does not decode is: reads fail open.
+        """
         self.read += 1
-        if event.project != self.project or not self.in_window(event.created_at):
+        if event.project != self.project:
             return
-        at = clock.parse_iso(event.created_at)
+        try:
+            at = clock.parse_iso(event.created_at)
+        except (ValueError, OverflowError, TypeError):
+            self.skipped.append(f"{name}: created_at {event.created_at[:64]!r} is not a time")
+            return
+        if not self.in_window(at):
+            return
         self.events += 1
         self.first_us = at if self.first_us is None else min(self.first_us, at)
         self.last_us = at if self.last_us is None else max(self.last_us, at)

@@ -2,7 +2,7 @@
 
 Day folders and event files outside --since/--until are skipped by name (a file's name
 starts with its time), so a narrow window reads only its own days. Unreadable events are
-skipped with one warning, as every read does.
+skipped with one warning, as every read does; so are events larger than any writer makes.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from continuity.core.store import Store
 from continuity.readside.catchup import Days, Progress
 from continuity.timeline.model import Builder, Page
 from events import clock, names
+from events.base import MAX_EVENT_BYTES
 from events.errors import EventUndecodable
 
 
@@ -30,6 +31,9 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
         listed = [name for name in days.listing(day) if names.parse_name(name) is not None
                   and (low is None or name[:22] >= low) and (high is None or name[:22] <= high)]
         for name, raw in log.read_files(day, listed, unreadable_as_empty=True):
+            if len(raw) > MAX_EVENT_BYTES:  # no writer makes one: it would summarize the page, or swell it
+                builder.skipped.append(f"{name}: {len(raw)} bytes, over the {MAX_EVENT_BYTES} an event may hold")
+                continue
             try:
                 event = log.codec.decode(raw)
             except EventUndecodable as error:

@@ -4,7 +4,9 @@ The default page is `local/timeline.html` in the store (machine-local, git-ignor
 rebuilt by the next `timeline`). A page written inside the store goes through the one
 atomic writer with the store as its bound: never through a symlinked folder, never out
 of the store. A page written elsewhere (`--out FILE`) replaces the file whole; a symlink
-standing at that name is replaced, not followed.
+standing at that name is replaced, not followed. Inside the store (wherever its folder is
+really found) only an `.html` page outside `events/` is written: the store's own files (the
+log, config, lock, node id) are never replaced by a page.
 """
 
 from __future__ import annotations
@@ -47,8 +49,17 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
     path = os.path.abspath(out)
     if os.path.isdir(path) and not os.path.islink(path):
         raise UsageError(f"--out: {out[:200]!r} is a folder; name the page's file (timeline.html)")
-    inside = path == store.path or path.startswith(store.path + os.sep)
+    if _inside(os.path.realpath(os.path.dirname(path)), os.path.realpath(store.path)):
+        events = os.path.realpath(store.events_dir)
+        if not path.endswith(".html") or _inside(os.path.realpath(os.path.dirname(path)), events):
+            raise UsageError(f"--out: {out[:200]!r} would replace a file of the store; inside the store a page "
+                             "must be an .html file outside events/")
+    inside = _inside(path, store.path)
     return path, (store.path if inside else None)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def timeline(store: Store, project: str, *, out: str | None = None, since: str | None = None,

@@ -66,6 +66,8 @@ def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
 @pytest.mark.parametrize("argv, code, message", [
     (["--since", "yesterday"], 2, "--since: 'yesterday' is neither an ISO time nor a duration"),
     (["--until", "-3d"], 2, "--until: '-3d' is neither an ISO time nor a duration"),
+    (["--until", "0999-01-01"], 2, "--until: '0999-01-01' is neither an ISO time nor a duration"),
+    (["--since", "0001-01-01T00:00:00+14:00"], 2, "--since: '0001-01-01T00:00:00+14:00' is neither"),
     (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "is after --until"),
     (["--out", "."], 2, "is a folder"),
     (["--out", "missing/page.html"], 5, "timeline not written: the folder"),
@@ -151,3 +153,77 @@ def test_the_hook_path_never_loads_jinja2(logged: Path, argv: list[str], stdin: 
     done = subprocess.run([sys.executable, "-c", probe, "timeline"], cwd=logged, env=env,
                           capture_output=True, text=True, timeout=60)
     assert "'jinja2'" in done.stderr.strip().splitlines()[-1]  # the probe does see it where it is loaded
+
+
+@pytest.mark.parametrize("relative", ["config.json", "local/lock", "local/node", "event", "events/20261130/page.html"])
+@pytest.mark.parametrize("through_link", [False, True])
+def test_out_never_replaces_a_file_of_the_store(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                relative: str, through_link: bool) -> None:
+    """Inside the store (named directly or through a symlinked folder outside it) only an .html page outside
+    events/ may be written: the log, config, lock and node id are refused with exit 2 and left as they were."""
+    store = logged / STORE
+    (store / "local" / "node").write_text("fixture1\n")
+    (store / "local" / "lock").touch()
+    target = sorted((store / "events").rglob("*.json"))[0] if relative == "event" else store / relative
+    before = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    named = target
+    if through_link:
+        (tmp_path / "door").symlink_to(target.parent)
+        named = tmp_path / "door" / target.name
+    code, out, err = run(capsys, "timeline", "--out", str(named))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "inside the store a page must be an .html file outside events/" in err
+    after = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    assert after == before
+
+
+def test_an_html_page_elsewhere_in_the_store_is_written(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A page inside the store but outside events/ (an .html name) is written there."""
+    code, _, _ = run(capsys, "timeline", "--out", str(logged / STORE / "local" / "mine.html"))
+    assert code == 0 and (logged / STORE / "local" / "mine.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("created_at", ["garbage", "", "2026-13-45T99:00:00Z"])
+def test_an_event_whose_time_is_not_a_time_is_skipped_with_a_warning(
+        logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], created_at: str) -> None:
+    """Reads fail open: an event that decodes but whose created_at is no time (a foreign clone's) is left out
+    with one warning, and the rest of the page is made (exit 0, no internal error)."""
+    day = logged / STORE / "events" / "20261130"
+    first = sorted(day.iterdir())[1]
+    event = json.loads(first.read_bytes())
+    event["created_at"] = created_at
+    (day / first.name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
+    for argv in ([], ["--since", "2026-11-30T09:00:00Z"]):
+        code, out, err = run(capsys, "timeline", "--out", str(tmp_path / "p.html"), "--json", *argv)
+        assert code == 0, err
+        assert json.loads(out)["events"] == fixture.EVENTS
+        assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline")
+        assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
+
+
+def test_an_event_larger_than_any_writer_makes_is_skipped(logged: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A foreign event past MAX_EVENT_BYTES (padded with a field no Struct reads) is left out with a warning: it
+    neither summarizes the whole page nor lands in it whole."""
+    from events.base import MAX_EVENT_BYTES
+
+    day = logged / STORE / "events" / "20261130"
+    switch = next(path for path in sorted(day.iterdir()) if b'"host.switched"' in path.read_bytes())
+    event = json.loads(switch.read_bytes())
+    event["padding"] = "<x>" * MAX_EVENT_BYTES
+    (day / switch.name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
+    target = tmp_path / "p.html"
+    code, out, err = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["summarized"] is None and answer["marks"] == fixture.MARKS
+    assert answer["events"] == fixture.EVENTS and target.stat().st_size < 100_000
+    assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline") and "-fixture9-" in err
+
+
+def test_control_characters_in_the_out_path_never_reach_the_terminal(
+        logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The human line names the page with its control characters shown as stand-ins (no escape sequence runs)."""
+    target = tmp_path / "page\x1b]0;owned\x07.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target))
+    assert code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    assert "written to " in out and "\x1b" not in out and "\x07" not in out

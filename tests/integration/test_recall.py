@@ -118,7 +118,8 @@ def test_each_project_is_searched_alone(corpus: dict[str, str], capsys: pytest.C
 
 
 @pytest.mark.parametrize("argv", [
-    ["--kind", "no.such"], ["--since", "yesterday"], ["--until", "-3d"], ["--limit", "0"], ["--as-of", "soon"],
+    ["--kind", "no.such"], ["--since", "yesterday"], ["--until", "-3d"], ["--until", "0999-01-01"], ["--limit", "0"],
+    ["--as-of", "soon"],
 ])
 def test_bad_filters_are_usage_errors(corpus: dict[str, str], capsys: pytest.CaptureFixture[str],
                                       argv: list[str]) -> None:

@@ -420,3 +420,21 @@ def test_a_failing_automatic_sync_never_fails_the_archive(world: World) -> None:
         time.sleep(0.2)
     assert "continuity: error:" in log.read_text()
     assert Store(world.a).open_reader().head_name() is not None  # the events stay, for the next sync
+
+
+@pytest.mark.parametrize("name", ["sync.lock", "lock"])
+def test_a_lock_file_replaced_by_a_symlink_is_refused_not_followed(tmp_path: Path, name: str) -> None:
+    """sync's locks never follow a symlink planted at their name: unsafe store (exit 6), nothing made where it
+    points."""
+    from continuity.sync import files
+    from events.errors import StoreUnsafe
+
+    store = Store(tmp_path)
+    os.makedirs(store.local_dir)
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "planted"
+    os.symlink(target, os.path.join(store.local_dir, name))
+    lock = files.sync_lock(store) if name == "sync.lock" else files.append_lock(store)
+    with pytest.raises(StoreUnsafe, match="is a symlink") as refused, lock:
+        pass
+    assert refused.value.exit_code == 6 and not target.exists()

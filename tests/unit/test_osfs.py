@@ -192,3 +192,26 @@ def test_windows_folder_lock_uses_a_lock_file_in_the_folder(tmp_path: Path, monk
     with windows.folder_lock(str(tmp_path)):
         assert (tmp_path / ".lock").is_file()
         assert msvcrt.calls == [(msvcrt.LK_LOCK, 1, 0)]
+
+
+class _BrokenMsvcrt(_Msvcrt):
+    """`locking` failing for another reason than a held lock (a closed descriptor, a read-only share)."""
+
+    def locking(self, fd: int, mode: int, nbytes: int) -> None:
+        self.calls.append((mode, nbytes, os.lseek(fd, 0, os.SEEK_CUR)))
+        if len(self.calls) > 50:
+            raise AssertionError("lock() kept retrying an error that is not a held lock")
+        raise OSError(13, "Permission denied")
+
+
+def test_windows_lock_raises_errors_other_than_a_held_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only LK_LOCK's give-up (EDEADLOCK) is waited through; any other error is raised at once, never spun on."""
+    msvcrt = _BrokenMsvcrt(failures=0)
+    windows = _windows_osfs(monkeypatch, msvcrt)
+    fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        with pytest.raises(PermissionError):
+            windows.lock(fd)
+        assert len(msvcrt.calls) == 1
+    finally:
+        os.close(fd)
