@@ -12,10 +12,12 @@ crashes, shows as the exit code the guard would have hidden.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -106,7 +108,10 @@ def command_report(harness: str, command: str, events: list[str], root: Path, *,
                    versions: dict[str, str | None]) -> dict[str, Any]:
     """One installed command: the program it resolves to, that program's version, and the probe's outcome."""
     program = resolve(command)
-    runs = shutil.which("continuity") if program == ON_PATH else program
+    # install writes `continuity` from PATH or an absolute path, never a relative one: a relative
+    # path in a (committed, possibly hostile) hooks file names a program the project ships; not run
+    relative = program is not None and program != ON_PATH and not os.path.isabs(program)
+    runs = shutil.which("continuity") if program == ON_PATH else None if relative else program
     if runs is not None and not (os.path.isfile(runs) and os.access(runs, os.X_OK)):
         runs = None
     if runs is not None and runs not in versions:
@@ -115,6 +120,10 @@ def command_report(harness: str, command: str, events: list[str], root: Path, *,
                               "version": versions.get(runs) if runs else None, "harness_exit": None,
                               "hook_exit": None, "problems": []}
     problems: list[str] = report["problems"]
+    if relative:
+        problems.append(f"{program} is a relative path (install writes only absolute ones): not run, and these "
+                        f"hooks ({', '.join(events)}) run whatever the harness's working folder holds there")
+        return report
     if runs is None:
         where = "PATH has no `continuity`" if program == ON_PATH else f"{program} is not an executable file"
         problems.append(f"{where}: these hooks ({', '.join(events)}) do nothing here")
@@ -165,12 +174,19 @@ def program_version(program: str) -> str | None:
 
 def _run(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> dict[str, Any]:
     """Run one probe; its exit code (None when it could not run or timed out), stdout and last stderr line."""
-    try:
-        done = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=PROBE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return {"exit": None, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT} s"}
+    try:  # its own process group, so a timeout stops what the hook's sh started too, not only sh
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, cwd=cwd, start_new_session=True)
     except OSError as error:
         return {"exit": None, "stdout": "", "stderr": f"cannot run: {error.strerror or error}"}
-    stderr = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    return {"exit": done.returncode, "stdout": done.stdout.decode("utf-8", "replace").strip()[:500],
+    try:
+        out, err = process.communicate(stdin, timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
+        process.communicate()
+        return {"exit": None, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT} s"}
+    stderr = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    return {"exit": process.returncode, "stdout": out.decode("utf-8", "replace").strip()[:500],
             "stderr": stderr[-1][:500] if stderr else ""}
