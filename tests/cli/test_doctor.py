@@ -227,3 +227,15 @@ def test_a_probe_that_hangs_is_stopped_with_its_children(tmp_path: Path, monkeyp
     else:
         os.kill(pid, 9)
         pytest.fail(f"the probe's child {pid} outlived the timeout")
+
+
+def test_a_hooks_file_that_is_a_fifo_is_a_finding_not_a_hang(proj: Path) -> None:
+    """A project's hooks file that is a FIFO: doctor reports it and goes on instead of waiting for a writer."""
+    (proj / ".gemini").mkdir()
+    os.mkfifo(proj / ".gemini" / "settings.json")
+    env = {"HOME": os.environ["HOME"], "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    done = subprocess.run([CONTINUITY, "doctor", "--json"], cwd=proj, env=env, capture_output=True, text=True,
+                          timeout=30)
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert any(line.startswith("gemini (project): ") and "not a regular file" in line for line in report["problems"])
