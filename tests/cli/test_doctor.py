@@ -166,15 +166,17 @@ exit 1
 """
 
 
-def test_a_relative_program_in_a_hooks_file_is_never_run(proj: Path, tmp_path: Path) -> None:
-    """A committed hooks file naming `tools/continuity` (install writes only absolute paths): doctor runs nothing
-    the project ships, not even its --version, and says why."""
+@pytest.mark.parametrize("program", ["tools/continuity", "/proc/self/cwd/tools/continuity", "{root}/tools/continuity"])
+def test_a_program_the_project_ships_is_never_run(proj: Path, tmp_path: Path, program: str) -> None:
+    """A committed hooks file of our exact shape naming a program inside the project (relative, through
+    /proc/self/cwd, or absolute): doctor runs nothing it names, not even its --version, and says why."""
     mark = tmp_path / "ran.txt"
     (proj / "tools").mkdir()
     (proj / "tools" / "continuity").write_text(HOSTILE.format(mark=mark))
     (proj / "tools" / "continuity").chmod(0o755)
     (proj / ".cursor").mkdir()
-    command = "[ -x tools/continuity ] && tools/continuity hook cursor; exit 0"
+    program = program.format(root=proj)
+    command = f"[ -x {program} ] && {program} hook cursor; exit 0"
     assert install.is_ours({"command": command})  # uninstall would take it out: it has the shape of ours
     (proj / ".cursor" / "hooks.json").write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": command}]}}))
     for extra in ((), ("--no-probe",)):
@@ -182,8 +184,19 @@ def test_a_relative_program_in_a_hooks_file_is_never_run(proj: Path, tmp_path: P
         [entry] = [h for h in report["harnesses"] if h["installed"]]
         [found] = entry["commands"]
         assert (found["runs"], found["version"], found["harness_exit"], found["hook_exit"]) == (None, None, None, None)
-        assert code == 1 and "relative path" in found["problems"][0]
+        assert code == 1 and "neither this continuity nor the one on PATH: not run" in found["problems"][0]
     assert not mark.exists()
+
+
+def test_a_project_file_naming_this_continuity_by_path_is_probed(proj: Path) -> None:
+    """An older install's absolute path in a project file, when it is this very continuity, is still probed."""
+    run("init", "--project", "demo", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    (proj / ".cursor").mkdir()
+    command = f"[ -x {CONTINUITY} ] && {CONTINUITY} hook cursor; exit 0"
+    (proj / ".cursor" / "hooks.json").write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": command}]}}))
+    code, report = doctor(proj, "/usr/bin:/bin")
+    [found] = next(h for h in report["harnesses"] if h["installed"])["commands"]
+    assert (code, found["runs"], found["harness_exit"], found["hook_exit"]) == (0, CONTINUITY, 0, 0)
 
 
 def test_what_a_program_prints_reaches_the_terminal_without_its_controls(proj: Path, tmp_path: Path) -> None:
