@@ -12,10 +12,12 @@ crashes, shows as the exit code the guard would have hidden.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -94,7 +96,7 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
                         events.setdefault(hook["command"], []).append(event)
         except Exception as error:  # an unreadable file is a finding, not a crash
             problems.append(f"{path}: {error}")
-    commands = [command_report(harness, command, names, root, probe=probe, versions=versions)
+    commands = [command_report(harness, command, names, root, probe=probe, versions=versions, scope=scope)
                 for command, names in events.items()]
     for command in commands:
         problems.extend(command["problems"])
@@ -103,17 +105,24 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
 
 
 def command_report(harness: str, command: str, events: list[str], root: Path, *, probe: bool,
-                   versions: dict[str, str | None]) -> dict[str, Any]:
+                   versions: dict[str, str | None], scope: str) -> dict[str, Any]:
     """One installed command: the program it resolves to, that program's version, and the probe's outcome."""
     program = resolve(command)
     runs = shutil.which("continuity") if program == ON_PATH else program
+    if program not in (None, ON_PATH) and not _vouched_for(program, scope):
+        report: dict[str, Any] = {"command": command, "events": events, "program": program, "runs": None,
+                                  "version": None, "harness_exit": None, "hook_exit": None, "problems": [
+                                      f"{program} is neither this continuity nor the one on PATH: not run (a "
+                                      "project's files can name a program the project ships); these hooks "
+                                      f"({', '.join(events)}) run it"]}
+        return report
     if runs is not None and not (os.path.isfile(runs) and os.access(runs, os.X_OK)):
         runs = None
     if runs is not None and runs not in versions:
         versions[runs] = program_version(runs)
-    report: dict[str, Any] = {"command": command, "events": events, "program": program, "runs": runs,
-                              "version": versions.get(runs) if runs else None, "harness_exit": None,
-                              "hook_exit": None, "problems": []}
+    report = {"command": command, "events": events, "program": program, "runs": runs,
+              "version": versions.get(runs) if runs else None, "harness_exit": None,
+              "hook_exit": None, "problems": []}
     problems: list[str] = report["problems"]
     if runs is None:
         where = "PATH has no `continuity`" if program == ON_PATH else f"{program} is not an executable file"
@@ -138,6 +147,22 @@ def command_report(harness: str, command: str, events: list[str], root: Path, *,
                             " (the installed command's `exit 0` hides it; is that continuity too old for "
                             f"{harness}?)")
     return report
+
+
+def _vouched_for(program: str, scope: str) -> bool:
+    """Whether doctor may run a program a command names by path.
+
+    Install writes only absolute paths, so a relative one (it depends on the folder the hook
+    runs in) is never run. A project's files may come from anyone who can commit: a path
+    there (absolute, or through /proc/self/cwd) is run only when it is this continuity or the
+    one on PATH. The home folder's files are the user's own.
+    """
+    if not os.path.isabs(program):
+        return False
+    if scope != "project":
+        return True
+    ours = {os.path.realpath(path) for path in (install.executable(), shutil.which("continuity")) if path}
+    return os.path.realpath(program) in ours
 
 
 def resolve(command: str) -> str | None:
@@ -165,12 +190,19 @@ def program_version(program: str) -> str | None:
 
 def _run(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> dict[str, Any]:
     """Run one probe; its exit code (None when it could not run or timed out), stdout and last stderr line."""
-    try:
-        done = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=PROBE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return {"exit": None, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT} s"}
+    try:  # its own process group, so a timeout stops what the hook's sh started too, not only sh
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, cwd=cwd, start_new_session=True)
     except OSError as error:
         return {"exit": None, "stdout": "", "stderr": f"cannot run: {error.strerror or error}"}
-    stderr = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    return {"exit": done.returncode, "stdout": done.stdout.decode("utf-8", "replace").strip()[:500],
+    try:
+        out, err = process.communicate(stdin, timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
+        process.communicate()
+        return {"exit": None, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT} s"}
+    stderr = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    return {"exit": process.returncode, "stdout": out.decode("utf-8", "replace").strip()[:500],
             "stderr": stderr[-1][:500] if stderr else ""}

@@ -131,6 +131,6 @@ def _gemini_response(tool: Any, response: dict[str, Any]) -> dict[str, Any]:
     exit_code: int | None = None
     if re.fullmatch(r"-?\d{1,10}", code):
         exit_code = int(code)
-    elif "Error: " not in trailer and "Signal: " not in trailer:
+    elif not {"Exit Code: ", "Error: ", "Signal: "} & trailer.keys():  # an unreadable code is unknown, not 0
         exit_code = 0
     return {"output": "" if output == "(empty)" else output, "exit_code": exit_code}

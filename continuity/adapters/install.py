@@ -389,15 +389,25 @@ def local_settings_path(harness: str, scope: str, root: Path) -> Path | None:
 
 
 def read_text(path: Path) -> str | None:
-    """A file's UTF-8 text, None when absent; refused (nothing changed) when unreadable or not UTF-8."""
-    try:
-        return path.read_bytes().decode("utf-8")
+    """A file's UTF-8 text, None when absent; refused (nothing changed) when unreadable, not UTF-8, or not a
+    regular file (a FIFO would wait forever for a writer, a device never end)."""
+    try:  # O_NONBLOCK: opening a FIFO returns at once; what it is is then asked of the open file
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         return None
+    except OSError as error:
+        raise WriteFailed(f"{path}: cannot read ({error.strerror}); nothing changed") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{path}: not a regular file; nothing changed")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read().decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not valid UTF-8; nothing changed") from None
     except OSError as error:
         raise WriteFailed(f"{path}: cannot read ({error.strerror}); nothing changed") from None
+    finally:
+        os.close(fd)
 
 
 #: path -> what the file held before earlier changes, newest first (see `Backups.earlier`).

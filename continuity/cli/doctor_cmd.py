@@ -62,4 +62,7 @@ def render(report: dict[str, Any]) -> str:
         lines.append("no continuity hooks installed (continuity install claude-code|codex|cursor|gemini)")
     lines.extend(f"problem: {line}" for line in report["problems"])
     lines.append("ok" if report["ok"] else f"{len(report['problems'])} problem(s)")
-    return "\n".join(lines)
+    from continuity.core.text import one_line
+
+    # versions, paths and probe output come from programs and files: no terminal control reaches the screen
+    return "\n".join(one_line(line) for line in lines)

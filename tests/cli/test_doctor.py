@@ -155,3 +155,100 @@ def test_no_probe_runs_no_hook(proj: Path) -> None:
     code, report = doctor(proj, path, "--no-probe")
     [command] = next(h for h in report["harnesses"] if h["installed"])["commands"]
     assert code == 0 and (command["harness_exit"], command["hook_exit"]) == (None, None)
+
+
+#: A program named continuity that a hostile project ships: it leaves a mark when run and prints terminal controls.
+HOSTILE = """#!/bin/sh
+echo "ran $*" >> "{mark}"
+[ "$1" = --version ] && printf 'continuity \\033]0;owned\\007\\033[31m9.9\\n' && exit 0
+printf '\\033[2J\\033]52;c;ZXZpbA==\\007cleared\\n' >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("program", ["tools/continuity", "/proc/self/cwd/tools/continuity", "{root}/tools/continuity"])
+def test_a_program_the_project_ships_is_never_run(proj: Path, tmp_path: Path, program: str) -> None:
+    """A committed hooks file of our exact shape naming a program inside the project (relative, through
+    /proc/self/cwd, or absolute): doctor runs nothing it names, not even its --version, and says why."""
+    mark = tmp_path / "ran.txt"
+    (proj / "tools").mkdir()
+    (proj / "tools" / "continuity").write_text(HOSTILE.format(mark=mark))
+    (proj / "tools" / "continuity").chmod(0o755)
+    (proj / ".cursor").mkdir()
+    program = program.format(root=proj)
+    command = f"[ -x {program} ] && {program} hook cursor; exit 0"
+    assert install.is_ours({"command": command})  # uninstall would take it out: it has the shape of ours
+    (proj / ".cursor" / "hooks.json").write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": command}]}}))
+    for extra in ((), ("--no-probe",)):
+        code, report = doctor(proj, f"{VENV_BIN}:/usr/bin:/bin", *extra)
+        [entry] = [h for h in report["harnesses"] if h["installed"]]
+        [found] = entry["commands"]
+        assert (found["runs"], found["version"], found["harness_exit"], found["hook_exit"]) == (None, None, None, None)
+        assert code == 1 and "neither this continuity nor the one on PATH: not run" in found["problems"][0]
+    assert not mark.exists()
+
+
+def test_a_project_file_naming_this_continuity_by_path_is_probed(proj: Path) -> None:
+    """An older install's absolute path in a project file, when it is this very continuity, is still probed."""
+    run("init", "--project", "demo", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    (proj / ".cursor").mkdir()
+    command = f"[ -x {CONTINUITY} ] && {CONTINUITY} hook cursor; exit 0"
+    (proj / ".cursor" / "hooks.json").write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": command}]}}))
+    code, report = doctor(proj, "/usr/bin:/bin")
+    [found] = next(h for h in report["harnesses"] if h["installed"])["commands"]
+    assert (code, found["runs"], found["harness_exit"], found["hook_exit"]) == (0, CONTINUITY, 0, 0)
+
+
+def test_what_a_program_prints_reaches_the_terminal_without_its_controls(proj: Path, tmp_path: Path) -> None:
+    """A user-scope hook's program that prints escape sequences in its version and its errors: the report for
+    people shows them as visible stand-ins, never raw."""
+    mark = tmp_path / "ran.txt"
+    program = tmp_path / "weird-bin" / "continuity"
+    program.parent.mkdir()
+    program.write_text(HOSTILE.format(mark=mark))
+    program.chmod(0o755)
+    assert run("install", "cursor", "--scope", "user", cwd=proj, path="/usr/bin:/bin").returncode == 0
+    hooks = Path(os.environ["HOME"]) / ".cursor" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace(CONTINUITY, str(program)))
+    human = run("doctor", cwd=proj, path="/usr/bin:/bin")
+    assert human.returncode == 1 and "Traceback" not in human.stderr
+    assert "\x1b" not in human.stdout and "\x07" not in human.stdout
+    assert f"-> {program} continuity \u241b]0;owned\u2407\u241b[31m9.9" in human.stdout
+    assert "exits 1: \u241b[2J\u241b]52;c;ZXZpbA==\u2407cleared" in human.stdout
+
+
+def test_a_probe_that_hangs_is_stopped_with_its_children(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe past its timeout is reported as timed out, and the processes the hook's sh started are gone too."""
+    from continuity.adapters import doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "PROBE_TIMEOUT", 1)
+    pid_file = tmp_path / "pid"
+    result = doctor_module._run(["/bin/sh", "-c", f"sleep 60 & echo $! > {pid_file}; wait; exit 0"], b"{}",
+                                dict(os.environ), tmp_path)
+    assert result == {"exit": None, "stdout": "", "stderr": "timed out after 1 s"}
+    pid = int(pid_file.read_text())
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        import time
+
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        pytest.fail(f"the probe's child {pid} outlived the timeout")
+
+
+def test_a_hooks_file_that_is_a_fifo_is_a_finding_not_a_hang(proj: Path) -> None:
+    """A project's hooks file that is a FIFO: doctor reports it and goes on instead of waiting for a writer."""
+    (proj / ".gemini").mkdir()
+    os.mkfifo(proj / ".gemini" / "settings.json")
+    env = {"HOME": os.environ["HOME"], "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    done = subprocess.run([CONTINUITY, "doctor", "--json"], cwd=proj, env=env, capture_output=True, text=True,
+                          timeout=30)
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert any(line.startswith("gemini (project): ") and "not a regular file" in line for line in report["problems"])

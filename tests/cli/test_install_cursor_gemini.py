@@ -242,3 +242,18 @@ def test_every_installed_hook_runs_through_sh_and_exits_0(project: Path, capsys:
         missing = sh(hook["command"], payload, path="/usr/bin:/bin", cwd=project)
         assert (missing.returncode, missing.stdout) == (0, "") and len(all_event_files(project)) == before + (
             2 if event in ("sessionStart", "SessionStart") else 1)
+
+
+@pytest.mark.parametrize("harness", ["cursor", "gemini"])
+def test_a_settings_file_that_is_not_a_regular_file_is_refused_at_once(proj: Path, harness: str) -> None:
+    """A hooks file that is a FIFO (a repository can hold one, or a symlink to one): install refuses it at once
+    with one line instead of waiting forever for a writer, and leaves it in place."""
+    settings = settings_of(harness, proj)
+    settings.parent.mkdir()
+    os.mkfifo(settings)
+    env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": os.environ["HOME"]}
+    done = subprocess.run([f"{VENV_BIN}/continuity", "install", harness], cwd=proj, env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert (done.returncode, done.stdout) == (EXIT_USAGE, "")
+    assert "not a regular file" in done.stderr and done.stderr.count("\n") == 1
+    assert settings.is_fifo() and sorted(p.name for p in proj.rglob("*")) == [settings.parent.name, settings.name]

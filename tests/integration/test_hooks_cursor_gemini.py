@@ -132,6 +132,16 @@ def test_gemini_shell_exit_status_is_read_from_the_tool_result(project: Path) ->
     assert (failed["exit_code"], failed["summary"]) == (1, "1 failed, 3 passed in 0.30s")
 
 
+@pytest.mark.parametrize("line", ["Exit Code: 99999999999", "Exit Code: x"])
+def test_gemini_an_exit_code_line_that_cannot_be_read_is_no_success(project: Path, line: str) -> None:
+    """An `Exit Code` line is there only for a non-zero code: one whose number cannot be read leaves the code
+    unknown, never 0."""
+    hook("gemini", payload("gemini", "after_tool_shell_exit_1", project).replace("Exit Code: 1\\n", f"{line}\\n"),
+         project)
+    [event] = events_of(project)
+    assert event["refs"]["commands"][0]["exit_code"] is None
+
+
 def test_gemini_shell_result_wrapped_as_untrusted_context(project: Path) -> None:
     """Gemini CLI 0.61 wraps a tool's text in <untrusted_context>: the exit code and summary are read inside it."""
     hook("gemini", payload("gemini", "after_tool_shell_wrapped_exit_3", project), project)
