@@ -134,6 +134,42 @@ class FileOps:
         os.mkdir(path)
 
 
+#: The most a reader takes of one event file. Events are sealed at 256 KiB at most, so a bigger
+#: file was not written by a log (something planted, or a disk error): refused, never read whole.
+READ_LIMIT = 1 << 20
+
+
+def read_event_file(path: str) -> bytes:
+    """The bytes of one event file (OSError if it is not one).
+
+    Opened without following a symlink and without blocking, and refused unless it is a
+    regular file of at most READ_LIMIT bytes: an entry planted under an event's name (a
+    FIFO, a device, a symlink to /dev/zero, a huge file) is an unreadable event for the
+    reader, which names it, never a hang or an unbounded read.
+    """
+    fd = os.open(path, osfs.READ | osfs.NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if info.st_size > READ_LIMIT:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than any event", path)
+        chunks: list[bytes] = []
+        left = READ_LIMIT + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > READ_LIMIT:  # grew while read
+        raise OSError(errno.EFBIG, "more than any event", path)
+    return raw
+
+
 def _is_day(entry: str) -> bool:
     return len(entry) == 8 and entry.isdigit()
 
@@ -261,8 +297,14 @@ class DurableFolder:
         found = self._newest()
         if found is None:
             return None
-        with open(self.path_of(found), "rb") as handle:
-            return head_of(found, handle.read())
+        try:
+            raw = read_event_file(self.path_of(found))
+        except FileNotFoundError:
+            raise
+        except OSError as error:  # something planted under an event's name: no event can chain to it
+            raise StoreUnsafe(f"the newest event {found} cannot be read ({error.strerror or error}): nothing "
+                              "was written; see `continuity verify`") from None
+        return head_of(found, raw)
 
     def _head_from_hint(self) -> Head | None:
         """The head as the last writer recorded it, if nothing changed since (else None).

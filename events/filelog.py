@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, list_days, real_folder, refuse_link
+from events.durable import DurableFolder, FileOps, list_days, read_event_file, real_folder, refuse_link
 from events.log import EventLog
 from events.sealing import StoredEvent
 
@@ -76,8 +76,7 @@ class FileEventLog(DurableFolder, EventLog):
         day_path = os.path.join(self.events_dir, day)
         for name in wanted:
             try:
-                with open(os.path.join(day_path, name), "rb") as handle:
-                    raw = handle.read()
+                raw = read_event_file(os.path.join(day_path, name))
             except FileNotFoundError:
                 continue
             except OSError:
@@ -95,8 +94,7 @@ class FileEventLog(DurableFolder, EventLog):
         found = self._newest()
         if found is None:
             return None
-        with open(self.path_of(found), "rb") as handle:
-            raw = handle.read()
+        raw = read_event_file(self.path_of(found))
         return StoredEvent(found, raw, self.codec.decode(raw))
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
@@ -106,7 +104,6 @@ class FileEventLog(DurableFolder, EventLog):
         except FileNotFoundError:
             return
         for name in entries:
-            with open(os.path.join(day_path, name), "rb") as handle:
-                yield name, handle.read()
+            yield name, read_event_file(os.path.join(day_path, name))
 
 

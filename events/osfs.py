@@ -34,6 +34,7 @@ CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 BINARY: int = getattr(os, "O_BINARY", 0)
+NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 
 #: Open an existing file to read; a symlink is refused where the platform can say so.
 READ = os.O_RDONLY | CLOEXEC | NOFOLLOW | BINARY

@@ -28,6 +28,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
+from events.durable import read_event_file
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -137,10 +138,16 @@ def check_local(store: Store, missing: dict[str, list[str]]) -> list[str]:
     for day, day_names in missing.items():
         for name in day_names:
             path = os.path.join(store.events_dir, day, name)
-            with open(path, "rb") as handle:
-                if not hash_matches(name, handle.read()):
-                    raise EventConflict(f"events/{day}/{name} does not match the hash in its name (edited?): "
-                                        "sync refused to record it; see `continuity verify`")
+            try:
+                raw = read_event_file(path)
+            except FileNotFoundError:
+                raise
+            except OSError as error:
+                raise EventConflict(f"events/{day}/{name} cannot be read as an event ({error.strerror or error}): "
+                                    "sync refused to record it; see `continuity verify`") from None
+            if not hash_matches(name, raw):
+                raise EventConflict(f"events/{day}/{name} does not match the hash in its name (edited?): "
+                                    "sync refused to record it; see `continuity verify`")
             paths.append(path)
     return paths
 
@@ -150,8 +157,7 @@ def read_prevs(store: Store, entries: list[tuple[str, Entry]]) -> set[str]:
     prevs = set()
     for day, entry in entries:
         try:
-            with open(os.path.join(store.events_dir, day, entry.name), "rb") as handle:
-                prev = prev_of(handle.read())
+            prev = prev_of(read_event_file(os.path.join(store.events_dir, day, entry.name)))
         except OSError:
             continue
         if prev:
@@ -290,7 +296,6 @@ def _syncfs(folder: str) -> bool:
 
 def _same_bytes(first: str, second: str) -> bool:
     try:
-        with open(first, "rb") as a, open(second, "rb") as b:
-            return a.read() == b.read()
+        return read_event_file(first) == read_event_file(second)
     except OSError:
         return False

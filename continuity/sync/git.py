@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from continuity.core.errors import RemoteUnreachable, UsageError
 from continuity.sync.credentials import mask_text, mask_url
+from events.durable import read_event_file
 from events.errors import WriteFailed
 
 LOCAL_TIMEOUT = 600.0
@@ -160,8 +161,7 @@ class Repo:
         try:
             chunk: list[bytes] = []
             for path in paths:
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                data = read_event_file(path)
                 shas.append(digest(b"blob %d\0" % len(data) + data).hexdigest())
                 chunk += (b"blob\ndata %d\n" % len(data), data, b"\n")
                 if len(chunk) >= 3000:

@@ -1,0 +1,97 @@
+"""Entries planted in events/ under an event's name: a FIFO, a symlink to a device, a huge file.
+
+No writer makes them (events are regular files of at most 256 KiB, linked into place), so
+each is hostile input. Readers must not block on one, follow one, or read one whole; the
+append path must refuse to chain to one (exit 6, nothing written); `verify` names it; sync
+refuses to record it. Every command runs as a real process under a timeout, so a hang fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import all_event_files, cli_process
+
+PLANTED = "20991231_235959_999999-deadbeef-0123456789ab.json"
+OLD = "20000101_000000_000001-deadbeef-0123456789ab.json"
+
+
+def fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def device_link(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def huge(path: Path) -> None:
+    path.write_bytes(b"{" + b" " * (3 << 20) + b"}")
+
+
+PLANTERS: dict[str, Callable[[Path], None]] = {"fifo": fifo, "symlink to /dev/zero": device_link,
+                                               "3 MiB file": huge}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    assert cli_process("init", "--project", "demo", cwd=root).returncode == 0
+    assert cli_process("log", "-m", "first", cwd=root).returncode == 0
+    return root
+
+
+def plant(root: Path, name: str, how: Callable[[Path], None]) -> Path:
+    day = root / ".agent" / "runtime-continuity" / "events" / name[:8]
+    day.mkdir(exist_ok=True)
+    how(day / name)
+    return day / name
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return cli_process(*args, cwd=root, env={"HOME": str(root.parent)})
+
+
+@pytest.mark.parametrize("kind", list(PLANTERS))
+def test_an_append_refuses_to_chain_to_a_planted_head(project: Path, kind: str) -> None:
+    """The newest name is no readable event: `log` fails closed with exit 6 and one line, nothing written."""
+    planted = plant(project, PLANTED, PLANTERS[kind])
+    before = [path for path in all_event_files(project) if path != planted]
+    for args in (("log", "-m", "second"), ("log", "-m", "typed path", "--log-level", "warning")):
+        done = run(project, *args)
+        assert done.returncode == 6, done.stderr
+        assert done.stderr.count("\n") == 1 and PLANTED in done.stderr and "Traceback" not in done.stderr
+    assert [path for path in all_event_files(project) if path != planted] == before
+
+
+@pytest.mark.parametrize("kind", list(PLANTERS))
+def test_readers_skip_it_and_verify_names_it(project: Path, kind: str) -> None:
+    """Reads fail open (a warning) and never block; verify reports the entry and exits 1."""
+    plant(project, OLD, PLANTERS[kind])
+    listed = run(project, "events", "list", "--json")
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    assert [event["message"] for event in json.loads(listed.stdout)["events"]] == ["first"]
+    bundle = run(project, "resume-bundle")
+    assert bundle.returncode == 0 and "Traceback" not in bundle.stderr
+    checked = run(project, "verify")
+    assert checked.returncode == 1 and OLD in checked.stdout + checked.stderr
+    assert run(project, "log", "-m", "second").returncode == 0  # not the head: appends go on
+
+
+def test_sync_refuses_to_record_a_planted_entry(project: Path, tmp_path: Path) -> None:
+    """`sync` would put the entry on the branch: it refuses, naming it, without blocking."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"],
+                 ["remote", "add", "origin", str(bare)]):
+        subprocess.run(["git", "-C", str(project), *args], check=True)
+    plant(project, OLD, fifo)
+    done = run(project, "sync")
+    assert done.returncode == 1, done.stderr
+    assert OLD in done.stderr and "cannot be read as an event" in done.stderr and "Traceback" not in done.stderr
