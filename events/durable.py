@@ -154,18 +154,22 @@ def read_event_file(path: str) -> bytes:
             raise OSError(errno.EINVAL, "not a regular file", path)
         if info.st_size > READ_LIMIT:
             raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than any event", path)
-        chunks: list[bytes] = []
-        left = READ_LIMIT + 1
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        # One read of the size fstat gave (a regular file reads short only at its end); more only
+        # if it grew meanwhile, and never past the limit.
+        raw = os.read(fd, info.st_size + 1)
+        if len(raw) > info.st_size:
+            chunks = [raw]
+            total = len(raw)
+            while total <= READ_LIMIT:
+                chunk = os.read(fd, READ_LIMIT + 1 - total)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            raw = b"".join(chunks)
     finally:
         os.close(fd)
-    raw = b"".join(chunks)
-    if len(raw) > READ_LIMIT:  # grew while read
+    if len(raw) > READ_LIMIT:
         raise OSError(errno.EFBIG, "more than any event", path)
     return raw
 
