@@ -307,10 +307,32 @@ def parse_config(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as error:
+        if _has_comments(text):
+            raise UsageError("it holds comments (JSON with comments, which Gemini CLI and editors accept): "
+                             "install cannot merge into it and keep them; remove the comments, or add the "
+                             "hooks by hand as docs/adapters.md shows") from None
         raise UsageError(f"it is not valid JSON ({error})") from None
     if not isinstance(value, dict):
         raise UsageError("it does not hold a JSON object")
     return value
+
+
+def _has_comments(text: str) -> bool:
+    """Whether JSON text holds a `//` or `/*` comment outside its strings."""
+    in_string = escaped = False
+    for here, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "/" and text[here + 1:here + 2] in ("/", "*"):
+            return True
+    return False
 
 
 def render_config(config: dict[str, Any], original: str | None) -> str:

@@ -192,7 +192,9 @@ def test_user_scope(proj: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(("harness", "text", "expected"), [
     ("cursor", '{"version": 1, "hooks": [1]}', "is not a JSON object"),
     ("cursor", '{"version": 1, "hooks": {"stop": {"command": "x"}}}', "is not a JSON array"),
-    ("gemini", '{"model": {}, // a comment\n}', "not valid JSON"),
+    ("gemini", '{"model": {}, // a comment\n}', "holds comments"),
+    ("gemini", '/* settings */ {"model": {}}', "holds comments"),
+    ("gemini", '{"url": "http://x//y", "a": 1,}', "not valid JSON"),  # `//` in a string is no comment
     ("gemini", "[]", "does not hold a JSON object"),
 ])
 def test_unreadable_settings_are_refused_untouched(proj: Path, capsys: Capture, harness: str, text: str,
