@@ -90,6 +90,12 @@ def common_flags() -> argparse.ArgumentParser:
     return parent
 
 
+def add_time_window(parser: argparse.ArgumentParser) -> None:
+    """--since and --until, as the commands that read a window of the log take them (recall.service.time_bound)."""
+    parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")
+    parser.add_argument("--until", metavar="T", help="only events at or before T: an ISO time or a duration")
+
+
 def identity_flags() -> argparse.ArgumentParser:
     """Who is writing: flags, else CONTINUITY_* environment variables."""
     parent = Parser(add_help=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, bounded_int, open_store
+from continuity.cli.common import Output, add_time_window, bounded_int, open_store
 from continuity.recall.plain import LIMIT_MAX
 
 
@@ -22,8 +22,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--kind", action="append", metavar="K",
                         help="only events of this kind (work.logged) or family (handoff); repeatable")
     parser.add_argument("--agent", metavar="A", help="only events written by this agent")
-    parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")
-    parser.add_argument("--until", metavar="T", help="only events at or before T: an ISO time or a duration")
+    add_time_window(parser)
     parser.add_argument("--limit", type=bounded_int(1, LIMIT_MAX), default=10, metavar="N",
                         help="at most N results (default 10)")
     parser.add_argument("--project", help="search this project (default: the store's, from config.json)")

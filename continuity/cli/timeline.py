@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, open_store
+from continuity.cli.common import Output, add_time_window, open_store
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -21,8 +21,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         ".agent/runtime-continuity/local/timeline.html (docs/recall.md).",
     )
     parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole)")
-    parser.add_argument("--since", metavar="T", help="only events at or after T: an ISO time or a duration (7d, 12h)")
-    parser.add_argument("--until", metavar="T", help="only events at or before T: an ISO time or a duration")
+    add_time_window(parser)
     parser.add_argument("--project", help="this project's events (default: the store's, from config.json)")
     parser.set_defaults(handler=_timeline)
 
