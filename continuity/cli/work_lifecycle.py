@@ -46,14 +46,14 @@ def _runtime(store: Any, args: argparse.Namespace, as_of: str | None) -> tuple[d
     try:
         project = args.project or store.reading_project()[0]
         state, warnings, _ = workstreams_state(store, project, as_of=as_of)
+        warn(warnings)
+        doc = runtime_document(state, project)
+        healthy = live_status(store, project, state, doc, observation) if observation is not None \
+            else not doc["problems"]
     except BaseException:
-        if observation is not None:
+        if observation is not None:  # no git left running behind an error
             observation.cancel()
         raise
-    warn(warnings)
-    doc = runtime_document(state, project)
-    healthy = live_status(store, project, state, doc, observation) if observation is not None \
-        else not doc["problems"]
     return doc, healthy, warnings
 
 
