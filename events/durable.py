@@ -147,31 +147,7 @@ def read_event_file(path: str) -> bytes:
     FIFO, a device, a symlink to /dev/zero, a huge file) is an unreadable event for the
     reader, which names it, never a hang or an unbounded read.
     """
-    fd = os.open(path, osfs.READ | osfs.NONBLOCK)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if info.st_size > READ_LIMIT:
-            raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than any event", path)
-        # One read of the size fstat gave (a regular file reads short only at its end); more only
-        # if it grew meanwhile, and never past the limit.
-        raw = os.read(fd, info.st_size + 1)
-        if len(raw) > info.st_size:
-            chunks = [raw]
-            total = len(raw)
-            while total <= READ_LIMIT:
-                chunk = os.read(fd, READ_LIMIT + 1 - total)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-            raw = b"".join(chunks)
-    finally:
-        os.close(fd)
-    if len(raw) > READ_LIMIT:
-        raise OSError(errno.EFBIG, "more than any event", path)
-    return raw
+    return osfs.read_regular(path, follow=False, limit=READ_LIMIT)
 
 
 def _is_day(entry: str) -> bool:

@@ -36,8 +36,9 @@ DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 BINARY: int = getattr(os, "O_BINARY", 0)
 NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 
-#: Open an existing file to read; a symlink is refused where the platform can say so.
-READ = os.O_RDONLY | CLOEXEC | NOFOLLOW | BINARY
+#: Open an existing file to read; a symlink is refused where the platform can say so, and a FIFO
+#: planted where a file belongs does not block the open (O_NONBLOCK changes nothing for a regular file).
+READ = os.O_RDONLY | CLOEXEC | NOFOLLOW | BINARY | NONBLOCK
 #: Open or create a file to read and write in place (locks, hints, saved models).
 UPDATE = os.O_RDWR | os.O_CREAT | CLOEXEC | NOFOLLOW | BINARY
 #: Create a new file, truncating any old one (temp files that are renamed or linked into place).
@@ -130,6 +131,44 @@ else:
             yield
         finally:
             os.close(fd)
+
+
+def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, opened without blocking (OSError when it is anything else).
+
+    A FIFO, a device or a folder where a store file belongs (planted, or a symlink to
+    /dev/zero) is refused at once instead of blocking or being read without end; `follow`
+    False refuses a symlink too; `limit` refuses a bigger file before reading it. Reads
+    of a regular file are one call of the size fstat gave (more only if it grew).
+    """
+    import errno
+    import stat
+
+    fd = os.open(path, READ if not follow else os.O_RDONLY | CLOEXEC | BINARY | NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder", os.fspath(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if limit is not None and info.st_size > limit:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than expected", os.fspath(path))
+        raw = os.read(fd, info.st_size + 1)
+        if len(raw) > info.st_size:
+            chunks = [raw]
+            total = len(raw)
+            while limit is None or total <= limit:
+                chunk = os.read(fd, (limit + 1 - total) if limit is not None else 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            raw = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if limit is not None and len(raw) > limit:
+        raise OSError(errno.EFBIG, "more than expected", os.fspath(path))
+    return raw
 
 
 def link(source: str, target: str) -> None:

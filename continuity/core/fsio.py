@@ -103,9 +103,8 @@ def write_if_changed(
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.read() == data:
-                return False
+        if osfs.read_regular(path) == data:
+            return False
     except FileNotFoundError:
         pass
     except IsADirectoryError:
@@ -120,8 +119,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     import msgspec
 
     try:
-        with open(path, "rb") as handle:
-            return msgspec.json.decode(handle.read())
+        return msgspec.json.decode(osfs.read_regular(path))
     except (OSError, msgspec.DecodeError):
         return None
 

@@ -11,6 +11,7 @@ import orjson
 from continuity.core.errors import ConfigBroken, UsageError
 from continuity.core.fsio import schema_json, write_if_changed
 from continuity.core.store import Store, check_project_name, project_name_for
+from events import osfs
 from events.errors import ContinuityError, WriteFailed
 
 LANGUAGES = ("en", "zh")
@@ -114,10 +115,12 @@ def ignore_store_in_project(root: str) -> None:
     """
     path = os.path.join(root, ".gitignore")
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = osfs.read_regular(path).decode("utf-8", "replace")
     except FileNotFoundError:
         text = ""
+    except OSError as error:  # a folder or a FIFO where .gitignore belongs: say so, change nothing
+        reason = error.strerror or error
+        raise WriteFailed(f"{path} cannot be read ({reason}): the store was not added to it") from None
     if any(line.strip() in _IGNORES_STORE for line in text.splitlines()):
         return
     lead = "\n" if text and not text.endswith("\n") else ""

@@ -13,6 +13,7 @@ from typing import Any
 
 from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
+from events import osfs
 from events.errors import ContinuityError, StoreUnsafe, WriteFailed
 
 STORE_PARTS = (".agent", "runtime-continuity")
@@ -87,8 +88,7 @@ class Store:
         from events.plain import loads  # reads what msgspec reads, without loading it (the plain append path)
 
         try:
-            with open(self.config_path, "rb") as handle:
-                raw = handle.read()
+            raw = osfs.read_regular(self.config_path)
         except FileNotFoundError:
             return {}, f"{self.config_path} is missing"
         except OSError as error:
@@ -151,8 +151,7 @@ class Store:
         host = os.uname().nodename
         node_path = os.path.join(self.local_dir, "node")
         try:
-            with open(node_path) as handle:
-                node, _, made_on = handle.read().strip().partition(" ")
+            node, _, made_on = osfs.read_regular(node_path).decode().strip().partition(" ")
             if made_on == host and _NODE.fullmatch(node):
                 return node
         except (OSError, UnicodeDecodeError):

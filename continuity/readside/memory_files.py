@@ -15,6 +15,7 @@ from typing import Any
 from continuity.core.fsio import write_atomic, write_if_changed
 from continuity.core.store import Store
 from continuity.readside.catchup import Outcome, catch_up, save
+from events import osfs
 from events.base import Event
 from projections.memories import Memory
 from projections.readmodel import Projects
@@ -98,9 +99,8 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
         _prune(store, state, writer)
     mark_path = os.path.join(store.local_dir, MARK)
     try:
-        with open(mark_path) as handle:
-            written = handle.read().strip()
-    except OSError:
+        written = osfs.read_regular(mark_path).decode().strip()
+    except (OSError, UnicodeDecodeError):
         written = ""
     if full or not os.path.isdir(os.path.join(store.path, MEMORIES_DIR)):
         written = ""

@@ -18,6 +18,7 @@ from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
 from continuity.sessions.templates import render_archive_markdown, render_seed_markdown
+from events import osfs
 from events.base import Event
 from events.errors import ContinuityError
 from projections.archives import ArchivesState
@@ -138,8 +139,7 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
         os.symlink(relative, temp)
         os.replace(temp, link)
     except OSError:
-        with open(target, "rb") as handle:
-            write_if_changed(link, handle.read())
+        write_if_changed(link, osfs.read_regular(target))
 
 
 def refresh(

@@ -88,8 +88,7 @@ def sync_lock(store: Store) -> contextlib.AbstractContextManager[None]:
 def load_marks(store: Store, ref: str, commit: str | None) -> dict[str, int]:
     """Day -> mtime of days wholly on the branch at `commit` (empty when saved for another commit)."""
     try:
-        with open(os.path.join(store.local_dir, MARKS_NAME), "rb") as handle:
-            saved = orjson.loads(handle.read())
+        saved = orjson.loads(osfs.read_regular(os.path.join(store.local_dir, MARKS_NAME)))
         if commit is not None and saved.get("ref") == ref and saved.get("commit") == commit:
             return {str(day): int(mtime) for day, mtime in saved["days"].items()}
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):

@@ -19,7 +19,7 @@ import msgspec
 
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
-from events import clock, names
+from events import clock, names, osfs
 from events.filelog import list_days
 
 STATE_NAME = "sync-state.json"
@@ -63,8 +63,7 @@ def offline_marker(store: Store) -> str:
 def load(store: Store) -> SyncState | None:
     """The saved state, or None when no sync has run here (or the file is unreadable)."""
     try:
-        with open(state_path(store), "rb") as handle:
-            return msgspec.json.decode(handle.read(), type=SyncState)
+        return msgspec.json.decode(osfs.read_regular(state_path(store)), type=SyncState)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
@@ -145,8 +144,7 @@ def _node(name: str) -> str:
 def read_node(store: Store) -> str | None:
     """This store's node id, without creating one (status never writes)."""
     try:
-        with open(os.path.join(store.local_dir, "node"), encoding="ascii") as handle:
-            node = handle.read().strip().partition(" ")[0]
+        node = osfs.read_regular(os.path.join(store.local_dir, "node")).decode("ascii").strip().partition(" ")[0]
     except (OSError, UnicodeDecodeError):
         return None
     return node if names.NODE_PATTERN.match(node) else None

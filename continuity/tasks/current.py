@@ -13,6 +13,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from events import osfs
+
 if TYPE_CHECKING:
     from continuity.core.identity import Identity
 
@@ -32,8 +34,7 @@ def hint_path(local_dir: str, session_id: str | None) -> str:
 def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | None] | None:
     """(run id, task id) of the session's current run, or None (a missing or odd hint is no run)."""
     try:
-        with open(hint_path(local_dir, session_id), "rb") as handle:
-            parts = handle.read(400).decode("utf-8", "replace").split()
+        parts = osfs.read_regular(hint_path(local_dir, session_id), limit=400).decode("utf-8", "replace").split()
     except (OSError, ValueError):
         return None
     if not parts or len(parts) > 2:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 
+from events import osfs
 from events.plain import Unsure, complete
 
 TYPE_CHECKING = False
@@ -108,8 +109,7 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
 
 def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
     try:
-        with open(path, "rb") as handle:
-            there = json.loads(handle.read())
+        there = json.loads(osfs.read_regular(path))
         return bool((there["created_at"], there["task"], there["checkpoint_id"]) > key)
     except (OSError, ValueError, TypeError, KeyError):
         return False
