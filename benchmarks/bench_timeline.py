@@ -26,7 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
-from benchmarks.bench_projections import BENCH_HOME, EXE, START_US, STEP_US, env_for  # noqa: E402
+from benchmarks.bench_projections import (  # noqa: E402
+    BENCH_HOME,
+    EXE,
+    START_US,
+    STEP_US,
+    decode_floor,
+    env_for,
+)
 from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
 
 AGENTS = (("ann", "claude-code"), ("bob", "codex"), ("carl", "cursor"), ("dana", "claude-code"))
@@ -86,18 +93,7 @@ def generate(size: int) -> Path:
 
 def floor_of(root: Path) -> float:
     """List, read and decode every event file (bench_projections' rebuild floor), in seconds."""
-    from continuity.core.store import Store
-    from events.codec import default_codec
-    from events.filelog import list_days
-
-    store, codec = Store(root), default_codec()
-    start = time.perf_counter()
-    for day in list_days(store.events_dir):
-        folder = os.path.join(store.events_dir, day)
-        for name in sorted(os.listdir(folder)):
-            with open(os.path.join(folder, name), "rb") as handle:
-                codec.decode(handle.read())
-    return time.perf_counter() - start
+    return decode_floor(root)
 
 
 def in_process(root: Path, out: str) -> float:
