@@ -6,6 +6,7 @@ Paths are plain strings: this module is on the hook path (the node id is written
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from typing import Any
 
@@ -110,6 +111,9 @@ def write_if_changed(
     except IsADirectoryError:
         if not os.path.islink(path):
             os.rmdir(path)  # OSError when it holds anything: the caller warns
+    except OSError as error:
+        if error.errno != errno.EINVAL:  # EINVAL: a FIFO or a device stands there, which the rename replaces
+            raise
     write_atomic(path, data, durable=durable, make_parents=True, within=within)
     return True
 

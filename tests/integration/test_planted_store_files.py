@@ -81,3 +81,15 @@ def test_init_with_a_fifo_for_gitignore_says_so(tmp_path: Path) -> None:
     done = run(root, "init", "--project", "demo")
     assert done.returncode == 5 and ".gitignore" in done.stderr and done.stderr.count("\n") == 1
     assert (root / ".gitignore").is_fifo()
+
+
+@pytest.mark.parametrize("relative", ["state.json", "projects.json", "archives/latest.json"])
+def test_a_derived_file_replaced_by_a_fifo_is_repaired(project: Path, relative: str) -> None:
+    """Derived documents are continuity's own: the next write puts the document back in the FIFO's place."""
+    assert run(project, "archive", "--gate", "agent", "--reason", "end of day").returncode == 0
+    path = project / STORE / relative
+    expected = path.read_bytes()
+    replace_with_fifo(path)
+    done = run(project, "rebuild")
+    assert done.returncode == 0, done.stderr
+    assert not path.is_fifo() and path.read_bytes() == expected
