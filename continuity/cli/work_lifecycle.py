@@ -87,14 +87,13 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.sync.health import offline_marker
     from continuity.workstreams.decide import require_members
-    from continuity.workstreams.membership import load, member_repository
-    from continuity.workstreams.service import after_write, checkpoint_facts, workstreams_state
+    from continuity.workstreams.membership import member_repository
+    from continuity.workstreams.service import after_write, checkpoint_facts, membership_of, workstreams_state
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
     state, _, _ = workstreams_state(store, project)
-    membership = load(store.root, store.config, project,
-                      state.checkpoint.repository if state.checkpoint is not None else None)
+    membership = membership_of(store, project, state)
     facts = checkpoint_facts(store, bind=False)
     if membership.managed and membership.repository is None:
         from continuity.workstreams.rules import refuse
@@ -154,14 +153,12 @@ def _fetch(store: Any) -> str | None:
 def _audit(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.workstreams.audit import audit
-    from continuity.workstreams.membership import load
-    from continuity.workstreams.service import workstreams_state
+    from continuity.workstreams.service import membership_of, workstreams_state
 
     store = open_store(args)
     project = args.project or store.reading_project()[0]
     state, _, _ = workstreams_state(store, project)
-    membership = load(store.root, store.config, project,
-                      state.checkpoint.repository if state.checkpoint is not None else None)
+    membership = membership_of(store, project, state)
     report = audit(store.root, project, membership)
     lines = [f"audit of {report['registry'] or 'no registry (repositories/repositories.yaml): membership not managed'}"]
     lines += [f"- {entry['id']} ({entry['role'] or '-'}): {entry['status']} at {entry['path']}"

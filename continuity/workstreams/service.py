@@ -15,6 +15,7 @@ from projections.workstreams import MODEL, WorkstreamsState, active
 if TYPE_CHECKING:
     from continuity.workstreams.decide import Facts
     from continuity.workstreams.fingerprint import Observation
+    from continuity.workstreams.membership import Membership
 
 NAMES = ("workstreams",)
 
@@ -60,6 +61,14 @@ def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
                  members=frozen_members(membership), membership_problem=membership.problem)
 
 
+def membership_of(store: Store, project: str, state: WorkstreamsState) -> Membership:
+    """This clone's membership, falling back on the repository the newest checkpoint named."""
+    from continuity.workstreams.membership import load
+
+    return load(store.root, store.config, project,
+                state.checkpoint.repository if state.checkpoint is not None else None)
+
+
 def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[str, Any],
                 observation: Observation | None = None) -> bool:
     """Add the live views to a runtime document: validation freshness, context state, membership; healthy?
@@ -70,7 +79,7 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     """
     from continuity.workstreams.context_state import decide_state, observe_context
     from continuity.workstreams.fingerprint import freshness, observe
-    from continuity.workstreams.membership import diagnostics, load
+    from continuity.workstreams.membership import diagnostics
 
     live = observation.result() if observation is not None else observe(store.root)
     doc["validationFreshness"] = {
@@ -78,8 +87,7 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
         "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
     context = observe_context(store)
     doc["contextState"] = decide_state(context)
-    membership = load(store.root, store.config, project,
-                      state.checkpoint.repository if state.checkpoint is not None else None)
+    membership = membership_of(store, project, state)
     ws = active(state)
     doc["membership"] = diagnostics(membership, [r.repository for r in ws.repositories] if ws else [])
     return not doc["problems"] and doc["membership"]["healthy"]
