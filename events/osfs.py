@@ -23,7 +23,9 @@ Standard library only: the plain append path (events/plain.py) imports this modu
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -141,9 +143,6 @@ def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: in
     False refuses a symlink too; `limit` refuses a bigger file before reading it. Reads
     of a regular file are one call of the size fstat gave (more only if it grew).
     """
-    import errno
-    import stat
-
     fd = os.open(path, READ if not follow else os.O_RDONLY | CLOEXEC | BINARY | NONBLOCK)
     try:
         info = os.fstat(fd)
