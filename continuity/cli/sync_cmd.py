@@ -11,11 +11,13 @@ from continuity.cli.output import warn
 
 SYNC_DESCRIPTION = (
     "Exchange events with a git remote through the continuity branch (default `continuity`, "
-    "`sync_branch` in config.json), whose tree is events/<YYYYMMDD>/<event file>. Records local "
-    "events not yet on the branch, fetches the remote's branch, adds its events to the store "
+    "`sync_branch` in config.json), whose tree is events/<YYYYMMDD>/<event file>, and one ref per "
+    "clone beside it (refs/continuity/<branch>/nodes/<node>). Records local events not yet on the "
+    "branch, fetches the remote's branch and the clones' refs, adds their events to the store "
     "(a name with two contents is refused, nothing changed), commits the union as a merge, pushes "
-    "without force (retrying when the remote moved) and catches the projections up. Only git "
-    "plumbing is used: HEAD, the index, the work tree and the stash are never touched."
+    "without force to this clone's ref (never contended) and to the branch (best effort: another "
+    "clone may move it first) and catches the projections up. Only git plumbing is used: HEAD, "
+    "the index, the work tree and the stash are never touched."
 )
 CLONE_DESCRIPTION = (
     "On a fresh clone of the code: fetch the remote's continuity branch, create the store if "
@@ -67,7 +69,9 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
         if news is not None:
             news.close()
     warn(report.warnings)
-    pushed = "pushed" if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push"
+    pushed = ("pushed" if report.branch_updated else
+              "pushed to this clone's ref (the shared branch moved meanwhile: a later sync brings it up to date)"
+              if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push")
     forks = f", joined {report.forks} fork(s)" if report.forks else ""
     text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
             f"added {report.added_remote} from the remote{forks}; {pushed}")

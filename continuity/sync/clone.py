@@ -1,4 +1,4 @@
-"""`continuity clone-store`: a fresh clone of the code resumes from the remote's continuity branch.
+"""`continuity clone-store`: a fresh clone of the code resumes from the remote's continuity branch and node refs.
 
 A remote URL that embeds credentials is refused before anything is fetched or written, so
 no secret reaches config.json; a configured git remote is remembered by its name.
@@ -15,7 +15,7 @@ from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.engine import Progress, sync, tracking_ref
+from continuity.sync.engine import Progress, nodes_folder, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
@@ -36,13 +36,15 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     branch_name = branch_of(store, branch)
     remote_name = remote_of(store, remote)
     warnings = guard_remote(repo, remote_name)
-    tip = repo.fetch(remote_name, branch_name, tracking_ref(repo, remote_name, branch_name))
-    if tip is None:
+    nodes = nodes_folder(repo, remote_name, branch_name)
+    tip = repo.fetch(remote_name, branch_name, tracking_ref(repo, remote_name, branch_name), nodes)
+    heads = [commit for _, commit in sorted(repo.refs_under(nodes).items())]
+    if tip is None and not heads:
         raise UsageError(f"{mask_url(remote_name)!r} has no branch {branch_name!r}: nothing to clone (start one with "
                          "`continuity init` and `continuity sync`)")
     initialized = not os.path.exists(store.config_path)
     if initialized:
-        project = _newest_project(repo, tip)
+        project = _newest_project(repo, [tip] if tip is not None else heads)
         try:
             store, _ = init_store(root, project=project, language=None)
         except UsageError:  # a project name this version refuses: fall back to the folder's name
@@ -63,22 +65,28 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     }
 
 
-def _newest_project(repo: Repo, commit: str) -> str | None:
-    """The `project` of the newest event on a commit (None when it has none)."""
+def _newest_project(repo: Repo, commits: list[str]) -> str | None:
+    """The `project` of the newest event on these commits (None when they hold none)."""
     reader = ObjectReader(repo)
     try:
-        snapshot = read_snapshot(reader, commit)
-        for day in sorted(snapshot.days, reverse=True):
-            entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
-            if entries:
-                _, raw = reader.read(max(entries, key=lambda entry: entry.name).sha)
-                project = orjson.loads(raw).get("project")
-                return project if isinstance(project, str) and project else None
+        newest: tuple[str, str] | None = None  # (name, blob)
+        for commit in commits:
+            snapshot = read_snapshot(reader, commit)
+            for day in sorted(snapshot.days, reverse=True):
+                entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
+                if entries:
+                    entry = max(entries, key=lambda item: item.name)
+                    newest = max(newest or (entry.name, entry.sha), (entry.name, entry.sha))
+                    break
+        if newest is None:
+            return None
+        _, raw = reader.read(newest[1])
+        project = orjson.loads(raw).get("project")
+        return project if isinstance(project, str) and project else None
     except (orjson.JSONDecodeError, AttributeError):
         return None
     finally:
         reader.close()
-    return None
 
 
 def _remember(store: Store, branch: str, remote: str) -> Store:

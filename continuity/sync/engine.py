@@ -3,15 +3,26 @@
 1. Record: local event files the branch lacks become one commit on `refs/heads/<branch>`
    (blobs by `hash-object`, or one pack by `fast-import` when there are many; only the
    changed day trees by `mktree`; `commit-tree`; `update-ref` with the expected old value).
-2. Fetch the remote's branch into a tracking ref (`refs/remotes/<remote>/<branch>`).
-3. Union: compare the two commits day tree by day tree. One name with two contents
-   refuses the sync before anything changes. Remote events this store lacks are checked
-   against the hash in their names, made durable and linked into the events folder.
-4. Merge: a commit with both parents whose tree is the union (or a fast-forward).
-5. Push without force; a refusal by a remote that answered (it moved, its ref lock was
-   taken by another clone's push, a hook declined) goes back to 2 after an exponential
-   backoff with full jitter, until `sync_retry_seconds` (config.json, default 60) run out:
-   then SyncGaveUp (exit 10), the events safe locally. A transport failure is exit 8.
+2. Fetch, in one `git fetch`, the remote's branch into a tracking ref
+   (`refs/remotes/<remote>/<branch>`) and the clones' own refs of that branch
+   (`refs/continuity/<branch>/nodes/<node>`, one per clone) into
+   `refs/continuity-nodes/<remote>/<branch>/`.
+3. Union: compare the commits day tree by day tree: the branch first, then the node refs
+   that moved since this clone last took them in (`local/sync-nodes.json`). One name with
+   two contents refuses the sync before anything changes. Remote events this store lacks
+   are checked against the hash in their names, made durable and linked into the events
+   folder.
+4. Merge: a commit whose parents are the branch and the remote's branch, whose tree is the
+   union (or a fast-forward).
+5. Push without force, in one `git push`, to this clone's node ref and to the shared
+   branch. The node ref is this clone's alone, so it is never contended: once it lands,
+   the events are on the remote, whatever happens to the branch. The branch is shared:
+   when another clone moved it first, the sync still succeeds and the branch catches up
+   at a later sync (any clone's), which takes in the node refs. A refused node ref (a
+   declining hook, a copy of this store pushing the same node) goes back to 2 after an
+   exponential backoff with full jitter, until `sync_retry_seconds` (config.json, default
+   60) run out: then SyncGaveUp (exit 10), the events safe locally. A transport failure is
+   exit 8.
 6. Projections catch up: events that arrived "in the past" trigger their rebuild rule.
 
 Each sync's outcome is kept in `local/sync-state.json` (health.py) for `sync --status`.
@@ -32,11 +43,21 @@ from continuity.core.errors import SyncGaveUp, UsageError
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.git import NETWORK_TIMEOUT, Repo
+from continuity.sync.git import NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
 from continuity.sync.settings import branch_of, remote_of
-from continuity.sync.tree import Snapshot, Union, day_entries, is_event, plan_union, read_snapshot, write_root
+from continuity.sync.tree import (
+    Snapshot,
+    Union,
+    day_entries,
+    is_event,
+    plan_union,
+    plan_union_many,
+    read_snapshot,
+    write_root,
+)
 from events.errors import WriteFailed
+from events.names import NODE_PATTERN
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
 BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
@@ -58,6 +79,7 @@ class SyncReport(msgspec.Struct, kw_only=True):
     added_local: int = 0
     added_remote: int = 0
     pushed: bool = False
+    branch_updated: bool = False
     merged: bool = False
     forks: int = 0
     attempts: int = 0
@@ -66,15 +88,26 @@ class SyncReport(msgspec.Struct, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
-def tracking_ref(repo: Repo, remote: str, branch: str) -> str:
-    """Where the remote's branch is fetched to: `refs/remotes/<remote>/<branch>`, or a private ref for a URL."""
+def _remote_key(repo: Repo, remote: str) -> tuple[str, bool]:
+    """(the name refs use for a remote: its own name, or a digest of a URL; True when it is a named remote)."""
     if remote in repo.remotes():
-        return f"refs/remotes/{remote}/{branch}"
+        return remote, True
     if "/" in remote or ":" in remote or os.path.isdir(remote):
-        return f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}"
+        return hashlib.sha1(remote.encode()).hexdigest()[:12], False
     shown = mask_url(remote)
     raise UsageError(f"no git remote named {shown!r} (add one with `git remote add {shown} URL`, "
                      "or pass --remote NAME)")
+
+
+def tracking_ref(repo: Repo, remote: str, branch: str) -> str:
+    """Where the remote's branch is fetched to: `refs/remotes/<remote>/<branch>`, or a private ref for a URL."""
+    key, named = _remote_key(repo, remote)
+    return f"refs/remotes/{key}/{branch}" if named else f"refs/continuity/{key}/{branch}"
+
+
+def nodes_folder(repo: Repo, remote: str, branch: str) -> str:
+    """Where the remote's node refs of a branch are fetched to: `refs/continuity-nodes/<remote>/<branch>`."""
+    return f"refs/continuity-nodes/{_remote_key(repo, remote)[0]}/{branch}"
 
 
 class Syncer:
@@ -88,6 +121,9 @@ class Syncer:
         self.remote = remote
         self.shown = mask_url(remote)  # how the remote appears in reports and messages
         self._tracking: str | None = None  # asked of git when first needed (export never needs it)
+        self._nodes: str | None = None
+        self.node = store.node()
+        self.node_ref = f"{node_refs(branch)}/{self.node}"  # this clone's own ref on the remote
         self.progress = progress
         self.reader = ObjectReader(repo)
         self.report = SyncReport(branch=branch, remote=self.shown)
@@ -96,7 +132,8 @@ class Syncer:
         self.retry_seconds = retry_seconds_of(store)
         self.recorded_through: str | None = None  # this node's newest event on the branch
         self.restored = False
-        self.in_sync = False  # the remote holds the branch's tip
+        self.in_sync = False  # the remote's branch holds the branch's tip
+        self.delivered = False  # the remote holds every event of the branch's tip (on its branch or a node ref)
 
     @property
     def tracking(self) -> str:
@@ -104,6 +141,13 @@ class Syncer:
         if self._tracking is None:
             self._tracking = tracking_ref(self.repo, self.remote, self.branch)
         return self._tracking
+
+    @property
+    def nodes(self) -> str:
+        """Where the remote's node refs are fetched to (nodes_folder)."""
+        if self._nodes is None:
+            self._nodes = nodes_folder(self.repo, self.remote, self.branch)
+        return self._nodes
 
     def close(self) -> None:
         """End the git process."""
@@ -156,7 +200,38 @@ class Syncer:
         self._move(self.repo.commit_tree(tree, parents, f"continuity: record {count} events from node {node}"))
         return count
 
-    def union_with(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
+    def union_with(self, remote_tip: str | None, fresh: dict[str, str]) -> tuple[str | None, list[Union]]:
+        """The commit that unites the branch with the remote's branch and the fresh node refs; the unions behind it.
+
+        The remote's branch first (a merge of the two, or a fast-forward), then the node refs
+        that moved since this clone last took them in: one more commit on top when they hold
+        events the first union lacks (its parents: the first union, and this clone's own node
+        ref when a copy of the store pushed it and it is not an ancestor yet).
+        """
+        target, union = self._union_branch(remote_tip)
+        unions = [union] if union is not None else []
+        others = [fresh[node] for node in sorted(fresh)]
+        if target is None and others:  # no branch anywhere yet: one node ref is the base
+            target, others = others[0], others[1:]
+        if not others:
+            return target, unions
+        assert target is not None
+        self._fresh_reader()
+        base = read_snapshot(self.reader, target)
+        snapshots = [read_snapshot(self.reader, commit) for commit in others]
+        joined = plan_union_many(self.reader, base, snapshots)
+        parents = [target]
+        own = fresh.get(self.node)
+        if own is not None and own != target and not self.repo.is_ancestor(own, target):
+            parents.append(own)
+        if not joined.incoming and not joined.skipped and len(parents) == 1:
+            return target, unions
+        tree = self._write_root([base, *snapshots], joined.days)
+        message = f"continuity: union with {len(others)} clones' refs on {self.shown} ({len(joined.incoming)} events)"
+        unions.append(joined)
+        return self.repo.commit_tree(tree, parents, message), unions
+
+    def _union_branch(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
         """The commit that unites the branch with the remote's tip, and the union behind it.
 
         Writes git objects only (day trees, a merge commit): the store and the branch's ref
@@ -177,45 +252,61 @@ class Syncer:
         message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
         return self.repo.commit_tree(tree, [tip, remote_tip], message), union
 
-    def land(self, target: str | None, union: Union | None) -> int:
-        """Bring the union's remote events into the store, then move the branch to `target`; how many added."""
+    def land(self, target: str | None, unions: list[Union]) -> int:
+        """Bring the unions' remote events into the store, then move the branch to `target`; how many added."""
         if target is None or target == self.tip:
             return 0
+        added = 0
         if self.tip is None:
             added = self.restore(target)
             self.restored = True
-        elif union is not None:
-            self.report.warnings.extend(f"not an event file, left on the branch only: {path}"
-                                        for path in union.skipped[:5])
-            added = self._bring_in(union.incoming, union.local_only)
-            self.report.merged = target != self.report.remote_commit
         else:
-            added = 0
+            for union in unions:
+                self.report.warnings.extend(f"not an event file, left on the branch only: {path}"
+                                            for path in union.skipped[:5])
+                added += self._bring_in(union.incoming, union.local_only)
+            self.report.merged = bool(unions) and target != self.report.remote_commit
         self._move(target)
         return added
 
     def run(self, *, push: bool, restore: bool) -> None:
-        """Record, then fetch, unite and push until the push lands or the retry time runs out."""
+        """Record, then fetch, unite and push until this clone's node ref lands or the retry time runs out."""
         report = self.report
         report.added_local = self.record()
         deadline = time.monotonic() + self.retry_seconds
+        seen = files.load_seen(self.store, self.nodes)
         while True:
             report.attempts += 1
-            remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking)
+            remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking, self.nodes)
             report.remote_commit = remote_tip
-            target, union = self.union_with(remote_tip)
+            fresh = {node: commit for node, commit in self.repo.refs_under(self.nodes).items()
+                     if NODE_PATTERN.match(node) and commit not in (seen.get(node), self.tip, remote_tip)}
+            target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
-                report.added_remote += self.land(target, union)
-                self.in_sync = target is not None and target == remote_tip
+                report.added_remote += self.land(target, unions)
+                self.in_sync = self.delivered = target is not None and target == remote_tip
+                files.save_seen(self.store, self.nodes, {**seen, **fresh})
                 break
             self._say(report.added_local, f"pushing to {self.shown}/{self.branch}")
-            refused = self.repo.push(self.remote, target, self.branch)
-            if refused is None:
-                report.added_remote += self.land(target, union)
-                report.pushed = self.in_sync = True
-                report.remote_commit = target
-                with contextlib.suppress(WriteFailed):
-                    self.repo.update_ref(self.tracking, target, remote_tip)
+            outcome = self.repo.push_refs(self.remote, [(target, self.node_ref), (target, self.ref)])
+            refused = outcome[self.node_ref]
+            if refused is None or outcome[self.ref] is None:  # either ref holds the union now
+                report.added_remote += self.land(target, unions)
+                report.pushed = self.delivered = True
+                report.branch_updated = self.in_sync = outcome[self.ref] is None
+                if self.in_sync:
+                    report.remote_commit = target
+                    with contextlib.suppress(WriteFailed):
+                        self.repo.update_ref(self.tracking, target, remote_tip)
+                if refused is None:
+                    with contextlib.suppress(WriteFailed):
+                        self.repo.update_ref(f"{self.nodes}/{self.node}", target, fresh.get(self.node)
+                                             or self.repo.rev(f"{self.nodes}/{self.node}"))
+                    fresh = {**fresh, self.node: target}
+                else:  # a server that takes branches only (some forges): the branch carried it
+                    report.warnings.append(f"{self.shown} refused this clone's ref {self.node_ref} ({refused}); "
+                                           "the branch carried the events")
+                files.save_seen(self.store, self.nodes, {**seen, **fresh})
                 break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -329,10 +420,10 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
 def _remember_success(store: Store, syncer: Syncer) -> None:
     report = syncer.report
     state = health.load(store) or health.SyncState()
-    if syncer.in_sync and syncer.recorded_through is not None:
+    if syncer.delivered and syncer.recorded_through is not None:
         state.pushed_through = syncer.recorded_through
     state.last_success = health.Outcome(at=_now_iso(), remote=report.remote, branch=report.branch,
-                                        commit=report.commit, pushed=syncer.in_sync)
+                                        commit=report.commit, pushed=syncer.delivered)
     health.save(store, state)
 
 

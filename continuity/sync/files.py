@@ -103,6 +103,32 @@ def save_marks(store: Store, ref: str, commit: str | None, days: dict[str, int])
         write_atomic(os.path.join(store.local_dir, MARKS_NAME), data, durable=False)
 
 
+SEEN_NAME = "sync-nodes.json"
+
+
+def load_seen(store: Store, folder: str) -> dict[str, str]:
+    """Node -> the commit of its node ref that this store last took in, for one remote's branch (`folder`)."""
+    try:
+        saved = orjson.loads(osfs.read_regular(os.path.join(store.local_dir, SEEN_NAME)))
+        return {str(node): str(commit) for node, commit in saved.get(folder, {}).items()}
+    except (OSError, orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return {}
+
+
+def save_seen(store: Store, folder: str, seen: dict[str, str]) -> None:
+    """Remember which node-ref commits are taken in (losing it only costs reading them again)."""
+    path = os.path.join(store.local_dir, SEEN_NAME)
+    try:
+        saved = orjson.loads(osfs.read_regular(path))
+        if not isinstance(saved, dict):
+            saved = {}
+    except (OSError, orjson.JSONDecodeError):
+        saved = {}
+    saved[folder] = dict(sorted(seen.items()))
+    with contextlib.suppress(OSError):
+        write_atomic(path, orjson.dumps(saved, option=orjson.OPT_SORT_KEYS), durable=False)
+
+
 # -- local events not on the branch --------------------------------------------------------
 def unrecorded(store: Store, on_branch: Callable[[str], set[str]],
                marks: dict[str, int]) -> tuple[dict[str, list[str]], dict[str, int]]:

@@ -196,40 +196,82 @@ class Repo:
         return result.stdout.decode().strip()
 
     # -- network ---------------------------------------------------------------------------
-    def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
-        """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch."""
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
-                              f"+refs/heads/{branch}:{tracking}", network=True)
+    def fetch(self, remote: str, branch: str, tracking: str, nodes: str | None = None) -> str | None:
+        """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch.
+
+        With `nodes` (a local ref folder), the remote's node refs of this branch
+        (`refs/continuity/<branch>/nodes/*`) come along in the same fetch, into `<nodes>/*`.
+        """
+        specs = [f"+refs/heads/{branch}:{tracking}"]
+        if nodes is not None:
+            specs.append(f"+{node_refs(branch)}/*:{nodes}/*")
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, *specs, network=True)
         if result.returncode == 0:
             return self.rev(tracking)
         if b"couldn't find remote ref" in result.stderr:
-            return None
+            if nodes is not None:  # no branch yet (node refs alone are not an error: a glob may match none)
+                result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, specs[1],
+                                      network=True)
+                if result.returncode == 0:
+                    return None
+            else:
+                return None
         raise RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: "
                                 f"{self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
 
-    def push(self, remote: str, commit: str, branch: str) -> str | None:
-        """Push `commit` to the remote's branch without force; None when done, else why it was refused.
+    def refs_under(self, folder: str) -> dict[str, str]:
+        """Refs directly under a folder of refs: last name part -> commit."""
+        listing = self.run("for-each-ref", "--format=%(objectname) %(refname)", f"{folder}/")
+        found = {}
+        for line in listing.decode(errors="replace").splitlines():
+            sha, _, ref = line.partition(" ")
+            name = ref[len(folder) + 1:]
+            if "/" not in name:
+                found[name] = sha
+        return found
 
-        A refusal by a remote that answered is returned for a retry: a fast-forward rejection
+    def push(self, remote: str, commit: str, branch: str) -> str | None:
+        """Push `commit` to the remote's branch without force; None when done, else why it was refused."""
+        return self.push_refs(remote, [(commit, f"refs/heads/{branch}")])[f"refs/heads/{branch}"]
+
+    def push_refs(self, remote: str, updates: list[tuple[str, str]]) -> dict[str, str | None]:
+        """Push commits to remote refs without force, in one connection; each ref -> None or why it was refused.
+
+        The refs move one by one (not atomically): one may land while another is refused. A
+        refusal by a remote that answered is returned for a retry: a fast-forward rejection
         (the remote moved), contention on its ref lock (`failed to update ref`, `cannot lock
         ref`, `incorrect old value`), a declining hook. Only a transport failure raises
         RemoteUnreachable. Hooks of the user's working branch are skipped (`--no-verify`):
-        this branch holds no code.
+        these refs hold no code.
         """
-        result = self.try_run("push", "--porcelain", "--no-verify", remote, f"{commit}:refs/heads/{branch}",
-                              network=True)
-        if result.returncode == 0:
-            return None
+        result = self.try_run("push", "--porcelain", "--no-verify", remote,
+                              *(f"{commit}:{ref}" for commit, ref in updates), network=True)
+        outcome: dict[str, str | None] = {}
         for line in result.stdout.decode(errors="replace").splitlines():
             flag, _, rest = line.partition("\t")
-            summary = rest.partition("\t")[2]
+            spec, _, summary = rest.partition("\t")
+            ref = spec.rpartition(":")[2]
+            if ref not in {wanted for _, wanted in updates}:
+                continue
             if flag == "!" and summary.startswith(("[rejected]", "[remote rejected]")):
-                return mask_text(summary, self.hidden)
-            if flag == "!":
+                outcome[ref] = mask_text(summary, self.hidden)
+            elif flag == "!":
                 raise RemoteUnreachable(f"push to {mask_url(remote)!r} refused: {mask_text(summary, self.hidden)}")
+            else:
+                outcome[ref] = None
+        if result.returncode == 0 and len(outcome) == len(updates):
+            return outcome
+        if len(outcome) == len(updates) and any(outcome.values()):
+            return outcome
         stderr = result.stderr.decode(errors="replace").lower()
         if any(sign in stderr for sign in CONTENTION_SIGNS):
-            return self.message(result.stderr)
+            reason = self.message(result.stderr)
+            return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def node_refs(branch: str) -> str:
+    """The remote's folder of per-clone refs for a continuity branch: `refs/continuity/<branch>/nodes`."""
+    return f"refs/continuity/{branch}/nodes"

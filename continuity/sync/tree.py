@@ -114,6 +114,47 @@ def plan_union(reader: ObjectReader, local: Snapshot, remote: Snapshot) -> Union
     return union
 
 
+def plan_union_many(reader: ObjectReader, base: Snapshot, others: list[Snapshot]) -> Union:
+    """The union of a base snapshot with several others (clones' node refs), day by day.
+
+    `incoming` holds the events the base lacks, each once; one name with two contents, in
+    any two of the snapshots, raises EventConflict. A day tree equal to the base's, or seen
+    already in another snapshot, is not read again.
+    """
+    union = Union()
+    for day in sorted(set(base.days).union(*(snapshot.days for snapshot in others))):
+        mine = base.days.get(day)
+        theirs = sorted({snapshot.days[day] for snapshot in others if day in snapshot.days} - {mine})
+        if not theirs:
+            union.days[day] = mine  # type: ignore[assignment]  # some snapshot has the day, and not another tree
+            continue
+        merged = day_entries(reader, mine)
+        added = False
+        for tree in theirs:
+            for name, entry in day_entries(reader, tree).items():
+                own = merged.get(name)
+                if own is None:
+                    merged[name] = entry
+                    added = True
+                    if is_event(day, entry):
+                        union.incoming.append((day, entry))
+                    else:
+                        union.skipped.append(f"{EVENTS}/{day}/{name}")
+                elif own.sha != entry.sha and is_event(day, entry):
+                    raise EventConflict(
+                        f"{EVENTS}/{day}/{name} has two contents on the remote (its branch and the clones' refs "
+                        "disagree: same name, other content): sync refused and changed nothing; run `continuity "
+                        "verify` on the clones"
+                    )
+        if not added:
+            union.days[day] = mine  # type: ignore[assignment]
+        elif mine is None and len(theirs) == 1:
+            union.days[day] = theirs[0]
+        else:
+            union.days[day] = list(merged.values())
+    return union
+
+
 def write_root(writer: TreeWriter, snapshots: Iterable[Snapshot], days: dict[str, str | list[Entry]]) -> str:
     """A root tree: the snapshots' root entries (the first one's win), with an events tree of `days`."""
     ordered = list(snapshots)[::-1]

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -209,7 +210,9 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert store_bytes(world.a) == before
     fresh = world.clone("fresh")
     code, error = cli("sync", "--root", str(fresh))
-    assert code == EXIT_INTEGRITY and victim.name in error["message"] and "hash in its name" in error["message"]
+    # the tampered branch and clone a's own ref on the remote disagree: refused before any file is written
+    assert code == EXIT_INTEGRITY and victim.name in error["message"]
+    assert "two contents on the remote" in error["message"]
     assert event_names(fresh) == []
 
 
@@ -227,30 +230,40 @@ def test_unreachable_remote_then_back(world: World) -> None:
     assert synced(world.b).added_remote == 1
 
 
-def test_push_race_is_retried_and_converges(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The remote moves between fetch and push: the rejected push refetches, merges again and lands."""
+def test_push_race_on_the_branch_still_delivers_through_the_node_ref(world: World,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared branch moves between fetch and push: this clone's own node ref still lands (exit 0, one
+    attempt, the events on the remote); the next sync of the other clone takes them in and moves the branch."""
     append(world.a, "a1")
     append(world.b, "b1")
-    real_push = Repo.push
-    raced: list[str | None] = []
+    real_push = Repo.push_refs
+    raced: list[dict[str, str | None]] = []
 
-    def push_after_b(self: Repo, remote: str, commit: str, branch: str) -> str | None:
+    def push_after_b(self: Repo, remote: str, updates: list[tuple[str, str]]) -> dict[str, str | None]:
         if Path(self.root) == world.a and not raced:
-            raced.append(None)
-            assert sync(Store(world.b)).pushed  # b wins the race
-        outcome = real_push(self, remote, commit, branch)
+            assert sync(Store(world.b)).branch_updated  # b wins the race for the branch
+        outcome = real_push(self, remote, updates)
         if Path(self.root) == world.a:
             raced.append(outcome)
         return outcome
 
-    monkeypatch.setattr(Repo, "push", push_after_b)
+    monkeypatch.setattr(Repo, "push_refs", push_after_b)
     report = synced(world.a)
-    assert raced[1] is not None and "rejected" in raced[1] and raced[-1] is None
-    assert report.attempts == 2 and report.pushed and report.added_remote == 1
+    [outcome] = raced
+    node_ref = next(ref for ref in outcome if ref.startswith("refs/continuity/continuity/nodes/"))
+    assert outcome[node_ref] is None and "rejected" in (outcome["refs/heads/continuity"] or "")
+    assert report.attempts == 1 and report.pushed and not report.branch_updated and report.added_remote == 0
     monkeypatch.undo()
-    synced(world.b)
+    assert git(world.remote, "for-each-ref", "--format=%(refname)", "refs/continuity/").split() == sorted(
+        [node_ref, f"refs/continuity/continuity/nodes/{Store(world.b).node()}"])
+    second = synced(world.b)  # a's event comes from a's node ref; the branch takes the union
+    assert second.added_remote == 1 and second.branch_updated
+    assert synced(world.a).added_remote == 1
     assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 2
     assert projections(world.a) == projections(world.b)
+    assert git(world.a, "rev-parse", "continuity") == git(world.remote, "rev-parse", "continuity")
+    status = cli("sync", "--status", "--root", str(world.a))[1]
+    assert status["waiting"] == 0
 
 
 def test_clone_store_resumes_on_a_fresh_clone(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -438,3 +451,84 @@ def test_a_lock_file_replaced_by_a_symlink_is_refused_not_followed(tmp_path: Pat
     with pytest.raises(StoreUnsafe, match="is a symlink") as refused, lock:
         pass
     assert refused.value.exit_code == 6 and not target.exists()
+
+
+# -- one ref per clone beside the shared branch ---------------------------------------------------
+def refuse_branch_updates(remote: Path) -> None:
+    """An `update` hook on the bare remote that declines every change to the shared branch (node refs pass)."""
+    hook = remote / "hooks" / "update"
+    hook.write_text('#!/bin/sh\ncase "$1" in refs/heads/continuity) echo "branch frozen" >&2; exit 1;; esac\n')
+    hook.chmod(0o755)
+
+
+def remote_refs(remote: Path) -> list[str]:
+    return git(remote, "for-each-ref", "--format=%(refname)", "refs/heads/continuity", "refs/continuity/").split()
+
+
+def test_each_clone_pushes_its_own_node_ref_and_the_branch(world: World) -> None:
+    """A sync pushes the union to `refs/continuity/<branch>/nodes/<node>` and to the shared branch, both equal."""
+    append(world.a, "a1")
+    report = synced(world.a)
+    assert report.pushed and report.branch_updated
+    node_ref = f"refs/continuity/continuity/nodes/{Store(world.a).node()}"
+    assert remote_refs(world.remote) == [node_ref, "refs/heads/continuity"]
+    assert git(world.remote, "rev-parse", node_ref) == git(world.remote, "rev-parse", "continuity")
+    assert synced(world.a).attempts == 1  # nothing new: nothing pushed, the node ref stays
+    assert git(world.remote, "rev-parse", node_ref) == git(world.remote, "rev-parse", "continuity")
+
+
+def test_a_refused_branch_still_delivers_through_the_node_refs(world: World) -> None:
+    """The remote declines the shared branch: every sync exits 0, the events travel on the clones' node refs,
+    `sync --status` counts nothing waiting, and the CLI says the branch was not moved."""
+    refuse_branch_updates(world.remote)
+    append(world.a, "a1", "a2")
+    append(world.b, "b1")
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["pushed"] and not out["branch_updated"]
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0 and out["added_remote"] == 2 and not out["branch_updated"]
+    assert synced(world.a).added_remote == 1
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    assert "refs/heads/continuity" not in remote_refs(world.remote)
+    assert cli("sync", "--status", "--root", str(world.b))[1]["waiting"] == 0
+    append(world.b, "b2")
+    result = subprocess.run([sys.executable, "-m", "continuity", "sync", "--root", str(world.b)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "the shared branch moved meanwhile" in result.stdout
+    fresh = world.clone("fresh", init=False)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and out["project"] == "demo" and out["events"] == 4
+    assert event_names(fresh) == event_names(world.b)
+
+
+def test_a_copied_store_pushing_the_same_node_converges(world: World) -> None:
+    """A store copied to another clone keeps the node id: both push one node ref; the second sync finds
+    the ref moved by the first and takes its commit as a parent, so its push is a fast-forward and lands."""
+    import shutil
+
+    append(world.a, "before the copy")
+    shutil.rmtree(world.b / STORE)
+    shutil.copytree(world.a / STORE, world.b / STORE)
+    assert Store(world.b).node() == Store(world.a).node()
+    append(world.a, "on a")
+    append(world.b, "on b")
+    assert synced(world.a).pushed
+    report = synced(world.b)
+    assert report.pushed and report.added_remote == 1 and report.attempts == 1
+    synced(world.a)
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    assert len(remote_refs(world.remote)) == 2
+
+
+def test_a_server_that_takes_branches_only_still_syncs_through_the_branch(world: World) -> None:
+    """A server declining refs outside refs/heads (some forges): the branch carries the events, exit 0, a warning."""
+    hook = world.remote / "hooks" / "update"
+    hook.write_text('#!/bin/sh\ncase "$1" in refs/heads/*) exit 0;; esac\necho "branches only" >&2\nexit 1\n')
+    hook.chmod(0o755)
+    append(world.a, "a1")
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["pushed"] and out["branch_updated"]
+    assert any("refused this clone's ref" in warning for warning in out["warnings"])
+    assert remote_refs(world.remote) == ["refs/heads/continuity"]
+    assert synced(world.b).added_remote == 1
+    assert cli("sync", "--status", "--root", str(world.a))[1]["waiting"] == 0
