@@ -231,6 +231,26 @@ class Syncer:
         unions.append(joined)
         return self.repo.commit_tree(tree, parents, message), unions
 
+    def _usable(self, fresh: dict[str, str]) -> dict[str, str]:
+        """The node refs that name a commit with a tree; any other (a tag, a blob, a missing object) is
+        skipped with a warning: one clone's broken ref must not stop the team's syncs."""
+        if not fresh:
+            return fresh
+        self._fresh_reader()
+        usable = {}
+        for node, commit in fresh.items():
+            try:
+                kind, data = self.reader.read(commit)
+            except WriteFailed:
+                kind, data = "missing", b""
+            if kind == "commit" and data.startswith(b"tree "):
+                usable[node] = commit
+            else:
+                warning = f"skipped {node_refs(self.branch)}/{node} on {self.shown}: a {kind}, not a commit"
+                if warning not in self.report.warnings:
+                    self.report.warnings.append(warning)
+        return usable
+
     def _union_branch(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
         """The commit that unites the branch with the remote's tip, and the union behind it.
 
@@ -279,8 +299,8 @@ class Syncer:
             report.attempts += 1
             remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking, self.nodes)
             report.remote_commit = remote_tip
-            fresh = {node: commit for node, commit in self.repo.refs_under(self.nodes).items()
-                     if NODE_PATTERN.match(node) and commit not in (seen.get(node), self.tip, remote_tip)}
+            fresh = self._usable({node: commit for node, commit in self.repo.refs_under(self.nodes).items()
+                                  if NODE_PATTERN.match(node) and commit not in (seen.get(node), self.tip, remote_tip)})
             target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)

@@ -532,3 +532,23 @@ def test_a_server_that_takes_branches_only_still_syncs_through_the_branch(world:
     assert remote_refs(world.remote) == ["refs/heads/continuity"]
     assert synced(world.b).added_remote == 1
     assert cli("sync", "--status", "--root", str(world.a))[1]["waiting"] == 0
+
+
+def test_a_broken_node_ref_on_the_remote_is_skipped_with_a_warning(world: World) -> None:
+    """A node ref naming a blob or an annotated tag (hostile or broken): skipped and named, the sync goes on."""
+    append(world.a, "a1")
+    synced(world.a)
+    blob = subprocess.run(["git", "-C", str(world.remote), "hash-object", "-w", "--stdin"], input="not a commit\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/deadbeef", blob)
+    git(world.remote, "tag", "-a", "-m", "a tag", "t1", "continuity")
+    tag = git(world.remote, "rev-parse", "t1").strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/0badc0de", tag)
+    append(world.b, "b1")
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0 and out["added_remote"] == 1
+    skipped = [warning for warning in out["warnings"] if warning.startswith("skipped refs/continuity/")]
+    assert len(skipped) == 2 and any("deadbeef" in w and "a blob" in w for w in skipped)
+    assert any("0badc0de" in w and "a tag" in w for w in skipped)
+    assert synced(world.a).added_remote == 1
+    assert event_names(world.a) == event_names(world.b)
