@@ -23,11 +23,16 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
-from typing import NamedTuple, Protocol, TypeVar
+from contextlib import contextmanager, suppress
 
 from events import clock, names, osfs
 from events.errors import EventExists, StoreUnsafe, WriteFailed
+from events.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
+    from contextlib import AbstractContextManager
+    from typing import Protocol, TypeVar
 
 try:  # the built-in SHA-256 loads far faster than OpenSSL's (hashlib), and this is the hook path
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
@@ -56,28 +61,29 @@ def head_of(name: str, raw: bytes) -> Head:
     return Head(name, sha256_hex(raw), clock.parse_stamp(parsed.stamp))
 
 
-class Sealed(Protocol):
-    """A sealed event as the protocol writes it: its file name and its exact bytes."""
+if TYPE_CHECKING:
+    class Sealed(Protocol):
+        """A sealed event as the protocol writes it: its file name and its exact bytes."""
 
-    @property
-    def name(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
-    @property
-    def raw(self) -> bytes: ...
+        @property
+        def raw(self) -> bytes: ...
+
+    D = TypeVar("D")
+    S = TypeVar("S", bound=Sealed)
+
+    class Appender(Protocol[S]):
+        """What `append_sealed` needs of a log: its lock (yielding the head there) and its batch write."""
+
+        def _locked(self) -> AbstractContextManager[Head | None]: ...
+
+        def _write(self, batch: list[S]) -> None: ...
 
 
-D = TypeVar("D")
-S = TypeVar("S", bound=Sealed)
 #: Checked under the append lock with the head there (None: empty log); raises to abort.
 Precondition = Callable[[Head | None], None]
-
-
-class Appender(Protocol[S]):
-    """What `append_sealed` needs of a log: its lock (yielding the head there) and its batch write."""
-
-    def _locked(self) -> AbstractContextManager[Head | None]: ...
-
-    def _write(self, batch: list[S]) -> None: ...
 
 
 def chain(drafts: Iterable[D], head: Head | None, now_us: int,

@@ -69,8 +69,12 @@ value, where only the value goes: ``password=[REDACTED:password-assignment]``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
+    from collections.abc import Iterator
+    from typing import Any
+
 
 __all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree", "strings_in"]
 

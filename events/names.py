@@ -9,7 +9,8 @@ event, the newest included. Files live in one ``<YYYYMMDD>/`` folder per UTC day
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+
+from events.records import NamedTuple
 
 NODE_PATTERN = re.compile(r"^[a-z0-9]{8}$")
 _NAME = re.compile(r"^(\d{8}_\d{6}_\d{6})-([a-z0-9]{8})-([0-9a-f]{12})\.json$")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it a few ms
+    from collections.abc import Iterable
+    from typing import Any
 
 
 class Output:

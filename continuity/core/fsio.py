@@ -8,9 +8,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from typing import Any
 
 from events import osfs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
+    from typing import Any
 
 
 def ensure_folder(base: str, folder: str) -> None:

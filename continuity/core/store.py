@@ -9,12 +9,15 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Any
 
 from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
 from events import osfs
 from events.errors import ContinuityError, StoreUnsafe, WriteFailed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
+    from typing import Any
 
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import TYPE_CHECKING
 
 from events import osfs
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from continuity.core.identity import Identity
 

@@ -362,7 +362,8 @@ def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
 
 
-HEAVY = {"msgspec", "typing_extensions", "argparse", "decimal", "uuid", "orjson", "structlog", "inspect", "ast"}
+HEAVY = {"msgspec", "typing_extensions", "argparse", "decimal", "uuid", "orjson", "structlog", "inspect", "ast",
+         "typing", "datetime"}  # typing, datetime: a few ms of every hook's start each
 
 
 def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Path) -> None:

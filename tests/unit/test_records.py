@@ -1,0 +1,46 @@
+"""events/records.NamedTuple (no `typing` on the hook path) behaves as `typing.NamedTuple` for our records."""
+
+from __future__ import annotations
+
+import pickle
+import typing
+
+from events.durable import Head
+from events.names import ParsedName, parse_name
+from events.records import NamedTuple
+
+
+class Pair(NamedTuple):
+    """A record with a method."""
+
+    left: str
+    right: int
+
+    def total(self) -> str:
+        return f"{self.left}{self.right}"
+
+
+class TypedPair(typing.NamedTuple):
+    left: str
+    right: int
+
+
+def test_fields_order_unpacking_equality_and_methods_match_typing() -> None:
+    mine, theirs = Pair("a", 1), TypedPair("a", 1)
+    assert Pair._fields == TypedPair._fields == ("left", "right")
+    assert tuple(mine) == tuple(theirs) and mine == ("a", 1) and hash(mine) == hash(("a", 1))
+    left, right = mine
+    assert (left, right) == ("a", 1) and mine.right == 1 and mine[0] == "a"
+    assert mine._replace(right=2) == Pair("a", 2) and isinstance(mine._replace(right=2), Pair)
+    assert repr(mine) == "Pair(left='a', right=1)" and mine.total() == "a1"
+    assert Pair._make(["b", 3]) == Pair(left="b", right=3) and mine._asdict() == {"left": "a", "right": 1}
+    assert Pair.__doc__ == "A record with a method." and Pair.__module__ == __name__
+    assert not hasattr(mine, "__dict__")  # slots, as typing's: no per-instance dict
+
+
+def test_the_hook_path_records_are_tuples_with_their_fields() -> None:
+    parsed = parse_name("20261201_061812_257532-d9ef379c-e06ac8d70fdd.json")
+    assert parsed == ParsedName("20261201_061812_257532", "d9ef379c", "e06ac8d70fdd")
+    assert isinstance(parsed, tuple) and parsed.node == "d9ef379c"
+    head = Head("n", "s", 5)
+    assert head.at_us == 5 and pickle.loads(pickle.dumps(head)) == head
