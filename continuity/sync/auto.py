@@ -9,8 +9,6 @@ prints, and that never repeats a remote's credentials (credentials.py).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 from continuity.core.store import Store
 
@@ -27,6 +25,9 @@ def start(store: Store, trigger: str) -> str | None:
     """Start a background `continuity sync` if configured; a one-line warning if it cannot start."""
     if not wanted(store, trigger):
         return None
+    import subprocess  # here, not at the top: the SessionEnd hook's plain path asks `wanted` only
+    import sys
+
     log_path = os.path.join(store.local_dir, "sync.log")
     try:
         os.makedirs(store.local_dir, exist_ok=True)

@@ -363,7 +363,7 @@ def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
 
 
 HEAVY = {"msgspec", "typing_extensions", "argparse", "decimal", "uuid", "orjson", "structlog", "inspect", "ast",
-         "typing", "datetime"}  # typing, datetime: a few ms of every hook's start each
+         "typing", "datetime", "subprocess"}  # the last three: a few ms of every hook's start each
 
 
 def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Path) -> None:
@@ -382,6 +382,10 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
         modules = imported_by(["hook", harness], template, fixture.read_bytes().replace(b"{cwd}", bytes(template)))
         assert {name.split(".")[0] for name in modules} & HEAVY == set(), harness
     assert len(all_event_files(template)) == 4
+    end = json.dumps({"hook_event_name": "SessionEnd", "cwd": str(template), "session_id": "s1", "reason": "exit"})
+    modules = imported_by(["hook", "claude-code"], template, end.encode())
+    assert {name.split(".")[0] for name in modules} & HEAVY == set()
+    assert len(all_event_files(template)) == 5
     # and the check can fail: a typed command does import them
     assert "msgspec" in imported_by(["events", "list"], template)
 
