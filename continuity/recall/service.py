@@ -65,7 +65,7 @@ def time_bound(flag: str, text: str | None, now: int) -> str | None:
     try:
         at = now - int(found.group(1)) * _UNITS[found.group(2)] * 1_000_000 if found else clock.parse_iso(text)
         bound = clock.iso(at)
-        if clock.parse_iso(bound) != at:  # a year before 1000 prints short, and would compare wrongly as text
+        if clock.parse_iso(bound) != at:  # the bound is compared as text: it must spell exactly this time
             raise ValueError(bound)
         return bound
     except (ValueError, OverflowError):
