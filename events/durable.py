@@ -157,7 +157,7 @@ def read_event_file(path: str) -> bytes:
 
 
 def _is_day(entry: str) -> bool:
-    return len(entry) == 8 and entry.isdigit()
+    return len(entry) == 8 and entry.isascii() and entry.isdigit()
 
 
 def list_days(events_dir: str) -> list[str]:

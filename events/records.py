@@ -19,6 +19,9 @@ else:
             if not bases:  # the NamedTuple base itself
                 return super().__new__(mcs, name, bases, namespace)
             fields = list(namespace.get("__annotations__", {}))
+            if not fields:  # e.g. a module without `from __future__ import annotations` on Python 3.14
+                raise TypeError(f"{name}: no annotated fields found (the module needs `from __future__ import "
+                                "annotations`)")
             made = namedtuple(name, fields, module=namespace.get("__module__"))
             extra = {key: value for key, value in namespace.items()
                      if key not in ("__annotations__", "__qualname__", "__module__", "__dict__", "__weakref__")}

@@ -15,7 +15,7 @@ from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.engine import Progress, nodes_folder, sync, tracking_ref
+from continuity.sync.engine import Progress, fetch_remote, nodes_folder, sync, tracking_ref
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
@@ -36,9 +36,10 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     branch_name = branch_of(store, branch)
     remote_name = remote_of(store, remote)
     warnings = guard_remote(repo, remote_name)
-    nodes = nodes_folder(repo, remote_name, branch_name)
-    tip = repo.fetch(remote_name, branch_name, tracking_ref(repo, remote_name, branch_name), nodes)
-    heads = [commit for _, commit in sorted(repo.refs_under(nodes).items())]
+    found: list[str] = []  # sync warns of broken node refs again, with the rest
+    tip, tips = fetch_remote(repo, remote_name, branch_name, tracking_ref(repo, remote_name, branch_name),
+                             nodes_folder(repo, remote_name, branch_name), found)
+    heads = [commit for _, commit in sorted(tips.items())]
     if tip is None and not heads:
         raise UsageError(f"{mask_url(remote_name)!r} has no branch {branch_name!r}: nothing to clone (start one with "
                          "`continuity init` and `continuity sync`)")

@@ -3,17 +3,19 @@
 1. Record: local event files the branch lacks become one commit on `refs/heads/<branch>`
    (blobs by `hash-object`, or one pack by `fast-import` when there are many; only the
    changed day trees by `mktree`; `commit-tree`; `update-ref` with the expected old value).
-2. Fetch, in one `git fetch`, the remote's branch into a tracking ref
-   (`refs/remotes/<remote>/<branch>`) and the clones' own refs of that branch
-   (`refs/continuity/<branch>/nodes/<node>`, one per clone) into
-   `refs/continuity-nodes/<remote>/<branch>/`.
+2. Fetch: list the remote's branch and the clones' own refs of that branch
+   (`refs/continuity/<branch>/nodes/<node>`, one per clone; other names there are not
+   ours) with `git ls-remote`, then fetch, in one `git fetch`, those that differ from their
+   copies here: the branch into a tracking ref (`refs/remotes/<remote>/<branch>`), node
+   refs into `refs/continuity-nodes/<remote>/<branch>/` (fetch_remote).
 3. Union: compare the commits day tree by day tree: the branch first, then the node refs
-   that moved since this clone last took them in (`local/sync-nodes.json`). One name with
-   two contents refuses the sync before anything changes. Remote events this store lacks
-   are checked against the hash in their names, made durable and linked into the events
-   folder.
+   that moved since this clone last took them in (`local/sync-nodes.json`) and that the
+   union does not hold yet. One name with two contents refuses the sync before anything
+   changes. Remote events this store lacks are checked against the hash in their names,
+   made durable and linked into the events folder.
 4. Merge: a commit whose parents are the branch and the remote's branch, whose tree is the
-   union (or a fast-forward).
+   union (or a fast-forward); then, for the node refs, one more commit whose parents are
+   that one and each node commit taken in, so the branch holds every clone's history.
 5. Push without force, in one `git push`, to this clone's node ref and to the shared
    branch. The node ref is this clone's alone, so it is never contended: once it lands,
    the events are on the remote, whatever happens to the branch. The branch is shared:
@@ -57,7 +59,6 @@ from continuity.sync.tree import (
     write_root,
 )
 from events.errors import WriteFailed
-from events.names import NODE_PATTERN
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
 BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
@@ -108,6 +109,49 @@ def tracking_ref(repo: Repo, remote: str, branch: str) -> str:
 def nodes_folder(repo: Repo, remote: str, branch: str) -> str:
     """Where the remote's node refs of a branch are fetched to: `refs/continuity-nodes/<remote>/<branch>`."""
     return f"refs/continuity-nodes/{_remote_key(repo, remote)[0]}/{branch}"
+
+
+def fetch_remote(repo: Repo, remote: str, branch: str, tracking: str, nodes: str,
+                 warnings: list[str]) -> tuple[str | None, dict[str, str]]:
+    """Bring in what moved on the remote; (its branch's commit or None, node -> commit of its node refs).
+
+    The remote's refs are listed first (`git ls-remote`), and only the branch and the node
+    refs that differ from their copies here are fetched, in one `git fetch`. A node ref the
+    remote cannot serve (it names a missing object: git refuses the whole fetch then, so the
+    refs are fetched again one by one) or that names no commit is skipped with a warning: one
+    clone's broken ref must not stop the team's syncs. The branch failing is exit 8.
+    """
+    listed_tip, listed = repo.list_remote(remote, branch)
+    here = repo.refs_under(nodes)
+    moved = listed_tip is not None and listed_tip != repo.rev(tracking)
+    specs = [f"+refs/heads/{branch}:{tracking}"] if moved else []
+    specs += [f"+{node_refs(branch)}/{node}:{nodes}/{node}" for node in sorted(listed)
+              if here.get(node) != listed[node]]
+    shown = mask_url(remote)
+    if repo.fetch_refs(remote, specs) is not None:
+        for spec in specs:
+            failed = repo.fetch_refs(remote, [spec])
+            if failed is None:
+                continue
+            if spec.startswith("+refs/heads/"):
+                raise repo.unreachable(remote, branch, failed)
+            node = spec.rpartition("/")[2]
+            del listed[node]
+            _warn_once(warnings, f"skipped {node_refs(branch)}/{node} on {shown}: the remote cannot serve it "
+                                 f"({repo.message(failed)})")
+    here = repo.refs_under(nodes)
+    tips = {node: here[node] for node in listed if node in here}
+    kinds = repo.object_types(sorted(set(tips.values())))
+    for node, commit in list(tips.items()):
+        if kinds[commit] != "commit":
+            del tips[node]
+            _warn_once(warnings, f"skipped {node_refs(branch)}/{node} on {shown}: a {kinds[commit]}, not a commit")
+    return (repo.rev(tracking) if listed_tip is not None else None), tips
+
+
+def _warn_once(warnings: list[str], warning: str) -> None:
+    if warning not in warnings:
+        warnings.append(warning)
 
 
 class Syncer:
@@ -204,13 +248,14 @@ class Syncer:
         """The commit that unites the branch with the remote's branch and the fresh node refs; the unions behind it.
 
         The remote's branch first (a merge of the two, or a fast-forward), then the node refs
-        that moved since this clone last took them in: one more commit on top when they hold
-        events the first union lacks (its parents: the first union, and this clone's own node
-        ref when a copy of the store pushed it and it is not an ancestor yet).
+        that moved since this clone last took them in: one more commit on top whose parents are
+        the first union and each of those node commits (git takes any number of parents).
         """
         target, union = self._union_branch(remote_tip)
         unions = [union] if union is not None else []
-        others = [fresh[node] for node in sorted(fresh)]
+        # a node commit the union already holds (every commit's tree holds its parents' events) adds nothing
+        held = self.repo.merged_into(self.nodes, target) if target is not None and fresh else set()
+        others = [fresh[node] for node in sorted(fresh) if node not in held and fresh[node] != target]
         if target is None and others:  # no branch anywhere yet: one node ref is the base
             target, others = others[0], others[1:]
         if not others:
@@ -220,36 +265,24 @@ class Syncer:
         base = read_snapshot(self.reader, target)
         snapshots = [read_snapshot(self.reader, commit) for commit in others]
         joined = plan_union_many(self.reader, base, snapshots)
-        parents = [target]
-        own = fresh.get(self.node)
-        if own is not None and own != target and not self.repo.is_ancestor(own, target):
-            parents.append(own)
-        if not joined.incoming and not joined.skipped and len(parents) == 1:
-            return target, unions
         tree = self._write_root([base, *snapshots], joined.days)
         message = f"continuity: union with {len(others)} clones' refs on {self.shown} ({len(joined.incoming)} events)"
         unions.append(joined)
-        return self.repo.commit_tree(tree, parents, message), unions
+        # each node commit becomes a parent: the branch then holds each clone's pushed history, so an
+        # offline transfer made from one of them fast-forwards later
+        return self.repo.commit_tree(tree, [target, *others], message), unions
 
-    def _usable(self, fresh: dict[str, str]) -> dict[str, str]:
-        """The node refs that name a commit with a tree; any other (a tag, a blob, a missing object) is
-        skipped with a warning: one clone's broken ref must not stop the team's syncs."""
-        if not fresh:
-            return fresh
-        self._fresh_reader()
-        usable = {}
-        for node, commit in fresh.items():
-            try:
-                kind, data = self.reader.read(commit)
-            except WriteFailed:
-                kind, data = "missing", b""
-            if kind == "commit" and data.startswith(b"tree "):
-                usable[node] = commit
-            else:
-                warning = f"skipped {node_refs(self.branch)}/{node} on {self.shown}: a {kind}, not a commit"
-                if warning not in self.report.warnings:
-                    self.report.warnings.append(warning)
-        return usable
+    def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
+        """The node refs to take in: those that moved since this store last took them in, and this clone's
+        own ref whenever the branch here does not hold it (a copy of the store pushed it, or the branch
+        here was lost): its commit must become a parent, or this clone's next push is no fast-forward."""
+        fresh = {node: commit for node, commit in nodes.items()
+                 if node != self.node and commit not in (seen.get(node), self.tip, remote_tip)}
+        own = nodes.get(self.node)
+        if own is not None and own not in (self.tip, remote_tip) and (
+                self.tip is None or not self.repo.is_ancestor(own, self.tip)):
+            fresh[self.node] = own
+        return fresh
 
     def _union_branch(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
         """The commit that unites the branch with the remote's tip, and the union behind it.
@@ -297,10 +330,10 @@ class Syncer:
         seen = files.load_seen(self.store, self.nodes)
         while True:
             report.attempts += 1
-            remote_tip = self.repo.fetch(self.remote, self.branch, self.tracking, self.nodes)
+            remote_tip, nodes = fetch_remote(self.repo, self.remote, self.branch, self.tracking, self.nodes,
+                                             report.warnings)
             report.remote_commit = remote_tip
-            fresh = self._usable({node: commit for node, commit in self.repo.refs_under(self.nodes).items()
-                                  if NODE_PATTERN.match(node) and commit not in (seen.get(node), self.tip, remote_tip)})
+            fresh = self._fresh(nodes, seen, remote_tip)
             target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)

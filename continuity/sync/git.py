@@ -18,9 +18,11 @@ from continuity.core.errors import RemoteUnreachable, UsageError
 from continuity.sync.credentials import mask_text, mask_url
 from events.durable import read_event_file
 from events.errors import WriteFailed
+from events.names import NODE_PATTERN
 
 LOCAL_TIMEOUT = 600.0
 NETWORK_TIMEOUT = 120.0
+MAX_NODE_REFS = 10_000  # node refs read from one remote's branch: a bound, not a limit teams meet
 PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more go into one pack
 #: Signs in git's messages that the remote answered but its ref was locked or moved: retried.
 CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
@@ -196,29 +198,63 @@ class Repo:
         return result.stdout.decode().strip()
 
     # -- network ---------------------------------------------------------------------------
-    def fetch(self, remote: str, branch: str, tracking: str, nodes: str | None = None) -> str | None:
-        """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch.
-
-        With `nodes` (a local ref folder), the remote's node refs of this branch
-        (`refs/continuity/<branch>/nodes/*`) come along in the same fetch, into `<nodes>/*`.
-        """
-        specs = [f"+refs/heads/{branch}:{tracking}"]
-        if nodes is not None:
-            specs.append(f"+{node_refs(branch)}/*:{nodes}/*")
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, *specs, network=True)
+    def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
+        """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch."""
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
+                              f"+refs/heads/{branch}:{tracking}", network=True)
         if result.returncode == 0:
             return self.rev(tracking)
         if b"couldn't find remote ref" in result.stderr:
-            if nodes is not None:  # no branch yet (node refs alone are not an error: a glob may match none)
-                result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, specs[1],
-                                      network=True)
-                if result.returncode == 0:
-                    return None
-            else:
-                return None
-        raise RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: "
-                                f"{self.message(result.stderr)} "
-                                "(events stay safe locally; sync again later)")
+            return None
+        raise self.unreachable(remote, branch, result.stderr)
+
+    def unreachable(self, remote: str, branch: str, stderr: bytes) -> RemoteUnreachable:
+        """The transport failure of fetching `branch` from `remote`, with git's line (secrets masked)."""
+        return RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: {self.message(stderr)} "
+                                 "(events stay safe locally; sync again later)")
+
+    def list_remote(self, remote: str, branch: str) -> tuple[str | None, dict[str, str]]:
+        """(the remote's branch commit or None, node -> commit of its node refs), by `git ls-remote`.
+
+        Only node refs named exactly `refs/continuity/<branch>/nodes/<8 characters [a-z0-9]>`
+        count; anything else under that folder is not ours and is left alone. At most
+        MAX_NODE_REFS of them are read.
+        """
+        prefix = f"{node_refs(branch)}/"
+        result = self.try_run("ls-remote", remote, f"refs/heads/{branch}", f"{prefix}*", network=True)
+        if result.returncode != 0:
+            raise self.unreachable(remote, branch, result.stderr)
+        tip: str | None = None
+        nodes: dict[str, str] = {}
+        for line in result.stdout.decode(errors="replace").splitlines():
+            sha, _, ref = line.partition("\t")
+            if len(sha) != 2 * self.oid_bytes or not all(char in "0123456789abcdef" for char in sha):
+                continue
+            if ref == f"refs/heads/{branch}":
+                tip = sha
+            elif ref.startswith(prefix) and NODE_PATTERN.match(ref[len(prefix):]) and len(nodes) < MAX_NODE_REFS:
+                nodes[ref[len(prefix):]] = sha
+        return tip, nodes
+
+    def fetch_refs(self, remote: str, specs: list[str]) -> bytes | None:
+        """Fetch refspecs in one `git fetch` (given on stdin); None when done, else git's stderr."""
+        if not specs:
+            return None
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--stdin", remote,
+                              input="".join(f"{spec}\n" for spec in specs).encode(), network=True)
+        return None if result.returncode == 0 else result.stderr
+
+    def object_types(self, shas: list[str]) -> dict[str, str]:
+        """The type of each object (`missing` when absent), without reading any object's content."""
+        if not shas:
+            return {}
+        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                       input="".join(f"{sha}\n" for sha in shas).encode())
+        found = {}
+        for line in out.decode(errors="replace").splitlines():
+            name, _, kind = line.partition(" ")
+            found[name] = kind if kind in ("commit", "tree", "blob", "tag") else "missing"
+        return {sha: found.get(sha, "missing") for sha in shas}
 
     def refs_under(self, folder: str) -> dict[str, str]:
         """Refs directly under a folder of refs: last name part -> commit."""
@@ -230,6 +266,11 @@ class Repo:
             if "/" not in name:
                 found[name] = sha
         return found
+
+    def merged_into(self, folder: str, commit: str) -> set[str]:
+        """The refs directly under a folder whose commits `commit` already holds (is or descends from)."""
+        listing = self.run("for-each-ref", "--format=%(refname)", f"--merged={commit}", f"{folder}/")
+        return {ref[len(folder) + 1:] for ref in listing.decode(errors="replace").split()}
 
     def push(self, remote: str, commit: str, branch: str) -> str | None:
         """Push `commit` to the remote's branch without force; None when done, else why it was refused."""

@@ -26,7 +26,7 @@ FILE_MODES = ("100644", "100755")
 
 def is_day(name: str) -> bool:
     """True for a day folder's name (`YYYYMMDD`)."""
-    return len(name) == 8 and name.isdigit()
+    return len(name) == 8 and name.isascii() and name.isdigit()
 
 
 def is_event(day: str, entry: Entry) -> bool:
@@ -146,8 +146,9 @@ def plan_union_many(reader: ObjectReader, base: Snapshot, others: list[Snapshot]
                         "disagree: same name, other content): sync refused and changed nothing; run `continuity "
                         "verify` on the clones"
                     )
-        if not added:
-            union.days[day] = mine  # type: ignore[assignment]
+        if not added:  # the others' trees hold nothing new (a day tree may be empty: a hostile ref)
+            if mine is not None:
+                union.days[day] = mine
         elif mine is None and len(theirs) == 1:
             union.days[day] = theirs[0]
         else:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from continuity.cli import main
-from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_USAGE
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_SYNC_GAVE_UP, EXIT_USAGE
 from continuity.core.store import Store
 from continuity.sync.engine import sync
 from continuity.sync.git import Repo
@@ -210,9 +210,8 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert store_bytes(world.a) == before
     fresh = world.clone("fresh")
     code, error = cli("sync", "--root", str(fresh))
-    # the tampered branch and clone a's own ref on the remote disagree: refused before any file is written
-    assert code == EXIT_INTEGRITY and victim.name in error["message"]
-    assert "two contents on the remote" in error["message"]
+    # a's node ref is an ancestor of the tampered branch: the branch alone is read, and its bytes fail the name
+    assert code == EXIT_INTEGRITY and victim.name in error["message"] and "hash in its name" in error["message"]
     assert event_names(fresh) == []
 
 
@@ -502,22 +501,118 @@ def test_a_refused_branch_still_delivers_through_the_node_refs(world: World) -> 
 
 
 def test_a_copied_store_pushing_the_same_node_converges(world: World) -> None:
-    """A store copied to another clone keeps the node id: both push one node ref; the second sync finds
-    the ref moved by the first and takes its commit as a parent, so its push is a fast-forward and lands."""
+    """A store copied to another clone keeps the node id: both push one node ref. With the branch declined
+    the ref is the only way in, so the second sync must take the first one's commit as a parent for its
+    push to be a fast-forward (else it is refused until the retry time runs out)."""
     import shutil
 
     append(world.a, "before the copy")
     shutil.rmtree(world.b / STORE)
     shutil.copytree(world.a / STORE, world.b / STORE)
     assert Store(world.b).node() == Store(world.a).node()
+    refuse_branch_updates(world.remote)
+    config = world.b / STORE / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_retry_seconds": 2}))
     append(world.a, "on a")
     append(world.b, "on b")
     assert synced(world.a).pushed
     report = synced(world.b)
-    assert report.pushed and report.added_remote == 1 and report.attempts == 1
+    assert report.pushed and not report.branch_updated and report.added_remote == 1 and report.attempts == 1
     synced(world.a)
     assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
-    assert len(remote_refs(world.remote)) == 2
+    assert remote_refs(world.remote) == [f"refs/continuity/continuity/nodes/{Store(world.a).node()}"]
+
+
+def test_a_lost_local_branch_takes_its_own_node_ref_back_as_a_parent(world: World) -> None:
+    """This clone's node ref was pushed, the branch moved on without it, and the local branch is lost:
+    the next sync takes its own ref back (it is no ancestor of the branch) and lands, exit 0, no warning."""
+    refuse_branch_updates(world.remote)
+    append(world.a, "a1")
+    assert synced(world.a).pushed
+    (world.remote / "hooks" / "update").unlink()
+    append(world.b, "b1")
+    assert synced(world.b).branch_updated
+    git(world.a, "update-ref", "-d", "refs/heads/continuity")
+    append(world.a, "a2")  # something to push (else the branch may just fast-forward: all of a is there)
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["pushed"] and out["branch_updated"] and out["warnings"] == [], out
+    assert out["attempts"] == 1 and out["added_remote"] == 1
+    node_ref = f"refs/continuity/continuity/nodes/{Store(world.a).node()}"
+    assert git(world.remote, "rev-parse", node_ref) == git(world.remote, "rev-parse", "continuity")
+    assert synced(world.b).added_remote == 1 and event_names(world.a) == event_names(world.b)  # a2
+
+
+def test_seen_node_refs_are_remembered_only_when_taken_in(world: World) -> None:
+    """local/sync-nodes.json records a node ref's commit once its events are in the store: a --no-push sync
+    records it, a sync that gave up leaves the file as it was."""
+    seen_file = world.b / STORE / "local" / "sync-nodes.json"
+    node_ref = f"refs/continuity/continuity/nodes/{Store(world.a).node()}"
+    refuse_branch_updates(world.remote)  # a's events travel on its node ref alone
+    append(world.a, "a1")
+    synced(world.a)
+    synced(world.b, push=False)
+    assert json.loads(seen_file.read_text()) == {
+        "refs/continuity-nodes/origin/continuity": {Store(world.a).node(): git(world.remote, "rev-parse",
+                                                                                node_ref).strip()}}
+    before = seen_file.read_bytes()
+    append(world.a, "a2")
+    synced(world.a)
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    config = world.b / STORE / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_retry_seconds": 0.5}))
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == EXIT_SYNC_GAVE_UP
+    assert seen_file.read_bytes() == before and len(event_names(world.b)) == 2  # a2 not taken in either
+    hook.unlink()
+    assert synced(world.b).added_remote == 1 and seen_file.read_bytes() != before
+
+
+def test_a_node_ref_the_remote_cannot_serve_is_skipped(world: World) -> None:
+    """A node ref naming an object the remote does not have makes git refuse the whole fetch: the refs are
+    fetched one by one, that one skipped with a warning, the rest taken in (exit 0). (Such a remote refuses
+    every push too, `missing necessary objects`: git's own check, on the server.)"""
+    append(world.a, "a1")
+    synced(world.a)
+    missing = world.remote / "refs" / "continuity" / "continuity" / "nodes" / "eeeeeeee"
+    missing.write_text("1" * 40 + "\n")
+    code, out = cli("sync", "--no-push", "--root", str(world.b))
+    assert code == 0 and out["added_remote"] == 1 and event_names(world.b) == event_names(world.a)
+    assert [w for w in out["warnings"] if "nodes/eeeeeeee" in w and "cannot serve" in w]
+
+
+def test_other_names_under_the_node_folder_are_left_alone(world: World) -> None:
+    """Only `nodes/<8 characters>` counts: a nested name, a longer one or one with capitals is never fetched,
+    even where this clone fetched a ref of that name's first part before (no ref-name clash here)."""
+    append(world.a, "a1")
+    synced(world.a)
+    synced(world.b)
+    commit = git(world.remote, "rev-parse", "continuity").strip()
+    node_a = Store(world.a).node()
+    git(world.remote, "update-ref", "-d", f"refs/continuity/continuity/nodes/{node_a}")
+    for name in (f"{node_a}/x", "ABCDEFGH", "abcdefghi", "abc"):
+        git(world.remote, "update-ref", f"refs/continuity/continuity/nodes/{name}", commit)
+    append(world.b, "b1")
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0 and out["warnings"] == []
+    local = git(world.b, "for-each-ref", "--format=%(refname)", "refs/continuity-nodes/").split()
+    assert not [ref for ref in local if ref.rsplit("/", 1)[1] in ("x", "ABCDEFGH", "abcdefghi", "abc")]
+
+
+def test_clone_store_from_node_refs_alone_skips_a_broken_one(world: World) -> None:
+    """A remote with no branch (declined) but node refs, one of them a blob: clone-store brings the rest."""
+    refuse_branch_updates(world.remote)
+    append(world.a, "a1", "a2")
+    assert synced(world.a).pushed
+    blob = subprocess.run(["git", "-C", str(world.remote), "hash-object", "-w", "--stdin"], input="junk\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/00000000", blob)
+    fresh = world.clone("fresh", init=False)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and out["project"] == "demo" and out["events"] == 2
+    assert any("nodes/00000000" in warning and "a blob" in warning for warning in out["warnings"])
+    assert event_names(fresh) == event_names(world.a)
 
 
 def test_a_server_that_takes_branches_only_still_syncs_through_the_branch(world: World) -> None:
@@ -552,3 +647,59 @@ def test_a_broken_node_ref_on_the_remote_is_skipped_with_a_warning(world: World)
     assert any("0badc0de" in w and "a tag" in w for w in skipped)
     assert synced(world.a).added_remote == 1
     assert event_names(world.a) == event_names(world.b)
+
+
+def commit_of(remote: Path, files: dict[str, bytes], parent: str | None = None, empty_day: str | None = None) -> str:
+    """A commit made with plumbing in a bare repository: events/<day>/<name> -> bytes (and an empty day tree)."""
+    def run(*args: str, data: bytes) -> str:
+        return subprocess.run(["git", "-C", str(remote), *args], input=data, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    days: dict[str, list[str]] = {empty_day: []} if empty_day else {}
+    for path, raw in files.items():
+        _, day, name = path.split("/")
+        days.setdefault(day, []).append(f"100644 blob {run('hash-object', '-w', '--stdin', data=raw)}\t{name}")
+
+    def tree(lines: list[str]) -> str:
+        return run("mktree", data="".join(f"{line}\n" for line in lines).encode())
+
+    events = tree([f"040000 tree {tree(lines)}\t{day}" for day, lines in days.items()])
+    root = tree([f"040000 tree {events}\tevents"])
+    return git(remote, "commit-tree", root, *(["-p", parent] if parent else []), "-m", "made by hand").strip()
+
+
+def event_file(root: Path) -> tuple[str, bytes]:
+    """The path under events/ and the bytes of a clone's only event file."""
+    [path] = list((root / STORE / "events").glob("*/*.json"))
+    return f"events/{path.parent.name}/{path.name}", path.read_bytes()
+
+
+def test_two_node_refs_with_one_name_and_two_contents_are_refused(world: World) -> None:
+    """Clones' refs on the remote hold one event name with other bytes: refused, named, nothing written."""
+    append(world.a, "original")
+    synced(world.a)
+    path, raw = event_file(world.a)
+    for node, text in (("cccccccc", b"rewritten"), ("dddddddd", b"different")):
+        git(world.remote, "update-ref", f"refs/continuity/continuity/nodes/{node}",
+            commit_of(world.remote, {path: raw.replace(b"original", text)}))
+    fresh = world.clone("fresh")
+    code, error = cli("sync", "--root", str(fresh))
+    assert code == EXIT_INTEGRITY and path.split("/")[2] in error["message"]
+    assert "two contents on the remote" in error["message"] and event_names(fresh) == []
+
+
+def test_an_empty_day_tree_in_a_node_ref_is_harmless(world: World) -> None:
+    """A node ref whose commit holds an empty day folder, beside one bringing a new event: synced, exit 0."""
+    append(world.a, "a1")
+    synced(world.a)
+    append(world.b, "b1")
+    path, raw = event_file(world.b)
+    base = git(world.remote, "rev-parse", "continuity").strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/aaaaaaaa",
+        commit_of(world.remote, {}, base, empty_day="20991231"))
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/bbbbbbbb",
+        commit_of(world.remote, {path: raw}, base))
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["added_remote"] == 1
+    assert path.split("/")[2] in event_names(world.a) and len(event_names(world.a)) == 2
+    assert cli("verify", "--root", str(world.a))[0] == 0

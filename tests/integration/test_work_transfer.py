@@ -247,3 +247,30 @@ def test_reconnect_refuses_a_remote_url_with_credentials_without_echoing_it(expo
     assert code == EXIT_USAGE and token not in json.dumps(out) and "credentials" in out["message"]
     assert (c / MARKER).exists()
     shutil.rmtree(folder)
+
+
+def test_a_transfer_made_while_the_branch_was_refused_fast_forwards_later(tmp_path: Path) -> None:
+    """A's sync lands on its node ref only (the branch declined); A exports; B's sync takes A's node ref
+    into the branch as a parent; a clone that imported A's transfer then reconnects by fast-forward."""
+    from tests.integration.test_sync import refuse_branch_updates
+
+    world = World(tmp_path)
+    assert checkpoint(world.a, tracked())[0] == 0
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0  # the branch exists; A's push of it will be declined
+    refuse_branch_updates(world.remote)
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["pushed"] and not out["branch_updated"]
+    assert cli("work", "export", "--out", str(tmp_path / "transfer"), "--root", str(world.a))[0] == 0
+    (world.remote / "hooks" / "update").unlink()
+    append(world.b, "b2")
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0 and out["branch_updated"] and out["added_remote"] > 0
+    a_tip = git(world.a, "rev-parse", "refs/heads/continuity").strip()
+    git(world.remote, "merge-base", "--is-ancestor", a_tip, "continuity")  # fails the test when it is not
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(tmp_path / "transfer"), "--root", str(c))[0] == 0
+    git(c, "remote", "add", "origin", str(world.remote))
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == 0 and out["result"] == "fast-forward", out
+    assert event_names(c) == event_names(world.b)

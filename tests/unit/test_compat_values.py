@@ -21,6 +21,7 @@ def test_js_string(value: object, text: str) -> None:
 @pytest.mark.parametrize(("text", "number"), [
     ("0", 0), (" 0x10 ", 16), ("0b101", 5), ("0o17", 15), ("1e1", 10), ("-2", -2), ("  ", 0), ("1.5", 1.5),
     ("abc", None), ("Infinity", None), ("1e400", None), ("1_000", None), ("--1", None),
+    ("\uff11\uff12", None), ("\u0661", None), ("0x\uff11", None), ("0x1_0", None), ("12\n", 12), ("1.5\u00b2", None),
 ])
 def test_js_number(text: str, number: float | None) -> None:
     """Number(text): hex, octal, binary, exponents and blanks as JavaScript reads them; else None."""
@@ -53,3 +54,5 @@ def test_parse_since_like_date_parse() -> None:
     assert parse_since("2023-11-16T03:00:00+02:00") == 1_700_096_400
     assert parse_since("Thu, 16 Nov 2023 01:00:00 GMT") == 1_700_096_400
     assert parse_since("yesterday") is None
+    # other scripts' digits and a trailing newline are not a date to JavaScript either
+    assert parse_since("\uff12\uff10\uff12\uff13-11-16") is None and parse_since("2023-11-16\n") is None

@@ -1,9 +1,10 @@
-"""events/records.NamedTuple (no `typing` on the hook path) behaves as `typing.NamedTuple` for our records."""
+"""Hook-path records: events/records.NamedTuple behaves as `typing.NamedTuple`; names and days are ASCII."""
 
 from __future__ import annotations
 
 import pickle
 import typing
+from pathlib import Path
 
 from events.durable import Head
 from events.names import ParsedName, parse_name
@@ -44,3 +45,26 @@ def test_the_hook_path_records_are_tuples_with_their_fields() -> None:
     assert isinstance(parsed, tuple) and parsed.node == "d9ef379c"
     head = Head("n", "s", 5)
     assert head.at_us == 5 and pickle.loads(pickle.dumps(head)) == head
+
+
+FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+GOOD = "20261201_061812_257532-d9ef379c-e06ac8d70fdd.json"
+
+
+def test_names_and_days_take_ascii_digits_only_and_no_trailing_newline(tmp_path: Path) -> None:
+    """An event name, an event id and a day folder are ASCII: other scripts' digits (which `\\d` and
+    `str.isdigit` accept, and `int` reads) or a trailing newline make them something else, skipped."""
+    from continuity.sync.tree import is_day
+    from events.filelog import list_days
+    from events.names import NODE_PATTERN, parse_event_id
+
+    assert parse_name(GOOD) is not None
+    assert parse_name(GOOD.translate(FULLWIDTH)) is None and parse_name(GOOD[:3] + "٣" + GOOD[4:]) is None
+    assert parse_name(GOOD + "\n") is None and NODE_PATTERN.match("d9ef379c\n") is None
+    assert parse_event_id("RCE-20261201_061812_257532-d9ef379c") is not None
+    assert parse_event_id("RCE-20261201_061812_257532-d9ef379c\n") is None
+    assert parse_event_id("RCE-20261201_061812_257532-d9ef379c".translate(FULLWIDTH)) is None
+    assert is_day("20261201") and not is_day("20261201".translate(FULLWIDTH))
+    for day in ("20261201", "20261201".translate(FULLWIDTH), "2026120١"):
+        (tmp_path / day).mkdir()
+    assert list_days(str(tmp_path)) == ["20261201"]

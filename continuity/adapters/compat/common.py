@@ -76,9 +76,6 @@ def contexts_root() -> str:
 
 
 # -- values (§4) -----------------------------------------------------------------------------
-_JS_INT = re.compile(r"^-?\d+$")
-
-
 def js_string(value: Any) -> str:
     """`String(value)` as JavaScript prints it."""
     if value is None:
@@ -157,7 +154,8 @@ def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
     return (value if isinstance(value, dict) else {}), False
 
 
-_JS_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|Infinity)$")
+#: ASCII digits only (`\d` would take other scripts' digits, which JavaScript's Number() does not read).
+_JS_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?|Infinity)\Z")
 
 
 def js_number(text: str) -> int | float | None:
@@ -165,6 +163,8 @@ def js_number(text: str) -> int | float | None:
     stripped = text.strip()
     if stripped == "":
         return 0
+    if not stripped.isascii() or "_" in stripped:  # Python's int() reads both; Number() reads neither
+        return None
     lowered = stripped.lower()
     try:
         if lowered.startswith(("0x", "0o", "0b")):

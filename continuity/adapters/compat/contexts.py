@@ -10,8 +10,9 @@ from typing import Any
 from continuity.adapters.compat import common as c
 from continuity.adapters.compat.args import Args
 
-_DATE = re.compile(r"^[+-]?\d{4,6}(-\d{2}(-\d{2})?)?$")
-_DATE_TIME = re.compile(r"^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$")
+_DATE = re.compile(r"^[+-]?[0-9]{4,6}(-[0-9]{2}(-[0-9]{2})?)?\Z")
+_DATE_TIME = re.compile(
+    r"^[+-]?[0-9]{4,6}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?\Z")
 
 
 def parse_since(text: str) -> float | None:
