@@ -94,18 +94,8 @@ def plan_union(reader: ObjectReader, local: Snapshot, remote: Snapshot) -> Union
             union.days[day] = mine  # type: ignore[assignment]  # equal, and at least one is set
             continue
         local_entries, remote_entries = day_entries(reader, mine), day_entries(reader, theirs)
-        for name, entry in remote_entries.items():
-            own = local_entries.get(name)
-            if own is None:
-                if is_event(day, entry):
-                    union.incoming.append((day, entry))
-                else:
-                    union.skipped.append(f"{EVENTS}/{day}/{name}")
-            elif own.sha != entry.sha and is_event(day, entry):
-                raise EventConflict(
-                    f"{EVENTS}/{day}/{name} has other bytes on the remote than here (same name, other "
-                    "content): sync refused and changed nothing; run `continuity verify` on both clones"
-                )
+        _take(union, day, dict(local_entries), remote_entries, "has other bytes on the remote than here (same name, "
+              "other content): sync refused and changed nothing; run `continuity verify` on both clones")
         union.local_only.extend((day, local_entries[name]) for name in local_entries.keys() - remote_entries.keys())
         if mine is None or theirs is None:
             union.days[day] = mine or theirs  # type: ignore[assignment]
@@ -131,21 +121,9 @@ def plan_union_many(reader: ObjectReader, base: Snapshot, others: list[Snapshot]
         merged = day_entries(reader, mine)
         added = False
         for tree in theirs:
-            for name, entry in day_entries(reader, tree).items():
-                own = merged.get(name)
-                if own is None:
-                    merged[name] = entry
-                    added = True
-                    if is_event(day, entry):
-                        union.incoming.append((day, entry))
-                    else:
-                        union.skipped.append(f"{EVENTS}/{day}/{name}")
-                elif own.sha != entry.sha and is_event(day, entry):
-                    raise EventConflict(
-                        f"{EVENTS}/{day}/{name} has two contents on the remote (its branch and the clones' refs "
-                        "disagree: same name, other content): sync refused and changed nothing; run `continuity "
-                        "verify` on the clones"
-                    )
+            added = _take(union, day, merged, day_entries(reader, tree), "has two contents on the remote (its branch "
+                          "and the clones' refs disagree: same name, other content): sync refused and changed "
+                          "nothing; run `continuity verify` on the clones") or added
         if not added:  # the others' trees hold nothing new (a day tree may be empty: a hostile ref)
             if mine is not None:
                 union.days[day] = mine
@@ -154,6 +132,26 @@ def plan_union_many(reader: ObjectReader, base: Snapshot, others: list[Snapshot]
         else:
             union.days[day] = list(merged.values())
     return union
+
+
+def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, Entry], conflict: str) -> bool:
+    """Add a day tree's entries that `merged` lacks (events to `incoming`, others to `skipped`); True if any.
+
+    An event name `merged` holds with other bytes raises EventConflict (`conflict` says where).
+    """
+    added = False
+    for name, entry in entries.items():
+        own = merged.get(name)
+        if own is None:
+            merged[name] = entry
+            added = True
+            if is_event(day, entry):
+                union.incoming.append((day, entry))
+            else:
+                union.skipped.append(f"{EVENTS}/{day}/{name}")
+        elif own.sha != entry.sha and is_event(day, entry):
+            raise EventConflict(f"{EVENTS}/{day}/{name} {conflict}")
+    return added
 
 
 def write_root(writer: TreeWriter, snapshots: Iterable[Snapshot], days: dict[str, str | list[Entry]]) -> str:
