@@ -440,10 +440,10 @@ def test_the_fast_path_steps_aside_unless_the_index_is_current(corpus: dict[str,
 
 def test_the_fast_path_loads_neither_msgspec_nor_argparse(corpus: dict[str, str], project: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """`recall QUERY` on a current index, as a real process: the answer, without msgspec or argparse."""
+    """`recall QUERY` on a current index, as a real process: the answer, without msgspec, argparse or typing."""
     recall(capsys, "warm")
     probe = LOADED.replace("'continuity.recall', 'sqlite3', '_sqlite3', 'tqdm', 'projections.recall'",
-                           "'msgspec', 'argparse'")
+                           "'msgspec', 'argparse', 'typing'")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     done = subprocess.run([sys.executable, "-c", probe, "recall", "WAL"], cwd=project, env=env,
                           capture_output=True, text=True, timeout=60)
