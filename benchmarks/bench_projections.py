@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
-from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
+from benchmarks.common import cached_store, interleaved, time_command  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 BENCH_HOME = Path(tempfile.gettempdir(), "continuity-bench")
@@ -38,19 +37,11 @@ def env_for(home: Path) -> dict[str, str]:
 
 def generate(size: int) -> Path:
     """A store with `size` events (reused when already built)."""
-    from continuity.core.initialize import init_store
     from events.archive import ArchiveCreated, ArchivedState
     from events.base import Event, Refs, Summary
     from events.session import SessionStarted
     from events.worklog import CheckpointRecorded, WorkLogged
 
-    root = BENCH_HOME / str(size)
-    done_marker = root / ".complete"
-    if done_marker.exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    store, _ = init_store(root, project="bench", language="en")
 
     def drafts() -> Iterator[Event]:
         for i in range(size):
@@ -68,9 +59,7 @@ def generate(size: int) -> Path:
                                       summary=Summary(done=(f"item {i}",), next=(f"next {i}",)))
         return WorkLogged(**envelope, message=f"edited file {i % 97}", refs=Refs(files=(f"src/module_{i % 97}.py",)))
 
-    write_fixture_events(store, drafts(), start_us=START_US, step_us=STEP_US)
-    done_marker.touch()
-    return root
+    return cached_store(BENCH_HOME / str(size), drafts, start_us=START_US, step_us=STEP_US)
 
 
 def current_projection(root: Path, home: Path) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_log import compile_project  # noqa: E402
 from benchmarks.bench_projections import BENCH_HOME, EXE, START_US, STEP_US, env_for  # noqa: E402
-from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
+from benchmarks.common import cached_store, interleaved, time_command  # noqa: E402
 
 VOCABULARY = 4000
 #: Queries of one, two and three words, from common to rare (word ranks in the vocabulary).
@@ -48,17 +47,9 @@ def word(rank: int) -> str:
 
 def generate(size: int) -> Path:
     """A store with `size` events of varied text (reused when already built)."""
-    from continuity.core.initialize import init_store
     from events.base import Event, Summary
     from events.worklog import CheckpointRecorded, WorkLogged
 
-    root = BENCH_HOME / f"recall-{size}"
-    done_marker = root / ".complete"
-    if done_marker.exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    store, _ = init_store(root, project="bench", language="en")
     rng = random.Random(15)
     weights = [1 / (rank + 1) for rank in range(VOCABULARY)]
     words = [word(rank) for rank in range(VOCABULARY)]
@@ -75,9 +66,7 @@ def generate(size: int) -> Path:
             else:
                 yield WorkLogged(**envelope, message=sentence(12))
 
-    write_fixture_events(store, drafts(), start_us=START_US, step_us=STEP_US)
-    done_marker.touch()
-    return root
+    return cached_store(BENCH_HOME / f"recall-{size}", drafts, start_us=START_US, step_us=STEP_US)
 
 
 def query_text(ranks: list[int]) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -34,14 +33,13 @@ from benchmarks.bench_projections import (  # noqa: E402
     decode_floor,
     env_for,
 )
-from benchmarks.common import interleaved, time_command, write_fixture_events  # noqa: E402
+from benchmarks.common import cached_store, interleaved, time_command  # noqa: E402
 
 AGENTS = (("ann", "claude-code"), ("bob", "codex"), ("carl", "cursor"), ("dana", "claude-code"))
 
 
 def generate(size: int) -> Path:
     """A store with `size` events of every marked kind (reused when already built)."""
-    from continuity.core.initialize import init_store
     from events.archive import ArchiveCreated, ArchivedState, HostSwitched
     from events.base import Event, Refs, Summary
     from events.handoff import HandoffCreated
@@ -50,13 +48,6 @@ def generate(size: int) -> Path:
     from events.team import SnapshotTaken
     from events.worklog import CheckpointRecorded, WorkLogged
 
-    root = BENCH_HOME / f"timeline-{size}"
-    done_marker = root / ".complete"
-    if done_marker.exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    store, _ = init_store(root, project="bench", language="en")
 
     def draft_of(i: int) -> Event:
         session = i // 200
@@ -86,9 +77,7 @@ def generate(size: int) -> Path:
         for i in range(size):
             yield draft_of(i)
 
-    write_fixture_events(store, drafts(), start_us=START_US, step_us=STEP_US)
-    done_marker.touch()
-    return root
+    return cached_store(BENCH_HOME / f"timeline-{size}", drafts, start_us=START_US, step_us=STEP_US)
 
 
 def floor_of(root: Path) -> float:

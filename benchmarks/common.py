@@ -88,3 +88,23 @@ def write_fixture_events(store: Any, drafts: Iterable[Any], *, start_us: int, st
         if count % 100_000 == 0:
             print(f"  generated {count} events", file=sys.stderr)
     return count
+
+
+def cached_store(root: Path, drafts: Callable[[], Iterable[Any]], *, start_us: int, step_us: int) -> Path:
+    """A store at `root` holding `drafts()` (write_fixture_events), built once and reused.
+
+    A `.complete` marker says the store was built whole; without it the folder is built afresh.
+    """
+    import shutil
+
+    from continuity.core.initialize import init_store
+
+    done_marker = root / ".complete"
+    if done_marker.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    store, _ = init_store(root, project="bench", language="en")
+    write_fixture_events(store, drafts(), start_us=start_us, step_us=step_us)
+    done_marker.touch()
+    return root
