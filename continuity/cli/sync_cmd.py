@@ -69,9 +69,12 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
         if news is not None:
             news.close()
     warn(report.warnings)
-    pushed = ("pushed" if report.branch_updated else
-              "pushed to this clone's ref (the shared branch moved meanwhile: a later sync brings it up to date)"
-              if report.pushed else "not pushed (--no-push)" if args.no_push else "nothing to push")
+    if report.branch_updated:
+        pushed = "pushed"
+    elif report.pushed:
+        pushed = "pushed to this clone's ref (the shared branch moved meanwhile: a later sync brings it up to date)"
+    else:
+        pushed = "not pushed (--no-push)" if args.no_push else "nothing to push"
     forks = f", joined {report.forks} fork(s)" if report.forks else ""
     text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
             f"added {report.added_remote} from the remote{forks}; {pushed}")

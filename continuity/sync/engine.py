@@ -352,9 +352,8 @@ class Syncer:
                     with contextlib.suppress(WriteFailed):
                         self.repo.update_ref(self.tracking, target, remote_tip)
                 if refused is None:
-                    with contextlib.suppress(WriteFailed):
-                        self.repo.update_ref(f"{self.nodes}/{self.node}", target, fresh.get(self.node)
-                                             or self.repo.rev(f"{self.nodes}/{self.node}"))
+                    with contextlib.suppress(WriteFailed):  # the copy here, as fetch_remote left it
+                        self.repo.update_ref(f"{self.nodes}/{self.node}", target, nodes.get(self.node))
                     fresh = {**fresh, self.node: target}
                 else:  # a server that takes branches only (some forges): the branch carried it
                     report.warnings.append(f"{self.shown} refused this clone's ref {self.node_ref} ({refused}); "
