@@ -1,4 +1,4 @@
-"""`continuity log` and the PostToolUse hook of two installs, side by side in one run (new processes).
+"""`continuity log` and the PostToolUse and SessionStart hooks of two installs, side by side (new processes).
 
     .venv/bin/python benchmarks/hook_ab.py <before>/.venv/bin/continuity <after>/.venv/bin/continuity [rounds]
 
@@ -9,6 +9,7 @@ their ratios are printed.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,11 @@ def main() -> None:
     env = env_for(home)
     with tempfile.TemporaryDirectory() as store:
         subprocess.run([after, "init", "--project", "bench"], cwd=store, env=env, check=True, capture_output=True)
+        subprocess.run([after, "checkpoint", "-m", "parser done", "--next", "wire the CLI"], cwd=store, env=env,
+                       check=True, capture_output=True)
         payload = post_tool_use_payload(store)
+        start = json.dumps({"session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "cwd": store,
+                            "hook_event_name": "SessionStart", "source": "startup"}).encode()
         medians = interleaved({
             f"{name} {side}": job
             for side, exe in (("before", before), ("after", after))
@@ -38,9 +43,11 @@ def main() -> None:
                                                      env=env)),
                 ("PostToolUse", lambda exe=exe: run_with_stdin([exe, "hook", "claude-code"], payload, env,
                                                                cwd=store)),
+                ("SessionStart", lambda exe=exe: run_with_stdin([exe, "hook", "claude-code"], start, env,
+                                                                cwd=store)),
             )
         }, rounds)
-    for name in ("log", "PostToolUse"):
+    for name in ("log", "PostToolUse", "SessionStart"):
         old, new = medians[f"{name} before"], medians[f"{name} after"]
         print(f"{name}: before {old * 1000:.1f} ms, after {new * 1000:.1f} ms -> {new / old:.2f}x")
 

@@ -1,5 +1,7 @@
 """continuity: keeps AI coding agents' working state alive across sessions, hosts and machines."""
 
+import events as _events  # noqa: F401  (installs events/loading.py before anything loads msgspec)
+
 __version__ = "0.1.0"
 
 

@@ -241,12 +241,13 @@ def handoff_addressees(root: str, paths: list[str]) -> dict[str, str]:
 
     Reads `to: {agent, host}` (continuity's handoff documents) or `to_agent` / `to_host`.
     """
+    found: dict[str, str] = {}
+    paths = [path for path in paths if path.endswith(".json")]
+    if not paths:  # orjson (and what it loads) only when there is a document to read
+        return found
     import orjson
 
-    found: dict[str, str] = {}
     for path in paths:
-        if not path.endswith(".json"):
-            continue
         try:
             with open(path if os.path.isabs(path) else os.path.join(root, path), "rb") as handle:
                 data = orjson.loads(handle.read(1_000_001))

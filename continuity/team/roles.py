@@ -9,8 +9,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-import orjson
-
 from continuity.core.text import one_line
 from continuity.team.resume import format_age
 from events import clock
@@ -26,6 +24,8 @@ def role_relpath(team: str, role: str) -> str:
 
 def _scalar(value: Any) -> str:
     # JSON scalars are YAML scalars: a reference holding `: ` or `#` stays one value.
+    import orjson  # here: the brief imports this module, and orjson brings `dataclasses` and `inspect`
+
     return orjson.dumps(value).decode()
 
 

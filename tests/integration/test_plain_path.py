@@ -390,6 +390,49 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
     assert "msgspec" in imported_by(["events", "list"], template)
 
 
+def test_session_start_loads_msgspec_without_typing_extensions_in_a_real_process(template: Path) -> None:
+    """The SessionStart hook (typed: msgspec and the read models) leaves out what only costs it time:
+    typing_extensions (events/loading.py), and orjson with the dataclasses and inspect it brings."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(template), "session_id": "s1",
+                          "source": "startup"}).encode()
+    modules = imported_by(["hook", "claude-code"], template, payload)
+    assert {"msgspec", "continuity.sessions.brief"} <= modules
+    # -X importtime lists refused imports too: typing_extensions shows, but never loads what it imports
+    assert modules & {"inspect", "ast", "dataclasses", "orjson"} == set()
+    assert {"session.started", "context.served"} <= {json.loads(path.read_bytes())["kind"]
+                                                     for path in all_event_files(template)}
+
+
+def test_msgspec_without_typing_extensions_decodes_as_with_it() -> None:
+    """Loaded the way events/loading.py loads it, msgspec still checks every constraint, and anyone
+    else can import typing_extensions afterwards."""
+    code = (
+        "import sys, events, msgspec\n"
+        "assert 'typing_extensions' not in sys.modules\n"
+        "import msgspec._utils as helpers\n"
+        "assert helpers._get_type_hints.__module__ == 'typing'\n"
+        "from typing import Annotated\n"
+        "class T(msgspec.Struct, kw_only=True):\n"
+        "    n: Annotated[int, msgspec.Meta(ge=0)]\n"
+        "    name: Annotated[str, msgspec.Meta(pattern='^[a-z]+$')] | None = None\n"
+        "assert msgspec.json.decode(b'{\"n\": 1, \"name\": \"ab\"}', type=T) == T(n=1, name='ab')\n"
+        "for bad in (b'{\"n\": -1}', b'{\"n\": 1, \"name\": \"A\"}', b'{\"name\": \"ab\"}'):\n"
+        "    try:\n"
+        "        msgspec.json.decode(bad, type=T)\n"
+        "    except msgspec.ValidationError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError(bad)\n"
+        "from events.codec import default_codec\n"
+        "assert default_codec().schema()\n"
+        "import typing_extensions\n"
+        "print(typing_extensions.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.strip() == "typing_extensions"
+
+
 def test_plain_and_typed_writers_interleave_into_one_chain(template: Path) -> None:
     """Processes appending through the plain path and through the typed path at once make one intact log."""
     code = ("import sys; from continuity.cli import main, plain_log\n"
