@@ -43,11 +43,15 @@ MARK_OPEN, MARK_CLOSE = "[", "]"
 _WORD = r"\w+"
 #: The hit fields, in the order the JSON answer lists them.
 HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id", "snippet", "score")
-#: The columns of a ranked row (then the snippet, bm25 and the body); `d` is docs, `fts` the text.
+#: The columns of a ranked row (then the snippet and the body); `d` is docs, `fts` the text. No bm25()
+#: here: SQLite runs one FTS5 lookup per listed row, and each bm25() lookup would count the query's
+#: matches in the whole index again (its IDF), milliseconds for a common word. The ranking query's
+#: scores are the ones kept (ranked_rows).
 HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
-           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts), fts.body"
+           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), fts.body"
            " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN ")
-RANK_SQL = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
+#: The best rows and their scores (bm25(), lower is better), newest first on a tie.
+RANK_SQL = "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
 
 
 def words(text: str) -> list[str]:
@@ -98,12 +102,16 @@ def marked(snippet: str) -> str:
                    else one_line(re.sub(r"\s", " ", part)) for part in parts).strip()
 
 
-def ranked_rows(connection: sqlite3.Connection, query: str, ids: list[int]) -> list[Any]:
-    """The ranked rows' columns, snippets and scores, in the order of `ids`."""
-    order = {rowid: place for place, rowid in enumerate(ids)}
-    found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ids))})", [query, *ids]).fetchall()
-    found.sort(key=lambda row: order[row[0]])
-    return found
+def ranked_rows(connection: sqlite3.Connection, query: str, ranked: list[Any]) -> list[Any]:
+    """The ranked rows' columns, snippets and scores, in the order of `ranked` ((rowid, bm25) pairs, best first).
+
+    A row: id, event id, time, kind, agent, host, session, snippet, bm25 (the ranking's), body.
+    """
+    order = {rowid: (place, score) for place, (rowid, score) in enumerate(ranked)}
+    found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ranked))})",
+                               [query, *(rowid for rowid, _ in ranked)]).fetchall()
+    found.sort(key=lambda row: order[row[0]][0])
+    return [(*row[:8], order[row[0]][1], row[8]) for row in found]
 
 
 def hit_values(row: Any) -> tuple[Any, ...]:
@@ -205,8 +213,8 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
-        ids = [row[0] for row in connection.execute(RANK_SQL, (query, options["limit"])).fetchall()]
-        rows = ranked_rows(connection, query, ids) if ids else []
+        ranked = connection.execute(RANK_SQL, (query, options["limit"])).fetchall()
+        rows = ranked_rows(connection, query, ranked) if ranked else []
     finally:
         connection.close()
     return project, query, [dict(zip(HIT_FIELDS, hit_values(row), strict=True)) for row in rows]

@@ -72,11 +72,11 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
         ranked = connection.execute(RANK_SQL, [query, limit + len(filters.exclude)]).fetchall()
     else:
         ranked = connection.execute(
-            "SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
+            "SELECT d.id, bm25(fts) FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
             + " ORDER BY bm25(fts), fts.rowid DESC LIMIT ?", [*params, limit + len(filters.exclude)]).fetchall()
     if not ranked:
         return []
-    found = ranked_rows(connection, query, [row[0] for row in ranked])
+    found = ranked_rows(connection, query, ranked)
     found = [row for row in found if row[1] not in filters.exclude
              and not any(text in row[9] for text in filters.omit_containing)][:limit]
     return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True))) for row in found]
