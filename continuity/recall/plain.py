@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
 
 INDEX_NAME = "recall.sqlite3"
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
-SCHEMA_FORMAT = 3
+SCHEMA_FORMAT = 4
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
 ROWS_FORMAT = 1
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
@@ -52,6 +52,19 @@ HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.se
            " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN ")
 #: The best rows and their scores (bm25(), lower is better), newest first on a tie.
 RANK_SQL = "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
+#: How many best rows of a common word its contenders cover (index.py keeps them): a longer
+#: `--limit` ranks every match.
+CONTENDERS = DEFAULT_LIMIT
+#: RANK_SQL for a one-word query (?1), its indexed term (?2): when the index keeps the term's
+#: contenders, only they and the rows indexed since are scored, else every match (index.py
+#: says why that is the same answer). One statement, so one snapshot of rows and contenders.
+CONTENDERS_RANK_SQL = (
+    "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ?1"
+    " AND rowid >= coalesce((SELECT min(id) FROM contenders WHERE term = ?2), 0)"
+    " AND (rowid > coalesce((SELECT value FROM meta WHERE key = 'contenders_upto'), 0)"
+    " OR NOT EXISTS (SELECT 1 FROM contenders WHERE term = ?2)"
+    " OR +rowid IN (SELECT id FROM contenders WHERE term = ?2))"
+    " ORDER BY bm25(fts), rowid DESC LIMIT ?3")
 
 
 def words(text: str) -> list[str]:
@@ -93,6 +106,42 @@ def _check_syntax(query: str) -> None:
     except sqlite3.Error as error:
         raise QueryError(f"invalid search syntax: {one_line(str(error))} "
                          "(without --match the words are searched as written)") from None
+
+
+_TOKENIZERS: dict[int, sqlite3.Connection] = {}
+
+
+def indexed_terms(text: str) -> list[str]:
+    """The terms the index holds for `text`, in order (FTS5's own tokenizer, on a scratch table in memory)."""
+    from _thread import get_ident  # one scratch table a thread: a term is written, read and rolled back
+
+    probe = _TOKENIZERS.get(get_ident())
+    if probe is None:
+        probe = sqlite3.connect(":memory:", isolation_level=None)
+        probe.execute(f"CREATE VIRTUAL TABLE words USING fts5(body, tokenize='{TOKENIZER}')")
+        probe.execute("CREATE VIRTUAL TABLE words_instances USING fts5vocab(words, instance)")
+        _TOKENIZERS[get_ident()] = probe
+    probe.execute("BEGIN")
+    try:
+        probe.execute("INSERT INTO words(rowid, body) VALUES (1, ?)", (text,))
+        return [row[0] for row in probe.execute("SELECT term FROM words_instances ORDER BY offset")]
+    finally:
+        probe.execute("ROLLBACK")
+
+
+def rank(connection: sqlite3.Connection, query: str, limit: int, *, contenders: bool = True) -> list[Any]:
+    """The best `limit` rows of an FTS5 query, (rowid, bm25) best first: RANK_SQL's answer.
+
+    A query of one word that is one indexed term is ranked among the term's contenders when
+    the index keeps them (CONTENDERS_RANK_SQL); the answer is the same. `contenders=False`
+    (an index too small to keep any) skips reading the word's term.
+    """
+    if (contenders and limit <= CONTENDERS and len(query) > 2 and query[0] == query[-1] == '"'
+            and '"' not in query[1:-1]):
+        terms = indexed_terms(query[1:-1])
+        if len(terms) == 1:
+            return connection.execute(CONTENDERS_RANK_SQL, (query, terms[0], limit)).fetchall()
+    return connection.execute(RANK_SQL, (query, limit)).fetchall()
 
 
 def marked(snippet: str) -> str:
@@ -213,7 +262,7 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
-        ranked = connection.execute(RANK_SQL, (query, options["limit"])).fetchall()
+        ranked = rank(connection, query, options["limit"], contenders=bool(meta.get("contenders_upto")))
         rows = ranked_rows(connection, query, ranked) if ranked else []
     finally:
         connection.close()

@@ -14,7 +14,7 @@ import msgspec
 
 from continuity.recall import plain
 from continuity.recall.index import projects_of
-from continuity.recall.plain import HIT_FIELDS, RANK_SQL, fts_query, hit_values, ranked_rows, words
+from continuity.recall.plain import HIT_FIELDS, fts_query, hit_values, rank, ranked_rows, words
 
 __all__ = ["DEFAULT_LIMIT", "Filters", "Hit", "fts_query", "search", "words"]
 
@@ -69,7 +69,7 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
     # before it sorts, and a snippet costs far more than a score. When the project is the
     # only filter and the index holds no other, rank without reading the rows' columns.
     if where == ["fts MATCH ?", "d.project = ?"] and projects_of(connection) == [filters.project]:
-        ranked = connection.execute(RANK_SQL, [query, limit + len(filters.exclude)]).fetchall()
+        ranked = rank(connection, query, limit + len(filters.exclude))
     else:
         ranked = connection.execute(
             "SELECT d.id, bm25(fts) FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)

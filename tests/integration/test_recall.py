@@ -399,6 +399,31 @@ def test_the_fast_path_answers_exactly_as_the_command(corpus: dict[str, str], ca
         assert not taken, argv
 
 
+def test_common_words_answer_the_same_through_their_contenders(corpus: dict[str, str],
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeping common words' contenders (thresholds made tiny), rows after them too: the same bytes."""
+    from continuity.recall import plain
+
+    for name, value in {"COMMON": 2, "TAIL": 3, "PROMOTE": 1}.items():
+        monkeypatch.setattr(index, name, value)
+    recall(capsys, "warm")
+    log(capsys, "log", "-m", "WAL again, newest", "--agent", "bob")
+    recall(capsys, "warm")
+    connection = sqlite3.connect(index.index_path(find_store()))
+    common = {row[0] for row in connection.execute("SELECT DISTINCT term FROM contenders")}
+    upto, last = connection.execute("SELECT (SELECT value FROM meta WHERE key = 'contenders_upto'),"
+                                    " (SELECT max(id) FROM docs)").fetchone()
+    connection.close()
+    assert {"wal", "flaki", "reader"} <= common and 0 < upto < last
+    for argv in (["recall", "WAL"], ["recall", "flaky", "--json"], ["recall", "readers", "--limit", "1"],
+                 ["recall", "WAL", "--limit", str(plain.CONTENDERS + 1)]):
+        taken, (code, _out, _err) = both_ways(capsys, monkeypatch, argv)
+        assert taken and code == 0, argv
+    ranked = ids(recall(capsys, "WAL"))
+    assert ranked[0] == corpus["wal_wal"] and len(ranked) == 4  # the straight ranking (checked above)
+
+
 def fast_answers(capsys: pytest.CaptureFixture[str], argv: list[str]) -> bool:
     """Whether the fast path answers argv now (it prints only when it does)."""
     from continuity.recall import plain
