@@ -245,6 +245,24 @@ def test_an_event_merged_into_the_past_rebuilds_the_index(project: Path, capsys:
     assert index_rows(project) == rebuilt_rows(project)
 
 
+def test_a_rebuild_in_place_leaves_the_text_index_as_a_fresh_build(project: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A rebuild over an existing index: FTS5's own tables as a build from nothing gives (no delete markers)."""
+    for i in range(30):
+        log(capsys, "log", "-m", f"entry {i} about lanterns and caching")
+    recall(capsys, "lanterns")
+
+    def text_index(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
+        return connection.execute("SELECT id, block FROM fts_data ORDER BY id").fetchall()
+
+    connection = index.connect(str(project / STORE / "local" / index.INDEX_NAME))
+    index.catch_up(connection, find_store().open_reader(), rebuild=True)
+    fresh = index.connect(":memory:")
+    index.catch_up(fresh, find_store().open_reader(), rebuild=True)
+    assert text_index(connection) == text_index(fresh)
+    connection.close()
+
+
 def test_a_corrupt_index_file_is_rebuilt(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Garbage in local/recall.sqlite3: the answer stands, a warning says the index was rebuilt."""
     event = log(capsys, "log", "-m", "about turbines")
