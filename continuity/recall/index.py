@@ -43,13 +43,17 @@ FORMAT = plain.FORMAT
 INDEX_NAME = plain.INDEX_NAME
 BUSY_MS = 10_000
 
+FTS_TABLE = f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='{plain.TOKENIZER}')"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS docs(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, event_id TEXT NOT NULL, created_at TEXT NOT NULL,
     kind TEXT NOT NULL, project TEXT NOT NULL, agent TEXT, host TEXT, session TEXT);
 CREATE INDEX IF NOT EXISTS docs_project_time ON docs(project, created_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='""" + plain.TOKENIZER + """');
+""" + FTS_TABLE + """;
+CREATE TABLE IF NOT EXISTS contenders(
+    term TEXT NOT NULL, id INTEGER NOT NULL, f INTEGER NOT NULL, d INTEGER NOT NULL, PRIMARY KEY(term, id))
+    WITHOUT ROWID;
 """
 # Meta values are JSON, so the fast path (plain.py) reads them without msgspec.
 _MARKS = msgspec.json.Decoder(Marks)
@@ -215,7 +219,11 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
             projects = set(projects_of(connection))
         if reason is not None:
             connection.execute("DELETE FROM docs")
-            connection.execute("DELETE FROM fts")
+            # Dropped, not emptied: FTS5 deletes row by row, tokenizing each again, and the
+            # delete markers it leaves slow every query until its segments merge (2-3x at 100k).
+            connection.execute("DROP TABLE fts")
+            connection.execute(FTS_TABLE)
+            connection.execute("DELETE FROM contenders")
             connection.execute("DELETE FROM meta")
             position, marks = None, {}
         _index(connection, log, days, position, marks, projects, outcome, until, progress)
@@ -296,8 +304,9 @@ def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position
         connection.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)",
                                ((first + i, row[8]) for i, row in enumerate(rows)))
         rows.clear()
+    upto = keep_contenders(connection)
     values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks)),
-                                     ("projects", _ENCODER.encode(sorted(projects)))]
+                                     ("projects", _ENCODER.encode(sorted(projects))), ("contenders_upto", upto)]
     if position is not None:
         values.append(("last_read", position))
     connection.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)
@@ -324,3 +333,137 @@ def rows(connection: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
     yield from connection.execute(
         "SELECT d.name, d.event_id, d.created_at, d.kind, d.project, d.agent, d.host, d.session, f.body"
         " FROM docs d JOIN fts f ON f.rowid = d.id ORDER BY d.name")
+
+
+# -- common words' contenders ------------------------------------------------------------------
+# FTS5 scores every match with bm25() before it can keep the best few: for a word found in a
+# quarter of 100,000 events, ~20 ms, most of it one docsize lookup a row. For a query of one
+# term, a row's bm25() depends only on how often the term occurs in it (f) and its length in
+# tokens (d): the term's IDF and the average length are the same for every row. It grows with
+# f and shrinks with d (every floating-point step is monotonic, so the computed scores keep
+# that order, ties included), and ties go to the newest row. So a row that at least
+# CONTENDERS newer rows match with f as high and d as low can never be among the best
+# CONTENDERS, whatever the corpus's statistics become: leaving it out changes no answer. Each
+# common word's `contenders` are the rows fewer than CONTENDERS others beat that way (a
+# "skyband"; a few dozen rows, where the word has thousands of matches), kept up to the row
+# `contenders_upto` in meta; rows after it are all scored (plain.CONTENDERS_RANK_SQL). The
+# scores themselves are always FTS5's, of the same statement as the ranking.
+CONTENDERS = plain.CONTENDERS
+#: A word with contenders matches at least this many rows (fewer cost FTS5 under a millisecond).
+COMMON = 1000
+#: The contenders are brought up to date once this many rows were indexed after `contenders_upto`.
+TAIL = 5000
+#: A word is checked for COMMON once it is in this many of the rows brought up to date at once.
+PROMOTE = 10
+
+
+def contenders(rows: list[tuple[int, int, int]], depth: int = CONTENDERS) -> list[tuple[int, int, int]]:
+    """Of (id, f, d) rows, those fewer than `depth` others beat on every count: newer, f as high, d as low.
+
+    A row beaten by one left out is beaten by `depth` kept ones (each beats it too), so
+    counting the kept rows is enough; a (f, d) pair beaten `depth` times stays beaten.
+    """
+    kept: list[tuple[int, int, int]] = []
+    seen: dict[tuple[int, int], int] = {}
+    beaten: set[tuple[int, int]] = set()
+    for row in sorted(rows, reverse=True):
+        pair = row[1:]
+        if pair in beaten:
+            continue
+        count = 0
+        for (f, d), many in seen.items():
+            if f >= row[1] and d <= row[2]:
+                count += many
+        if count >= depth:
+            beaten.add(pair)
+            continue
+        kept.append(row)
+        seen[pair] = seen.get(pair, 0) + 1
+    return kept
+
+
+def _varint(blob: bytes) -> int:
+    """The first SQLite varint of a blob (fts_docsize: a row's length in tokens)."""
+    value = 0
+    for place, byte in enumerate(blob[:9]):
+        if place == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+def keep_contenders(connection: sqlite3.Connection) -> int:
+    """Bring the common words' contenders up to the newest row once TAIL rows came after them; the row they reach.
+
+    Runs in the transaction that indexed the rows (_flush), so rows and contenders are
+    committed together. A word becomes common (gets contenders, from every row) when it is
+    in PROMOTE of the new rows and COMMON in all; a common word stays common.
+    """
+    upto_row = connection.execute("SELECT value FROM meta WHERE key = 'contenders_upto'").fetchone()
+    upto = int(upto_row[0]) if upto_row else 0
+    last = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM docs").fetchone()[0])
+    if last - upto < TAIL:
+        return upto
+    _scratch_tables(connection)
+    connection.execute("INSERT INTO temp.recall_tail(rowid, body) SELECT rowid, body FROM fts WHERE rowid > ?", (upto,))
+    try:
+        kept: dict[str, list[tuple[int, int, int]]] = {}
+        for term, row_id, f, d in connection.execute("SELECT term, id, f, d FROM contenders"):
+            kept.setdefault(term, []).append((row_id, f, d))
+        lengths = {row[0]: _varint(row[1]) for row in connection.execute(
+            "SELECT id, sz FROM fts_docsize WHERE id > ?", (upto,))}
+        # A word is looked up in the whole index when it is in PROMOTE of the new rows and often
+        # enough there to be in half of COMMON rows at that rate (how often it is counts for
+        # speed only: a common word without contenders is ranked among every match).
+        promote = max(PROMOTE, len(lengths) * COMMON // (2 * last))
+        for term, count in connection.execute("SELECT term, doc FROM temp.recall_tail_rows").fetchall():
+            before = kept.get(term)
+            if before is not None:
+                found: dict[int, int] = {}
+                for (doc,) in connection.execute("SELECT doc FROM temp.recall_tail_instances WHERE term = ?", (term,)):
+                    found[doc] = found.get(doc, 0) + 1
+                _replace(connection, term, before,
+                         contenders(before + [(doc, f, lengths[doc]) for doc, f in found.items()]))
+            elif count >= promote and connection.execute(
+                    "SELECT doc FROM temp.recall_rows WHERE term = ?", (term,)).fetchone()[0] >= COMMON:
+                _replace(connection, term, [], _all_contenders(connection, term))
+    finally:
+        connection.execute("INSERT INTO temp.recall_tail(recall_tail) VALUES ('delete-all')")
+    return last
+
+
+def _scratch_tables(connection: sqlite3.Connection) -> None:
+    """keep_contenders' scratch tables (the connection's own, in `temp`): the new rows' terms, the index's."""
+    for statement in (
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail"
+            f" USING fts5(body, content='', tokenize='{plain.TOKENIZER}')",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail_rows USING fts5vocab(temp, recall_tail, row)",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail_instances"
+            " USING fts5vocab(temp, recall_tail, instance)",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_rows USING fts5vocab(main, fts, row)",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_instances USING fts5vocab(main, fts, instance)"):
+        connection.execute(statement)
+
+
+def _all_contenders(connection: sqlite3.Connection, term: str) -> list[tuple[int, int, int]]:
+    """A term's contenders among every indexed row (when it becomes common)."""
+    found: dict[int, list[int]] = {}
+    for doc, size in connection.execute("SELECT i.doc, s.sz FROM temp.recall_instances i"
+                                        " JOIN fts_docsize s ON s.id = i.doc WHERE i.term = ?", (term,)):
+        entry = found.get(doc)
+        if entry is None:
+            found[doc] = [1, _varint(size)]
+        else:
+            entry[0] += 1
+    return contenders([(doc, f, d) for doc, (f, d) in found.items()])
+
+
+def _replace(connection: sqlite3.Connection, term: str, before: list[tuple[int, int, int]],
+             after: list[tuple[int, int, int]]) -> None:
+    gone = set(before) - set(after)
+    new = set(after) - set(before)
+    connection.executemany("DELETE FROM contenders WHERE term = ? AND id = ?", ((term, row[0]) for row in gone))
+    connection.executemany("INSERT INTO contenders(term, id, f, d) VALUES (?, ?, ?, ?)",
+                           ((term, *row) for row in new))

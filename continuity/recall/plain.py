@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
 
 INDEX_NAME = "recall.sqlite3"
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
-SCHEMA_FORMAT = 3
+SCHEMA_FORMAT = 4
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
 ROWS_FORMAT = 1
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
@@ -43,11 +43,28 @@ MARK_OPEN, MARK_CLOSE = "[", "]"
 _WORD = r"\w+"
 #: The hit fields, in the order the JSON answer lists them.
 HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id", "snippet", "score")
-#: The columns of a ranked row (then the snippet, bm25 and the body); `d` is docs, `fts` the text.
+#: The columns of a ranked row (then the snippet and the body); `d` is docs, `fts` the text. No bm25()
+#: here: SQLite runs one FTS5 lookup per listed row, and each bm25() lookup would count the query's
+#: matches in the whole index again (its IDF), milliseconds for a common word. The ranking query's
+#: scores are the ones kept (ranked_rows).
 HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
-           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), bm25(fts), fts.body"
+           f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), fts.body"
            " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN ")
-RANK_SQL = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
+#: The best rows and their scores (bm25(), lower is better), newest first on a tie.
+RANK_SQL = "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid DESC LIMIT ?"
+#: How many best rows of a common word its contenders cover (index.py keeps them): a longer
+#: `--limit` ranks every match.
+CONTENDERS = DEFAULT_LIMIT
+#: RANK_SQL for a one-word query (?1), its indexed term (?2): when the index keeps the term's
+#: contenders, only they and the rows indexed since are scored, else every match (index.py
+#: says why that is the same answer). One statement, so one snapshot of rows and contenders.
+CONTENDERS_RANK_SQL = (
+    "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ?1"
+    " AND rowid >= coalesce((SELECT min(id) FROM contenders WHERE term = ?2), 0)"
+    " AND (rowid > coalesce((SELECT value FROM meta WHERE key = 'contenders_upto'), 0)"
+    " OR NOT EXISTS (SELECT 1 FROM contenders WHERE term = ?2)"
+    " OR +rowid IN (SELECT id FROM contenders WHERE term = ?2))"
+    " ORDER BY bm25(fts), rowid DESC LIMIT ?3")
 
 
 def words(text: str) -> list[str]:
@@ -91,6 +108,42 @@ def _check_syntax(query: str) -> None:
                          "(without --match the words are searched as written)") from None
 
 
+_TOKENIZERS: dict[int, sqlite3.Connection] = {}
+
+
+def indexed_terms(text: str) -> list[str]:
+    """The terms the index holds for `text`, in order (FTS5's own tokenizer, on a scratch table in memory)."""
+    from _thread import get_ident  # one scratch table a thread: a term is written, read and rolled back
+
+    probe = _TOKENIZERS.get(get_ident())
+    if probe is None:
+        probe = sqlite3.connect(":memory:", isolation_level=None)
+        probe.execute(f"CREATE VIRTUAL TABLE words USING fts5(body, tokenize='{TOKENIZER}')")
+        probe.execute("CREATE VIRTUAL TABLE words_instances USING fts5vocab(words, instance)")
+        _TOKENIZERS[get_ident()] = probe
+    probe.execute("BEGIN")
+    try:
+        probe.execute("INSERT INTO words(rowid, body) VALUES (1, ?)", (text,))
+        return [row[0] for row in probe.execute("SELECT term FROM words_instances ORDER BY offset")]
+    finally:
+        probe.execute("ROLLBACK")
+
+
+def rank(connection: sqlite3.Connection, query: str, limit: int, *, contenders: bool = True) -> list[Any]:
+    """The best `limit` rows of an FTS5 query, (rowid, bm25) best first: RANK_SQL's answer.
+
+    A query of one word that is one indexed term is ranked among the term's contenders when
+    the index keeps them (CONTENDERS_RANK_SQL); the answer is the same. `contenders=False`
+    (an index too small to keep any) skips reading the word's term.
+    """
+    if (contenders and limit <= CONTENDERS and len(query) > 2 and query[0] == query[-1] == '"'
+            and '"' not in query[1:-1]):
+        terms = indexed_terms(query[1:-1])
+        if len(terms) == 1:
+            return connection.execute(CONTENDERS_RANK_SQL, (query, terms[0], limit)).fetchall()
+    return connection.execute(RANK_SQL, (query, limit)).fetchall()
+
+
 def marked(snippet: str) -> str:
     """An FTS5 snippet with its match markers as brackets, line breaks as spaces, the rest made safe to print."""
     parts = re.split("([\x02\x03])", snippet)
@@ -98,12 +151,16 @@ def marked(snippet: str) -> str:
                    else one_line(re.sub(r"\s", " ", part)) for part in parts).strip()
 
 
-def ranked_rows(connection: sqlite3.Connection, query: str, ids: list[int]) -> list[Any]:
-    """The ranked rows' columns, snippets and scores, in the order of `ids`."""
-    order = {rowid: place for place, rowid in enumerate(ids)}
-    found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ids))})", [query, *ids]).fetchall()
-    found.sort(key=lambda row: order[row[0]])
-    return found
+def ranked_rows(connection: sqlite3.Connection, query: str, ranked: list[Any]) -> list[Any]:
+    """The ranked rows' columns, snippets and scores, in the order of `ranked` ((rowid, bm25) pairs, best first).
+
+    A row: id, event id, time, kind, agent, host, session, snippet, bm25 (the ranking's), body.
+    """
+    order = {rowid: (place, score) for place, (rowid, score) in enumerate(ranked)}
+    found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ranked))})",
+                               [query, *(rowid for rowid, _ in ranked)]).fetchall()
+    found.sort(key=lambda row: order[row[0]][0])
+    return [(*row[:8], order[row[0]][1], row[8]) for row in found]
 
 
 def hit_values(row: Any) -> tuple[Any, ...]:
@@ -205,8 +262,8 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
-        ids = [row[0] for row in connection.execute(RANK_SQL, (query, options["limit"])).fetchall()]
-        rows = ranked_rows(connection, query, ids) if ids else []
+        ranked = rank(connection, query, options["limit"], contenders=bool(meta.get("contenders_upto")))
+        rows = ranked_rows(connection, query, ranked) if ranked else []
     finally:
         connection.close()
     return project, query, [dict(zip(HIT_FIELDS, hit_values(row), strict=True)) for row in rows]

@@ -14,7 +14,7 @@ import msgspec
 
 from continuity.recall import plain
 from continuity.recall.index import projects_of
-from continuity.recall.plain import HIT_FIELDS, RANK_SQL, fts_query, hit_values, ranked_rows, words
+from continuity.recall.plain import HIT_FIELDS, fts_query, hit_values, rank, ranked_rows, words
 
 __all__ = ["DEFAULT_LIMIT", "Filters", "Hit", "fts_query", "search", "words"]
 
@@ -69,14 +69,14 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
     # before it sorts, and a snippet costs far more than a score. When the project is the
     # only filter and the index holds no other, rank without reading the rows' columns.
     if where == ["fts MATCH ?", "d.project = ?"] and projects_of(connection) == [filters.project]:
-        ranked = connection.execute(RANK_SQL, [query, limit + len(filters.exclude)]).fetchall()
+        ranked = rank(connection, query, limit + len(filters.exclude))
     else:
         ranked = connection.execute(
-            "SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
+            "SELECT d.id, bm25(fts) FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
             + " ORDER BY bm25(fts), fts.rowid DESC LIMIT ?", [*params, limit + len(filters.exclude)]).fetchall()
     if not ranked:
         return []
-    found = ranked_rows(connection, query, [row[0] for row in ranked])
+    found = ranked_rows(connection, query, ranked)
     found = [row for row in found if row[1] not in filters.exclude
              and not any(text in row[9] for text in filters.omit_containing)][:limit]
     return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True))) for row in found]

@@ -245,6 +245,24 @@ def test_an_event_merged_into_the_past_rebuilds_the_index(project: Path, capsys:
     assert index_rows(project) == rebuilt_rows(project)
 
 
+def test_a_rebuild_in_place_leaves_the_text_index_as_a_fresh_build(project: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A rebuild over an existing index: FTS5's own tables as a build from nothing gives (no delete markers)."""
+    for i in range(30):
+        log(capsys, "log", "-m", f"entry {i} about lanterns and caching")
+    recall(capsys, "lanterns")
+
+    def text_index(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
+        return connection.execute("SELECT id, block FROM fts_data ORDER BY id").fetchall()
+
+    connection = index.connect(str(project / STORE / "local" / index.INDEX_NAME))
+    index.catch_up(connection, find_store().open_reader(), rebuild=True)
+    fresh = index.connect(":memory:")
+    index.catch_up(fresh, find_store().open_reader(), rebuild=True)
+    assert text_index(connection) == text_index(fresh)
+    connection.close()
+
+
 def test_a_corrupt_index_file_is_rebuilt(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Garbage in local/recall.sqlite3: the answer stands, a warning says the index was rebuilt."""
     event = log(capsys, "log", "-m", "about turbines")
@@ -397,6 +415,31 @@ def test_the_fast_path_answers_exactly_as_the_command(corpus: dict[str, str], ca
     for argv in SLOW:
         taken, _ = both_ways(capsys, monkeypatch, argv)
         assert not taken, argv
+
+
+def test_common_words_answer_the_same_through_their_contenders(corpus: dict[str, str],
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeping common words' contenders (thresholds made tiny), rows after them too: the same bytes."""
+    from continuity.recall import plain
+
+    for name, value in {"COMMON": 2, "TAIL": 3, "PROMOTE": 1}.items():
+        monkeypatch.setattr(index, name, value)
+    recall(capsys, "warm")
+    log(capsys, "log", "-m", "WAL again, newest", "--agent", "bob")
+    recall(capsys, "warm")
+    connection = sqlite3.connect(index.index_path(find_store()))
+    common = {row[0] for row in connection.execute("SELECT DISTINCT term FROM contenders")}
+    upto, last = connection.execute("SELECT (SELECT value FROM meta WHERE key = 'contenders_upto'),"
+                                    " (SELECT max(id) FROM docs)").fetchone()
+    connection.close()
+    assert {"wal", "flaki", "reader"} <= common and 0 < upto < last
+    for argv in (["recall", "WAL"], ["recall", "flaky", "--json"], ["recall", "readers", "--limit", "1"],
+                 ["recall", "WAL", "--limit", str(plain.CONTENDERS + 1)]):
+        taken, (code, _out, _err) = both_ways(capsys, monkeypatch, argv)
+        assert taken and code == 0, argv
+    ranked = ids(recall(capsys, "WAL"))
+    assert ranked[0] == corpus["wal_wal"] and len(ranked) == 4  # the straight ranking (checked above)
 
 
 def fast_answers(capsys: pytest.CaptureFixture[str], argv: list[str]) -> bool:
