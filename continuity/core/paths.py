@@ -25,6 +25,9 @@ def run_relpath(run_id: str) -> str:
 
 LATEST_ARCHIVE_REL = f"{STORE_REL}/archives/latest.json"
 
+#: The recall index's file in the store's `local/` folder (continuity/recall/index.py).
+RECALL_INDEX_NAME = "recall.sqlite3"
+
 #: Seed 004's fixed read-first list (its archives and resume bundles, contract §9 and §12).
 SEED_READ_FIRST = ("AGENTS.md", ".agent/rules/core-principles.md", ".agent/rules/ai-behavior.md",
                    ".agent/rules/code-standards.md", LATEST_ARCHIVE_REL)

@@ -19,13 +19,14 @@ import re
 import sqlite3
 
 from continuity.core.errors import QueryError
+from continuity.core.paths import RECALL_INDEX_NAME
 from continuity.core.text import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
     from typing import Any
 
-INDEX_NAME = "recall.sqlite3"
+INDEX_NAME = RECALL_INDEX_NAME
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
 SCHEMA_FORMAT = 4
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.

@@ -16,6 +16,7 @@ import msgspec
 from continuity import facts as live
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
+from continuity.core.paths import RECALL_INDEX_NAME
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
 from continuity.readside.views import BRIEF_MODELS
@@ -198,8 +199,8 @@ def brief_recall_limit(config: dict[str, Any]) -> int:
 def _earlier(store: Store, state: Any) -> tuple[RecalledEvent, ...]:
     """The brief's recall hits, from the index as it stands (never built here: this is the hook path)."""
     limit = brief_recall_limit(store.config)
-    if not limit:
-        return ()
+    if not limit or not os.path.isfile(os.path.join(store.local_dir, RECALL_INDEX_NAME)):
+        return ()  # no index yet (the first `recall` builds it): nothing to load sqlite3 for
     from continuity.recall.service import earlier
 
     subjects, shown = bundle.subject(state)

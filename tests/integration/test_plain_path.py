@@ -392,13 +392,14 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
 
 def test_session_start_loads_msgspec_without_typing_extensions_in_a_real_process(template: Path) -> None:
     """The SessionStart hook (typed: msgspec and the read models) leaves out what only costs it time:
-    typing_extensions (events/loading.py), and orjson with the dataclasses and inspect it brings."""
+    typing_extensions (events/loading.py), orjson with the dataclasses and inspect it brings, and
+    sqlite3 while no recall index exists (the brief's recall section has nothing to read then)."""
     payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(template), "session_id": "s1",
                           "source": "startup"}).encode()
     modules = imported_by(["hook", "claude-code"], template, payload)
     assert {"msgspec", "continuity.sessions.brief"} <= modules
     # -X importtime lists refused imports too: typing_extensions shows, but never loads what it imports
-    assert modules & {"inspect", "ast", "dataclasses", "orjson"} == set()
+    assert modules & {"inspect", "ast", "dataclasses", "orjson", "sqlite3"} == set()
     assert {"session.started", "context.served"} <= {json.loads(path.read_bytes())["kind"]
                                                      for path in all_event_files(template)}
 
