@@ -47,13 +47,14 @@ def _installed(what: str) -> Path:
         raise SystemExit(f"cannot benchmark: {skipped}") from None
 
 
-def make_project(base: Path, name: str, env: dict[str, str], hooks: bool) -> Path:
-    """A git project with a store (and, with `hooks`, `continuity install claude-code`)."""
+def make_project(base: Path, name: str, env: dict[str, str], hooks: bool, turns: bool = False) -> Path:
+    """A git project with a store (and, with `hooks`, `continuity install claude-code`, with `--turns` if asked)."""
     root = base / name
     root.mkdir()
+    install = ["continuity", "install", "claude-code", *(["--turns"] if turns else [])]
     for argv in (["git", "init", "-q"], ["continuity", "init", "--project", name],
                  ["continuity", "checkpoint", "-m", "bench set up", "--next", "add the refund tests"],
-                 *([["continuity", "install", "claude-code"]] if hooks else [])):
+                 *([install] if hooks else [])):
         subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)
     return root
 
@@ -72,14 +73,15 @@ def noop_hooks(hooked: Path, base: Path, name: str, env: dict[str, str]) -> Path
     return root
 
 
-#: --variants: continuity's hooks with some events left out, or run with Claude Code's `"async": true`
-#: (in the background, not waited for), to see what each costs inside a turn. label -> (left out, async).
+#: --variants: continuity's hooks as `install --turns` writes them (the turn markers too), some events left
+#: out, or run with Claude Code's `"async": true` (in the background, not waited for), to see what each
+#: costs inside a turn. label -> (left out, async), applied to the `--turns` install.
 RECORD_ONLY = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "PostCompact")
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "without UserPromptSubmit": (("UserPromptSubmit",), ()),
-    "without UserPromptSubmit, Stop": (("UserPromptSubmit", "Stop"), ()),
+    "with the turn markers (install --turns)": ((), ()),
+    "--turns without Stop": (("Stop",), ()),
     "SessionStart only": (("UserPromptSubmit", "Stop", "PostToolUse", "PostToolUseFailure", "SessionEnd"), ()),
-    "record-only hooks async": ((), RECORD_ONLY),
+    "--turns, record-only hooks async": ((), RECORD_ONLY),
 }
 
 
@@ -175,8 +177,9 @@ def main() -> None:
             hooked, bare = make_project(base, "hooked", env, True), make_project(base, "bare", env, False)
             projects = {"hooks": hooked, "none": bare, "noop": noop_hooks(hooked, base, "noop", env)}
             if args.variants:
+                turned = make_project(base, "turns", env, True, turns=True)
                 for number, (label, (left_out, in_background)) in enumerate(VARIANTS.items()):
-                    projects[label] = variant(hooked, base, f"variant{number}", env, left_out, in_background)
+                    projects[label] = variant(turned, base, f"variant{number}", env, left_out, in_background)
             for root in projects.values():
                 one_turn(stub, root, env)  # warm the caches of each
             walls: dict[str, list[float]] = {name: [] for name in projects}
@@ -218,7 +221,8 @@ def main() -> None:
     for name, seconds in per_hook.items():
         print(f"  {name:22s} {seconds * 1000:6.1f} ms")
         total += 0 if name.startswith("sh") else seconds
-    print(f"  {'sum of the five hooks':22s} {total * 1000:6.1f} ms")
+    print(f"  {'sum of these hooks':22s} {total * 1000:6.1f} ms (the default install fires SessionStart, "
+          "PostToolUse and SessionEnd in this turn; --turns adds UserPromptSubmit and Stop)")
 
 
 if __name__ == "__main__":

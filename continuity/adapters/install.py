@@ -70,6 +70,13 @@ EVENTS: dict[str, dict[str, str | None]] = {
         "AfterAgent": None, "PreCompress": None, "SessionEnd": None,
     },
 }
+#: The turn markers: a record per prompt and per answer (`work.logged` turn_start / turn_end). Installed
+#: only with `install --turns` (or `record_prompts` on): nothing continuity shows reads them (the brief
+#: ranks them last, recall does not index them), and each is one more process on every turn.
+TURN_EVENTS: dict[str, tuple[str, ...]] = {
+    "claude-code": ("UserPromptSubmit", "Stop"), "codex": ("UserPromptSubmit", "Stop"),
+    "cursor": ("beforeSubmitPrompt", "stop"), "gemini": ("BeforeAgent", "AfterAgent"),
+}
 #: Files install touches: (folder, hook settings file, instructions file in the project, in the home folder).
 FILES = {
     "claude-code": (".claude", "settings.json", "CLAUDE.md", "CLAUDE.md"),
@@ -124,11 +131,15 @@ def _known_commands(harness: str, exe: str) -> set[str]:
     return known
 
 
-def hook_groups(harness: str, exe: str | None = None, *, unless_on_path: bool = False) -> dict[str, dict[str, Any]]:
-    """Event -> the entry install adds for it: a matcher group, or for Cursor one flat hook."""
+def hook_groups(harness: str, exe: str | None = None, *, unless_on_path: bool = False,
+                turns: bool = False) -> dict[str, dict[str, Any]]:
+    """Event -> the entry install adds for it: a matcher group, or for Cursor one flat hook (the turn markers
+    only with `turns`)."""
     command = hook_command(harness, exe, unless_on_path=unless_on_path)
     groups: dict[str, dict[str, Any]] = {}
     for event, matcher in EVENTS[harness].items():
+        if event in TURN_EVENTS[harness] and not turns:
+            continue
         seconds = SESSION_END_TIMEOUT if event in ("SessionEnd", "sessionEnd") else HOOK_TIMEOUT
         timeout = seconds * TIMEOUT_UNIT[harness]
         if harness == "cursor":
@@ -477,20 +488,21 @@ def md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: 
 
 
 def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | None, *, on_path: bool,
-                 earlier: Earlier = _no_earlier) -> list[FileChange]:
+                 turns: bool = False, earlier: Earlier = _no_earlier) -> list[FileChange]:
     """The changes `install` makes: our hooks merged in, our Markdown block in place.
 
     `exe` is this machine's `continuity` (absolute, or None when unknown); `on_path` says
     whether `continuity` is found on PATH here. Project files get the portable command;
-    when it would not run here, `.claude/settings.local.json` gets the absolute one.
+    when it would not run here, `.claude/settings.local.json` gets the absolute one. The
+    turn markers (TURN_EVENTS) only with `turns`; without it, ones installed before go.
     """
     settings, markdown = target_paths(harness, scope, root, home)
     shared = scope == "project"
-    changes = [_json_change(settings, install_edit(harness, hook_groups(harness, None if shared else exe)),
-                            shared=shared)]
+    groups = hook_groups(harness, None if shared else exe, turns=turns)
+    changes = [_json_change(settings, install_edit(harness, groups), shared=shared)]
     local = local_settings_path(harness, scope, root)
     if local is not None and exe is not None and not on_path:
-        fallback = hook_groups(harness, exe, unless_on_path=True)
+        fallback = hook_groups(harness, exe, unless_on_path=True, turns=turns)
         changes.append(_json_change(local, lambda config: add_hooks(config, fallback), shared=False))
     elif local is not None:
         changes.append(_json_change(local, remove_hooks, shared=False, restore=(harness, earlier)))

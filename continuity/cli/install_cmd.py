@@ -59,6 +59,13 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         parser.add_argument("--force", action="store_true",
                             help="runtime-continuity, ai-context: replace a different existing launcher file "
                             "(backed up first)")
+        parser.add_argument("--turns", action="store_true",
+                            help="also hook each turn's start and end (Claude Code and Codex: UserPromptSubmit "
+                            "and Stop; Cursor: beforeSubmitPrompt and stop; Gemini CLI: BeforeAgent and "
+                            "AfterAgent), recorded as turn_start (with the prompt when config.json's "
+                            "record_prompts is on) and turn_end (with the agent's last message); implied by "
+                            "record_prompts. Off by default: one more process on every turn, for records "
+                            "only an audit reads")
         parser.add_argument("--repository", metavar="ID",
                             help="ai-context: this repository's id in repositories/repositories.yaml, written to "
                             ".ai/context/config.json")
@@ -143,6 +150,18 @@ def _project_name(root: Path) -> str:
         return root.name
 
 
+def _records_prompts(root: Path) -> bool:
+    """Whether the project's config.json turns `record_prompts` on (the hooks' rule: the prompt is recorded
+    at a turn's start)."""
+    from continuity.core.store import Store
+    from events.errors import ContinuityError
+
+    try:
+        return bool(Store(str(root)).config.get("record_prompts"))
+    except (OSError, ContinuityError):
+        return False
+
+
 def _run(args: argparse.Namespace, out: Output) -> int:
     import shutil
     from datetime import UTC, datetime
@@ -162,7 +181,8 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     elif args.harness == "ai-context":
         changes = _ai_context(args, root, backups)
     elif args.install:
-        changes = install.plan_install(args.harness, args.scope, root, home, exe, on_path=on_path,
+        turns = bool(args.turns) or _records_prompts(root)
+        changes = install.plan_install(args.harness, args.scope, root, home, exe, on_path=on_path, turns=turns,
                                        earlier=backups.earlier)
     else:
         changes = install.plan_uninstall(args.harness, args.scope, root, home, earlier=backups.earlier)

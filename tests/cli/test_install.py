@@ -15,10 +15,11 @@ from continuity.core.errors import EXIT_USAGE
 
 Capture = pytest.CaptureFixture[str]
 
-CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
-                 "PostCompact", "Stop", "SubagentStop", "SessionEnd"]
-CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "SubagentStop",
-                "Stop"]
+#: What `install` hooks by default; the turn markers (TURN) only with `--turns` or `record_prompts`.
+CLAUDE_EVENTS = ["SessionStart", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact", "SubagentStop",
+                 "SessionEnd"]
+CODEX_EVENTS = ["SessionStart", "PostToolUse", "PreCompact", "PostCompact", "SubagentStop"]
+TURN = ["UserPromptSubmit", "Stop"]
 OTHER_GROUP = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
 OTHER_START = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo welcome"}]}
 SETTINGS = {
@@ -106,6 +107,7 @@ def test_install_claude_code_keeps_everything_else(proj: Path, capsys: Capture) 
         assert hook["type"] == "command" and hook["command"].endswith(" continuity hook claude-code; exit 0")
         assert hook["command"].startswith('cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && ')
         assert hook["timeout"] == (2 if event == "SessionEnd" else 10)
+    assert all(ours(config, event) == [] for event in TURN)
     assert ours(config, "PostToolUse")[0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
     assert ours(config, "PostToolUseFailure")[0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
     assert "matcher" not in ours(config, "SessionStart")[0]
@@ -256,7 +258,7 @@ def test_symlinked_settings_keep_the_link_and_the_mode(proj: Path, tmp_path: Pat
     (proj / ".claude" / "settings.json").symlink_to(target)
     assert run(capsys, "install", "claude-code")[0] == 0
     assert (proj / ".claude" / "settings.json").is_symlink()
-    assert len(ours(json.loads(target.read_text()), "Stop")) == 1
+    assert len(ours(json.loads(target.read_text()), "SessionEnd")) == 1
     assert target.stat().st_mode & 0o777 == 0o600
 
 
@@ -265,7 +267,8 @@ def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> 
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
                        "Notification": [{"hooks": [{"type": "command", "command": "continuity hook codex"},
                                                    {"type": "command", "command": "notify-send hi"}]}]}}
-    groups = hook_groups("codex")
+    assert "Stop" not in add_hooks(stale, hook_groups("codex"))["hooks"]  # no turn markers by default
+    groups = hook_groups("codex", turns=True)
     merged = add_hooks(stale, groups)
     assert merged["hooks"]["Stop"] == [groups["Stop"]]
     assert merged["hooks"]["Notification"] == [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
@@ -273,6 +276,27 @@ def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> 
     assert remove_hooks(merged) == {"hooks": {"Notification": merged["hooks"]["Notification"]}}
     assert is_ours({"command": "'/path with space/continuity' hook codex"})
     assert not is_ours({"command": "continuity hooks-report"})
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_turn_markers_only_with_turns_or_record_prompts(project: Path, capsys: Capture, harness: str) -> None:
+    """`--turns` adds UserPromptSubmit and Stop beside the default hooks; installing again without it takes
+    them out; config.json's `record_prompts` (the prompt is recorded at a turn's start) implies them."""
+    settings = project / (".claude/settings.json" if harness == "claude-code" else ".codex/hooks.json")
+    defaults = CLAUDE_EVENTS if harness == "claude-code" else CODEX_EVENTS
+    assert run(capsys, "install", harness, "--turns")[0] == 0
+    config = json.loads(settings.read_text())
+    assert set(config["hooks"]) == {*defaults, *TURN}
+    assert all(len(ours(config, event)) == 1 for event in [*defaults, *TURN])
+    code, data = run(capsys, "install", harness)
+    assert code == 0 and data["files"][0]["changed"] is True
+    assert set(json.loads(settings.read_text())["hooks"]) == set(defaults)
+    config_path = project / ".agent" / "runtime-continuity" / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "record_prompts": True}))
+    assert run(capsys, "install", harness)[0] == 0
+    assert set(json.loads(settings.read_text())["hooks"]) == {*defaults, *TURN}
+    assert run(capsys, "uninstall", harness)[0] == 0
+    assert not settings.exists()
 
 
 def test_block_round_trips_on_text_without_a_final_newline() -> None:

@@ -20,9 +20,11 @@ from tests.helpers import all_event_files
 Capture = pytest.CaptureFixture[str]
 VENV_BIN = str(Path(str(install.executable())).parent)
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+#: Every event install can hook; the turn markers (the second of each pair) only with `--turns`.
 CURSOR_EVENTS = ["sessionStart", "beforeSubmitPrompt", "afterFileEdit", "afterShellExecution", "preCompact", "stop",
                  "sessionEnd"]
 GEMINI_EVENTS = ["SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd"]
+CURSOR_TURNS, GEMINI_TURNS = {"beforeSubmitPrompt", "stop"}, {"BeforeAgent", "AfterAgent"}
 #: A user's own Cursor hooks file: its own stop and edit hooks, an unknown key, tabs, no final newline.
 CURSOR_ORIGINAL = (b'{\n\t"version": 1,\n\t"hooks": {\n\t\t"stop": [{"command": "./hooks/audit.sh", "loop_limit": 3}],'
                    b'\n\t\t"afterFileEdit": [{"command": "npx prettier --write"}]\n\t},\n\t"x-team": "caf\\u00e9"\n}')
@@ -74,7 +76,7 @@ def test_cursor_install_adds_flat_hooks_beside_the_users(proj: Path, capsys: Cap
     settings = settings_of("cursor", proj)
     settings.parent.mkdir()
     settings.write_bytes(CURSOR_ORIGINAL)
-    data = run(capsys, "install", "cursor")
+    data = run(capsys, "install", "cursor", "--turns")  # every event, ours beside the user's own stop hook
     config = json.loads(settings.read_text())
     assert config["version"] == 1 and config["x-team"] == "café"
     assert config["hooks"]["stop"][0] == {"command": "./hooks/audit.sh", "loop_limit": 3}
@@ -100,7 +102,7 @@ def test_gemini_install_adds_named_groups_in_milliseconds(proj: Path, capsys: Ca
     config = json.loads(settings.read_text())
     assert config["model"] == {"name": "gemini-2.5-pro"} and config["hooksConfig"] == {"notifications": False}
     assert config["hooks"]["AfterTool"][0]["hooks"][0]["command"] == "./lint.sh"
-    assert set(ours("gemini", config)) == set(GEMINI_EVENTS)
+    assert set(ours("gemini", config)) == set(GEMINI_EVENTS) - GEMINI_TURNS  # no turn markers by default
     [group] = [g for g in config["hooks"]["AfterTool"] if g["hooks"][0]["command"] != "./lint.sh"]
     assert group == {"matcher": "write_file|replace|run_shell_command", "hooks": [
         {"name": "continuity", "type": "command",
@@ -144,7 +146,7 @@ def test_files_install_created_are_removed(proj: Path, capsys: Capture, harness:
 @pytest.mark.parametrize("harness", ["cursor", "gemini"])
 def test_uninstall_after_user_edits_keeps_them(proj: Path, capsys: Capture, harness: str) -> None:
     """A hook or setting the user added after install stays; only ours go."""
-    run(capsys, "install", harness)
+    run(capsys, "install", harness, "--turns")
     settings = settings_of(harness, proj)
     config = json.loads(settings.read_text())
     own = {"command": "./mine.sh"} if harness == "cursor" else {"hooks": [{"type": "command", "command": "./mine.sh"}]}
@@ -178,7 +180,7 @@ def test_user_scope(proj: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
     data = run(capsys, "install", "cursor", "--scope", "user")
     assert [f["path"] for f in data["files"]] == [str(home / ".cursor" / "hooks.json")]
     exe = install.executable()
-    command = ours("cursor", json.loads((home / ".cursor" / "hooks.json").read_text()))["stop"][0]["command"]
+    command = ours("cursor", json.loads((home / ".cursor" / "hooks.json").read_text()))["sessionEnd"][0]["command"]
     assert command == f"[ -x {exe} ] && {exe} hook cursor; exit 0"
     data = run(capsys, "install", "gemini", "--scope", "user")
     assert [f["path"] for f in data["files"]] == [str(home / ".gemini" / "settings.json"),
@@ -228,8 +230,8 @@ def sh(command: str, payload: str, *, path: str, cwd: Path) -> subprocess.Comple
 def test_every_installed_hook_runs_through_sh_and_exits_0(project: Path, capsys: Capture, harness: str,
                                                           fixtures: dict[str, str]) -> None:
     """Each installed command, run by sh with the documented payload, records its event; without continuity on
-    PATH the same command exits 0 and records nothing."""
-    run(capsys, "install", harness)
+    PATH the same command exits 0 and records nothing (installed with the turn markers: every event)."""
+    run(capsys, "install", harness, "--turns")
     found = ours(harness, json.loads(settings_of(harness, project).read_text()))
     assert set(found) == set(fixtures)
     for event, name in fixtures.items():

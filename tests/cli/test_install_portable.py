@@ -71,7 +71,7 @@ def run(capsys: Capture, *args: str) -> dict[str, Any]:
     return result
 
 
-def command_of(settings: Path, event: str = "Stop") -> str:
+def command_of(settings: Path, event: str = "PostToolUse") -> str:
     """The command of our entry for `event` in a settings file."""
     config = json.loads(settings.read_text())
     [command] = [h["command"] for g in config["hooks"][event] for h in g["hooks"] if is_ours(h)]
@@ -132,8 +132,9 @@ def test_local_fallback_runs_this_machines_binary_only_when_path_has_none(
 
 @pytest.mark.skipif(VENV_CONTINUITY is None, reason="no continuity script beside this interpreter")
 def test_real_hooks_through_sh_record_and_exit_0(project: Path, tmp_path: Path, capsys: Capture) -> None:
-    """The real binary behind both installed forms records a prompt; PostToolUseFailure's command exits 0."""
-    run(capsys, "install", "claude-code")
+    """The real binary behind both installed forms records a prompt (turn markers on); PostToolUseFailure's
+    command exits 0."""
+    run(capsys, "install", "claude-code", "--turns")
     payload = {"session_id": "s-1", "hook_event_name": "UserPromptSubmit", "cwd": str(project), "prompt": "go"}
     before = len(all_event_files(project))
     fallback = command_of(project / ".claude" / "settings.local.json", "UserPromptSubmit")
@@ -182,7 +183,7 @@ def test_rerun_with_continuity_on_path_drops_the_fallback(proj: Path, tmp_path: 
     local.write_bytes(b'{"permissions": {"allow": ["Bash(ls)"]}}')
     monkeypatch.setattr(install, "executable", lambda: str(fake_continuity(tmp_path / "venv" / "bin")))
     run(capsys, "install", "claude-code")
-    assert is_ours(json.loads(local.read_text())["hooks"]["Stop"][0]["hooks"][0])
+    assert is_ours(json.loads(local.read_text())["hooks"]["PostToolUse"][0]["hooks"][0])
     put_on_path(monkeypatch, tmp_path / "venv" / "bin")
     data = run(capsys, "install", "claude-code")
     assert [f["status"] for f in data["files"]] == ["unchanged", "updated", "unchanged"]
@@ -213,7 +214,7 @@ def test_uninstall_keeps_user_hooks_that_mention_continuity(proj: Path, capsys: 
     settings.write_text(json.dumps(user, indent=2) + "\n")
     original = settings.read_bytes()
     assert not any(is_ours({"command": command}) for command in USER_HOOKS)
-    run(capsys, "install", "claude-code")
+    run(capsys, "install", "claude-code", "--turns")  # our Stop entry beside the user's
     config = json.loads(settings.read_text())
     assert config["hooks"]["Stop"][0] == user["hooks"]["Stop"][0] and len(config["hooks"]["Stop"]) == 2
     run(capsys, "uninstall", "claude-code")

@@ -102,7 +102,9 @@ def brief_of(project: Project, served: dict[str, Any]) -> str:
 
 def test_first_session_records_the_shell_call_and_the_brief_reaches_the_model(project: Project,
                                                                               model_stub: ModelStub) -> None:
-    """A first session: start, brief served (and in every request), the turn, the shell command, the end."""
+    """A first session: start, brief served (and in every request), the turn, the shell command, the end
+    (installed with `--turns`: the turn's start and end are recorded too)."""
+    project.continuity("install", "codex", "--turns")
     before = project.events()[-1]["event_id"]
     steps = [ToolCall("exec_command", {"cmd": "echo hi > out.txt"})]
     thread, _ = run_codex(project, model_stub, "write out.txt", steps)
@@ -128,8 +130,8 @@ def test_a_failed_command_keeps_its_output_line(project: Project, model_stub: Mo
     [item] = [e["item"] for e in lines if e["type"] == "item.completed" and e["item"]["type"] == "command_execution"]
     assert item["exit_code"] == 3 and item["status"] == "failed"
     recorded = since(project.events(), before)
-    assert kinds(recorded) == ["session.started", "context.served", "turn_start", "command", "turn_end"]
-    [ref] = recorded[3]["refs"]["commands"]
+    assert kinds(recorded) == ["session.started", "context.served", "command"]
+    [ref] = recorded[2]["refs"]["commands"]
     assert ref == {"command": "echo 'refund check failed' >&2; exit 3", "exit_code": None,
                    "summary": "refund check failed"}
 
@@ -144,8 +146,7 @@ def test_resume_then_compaction_serve_their_briefs_to_the_model(project: Project
     assert again == thread
     recorded = since(project.events(), before)
     assert sorted(kinds(recorded)) == sorted(["checkpoint.recorded", "compaction", "session.started",
-                                              "context.served", "session.started", "context.served",
-                                              "turn_start", "turn_end"])
+                                              "context.served", "session.started", "context.served"])
     pre = next(e for e in recorded if e["kind"] == "checkpoint.recorded")
     assert pre["phase"] == "pre-compact" and pre["note"]["trigger"] == "auto"
     starts = {e["source"]: e for e in recorded if e["kind"] == "session.started"}
