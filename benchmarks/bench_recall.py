@@ -32,7 +32,8 @@ from benchmarks.common import cached_store, interleaved, time_command  # noqa: E
 
 VOCABULARY = 4000
 #: Queries of one, two and three words, from common to rare (word ranks in the vocabulary).
-QUERIES = {"common word": [3], "two mid words": [40, 90], "rare phrase": [700, 1500, 2500]}
+QUERIES = {"common word": [3], "two common words": [3, 6], "two mid words": [40, 90],
+           "rare phrase": [700, 1500, 2500]}
 
 
 def word(rank: int) -> str:
