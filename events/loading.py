@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
-    from types import ModuleType
+    from types import FrameType, ModuleType
 
 #: The module of msgspec that imports typing_extensions when it can.
 MSGSPEC_HELPERS = "msgspec._utils"
@@ -31,9 +31,20 @@ class _WithoutTypingExtensions:
                   target: ModuleType | None = None) -> ModuleSpec | None:
         if name == "typing_extensions":
             helpers = sys.modules.get(MSGSPEC_HELPERS)
-            if helpers is not None and getattr(getattr(helpers, "__spec__", None), "_initializing", False):
+            if (helpers is not None and getattr(getattr(helpers, "__spec__", None), "_initializing", False)
+                    and _asked_by_helpers()):
                 raise ModuleNotFoundError("continuity loads msgspec without typing_extensions", name=name)
         return None
+
+
+def _asked_by_helpers() -> bool:
+    """Whether msgspec's helper module is the importer (another thread importing meanwhile gets it as usual)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == MSGSPEC_HELPERS:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def install() -> None:

@@ -71,8 +71,9 @@ EVENTS: dict[str, dict[str, str | None]] = {
     },
 }
 #: The turn markers: a record per prompt and per answer (`work.logged` turn_start / turn_end). Installed
-#: only with `install --turns` (or `record_prompts` on): nothing continuity shows reads them (the brief
-#: ranks them last, recall does not index them), and each is one more process on every turn.
+#: only with `install --turns` (or `record_prompts` on): the brief ranks them last and recall does not
+#: index them; without them a session's activity (active sessions, team presence) is its tool calls.
+#: Each is one more process on every turn.
 TURN_EVENTS: dict[str, tuple[str, ...]] = {
     "claude-code": ("UserPromptSubmit", "Stop"), "codex": ("UserPromptSubmit", "Stop"),
     "cursor": ("beforeSubmitPrompt", "stop"), "gemini": ("BeforeAgent", "AfterAgent"),
@@ -359,10 +360,11 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
         config = parse_config(text)
         if any(_count_ours(groups) for groups in hooks_of(config).values()):
             return False
-        again = uninstall_edit(harness)(install_edit(harness, hook_groups(harness))(config))
+        # key order counts: a reordered file is a changed one; installed with or without --turns
+        return any(json.dumps(uninstall_edit(harness)(install_edit(harness, hook_groups(harness, turns=turns))(
+            config))) == json.dumps(stripped) for turns in (False, True))
     except UsageError:
         return False
-    return json.dumps(again) == json.dumps(stripped)  # key order counts: a reordered file is a changed one
 
 
 def _md_original(text: str, stripped: str) -> bool:

@@ -299,6 +299,16 @@ def test_turn_markers_only_with_turns_or_record_prompts(project: Path, capsys: C
     assert not settings.exists()
 
 
+def test_uninstall_after_turns_gives_back_the_original_bytes(proj: Path, capsys: Capture) -> None:
+    """A file whose own (empty) Stop list an install with --turns filled comes back byte for byte."""
+    settings = proj / ".claude" / "settings.json"
+    write_json(settings, {"hooks": {"Stop": []}, "model": "x"})
+    original = settings.read_bytes()
+    assert run(capsys, "install", "claude-code", "--turns")[0] == 0
+    assert run(capsys, "uninstall", "claude-code")[0] == 0
+    assert settings.read_bytes() == original
+
+
 def test_block_round_trips_on_text_without_a_final_newline() -> None:
     """Adding then removing the block gives the text back (a missing final newline is the one change)."""
     block = "<!-- continuity:begin -->\nx\n<!-- continuity:end -->"
