@@ -29,16 +29,14 @@ class _WithoutTypingExtensions:
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        if name == "typing_extensions":
-            helpers = sys.modules.get(MSGSPEC_HELPERS)
-            if (helpers is not None and getattr(getattr(helpers, "__spec__", None), "_initializing", False)
-                    and _asked_by_helpers()):
-                raise ModuleNotFoundError("continuity loads msgspec without typing_extensions", name=name)
+        if name == "typing_extensions" and _asked_by_helpers():
+            raise ModuleNotFoundError("continuity loads msgspec without typing_extensions", name=name)
         return None
 
 
 def _asked_by_helpers() -> bool:
-    """Whether msgspec's helper module is the importer (another thread importing meanwhile gets it as usual)."""
+    """Whether msgspec's helper module is the importer (it imports typing_extensions only while it loads;
+    another thread importing meanwhile gets it as usual)."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__") == MSGSPEC_HELPERS:
