@@ -53,6 +53,11 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
                  for harness in install.HARNESSES for scope in install.SCOPES]
     report["harnesses"] = harnesses
     problems = [f"{h['harness']} ({h['scope']}): {line}" for h in harnesses for line in h["problems"]]
+    if report["store"]["record_prompts"]:
+        problems.extend(f"{h['harness']} ({h['scope']}): record_prompts is on in config.json but the turn "
+                        f"hooks are not installed, so no prompt is recorded (`continuity install {h['harness']}"
+                        f"{'' if h['scope'] == 'project' else ' --scope user'} --turns`)"
+                        for h in harnesses if h["installed"] and not h["turns"])
     if any(h["installed"] and h["scope"] == "project" for h in harnesses) and not report["store"]["found"]:
         problems.append(f"no continuity store in {root}: the installed hooks record nothing until `continuity init`")
     report["problems"] = problems
@@ -68,13 +73,15 @@ def store_report(root: Path) -> dict[str, Any]:
     try:
         store = find_store(start=str(root))
     except ContinuityError as error:
-        return {"found": False, "path": None, "project": None, "problem": str(error)}
+        return {"found": False, "path": None, "project": None, "problem": str(error), "record_prompts": False}
     try:
         store.check_safe()
         project, warnings = store.reading_project()
+        prompts = bool(store.config.get("record_prompts")) if not warnings else False
     except (ContinuityError, OSError) as error:
-        return {"found": True, "path": store.path, "project": None, "problem": str(error)}
-    return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None}
+        return {"found": True, "path": store.path, "project": None, "problem": str(error), "record_prompts": False}
+    return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None,
+            "record_prompts": prompts}
 
 
 def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: bool,
@@ -100,7 +107,9 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
                 for command, names in events.items()]
     for command in commands:
         problems.extend(command["problems"])
+    hooked = {name for names in events.values() for name in names}
     return {"harness": harness, "scope": scope, "files": [str(path) for path in files], "installed": bool(events),
+            "turns": set(install.TURN_EVENTS[harness]) <= hooked,
             "commands": commands, "problems": problems}
 
 

@@ -17,7 +17,8 @@ DESCRIPTION = (
     "not written; its exit code is what the harness would see, and the same probe given to `<program> hook "
     "<harness>` directly shows what the command's `exit 0` guard would hide (an older continuity that does not "
     "know the harness, a crash). Exits 1 when it finds a problem (hooks that do nothing, a probe that fails, "
-    "installed hooks without a store), else 0. PATH is this shell's: a harness started from a desktop launcher "
+    "installed hooks without a store, record_prompts on in config.json without the turn hooks), else 0. "
+    "PATH is this shell's: a harness started from a desktop launcher "
     "may see another."
 )
 

@@ -25,6 +25,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters.mcp.server import serve
+    from continuity.core.guard import serving
 
+    serving()
     serve(getattr(args, "root", None))
     return 0

@@ -47,7 +47,9 @@ def start_after(log: Any, last: int) -> str | None:
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters.watch import follow
+    from continuity.core.guard import serving
 
+    serving()
     store = open_store(args)
     after = start_after(store.open_reader(), args.last)
 

@@ -44,8 +44,18 @@ def guarded(
         return on_internal(error)
 
 
-#: The cyclic garbage collector's thresholds for a command (Python's defaults: 700, 10, 10).
+#: The cyclic garbage collector's thresholds for a command that runs and exits.
 GC_THRESHOLDS = (50_000, 20, 20)
+#: Python's own, for the commands that keep running (`mcp`, `watch`): a server lives on what it
+#: allocates after its imports, and raised thresholds would let cycles pile up between collections.
+SERVING_GC_THRESHOLDS = (700, 10, 10)
+
+
+def serving() -> None:
+    """Give a long-running command the collector's usual thresholds back (see exit_with)."""
+    import gc
+
+    gc.set_threshold(*SERVING_GC_THRESHOLDS)
 
 
 def exit_with(main: Callable[[], int]) -> None:

@@ -72,7 +72,8 @@ def test_all_four_harnesses_installed_and_healthy(proj: Path) -> None:
     code, report = doctor(proj, path)
     assert code == 0 and report["ok"] is True and report["problems"] == []
     assert report["version"] == version("continuity") and report["path"]["continuity"] == CONTINUITY
-    assert report["store"] == {"found": True, "path": str(store), "project": "demo", "problem": None}
+    assert report["store"] == {"found": True, "path": str(store), "project": "demo", "problem": None,
+                               "record_prompts": False}
     installed = [h for h in report["harnesses"] if h["installed"]]
     assert [(h["harness"], h["scope"]) for h in installed] == [(h, "project") for h in HARNESSES]
     for entry in installed:
@@ -86,6 +87,27 @@ def test_all_four_harnesses_installed_and_healthy(proj: Path) -> None:
     human = run("doctor", cwd=proj, path=path)
     assert human.returncode == 0 and human.stdout.rstrip().endswith("ok")
     assert "cursor (project): 5 hooks -> " + CONTINUITY in human.stdout
+
+
+def test_record_prompts_without_the_turn_hooks_is_a_problem(proj: Path) -> None:
+    """record_prompts on in config.json while a harness has no turn hooks: no prompt would be recorded."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "claude-code", cwd=proj, path=path)
+    run("install", "cursor", "--turns", cwd=proj, path=path)
+    config = proj / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "record_prompts": True}))
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["store"]["record_prompts"] is True
+    assert report["problems"] == [
+        "claude-code (project): record_prompts is on in config.json but the turn hooks are not installed, so no "
+        "prompt is recorded (`continuity install claude-code --turns`)"]
+    assert run("install", "claude-code", cwd=proj, path=path).returncode == 0  # install reads record_prompts
+    code, report = doctor(proj, path, "--no-probe")
+    assert (code, report["problems"]) == (0, [])
+    config.write_text("{not json")  # a broken config is the store's problem, not this one
+    code, report = doctor(proj, path, "--no-probe")
+    assert report["store"]["record_prompts"] is False and not any("record_prompts" in p for p in report["problems"])
 
 
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:

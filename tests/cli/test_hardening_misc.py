@@ -84,3 +84,24 @@ def test_the_brief_keeps_real_work_ahead_of_routine_events(project: Path, capsys
     assert len(events) == 20 and any(event["type"] == "turn_end" for event in events)
     times = [event["created_at"] for event in events]
     assert times == sorted(times, reverse=True)  # newest first, as before
+
+
+@pytest.mark.parametrize(("command", "loop"), [("watch", "continuity.adapters.watch.follow"),
+                                               ("mcp", "continuity.adapters.mcp.server.serve")])
+def test_the_commands_that_keep_running_collect_garbage_as_usual(tmp_path: Path, command: str, loop: str) -> None:
+    """A command that runs and exits raises the collector's thresholds; `watch` and `mcp` give them back
+    before they start serving (a real process; only the serving loop is replaced, to report them)."""
+    import subprocess
+    import sys
+
+    from continuity.core.guard import GC_THRESHOLDS, SERVING_GC_THRESHOLDS
+
+    init_store(tmp_path, project="demo", language="en")
+    module, _, name = loop.rpartition(".")
+    code = (f"import gc, importlib, sys\nsetattr(importlib.import_module({module!r}), {name!r}, "
+            "lambda *a, **k: print(gc.get_threshold()))\nfrom continuity.cli import main\n"
+            f"from continuity.core.guard import exit_with\nsys.argv = ['continuity', {command!r}]\n"
+            "print(gc.get_threshold())\nexit_with(main)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == str(SERVING_GC_THRESHOLDS) != str(GC_THRESHOLDS)
