@@ -53,8 +53,21 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
     """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie).
 
     Rows are numbered in log order (a rebuild reinserts in order; catch-up only appends
-    newer names), so the row number breaks ties by time without reading the name.
+    newer names), so the row number breaks ties by time without reading the name. The
+    ranking and the rows it names are read in one snapshot: a rebuild by another process
+    between the two (after a sync merged older events, it renumbers rows) is not seen halfway.
     """
+    began = not connection.in_transaction
+    if began:
+        connection.execute("BEGIN")
+    try:
+        return _search(connection, query, filters, limit)
+    finally:
+        if began:
+            connection.execute("COMMIT")
+
+
+def _search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
     where = ["fts MATCH ?", "d.project = ?"]
     params: list[Any] = [query, filters.project]
     if filters.kinds:

@@ -550,3 +550,33 @@ def test_a_locked_index_is_kept_and_the_answer_comes_from_memory(corpus: dict[st
     assert "database is locked" in out.err and "in memory" in out.err
     assert len(json.loads(out.out)["hits"]) == 4
     assert "unreadable" not in out.err and path.stat().st_ino == inode  # the file was not thrown away
+
+
+@pytest.mark.parametrize("only_project", [True, False])
+def test_a_search_reads_its_ranking_and_rows_in_one_snapshot(corpus: dict[str, str],
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              only_project: bool) -> None:
+    """Another process rewriting the index between the ranking and the rows it names (a rebuild renumbers
+    rows) is not seen halfway: a second real connection commits a change just before the rows are read."""
+    from continuity.recall.search import Filters, search
+
+    recall(capsys, "WAL")  # builds the index
+    path = index.index_path(find_store())
+    reader = index.open_existing(path)
+    assert reader is not None
+    writer = sqlite3.connect(path, isolation_level=None)
+
+    def meanwhile(statement: str) -> None:
+        if statement.startswith("SELECT d.id, d.event_id"):  # the rows of the ranking: rewrite them first
+            writer.execute("UPDATE docs SET event_id = 'RCE-rewritten'")
+
+    reader.set_trace_callback(meanwhile)
+    filters = Filters(project="demo") if only_project else Filters(project="demo", agent="alice")
+    hits = search(reader, '"WAL"', filters)
+    reader.set_trace_callback(None)
+    expected = {corpus["wal_blocked"], corpus["wal_rejected"]} if only_project else {corpus["wal_blocked"]}
+    assert {hit.event_id for hit in hits} >= expected and "RCE-rewritten" not in {hit.event_id for hit in hits}
+    assert not reader.in_transaction
+    assert search(reader, '"WAL"', filters)[0].event_id == "RCE-rewritten"  # the next search sees the change
+    reader.close()
+    writer.close()
