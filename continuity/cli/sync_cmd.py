@@ -76,8 +76,10 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     else:
         pushed = "not pushed (--no-push)" if args.no_push else "nothing to push"
     forks = f", joined {report.forks} fork(s)" if report.forks else ""
+    shared = (f", {report.added_branch} from the branch (synced by another store of this repository)"
+              if report.added_branch else "")
     text = (f"synced {report.remote}/{report.branch}: recorded {report.added_local} local event(s), "
-            f"added {report.added_remote} from the remote{forks}; {pushed}")
+            f"added {report.added_remote} from the remote{forks}{shared}; {pushed}")
     out.emit(msgspec.to_builtins(report), text)
     return 0
 

@@ -79,6 +79,9 @@ class SyncReport(msgspec.Struct, kw_only=True):
     remote_commit: str | None = None
     added_local: int = 0
     added_remote: int = 0
+    #: Events the local branch gained from another store of this repository (each git worktree has its
+    #: own store, and they share the branch), written into this one.
+    added_branch: int = 0
     pushed: bool = False
     branch_updated: bool = False
     merged: bool = False
@@ -217,6 +220,26 @@ class Syncer:
         self.repo.update_ref(self.ref, commit, self.tip)
         self.tip = commit
 
+    def adopt(self) -> int:
+        """Write the events the local branch gained since this store last synced; how many.
+
+        Every store of a repository shares its branches: each git worktree has a store of its
+        own, and another one's sync moves the branch here too. The commit this store last left
+        the branch at is remembered (the marks file); the days that differ between it and the
+        tip are compared, and what the store lacks is brought in. With no such commit known
+        (a store that never synced in this repository, or a lost file), or one git does not
+        have, every event of the branch that the store lacks is written, once.
+        """
+        if self.tip is None:
+            return 0
+        last, _ = files.saved_marks(self.store, self.ref)
+        if last == self.tip:
+            return 0
+        if last is None or self.repo.rev(last) is None:
+            return self.restore(self.tip)
+        union = plan_union(self.reader, read_snapshot(self.reader, last), read_snapshot(self.reader, self.tip))
+        return self._bring_in(union.incoming, [])
+
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""
         local = read_snapshot(self.reader, self.tip)
@@ -325,6 +348,8 @@ class Syncer:
     def run(self, *, push: bool, restore: bool) -> None:
         """Record, then fetch, unite and push until this clone's node ref lands or the retry time runs out."""
         report = self.report
+        if not restore:
+            report.added_branch = self.adopt()
         report.added_local = self.record()
         deadline = time.monotonic() + self.retry_seconds
         seen = files.load_seen(self.store, self.nodes)
@@ -457,7 +482,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
             syncer.run(push=push, restore=restore)
         except BaseException as error:
             _remember_failure(store, syncer, error)
-            if catch_up and report.added_remote:  # events already added still reach the projections
+            if catch_up and (report.added_remote or report.added_branch):  # added events still reach projections
                 _catch_up(store, report, progress)
             raise
         finally:

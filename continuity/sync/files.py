@@ -33,6 +33,9 @@ from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
 MARKS_NAME = "sync.json"
+#: 2: the commit saved is one whose every event the store holds (sync brings in what another store of
+#: the repository put on the branch); a file without it is read as none, so such events come in once.
+MARKS_FORMAT = 2
 SYNCFS_FROM = 64  # below this many files, one fsync each is cheaper than flushing the file system
 
 
@@ -85,20 +88,33 @@ def sync_lock(store: Store) -> contextlib.AbstractContextManager[None]:
     return flocked(os.path.join(store.local_dir, "sync.lock"))
 
 
-def load_marks(store: Store, ref: str, commit: str | None) -> dict[str, int]:
-    """Day -> mtime of days wholly on the branch at `commit` (empty when saved for another commit)."""
+def saved_marks(store: Store, ref: str) -> tuple[str | None, dict[str, int]]:
+    """(the commit this store last left the branch at, day -> mtime of days wholly on the branch then).
+
+    (None, {}) when nothing is saved for `ref` (a store that never synced here, a lost file, an older format).
+    """
     try:
         saved = orjson.loads(osfs.read_regular(os.path.join(store.local_dir, MARKS_NAME)))
-        if commit is not None and saved.get("ref") == ref and saved.get("commit") == commit:
-            return {str(day): int(mtime) for day, mtime in saved["days"].items()}
+        commit = saved.get("commit")
+        # an object id only: nothing git could read as an option
+        is_oid = isinstance(commit, str) and len(commit) in (40, 64) and not commit.strip("0123456789abcdef")
+        if saved.get("format") == MARKS_FORMAT and saved.get("ref") == ref and is_oid:
+            return commit, {str(day): int(mtime) for day, mtime in saved["days"].items()}
     except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
         pass
-    return {}
+    return None, {}
+
+
+def load_marks(store: Store, ref: str, commit: str | None) -> dict[str, int]:
+    """Day -> mtime of days wholly on the branch at `commit` (empty when saved for another commit)."""
+    saved, days = saved_marks(store, ref)
+    return days if commit is not None and saved == commit else {}
 
 
 def save_marks(store: Store, ref: str, commit: str | None, days: dict[str, int]) -> None:
     """Remember which day folders are wholly on the branch (a lost file only costs a listing)."""
-    data = orjson.dumps({"ref": ref, "commit": commit, "days": days}, option=orjson.OPT_SORT_KEYS)
+    data = orjson.dumps({"format": MARKS_FORMAT, "ref": ref, "commit": commit, "days": days},
+                        option=orjson.OPT_SORT_KEYS)
     with contextlib.suppress(OSError):
         write_atomic(os.path.join(store.local_dir, MARKS_NAME), data, durable=False)
 

@@ -101,6 +101,7 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
     """Commit the local events the branch lacks; the branch's tip."""
     syncer = Syncer(store, repo, branch, remote_of(store), None)
     try:
+        syncer.adopt()
         syncer.record()
         files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
         return syncer.tip
@@ -326,6 +327,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
     with files.sync_lock(store):
         syncer = Syncer(store, repo, branch, name, None)
         try:
+            adopted = syncer.adopt()
             syncer.record()
             local = syncer.tip
             remote_tip = repo.fetch(name, branch, syncer.tracking)
@@ -333,7 +335,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
                 local, remote_tip,
                 bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),
                 bool(local and remote_tip and repo.is_ancestor(remote_tip, local)))
-            added = 0
+            added = adopted
             if action == "diverged":
                 assert local is not None and remote_tip is not None
                 raise _refuse("reconnect", f"local and remote continuity histories diverged (local {local[:12]}, "
@@ -350,7 +352,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
                 syncer.in_sync = True
             elif action == "fast-forward":
                 assert remote_tip is not None
-                added = syncer.restore(remote_tip)
+                added += syncer.restore(remote_tip)
                 syncer._move(remote_tip)
                 syncer.in_sync = True
             else:

@@ -95,7 +95,7 @@ def append(root: Path, *messages: str) -> None:
 
 def user_git_state(root: Path) -> dict[str, str]:
     """Everything of the user's that sync must not touch: HEAD, branch, index, work tree, stash."""
-    index = (root / ".git" / "index").read_bytes()
+    index = (root / git(root, "rev-parse", "--git-path", "index").strip()).read_bytes()  # a worktree's too
     return {
         "index_file": hashlib.sha256(index).hexdigest(),
         "head": git(root, "rev-parse", "HEAD"),
@@ -703,3 +703,72 @@ def test_an_empty_day_tree_in_a_node_ref_is_harmless(world: World) -> None:
     assert code == 0 and out["added_remote"] == 1
     assert path.split("/")[2] in event_names(world.a) and len(event_names(world.a)) == 2
     assert cli("verify", "--root", str(world.a))[0] == 0
+
+
+def worktree_of(world: World, name: str) -> Path:
+    """A linked git worktree of clone `a` (it shares a's branches) with a store of its own."""
+    path = world.tmp / name
+    git(world.a, "worktree", "add", "-q", "-b", name, str(path))
+    assert cli("init", "--project", "demo", "--root", str(path))[0] == 0
+    return path
+
+
+def test_stores_of_two_worktrees_of_one_repository_converge(world: World) -> None:
+    """Each git worktree has its own store, and they share the branch: what one worktree's sync put on it
+    comes into the other's store at its next sync (counted apart), and both stores end with every event."""
+    append(world.a, "a1", "a2")
+    assert synced(world.a).pushed
+    other = worktree_of(world, "wt")
+    append(other, "w1")
+    code, out = cli("sync", "--root", str(other))  # its store never synced: the branch's events come in once
+    assert code == 0 and (out["added_branch"], out["added_local"], out["added_remote"]) == (2, 1, 0), out
+    append(other, "w2")
+    assert synced(other).added_branch == 0
+    append(world.a, "a3")
+    report = synced(world.a)
+    assert (report.added_branch, report.added_remote) == (2, 0)  # w1, w2: from the branch the two share
+    assert synced(other).added_branch == 1  # a3
+    assert event_names(world.a) == event_names(other) and len(event_names(world.a)) == 5
+    assert projections(world.a) == projections(other)
+    for root in (world.a, other):
+        assert cli("verify", "--root", str(root))[1]["ok"] is True
+    assert synced(world.b).added_remote == 5 and event_names(world.b) == event_names(world.a)
+
+
+def test_the_text_summary_names_events_from_the_shared_branch(world: World,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    append(world.a, "a1")
+    synced(world.a)
+    other = worktree_of(world, "wt")
+    capsys.readouterr()
+    assert main(["sync", "--root", str(other)]) == 0
+    assert capsys.readouterr().out == ("synced origin/continuity: recorded 0 local event(s), added 0 from the "
+                                       "remote, 1 from the branch (synced by another store of this repository); "
+                                       "nothing to push\n")
+
+
+@pytest.mark.parametrize("saved", [None, "", "{not json", '{"ref": "refs/heads/continuity", "commit": "X"}',
+                                   '{"ref": "refs/heads/continuity", "commit": "--output={tmp}/x", "format": 2, '
+                                   '"days": {}}',
+                                   '{"ref": "refs/heads/continuity", "commit": "' + "a" * 40 + '", "format": 2, '
+                                   '"days": {}}'])
+def test_a_lost_foreign_or_older_marks_file_brings_the_branch_in_once(world: World, saved: str | None) -> None:
+    """The commit a store last left the branch at is kept in local/sync.json; without a usable one (lost,
+    broken, an older format without the guarantee, not an object id, a commit git does not have) every
+    event of the branch the store lacks is written, once; then the file holds the tip again."""
+    append(world.a, "a1")
+    synced(world.a)
+    other = worktree_of(world, "wt")
+    marks = other / STORE / "local" / "sync.json"
+    assert synced(other).added_branch == 1
+    append(world.a, "a2")
+    synced(world.a)
+    (other / STORE / "events" / event_names(world.a)[-1][:8] / event_names(world.a)[-1]).unlink(missing_ok=True)
+    if saved is None:
+        marks.unlink()
+    else:
+        marks.write_text(saved.replace("{tmp}", str(world.tmp)))
+    assert synced(other).added_branch == 1  # a2, whatever the file said
+    assert json.loads(marks.read_bytes())["commit"] == git(other, "rev-parse", "continuity").strip()
+    assert synced(other).added_branch == 0 and event_names(other) == event_names(world.a)
+    assert not (world.tmp / "x").exists()  # the file's "commit" never reached git as an option
