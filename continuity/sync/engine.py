@@ -473,7 +473,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
         raise UsageError("this store was brought in offline (`continuity work import`): leave offline mode with "
                          "`continuity work reconnect`, which pushes or fast-forwards and never merges diverged "
                          "histories")
-    with files.sync_lock(store):
+    with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, remote, progress)
         _ = syncer.tracking  # an unknown remote name is refused before anything changes
         report = syncer.report

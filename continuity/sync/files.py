@@ -83,9 +83,16 @@ def append_lock(store: Store) -> contextlib.AbstractContextManager[None]:
     return flocked(os.path.join(store.local_dir, "lock"))
 
 
-def sync_lock(store: Store) -> contextlib.AbstractContextManager[None]:
-    """One sync at a time per store (`local/sync.lock`); appends do not wait for it."""
-    return flocked(os.path.join(store.local_dir, "sync.lock"))
+#: In the repository's shared git folder: the worktrees of one repository share its branches.
+REPOSITORY_LOCK = "continuity-sync.lock"
+
+
+@contextlib.contextmanager
+def sync_lock(store: Store, common_dir: str) -> Iterator[None]:
+    """One sync at a time per store (`local/sync.lock`) and per repository (REPOSITORY_LOCK in its shared
+    git folder: another worktree's store moves the same branch); appends do not wait for either."""
+    with flocked(os.path.join(store.local_dir, "sync.lock")), flocked(os.path.join(common_dir, REPOSITORY_LOCK)):
+        yield
 
 
 def saved_marks(store: Store, ref: str) -> tuple[str | None, dict[str, int]]:

@@ -51,12 +51,15 @@ class Repo:
         self.network_timeout = network_timeout
         self.hidden: tuple[str, ...] = ()  # secrets of a remote's URL, masked in every message
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
-        probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format")
+        probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format",
+                             "--git-common-dir")
         lines = probe.stdout.decode(errors="replace").splitlines()
-        if probe.returncode != 0 or len(lines) != 3:
+        if probe.returncode != 0 or len(lines) != 4:
             raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
                              "run it inside a clone of the project)")
-        self.toplevel, self.git_dir, object_format = lines
+        self.toplevel, self.git_dir, object_format, common = lines
+        #: The folder every worktree of the repository shares (its branches live there).
+        self.common_dir = os.path.normpath(os.path.join(root, common))
         self.oid_bytes = 32 if object_format == "sha256" else 20
         self.zero = "0" * (2 * self.oid_bytes)
 

@@ -169,7 +169,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store)
-    with files.sync_lock(store):
+    with files.sync_lock(store, repo.common_dir):
         tip = _record(store, repo, branch)
         if tip is None:
             raise UsageError("nothing to export: the store has no events")
@@ -264,7 +264,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     branch = branch_of(store)
     if branch != manifest.branch:
         raise _refuse("import", f"transfer branch {manifest.branch!r} is not this store's branch {branch!r}.")
-    with files.sync_lock(store):
+    with files.sync_lock(store, repo.common_dir):
         fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
                                f"refs/heads/{branch}:refs/continuity/import/{branch}")
         if fetched.returncode != 0:
@@ -324,7 +324,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
             raise UsageError(f"refused remote {name!r}: its URL embeds credentials ({mask_url(leaky[0])}); "
                              "reconnect uses the host's credential chain only")
     offline = os.path.exists(health.offline_marker(store))
-    with files.sync_lock(store):
+    with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, name, None)
         try:
             adopted = syncer.adopt()

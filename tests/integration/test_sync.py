@@ -434,19 +434,21 @@ def test_a_failing_automatic_sync_never_fails_the_archive(world: World) -> None:
     assert Store(world.a).open_reader().head_name() is not None  # the events stay, for the next sync
 
 
-@pytest.mark.parametrize("name", ["sync.lock", "lock"])
+@pytest.mark.parametrize("name", ["sync.lock", "lock", "continuity-sync.lock"])
 def test_a_lock_file_replaced_by_a_symlink_is_refused_not_followed(tmp_path: Path, name: str) -> None:
-    """sync's locks never follow a symlink planted at their name: unsafe store (exit 6), nothing made where it
-    points."""
+    """sync's locks (the store's two, the repository's in its git folder) never follow a symlink planted at
+    their name: unsafe store (exit 6), nothing made where it points."""
     from continuity.sync import files
     from events.errors import StoreUnsafe
 
     store = Store(tmp_path)
     os.makedirs(store.local_dir)
+    common = tmp_path / "git"
+    common.mkdir()
     (tmp_path / "elsewhere").mkdir()
     target = tmp_path / "elsewhere" / "planted"
-    os.symlink(target, os.path.join(store.local_dir, name))
-    lock = files.sync_lock(store) if name == "sync.lock" else files.append_lock(store)
+    os.symlink(target, common / name if name == files.REPOSITORY_LOCK else os.path.join(store.local_dir, name))
+    lock = files.append_lock(store) if name == "lock" else files.sync_lock(store, str(common))
     with pytest.raises(StoreUnsafe, match="is a symlink") as refused, lock:
         pass
     assert refused.value.exit_code == 6 and not target.exists()
@@ -772,3 +774,25 @@ def test_a_lost_foreign_or_older_marks_file_brings_the_branch_in_once(world: Wor
     assert json.loads(marks.read_bytes())["commit"] == git(other, "rev-parse", "continuity").strip()
     assert synced(other).added_branch == 0 and event_names(other) == event_names(world.a)
     assert not (world.tmp / "x").exists()  # the file's "commit" never reached git as an option
+
+
+def test_worktrees_of_one_repository_syncing_at_once_all_succeed(world: World) -> None:
+    """Five stores of one repository (the clone and four worktrees) syncing at the same moment, as real
+    processes: each exits 0 (the repository's branch is moved by one sync at a time, never reported as a
+    failure), and one more sync each leaves every store with all the events."""
+    roots = [world.a, *(worktree_of(world, f"wt{n}") for n in range(4))]
+    for round_number in range(2):
+        for root in roots:
+            append(root, *(f"{root.name} r{round_number} e{n}" for n in range(3)))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+        processes = [subprocess.Popen([sys.executable, "-m", "continuity", "sync", "--root", str(root)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for root in roots]
+        for process in processes:
+            out, err = process.communicate(timeout=120)
+            assert process.returncode == 0 and "Traceback" not in err, (out, err)
+    for root in roots:
+        synced(root)
+    assert {len(event_names(root)) for root in roots} == {30}
+    assert len({tuple(event_names(root)) for root in roots}) == 1
+    lock = Path(git(world.a, "rev-parse", "--git-common-dir").strip())
+    assert (world.a / lock / "continuity-sync.lock").is_file()
