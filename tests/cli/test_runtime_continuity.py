@@ -791,6 +791,17 @@ def test_resume_bundle_golden_with_an_archive_handoffs_and_artifacts(rc: Any, wo
         "node .agent/artifacts/scripts/artifact-bus.js validate --task-id <task-id>"]
 
 
+@pytest.mark.parametrize(("read_first", "expected"), [("", READ_FIRST), (None, READ_FIRST), (False, READ_FIRST),
+                                                     ([], []), (["x.md"], ["x.md"])])
+def test_resume_bundle_read_first_falls_back_the_javascript_way(rc: Any, work: Path, read_first: Any,
+                                                               expected: list[str]) -> None:
+    """§12 read_first = archive.restore.read_first, else §9's list minus latest.json (JS truthiness: `[]` counts)."""
+    archives = work / S / "archives"
+    archives.mkdir(parents=True)
+    (archives / "latest.json").write_text(json.dumps({"project": "demo", "restore": {"read_first": read_first}}))
+    assert rc("resume-bundle", "--project", "demo").data["read_first"] == expected
+
+
 def test_resume_bundle_never_answers_with_another_projects_archive(rc: Any) -> None:
     """I7: latest.json of another project is skipped for P's newest RC file; none → the defaults."""
     mine = rc("archive", "--project", "demo", "--gate", "user")
