@@ -47,6 +47,9 @@ class CitedFiles(msgspec.Struct, frozen=True, kw_only=True):
     artifacts: PathRefs = ()
     #: `git log --oneline -3`, trimmed (the Markdown's 最近提交).
     recent_commits: Annotated[str, msgspec.Meta(max_length=65536)] = ""
+    #: `restore.next_action` when a note decided it (contract §9: the note's first next, else its
+    #: `blocked`, else the default); None: it follows the archived state (I10).
+    next_action: NextItem | None = None
 
 
 class ArchiveCreated(Event, frozen=True, kw_only=True, tag="archive.created"):

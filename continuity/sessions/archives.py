@@ -134,7 +134,9 @@ def _seed_record(project: str, entry: ArchiveEntry) -> ArchiveRecord:
     cited, git, archived = entry.cited, entry.git, entry.state
     state = ArchiveState(current_goal=archived.current_goal, done=list(archived.done),
                          in_progress=archived.in_progress, next=list(archived.next), blockers=list(archived.blockers))
-    next_action = state.next[0] if state.next else (state.in_progress or SEED_NEXT_ACTION)
+    next_action = cited.next_action
+    if next_action is None:
+        next_action = state.next[0] if state.next else (state.in_progress or SEED_NEXT_ACTION)
     return ArchiveRecord(
         archive_id=entry.archive_id, project=project, created_at=entry.created_at[:23] + "Z",
         source_host=entry.source_host, target_host=entry.target_host, reason=entry.reason,

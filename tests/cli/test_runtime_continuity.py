@@ -592,6 +592,21 @@ def test_archive_outside_git_and_without_anything_logged(rc: Any, work: Path, ho
     assert text.count("_(由主 Agent 填写)_") == 4 and not text.endswith("\n")
 
 
+@pytest.mark.parametrize(("note", "in_progress", "next_action"), [
+    ({"in_progress": "tests"}, "tests", "Read the resume bundle and continue from the latest recorded state."),
+    ({"in_progress": "tests", "blocked": "waiting"}, "tests", "waiting"),
+    ({"blocked": "waiting", "next": "- ship"}, "waiting", "ship"),
+])
+def test_archive_with_a_note_takes_next_action_from_next_else_blocked(rc: Any, note: dict[str, Any],
+                                                                      in_progress: str, next_action: str) -> None:
+    """§9 with a note: next_action is List(note.next)[0], else note.blocked, else the default (not in_progress)."""
+    rc("log", "--project", "demo", "--gate", "agent", "--next", "logged next")
+    run = rc("archive", "--project", "demo", "--gate", "user", "--note-json", json.dumps(note))
+    assert run.data["archive"]["state"]["in_progress"] == in_progress
+    assert run.data["archive"]["restore"]["next_action"] == next_action
+    assert rc("resume-bundle", "--project", "demo").data["next_action"] == next_action
+
+
 def test_archive_without_a_note_takes_the_logged_work(rc: Any) -> None:
     """I10: no note key: state from P's logged work; next_action follows it."""
     rc("log", "--project", "demo", "--gate", "agent", "--done", "a", "--next", "first\nsecond")
@@ -774,6 +789,17 @@ def test_resume_bundle_golden_with_an_archive_handoffs_and_artifacts(rc: Any, wo
         f"{N} status --project demo",
         "node .agent/handoffs/scripts/handoff-protocol.js resume-prompt --payload-file .agent/handoffs/20260101-x.md",
         "node .agent/artifacts/scripts/artifact-bus.js validate --task-id <task-id>"]
+
+
+@pytest.mark.parametrize(("read_first", "expected"), [("", READ_FIRST), (None, READ_FIRST), (False, READ_FIRST),
+                                                     ([], []), (["x.md"], ["x.md"])])
+def test_resume_bundle_read_first_falls_back_the_javascript_way(rc: Any, work: Path, read_first: Any,
+                                                               expected: list[str]) -> None:
+    """§12 read_first = archive.restore.read_first, else §9's list minus latest.json (JS truthiness: `[]` counts)."""
+    archives = work / S / "archives"
+    archives.mkdir(parents=True)
+    (archives / "latest.json").write_text(json.dumps({"project": "demo", "restore": {"read_first": read_first}}))
+    assert rc("resume-bundle", "--project", "demo").data["read_first"] == expected
 
 
 def test_resume_bundle_never_answers_with_another_projects_archive(rc: Any) -> None:

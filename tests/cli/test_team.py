@@ -26,7 +26,7 @@ def team_dir(project: Path) -> Path:
 
 
 def test_snapshot_materializes_the_document_and_the_pointer(project: Path, capsys: Capture) -> None:
-    """snapshot prints `snapshot CHK-...`; latest.json (seed keys in order) and LATEST.json follow."""
+    """snapshot prints `snapshot CHK-...`; latest.json, LATEST.json follow; resume shows the sections in order."""
     code, out, _ = run(capsys, "snapshot", "core", "ash", "Build L6!", "--objective", "ship the layer",
                        "--next", "land the PR", "--decision", "structured json", "--context-percent", "40",
                        "--artifact", "https://example.invalid/pull/5")
@@ -41,6 +41,8 @@ def test_snapshot_materializes_the_document_and_the_pointer(project: Path, capsy
     assert pointer == {"schema": "coord.continuity-latest.v1", "agent": "ash", "task": "Build-L6",
                        "checkpoint_id": document["checkpoint_id"], "created_at": document["created_at"],
                        "path": "team/core/member/ash/continuity/Build-L6/latest.json"}
+    assert "  next actions:\n    - land the PR\n  recent decisions:\n    - structured json\n  artifacts:\n    - " \
+           "https://example.invalid/pull/5\n  checkpoint age: " in run(capsys, "resume", "core", "ash")[1]
 
 
 def test_resume_folds_to_the_newest_task(project: Path, capsys: Capture) -> None:

@@ -134,6 +134,10 @@ def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.C
     (edited(tracked(), id="W" * 129), "Expected `str` of length <= 128 - at `$.continuity.workstream.id`"),
     (edited(tracked(), id="../etc"), "Expected `str` matching regex"),
     (edited(tracked(), items=[item("A1\x00")]), "Expected `str` matching regex"),
+    (edited(tracked(), id="WS-1\n"), "Expected `str` matching regex '^[A-Za-z0-9][A-Za-z0-9._-]*$' - at "
+                                     "`$.continuity.workstream.id`"),
+    (edited(tracked(), items=[item("A1"), item("A2", dependsOn=["A1\n"])]),
+     "at `$.continuity.workstream.items[1].dependsOn[0]`"),
     (tracked(schemaVersion=3), "Invalid value 3 - at `$.schemaVersion`"),
     (tracked(nextAction=""), "Expected `str` of length >= 1"),
     (tracked(decisions=["same", "same"]), "decisions lists 'same' twice"),
@@ -145,7 +149,7 @@ def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.C
 ])
 def test_bad_input_is_refused_with_nothing_written(project: Path, capsys: pytest.CaptureFixture[str], doc: Any,
                                                    expected: str) -> None:
-    """Unknown keys, wrong enums, a 129-character id, hostile ids, wrong versions, invalid JSON: exit 2."""
+    """Unknown keys, wrong enums, a 129-character id, hostile ids (a trailing newline too), bad versions or JSON."""
     message = refuse(project, capsys, doc, EXIT_USAGE)
     assert message.startswith("invalid checkpoint document") and expected in message, message
 

@@ -115,7 +115,7 @@ def test_reconnect_fast_forwards_when_only_the_remote_moved(exported: tuple[Worl
 
 
 def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[World, Path]) -> None:
-    """Both advanced: exit 12, both branches unchanged, the offline marker kept, the local events kept."""
+    """Both advanced: exit 12, both branches unchanged, marker and local events kept; a newer import is refused."""
     world, folder = exported
     c = offline_clone(world, "c")
     assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
@@ -135,6 +135,9 @@ def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[Wor
     assert local != remote_before.strip() and git(c, "cat-file", "-t", local).strip() == "commit"
     code, status = cli("work", "status", "--root", str(c))
     assert status["contextState"] == "OFFLINE_IMPORTED_CONTEXT"
+    assert cli("work", "export", "--out", str(folder.parent / "later"), "--root", str(world.a))[0] == 0
+    code, out = cli("work", "import", str(folder.parent / "later"), "--root", str(c))
+    assert code == EXIT_INVARIANT and "conflicts with the existing context cache HEAD" in out["message"]
 
 
 def _refused_import(world: World, folder: Path, fragment: str) -> None:

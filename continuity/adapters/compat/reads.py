@@ -130,7 +130,6 @@ def resume_bundle(args: Args, project: str | None) -> dict[str, Any]:
         commands.append(f"node .agent/handoffs/scripts/handoff-protocol.js resume-prompt --payload-file {handoffs[0]}")
     if artifacts:
         commands.append("node .agent/artifacts/scripts/artifact-bus.js validate --task-id <task-id>")
-    read_first = restore_block.get("read_first")
     return {
         "ok": True, "action": "resume-bundle", "project": project, "generated_at": c.iso_of_us(c.now_us()),
         "latest_archive": os.path.relpath(found[0], root).replace(os.sep, "/") if found else None,
@@ -141,7 +140,7 @@ def resume_bundle(args: Args, project: str | None) -> dict[str, Any]:
         "pending_handoffs": handoffs, "artifact_states": artifacts,
         "git": dict(zip(("branch", "head", "status_short"), c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS),
                         strict=True)),
-        "read_first": read_first if read_first is not None else list(SEED_READ_FIRST[:-1]),
+        "read_first": c.first(restore_block.get("read_first"), list(SEED_READ_FIRST[:-1])),
         "next_action": c.first(restore_block.get("next_action"), NO_ARCHIVE_NEXT),
         "recommended_commands": commands,
     }

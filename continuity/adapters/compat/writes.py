@@ -158,6 +158,16 @@ def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _archive_next_action(note: dict[str, Any]) -> str | None:
+    """§9's next_action with a note: its first next, else its `blocked`, else the default; None without one (I10)."""
+    from continuity.sessions.archives import SEED_NEXT_ACTION
+
+    if not any(key in note for key in NOTE_KEYS):
+        return None
+    steps = js_list(note.get("next"))
+    return steps[0] if steps else (_text(note.get("blocked")) or SEED_NEXT_ACTION)
+
+
 def take_archive(args: Args, project: str, *, source: str | None, target: str | None, reason: str | None,
                  switch: bool) -> tuple[Any, Any, dict[str, Any]]:
     """Archive through continuity's decision; the store, the stored events and §9's result fields."""
@@ -175,14 +185,14 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     branch, head, status, recent, dirty = c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS, c.GIT_RECENT,
                                                      c.GIT_DIRTY)
     git = GitFacts(root=root, branch=branch, head=head, status_short=status, dirty_files=tuple(c.lines(dirty)))
+    note, _ = note_of(args.get("note-json"))
     cited = CitedFiles(
         latest_events=tuple(listing.event_listing(root, 12)),
         runs=tuple(listing.json_listing(root, os.path.join(root, ".agent", "runs"), 5)),
         sessions=tuple(listing.json_listing(root, os.path.join(root, ".agent", "sessions"), 5)),
         handoffs=tuple(listing.handoff_listing(root, 8)), artifacts=tuple(listing.artifact_listing(root, 8)),
-        recent_commits=recent,
+        recent_commits=recent, next_action=_archive_next_action(note),
     )
-    note, _ = note_of(args.get("note-json"))
     identity = resolve_identity(project, {"project": project, "host": source})
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
