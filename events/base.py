@@ -11,21 +11,25 @@ from typing import Annotated, Any
 import msgspec
 
 _NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+#: The end of a whole-string pattern. msgspec checks a pattern with `re.search`, where `$` also
+#: matches before a final newline ("demo\n" would pass as a name); this does not, here or in
+#: the JSON Schema's ECMAScript regexes.
+END = r"$(?!\n)"
 
 #: An identifier: host, agent, run, session, task and mission names (and continuity's own project names).
 Name = Annotated[
     str,
-    msgspec.Meta(pattern=r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$", max_length=128),
+    msgspec.Meta(pattern=r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}" + END, max_length=128),
 ]
 #: A project name: a Name, or (written through `runtime-continuity`, contract I4) any one-line
 #: text of up to 128 characters that is safe as one folder name: no `/`, `\`, `..`, not `.`.
 #: No `[` or `]` either: a secret in a project name is refused, never redacted to `[REDACTED:…]`.
 ProjectName = Annotated[
     str,
-    msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,128}$", max_length=128),
+    msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,128}" + END, max_length=128),
 ]
 #: A short label such as a work-log type or a phase.
-Label = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,63}$")]
+Label = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,63}" + END)]
 #: Free text: no NUL or control characters other than tab and newline.
 Text = Annotated[str, msgspec.Meta(max_length=16384, pattern=_NO_CONTROL)]
 #: A path or reference to a file, artifact or handoff.

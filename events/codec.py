@@ -137,6 +137,14 @@ class Codec:
         try:
             event: Event = msgspec.convert(obj, self.union)
         except msgspec.ValidationError as error:
+            repaired = _without_final_newline(obj)
+            if repaired is not obj:  # written before names and ids were checked to their very end (base.END)
+                try:
+                    event = msgspec.convert(repaired, self.union)
+                except msgspec.ValidationError:
+                    pass
+                else:
+                    return event
             raise EventUndecodable(f"invalid {kind}: {_first_line(error)}") from None
         return event
 
@@ -158,6 +166,19 @@ class Codec:
         """The JSON Schema of every event type (written as `event.schema.json`)."""
         schema: dict[str, Any] = msgspec.json.schema(self.union)
         return schema
+
+
+def _without_final_newline(value: Any) -> Any:
+    """`value` with one final newline taken off each string in it; `value` itself when none ends with one."""
+    if isinstance(value, str):
+        return value[:-1] if value.endswith("\n") else value
+    if isinstance(value, dict):
+        items = {key: _without_final_newline(item) for key, item in value.items()}
+        return items if any(items[key] is not value[key] for key in value) else value
+    if isinstance(value, list):
+        found = [_without_final_newline(item) for item in value]
+        return found if any(new is not old for new, old in zip(found, value, strict=True)) else value
+    return value
 
 
 def _first_line(error: BaseException) -> str:

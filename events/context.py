@@ -10,9 +10,9 @@ from typing import Annotated
 
 import msgspec
 
-from events.base import Event, Label, Name, PathRef, PathRefs, Text
+from events.base import END, Event, Label, Name, PathRef, PathRefs, Text
 
-Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}" + END)]
 
 
 class GitNow(msgspec.Struct, frozen=True, kw_only=True):

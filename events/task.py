@@ -11,14 +11,15 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from events.base import Event, Label, Name, PathRefs, Text
+from events.base import END, Event, Label, Name, PathRefs, Text
 
 #: Every task status; `completed`, `failed` and `cancelled` are terminal.
 TaskStatus = Literal["queued", "in_progress", "completed", "blocked", "failed", "cancelled"]
 STATUSES: tuple[str, ...] = ("queued", "in_progress", "completed", "blocked", "failed", "cancelled")
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 #: A task title: one line, not empty.
-Title = Annotated[str, msgspec.Meta(min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+Title = Annotated[str, msgspec.Meta(min_length=1, max_length=500,
+                                    pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*" + END)]
 Labels = Annotated[tuple[Label, ...], msgspec.Meta(max_length=32)]
 Priority = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 

@@ -13,17 +13,18 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from events.base import Event, Label, Text
+from events.base import END, Event, Label, Text
 
 #: A workstream, work item or validation id (seed 002): 1-128 characters.
-WorkId = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+WorkId = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*" + END)]
 _NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 #: A non-empty entry of a string list (scope, criteria, notes, decisions, ...).
 Entry = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=_NO_CONTROL)]
 Entries = Annotated[tuple[Entry, ...], msgspec.Meta(max_length=256)]
 Ids = Annotated[tuple[WorkId, ...], msgspec.Meta(max_length=256)]
 #: A title: one line, not empty.
-Title = Annotated[str, msgspec.Meta(min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+Title = Annotated[str, msgspec.Meta(min_length=1, max_length=500,
+                                    pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*" + END)]
 #: A next action: never empty, short enough to show whole in a resume brief.
 NextAction = Annotated[str, msgspec.Meta(min_length=1, max_length=1000,
                                          pattern=r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*\S[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$")]

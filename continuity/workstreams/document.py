@@ -8,9 +8,7 @@ workstream exactly when the mode is `tracked`. Version 1 has no `continuity` blo
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -133,36 +131,6 @@ Checkpoint = CheckpointV1 | CheckpointV2
 _DECODER = msgspec.json.Decoder(Checkpoint)
 
 
-#: The contract's id pattern, matched whole: msgspec checks patterns with `re.search`, where `$` also
-#: matches before a final newline, so `WorkId` alone lets `"WS-1\n"` through (and into a file name).
-_WORK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_WORK_ID_SHOWN = "^[A-Za-z0-9][A-Za-z0-9._-]*$"
-
-
-def _ids(doc: Checkpoint) -> Iterator[tuple[str, str | None]]:
-    """Every id of the document with its path, as msgspec names paths."""
-    yield "$.repository", doc.repository
-    if isinstance(doc, CheckpointV1):
-        return
-    for index, entry in enumerate(doc.continuity.validation_ledger):
-        yield f"$.continuity.validationLedger[{index}].id", entry.id
-        yield f"$.continuity.validationLedger[{index}].repository", entry.repository
-    ws = doc.continuity.workstream
-    if ws is None:
-        return
-    base = "$.continuity.workstream"
-    yield f"{base}.id", ws.id
-    for index, repo in enumerate(ws.repositories):
-        yield f"{base}.repositories[{index}].repository", repo.repository
-    yield f"{base}.cursor.currentItemId", ws.cursor.current_item_id
-    yield f"{base}.cursor.lastCompletedItemId", ws.cursor.last_completed_item_id
-    for index, item in enumerate(ws.items):
-        yield f"{base}.items[{index}].id", item.id
-        for field, values in (("dependsOn", item.depends_on), ("blockedBy", item.blocked_by)):
-            for position, value in enumerate(values):
-                yield f"{base}.items[{index}].{field}[{position}]", value
-
-
 def _unique(values: tuple[str, ...], where: str) -> None:
     seen: set[str] = set()
     for value in values:
@@ -172,11 +140,7 @@ def _unique(values: tuple[str, ...], where: str) -> None:
 
 
 def check(doc: Checkpoint) -> Checkpoint:
-    """What the Structs cannot say: whole-string ids, unique entries and ids, a workstream exactly in tracked mode."""
-    for where, value in _ids(doc):
-        if value is not None and not _WORK_ID.fullmatch(value):
-            raise UsageError(f"invalid checkpoint document: Expected `str` matching regex {_WORK_ID_SHOWN!r} - at "
-                             f"`{where}`")
+    """What the Structs cannot say: unique entries and ids, a workstream exactly in tracked mode."""
     for field in ("confirmed_findings", "decisions", "rejected_approaches", "validation", "open_questions"):
         _unique(getattr(doc, field), field)
     if isinstance(doc, CheckpointV1):

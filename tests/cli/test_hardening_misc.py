@@ -105,3 +105,47 @@ def test_the_commands_that_keep_running_collect_garbage_as_usual(tmp_path: Path,
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == str(SERVING_GC_THRESHOLDS) != str(GC_THRESHOLDS)
+
+
+@pytest.mark.parametrize("argv", [
+    ["log", "-m", "x", "--agent", "a1\n"],
+    ["log", "-m", "x", "--type", "note\n"],
+    ["checkpoint", "-m", "x", "--session", "s1\n"],
+    ["snapshot", "core", "ash\n", "refunds", "--objective", "o"],
+    ["role", "create", "core", "reviewer\n"],
+    ["role", "create", "core\n", "reviewer"],
+    ["handoff", "create", "--to", "agent:bob\n", "-m", "over to you"],
+])
+def test_a_name_or_id_ending_in_a_newline_is_refused(project: Path, capsys: Capture, argv: list[str]) -> None:
+    """Names, ids, labels and titles are checked to their very end (a pattern's `$` also matches before a
+    final newline): refused with a usage or validation exit code, nothing written, no file named with it."""
+    before = all_event_files(project)
+    code = main(argv)
+    assert code in (2, 4), capsys.readouterr()
+    assert all_event_files(project) == before
+    assert not [path for path in project.rglob("*") if "\n" in path.name]
+
+
+def test_an_event_stored_with_a_name_ending_in_a_newline_still_reads(project: Path, capsys: Capture) -> None:
+    """Such a name could be written before the check covered the end: the event still reads (the newline
+    taken off), in the projections and for `verify`."""
+    from events import names
+    from events.codec import default_codec
+    from events.sealing import seal
+
+    main(["log", "-m", "first"])
+    [head] = all_event_files(project)
+    from events.sealing import sha256_hex
+
+    old = seal(WorkLogged(project="demo", agent_id="a1\n", message="from an older writer"), at_us=2_000_000_000_000_000,
+               node="oldnode1", prev=sha256_hex(head.read_bytes()), codec=default_codec())
+    folder = head.parent.parent / names.shard_of(old.name)
+    folder.mkdir(exist_ok=True)
+    (folder / old.name).write_bytes(old.raw)
+    capsys.readouterr()
+    assert main(["events", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [event.get("agent_id") for event in listed["events"]][-1] == "a1"
+    assert main(["verify"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 2

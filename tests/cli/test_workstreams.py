@@ -134,8 +134,8 @@ def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.C
     (edited(tracked(), id="W" * 129), "Expected `str` of length <= 128 - at `$.continuity.workstream.id`"),
     (edited(tracked(), id="../etc"), "Expected `str` matching regex"),
     (edited(tracked(), items=[item("A1\x00")]), "Expected `str` matching regex"),
-    (edited(tracked(), id="WS-1\n"), "Expected `str` matching regex '^[A-Za-z0-9][A-Za-z0-9._-]*$' - at "
-                                     "`$.continuity.workstream.id`"),
+    (edited(tracked(), id="WS-1\n"), "Expected `str` matching regex '^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\\\\n)' - "
+                                     "at `$.continuity.workstream.id`"),
     (edited(tracked(), items=[item("A1"), item("A2", dependsOn=["A1\n"])]),
      "at `$.continuity.workstream.items[1].dependsOn[0]`"),
     (tracked(schemaVersion=3), "Invalid value 3 - at `$.schemaVersion`"),
