@@ -346,7 +346,8 @@ class Syncer:
         return added
 
     def run(self, *, push: bool, restore: bool) -> None:
-        """Record, then fetch, unite and push until this clone's node ref lands or the retry time runs out."""
+        """Take in what the branch gained here (adopt), record, then fetch, unite and push until this clone's
+        node ref lands or the retry time runs out."""
         report = self.report
         if not restore:
             report.added_branch = self.adopt()
