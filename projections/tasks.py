@@ -5,6 +5,12 @@ and the newest TERMINAL_LIMIT finished ones (completed, failed, cancelled), so t
 thousand tasks in a project cost a few hundred kept entries once most are done; runs
 are kept least recently touched first up to RUNS_LIMIT, with at most RUN_FILES files
 each. The memory rules are in projections/memories.py.
+
+A sync unions the logs of clones that changed the same task or run while apart. The
+fold keeps log order (the later update stays, the first completion of a run stays) and
+records each such conflict in `problems` (at most PROBLEMS_LIMIT), which `verify`,
+`task show` and `task list` report: never resolved silently. An update decided on the
+merged state (a `task update` after the sync) settles the task's problems.
 """
 
 from typing import Any
@@ -15,7 +21,7 @@ from events.base import Event
 from events.session import SessionEnded
 from events.task import TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections import memories as mem
-from projections.common import merge_unique, touch_bounded
+from projections.common import append_bounded, merge_unique, touch_bounded
 from projections.readmodel import ReadModel
 
 OPEN_LIMIT = 5000
@@ -23,6 +29,7 @@ TERMINAL_LIMIT = 500
 RUNS_LIMIT = 1000
 RUN_FILES = 200
 TASK_RUNS = 20
+PROBLEMS_LIMIT = 200
 
 
 class Task(msgspec.Struct, kw_only=True):
@@ -66,19 +73,21 @@ class Run(msgspec.Struct, kw_only=True):
 
 
 class TasksState(msgspec.Struct, kw_only=True):
-    """Tasks (creation order), runs (least recently touched first), finished task ids, memories."""
+    """Tasks (creation order), runs (least recently touched first), finished task ids, memories, merge problems."""
 
     tasks: dict[str, Task] = msgspec.field(default_factory=dict)
     runs: dict[str, Run] = msgspec.field(default_factory=dict)
     finished: list[str] = msgspec.field(default_factory=list)
     book: mem.MemoryBook = msgspec.field(default_factory=mem.MemoryBook)
     forgotten: int = 0
+    problems: list[str] = msgspec.field(default_factory=list)
 
 
 class TaskList(msgspec.Struct, kw_only=True):
-    """What a task listing reads of a project's state: its tasks (decoding skips the rest)."""
+    """What a task listing reads of a project's state: its tasks and merge problems (decoding skips the rest)."""
 
     tasks: dict[str, Task] = msgspec.field(default_factory=dict)
+    problems: list[str] = msgspec.field(default_factory=list)
 
 
 class MemoryShelf(msgspec.Struct, kw_only=True):
@@ -142,6 +151,7 @@ def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
     task = state.tasks.get(event.task_id or "")
     if task is None:
         return state
+    _check_update(state, task, event)
     task.version += 1
     task.updated_at = event.created_at
     for field in ("title", "description", "done_criteria", "priority", "assigned_to"):
@@ -158,6 +168,27 @@ def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
         if event.status in ("completed", "blocked"):
             _synthesize_task(state, task, event, name)
     return state
+
+
+def _problem(state: TasksState, text: str) -> None:
+    if text not in state.problems:
+        append_bounded(state.problems, text, PROBLEMS_LIMIT)
+
+
+def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
+    """An update decided on another state than the one it lands on (clones merged) is a problem.
+
+    An update decided on the merged state (its version follows) settles the task's and its runs' problems.
+    """
+    if event.version == task.version + 1 and event.from_status in (None, task.status):
+        state.problems = [p for p in state.problems
+                          if not (p.startswith(f"task {task.task_id}:") or f" of task {task.task_id}:" in p)]
+    elif event.status is not None and event.from_status is not None and event.from_status != task.status:
+        _problem(state, f"task {task.task_id}: {event.from_status} -> {event.status} recorded while it was "
+                 f"{task.status} (concurrent writers merged?; the later in log order stays)")
+    elif event.version and event.version != task.version + 1:
+        _problem(state, f"task {task.task_id}: update {event.event_id} was made at version {event.version - 1} "
+                 f"while it was at version {task.version} (concurrent writers merged?; the later in log order stays)")
 
 
 def _run_of(state: TasksState, task: Task, event: Event) -> Run | None:
@@ -227,7 +258,12 @@ def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksStat
 def on_run_completed(state: TasksState, name: str, event: RunCompleted) -> TasksState:
     """A run ends (the first completion counts); a subagent's yields a delegation_summary."""
     run = state.runs.get(event.run_id or "")
-    if run is None or run.completed_at is not None:
+    if run is None:
+        return state
+    if run.completed_at is not None:
+        if (event.output_summary, list(event.artifacts)) != (run.output_summary, run.artifacts):
+            _problem(state, f"run {run.run_id} of task {run.task_id}: completed twice with other outcomes "
+                     f"(event {event.event_id} ignored: the first completion stays; concurrent writers merged?)")
         return state
     run.completed_at = event.created_at
     run.output_summary = event.output_summary
@@ -299,11 +335,12 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=1, state=TasksState, initial=TasksState,
+    "tasks", format=2, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
-            "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "MEMORIES_LIMIT": mem.MEMORIES_LIMIT,
+            "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "PROBLEMS_LIMIT": PROBLEMS_LIMIT,
+            "MEMORIES_LIMIT": mem.MEMORIES_LIMIT,
             "SUMMARY_CHARS": mem.SUMMARY_CHARS, "DELEGATION_CHARS": mem.DELEGATION_CHARS,
             "WALK_LIMIT": mem.WALK_LIMIT, "SYNTHESIZED_LIMIT": mem.SYNTHESIZED_LIMIT},
 )

@@ -68,11 +68,15 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     data["ok"] = report.ok and not links
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
+    from continuity.tasks.service import merge_problems
     from continuity.workstreams.service import invariant_problems
 
     broken, work_warnings = invariant_problems(store)
+    task_broken, task_warnings = merge_problems(store)
+    work_warnings += task_warnings
     data["workstream_problems"] = broken
-    data["ok"] = data["ok"] and not broken
+    data["task_problems"] = task_broken
+    data["ok"] = data["ok"] and not broken and not task_broken
     lines = [
         f"events: {report.events}  nodes: {len(report.nodes)}  roots: {report.roots}  "
         f"forks (merges): {len(report.forks)}",
@@ -87,8 +91,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     if broken:
         lines.append(f"BROKEN: {len(broken)} workstream invariant(s) broken by a merge (fix with a tracked "
                      "checkpoint; see `continuity work status`)")
+    lines.extend(f"TASK: {problem}" for problem in task_broken[:20])
+    if task_broken:
+        lines.append(f"BROKEN: {len(task_broken)} task or run conflict(s) left by a merge (the later update "
+                     "stays; check with `continuity task show`, fix with `continuity task update`)")
     if report.ok and not links:
-        lines.append("ok: the log is intact" if not broken else "the log itself is intact")
+        lines.append("ok: the log is intact" if not (broken or task_broken) else "the log itself is intact")
     elif report.ok:
         lines.append(f"BROKEN: {len(links)} symlink(s) inside the store (reads skip them, writes refuse them)")
     else:

@@ -242,7 +242,10 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     lines = [f"{task.task_id} [{task.status}] v{task.version} {task.title}"]
     lines += [f"  {key}: {value}" for key, value in data.items()
               if key not in ("task_id", "status", "version", "title") and value not in (None, "", [])]
-    out.emit({"ok": True, "task": data, "warnings": warnings}, "\n".join(one_line(line) for line in lines))
+    problems = [p for p in state.problems if p.startswith(f"task {task.task_id}:") or f" of task {task.task_id}:" in p]
+    lines += [f"PROBLEM: {problem}" for problem in problems]
+    out.emit({"ok": True, "task": data, "problems": problems, "warnings": warnings},
+             "\n".join(one_line(line) for line in lines))
     return 0
 
 
@@ -257,8 +260,9 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     tasks, more = page(found, limit)
     lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
              for t in tasks]
+    lines += [one_line(f"PROBLEM: {problem}") for problem in state.problems]
     emit_listing(out, {"ok": True, "tasks": [task_dict(t) for t in tasks], "total": len(found), "more": more,
-                       "warnings": warnings}, lines, more, "tasks")
+                       "problems": list(state.problems), "warnings": warnings}, lines, more, "tasks")
     return 0
 
 

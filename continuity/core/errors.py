@@ -36,7 +36,8 @@ EXIT_INTERNAL = 70
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_INTEGRITY: "integrity failure: verify found a broken event, an event cannot be read, "
-    "sync found one event name with two contents, `work status` found a workstream invariant a merge broke, or "
+    "sync found one event name with two contents, `work status` (or verify) found a workstream invariant a merge "
+    "broke, verify found task or run edits a merge left in conflict, or "
     "`doctor` found a problem with the installed hooks",
     EXIT_USAGE: "bad input: unknown flag, invalid name or value, oversized field, invalid UTF-8, a recall query "
     "that is empty, too long or (with --match) not valid search syntax",

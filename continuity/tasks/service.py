@@ -55,6 +55,17 @@ def record(store: Store, identity: Identity, decide: Decide, *,
                           decide, redact=redact, what="task")
 
 
+def merge_problems(store: Store) -> tuple[list[str], list[str]]:
+    """The task and run conflicts a merge of clones left (for `verify`), and warnings; fails open."""
+    from projections.tasks import TaskList
+
+    try:
+        state, warnings, _ = tasks_state(store, store.reading_project()[0], view=TaskList)
+    except (OSError, ContinuityError) as error:
+        return [], [f"tasks not checked: {error}"]
+    return list(state.problems), warnings
+
+
 def after_write(store: Store) -> list[str]:
     """Catch the `tasks` model up after a write (memory files too); warnings only, never raises."""
     try:

@@ -111,3 +111,26 @@ def test_offline_syntheses_of_one_run_converge_on_the_first_in_log_order(shared:
         assert as_json(root, "memory", "list") == listed[0]
         assert list(memory_files(root)) == [f"{winner['memory_id']}.md"]
     assert as_json(one, "task", "show", task) == as_json(two, "task", "show", task)
+
+
+def test_conflicting_task_and_run_edits_merged_by_sync_are_reported_until_settled(shared: dict[str, Any]) -> None:
+    """Two clones change one task and complete one run differently; after sync verify and task show name both."""
+    one, two, task, run_id = shared["one"], shared["two"], shared["task"], shared["run"]
+    ok(one, "task", "update", task, "--status", "completed")
+    ok(one, "run", "complete", run_id, "--output-summary", "fixed on one")
+    ok(two, "task", "update", task, "--status", "cancelled")
+    ok(two, "run", "complete", run_id, "--output-summary", "given up on two")
+    for root in (one, two, one):
+        ok(root, "sync")
+    for root in (one, two):
+        done = cli_process("verify", "--json", cwd=root, env={"HOME": os.environ["HOME"]})
+        assert done.returncode == 1, done.stdout
+        problems = json.loads(done.stdout)["task_problems"]
+        assert any(p.startswith(f"task {task}: queued -> ") and "recorded while it was" in p for p in problems)
+        assert any(p.startswith(f"run {run_id} of task {task}: completed twice") for p in problems), problems
+        shown = as_json(root, "task", "show", task)
+        assert shown["problems"] == problems and as_json(root, "task", "list")["problems"] == problems
+    # a decision taken on the merged state settles them
+    ok(one, "task", "update", task, "--note", "kept as merged")
+    assert as_json(one, "task", "show", task)["problems"] == []
+    assert cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]}).returncode == 0
