@@ -45,6 +45,7 @@ class Registry(MutableMapping[str, ReadModel[Any]]):
 REGISTRY = Registry({
     "overview": "projections.overview",
     "worklog": "projections.worklog",
+    "agentwork": "projections.agentwork",
     "sessions": "projections.sessions",
     "refs": "projections.refs",
     "archives": "projections.archives",

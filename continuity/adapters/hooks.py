@@ -119,11 +119,10 @@ def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: 
 
 def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Checkpoint the session's state before the context is compacted."""
-    from continuity.readside.query import current_view
     from continuity.sessions.decide import decide_pre_compact
 
     who = identity(harness, payload, store)
-    work = current_view(store, ("worklog",)).project(who.project).work
+    work = own_work(store, who)
     note = {key: value for key, value in {
         "trigger": text_of(payload.get("trigger"), 40),
         "custom_instructions": text_of(payload.get("custom_instructions")),
@@ -131,6 +130,20 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
     }.items() if value}
     recorded = _append(store, decide_pre_compact(work, who, note))
     return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work))
+
+
+def own_work(store: Store, who: Identity) -> Any:
+    """The work state a write on the agent's behalf restates: its own (projections/agentwork.py).
+
+    Without a known agent, the project's: one agent, or agents that do not say who they are.
+    """
+    from continuity.readside.query import current_view
+
+    if not who.agent_id:
+        return current_view(store, ("worklog",)).project(who.project).work
+    from projections.agentwork import own_work as agent_work
+
+    return agent_work(current_view(store, ("agentwork",)).project(who.project).of("agentwork"), who.agent_id)
 
 
 def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None) -> list[str]:
@@ -143,9 +156,7 @@ def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any =
     def content() -> tuple[str | None, tuple[str, ...]]:
         nonlocal work
         if work is None:
-            from continuity.readside.query import current_view
-
-            work = current_view(store, ("worklog",)).project(who.project).work
+            work = own_work(store, who)
         return work.current_goal or None, tuple(work.next)[:50]
 
     done = park_held(store, who, content)

@@ -167,3 +167,21 @@ def test_resume_bundle_lists_only_the_readers_pending_handoffs(project: Path) ->
     assert pending(agent="amy") == sorted([to_amy, to_codex])
     assert pending("--host", "claude-code", agent="amy") == [to_amy]
     assert pending("--host", "codex", agent="cy") == sorted([to_cy, to_codex])
+
+
+def test_agents_sharing_a_store_restate_and_park_their_own_next_steps(project: Path) -> None:
+    """Two agents in one store: PreCompact and SessionEnd of one restate its own next steps, not the last writer's."""
+    claim(project, "core", "backend", agent="amy")
+    assert run(project, "checkpoint", "-m", "amy halfway", "--next", "amy: merge #12", agent="amy").returncode == 0
+    assert run(project, "checkpoint", "-m", "bo halfway", "--next", "bo: fix the CSS", agent="bo").returncode == 0
+    assert hook(project, "claude_pre_compact", agent="amy").returncode == 0
+    listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
+    [restated] = [e for e in listed if e["kind"] == "checkpoint.recorded" and e.get("phase") == "pre-compact"]
+    assert restated["agent_id"] == "amy" and restated["summary"]["next"] == ["amy: merge #12"]
+    assert run(project, "checkpoint", "-m", "bo later", "--next", "bo: ship it", agent="bo").returncode == 0
+    assert hook(project, "claude_session_end", agent="amy").returncode == 0
+    document = json.loads((project / STORE / ref(project, "core", "backend")).read_text())
+    assert document["agent"] == "amy" and document["next_actions"] == ["amy: merge #12"]
+    assert hook(project, "claude_pre_compact", agent="bo").returncode == 0
+    listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
+    assert listed[-1]["agent_id"] == "bo" and listed[-1]["summary"]["next"] == ["bo: ship it"]

@@ -1,0 +1,54 @@
+"""Each agent's own work state: what it said it is doing and what comes next, apart from the others'.
+
+The `worklog` model is the project's: with several agents in one store (sessions side by
+side, or clones united by sync) its next steps are whoever wrote last. A write made on an
+agent's behalf (the pre-compaction checkpoint, the park of its roles) restates this model's
+state for that agent instead: the same folds as `worklog`, one state per agent id ("" for
+events that name no agent), the AGENTS_LIMIT most recently active kept.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.archive import ArchiveCreated
+from events.worklog import CheckpointRecorded, WorkLogged
+from projections import worklog
+from projections.common import touch_bounded
+from projections.readmodel import ReadModel
+from projections.worklog import WorkState
+
+AGENTS_LIMIT = 200
+
+
+class AgentWork(msgspec.Struct, kw_only=True):
+    """Work states by agent id ("" for events that name no agent), least recently active first."""
+
+    agents: dict[str, WorkState] = msgspec.field(default_factory=dict)
+
+
+def _fold(state: AgentWork, name: str, event: WorkLogged | CheckpointRecorded | ArchiveCreated) -> AgentWork:
+    """Fold the event into its agent's own work state, as `worklog` folds it into the project's."""
+    key = event.agent_id or ""
+    current = state.agents.get(key) or WorkState()
+    if isinstance(event, ArchiveCreated):
+        folded = worklog.on_archive(current, name, event)
+    else:
+        folded = worklog.on_work(current, name, event)
+    touch_bounded(state.agents, key, folded, AGENTS_LIMIT)
+    return state
+
+
+def own_work(state: AgentWork, agent: str | None) -> WorkState:
+    """The agent's own work state; for an agent that stated nothing, what events naming no agent stated."""
+    found = state.agents.get(agent or "")
+    if found is None and agent:
+        found = state.agents.get("")
+    return found if found is not None else WorkState()
+
+
+MODEL = ReadModel(
+    "agentwork", format=1, state=AgentWork, initial=AgentWork,
+    folds={WorkLogged: _fold, CheckpointRecorded: _fold, ArchiveCreated: _fold},
+    bounds={"AGENTS_LIMIT": AGENTS_LIMIT},
+)
