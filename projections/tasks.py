@@ -299,7 +299,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=1, state=TasksState, initial=TasksState,
+    "tasks", format=2, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
