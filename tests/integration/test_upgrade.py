@@ -79,3 +79,33 @@ def test_a_recall_index_written_before_names_were_checked_to_their_end_is_rebuil
     captured = capsys.readouterr()
     assert [hit["agent_id"] for hit in json.loads(captured.out)["hits"]] == ["bob"]
     assert "recall index" in captured.err
+
+
+#: The store's .gitignore as continuity wrote it before the registry (c8f36b9): no projects.json.
+GITIGNORE_C8F36B9 = """# Derived from events/ and rebuilt by `continuity rebuild`; local to this machine.
+local/
+state.json
+archives/
+projections/
+*.tmp
+"""
+
+
+def test_the_generated_files_of_an_older_store_are_brought_up_to_date(old_store: Path, capsys: Capture) -> None:
+    """The .gitignore, README.md and both JSON Schemas an older version wrote are rewritten by the catch-up
+    that rebuilds its models (projects.json is ignored, the schema names today's events), as `rebuild` does."""
+    from continuity.core.initialize import GITIGNORE, STORE_README, event_schema
+    from continuity.sessions.archives import archive_schema
+
+    (old_store / ".gitignore").write_text(GITIGNORE_C8F36B9)
+    (old_store / "README.md").write_text("# runtime-continuity store\n")
+    (old_store / "event.schema.json").write_bytes(b'{"title": "continuity event"}\n')
+    (old_store / "archive.schema.json").write_bytes(b'{"title": "continuity archive"}\n')
+    assert main(["status"]) == 0
+    assert "projects.json" in (old_store / ".gitignore").read_text()
+    generated = {".gitignore": GITIGNORE.encode(), "README.md": STORE_README.encode(),
+                 "event.schema.json": event_schema(), "archive.schema.json": archive_schema()}
+    assert {name: (old_store / name).read_bytes() for name in generated} == generated
+    caught_up = {path: path.read_bytes() for path in old_store.iterdir() if path.is_file()}
+    assert main(["rebuild"]) == 0
+    assert {path: path.read_bytes() for path in old_store.iterdir() if path.is_file()} == caught_up
