@@ -97,7 +97,7 @@ def latest(state: ArchivesState) -> ArchiveEntry | None:
 
 
 MODEL = ReadModel(
-    "archives", format=2, state=ArchivesState, initial=ArchivesState,
+    "archives", format=3, state=ArchivesState, initial=ArchivesState,
     folds={Event: on_event, ArchiveCreated: on_archive},
     bounds={"ARCHIVES_LIMIT": ARCHIVES_LIMIT, "CITED_EVENTS": CITED_EVENTS, "CITED_RUNS": CITED_RUNS,
             "CITED_SESSIONS": CITED_SESSIONS, "CITED_REFS": CITED_REFS},

@@ -88,7 +88,7 @@ def on_event(state: InboxState, name: str, event: Event) -> InboxState:
 
 
 MODEL = ReadModel(
-    "inbox", format=1, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=2, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )

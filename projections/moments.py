@@ -74,7 +74,7 @@ def on_delivered(state: MomentsState, name: str, event: MomentsDelivered) -> Mom
 
 
 MODEL = ReadModel(
-    "moments", format=1, state=MomentsState, initial=MomentsState,
+    "moments", format=2, state=MomentsState, initial=MomentsState,
     folds={SnapshotTaken: on_snapshot, MomentsDelivered: on_delivered},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MOMENTS_LIMIT": MOMENTS_LIMIT},
 )

@@ -72,7 +72,7 @@ def on_served(state: Overview, name: str, event: ContextServed) -> Overview:
 
 
 MODEL = ReadModel(
-    "overview", format=2, state=Overview, initial=Overview,
+    "overview", format=3, state=Overview, initial=Overview,
     folds={Event: on_event, ContextServed: on_served},
     bounds={"RECENT_LIMIT": RECENT_LIMIT, "NOTABLE_LIMIT": NOTABLE_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
 )

@@ -32,7 +32,7 @@ from events.workstream import (
 )
 
 #: The format of the index's rows: bump it when what is indexed changes (the index is rebuilt).
-FORMAT = 1
+FORMAT = 2
 
 Texts = Callable[[Any], Iterable[str | None]]
 

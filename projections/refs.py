@@ -40,5 +40,5 @@ def apply(state: RefsState, name: str, event: Event) -> RefsState:
     return state
 
 
-MODEL = ReadModel("refs", format=1, state=RefsState, initial=RefsState, folds={Event: apply},
+MODEL = ReadModel("refs", format=2, state=RefsState, initial=RefsState, folds={Event: apply},
                   bounds={"REFS_LIMIT": REFS_LIMIT})

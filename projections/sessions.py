@@ -92,6 +92,6 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=1, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    "sessions", format=2, state=SessionsState, initial=SessionsState, folds={Event: apply},
     bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

@@ -78,6 +78,6 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
 
 
 MODEL = ReadModel(
-    "team", format=1, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
+    "team", format=2, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT, "TASKS_LIMIT": TASKS_LIMIT},
 )

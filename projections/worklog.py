@@ -91,7 +91,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
 
 
 MODEL = ReadModel(
-    "worklog", format=1, state=WorkState, initial=WorkState,
+    "worklog", format=2, state=WorkState, initial=WorkState,
     folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
     bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
 )

@@ -367,7 +367,7 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
 
 
 MODEL = ReadModel(
-    "workstreams", format=1, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=2, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,
