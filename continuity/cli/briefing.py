@@ -28,11 +28,17 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 def _briefing(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
+    from continuity.core.errors import StoreNotFound
     from continuity.team import render
     from continuity.team.service import BriefingRequest, briefing
+    from events.errors import StoreUnsafe
 
-    data, warnings = briefing(open_store(args), BriefingRequest(team=args.team, agent=args.agent, all=args.all,
-                                                                as_of=args.as_of))
+    request = BriefingRequest(team=args.team, agent=args.agent, all=args.all, as_of=args.as_of)
+    try:
+        store, missing = open_store(args), ""
+    except (StoreNotFound, StoreUnsafe) as error:  # a session start is never blocked: empty, degraded sections
+        store, missing = None, str(error)
+    data, warnings = briefing(store, request, missing=missing)
     warn(warnings)
     out.emit(data, render.briefing_text(data))
     return 0

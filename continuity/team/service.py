@@ -75,6 +75,23 @@ class TeamRead:
         return self.view.project(self.project).of(name)
 
 
+class NoStoreRead:
+    """A team read where there is no store to read: every model as before any event, and why."""
+
+    def __init__(self, reason: str, as_of: str | None = None) -> None:
+        from continuity.core.store import now_us
+
+        self.project = ""
+        self.warnings = [f"{reason}; nothing read"]
+        self.now_us = now_us() if as_of is None else as_of_us(as_of)
+
+    def of(self, name: str) -> Any:
+        """A model's state before any event."""
+        from projections.registry import REGISTRY
+
+        return REGISTRY[name].initial()
+
+
 def as_of_us(point: str) -> int:
     """`now` for an audit replay: the point's own time (an event id carries its stamp)."""
     from events import clock
@@ -168,16 +185,23 @@ def resume(store: Store, request: ResumeRequest) -> ResumeResult:
 BRIEFING_MODELS = ("inbox", "roles", "team", "handoffs", "tasks")
 
 
-def briefing(store: Store, request: BriefingRequest) -> tuple[dict[str, Any], list[str]]:
-    """The session-start briefing (seed 000's `coord.teams.briefing.v1`); never raises for a bad read."""
-    from continuity.core.identity import resolve_identity
+def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "no store") -> tuple[
+        dict[str, Any], list[str]]:
+    """The session-start briefing (seed 000's `coord.teams.briefing.v1`); never raises for a bad read.
+
+    With no store (`missing` says why) every section is empty and marked degraded: a session
+    start is never blocked.
+    """
+    from continuity.core.idfields import resolve_fields
     from continuity.team import board
     from continuity.team.decide import checked_name
 
     team = checked_name(request.team, "team", "briefing")
-    agent = resolve_identity(store.project, {"agent_id": request.agent}).agent_id
+    project = store.reading_project()[0] if store is not None else ""  # a broken config.json: a warning, below
+    agent = resolve_fields(project, {"agent_id": request.agent})["agent_id"]
     agent = None if agent is None else checked_name(agent, "agent", "briefing")
-    read = TeamRead(store, BRIEFING_MODELS, request.as_of)
+    read: TeamRead | NoStoreRead = (TeamRead(store, BRIEFING_MODELS, request.as_of) if store is not None
+                                    else NoStoreRead(missing, request.as_of))
     degraded = degraded_reason(read.warnings)
     data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
                           handoffs=read.of("handoffs"), team=team, agent=agent, everyone=request.all,
@@ -186,7 +210,7 @@ def briefing(store: Store, request: BriefingRequest) -> tuple[dict[str, Any], li
     return data, read.warnings
 
 
-def _work(read: TeamRead, agent: str | None) -> dict[str, Any]:
+def _work(read: TeamRead | NoStoreRead, agent: str | None) -> dict[str, Any]:
     """The agent's open runs and open tasks (every open task when no agent is named), and the newest memories."""
     from continuity.sessions.brief import age
     from continuity.tasks.resume import work_of

@@ -159,6 +159,37 @@ def test_briefing_on_a_cold_store_and_a_degraded_read(project: Path, capsys: Cap
     assert data["pending_reviews"]["degraded"] is None
 
 
+@pytest.mark.parametrize("where", ["no store", "store a symlink", "broken config"])
+def test_briefing_never_blocks_a_session_start(tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch,
+                                               where: str) -> None:
+    """Always exit 0 (seed 000): with no store, or one that cannot be used, every section is empty and
+    marked degraded with the reason, in JSON and in text; a broken config.json is a warning."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    if where == "store a symlink":
+        (tmp_path / "elsewhere").mkdir()
+        (root / ".agent").mkdir()
+        (root / ".agent" / "runtime-continuity").symlink_to(tmp_path / "elsewhere")
+    elif where == "broken config":
+        assert main(["init", "--project", "demo"]) == 0
+        (root / ".agent" / "runtime-continuity" / "config.json").write_text("{not json")
+        capsys.readouterr()
+    code, out, err = run(capsys, "briefing", "core", "--agent", "a1", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["schema"] == "coord.teams.briefing.v1" and data["agent"] == "a1"
+    assert all(data[name]["items"] == [] for name in ("presence", "board", "inbox", "needs_me", "pending_handoffs"))
+    assert data["latest_snapshot"]["items"]["a1"]["snapshot"] is None and data["work"]["items"]["open_tasks"] == []
+    sections = ("presence", "board", "inbox", "needs_me", "pending_handoffs", "latest_snapshot", "work")
+    if where == "broken config":
+        assert data["board"]["degraded"] is None and "config.json" in err
+    else:
+        assert all("nothing read" in data[name]["degraded"] for name in sections), data
+    code, text, _ = run(capsys, "briefing", "core")
+    assert code == 0 and text.startswith("# Briefing: team/core")
+    assert all_event_files(root) == [] or where == "broken config"
+
+
 def test_briefing_and_health_as_of_and_after_rebuild(project: Path, capsys: Capture) -> None:
     """--as-of answers as the log stood; incremental read models give the same briefing as a full rebuild."""
     run(capsys, "role", "create", "core", "rev")
