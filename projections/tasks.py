@@ -170,6 +170,11 @@ def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
     return state
 
 
+def problems_of(problems: list[str], task_id: str) -> list[str]:
+    """The problems about one task and its runs."""
+    return [p for p in problems if p.startswith(f"task {task_id}:") or f" of task {task_id}:" in p]
+
+
 def _problem(state: TasksState, text: str) -> None:
     if text not in state.problems:
         append_bounded(state.problems, text, PROBLEMS_LIMIT)
@@ -181,8 +186,8 @@ def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
     An update decided on the merged state (its version follows) settles the task's and its runs' problems.
     """
     if event.version == task.version + 1 and event.from_status in (None, task.status):
-        state.problems = [p for p in state.problems
-                          if not (p.startswith(f"task {task.task_id}:") or f" of task {task.task_id}:" in p)]
+        settled = problems_of(state.problems, task.task_id)
+        state.problems = [p for p in state.problems if p not in settled]
     elif event.status is not None and event.from_status is not None and event.from_status != task.status:
         _problem(state, f"task {task.task_id}: {event.from_status} -> {event.status} recorded while it was "
                  f"{task.status} (concurrent writers merged?; the later in log order stays)")

@@ -233,6 +233,7 @@ def _task_list() -> Any:
 def _show(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import TaskNotFound
     from continuity.tasks.service import task_dict
+    from projections.tasks import problems_of
 
     _, state, warnings = _state(args, _task_list())
     task = state.tasks.get(args.task_id)
@@ -242,7 +243,7 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     lines = [f"{task.task_id} [{task.status}] v{task.version} {task.title}"]
     lines += [f"  {key}: {value}" for key, value in data.items()
               if key not in ("task_id", "status", "version", "title") and value not in (None, "", [])]
-    problems = [p for p in state.problems if p.startswith(f"task {task.task_id}:") or f" of task {task.task_id}:" in p]
+    problems = problems_of(state.problems, task.task_id)
     lines += [f"PROBLEM: {problem}" for problem in problems]
     out.emit({"ok": True, "task": data, "problems": problems, "warnings": warnings},
              "\n".join(one_line(line) for line in lines))

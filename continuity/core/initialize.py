@@ -80,9 +80,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         store.check_safe()
         home = Path(store.path)
         _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
-        _write_if_changed(home / "README.md", STORE_README.encode())
-        _write_if_changed(home / ".gitignore", GITIGNORE.encode())
-        _write_if_changed(home / "event.schema.json", event_schema())
+        write_generated(store.path, durable=True)
         from continuity.sessions.archives import archive_schema
 
         _write_if_changed(home / "archive.schema.json", archive_schema())
@@ -140,6 +138,18 @@ def _start_projection(store: Store) -> None:
                 save(store, model, Saved(format=model.format, state=model.empty()))
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error}") from None
+
+
+def write_generated(folder: str, *, durable: bool = False) -> None:
+    """The store's README.md, .gitignore and event.schema.json as this version writes them (when they differ).
+
+    `init` writes them; a rebuild, and the catch-up that rebuilds models after an upgrade,
+    write them again, so a store an older version made (a .gitignore without projects.json, a
+    schema without the newer event kinds) is brought up to date and a catch-up equals a rebuild.
+    """
+    for name, data in (("README.md", STORE_README.encode()), (".gitignore", GITIGNORE.encode()),
+                       ("event.schema.json", event_schema())):
+        write_if_changed(os.path.join(folder, name), data, durable=durable, within=folder)
 
 
 def event_schema() -> bytes:

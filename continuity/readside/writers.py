@@ -173,7 +173,9 @@ def refresh(
             fresh = rebuild or outcome.rebuilt
             _write_documents(store.path, outcome.models, schema=fresh, contexts=contexts_dir(store))
             if fresh:
-                _write_generated(store.path)
+                from continuity.core.initialize import write_generated
+
+                write_generated(store.path)
         changed = [(model, state) for model, state, dirty in saved if dirty]
         if changed:
             ensure_folder(store.path, models_dir(store))
@@ -260,20 +262,6 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
     newest = _newest_archive(models)
     if newest is not None:
         write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
-
-
-def _write_generated(folder: str) -> None:
-    """The store's README.md, .gitignore and event.schema.json as this version writes them.
-
-    `init` writes them too; a store an older version made (a .gitignore without projects.json,
-    a schema without the newer event kinds) is brought up to date by the first rebuild, and by
-    the catch-up that rebuilds its models after an upgrade, so that equals a rebuild.
-    """
-    from continuity.core.initialize import GITIGNORE, STORE_README, event_schema
-
-    for name, data in ((".gitignore", GITIGNORE.encode()), ("README.md", STORE_README.encode()),
-                       ("event.schema.json", event_schema())):
-        write_if_changed(os.path.join(folder, name), data, within=folder)
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:

@@ -197,11 +197,10 @@ def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "n
     from continuity.team.decide import checked_name
 
     team = checked_name(request.team, "team", "briefing")
-    project = store.reading_project()[0] if store is not None else ""  # a broken config.json: a warning, below
-    agent = resolve_fields(project, {"agent_id": request.agent})["agent_id"]
-    agent = None if agent is None else checked_name(agent, "agent", "briefing")
     read: TeamRead | NoStoreRead = (TeamRead(store, BRIEFING_MODELS, request.as_of) if store is not None
                                     else NoStoreRead(missing, request.as_of))
+    agent = resolve_fields(read.project, {"agent_id": request.agent})["agent_id"]  # the project as read
+    agent = None if agent is None else checked_name(agent, "agent", "briefing")
     degraded = degraded_reason(read.warnings)
     data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
                           handoffs=read.of("handoffs"), team=team, agent=agent, everyone=request.all,
