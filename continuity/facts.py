@@ -50,6 +50,8 @@ def clock_ahead_warning(log: Any, now: int) -> str | None:
 def read_first(root: str) -> tuple[str, ...]:
     """The read-first candidates that exist in the project."""
     return tuple(path for path in READ_FIRST_CANDIDATES if os.path.exists(os.path.join(root, path)))
+
+
 RUN_FILES_LIMIT = 50
 
 
@@ -192,16 +194,49 @@ def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
     )
 
 
-def _json_status(path: str) -> str:
+#: The most of a project file the views read to learn its status or addressee.
+DOCUMENT_BYTES = 1_000_000
+
+
+def project_file(root: str, path: str) -> str | None:
+    """Where `path` (relative to the project, or absolute) really is, if inside the project; None otherwise.
+
+    Paths come from events, which any writer or a synced teammate may have written: a view
+    reads a file only when it resolves, symlinks followed, inside the project root. A path
+    that leads elsewhere (`/home/...`, `../x`, a link out) is never opened or even looked up,
+    so no view reveals what lies outside the project, or records it in `context.served`.
+    """
+    top = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(top, path))
+    return full if full == top or full.startswith(top.rstrip(os.sep) + os.sep) else None
+
+
+def _document(root: str, path: str) -> tuple[str | None, Any]:
+    """(None, the JSON value) of a project file, or (its state, None): `outside`, `missing` or `unreadable`."""
     import orjson
 
-    try:
-        with open(path, "rb") as handle:
-            data = orjson.loads(handle.read())
+    from events.osfs import read_regular
+
+    full = project_file(root, path)
+    if full is None:
+        return "outside", None
+    try:  # the real path has no link left: a link swapped in since is refused, as is a FIFO or a device
+        raw = read_regular(full, follow=False, limit=DOCUMENT_BYTES)
     except FileNotFoundError:
-        return "missing"
-    except (OSError, orjson.JSONDecodeError):
-        return "unreadable"
+        return "missing", None
+    except OSError:
+        return "unreadable", None
+    try:
+        return None, orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return "unreadable", None
+
+
+def _json_status(root: str, path: str) -> str:
+    """The `status` (or `state`) a project's JSON file holds; `present`, or the file's state."""
+    problem, data = _document(root, path)
+    if problem is not None:
+        return problem
     if isinstance(data, dict):
         for key in ("status", "state"):
             value = data.get(key)
@@ -217,22 +252,23 @@ def run_files(root: str) -> tuple[RunFile, ...]:
         entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json") and entry.is_file()]
     except OSError:
         return ()
-    entries.sort(key=lambda entry: (-entry.stat().st_mtime_ns, entry.name))
+    entries.sort(key=lambda entry: (-entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
     return tuple(
-        RunFile(path=f".agent/runs/{entry.name}", status=_json_status(entry.path))
+        RunFile(path=f".agent/runs/{entry.name}", status=_json_status(root, f".agent/runs/{entry.name}"))
         for entry in entries[:RUN_FILES_LIMIT]
     )
 
 
 def file_states(root: str, paths: list[str]) -> dict[str, str]:
-    """The `status` (or `state`) each JSON file holds; present or missing for other files."""
+    """The `status` (or `state`) each JSON file holds; present or missing for other files; outside
+    for a path that leads out of the project (never looked up)."""
     states: dict[str, str] = {}
     for path in paths:
-        full = path if os.path.isabs(path) else os.path.join(root, path)
         if path.endswith(".json"):
-            states[path] = _json_status(full)
+            states[path] = _json_status(root, path)
         else:
-            states[path] = "present" if os.path.exists(full) else "missing"
+            full = project_file(root, path)
+            states[path] = "outside" if full is None else "present" if os.path.exists(full) else "missing"
     return states
 
 
@@ -242,17 +278,10 @@ def handoff_addressees(root: str, paths: list[str]) -> dict[str, str]:
     Reads `to: {agent, host}` (continuity's handoff documents) or `to_agent` / `to_host`.
     """
     found: dict[str, str] = {}
-    paths = [path for path in paths if path.endswith(".json")]
-    if not paths:  # orjson (and what it loads) only when there is a document to read
-        return found
-    import orjson
-
     for path in paths:
-        try:
-            with open(path if os.path.isabs(path) else os.path.join(root, path), "rb") as handle:
-                data = orjson.loads(handle.read(1_000_001))
-        except (OSError, orjson.JSONDecodeError):
+        if not path.endswith(".json"):
             continue
+        _, data = _document(root, path)
         if not isinstance(data, dict):
             continue
         to = data.get("to")
@@ -271,10 +300,11 @@ def view_inputs(
 ) -> ViewInputs:
     """Gather every outside fact a view shows, once, so it can be recorded."""
     git = git_now(root, archived_git, warnings)
-    read_first = [path for path in READ_FIRST_CANDIDATES if os.path.exists(os.path.join(root, path))]
-    for path in archived_read_first:
-        if path not in read_first and os.path.exists(os.path.join(root, path)):
-            read_first.append(path)
+    first = list(read_first(root))
+    for path in archived_read_first:  # named by an archive event: looked up only inside the project
+        full = project_file(root, path)
+        if path not in first and full is not None and os.path.exists(full):
+            first.append(path)
     return ViewInputs(
         now=clock.iso(now_us),
         git=git,
@@ -282,7 +312,7 @@ def view_inputs(
         handoff_states=file_states(root, handoffs),
         handoff_to=handoff_addressees(root, handoffs),
         artifact_states=file_states(root, artifacts),
-        read_first=tuple(read_first),
+        read_first=tuple(first),
         latest_markdown=latest_markdown if latest_markdown and os.path.exists(latest_markdown) else None,
         warnings=tuple(warnings),
     )
