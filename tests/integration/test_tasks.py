@@ -76,6 +76,24 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_a_run_records_the_git_branch_and_commit_it_started_at(root: Path) -> None:
+    """run start records the branch name and the full commit hash (not the branch twice); detached: no branch."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q", "-b", "trunk")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first")
+    head = git("rev-parse", "HEAD")
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    started = as_json(root, "run", "start", "--task", task)
+    assert (started["git_branch"], started["git_commit"]) == ("trunk", head)
+    assert as_json(root, "run", "show", started["run_id"])["run"]["git_commit"] == head
+    git("checkout", "-q", "--detach")
+    detached = as_json(root, "run", "start", "--task", task)
+    assert (detached["git_branch"], detached["git_commit"]) == (None, head)
+
+
 def test_four_processes_completing_one_run_give_one_task_outcome_also_after_rebuild(root: Path) -> None:
     """Four simultaneous `completed` updates all succeed; exactly one task_outcome, the same after a rebuild."""
     task = ok(root, "task", "create", "--title", "Race")
