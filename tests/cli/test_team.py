@@ -67,6 +67,18 @@ def test_resume_finds_a_task_by_the_name_snapshot_was_given(project: Path, capsy
     assert run(capsys, "resume", "core", "ash", "../..")[1].startswith("No continuity snapshot found.")
 
 
+def test_resume_finds_a_task_saved_under_an_earlier_slug(project: Path, capsys: Capture) -> None:
+    """A snapshot whose task an earlier slug saved (cut to 128 after trimming, so it ends in `-`) is found by the
+    name resume printed for it."""
+    from continuity.core.store import Store
+    from events.team import SnapshotTaken
+
+    saved = "a" * 127 + "-"
+    Store(project).open_log().append_many(
+        [SnapshotTaken(project="demo", team="core", agent="ash", task=saved, objective="old")])
+    assert run(capsys, "resume", "core", "ash", saved)[1].startswith(f"Resume: {saved} (as of ")
+
+
 def test_resume_without_a_snapshot(project: Path, capsys: Capture) -> None:
     """No snapshot: the fixed text, exit 0; the exact JSON object; with --max-age exit 2 and the code."""
     assert run(capsys, "resume", "core", "nobody") == (0, "No continuity snapshot found.\n  checkpoint age: unknown\n",
