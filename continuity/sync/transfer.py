@@ -222,9 +222,10 @@ def _identity_problem(store: Store | None, repo: Repo, manifest: Manifest) -> st
     if (project is not None and project != manifest.project) or (
             repository is not None and manifest.repository is not None and repository != manifest.repository) or (
             other_roots):
-        return (f"transfer repository does not match this repository config (transfer: project {manifest.project}, "
+        # seed 002's sentence whole (its users match it), then what differs
+        return (f"transfer repository does not match this repository config. Transfer: project {manifest.project}, "
                 f"repository {manifest.repository or '-'}; here: project {project or '-'}, repository "
-                f"{repository or '-'}{', other root commits' if other_roots else ''}).")
+                f"{repository or '-'}{', other root commits' if other_roots else ''}.")
     return None
 
 

@@ -83,12 +83,13 @@ def git_at(root: str) -> Any:
     if top is None:
         return GitAt()
     try:
-        lines = _git(top, "rev-parse", "--abbrev-ref", "HEAD", "HEAD").split()
+        # `--abbrev-ref` applies to every name after it: the commit is asked for before it.
+        lines = _git(top, "rev-parse", "HEAD", "--abbrev-ref", "HEAD").split()
     except GitUnavailable:
         return GitAt()
     if len(lines) != 2:
         return GitAt()
-    return GitAt(branch=None if lines[0] == "HEAD" else lines[0], commit=lines[1])
+    return GitAt(branch=None if lines[1] == "HEAD" else lines[1], commit=lines[0])
 
 
 def task_dict(task: Any) -> dict[str, Any]:

@@ -20,13 +20,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 _NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
 SCHEMA = "coord.teams.continuity.v1"
 POINTER_SCHEMA = "coord.continuity-latest.v1"
 
 
 def task_slug(task: str) -> str:
-    """The task as one path segment: runs of other characters become `-`, no dots at the ends."""
-    slug = _NOT_SEGMENT.sub("-", task).strip("-.").replace("..", ".")[:128]
+    """The task as one path segment: runs of other characters become `-`, runs of dots one dot, at most 128
+    characters, no `-` or `.` at the ends. A slug is its own slug, so `resume` finds a task by either name."""
+    slug = _DOTS.sub(".", _NOT_SEGMENT.sub("-", task))[:128].strip("-.")
     if not slug:
         from continuity.core.errors import UsageError
 

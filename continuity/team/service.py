@@ -175,11 +175,24 @@ def resume(store: Store, request: ResumeRequest) -> ResumeResult:
 
     read = TeamRead(store, ("team",), request.as_of)
     member = read.of("team").teams.get(request.team, {}).get(request.agent)
-    snapshot = brief.pick(member, request.task)
+    snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
+    if snapshot is None and request.task is not None:  # a name saved by an earlier slug, typed as printed
+        snapshot = brief.pick(member, request.task)
     age = brief.age_seconds(snapshot.created_at, read.now_us) if snapshot is not None else None
     error_code, line = brief.freshness(request.max_age, age, snapshot)
     return ResumeResult(data=brief.as_json(snapshot, age, error_code), brief=brief.brief(snapshot, age), line=line,
                         warnings=read.warnings)
+
+
+def _task_key(task: str) -> str:
+    """The task as `snapshot` saved it (slugified), so the same name finds it; unusable as a name: as given."""
+    from continuity.core.errors import UsageError
+    from continuity.team.plain import task_slug
+
+    try:
+        return task_slug(task)
+    except UsageError:
+        return task
 
 
 BRIEFING_MODELS = ("inbox", "roles", "team", "handoffs", "tasks")

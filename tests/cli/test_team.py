@@ -55,6 +55,30 @@ def test_resume_folds_to_the_newest_task(project: Path, capsys: Capture) -> None
     assert "objective: one" in run(capsys, "resume", "core", "ash", "first")[1]
 
 
+def test_resume_finds_a_task_by_the_name_snapshot_was_given(project: Path, capsys: Capture) -> None:
+    """resume <task> slugifies the task as snapshot did: the raw name and the saved name find the same snapshot."""
+    run(capsys, "snapshot", "core", "ash", "Build L6!", "--objective", "ship the layer")
+    run(capsys, "snapshot", "core", "ash", "a...b" + "c" * 130, "--objective", "long")
+    assert run(capsys, "resume", "core", "ash", "Build L6!")[1].startswith("Resume: Build-L6 (as of ")
+    assert run(capsys, "resume", "core", "ash", "Build-L6")[1].startswith("Resume: Build-L6 (as of ")
+    saved = json.loads(run(capsys, "resume", "core", "ash", "a...b" + "c" * 130, "--json")[1])["task"]
+    assert saved == "a.b" + "c" * 125
+    assert json.loads(run(capsys, "resume", "core", "ash", saved, "--json")[1])["task"] == saved
+    assert run(capsys, "resume", "core", "ash", "../..")[1].startswith("No continuity snapshot found.")
+
+
+def test_resume_finds_a_task_saved_under_an_earlier_slug(project: Path, capsys: Capture) -> None:
+    """A snapshot whose task an earlier slug saved (cut to 128 after trimming, so it ends in `-`) is found by the
+    name resume printed for it."""
+    from continuity.core.store import Store
+    from events.team import SnapshotTaken
+
+    saved = "a" * 127 + "-"
+    Store(project).open_log().append_many(
+        [SnapshotTaken(project="demo", team="core", agent="ash", task=saved, objective="old")])
+    assert run(capsys, "resume", "core", "ash", saved)[1].startswith(f"Resume: {saved} (as of ")
+
+
 def test_resume_without_a_snapshot(project: Path, capsys: Capture) -> None:
     """No snapshot: the fixed text, exit 0; the exact JSON object; with --max-age exit 2 and the code."""
     assert run(capsys, "resume", "core", "nobody") == (0, "No continuity snapshot found.\n  checkpoint age: unknown\n",

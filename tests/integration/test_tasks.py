@@ -76,6 +76,46 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_a_run_records_the_git_branch_and_commit_it_started_at(root: Path) -> None:
+    """run start records the branch name and the full commit hash (not the branch twice); detached: no branch."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q", "-b", "trunk")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first")
+    head = git("rev-parse", "HEAD")
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    started = as_json(root, "run", "start", "--task", task)
+    assert (started["git_branch"], started["git_commit"]) == ("trunk", head)
+    assert as_json(root, "run", "show", started["run_id"])["run"]["git_commit"] == head
+    git("checkout", "-q", "--detach")
+    detached = as_json(root, "run", "start", "--task", task)
+    assert (detached["git_branch"], detached["git_commit"]) == (None, head)
+
+
+def test_start_agent_run_takes_the_seed_argument_names(root: Path) -> None:
+    """The MCP start_agent_run accepts seed 003's agent_role and context_type (as role and context); both names
+    given must agree."""
+    from continuity.adapters.mcp import task_tools  # noqa: F401  (registers the tools)
+    from continuity.adapters.mcp.registry import call
+    from continuity.core.errors import UsageError
+
+    task = call("create_task", {"title": "Fix the auth flow regression", "description": "token refresh",
+                                "done_criteria": "tests pass"}, root=str(root))["task_id"]
+    parent = call("start_agent_run", {"task_id": task, "agent_role": "software_engineer",
+                                      "context_type": "primary"}, root=str(root))["run_id"]
+    child = call("start_agent_run", {"task_id": task, "agent_role": "reviewer", "context_type": "subagent",
+                                     "parent_run_id": parent}, root=str(root))["run_id"]
+    shown = [as_json(root, "run", "show", run_id)["run"] for run_id in (parent, child)]
+    assert [(run["role"], run["context"]) for run in shown] == [("software_engineer", "primary"),
+                                                                ("reviewer", "subagent")]
+    with pytest.raises(UsageError, match="role and agent_role differ"):
+        call("start_agent_run", {"task_id": task, "role": "a", "agent_role": "b"}, root=str(root))
+    with pytest.raises(UsageError, match="context and context_type differ"):
+        call("start_agent_run", {"task_id": task, "context": "subagent", "context_type": "primary"}, root=str(root))
+
+
 def test_four_processes_completing_one_run_give_one_task_outcome_also_after_rebuild(root: Path) -> None:
     """Four simultaneous `completed` updates all succeed; exactly one task_outcome, the same after a rebuild."""
     task = ok(root, "task", "create", "--title", "Race")

@@ -179,7 +179,7 @@ def test_import_refuses_another_repositorys_transfer(exported: tuple[World, Path
     git(other, "commit", "-qm", "other code")
     code, out = cli("work", "import", str(folder), "--root", str(other))
     assert code == EXIT_INVARIANT
-    assert "transfer repository does not match this repository config" in out["message"]
+    assert out["message"].startswith("Refused import: transfer repository does not match this repository config. ")
     assert not (other / ".agent").exists()
     c = offline_clone(world, "c")
     assert cli("init", "--project", "another", "--root", str(c))[0] == 0

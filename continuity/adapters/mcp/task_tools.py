@@ -38,6 +38,14 @@ class ListMemoriesRequest(msgspec.Struct, frozen=True, kw_only=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
 
 
+class SeedRunNames(msgspec.Struct, frozen=True, kw_only=True):
+    """Seed 003's own names for a run's role and context, as its pattern calls
+    `start_agent_run({task_id, agent_role, context_type})`; `role` and `context` mean the same."""
+
+    agent_role: str | None = None
+    context_type: str | None = None
+
+
 _WHO = tuple(name for name in Identity.__struct_fields__ if name not in ("task_id", "run_id"))
 
 
@@ -57,8 +65,10 @@ UpdateInput = tool_input("UpdateTaskInput", "A change to a task: status, note, f
                              "status": "queued, in_progress, completed (synthesizes a task_outcome), blocked "
                              "(a blocker_resolution, with note as the blocker), failed or cancelled",
                              "note": "for blocked: what blocks and what was tried"})
-StartInput = tool_input("StartRunInput", "An agent run to start on a task.", RunStart, Who,
-                        help_for={"context": "primary, or subagent (only writes a delegation_summary)"})
+StartInput = tool_input("StartRunInput", "An agent run to start on a task.", RunStart, SeedRunNames, Who,
+                        help_for={"context": "primary, or subagent (only writes a delegation_summary)",
+                                  "agent_role": "seed 003's name for role",
+                                  "context_type": "seed 003's name for context"})
 CompleteInput = tool_input("CompleteRunInput", "An agent run to complete (the task's status is untouched).",
                            RunComplete, Who, WriteOptions)
 ListTasksInput = tool_input("ListTasksInput", "Which tasks to list.", ListTasksRequest, Who)
@@ -121,13 +131,30 @@ def start_agent_run(request: Any, store: Store) -> dict[str, Any]:
     from continuity.tasks.current import write_current
 
     who = _who(request, store)
-    wanted = pick(RunStart, request)
+    wanted = _run_start(request)
     run_id = service.new_id("run")
     git = service.git_at(store.root)
     stored = _record(store, who, lambda state: decide.decide_start_run(state, who, wanted, run_id, git), False)
     write_current(store.path, store.local_dir, who.session_id, run_id, request.task_id)
     return {"ok": True, "run_id": run_id, "task_id": request.task_id, "git_branch": git.branch,
             "git_commit": git.commit, "event_id": stored[0].event_id}
+
+
+def _run_start(request: Any) -> RunStart:
+    """The run asked for, under either name of its role and context (both names given must agree)."""
+    from continuity.core.errors import UsageError
+
+    wanted: RunStart = pick(RunStart, request)
+    role, context = wanted.role, wanted.context
+    if request.agent_role is not None:
+        if role is not None and role != request.agent_role:
+            raise UsageError("start_agent_run: role and agent_role differ; give one of them")
+        role = request.agent_role
+    if request.context_type is not None:
+        if context != "primary" and context != request.context_type:  # "primary" is also the default
+            raise UsageError("start_agent_run: context and context_type differ; give one of them")
+        context = request.context_type
+    return msgspec.structs.replace(wanted, role=role, context=context)
 
 
 @tool("complete_agent_run", CompleteInput, "Complete an agent run with a one-line output_summary (call it in "
