@@ -202,18 +202,25 @@ def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "n
         dict[str, Any], list[str]]:
     """The session-start briefing (seed 000's `coord.teams.briefing.v1`); never raises for a bad read.
 
-    With no store (`missing` says why) every section is empty and marked degraded: a session
-    start is never blocked.
+    With no store (`missing` says why), or a team or agent name that cannot be one, every
+    section is empty and marked degraded: a session start is never blocked.
     """
+    from continuity.core.errors import UsageError
     from continuity.core.idfields import resolve_fields
     from continuity.team import board
     from continuity.team.decide import checked_name
 
-    team = checked_name(request.team, "team", "briefing")
+    try:  # a name that cannot be one (a path, a control character, 10 MB) reads nothing, and blocks nothing
+        team = checked_name(request.team, "team", "briefing")
+    except UsageError as error:
+        team, store, missing = "", None, str(error)
     read: TeamRead | NoStoreRead = (TeamRead(store, BRIEFING_MODELS, request.as_of) if store is not None
                                     else NoStoreRead(missing, request.as_of))
     agent = resolve_fields(read.project, {"agent_id": request.agent})["agent_id"]  # the project as read
-    agent = None if agent is None else checked_name(agent, "agent", "briefing")
+    try:  # from --agent or CONTINUITY_AGENT
+        agent = None if agent is None else checked_name(agent, "agent", "briefing")
+    except UsageError as error:
+        agent, read = None, NoStoreRead(str(error), request.as_of)
     degraded = degraded_reason(read.warnings)
     data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),
                           handoffs=read.of("handoffs"), team=team, agent=agent, everyone=request.all,

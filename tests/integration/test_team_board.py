@@ -222,11 +222,42 @@ def test_briefing_and_health_as_of_and_after_rebuild(project: Path, capsys: Capt
     ["send", "core", "--agent", "amy", "--to", "bo", "--message", "m" * 10_000_000],
     ["send", "core", "--agent", "amy", "--to", "bo", "--message", "bell\x07"],
     ["beat", "core", "--agent", "a\x00b"], ["inbox", "core", "--agent", "bo", "--ack", "../../x"],
-    ["queue", "a\x1b[2J", "--agent", "bo"], ["briefing", "x" * 10_000_000], ["health", ".."],
-], ids=["team", "to", "10MB", "control", "nul", "ack-id", "queue-team", "briefing-10MB", "health-dots"])
+    ["queue", "a\x1b[2J", "--agent", "bo"], ["health", ".."],
+], ids=["team", "to", "10MB", "control", "nul", "ack-id", "queue-team", "health-dots"])
 def test_hostile_input(project: Path, capsys: Capture, args: list[str]) -> None:
     """Path tricks, NUL, control characters and 10 MB values: exit 2, one short line, nothing written anywhere."""
     before = sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts)
     code, _, err = run(capsys, *args)
     assert code == EXIT_USAGE and err.count("\n") == 1 and len(err) < 300
     assert sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts) == before
+
+
+@pytest.mark.parametrize(("args", "env_agent"), [
+    (["briefing", "x" * 10_000_000], None), (["briefing", "../x"], None), (["briefing", "a\x1b[2Jb\x07"], None),
+    (["briefing", "core", "--agent", "claude/sub"], None), (["briefing", "core", "--agent", "a\x00b"], None),
+    (["briefing", "core"], "../../etc"), (["briefing", "core", "--json"], "claude/sub"),
+], ids=["team-10MB", "team-dots", "team-control", "agent-slash", "agent-nul", "env-agent-dots", "env-agent-json"])
+def test_briefing_never_blocks_on_a_bad_name(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch,
+                                             args: list[str], env_agent: str | None) -> None:
+    """Seed 000: briefing always exits 0. A team or agent name that cannot be one (from the arguments or
+    CONTINUITY_AGENT) reads nothing: every section empty and marked degraded with why, one short warning
+    line, no control character printed, nothing written."""
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "m")[0] == 0
+    if env_agent is not None:
+        monkeypatch.setenv("CONTINUITY_AGENT", env_agent)
+    before = sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts)
+    code, out, err = run(capsys, *args)
+    assert code == 0 and err.count("\n") == 1 and len(err) < 300 and "invalid" in err
+    assert not any(char in out + err for char in "\x1b\x07\x00")
+    assert sorted(str(path) for path in project.parent.rglob("*") if "local" not in path.parts) == before
+    if "--json" in args:
+        data = json.loads(out)
+        sections = [value for value in data.values() if isinstance(value, dict) and "items" in value]
+        empty = all(not section["items"] for section in sections if isinstance(section["items"], list))
+        work = data["work"]["items"]
+        assert empty and not data["latest_snapshot"]["items"] and not work["open_tasks"] and not work["memories"]
+        marked = [section["degraded"] for section in sections if section.get("degraded")]
+        assert len(marked) >= 6 and all("invalid agent name" in reason for reason in marked)
+    else:
+        assert out.count("(DEGRADED: briefing: invalid") >= 6
+        assert not [line for line in out.splitlines() if line.startswith("  - ")]  # no item in any section
