@@ -131,13 +131,27 @@ def work_tree_root(start: str) -> str | None:
         here = parent
 
 
+_STATUS = ("status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+_started: dict[str, GitCall] = {}
+
+
+def start_git_facts(root: str) -> None:
+    """Start the git call `git_facts(root)` will read, so git looks at the tree while this process
+    loads and catches up (SessionStart: git's time hides behind ours instead of adding to it)."""
+    if root not in _started and work_tree_root(root) is not None:
+        _started[root] = GitCall(root, *_STATUS)
+
+
 def git_facts(root: str, warnings: list[str]) -> GitFacts:
     """Root, branch, HEAD, short status and dirty files of the work tree at `root` (one git call)."""
+    call = _started.pop(root, None)
     top = work_tree_root(root)
     if top is None:
+        if call is not None:
+            call.cancel()
         return GitFacts()
     try:
-        status = _git(root, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+        status = (call or GitCall(root, *_STATUS)).output().decode("utf-8", "replace")
     except GitUnavailable as error:
         warnings.append(f"git facts unavailable: {error}")
         return GitFacts(root=top)

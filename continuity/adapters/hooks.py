@@ -49,6 +49,9 @@ def _append(store: Store, events: list[Event]) -> list[str]:
 # -- handlers --------------------------------------------------------------------------------
 def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the session, then answer with the resume brief (recorded as context.served)."""
+    from continuity import facts
+
+    facts.start_git_facts(store.root)  # git reads the tree while the brief's modules load
     from continuity.core.errors import ConfigBroken
     from continuity.sessions.decide import decide_session_start
     from continuity.sessions.service import resume_bundle

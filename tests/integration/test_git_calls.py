@@ -83,3 +83,47 @@ def test_cancel_stops_a_running_call_without_waiting_for_its_children(
     call.cancel()
     assert time.monotonic() - started < 20
     assert call._process is not None and call._process.returncode is not None
+
+
+def _repository(path: Path) -> Path:
+    import subprocess
+
+    path.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x"}
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    (path / "kept.txt").write_text("one\n")
+    subprocess.run(["git", "-C", str(path), "add", "kept.txt"], check=True, env=env)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "first"], check=True, env=env)
+    return path
+
+
+def test_started_git_facts_are_the_facts_when_read(tmp_path: Path) -> None:
+    """`start_git_facts` then `git_facts`: the started call is the one read (taken once), and what it
+    reports is what a call made at the end reports; outside a work tree nothing is started."""
+    repo = _repository(tmp_path / "repo")
+    (repo / "kept.txt").write_text("two\n")
+    (repo / "new.txt").write_text("new\n")
+    facts.start_git_facts(str(repo))
+    started = facts._started[str(repo)]
+    warnings: list[str] = []
+    found = facts.git_facts(str(repo), warnings)
+    assert str(repo) not in facts._started and started._process is not None and started._process.returncode == 0
+    assert found == facts.git_facts(str(repo), warnings) and not warnings
+    assert found.dirty_files == ("kept.txt", "new.txt") and found.head and found.root == str(repo)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    facts.start_git_facts(str(plain))
+    assert str(plain) not in facts._started and facts.git_facts(str(plain), warnings).root is None
+
+
+def test_a_started_call_that_fails_is_a_warning(fake_git: Path, monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """A started git that fails reports as a call made later does: a warning, the facts without git's part."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.setenv("FAKE_GIT_MODE", "fail")
+    facts.start_git_facts(str(tmp_path))
+    warnings: list[str] = []
+    found = facts.git_facts(str(tmp_path), warnings)
+    assert found.root == str(tmp_path) and found.head is None
+    assert warnings == ["git facts unavailable: not a git work tree"]
