@@ -234,9 +234,13 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
 
 
 def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
-    from continuity.sessions.service import resume_bundle
+    from continuity import facts
 
     store = open_store(args)
+    if args.as_of is None:  # git reads the work tree while the brief's modules load and the log catches up
+        facts.start_git_facts(store.root)
+    from continuity.sessions.service import resume_bundle
+
     fmt = "json" if out.as_json else args.format
     record = args.record and (args.project or store.config_problem is None)  # never record under a guess
     brief = resume_bundle(store, _identity(args, store, _project(args, store)), fmt=fmt, max_chars=args.max_chars,
