@@ -20,6 +20,7 @@ from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
 from continuity.sync.tree import day_entries, is_event, read_snapshot
+from events.durable import READ_LIMIT
 from events.errors import WriteFailed
 
 
@@ -81,7 +82,9 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
                     break
         if newest is None:
             return None
-        _, raw = reader.read(newest[1])
+        _, raw = reader.read_bounded(newest[1], READ_LIMIT)
+        if raw is None:  # bigger than an event can be: the sync that follows refuses it
+            return None
         project = orjson.loads(raw).get("project")
         return project if isinstance(project, str) and project else None
     except (orjson.JSONDecodeError, AttributeError):

@@ -28,7 +28,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import read_event_file
+from events.durable import READ_LIMIT, read_event_file
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -235,8 +235,11 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     try:
         os.makedirs(staged.folder)
         for count, ((day, entry), (kind, raw)) in enumerate(
-            zip(incoming, reader.read_many([entry.sha for _, entry in incoming]), strict=True), 1
+            zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT), strict=True), 1
         ):
+            if raw is None:
+                raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
+                                    "(tampered?): sync refused and changed nothing")
             if kind != "blob" or not hash_matches(entry.name, raw):
                 raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
                                     "name (tampered?): sync refused and changed nothing")

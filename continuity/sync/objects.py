@@ -76,9 +76,15 @@ class ObjectReader(_BatchProcess):
 
     def read(self, sha: str) -> tuple[str, bytes]:
         """(type, content) of one object."""
+        kind, data = self.read_bounded(sha, None)
+        assert data is not None  # no bound, never skipped
+        return kind, data
+
+    def read_bounded(self, sha: str, limit: int | None) -> tuple[str, bytes | None]:
+        """(type, content) of one object; content None when it is bigger than `limit` (never held in memory)."""
         self.stdin.write(f"{sha}\n".encode())
         self.stdin.flush()
-        return self._answer(sha)
+        return self._answer(sha, limit)
 
     def read_tree(self, sha: str) -> list[Entry]:
         """The entries of a tree."""
@@ -87,8 +93,10 @@ class ObjectReader(_BatchProcess):
             raise WriteFailed(f"sync failed: git object {sha} is a {kind}, not a tree")
         return parse_tree(data, self.repo.oid_bytes)
 
-    def read_many(self, shas: list[str]) -> Iterator[tuple[str, bytes]]:
-        """(type, content) of each object, in order; the requests stream from a thread."""
+    def read_many(self, shas: list[str], limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
+        """(type, content) of each object, in order; the requests stream from a thread. Content is None
+        for an object bigger than `limit`: a remote's blob under an event's name is not read into memory
+        whatever its size."""
         def feed() -> None:
             with contextlib.suppress(OSError, ValueError):
                 for start in range(0, len(shas), 1024):
@@ -100,18 +108,26 @@ class ObjectReader(_BatchProcess):
         finished = False
         try:
             for sha in shas:
-                yield self._answer(sha)
+                yield self._answer(sha, limit)
             finished = True
         finally:
             if not finished:  # the reader stopped early: the process may be stuck writing to us
                 self.process.kill()
             writer.join()
 
-    def _answer(self, sha: str) -> tuple[str, bytes]:
+    def _answer(self, sha: str, limit: int | None) -> tuple[str, bytes | None]:
         header = self.stdout.readline().split()
         if len(header) != 3:
             raise WriteFailed(f"sync failed: git object {sha} is missing")
         size = int(header[2])
+        if limit is not None and size > limit:  # skip it a chunk at a time: the stream stays in step
+            left = size + 1
+            while left:
+                chunk = self.stdout.read(min(left, 1 << 20))
+                if not chunk:
+                    raise WriteFailed("sync failed: git cat-file ended early")
+                left -= len(chunk)
+            return header[1].decode(), None
         data = self.stdout.read(size)
         self.stdout.read(1)
         if len(data) != size:

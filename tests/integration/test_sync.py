@@ -215,6 +215,48 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert event_names(fresh) == []
 
 
+def test_oversized_remote_blob_under_an_event_name_is_refused_unread(world: World) -> None:
+    """A remote blob of 48 MB under a new event's name: refused by sync and clone-store, named, nothing
+    written, and never held in memory (the reader skips it without allocating it)."""
+    import tracemalloc
+
+    from events import names
+
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [kept] = list((scratch / "events").glob("*/*.json"))
+    parsed = names.parse_name(kept.name)
+    assert parsed is not None
+    name = names.file_name(parsed.stamp, "deadbeef", "0" * 64)  # a name of that day, a later writer
+    planted = kept.parent / name
+    planted.write_bytes(b"{" + b" " * (48 << 20) + b"}")
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "plant")
+    git(scratch, "push", "-q", "origin", "continuity")
+    before = store_bytes(world.b)
+    tracemalloc.start()
+    try:
+        code, error = cli("sync", "--root", str(world.b))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == EXIT_INTEGRITY and name in error["message"] and "bigger than any event" in error["message"]
+    assert peak < 16 << 20, f"{peak} bytes traced: the blob was read"
+    assert store_bytes(world.b) == before
+    fresh = world.clone("fresh", init=False)
+    tracemalloc.start()
+    try:
+        code, error = cli("clone-store", "origin", "--root", str(fresh))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == EXIT_INTEGRITY and name in error["message"] and "bigger than any event" in error["message"]
+    assert peak < 16 << 20, f"{peak} bytes traced: the blob was read"
+    assert event_names(fresh) == []
+
+
 def test_unreachable_remote_then_back(world: World) -> None:
     """No remote: exit code 8 and one clear line, nothing lost; the next sync after it returns succeeds."""
     append(world.a, "kept safe")
