@@ -43,6 +43,8 @@ class MemoryWriter:
         self.store = store
         self.warnings: list[str] = []
         self.newest: str = ""
+        #: Memories whose file could not be written (and was not written since).
+        self.unwritten: set[str] = set()
 
     def __call__(self, state: Projects[Any], name: str, event: Event) -> None:
         """Write the memory `event` made, if it made one."""
@@ -59,7 +61,9 @@ class MemoryWriter:
         except OSError as error:
             if not self.warnings:
                 self.warnings.append(f"memory files not written ({error.strerror or error})")
+            self.unwritten.add(memory.memory_id)
             return
+        self.unwritten.discard(memory.memory_id)
         self.newest = max(self.newest, memory.memory_id)
 
 
@@ -110,6 +114,8 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
             if memory.memory_id > written:
                 writer.write(memory)
             newest = max(newest, memory.memory_id)
+    if writer.unwritten:  # the mark stays below a memory whose file is missing: the next sweep writes it
+        return writer.warnings
     if newest != written or writer.newest > written:
         with contextlib.suppress(OSError):
             write_atomic(mark_path, max(newest, writer.newest).encode(), durable=False, within=store.path)

@@ -7,6 +7,7 @@ project's work state) and `archives/latest.json`, written when the session model
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -137,7 +138,12 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
         if os.path.lexists(temp):
             os.unlink(temp)
         os.symlink(relative, temp)
-        os.replace(temp, link)
+        try:
+            os.replace(temp, link)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
     except OSError:
         write_if_changed(link, osfs.read_regular(target))
 
@@ -176,7 +182,10 @@ def refresh(
                 from continuity.core.initialize import write_generated
 
                 write_generated(store.path)
-        changed = [(model, state) for model, state, dirty in saved if dirty]
+        # A model whose writer could not write a document is not saved: the next catch-up folds
+        # those events again and writes it (saved, it would be past them, and only a rebuild would).
+        unwritten = {name for name, each in writers.items() if each.warnings}
+        changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
         if changed:
             ensure_folder(store.path, models_dir(store))
         for model, state in changed:

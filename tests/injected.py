@@ -1,0 +1,128 @@
+"""Injected I/O errors for whole commands, and what a store must look like after one.
+
+`SyscallFaults` replaces the `os` calls that change a disk (write, pwrite, fsync, link,
+replace, rename, mkdir, symlink and opens for writing) for the length of a `with`, and
+fails the ones it is told to with a real errno. The file system itself stays real:
+every call it does not fail goes through. `run` runs `continuity.cli.main` in-process,
+`converged` checks that the next catch-up leaves every derived file as a rebuild writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+CHANGES_DISK = ("write", "pwrite", "fsync", "link", "replace", "rename", "mkdir", "symlink", "open")
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+_REAL: dict[str, Callable[..., Any]] = {name: getattr(os, name) for name in CHANGES_DISK}
+
+
+class SyscallFaults:
+    """Fail disk-changing calls with `error`: from the `at`-th on (a full disk), only it, or those `match` picks.
+
+    `match(name, first_argument)` chooses calls by what they touch (a path fragment) instead
+    of by count. `calls` counts every disk-changing call made; `hits` lists the failed ones.
+    """
+
+    def __init__(self, error: int = errno.ENOSPC, *, at: int | None = None, persistent: bool = True,
+                 match: Callable[[str, Any], bool] | None = None) -> None:
+        self.error, self.at, self.persistent, self.match = error, at, persistent, match
+        self.calls = 0
+        self.hits: list[tuple[str, Any]] = []
+
+    def _fails(self, name: str, first: Any) -> bool:
+        if self.match is not None:
+            return self.match(name, first)
+        if self.at is None:
+            return False
+        return self.calls == self.at or (self.persistent and self.calls > self.at)
+
+    def _wrap(self, name: str) -> Callable[..., Any]:
+        real = _REAL[name]
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if name == "open" and not (args[1] & _WRITE_FLAGS):
+                return real(*args, **kwargs)
+            self.calls += 1
+            first = args[0] if args else None
+            if self._fails(name, first):
+                self.hits.append((name, first))
+                raise OSError(self.error, os.strerror(self.error))
+            return real(*args, **kwargs)
+
+        return call
+
+    def __enter__(self) -> SyscallFaults:
+        for name in CHANGES_DISK:
+            setattr(os, name, self._wrap(name))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, real in _REAL.items():
+            setattr(os, name, real)
+
+
+def path_contains(fragment: str) -> Callable[[str, Any], bool]:
+    """A `match` failing every call whose path holds `fragment` (a derived file, say)."""
+    return lambda name, first: isinstance(first, (str, bytes, os.PathLike)) and fragment in os.fsdecode(first)
+
+
+def run(argv: list[str], faults: SyscallFaults | None = None) -> tuple[int, str, str]:
+    """`continuity ARGV` in-process: (exit code, stdout, stderr), under `faults` if given."""
+    from continuity.cli import main
+
+    out = io.TextIOWrapper(io.BytesIO(), write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), write_through=True)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), faults or contextlib.nullcontext():
+        code = main(argv)
+    assert isinstance(out.buffer, io.BytesIO) and isinstance(err.buffer, io.BytesIO)
+    return code, out.buffer.getvalue().decode(), err.buffer.getvalue().decode()
+
+
+def event_files(root: Path) -> list[str]:
+    """The store's event files, by name."""
+    return sorted(path.name for path in (root / ".agent" / "runtime-continuity" / "events").rglob("*.json"))
+
+
+def comparable(files: dict[str, bytes], home: Path) -> dict[str, bytes]:
+    """Derived files as compared: `latest.md` by what it shows (a symlink, or the copy written where links fail)."""
+    found = dict(files)
+    for key in [key for key in found if key.endswith("/latest.md") and key.startswith("contexts/")]:
+        found[key] = (home / ".agent" / key).read_bytes()
+    return found
+
+
+def stale_after_catch_up(root: Path, home: Path) -> list[str]:
+    """The derived files the next catch-up leaves other than a full rebuild writes them (a list of names)."""
+    from continuity.core.store import find_store
+    from continuity.readside.writers import refresh
+    from projections.registry import REGISTRY
+    from tests.integration.test_catchup_property import delete_derived, derived_files
+
+    refresh(find_store(root=str(root)), tuple(REGISTRY))
+    caught_up = comparable(derived_files(root, home), home)
+    delete_derived(root, home)
+    assert run(["rebuild"])[0] == 0
+    rebuilt = comparable(derived_files(root, home), home)
+    return [key for key in sorted(set(caught_up) | set(rebuilt)) if caught_up.get(key) != rebuilt.get(key)]
+
+
+@contextlib.contextmanager
+def identity(agent: str = "amy", session: str = "s1") -> Iterator[None]:
+    """CONTINUITY_* identity for the commands inside (restored after)."""
+    values = {"CONTINUITY_AGENT": agent, "CONTINUITY_SESSION_ID": session, "CONTINUITY_HOST": "claude-code"}
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
