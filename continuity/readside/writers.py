@@ -148,6 +148,10 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
         write_if_changed(link, osfs.read_regular(target))
 
 
+#: How many events a catch-up folds again, at most, to retry documents it could not write.
+RETRY_FOLDS = 1000
+
+
 def refresh(
     store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
     views: dict[str, Any] | None = None,
@@ -184,7 +188,14 @@ def refresh(
                 write_generated(store.path)
         # A model whose writer could not write a document is not saved: the next catch-up folds
         # those events again and writes it (saved, it would be past them, and only a rebuild would).
+        # Not without bound: a folder that stays unwritable (a read-only home in a sandbox) would have
+        # every later command fold a growing tail again; past RETRY_FOLDS events the model is saved
+        # and the warning says how to write what is missing.
         unwritten = {name for name, each in writers.items() if each.warnings}
+        if unwritten and outcome.folded > RETRY_FOLDS:
+            unwritten = set()
+            outcome.warnings.append("documents that could not be written are not retried any more: "
+                                    "`continuity rebuild` writes them once their folder is writable")
         changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
         if changed:
             ensure_folder(store.path, models_dir(store))

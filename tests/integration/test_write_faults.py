@@ -78,3 +78,33 @@ def test_a_latest_md_link_that_cannot_replace_the_old_one_leaves_no_temp_link(pr
     assert [name for name in os.listdir(folder) if name.endswith(".tmp")] == []
     newest = max(name for name in os.listdir(folder) if name.startswith("ctx_"))
     assert (folder / "latest.md").read_bytes() == (folder / newest).read_bytes()
+
+
+def test_a_folder_that_stays_unwritable_is_not_retried_without_bound(project: Path, tmp_path: Path) -> None:
+    """The Markdown archives' folder is a file (ENOTDIR on every try, as in a read-only home): each
+    catch-up retries while the events folded again stay few; past RETRY_FOLDS the model is saved with
+    one warning that names `continuity rebuild`, and later commands fold nothing again."""
+    from continuity.core.store import find_store
+    from continuity.readside.writers import RETRY_FOLDS, refresh
+    from events.worklog import WorkLogged
+
+    folder = tmp_path / "home" / ".agent" / "contexts" / "demo"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("not a folder\n")
+    with identity():
+        code, _, err = run(["archive", "--reason", "r"])
+    assert code == 0 and "Markdown archive not written" in err, err
+    store = find_store(root=str(project))
+    log = store.open_log()
+    log.append_many([WorkLogged(project="demo", message=f"a {n}") for n in range(5)])
+    with identity():
+        retried = refresh(store)
+        again = refresh(store)
+    assert retried.folded >= 6 and again.folded == retried.folded  # not saved: the archive is folded again
+    assert not any("not retried" in line for line in retried.warnings)
+    log.append_many([WorkLogged(project="demo", message=f"b {n}") for n in range(RETRY_FOLDS)])
+    with identity():
+        given_up = refresh(store)
+        after = refresh(store)
+    assert given_up.folded > RETRY_FOLDS and any("`continuity rebuild`" in line for line in given_up.warnings)
+    assert after.folded == 0 and not after.warnings
