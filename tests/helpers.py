@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,18 @@ def make_read_only(store: Path) -> list[Path]:
         subprocess.run(["umount", str(store)], check=True)
         pytest.skip("cannot remount read-only: covered by the injected EROFS test")
     return [store]
+
+
+@contextlib.contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """Environment variables (a CONTINUITY_* identity, say) for the commands inside, restored after."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

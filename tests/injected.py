@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import environment
+
 CHANGES_DISK = ("write", "pwrite", "fsync", "link", "replace", "rename", "mkdir", "symlink", "open")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
 _REAL: dict[str, Callable[..., Any]] = {name: getattr(os, name) for name in CHANGES_DISK}
@@ -115,14 +117,5 @@ def stale_after_catch_up(root: Path, home: Path) -> list[str]:
 @contextlib.contextmanager
 def identity(agent: str = "amy", session: str = "s1") -> Iterator[None]:
     """CONTINUITY_* identity for the commands inside (restored after)."""
-    values = {"CONTINUITY_AGENT": agent, "CONTINUITY_SESSION_ID": session, "CONTINUITY_HOST": "claude-code"}
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
+    with environment(CONTINUITY_AGENT=agent, CONTINUITY_SESSION_ID=session, CONTINUITY_HOST="claude-code"):
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value

@@ -38,6 +38,7 @@ from events.filelog import FileEventLog
 from events.memlog import MemoryEventLog
 from events.worklog import WorkLogged
 from projections.registry import REGISTRY
+from tests.helpers import environment
 from tests.workstream_docs import item, tracked
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
@@ -103,21 +104,6 @@ commands = st.one_of(
     # a clock running a day ahead: every later event follows it into the next day's folder
     st.tuples(st.just("tomorrow"), texts),
 )
-
-
-@contextlib.contextmanager
-def environment(**values: str) -> Iterator[None]:
-    """CONTINUITY_* identity for one command, restored after it."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @contextlib.contextmanager
