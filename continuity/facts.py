@@ -246,9 +246,8 @@ def _document(root: str, path: str) -> tuple[str | None, Any]:
         return "unreadable", None
 
 
-def _json_status(root: str, path: str) -> str:
-    """The `status` (or `state`) a project's JSON file holds; `present`, or the file's state."""
-    problem, data = _document(root, path)
+def _status(problem: str | None, data: Any) -> str:
+    """The `status` (or `state`) a project's JSON file holds (`_document`'s answer); `present`, or the file's state."""
     if problem is not None:
         return problem
     if isinstance(data, dict):
@@ -268,44 +267,44 @@ def run_files(root: str) -> tuple[RunFile, ...]:
         return ()
     entries.sort(key=lambda entry: (-entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
     return tuple(
-        RunFile(path=f".agent/runs/{entry.name}", status=_json_status(root, f".agent/runs/{entry.name}"))
+        RunFile(path=f".agent/runs/{entry.name}", status=_status(*_document(root, f".agent/runs/{entry.name}")))
         for entry in entries[:RUN_FILES_LIMIT]
     )
 
 
-def file_states(root: str, paths: list[str]) -> dict[str, str]:
+def file_states(root: str, paths: list[str], addressees: dict[str, str] | None = None) -> dict[str, str]:
     """The `status` (or `state`) each JSON file holds; present or missing for other files; outside
-    for a path that leads out of the project (never looked up)."""
+    for a path that leads out of the project (never looked up).
+
+    With `addressees`, whom each JSON document names (`_addressee`) goes there, from the same read.
+    """
     states: dict[str, str] = {}
     for path in paths:
         if path.endswith(".json"):
-            states[path] = _json_status(root, path)
+            problem, data = _document(root, path)
+            states[path] = _status(problem, data)
+            if addressees is not None and (to := _addressee(data)) is not None:
+                addressees[path] = to
         else:
             full = project_file(root, path)
             states[path] = "outside" if full is None else "present" if os.path.exists(full) else "missing"
     return states
 
 
-def handoff_addressees(root: str, paths: list[str]) -> dict[str, str]:
-    """Whom each handoff document names as its addressee: `agent:<name>` or `host:<name>` (none: it does not say).
+def _addressee(data: Any) -> str | None:
+    """Whom a handoff document names as its addressee: `agent:<name>` or `host:<name>` (None: it does not say).
 
     Reads `to: {agent, host}` (continuity's handoff documents) or `to_agent` / `to_host`.
     """
-    found: dict[str, str] = {}
-    for path in paths:
-        if not path.endswith(".json"):
-            continue
-        _, data = _document(root, path)
-        if not isinstance(data, dict):
-            continue
-        to = data.get("to")
-        to = to if isinstance(to, dict) else {}
-        for kind in ("agent", "host"):
-            name = to.get(kind, data.get(f"to_{kind}"))
-            if isinstance(name, str) and name and name.isprintable():
-                found[path] = f"{kind}:{name[:128]}"
-                break
-    return found
+    if not isinstance(data, dict):
+        return None
+    to = data.get("to")
+    to = to if isinstance(to, dict) else {}
+    for kind in ("agent", "host"):
+        name = to.get(kind, data.get(f"to_{kind}"))
+        if isinstance(name, str) and name and name.isprintable():
+            return f"{kind}:{name[:128]}"
+    return None
 
 
 def view_inputs(
@@ -319,12 +318,13 @@ def view_inputs(
         full = project_file(root, path)
         if path not in first and full is not None and os.path.exists(full):
             first.append(path)
+    handoff_to: dict[str, str] = {}
     return ViewInputs(
         now=clock.iso(now_us),
         git=git,
         runs=run_files(root),
-        handoff_states=file_states(root, handoffs),
-        handoff_to=handoff_addressees(root, handoffs),
+        handoff_states=file_states(root, handoffs, handoff_to),  # each document read once for both
+        handoff_to=handoff_to,
         artifact_states=file_states(root, artifacts),
         read_first=tuple(first),
         latest_markdown=latest_markdown if latest_markdown and os.path.exists(latest_markdown) else None,
