@@ -307,11 +307,12 @@ class DurableFolder:
             return None
         return self._trusted(raw)
 
-    def head_hint(self) -> Head | None:
+    def head_hint(self, days: list[str] | None = None, mtime: Callable[[str], int] | None = None) -> Head | None:
         """The head as the last local append recorded it, if nothing changed since (else None).
 
         The reader's form of the writers' hint check: the hint file is only read, never
-        created. Catch-up uses it to know the newest day folder unchanged without listing it.
+        created. Catch-up uses it to know the newest day folder unchanged without listing it,
+        and passes the day folders and their mtimes it has already taken.
         """
         try:
             fd = os.open(self.hint_path, osfs.READ)
@@ -323,16 +324,19 @@ class DurableFolder:
             return None
         finally:
             os.close(fd)
-        return self._trusted(raw)
+        return self._trusted(raw, days, mtime)
 
-    def _trusted(self, raw: bytes) -> Head | None:
+    def _trusted(
+        self, raw: bytes, days: list[str] | None = None, mtime: Callable[[str], int] | None = None,
+    ) -> Head | None:
         """The head a hint's bytes name, if its day folder is unchanged and still the newest."""
         try:
-            name, sha, mtime = raw.decode().split()
+            name, sha, recorded = raw.decode().split()
             day = names.shard_of(name)
-            if os.stat(os.path.join(self.events_dir, day)).st_mtime_ns != int(mtime):
+            now = mtime(day) if mtime is not None else os.stat(os.path.join(self.events_dir, day)).st_mtime_ns
+            if now != int(recorded):
                 return None
-            if list_days(self.events_dir)[-1] != day:
+            if (days if days is not None else list_days(self.events_dir))[-1] != day:
                 return None
             parsed = names.parse_name(name)
         except (OSError, ValueError, IndexError, UnicodeDecodeError):

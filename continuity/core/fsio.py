@@ -22,7 +22,7 @@ def ensure_folder(base: str, folder: str) -> None:
     `base` and every folder from it down are checked with lstat, so a write never leaves
     the store through a link planted inside it (StoreUnsafe, exit 6).
     """
-    relative = os.path.relpath(folder, base)
+    relative = relative_folder(base, folder)
     if relative == ".." or relative.startswith(".." + os.sep):
         from events.errors import StoreUnsafe
 
@@ -32,6 +32,17 @@ def ensure_folder(base: str, folder: str) -> None:
     for part in ([] if relative == "." else relative.split(os.sep)):
         path = os.path.join(path, part)
         _real_folder(path, make=True)
+
+
+def relative_folder(base: str, folder: str) -> str:
+    """`os.path.relpath(folder, base)`, without its normalizing in the common case (every derived write asks)."""
+    if folder == base:
+        return "."
+    sep = os.sep
+    if (folder.startswith(base + sep) and sep + "." not in folder[len(base):] and sep * 2 not in folder
+            and not folder.endswith(sep) and not base.endswith(sep)):
+        return folder[len(base) + 1:]
+    return os.path.relpath(folder, base)
 
 
 def _real_folder(path: str, *, make: bool) -> None:

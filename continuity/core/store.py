@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 
 from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
@@ -70,9 +71,13 @@ class Store:
         atomic writer (`within=`).
         """
         for path in (self.path, self.events_dir, self.local_dir, *self.local_folders()):
-            if os.path.islink(path):
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:  # missing (made when first written), or not reachable: as islink/exists said
+                continue
+            if stat.S_ISLNK(mode):
                 raise StoreUnsafe(f"unsafe store: {path} is a symlink")
-            if os.path.exists(path) and not os.path.isdir(path):
+            if not stat.S_ISDIR(mode):
                 raise StoreUnsafe(f"unsafe store: {path} is not a folder")
 
     def local_folders(self) -> tuple[str, ...]:

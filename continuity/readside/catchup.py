@@ -241,7 +241,7 @@ class Days:
         if position is None or mark is None or not self.days or self.days[-1] != day:
             return False
         if self._hint is False:
-            self._hint = self.log.head_hint()
+            self._hint = self.log.head_hint(self.days, self.mtime)
         hint = self._hint
         return isinstance(hint, Head) and hint.name == position and mark.mtime_ns == self.mtime(day)
 

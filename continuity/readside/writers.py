@@ -181,7 +181,7 @@ def refresh(
             outcome.folded or outcome.rebuilt or not os.path.isfile(os.path.join(store.path, "state.json"))
         ):
             fresh = rebuild or outcome.rebuilt
-            _write_documents(store.path, outcome.models, schema=fresh, contexts=contexts_dir(store))
+            _write_documents(store.path, outcome.models, schema=fresh, contexts=writer.contexts)
             if fresh:
                 from continuity.core.initialize import write_generated
 

@@ -1,0 +1,53 @@
+"""The store's one folder check: where a derived write may go, for every shape of path."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from continuity.core.fsio import ensure_folder, relative_folder
+from events.errors import StoreUnsafe
+
+PARTS = st.sampled_from(["a", "b", ".", "..", "", ".a", "...", "a.", "..b", "store"])
+PATHS = st.tuples(st.booleans(), st.lists(PARTS, max_size=6)).map(
+    lambda found: ("/" if found[0] else "") + "/".join(found[1]))
+
+
+@given(base=PATHS, below=st.lists(PARTS, max_size=5), trailing=st.booleans())
+def test_relative_folder_is_relpath(base: str, below: list[str], trailing: bool) -> None:
+    """The quick answer equals os.path.relpath for any base and any folder below or beside it."""
+    if not base:
+        base = "."
+    folder = base + "".join("/" + part for part in below) + ("/" if trailing else "")
+    assert relative_folder(base, folder) == os.path.relpath(folder, base)
+
+
+@given(base=PATHS, other=PATHS)
+def test_relative_folder_of_unrelated_paths(base: str, other: str) -> None:
+    if not base or not other or base.startswith("/") != other.startswith("/"):
+        return
+    assert relative_folder(base, other) == os.path.relpath(other, base)
+
+
+@pytest.mark.parametrize("below", ["..", "../x", "a/../..", "a/./../../x", "./..", "a//../../x"])
+def test_ensure_folder_refuses_a_folder_that_climbs_out(tmp_path: os.PathLike[str], below: str) -> None:
+    base = os.path.join(str(tmp_path), "store")
+    os.mkdir(base)
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(StoreUnsafe, match="outside"):
+        ensure_folder(base, base + "/" + below)
+    assert sorted(os.listdir(tmp_path)) == before and os.listdir(base) == []
+
+
+def test_ensure_folder_makes_real_folders_and_refuses_a_link(tmp_path: os.PathLike[str]) -> None:
+    base = os.path.join(str(tmp_path), "store")
+    os.mkdir(base)
+    ensure_folder(base, base + "/local/models")
+    assert os.path.isdir(base + "/local/models") and not os.path.islink(base + "/local")
+    os.symlink(str(tmp_path), base + "/out")
+    with pytest.raises(StoreUnsafe, match="symlink"):
+        ensure_folder(base, base + "/out/x")
+    assert not os.path.exists(os.path.join(str(tmp_path), "x"))
