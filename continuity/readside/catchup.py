@@ -112,9 +112,16 @@ def models_dir(store: Store) -> str:
     return os.path.join(store.local_dir, MODELS_DIR)
 
 
+_PATHS: dict[tuple[str, str], str] = {}
+
+
 def model_path(store: Store, model: ReadModel[Any]) -> str:
-    """The file one read model is saved in."""
-    return os.path.join(models_dir(store), f"{model.name}.msgpack")
+    """The file one read model is saved in (joined once per process: every catch-up asks twice per model)."""
+    key = (store.local_dir, model.name)
+    found = _PATHS.get(key)
+    if found is None:
+        found = _PATHS[key] = os.path.join(models_dir(store), f"{model.name}.msgpack")
+    return found
 
 
 # A saved model is a machine-local cache, rewritten on most catch-ups: it is overwritten in
