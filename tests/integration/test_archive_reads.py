@@ -93,3 +93,21 @@ def test_compat_restore_load_answers_no_archive(archived: tuple[Path, dict[str, 
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == json.dumps({"ok": False, "action": "restore", "project": "demo",
                                       "error": "no_archive_for_project"}, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("kind", ["link-out", "too-big"])
+def test_compat_auto_and_resume_bundle_skip_an_unfit_latest_json(archived: tuple[Path, dict[str, object]],
+                                                                  kind: str, tmp_path: Path) -> None:
+    """`restore --auto` and `resume-bundle` take P's own RC-*.json when latest.json leads out of the store or is
+    too big: what lies outside is never printed, and no file is read past 4 MiB."""
+    root, record = archived
+    latest = root / STORE / "archives" / "latest.json"
+    latest.unlink()
+    plant(kind, latest, json.dumps({**record, "reason": "from outside"}).encode(), tmp_path / "elsewhere.json")
+    for args in (("restore", "--project", "demo", "--auto"), ("resume-bundle", "--project", "demo")):
+        done = subprocess.run([*COMPAT, *args], cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
+        assert (done.returncode, done.stderr) == (0, ""), args
+        data = json.loads(done.stdout)
+        assert data["archive"]["reason"] == "first", args
+        assert (data.get("archive_json_path") or data["latest_archive"]).endswith(".json")
+        assert "latest.json" not in (data.get("archive_json_path") or data["latest_archive"])
