@@ -33,7 +33,8 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
         "verify", help="check the whole log's integrity", parents=[common],
         description="Recompute every event's hash and the prev chain. Prints counts, forks "
         "(merges) and the first broken event with the reason, and the workstream invariants a merge of "
-        "clones broke (two active workstreams, a dependency cycle, ...); exits 1 on any of them.",
+        "clones broke (two active workstreams, a dependency cycle, ...); exits 1 on any of them. Temp files a "
+        "killed writer left in the store are a warning (`continuity rebuild` removes them).",
     )
     parser.set_defaults(handler=_verify)
 
@@ -63,11 +64,15 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.facts import clock_ahead_warning
 
     ahead = clock_ahead_warning(store.open_reader(), now_us())
+    from continuity.core.leftovers import stale_temps
+
+    temps = stale_temps(store.path, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
     data["ok"] = report.ok and not links
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
+    data["leftover_temps"] = temps
     from continuity.tasks.service import merge_problems
     from continuity.workstreams.service import invariant_problems
 
@@ -86,6 +91,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
     if ahead:
         lines.append(f"warning: {ahead}")
+    if temps:
+        from continuity.core.text import one_line
+
+        lines.append(f"warning: {len(temps)} temp file(s) left by a killed writer ({one_line(', '.join(temps[:5]))}"
+                     f"{', ...' if len(temps) > 5 else ''}); `continuity rebuild` removes them")
     lines.extend(f"warning: {warning}" for warning in work_warnings)
     lines.extend(f"WORKSTREAM: {problem}" for problem in broken[:20])
     if broken:

@@ -15,8 +15,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         parser = commands.add_parser(
             "rebuild", help="rebuild every projection from the events", parents=[common],
             description="Fold the whole log again and rewrite every derived file (state.json, projects.json, "
-            "archives/, the user-level Markdown, and the recall index when there is one). Progress shows on "
-            "stderr when it is a terminal (never with --json).",
+            "archives/, the user-level Markdown, and the recall index when there is one), then remove the temp "
+            "files a killed writer left in the store (`.<name>.<pid>.tmp` whose process is gone or that are over "
+            "an hour old). Progress shows on stderr when it is a terminal (never with --json).",
         )
         parser.set_defaults(handler=_rebuild)
         return
@@ -49,11 +50,16 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
 
         raise WriteFailed(next(w for w in outcome.warnings if w.startswith("projections not saved")))
     indexed = _rebuild_recall_index(store, out)
-    warnings = [*outcome.warnings, *(indexed[1] if indexed else [])]
+    from continuity.core.leftovers import remove_stale_temps
+    from continuity.core.store import now_us
+
+    removed, not_removed = remove_stale_temps(store.path, now_us() / 1e6)
+    warnings = [*outcome.warnings, *(indexed[1] if indexed else []), *not_removed]
     warn(warnings)
     out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": warnings,
-              "recall_indexed": indexed[0] if indexed else None},
-             f"rebuilt from {outcome.folded} events" + (f"; recall index: {indexed[0]} events" if indexed else ""))
+              "recall_indexed": indexed[0] if indexed else None, "temps_removed": removed},
+             f"rebuilt from {outcome.folded} events" + (f"; recall index: {indexed[0]} events" if indexed else "")
+             + (f"; removed {len(removed)} left-over temp file(s)" if removed else ""))
     return 0
 
 

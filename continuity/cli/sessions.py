@@ -218,18 +218,33 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
 
 
 def _archive_file(store: Any, project: str, archive_id: str) -> Any:
-    """An archive record read back from its JSON file (None when there is none for this project)."""
+    """An archive record read back from its JSON file (None when there is none for this project).
+
+    ArchiveUnreadable when the file is there but cannot be taken: not a regular file, a link
+    out of the store, bigger than ARCHIVE_FILE_BYTES, or not an archive.
+    """
     import msgspec
 
     from continuity.sessions.archives import ArchiveRecord
 
     if not archive_id.startswith("RC-") or "/" in archive_id or "\x00" in archive_id:
         return None
+    from continuity.core.errors import ArchiveUnreadable
+    from continuity.sessions.archives import read_archive_file
+
+    folder = os.path.join(store.path, "archives")
     try:
-        with open(os.path.join(store.path, "archives", f"{archive_id}.json"), "rb") as handle:
-            record = msgspec.json.decode(handle.read(), type=ArchiveRecord)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        _, raw = read_archive_file(folder, f"{archive_id}.json")
+    except FileNotFoundError:
         return None
+    except OSError as error:
+        raise ArchiveUnreadable(f"archive {archive_id} cannot be read: {error.filename}: "
+                                f"{error.strerror or error}") from None
+    try:
+        record = msgspec.json.decode(raw, type=ArchiveRecord)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise ArchiveUnreadable(f"archive {archive_id} cannot be read: {os.path.join(folder, archive_id)}.json: "
+                                f"not an archive ({error})") from None
     return record if record.project == project else None
 
 

@@ -6,10 +6,42 @@ rebuild writes the same bytes. This is where paths and commands are added.
 
 from __future__ import annotations
 
+import errno
+import os
+
 import msgspec
 
 from continuity.core.paths import LATEST_ARCHIVE_REL, SEED_COMMAND, SEED_READ_FIRST, event_relpath, run_relpath
+from events.base import MAX_EVENT_BYTES
 from projections.archives import ArchiveEntry
+
+#: The most `restore --load` reads of an archive file (4 MiB). Its writer renders one archive event,
+#: sealed at MAX_EVENT_BYTES; indentation and the Markdown template make the file a few times that.
+ARCHIVE_FILE_BYTES = 16 * MAX_EVENT_BYTES
+
+
+def read_archive_file(folder: str, name: str) -> tuple[str, bytes]:
+    """(its real path, its bytes) of the archive file `name` in `folder`; a link inside the folder is followed.
+
+    OSError, its strerror saying why, when the file leads out of the folder, is not a regular
+    file (a FIFO or a device: never waited on) or holds more than ARCHIVE_FILE_BYTES;
+    FileNotFoundError when there is none.
+    """
+    from continuity.facts import project_file
+    from events.osfs import read_regular
+
+    shown = os.path.join(folder, name)
+    real = project_file(folder, name)
+    if real is None:
+        raise OSError(errno.EXDEV, f"a link out of {folder}", shown)
+    try:  # the real path has no link left: one swapped in since is refused
+        return real, read_regular(real, follow=False, limit=ARCHIVE_FILE_BYTES)
+    except OSError as error:
+        if error.errno == errno.EFBIG:
+            raise OSError(errno.EFBIG, f"more than {ARCHIVE_FILE_BYTES} bytes", shown) from None
+        if error.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symlink", shown) from None
+        raise type(error)(error.errno, error.strerror, shown) from None
 
 
 class ArchiveGit(msgspec.Struct, kw_only=True):

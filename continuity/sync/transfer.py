@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -151,13 +152,29 @@ def _cursor(store: Store) -> dict[str, Any] | None:
             "nextAction": ws.cursor.next_action, "unresolved": len(unresolved(ws))}
 
 
-def _sha256(path: str) -> tuple[int, str]:
+def _sha256(path: str, limit: int | None = None) -> tuple[int, str]:
+    """(size, SHA-256) of a regular file read in chunks, stopping past `limit` bytes (the size then says so).
+
+    A transfer folder comes from another machine: a FIFO or a device (a link to /dev/zero) standing
+    for the bundle is refused at once (OSError) instead of blocking or being read without end.
+    """
+    import stat
+
+    from events import osfs
+
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
+    fd = os.open(path, os.O_RDONLY | osfs.CLOEXEC | osfs.BINARY | osfs.NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
             size += len(chunk)
+            if limit is not None and size > limit:
+                break
+    finally:
+        os.close(fd)
     return size, digest.hexdigest()
 
 
@@ -198,13 +215,14 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
 def read_manifest(folder: str) -> Manifest:
     """The manifest, checked for shape; refused when missing, too large or malformed."""
     path = os.path.join(folder, MANIFEST)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MANIFEST_LIMIT + 1)
+    from events.osfs import read_regular
+
+    try:  # a FIFO or a device is refused without waiting on it
+        raw = read_regular(path, limit=MANIFEST_LIMIT)
     except OSError as error:
+        if error.errno == errno.EFBIG:
+            raise _refuse("import", f"{path} is larger than {MANIFEST_LIMIT} bytes") from None
         raise _refuse("import", f"cannot read {path} ({error.strerror or error})") from None
-    if len(raw) > MANIFEST_LIMIT:
-        raise _refuse("import", f"{path} is larger than {MANIFEST_LIMIT} bytes")
     try:
         manifest = msgspec.json.decode(raw, type=Manifest)
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
@@ -242,7 +260,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     manifest = read_manifest(folder)
     bundle = os.path.join(folder, manifest.bundle.file)
     try:
-        size, digest = _sha256(bundle)
+        size, digest = _sha256(bundle, limit=manifest.bundle.bytes)
     except OSError as error:
         raise _refuse("import", f"cannot read {bundle} ({error.strerror or error})") from None
     if size != manifest.bundle.bytes:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,6 +169,25 @@ def test_import_refuses_a_wrong_size(exported: tuple[World, Path]) -> None:
     bundle = folder / "context.bundle"
     bundle.write_bytes(bundle.read_bytes()[:-10])
     _refused_import(world, folder, "bundle size does not match the manifest.")
+
+
+@pytest.mark.parametrize("planted", ["bundle-fifo", "bundle-zero", "manifest-fifo"])
+def test_import_refuses_a_fifo_or_device_without_waiting(exported: tuple[World, Path], planted: str) -> None:
+    """A FIFO, or a link to /dev/zero, where the bundle or manifest belongs: refused (exit 12) in a real process
+    that ends, instead of blocking on the FIFO or hashing /dev/zero for ever."""
+    world, folder = exported
+    name = "manifest.json" if planted.startswith("manifest") else "context.bundle"
+    (folder / name).unlink()
+    if planted.endswith("fifo"):
+        os.mkfifo(folder / name)
+    else:
+        (folder / name).symlink_to("/dev/zero")
+    c = offline_clone(world, "c")
+    done = subprocess.run([sys.executable, "-m", "continuity", "work", "import", str(folder), "--root", str(c)],
+                          cwd=c, capture_output=True, text=True, timeout=30)
+    assert done.returncode == EXIT_INVARIANT, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and f"cannot read {folder / name}" in done.stderr
+    assert not (c / MARKER).exists()
 
 
 def test_import_refuses_another_repositorys_transfer(exported: tuple[World, Path], tmp_path: Path) -> None:

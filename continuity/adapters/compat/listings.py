@@ -142,7 +142,7 @@ def archive_of(root: str, project: str) -> tuple[str, Any] | None:
     """The structured archive of P (I7): latest.json if it is P's, else P's newest `RC-*.json`."""
     folder = os.path.join(root, STORE_REL, "archives")
     latest = os.path.join(folder, "latest.json")
-    data = read_json(latest)
+    data = _archive_json(folder, "latest.json")
     if isinstance(data, dict) and data.get("project") == project:
         return latest, data
     try:
@@ -151,7 +151,20 @@ def archive_of(root: str, project: str) -> tuple[str, Any] | None:
     except OSError:
         return None
     for name in names:
-        data = read_json(os.path.join(folder, name))
+        data = _archive_json(folder, name)
         if isinstance(data, dict) and data.get("project") == project:
             return os.path.join(folder, name), data
     return None
+
+
+def _archive_json(folder: str, name: str) -> Any:
+    """An archive JSON file's value; None when it is missing, not JSON, or unfit (a link out of the
+    store, not a regular file, more than 4 MiB: `read_archive_file`)."""
+    import msgspec
+
+    from continuity.sessions.archives import read_archive_file
+
+    try:  # decoded as read_json decodes
+        return msgspec.json.decode(read_archive_file(folder, name)[1])
+    except (OSError, msgspec.DecodeError):
+        return None

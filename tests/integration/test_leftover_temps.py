@@ -1,0 +1,107 @@
+"""Temp files of the atomic writer left by a kill -9: `verify` warns of them, `rebuild` removes them.
+
+A real child process writes a derived document through `fsio.write_atomic` and is killed
+between the temp write and the rename, so the temp's name is the writer's own. Planted
+temps stand for the other cases: a live process's temp (kept), an old one (removed), and
+entries that must never be touched (other names, a symlink, a folder linked out of the store).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli_process
+
+STORE = Path(".agent") / "runtime-continuity"
+
+#: Child: write `argv[1]` atomically, but stop (forever) where the rename would happen.
+CHILD = """
+import os, sys, time
+def stop(*args):
+    print("ready", flush=True)
+    time.sleep(600)
+os.replace = stop
+from continuity.core.fsio import write_atomic
+write_atomic(sys.argv[1], b'{"half": true}', durable=False, make_parents=True)
+"""
+
+
+def killed_writer(target: Path) -> Path:
+    """Kill -9 a real writer between its temp write and the rename; the temp file it left."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(target)], stdout=subprocess.PIPE,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    temp = target.parent / f".{target.name}.{child.pid}.tmp"
+    assert temp.is_file()
+    return temp
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    assert cli_process("init", "--project", "demo", cwd=root).returncode == 0
+    assert cli_process("checkpoint", "-m", "parser done", cwd=root).returncode == 0
+    return root
+
+
+def test_rebuild_removes_a_killed_writers_temp_and_keeps_a_live_ones(project: Path, tmp_path: Path) -> None:
+    """verify warns (exit 0) of dead or hour-old temps; rebuild removes only those; nothing else is touched."""
+    store = project / STORE
+    dead = killed_writer(store / "archives" / "latest.json")
+    old = store / f".projects.json.{os.getpid()}.tmp"  # a live pid, but an hour and more old
+    old.write_bytes(b"{}")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        live = store / f".state.json.{sleeper.pid}.tmp"
+        live.write_bytes(b"{}")
+        others = [store / ".state.json.tmp", store / "state.json.99999999.tmp", store / f".x.{sleeper.pid}.tmp.bak"]
+        for path in others:
+            path.write_bytes(b"keep")
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        far = outside / ".secret.json.99999999.tmp"
+        far.write_bytes(b"not ours")
+        (store / "linked").symlink_to(outside)
+        (store / ".link.json.99999999.tmp").symlink_to(far)
+        logged = store / "events" / ".x.99999999.tmp"  # the log's folder is not the atomic writer's
+        logged.write_bytes(b"")
+
+        checked = cli_process("verify", "--json", cwd=project)
+        assert checked.returncode == 1, checked.stderr  # the symlinks planted here are unsafe
+        assert json.loads(checked.stdout)["leftover_temps"] == sorted(
+            [f"archives/{dead.name}", old.name])
+        text = cli_process("verify", cwd=project).stdout
+        assert "warning: 2 temp file(s) left by a killed writer (" in text and dead.name in text
+
+        (store / "linked").unlink()
+        (store / ".link.json.99999999.tmp").unlink()
+        assert cli_process("verify", cwd=project).returncode == 0  # the temps alone are a warning
+
+        (store / "linked").symlink_to(outside)
+        (store / ".link.json.99999999.tmp").symlink_to(far)
+        rebuilt = cli_process("rebuild", "--json", cwd=project)
+        assert rebuilt.returncode == 0, rebuilt.stderr
+        assert json.loads(rebuilt.stdout)["temps_removed"] == sorted([f"archives/{dead.name}", old.name])
+        assert not dead.exists() and not old.exists()
+        assert live.read_bytes() == b"{}"
+        assert all(path.read_bytes() == b"keep" for path in others)
+        assert far.read_bytes() == b"not ours" and (store / ".link.json.99999999.tmp").is_symlink()
+        assert logged.exists()
+        assert json.loads(cli_process("verify", "--json", cwd=project).stdout)["leftover_temps"] == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()
