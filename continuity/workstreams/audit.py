@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from continuity.workstreams.membership import Membership, member_repository
+from events import osfs
 
 
 def _is_worktree(path: str) -> bool:
@@ -24,8 +25,8 @@ def _is_worktree(path: str) -> bool:
 
 def _store_project(path: str) -> str | None:
     try:
-        with open(os.path.join(path, ".agent", "runtime-continuity", "config.json"), "rb") as handle:
-            data = orjson.loads(handle.read(1 << 20))
+        data = orjson.loads(osfs.read_regular(os.path.join(path, ".agent", "runtime-continuity", "config.json"),
+                                              limit=1 << 20))
     except (OSError, orjson.JSONDecodeError):
         return None
     project = data.get("project") if isinstance(data, dict) else None
@@ -34,8 +35,7 @@ def _store_project(path: str) -> str | None:
 
 def _member_project(path: str) -> str | None:
     try:
-        with open(os.path.join(path, ".ai", "context", "config.json"), "rb") as handle:
-            data = orjson.loads(handle.read(1 << 20))
+        data = orjson.loads(osfs.read_regular(os.path.join(path, ".ai", "context", "config.json"), limit=1 << 20))
     except (OSError, orjson.JSONDecodeError):
         return None
     project = data.get("projectId") if isinstance(data, dict) else None

@@ -7,6 +7,7 @@ workstream exactly when the mode is `tracked`. Version 1 has no `continuity` blo
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import Annotated, Any, Literal
@@ -14,6 +15,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from continuity.core.errors import UsageError
+from events import osfs
 from events.base import Label, Text
 from events.workstream import (
     CheckpointStatus,
@@ -192,10 +194,12 @@ def read(path: str) -> Checkpoint:
     if info.st_size > MAX_DOCUMENT_BYTES:
         raise UsageError(f"invalid checkpoint document {path}: {info.st_size} bytes, more than the "
                          f"{MAX_DOCUMENT_BYTES} allowed")
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    try:  # not waited on if a FIFO was swapped in since the stat; a file grown since is refused
+        raw = osfs.read_regular(path, limit=MAX_DOCUMENT_BYTES)
     except OSError as error:
+        if error.errno == errno.EFBIG:
+            raise UsageError(f"invalid checkpoint document {path}: more than the {MAX_DOCUMENT_BYTES} bytes "
+                             "allowed") from None
         raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
     return parse(raw, f"checkpoint document {path}")
 

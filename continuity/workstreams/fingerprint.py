@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 
 import msgspec
 
 from continuity.facts import GitCall, GitUnavailable, work_tree_root
+from events import osfs
+
+#: How much of a changed file is read at once while hashing it.
+CHUNK = 1 << 20
 
 
 class Worktree(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,15 +33,35 @@ class Worktree(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def blob_id(path: str) -> bytes:
-    """git's object id of a file's content (of a symlink: its target), hex; a folder (submodule) is marked."""
-    if os.path.islink(path):
+    """git's object id of a file's content (of a symlink: its target), hex; a folder (submodule) is marked.
+
+    A FIFO, device or socket standing where a file was is marked, never opened (reading one
+    would block or never end); a regular file is hashed a chunk at a time, so a huge one
+    costs no memory, and one that changes size while it is read is marked as changing.
+    """
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
         data = os.fsencode(os.readlink(path))
-    elif os.path.isdir(path):
+        return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest().encode()
+    if stat.S_ISDIR(info.st_mode):
         return b"folder"
-    else:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest().encode()
+    if not stat.S_ISREG(info.st_mode):
+        return b"special"
+    fd = os.open(path, osfs.READ)  # no link followed, no FIFO waited on, if one was swapped in since
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"special"
+        digest = hashlib.sha1(b"blob %d\x00" % info.st_size, usedforsecurity=False)
+        read = 0
+        while chunk := os.read(fd, CHUNK):
+            digest.update(chunk)
+            read += len(chunk)
+            if read > info.st_size:
+                break
+    finally:
+        os.close(fd)
+    return digest.hexdigest().encode() if read == info.st_size else b"changing"
 
 
 def _index(listed: bytes) -> dict[bytes, bytes]:

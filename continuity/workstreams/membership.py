@@ -19,6 +19,7 @@ config.json, else the newest checkpoint's `repository`.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterable
@@ -26,6 +27,8 @@ from typing import Any
 
 import msgspec
 import orjson
+
+from events import osfs
 
 REGISTRY_REL = "repositories/repositories.yaml"
 MEMBER_CONFIG_REL = ".ai/context/config.json"
@@ -113,13 +116,12 @@ def read_yaml(path: str) -> Any:
     """A YAML file's data (safe loader only); ValueError with the reason when it cannot be read."""
     import yaml
 
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(REGISTRY_LIMIT + 1)
+    try:  # a FIFO or a device standing there is refused at once, never waited on
+        raw = osfs.read_regular(path, limit=REGISTRY_LIMIT)
     except OSError as error:
+        if error.errno == errno.EFBIG:
+            raise ValueError(f"it is larger than {REGISTRY_LIMIT} bytes") from None
         raise ValueError(f"cannot read it ({error.strerror or error})") from None
-    if len(raw) > REGISTRY_LIMIT:
-        raise ValueError(f"it is larger than {REGISTRY_LIMIT} bytes")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return yaml.load(raw, Loader=loader)
@@ -134,8 +136,8 @@ def read_yaml(path: str) -> Any:
 def member_repository(root: str) -> str | None:
     """`repositoryId` of `.ai/context/config.json`, when the file is there and names a valid id."""
     try:
-        with open(os.path.join(root, *MEMBER_CONFIG_REL.split("/")), "rb") as handle:
-            data = orjson.loads(handle.read(REGISTRY_LIMIT))
+        data = orjson.loads(osfs.read_regular(os.path.join(root, *MEMBER_CONFIG_REL.split("/")),
+                                              limit=REGISTRY_LIMIT))
     except (OSError, orjson.JSONDecodeError):
         return None
     value = data.get("repositoryId") if isinstance(data, dict) else None

@@ -299,3 +299,29 @@ def test_verify_reports_a_workstream_invariant_broken_by_a_merge_of_two_clones(t
     assert any("WS-A" in problem and "WS-B" in problem for problem in out["workstream_problems"]), out
     code, status = cli("work", "status", "--root", str(world.b))
     assert code == EXIT_INTEGRITY and status["problems"] == out["workstream_problems"]
+
+
+def test_a_fifo_standing_for_the_registry_the_member_config_or_the_document_is_not_waited_on(
+        project: Path) -> None:
+    """repositories.yaml, .ai/context/config.json and the checkpoint document come from the work tree: a FIFO
+    there is refused at once (each command a new process, killed by the timeout if it hangs)."""
+    from tests.helpers import cli_process
+
+    write_doc(project, tracked())
+    registry(project, REGISTRY_A)
+    assert cli_process("work", "checkpoint", cwd=project).returncode == 0
+    before = all_event_files(project)
+    (project / "repositories" / "repositories.yaml").unlink()
+    os.mkfifo(project / "repositories" / "repositories.yaml")
+    (project / ".ai" / "context").mkdir(parents=True)
+    os.mkfifo(project / ".ai" / "context" / "config.json")
+    status = cli_process("work", "status", "--json", cwd=project)
+    assert status.returncode == EXIT_INTEGRITY, status.stderr
+    problems = json.loads(status.stdout)["membership"]["problems"]
+    assert any("not a regular file" in problem for problem in problems), problems
+    audit = cli_process("work", "audit", "--json", cwd=project)
+    assert "Traceback" not in audit.stderr
+    os.mkfifo(project / "doc.json")
+    refused = cli_process("work", "checkpoint", "--file", "doc.json", cwd=project)
+    assert refused.returncode != 0 and "not a regular file" in refused.stderr
+    assert all_event_files(project) == before

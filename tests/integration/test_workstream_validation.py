@@ -164,3 +164,43 @@ def test_an_observation_without_git_or_outside_a_worktree_names_the_reason(
     assert "Traceback" not in done.stderr
     live = json.loads(done.stdout)["validationFreshness"]
     assert live["problem"] == "git is not installed" and live["fingerprint"] is None
+
+
+
+def test_a_fifo_where_a_tracked_file_was_is_marked_not_waited_on(repo: Path) -> None:
+    """A FIFO standing for a tracked file would block the read for ever: `work status` (a new process,
+    killed by the timeout if it hangs) answers, and the fingerprint is stable and differs from the file's."""
+    import os
+
+    before = observe(str(repo))
+    (repo / "src/app.py").unlink()
+    os.mkfifo(repo / "src/app.py")
+    status = json.loads(ok(repo, "work", "status", "--json"))
+    assert "validationFreshness" in status
+    fifo = observe(str(repo))
+    assert fifo.fingerprint != before.fingerprint
+    assert observe(str(repo)) == fifo
+
+
+def test_a_huge_changed_file_is_hashed_as_git_does_a_chunk_at_a_time(repo: Path) -> None:
+    """An untracked file of 64 MB gets git's own blob id, read in chunks (memory stays far below its size)."""
+    import tracemalloc
+
+    from continuity.workstreams.fingerprint import blob_id
+
+    big = repo / "data.bin"
+    with big.open("wb") as handle:
+        for index in range(64):
+            handle.write(bytes([index]) * (1 << 20))
+    tracemalloc.start()
+    try:
+        found = blob_id(str(big))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found.decode() == git(repo, "hash-object", "data.bin").strip()
+    assert peak < 8 << 20
+    (repo / "link").symlink_to("data.bin")
+    assert blob_id(str(repo / "link")).decode() == subprocess.run(
+        ["git", "-C", str(repo), "hash-object", "--stdin"], input=b"data.bin", capture_output=True, check=True,
+    ).stdout.decode().strip()
