@@ -132,12 +132,26 @@ def write_if_changed(
     return True
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """A JSON file's value, or None when it is missing or not JSON (msgspec: loaded on every path anyway)."""
+#: The most `read_json` reads: the JSON files it serves (seed 004's run and session files) are small.
+JSON_LIMIT = 16 << 20
+
+
+def read_json(path: str | os.PathLike[str], *, within: str | None = None) -> Any:
+    """A JSON file's value, or None when it is missing, not JSON, or more than JSON_LIMIT bytes.
+
+    `within` (the project): a path that leads outside it, through `..` or a symlink, is not
+    read (None), so no file from elsewhere is copied into the project's own files.
+    """
     import msgspec
 
     try:
-        return msgspec.json.decode(osfs.read_regular(path))
+        if within is None:
+            return msgspec.json.decode(osfs.read_regular(path, limit=JSON_LIMIT))
+        top = os.path.realpath(within)
+        real = os.path.realpath(path)
+        if not real.startswith(top.rstrip(os.sep) + os.sep):
+            return None
+        return msgspec.json.decode(osfs.read_regular(real, follow=False, limit=JSON_LIMIT))
     except (OSError, msgspec.DecodeError):
         return None
 

@@ -1016,3 +1016,24 @@ def test_a_crash_exits_1_with_one_line_and_no_stdout(work: Path, monkeypatch: py
     assert main(["status", "--project", "demo"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == "runtime-continuity: RuntimeError: disk on fire\n"
+
+
+def test_a_run_file_that_leads_out_of_the_project_is_not_read_or_copied(rc: Any, work: Path, tmp_path: Path) -> None:
+    """A run or session file linked to a JSON file outside the project (or reached through `..`) is no run:
+    its content is never copied into the project's run file, and the outside file is left as it was."""
+    outside = tmp_path / "elsewhere.json"
+    secret = {"run_id": "R-9", "status": "running", "events": [], "private": "outside data"}
+    outside.write_text(json.dumps(secret))
+    runs = work / ".agent" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "R-1.json").symlink_to(outside)
+    sessions = work / ".agent" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "S-1.json").symlink_to(outside)
+    result = rc("warm", "--auto", "--project", "demo")
+    assert json.loads(result.text)["auto_init"] is False
+    assert (runs / "R-1.json").is_symlink() and json.loads(outside.read_text()) == secret
+    assert all("outside data" not in path.read_text() for path in work.rglob("*.json") if not path.is_symlink())
+    inside = add_run(work, "R-2", "running")
+    assert json.loads(rc("warm", "--auto", "--project", "demo").text)["auto_init"] is True
+    assert [event["type"] for event in run_events(inside)] == ["session_started"]

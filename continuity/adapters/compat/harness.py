@@ -33,7 +33,7 @@ def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:
             path = active_run(root)
             if path is None:
                 return False
-            data = read_json(path)
+            data = read_json(path, within=root)
             if not isinstance(data, dict):
                 return False
             events = data.get("events")
@@ -57,7 +57,7 @@ def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) ->
         if not (name.startswith("S-") and name.endswith(".json")):
             continue
         path = os.path.join(folder, name)
-        data = read_json(path)
+        data = read_json(path, within=root)
         if not isinstance(data, dict):
             continue
         task = data.get("current_task_id")

@@ -97,7 +97,7 @@ def active_run(root: str) -> str | None:
     runs = []
     for name in names:
         path = os.path.join(folder, name)
-        data = read_json(path)
+        data = read_json(path, within=root)
         try:
             mtime = os.stat(path).st_mtime_ns if isinstance(data, dict) else 0
         except OSError:
@@ -114,7 +114,7 @@ def session_of(root: str, project: str) -> str | None:
     """The session of P: the newest session file naming P; its `session_id`."""
     folder = os.path.join(root, ".agent", "sessions")
     for rel in json_listing(root, folder, 1_000_000):
-        data = read_json(os.path.join(root, rel))
+        data = read_json(os.path.join(root, rel), within=root)
         if not isinstance(data, dict):
             continue
         task = data.get("current_task_id")
