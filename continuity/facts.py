@@ -11,6 +11,7 @@ import os
 import subprocess
 from typing import Any
 
+from continuity.core.fsio import project_file
 from events import clock
 from events.archive import GitFacts
 from events.context import GitNow, RunFile, ViewInputs
@@ -210,19 +211,6 @@ def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
 
 #: The most of a project file the views read to learn its status or addressee.
 DOCUMENT_BYTES = 1_000_000
-
-
-def project_file(root: str, path: str) -> str | None:
-    """Where `path` (relative to the project, or absolute) really is, if inside the project; None otherwise.
-
-    Paths come from events, which any writer or a synced teammate may have written: a view
-    reads a file only when it resolves, symlinks followed, inside the project root. A path
-    that leads elsewhere (`/home/...`, `../x`, a link out) is never opened or even looked up,
-    so no view reveals what lies outside the project, or records it in `context.served`.
-    """
-    top = os.path.realpath(root)
-    full = os.path.realpath(os.path.join(top, path))
-    return full if full == top or full.startswith(top.rstrip(os.sep) + os.sep) else None
 
 
 def _document(root: str, path: str) -> tuple[str | None, Any]:

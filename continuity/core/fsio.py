@@ -45,6 +45,19 @@ def relative_folder(base: str, folder: str) -> str:
     return os.path.relpath(folder, base)
 
 
+def project_file(root: str, path: str) -> str | None:
+    """Where `path` (relative to the project, or absolute) really is, if inside the project; None otherwise.
+
+    Paths come from events, which any writer or a synced teammate may have written: a view
+    reads a file only when it resolves, symlinks followed, inside the project root. A path
+    that leads elsewhere (`/home/...`, `../x`, a link out) is never opened or even looked up,
+    so no view reveals what lies outside the project, or records it in `context.served`.
+    """
+    top = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(top, path))
+    return full if full == top or full.startswith(top.rstrip(os.sep) + os.sep) else None
+
+
 def _real_folder(path: str, *, make: bool) -> None:
     import stat
 
@@ -147,9 +160,8 @@ def read_json(path: str | os.PathLike[str], *, within: str | None = None) -> Any
     try:
         if within is None:
             return msgspec.json.decode(osfs.read_regular(path, limit=JSON_LIMIT))
-        top = os.path.realpath(within)
-        real = os.path.realpath(path)
-        if not real.startswith(top.rstrip(os.sep) + os.sep):
+        real = project_file(within, os.fspath(path))
+        if real is None:
             return None
         return msgspec.json.decode(osfs.read_regular(real, follow=False, limit=JSON_LIMIT))
     except (OSError, msgspec.DecodeError):

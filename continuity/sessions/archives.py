@@ -27,7 +27,7 @@ def read_archive_file(folder: str, name: str) -> tuple[str, bytes]:
     file (a FIFO or a device: never waited on) or holds more than ARCHIVE_FILE_BYTES;
     FileNotFoundError when there is none.
     """
-    from continuity.facts import project_file
+    from continuity.core.fsio import project_file
     from events.osfs import read_regular
 
     shown = os.path.join(folder, name)

@@ -8,8 +8,6 @@ workstream exactly when the mode is `tracked`. Version 1 has no `continuity` blo
 from __future__ import annotations
 
 import errno
-import os
-import stat
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -183,23 +181,16 @@ def _short(text: str) -> str:
 
 def read(path: str) -> Checkpoint:
     """The document in a file: it must exist, be a regular file and at most MAX_DOCUMENT_BYTES."""
-    try:
-        info = os.stat(path)
+    try:  # one open: a FIFO or a device is refused at once, never waited on
+        raw = osfs.read_regular(path, limit=MAX_DOCUMENT_BYTES)
     except FileNotFoundError:
         raise UsageError(f"checkpoint document not found: {path} (write it first, or name it with --file)") from None
     except OSError as error:
-        raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"checkpoint document is not a regular file: {path}")
-    if info.st_size > MAX_DOCUMENT_BYTES:
-        raise UsageError(f"invalid checkpoint document {path}: {info.st_size} bytes, more than the "
-                         f"{MAX_DOCUMENT_BYTES} allowed")
-    try:  # not waited on if a FIFO was swapped in since the stat; a file grown since is refused
-        raw = osfs.read_regular(path, limit=MAX_DOCUMENT_BYTES)
-    except OSError as error:
+        if error.errno in (errno.EINVAL, errno.EISDIR):
+            raise UsageError(f"checkpoint document is not a regular file: {path}") from None
         if error.errno == errno.EFBIG:
-            raise UsageError(f"invalid checkpoint document {path}: more than the {MAX_DOCUMENT_BYTES} bytes "
-                             "allowed") from None
+            raise UsageError(f"invalid checkpoint document {path}: it holds more than the {MAX_DOCUMENT_BYTES} "
+                             "allowed bytes") from None
         raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
     return parse(raw, f"checkpoint document {path}")
 
