@@ -58,19 +58,9 @@ def _runtime(store: Any, args: argparse.Namespace, as_of: str | None) -> tuple[d
 
 
 def _text(doc: dict[str, Any]) -> str:
-    from continuity.core.text import one_line
     from continuity.workstreams.documents import runtime_markdown
 
-    text = runtime_markdown(doc)
-    membership = doc.get("membership")
-    if "contextState" in doc:
-        text += f"\nContext state: {doc['contextState']}\n"
-    if membership is not None:
-        managed = (f"registry {membership['registry']}" if membership["managed"]
-                   else "not managed (no repositories/repositories.yaml)")
-        text += f"Membership: {managed}; this repository: {membership['repository'] or '-'}\n"
-        text += "".join(f"- {one_line(problem)}\n" for problem in membership["problems"])
-    return text
+    return runtime_markdown(doc)
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
@@ -105,27 +95,29 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     if not args.no_fetch and not os.path.exists(offline_marker(store)):
         fetched = _fetch(store)
     warnings = after_write(store)
-    warnings += _write_runtime(store, project)
     if fetched:
         warnings.insert(0, fetched)
     warn(warnings)
     doc, healthy, more = _runtime(store, args, None)
     doc["memberConfig"] = member_repository(store.root) is not None
+    failed = _write_runtime(store, project, doc)
+    warn(failed)
+    more += failed
     out.emit({"ok": healthy, "action": "work-start", **doc, "warnings": warnings + more}, _text(doc))
     return 0 if healthy else EXIT_INTEGRITY
 
 
-def _write_runtime(store: Any, project: str) -> list[str]:
-    """The runtime files, written even when no new event touched them (deleted, or first start)."""
-    from continuity.workstreams.files import write_runtime
-    from continuity.workstreams.service import workstreams_state
+def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:
+    """The runtime files with what start observed (freshness, context state, membership): seed 002's resume
+    contract, read before substantive work. Written even when nothing changed since the last catch-up (a
+    deleted file, a first start); the next change a catch-up folds writes them without the live views."""
+    from continuity.workstreams.files import write_runtime_doc
     from events.errors import ContinuityError
 
     if project != store.reading_project()[0]:
         return []  # only the store's own project has files
-    state, _, _ = workstreams_state(store, project)
     try:
-        write_runtime(store.root, state, project)
+        write_runtime_doc(store.root, doc)
     except (OSError, ContinuityError) as error:
         return [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
     return []

@@ -19,6 +19,8 @@ RUNTIME_FORMAT = 1
 SHOWN_EVIDENCE = 20
 SHOWN_VALIDATIONS = 50
 SHOWN_ARCHIVED = 20
+#: Where the live views (freshness, context state, membership) come from.
+LIVE_HINT = "`continuity work status` shows them for the worktree as it is now (`work start` also writes them here)"
 
 
 def item_document(item: Item) -> dict[str, Any]:
@@ -90,8 +92,8 @@ def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
         "confirmedFindings": [entry.text for entry in state.findings[-SHOWN_EVIDENCE:]],
         "rejectedApproaches": [entry.text for entry in state.rejected[-SHOWN_EVIDENCE:]],
         "validationLedger": [validation_document(v) for v in list(state.validations.values())[-SHOWN_VALIDATIONS:]],
-        "validationFreshness": "live: `continuity work status` compares each entry's head and fingerprint "
-                               "with the worktree",
+        "validationFreshness": "not observed since the last change (`continuity work status` compares each "
+                               "entry's head and fingerprint with the worktree)",
         "archivedWorkstreams": state.archived[-SHOWN_ARCHIVED:],
         "problems": problems_of(state),
     }
@@ -155,7 +157,25 @@ def runtime_markdown(doc: dict[str, Any]) -> str:
     out.append("")
     if doc["problems"]:
         out += ["## Problems (fix with a tracked checkpoint)", "", *(f"- {one_line(p)}" for p in doc["problems"]), ""]
+    out += _live_lines(doc)
     return "\n".join(out)
+
+
+def _live_lines(doc: dict[str, Any]) -> list[str]:
+    """The context state and membership sections: observed (`work start`, `work status`) or not observed."""
+    membership = doc.get("membership")
+    if membership is None:
+        return ["## Context state and membership", "", f"Not observed since the last change: {LIVE_HINT}.", ""]
+    out = []
+    if doc.get("contextState"):
+        out += [f"Context state: {doc['contextState']}"]
+    managed = (f"registry {one_line(membership['registry'])}" if membership["managed"]
+               else "not managed (no repositories/repositories.yaml)")
+    out += [f"Membership: {managed}; this repository: {one_line(membership['repository'] or '-')}"]
+    out += [f"- {one_line(problem)}" for problem in membership["problems"]]
+    if doc.get("observedAt"):
+        out += [f"Observed at {doc['observedAt']}; {LIVE_HINT}."]
+    return [*out, ""]
 
 
 #: Unresolved items a resume brief lists at most (the rest: `continuity work status`).

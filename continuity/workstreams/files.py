@@ -27,8 +27,12 @@ RUNTIME_MD = ".ai-bridge/context-runtime.md"
 
 
 def write_runtime(root: str, state: WorkstreamsState, project: str) -> None:
-    """Write `.ai-bridge/context-runtime.json` and `.md` under `root` (each only when its bytes changed)."""
-    doc = runtime_document(state, project)
+    """Write `.ai-bridge/context-runtime.json` and `.md` under `root` from the state alone."""
+    write_runtime_doc(root, runtime_document(state, project))
+
+
+def write_runtime_doc(root: str, doc: dict[str, Any]) -> None:
+    """Write a runtime document as `.ai-bridge/context-runtime.json` and `.md` (each only when its bytes changed)."""
     for relative, data in ((RUNTIME_JSON, pretty_json(doc)), (RUNTIME_MD, runtime_markdown(doc).encode())):
         write_if_changed(os.path.join(root, *relative.split("/")), data, within=root)
 

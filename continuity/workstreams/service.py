@@ -77,9 +77,11 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     an unreadable registry). `observation`: the worktree's, started by the caller before
     reading the state (so git runs beside the catch-up); else observed now.
     """
+    from continuity.core.store import now_us
     from continuity.workstreams.context_state import decide_state, observe_context
     from continuity.workstreams.fingerprint import freshness, observe
     from continuity.workstreams.membership import diagnostics
+    from events import clock
 
     live = observation.result() if observation is not None else observe(store.root)
     doc["validationFreshness"] = {
@@ -90,6 +92,7 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     membership = membership_of(store, project, state)
     ws = active(state)
     doc["membership"] = diagnostics(membership, [r.repository for r in ws.repositories] if ws else [])
+    doc["observedAt"] = clock.iso(now_us())
     return not doc["problems"] and doc["membership"]["healthy"]
 
 

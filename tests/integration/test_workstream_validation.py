@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from continuity.core.errors import EXIT_INVARIANT, EXIT_USAGE
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_INVARIANT, EXIT_USAGE
 from continuity.core.initialize import init_store
 from continuity.workstreams.fingerprint import observe
 from tests.helpers import all_event_files, cli_process
-from tests.workstream_docs import ledger_entry, tracked
+from tests.workstream_docs import item, ledger_entry, tracked
 
 
 def git(root: Path, *args: str) -> str:
@@ -81,6 +81,56 @@ def test_as_of_shows_no_live_freshness_and_the_runtime_file_only_the_binding(rep
     assert isinstance(runtime["validationFreshness"], str)
     past = json.loads(ok(repo, "work", "status", "--json", "--as-of", out["event_ids"][0]))
     assert isinstance(past["validationFreshness"], str) and past["validationLedger"][0]["id"] == "V1"
+
+
+def test_start_writes_the_resume_contract_with_freshness_context_state_and_membership(repo: Path) -> None:
+    """Seed 002: read .ai-bridge/context-runtime.md after start, its freshness and membership included.
+
+    start writes what it observed; the next change a catch-up folds rewrites the files from the log alone,
+    and they then say the live views were not observed since (never a stale CURRENT)."""
+    ok(repo, "work", "validate", "--id", "V1", "--kind", "unit-tests", "--result", "PASS", "--scope", "all",
+       "--summary", "pytest -q passed")
+    (repo / "src/app.py").write_text("print('changed')\n")
+    ok(repo, "work", "start", "--no-fetch")
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert "- V1 STALE PASS (unit-tests, repo-a): pytest -q passed" in md
+    assert runtime["validationFreshness"]["entries"] == {"V1": "STALE"}
+    assert "Context state: DIRTY_LOCAL_CONTEXT" in md and runtime["contextState"] == "DIRTY_LOCAL_CONTEXT"
+    assert "Membership: not managed (no repositories/repositories.yaml)" in md
+    assert runtime["membership"]["healthy"] is True and runtime["observedAt"] in md
+    (repo / "src/app.py").write_text("print('hi')\n")
+    ok(repo, "work", "validate", "--id", "V2", "--kind", "lint", "--result", "PASS", "--scope", "src",
+       "--summary", "ruff clean")
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    assert "STALE" not in md.split("## Validation")[1] and "CURRENT" not in md.split("## Validation")[1]
+    assert "Freshness is not observed since the last change" in md
+    assert "## Context state and membership" in md and "Membership:" not in md
+    assert "membership" not in json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+
+
+def test_start_writes_membership_problems_into_the_runtime_file(repo: Path) -> None:
+    """The active workstream names a repository the registry does not list: start exits unhealthy (1) and the
+    runtime file it wrote says which; once registered, the file says so too."""
+    doc = tracked(items=[item("A1", "IN_PROGRESS"), item("A2", dependsOn=["A1"])])
+    doc["continuity"]["workstream"]["repositories"].append({"repository": "repo-c", "role": "service"})
+    (repo / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(doc))
+    ok(repo, "work", "checkpoint")
+    registry = repo / "repositories/repositories.yaml"
+    registry.parent.mkdir()
+    registry.write_text("project: demo\nrepositories:\n  - {id: repo-a, role: primary}\n")
+    (repo / ".ai/context").mkdir(parents=True)
+    (repo / ".ai/context/config.json").write_text(json.dumps({"projectId": "demo", "repositoryId": "repo-a"}))
+    done = cli_process("work", "start", "--no-fetch", cwd=repo)
+    assert done.returncode == EXIT_INTEGRITY, done.stderr
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    assert "Membership: registry " in md and "this repository: repo-a" in md
+    assert "- Repository 'repo-c' is not registered in repositories/repositories.yaml." in md
+    assert json.loads((repo / ".ai-bridge/context-runtime.json").read_text())["membership"]["healthy"] is False
+    registry.write_text("project: demo\nrepositories:\n  - {id: repo-a, role: primary}\n  - {id: repo-c}\n")
+    ok(repo, "work", "start", "--no-fetch")
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    assert "not registered" not in md and "Membership: registry " in md
 
 
 def test_ledger_ids_are_immutable_and_checkpoint_entries_are_bound(repo: Path) -> None:
