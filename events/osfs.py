@@ -135,13 +135,21 @@ else:
             os.close(fd)
 
 
-def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: int | None = None) -> bytes:
+#: What `read_regular` reads at most unless told otherwise: every file it serves is one of ours or git's
+#: small ones, and a planted huge (or sparse) file must cost an error, not the machine's memory.
+DEFAULT_LIMIT = 64 << 20
+#: A pointer file's bound: git's `.git` file, HEAD, `commondir` and loose refs, a store's node id, a mark.
+SMALL_LIMIT = 4096
+
+
+def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: int | None = DEFAULT_LIMIT) -> bytes:
     """The bytes of a regular file, opened without blocking (OSError when it is anything else).
 
     A FIFO, a device or a folder where a store file belongs (planted, or a symlink to
     /dev/zero) is refused at once instead of blocking or being read without end; `follow`
-    False refuses a symlink too; `limit` refuses a bigger file before reading it. Reads
-    of a regular file are one call of the size fstat gave (more only if it grew).
+    False refuses a symlink too; `limit` refuses a bigger file before reading it (EFBIG;
+    None: no limit). Reads of a regular file are one call of the size fstat gave (more only
+    if it grew).
     """
     fd = os.open(path, READ if not follow else os.O_RDONLY | CLOEXEC | BINARY | NONBLOCK)
     try:
@@ -168,6 +176,22 @@ def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: in
     if limit is not None and len(raw) > limit:
         raise OSError(errno.EFBIG, "more than expected", os.fspath(path))
     return raw
+
+
+def open_append(path: str | os.PathLike[str], mode: int = 0o644) -> int:
+    """A descriptor appending to a regular file (made when missing), opened without blocking.
+
+    A FIFO planted where a log or an outbox belongs fails at once (ENXIO with no reader, else
+    EINVAL "not a regular file") instead of blocking the writer, and a symlink is refused.
+    """
+    fd = os.open(path, APPEND | NONBLOCK, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def link(source: str, target: str) -> None:

@@ -131,7 +131,7 @@ def write_if_changed(
     """
     path = os.fspath(path)
     try:
-        if osfs.read_regular(path) == data:
+        if osfs.read_regular(path, limit=len(data)) == data:  # a bigger file differs: it is never read
             return False
     except FileNotFoundError:
         pass
@@ -139,7 +139,8 @@ def write_if_changed(
         if not os.path.islink(path):
             os.rmdir(path)  # OSError when it holds anything: the caller warns
     except OSError as error:
-        if error.errno != errno.EINVAL:  # EINVAL: a FIFO or a device stands there, which the rename replaces
+        # EINVAL: a FIFO or a device stands there, EFBIG: a bigger file; the rename replaces either
+        if error.errno not in (errno.EINVAL, errno.EFBIG):
             raise
     write_atomic(path, data, durable=durable, make_parents=True, within=within)
     return True

@@ -63,9 +63,14 @@ def append_error_line(path: str, **fields: Any) -> None:
     import msgspec
 
     fields = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
+    from events import osfs
+
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "ab") as handle:
-            handle.write(msgspec.json.encode(fields, enc_hook=str) + b"\n")
+        fd = osfs.open_append(path)  # a FIFO planted there must not hang the hook
+        try:
+            os.write(fd, msgspec.json.encode(fields, enc_hook=str) + b"\n")
+        finally:
+            os.close(fd)
     except OSError:
         pass

@@ -25,6 +25,7 @@ _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
 _NODE = re.compile(r"[a-z0-9]{8}")
 #: The node of a log opened only to read: it never appends, so it never needs a real id.
 READ_ONLY_NODE = "00000000"
+CONFIG_LIMIT = 1 << 20  # config.json holds a few settings: a bigger one is refused as unreadable
 
 
 def now_us() -> int:
@@ -96,7 +97,7 @@ class Store:
         from events.plain import loads  # reads what msgspec reads, without loading it (the plain append path)
 
         try:
-            raw = osfs.read_regular(self.config_path)
+            raw = osfs.read_regular(self.config_path, limit=CONFIG_LIMIT)
         except FileNotFoundError:
             return {}, f"{self.config_path} is missing"
         except OSError as error:
@@ -159,7 +160,7 @@ class Store:
         host = os.uname().nodename
         node_path = os.path.join(self.local_dir, "node")
         try:
-            node, _, made_on = osfs.read_regular(node_path).decode().strip().partition(" ")
+            node, _, made_on = osfs.read_regular(node_path, limit=osfs.SMALL_LIMIT).decode().strip().partition(" ")
             if made_on == host and _NODE.fullmatch(node):
                 return node
         except (OSError, UnicodeDecodeError):

@@ -135,7 +135,7 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
     path = os.path.join(store.path, *relative.split("/"))
     try:
         ensure_folder(store.path, os.path.dirname(path))
-        fd = os.open(path, osfs.APPEND, 0o644)
+        fd = osfs.open_append(path)
         try:
             view = memoryview(b"".join(_line(each) for each in records))
             while view:

@@ -103,7 +103,7 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
         _prune(store, state, writer)
     mark_path = os.path.join(store.local_dir, MARK)
     try:
-        written = osfs.read_regular(mark_path).decode().strip()
+        written = osfs.read_regular(mark_path, limit=osfs.SMALL_LIMIT).decode().strip()
     except (OSError, UnicodeDecodeError):
         written = ""
     if full or not os.path.isdir(os.path.join(store.path, MEMORIES_DIR)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from continuity.core.store import Store
+from events import osfs
 
 TRIGGERS = ("archive", "session_end", "park")
 
@@ -31,11 +32,14 @@ def start(store: Store, trigger: str) -> str | None:
     log_path = os.path.join(store.local_dir, "sync.log")
     try:
         os.makedirs(store.local_dir, exist_ok=True)
-        with open(log_path, "ab") as log:
+        log = osfs.open_append(log_path)  # a FIFO planted there must not hang the hook that starts it
+        try:
             subprocess.Popen(
                 [sys.executable, "-m", "continuity", "sync", "--root", store.root],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
             )
+        finally:
+            os.close(log)
     except OSError as error:
         return f"automatic sync not started ({error.strerror or error}); run `continuity sync` later"
     return None

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from continuity.core.errors import RemoteUnreachable, UsageError
 from continuity.sync.credentials import mask_text, mask_url
+from events import osfs
 from events.durable import read_event_file
 from events.errors import WriteFailed
 from events.names import NODE_PATTERN
@@ -103,8 +104,7 @@ class Repo:
     def head_ref(self) -> str | None:
         """The branch HEAD names (`refs/heads/...`), or None when detached or unreadable."""
         try:
-            with open(os.path.join(self.git_dir, "HEAD"), encoding="utf-8") as handle:
-                text = handle.read().strip()
+            text = osfs.read_regular(os.path.join(self.git_dir, "HEAD"), limit=osfs.SMALL_LIMIT).decode().strip()
         except (OSError, UnicodeDecodeError):
             return None
         return text[5:].strip() if text.startswith("ref:") else None

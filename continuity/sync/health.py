@@ -144,7 +144,8 @@ def _node(name: str) -> str:
 def read_node(store: Store) -> str | None:
     """This store's node id, without creating one (status never writes)."""
     try:
-        node = osfs.read_regular(os.path.join(store.local_dir, "node")).decode("ascii").strip().partition(" ")[0]
+        node = osfs.read_regular(os.path.join(store.local_dir, "node"), limit=osfs.SMALL_LIMIT).decode(
+            "ascii").strip().partition(" ")[0]
     except (OSError, UnicodeDecodeError):
         return None
     return node if names.NODE_PATTERN.match(node) else None

@@ -17,6 +17,7 @@ import os
 import msgspec
 
 from continuity.core.store import Store
+from events import osfs
 
 STATES = ("OFFLINE_IMPORTED_CONTEXT", "DIVERGED_LOCAL_CONTEXT", "DIRTY_LOCAL_CONTEXT", "STALE_LOCAL_CONTEXT",
           "CURRENT_OR_FETCHED")
@@ -52,9 +53,9 @@ def git_dirs(top: str) -> tuple[str, str] | None:
     dot = os.path.join(top, ".git")
     if os.path.isdir(dot):
         return dot, dot
+    # git's pointer files are read as regular files within a bound: a FIFO or a huge file there is no git folder
     try:
-        with open(dot, encoding="utf-8") as handle:
-            text = handle.read(4096).strip()
+        text = osfs.read_regular(dot, limit=osfs.SMALL_LIMIT).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     if not text.startswith("gitdir:"):
@@ -62,8 +63,8 @@ def git_dirs(top: str) -> tuple[str, str] | None:
     git_dir = os.path.normpath(os.path.join(top, text[len("gitdir:"):].strip()))
     common = git_dir
     try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            common = os.path.normpath(os.path.join(git_dir, handle.read(4096).strip()))
+        raw = osfs.read_regular(os.path.join(git_dir, "commondir"), limit=osfs.SMALL_LIMIT)
+        common = os.path.normpath(os.path.join(git_dir, raw.decode("utf-8").strip()))
     except (OSError, UnicodeDecodeError):
         pass
     return git_dir, common
@@ -72,20 +73,19 @@ def git_dirs(top: str) -> tuple[str, str] | None:
 def read_ref(common: str, ref: str) -> str | None:
     """The object id a ref names (a loose ref file, else packed-refs), or None."""
     try:
-        with open(os.path.join(common, *ref.split("/")), encoding="ascii") as handle:
-            value = handle.read(200).strip()
+        value = osfs.read_regular(os.path.join(common, *ref.split("/")), limit=osfs.SMALL_LIMIT).decode("ascii").strip()
         if value and all(char in "0123456789abcdef" for char in value):
             return value
     except (OSError, UnicodeDecodeError):
         pass
-    try:
-        with open(os.path.join(common, "packed-refs"), encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                oid, _, name = line.rstrip("\n").partition(" ")
-                if name == ref:
-                    return oid
+    try:  # within read_regular's default bound (64 MiB: several hundred thousand refs)
+        packed = osfs.read_regular(os.path.join(common, "packed-refs"))
     except OSError:
-        pass
+        return None
+    for line in packed.decode("utf-8", "replace").splitlines():
+        oid, _, name = line.partition(" ")
+        if name == ref:
+            return oid
     return None
 
 

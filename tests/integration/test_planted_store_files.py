@@ -93,3 +93,76 @@ def test_a_derived_file_replaced_by_a_fifo_is_repaired(project: Path, relative: 
     done = run(project, "rebuild")
     assert done.returncode == 0, done.stderr
     assert not path.is_fifo() and path.read_bytes() == expected
+
+
+# -- files continuity appends to, and files too big to be ours -----------------------------------
+
+
+def test_a_fifo_for_the_hook_log_does_not_hang_the_hook(project: Path) -> None:
+    """A failing hook records its problem in local/hooks.log: a FIFO there is skipped, the hook still exits 0."""
+    replace_with_fifo(project / STORE / "local" / "hooks.log")
+    done = run(project, "hook", "claude-code", stdin="not json")
+    assert done.returncode == 0 and "not valid JSON" in done.stderr and "Traceback" not in done.stderr
+    assert (project / STORE / "local" / "hooks.log").is_fifo()
+
+
+def test_a_fifo_for_the_background_sync_log_is_a_warning(project: Path) -> None:
+    """`sync_after` starts a background sync logging to local/sync.log: a FIFO there is one warning line."""
+    config = project / STORE / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_after": ["archive"]}))
+    replace_with_fifo(project / STORE / "local" / "sync.log")
+    done = run(project, "archive", "--gate", "agent", "--reason", "end of day")
+    assert done.returncode == 0, done.stderr
+    assert "automatic sync not started (not a regular file" in done.stderr or \
+        "automatic sync not started (No such device or address" in done.stderr, done.stderr
+
+
+def plant_sparse(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.truncate(1 << 40)
+
+
+@pytest.mark.parametrize("relative", ["local/sync-state.json", "local/node", "local/memories-written", "state.json"])
+def test_a_huge_sparse_file_where_a_store_file_belongs_is_not_read(project: Path, relative: str) -> None:
+    """A terabyte (sparse) where a small store file belongs: treated as unreadable at once, never read whole."""
+    plant_sparse(project / STORE / relative)
+    for args in (("status",), ("sync", "--status"), ("log", "-m", "after"), ("resume-bundle",)):
+        done = run(project, *args)
+        assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, (args, done.stderr)
+        assert done.returncode in ORDINARY, (args, done.returncode, done.stderr)
+
+
+def test_a_config_bigger_than_its_bound_is_refused_for_writes(project: Path) -> None:
+    """config.json of 2 MiB (its bound is 1 MiB): writes refuse it as a broken config (exit 9), reads warn."""
+    config = project / STORE / "config.json"
+    config.write_bytes(b" " * (2 << 20) + config.read_bytes())
+    done = run(project, "checkpoint", "-m", "more")
+    assert done.returncode == 9 and "config.json" in done.stderr and "Traceback" not in done.stderr
+    done = run(project, "resume-bundle")
+    assert done.returncode == 0 and "config.json" in done.stderr
+
+
+def test_a_fifo_for_the_git_pointer_file_does_not_hang_work_status(project: Path) -> None:
+    """A worktree's `.git` is a pointer file; a FIFO there is no git folder, read without blocking."""
+    os.mkfifo(project / ".git")
+    done = run(project, "work", "status", "--json")
+    assert "Traceback" not in done.stderr and done.returncode in ORDINARY, done.stderr
+
+
+def test_sync_with_huge_sparse_marks_files(project: Path, tmp_path: Path) -> None:
+    """sync's own bookkeeping (local/sync.json, local/sync-nodes.json) a terabyte each: counted as lost, the
+    sync goes on (a lost file costs a listing) and rewrites them."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    for args in (["init", "-q"], ["remote", "add", "origin", str(remote)]):
+        subprocess.run(["git", "-C", str(project), *args], check=True)
+    assert run(project, "sync").returncode == 0
+    for name in ("sync.json", "sync-nodes.json"):
+        plant_sparse(project / STORE / "local" / name)
+    assert run(project, "log", "-m", "after").returncode == 0
+    done = run(project, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["added_local"] == 1
+    for name in ("sync.json", "sync-nodes.json"):
+        assert (project / STORE / "local" / name).stat().st_size < 1 << 20
