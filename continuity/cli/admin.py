@@ -64,9 +64,9 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.facts import clock_ahead_warning
 
     ahead = clock_ahead_warning(store.open_reader(), now_us())
-    from continuity.core.leftovers import stale_temps
+    from continuity.core.leftovers import stale_temps_everywhere
 
-    temps = stale_temps(store.path, now_us() / 1e6)
+    temps = stale_temps_everywhere(store, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
     data["ok"] = report.ok and not links

@@ -50,10 +50,10 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
 
         raise WriteFailed(next(w for w in outcome.warnings if w.startswith("projections not saved")))
     indexed = _rebuild_recall_index(store, out)
-    from continuity.core.leftovers import remove_stale_temps
+    from continuity.core.leftovers import remove_stale_temps_everywhere
     from continuity.core.store import now_us
 
-    removed, not_removed = remove_stale_temps(store.path, now_us() / 1e6)
+    removed, not_removed = remove_stale_temps_everywhere(store, now_us() / 1e6)
     warnings = [*outcome.warnings, *(indexed[1] if indexed else []), *not_removed]
     warn(warnings)
     out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": warnings,

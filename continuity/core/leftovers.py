@@ -17,10 +17,16 @@ from collections.abc import Iterator
 
 from events import osfs
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.core.store import Store
+
 #: `fsio.write_atomic`'s temp name: `.<name>.<pid>.tmp`.
 TEMP_NAME = re.compile(r"\.(.+)\.([0-9]{1,10})\.tmp")
 #: A temp older than this is left over even when its pid is running (pids are reused).
 STALE_SECONDS = 3600
+#: The one name whose temp is a symlink (readside/writers.py's `link_latest`).
+LATEST_LINK = "latest.md"
 
 
 def process_alive(pid: int) -> bool:
@@ -42,7 +48,10 @@ def process_alive(pid: int) -> bool:
 
 def _is_stale(name: str, info: os.stat_result, now: float) -> bool:
     match = TEMP_NAME.fullmatch(name)
-    if match is None or not stat.S_ISREG(info.st_mode):
+    if match is None:
+        return False
+    # a regular file (the atomic writer's), or the symlink `latest.md`'s link is made as before its rename
+    if not (stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and match.group(1) == LATEST_LINK)):
         return False
     return now - info.st_mtime > STALE_SECONDS or not process_alive(int(match.group(2)))
 
@@ -71,6 +80,38 @@ def _walk(store_path: str) -> Iterator[tuple[str, str, os.stat_result, int | Non
             except OSError:
                 continue
             yield relative, name, info, None
+
+
+def outside_folder(store: Store) -> str | None:
+    """The folder outside the store that continuity writes through the atomic writer: this project's
+    Markdown archives (`~/.agent/contexts/<project>`, readside/writers.py); None when it cannot be told."""
+    from continuity.readside.writers import contexts_dir
+    from events.errors import ContinuityError
+
+    try:
+        return os.path.join(contexts_dir(store), store.reading_project()[0])
+    except (OSError, ContinuityError):
+        return None
+
+
+def stale_temps_everywhere(store: Store, now: float) -> list[str]:
+    """The left-over temps of the store (relative to it), then of the Markdown archives folder (full paths)."""
+    found = stale_temps(store.path, now)
+    outside = outside_folder(store)
+    if outside is not None:
+        found += [os.path.join(outside, name) for name in stale_temps(outside, now)]
+    return found
+
+
+def remove_stale_temps_everywhere(store: Store, now: float) -> tuple[list[str], list[str]]:
+    """remove_stale_temps for the store, then for the Markdown archives folder (its paths shown in full)."""
+    removed, warnings = remove_stale_temps(store.path, now)
+    outside = outside_folder(store)
+    if outside is not None:
+        more, more_warnings = remove_stale_temps(outside, now)
+        removed += [os.path.join(outside, name) for name in more]
+        warnings += more_warnings
+    return removed, warnings
 
 
 def stale_temps(store_path: str, now: float) -> list[str]:

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
+from continuity.core.leftovers import LATEST_LINK
 from continuity.core.logs import log as log_event
 from continuity.core.store import Store
 from continuity.readside.catchup import Outcome, Progress, catch_up, models_dir, save
@@ -119,7 +120,7 @@ class ArchiveWriter:
                 write_if_changed(path, render_archive_markdown(record, self.language).encode())
             else:
                 write_if_changed(path, render_seed_markdown(record, seed_commits).encode())
-            link_latest(os.path.join(os.path.dirname(path), "latest.md"), path, absolute=seed_commits is not None)
+            link_latest(os.path.join(os.path.dirname(path), LATEST_LINK), path, absolute=seed_commits is not None)
         except OSError as error:
             self._warn(f"Markdown archive not written: {reason_of(error)}")
 
@@ -134,7 +135,8 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
     try:
         if os.path.islink(link) and os.readlink(link) == relative:
             return
-        temp = f"{link}.{os.getpid()}.tmp"
+        folder, name = os.path.split(link)
+        temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")  # the atomic writer's name: `rebuild` sweeps it
         if os.path.lexists(temp):
             os.unlink(temp)
         os.symlink(relative, temp)

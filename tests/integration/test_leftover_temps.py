@@ -105,3 +105,56 @@ def test_rebuild_removes_a_killed_writers_temp_and_keeps_a_live_ones(project: Pa
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_the_markdown_archives_folder_outside_the_store_is_swept_too(project: Path, tmp_path: Path) -> None:
+    """`latest.md` is linked by a temp symlink renamed into place, in the contexts folder outside the store;
+    a writer killed between the two leaves `.latest.md.<pid>.tmp` there (and the atomic writer its temps):
+    verify names them in full, rebuild removes them, and nothing else in that folder is touched."""
+    contexts = tmp_path / "contexts"
+    env = {"CONTINUITY_CONTEXTS_DIR": str(contexts)}
+    assert cli_process("archive", "--gate", "agent", "--reason", "end of day", cwd=project, env=env).returncode == 0
+    folder = contexts / "demo"
+    latest = folder / "latest.md"
+    assert latest.is_symlink()
+    pid = dead_pid()
+    link_temp = folder / f".latest.md.{pid}.tmp"
+    link_temp.symlink_to(os.readlink(latest))
+    file_temp = folder / f".ctx_x.md.{pid}.tmp"
+    file_temp.write_text("half")
+    other_link = folder / f".notes.md.{pid}.tmp"  # a symlink by another name is not ours to remove
+    other_link.symlink_to(os.readlink(latest))
+    checked = json.loads(cli_process("verify", "--json", cwd=project, env=env).stdout)
+    assert checked["leftover_temps"] == [str(file_temp), str(link_temp)]
+    rebuilt = cli_process("rebuild", "--json", cwd=project, env=env)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["temps_removed"] == [str(file_temp), str(link_temp)]
+    assert not os.path.lexists(link_temp) and not file_temp.exists()
+    assert other_link.is_symlink() and latest.is_symlink() and latest.read_text()
+
+
+def test_latest_md_is_linked_through_the_writers_temp_name(project: Path, tmp_path: Path) -> None:
+    """A writer that stops between making the temp link and renaming it leaves `.latest.md.<pid>.tmp`."""
+    child = subprocess.Popen([sys.executable, "-c", """
+import os, sys, time
+def stop(*args):
+    print("ready", flush=True)
+    time.sleep(600)
+os.replace = stop
+from continuity.readside.writers import link_latest
+link_latest(sys.argv[1], sys.argv[2])
+""", str(tmp_path / "latest.md"), str(tmp_path / "ctx_1.md")], stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    assert os.readlink(tmp_path / f".latest.md.{child.pid}.tmp") == "ctx_1.md"
