@@ -16,6 +16,9 @@ from continuity.sync.git import Repo
 from events.errors import WriteFailed
 
 TREE = "40000"
+#: The most a tree may hold: a day of about three million events (an entry is about 90 bytes). A remote's
+#: bigger tree is refused before it is read, whatever its size.
+TREE_LIMIT = 256 << 20
 
 
 class Entry(NamedTuple):
@@ -32,15 +35,17 @@ class Entry(NamedTuple):
 
 
 def parse_tree(data: bytes, oid_bytes: int) -> list[Entry]:
-    """The entries of a raw tree object."""
+    """The entries of a raw tree object (ValueError when it is not one)."""
     entries: list[Entry] = []
     index, end = 0, len(data)
     while index < end:
         space = data.index(b" ", index)
         nul = data.index(b"\0", space)
         name = data[space + 1:nul].decode("utf-8", "surrogateescape")
+        if nul + 1 + oid_bytes > end:
+            raise ValueError("a tree entry's object id is cut short")
         sha = data[nul + 1:nul + 1 + oid_bytes].hex()
-        entries.append(Entry(data[index:space].decode(), name, sha))
+        entries.append(Entry(data[index:space].decode("ascii"), name, sha))
         index = nul + 1 + oid_bytes
     return entries
 
@@ -87,11 +92,17 @@ class ObjectReader(_BatchProcess):
         return self._answer(sha, limit)
 
     def read_tree(self, sha: str) -> list[Entry]:
-        """The entries of a tree."""
-        kind, data = self.read(sha)
+        """The entries of a tree (WriteFailed for a tree over TREE_LIMIT, or an object that is no tree)."""
+        kind, data = self.read_bounded(sha, TREE_LIMIT)
         if kind != "tree":
             raise WriteFailed(f"sync failed: git object {sha} is a {kind}, not a tree")
-        return parse_tree(data, self.repo.oid_bytes)
+        if data is None:
+            raise WriteFailed(f"sync failed: git tree {sha} holds more than the {TREE_LIMIT >> 20} MiB a day of "
+                              "events can; it was not read")
+        try:
+            return parse_tree(data, self.repo.oid_bytes)
+        except (ValueError, UnicodeDecodeError):
+            raise WriteFailed(f"sync failed: git object {sha} is not a well-formed tree") from None
 
     def read_many(self, shas: list[str], limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
         """(type, content) of each object, in order; the requests stream from a thread. Content is None

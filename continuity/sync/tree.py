@@ -22,6 +22,8 @@ from events.errors import WriteFailed
 
 EVENTS = "events"
 FILE_MODES = ("100644", "100755")
+#: The most a commit object on the branch may hold (ours are a few hundred bytes).
+COMMIT_LIMIT = 1 << 20
 
 
 def is_day(name: str) -> bool:
@@ -49,8 +51,8 @@ def read_snapshot(reader: ObjectReader, commit: str | None) -> Snapshot:
     """The snapshot of a commit (an empty one for None)."""
     if commit is None:
         return Snapshot()
-    kind, data = reader.read(commit)
-    first = data.split(b"\n", 1)[0].split()
+    kind, data = reader.read_bounded(commit, COMMIT_LIMIT)
+    first = data.split(b"\n", 1)[0].split() if data is not None else []
     if kind != "commit" or len(first) != 2 or first[0] != b"tree":
         raise WriteFailed(f"sync failed: {commit} is not a commit with a tree")
     root = reader.read_tree(first[1].decode())

@@ -838,3 +838,38 @@ def test_worktrees_of_one_repository_syncing_at_once_all_succeed(world: World) -
     assert len({tuple(event_names(root)) for root in roots}) == 1
     lock = Path(git(world.a, "rev-parse", "--git-common-dir").strip())
     assert (world.a / lock / "continuity-sync.lock").is_file()
+
+
+def test_a_remote_tree_over_the_bound_is_refused_unread(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote's day tree bigger than the bound (here lowered to 64 KiB; 256 MiB shipped): the sync fails with
+    one line naming it, exit 5, and nothing is written; within the bound the same history syncs."""
+    from continuity.sync import objects
+
+    files = {f"events/20260101/{index:020d}.json": b"{}" for index in range(1500)}  # a tree of about 100 KiB
+    git(world.remote, "update-ref", "refs/heads/continuity", commit_of(world.remote, files))
+    monkeypatch.setattr(objects, "TREE_LIMIT", 64 << 10)
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == 5 and "holds more than the 0 MiB a day of events can" in error["message"], error
+    assert event_names(world.b) == []
+    monkeypatch.setattr(objects, "TREE_LIMIT", 1 << 20)
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0, out  # the names are no events: carried on the branch, never written
+    assert event_names(world.b) == []
+
+
+@pytest.mark.parametrize("raw", [b"100644 no-nul-after-the-name", b"100644 cut\0" + b"\x01" * 7,
+                                 b"1006\xff4 bad-mode\0" + b"\x01" * 20])
+def test_a_malformed_tree_on_the_branch_is_refused_in_one_line(world: World, raw: bytes) -> None:
+    """The local branch names a tree git was made to store unchecked (`hash-object --literally`; git's own
+    transport refuses to send such a tree, so it can only be planted here): exit 5, one line."""
+    def plumbing(*args: str, data: bytes) -> str:
+        return subprocess.run(["git", "-C", str(world.b), *args], input=data, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    tree = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=raw)
+    events = plumbing("mktree", "--missing", data=f"040000 tree {tree}\t20260101\n".encode())
+    root = plumbing("mktree", "--missing", data=f"040000 tree {events}\tevents\n".encode())
+    git(world.b, "update-ref", "refs/heads/continuity", git(world.b, "commit-tree", root, "-m", "x").strip())
+    append(world.b, "b1")
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == 5 and "is not a well-formed tree" in error["message"] and "\n" not in error["message"], error
