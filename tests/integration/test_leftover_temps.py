@@ -22,28 +22,36 @@ from tests.helpers import cli_process
 
 STORE = Path(".agent") / "runtime-continuity"
 
-#: Child: write `argv[1]` atomically, but stop (forever) where the rename would happen.
-CHILD = """
+#: A child's start: where it would rename, it says "ready" and stops (forever).
+STOP_AT_RENAME = """
 import os, sys, time
 def stop(*args):
     print("ready", flush=True)
     time.sleep(600)
 os.replace = stop
+"""
+#: Child: write `argv[1]` atomically.
+CHILD = STOP_AT_RENAME + """
 from continuity.core.fsio import write_atomic
 write_atomic(sys.argv[1], b'{"half": true}', durable=False, make_parents=True)
 """
 
 
-def killed_writer(target: Path) -> Path:
-    """Kill -9 a real writer between its temp write and the rename; the temp file it left."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(target)], stdout=subprocess.PIPE,
+def killed_at_rename(code: str, *args: str) -> int:
+    """Run `code` (which stops where its rename would happen) in a real process, kill -9 it there; its pid."""
+    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
                              cwd=Path(__file__).resolve().parents[2])
     try:
         assert child.stdout is not None and child.stdout.readline() == b"ready\n"
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
-    temp = target.parent / f".{target.name}.{child.pid}.tmp"
+    return child.pid
+
+
+def killed_writer(target: Path) -> Path:
+    """Kill -9 a real writer between its temp write and the rename; the temp file it left."""
+    temp = target.parent / f".{target.name}.{killed_at_rename(CHILD, str(target))}.tmp"
     assert temp.is_file()
     return temp
 
@@ -142,19 +150,6 @@ def test_the_markdown_archives_folder_outside_the_store_is_swept_too(project: Pa
 
 def test_latest_md_is_linked_through_the_writers_temp_name(project: Path, tmp_path: Path) -> None:
     """A writer that stops between making the temp link and renaming it leaves `.latest.md.<pid>.tmp`."""
-    child = subprocess.Popen([sys.executable, "-c", """
-import os, sys, time
-def stop(*args):
-    print("ready", flush=True)
-    time.sleep(600)
-os.replace = stop
-from continuity.readside.writers import link_latest
-link_latest(sys.argv[1], sys.argv[2])
-""", str(tmp_path / "latest.md"), str(tmp_path / "ctx_1.md")], stdout=subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[2])
-    try:
-        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-    assert os.readlink(tmp_path / f".latest.md.{child.pid}.tmp") == "ctx_1.md"
+    code = STOP_AT_RENAME + "from continuity.readside.writers import link_latest\nlink_latest(*sys.argv[1:3])\n"
+    pid = killed_at_rename(code, str(tmp_path / "latest.md"), str(tmp_path / "ctx_1.md"))
+    assert os.readlink(tmp_path / f".latest.md.{pid}.tmp") == "ctx_1.md"
