@@ -70,8 +70,9 @@ def test_a_latest_md_link_that_cannot_replace_the_old_one_leaves_no_temp_link(pr
     """latest.md: when the rename of its new link fails, the temp link is removed (a copy is written instead)."""
     with identity():
         assert run(["archive", "--reason", "first"])[0] == 0
+        # the link's rename only: the copy written instead goes through the atomic writer's temp of that name
         faults = SyscallFaults(errno.EIO, match=lambda name, first: name == "replace"
-                               and os.path.basename(str(first)).startswith("latest.md."))
+                               and os.path.basename(str(first)).startswith(".latest.md.") and os.path.islink(first))
         code, _, err = run(["archive", "--reason", "second"], faults)
     assert faults.hits and code == 0, err
     folder = tmp_path / "home" / ".agent" / "contexts" / "demo"
