@@ -15,6 +15,7 @@ import re
 import stat
 from collections.abc import Iterator
 
+from continuity.core.paths import LATEST_LINK
 from events import osfs
 
 TYPE_CHECKING = False
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 TEMP_NAME = re.compile(r"\.(.+)\.([0-9]{1,10})\.tmp")
 #: A temp older than this is left over even when its pid is running (pids are reused).
 STALE_SECONDS = 3600
-#: The one name whose temp is a symlink (readside/writers.py's `link_latest`).
-LATEST_LINK = "latest.md"
 
 
 def process_alive(pid: int) -> bool:

@@ -62,9 +62,9 @@ def append_error_line(path: str, **fields: Any) -> None:
 
     import msgspec
 
-    fields = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
     from events import osfs
 
+    fields = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = osfs.open_append(path)  # a FIFO planted there must not hang the hook

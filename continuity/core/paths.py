@@ -24,6 +24,8 @@ def run_relpath(run_id: str) -> str:
 
 
 LATEST_ARCHIVE_REL = f"{STORE_REL}/archives/latest.json"
+#: The link to a project's newest Markdown archive, in its contexts folder (readside/writers.py's `link_latest`).
+LATEST_LINK = "latest.md"
 
 #: The recall index's file in the store's `local/` folder (continuity/recall/index.py).
 RECALL_INDEX_NAME = "recall.sqlite3"

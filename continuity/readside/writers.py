@@ -12,8 +12,8 @@ import os
 from typing import Any
 
 from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
-from continuity.core.leftovers import LATEST_LINK
 from continuity.core.logs import log as log_event
+from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
 from continuity.readside.catchup import Outcome, Progress, catch_up, models_dir, save
 from continuity.readside.seedstate import seed_state, write_seed_state
