@@ -34,6 +34,8 @@ class _Kind(msgspec.Struct):
 
 
 _PEEK = msgspec.json.Decoder(_Kind)
+#: What a document nested past the interpreter's recursion limit is called (msgspec raises RecursionError).
+NESTED = "nested too deeply"
 #: After this many decodes a process builds the union's Decoder and uses it from then on.
 BULK = 10_000
 
@@ -96,10 +98,18 @@ class Codec:
             event: Event = decoder.decode(raw)
         except msgspec.ValidationError as error:
             raise EventInvalid(f"invalid event: {_first_line(error)}") from None
+        except RecursionError:
+            raise EventInvalid(f"invalid event: {NESTED}") from None
         return event
 
     def decode(self, raw: bytes) -> Event:
         """An event from stored bytes of any known version; EventUndecodable otherwise."""
+        try:
+            return self._decode(raw)
+        except RecursionError:  # msgspec and the upcasters recurse per level: bytes a writer of ours never made
+            raise EventUndecodable(NESTED) from None
+
+    def _decode(self, raw: bytes) -> Event:
         try:
             decoder = self._union_decoder
             if decoder is None:

@@ -257,6 +257,8 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
                 payload = msgspec.json.decode(raw)
             except msgspec.DecodeError as error:
                 problem = f"hook input is not valid JSON ({error}); nothing recorded"
+            except RecursionError:
+                problem = "hook input is nested too deeply; nothing recorded"
         if problem is None and not isinstance(payload, dict):
             problem = f"hook input is JSON but not an object ({type(payload).__name__}); nothing recorded"
         if problem is not None or not isinstance(payload, dict):

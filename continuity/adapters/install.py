@@ -324,6 +324,8 @@ def parse_config(text: str) -> dict[str, Any]:
                              "install cannot merge into it and keep them; remove the comments, or add the "
                              "hooks by hand as docs/adapters.md shows") from None
         raise UsageError(f"it is not valid JSON ({error})") from None
+    except RecursionError:
+        raise UsageError("it is not valid JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise UsageError("it does not hold a JSON object")
     return value

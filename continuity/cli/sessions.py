@@ -242,9 +242,10 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
                                 f"{error.strerror or error}") from None
     try:
         record = msgspec.json.decode(raw, type=ArchiveRecord)
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
+        why = "nested too deeply" if isinstance(error, RecursionError) else error
         raise ArchiveUnreadable(f"archive {archive_id} cannot be read: {os.path.join(folder, archive_id)}.json: "
-                                f"not an archive ({error})") from None
+                                f"not an archive ({why})") from None
     return record if record.project == project else None
 
 

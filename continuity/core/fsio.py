@@ -165,7 +165,7 @@ def read_json(path: str | os.PathLike[str], *, within: str | None = None) -> Any
         if real is None:
             return None
         return msgspec.json.decode(osfs.read_regular(real, follow=False, limit=JSON_LIMIT))
-    except (OSError, msgspec.DecodeError):
+    except (OSError, msgspec.DecodeError, RecursionError):
         return None
 
 

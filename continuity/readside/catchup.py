@@ -158,7 +158,7 @@ def _load_head(store: Store, model: ReadModel[Any]) -> _Head | None:
         return None
     try:
         head = _HEAD.decode(payload)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return head if head.format == model.format else None
 
@@ -173,7 +173,7 @@ def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
         return None
     try:
         saved: Saved[Any] = decoder.decode(payload)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return saved if saved.format == model.format else None
 
@@ -303,7 +303,7 @@ class _Track:
         if self._raw is not None:
             try:
                 self.saved.state = _state_decoder(self.model.state_type).decode(self._raw)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 raise _Unreadable(self.model.name) from None
             self._raw = None
             self.folded_before = self.saved.state.events_folded
@@ -315,7 +315,7 @@ class _Track:
             return self.state
         try:
             found: Projects[Any] = _state_decoder(kind).decode(self._raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise _Unreadable(self.model.name) from None
         return found
 

@@ -209,7 +209,7 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
         if reason is None:
             try:
                 marks = dict(_MARKS.decode(meta.get("days", b"")))
-            except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+            except (msgspec.DecodeError, msgspec.ValidationError, TypeError, RecursionError):
                 reason = "the recall index's day marks were unreadable"
         if reason is None:
             reason = validate_marks(marks, position, days)
@@ -318,7 +318,7 @@ def projects_of(connection: sqlite3.Connection) -> list[str]:
     row = connection.execute("SELECT value FROM meta WHERE key = 'projects'").fetchone()
     try:
         return list(_PROJECTS.decode(row[0])) if row else []
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError, RecursionError):
         return []
 
 

@@ -195,7 +195,7 @@ def run(argv: list[str]) -> int | None:
         return None
     try:
         found = _search(options)
-    except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError):
+    except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError, RecursionError):
         return None
     if found is None:
         return None

@@ -50,7 +50,7 @@ def prev_of(raw: bytes) -> str | None:
     """The `prev` hash an event's bytes carry (None when absent or unreadable)."""
     try:
         return _PREV.decode(raw).prev
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 

@@ -64,7 +64,7 @@ def load(store: Store) -> SyncState | None:
     """The saved state, or None when no sync has run here (or the file is unreadable)."""
     try:
         return msgspec.json.decode(osfs.read_regular(state_path(store)), type=SyncState)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 

@@ -227,6 +227,8 @@ def read_manifest(folder: str) -> Manifest:
         manifest = msgspec.json.decode(raw, type=Manifest)
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
         raise _refuse("import", f"invalid transfer manifest {path}: {error}") from None
+    except RecursionError:
+        raise _refuse("import", f"invalid transfer manifest {path}: nested too deeply") from None
     if not re.match(_OID, manifest.head) or not re.fullmatch(r"[0-9a-f]{64}", manifest.bundle.sha256):
         raise _refuse("import", f"invalid transfer manifest {path}: head or sha256 is not a hex digest")
     return manifest

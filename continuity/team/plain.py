@@ -113,5 +113,5 @@ def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
     try:
         there = json.loads(osfs.read_regular(path))
         return bool((there["created_at"], there["task"], there["checkpoint_id"]) > key)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return False

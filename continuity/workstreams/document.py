@@ -172,6 +172,8 @@ def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
         raise UsageError(f"invalid {where}: {_short(str(error))}") from None
     except msgspec.DecodeError as error:
         raise UsageError(f"invalid {where}: not valid JSON ({_short(str(error))})") from None
+    except RecursionError:
+        raise UsageError(f"invalid {where}: nested too deeply") from None
     return check(doc)
 
 

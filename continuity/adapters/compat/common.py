@@ -147,7 +147,7 @@ def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
 
     try:
         value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return {}, False
     if value is None:
         return {}, True

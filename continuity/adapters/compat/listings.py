@@ -166,5 +166,5 @@ def _archive_json(folder: str, name: str) -> Any:
 
     try:  # decoded as read_json decodes
         return msgspec.json.decode(read_archive_file(folder, name)[1])
-    except (OSError, msgspec.DecodeError):
+    except (OSError, msgspec.DecodeError, RecursionError):
         return None
