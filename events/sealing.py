@@ -16,6 +16,7 @@ from events.codec import Codec
 from events.durable import sha256_hex
 from events.errors import EventInvalid, SecretRefused
 from events.guard import find_secret, might_hold_secret, redact_text, redact_tree, strings_in
+from events.plain import MAX_DEPTH
 
 __all__ = ["StoredEvent", "guard", "prepare", "seal", "sha256_hex"]
 
@@ -78,6 +79,8 @@ def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
     The guard walks the fields only when the encoded event holds a word some rule needs
     (JSON escapes none of those words), so most events cost one encode and one decode.
     """
+    if draft.note is not None:
+        _check_depth(draft.note)
     raw = codec.encode(draft)
     if might_hold_secret(raw.decode("utf-8")):
         guarded = guard(draft, redact=redact)
@@ -87,6 +90,24 @@ def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
         raise EventInvalid(f"event too large: {len(raw)} bytes (limit {MAX_EVENT_BYTES - 512})")
     codec.validate(raw)
     return draft
+
+
+def _check_depth(note: dict[str, Any]) -> None:
+    """Refuse a note nested deeper than the plain path takes (MAX_DEPTH levels, the event itself at 0).
+
+    Without a bound the typed path would store what msgspec decodes (about 1,000 levels) and
+    orjson, which prints `--json` output, refuses past 255: the event would be readable but
+    not printable. The plain path declines the same notes, so both paths refuse alike.
+    """
+    pending: list[tuple[Any, int]] = [(note, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise EventInvalid(f"invalid event: note nested more than {MAX_DEPTH - 1} levels deep")
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for pair in value.items() for item in pair)
+        elif isinstance(value, (list, tuple)):
+            pending.extend((item, depth + 1) for item in value)
 
 
 def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec) -> StoredEvent:

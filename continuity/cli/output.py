@@ -19,9 +19,9 @@ class Output:
     def emit(self, data: Any, text: str | None = None) -> None:
         """Print `data` as JSON, or `text` for people."""
         if self.as_json or text is None:
-            import orjson
+            from continuity.core.fsio import indented_json
 
-            sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(indented_json(data) + b"\n")
             sys.stdout.flush()
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")

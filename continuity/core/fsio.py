@@ -176,6 +176,24 @@ def pretty_json(data: Any) -> bytes:
     return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
 
 
+def indented_json(data: Any) -> bytes:
+    """`data` as JSON indented by two spaces (no final newline).
+
+    orjson refuses values nested more than 255 levels; msgspec goes as deep as it decodes,
+    so an event stored before notes were bounded (or a forged one a sync carried here)
+    still prints.
+    """
+    import orjson
+
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:
+        import msgspec
+
+        return msgspec.json.format(msgspec.json.encode(data), indent=2)
+
+
+
 def schema_json(kind: Any, title: str) -> bytes:
     """A JSON Schema file generated from a type (or from a ready schema dict), keys sorted."""
     import orjson

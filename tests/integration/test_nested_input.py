@@ -211,3 +211,54 @@ def test_a_deep_archive_record_is_unreadable_not_a_crash(project: Path) -> None:
                             env={**os.environ, "HOME": str(project.parent)})
     assert compat.returncode == 0 and "Traceback" not in compat.stderr, compat.stderr
     assert json.loads(compat.stdout)["ok"] is True
+
+
+def nested_note(levels: int) -> str:
+    """A --note object whose innermost value sits `levels` levels below the note itself."""
+    return '{"a": ' + deep(levels) + "}"
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_both_write_paths_take_a_note_up_to_63_levels_and_refuse_deeper(project: Path, typed: bool,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A note nested deeper than the plain path takes is refused on the typed path too (exit 2, nothing
+    written), so no event is stored that `--json` output cannot print."""
+    import continuity.cli as cli
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(project.parent))
+    if typed:
+        monkeypatch.setattr(cli, "_log_fast_path", lambda args: None)
+    before = all_event_files(project)
+    assert cli.main(["log", "-m", "shallow enough", "--note", nested_note(63)]) == 0
+    written = all_event_files(project)
+    assert len(written) == len(before) + 1
+    for levels in (64, 300, 900):
+        assert cli.main(["log", "-m", "too deep", "--note", nested_note(levels)]) == 2
+        assert "note nested more than 63 levels deep" in capsys.readouterr().err
+    assert all_event_files(project) == written
+
+
+def test_an_event_stored_with_a_deep_note_still_prints(project: Path) -> None:
+    """An event with a note 300 levels deep (stored before notes were bounded, or carried by a sync):
+    `events list --json` and `events show` print it (orjson alone refuses past 255 levels)."""
+    first = all_event_files(project)[0]
+    event = json.loads(first.read_bytes())
+    stamp, node = "20200101_000000_000002", "deadbeef"
+    event.update(event_id=f"RCE-{stamp}-{node}", created_at="2020-01-01T00:00:00.000002Z", prev=None,
+                 note=json.loads(nested_note(300)))
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    folder = project / STORE / "events" / "20200101"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{stamp}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json").write_bytes(raw)
+    assert run(project, "verify").returncode == 0
+    listed = run(project, "events", "list", "--json")
+    assert listed.returncode == 0
+    notes = [e["note"] for e in json.loads(listed.stdout)["events"] if e["event_id"] == event["event_id"]]
+    assert notes == [event["note"]]
+    for args in (("events", "show", event["event_id"]), ("events", "show", event["event_id"], "--json")):
+        shown = run(project, *args)
+        assert shown.returncode == 0
+        body = shown.stdout if "--json" in args else shown.stdout.split("\n", 1)[1]
+        assert json.loads(body)["note"] == event["note"]
