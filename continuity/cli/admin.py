@@ -34,7 +34,8 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Recompute every event's hash and the prev chain. Prints counts, forks "
         "(merges) and the first broken event with the reason, and the workstream invariants a merge of "
         "clones broke (two active workstreams, a dependency cycle, ...); exits 1 on any of them. Temp files a "
-        "killed writer left in the store are a warning (`continuity rebuild` removes them).",
+        "killed writer left (in the store, the Markdown folder or `.ai-bridge/`) are a warning (`continuity "
+        "rebuild` removes them).",
     )
     parser.set_defaults(handler=_verify)
 

@@ -16,8 +16,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
             "rebuild", help="rebuild every projection from the events", parents=[common],
             description="Fold the whole log again and rewrite every derived file (state.json, projects.json, "
             "archives/, the user-level Markdown, and the recall index when there is one), then remove the temp "
-            "files a killed writer left in the store (`.<name>.<pid>.tmp` whose process is gone or that are over "
-            "an hour old). Progress shows on stderr when it is a terminal (never with --json).",
+            "files a killed writer left in the store, the Markdown folder or `.ai-bridge/` (`.<name>.<pid>.tmp` "
+            "whose process is gone or that are over an hour old). Progress shows on stderr when it is a terminal "
+            "(never with --json).",
         )
         parser.set_defaults(handler=_rebuild)
         return

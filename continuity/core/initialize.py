@@ -10,6 +10,7 @@ import orjson
 
 from continuity.core.errors import ConfigBroken, UsageError
 from continuity.core.fsio import schema_json, write_if_changed
+from continuity.core.paths import STORE_REL
 from continuity.core.store import Store, check_project_name, project_name_for
 from events import osfs
 from events.errors import ContinuityError, WriteFailed
@@ -94,7 +95,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     return store, created
 
 
-PROJECT_IGNORE = ".agent/runtime-continuity/"
+PROJECT_IGNORE = f"{STORE_REL}/"
 _IGNORES_STORE = {"/.agent/runtime-continuity/", "/.agent/runtime-continuity", ".agent/runtime-continuity",
                   PROJECT_IGNORE, ".agent/", "/.agent/", ".agent", "/.agent"}
 

@@ -5,7 +5,9 @@ killed between the two leaves the temp for good (readers ignore it). Nothing on 
 path looks for them: a listing per write would cost every write. The search stays inside
 the store: folders are walked by descriptor without following a link, `events/` (written by
 link, never by the atomic writer) is skipped, and only regular files with exactly that name
-are taken.
+are taken. Outside it, this project's Markdown archives folder is swept the same way, and in
+the project's `.ai-bridge/` (which the user writes too) only the temps of the files continuity
+writes there.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from continuity.core.paths import LATEST_LINK
 from events import osfs
@@ -45,9 +47,10 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def _is_stale(name: str, info: os.stat_result, now: float) -> bool:
+def _is_stale(name: str, info: os.stat_result, now: float, targets: Collection[str] | None = None) -> bool:
+    """Whether `name` is a left-over temp (of one of `targets` only, when given)."""
     match = TEMP_NAME.fullmatch(name)
-    if match is None:
+    if match is None or (targets is not None and match.group(1) not in targets):
         return False
     # a regular file (the atomic writer's), or the symlink `latest.md`'s link is made as before its rename
     if not (stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and match.group(1) == LATEST_LINK)):
@@ -55,13 +58,18 @@ def _is_stale(name: str, info: os.stat_result, now: float) -> bool:
     return now - info.st_mtime > STALE_SECONDS or not process_alive(int(match.group(2)))
 
 
-def _walk(store_path: str) -> Iterator[tuple[str, str, os.stat_result, int | None]]:
-    """(relative folder, name, lstat, folder descriptor or None) of every file below the store but events/."""
+def _not_the_log(relative: str) -> bool:
+    return relative != "events"
+
+
+def _walk(top: str, enter: Callable[[str], bool] = _not_the_log,
+          ) -> Iterator[tuple[str, str, os.stat_result, int | None]]:
+    """(relative folder, name, lstat, folder descriptor or None) of every file below `top`, in the folders
+    `enter` (given a folder relative to `top`) allows: by default all but the store's events/."""
     if hasattr(os, "fwalk"):  # by descriptor: a folder swapped for a link mid-walk is not entered
-        for folder, dirs, files, fd in os.fwalk(store_path, follow_symlinks=False):
-            relative = os.path.relpath(folder, store_path)
-            if relative == ".":
-                dirs[:] = [d for d in dirs if d != "events"]
+        for folder, dirs, files, fd in os.fwalk(top, follow_symlinks=False):
+            relative = os.path.relpath(folder, top)
+            dirs[:] = [d for d in dirs if enter(os.path.normpath(os.path.join(relative, d)))]
             for name in files:
                 try:
                     info = os.lstat(name, dir_fd=fd)
@@ -69,10 +77,9 @@ def _walk(store_path: str) -> Iterator[tuple[str, str, os.stat_result, int | Non
                     continue
                 yield relative, name, info, fd
         return
-    for folder, dirs, files in os.walk(store_path, followlinks=False):  # pragma: no cover - Windows
-        relative = os.path.relpath(folder, store_path)
-        if relative == ".":
-            dirs[:] = [d for d in dirs if d != "events"]
+    for folder, dirs, files in os.walk(top, followlinks=False):  # pragma: no cover - Windows
+        relative = os.path.relpath(folder, top)
+        dirs[:] = [d for d in dirs if enter(os.path.normpath(os.path.join(relative, d)))]
         for name in files:
             try:
                 info = os.lstat(os.path.join(folder, name))
@@ -93,43 +100,81 @@ def outside_folder(store: Store) -> str | None:
         return None
 
 
+#: The project's folder that seed 002's documents live in, relative to its root.
+BRIDGE_REL = ".ai-bridge"
+
+
+def bridge_files() -> dict[str, frozenset[str]]:
+    """The files continuity writes in the project's `.ai-bridge/`, by folder relative to it: the runtime
+    documents (workstreams/files.py) and `work export`'s default folder (sync/transfer.py)."""
+    from continuity.sync.transfer import BUNDLE, MANIFEST, TRANSFER_REL
+    from continuity.workstreams.files import RUNTIME_JSON, RUNTIME_MD
+
+    written = (RUNTIME_JSON, RUNTIME_MD, *(f"{TRANSFER_REL}/{name}" for name in (".gitignore", BUNDLE, MANIFEST)))
+    files: dict[str, set[str]] = {}
+    for path in written:
+        folder, name = path.rsplit("/", 1)
+        relative = os.path.normpath(os.path.relpath(folder, BRIDGE_REL))
+        files.setdefault(relative, set()).add(name)
+    return {folder: frozenset(names) for folder, names in files.items()}
+
+
+def _outside(store: Store) -> list[tuple[str, Mapping[str, frozenset[str]] | None]]:
+    """The folders outside the store to sweep, each with the names it may hold temps of (None: any name)."""
+    folders: list[tuple[str, Mapping[str, frozenset[str]] | None]] = []
+    markdown = outside_folder(store)
+    if markdown is not None:
+        folders.append((markdown, None))
+    folders.append((os.path.join(store.root, *BRIDGE_REL.split("/")), bridge_files()))
+    return folders
+
+
 def stale_temps_everywhere(store: Store, now: float) -> list[str]:
-    """The left-over temps of the store (relative to it), then of the Markdown archives folder (full paths)."""
+    """The left-over temps of the store (relative to it), then of the Markdown archives folder and of
+    `.ai-bridge/` (full paths)."""
     found = stale_temps(store.path, now)
-    outside = outside_folder(store)
-    if outside is not None:
-        found += [os.path.join(outside, name) for name in stale_temps(outside, now)]
+    for folder, only in _outside(store):
+        found += [os.path.join(folder, name) for name in stale_temps(folder, now, only)]
     return found
 
 
 def remove_stale_temps_everywhere(store: Store, now: float) -> tuple[list[str], list[str]]:
-    """remove_stale_temps for the store, then for the Markdown archives folder (its paths shown in full)."""
+    """remove_stale_temps for the store, then for the Markdown archives folder and `.ai-bridge/` (their paths
+    shown in full)."""
     removed, warnings = remove_stale_temps(store.path, now)
-    outside = outside_folder(store)
-    if outside is not None:
-        more, more_warnings = remove_stale_temps(outside, now)
-        removed += [os.path.join(outside, name) for name in more]
+    for folder, only in _outside(store):
+        more, more_warnings = remove_stale_temps(folder, now, only)
+        removed += [os.path.join(folder, name) for name in more]
         warnings += more_warnings
     return removed, warnings
 
 
-def stale_temps(store_path: str, now: float) -> list[str]:
-    """The left-over temp files in the store, relative to it, sorted (a missing store has none)."""
-    if not os.path.isdir(store_path) or os.path.islink(store_path):
-        return []
+def _candidates(top: str, now: float, only: Mapping[str, frozenset[str]] | None,
+                ) -> Iterator[tuple[str, str, int | None]]:
+    """(relative folder, name, folder descriptor) of each left-over temp below `top`; with `only`, just the
+    temps of its names in its folders (relative to `top`), and no other folder is entered."""
+    if not os.path.isdir(top) or os.path.islink(top):
+        return
+    enter = _not_the_log if only is None else only.__contains__
+    for relative, name, info, fd in _walk(top, enter):
+        if _is_stale(name, info, now, None if only is None else only.get(relative, ())):
+            yield relative, name, fd
+
+
+def stale_temps(store_path: str, now: float, only: Mapping[str, frozenset[str]] | None = None) -> list[str]:
+    """The left-over temp files in the store (or another folder, `only` as for `_candidates`), relative to it,
+    sorted (a missing folder has none)."""
     return sorted(os.path.normpath(os.path.join(relative, name))
-                  for relative, name, info, _ in _walk(store_path) if _is_stale(name, info, now))
+                  for relative, name, _ in _candidates(store_path, now, only))
 
 
-def remove_stale_temps(store_path: str, now: float) -> tuple[list[str], list[str]]:
-    """Remove the left-over temp files in the store; (removed, warnings), paths relative to the store."""
-    if not os.path.isdir(store_path) or os.path.islink(store_path):
-        return [], []
+def remove_stale_temps(store_path: str, now: float,
+                       only: Mapping[str, frozenset[str]] | None = None) -> tuple[list[str], list[str]]:
+    """Remove the left-over temp files in the store (or another folder, `only` as for `_candidates`);
+    (removed, warnings), paths relative to it."""
     removed: list[str] = []
     warnings: list[str] = []
-    for relative, name, info, fd in _walk(store_path):
-        if not _is_stale(name, info, now):
-            continue
+    for relative, name, fd in _candidates(store_path, now, only):
         shown = os.path.normpath(os.path.join(relative, name))
         try:
             if fd is not None:

@@ -8,12 +8,13 @@ import msgspec
 
 from continuity.core.errors import HandoffNotFound, InvalidTransition, UsageError
 from continuity.core.identity import Identity
+from continuity.core.paths import STORE_REL
 from events.base import Event, Refs
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
 from projections.handoffs import ALLOWED, HandoffsState
 
 #: Where handoff documents live, relative to the project root (the resume bundle reads their `state`).
-DOCS = ".agent/runtime-continuity/handoffs"
+DOCS = f"{STORE_REL}/handoffs"
 
 
 def doc_relpath(handoff_id: str) -> str:

@@ -272,7 +272,7 @@ def seed_state_document(models: Models, contexts: str) -> dict[str, Any]:
     has_archive = project is not None and models.project(project).archives_total > 0
     return seed_state(project=project, last_name=last, created_at=created_at,
                       newest_archive_id=newest.archive_id if newest else None,
-                      markdown=os.path.join(contexts, project, "latest.md") if has_archive and project else None)
+                      markdown=os.path.join(contexts, project, LATEST_LINK) if has_archive and project else None)
 
 
 def _write_documents(folder: str, models: Models, *, schema: bool = True, contexts: str = "") -> None:

@@ -16,7 +16,7 @@ import msgspec
 from continuity import facts as live
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
-from continuity.core.paths import RECALL_INDEX_NAME
+from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
 from continuity.readside.views import BRIEF_MODELS
@@ -68,7 +68,7 @@ def archive_paths(store: Store, view: View, project: str) -> dict[str, Any]:
         "archiveJsonPath": os.path.join(store.path, "archives", f"{record.archive_id}.json"),
         "latestJsonPath": os.path.join(store.path, "archives", "latest.json"),
         "archivePath": md,
-        "latestPath": os.path.join(os.path.dirname(md), "latest.md"),
+        "latestPath": os.path.join(os.path.dirname(md), LATEST_LINK),
         "stamp": record.archive_id.removeprefix("RC-"),
         "archive": msgspec.to_builtins(record),
     }
@@ -156,7 +156,7 @@ def resume_bundle(
     record_archive = state.latest_archive()
     latest_md = None
     if record_archive is not None:
-        latest_md = os.path.join(contexts_dir(store), project, "latest.md")
+        latest_md = os.path.join(contexts_dir(store), project, LATEST_LINK)
     behind = _unsynced_warning(store)  # part of the inputs: a served brief replays with it
     inputs = live.view_inputs(
         store.root, now_us=now_us(), archived_git=_archived_git(record_archive),

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from continuity.core.paths import STORE_REL
 from continuity.workstreams.membership import Membership, member_repository
 from events import osfs
 
@@ -25,7 +26,7 @@ def _is_worktree(path: str) -> bool:
 
 def _store_project(path: str) -> str | None:
     try:
-        data = orjson.loads(osfs.read_regular(os.path.join(path, ".agent", "runtime-continuity", "config.json"),
+        data = orjson.loads(osfs.read_regular(os.path.join(path, *STORE_REL.split("/"), "config.json"),
                                               limit=1 << 20))
     except (OSError, orjson.JSONDecodeError):
         return None

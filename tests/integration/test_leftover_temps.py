@@ -4,6 +4,8 @@ A real child process writes a derived document through `fsio.write_atomic` and i
 between the temp write and the rename, so the temp's name is the writer's own. Planted
 temps stand for the other cases: a live process's temp (kept), an old one (removed), and
 entries that must never be touched (other names, a symlink, a folder linked out of the store).
+In the project's `.ai-bridge/`, which is the user's folder too, only the temps of the files
+continuity writes there are taken.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli_process
+from tests.workstream_docs import tracked
 
 STORE = Path(".agent") / "runtime-continuity"
 
@@ -34,6 +37,21 @@ os.replace = stop
 CHILD = STOP_AT_RENAME + """
 from continuity.core.fsio import write_atomic
 write_atomic(sys.argv[1], b'{"half": true}', durable=False, make_parents=True)
+"""
+
+#: Child: `continuity work checkpoint` in `argv[1]`, stopped at the rename of its first file in `.ai-bridge/`.
+CHECKPOINT_AT_BRIDGE_RENAME = """
+import os, sys, time
+from continuity.cli import main
+replace = os.replace
+def stop(source, target, *args, **kwargs):
+    if os.sep + ".ai-bridge" + os.sep in os.fspath(target):
+        print("ready", flush=True)
+        time.sleep(600)
+    return replace(source, target, *args, **kwargs)
+os.replace = stop
+os.chdir(sys.argv[1])
+main(["work", "checkpoint"])
 """
 
 
@@ -153,3 +171,36 @@ def test_latest_md_is_linked_through_the_writers_temp_name(project: Path, tmp_pa
     code = STOP_AT_RENAME + "from continuity.readside.writers import link_latest\nlink_latest(*sys.argv[1:3])\n"
     pid = killed_at_rename(code, str(tmp_path / "latest.md"), str(tmp_path / "ctx_1.md"))
     assert os.readlink(tmp_path / f".latest.md.{pid}.tmp") == "ctx_1.md"
+
+
+def test_ai_bridge_temps_of_continuitys_own_files_are_swept_and_the_users_are_not(project: Path) -> None:
+    """A `work checkpoint` killed at the rename of `.ai-bridge/context-runtime.json` leaves its temp: verify
+    names it, rebuild removes it (and `work export`'s); the user's similar names, other folders and links stay."""
+    bridge = project / ".ai-bridge"
+    bridge.mkdir()
+    (bridge / "context-checkpoint.json").write_text(json.dumps(tracked()))
+    dead = bridge / f".context-runtime.json.{killed_at_rename(CHECKPOINT_AT_BRIDGE_RENAME, str(project))}.tmp"
+    assert dead.is_file() and not (bridge / "context-runtime.json").exists()
+    pid = dead_pid()
+    (bridge / "context-transfer").mkdir()
+    export_temp = bridge / "context-transfer" / f".context.bundle.{pid}.tmp"
+    export_temp.write_bytes(b"half a bundle")
+    (bridge / "notes").mkdir()
+    users = [bridge / f".context-checkpoint.json.{pid}.tmp", bridge / f".notes.md.{pid}.tmp",
+             bridge / f"context-runtime.json.{pid}.tmp", bridge / f".context-runtime.json.{pid}.tmp.bak",
+             bridge / "notes" / f".context-runtime.json.{pid}.tmp"]
+    for path in users:
+        path.write_bytes(b"keep")
+    (bridge / f".context-runtime.md.{pid}.tmp").symlink_to(users[0])
+
+    checked = cli_process("verify", "--json", cwd=project)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["leftover_temps"] == [str(dead), str(export_temp)]
+    rebuilt = cli_process("rebuild", "--json", cwd=project)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["temps_removed"] == [str(dead), str(export_temp)]
+    assert not dead.exists() and not export_temp.exists()
+    assert all(path.read_bytes() == b"keep" for path in users)
+    assert (bridge / f".context-runtime.md.{pid}.tmp").is_symlink()
+    assert json.loads((bridge / "context-runtime.json").read_text())["activeWorkstream"]["id"] == "WS-1"
+    assert json.loads(cli_process("verify", "--json", cwd=project).stdout)["leftover_temps"] == []

@@ -12,12 +12,11 @@ import re
 import time
 from typing import Any
 
-from continuity.core.paths import SEED_COMMAND
+from continuity.core.paths import SEED_COMMAND, STORE_REL
 
 #: N of the contract (§18): the command line every output recommends.
 N = SEED_COMMAND
 PROGRAM = "runtime-continuity"
-STORE_REL = ".agent/runtime-continuity"
 
 
 class Failure(Exception):

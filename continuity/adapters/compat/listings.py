@@ -8,8 +8,9 @@ import os
 import re
 from typing import Any
 
-from continuity.adapters.compat.common import STORE_REL, contexts_root
+from continuity.adapters.compat.common import contexts_root
 from continuity.core.fsio import read_json
+from continuity.core.paths import LATEST_LINK, STORE_REL
 
 
 def _rel(root: str, path: str) -> str:
@@ -127,7 +128,7 @@ def session_of(root: str, project: str) -> str | None:
 def markdown_of(project: str) -> str | None:
     """The Markdown of P: `C/P/latest.md` (link followed), else the newest `ctx_*.md`."""
     folder = os.path.join(contexts_root(), project)
-    latest = os.path.join(folder, "latest.md")
+    latest = os.path.join(folder, LATEST_LINK)
     if os.path.exists(latest):
         return latest
     try:

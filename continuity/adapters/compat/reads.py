@@ -14,6 +14,7 @@ from continuity.adapters.compat import common as c
 from continuity.adapters.compat import listings as listing
 from continuity.adapters.compat.args import Args
 from continuity.adapters.compat.harness import mirror_run_event
+from continuity.core.paths import LATEST_LINK
 
 STALE_HOURS = 2
 NO_ARCHIVE_NEXT = "No structured archive found. Run /briefing and inspect git status before continuing."
@@ -61,7 +62,7 @@ def status(args: Args, project: str | None) -> dict[str, Any]:
 
 def _load_target(project: str, wanted: str | None) -> str | None:
     """I6: `latest` (default) is the Markdown of P; else one of P's `ctx_<stamp>.md` by name, stamp or id."""
-    if wanted in (None, "latest", "latest.md"):
+    if wanted in (None, "latest", LATEST_LINK):
         return listing.markdown_of(project)
     assert wanted is not None
     if "/" in wanted or "\\" in wanted or wanted.startswith("."):

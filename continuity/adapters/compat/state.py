@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from continuity.adapters.compat.common import contexts_root
+from continuity.core.paths import LATEST_LINK
 from continuity.readside.seedstate import seed_state, write_seed_state
 
 
@@ -21,7 +22,7 @@ def newest_archive_id(store_path: str) -> str | None:
 
 def write_state(store: Any, name: str, event: Any) -> None:
     """state.json as the projection would write it after this event (a shadow: failures are ignored)."""
-    markdown = os.path.join(contexts_root(), event.project, "latest.md")
+    markdown = os.path.join(contexts_root(), event.project, LATEST_LINK)
     document = seed_state(project=event.project, last_name=name, created_at=event.created_at,
                           newest_archive_id=newest_archive_id(store.path),
                           markdown=markdown if os.path.lexists(markdown) else None)

@@ -26,6 +26,7 @@ from continuity.adapters.compat.common import (
     truthy,
 )
 from continuity.adapters.compat.harness import mirror_run_event, run_id_of
+from continuity.core.paths import LATEST_LINK
 from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 WARM_PROMPT = "\n".join(
@@ -209,7 +210,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     stamp = record.archive_id.removeprefix("RC-")
     json_path = os.path.join(store.path, "archives", f"{record.archive_id}.json")
     fields = {
-        "archivePath": os.path.join(folder, f"ctx_{stamp}.md"), "latestPath": os.path.join(folder, "latest.md"),
+        "archivePath": os.path.join(folder, f"ctx_{stamp}.md"), "latestPath": os.path.join(folder, LATEST_LINK),
         "stamp": stamp, "archive": msgspec.to_builtins(record), "archiveJsonPath": json_path,
         "latestJsonPath": os.path.join(store.path, "archives", "latest.json"),
     }
