@@ -17,7 +17,15 @@ import re
 import stat
 from collections.abc import Callable, Collection, Iterator, Mapping
 
-from continuity.core.paths import LATEST_LINK
+from continuity.core.paths import (
+    BRIDGE_REL,
+    LATEST_LINK,
+    RUNTIME_JSON,
+    RUNTIME_MD,
+    TRANSFER_BUNDLE,
+    TRANSFER_MANIFEST,
+    TRANSFER_REL,
+)
 from events import osfs
 
 TYPE_CHECKING = False
@@ -100,17 +108,11 @@ def outside_folder(store: Store) -> str | None:
         return None
 
 
-#: The project's folder that seed 002's documents live in, relative to its root.
-BRIDGE_REL = ".ai-bridge"
-
-
 def bridge_files() -> dict[str, frozenset[str]]:
     """The files continuity writes in the project's `.ai-bridge/`, by folder relative to it: the runtime
-    documents (workstreams/files.py) and `work export`'s default folder (sync/transfer.py)."""
-    from continuity.sync.transfer import BUNDLE, MANIFEST, TRANSFER_REL
-    from continuity.workstreams.files import RUNTIME_JSON, RUNTIME_MD
-
-    written = (RUNTIME_JSON, RUNTIME_MD, *(f"{TRANSFER_REL}/{name}" for name in (".gitignore", BUNDLE, MANIFEST)))
+    documents and `work export`'s default folder."""
+    written = (RUNTIME_JSON, RUNTIME_MD,
+               *(f"{TRANSFER_REL}/{name}" for name in (".gitignore", TRANSFER_BUNDLE, TRANSFER_MANIFEST)))
     files: dict[str, set[str]] = {}
     for path in written:
         folder, name = path.rsplit("/", 1)

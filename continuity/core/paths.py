@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from events import names
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the plain path imports this module without `typing`
+    from typing import Final
+
 #: The store's folder relative to the project root.
 STORE_REL = ".agent/runtime-continuity"
+#: Seed 002's folder in the project (the user writes there too).
+BRIDGE_REL = ".ai-bridge"
+#: The resume contract continuity writes there (continuity/workstreams/files.py).
+RUNTIME_JSON = f"{BRIDGE_REL}/context-runtime.json"
+RUNTIME_MD = f"{BRIDGE_REL}/context-runtime.md"
+#: `work export`'s default folder and the two files it writes (continuity/sync/transfer.py), beside a .gitignore.
+TRANSFER_REL = f"{BRIDGE_REL}/context-transfer"
+TRANSFER_BUNDLE: Final = "context.bundle"
+TRANSFER_MANIFEST = "manifest.json"
 
 
 def event_relpath(name: str) -> str:

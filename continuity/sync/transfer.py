@@ -28,6 +28,7 @@ import orjson
 
 from continuity.core.errors import TransferRefused, UsageError
 from continuity.core.fsio import write_atomic
+from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_REL
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
@@ -36,9 +37,6 @@ from continuity.sync.git import Repo
 from continuity.sync.settings import branch_of, remote_of
 from events.errors import WriteFailed
 
-TRANSFER_REL = ".ai-bridge/context-transfer"
-BUNDLE: Literal["context.bundle"] = "context.bundle"
-MANIFEST = "manifest.json"
 MANIFEST_LIMIT = 1 << 20
 _OID = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
 Oid = msgspec.Meta(pattern=_OID)
@@ -195,7 +193,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         os.makedirs(folder, exist_ok=True)
         if out is None:
             write_atomic(os.path.join(folder, ".gitignore"), b"# written by continuity work export\n*\n")
-        bundle = os.path.join(folder, BUNDLE)
+        bundle = os.path.join(folder, TRANSFER_BUNDLE)
         result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
         if result.returncode != 0:
             raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr)}")
@@ -206,15 +204,15 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         repository=repository_id(store), root_commits=root_commits(repo), branch=branch, head=tip, events=count,
         source=Source(node=health.read_node(store) or "", host=socket.gethostname(), created_at=clock.iso(now_us()),
                       tool="continuity"),
-        bundle=BundleInfo(file=BUNDLE, bytes=size, sha256=digest), cursor=_cursor(store))
-    write_atomic(os.path.join(folder, MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
+        bundle=BundleInfo(file=TRANSFER_BUNDLE, bytes=size, sha256=digest), cursor=_cursor(store))
+    write_atomic(os.path.join(folder, TRANSFER_MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
                                                               option=orjson.OPT_INDENT_2) + b"\n")
     return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
 
 
 def read_manifest(folder: str) -> Manifest:
     """The manifest, checked for shape; refused when missing, too large or malformed."""
-    path = os.path.join(folder, MANIFEST)
+    path = os.path.join(folder, TRANSFER_MANIFEST)
     from events.osfs import read_regular
 
     try:  # a FIFO or a device is refused without waiting on it

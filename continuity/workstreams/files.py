@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from continuity.core.fsio import pretty_json, write_if_changed
+from continuity.core.paths import RUNTIME_JSON, RUNTIME_MD
 from continuity.core.store import Store
 from continuity.workstreams.documents import runtime_document, runtime_markdown, workstream_document
 from events.base import Event
@@ -22,8 +23,6 @@ from projections.readmodel import Projects
 from projections.workstreams import WorkstreamsState
 
 KINDS = frozenset(kind.__struct_config__.tag for kind in WORKSTREAM_EVENTS)
-RUNTIME_JSON = ".ai-bridge/context-runtime.json"
-RUNTIME_MD = ".ai-bridge/context-runtime.md"
 
 
 def write_runtime(root: str, state: WorkstreamsState, project: str) -> None:

@@ -17,7 +17,7 @@ import stat
 
 import msgspec
 
-from continuity.core.paths import STORE_REL
+from continuity.core.paths import BRIDGE_REL, STORE_REL
 from continuity.facts import GitCall, GitUnavailable, work_tree_root
 from events import osfs
 
@@ -106,7 +106,7 @@ def _status(out: bytes) -> tuple[str | None, set[bytes], set[bytes]]:
 
 
 #: continuity's own folders, relative to the project root: never part of the fingerprint.
-OWN_FOLDERS = (f"{STORE_REL}/", ".ai-bridge/")
+OWN_FOLDERS = (f"{STORE_REL}/", f"{BRIDGE_REL}/")
 
 
 def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, str]:
