@@ -100,6 +100,8 @@ def _log_fast_path(args: list[str]) -> int | None:
     """`log` and `checkpoint` as hooks and scripts call them: the plain append path, when it can vouch for them."""
     if "log" not in args and "checkpoint" not in args:
         return None
+    if args[0] not in ("log", "checkpoint") and not args[0].startswith("-"):  # `work checkpoint`, `events log`...
+        return None
     from continuity.cli.plain_log import run
 
     return run(args)

@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import msgspec
-import orjson
 
 from events import osfs
 
@@ -136,9 +135,14 @@ def read_yaml(path: str) -> Any:
 def member_repository(root: str) -> str | None:
     """`repositoryId` of `.ai/context/config.json`, when the file is there and names a valid id."""
     try:
-        data = orjson.loads(osfs.read_regular(os.path.join(root, *MEMBER_CONFIG_REL.split("/")),
-                                              limit=REGISTRY_LIMIT))
-    except (OSError, orjson.JSONDecodeError):
+        raw = osfs.read_regular(os.path.join(root, *MEMBER_CONFIG_REL.split("/")), limit=REGISTRY_LIMIT)
+    except OSError:
+        return None
+    import orjson  # only where the file exists: orjson loads dataclasses and inspect (about 15 ms)
+
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
         return None
     value = data.get("repositoryId") if isinstance(data, dict) else None
     return value if isinstance(value, str) and _ID.fullmatch(value) else None

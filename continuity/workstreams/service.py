@@ -52,11 +52,14 @@ def after_write(store: Store) -> list[str]:
 def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
     """The facts a checkpoint is decided with: membership always; HEAD and fingerprint when `bind`."""
     from continuity.workstreams.decide import Facts
-    from continuity.workstreams.fingerprint import observe
     from continuity.workstreams.membership import frozen_members, load
 
     membership = load(store.root, store.config, store.project)
-    live = observe(store.root) if bind else None
+    live = None
+    if bind:  # git and hashing only for a document whose ledger binds entries to the worktree
+        from continuity.workstreams.fingerprint import observe
+
+        live = observe(store.root)
     return Facts(head=live.head if live else None, fingerprint=live.fingerprint if live else None,
                  members=frozen_members(membership), membership_problem=membership.problem)
 
