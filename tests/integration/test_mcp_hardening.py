@@ -65,3 +65,38 @@ def test_a_point_in_the_future_is_refused(tmp_path: Path) -> None:
     for line in session_as(tmp_path, root, "codex", body):
         assert "in the future" in line
     assert json.loads(all_event_files(root)[0].read_bytes())["message"] == "now"
+
+
+def test_an_event_too_deep_for_structured_content_is_served_as_text(tmp_path: Path) -> None:
+    """An event whose note nests 300 levels (stored before notes were bounded, or carried by a sync): the
+    `events` tool answers with it as text (the SDK's serializer refuses structured content past 255
+    levels, which failed the whole call); a note deeper than 63 levels is refused on write; the server
+    keeps serving."""
+    import hashlib
+
+    from continuity.cli import main
+
+    root = make_project(tmp_path)
+    assert main(["--root", str(root), "log", "-m", "first"]) == 0
+    event = json.loads(all_event_files(root)[0].read_bytes())
+    stamp, node = "20200101_000000_000002", "deadbeef"
+    event.update(event_id=f"RCE-{stamp}-{node}", created_at="2020-01-01T00:00:00.000002Z", prev=None,
+                 note={"a": json.loads("[" * 300 + "]" * 300)})
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+    folder = root / ".agent" / "runtime-continuity" / "events" / "20200101"
+    folder.mkdir()
+    (folder / f"{stamp}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json").write_bytes(raw)
+
+    async def body(session: ClientSession) -> Any:
+        listed = await session.call_tool("events", {"limit": 5})
+        deep_note = {"a": json.loads("[" * 100 + "]" * 100)}
+        refused = error_line(await session.call_tool("log", {"message": "x", "note": deep_note}))
+        after = payload(await session.call_tool("log", {"message": "still serving"}))
+        return listed, refused, after
+
+    listed, refused, after = session_as(tmp_path, root, "codex", body)
+    assert listed.structured_content is None
+    notes = [e["note"] for e in payload(listed)["events"] if e["event_id"] == event["event_id"]]
+    assert notes == [event["note"]]
+    assert "note nested more than 63 levels deep" in refused
+    assert after["event"]["message"] == "still serving"

@@ -37,6 +37,28 @@ def _client_name(ctx: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+#: The deepest result sent as structured content: the SDK's serializer (pydantic-core) refuses values
+#: nested past 255 levels, and the JSON-RPC envelope around a result takes a few of them.
+STRUCTURED_DEPTH = 200
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` (JSON-like) nests containers more than `limit` levels (the value itself at 1)."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 def build_server(root: str | None) -> Any:
     """The MCP server (`mcp.server.Server`) serving every registered tool."""
     import anyio
@@ -67,6 +89,8 @@ def build_server(root: str | None) -> Any:
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
         text = indented_json(data).decode()
+        if nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded, or forged
+            return CallToolResult(content=[TextContent(text=text)])
         return CallToolResult(content=[TextContent(text=text)], structured_content=data)
 
     def schema_of(name: str) -> dict[str, Any] | None:
