@@ -87,11 +87,10 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.emit(data)
     else:
-        import orjson
-
+        from continuity.cli.output import json_bytes
         from continuity.core.text import escape_json, one_line
 
-        body = escape_json(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        body = escape_json(json_bytes(data).decode())
         out.emit(None, f"# {one_line(stored.name)}\n{body}")
     return 0
 

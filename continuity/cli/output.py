@@ -19,9 +19,7 @@ class Output:
     def emit(self, data: Any, text: str | None = None) -> None:
         """Print `data` as JSON, or `text` for people."""
         if self.as_json or text is None:
-            import orjson
-
-            sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(json_bytes(data) + b"\n")
             sys.stdout.flush()
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -47,6 +45,21 @@ class Output:
                 orjson.dumps({"ok": False, "exit_code": code, "message": line}) + b"\n"
             )
             sys.stdout.flush()
+
+
+def json_bytes(data: Any) -> bytes:
+    """`data` as 2-space JSON: orjson, or msgspec for an integer beyond 64 bits, which orjson refuses.
+
+    Events written before notes were bounded (or synced from elsewhere) may hold one in a note.
+    """
+    import orjson
+
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        import msgspec
+
+        return msgspec.json.format(msgspec.json.encode(data), indent=2)
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:

@@ -41,11 +41,11 @@ def build_server(root: str | None) -> Any:
     """The MCP server (`mcp.server.Server`) serving every registered tool."""
     import anyio
     import anyio.to_thread
-    import orjson
     from mcp.server import Server
     from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
     from continuity import __version__
+    from continuity.cli.output import json_bytes
 
     for module in TOOL_MODULES:
         importlib.import_module(module)
@@ -64,9 +64,9 @@ def build_server(root: str | None) -> Any:
                 client = _client_name(ctx)
                 data = await anyio.to_thread.run_sync(
                     lambda: call(params.name, params.arguments, root=root, client=client))
+            text = json_bytes(data).decode()
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
-        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
         return CallToolResult(content=[TextContent(text=text)], structured_content=data)
 
     def schema_of(name: str) -> dict[str, Any] | None:
