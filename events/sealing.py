@@ -18,7 +18,7 @@ from events.errors import EventInvalid, SecretRefused
 from events.guard import find_secret, might_hold_secret, redact_text, redact_tree, strings_in
 from events.plain import MAX_DEPTH
 
-__all__ = ["StoredEvent", "guard", "prepare", "seal", "sha256_hex"]
+__all__ = ["StoredEvent", "guard", "odd_number", "prepare", "seal", "sha256_hex"]
 
 
 class StoredEvent(NamedTuple):
@@ -81,6 +81,9 @@ def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
     """
     if draft.note is not None:
         _check_depth(draft.note)
+        problem = odd_number(draft.note)
+        if problem is not None:
+            raise EventInvalid(f"invalid event: note{problem}")
     raw = codec.encode(draft)
     if might_hold_secret(raw.decode("utf-8")):
         guarded = guard(draft, redact=redact)
@@ -108,6 +111,35 @@ def _check_depth(note: dict[str, Any]) -> None:
             pending.extend((item, depth + 1) for pair in value.items() for item in pair)
         elif isinstance(value, (list, tuple)):
             pending.extend((item, depth + 1) for item in value)
+
+
+#: The integers every reader of the log spells and reads back alike (orjson, msgpack and msgspec: 64 bits).
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+
+
+def odd_number(value: Any) -> str | None:
+    """Where a free-form value (a note) holds a number not every reader can carry, and which; None when none does.
+
+    msgspec writes infinity and NaN as `null` (the value would change silently) and an integer
+    beyond 64 bits as digits that orjson and msgpack refuse (the reads would end in an internal error).
+    """
+    pending: list[tuple[str, Any]] = [("", value)]
+    while pending:
+        path, item = pending.pop()
+        path = path if len(path) <= 80 else path[:77] + "..."
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if isinstance(item, int):
+            if not INT_MIN <= item <= INT_MAX:
+                return f"{path}: integer out of range (64 bits at most)"
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return f"{path}: {item} is not a JSON number"
+        elif isinstance(item, dict):
+            pending.extend((f"{path}.{key}", child) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            pending.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
+    return None
 
 
 def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec) -> StoredEvent:

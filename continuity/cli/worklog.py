@@ -57,14 +57,16 @@ def parse_note(text: str | None) -> dict[str, Any] | None:
     """The --note-json object (UsageError unless it is a JSON object)."""
     if text is None:
         return None
-    import orjson
+    import msgspec
 
     from continuity.core.errors import UsageError
 
-    try:
-        note = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise UsageError("--note-json is not valid JSON") from None
+    try:  # msgspec, not orjson: orjson reads an integer beyond 64 bits as a float (10**20 became 1e+20)
+        note = msgspec.json.decode(text)
+    except msgspec.DecodeError as error:
+        raise UsageError(f"--note-json is not valid JSON ({error})") from None
+    except RecursionError:
+        raise UsageError("--note-json is not valid JSON (nested too deeply)") from None
     if not isinstance(note, dict):
         raise UsageError("--note-json must be a JSON object")
     return note

@@ -123,6 +123,17 @@ class Store:
             self._config, self._config_problem = self._load_config()
         return self._config_problem
 
+    def number_setting(self, key: str, low: float, high: float, default: float) -> float:
+        """A number in config.json from `low` to `high`; `default` for anything else.
+
+        A bool (JSON `true` reads as 1), a string, NaN or a number out of the range (10**400 cannot
+        even become a float) falls back: a setting never ends a command in an internal error.
+        """
+        value = self.config.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            return default
+        return float(value)
+
     @property
     def project(self) -> str:
         """The project name events are recorded under (for a write: the store is checked first).

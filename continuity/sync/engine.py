@@ -61,6 +61,7 @@ from continuity.sync.tree import (
 from events.errors import WriteFailed
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
+MAX_TIMEOUT = 86400.0  # the longest `sync_timeout` taken: a day (a bigger one overflows the clock's waits)
 BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
 BACKOFF_CAP = 8.0
 RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
@@ -441,18 +442,12 @@ class Syncer:
 
 def retry_seconds_of(store: Store) -> float:
     """How long refused pushes are retried: `sync_retry_seconds` in config.json, else RETRY_SECONDS."""
-    value = store.config.get("sync_retry_seconds")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
-        return RETRY_SECONDS
-    return float(value)
+    return store.number_setting("sync_retry_seconds", 0, 3600, RETRY_SECONDS)
 
 
 def open_repo(store: Store) -> Repo:
     """The git work tree around the store, with the network timeout from config (`sync_timeout`)."""
-    timeout = store.config.get("sync_timeout")
-    if not isinstance(timeout, int | float) or timeout <= 0:
-        timeout = NETWORK_TIMEOUT
-    return Repo(store.root, network_timeout=float(timeout))
+    return Repo(store.root, network_timeout=store.number_setting("sync_timeout", 1, MAX_TIMEOUT, NETWORK_TIMEOUT))
 
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: str | None = None,

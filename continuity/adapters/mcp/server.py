@@ -86,9 +86,9 @@ def build_server(root: str | None) -> Any:
                 client = _client_name(ctx)
                 data = await anyio.to_thread.run_sync(
                     lambda: call(params.name, params.arguments, root=root, client=client))
+            text = indented_json(data).decode()
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
-        text = indented_json(data).decode()
         if nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded, or forged
             return CallToolResult(content=[TextContent(text=text)])
         return CallToolResult(content=[TextContent(text=text)], structured_content=data)
