@@ -179,9 +179,9 @@ def pretty_json(data: Any) -> bytes:
 def indented_json(data: Any) -> bytes:
     """`data` as JSON indented by two spaces (no final newline).
 
-    orjson refuses values nested more than 255 levels; msgspec goes as deep as it decodes,
-    so an event stored before notes were bounded (or a forged one a sync carried here)
-    still prints.
+    orjson refuses values nested more than 255 levels and integers beyond 64 bits; msgspec
+    takes both, so an event stored before notes were bounded (or a forged one a sync carried
+    here) still prints.
     """
     import orjson
 
@@ -191,7 +191,6 @@ def indented_json(data: Any) -> bytes:
         import msgspec
 
         return msgspec.json.format(msgspec.json.encode(data), indent=2)
-
 
 
 def schema_json(kind: Any, title: str) -> bytes:
