@@ -173,6 +173,23 @@ def _valid_str(spec: tuple[Any, ...], value: str) -> bool:
     return compiled.search(value) is not None  # msgspec checks patterns with search, too
 
 
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether anything in `value` (JSON-like; itself at level 1, each item one below) sits below `limit`.
+
+    Iterative: it answers for values too deep for a recursive walk (or for the encoders).
+    """
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend((child, depth + 1) for child in item)
+    return False
+
+
 def _plain_json(value: Any, depth: int) -> bool:
     """A value both encoders spell alike: no floats (their spellings differ), no huge ints, no deep nesting."""
     if depth > MAX_DEPTH:

@@ -16,7 +16,7 @@ from events.codec import Codec
 from events.durable import sha256_hex
 from events.errors import EventInvalid, SecretRefused
 from events.guard import find_secret, might_hold_secret, redact_text, redact_tree, strings_in
-from events.plain import MAX_DEPTH
+from events.plain import MAX_DEPTH, nested_deeper_than
 
 __all__ = ["StoredEvent", "guard", "odd_number", "prepare", "seal", "sha256_hex"]
 
@@ -80,7 +80,10 @@ def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
     (JSON escapes none of those words), so most events cost one encode and one decode.
     """
     if draft.note is not None:
-        _check_depth(draft.note)
+        # as deep as the plain path takes (the event at 0, its note at 1): deeper, the typed path would
+        # store what msgspec decodes (about 1,000 levels) and orjson, which prints --json, refuses past 255
+        if nested_deeper_than(draft.note, MAX_DEPTH):
+            raise EventInvalid(f"invalid event: note nested more than {MAX_DEPTH - 1} levels deep")
         problem = odd_number(draft.note)
         if problem is not None:
             raise EventInvalid(f"invalid event: note{problem}")
@@ -93,24 +96,6 @@ def prepare(draft: Event, codec: Codec, *, redact: bool) -> Event:
         raise EventInvalid(f"event too large: {len(raw)} bytes (limit {MAX_EVENT_BYTES - 512})")
     codec.validate(raw)
     return draft
-
-
-def _check_depth(note: dict[str, Any]) -> None:
-    """Refuse a note nested deeper than the plain path takes (MAX_DEPTH levels, the event itself at 0).
-
-    Without a bound the typed path would store what msgspec decodes (about 1,000 levels) and
-    orjson, which prints `--json` output, refuses past 255: the event would be readable but
-    not printable. The plain path declines the same notes, so both paths refuse alike.
-    """
-    pending: list[tuple[Any, int]] = [(note, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            raise EventInvalid(f"invalid event: note nested more than {MAX_DEPTH - 1} levels deep")
-        if isinstance(value, dict):
-            pending.extend((item, depth + 1) for pair in value.items() for item in pair)
-        elif isinstance(value, (list, tuple)):
-            pending.extend((item, depth + 1) for item in value)
 
 
 #: The integers every reader of the log spells and reads back alike (orjson, msgpack and msgspec: 64 bits).

@@ -42,23 +42,6 @@ def _client_name(ctx: Any) -> str | None:
 STRUCTURED_DEPTH = 200
 
 
-def nested_deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` (JSON-like) nests containers more than `limit` levels (the value itself at 1)."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        pending.extend((child, depth + 1) for child in children)
-    return False
-
-
 def build_server(root: str | None) -> Any:
     """The MCP server (`mcp.server.Server`) serving every registered tool."""
     import anyio
@@ -68,6 +51,7 @@ def build_server(root: str | None) -> Any:
 
     from continuity import __version__
     from continuity.core.fsio import indented_json
+    from events.plain import nested_deeper_than
 
     for module in TOOL_MODULES:
         importlib.import_module(module)
