@@ -188,9 +188,7 @@ def indented_json(data: Any) -> bytes:
     try:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:
-        import msgspec
-
-        return msgspec.json.format(msgspec.json.encode(data), indent=2)
+        return pretty_json(data)[:-1]
 
 
 def schema_json(kind: Any, title: str) -> bytes:
