@@ -27,7 +27,7 @@ import msgspec
 import orjson
 
 from continuity.core.errors import TransferRefused, UsageError
-from continuity.core.fsio import write_atomic
+from continuity.core.fsio import ensure_folder, write_atomic
 from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_REL
 from continuity.core.store import Store
 from continuity.sync import files, health
@@ -189,10 +189,13 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         if tip is None:
             raise UsageError("nothing to export: the store has no events")
         count = check_tracked(repo, tip)
-        folder = os.path.abspath(out) if out else os.path.join(store.root, *TRANSFER_REL.split("/"))
-        os.makedirs(folder, exist_ok=True)
-        if out is None:
+        root = os.path.realpath(store.root)  # the root may be reached through the user's own link
+        folder = os.path.abspath(out) if out else os.path.join(root, *TRANSFER_REL.split("/"))
+        if out is None:  # inside the project: a link planted on the way (.ai-bridge -> elsewhere) is refused
+            ensure_folder(root, folder)
             write_atomic(os.path.join(folder, ".gitignore"), b"# written by continuity work export\n*\n")
+        else:  # a folder the user named: theirs to point anywhere
+            os.makedirs(folder, exist_ok=True)
         bundle = os.path.join(folder, TRANSFER_BUNDLE)
         result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
         if result.returncode != 0:

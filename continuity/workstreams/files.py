@@ -31,7 +31,12 @@ def write_runtime(root: str, state: WorkstreamsState, project: str) -> None:
 
 
 def write_runtime_doc(root: str, doc: dict[str, Any]) -> None:
-    """Write a runtime document as `.ai-bridge/context-runtime.json` and `.md` (each only when its bytes changed)."""
+    """Write a runtime document as `.ai-bridge/context-runtime.json` and `.md` (each only when its bytes changed).
+
+    The project root may be reached through a link of the user's (`--root ~/link`); below it,
+    a link planted in the project (`.ai-bridge -> elsewhere`) is refused.
+    """
+    root = os.path.realpath(root)
     for relative, data in ((RUNTIME_JSON, pretty_json(doc)), (RUNTIME_MD, runtime_markdown(doc).encode())):
         write_if_changed(os.path.join(root, *relative.split("/")), data, within=root)
 

@@ -232,3 +232,27 @@ def test_status_text_and_json(started: Path, capsys: pytest.CaptureFixture[str])
     assert data["ok"] and data["activeWorkstream"]["unresolved"] == 2 and data["problems"] == []
     assert main(["work", "status"]) == 0
     assert "## Cursor" in capsys.readouterr().out
+
+
+def test_a_project_reached_through_the_users_own_link_gets_its_runtime_files(
+        tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--root` through a symlink of the user's (not one planted inside the project) is not an unsafe store."""
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint", "--root", str(link)]) == 0
+    assert "not written" not in capsys.readouterr().err
+    runtime = json.loads((project / ".ai-bridge/context-runtime.json").read_text())
+    assert runtime["activeWorkstream"]["id"] == "WS-1"
+
+
+def test_runtime_files_never_follow_a_planted_bridge_link(tmp_path: Path, project: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`.ai-bridge` linked out of the project: the checkpoint is recorded, nothing is written through the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write_doc(project, tracked(), "doc.json")
+    (project / ".ai-bridge").symlink_to(outside)
+    assert main(["work", "checkpoint", "--file", "doc.json"]) == 0
+    assert "is a symlink" in capsys.readouterr().err
+    assert list(outside.iterdir()) == []

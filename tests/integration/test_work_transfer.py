@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.core.errors import EXIT_INVARIANT, EXIT_USAGE
+from continuity.core.errors import EXIT_INVARIANT, EXIT_UNSAFE_STORE, EXIT_USAGE
 from continuity.core.store import Store
 from tests.helpers import all_event_files
 from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git
@@ -299,3 +299,30 @@ def test_a_transfer_made_while_the_branch_was_refused_fast_forwards_later(tmp_pa
     code, out = cli("work", "reconnect", "--root", str(c))
     assert code == 0 and out["result"] == "fast-forward", out
     assert event_names(c) == event_names(world.b)
+
+
+@pytest.mark.parametrize("planted", [".ai-bridge", ".ai-bridge/context-transfer"])
+def test_default_export_never_writes_through_a_planted_link(exported: tuple[World, Path], tmp_path: Path,
+                                                            planted: str) -> None:
+    """A link in the project on the way to the default transfer folder: exit 6, nothing written out there."""
+    world, _ = exported
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = world.a / planted
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(outside)
+    code, out = cli("work", "export", "--root", str(world.a))
+    assert code == EXIT_UNSAFE_STORE, out
+    assert "is a symlink" in out["message"] and list(outside.iterdir()) == []
+
+
+def test_default_export_through_the_users_own_link_to_the_project(exported: tuple[World, Path],
+                                                                   tmp_path: Path) -> None:
+    """`--root` through a symlink of the user's: the transfer lands in the project."""
+    world, _ = exported
+    link = tmp_path / "link"
+    link.symlink_to(world.a)
+    assert cli("work", "export", "--root", str(link))[0] == 0
+    assert (world.a / ".ai-bridge/context-transfer/context.bundle").exists()
