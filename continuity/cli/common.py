@@ -43,7 +43,7 @@ class Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-#: The largest count any flag takes (--last, --limit, --lines, --max-chars): more than a log holds,
+#: The largest count any flag takes (--last, --limit, --lines): more than a log holds,
 #: small enough for every C size the count reaches (a deque's maxlen is a ssize_t).
 COUNT_MAX = 10**9
 

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from continuity.cli.common import COUNT_MAX, Output, bounded_int, open_store
+from continuity.cli.common import Output, bounded_int, open_store
 from continuity.cli.output import warn
 from continuity.core.store import check_project_name
 from continuity.core.text import one_line
@@ -62,9 +62,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
         mode.add_argument("--load", metavar="latest|ARCHIVE_ID", help="print an archive's Markdown")
         mode.add_argument("--list", action="store_true", help="list the archives")
     if name == "resume-bundle":
-        from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+        from continuity.sessions.brief import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 
-        parser.add_argument("--max-chars", type=bounded_int(MIN_MAX_CHARS, COUNT_MAX), default=DEFAULT_MAX_CHARS,
+        parser.add_argument("--max-chars", type=bounded_int(MIN_MAX_CHARS, MAX_MAX_CHARS), default=DEFAULT_MAX_CHARS,
                             metavar="N", help="size budget of the Markdown brief (default 8000)")
         parser.add_argument("--format", choices=["md", "json"], default="md", help="md (default) or json")
         parser.add_argument("--record", action="store_true",

@@ -26,6 +26,8 @@ DEFAULT_MAX_CHARS = 8000
 #: Header (at most ~900 characters: three warnings of 200) plus a whole next action (at most
 #: 1,000) always fit in this, so the budget can hold without cutting the next action.
 MIN_MAX_CHARS = 2500
+#: The largest budget asked for anywhere (the CLI's --max-chars, MCP's max_chars): no brief comes near it.
+MAX_MAX_CHARS = 10**9
 WARNINGS_SHOWN = 3
 #: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
 TASKS_SHOWN = 8

@@ -20,6 +20,7 @@ import pytest
 from continuity.adapters.mcp.registry import call as call_tool
 from continuity.adapters.mcp.server import TOOL_MODULES
 from continuity.cli import main
+from continuity.core.errors import EXIT_USAGE, UsageError
 from events import sealing
 from events.errors import EventInvalid
 from tests.helpers import all_event_files
@@ -171,3 +172,14 @@ def test_the_mcp_server_answers_events_with_a_stored_huge_integer(stored_huge: s
     [line] = logged.content
     assert logged.is_error and isinstance(line, TextContent) and "\n" not in line.text
     assert "note.n" in line.text and "internal error" not in line.text
+
+
+@pytest.mark.parametrize("value", [10**9 + 1, 10**20, 10**400], ids=["1e9+1", "1e20", "1e400"])
+def test_mcp_resume_bundle_budget_is_bounded_like_the_cli(project: Path, value: int, capsys: Capture) -> None:
+    """MCP `max_chars` takes what `--max-chars` takes (2500 to 10**9): beyond, a usage error naming the field."""
+    _tools()
+    with pytest.raises(UsageError) as refused:
+        call_tool("resume_bundle", {"max_chars": value}, root=str(project))
+    assert "max_chars" in str(refused.value) and "\n" not in str(refused.value)
+    assert call_tool("resume_bundle", {"max_chars": 10**9}, root=str(project))["ok"] is True
+    assert main(["resume-bundle", "--max-chars", str(value)]) == EXIT_USAGE

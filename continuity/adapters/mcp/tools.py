@@ -15,7 +15,7 @@ from continuity.adapters.mcp.registry import pick, tool, tool_input
 from continuity.core.identity import Identity, resolve_identity
 from continuity.core.paths import event_relpath
 from continuity.core.store import Store, check_project_name
-from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+from continuity.sessions.brief import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from continuity.worklog.decide import WorkRequest
 
 
@@ -40,7 +40,7 @@ class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
 class BundleRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What `resume_bundle` was asked to render (the session it serves is the identity's)."""
 
-    max_chars: Annotated[int, msgspec.Meta(ge=MIN_MAX_CHARS)] = DEFAULT_MAX_CHARS
+    max_chars: Annotated[int, msgspec.Meta(ge=MIN_MAX_CHARS, le=MAX_MAX_CHARS)] = DEFAULT_MAX_CHARS
     format: Literal["md", "json"] = "md"
     record: bool = False
     as_of: str | None = None
