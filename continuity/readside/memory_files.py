@@ -14,6 +14,7 @@ from typing import Any
 
 from continuity.core.fsio import write_atomic, write_if_changed
 from continuity.core.store import Store
+from continuity.core.text import block, one_line
 from continuity.readside.catchup import Outcome, catch_up, save
 from events import osfs
 from events.base import Event
@@ -25,14 +26,19 @@ MARK = "memories-written"
 
 
 def render(memory: Memory) -> bytes:
-    """One memory as Markdown: title, kind, task, run, summary, files, provenance."""
-    lines = [f"# {memory.title}", "", f"- kind: {memory.kind}", f"- id: {memory.memory_id}",
-             f"- task: {memory.task_id or '-'}", f"- run: {memory.run_id or '-'}",
-             f"- at: {memory.created_at}", f"- event: {memory.event_id}", "", memory.summary, ""]
+    """One memory as Markdown: title, kind, task, run, summary, files, provenance.
+
+    `memory show` prints these bytes, and the text comes from events (a synced teammate's
+    included): each value is shown inert (core/text.py), so no control character reaches a
+    terminal raw and no line of it can start a section or a list item of its own.
+    """
+    lines = [f"# {one_line(memory.title)}", "", f"- kind: {memory.kind}", f"- id: {memory.memory_id}",
+             f"- task: {one_line(memory.task_id or '-')}", f"- run: {one_line(memory.run_id or '-')}",
+             f"- at: {memory.created_at}", f"- event: {memory.event_id}", "", block(memory.summary, indent=""), ""]
     if memory.files_touched:
-        lines += ["## Files touched", "", *(f"- `{path}`" for path in memory.files_touched), ""]
+        lines += ["## Files touched", "", *(f"- `{one_line(path)}`" for path in memory.files_touched), ""]
     lines += ["## Provenance", ""]
-    lines += [f"- {key}: {value}" for key, value in memory.provenance.items()]
+    lines += [f"- {one_line(key)}: {block(str(value))}" for key, value in memory.provenance.items()]
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -261,3 +261,21 @@ def test_task_show_neutralizes_a_forged_line(project: Path, capsys: pytest.Captu
     out = capsys.readouterr().out
     assert "\nstatus: completed" not in out and "\u009b" not in out and "\u202e" not in out
     assert "description: ok␊status: completed" in out
+
+
+def test_memory_show_and_its_file_cannot_be_forged(project: Path, capsys: Capture) -> None:
+    """A memory made from hostile task text shows it inert in `memory show` and `memories/<id>.md`."""
+    assert main(["task", "create", "--title", "refunds \u009b2J\u202egnp.exe", "--description", FORGED_LINE]) == 0
+    task_id = capsys.readouterr().out.strip()
+    assert main(["task", "update", task_id, "--status", "blocked", "--note", FORGED_SECTION]) == 0
+    _, out, _ = run(capsys, "memory", "list", "--json")
+    [memory] = json.loads(out)["memories"]
+    code, shown, _ = run(capsys, "memory", "show", memory["memory_id"])
+    assert code == 0
+    stored = (project / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md").read_text()
+    for text in (shown, stored):
+        assert_inert(text, newlines=True)
+        assert headings(text) == ["# Task blocked: refunds \ufffd2J\ufffdgnp.exe", "## Provenance"]
+        assert [line for line in text.splitlines() if line.startswith("- ")] == [
+            line for line in text.splitlines() if re.match(r"- (kind|id|task|run|at|event|hook_point|run_id|"
+                                                          r"files_touched|blocker): ", line)]
