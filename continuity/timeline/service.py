@@ -4,14 +4,16 @@ The default page is `local/timeline.html` in the store (machine-local, git-ignor
 rebuilt by the next `timeline`). A page written inside the store goes through the one
 atomic writer with the store as its bound: never through a symlinked folder, never out
 of the store. A page written elsewhere (`--out FILE`) replaces the file whole; a symlink
-standing at that name is replaced, not followed. Inside the store (wherever its folder is
-really found) only an `.html` page outside `events/` is written: the store's own files (the
-log, config, lock, node id) are never replaced by a page.
+standing at that name is replaced, not followed; a device, a pipe or a socket, or a link to
+one or to a process's open file (/dev/null, /dev/stdout), is refused, never replaced. Inside
+the store (wherever its folder is really found) only an `.html` page outside `events/` is
+written: the store's own files (the log, config, lock, node id) are never replaced by a page.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 import msgspec
 
@@ -49,6 +51,9 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
     path = os.path.abspath(out)
     if os.path.isdir(path) and not os.path.islink(path):
         raise UsageError(f"--out: {out[:200]!r} is a folder; name the page's file (timeline.html)")
+    if _special(path):  # replacing /dev/null or /dev/stdout (as root) or a pipe would break what uses it
+        raise UsageError(f"--out: {out[:200]!r} is not a regular file (a device, a pipe, a socket or a "
+                         "process's open file such as /dev/stdout); name the page's file (timeline.html)")
     if _inside(os.path.realpath(os.path.dirname(path)), os.path.realpath(store.path)):
         events = os.path.realpath(store.events_dir)
         if not path.endswith(".html") or _inside(os.path.realpath(os.path.dirname(path)), events):
@@ -56,6 +61,21 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
                              "must be an .html file outside events/")
     inside = _inside(path, store.path)
     return path, (store.path if inside else None)
+
+
+def _special(path: str) -> bool:
+    """Whether `path` is, or links to, something other than a file or a folder (a device, a pipe, a socket)
+    or a process's open file (/dev/stdout links to /proc/self/fd/1, whatever that is)."""
+    try:
+        if os.readlink(path).startswith("/proc/"):
+            return True
+    except (OSError, ValueError):  # not a link
+        pass
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # nothing there (or a dangling link): the page is a new file
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _inside(path: str, folder: str) -> bool:

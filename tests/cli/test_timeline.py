@@ -113,6 +113,33 @@ def test_a_symlink_at_the_out_path_is_replaced_not_followed(logged: Path, tmp_pa
     assert not link.is_symlink() and link.read_text().startswith("<!DOCTYPE html>")
 
 
+@pytest.mark.parametrize("link", [False, True], ids=["pipe", "link-to-pipe"])
+def test_out_never_replaces_a_device_or_a_pipe(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               link: bool) -> None:
+    """--out naming a pipe (as /dev/null names a device), or a link to one, is exit 2: it stays what it was."""
+    pipe = tmp_path / "pipe.html"
+    os.mkfifo(pipe)
+    out = pipe
+    if link:
+        out = tmp_path / "link.html"
+        out.symlink_to(pipe)
+    code, stdout, err = run(capsys, "timeline", "--out", str(out))
+    assert code == 2 and stdout == "" and err.count("\n") == 1 and "not a regular file" in err
+    assert pipe.is_fifo() and out.is_symlink() == link
+
+
+def test_out_never_replaces_a_link_to_an_open_file(logged: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """--out naming a link into /proc/self/fd (as /dev/stdout is) is exit 2, even when the fd is a file."""
+    opened = tmp_path / "opened.txt"
+    with opened.open("w") as handle:
+        link = tmp_path / "stdout.html"
+        link.symlink_to(f"/proc/self/fd/{handle.fileno()}")
+        code, stdout, err = run(capsys, "timeline", "--out", str(link))
+    assert code == 2 and stdout == "" and "/dev/stdout" in err
+    assert link.is_symlink() and opened.read_text() == ""
+
+
 def test_an_unreadable_event_is_skipped_with_a_warning(logged: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Reads fail open: a file that does not decode is left out, with one warning line; exit 0."""
