@@ -77,6 +77,8 @@ def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
     (["--since", "0001-01-01T00:00:00+14:00"], 2, "--since: '0001-01-01T00:00:00+14:00' is neither"),
     (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "is after --until"),
     (["--out", "."], 2, "is a folder"),
+    (["--out", "pages/"], 2, "is a folder"),
+    (["--out", "page.html/."], 2, "is a folder"),
     (["--out", "missing/page.html"], 5, "timeline not written: the folder"),
     (["--bogus"], 2, "unrecognized arguments"),
 ])
