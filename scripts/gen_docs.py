@@ -23,9 +23,11 @@ HEADER = """# continuity CLI reference
 
 Generated from `--help` by `scripts/gen_docs.py`; `tests/cli/test_docs.py` fails when
 this file and the CLI disagree. Every command takes `--json` (print the result as JSON;
-on failure also a JSON object `{"ok": false, "exit_code", "message"}` on stdout),
-`--root DIR` (the project root; default: search upward from the working directory, or
-`CONTINUITY_ROOT`) and `--debug` (show a traceback on internal errors).
+on failure also a JSON object `{"ok": false, "exit_code", "message"}` on stdout; DEL, C1
+controls, bidi marks and line separators inside strings are written as `\\uXXXX` escapes,
+the same JSON with nothing a terminal would act on), `--root DIR` (the project root;
+default: search upward from the working directory, or `CONTINUITY_ROOT`) and `--debug`
+(show a traceback on internal errors).
 
 Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes.
 Reads (`status`, `restore`, `resume-bundle`) fail open: problems are `continuity: warning:`

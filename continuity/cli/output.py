@@ -20,8 +20,9 @@ class Output:
         """Print `data` as JSON, or `text` for people."""
         if self.as_json or text is None:
             from continuity.core.fsio import indented_json
+            from continuity.core.text import escape_json_bytes
 
-            sys.stdout.buffer.write(indented_json(data) + b"\n")
+            sys.stdout.buffer.write(escape_json_bytes(indented_json(data)) + b"\n")
             sys.stdout.flush()
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -120,8 +120,10 @@ def _report(options: dict[str, Any], name: str, event: dict[str, Any]) -> None:
     if options["json"]:
         import orjson  # the same serializer as cli/output.Output.emit: the same bytes
 
+        from continuity.core.text import escape_json_bytes
+
         data = {"ok": True, "action": action, "event_id": event["event_id"], "event_path": relative, "event": event}
-        sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(escape_json_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2)) + b"\n")
     else:
         sys.stdout.write(f"{action}: {event['event_id']} -> {relative}\n")
     sys.stdout.flush()

@@ -126,9 +126,11 @@ def _report(options: dict[str, Any], event: dict[str, Any]) -> None:
     if options["json"]:
         import orjson  # the same serializer as cli/output.Output.emit: the same bytes
 
+        from continuity.core.text import escape_json_bytes
+
         data = {"ok": True, "action": "snapshot", "checkpoint_id": checkpoint_id(event),
                 "event_id": event["event_id"], "path": snapshot_relpath(event["team"], event["agent"], event["task"])}
-        sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(escape_json_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2)) + b"\n")
     else:
         sys.stdout.write(f"snapshot {checkpoint_id(event)}\n")
     sys.stdout.flush()

@@ -262,7 +262,12 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     brief = resume_bundle(store, _identity(args, store, _project(args, store)), fmt=fmt, max_chars=args.max_chars,
                           record=record, as_of=args.as_of)
     warn(brief.warnings)
-    sys.stdout.write(brief.text)
+    if fmt == "json":  # the same JSON, with no C1 or bidi control raw on a terminal
+        from continuity.core.text import escape_json
+
+        sys.stdout.write(escape_json(brief.text))
+    else:
+        sys.stdout.write(brief.text)
     sys.stdout.flush()
     return 0
 

@@ -83,3 +83,15 @@ def escape_json(encoded: str) -> str:
     inside strings, where an escape decodes to the same character.
     """
     return re.sub(_UNSAFE_IN_JSON, lambda match: f"\\u{ord(match.group()):04x}", encoded)
+
+
+#: UTF-8 lead bytes of every character `escape_json` rewrites (DEL; C1 is C2 80-9F; U+061C is D8 9C;
+#: the marks, overrides, isolates and separators start E2 80 or E2 81): most output holds none of them.
+_UNSAFE_LEADS = (b"\x7f", b"\xc2", b"\xd8\x9c", b"\xe2\x80", b"\xe2\x81")
+
+
+def escape_json_bytes(encoded: bytes) -> bytes:
+    """`escape_json` for the UTF-8 bytes a command prints with --json (scanned only when one may be there)."""
+    if not any(lead in encoded for lead in _UNSAFE_LEADS):
+        return encoded
+    return escape_json(encoded.decode()).encode()

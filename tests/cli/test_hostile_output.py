@@ -279,3 +279,43 @@ def test_memory_show_and_its_file_cannot_be_forged(project: Path, capsys: Captur
         assert [line for line in text.splitlines() if line.startswith("- ")] == [
             line for line in text.splitlines() if re.match(r"- (kind|id|task|run|at|event|hook_point|run_id|"
                                                           r"files_touched|blocker): ", line)]
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a decoded JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.items() for part in item for text in strings(part)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings(item)]
+    return []
+
+
+@pytest.mark.parametrize("argv", [
+    ["log", FORGED_LINE, "--json"],  # the plain append path
+    ["log", FORGED_LINE, "--json", "--note-json", '{"k": 1}'],  # the typed path
+    ["events", "list", "--json"],
+    ["resume-bundle", "--json"],
+    ["resume-bundle", "--format", "json"],
+    ["task", "list", "--json"],
+], ids=["log-plain", "log-typed", "events-list", "resume-bundle-json", "resume-bundle-format-json", "task-list"])
+def test_json_output_escapes_c1_and_bidi_and_stays_the_same_json(project: Path, capsys: Capture,
+                                                                 argv: list[str]) -> None:
+    """--json prints DEL, C1, bidi marks and separators as \\uXXXX escapes: the same JSON, nothing raw on a terminal."""
+    assert run(capsys, "log", FORGED_LINE)[0] == 0
+    assert run(capsys, "task", "create", "--title", "t", "--description", FORGED_LINE)[0] == 0
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert_inert(out, newlines=True)
+    assert FORGED_LINE in strings(json.loads(out))
+
+
+def test_events_show_json_escapes_too(project: Path, capsys: Capture) -> None:
+    """`events show --json`: the stored text comes back whole from the escaped JSON."""
+    code, out, _ = run(capsys, "log", FORGED_LINE, "--json")
+    event_id = json.loads(out)["event_id"]
+    code, out, _ = run(capsys, "events", "show", event_id, "--json")
+    assert code == 0
+    assert_inert(out, newlines=True)
+    assert json.loads(out)["message"] == FORGED_LINE
