@@ -145,8 +145,8 @@ def remove_stale_temps_everywhere(store: Store, now: float) -> tuple[list[str], 
     shown in full)."""
     removed, warnings = remove_stale_temps(store.path, now)
     for folder, only in _outside(store):
-        more, more_warnings = remove_stale_temps(folder, now, only)
-        removed += [os.path.join(folder, name) for name in more]
+        more, more_warnings = remove_stale_temps(folder, now, only, shown_from=folder)
+        removed += more
         warnings += more_warnings
     return removed, warnings
 
@@ -170,14 +170,15 @@ def stale_temps(store_path: str, now: float, only: Mapping[str, frozenset[str]] 
                   for relative, name, _ in _candidates(store_path, now, only))
 
 
-def remove_stale_temps(store_path: str, now: float,
-                       only: Mapping[str, frozenset[str]] | None = None) -> tuple[list[str], list[str]]:
+def remove_stale_temps(store_path: str, now: float, only: Mapping[str, frozenset[str]] | None = None, *,
+                       shown_from: str = "") -> tuple[list[str], list[str]]:
     """Remove the left-over temp files in the store (or another folder, `only` as for `_candidates`);
-    (removed, warnings), paths relative to it."""
+    (removed, warnings), paths relative to it, or joined to `shown_from` (a folder outside the store is
+    named in full)."""
     removed: list[str] = []
     warnings: list[str] = []
     for relative, name, fd in _candidates(store_path, now, only):
-        shown = os.path.normpath(os.path.join(relative, name))
+        shown = os.path.join(shown_from, os.path.normpath(os.path.join(relative, name)))
         try:
             if fd is not None:
                 os.unlink(name, dir_fd=fd)

@@ -204,3 +204,33 @@ def test_ai_bridge_temps_of_continuitys_own_files_are_swept_and_the_users_are_no
     assert (bridge / f".context-runtime.md.{pid}.tmp").is_symlink()
     assert json.loads((bridge / "context-runtime.json").read_text())["activeWorkstream"]["id"] == "WS-1"
     assert json.loads(cli_process("verify", "--json", cwd=project).stdout)["leftover_temps"] == []
+
+
+def test_a_temp_that_cannot_be_removed_is_named_where_it_is(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Removal refused (an injected EACCES): the warning names a store temp relative to the store, and one in
+    `.ai-bridge/` by its full path (relative to the store it would point at a file that is not there)."""
+    import errno
+
+    from continuity.cli import main
+
+    pid = dead_pid()
+    bridge_temp = project / ".ai-bridge" / f".context-runtime.json.{pid}.tmp"
+    bridge_temp.parent.mkdir()
+    bridge_temp.write_bytes(b"half")
+    store_temp = project / ".agent/runtime-continuity/local" / f".sync-state.json.{pid}.tmp"
+    store_temp.write_bytes(b"half")
+    real_unlink = os.unlink
+
+    def refused(path: str, *args: object, **kwargs: object) -> None:
+        if str(path).endswith(f".{pid}.tmp"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "unlink", refused)
+    capsys.readouterr()
+    assert main(["rebuild", "--root", str(project)]) == 0
+    err = capsys.readouterr().err
+    assert f"left-over temp file not removed: {bridge_temp} (Permission denied)" in err
+    assert f"left-over temp file not removed: local/.sync-state.json.{pid}.tmp (Permission denied)" in err
+    assert bridge_temp.exists() and store_temp.exists()
