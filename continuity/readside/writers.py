@@ -29,10 +29,18 @@ from projections.registry import REGISTRY
 
 
 def contexts_dir(store: Store) -> str:
-    """Where user-level Markdown archives go: config, CONTINUITY_CONTEXTS_DIR, or ~/.agent/contexts."""
-    configured = os.environ.get("CONTINUITY_CONTEXTS_DIR") or store.config.get("contexts_dir")
-    if isinstance(configured, str) and configured:
+    """Where user-level Markdown archives go: CONTINUITY_CONTEXTS_DIR, `contexts_dir` in config.json, or
+    ~/.agent/contexts.
+
+    A relative `contexts_dir` is taken from the project root, as every path in a project's config is:
+    taken from the working directory, each command run from another folder would write elsewhere.
+    """
+    configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
+    if configured:
         return os.path.abspath(os.path.expanduser(configured))
+    configured = store.config.get("contexts_dir")
+    if isinstance(configured, str) and configured:
+        return os.path.abspath(os.path.join(store.root, os.path.expanduser(configured)))
     return os.path.join(os.path.expanduser("~"), ".agent", "contexts")
 
 

@@ -344,3 +344,20 @@ def test_a_projection_failure_after_a_durable_append_warns(project: Path, capsys
     assert code == 0
     assert len(all_event_files(project)) == before + (2 if command[0] == "host-switch" else 1)
     assert "warning:" in err and "Input/output error" in err and "Traceback" not in err
+
+
+def test_a_relative_contexts_dir_in_config_is_taken_from_the_project(project: Path, capsys: Capture,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`contexts_dir: "notes/contexts"`: an archive taken from a subfolder lands in the project's folder, and
+    `restore` from the root finds it."""
+    config = project / ".agent/runtime-continuity/config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "contexts_dir": "notes/contexts"}))
+    (project / "src").mkdir()
+    monkeypatch.chdir(project / "src")
+    assert main(["archive", "--reason", "from a subfolder"]) == 0
+    assert list((project / "notes/contexts/demo").glob("ctx_*.md"))
+    assert not (project / "src/notes").exists()
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["restore", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["markdown_path"].startswith(str(project / "notes/contexts"))
