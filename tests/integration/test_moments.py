@@ -125,6 +125,9 @@ def test_the_output_is_the_same_whatever_the_channel(project: Path, capsys: Capt
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "timeout_seconds": NaN}', "timeout_seconds"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x\\u0000y"}', "data_type"),
     ("\xff\xfe", "not JSON"),
+    ("[" * 5000 + "]" * 5000, "not JSON"),
+    ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": ' + "[" * 5000 + "]" * 5000 + "}",
+     "not JSON"),
 ])
 def test_invalid_config_is_loud_every_time_and_never_rewritten(project: Path, capsys: Capture, raw: str,
                                                                why: str) -> None:
@@ -139,6 +142,20 @@ def test_invalid_config_is_loud_every_time_and_never_rewritten(project: Path, ca
     assert CONFIG.read_bytes() == before
     assert sorted(os.listdir(BUS)) == ["checkpoints.json"]
     assert not (project.parent / "escape.jsonl").exists()
+
+
+@pytest.mark.parametrize("document", ["checkpoints.json", "tags.json"])
+def test_a_document_nested_5000_deep_is_invalid_for_every_moments_command(project: Path, capsys: Capture,
+                                                                          document: str) -> None:
+    """A config or tag registry nested past the decoder's recursion limit is INVALID, never an internal error."""
+    configure(ok_config())
+    (BUS / document).write_text("[" * 5000 + "]" * 5000)
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-")
+    assert err.count("\n") == 1 and "INVALID" in err and document in err
+    for action in ("list", "deliver"):
+        code, _, err = run(capsys, "moments", action, "core")
+        assert code == 0 and "internal error" not in err
 
 
 @pytest.mark.parametrize("kind", ["folder", "symlink", "dangling"])
@@ -193,6 +210,7 @@ def test_the_objective_is_a_hard_140_character_slice(project: Path, capsys: Capt
     ({"ash": {"agent": 7, "platform": "", "harness": "bad\x00", "model": "tag-model"}}, ["tag-model", "tag-base"],
      None),
     ("broken", None, "tags.json is INVALID"),
+    ("deep", None, "tags.json is INVALID"),
 ])
 def test_tags_come_from_the_team_registry(project: Path, capsys: Capture, registry: Any, expected: Any,
                                           warned: str | None) -> None:
@@ -200,6 +218,8 @@ def test_tags_come_from_the_team_registry(project: Path, capsys: Capture, regist
     configure(ok_config())
     if registry == "broken":
         (BUS / "tags.json").write_text("{nope")
+    elif registry == "deep":
+        (BUS / "tags.json").write_text('{"agents": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}")
     elif registry is not None:
         (BUS / "tags.json").write_text(json.dumps({"base": "tag-base", "agents": registry}))
     code, _, err = snapshot(capsys)
