@@ -57,9 +57,19 @@ def outbox_relpath(team: str, channel: Channel) -> str:
 
 
 def _read(store_path: str, relative: str) -> tuple[bytes | None, str | None]:
-    """(bytes, None), (None, None) when absent, or (None, why) when it cannot be read."""
-    path = os.path.join(store_path, *relative.split("/"))
+    """(bytes, None), (None, None) when absent, or (None, why) when it cannot be read.
+
+    Neither the file nor a folder on the way to it may be a symlink: a config reached through a
+    link planted in the store (`bus-v3 -> /elsewhere`) is not the store's, as writes refuse it too.
+    """
+    *folders, name = relative.split("/")
+    path = store_path
     try:
+        for depth, folder in enumerate(folders):
+            path = os.path.join(path, folder)
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return None, f"{'/'.join(folders[:depth + 1])} is a symlink"
+        path = os.path.join(path, name)
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
             return None, "not a regular file"

@@ -266,6 +266,26 @@ def test_a_failing_sink_never_changes_park(project: Path, capsys: Capture, tmp_p
     assert reason in err
 
 
+@pytest.mark.parametrize("link", ["team/core/_coord/bus-v3", "team/core/_coord"])
+def test_a_config_reached_through_a_linked_folder_is_unreadable(project: Path, capsys: Capture, tmp_path: Path,
+                                                                link: str) -> None:
+    """A folder on the way to the config replaced by a symlink out of the store: unreadable, its command never runs."""
+    elsewhere = tmp_path / "elsewhere"
+    ran = tmp_path / "ran"
+    bus = elsewhere / "bus-v3" if link.endswith("_coord") else elsewhere
+    bus.mkdir(parents=True)
+    command = script(tmp_path, "sink.py", f"open({str(ran)!r}, 'a').write(sys.stdin.read())")
+    (bus / "checkpoints.json").write_text(json.dumps(ok_config(command=command)))
+    (STORE / link).parent.mkdir(parents=True, exist_ok=True)
+    (STORE / link).symlink_to(elsewhere)
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-")
+    assert err.count("\n") == 1 and "unreadable" in err and "is a symlink" in err
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == 0 and "unreadable" in err
+    assert not ran.exists() and sorted(os.listdir(bus)) == ["checkpoints.json"]
+
+
 def test_the_command_sink_gets_each_moment_on_stdin(project: Path, capsys: Capture, tmp_path: Path) -> None:
     """A command sink runs once per moment with the moment's JSON line on stdin; outbox and command both get it."""
     received = tmp_path / "received.jsonl"
