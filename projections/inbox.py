@@ -52,13 +52,12 @@ def _box(state: InboxState, team: str) -> TeamBox:
     box = state.teams.get(team)
     if box is None:
         box = TeamBox()
-        touch_bounded(state.teams, team, box, TEAMS_LIMIT)
+    touch_bounded(state.teams, team, box, TEAMS_LIMIT)  # the least recently active team (and member) goes first
     return box
 
 
 def _member(box: TeamBox, agent: str, at: str) -> None:
-    if agent not in box.members:
-        touch_bounded(box.members, agent, at, MEMBERS_LIMIT)
+    touch_bounded(box.members, agent, box.members.get(agent, at), MEMBERS_LIMIT)  # keeps when first seen
 
 
 def on_event(state: InboxState, name: str, event: Event) -> InboxState:
@@ -88,7 +87,7 @@ def on_event(state: InboxState, name: str, event: Event) -> InboxState:
 
 
 MODEL = ReadModel(
-    "inbox", format=2, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=3, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )
