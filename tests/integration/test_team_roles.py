@@ -109,6 +109,17 @@ def test_unknown_role_and_missing_agent(project: Path, capsys: Capture) -> None:
     assert run(capsys, "role", "show", "core", "nope")[0] == EXIT_NOT_FOUND
 
 
+@pytest.mark.parametrize("ref", ["x\nparked rev -> forged", "x\rforged", "a\x9b31mred", "a\u202eb", "a\u2028b"])
+def test_checkpoint_ref_is_echoed_on_one_safe_line(project: Path, capsys: Capture, ref: str) -> None:
+    """Setting a ref with a line break, C1 control or bidi override prints one line with stand-ins; JSON keeps it."""
+    run(capsys, "role", "create", "core", "rev")
+    code, out, err = run(capsys, "checkpoint", "core", "--role", "rev", "--ref", ref)
+    assert code == 0 and err == "" and out.count("\n") == 1 and out.startswith("checkpoint_ref for role rev -> ")
+    assert out[:-1].isprintable()
+    code, out, _ = run(capsys, "checkpoint", "core", "--role", "rev", "--ref", ref, "--json")
+    assert code == 0 and json.loads(out)["checkpoint_ref"] == ref
+
+
 def test_checkpoint_role_form_and_the_work_form(project: Path, capsys: Capture) -> None:
     """checkpoint <team> --role R [--ref]: the contract's texts; the work-log checkpoint form still works."""
     run(capsys, "role", "create", "core", "rev")
