@@ -298,6 +298,30 @@ def test_the_command_sink_gets_each_moment_on_stdin(project: Path, capsys: Captu
     assert got == kept and len(got) == 1 and json.loads(got[0]["note"])["task"] == "build"
 
 
+def test_a_command_that_leaves_a_child_running_has_delivered(project: Path, capsys: Capture, tmp_path: Path) -> None:
+    """A command sink that exits 0 and leaves a child holding its stderr open has received the moment: no FAILED
+    line after its timeout, and `moments deliver` does not send it again."""
+    received = tmp_path / "received.jsonl"
+    command = script(tmp_path, "sink.py", f"open({str(received)!r}, 'a').write(sys.stdin.read())\n"
+                     "import subprocess; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)'])")
+    configure(ok_config(command=command, timeout_seconds=2))
+    code, out, err = snapshot(capsys)
+    assert (code, err) == (0, "") and out.startswith("snapshot CHK-")
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert (code, err) == (0, "")
+    assert len(received.read_text().splitlines()) == 1
+
+
+def test_a_failing_command_shows_the_tail_of_what_it_wrote(project: Path, capsys: Capture, tmp_path: Path) -> None:
+    """A failing sink that writes megabytes to stderr: the FAILED line shows only its last words."""
+    command = script(tmp_path, "loud.py", "sys.stderr.write('x' * 5_000_000 + 'last words'); sys.exit(4)")
+    configure(ok_config(command=command))
+    code, _, err = snapshot(capsys)
+    assert code == 0 and err.count("\n") == 1 and "exited 4: " in err and err.rstrip().endswith(
+        "last words); `continuity moments deliver core` retries")
+    assert len(err) < 600
+
+
 def test_deliver_twice_delivers_nothing_new(project: Path, capsys: Capture, tmp_path: Path) -> None:
     """Moments saved before the channel existed are delivered by `moments deliver`, once; a second run sends none."""
     for task in ("a", "b", "c"):
