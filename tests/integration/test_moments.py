@@ -322,6 +322,20 @@ def test_a_failing_command_shows_the_tail_of_what_it_wrote(project: Path, capsys
     assert len(err) < 600
 
 
+def test_a_folder_planted_as_the_delivery_lock_is_an_unsafe_store(project: Path, capsys: Capture) -> None:
+    """`local/moments.lock` replaced by a folder: deliver exits 6 with one line (no internal error); a save still
+    exits 0 and says the moment was not sent."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    configure(ok_config())
+    (STORE / "local" / "moments.lock").unlink(missing_ok=True)
+    (STORE / "local" / "moments.lock").mkdir()
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-") and err.count("\n") == 1 and "moments.lock" in err
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == EXIT_UNSAFE_STORE and err.count("\n") == 1 and "is a folder" in err and "internal" not in err
+
+
 def test_deliver_twice_delivers_nothing_new(project: Path, capsys: Capture, tmp_path: Path) -> None:
     """Moments saved before the channel existed are delivered by `moments deliver`, once; a second run sends none."""
     for task in ("a", "b", "c"):
