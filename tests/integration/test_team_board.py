@@ -289,3 +289,23 @@ def test_an_active_team_outlives_a_hundred_newer_ones(project: Path, capsys: Cap
         assert run(capsys, "resume", "core", "bo")[1].startswith("Resume: t (as of ")
         assert len(json.loads(run(capsys, "moments", "list", "core", "--json")[1])["moments"]) == 4
         assert json.loads(run(capsys, "moments", "list", "t0", "--json")[1])["moments"] == []
+
+
+def test_a_flooded_mailbox_never_empties_another(project: Path, capsys: Capture) -> None:
+    """2,000 messages a teammate sends itself (synced in, past the team's unread bound) forget its own oldest,
+    never bo's unread message; the bound holds, and a rebuild agrees."""
+    from continuity.core.store import Store
+    from events.team import MessageSent
+    from projections.inbox import UNREAD_LIMIT
+
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "please review")[0] == 0
+    Store(project).open_log().append_many([
+        MessageSent(project="demo", agent_id="evil", team="core", message_id=f"MSG-{number:010x}", to_agent="evil",
+                    text="spam") for number in range(UNREAD_LIMIT)])
+    for args in ([], ["rebuild"]):
+        if args:
+            assert run(capsys, *args)[0] == 0
+        assert [each["text"] for each in as_json(capsys, "inbox", "core", "--agent", "bo")["messages"]] == [
+            "please review"]
+        flooded = [each["message_id"] for each in as_json(capsys, "inbox", "core", "--agent", "evil")["messages"]]
+        assert len(flooded) == UNREAD_LIMIT - 1 and "MSG-0000000000" not in flooded
