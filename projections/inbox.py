@@ -34,11 +34,16 @@ class Message(msgspec.Struct, kw_only=True):
 
 
 class TeamBox(msgspec.Struct, kw_only=True):
-    """A team's members (first seen) and its messages: unread ones, and the newest read ones."""
+    """A team's members (first seen) and its messages: unread ones, and the newest read ones.
+
+    `waiting` counts the unread messages per addressee: past UNREAD_LIMIT, the oldest message of the
+    addressee with the most is forgotten, so one agent flooding a mailbox never empties another's.
+    """
 
     members: dict[str, str] = msgspec.field(default_factory=dict)
     unread: dict[str, Message] = msgspec.field(default_factory=dict)
     read: dict[str, Message] = msgspec.field(default_factory=dict)
+    waiting: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class InboxState(msgspec.Struct, kw_only=True):
@@ -52,13 +57,12 @@ def _box(state: InboxState, team: str) -> TeamBox:
     box = state.teams.get(team)
     if box is None:
         box = TeamBox()
-        touch_bounded(state.teams, team, box, TEAMS_LIMIT)
+    touch_bounded(state.teams, team, box, TEAMS_LIMIT)  # the least recently active team (and member) goes first
     return box
 
 
 def _member(box: TeamBox, agent: str, at: str) -> None:
-    if agent not in box.members:
-        touch_bounded(box.members, agent, at, MEMBERS_LIMIT)
+    touch_bounded(box.members, agent, box.members.get(agent, at), MEMBERS_LIMIT)  # keeps when first seen
 
 
 def on_event(state: InboxState, name: str, event: Event) -> InboxState:
@@ -75,20 +79,40 @@ def on_event(state: InboxState, name: str, event: Event) -> InboxState:
     if isinstance(event, MessageSent):
         _member(box, event.to_agent, event.created_at)
         if event.message_id not in box.unread and event.message_id not in box.read:
-            touch_bounded(box.unread, event.message_id, Message(
+            box.unread[event.message_id] = Message(
                 message_id=event.message_id, from_agent=event.agent_id, to_agent=event.to_agent, text=event.text,
-                sent_at=event.created_at, event_id=event.event_id), UNREAD_LIMIT)
+                sent_at=event.created_at, event_id=event.event_id)
+            box.waiting[event.to_agent] = box.waiting.get(event.to_agent, 0) + 1
+            if len(box.unread) > UNREAD_LIMIT:
+                _forget_one(box)
     elif isinstance(event, MessageAcked):
         message = box.unread.get(event.message_id)
         if message is not None and message.to_agent == event.agent:
-            del box.unread[event.message_id]
+            _take(box, event.message_id)
             message.acked_at = event.created_at
             touch_bounded(box.read, event.message_id, message, READ_LIMIT)
     return state
 
 
+def _forget_one(box: TeamBox) -> None:
+    """Forget the oldest unread message of the addressee with the most (the first such addressee on a tie)."""
+    most = max(box.waiting.values())
+    victim = next(agent for agent, count in box.waiting.items() if count == most)
+    _take(box, next(key for key, message in box.unread.items() if message.to_agent == victim))
+
+
+def _take(box: TeamBox, message_id: str) -> None:
+    """Remove one unread message, and count it out of its addressee's."""
+    agent = box.unread.pop(message_id).to_agent
+    left = box.waiting.get(agent, 0) - 1
+    if left > 0:
+        box.waiting[agent] = left
+    else:
+        box.waiting.pop(agent, None)
+
+
 MODEL = ReadModel(
-    "inbox", format=2, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=4, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )

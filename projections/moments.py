@@ -54,7 +54,7 @@ def on_snapshot(state: MomentsState, name: str, event: SnapshotTaken) -> Moments
     team = state.teams.get(event.team)
     if team is None:
         team = TeamMoments()
-        touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)
+    touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)  # the least recently active team goes first
     touch_bounded(team.moments, event.event_id, Moment(
         moment_id=event.event_id, agent=event.agent, task=event.task, objective=note_objective(event.objective),
         created_at=event.created_at), MOMENTS_LIMIT)
@@ -74,7 +74,7 @@ def on_delivered(state: MomentsState, name: str, event: MomentsDelivered) -> Mom
 
 
 MODEL = ReadModel(
-    "moments", format=2, state=MomentsState, initial=MomentsState,
+    "moments", format=3, state=MomentsState, initial=MomentsState,
     folds={SnapshotTaken: on_snapshot, MomentsDelivered: on_delivered},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MOMENTS_LIMIT": MOMENTS_LIMIT},
 )

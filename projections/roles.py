@@ -68,11 +68,11 @@ def _role(state: RolesState, team: str, name: str, at: str, agent: str | None) -
     roles = state.teams.get(team)
     if roles is None:
         roles = {}
-        touch_bounded(state.teams, team, roles, TEAMS_LIMIT)
+    touch_bounded(state.teams, team, roles, TEAMS_LIMIT)  # the least recently active team (and role) goes first
     role = roles.get(name)
     if role is None:
         role = Role(role=name, team=team, created_at=at, created_by=agent)
-        touch_bounded(roles, name, role, ROLES_LIMIT)
+    touch_bounded(roles, name, role, ROLES_LIMIT)
     return role
 
 
@@ -144,7 +144,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=2, state=RolesState, initial=RolesState,
+    "roles", format=3, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

@@ -58,7 +58,7 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
     team = state.teams.get(event.team)
     if team is None:
         team = {}
-        touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)
+    touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)  # the least recently active team goes first
     member = team.get(event.agent) or Member()
     snapshot = Snapshot(
         checkpoint_id=f"CHK-{event.created_at}-{event.task}", agent=event.agent, task=event.task,
@@ -78,6 +78,6 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
 
 
 MODEL = ReadModel(
-    "team", format=2, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
+    "team", format=3, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT, "TASKS_LIMIT": TASKS_LIMIT},
 )

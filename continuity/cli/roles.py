@@ -167,9 +167,11 @@ def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
             store, identity, lambda state: decide.decide_role_checkpoint(state, identity, request, args.ref))
     except RoleNotFound:
         return _failed(out, failed)
+    from continuity.core.text import one_line
+
     warn(warnings + service.caught_up(store, identity.project, ("roles",))[1])
     out.emit({"ok": True, "action": "checkpoint", "team": team, "role": role, "checkpoint_ref": args.ref,
-              "event_id": stored[0].event_id}, f"checkpoint_ref for role {role} -> {args.ref}")
+              "event_id": stored[0].event_id}, f"checkpoint_ref for role {role} -> {one_line(args.ref)}")
     return 0
 
 

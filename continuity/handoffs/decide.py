@@ -56,11 +56,13 @@ def decide_move(state: HandoffsState, identity: Identity, handoff_id: str, actio
     if action not in ALLOWED.get(handoff.state, set()):
         raise InvalidTransition(f"handoff {verb}: {handoff_id} is {handoff.state}")
     actor = identity.agent_id
-    if action in ("accepted", "rejected") and handoff.to_agent and actor and actor != handoff.to_agent:
-        raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {handoff.to_agent}, not {actor}")
-    if action == "closed" and actor and actor not in {handoff.to_agent, handoff.from_agent} - {None} \
+    # an actor who does not say who it is cannot be the one agent allowed: it is refused, not waved through
+    if action in ("accepted", "rejected") and handoff.to_agent and actor != handoff.to_agent:
+        raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {handoff.to_agent}, not "
+                                f"{actor or 'an unnamed agent (give --agent or set CONTINUITY_AGENT)'}")
+    if action == "closed" and actor not in {handoff.to_agent, handoff.from_agent} \
             and handoff.to_agent and handoff.from_agent:
         raise InvalidTransition(f"handoff close: only {handoff.from_agent} or {handoff.to_agent} may close "
-                                f"{handoff_id}")
+                                f"{handoff_id}" + ("" if actor else " (give --agent or set CONTINUITY_AGENT)"))
     return [_EVENTS[action](**identity.fields(), handoff_id=handoff_id, note_text=note,
                             message=f"handoff {handoff_id} {action}")]

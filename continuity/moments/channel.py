@@ -57,9 +57,19 @@ def outbox_relpath(team: str, channel: Channel) -> str:
 
 
 def _read(store_path: str, relative: str) -> tuple[bytes | None, str | None]:
-    """(bytes, None), (None, None) when absent, or (None, why) when it cannot be read."""
-    path = os.path.join(store_path, *relative.split("/"))
+    """(bytes, None), (None, None) when absent, or (None, why) when it cannot be read.
+
+    Neither the file nor a folder on the way to it may be a symlink: a config reached through a
+    link planted in the store (`bus-v3 -> /elsewhere`) is not the store's, as writes refuse it too.
+    """
+    *folders, name = relative.split("/")
+    path = store_path
     try:
+        for depth, folder in enumerate(folders):
+            path = os.path.join(path, folder)
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return None, f"{'/'.join(folders[:depth + 1])} is a symlink"
+        path = os.path.join(path, name)
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
             return None, "not a regular file"
@@ -96,11 +106,9 @@ def load_config(store_path: str, team: str) -> Loaded:
 def _parse(data: bytes) -> tuple[str, Channel | None]:
     if len(data) > MAX_DOCUMENT_BYTES:
         return f"over {MAX_DOCUMENT_BYTES} bytes", None
-    import json
-
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        doc = _decode(data)
+    except ValueError:
         return "not JSON", None
     if not isinstance(doc, dict):
         return "not a JSON object", None
@@ -124,6 +132,16 @@ def _parse(data: bytes) -> tuple[str, Channel | None]:
         return f"timeout_seconds is not a number of seconds in (0, {MAX_TIMEOUT_S:g}]", None
     return "", Channel(data_type=data_type, api_version=api_version, outbox=outbox,
                        command=None if command is None else tuple(command), timeout_seconds=float(timeout))
+
+
+def _decode(data: bytes) -> Any:
+    """A document's JSON value; ValueError when it is not JSON (invalid UTF-8 included), or nested too deeply."""
+    import json
+
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:  # the decoder recurses per level: `[` 5000 times fits in the size bound
+        raise ValueError("nested too deeply") from None
 
 
 def _clean(text: str) -> bool:
@@ -150,11 +168,9 @@ def tags_for(store_path: str, team: str, agent: str) -> tuple[list[str] | None, 
         return None, f"checkpoint moment: {relative} is unreadable ({error}); moment sent without tags"
     if data is None:
         return None, None
-    import json
-
     try:
-        doc = json.loads(data.decode("utf-8")) if len(data) <= MAX_DOCUMENT_BYTES else None
-    except (UnicodeDecodeError, ValueError):
+        doc = _decode(data) if len(data) <= MAX_DOCUMENT_BYTES else None
+    except ValueError:
         doc = None
     agents = doc.get("agents") if isinstance(doc, dict) else None
     base = doc.get("base") if isinstance(doc, dict) else None

@@ -151,25 +151,30 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
 def to_command(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:
     """Run the command once per moment, the moment on its stdin; stop at the first that fails or hangs."""
     import subprocess
+    import tempfile
 
     assert channel.command is not None
     argv = list(channel.command)
     for sent, each in enumerate(records):
-        try:
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, cwd=store.root, start_new_session=True)
-        except OSError as error:
-            return sent, f"cannot run {argv[0]!r}: {error.strerror or error}"
-        try:
-            _, err = process.communicate(_line(each), timeout=channel.timeout_seconds)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            return sent, f"{argv[0]!r} did not finish within {channel.timeout_seconds:g}s and was stopped"
-        if process.returncode != 0:
-            from continuity.core.text import one_line
+        # stderr goes to a file, not a pipe: the command's exit is what counts (a child it leaves running
+        # holds no pipe open), and however much it writes, only the tail is read back
+        with tempfile.TemporaryFile() as errors:
+            try:
+                process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                           stderr=errors, cwd=store.root, start_new_session=True)
+            except OSError as error:
+                return sent, f"cannot run {argv[0]!r}: {error.strerror or error}"
+            try:
+                process.communicate(_line(each), timeout=channel.timeout_seconds)
+            except subprocess.TimeoutExpired:
+                _kill(process)
+                return sent, f"{argv[0]!r} did not finish within {channel.timeout_seconds:g}s and was stopped"
+            if process.returncode != 0:
+                from continuity.core.text import one_line
 
-            shown = one_line(err.decode("utf-8", "replace").strip()[-STDERR_SHOWN:])
-            return sent, f"{argv[0]!r} exited {process.returncode}" + (f": {shown}" if shown else "")
+                errors.seek(max(0, errors.seek(0, os.SEEK_END) - 4 * STDERR_SHOWN))
+                shown = one_line(errors.read().decode("utf-8", "replace").strip()[-STDERR_SHOWN:])
+                return sent, f"{argv[0]!r} exited {process.returncode}" + (f": {shown}" if shown else "")
     return len(records), None
 
 
@@ -181,9 +186,8 @@ def _kill(process: Any) -> None:
     except OSError:
         process.kill()
     process.wait()
-    for stream in (process.stdin, process.stderr):
-        if stream is not None:
-            stream.close()
+    if process.stdin is not None:
+        process.stdin.close()
 
 
 SINKS: dict[str, Callable[[Store, str, Channel, list[dict[str, Any]]], tuple[int, str | None]]] = {

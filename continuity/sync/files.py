@@ -68,9 +68,10 @@ def flocked(path: str) -> Iterator[None]:
     try:
         fd = os.open(path, osfs.UPDATE, 0o644)
     except OSError as error:
-        if error.errno != errno.ELOOP:
+        what = {errno.ELOOP: "a symlink", errno.EISDIR: "a folder"}.get(error.errno or 0)
+        if what is None:
             raise
-        raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)") from None
+        raise StoreUnsafe(f"unsafe store: {path} is {what} (nothing written)") from None
     try:
         osfs.lock(fd)
         yield

@@ -200,8 +200,19 @@ def held_teams(state: RolesState, agent: str, now_us: int) -> list[str]:
 
 
 def park_task(role: str) -> str:
-    """The snapshot task a parked role is saved under: `role-<slug>`."""
-    return task_slug(f"role-{role}")
+    """The snapshot task a parked role is saved under: `role-<role>` when that is a slug already.
+
+    Otherwise (`:@+=`, an end in `-` or `.`, over 123 characters) the slug would lose something and
+    two roles could share one snapshot (`a:b` and `a@b` are both `role-a-b`), so the task carries a
+    digest of the name instead: `role--<digest>-<slug>`. No slug of a role starts `role--` (a name
+    starts with a letter or digit), so the two forms never meet.
+    """
+    task = f"role-{role}"
+    if task_slug(task) == task:
+        return task
+    import hashlib
+
+    return task_slug(f"role--{hashlib.sha256(role.encode()).hexdigest()[:16]}-{role}")
 
 
 def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now_us: int) -> list[Event]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from continuity.core.fsio import pretty_json, write_if_changed
 from continuity.core.store import Store
-from continuity.team.plain import POINTER_SCHEMA, pointer_relpath, snapshot_relpath
+from continuity.team.plain import POINTER_SCHEMA, names_pointer, pointer_relpath, snapshot_relpath
 from continuity.team.resume import document
 from continuity.team.roles import role_document, role_relpath
 from events.base import Event
@@ -35,7 +35,7 @@ class TeamWriter:
         try:
             for task in {getattr(event, "task", ""), member.latest_task}:
                 snapshot = member.tasks.get(task) if task else None
-                if snapshot is not None:
+                if snapshot is not None and not names_pointer(snapshot.task):  # a synced event the CLI refuses
                     self._write(snapshot_relpath(team, agent, snapshot.task), document(snapshot))
             latest = member.tasks.get(member.latest_task) if member.latest_task else None
             if latest is not None:

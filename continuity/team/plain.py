@@ -23,17 +23,25 @@ _NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
 _DOTS = re.compile(r"\.{2,}")
 SCHEMA = "coord.teams.continuity.v1"
 POINTER_SCHEMA = "coord.continuity-latest.v1"
+POINTER_NAME = "LATEST.json"
 
 
 def task_slug(task: str) -> str:
     """The task as one path segment: runs of other characters become `-`, runs of dots one dot, at most 128
-    characters, no `-` or `.` at the ends. A slug is its own slug, so `resume` finds a task by either name."""
+    characters, no `-` or `.` at the ends. A slug is its own slug, so `resume` finds a task by either name.
+    The pointer's own name is refused: that task's folder would stand where the agent's `LATEST.json` belongs."""
     slug = _DOTS.sub(".", _NOT_SEGMENT.sub("-", task))[:128].strip("-.")
-    if not slug:
+    if not slug or names_pointer(slug):
         from continuity.core.errors import UsageError
 
-        raise UsageError(f"snapshot: task {task!r} has no characters usable in a name")
+        why = "is the name of the agent's LATEST.json pointer" if slug else "has no characters usable in a name"
+        raise UsageError(f"snapshot: task {task!r} {why}")
     return slug
+
+
+def names_pointer(task: str) -> bool:
+    """Whether a task's folder would be the agent's pointer file (in any case: some file systems ignore it)."""
+    return task.lower() == POINTER_NAME.lower()
 
 
 def snapshot_relpath(team: str, agent: str, task: str) -> str:
@@ -43,7 +51,7 @@ def snapshot_relpath(team: str, agent: str, task: str) -> str:
 
 def pointer_relpath(team: str, agent: str) -> str:
     """Where an agent's newest-snapshot pointer lives, relative to the store."""
-    return f"team/{team}/member/{agent}/continuity/LATEST.json"
+    return f"team/{team}/member/{agent}/continuity/{POINTER_NAME}"
 
 
 def snapshot_event(request: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from continuity.core.text import one_line
+from continuity.core.text import block, one_line
 from continuity.team.resume import format_age
 from events import clock
 from projections.roles import Role, fresh_at
@@ -39,8 +39,8 @@ def role_document(role: Role) -> bytes:
     }
     lines = ["---", *(f"{key}: {_scalar(value)}" for key, value in front.items()), "---", "",
              f"# Role {role.role}", ""]
-    if role.description:
-        lines += [role.description.rstrip("\n"), ""]
+    if role.description:  # its own lines, none able to open a section or forge a history line
+        lines += [block(role.description.rstrip("\n"), indent=""), ""]
     if role.history:
         lines += ["## Lease history", ""]
         lines += [f"- {note.at} {note.agent} {note.action}" + (f": {one_line(note.detail)}" if note.detail else "")

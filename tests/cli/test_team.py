@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from continuity.cli import main
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, cli_process
 
 Capture = pytest.CaptureFixture[str]
 
@@ -77,6 +77,35 @@ def test_resume_finds_a_task_saved_under_an_earlier_slug(project: Path, capsys: 
     Store(project).open_log().append_many(
         [SnapshotTaken(project="demo", team="core", agent="ash", task=saved, objective="old")])
     assert run(capsys, "resume", "core", "ash", saved)[1].startswith(f"Resume: {saved} (as of ")
+
+
+@pytest.mark.parametrize("task", ["LATEST.json", "latest.json", "LATEST..json", " LATEST.json!"])
+def test_a_task_named_like_the_pointer_is_refused(project: Path, capsys: Capture, task: str) -> None:
+    """A task whose folder would be the agent's LATEST.json pointer: exit 2, nothing written (in-process and plain)."""
+    run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    before = all_event_files(project)
+    code, out, err = run(capsys, "snapshot", "core", "ash", task, "--objective", "o")
+    assert (code, out) == (2, "") and "LATEST.json pointer" in err and err.count("\n") == 1
+    done = cli_process("snapshot", "core", "ash", task, "--objective", "o", cwd=project)
+    assert (done.returncode, done.stdout) == (2, "") and "LATEST.json pointer" in done.stderr
+    assert all_event_files(project) == before
+    pointer = team_dir(project) / "core" / "member" / "ash" / "continuity" / "LATEST.json"
+    assert json.loads(pointer.read_text())["task"] == "t"
+
+
+def test_a_synced_snapshot_of_the_pointer_task_leaves_the_pointer_whole(project: Path, capsys: Capture) -> None:
+    """A teammate's event naming task LATEST.json (which the CLI refuses) writes no folder over the pointer."""
+    from continuity.core.store import Store
+    from events.team import SnapshotTaken
+
+    Store(project).open_log().append_many(
+        [SnapshotTaken(project="demo", team="core", agent="ash", task="LATEST.json", objective="planted")])
+    run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    code, out, err = run(capsys, "resume", "core", "ash")
+    assert code == 0 and out.startswith("Resume: t (as of ") and err == ""
+    pointer = team_dir(project) / "core" / "member" / "ash" / "continuity" / "LATEST.json"
+    assert pointer.is_file() and json.loads(pointer.read_text())["task"] == "t"
+    assert run(capsys, "rebuild")[2] == ""
 
 
 def test_resume_without_a_snapshot(project: Path, capsys: Capture) -> None:

@@ -55,6 +55,18 @@ def test_lifecycle_and_documents(project: Path, capsys: Capture) -> None:
     assert handoff_id in run(capsys, "handoff", "list", "--state", "closed")[1]
 
 
+def test_an_unnamed_agent_cannot_take_or_close_a_handoff_between_agents(project: Path, capsys: Capture) -> None:
+    """Without --agent (or CONTINUITY_AGENT) nobody is the addressee: accept, reject and close are refused, nothing
+    written; the addressee then accepts as always."""
+    handoff_id = create(capsys, "--to", "bo")
+    before = all_event_files(project)
+    for verb in ("accept", "reject", "close"):
+        code, _, err = run(capsys, "handoff", verb, handoff_id)
+        assert code == EXIT_USAGE and "give --agent or set CONTINUITY_AGENT" in err and err.count("\n") == 1
+    assert all_event_files(project) == before
+    assert run(capsys, "handoff", "accept", handoff_id, "--agent", "bo")[0] == 0
+
+
 def test_refusals_write_nothing(project: Path, capsys: Capture) -> None:
     """Accepting someone else's handoff, a second acceptance, an unknown id: refused, nothing written."""
     handoff_id = create(capsys, "--to", "bo")

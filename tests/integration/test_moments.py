@@ -125,6 +125,9 @@ def test_the_output_is_the_same_whatever_the_channel(project: Path, capsys: Capt
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "timeout_seconds": NaN}', "timeout_seconds"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x\\u0000y"}', "data_type"),
     ("\xff\xfe", "not JSON"),
+    ("[" * 5000 + "]" * 5000, "not JSON"),
+    ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": ' + "[" * 5000 + "]" * 5000 + "}",
+     "not JSON"),
 ])
 def test_invalid_config_is_loud_every_time_and_never_rewritten(project: Path, capsys: Capture, raw: str,
                                                                why: str) -> None:
@@ -139,6 +142,20 @@ def test_invalid_config_is_loud_every_time_and_never_rewritten(project: Path, ca
     assert CONFIG.read_bytes() == before
     assert sorted(os.listdir(BUS)) == ["checkpoints.json"]
     assert not (project.parent / "escape.jsonl").exists()
+
+
+@pytest.mark.parametrize("document", ["checkpoints.json", "tags.json"])
+def test_a_document_nested_5000_deep_is_invalid_for_every_moments_command(project: Path, capsys: Capture,
+                                                                          document: str) -> None:
+    """A config or tag registry nested past the decoder's recursion limit is INVALID, never an internal error."""
+    configure(ok_config())
+    (BUS / document).write_text("[" * 5000 + "]" * 5000)
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-")
+    assert err.count("\n") == 1 and "INVALID" in err and document in err
+    for action in ("list", "deliver"):
+        code, _, err = run(capsys, "moments", action, "core")
+        assert code == 0 and "internal error" not in err
 
 
 @pytest.mark.parametrize("kind", ["folder", "symlink", "dangling"])
@@ -193,6 +210,7 @@ def test_the_objective_is_a_hard_140_character_slice(project: Path, capsys: Capt
     ({"ash": {"agent": 7, "platform": "", "harness": "bad\x00", "model": "tag-model"}}, ["tag-model", "tag-base"],
      None),
     ("broken", None, "tags.json is INVALID"),
+    ("deep", None, "tags.json is INVALID"),
 ])
 def test_tags_come_from_the_team_registry(project: Path, capsys: Capture, registry: Any, expected: Any,
                                           warned: str | None) -> None:
@@ -200,6 +218,8 @@ def test_tags_come_from_the_team_registry(project: Path, capsys: Capture, regist
     configure(ok_config())
     if registry == "broken":
         (BUS / "tags.json").write_text("{nope")
+    elif registry == "deep":
+        (BUS / "tags.json").write_text('{"agents": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}")
     elif registry is not None:
         (BUS / "tags.json").write_text(json.dumps({"base": "tag-base", "agents": registry}))
     code, _, err = snapshot(capsys)
@@ -246,6 +266,26 @@ def test_a_failing_sink_never_changes_park(project: Path, capsys: Capture, tmp_p
     assert reason in err
 
 
+@pytest.mark.parametrize("link", ["team/core/_coord/bus-v3", "team/core/_coord"])
+def test_a_config_reached_through_a_linked_folder_is_unreadable(project: Path, capsys: Capture, tmp_path: Path,
+                                                                link: str) -> None:
+    """A folder on the way to the config replaced by a symlink out of the store: unreadable, its command never runs."""
+    elsewhere = tmp_path / "elsewhere"
+    ran = tmp_path / "ran"
+    bus = elsewhere / "bus-v3" if link.endswith("_coord") else elsewhere
+    bus.mkdir(parents=True)
+    command = script(tmp_path, "sink.py", f"open({str(ran)!r}, 'a').write(sys.stdin.read())")
+    (bus / "checkpoints.json").write_text(json.dumps(ok_config(command=command)))
+    (STORE / link).parent.mkdir(parents=True, exist_ok=True)
+    (STORE / link).symlink_to(elsewhere)
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-")
+    assert err.count("\n") == 1 and "unreadable" in err and "is a symlink" in err
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == 0 and "unreadable" in err
+    assert not ran.exists() and sorted(os.listdir(bus)) == ["checkpoints.json"]
+
+
 def test_the_command_sink_gets_each_moment_on_stdin(project: Path, capsys: Capture, tmp_path: Path) -> None:
     """A command sink runs once per moment with the moment's JSON line on stdin; outbox and command both get it."""
     received = tmp_path / "received.jsonl"
@@ -256,6 +296,44 @@ def test_the_command_sink_gets_each_moment_on_stdin(project: Path, capsys: Captu
     got = [json.loads(line) for line in received.read_text().splitlines()]
     kept = [json.loads(line) for line in (STORE / "team/core/moments.jsonl").read_text().splitlines()]
     assert got == kept and len(got) == 1 and json.loads(got[0]["note"])["task"] == "build"
+
+
+def test_a_command_that_leaves_a_child_running_has_delivered(project: Path, capsys: Capture, tmp_path: Path) -> None:
+    """A command sink that exits 0 and leaves a child holding its stderr open has received the moment: no FAILED
+    line after its timeout, and `moments deliver` does not send it again."""
+    received = tmp_path / "received.jsonl"
+    command = script(tmp_path, "sink.py", f"open({str(received)!r}, 'a').write(sys.stdin.read())\n"
+                     "import subprocess; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)'])")
+    configure(ok_config(command=command, timeout_seconds=2))
+    code, out, err = snapshot(capsys)
+    assert (code, err) == (0, "") and out.startswith("snapshot CHK-")
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert (code, err) == (0, "")
+    assert len(received.read_text().splitlines()) == 1
+
+
+def test_a_failing_command_shows_the_tail_of_what_it_wrote(project: Path, capsys: Capture, tmp_path: Path) -> None:
+    """A failing sink that writes megabytes to stderr: the FAILED line shows only its last words."""
+    command = script(tmp_path, "loud.py", "sys.stderr.write('x' * 5_000_000 + 'last words'); sys.exit(4)")
+    configure(ok_config(command=command))
+    code, _, err = snapshot(capsys)
+    assert code == 0 and err.count("\n") == 1 and "exited 4: " in err and err.rstrip().endswith(
+        "last words); `continuity moments deliver core` retries")
+    assert len(err) < 600
+
+
+def test_a_folder_planted_as_the_delivery_lock_is_an_unsafe_store(project: Path, capsys: Capture) -> None:
+    """`local/moments.lock` replaced by a folder: deliver exits 6 with one line (no internal error); a save still
+    exits 0 and says the moment was not sent."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    configure(ok_config())
+    (STORE / "local" / "moments.lock").unlink(missing_ok=True)
+    (STORE / "local" / "moments.lock").mkdir()
+    code, out, err = snapshot(capsys)
+    assert code == 0 and out.startswith("snapshot CHK-") and err.count("\n") == 1 and "moments.lock" in err
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == EXIT_UNSAFE_STORE and err.count("\n") == 1 and "is a folder" in err and "internal" not in err
 
 
 def test_deliver_twice_delivers_nothing_new(project: Path, capsys: Capture, tmp_path: Path) -> None:

@@ -261,3 +261,51 @@ def test_briefing_never_blocks_on_a_bad_name(project: Path, capsys: Capture, mon
     else:
         assert out.count("(DEGRADED: briefing: invalid") >= 6
         assert not [line for line in out.splitlines() if line.startswith("  - ")]  # no item in any section
+
+
+def test_an_active_team_outlives_a_hundred_newer_ones(project: Path, capsys: Capture) -> None:
+    """The team bounds forget the least recently active team: beats in 100 new teams leave an active team's
+    unread message, held role, snapshot and moments whole (they forgot the first-created one, however active)."""
+    assert run(capsys, "role", "create", "core", "rev")[0] == 0
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "please review")[0] == 0
+    for number in range(100):
+        assert run(capsys, "beat", f"t{number}", "--agent", "x")[0] == 0
+        assert run(capsys, "role", "create", f"t{number}", "r")[0] == 0
+        assert run(capsys, "snapshot", f"t{number}", "x", "t", "--objective", "o")[0] == 0
+        if number % 25 == 24:  # core stays active all along
+            assert run(capsys, "beat", "core", "--agent", "bo")[0] == 0
+            assert run(capsys, "role", "claim", "core", "rev", "--agent", "bo", "--ttl", "2h")[0] == 0 or \
+                run(capsys, "role", "renew", "core", "rev", "--agent", "bo", "--ttl", "2h")[0] == 0
+            assert run(capsys, "snapshot", "core", "bo", "t", "--objective", f"step {number}")[0] == 0
+    assert run(capsys, "beat", "t100", "--agent", "x")[0] == 0
+    assert run(capsys, "role", "create", "t100", "r")[0] == 0
+    assert run(capsys, "snapshot", "t100", "x", "t", "--objective", "o")[0] == 0
+    for args in ([], ["rebuild"]):
+        if args:
+            assert run(capsys, *args)[0] == 0
+        inbox = json.loads(run(capsys, "inbox", "core", "--agent", "bo", "--json")[1])
+        assert [message["text"] for message in inbox["messages"]] == ["please review"]
+        assert json.loads(run(capsys, "role", "show", "core", "rev", "--json")[1])["holder"] == "bo"
+        assert run(capsys, "resume", "core", "bo")[1].startswith("Resume: t (as of ")
+        assert len(json.loads(run(capsys, "moments", "list", "core", "--json")[1])["moments"]) == 4
+        assert json.loads(run(capsys, "moments", "list", "t0", "--json")[1])["moments"] == []
+
+
+def test_a_flooded_mailbox_never_empties_another(project: Path, capsys: Capture) -> None:
+    """2,000 messages a teammate sends itself (synced in, past the team's unread bound) forget its own oldest,
+    never bo's unread message; the bound holds, and a rebuild agrees."""
+    from continuity.core.store import Store
+    from events.team import MessageSent
+    from projections.inbox import UNREAD_LIMIT
+
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "please review")[0] == 0
+    Store(project).open_log().append_many([
+        MessageSent(project="demo", agent_id="evil", team="core", message_id=f"MSG-{number:010x}", to_agent="evil",
+                    text="spam") for number in range(UNREAD_LIMIT)])
+    for args in ([], ["rebuild"]):
+        if args:
+            assert run(capsys, *args)[0] == 0
+        assert [each["text"] for each in as_json(capsys, "inbox", "core", "--agent", "bo")["messages"]] == [
+            "please review"]
+        flooded = [each["message_id"] for each in as_json(capsys, "inbox", "core", "--agent", "evil")["messages"]]
+        assert len(flooded) == UNREAD_LIMIT - 1 and "MSG-0000000000" not in flooded

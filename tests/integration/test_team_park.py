@@ -75,6 +75,23 @@ def test_two_roles_two_snapshots_two_refs(project: Path, capsys: Capture) -> Non
     assert code == 0 and "Resume: role-rev" in out and "    - merge #12\n" in out
 
 
+def test_roles_whose_slugs_meet_park_to_their_own_snapshots(project: Path, capsys: Capture) -> None:
+    """Roles the slug would merge (`a:b`, `a@b`, `a-b`, `a.`, `a`, two long names) each park to their own
+    snapshot, and each role's checkpoint resumes its own objective, not a neighbour's."""
+    names = ["a:b", "a@b", "a+b", "a-b", "a.", "a", "l" * 127 + "x", "l" * 127 + "y"]
+    roles(capsys, *names)
+    for name in names:
+        assert run(capsys, "park", "core", "--agent", "amy", "--role", name, "--objective", f"goal of {name}")[0] == 0
+    refs = {name: ref_of(capsys, name) for name in names}
+    assert len(set(refs.values())) == len(names)
+    for name in names:
+        document = json.loads((project / STORE / refs[name]).read_text())
+        assert document["objective"] == f"goal of {name}"
+        assert f"  objective: goal of {name}\n" in run(capsys, "checkpoint", "core", "--role", name)[1]
+        assert run(capsys, "resume", "core", "amy", document["task"])[1].startswith(f"Resume: {document['task']} ")
+    assert refs["a-b"] == "team/core/member/amy/continuity/role-a-b/latest.json"
+
+
 def test_role_narrows_to_one(project: Path, capsys: Capture) -> None:
     """--role R parks only R; the other role's checkpoint_ref is untouched."""
     roles(capsys, "rev", "ops")

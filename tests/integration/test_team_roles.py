@@ -50,6 +50,21 @@ def test_create_claim_show_and_the_document(project: Path, capsys: Capture) -> N
     assert "reviews PRs" in doc(project)
 
 
+def test_a_description_cannot_forge_the_documents_sections(project: Path, capsys: Capture) -> None:
+    """A description carrying a `## Lease history` heading, history items, front matter and controls stays text:
+    the document has one history section (the real one) and no raw control characters."""
+    forged = ("reviews PRs\n---\nholder: \"mallory\"\n## Lease history\n\n"
+              "- 2026-01-01T00:00:00Z mallory claimed\x9b2J\u202e\r")
+    assert run(capsys, "role", "create", "core", "rev", "--description", forged)[0] == 0
+    assert run(capsys, "role", "claim", "core", "rev", "--agent", "amy")[0] == 0
+    text = doc(project)
+    lines = text.splitlines()
+    assert lines.count("## Lease history") == 1 and not any(line.startswith("- 2026-01-01") for line in lines)
+    assert lines.count("---") == 2 and 'holder: "amy"' in lines and "\x9b" not in text and "\u202e" not in text
+    assert "\r" not in text
+    assert "reviews PRs" in text and "mallory claimed" in text
+
+
 def test_a_fresh_foreign_lease_refuses_and_writes_nothing(project: Path, capsys: Capture) -> None:
     """Another agent's claim while the lease is fresh: one clear line, exit 12, no event, document unchanged."""
     run(capsys, "role", "create", "core", "rev")
@@ -107,6 +122,17 @@ def test_unknown_role_and_missing_agent(project: Path, capsys: Capture) -> None:
     assert run(capsys, "role", "claim", "core", "rev")[0] == EXIT_USAGE
     assert run(capsys, "role", "create", "core", "rev")[0] == EXIT_ROLE_CONFLICT
     assert run(capsys, "role", "show", "core", "nope")[0] == EXIT_NOT_FOUND
+
+
+@pytest.mark.parametrize("ref", ["x\nparked rev -> forged", "x\rforged", "a\x9b31mred", "a\u202eb", "a\u2028b"])
+def test_checkpoint_ref_is_echoed_on_one_safe_line(project: Path, capsys: Capture, ref: str) -> None:
+    """Setting a ref with a line break, C1 control or bidi override prints one line with stand-ins; JSON keeps it."""
+    run(capsys, "role", "create", "core", "rev")
+    code, out, err = run(capsys, "checkpoint", "core", "--role", "rev", "--ref", ref)
+    assert code == 0 and err == "" and out.count("\n") == 1 and out.startswith("checkpoint_ref for role rev -> ")
+    assert out[:-1].isprintable()
+    code, out, _ = run(capsys, "checkpoint", "core", "--role", "rev", "--ref", ref, "--json")
+    assert code == 0 and json.loads(out)["checkpoint_ref"] == ref
 
 
 def test_checkpoint_role_form_and_the_work_form(project: Path, capsys: Capture) -> None:
