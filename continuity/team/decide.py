@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -115,8 +116,14 @@ def _envelope(identity: Identity, request: RoleRequest) -> dict[str, Any]:
 
 def decide_role_create(state: RolesState, identity: Identity, request: RoleRequest) -> list[Event]:
     """A new role; one that exists already is a conflict."""
-    if request.role in state.teams.get(request.team, {}):
+    roles = state.teams.get(request.team, {})
+    if request.role in roles:
         raise RoleConflict(f"role create: role {request.role} already exists in team/{request.team}")
+    task = park_task(request.role)
+    meets = sorted(other for other in roles if park_task(other) == task)
+    if meets:  # both would park to one snapshot, `role-<slug>`
+        raise RoleConflict(f"role create: role {request.role} would park to the same snapshot ({task}) as role "
+                           f"{meets[0]} in team/{request.team}; choose another name")
     return [RoleCreated(**_envelope(identity, request), description=request.description,
                         message=f"role {request.team}/{request.role} created")]
 
@@ -199,16 +206,17 @@ def held_teams(state: RolesState, agent: str, now_us: int) -> list[str]:
                    for role in roles.values() if role.holder == agent and fresh_at(role, now_us)})
 
 
-def park_task(role: str) -> str:
-    """The snapshot task a parked role is saved under: `role-<role>` when that is a slug already.
+def park_task(role: str, others: Iterable[str] = ()) -> str:
+    """The snapshot task a parked role is saved under: `role-<slug>` (seed 000).
 
-    Otherwise (`:@+=`, an end in `-` or `.`, over 123 characters) the slug would lose something and
-    two roles could share one snapshot (`a:b` and `a@b` are both `role-a-b`), so the task carries a
-    digest of the name instead: `role--<digest>-<slug>`. No slug of a role starts `role--` (a name
-    starts with a letter or digit), so the two forms never meet.
+    Two roles of a team whose slugs meet (`a:b` and `a@b` are both `role-a-b`) would share one
+    snapshot, and one role's checkpoint would resume the other's: `role create` refuses such a
+    name, but replicas may each have created one before a sync. Then a role whose name is not
+    a slug as it stands takes `role--<digest>-<slug>` instead (no role's own slug starts
+    `role--`: a name starts with a letter or a digit), so the two never meet.
     """
-    task = f"role-{role}"
-    if task_slug(task) == task:
+    task = task_slug(f"role-{role}")
+    if task == f"role-{role}" or not any(task_slug(f"role-{other}") == task for other in others if other != role):
         return task
     import hashlib
 
@@ -224,7 +232,7 @@ def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now
         raise NothingToPark(request.role)
     drafts: list[Event] = []
     for role in held:
-        task = park_task(role.role)
+        task = park_task(role.role, state.teams.get(request.team, {}))
         snapshot = SnapshotRequest(
             team=request.team, agent=request.agent, task=task,
             objective=request.objective or f"parked role {role.role} at session exit",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from continuity.cli import main
-from continuity.core.errors import EXIT_SECRET, EXIT_USAGE, EXIT_WRITE_FAILED
+from continuity.core.errors import EXIT_ROLE_CONFLICT, EXIT_SECRET, EXIT_USAGE, EXIT_WRITE_FAILED
 from tests.helpers import all_event_files
 
 Capture = pytest.CaptureFixture[str]
@@ -75,11 +75,31 @@ def test_two_roles_two_snapshots_two_refs(project: Path, capsys: Capture) -> Non
     assert code == 0 and "Resume: role-rev" in out and "    - merge #12\n" in out
 
 
-def test_roles_whose_slugs_meet_park_to_their_own_snapshots(project: Path, capsys: Capture) -> None:
-    """Roles the slug would merge (`a:b`, `a@b`, `a-b`, `a.`, `a`, two long names) each park to their own
-    snapshot, and each role's checkpoint resumes its own objective, not a neighbour's."""
+def test_a_role_whose_park_slug_meets_another_is_refused_at_create(project: Path, capsys: Capture) -> None:
+    """`a@b` beside `a:b` (both `role-a-b`), `a.` beside `a`: refused with the role-conflict code, nothing written;
+    a role that meets none keeps seed 000's `role-<slug>`."""
+    roles(capsys, "a:b", "a")
+    before = all_event_files(project)
+    for name in ("a@b", "a+b", "a-b", "a."):
+        code, _, err = run(capsys, "role", "create", "core", name)
+        assert code == EXIT_ROLE_CONFLICT and "would park to the same snapshot" in err, (name, err)
+    assert all_event_files(project) == before
+    assert run(capsys, "park", "core", "--agent", "amy", "--role", "a:b")[0] == 0
+    assert ref_of(capsys, "a:b") == "team/core/member/amy/continuity/role-a-b/latest.json"
+
+
+def test_synced_roles_whose_slugs_meet_park_to_their_own_snapshots(project: Path, capsys: Capture) -> None:
+    """Replicas that each created one of `a:b`, `a@b`, `a-b` (and two long names) before a sync: each role parks to
+    its own snapshot and its checkpoint resumes its own objective; the role whose name is a slug keeps `role-a-b`."""
+    from continuity.core.store import find_store
+    from events.team import RoleCreated
+
     names = ["a:b", "a@b", "a+b", "a-b", "a.", "a", "l" * 127 + "x", "l" * 127 + "y"]
-    roles(capsys, *names)
+    store = find_store(root=str(project))
+    store.open_log().append_many([RoleCreated(project="demo", agent_id="amy", team="core", role=name,
+                                              message=f"role core/{name} created") for name in names])
+    for name in names:
+        assert run(capsys, "role", "claim", "core", name, "--agent", "amy")[0] == 0
     for name in names:
         assert run(capsys, "park", "core", "--agent", "amy", "--role", name, "--objective", f"goal of {name}")[0] == 0
     refs = {name: ref_of(capsys, name) for name in names}
@@ -90,6 +110,7 @@ def test_roles_whose_slugs_meet_park_to_their_own_snapshots(project: Path, capsy
         assert f"  objective: goal of {name}\n" in run(capsys, "checkpoint", "core", "--role", name)[1]
         assert run(capsys, "resume", "core", "amy", document["task"])[1].startswith(f"Resume: {document['task']} ")
     assert refs["a-b"] == "team/core/member/amy/continuity/role-a-b/latest.json"
+    assert refs["a"] == "team/core/member/amy/continuity/role-a/latest.json"
 
 
 def test_role_narrows_to_one(project: Path, capsys: Capture) -> None:
