@@ -11,6 +11,10 @@ import time as _time
 _GMTIME_END = 253_402_300_800
 
 
+#: The last microsecond a stamp can spell (9999-12-31T23:59:59.999999Z).
+LAST_US = _GMTIME_END * 1_000_000 - 1
+
+
 def next_time(now_us: int, head_us: int | None) -> int:
     """The HLC time of a new event: the wall clock, but always after the head it follows."""
     if head_us is None:

@@ -94,6 +94,9 @@ def chain(drafts: Iterable[D], head: Head | None, now_us: int,
     batch: list[S] = []
     for draft in drafts:
         at_us = clock.next_time(now_us, last_us)
+        if at_us > clock.LAST_US:  # a head stamped at the end of time (a forged or broken clock's event)
+            raise WriteFailed(f"event not written: the newest event{f' {head.name}' if head else ''} is stamped so far "
+                              "ahead that no event can follow it (see `continuity verify`)")
         stored = seal_one(draft, at_us, prev)
         batch.append(stored)
         prev, last_us = sha256_hex(stored.raw), at_us

@@ -58,6 +58,35 @@ def test_a_log_head_ahead_of_the_clock_is_reported(project: Path, capsys: Captur
     assert json.loads(all_event_files(project)[-1].read_bytes())["message"] == "now"
 
 
+def test_a_head_stamped_at_the_end_of_time_refuses_writes_with_one_line(project: Path, capsys: Capture) -> None:
+    """A synced event stamped 9999-12-31T23:59:59.999999Z (nothing can follow it): every write path refuses with
+    its write-failed code and one line naming it (was OverflowError, exit 70); hooks exit 0; reads and verify
+    still answer."""
+    from continuity.adapters.hooks import run_hook
+    from events import clock
+
+    store, _ = init_store(project, project="demo", language=None)
+    forged = FileEventLog(store.events_dir, store.local_dir, node="forged01", clock_us=lambda: clock.LAST_US)
+    forged.append(WorkLogged(project="demo", message="from the end of time"))
+    forged.close()
+    before = all_event_files(project)
+    capsys.readouterr()
+    for args, code in ((["log", "-m", "plain"], 5), (["log", "-m", "typed", "--note-json", "{}"], 5),
+                       (["checkpoint", "-m", "c"], 5), (["task", "create", "--title", "t"], 5),
+                       (["snapshot", "core", "ash", "t1", "--objective", "o"], 3)):  # seed 000: nothing saved is 3
+        assert main(args) == code, args
+        err = capsys.readouterr().err
+        assert "stamped so far ahead that no event can follow it" in err and err.count("\n") == 1, (args, err)
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                          "tool_input": {"command": "ls"}}).encode()
+    assert run_hook("claude-code", payload, root=str(project)).recorded == []
+    assert "Traceback" not in capsys.readouterr().err
+    assert all_event_files(project) == before
+    assert main(["status"]) == 0 and "ahead of this machine's clock" in capsys.readouterr().err
+    assert main(["verify", "--json"]) == 0
+    assert "ahead" in json.loads(capsys.readouterr().out)["clock_warning"]
+
+
 def test_no_clock_warning_when_the_clock_agrees(project: Path, capsys: Capture) -> None:
     """A log written now: no clock warning in verify."""
     main(["log", "-m", "x"])
