@@ -163,18 +163,25 @@ def _is_day(entry: str) -> bool:
     return len(entry) == 8 and entry.isascii() and entry.isdigit()
 
 
-def list_days(events_dir: str) -> list[str]:
+def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     """The day folders of an events folder, oldest first.
 
     A stray file named like a day is not one, and neither is a symlink: nothing outside
-    the store is read as events (`verify` reports such links).
+    the store is read as events (`verify` reports such links; with `links`, their names
+    are added to it, for a read to warn of what it leaves out).
     """
+    days = []
     try:
         with os.scandir(events_dir) as entries:
-            return sorted(entry.name for entry in entries
-                          if _is_day(entry.name) and entry.is_dir(follow_symlinks=False))
+            for entry in entries:
+                if _is_day(entry.name):
+                    if entry.is_dir(follow_symlinks=False):
+                        days.append(entry.name)
+                    elif links is not None and entry.is_symlink():
+                        links.append(entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return []
+    return sorted(days)
 
 
 def real_folder(path: str) -> bool:

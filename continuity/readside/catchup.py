@@ -230,7 +230,8 @@ class Days:
     def __init__(self, log: FileEventLog) -> None:
         self.log = log
         self.events_dir = log.events_dir
-        self.days = list_days(self.events_dir)
+        self.links: list[str] = []  # day names that are symlinks: never read, but a read says so
+        self.days = list_days(self.events_dir, self.links)
         self._mtimes: dict[str, int] = {}
         self._listings: dict[str, list[str]] = {}
         self._hint: Head | bool | None = False  # False: not read yet
@@ -426,6 +427,8 @@ def _catch_up(
         warnings.append(f"{reason}: {which} rebuilt from {folded} events")
     if skipped:
         warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
+    if days.links:
+        warnings.append(f"events/{min(days.links)} is a symlink: its events are not read (see `continuity verify`)")
     for track in tracks:
         if track.changed:
             track.state  # noqa: B018 (decoded: it is saved whole)

@@ -62,6 +62,26 @@ def test_a_symlinked_day_folder_is_refused_and_reported(project: Path, capsys: C
     assert code == 1 and data["symlinks"] == [f"events/{day_dir.name}"] and data["ok"] is False
 
 
+def test_reads_warn_of_a_symlinked_day_folder_they_leave_out(project: Path, capsys: Capture, outside: Path) -> None:
+    """A day folder that is a link: its events are never read, and status, resume-bundle and the session-start
+    brief say so on stderr (exit 0) instead of answering from a log that silently looks empty."""
+    from continuity.adapters.hooks import run_hook
+
+    assert run(capsys, "checkpoint", "-m", "first", "--next", "ship it")[0] == 0
+    day_dir = next(store_of(project).joinpath("events").iterdir())
+    for event in day_dir.iterdir():
+        event.chmod(0o644)
+    plant(day_dir, outside)
+    warning = f"events/{day_dir.name} is a symlink: its events are not read"
+    for command in (["status"], ["resume-bundle"], ["rebuild"]):
+        code, _, err = run(capsys, *command)
+        assert code == 0 and warning in err, (command, err)
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}).encode()
+    brief = json.loads(run_hook("claude-code", payload, root=str(project)).stdout)
+    assert warning in brief["hookSpecificOutput"]["additionalContext"]
+    assert outside_files(outside) == []
+
+
 @pytest.mark.parametrize("folder", ["archives", "local/tmp", "local/models"])
 def test_a_symlinked_store_folder_refuses_writes(project: Path, capsys: Capture, outside: Path,
                                                  folder: str) -> None:
