@@ -96,9 +96,12 @@ def as_of_us(point: str) -> int:
     """`now` for an audit replay: the point's own time (an event id carries its stamp)."""
     from events import clock
 
-    if point.startswith("RCE-"):
-        return clock.parse_stamp(point[4:26])
-    return clock.parse_iso(point)
+    try:  # the point is checked here too: a read with no store to replay (NoStoreRead) reaches this first
+        return clock.parse_stamp(point[4:26]) if point.startswith("RCE-") else clock.parse_iso(point)
+    except (ValueError, OverflowError):
+        from continuity.core.errors import UsageError
+
+        raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range") from None
 
 
 # -- the commands' API: the CLI and the MCP tools build these requests and call these ------------

@@ -309,3 +309,18 @@ def test_a_flooded_mailbox_never_empties_another(project: Path, capsys: Capture)
             "please review"]
         flooded = [each["message_id"] for each in as_json(capsys, "inbox", "core", "--agent", "evil")["messages"]]
         assert len(flooded) == UNREAD_LIMIT - 1 and "MSG-0000000000" not in flooded
+
+
+@pytest.mark.parametrize("team", ["core", "/etc/passwd", "../x"])
+@pytest.mark.parametrize("point", ["-1", "garbage", "99999-01-01T00:00:00Z"])
+def test_a_malformed_as_of_is_one_usage_line_whatever_the_team(project: Path, capsys: Capture, team: str,
+                                                                point: str) -> None:
+    """A bad `--as-of` is a usage error (exit 2, one line), with a team name that cannot be one too (no store read:
+    it was an internal error there)."""
+    for command in ("briefing", "health"):
+        code, _, err = run(capsys, command, team, "--as-of", point)
+        assert code == 2 and err.count("\n") == 1, (command, err)
+        assert "--as-of" in err or (command == "health" and "invalid team name" in err), (command, err)
+    if team != "core":  # an id no store can hold: as malformed as any other point
+        code, _, err = run(capsys, "briefing", team, "--as-of", "RCE-2026_bad")
+        assert code == 2 and "--as-of" in err and err.count("\n") == 1, err
