@@ -39,8 +39,13 @@ def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
 
 def _export(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync.transfer import export
+    from events.errors import WriteFailed
 
-    result = export(open_store(args), args.out)
+    try:
+        result = export(open_store(args), args.out)
+    except OSError as error:  # a file, a FIFO or a folder standing where the transfer goes
+        where = error.filename2 or error.filename or args.out or "the transfer folder"
+        raise WriteFailed(f"export failed: {where}: {error.strerror or error}") from None
     manifest = result["manifest"]
     out.emit(result, f"exported {manifest['events']} files of branch {manifest['branch']} "
                      f"({manifest['bundle']['bytes']} bytes, sha256 {manifest['bundle']['sha256'][:12]}) to "
