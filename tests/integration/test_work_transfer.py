@@ -353,3 +353,21 @@ def test_export_to_an_out_path_it_cannot_write_fails_with_one_line(exported: tup
     assert code == EXIT_WRITE_FAILED, answer
     assert answer["message"].startswith(f"export failed: {spot}")
     assert sorted(spot.rglob("*")) == before
+
+
+def test_an_offline_marker_that_is_a_folder_fails_import_and_reconnect_with_one_line(
+        exported: tuple[World, Path], tmp_path: Path) -> None:
+    """local/offline-import.json standing as a folder: import and reconnect exit 5 with one line naming it
+    (each was an internal error, exit 70)."""
+    from continuity.core.errors import EXIT_WRITE_FAILED
+
+    world, folder = exported
+    c = world.clone("c", init=False)
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    marker = c / MARKER
+    marker.unlink()
+    marker.mkdir()
+    for action in (["work", "reconnect"], ["work", "import", str(folder)]):
+        code, answer = cli(*action, "--root", str(c))
+        assert code == EXIT_WRITE_FAILED, answer
+        assert answer["message"].startswith(f"{action[1]} failed: ") and "offline-import.json" in answer["message"]
