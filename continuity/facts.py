@@ -76,13 +76,13 @@ class GitCall:
     from `output()`, as `git_bytes` reports them.
     """
 
-    def __init__(self, root: str, *args: str) -> None:
+    def __init__(self, root: str, *args: str, env: dict[str, str] | None = None) -> None:
         self._problem: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         try:
             self._process = subprocess.Popen(
                 ["git", "-C", root, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+                stderr=subprocess.PIPE, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})},
             )
         except FileNotFoundError:
             self._problem = "git is not installed"

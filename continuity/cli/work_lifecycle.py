@@ -144,6 +144,7 @@ def _fetch(store: Any) -> str | None:
 
 def _audit(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.core.text import one_line
     from continuity.workstreams.audit import audit
     from continuity.workstreams.service import membership_of, workstreams_state
 
@@ -156,5 +157,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
     lines += [f"- {entry['id']} ({entry['role'] or '-'}): {entry['status']} at {entry['path']}"
               for entry in report["registered"]]
     lines += [f"finding: {finding}" for finding in report["findings"]] or ["no findings"]
-    out.emit({"ok": not report["findings"], "action": "work-audit", **report}, "\n".join(lines))
+    # roles and paths come from the registry, sibling names from the folder: one line each, no raw controls
+    out.emit({"ok": not report["findings"], "action": "work-audit", **report},
+             "\n".join(one_line(line) for line in lines))
     return EXIT_INTEGRITY if report["findings"] else 0

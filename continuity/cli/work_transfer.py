@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from continuity.cli.common import Output, open_store
@@ -37,10 +39,24 @@ def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
     reconnect.set_defaults(handler=_reconnect)
 
 
+@contextlib.contextmanager
+def _file_errors(action: str) -> Iterator[None]:
+    """A file-system error of a transfer (a folder or FIFO standing where a file goes): exit 5, one line
+    naming the path, never an internal error."""
+    from events.errors import WriteFailed
+
+    try:
+        yield
+    except OSError as error:
+        where = error.filename2 or error.filename or "a file"
+        raise WriteFailed(f"{action} failed: {where}: {error.strerror or error}") from None
+
+
 def _export(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync.transfer import export
 
-    result = export(open_store(args), args.out)
+    with _file_errors("export"):  # a file, a FIFO or a folder standing where the transfer goes
+        result = export(open_store(args), args.out)
     manifest = result["manifest"]
     out.emit(result, f"exported {manifest['events']} files of branch {manifest['branch']} "
                      f"({manifest['bundle']['bytes']} bytes, sha256 {manifest['bundle']['sha256'][:12]}) to "
@@ -56,7 +72,8 @@ def _import(args: argparse.Namespace, out: Output) -> int:
 
     root = explicit_root(getattr(args, "root", None))
     root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
-    result = import_transfer(root, args.folder)
+    with _file_errors("import"):
+        result = import_transfer(root, args.folder)
     warn(result["warnings"])
     out.emit(result, f"imported {result['added']} event(s) at {result['head'][:12]} of branch {result['branch']}: "
                      "OFFLINE_IMPORTED_CONTEXT (leave it with `continuity work reconnect`)")
@@ -67,7 +84,8 @@ def _reconnect(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.sync.transfer import reconnect
 
-    result = reconnect(open_store(args), args.remote)
+    with _file_errors("reconnect"):
+        result = reconnect(open_store(args), args.remote)
     warn(result["warnings"])
     out.emit(result, f"reconnected to {result['remote']}/{result['branch']}: {result['result']}")
     return 0

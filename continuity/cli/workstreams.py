@@ -146,7 +146,14 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     from continuity.workstreams import decide, document, service
 
     store = open_store(args)
-    path = os.path.abspath(args.file) if args.file else os.path.join(store.root, *document.DEFAULT_PATH.split("/"))
+    if args.file:  # a path the user named: theirs to point anywhere
+        path = os.path.abspath(args.file)
+    else:  # read, then removed: never through a link planted in the project (.ai-bridge -> elsewhere)
+        from continuity.core.fsio import check_folder
+
+        root = os.path.realpath(store.root)  # the root may be reached through the user's own link
+        path = os.path.join(root, *document.DEFAULT_PATH.split("/"))
+        check_folder(root, os.path.dirname(path))
     doc = document.read(path)
     who = _who(args, store)
     facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),

@@ -34,6 +34,22 @@ def ensure_folder(base: str, folder: str) -> None:
         _real_folder(path, make=True)
 
 
+def check_folder(base: str, folder: str) -> None:
+    """Refuse (StoreUnsafe, exit 6) a symlink or file on the way from `base` down to `folder`; make nothing.
+
+    For reads of a file the program then removes (the default checkpoint document): a missing
+    folder is fine (the read finds nothing), a link planted on the way is not followed.
+    """
+    relative = relative_folder(base, folder)
+    path = base
+    for part in ([] if relative == "." else relative.split(os.sep)):
+        path = os.path.join(path, part)
+        try:
+            _real_folder(path, make=False)
+        except FileNotFoundError:
+            return
+
+
 def relative_folder(base: str, folder: str) -> str:
     """`os.path.relpath(folder, base)`, without its normalizing in the common case (every derived write asks)."""
     if folder == base:

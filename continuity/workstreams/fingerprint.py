@@ -115,7 +115,30 @@ def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, 
     return _fingerprint(top, exclude, GitCall(top, "ls-files", "-s", "-z"), GitCall(top, *STATUS_ARGS))
 
 
-def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall) -> tuple[str | None, str]:
+#: How deep submodules within submodules are followed; deeper ones count as `folder`.
+MAX_NESTING = 8
+
+
+def nested_id(path: str, depth: int = 1) -> bytes:
+    """A changed submodule's (or untracked nested repository's) id: its own HEAD and fingerprint.
+
+    git status names it as one folder; its files and its commit are part of the worktree all the
+    same. git looks no higher than the folder itself: a `.git` there that is no repository never
+    makes this the outer tree again.
+    """
+    if depth > MAX_NESTING or not os.path.lexists(os.path.join(path, ".git")):
+        return b"folder"
+    ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(path))}
+    try:
+        head, printed = _fingerprint(path, (), GitCall(path, "ls-files", "-s", "-z", env=ceiling),
+                                     GitCall(path, *STATUS_ARGS, env=ceiling), depth)
+    except GitUnavailable:
+        return b"unreadable-repository"
+    return f"repository {head or '-'} {printed}".encode()
+
+
+def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
+                 depth: int = 0) -> tuple[str | None, str]:
     try:
         index = _index(listing.output())
         head, changed, gone = _status(status.output())
@@ -126,8 +149,11 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
     for path in changed:
         if path.startswith(exclude):
             continue
+        where = os.path.join(top, os.fsdecode(path))
         try:
-            ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
+            ids[path] = blob_id(where)
+            if ids[path] == b"folder":  # a submodule or nested repository: what is in it counts
+                ids[path] = nested_id(where, depth + 1)
         except FileNotFoundError:  # removed between the listing and the read
             ids.pop(path, None)
         except OSError:

@@ -256,3 +256,21 @@ def test_runtime_files_never_follow_a_planted_bridge_link(tmp_path: Path, projec
     assert main(["work", "checkpoint", "--file", "doc.json"]) == 0
     assert "is a symlink" in capsys.readouterr().err
     assert list(outside.iterdir()) == []
+
+
+def test_the_default_document_is_never_read_or_removed_through_a_planted_bridge_link(
+        tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`.ai-bridge` linked out of the project: `work checkpoint` without --file refuses (exit 6, nothing
+    written) instead of recording the file out there and deleting it (a write outside the project)."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "context-checkpoint.json").write_text(json.dumps(tracked()))
+    (project / ".ai-bridge").symlink_to(outside)
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_UNSAFE_STORE
+    assert "is a symlink" in last_error(capsys)
+    assert all_event_files(project) == before
+    assert (outside / "context-checkpoint.json").exists()
+    assert main(["work", "checkpoint", "--file", str(outside / "context-checkpoint.json")]) == 0  # named: theirs

@@ -325,3 +325,24 @@ def test_a_fifo_standing_for_the_registry_the_member_config_or_the_document_is_n
     refused = cli_process("work", "checkpoint", "--file", "doc.json", cwd=project)
     assert refused.returncode != 0 and "not a regular file" in refused.stderr
     assert all_event_files(project) == before
+
+
+def test_audit_text_shows_registry_roles_paths_and_sibling_names_on_their_own_lines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A registry role or path and a sibling folder name holding line breaks or terminal controls print as
+    visible stand-ins: they forge no audit line and reach no terminal raw."""
+    root = tmp_path / "repo-a"
+    make_repo(root, "repo-a")
+    monkeypatch.chdir(root)
+    assert main(["init", "--project", "demo"]) == 0
+    registry(root, 'project: demo\nrepositories:\n  - {id: repo-a, role: primary}\n'
+                   '  - {id: api, role: "svc\\n- forged (primary): present at /x\\e]0;title\\a",'
+                   ' path: "../x\\nfinding: none\\u009b2J\\u202e"}\n')
+    make_repo(tmp_path / "sib\nfinding: forged\x1b[31m", "zz")
+    capsys.readouterr()
+    assert main(["work", "audit"]) == EXIT_INTEGRITY
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    # the heading, two registered repositories, two findings (api missing, the sibling)
+    assert [line.split(" ", 1)[0] for line in lines] == ["audit", "-", "-", "finding:", "finding:"], lines
+    assert not any(char in out for char in "\x1b\x07\x9b\u202e")

@@ -326,3 +326,48 @@ def test_default_export_through_the_users_own_link_to_the_project(exported: tupl
     link.symlink_to(world.a)
     assert cli("work", "export", "--root", str(link))[0] == 0
     assert (world.a / ".ai-bridge/context-transfer/context.bundle").exists()
+
+
+@pytest.mark.parametrize("standing", ["file", "fifo", "under-a-file", "bundle-is-a-folder"])
+def test_export_to_an_out_path_it_cannot_write_fails_with_one_line(exported: tuple[World, Path], tmp_path: Path,
+                                                                   standing: str) -> None:
+    """--out naming a file, a FIFO, a path below a file, or a folder whose context.bundle is a folder: exit 5
+    (write failed) with one line naming the path, no temp file left (was an internal error, exit 70)."""
+    from continuity.core.errors import EXIT_WRITE_FAILED
+
+    world, _ = exported
+    spot = tmp_path / "spot"
+    spot.mkdir()
+    out = spot / "out"
+    if standing == "file":
+        out.write_text("mine\n")
+    elif standing == "fifo":
+        os.mkfifo(out)
+    elif standing == "under-a-file":
+        out.write_text("mine\n")
+        out = out / "below"
+    else:
+        (out / "context.bundle").mkdir(parents=True)
+    before = sorted(spot.rglob("*"))
+    code, answer = cli("work", "export", "--out", str(out), "--root", str(world.a))
+    assert code == EXIT_WRITE_FAILED, answer
+    assert answer["message"].startswith(f"export failed: {spot}")
+    assert sorted(spot.rglob("*")) == before
+
+
+def test_an_offline_marker_that_is_a_folder_fails_import_and_reconnect_with_one_line(
+        exported: tuple[World, Path], tmp_path: Path) -> None:
+    """local/offline-import.json standing as a folder: import and reconnect exit 5 with one line naming it
+    (each was an internal error, exit 70)."""
+    from continuity.core.errors import EXIT_WRITE_FAILED
+
+    world, folder = exported
+    c = world.clone("c", init=False)
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    marker = c / MARKER
+    marker.unlink()
+    marker.mkdir()
+    for action in (["work", "reconnect"], ["work", "import", str(folder)]):
+        code, answer = cli(*action, "--root", str(c))
+        assert code == EXIT_WRITE_FAILED, answer
+        assert answer["message"].startswith(f"{action[1]} failed: ") and "offline-import.json" in answer["message"]

@@ -254,3 +254,42 @@ def test_a_huge_changed_file_is_hashed_as_git_does_a_chunk_at_a_time(repo: Path)
     assert blob_id(str(repo / "link")).decode() == subprocess.run(
         ["git", "-C", str(repo), "hash-object", "--stdin"], input=b"data.bin", capture_output=True, check=True,
     ).stdout.decode().strip()
+
+
+def test_a_submodule_or_nested_repository_counts_with_its_own_head_and_files(repo: Path, tmp_path: Path) -> None:
+    """git status names a changed submodule (or an untracked nested repository) as one folder: its files and
+    its commit still change the fingerprint, so evidence validated against one state of it shows STALE after
+    an edit or a commit inside it (before, every changed state of it was the same 'folder')."""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q")
+    (library / "lib.py").write_text("one = 1\n")
+    git(library, "add", "-A")
+    git(library, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(repo, "commit", "-qm", "submodule")
+    clean = observe(str(repo))
+    (repo / "lib/lib.py").write_text("one = 2\n")
+    edited = observe(str(repo))
+    (repo / "lib/lib.py").write_text("one = 3\n")
+    assert len({clean.fingerprint, edited.fingerprint, observe(str(repo)).fingerprint}) == 3
+    (repo / "lib/lib.py").write_text("one = 2\n")
+    assert observe(str(repo)) == edited  # the same state of the submodule: the same fingerprint
+    git(repo / "lib", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "two")
+    moved = observe(str(repo))
+    git(repo / "lib", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty",
+        "-m", "three")
+    assert len({edited.fingerprint, moved.fingerprint, observe(str(repo)).fingerprint}) == 3
+    nested = repo / "nested"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    (nested / "n.txt").write_text("a\n")
+    before = observe(str(repo))
+    (nested / "n.txt").write_text("b\n")
+    assert observe(str(repo)).fingerprint != before.fingerprint
+    import shutil
+
+    shutil.rmtree(nested / ".git")
+    (nested / ".git").mkdir()  # no repository (git would look above it): never the outer tree again
+    broken = observe(str(repo))
+    assert broken.fingerprint is not None and observe(str(repo)) == broken
