@@ -266,6 +266,21 @@ def test_csv_flags_and_note_fallbacks(rc: Any) -> None:
     assert event["note"] == note
 
 
+def test_a_note_json_parse_reads_is_not_dropped(rc: Any) -> None:
+    """A number past a double's range, a huge integer or a lone surrogate escape is JSON that JSON.parse reads:
+    the note's lists are stringified the JavaScript way (the whole note was silently dropped: next was []);
+    the stored note holds what JSON.stringify would write (null for Infinity) and the write succeeds."""
+    note = ('{"next": [1e400, 123456789012345678901234567890, 1e-7, 0.00001, "\\ud800x", -0.0], '
+            '"blockers": "- a\\nb", "in_progress": 1e21}')
+    run = rc("log", "--project", "demo", "--gate", "agent", "--note-json", note)
+    assert run.code == 0, run.text
+    event = run.data["event"]
+    assert event["summary"] == {"done": [], "in_progress": "1e+21", "blockers": ["a", "b"],
+                                "next": ["Infinity", "1.2345678901234568e+29", "1e-7", "0.00001", "\ufffdx", "0"]}
+    assert event["note"]["next"][0] is None and event["note"]["next"][4] == "\ufffdx"
+    assert event["note"]["next"][1] == 1.2345678901234568e+29
+
+
 @pytest.mark.parametrize("note", ["{not json", "[1, 2]", "\"text\"", "3"])
 def test_unparseable_or_non_object_notes_are_empty(rc: Any, note: str) -> None:
     """Note: unparseable or non-object --note-json is silently empty."""

@@ -18,6 +18,19 @@ def test_js_string(value: object, text: str) -> None:
     assert js_string(value) == text
 
 
+@pytest.mark.parametrize(("value", "text"), [
+    (1e-7, "1e-7"), (0.00001, "0.00001"), (0.000001, "0.000001"), (1e21, "1e+21"), (1.5e300, "1.5e+300"),
+    (-2.5e-10, "-2.5e-10"), (1e16, "10000000000000000"), (123.456, "123.456"), (-0.0, "0"), (0.1, "0.1"),
+    (12345678901234567890, "12345678901234567000"), (123456789012345678901234567890, "1.2345678901234568e+29"),
+    pytest.param(10**400, "Infinity", id="int-past-a-double"), pytest.param(-(10**400), "-Infinity", id="negative"),
+    (2**53, "9007199254740992"), (-7, "-7"),
+])
+def test_js_string_of_numbers_as_a_javascript_number(value: object, text: str) -> None:
+    """A number prints as JavaScript's Number prints it: exponents without zero padding from 1e21 and below
+    1e-6, integers as the double JSON.parse reads (Python's repr wrote 1e-07, 1e-05 and every digit)."""
+    assert js_string(value) == text
+
+
 @pytest.mark.parametrize(("text", "number"), [
     ("0", 0), (" 0x10 ", 16), ("0b101", 5), ("0o17", 15), ("1e1", 10), ("-2", -2), ("  ", 0), ("1.5", 1.5),
     ("abc", None), ("Infinity", None), ("1e400", None), ("1_000", None), ("--1", None),

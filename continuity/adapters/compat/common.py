@@ -83,19 +83,47 @@ def js_string(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
+    if isinstance(value, int):  # JSON.parse reads every number as a double
+        if abs(value) <= 2**53:
+            return str(value)
+        try:
+            value = float(value)
+        except OverflowError:
             return "Infinity" if value > 0 else "-Infinity"
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
+    if isinstance(value, float):
+        return js_number_text(value)
     if isinstance(value, dict):
         return "[object Object]"
     if isinstance(value, list):
         return ",".join("" if item is None else js_string(item) for item in value)
     return str(value)
+
+
+def js_number_text(number: float) -> str:
+    """A double as JavaScript's Number::toString prints it: the shortest digits, positional from 1e-6 up to
+    1e21, else an exponent with its sign and no zero padding (`1e-7`, `1.5e+300`)."""
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    text = whole + fraction
+    digits = text.strip("0")
+    # the number is 0.<digits> x 10**point
+    point = len(whole) + int(exponent or 0) - (len(text) - len(text.lstrip("0")))
+    sign = "-" if number < 0 else ""
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    power = point - 1
+    head = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{head}e{'+' if power >= 0 else '-'}{abs(power)}"
 
 
 def truthy(value: Any) -> bool:
@@ -139,18 +167,77 @@ def csv(value: str | None) -> list[str]:
 
 
 def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
-    """The --note-json object (empty when unparseable or not an object) and whether it was `null`."""
+    """The --note-json object (empty when unparseable or not an object) and whether it was `null`.
+
+    Read as JSON.parse reads it: a number past a double's range is Infinity and a lone surrogate escape
+    is kept (as U+FFFD, which is how Node writes it out); neither makes the whole note unparseable.
+    """
     if text is None:
         return {}, False
     import msgspec
 
     try:
         value = msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):
+    except RecursionError:
         return {}, False
+    except msgspec.DecodeError:  # msgspec refuses 1e400 and "\ud800"; JSON.parse reads both
+        value = _parse_like_javascript(text)
+        if value is _UNPARSEABLE:
+            return {}, False
     if value is None:
         return {}, True
     return (value if isinstance(value, dict) else {}), False
+
+
+_UNPARSEABLE = object()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_like_javascript(text: str) -> Any:
+    """`JSON.parse(text)` by Python's reader (no NaN or Infinity literals), lone surrogates as U+FFFD."""
+    import json
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    def fixed(value: Any) -> Any:
+        if isinstance(value, str):
+            return _LONE_SURROGATE.sub("\ufffd", value)
+        if isinstance(value, dict):
+            return {fixed(key): fixed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fixed(item) for item in value]
+        return value
+
+    try:
+        return fixed(json.loads(text, parse_constant=refuse))
+    except (ValueError, RecursionError):
+        return _UNPARSEABLE
+
+
+def stored_note(value: Any) -> Any:
+    """A note as JSON.stringify writes what JSON.parse read: Infinity is null and an integer past 64 bits
+    the double it was read as, so the log takes it (its event rejects both). A note too deep to walk is
+    left as it is (the log refuses a note nested that deep)."""
+    try:
+        return _stringified(value)
+    except RecursionError:
+        return value
+
+
+def _stringified(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, dict):
+        return {key: _stringified(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_stringified(item) for item in value]
+    return value
 
 
 #: ASCII digits only (`\d` would take other scripts' digits, which JavaScript's Number() does not read).

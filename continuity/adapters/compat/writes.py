@@ -23,6 +23,7 @@ from continuity.adapters.compat.common import (
     note_of,
     now_us,
     project_root,
+    stored_note,
     truthy,
 )
 from continuity.adapters.compat.harness import mirror_run_event, run_id_of
@@ -109,7 +110,7 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         handoffs=tuple(csv(args.get("handoffs"))),
         command=command, exit_code=exit_code,
         command_summary=(args.get("command-summary") or "") if command is not None else None,
-        note=note or None,
+        note=stored_note(note) or None,
     )
     drafts = decide_checkpoint(identity, request) if checkpoint else decide_log(identity, request, allow_empty=True)
     store = store_for_write(root, project)
