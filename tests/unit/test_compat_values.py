@@ -60,6 +60,41 @@ def test_parse_first_value_wins_and_modes() -> None:
     assert parse(["log", "--unknown", "--project", "p"]).get("project") == "p"
 
 
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("0000-01-01", -62_167_219_200), ("+000000-01-01", -62_167_219_200), ("-000001-02-29", -62_193_657_600),
+    ("+010000-01-01", 253_402_300_800), ("+275760-09-13", 8_640_000_000_000),
+    ("-271821-04-20T00:00:00Z", -8_640_000_000_000),
+    ("2020-02-30", 1_583_020_800), ("2020-02-31", 1_583_107_200), ("2020-01-01T24:00:00.000Z", 1_577_923_200),
+    ("2020-01-31T24:00Z", 1_580_515_200), ("2020-01-01T00:00:00.123456789Z", 1_577_836_800.123),
+    ("2020-01-01T00:00:00-23:59", 1_577_923_140),
+    ("-000000-01-01", None), ("+275760-09-13T00:00:00.001Z", None), ("2020-02-32", None), ("2020-13-01", None),
+    ("2020-01-01T24:00:00.001Z", None), ("2020-01-01T24:01Z", None), ("2020-01-01T00:00:00+24:00", None),
+    ("2020-01-01T00:00:00+05:60", None), ("2020-01-01T00:00:60Z", None), ("2020-01-01T00:00:00.Z", None),
+])
+def test_parse_since_reads_every_iso_date_javascript_reads(text: str, seconds: float | None) -> None:
+    """Date.parse's ISO format as Node reads it (each value checked against Node): years 0, negative and past
+    9999 (six digits with a sign), the whole ±8.64e15 ms range, days 29-31 of any month rolling over, 24:00,
+    milliseconds truncated; an offset minute of 60 is not a date (Python's datetime read neither way right)."""
+    assert parse_since(text) == seconds
+
+
+def test_parse_since_reads_a_local_time_of_year_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A date-time without offset is local time, also where Python's datetime does not reach (Node agrees)."""
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert parse_since("0000-01-01T00:00:00") == -62_167_201_438  # local mean time, -4:56:02
+        assert parse_since("2020-06-01T00:00:00") == 1_590_984_000
+        # a time the change to summer time skips, and one the change back repeats: the offset before it
+        assert parse_since("2020-03-08T02:30:00") == 1_583_652_600
+        assert parse_since("2020-11-01T01:30:00") == 1_604_208_600
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_parse_since_like_date_parse() -> None:
     """An ISO date is UTC midnight, an offset time is exact, RFC 2822 works, nonsense is None."""
     assert parse_since("2023-11-16") == 1_700_092_800
