@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from continuity.adapters.compat.args import ArgumentError, parse
-from continuity.adapters.compat.common import first, js_list, js_number, js_string
+from continuity.adapters.compat.common import csv, first, js_list, js_number, js_string
 from continuity.adapters.compat.contexts import parse_since
 
 
@@ -48,6 +48,17 @@ def test_js_list_and_truthiness() -> None:
     assert js_list(None) == [] and js_list("") == []
     assert first("", 0, False, None, [], "x") == []
     assert first("", None) is None
+
+
+def test_lists_csv_and_numbers_trim_javascript_whitespace() -> None:
+    """List(), CSV and Number() trim what JavaScript's trim() and `\\s` take (each checked against Node): a byte
+    order mark and U+3000 go, but NEL (U+0085) and the C0 separators U+001C-U+001F stay, as does the bullet
+    after them (Python's strip() and `\\s` took those and kept the byte order mark)."""
+    assert js_list("\u0085b\n\u2028 - c \u2028\n\x1f- d\n\ufeff* e") == ["\u0085b", "c", "\x1f- d", "e"]
+    assert csv("\ufeffx.py, \x1fy.py ,\u0085") == ["x.py", "\x1fy.py", "\u0085"]
+    assert [js_number(text) for text in ("\ufeff5", "\x1f5", "\u00855", "\u30005\u2028", "\x1c", "\ufeff")] == [
+        5, None, None, 5, None, 0]
+    assert [js_number(text) for text in ("0x10\x1f", "0x10\u2028", "0b2")] == [None, 16, None]
 
 
 def test_parse_first_value_wins_and_modes() -> None:

@@ -75,6 +75,18 @@ def contexts_root() -> str:
 
 
 # -- values (§4) -----------------------------------------------------------------------------
+#: What JavaScript's trim() and `\s` take (WhiteSpace and LineTerminator): not NEL or U+001C-U+001F, which
+#: Python's strip() and `\s` take, but the byte order mark, which they keep.
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE_CLASS = "[" + re.escape(JS_SPACE) + "]"
+_BULLET = re.compile(f"^{_JS_SPACE_CLASS}*[-*]?{_JS_SPACE_CLASS}*")
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript trims."""
+    return text.strip(JS_SPACE)
+
+
 def js_string(value: Any) -> str:
     """`String(value)` as JavaScript prints it."""
     if value is None:
@@ -155,7 +167,7 @@ def js_list(value: Any) -> list[str]:
         value = js_string(value)
     items = []
     for line in re.split(r"\r?\n", value):
-        text = re.sub(r"^\s*[-*]?\s*", "", line, count=1).strip()
+        text = js_trim(_BULLET.sub("", line, count=1))
         if text:
             items.append(text)
     return items
@@ -163,7 +175,7 @@ def js_list(value: Any) -> list[str]:
 
 def csv(value: str | None) -> list[str]:
     """A comma-separated flag: split, trimmed, empties dropped."""
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
+    return [part for part in (js_trim(part) for part in (value or "").split(",")) if part]
 
 
 def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
@@ -242,11 +254,13 @@ def _stringified(value: Any) -> Any:
 
 #: ASCII digits only (`\d` would take other scripts' digits, which JavaScript's Number() does not read).
 _JS_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?|Infinity)\Z")
+#: Number()'s hex, octal and binary literals, unsigned (int() would also skip the whitespace Python knows).
+_JS_RADIX = re.compile(r"^0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)\Z")
 
 
 def js_number(text: str) -> int | float | None:
     """`Number(text)` for an exit code: hex/octal/binary, decimals, exponents; else None."""
-    stripped = text.strip()
+    stripped = js_trim(text)
     if stripped == "":
         return 0
     if not stripped.isascii() or "_" in stripped:  # Python's int() reads both; Number() reads neither
@@ -254,7 +268,7 @@ def js_number(text: str) -> int | float | None:
     lowered = stripped.lower()
     try:
         if lowered.startswith(("0x", "0o", "0b")):
-            return int(stripped, 0)
+            return int(stripped, 0) if _JS_RADIX.match(stripped) else None
         if not _JS_NUMBER.match(stripped) or "Infinity" in stripped:
             return None
         number = float(stripped)
@@ -315,7 +329,7 @@ def git_all(root: str, *commands: tuple[str, ...]) -> list[str]:
             proc.communicate()
             outputs.append("")
             continue
-        outputs.append(out.decode("utf-8", errors="replace").strip() if proc.returncode == 0 else "")
+        outputs.append(js_trim(out.decode("utf-8", errors="replace")) if proc.returncode == 0 else "")
     return outputs
 
 
