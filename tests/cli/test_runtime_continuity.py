@@ -710,6 +710,16 @@ def test_restore_list_golden(rc: Any, work: Path, home: Path) -> None:
     assert run_events(run_file) == []
 
 
+def test_restore_list_mtime_is_seconds_times_1000_plus_nanoseconds(rc: Any, home: Path) -> None:
+    """mtime is s×1000 + ns/10⁶ in doubles, as Node's mtimeMs: 1702941828770.0317 (Node's value for that file),
+    not the nanoseconds divided at once (1702941828770.032, a different last digit for about one file in four)."""
+    _ctx(home, "demo", "ctx_a.md", 1_700_000_000)
+    os.utime(home / ".agent/contexts/demo/ctx_a.md", ns=(1_702_941_828_770_031_841, 1_702_941_828_770_031_841))
+    run = rc("restore", "--project", "demo", "--list")
+    assert run.data["contexts"][0]["mtime"] == 1702941828770.0317
+    assert '"mtime": 1702941828770.0317,' in run.text
+
+
 def test_restore_auto_golden_and_nothing_found(rc: Any, work: Path) -> None:
     """--auto: P's Markdown and structured archive (I7), the command; none → ok false; a run event either way."""
     run_file = add_run(work, "R-1", "running")

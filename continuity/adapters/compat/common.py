@@ -40,6 +40,12 @@ def iso_ms(iso: str) -> str:
     return iso[:23] + "Z" if len(iso) > 24 and iso.endswith("Z") else iso
 
 
+def mtime_ms(stat: os.stat_result) -> float:
+    """A file's mtime as Node's `mtimeMs`: seconds × 1000 + nanoseconds / 10⁶, in doubles."""
+    seconds, nanoseconds = divmod(stat.st_mtime_ns, 1_000_000_000)
+    return seconds * 1000 + nanoseconds / 1e6
+
+
 def now_us() -> int:
     """The wall clock in microseconds."""
     return time.time_ns() // 1000

@@ -78,7 +78,7 @@ def restore(args: Args, project: str | None) -> dict[str, Any]:
     root = c.project_root()
     if args.has("list"):
         folder = os.path.join(c.contexts_root(), project)
-        contexts = [{"name": name, "mtime": stat.st_mtime_ns / 1e6, "isLatest": False}
+        contexts = [{"name": name, "mtime": c.mtime_ms(stat), "isLatest": False}
                     for name, stat in _ctx_files(folder)]
         return {"ok": True, "action": "list", "project": project, "contexts": contexts}
     if args.has("auto"):
