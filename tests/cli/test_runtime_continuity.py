@@ -398,6 +398,15 @@ def test_list_contexts_json_and_table(rc: Any, home: Path) -> None:
     assert rc("list-contexts", "--since", "2023-11-17").data["projects"] == [beta]
 
 
+def test_list_contexts_compares_milliseconds_as_node_does(rc: Any, home: Path) -> None:
+    """recent = mtimeMs >= Date.parse(T), in milliseconds: a file at .1229998 s is before .123 (Node says so;
+    the nanoseconds as seconds rounded onto .123 and counted it)."""
+    _ctx(home, "alpha", "ctx_a.md", 1_577_836_800)
+    os.utime(home / ".agent/contexts/alpha/ctx_a.md", ns=(1_577_836_800_122_999_800, 1_577_836_800_122_999_800))
+    assert rc("list-contexts", "--since", "2020-01-01T00:00:00.123Z").data["projects"] == []
+    assert rc("list-contexts", "--since", "2020-01-01T00:00:00.122Z").data["count"] == 1
+
+
 def test_list_contexts_invalid_since_is_an_ok_false_result(rc: Any, home: Path) -> None:
     """An unreadable --since is `{ok: false, error: invalid_since_iso}` with exit 0."""
     (home / ".agent" / "contexts").mkdir(parents=True)

@@ -99,17 +99,19 @@ def list_contexts(args: Args, project: str | None) -> dict[str, Any]:
         folder = os.path.join(base, name)
         if not os.path.isdir(folder):
             continue
-        mtimes = []
+        stats = []
         for entry in os.listdir(folder):
             if entry.startswith("ctx_") and entry.endswith(".md"):
                 try:
-                    mtimes.append(os.stat(os.path.join(folder, entry)).st_mtime_ns)
+                    stats.append(os.stat(os.path.join(folder, entry)))
                 except OSError:
                     continue
-        recent = [mtime for mtime in mtimes if since is None or mtime / 1e9 >= since]
+        # in milliseconds as Node compares them: mtimeMs >= Date.parse(T)
+        recent = [stat for stat in stats if since is None or c.mtime_ms(stat) >= round(since * 1000)]
         if recent:
-            projects.append({"project": name, "total_archives": len(mtimes), "recent_archives": len(recent),
-                             "last_mtime": c.iso_of_us(max(mtimes) // 1000)})
+            newest = max(stat.st_mtime_ns for stat in stats)
+            projects.append({"project": name, "total_archives": len(stats), "recent_archives": len(recent),
+                             "last_mtime": c.iso_of_us(newest // 1000)})
     projects.sort(key=lambda item: str(item["last_mtime"]), reverse=True)
     if args.get("format") == "table":
         rows = ["project\tarchives\tlast_archive",
