@@ -729,6 +729,22 @@ def test_restore_list_mtime_is_seconds_times_1000_plus_nanoseconds(rc: Any, home
     assert '"mtime": 1702941828770.0317,' in run.text
 
 
+def test_mtimes_are_nodes_milliseconds_in_times_and_order(rc: Any, home: Path) -> None:
+    """A file at .1229999 s is at .123 in Node (mtimeMs rounds onto it; a Date truncates that): status and
+    list-contexts print .123, not .122; two files whose mtimeMs are equal are a tie, ordered by name."""
+    _ctx(home, "demo", "ctx_a.md", 1_577_836_800)
+    _ctx(home, "demo", "ctx_b.md", 1_577_836_800)
+    os.utime(home / ".agent/contexts/demo/ctx_a.md", ns=(1_577_836_800_122_999_900, 1_577_836_800_122_999_900))
+    os.utime(home / ".agent/contexts/demo/ctx_b.md", ns=(1_577_836_800_122_999_990, 1_577_836_800_122_999_990))
+    status = rc("status", "--project", "demo").data
+    assert (status["latest"], status["mtime"]) == ("ctx_a.md", "2020-01-01T00:00:00.123Z")
+    assert rc("list-contexts").data["projects"][0]["last_mtime"] == "2020-01-01T00:00:00.123Z"
+    assert [item["name"] for item in rc("restore", "--project", "demo", "--list").data["contexts"]] == [
+        "ctx_a.md", "ctx_b.md"]
+    loaded = rc("restore", "--project", "demo", "--gate", "user", "--load", "ctx_b.md").data
+    assert loaded["mtime"] == "2020-01-01T00:00:00.123Z"
+
+
 def test_restore_auto_golden_and_nothing_found(rc: Any, work: Path) -> None:
     """--auto: P's Markdown and structured archive (I7), the command; none → ok false; a run event either way."""
     run_file = add_run(work, "R-1", "running")

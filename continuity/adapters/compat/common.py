@@ -46,6 +46,11 @@ def mtime_ms(stat: os.stat_result) -> float:
     return seconds * 1000 + nanoseconds / 1e6
 
 
+def iso_of_ms(millis: float) -> str:
+    """`new Date(millis).toISOString()`: the fraction of a millisecond dropped (toward zero)."""
+    return iso_of_us(int(millis) * 1000)
+
+
 def now_us() -> int:
     """The wall clock in microseconds."""
     return time.time_ns() // 1000

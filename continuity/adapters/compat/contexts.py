@@ -109,9 +109,8 @@ def list_contexts(args: Args, project: str | None) -> dict[str, Any]:
         # in milliseconds as Node compares them: mtimeMs >= Date.parse(T)
         recent = [stat for stat in stats if since is None or c.mtime_ms(stat) >= round(since * 1000)]
         if recent:
-            newest = max(stat.st_mtime_ns for stat in stats)
             projects.append({"project": name, "total_archives": len(stats), "recent_archives": len(recent),
-                             "last_mtime": c.iso_of_us(newest // 1000)})
+                             "last_mtime": c.iso_of_ms(max(c.mtime_ms(stat) for stat in stats))})
     projects.sort(key=lambda item: str(item["last_mtime"]), reverse=True)
     if args.get("format") == "table":
         rows = ["project\tarchives\tlast_archive",
