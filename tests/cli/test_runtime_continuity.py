@@ -745,6 +745,19 @@ def test_mtimes_are_nodes_milliseconds_in_times_and_order(rc: Any, home: Path) -
     assert loaded["mtime"] == "2020-01-01T00:00:00.123Z"
 
 
+@pytest.mark.parametrize("mode", ["archive", "host-switch"])
+def test_a_store_without_its_local_folder_writes_with_stderr_empty(work: Path, mode: str) -> None:
+    """A fresh clone has no `local/` (the store's .gitignore keeps it out): archive and host-switch rebuild the
+    projections quietly, stderr empty (§1); the rebuild notice was a warning on stderr."""
+    import shutil
+
+    assert process(work, "log", "--project", "demo", "--gate", "agent", "--message", "first").returncode == 0
+    shutil.rmtree(work / S / "local")
+    run = process(work, mode, "--project", "demo", "--gate", "user")
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert json.loads(run.stdout)["ok"] is True
+
+
 def test_restore_auto_golden_and_nothing_found(rc: Any, work: Path) -> None:
     """--auto: P's Markdown and structured archive (I7), the command; none → ok false; a run event either way."""
     run_file = add_run(work, "R-1", "running")
