@@ -758,6 +758,16 @@ def test_a_store_without_its_local_folder_writes_with_stderr_empty(work: Path, m
     assert json.loads(run.stdout)["ok"] is True
 
 
+def test_a_run_file_keeps_its_numbers_as_json_stringify_writes_them(rc: Any, work: Path) -> None:
+    """The run file rewritten after a log keeps its other keys as Node writes them: 1.5e+300 and 1e+21 (the
+    file held a 301-digit and a 22-digit integer), 0.000001 and 1e-7."""
+    path = add_run(work, "R-1", "running")
+    path.write_text('{"status": "running", "events": [], "cost": [1.5e300, 1e21, 1e-6, 1e-7, 2.0]}')
+    assert rc("log", "--project", "demo", "--gate", "agent", "--message", "m").code == 0
+    text = path.read_text()
+    assert '"cost": [\n    1.5e+300,\n    1e+21,\n    0.000001,\n    1e-7,\n    2\n  ]' in text, text
+
+
 def test_restore_auto_golden_and_nothing_found(rc: Any, work: Path) -> None:
     """--auto: P's Markdown and structured archive (I7), the command; none → ok false; a run event either way."""
     run_file = add_run(work, "R-1", "running")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from continuity.adapters.compat.args import ArgumentError, parse
-from continuity.adapters.compat.common import csv, first, js_list, js_number, js_string
+from continuity.adapters.compat.common import csv, dump_json, first, js_list, js_number, js_string
 from continuity.adapters.compat.contexts import parse_since
 
 
@@ -48,6 +48,19 @@ def test_js_list_and_truthiness() -> None:
     assert js_list(None) == [] and js_list("") == []
     assert first("", 0, False, None, [], "x") == []
     assert first("", None) is None
+
+
+def test_dump_json_prints_numbers_as_json_stringify() -> None:
+    """Numbers print as JSON.stringify prints the double (Node's output for this very list): an integral float
+    from 1e21 up in exponent form (1.5e300 printed its 301 digits), 1e-6 positionally, an integer past 2**53 as
+    the double JSON.parse would read, Infinity as null; integral numbers without `.0`."""
+    values = [1e-7, 1e21, 1.5e300, 5e-324, 0.1, 1e16, 1.2345678901234568e20, 1e-6, 0.000123, -0.0, 2.5e-10,
+              1.7976931348623157e308, 12345678901234567890, 9007199254740993, 2.0, 7, float("inf"), 10**400]
+    assert dump_json(values).decode().split() == ["[", "1e-7,", "1e+21,", "1.5e+300,", "5e-324,", "0.1,",
+                                                  "10000000000000000,", "123456789012345680000,", "0.000001,",
+                                                  "0.000123,", "0,", "2.5e-10,", "1.7976931348623157e+308,",
+                                                  "12345678901234567000,", "9007199254740992,", "2,", "7,",
+                                                  "null,", "null", "]"]
 
 
 def test_lists_csv_and_numbers_trim_javascript_whitespace() -> None:

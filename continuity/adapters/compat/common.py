@@ -298,12 +298,23 @@ def dump_json(value: Any) -> bytes:
 
 
 def clean_json(value: Any) -> Any:
-    """Integral floats as integers (JavaScript prints `1`, not `1.0`)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    """Numbers as JSON.stringify prints them: the double's JavaScript text (`1`, not `1.0`; `1e+21`; `0.000001`),
+    an integer past 2**53 as the double JSON.parse reads, Infinity and NaN as null."""
+    import msgspec
+
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and abs(value) <= 2**53:
+        return value
+    if isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return msgspec.Raw(js_number_text(number).encode()) if math.isfinite(number) else None
     if isinstance(value, dict):
         return {key: clean_json(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [clean_json(item) for item in value]
     return value
 
