@@ -266,6 +266,21 @@ def test_csv_flags_and_note_fallbacks(rc: Any) -> None:
     assert event["note"] == note
 
 
+def test_a_note_json_parse_reads_is_not_dropped(rc: Any) -> None:
+    """A number past a double's range, a huge integer or a lone surrogate escape is JSON that JSON.parse reads:
+    the note's lists are stringified the JavaScript way (the whole note was silently dropped: next was []);
+    the stored note holds what JSON.stringify would write (null for Infinity) and the write succeeds."""
+    note = ('{"next": [1e400, 123456789012345678901234567890, 1e-7, 0.00001, "\\ud800x", -0.0], '
+            '"blockers": "- a\\nb", "in_progress": 1e21}')
+    run = rc("log", "--project", "demo", "--gate", "agent", "--note-json", note)
+    assert run.code == 0, run.text
+    event = run.data["event"]
+    assert event["summary"] == {"done": [], "in_progress": "1e+21", "blockers": ["a", "b"],
+                                "next": ["Infinity", "1.2345678901234568e+29", "1e-7", "0.00001", "\ufffdx", "0"]}
+    assert event["note"]["next"][0] is None and event["note"]["next"][4] == "\ufffdx"
+    assert event["note"]["next"][1] == 1.2345678901234568e+29
+
+
 @pytest.mark.parametrize("note", ["{not json", "[1, 2]", "\"text\"", "3"])
 def test_unparseable_or_non_object_notes_are_empty(rc: Any, note: str) -> None:
     """Note: unparseable or non-object --note-json is silently empty."""
@@ -381,6 +396,15 @@ def test_list_contexts_json_and_table(rc: Any, home: Path) -> None:
     assert rc("list-contexts", "--format", "table").raw == golden(
         {"ok": True, "action": "list-contexts", "format": "table", "table": table, "count": 2})
     assert rc("list-contexts", "--since", "2023-11-17").data["projects"] == [beta]
+
+
+def test_list_contexts_compares_milliseconds_as_node_does(rc: Any, home: Path) -> None:
+    """recent = mtimeMs >= Date.parse(T), in milliseconds: a file at .1229998 s is before .123 (Node says so;
+    the nanoseconds as seconds rounded onto .123 and counted it)."""
+    _ctx(home, "alpha", "ctx_a.md", 1_577_836_800)
+    os.utime(home / ".agent/contexts/alpha/ctx_a.md", ns=(1_577_836_800_122_999_800, 1_577_836_800_122_999_800))
+    assert rc("list-contexts", "--since", "2020-01-01T00:00:00.123Z").data["projects"] == []
+    assert rc("list-contexts", "--since", "2020-01-01T00:00:00.122Z").data["count"] == 1
 
 
 def test_list_contexts_invalid_since_is_an_ok_false_result(rc: Any, home: Path) -> None:
@@ -693,6 +717,55 @@ def test_restore_list_golden(rc: Any, work: Path, home: Path) -> None:
         {"name": "ctx_b.md", "mtime": 1700000100123.4568, "isLatest": False},
         {"name": "ctx_a.md", "mtime": 1700000000000, "isLatest": False}]})
     assert run_events(run_file) == []
+
+
+def test_restore_list_mtime_is_seconds_times_1000_plus_nanoseconds(rc: Any, home: Path) -> None:
+    """mtime is s×1000 + ns/10⁶ in doubles, as Node's mtimeMs: 1702941828770.0317 (Node's value for that file),
+    not the nanoseconds divided at once (1702941828770.032, a different last digit for about one file in four)."""
+    _ctx(home, "demo", "ctx_a.md", 1_700_000_000)
+    os.utime(home / ".agent/contexts/demo/ctx_a.md", ns=(1_702_941_828_770_031_841, 1_702_941_828_770_031_841))
+    run = rc("restore", "--project", "demo", "--list")
+    assert run.data["contexts"][0]["mtime"] == 1702941828770.0317
+    assert '"mtime": 1702941828770.0317,' in run.text
+
+
+def test_mtimes_are_nodes_milliseconds_in_times_and_order(rc: Any, home: Path) -> None:
+    """A file at .1229999 s is at .123 in Node (mtimeMs rounds onto it; a Date truncates that): status and
+    list-contexts print .123, not .122; two files whose mtimeMs are equal are a tie, ordered by name."""
+    _ctx(home, "demo", "ctx_a.md", 1_577_836_800)
+    _ctx(home, "demo", "ctx_b.md", 1_577_836_800)
+    os.utime(home / ".agent/contexts/demo/ctx_a.md", ns=(1_577_836_800_122_999_900, 1_577_836_800_122_999_900))
+    os.utime(home / ".agent/contexts/demo/ctx_b.md", ns=(1_577_836_800_122_999_990, 1_577_836_800_122_999_990))
+    status = rc("status", "--project", "demo").data
+    assert (status["latest"], status["mtime"]) == ("ctx_a.md", "2020-01-01T00:00:00.123Z")
+    assert rc("list-contexts").data["projects"][0]["last_mtime"] == "2020-01-01T00:00:00.123Z"
+    assert [item["name"] for item in rc("restore", "--project", "demo", "--list").data["contexts"]] == [
+        "ctx_a.md", "ctx_b.md"]
+    loaded = rc("restore", "--project", "demo", "--gate", "user", "--load", "ctx_b.md").data
+    assert loaded["mtime"] == "2020-01-01T00:00:00.123Z"
+
+
+@pytest.mark.parametrize("mode", ["archive", "host-switch"])
+def test_a_store_without_its_local_folder_writes_with_stderr_empty(work: Path, mode: str) -> None:
+    """A fresh clone has no `local/` (the store's .gitignore keeps it out): archive and host-switch rebuild the
+    projections quietly, stderr empty (§1); the rebuild notice was a warning on stderr."""
+    import shutil
+
+    assert process(work, "log", "--project", "demo", "--gate", "agent", "--message", "first").returncode == 0
+    shutil.rmtree(work / S / "local")
+    run = process(work, mode, "--project", "demo", "--gate", "user")
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert json.loads(run.stdout)["ok"] is True
+
+
+def test_a_run_file_keeps_its_numbers_as_json_stringify_writes_them(rc: Any, work: Path) -> None:
+    """The run file rewritten after a log keeps its other keys as Node writes them: 1.5e+300 and 1e+21 (the
+    file held a 301-digit and a 22-digit integer), 0.000001 and 1e-7."""
+    path = add_run(work, "R-1", "running")
+    path.write_text('{"status": "running", "events": [], "cost": [1.5e300, 1e21, 1e-6, 1e-7, 2.0]}')
+    assert rc("log", "--project", "demo", "--gate", "agent", "--message", "m").code == 0
+    text = path.read_text()
+    assert '"cost": [\n    1.5e+300,\n    1e+21,\n    0.000001,\n    1e-7,\n    2\n  ]' in text, text
 
 
 def test_restore_auto_golden_and_nothing_found(rc: Any, work: Path) -> None:

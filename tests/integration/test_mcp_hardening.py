@@ -100,3 +100,26 @@ def test_an_event_too_deep_for_structured_content_is_served_as_text(tmp_path: Pa
     assert notes == [event["note"]]
     assert "note nested more than 63 levels deep" in refused
     assert after["event"]["message"] == "still serving"
+
+
+def test_an_exit_code_out_of_the_cli_range_is_refused(tmp_path: Path) -> None:
+    """`log` and `checkpoint` take the exit codes the CLI's --exit-code takes (-2**31 .. 2**32-1): one beyond
+    them (10**20 was stored, 10**30 too: past the 64 bits every reader carries) is a one-line tool error that
+    writes nothing, the schema states the bounds, and the bounds themselves are recorded."""
+    from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
+
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        schema = next(t.input_schema for t in (await session.list_tools()).tools if t.name == "log")
+        refused = [error_line(await session.call_tool(name, {"message": "x", "command": "c", "exit_code": code}))
+                   for name in ("log", "checkpoint") for code in (10**30, 10**20, EXIT_CODE_MAX + 1, EXIT_CODE_MIN - 1)]
+        kept = [payload(await session.call_tool("log", {"message": "x", "command": "c", "exit_code": code}))
+                for code in (EXIT_CODE_MIN, EXIT_CODE_MAX)]
+        return schema, refused, kept
+
+    schema, refused, kept = session_as(tmp_path, root, "codex", body)
+    assert json.dumps(schema["properties"]["exit_code"]).count(str(EXIT_CODE_MAX)) == 1
+    assert all("invalid arguments" in line and "$.exit_code" in line for line in refused), refused
+    assert [k["event"]["refs"]["commands"][0]["exit_code"] for k in kept] == [EXIT_CODE_MIN, EXIT_CODE_MAX]
+    assert len(all_event_files(root)) == 2

@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, Implementation, TextContent
 
 from continuity.core.initialize import init_store
 from continuity.worklog.decide import Identity, WorkRequest
+from tests.helpers import REPO
 
 SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
 #: The seed-003 tools (continuity/adapters/mcp/task_tools.py).
@@ -46,7 +47,8 @@ def with_session(tmp_path: Path, root: Path, body: Callable[[ClientSession], Awa
     errlog = tmp_path / "server-stderr.txt"
 
     async def run() -> Any:
-        params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path),
+        # PYTHONPATH: the server runs this checkout's code (the SDK passes on only HOME, PATH and a few more)
+        params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path), env={"PYTHONPATH": str(REPO)},
                                        args=args or ["-m", "continuity.adapters.mcp", "--root", str(root)])
         with anyio.fail_after(20), errlog.open("w") as err:
             info = Implementation(name=client, version="1.0") if client else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from continuity.adapters.compat.args import ArgumentError, parse
-from continuity.adapters.compat.common import first, js_list, js_number, js_string
+from continuity.adapters.compat.common import csv, dump_json, first, js_list, js_number, js_string
 from continuity.adapters.compat.contexts import parse_since
 
 
@@ -15,6 +15,19 @@ from continuity.adapters.compat.contexts import parse_since
 ])
 def test_js_string(value: object, text: str) -> None:
     """String(v) as JavaScript prints it."""
+    assert js_string(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1e-7, "1e-7"), (0.00001, "0.00001"), (0.000001, "0.000001"), (1e21, "1e+21"), (1.5e300, "1.5e+300"),
+    (-2.5e-10, "-2.5e-10"), (1e16, "10000000000000000"), (123.456, "123.456"), (-0.0, "0"), (0.1, "0.1"),
+    (12345678901234567890, "12345678901234567000"), (123456789012345678901234567890, "1.2345678901234568e+29"),
+    pytest.param(10**400, "Infinity", id="int-past-a-double"), pytest.param(-(10**400), "-Infinity", id="negative"),
+    (2**53, "9007199254740992"), (-7, "-7"),
+])
+def test_js_string_of_numbers_as_a_javascript_number(value: object, text: str) -> None:
+    """A number prints as JavaScript's Number prints it: exponents without zero padding from 1e21 and below
+    1e-6, integers as the double JSON.parse reads (Python's repr wrote 1e-07, 1e-05 and every digit)."""
     assert js_string(value) == text
 
 
@@ -37,6 +50,30 @@ def test_js_list_and_truthiness() -> None:
     assert first("", None) is None
 
 
+def test_dump_json_prints_numbers_as_json_stringify() -> None:
+    """Numbers print as JSON.stringify prints the double (Node's output for this very list): an integral float
+    from 1e21 up in exponent form (1.5e300 printed its 301 digits), 1e-6 positionally, an integer past 2**53 as
+    the double JSON.parse would read, Infinity as null; integral numbers without `.0`."""
+    values = [1e-7, 1e21, 1.5e300, 5e-324, 0.1, 1e16, 1.2345678901234568e20, 1e-6, 0.000123, -0.0, 2.5e-10,
+              1.7976931348623157e308, 12345678901234567890, 9007199254740993, 2.0, 7, float("inf"), 10**400]
+    assert dump_json(values).decode().split() == ["[", "1e-7,", "1e+21,", "1.5e+300,", "5e-324,", "0.1,",
+                                                  "10000000000000000,", "123456789012345680000,", "0.000001,",
+                                                  "0.000123,", "0,", "2.5e-10,", "1.7976931348623157e+308,",
+                                                  "12345678901234567000,", "9007199254740992,", "2,", "7,",
+                                                  "null,", "null", "]"]
+
+
+def test_lists_csv_and_numbers_trim_javascript_whitespace() -> None:
+    """List(), CSV and Number() trim what JavaScript's trim() and `\\s` take (each checked against Node): a byte
+    order mark and U+3000 go, but NEL (U+0085) and the C0 separators U+001C-U+001F stay, as does the bullet
+    after them (Python's strip() and `\\s` took those and kept the byte order mark)."""
+    assert js_list("\u0085b\n\u2028 - c \u2028\n\x1f- d\n\ufeff* e") == ["\u0085b", "c", "\x1f- d", "e"]
+    assert csv("\ufeffx.py, \x1fy.py ,\u0085") == ["x.py", "\x1fy.py", "\u0085"]
+    assert [js_number(text) for text in ("\ufeff5", "\x1f5", "\u00855", "\u30005\u2028", "\x1c", "\ufeff")] == [
+        5, None, None, 5, None, 0]
+    assert [js_number(text) for text in ("0x10\x1f", "0x10\u2028", "0b2")] == [None, 16, None]
+
+
 def test_parse_first_value_wins_and_modes() -> None:
     """First value wins, `--flag=` counts, presence flags take no value, the mode skips flag values."""
     args = parse(["--project", "p", "--auto", "status", "--project", "q", "--gate=", "--gate", "user", "--list"])
@@ -45,6 +82,41 @@ def test_parse_first_value_wins_and_modes() -> None:
     with pytest.raises(ArgumentError, match="--reason needs a value"):
         parse(["archive", "--reason", "--gate", "user"])
     assert parse(["log", "--unknown", "--project", "p"]).get("project") == "p"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("0000-01-01", -62_167_219_200), ("+000000-01-01", -62_167_219_200), ("-000001-02-29", -62_193_657_600),
+    ("+010000-01-01", 253_402_300_800), ("+275760-09-13", 8_640_000_000_000),
+    ("-271821-04-20T00:00:00Z", -8_640_000_000_000),
+    ("2020-02-30", 1_583_020_800), ("2020-02-31", 1_583_107_200), ("2020-01-01T24:00:00.000Z", 1_577_923_200),
+    ("2020-01-31T24:00Z", 1_580_515_200), ("2020-01-01T00:00:00.123456789Z", 1_577_836_800.123),
+    ("2020-01-01T00:00:00-23:59", 1_577_923_140),
+    ("-000000-01-01", None), ("+275760-09-13T00:00:00.001Z", None), ("2020-02-32", None), ("2020-13-01", None),
+    ("2020-01-01T24:00:00.001Z", None), ("2020-01-01T24:01Z", None), ("2020-01-01T00:00:00+24:00", None),
+    ("2020-01-01T00:00:00+05:60", None), ("2020-01-01T00:00:60Z", None), ("2020-01-01T00:00:00.Z", None),
+])
+def test_parse_since_reads_every_iso_date_javascript_reads(text: str, seconds: float | None) -> None:
+    """Date.parse's ISO format as Node reads it (each value checked against Node): years 0, negative and past
+    9999 (six digits with a sign), the whole ±8.64e15 ms range, days 29-31 of any month rolling over, 24:00,
+    milliseconds truncated; an offset minute of 60 is not a date (Python's datetime read neither way right)."""
+    assert parse_since(text) == seconds
+
+
+def test_parse_since_reads_a_local_time_of_year_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A date-time without offset is local time, also where Python's datetime does not reach (Node agrees)."""
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert parse_since("0000-01-01T00:00:00") == -62_167_201_438  # local mean time, -4:56:02
+        assert parse_since("2020-06-01T00:00:00") == 1_590_984_000
+        # a time the change to summer time skips, and one the change back repeats: the offset before it
+        assert parse_since("2020-03-08T02:30:00") == 1_583_652_600
+        assert parse_since("2020-11-01T01:30:00") == 1_604_208_600
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_parse_since_like_date_parse() -> None:

@@ -7,10 +7,10 @@ import re
 from typing import Any
 
 from continuity.adapters.compat.args import Args
+from continuity.adapters.compat.common import JS_SPACE
 
-#: JavaScript's `\s`: what separates words in seed 004's count.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_WORD = re.compile(f"[^{_JS_SPACE}]+")
+#: JavaScript's `\s` separates words in seed 004's count.
+_WORD = re.compile(f"[^{re.escape(JS_SPACE)}]+")
 #: (fewer than this many words, optimistic hours, pessimistic hours); the last band has no bound.
 BANDS = ((10, 0.25, 0.5), (50, 0.5, 1.5), (200, 1.0, 3.0), (None, 2.0, 5.0))
 

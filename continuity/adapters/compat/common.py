@@ -40,6 +40,17 @@ def iso_ms(iso: str) -> str:
     return iso[:23] + "Z" if len(iso) > 24 and iso.endswith("Z") else iso
 
 
+def mtime_ms(stat: os.stat_result) -> float:
+    """A file's mtime as Node's `mtimeMs`: seconds × 1000 + nanoseconds / 10⁶, in doubles."""
+    seconds, nanoseconds = divmod(stat.st_mtime_ns, 1_000_000_000)
+    return seconds * 1000 + nanoseconds / 1e6
+
+
+def iso_of_ms(millis: float) -> str:
+    """`new Date(millis).toISOString()`: the fraction of a millisecond dropped (toward zero)."""
+    return iso_of_us(int(millis) * 1000)
+
+
 def now_us() -> int:
     """The wall clock in microseconds."""
     return time.time_ns() // 1000
@@ -75,6 +86,18 @@ def contexts_root() -> str:
 
 
 # -- values (§4) -----------------------------------------------------------------------------
+#: What JavaScript's trim() and `\s` take (WhiteSpace and LineTerminator): not NEL or U+001C-U+001F, which
+#: Python's strip() and `\s` take, but the byte order mark, which they keep.
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE_CLASS = "[" + re.escape(JS_SPACE) + "]"
+_BULLET = re.compile(f"^{_JS_SPACE_CLASS}*[-*]?{_JS_SPACE_CLASS}*")
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript trims."""
+    return text.strip(JS_SPACE)
+
+
 def js_string(value: Any) -> str:
     """`String(value)` as JavaScript prints it."""
     if value is None:
@@ -83,19 +106,47 @@ def js_string(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
+    if isinstance(value, int):  # JSON.parse reads every number as a double
+        if abs(value) <= 2**53:
+            return str(value)
+        try:
+            value = float(value)
+        except OverflowError:
             return "Infinity" if value > 0 else "-Infinity"
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
+    if isinstance(value, float):
+        return js_number_text(value)
     if isinstance(value, dict):
         return "[object Object]"
     if isinstance(value, list):
         return ",".join("" if item is None else js_string(item) for item in value)
     return str(value)
+
+
+def js_number_text(number: float) -> str:
+    """A double as JavaScript's Number::toString prints it: the shortest digits, positional from 1e-6 up to
+    1e21, else an exponent with its sign and no zero padding (`1e-7`, `1.5e+300`)."""
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    text = whole + fraction
+    digits = text.strip("0")
+    # the number is 0.<digits> x 10**point
+    point = len(whole) + int(exponent or 0) - (len(text) - len(text.lstrip("0")))
+    sign = "-" if number < 0 else ""
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    power = point - 1
+    head = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{head}e{'+' if power >= 0 else '-'}{abs(power)}"
 
 
 def truthy(value: Any) -> bool:
@@ -127,7 +178,7 @@ def js_list(value: Any) -> list[str]:
         value = js_string(value)
     items = []
     for line in re.split(r"\r?\n", value):
-        text = re.sub(r"^\s*[-*]?\s*", "", line, count=1).strip()
+        text = js_trim(_BULLET.sub("", line, count=1))
         if text:
             items.append(text)
     return items
@@ -135,31 +186,92 @@ def js_list(value: Any) -> list[str]:
 
 def csv(value: str | None) -> list[str]:
     """A comma-separated flag: split, trimmed, empties dropped."""
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
+    return [part for part in (js_trim(part) for part in (value or "").split(",")) if part]
 
 
 def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
-    """The --note-json object (empty when unparseable or not an object) and whether it was `null`."""
+    """The --note-json object (empty when unparseable or not an object) and whether it was `null`.
+
+    Read as JSON.parse reads it: a number past a double's range is Infinity and a lone surrogate escape
+    is kept (as U+FFFD, which is how Node writes it out); neither makes the whole note unparseable.
+    """
     if text is None:
         return {}, False
     import msgspec
 
     try:
         value = msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):
+    except RecursionError:
         return {}, False
+    except msgspec.DecodeError:  # msgspec refuses 1e400 and "\ud800"; JSON.parse reads both
+        value = _parse_like_javascript(text)
+        if value is _UNPARSEABLE:
+            return {}, False
     if value is None:
         return {}, True
     return (value if isinstance(value, dict) else {}), False
 
 
+_UNPARSEABLE = object()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_like_javascript(text: str) -> Any:
+    """`JSON.parse(text)` by Python's reader (no NaN or Infinity literals), lone surrogates as U+FFFD."""
+    import json
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    def fixed(value: Any) -> Any:
+        if isinstance(value, str):
+            return _LONE_SURROGATE.sub("\ufffd", value)
+        if isinstance(value, dict):
+            return {fixed(key): fixed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fixed(item) for item in value]
+        return value
+
+    try:
+        return fixed(json.loads(text, parse_constant=refuse))
+    except (ValueError, RecursionError):
+        return _UNPARSEABLE
+
+
+def stored_note(value: Any) -> Any:
+    """A note as JSON.stringify writes what JSON.parse read: Infinity is null and an integer past 64 bits
+    the double it was read as, so the log takes it (its event rejects both). A note too deep to walk is
+    left as it is (the log refuses a note nested that deep)."""
+    try:
+        return _stringified(value)
+    except RecursionError:
+        return value
+
+
+def _stringified(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, dict):
+        return {key: _stringified(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_stringified(item) for item in value]
+    return value
+
+
 #: ASCII digits only (`\d` would take other scripts' digits, which JavaScript's Number() does not read).
 _JS_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?|Infinity)\Z")
+#: Number()'s hex, octal and binary literals, unsigned (int() would also skip the whitespace Python knows).
+_JS_RADIX = re.compile(r"^0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)\Z")
 
 
 def js_number(text: str) -> int | float | None:
     """`Number(text)` for an exit code: hex/octal/binary, decimals, exponents; else None."""
-    stripped = text.strip()
+    stripped = js_trim(text)
     if stripped == "":
         return 0
     if not stripped.isascii() or "_" in stripped:  # Python's int() reads both; Number() reads neither
@@ -167,7 +279,7 @@ def js_number(text: str) -> int | float | None:
     lowered = stripped.lower()
     try:
         if lowered.startswith(("0x", "0o", "0b")):
-            return int(stripped, 0)
+            return int(stripped, 0) if _JS_RADIX.match(stripped) else None
         if not _JS_NUMBER.match(stripped) or "Infinity" in stripped:
             return None
         number = float(stripped)
@@ -186,12 +298,23 @@ def dump_json(value: Any) -> bytes:
 
 
 def clean_json(value: Any) -> Any:
-    """Integral floats as integers (JavaScript prints `1`, not `1.0`)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    """Numbers as JSON.stringify prints them: the double's JavaScript text (`1`, not `1.0`; `1e+21`; `0.000001`),
+    an integer past 2**53 as the double JSON.parse reads, Infinity and NaN as null."""
+    import msgspec
+
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and abs(value) <= 2**53:
+        return value
+    if isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return msgspec.Raw(js_number_text(number).encode()) if math.isfinite(number) else None
     if isinstance(value, dict):
         return {key: clean_json(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [clean_json(item) for item in value]
     return value
 
@@ -228,7 +351,7 @@ def git_all(root: str, *commands: tuple[str, ...]) -> list[str]:
             proc.communicate()
             outputs.append("")
             continue
-        outputs.append(out.decode("utf-8", errors="replace").strip() if proc.returncode == 0 else "")
+        outputs.append(js_trim(out.decode("utf-8", errors="replace")) if proc.returncode == 0 else "")
     return outputs
 
 

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from continuity.adapters.compat.common import contexts_root
+from continuity.adapters.compat.common import contexts_root, mtime_ms
 from continuity.core.fsio import read_json
 from continuity.core.paths import LATEST_LINK, STORE_REL
 
@@ -21,7 +21,7 @@ def _newest(root: str, paths: list[str], count: int) -> list[str]:
     stamped = []
     for path in paths:
         try:
-            stamped.append((-os.stat(path).st_mtime_ns, os.path.basename(path), path))
+            stamped.append((-mtime_ms(os.stat(path)), os.path.basename(path), path))
         except OSError:
             continue
     stamped.sort()
@@ -100,7 +100,7 @@ def active_run(root: str) -> str | None:
         path = os.path.join(folder, name)
         data = read_json(path, within=root)
         try:
-            mtime = os.stat(path).st_mtime_ns if isinstance(data, dict) else 0
+            mtime = mtime_ms(os.stat(path)) if isinstance(data, dict) else 0.0
         except OSError:
             continue
         runs.append((-mtime, name, path, data))

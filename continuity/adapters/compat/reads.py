@@ -32,7 +32,7 @@ def _ctx_files(folder: str) -> list[tuple[str, os.stat_result]]:
             found.append((name, os.stat(os.path.join(folder, name))))
         except OSError:
             continue
-    found.sort(key=lambda item: (-item[1].st_mtime_ns, item[0]))
+    found.sort(key=lambda item: (-c.mtime_ms(item[1]), item[0]))  # Node's mtimeMs: equal ones tie
     return found
 
 
@@ -50,10 +50,10 @@ def status(args: Args, project: str | None) -> dict[str, Any]:
         else:
             name, stat = files[0]
             now = c.now_us()
-            age = (now / 1000 - stat.st_mtime_ns / 1e6) / 3_600_000
+            age = (now / 1000 - c.mtime_ms(stat)) / 3_600_000
             rounded = math.floor(age * 100 + 0.5) / 100
             result = {"ok": True, "action": "status", "project": project, "latest": name,
-                      "mtime": c.iso_of_us(stat.st_mtime_ns // 1000), "age_hours": rounded,
+                      "mtime": c.iso_of_ms(c.mtime_ms(stat)), "age_hours": rounded,
                       "stale_recommendation": "archive_now" if age > STALE_HOURS else "ok", "count": len(files)}
             run_event["age_hours"] = rounded
     mirror_run_event(c.project_root(), c.iso_of_us(c.now_us()), run_event)
@@ -78,7 +78,7 @@ def restore(args: Args, project: str | None) -> dict[str, Any]:
     root = c.project_root()
     if args.has("list"):
         folder = os.path.join(c.contexts_root(), project)
-        contexts = [{"name": name, "mtime": stat.st_mtime_ns / 1e6, "isLatest": False}
+        contexts = [{"name": name, "mtime": c.mtime_ms(stat), "isLatest": False}
                     for name, stat in _ctx_files(folder)]
         return {"ok": True, "action": "list", "project": project, "contexts": contexts}
     if args.has("auto"):
@@ -101,7 +101,7 @@ def restore(args: Args, project: str | None) -> dict[str, Any]:
 
             try:  # a FIFO, a device, a link out of C/P or more than 4 MiB is no archive (stderr stays empty: §1)
                 real, body = read_archive_file(os.path.dirname(path), os.path.basename(path))
-                mtime = c.iso_of_us(os.stat(real).st_mtime_ns // 1000)
+                mtime = c.iso_of_ms(c.mtime_ms(os.stat(real)))
             except OSError:
                 body = None
         if path is None or body is None:

@@ -7,6 +7,7 @@ log, mirrors a run event (§16) and returns the result object.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from continuity.adapters.compat.args import Args
@@ -23,6 +24,7 @@ from continuity.adapters.compat.common import (
     note_of,
     now_us,
     project_root,
+    stored_note,
     truthy,
 )
 from continuity.adapters.compat.harness import mirror_run_event, run_id_of
@@ -31,6 +33,9 @@ from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 WARM_PROMPT = "\n".join(
     ["---", "🟢 会话预热消息（请发送此消息以启动 5 小时计时窗口）", "---", "准备就绪，等候工作指令。"])
+#: The catch-up's notice that it rebuilt the projections (a fresh clone has no `local/`): not a problem, so
+#: not on stderr, which stays empty (§1) but for the warnings compat.md lists.
+_REBUILT = re.compile(r": projections( \([^)]*\))? rebuilt from [0-9]+ events\Z")
 NOTE_KEYS = ("goal", "current_goal", "done", "in_progress", "blocked", "next", "blockers", "pitfalls")
 
 
@@ -109,7 +114,7 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         handoffs=tuple(csv(args.get("handoffs"))),
         command=command, exit_code=exit_code,
         command_summary=(args.get("command-summary") or "") if command is not None else None,
-        note=note or None,
+        note=stored_note(note) or None,
     )
     drafts = decide_checkpoint(identity, request) if checkpoint else decide_log(identity, request, allow_empty=True)
     store = store_for_write(root, project)
@@ -199,6 +204,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
                              to_host=target, note=_archive_state_note(note), switch=switch)
     store = store_for_write(root, project)
     stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
+    warnings = [line for line in warnings if not _REBUILT.search(line)]
     if warnings:
         from continuity.cli.output import warn
 

@@ -15,6 +15,7 @@ import msgspec
 
 from continuity.core.errors import UsageError
 from continuity.core.store import Store, find_store
+from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 Handler = Callable[[Any, Store], dict[str, Any]]
 
@@ -57,6 +58,22 @@ FIELD_HELP = {
 }
 
 
+#: Bounds the CLI's flags check (`bounded_int`) and the request Structs do not carry, by field name:
+#: a tool takes what the command takes (an exit code of 10**30 was stored, past what every reader carries).
+FIELD_BOUNDS = {
+    "exit_code": msgspec.Meta(ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX),
+}
+
+
+def _bounded(kind: Any, meta: msgspec.Meta) -> Any:
+    """`int` or `int | None` with `meta`'s bounds on the integer."""
+    if kind is int:
+        return Annotated[int, meta]
+    if kind == int | None:
+        return Annotated[int, meta] | None
+    raise ValueError(f"bounds for a field of type {kind!r}")
+
+
 def tool(name: str, input: type[msgspec.Struct], description: str) -> Callable[[Handler], Handler]:
     """Register a tool under `name`: a decorator for its handler ``(request, store) -> dict``."""
 
@@ -77,6 +94,8 @@ def tool_input(name: str, doc: str, *parts: type[msgspec.Struct], filled: tuple[
     for part in parts:
         for field in msgspec.structs.fields(part):
             kind, default = field.type, field.default
+            if field.name in FIELD_BOUNDS:
+                kind = _bounded(kind, FIELD_BOUNDS[field.name])
             if field.name in filled:
                 kind, default = kind | None, None
             elif field.default_factory is not msgspec.NODEFAULT:
