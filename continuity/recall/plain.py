@@ -13,10 +13,12 @@ paths' output equal, byte for byte, and the import graph free of msgspec and arg
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import os
 import re
 import sqlite3
+import time
 
 from continuity.core.errors import QueryError
 from continuity.core.paths import RECALL_INDEX_NAME
@@ -24,6 +26,7 @@ from continuity.core.text import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
+    from collections.abc import Iterator
     from typing import Any
 
 INDEX_NAME = RECALL_INDEX_NAME
@@ -71,6 +74,36 @@ CONTENDERS_RANK_SQL = (
 def words(text: str) -> list[str]:
     """The words of a text, as the default query mode searches them."""
     return re.findall(_WORD, text)
+
+
+#: How long one search may run (ranking and snippets): prefix terms (`a* OR b* ...`) with a large
+#: --limit cost snippets per row and per term, minutes for a few hundred terms, and the MCP server
+#: answers one call at a time. Ordinary queries take milliseconds.
+SEARCH_SECONDS = 10.0
+#: The progress handler's period, in SQLite virtual-machine steps (about a millisecond of work).
+_STEPS = 10_000
+
+
+class SearchTooLong(QueryError):
+    """A search stopped at its time budget."""
+
+
+@contextlib.contextmanager
+def deadline(connection: sqlite3.Connection, seconds: float | None = None) -> Iterator[None]:
+    """Run the statements of the block within `seconds` (SEARCH_SECONDS): past it SQLite interrupts them
+    (SearchTooLong)."""
+    seconds = SEARCH_SECONDS if seconds is None else seconds
+    end = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: time.monotonic() > end, _STEPS)
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if time.monotonic() <= end or "interrupt" not in str(error):
+            raise
+        raise SearchTooLong(f"the search ran past {seconds:g} s and was stopped; use fewer prefix terms "
+                            "(word*) or a smaller --limit") from None
+    finally:
+        connection.set_progress_handler(None, 0)
 
 
 def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> str:
@@ -195,6 +228,11 @@ def run(argv: list[str]) -> int | None:
         return None
     try:
         found = _search(options)
+    except SearchTooLong as error:  # the argparse command would only run it again for as long
+        from continuity.cli.output import Output
+
+        Output(as_json=options["json"]).error(str(error), error.exit_code)
+        return error.exit_code
     except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError, RecursionError):
         return None
     if found is None:
@@ -263,8 +301,9 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
-        ranked = rank(connection, query, options["limit"], contenders=bool(meta.get("contenders_upto")))
-        rows = ranked_rows(connection, query, ranked) if ranked else []
+        with deadline(connection):
+            ranked = rank(connection, query, options["limit"], contenders=bool(meta.get("contenders_upto")))
+            rows = ranked_rows(connection, query, ranked) if ranked else []
     finally:
         connection.close()
     return project, query, [dict(zip(HIT_FIELDS, hit_values(row), strict=True)) for row in rows]

@@ -49,7 +49,8 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
-def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT) -> list[Hit]:
+def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT, *,
+           seconds: float | None = None) -> list[Hit]:
     """The best `limit` events matching an FTS5 query under the filters, best first (newest first on a tie).
 
     Rows are numbered in log order (a rebuild reinserts in order; catch-up only appends
@@ -61,7 +62,8 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
     if began:
         connection.execute("BEGIN")
     try:
-        return _search(connection, query, filters, limit)
+        with plain.deadline(connection, seconds):  # SearchTooLong past it
+            return _search(connection, query, filters, limit)
     finally:
         if began:
             connection.execute("COMMIT")

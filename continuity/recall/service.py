@@ -119,6 +119,10 @@ def catch_up_index(store: Store, progress: Progress | None = None) -> list[str]:
     return outcome.warnings
 
 
+#: The brief's recall section waits at most this long (a session start is never held up by it).
+BRIEF_SECONDS = 1.0
+
+
 def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[str], *, limit: int) -> list[Hit]:
     """For the brief: the events best matching the subjects (any word), from the index as it stands.
 
@@ -136,7 +140,8 @@ def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[
     shown = tuple(text for text in subjects if text.strip())
     try:
         query = fts_query(" ".join(terms), any_word=True)
-        found = search(connection, query, Filters(project=project, exclude=exclude, omit_containing=shown), limit * 4)
+        found = search(connection, query, Filters(project=project, exclude=exclude, omit_containing=shown), limit * 4,
+                       seconds=BRIEF_SECONDS)
     except (sqlite3.Error, UsageError):
         return []
     finally:

@@ -580,3 +580,32 @@ def test_a_search_reads_its_ranking_and_rows_in_one_snapshot(corpus: dict[str, s
     assert search(reader, '"WAL"', filters)[0].event_id == "RCE-rewritten"  # the next search sees the change
     reader.close()
     writer.close()
+
+
+def test_a_search_past_its_time_budget_is_stopped_with_one_line(project: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many prefix terms with a large limit (snippets per row and per term: minutes at a few hundred terms) stop at
+    the budget: one usage line, on the argparse command, the fast path and MCP alike."""
+    import random
+
+    from continuity.adapters.mcp.registry import call
+    from continuity.recall import plain
+
+    rng = random.Random(7)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+                  for _ in range(3000)]
+    find_store(root=str(project)).open_log().append_many(
+        [WorkLogged(project="demo", message=" ".join(rng.choice(vocabulary) for _ in range(20))) for _ in range(2000)])
+    query = " OR ".join(f"{letter}*" for letter in "abcdefghijklmnop")
+    monkeypatch.setattr(plain, "SEARCH_SECONDS", 0.05)
+    for _ in range(2):  # the first builds the index (the argparse command), the second takes the fast path
+        capsys.readouterr()
+        assert main(["recall", "--match", query, "--limit", "1000"]) == 2
+        err = capsys.readouterr().err
+        assert "the search ran past 0.05 s and was stopped" in err and err.count("\n") == 1, err
+    import importlib
+
+    importlib.import_module("continuity.adapters.mcp.recall_tools")
+    with pytest.raises(plain.SearchTooLong):
+        call("recall", {"query": query, "match": True, "limit": 1000}, root=str(project))
+    assert main(["recall", "--match", "a*", "--limit", "3"]) == 0  # a search within the budget answers
