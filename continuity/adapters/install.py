@@ -353,7 +353,13 @@ def render_config(config: dict[str, Any], original: str | None) -> str:
     """JSON text for `config`, in the original file's indentation (two spaces by default)."""
     indent = re.match(r"\{[ \t]*\r?\n([ \t]+)\S", original or "")
     text = json.dumps(config, indent=indent.group(1) if indent else 2, ensure_ascii=False)
+    # a lone surrogate (the file's own `\ud800` escape, valid JSON) has no UTF-8 form: it stays an escape
+    text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     return text if original and not original.endswith("\n") else text + "\n"
+
+
+#: Only inside strings in `json.dumps` output, where `\uXXXX` spells the same character.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:

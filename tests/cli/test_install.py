@@ -197,6 +197,24 @@ def test_malformed_json_is_refused_untouched(proj: Path, capsys: Capture) -> Non
     assert settings.read_text() == '{"model": "opus",,}\n'
 
 
+def test_a_lone_surrogate_escape_is_kept_as_an_escape(proj: Path, capsys: Capture) -> None:
+    """A settings value holding a lone UTF-16 surrogate escape (valid JSON) is merged and kept as that escape."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{\n  "env": {"NAME": "a\\ud800b", "\\udfff": "key"}\n}\n'
+    settings.write_text(original)
+    code, data = run(capsys, "install", "claude-code", "--dry-run")
+    assert code == 0 and "\\ud800" in data["files"][0]["diff"]
+    code, data = run(capsys, "install", "claude-code")
+    assert code == 0 and data["files"][0]["status"] == "updated"
+    installed = json.loads(settings.read_bytes().decode("utf-8"))
+    assert installed["env"] == {"NAME": "a\ud800b", "\udfff": "key"} and ours(installed, "SessionStart")
+    for copy in (proj / ".agent").rglob("settings.json"):  # the backup: uninstall must write the file itself
+        copy.unlink()
+    code, data = run(capsys, "uninstall", "claude-code")
+    assert code == 0 and json.loads(settings.read_text()) == {"env": {"NAME": "a\ud800b", "\udfff": "key"}}
+
+
 def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
     """A "hooks" that is not an object is a usage error and the file stays as it was."""
     write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
