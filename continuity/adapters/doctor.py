@@ -58,8 +58,14 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
                         f"hooks are not installed, so no prompt is recorded (`continuity install {h['harness']}"
                         f"{'' if h['scope'] == 'project' else ' --scope user'} --turns`)"
                         for h in harnesses if h["installed"] and not h["turns"])
-    if any(h["installed"] and h["scope"] == "project" for h in harnesses) and not report["store"]["found"]:
-        problems.append(f"no continuity store in {root}: the installed hooks record nothing until `continuity init`")
+    if any(h["installed"] and h["scope"] == "project" for h in harnesses):
+        store = report["store"]
+        if not store["found"]:
+            problems.append(f"no continuity store in {root}: the installed hooks record nothing until "
+                            "`continuity init`")
+        elif store["problem"]:  # a broken config.json or an unsafe store: the hooks refuse to write
+            problems.append(f"store {store['path']}: {store['problem']}; the installed hooks record nothing "
+                            "until it is fixed")
     report["problems"] = problems
     report["ok"] = not problems
     return report

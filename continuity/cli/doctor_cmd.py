@@ -17,7 +17,7 @@ DESCRIPTION = (
     "not written; its exit code is what the harness would see, and the same probe given to `<program> hook "
     "<harness>` directly shows what the command's `exit 0` guard would hide (an older continuity that does not "
     "know the harness, a crash). Exits 1 when it finds a problem (hooks that do nothing, a probe that fails, "
-    "installed hooks without a store, record_prompts on in config.json without the turn hooks), else 0. "
+    "installed hooks without a store or with one they cannot write (a broken config.json), record_prompts on in config.json without the turn hooks), else 0. "
     "PATH is this shell's: a harness started from a desktop launcher "
     "may see another."
 )
@@ -46,7 +46,8 @@ def render(report: dict[str, Any]) -> str:
     store = report["store"]
     lines = [f"continuity {report['version']} ({report['this'] or report['python']})",
              f"on PATH: {path['continuity'] or 'none'}" + (f" ({path['version']})" if path["version"] else ""),
-             f"store: {store['path']} (project {store['project']})" if store["found"] and store["project"]
+             f"store: {store['path']} (project {store['project']})"
+             if store["found"] and store["project"] and not store["problem"]
              else f"store: none ({store['problem']})" if not store["found"] else f"store: {store['path']} "
              f"({store['problem']})"]
     for entry in report["harnesses"]:

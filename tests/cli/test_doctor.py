@@ -30,6 +30,8 @@ esac
 def run(*args: str, cwd: Path, path: str, program: str = CONTINUITY) -> subprocess.CompletedProcess[str]:
     """A real `continuity` process with a temp HOME and the given PATH."""
     env = {"HOME": os.environ["HOME"], "PATH": path}
+    if "PYTHONPATH" in os.environ:  # a checkout run against another checkout's environment tests its own code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run([program, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -107,7 +109,8 @@ def test_record_prompts_without_the_turn_hooks_is_a_problem(proj: Path) -> None:
     assert (code, report["problems"]) == (0, [])
     config.write_text("{not json")  # a broken config is the store's problem, not this one
     code, report = doctor(proj, path, "--no-probe")
-    assert report["store"]["record_prompts"] is False and not any("record_prompts" in p for p in report["problems"])
+    assert report["store"]["record_prompts"] is False  # the folder's name holds "record_prompts": match the line
+    assert not any("record_prompts is on" in p for p in report["problems"])
 
 
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
@@ -168,6 +171,27 @@ def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> N
     assert any(line.startswith("gemini (project): ") and "not valid JSON" in line for line in report["problems"])
     human = run("doctor", cwd=proj, path=path)
     assert human.returncode == 1 and "problem: " in human.stdout and human.stderr == ""
+
+
+def test_a_store_the_hooks_cannot_write_is_a_problem(proj: Path, tmp_path: Path) -> None:
+    """A broken config.json, or a store folder that is a symlink: the installed hooks record nothing, so exit 1."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "claude-code", cwd=proj, path=path)
+    store = proj / ".agent" / "runtime-continuity"
+    (store / "config.json").write_text("{not json")
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["ok"] is False
+    assert report["problems"] == [f"store {store}: {report['store']['problem']}; the installed hooks record "
+                                  "nothing until it is fixed"]
+    assert "config.json is not valid JSON" in report["problems"][0]
+    human = run("doctor", "--no-probe", cwd=proj, path=path)
+    assert human.returncode == 1 and f"store: {store} (" in human.stdout and "(project " not in human.stdout
+    moved = tmp_path / "elsewhere"
+    store.rename(moved)
+    store.symlink_to(moved)
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and len(report["problems"]) == 1 and "is a symlink" in report["problems"][0]
 
 
 def test_no_probe_runs_no_hook(proj: Path) -> None:
