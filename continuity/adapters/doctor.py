@@ -108,7 +108,8 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
                     if install.is_ours(hook):
                         events.setdefault(hook["command"], []).append(event)
         except Exception as error:  # an unreadable file is a finding, not a crash
-            problems.append(f"{path}: {error}")
+            line = str(error).removesuffix("; nothing changed")  # read_text's lines name the file already
+            problems.append(line if line.startswith(f"{path}: ") else f"{path}: {line}")
     commands = [command_report(harness, command, names, root, probe=probe, versions=versions, scope=scope)
                 for command, names in events.items()]
     for command in commands:

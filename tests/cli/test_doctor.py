@@ -299,3 +299,19 @@ def test_a_hooks_file_that_is_a_fifo_is_a_finding_not_a_hang(proj: Path) -> None
     report = json.loads(done.stdout)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert any(line.startswith("gemini (project): ") and "not a regular file" in line for line in report["problems"])
+
+
+def test_an_unreadable_settings_file_is_named_once(proj: Path) -> None:
+    """Each settings file doctor cannot read is one problem line naming the file once, whatever the reason."""
+    for folder, name, content in ((".claude", "settings.json", None), (".codex", "hooks.json", b"\xff{}"),
+                                  (".gemini", "settings.json", b'{"hooks": {"AfterTool": 1}}')):
+        (proj / folder).mkdir()
+        if content is None:
+            os.mkfifo(proj / folder / name)
+        else:
+            (proj / folder / name).write_bytes(content)
+    code, report = doctor(proj, f"{VENV_BIN}:/usr/bin:/bin", "--no-probe")
+    assert code == 1 and report["problems"] == [
+        f"claude-code (project): {proj / '.claude' / 'settings.json'}: not a regular file",
+        f"codex (project): {proj / '.codex' / 'hooks.json'}: not valid UTF-8",
+        f"gemini (project): {proj / '.gemini' / 'settings.json'}: its \"hooks\".AfterTool is not a JSON array"]
