@@ -520,7 +520,27 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
     block = render_block(command)
     if markdown is not None:
         changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    for change in changes:
+        if change.before is None and change.after is not None:
+            refuse_dangling_link(change.path)
     return changes
+
+
+def refuse_dangling_link(path: Path) -> None:
+    """Refuse to create `path` through a symlink (the file or a folder above it) that names nothing.
+
+    A symlink to an existing file or folder is followed (a dotfiles setup); one to nothing would
+    have install make that file, and its folders, wherever the link points: outside the project,
+    from a link anyone who commits could have put there.
+    """
+    for part in (path, *path.parents):
+        if not os.path.lexists(part):
+            continue  # a folder install makes, under one that exists
+        if os.path.islink(part) and not os.path.exists(part):
+            where = "" if part == path else f"{path}: "
+            raise UsageError(f"{where}{part} is a symlink to {os.readlink(part)}, which does not exist; nothing "
+                             "changed (create what it names, or remove the link)")
+        return
 
 
 def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,

@@ -280,6 +280,21 @@ def test_symlinked_settings_keep_the_link_and_the_mode(proj: Path, tmp_path: Pat
     assert target.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.parametrize("link", [".claude/settings.json", ".claude", "CLAUDE.md"])
+def test_a_symlink_naming_nothing_is_refused(proj: Path, tmp_path: Path, capsys: Capture, link: str) -> None:
+    """A settings file, folder or Markdown file that is a symlink to nothing: refused, nothing made where it points."""
+    (proj / link).parent.mkdir(exist_ok=True)
+    (proj / link).symlink_to(tmp_path / "dotfiles" / "missing")
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a symlink to" in err and "which does not exist" in err
+    assert not (tmp_path / "dotfiles").exists()
+    assert sorted(str(p.relative_to(proj)) for p in proj.rglob("*")) == sorted({link, str(Path(link).parent)} - {"."})
+    assert main(["uninstall", "claude-code"]) == 0  # nothing to take out: the link is left as it is
+    assert (proj / link).is_symlink() and not (tmp_path / "dotfiles").exists()
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
