@@ -86,6 +86,22 @@ def project_root(args: argparse.Namespace) -> Path:
         return Path(os.getcwd())
 
 
+def home_folder() -> Path:
+    """$HOME when it is an absolute path; when unset, the account's home folder.
+
+    Refused when set to anything else: Python reads an empty HOME as `/` and a relative one
+    from the working directory, so user files and backups would land there.
+    """
+    given = os.environ.get("HOME")
+    if given is None:
+        return Path.home()
+    if not os.path.isabs(given):
+        from continuity.core.errors import UsageError
+
+        raise UsageError(f"HOME is {given!r}, not an absolute path: set it to your home folder; nothing changed")
+    return Path(given)
+
+
 def state_home(home: Path) -> Path:
     """$XDG_STATE_HOME when set to an absolute path, else ~/.local/state."""
     given = os.environ.get("XDG_STATE_HOME", "")
@@ -168,7 +184,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
 
     from continuity.adapters import install
 
-    root, home = project_root(args), Path.home()
+    root, home = project_root(args), home_folder()
     if args.harness in ("runtime-continuity", "ai-context") and args.scope != "project":
         from continuity.core.errors import UsageError
 

@@ -295,6 +295,27 @@ def test_a_symlink_naming_nothing_is_refused(proj: Path, tmp_path: Path, capsys:
     assert (proj / link).is_symlink() and not (tmp_path / "dotfiles").exists()
 
 
+def test_a_home_that_is_not_an_absolute_path_is_refused(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: Capture) -> None:
+    """HOME relative (or empty, which Python reads as `/`): install, uninstall and doctor refuse; nothing written."""
+    from continuity.cli import common
+    from continuity.core.errors import UsageError
+
+    monkeypatch.setitem(common.COMMAND_MODULES, "doctor", "continuity.cli.doctor_cmd")
+    monkeypatch.setenv("HOME", "home-here")
+    for args in (["install", "claude-code", "--scope", "user"], ["install", "codex"], ["uninstall", "gemini"],
+                 ["doctor", "--no-probe"]):
+        capsys.readouterr()
+        assert main(args) == EXIT_USAGE
+        assert "HOME is 'home-here', not an absolute path" in capsys.readouterr().err
+    assert list(proj.iterdir()) == []
+    from continuity.cli.install_cmd import home_folder
+
+    monkeypatch.setenv("HOME", "")  # checked here only: on a defect it would write under /
+    with pytest.raises(UsageError, match="HOME is '', not an absolute path"):
+        home_folder()
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
