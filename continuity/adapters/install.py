@@ -689,12 +689,19 @@ class Backups:
         except ValueError:
             return Path("outside", *path.parts[1:])
 
-    def save(self, path: Path, data: bytes, mode: int, stamp: str) -> Path:
-        """Write `data` (what `path` holds) under a free `<stamp>[-n]` folder; never overwrites a copy."""
+    def check(self) -> None:
+        """Refuse (StoreUnsafe) when copies cannot be kept safely: the store's folders are symlinks or not folders.
+
+        Asked before any file changes, so a refusal never leaves some files changed and others not.
+        """
         if self.store_root is not None:
             from continuity.core.store import Store
 
             Store(self.store_root).check_safe()
+
+    def save(self, path: Path, data: bytes, mode: int, stamp: str) -> Path:
+        """Write `data` (what `path` holds) under a free `<stamp>[-n]` folder; never overwrites a copy."""
+        self.check()
         relative = self._relative(path)
         for attempt in range(1000):
             target = self.folder / (f"{stamp}-{attempt}" if attempt else stamp) / relative

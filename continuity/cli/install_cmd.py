@@ -202,6 +202,8 @@ def _run(args: argparse.Namespace, out: Output) -> int:
                                        earlier=backups.earlier)
     else:
         changes = install.plan_uninstall(args.harness, args.scope, root, home, earlier=backups.earlier)
+    if not args.dry_run and any(change.changed and change.before is not None for change in changes):
+        backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
     files, lines, saved_any = [], [], False

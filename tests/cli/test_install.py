@@ -316,6 +316,27 @@ def test_a_home_that_is_not_an_absolute_path_is_refused(proj: Path, monkeypatch:
         home_folder()
 
 
+def test_an_unsafe_store_for_the_backups_stops_install_before_any_write(project: Path, tmp_path: Path,
+                                                                         capsys: Capture) -> None:
+    """The store's local/ is a symlink, so no backup can be kept: install writes no file at all (was: one of two)."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    local = project / ".agent" / "runtime-continuity" / "local"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for item in local.iterdir():
+        item.rename(outside / item.name)
+    local.rmdir()
+    local.symlink_to(outside)
+    (project / "CLAUDE.md").write_text(NOTES)
+    before = sorted(p.name for p in outside.rglob("*"))
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_UNSAFE_STORE
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not (project / ".claude").exists() and (project / "CLAUDE.md").read_text() == NOTES
+    assert sorted(p.name for p in outside.rglob("*")) == before
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
