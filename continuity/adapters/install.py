@@ -766,6 +766,20 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True)
 
 
+def put_back(applied: list[FileChange]) -> list[Path]:
+    """Undo changes already written (newest first) when a later one fails; the files that could not be put back."""
+    stuck = []
+    for change in reversed(applied):
+        try:
+            if change.before is None:
+                change.path.unlink(missing_ok=True)
+            else:
+                write_text_atomic(change.path, change.before)
+        except OSError:
+            stuck.append(change.path)
+    return stuck
+
+
 def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | None:
     """Write one change after copying the old file into `backups`; returns the copy's path, if any."""
     if not change.changed:

@@ -183,6 +183,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     from datetime import UTC, datetime
 
     from continuity.adapters import install
+    from events.errors import ContinuityError
 
     root, home = project_root(args), home_folder()
     if args.harness in ("runtime-continuity", "ai-context") and args.scope != "project":
@@ -206,11 +207,18 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
-    files, lines, saved_any = [], [], False
+    files, lines, saved_any, applied = [], [], False, []
     for change in changes:
         if change.before is None and change.after is None:
             continue  # absent and left absent (settings.local.json when PATH finds continuity)
-        backup = None if args.dry_run else install.apply_change(change, stamp, backups)
+        try:
+            backup = None if args.dry_run else install.apply_change(change, stamp, backups)
+        except ContinuityError as error:  # fail closed: the files written before this one are put back
+            stuck = install.put_back(applied)
+            done = (f"could not put back {', '.join(map(str, stuck))} (copies in {backups.folder})" if stuck
+                    else "nothing changed" if not applied else "the files changed before it were put back")
+            raise type(error)(f"{error}; {done}") from None
+        applied.append(change)
         saved_any = saved_any or backup is not None
         entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
                                  "backup": None if backup is None else str(backup), "status": change.status}

@@ -337,6 +337,35 @@ def test_an_unsafe_store_for_the_backups_stops_install_before_any_write(project:
     assert sorted(p.name for p in outside.rglob("*")) == before
 
 
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_file_that_cannot_be_written_leaves_none_changed(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: Capture, action: str) -> None:
+    """The Markdown cannot be written (EIO): the settings file written before it is put back, exit 5, one line."""
+    import errno
+
+    from continuity.adapters import install
+    from events.errors import WriteFailed
+
+    write_json(proj / ".claude" / "settings.json", SETTINGS)
+    (proj / "CLAUDE.md").write_text(NOTES)
+    if action == "uninstall":
+        assert main(["install", "claude-code"]) == 0
+    before = {p: p.read_bytes() for p in (proj / ".claude" / "settings.json", proj / "CLAUDE.md")}
+    real = install.write_text_atomic
+
+    def failing(path: Path, text: str) -> None:
+        if path.name == "CLAUDE.md":
+            raise OSError(errno.EIO, "Input/output error")
+        real(path, text)
+
+    monkeypatch.setattr(install, "write_text_atomic", failing)
+    capsys.readouterr()
+    assert main([action, "claude-code"]) == WriteFailed.exit_code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "CLAUDE.md: cannot write" in err and "were put back" in err
+    assert {p: p.read_bytes() for p in before} == before
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
