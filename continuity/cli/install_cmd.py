@@ -207,7 +207,8 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
-    files, lines, saved_any, applied = [], [], False, []
+    files, lines, saved_any = [], [], False
+    applied: list[install.FileChange] = []
     for change in changes:
         if change.before is None and change.after is None:
             continue  # absent and left absent (settings.local.json when PATH finds continuity)
