@@ -53,6 +53,8 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
                  for harness in install.HARNESSES for scope in install.SCOPES]
     report["harnesses"] = harnesses
     problems = [f"{h['harness']} ({h['scope']}): {line}" for h in harnesses for line in h["problems"]]
+    problems.extend(f"{harness}: {install.twice_line(harness)}" for harness in install.HARNESSES
+                    if install.installed_twice(harness, root, home))
     if report["store"]["record_prompts"]:
         problems.extend(f"{h['harness']} ({h['scope']}): record_prompts is on in config.json but the turn "
                         f"hooks are not installed, so no prompt is recorded (`continuity install {h['harness']}"

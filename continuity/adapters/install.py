@@ -559,17 +559,40 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
 
 def _installed_beside(harness: str, markdown: Path, scope: str, root: Path, home: Path) -> bool:
     """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md) still has our hooks."""
-    for other in HARNESSES:
-        settings, other_markdown = target_paths(other, scope, root, home)
-        if other == harness or other_markdown != markdown:
-            continue
+    return any(installed(other, scope, root, home) for other in HARNESSES
+               if other != harness and target_paths(other, scope, root, home)[1] == markdown)
+
+
+#: How each harness is named to a person.
+NAMES = {"claude-code": "Claude Code", "codex": "Codex", "cursor": "Cursor", "gemini": "Gemini CLI"}
+
+
+def installed(harness: str, scope: str, root: Path, home: Path) -> bool:
+    """Whether a harness's settings in one scope hold our hooks (Claude Code's project scope: either file);
+    a file that cannot be read holds none."""
+    paths = [target_paths(harness, scope, root, home)[0], local_settings_path(harness, scope, root)]
+    for path in (path for path in paths if path is not None):
         try:
-            config = parse_config(read_text(settings) or "")
+            config = parse_config(read_text(path) or "")
             if any(_count_ours(groups) for groups in hooks_of(config).values()):
                 return True
         except (UsageError, WriteFailed):
             continue
     return False
+
+
+def installed_twice(harness: str, root: Path, home: Path) -> bool:
+    """Whether a harness has our hooks in both scopes (two different files), so it runs each of them twice."""
+    project, user = (target_paths(harness, scope, root, home)[0] for scope in SCOPES)
+    if os.path.realpath(project) == os.path.realpath(user):  # the project is the home folder
+        return False
+    return all(installed(harness, scope, root, home) for scope in SCOPES)
+
+
+def twice_line(harness: str) -> str:
+    """What doctor and install say of a harness hooked in both scopes."""
+    return (f"installed in the project and in the home folder, and {NAMES[harness]} runs both: each event is "
+            f"recorded twice (`continuity uninstall {harness} --scope user` takes out the home folder's)")
 
 
 # -- the runtime-continuity launcher (contract §18) ---------------------------------------------

@@ -108,9 +108,11 @@ def state_home(home: Path) -> Path:
     return Path(given) if os.path.isabs(given) else home / ".local" / "state"
 
 
-def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool, has_store: bool,
+def _notes(args: argparse.Namespace, root: Path, home: Path, exe: str | None, on_path: bool, has_store: bool,
            changes: list[Any]) -> list[str]:
     """What the user should know beyond each file's status."""
+    from continuity.adapters import install
+
     notes = []
     if args.install and args.scope == "project" and not has_store:
         notes.append(f"{root} has no continuity store: the hooks record nothing until `continuity init`")
@@ -125,6 +127,8 @@ def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool,
         else:
             notes.append("`continuity` is not on PATH here: the project's hooks do nothing on this machine until "
                          "it is (or install with --scope user, which records this machine's path)")
+    if args.install and not args.dry_run and install.installed_twice(args.harness, root, home):
+        notes.append(f"{args.harness}: {install.twice_line(args.harness)}")
     if args.install and changes[0].changed and args.harness in REVIEW:
         notes.append(REVIEW[args.harness])
     return notes
@@ -237,7 +241,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         if not args.install and not args.dry_run:
             install.remove_empty_launcher_folders(root)
     else:
-        notes = _notes(args, root, exe, on_path, has_store, changes)
+        notes = _notes(args, root, home, exe, on_path, has_store, changes)
     if backups.note and (saved_any or moved):
         notes.append(backups.note)
     if moved:

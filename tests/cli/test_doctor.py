@@ -159,6 +159,22 @@ def test_user_scope_paths_are_resolved_and_checked(proj: Path, tmp_path: Path) -
     assert code == 1 and report["problems"][0].startswith(f"cursor (user): {gone} is not an executable file")
 
 
+def test_hooks_in_both_scopes_are_a_problem(proj: Path) -> None:
+    """One harness hooked from the project and the home folder runs both: every event would be recorded twice."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    assert run("install", "gemini", cwd=proj, path=path).returncode == 0
+    assert run("install", "claude-code", cwd=proj, path=path).returncode == 0
+    done = run("install", "gemini", "--scope", "user", cwd=proj, path=path)
+    assert done.returncode == 0 and "note: gemini: installed in the project and in the home folder" in done.stdout
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["problems"] == [
+        "gemini: installed in the project and in the home folder, and Gemini CLI runs both: each event is "
+        "recorded twice (`continuity uninstall gemini --scope user` takes out the home folder's)"]
+    assert run("uninstall", "gemini", "--scope", "user", cwd=proj, path=path).returncode == 0
+    assert doctor(proj, path, "--no-probe")[0] == 0
+
+
 def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> None:
     """Installed hooks with no store, and a settings file that is not JSON: problems, exit 1, no traceback."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
