@@ -17,7 +17,8 @@ DESCRIPTION = (
     "<harness>` directly shows what the command's `exit 0` guard would hide (an older continuity that does not "
     "know the harness, a crash). Exits 1 when it finds a problem (hooks that do nothing, a probe that fails, "
     "installed hooks without a store or with one they cannot write (a broken config.json), record_prompts on "
-    "in config.json without the turn hooks), else 0. "
+    "in config.json without the turn hooks, a harness hooked both in the project and in the home folder, which "
+    "records every event twice), else 0. "
     "PATH is this shell's: a harness started from a desktop launcher "
     "may see another."
 )
