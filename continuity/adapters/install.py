@@ -316,9 +316,14 @@ def parse_config(text: str) -> dict[str, Any]:
     """A settings file's JSON object; an empty file counts as `{}`."""
     if not text.strip():
         return {}
+    if text.startswith("\ufeff"):
+        raise UsageError("it starts with a byte order mark (U+FEFF), which JSON does not allow: save it as "
+                         "UTF-8 without one")
     try:
         value = json.loads(text)
     except ValueError as error:
+        if "integer string conversion" in str(error):  # Python's guard against huge numbers; its advice is not ours
+            raise UsageError("it is not valid JSON for install (a number with more than 4300 digits)") from None
         if _has_comments(text):
             raise UsageError("it holds comments (JSON with comments, which Gemini CLI and editors accept): "
                              "install cannot merge into it and keep them; remove the comments, or add the "

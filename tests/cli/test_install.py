@@ -215,6 +215,23 @@ def test_a_lone_surrogate_escape_is_kept_as_an_escape(proj: Path, capsys: Captur
     assert code == 0 and json.loads(settings.read_text()) == {"env": {"NAME": "a\ud800b", "\udfff": "key"}}
 
 
+@pytest.mark.parametrize(("content", "says"), [
+    (b'\xef\xbb\xbf{"model": "opus"}\n', "starts with a byte order mark (U+FEFF)"),
+    (b'{"n": ' + b"9" * 5000 + b"}\n", "a number with more than 4300 digits"),
+])
+def test_a_bom_or_a_huge_number_is_refused_in_words_of_its_own(proj: Path, capsys: Capture, content: bytes,
+                                                                says: str) -> None:
+    """A BOM or a 5000-digit number: exit 2, one line saying which (not a parser's column or Python's advice)."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(content)
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and "sys.set_int_max_str_digits" not in err
+    assert settings.read_bytes() == content and not (proj / "CLAUDE.md").exists()
+
+
 def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
     """A "hooks" that is not an object is a usage error and the file stays as it was."""
     write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
