@@ -18,6 +18,7 @@ everywhere, so one set of merge functions serves the four.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -787,6 +788,25 @@ def backups_for(scope: str, root: Path, home: Path, state_home: Path) -> Backups
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
     folder = state_home / "continuity" / "backups" / f"{project_name_for(str(root))}-{digest}"
     return Backups(folder, root, note=f"{root} has no continuity store, so backups are kept in {folder}")
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (the project root, or the home folder for --scope user) from reading
+    the files to writing them, so installs and uninstalls running at once do not undo each other (Codex and
+    Cursor share AGENTS.md). A folder that cannot be opened is not locked."""
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes, or the process dies
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

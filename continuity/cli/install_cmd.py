@@ -183,13 +183,20 @@ def _records_prompts(root: Path) -> bool:
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
+    from continuity.adapters import install
+
+    root, home = project_root(args), home_folder()
+    with install.locked(root if args.scope == "project" else home):  # from the first read to the last write
+        return _install(args, out, root, home)
+
+
+def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> int:
     import shutil
     from datetime import UTC, datetime
 
     from continuity.adapters import install
     from events.errors import ContinuityError
 
-    root, home = project_root(args), home_folder()
     if args.harness in ("runtime-continuity", "ai-context") and args.scope != "project":
         from continuity.core.errors import UsageError
 

@@ -383,6 +383,35 @@ def test_a_file_that_cannot_be_written_leaves_none_changed(proj: Path, monkeypat
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_install_waits_for_an_uninstall_running_beside_it(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: Capture) -> None:
+    """`install codex` run while `uninstall cursor` writes AGENTS.md: it waits, so the block Codex needs stays."""
+    import contextlib
+    import subprocess
+    import sys
+
+    from continuity.adapters import install
+
+    (proj / "AGENTS.md").write_text(NOTES)
+    assert main(["install", "cursor"]) == 0
+    real, racing = install.write_text_atomic, []
+
+    def meanwhile(path: Path, text: str) -> None:
+        if path.name == "AGENTS.md" and not racing:  # uninstall cursor planned: no other hooks, the block goes
+            racing.append(subprocess.Popen([sys.executable, "-m", "continuity", "install", "codex"], cwd=proj,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                racing[0].wait(timeout=3)  # with the lock it cannot finish before this write
+        real(path, text)
+
+    monkeypatch.setattr(install, "write_text_atomic", meanwhile)
+    assert main(["uninstall", "cursor"]) == 0
+    _, err = racing[0].communicate(timeout=60)
+    assert racing[0].returncode == 0 and b"Traceback" not in err
+    assert json.loads((proj / ".codex" / "hooks.json").read_text())["hooks"]
+    assert "<!-- continuity:begin -->" in (proj / "AGENTS.md").read_text()
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
