@@ -184,7 +184,9 @@ def is_ours(hook: Any) -> bool:
     except ValueError:
         return False
     named_continuity = exe == "continuity" or exe.endswith("/continuity")
-    return named_continuity and command in _known_commands(match["harness"], exe)
+    if not named_continuity or "\0" in exe:  # no path install writes holds a NUL (nor can one name a file)
+        return False
+    return command in _known_commands(match["harness"], exe)
 
 
 def hooks_in(entry: Any) -> list[Any]:

@@ -210,6 +210,19 @@ def test_a_store_the_hooks_cannot_write_is_a_problem(proj: Path, tmp_path: Path)
     assert code == 1 and len(report["problems"]) == 1 and "is a symlink" in report["problems"][0]
 
 
+def test_a_command_naming_a_path_with_a_nul_is_not_ours(proj: Path) -> None:
+    """A committed command whose path holds a NUL (no path install writes can): not ours, so no crash, not run."""
+    command = install.hook_command("claude-code", "/opt/x\0y/continuity")
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text(json.dumps(settings))
+    before = (proj / ".claude" / "settings.json").read_bytes()
+    code, report = doctor(proj, f"{VENV_BIN}:/usr/bin:/bin")
+    assert code == 0 and not any(h["installed"] for h in report["harnesses"])
+    done = run("uninstall", "claude-code", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    assert done.returncode == 0 and (proj / ".claude" / "settings.json").read_bytes() == before
+
+
 def test_no_probe_runs_no_hook(proj: Path) -> None:
     """--no-probe reads settings and versions only: no probe exit codes."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
