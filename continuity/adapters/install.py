@@ -95,9 +95,10 @@ _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 #: Claude Code runs hooks from wherever the session is; the store is found from the project root.
 PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
 ON_PATH = "command -v continuity >/dev/null 2>&1"
-#: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`.
-TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex|cursor|gemini)"
-                   r"(?:; exit 0)?\Z")
+#: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`. The exe
+#: starts the command or follows a space: tried from every position, it would take time quadratic in the length.
+TAIL = re.compile(r"(?:\A|(?<= ))(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook "
+                  r"(?P<harness>claude-code|codex|cursor|gemini)(?:; exit 0)?\Z")
 
 
 def executable() -> str | None:

@@ -232,6 +232,22 @@ def test_a_bom_or_a_huge_number_is_refused_in_words_of_its_own(proj: Path, capsy
     assert settings.read_bytes() == content and not (proj / "CLAUDE.md").exists()
 
 
+def test_a_long_command_of_a_users_hook_takes_no_long_time(proj: Path) -> None:
+    """A user's hook whose command is 300,000 characters with no space: install and uninstall finish at once
+    (the match of our commands was quadratic in the length: hours here), keeping it."""
+    import subprocess
+    import sys
+
+    theirs = {"type": "command", "command": "x" * 300_000}
+    write_json(proj / ".claude" / "settings.json", {"hooks": {"Stop": [{"hooks": [theirs]}]}})
+    original = (proj / ".claude" / "settings.json").read_bytes()
+    for action in ("install", "uninstall"):
+        done = subprocess.run([sys.executable, "-m", "continuity", action, "claude-code"], cwd=proj,
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+    assert (proj / ".claude" / "settings.json").read_bytes() == original
+
+
 def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
     """A "hooks" that is not an object is a usage error and the file stays as it was."""
     write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
