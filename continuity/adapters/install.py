@@ -90,7 +90,6 @@ FILES = {
 
 BEGIN = "<!-- continuity:begin -->"
 END = "<!-- continuity:end -->"
-_BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 
 #: Claude Code runs hooks from wherever the session is; the store is found from the project root.
 PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
@@ -284,9 +283,16 @@ def render_block(command: str) -> str:
 
 
 def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, int]]:
-    pattern = _BLOCK if begin == BEGIN and end == END else re.compile(re.escape(begin) + r".*?" + re.escape(end),
-                                                                          re.S)
-    spans = [match.span() for match in pattern.finditer(text)]
+    """Each begin marker with the first end marker after it (a lazy regex would rescan the text from every
+    begin marker without an end: quadratic)."""
+    spans: list[tuple[int, int]] = []
+    start = text.find(begin)
+    while start != -1:
+        stop = text.find(end, start + len(begin))
+        if stop == -1:
+            break
+        spans.append((start, stop + len(end)))
+        start = text.find(begin, stop + len(end))
     if text.count(begin) != len(spans) or text.count(end) != len(spans):
         raise UsageError(f"its {begin} / {end} markers do not pair up; fix them by hand")
     return spans

@@ -248,6 +248,18 @@ def test_a_long_command_of_a_users_hook_takes_no_long_time(proj: Path) -> None:
     assert (proj / ".claude" / "settings.json").read_bytes() == original
 
 
+def test_many_unpaired_markers_are_refused_at_once(proj: Path) -> None:
+    """A CLAUDE.md of 60,000 begin markers and no end: refused in a moment (each marker rescanned the text)."""
+    import subprocess
+    import sys
+
+    (proj / "CLAUDE.md").write_text("<!-- continuity:begin -->\n" * 60_000)
+    done = subprocess.run([sys.executable, "-m", "continuity", "install", "claude-code"], cwd=proj,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == EXIT_USAGE and "markers do not pair up" in done.stderr
+    assert not (proj / ".claude").exists()
+
+
 def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
     """A "hooks" that is not an object is a usage error and the file stays as it was."""
     write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
