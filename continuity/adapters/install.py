@@ -573,9 +573,13 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
 
 
 def _installed_beside(harness: str, markdown: Path, scope: str, root: Path, home: Path) -> bool:
-    """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md) still has our hooks."""
+    """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md; any two when one file
+    is a symlink to the other, say AGENTS.md to CLAUDE.md) still has our hooks."""
+    def same(other: Path | None) -> bool:
+        return other is not None and os.path.realpath(other) == os.path.realpath(markdown)
+
     return any(installed(other, scope, root, home) for other in HARNESSES
-               if other != harness and target_paths(other, scope, root, home)[1] == markdown)
+               if other != harness and same(target_paths(other, scope, root, home)[1]))
 
 
 #: How each harness is named to a person.

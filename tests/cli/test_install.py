@@ -440,6 +440,18 @@ def test_install_waits_for_an_uninstall_running_beside_it(proj: Path, monkeypatc
     assert "<!-- continuity:begin -->" in (proj / "AGENTS.md").read_text()
 
 
+def test_agents_md_linked_to_claude_md_keeps_the_block_claude_code_needs(proj: Path, capsys: Capture) -> None:
+    """AGENTS.md a symlink to CLAUDE.md (a common setup): uninstall codex keeps the block while Claude Code is
+    installed, and the last uninstall gives back CLAUDE.md's bytes."""
+    (proj / "CLAUDE.md").write_text(NOTES)
+    (proj / "AGENTS.md").symlink_to("CLAUDE.md")
+    assert main(["install", "claude-code"]) == 0 and main(["install", "codex"]) == 0
+    assert main(["uninstall", "codex"]) == 0
+    assert "<!-- continuity:begin -->" in (proj / "CLAUDE.md").read_text()
+    assert main(["uninstall", "claude-code"]) == 0
+    assert (proj / "CLAUDE.md").read_text() == NOTES and (proj / "AGENTS.md").is_symlink()
+
+
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
     """A changed command replaces our old entry; a group shared with other hooks loses only ours."""
     stale = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/bin/continuity hook codex"}]}],
