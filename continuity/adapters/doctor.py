@@ -53,13 +53,21 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
                  for harness in install.HARNESSES for scope in install.SCOPES]
     report["harnesses"] = harnesses
     problems = [f"{h['harness']} ({h['scope']}): {line}" for h in harnesses for line in h["problems"]]
+    problems.extend(f"{harness}: {install.twice_line(harness)}" for harness in install.HARNESSES
+                    if install.installed_twice(harness, root, home))
     if report["store"]["record_prompts"]:
         problems.extend(f"{h['harness']} ({h['scope']}): record_prompts is on in config.json but the turn "
                         f"hooks are not installed, so no prompt is recorded (`continuity install {h['harness']}"
                         f"{'' if h['scope'] == 'project' else ' --scope user'} --turns`)"
                         for h in harnesses if h["installed"] and not h["turns"])
-    if any(h["installed"] and h["scope"] == "project" for h in harnesses) and not report["store"]["found"]:
-        problems.append(f"no continuity store in {root}: the installed hooks record nothing until `continuity init`")
+    if any(h["installed"] and h["scope"] == "project" for h in harnesses):
+        store = report["store"]
+        if not store["found"]:
+            problems.append(f"no continuity store in {root}: the installed hooks record nothing until "
+                            "`continuity init`")
+        elif store["problem"]:  # a broken config.json or an unsafe store: the hooks refuse to write
+            problems.append(f"store {store['path']}: {store['problem']}; the installed hooks record nothing "
+                            "until it is fixed")
     report["problems"] = problems
     report["ok"] = not problems
     return report
@@ -102,7 +110,8 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
                     if install.is_ours(hook):
                         events.setdefault(hook["command"], []).append(event)
         except Exception as error:  # an unreadable file is a finding, not a crash
-            problems.append(f"{path}: {error}")
+            line = str(error).removesuffix("; nothing changed")  # read_text's lines name the file already
+            problems.append(line if line.startswith(f"{path}: ") else f"{path}: {line}")
     commands = [command_report(harness, command, names, root, probe=probe, versions=versions, scope=scope)
                 for command, names in events.items()]
     for command in commands:

@@ -18,6 +18,7 @@ everywhere, so one set of merge functions serves the four.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -89,14 +90,14 @@ FILES = {
 
 BEGIN = "<!-- continuity:begin -->"
 END = "<!-- continuity:end -->"
-_BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 
 #: Claude Code runs hooks from wherever the session is; the store is found from the project root.
 PROJECT_DIR = 'cd "${CLAUDE_PROJECT_DIR:-.}" >/dev/null 2>&1 && '
 ON_PATH = "command -v continuity >/dev/null 2>&1"
-#: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`.
-TAIL = re.compile(r"(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook (?P<harness>claude-code|codex|cursor|gemini)"
-                   r"(?:; exit 0)?\Z")
+#: The end of every command install writes or wrote: `<exe, as shlex.quote spells it> hook <harness>`. The exe
+#: starts the command or follows a space: tried from every position, it would take time quadratic in the length.
+TAIL = re.compile(r"(?:\A|(?<= ))(?P<exe>[\w@%+=:,./-]+|'(?:[^']|'\"'\"')*') hook "
+                  r"(?P<harness>claude-code|codex|cursor|gemini)(?:; exit 0)?\Z")
 
 
 def executable() -> str | None:
@@ -183,7 +184,9 @@ def is_ours(hook: Any) -> bool:
     except ValueError:
         return False
     named_continuity = exe == "continuity" or exe.endswith("/continuity")
-    return named_continuity and command in _known_commands(match["harness"], exe)
+    if not named_continuity or "\0" in exe:  # no path install writes holds a NUL (nor can one name a file)
+        return False
+    return command in _known_commands(match["harness"], exe)
 
 
 def hooks_in(entry: Any) -> list[Any]:
@@ -280,9 +283,16 @@ def render_block(command: str) -> str:
 
 
 def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, int]]:
-    pattern = _BLOCK if begin == BEGIN and end == END else re.compile(re.escape(begin) + r".*?" + re.escape(end),
-                                                                          re.S)
-    spans = [match.span() for match in pattern.finditer(text)]
+    """Each begin marker with the first end marker after it (a lazy regex would rescan the text from every
+    begin marker without an end: quadratic)."""
+    spans: list[tuple[int, int]] = []
+    start = text.find(begin)
+    while start != -1:
+        stop = text.find(end, start + len(begin))
+        if stop == -1:
+            break
+        spans.append((start, stop + len(end)))
+        start = text.find(begin, stop + len(end))
     if text.count(begin) != len(spans) or text.count(end) != len(spans):
         raise UsageError(f"its {begin} / {end} markers do not pair up; fix them by hand")
     return spans
@@ -316,9 +326,14 @@ def parse_config(text: str) -> dict[str, Any]:
     """A settings file's JSON object; an empty file counts as `{}`."""
     if not text.strip():
         return {}
+    if text.startswith("\ufeff"):
+        raise UsageError("it starts with a byte order mark (U+FEFF), which JSON does not allow: save it as "
+                         "UTF-8 without one")
     try:
         value = json.loads(text)
     except ValueError as error:
+        if "integer string conversion" in str(error):  # Python's guard against huge numbers; its advice is not ours
+            raise UsageError("it is not valid JSON for install (a number with more than 4300 digits)") from None
         if _has_comments(text):
             raise UsageError("it holds comments (JSON with comments, which Gemini CLI and editors accept): "
                              "install cannot merge into it and keep them; remove the comments, or add the "
@@ -353,7 +368,13 @@ def render_config(config: dict[str, Any], original: str | None) -> str:
     """JSON text for `config`, in the original file's indentation (two spaces by default)."""
     indent = re.match(r"\{[ \t]*\r?\n([ \t]+)\S", original or "")
     text = json.dumps(config, indent=indent.group(1) if indent else 2, ensure_ascii=False)
+    # a lone surrogate (the file's own `\ud800` escape, valid JSON) has no UTF-8 form: it stays an escape
+    text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     return text if original and not original.endswith("\n") else text + "\n"
+
+
+#: Only inside strings in `json.dumps` output, where `\uXXXX` spells the same character.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
@@ -514,7 +535,27 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
     block = render_block(command)
     if markdown is not None:
         changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    for change in changes:
+        if change.before is None and change.after is not None:
+            refuse_dangling_link(change.path)
     return changes
+
+
+def refuse_dangling_link(path: Path) -> None:
+    """Refuse to create `path` through a symlink (the file or a folder above it) that names nothing.
+
+    A symlink to an existing file or folder is followed (a dotfiles setup); one to nothing would
+    have install make that file, and its folders, wherever the link points: outside the project,
+    from a link anyone who commits could have put there.
+    """
+    for part in (path, *path.parents):
+        if not os.path.lexists(part):
+            continue  # a folder install makes, under one that exists
+        if os.path.islink(part) and not os.path.exists(part):
+            where = "" if part == path else f"{path}: "
+            raise UsageError(f"{where}{part} is a symlink to {os.readlink(part)}, which does not exist; nothing "
+                             "changed (create what it names, or remove the link)")
+        return
 
 
 def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
@@ -532,18 +573,45 @@ def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
 
 
 def _installed_beside(harness: str, markdown: Path, scope: str, root: Path, home: Path) -> bool:
-    """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md) still has our hooks."""
-    for other in HARNESSES:
-        settings, other_markdown = target_paths(other, scope, root, home)
-        if other == harness or other_markdown != markdown:
-            continue
+    """Whether another harness sharing this instructions file (Codex and Cursor: AGENTS.md; any two when one file
+    is a symlink to the other, say AGENTS.md to CLAUDE.md) still has our hooks."""
+    def same(other: Path | None) -> bool:
+        return other is not None and os.path.realpath(other) == os.path.realpath(markdown)
+
+    return any(installed(other, scope, root, home) for other in HARNESSES
+               if other != harness and same(target_paths(other, scope, root, home)[1]))
+
+
+#: How each harness is named to a person.
+NAMES = {"claude-code": "Claude Code", "codex": "Codex", "cursor": "Cursor", "gemini": "Gemini CLI"}
+
+
+def installed(harness: str, scope: str, root: Path, home: Path) -> bool:
+    """Whether a harness's settings in one scope hold our hooks (Claude Code's project scope: either file);
+    a file that cannot be read holds none."""
+    paths = [target_paths(harness, scope, root, home)[0], local_settings_path(harness, scope, root)]
+    for path in (path for path in paths if path is not None):
         try:
-            config = parse_config(read_text(settings) or "")
+            config = parse_config(read_text(path) or "")
             if any(_count_ours(groups) for groups in hooks_of(config).values()):
                 return True
         except (UsageError, WriteFailed):
             continue
     return False
+
+
+def installed_twice(harness: str, root: Path, home: Path) -> bool:
+    """Whether a harness has our hooks in both scopes (two different files), so it runs each of them twice."""
+    project, user = (target_paths(harness, scope, root, home)[0] for scope in SCOPES)
+    if os.path.realpath(project) == os.path.realpath(user):  # the project is the home folder
+        return False
+    return all(installed(harness, scope, root, home) for scope in SCOPES)
+
+
+def twice_line(harness: str) -> str:
+    """What doctor and install say of a harness hooked in both scopes."""
+    return (f"installed in the project and in the home folder, and {NAMES[harness]} runs both: each event is "
+            f"recorded twice (`continuity uninstall {harness} --scope user` takes out the home folder's)")
 
 
 # -- the runtime-continuity launcher (contract §18) ---------------------------------------------
@@ -663,12 +731,19 @@ class Backups:
         except ValueError:
             return Path("outside", *path.parts[1:])
 
-    def save(self, path: Path, data: bytes, mode: int, stamp: str) -> Path:
-        """Write `data` (what `path` holds) under a free `<stamp>[-n]` folder; never overwrites a copy."""
+    def check(self) -> None:
+        """Refuse (StoreUnsafe) when copies cannot be kept safely: the store's folders are symlinks or not folders.
+
+        Asked before any file changes, so a refusal never leaves some files changed and others not.
+        """
         if self.store_root is not None:
             from continuity.core.store import Store
 
             Store(self.store_root).check_safe()
+
+    def save(self, path: Path, data: bytes, mode: int, stamp: str) -> Path:
+        """Write `data` (what `path` holds) under a free `<stamp>[-n]` folder; never overwrites a copy."""
+        self.check()
         relative = self._relative(path)
         for attempt in range(1000):
             target = self.folder / (f"{stamp}-{attempt}" if attempt else stamp) / relative
@@ -728,9 +803,42 @@ def backups_for(scope: str, root: Path, home: Path, state_home: Path) -> Backups
     return Backups(folder, root, note=f"{root} has no continuity store, so backups are kept in {folder}")
 
 
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (the project root, or the home folder for --scope user) from reading
+    the files to writing them, so installs and uninstalls running at once do not undo each other (Codex and
+    Cursor share AGENTS.md). A folder that cannot be opened is not locked."""
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes, or the process dies
+        yield
+    finally:
+        os.close(fd)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace the file (a symlink's target) whole via a temp file, keeping its mode."""
     write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True)
+
+
+def put_back(applied: list[FileChange]) -> list[Path]:
+    """Undo changes already written (newest first) when a later one fails; the files that could not be put back."""
+    stuck = []
+    for change in reversed(applied):
+        try:
+            if change.before is None:
+                change.path.unlink(missing_ok=True)
+            else:
+                write_text_atomic(change.path, change.before)
+        except OSError:
+            stuck.append(change.path)
+    return stuck
 
 
 def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from continuity.cli.common import Output
@@ -17,7 +16,9 @@ DESCRIPTION = (
     "not written; its exit code is what the harness would see, and the same probe given to `<program> hook "
     "<harness>` directly shows what the command's `exit 0` guard would hide (an older continuity that does not "
     "know the harness, a crash). Exits 1 when it finds a problem (hooks that do nothing, a probe that fails, "
-    "installed hooks without a store, record_prompts on in config.json without the turn hooks), else 0. "
+    "installed hooks without a store or with one they cannot write (a broken config.json), record_prompts on "
+    "in config.json without the turn hooks, a harness hooked both in the project and in the home folder, which "
+    "records every event twice), else 0. "
     "PATH is this shell's: a harness started from a desktop launcher "
     "may see another."
 )
@@ -33,9 +34,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters.doctor import diagnose
-    from continuity.cli.install_cmd import project_root
+    from continuity.cli.install_cmd import home_folder, project_root
 
-    report = diagnose(project_root(args), Path.home(), probe=not args.no_probe)
+    report = diagnose(project_root(args), home_folder(), probe=not args.no_probe)
     out.emit(report, render(report))
     return 0 if report["ok"] else 1
 
@@ -46,7 +47,8 @@ def render(report: dict[str, Any]) -> str:
     store = report["store"]
     lines = [f"continuity {report['version']} ({report['this'] or report['python']})",
              f"on PATH: {path['continuity'] or 'none'}" + (f" ({path['version']})" if path["version"] else ""),
-             f"store: {store['path']} (project {store['project']})" if store["found"] and store["project"]
+             f"store: {store['path']} (project {store['project']})"
+             if store["found"] and store["project"] and not store["problem"]
              else f"store: none ({store['problem']})" if not store["found"] else f"store: {store['path']} "
              f"({store['problem']})"]
     for entry in report["harnesses"]:

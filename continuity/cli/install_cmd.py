@@ -86,15 +86,33 @@ def project_root(args: argparse.Namespace) -> Path:
         return Path(os.getcwd())
 
 
+def home_folder() -> Path:
+    """$HOME when it is an absolute path; when unset, the account's home folder.
+
+    Refused when set to anything else: Python reads an empty HOME as `/` and a relative one
+    from the working directory, so user files and backups would land there.
+    """
+    given = os.environ.get("HOME")
+    if given is None:
+        return Path.home()
+    if not os.path.isabs(given):
+        from continuity.core.errors import UsageError
+
+        raise UsageError(f"HOME is {given!r}, not an absolute path: set it to your home folder; nothing changed")
+    return Path(given)
+
+
 def state_home(home: Path) -> Path:
     """$XDG_STATE_HOME when set to an absolute path, else ~/.local/state."""
     given = os.environ.get("XDG_STATE_HOME", "")
     return Path(given) if os.path.isabs(given) else home / ".local" / "state"
 
 
-def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool, has_store: bool,
+def _notes(args: argparse.Namespace, root: Path, home: Path, exe: str | None, on_path: bool, has_store: bool,
            changes: list[Any]) -> list[str]:
     """What the user should know beyond each file's status."""
+    from continuity.adapters import install
+
     notes = []
     if args.install and args.scope == "project" and not has_store:
         notes.append(f"{root} has no continuity store: the hooks record nothing until `continuity init`")
@@ -109,6 +127,8 @@ def _notes(args: argparse.Namespace, root: Path, exe: str | None, on_path: bool,
         else:
             notes.append("`continuity` is not on PATH here: the project's hooks do nothing on this machine until "
                          "it is (or install with --scope user, which records this machine's path)")
+    if args.install and not args.dry_run and install.installed_twice(args.harness, root, home):
+        notes.append(f"{args.harness}: {install.twice_line(args.harness)}")
     if args.install and changes[0].changed and args.harness in REVIEW:
         notes.append(REVIEW[args.harness])
     return notes
@@ -163,12 +183,20 @@ def _records_prompts(root: Path) -> bool:
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
+    from continuity.adapters import install
+
+    root, home = project_root(args), home_folder()
+    with install.locked(root if args.scope == "project" else home):  # from the first read to the last write
+        return _install(args, out, root, home)
+
+
+def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> int:
     import shutil
     from datetime import UTC, datetime
 
     from continuity.adapters import install
+    from events.errors import ContinuityError
 
-    root, home = project_root(args), Path.home()
     if args.harness in ("runtime-continuity", "ai-context") and args.scope != "project":
         from continuity.core.errors import UsageError
 
@@ -186,13 +214,23 @@ def _run(args: argparse.Namespace, out: Output) -> int:
                                        earlier=backups.earlier)
     else:
         changes = install.plan_uninstall(args.harness, args.scope, root, home, earlier=backups.earlier)
+    if not args.dry_run and any(change.changed and change.before is not None for change in changes):
+        backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
     files, lines, saved_any = [], [], False
+    applied: list[install.FileChange] = []
     for change in changes:
         if change.before is None and change.after is None:
             continue  # absent and left absent (settings.local.json when PATH finds continuity)
-        backup = None if args.dry_run else install.apply_change(change, stamp, backups)
+        try:
+            backup = None if args.dry_run else install.apply_change(change, stamp, backups)
+        except ContinuityError as error:  # fail closed: the files written before this one are put back
+            stuck = install.put_back(applied)
+            done = (f"could not put back {', '.join(map(str, stuck))} (copies in {backups.folder})" if stuck
+                    else "nothing changed" if not applied else "the files changed before it were put back")
+            raise type(error)(f"{error}; {done}") from None
+        applied.append(change)
         saved_any = saved_any or backup is not None
         entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
                                  "backup": None if backup is None else str(backup), "status": change.status}
@@ -210,7 +248,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         if not args.install and not args.dry_run:
             install.remove_empty_launcher_folders(root)
     else:
-        notes = _notes(args, root, exe, on_path, has_store, changes)
+        notes = _notes(args, root, home, exe, on_path, has_store, changes)
     if backups.note and (saved_any or moved):
         notes.append(backups.note)
     if moved:

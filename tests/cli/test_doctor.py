@@ -30,6 +30,8 @@ esac
 def run(*args: str, cwd: Path, path: str, program: str = CONTINUITY) -> subprocess.CompletedProcess[str]:
     """A real `continuity` process with a temp HOME and the given PATH."""
     env = {"HOME": os.environ["HOME"], "PATH": path}
+    if "PYTHONPATH" in os.environ:  # a checkout run against another checkout's environment tests its own code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run([program, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -107,7 +109,8 @@ def test_record_prompts_without_the_turn_hooks_is_a_problem(proj: Path) -> None:
     assert (code, report["problems"]) == (0, [])
     config.write_text("{not json")  # a broken config is the store's problem, not this one
     code, report = doctor(proj, path, "--no-probe")
-    assert report["store"]["record_prompts"] is False and not any("record_prompts" in p for p in report["problems"])
+    assert report["store"]["record_prompts"] is False  # the folder's name holds "record_prompts": match the line
+    assert not any("record_prompts is on" in p for p in report["problems"])
 
 
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
@@ -156,6 +159,22 @@ def test_user_scope_paths_are_resolved_and_checked(proj: Path, tmp_path: Path) -
     assert code == 1 and report["problems"][0].startswith(f"cursor (user): {gone} is not an executable file")
 
 
+def test_hooks_in_both_scopes_are_a_problem(proj: Path) -> None:
+    """One harness hooked from the project and the home folder runs both: every event would be recorded twice."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    assert run("install", "gemini", cwd=proj, path=path).returncode == 0
+    assert run("install", "claude-code", cwd=proj, path=path).returncode == 0
+    done = run("install", "gemini", "--scope", "user", cwd=proj, path=path)
+    assert done.returncode == 0 and "note: gemini: installed in the project and in the home folder" in done.stdout
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["problems"] == [
+        "gemini: installed in the project and in the home folder, and Gemini CLI runs both: each event is "
+        "recorded twice (`continuity uninstall gemini --scope user` takes out the home folder's)"]
+    assert run("uninstall", "gemini", "--scope", "user", cwd=proj, path=path).returncode == 0
+    assert doctor(proj, path, "--no-probe")[0] == 0
+
+
 def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> None:
     """Installed hooks with no store, and a settings file that is not JSON: problems, exit 1, no traceback."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
@@ -168,6 +187,40 @@ def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> N
     assert any(line.startswith("gemini (project): ") and "not valid JSON" in line for line in report["problems"])
     human = run("doctor", cwd=proj, path=path)
     assert human.returncode == 1 and "problem: " in human.stdout and human.stderr == ""
+
+
+def test_a_store_the_hooks_cannot_write_is_a_problem(proj: Path, tmp_path: Path) -> None:
+    """A broken config.json, or a store folder that is a symlink: the installed hooks record nothing, so exit 1."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "claude-code", cwd=proj, path=path)
+    store = proj / ".agent" / "runtime-continuity"
+    (store / "config.json").write_text("{not json")
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["ok"] is False
+    assert report["problems"] == [f"store {store}: {report['store']['problem']}; the installed hooks record "
+                                  "nothing until it is fixed"]
+    assert "config.json is not valid JSON" in report["problems"][0]
+    human = run("doctor", "--no-probe", cwd=proj, path=path)
+    assert human.returncode == 1 and f"store: {store} (" in human.stdout and "(project " not in human.stdout
+    moved = tmp_path / "elsewhere"
+    store.rename(moved)
+    store.symlink_to(moved)
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and len(report["problems"]) == 1 and "is a symlink" in report["problems"][0]
+
+
+def test_a_command_naming_a_path_with_a_nul_is_not_ours(proj: Path) -> None:
+    """A committed command whose path holds a NUL (no path install writes can): not ours, so no crash, not run."""
+    command = install.hook_command("claude-code", "/opt/x\0y/continuity")
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text(json.dumps(settings))
+    before = (proj / ".claude" / "settings.json").read_bytes()
+    code, report = doctor(proj, f"{VENV_BIN}:/usr/bin:/bin")
+    assert code == 0 and not any(h["installed"] for h in report["harnesses"])
+    done = run("uninstall", "claude-code", cwd=proj, path=f"{VENV_BIN}:/usr/bin:/bin")
+    assert done.returncode == 0 and (proj / ".claude" / "settings.json").read_bytes() == before
 
 
 def test_no_probe_runs_no_hook(proj: Path) -> None:
@@ -275,3 +328,19 @@ def test_a_hooks_file_that_is_a_fifo_is_a_finding_not_a_hang(proj: Path) -> None
     report = json.loads(done.stdout)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert any(line.startswith("gemini (project): ") and "not a regular file" in line for line in report["problems"])
+
+
+def test_an_unreadable_settings_file_is_named_once(proj: Path) -> None:
+    """Each settings file doctor cannot read is one problem line naming the file once, whatever the reason."""
+    for folder, name, content in ((".claude", "settings.json", None), (".codex", "hooks.json", b"\xff{}"),
+                                  (".gemini", "settings.json", b'{"hooks": {"AfterTool": 1}}')):
+        (proj / folder).mkdir()
+        if content is None:
+            os.mkfifo(proj / folder / name)
+        else:
+            (proj / folder / name).write_bytes(content)
+    code, report = doctor(proj, f"{VENV_BIN}:/usr/bin:/bin", "--no-probe")
+    assert code == 1 and report["problems"] == [
+        f"claude-code (project): {proj / '.claude' / 'settings.json'}: not a regular file",
+        f"codex (project): {proj / '.codex' / 'hooks.json'}: not valid UTF-8",
+        f"gemini (project): {proj / '.gemini' / 'settings.json'}: its \"hooks\".AfterTool is not a JSON array"]

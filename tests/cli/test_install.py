@@ -197,6 +197,69 @@ def test_malformed_json_is_refused_untouched(proj: Path, capsys: Capture) -> Non
     assert settings.read_text() == '{"model": "opus",,}\n'
 
 
+def test_a_lone_surrogate_escape_is_kept_as_an_escape(proj: Path, capsys: Capture) -> None:
+    """A settings value holding a lone UTF-16 surrogate escape (valid JSON) is merged and kept as that escape."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{\n  "env": {"NAME": "a\\ud800b", "\\udfff": "key"}\n}\n'
+    settings.write_text(original)
+    code, data = run(capsys, "install", "claude-code", "--dry-run")
+    assert code == 0 and "\\ud800" in data["files"][0]["diff"]
+    code, data = run(capsys, "install", "claude-code")
+    assert code == 0 and data["files"][0]["status"] == "updated"
+    installed = json.loads(settings.read_bytes().decode("utf-8"))
+    assert installed["env"] == {"NAME": "a\ud800b", "\udfff": "key"} and ours(installed, "SessionStart")
+    for copy in (proj / ".agent").rglob("settings.json"):  # the backup: uninstall must write the file itself
+        copy.unlink()
+    code, data = run(capsys, "uninstall", "claude-code")
+    assert code == 0 and json.loads(settings.read_text()) == {"env": {"NAME": "a\ud800b", "\udfff": "key"}}
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b'\xef\xbb\xbf{"model": "opus"}\n', "starts with a byte order mark (U+FEFF)"),
+    (b'{"n": ' + b"9" * 5000 + b"}\n", "a number with more than 4300 digits"),
+])
+def test_a_bom_or_a_huge_number_is_refused_in_words_of_its_own(proj: Path, capsys: Capture, content: bytes,
+                                                                says: str) -> None:
+    """A BOM or a 5000-digit number: exit 2, one line saying which (not a parser's column or Python's advice)."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(content)
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and "sys.set_int_max_str_digits" not in err
+    assert settings.read_bytes() == content and not (proj / "CLAUDE.md").exists()
+
+
+def test_a_long_command_of_a_users_hook_takes_no_long_time(proj: Path) -> None:
+    """A user's hook whose command is 300,000 characters with no space: install and uninstall finish at once
+    (the match of our commands was quadratic in the length: hours here), keeping it."""
+    import subprocess
+    import sys
+
+    theirs = {"type": "command", "command": "x" * 300_000}
+    write_json(proj / ".claude" / "settings.json", {"hooks": {"Stop": [{"hooks": [theirs]}]}})
+    original = (proj / ".claude" / "settings.json").read_bytes()
+    for action in ("install", "uninstall"):
+        done = subprocess.run([sys.executable, "-m", "continuity", action, "claude-code"], cwd=proj,
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+    assert (proj / ".claude" / "settings.json").read_bytes() == original
+
+
+def test_many_unpaired_markers_are_refused_at_once(proj: Path) -> None:
+    """A CLAUDE.md of 60,000 begin markers and no end: refused in a moment (each marker rescanned the text)."""
+    import subprocess
+    import sys
+
+    (proj / "CLAUDE.md").write_text("<!-- continuity:begin -->\n" * 60_000)
+    done = subprocess.run([sys.executable, "-m", "continuity", "install", "claude-code"], cwd=proj,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == EXIT_USAGE and "markers do not pair up" in done.stderr
+    assert not (proj / ".claude").exists()
+
+
 def test_hooks_of_the_wrong_type_are_refused(proj: Path, capsys: Capture) -> None:
     """A "hooks" that is not an object is a usage error and the file stays as it was."""
     write_json(proj / ".codex" / "hooks.json", {"hooks": ["x"]})
@@ -260,6 +323,133 @@ def test_symlinked_settings_keep_the_link_and_the_mode(proj: Path, tmp_path: Pat
     assert (proj / ".claude" / "settings.json").is_symlink()
     assert len(ours(json.loads(target.read_text()), "SessionEnd")) == 1
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("link", [".claude/settings.json", ".claude", "CLAUDE.md"])
+def test_a_symlink_naming_nothing_is_refused(proj: Path, tmp_path: Path, capsys: Capture, link: str) -> None:
+    """A settings file, folder or Markdown file that is a symlink to nothing: refused, nothing made where it points."""
+    (proj / link).parent.mkdir(exist_ok=True)
+    (proj / link).symlink_to(tmp_path / "dotfiles" / "missing")
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a symlink to" in err and "which does not exist" in err
+    assert not (tmp_path / "dotfiles").exists()
+    assert sorted(str(p.relative_to(proj)) for p in proj.rglob("*")) == sorted({link, str(Path(link).parent)} - {"."})
+    assert main(["uninstall", "claude-code"]) == 0  # nothing to take out: the link is left as it is
+    assert (proj / link).is_symlink() and not (tmp_path / "dotfiles").exists()
+
+
+def test_a_home_that_is_not_an_absolute_path_is_refused(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: Capture) -> None:
+    """HOME relative (or empty, which Python reads as `/`): install, uninstall and doctor refuse; nothing written."""
+    from continuity.cli import common
+    from continuity.core.errors import UsageError
+
+    monkeypatch.setitem(common.COMMAND_MODULES, "doctor", "continuity.cli.doctor_cmd")
+    monkeypatch.setenv("HOME", "home-here")
+    for args in (["install", "claude-code", "--scope", "user"], ["install", "codex"], ["uninstall", "gemini"],
+                 ["doctor", "--no-probe"]):
+        capsys.readouterr()
+        assert main(args) == EXIT_USAGE
+        assert "HOME is 'home-here', not an absolute path" in capsys.readouterr().err
+    assert list(proj.iterdir()) == []
+    from continuity.cli.install_cmd import home_folder
+
+    monkeypatch.setenv("HOME", "")  # checked here only: on a defect it would write under /
+    with pytest.raises(UsageError, match="HOME is '', not an absolute path"):
+        home_folder()
+
+
+def test_an_unsafe_store_for_the_backups_stops_install_before_any_write(project: Path, tmp_path: Path,
+                                                                         capsys: Capture) -> None:
+    """The store's local/ is a symlink, so no backup can be kept: install writes no file at all (was: one of two)."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    local = project / ".agent" / "runtime-continuity" / "local"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for item in local.iterdir():
+        item.rename(outside / item.name)
+    local.rmdir()
+    local.symlink_to(outside)
+    (project / "CLAUDE.md").write_text(NOTES)
+    before = sorted(p.name for p in outside.rglob("*"))
+    capsys.readouterr()
+    assert main(["install", "claude-code"]) == EXIT_UNSAFE_STORE
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not (project / ".claude").exists() and (project / "CLAUDE.md").read_text() == NOTES
+    assert sorted(p.name for p in outside.rglob("*")) == before
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_file_that_cannot_be_written_leaves_none_changed(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: Capture, action: str) -> None:
+    """The Markdown cannot be written (EIO): the settings file written before it is put back, exit 5, one line."""
+    import errno
+
+    from continuity.adapters import install
+    from events.errors import WriteFailed
+
+    write_json(proj / ".claude" / "settings.json", SETTINGS)
+    (proj / "CLAUDE.md").write_text(NOTES)
+    if action == "uninstall":
+        assert main(["install", "claude-code"]) == 0
+    before = {p: p.read_bytes() for p in (proj / ".claude" / "settings.json", proj / "CLAUDE.md")}
+    real = install.write_text_atomic
+
+    def failing(path: Path, text: str) -> None:
+        if path.name == "CLAUDE.md":
+            raise OSError(errno.EIO, "Input/output error")
+        real(path, text)
+
+    monkeypatch.setattr(install, "write_text_atomic", failing)
+    capsys.readouterr()
+    assert main([action, "claude-code"]) == WriteFailed.exit_code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "CLAUDE.md: cannot write" in err and "were put back" in err
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_install_waits_for_an_uninstall_running_beside_it(proj: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: Capture) -> None:
+    """`install codex` run while `uninstall cursor` writes AGENTS.md: it waits, so the block Codex needs stays."""
+    import contextlib
+    import subprocess
+    import sys
+
+    from continuity.adapters import install
+
+    (proj / "AGENTS.md").write_text(NOTES)
+    assert main(["install", "cursor"]) == 0
+    real, racing = install.write_text_atomic, []
+
+    def meanwhile(path: Path, text: str) -> None:
+        if path.name == "AGENTS.md" and not racing:  # uninstall cursor planned: no other hooks, the block goes
+            racing.append(subprocess.Popen([sys.executable, "-m", "continuity", "install", "codex"], cwd=proj,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                racing[0].wait(timeout=3)  # with the lock it cannot finish before this write
+        real(path, text)
+
+    monkeypatch.setattr(install, "write_text_atomic", meanwhile)
+    assert main(["uninstall", "cursor"]) == 0
+    _, err = racing[0].communicate(timeout=60)
+    assert racing[0].returncode == 0 and b"Traceback" not in err
+    assert json.loads((proj / ".codex" / "hooks.json").read_text())["hooks"]
+    assert "<!-- continuity:begin -->" in (proj / "AGENTS.md").read_text()
+
+
+def test_agents_md_linked_to_claude_md_keeps_the_block_claude_code_needs(proj: Path, capsys: Capture) -> None:
+    """AGENTS.md a symlink to CLAUDE.md (a common setup): uninstall codex keeps the block while Claude Code is
+    installed, and the last uninstall gives back CLAUDE.md's bytes."""
+    (proj / "CLAUDE.md").write_text(NOTES)
+    (proj / "AGENTS.md").symlink_to("CLAUDE.md")
+    assert main(["install", "claude-code"]) == 0 and main(["install", "codex"]) == 0
+    assert main(["uninstall", "codex"]) == 0
+    assert "<!-- continuity:begin -->" in (proj / "CLAUDE.md").read_text()
+    assert main(["uninstall", "claude-code"]) == 0
+    assert (proj / "CLAUDE.md").read_text() == NOTES and (proj / "AGENTS.md").is_symlink()
 
 
 def test_install_replaces_a_stale_entry_and_uninstall_spares_shared_groups() -> None:
