@@ -8,6 +8,7 @@ ends with exit 0; problems go to `local/hooks.log` in the store and one stderr l
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -230,7 +231,9 @@ def report(store: Store | None, harness: str, hook: str, message: str, *, quiet:
     if store is not None:
         append_error_line(os.path.join(store.local_dir, "hooks.log"), harness=harness, hook=hook, message=line)
     if not quiet:
-        sys.stderr.write(f"continuity hook: {line}\n")
+        with contextlib.suppress(OSError):  # a full or broken stderr: hooks.log has the line, the hook exits 0
+            sys.stderr.write(f"continuity hook: {line}\n")
+            sys.stderr.flush()
 
 
 def run_hook(harness: str, raw: bytes, root: str | None = None) -> HookResult:

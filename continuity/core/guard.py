@@ -66,8 +66,19 @@ def exit_with(main: Callable[[], int]) -> None:
     import gc
 
     gc.set_threshold(*GC_THRESHOLDS)
+    _no_missing_streams()
     code = 0
     with contextlib.suppress(BrokenPipeError):
         code = main()
         sys.stdout.flush()
     sys.exit(code)
+
+
+def _no_missing_streams() -> None:
+    """A standard stream started closed (`>&-`, `<&-`) is None in Python: give it the null device instead, so a
+    command reads nothing or writes into nothing rather than failing on the attribute (a hook must exit 0)."""
+    import os
+
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)

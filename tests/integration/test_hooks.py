@@ -201,3 +201,23 @@ def test_codex_shell_output_given_as_text_keeps_its_last_line(project: Path) -> 
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     [ref] = events(project)[-1]["refs"]["commands"]
     assert ref == {"command": "echo boom >&2; exit 3", "exit_code": None, "summary": "boom"}
+
+
+@pytest.mark.parametrize("redirect", [">&-", "<&-", "2>&-", ">/dev/full", "2>/dev/full", ">&- 2>&- <&-"])
+@pytest.mark.parametrize("hook", ["PostToolUse", "SessionStart", "not json"])
+def test_a_hook_exits_0_whatever_its_standard_streams_are(project: Path, redirect: str, hook: str) -> None:
+    """`continuity hook` run directly (not behind the installed `; exit 0`): a closed or full stdin, stdout or
+    stderr still ends in exit 0 with no traceback (a closed stream is None in Python: it was exit 1 or 70)."""
+    import shlex
+    import subprocess
+    import sys
+
+    payload = "not json" if hook == "not json" else json.dumps(
+        {"session_id": "s1", "hook_event_name": hook, "source": "startup", "tool_name": "Bash",
+         "tool_input": {"command": "ls"}})
+    command = f"exec {shlex.quote(sys.executable)} -m continuity hook claude-code {redirect}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run(["sh", "-c", command], cwd=project, env=env, input=payload, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
