@@ -37,11 +37,35 @@ def contexts_dir(store: Store) -> str:
     """
     configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
     if configured:
-        return os.path.abspath(os.path.expanduser(configured))
+        return os.path.abspath(_expand(configured))
     configured = store.config.get("contexts_dir")
     if isinstance(configured, str) and configured:
-        return os.path.abspath(os.path.join(store.root, os.path.expanduser(configured)))
-    return os.path.join(os.path.expanduser("~"), ".agent", "contexts")
+        return os.path.abspath(os.path.join(store.root, _expand(configured)))
+    return os.path.join(user_home(), ".agent", "contexts")
+
+
+def user_home() -> str:
+    """$HOME when it is an absolute path, else the account's home folder.
+
+    Python reads an empty HOME as `/` and a relative one from the working directory: a hook
+    started with such an environment would write the Markdown archives there.
+    """
+    given = os.environ.get("HOME", "")
+    if os.path.isabs(given):
+        return given
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:  # no account entry (a container's made-up uid): where Python would have looked
+        return os.path.expanduser("~")
+
+
+def _expand(path: str) -> str:
+    """`~` and `~/...` from `user_home()`; `~user/...` as the system says."""
+    if path == "~" or path.startswith("~/"):
+        return user_home() + path[1:]
+    return os.path.expanduser(path)
 
 
 def archives_dir(store: Store) -> str:

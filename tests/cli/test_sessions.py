@@ -361,3 +361,27 @@ def test_a_relative_contexts_dir_in_config_is_taken_from_the_project(project: Pa
     capsys.readouterr()
     assert main(["restore", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["markdown_path"].startswith(str(project / "notes/contexts"))
+
+
+@pytest.mark.parametrize("home", ["", "relative/home"])
+def test_an_empty_or_relative_home_puts_archives_in_the_accounts_home(project: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      home: str) -> None:
+    """HOME empty (Python reads it as `/`) or relative (read from the working folder): the Markdown archives go to
+    the account's home folder (here a stand-in for the password database's entry), never under / or the cwd."""
+    import pwd
+    from types import SimpleNamespace
+
+    from continuity.core.store import find_store
+    from continuity.readside.writers import contexts_dir
+
+    account = tmp_path / "account"
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir=str(account)))
+    monkeypatch.setenv("HOME", home)
+    store = find_store(root=str(project))
+    assert contexts_dir(store) == str(account / ".agent" / "contexts")
+    config = project / ".agent/runtime-continuity/config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "contexts_dir": "~/notes"}))
+    assert contexts_dir(find_store(root=str(project))) == str(account / "notes")
+    assert main(["archive", "--reason", "r"]) == 0
+    assert list((account / ".agent").rglob("ctx_*.md")) == [] and list((account / "notes").rglob("ctx_*.md"))
