@@ -44,6 +44,50 @@ def input_problem(raw: bytes) -> str | None:
     return None
 
 
+def lenient_payload(raw: bytes) -> dict[str, Any] | None:
+    """A payload msgspec refuses but JSON allows, made storable; None when it is not a JSON object.
+
+    Node writes a lone surrogate as an escape (`\\ud83d`, an emoji cut in half by a truncated tool
+    output): it becomes U+FFFD. A number past what an event carries (a 5000-digit integer,
+    `1e400`) becomes null, as `NaN` and `Infinity` do (which JSON.stringify never writes).
+    """
+    import json
+
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_constant=lambda _: None, parse_int=_int_or_none)
+        cleaned = _storable(value)
+    except (ValueError, RecursionError):
+        return None
+    return cleaned if isinstance(cleaned, dict) else None
+
+
+def _int_or_none(text: str) -> int | None:
+    if len(text.lstrip("-")) > 19:  # past 64 bits whatever the digits (and Python's 4300-digit guard)
+        return None
+    number = int(text)
+    return number if -(2**63) <= number < 2**64 else None
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", value) if _has_surrogate(value) else value
+    if isinstance(value, float):
+        return value if value - value == 0 else None  # inf and nan are not finite
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | None:
     """The work-log fields for one tool call (an edit or a command), or None for other tools.
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from continuity.adapters.hook_dialects import brief_output, normalize
-from continuity.adapters.hook_entries import input_problem, simple_entry, text_of, tool_entry
+from continuity.adapters.hook_entries import input_problem, lenient_payload, simple_entry, text_of, tool_entry
 from continuity.core.identity import Identity, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
 from events.base import CommandRef, Event, Refs
@@ -259,7 +259,9 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
             try:
                 payload = msgspec.json.decode(raw)
             except msgspec.DecodeError as error:
-                problem = f"hook input is not valid JSON ({error}); nothing recorded"
+                payload = lenient_payload(raw)  # JSON all the same: a lone surrogate escape, a huge number
+                if payload is None:
+                    problem = f"hook input is not valid JSON ({error}); nothing recorded"
             except RecursionError:
                 problem = "hook input is nested too deeply; nothing recorded"
         if problem is None and not isinstance(payload, dict):

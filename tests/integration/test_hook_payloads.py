@@ -82,3 +82,25 @@ def test_unusable_input_is_named_and_logged(project: Path, capsys: pytest.Captur
     log = project / ".agent" / "runtime-continuity" / "local" / "hooks.log"
     assert expected in log.read_text()
     assert all_event_files(project) == []
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    # Node writes a lone surrogate as an escape: an emoji cut in half by a truncated tool output
+    (b'{"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash", '
+     b'"tool_input": {"command": "echo \\ud83d done"}, "tool_response": {"stdout": "\\ud83d"}}', "echo \ufffd done"),
+    (b'{"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "big"}, '
+     b'"tool_response": {"exit_code": ' + b"9" * 5000 + b', "size": 1e400, "ratio": NaN}}', "big"),
+], ids=["lone-surrogate", "huge-numbers"])
+def test_valid_json_msgspec_refuses_is_still_recorded(project: Path, capsys: pytest.CaptureFixture[str], raw: bytes,
+                                                      expected: str) -> None:
+    """A payload that is JSON (as Node writes it) but that msgspec refuses: recorded, the surrogate as U+FFFD and the
+    numbers no event carries as null (it was "not valid JSON", nothing recorded). SessionStart still briefs."""
+    result = run_hook("claude-code", raw, root=str(project))
+    assert len(result.recorded) == 1, capsys.readouterr().err
+    [path] = all_event_files(project)
+    event = json.loads(path.read_bytes())
+    assert event["refs"]["commands"][0]["command"] == expected
+    session_start = b'{"hook_event_name": "SessionStart", "session_id": "s\\udc00", "source": "startup"}'
+    start = run_hook("claude-code", session_start, root=str(project))
+    assert json.loads(start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert len(start.recorded) == 2
