@@ -44,9 +44,14 @@ class Output:
         if self.as_json:
             import orjson
 
-            sys.stdout.buffer.write(
-                orjson.dumps({"ok": False, "exit_code": code, "message": line}) + b"\n"
-            )
+            data = {"ok": False, "exit_code": code, "message": line}
+            try:
+                encoded = orjson.dumps(data)
+            except orjson.JSONEncodeError:  # a path whose bytes are not UTF-8 in the message
+                from continuity.core.fsio import surrogate_json
+
+                encoded = surrogate_json(data)
+            sys.stdout.buffer.write(encoded + b"\n")
             sys.stdout.flush()
 
 

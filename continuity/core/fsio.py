@@ -204,7 +204,23 @@ def indented_json(data: Any) -> bytes:
     try:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:
+        pass
+    try:
         return pretty_json(data)[:-1]
+    except UnicodeEncodeError:  # a path whose bytes are not UTF-8 (Python keeps them as lone surrogates)
+        return surrogate_json(data, indent=2)
+
+
+def surrogate_json(data: Any, *, indent: int | None = None) -> bytes:
+    """JSON of `data` whose strings may hold lone surrogates (a file name's bytes that are not UTF-8), each
+    written as its `\\uXXXX` escape: JSON that decodes to the same string (`os.fsencode` gives the bytes back)."""
+    import json
+
+    import msgspec
+
+    separators = None if indent else (",", ":")
+    text = json.dumps(msgspec.to_builtins(data), indent=indent, ensure_ascii=False, separators=separators)
+    return text.encode("utf-8", "backslashreplace")
 
 
 def schema_json(kind: Any, title: str) -> bytes:

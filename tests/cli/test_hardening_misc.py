@@ -178,3 +178,22 @@ def test_an_event_stored_with_a_name_ending_in_a_newline_still_reads(project: Pa
     assert main(["verify"]) == 0
     capsys.readouterr()
     assert main(["status", "--json"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 2
+
+
+def test_json_output_in_a_folder_whose_name_is_not_utf8(tmp_path: Path, capsys: Capture,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project folder whose name holds bytes that are not UTF-8 (Python keeps them as lone surrogates): --json
+    writes them as `\\uXXXX` escapes, and the path decodes back to the same bytes (it was exit 70)."""
+    import os
+
+    root = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9"))
+    root.mkdir()
+    monkeypatch.chdir(root)
+    for args in (["init", "--project", "demo", "--json"], ["log", "-m", "x", "--json"], ["status", "--json"],
+                 ["resume-bundle", "--json"], ["events", "list", "--json"], ["verify", "--json"]):
+        capsys.readouterr()
+        assert main(args) == 0, (args, capsys.readouterr().err)
+        json.loads(capsys.readouterr().out)
+    capsys.readouterr()
+    assert main(["init", "--project", "demo", "--json"]) == 0
+    assert os.fsencode(json.loads(capsys.readouterr().out)["store"]).startswith(os.fsencode(str(root)))
