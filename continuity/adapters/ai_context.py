@@ -19,6 +19,7 @@ from continuity.adapters.install import (
     add_block,
     md_change,
     read_text,
+    refuse_dangling_link,
     remove_block,
 )
 from continuity.core.errors import UsageError
@@ -126,6 +127,9 @@ def plan_install(root: Path, *, project: str, repository: str | None, force: boo
         changes.append(FileChange(root / CONFIG_REL, before, config_text(project, repository), shared=True))
     block = policy_block()
     changes.append(md_change(root / "AGENTS.md", lambda text: add_block(text, block, BEGIN, END), shared=True))
+    for change in changes:  # as install's: never made through a link that names nothing (`.ai -> elsewhere`)
+        if change.before is None and change.after is not None:
+            refuse_dangling_link(change.path)
     return changes
 
 

@@ -283,6 +283,17 @@ def test_install_ai_context_refuses_a_foreign_launcher_and_uninstall_keeps_what_
     assert main(["install", "ai-context", "--repository", "../x"]) == 2
 
 
+@pytest.mark.parametrize("link", [".ai", ".ai/context", "AGENTS.md"])
+def test_install_ai_context_never_creates_through_a_link_naming_nothing(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str) -> None:
+    """`.ai`, `.ai/context` or AGENTS.md a symlink to nothing: refused (exit 2), nothing made where it points."""
+    (project / link).parent.mkdir(parents=True, exist_ok=True)
+    (project / link).symlink_to(tmp_path / "elsewhere" / "missing")
+    assert main(["install", "ai-context"]) == 2
+    assert "which does not exist" in error_line(capsys)
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_verify_reports_a_workstream_invariant_broken_by_a_merge_of_two_clones(tmp_path: Path) -> None:
     """Two clones each start a workstream offline from each other; after sync both, verify exits 1 naming it."""
     world = World(tmp_path)
