@@ -808,18 +808,12 @@ def locked(folder: Path) -> Iterator[None]:
     """Hold an exclusive lock on `folder` (the project root, or the home folder for --scope user) from reading
     the files to writing them, so installs and uninstalls running at once do not undo each other (Codex and
     Cursor share AGENTS.md). A folder that cannot be opened is not locked."""
-    import fcntl
+    from events import osfs
 
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):
+            stack.enter_context(osfs.folder_lock(str(folder)))
         yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes, or the process dies
-        yield
-    finally:
-        os.close(fd)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
