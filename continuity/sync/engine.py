@@ -440,6 +440,16 @@ class Syncer:
         return added
 
 
+def refuse_checked_out(repo: Repo, branch: str) -> None:
+    """Refuse before anything moves when a work tree of the repository has the branch checked out (or is
+    rebasing or bisecting it): moving it would change that work tree's HEAD under its index and files."""
+    where = repo.checked_out(f"refs/heads/{branch}")
+    if where is not None:
+        place = "here" if os.path.realpath(where) == os.path.realpath(repo.toplevel) else f"in the work tree {where}"
+        raise UsageError(f"branch {branch!r} is checked out {place} (or being rebased or bisected there): switch "
+                         "that work tree to another branch first (sync never touches a work tree)")
+
+
 def retry_seconds_of(store: Store) -> float:
     """How long refused pushes are retried: `sync_retry_seconds` in config.json, else RETRY_SECONDS."""
     return store.number_setting("sync_retry_seconds", 0, 3600, RETRY_SECONDS)
@@ -462,9 +472,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     branch = branch_of(store, branch)
     remote = remote_of(store, remote)
     warnings = guard_remote(repo, remote)
-    if repo.head_ref() == f"refs/heads/{branch}":
-        raise UsageError(f"branch {branch!r} is checked out here: switch to your working branch first "
-                         "(sync never touches the work tree)")
+    refuse_checked_out(repo, branch)
     if os.path.exists(health.offline_marker(store)):
         raise UsageError("this store was brought in offline (`continuity work import`): leave offline mode with "
                          "`continuity work reconnect`, which pushes or fast-forwards and never merges diverged "

@@ -101,13 +101,30 @@ class Repo:
         result = self.try_run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return result.stdout.decode().strip() if result.returncode == 0 else None
 
-    def head_ref(self) -> str | None:
-        """The branch HEAD names (`refs/heads/...`), or None when detached or unreadable."""
-        try:
-            text = osfs.read_regular(os.path.join(self.git_dir, "HEAD"), limit=osfs.SMALL_LIMIT).decode().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        return text[5:].strip() if text.startswith("ref:") else None
+    def checked_out(self, ref: str) -> str | None:
+        """The work tree of this repository that has `ref` checked out, or that a rebase or bisect in it will
+        bring back to it (git refuses to move such a branch too); None when none has.
+
+        Read from each work tree's git folder, as git does: its HEAD, `rebase-merge/head-name`,
+        `rebase-apply/head-name` and `BISECT_START` (a branch's short name).
+        """
+        common = self.common_dir
+        folders = [(common, os.path.dirname(common) if os.path.basename(common) == ".git" else common)]
+        linked = os.path.join(common, "worktrees")
+        for name in sorted(os.listdir(linked)) if os.path.isdir(linked) else []:
+            gitdir = os.path.join(linked, name)
+            pointer = _small_text(os.path.join(gitdir, "gitdir"))  # the linked work tree's `.git` file
+            folders.append((gitdir, os.path.dirname(pointer) if pointer else gitdir))
+        short = ref.removeprefix("refs/heads/")
+        for gitdir, work_tree in folders:
+            head = _small_text(os.path.join(gitdir, "HEAD")) or ""
+            if head.startswith("ref:") and head[4:].strip() == ref:
+                return work_tree
+            if ref in (_small_text(os.path.join(gitdir, "rebase-merge", "head-name")),
+                       _small_text(os.path.join(gitdir, "rebase-apply", "head-name"))) or (
+                    _small_text(os.path.join(gitdir, "BISECT_START")) in (short, ref)):
+                return work_tree
+        return None
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""
@@ -314,6 +331,14 @@ class Repo:
             return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def _small_text(path: str) -> str | None:
+    """A small pointer file of git's, stripped; None when absent or unreadable."""
+    try:
+        return osfs.read_regular(path, limit=osfs.SMALL_LIMIT).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def node_refs(branch: str) -> str:

@@ -32,7 +32,7 @@ from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_R
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
-from continuity.sync.engine import Syncer, open_repo
+from continuity.sync.engine import Syncer, open_repo, refuse_checked_out
 from continuity.sync.git import Repo
 from continuity.sync.settings import branch_of, remote_of
 from events.errors import WriteFailed
@@ -184,6 +184,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store)
+    refuse_checked_out(repo, branch)
     with files.sync_lock(store, repo.common_dir):
         tip = _record(store, repo, branch)
         if tip is None:
@@ -281,6 +282,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     if f"refs/heads/{manifest.branch}" not in heads or heads[heads.index(f"refs/heads/{manifest.branch}") - 1] \
             != manifest.head:
         raise _refuse("import", "the bundle's context HEAD does not match the manifest.")
+    refuse_checked_out(repo, manifest.branch)  # another branch is refused below
     store = existing or init_store(root, project=manifest.project, language=None)[0]
     store.check_safe()
     branch = branch_of(store)
@@ -339,6 +341,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
     repo = open_repo(store)
     branch = branch_of(store)
     name = remote_of(store, remote)
+    refuse_checked_out(repo, branch)
     guard_remote(repo, name)  # a URL with credentials is refused before git runs
     if name in repo.remotes():
         leaky = [url for url in repo.remote_urls(name) if has_secret(url)]

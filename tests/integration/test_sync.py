@@ -410,6 +410,36 @@ def test_refuses_when_its_branch_is_checked_out(world: World) -> None:
     assert git(world.b, "rev-parse", "continuity") == git(world.b, "rev-parse", "main")
 
 
+@pytest.mark.parametrize("how", ["worktree", "rebase", "bisect"])
+def test_refuses_when_its_branch_is_checked_out_in_another_worktree(world: World, how: str) -> None:
+    """The continuity branch checked out (or being rebased or bisected) in another work tree of the repository:
+    sync, export, import and reconnect refuse (exit 2, naming it) and that work tree's HEAD, index and files
+    stay."""
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    transfer = world.tmp / "transfer"
+    assert cli("work", "export", "--out", str(transfer), "--root", str(world.b))[0] == 0
+    other = world.tmp / "other"
+    git(world.b, "worktree", "add", "-q", str(other), "continuity")
+    if how != "worktree":  # what git itself refuses to move: a branch a rebase or bisect will come back to
+        git(other, "switch", "-q", "--detach")
+        gitdir = Path(git(other, "rev-parse", "--absolute-git-dir").strip())
+        if how == "rebase":
+            (gitdir / "rebase-merge").mkdir()
+            (gitdir / "rebase-merge" / "head-name").write_text("refs/heads/continuity\n")
+        else:
+            (gitdir / "BISECT_START").write_text("continuity\n")
+    before = user_git_state(other) if how == "worktree" else None
+    tip = git(world.b, "rev-parse", "continuity")
+    append(world.b, "b2")
+    for command in (["sync"], ["work", "export"], ["work", "import", str(transfer)], ["work", "reconnect"]):
+        code, error = cli(*command, "--root", str(world.b))
+        assert code == EXIT_USAGE and "checked out" in error["message"] and str(other) in error["message"], error
+    assert git(world.b, "rev-parse", "continuity") == tip
+    if before is not None:
+        assert user_git_state(other) == before
+
+
 def test_appends_during_a_sync_are_kept_and_recorded_later(world: World) -> None:
     """Appends racing a sync that writes remote events are never lost and reach the other clone next time."""
     import threading
