@@ -365,6 +365,24 @@ def test_configured_branch_and_no_push(world: World) -> None:
     assert git(world.remote, *heads).split() == ["agents/state", "main"]
 
 
+@pytest.mark.parametrize("name", ["HEAD", "state.", "agents/state.", "state.lock/x", "agents/x.lock"])
+def test_a_branch_name_git_refuses_or_reads_as_head_is_a_usage_error(world: World, name: str) -> None:
+    """sync_branch (or clone-store's --branch) that git refuses as a ref name, or `HEAD` (sync fetched it into
+    the clone's refs/remotes/origin/HEAD, the remote's default-branch link, and made `HEAD` ambiguous in every
+    git command): exit 2 before anything is written, not a late 'moved during the sync' (exit 5)."""
+    git(world.a, "remote", "set-head", "origin", "main")  # as a clone of a remote with a branch has it
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    refs = git(world.a, "for-each-ref")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
+    assert git(world.a, "for-each-ref") == refs
+    assert git(world.a, "symbolic-ref", "refs/remotes/origin/HEAD").strip() == "refs/remotes/origin/main"
+    code, error = cli("clone-store", "origin", "--branch", name, "--root", str(world.clone("c", init=False)))
+    assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
+
+
 def test_sync_without_a_git_identity(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no user.name/user.email anywhere, sync still commits to its branch (a fallback identity)."""
     for key in IDENTITY:
