@@ -63,14 +63,15 @@ def hash_matches(name: str, raw: bytes) -> bool:
 # -- locks and marks -----------------------------------------------------------------------
 @contextlib.contextmanager
 def flocked(path: str) -> Iterator[None]:
-    """Hold an exclusive `flock` on `path` (the lock dies with the process); a symlink there is StoreUnsafe."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """Hold an exclusive `flock` on `path` (the lock dies with the process); a symlink there is StoreUnsafe,
+    a lock that cannot be made or opened (a read-only file system, a socket planted there) WriteFailed."""
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, osfs.UPDATE, 0o644)
     except OSError as error:
         what = {errno.ELOOP: "a symlink", errno.EISDIR: "a folder"}.get(error.errno or 0)
         if what is None:
-            raise
+            raise WriteFailed(f"cannot take the lock {path} ({error.strerror or error}): nothing written") from None
         raise StoreUnsafe(f"unsafe store: {path} is {what} (nothing written)") from None
     try:
         osfs.lock(fd)

@@ -544,6 +544,39 @@ def test_a_lock_file_replaced_by_a_symlink_is_refused_not_followed(tmp_path: Pat
     assert refused.value.exit_code == 6 and not target.exists()
 
 
+@pytest.mark.parametrize("planted", ["socket at sync.lock", "socket at continuity-sync.lock", "read-only git folder"])
+def test_a_lock_that_cannot_be_opened_fails_in_one_line(world: World, planted: str) -> None:
+    """A socket where one of sync's locks belongs (open gives ENXIO), or a git folder mounted read-only (EROFS):
+    sync and export fail with one line (exit 5), not an internal error (exit 70); the events stay."""
+    import socket
+
+    append(world.b, "b1")
+    before = event_names(world.b)
+    git_dir = world.b / ".git"
+    mounted = False
+    if planted == "read-only git folder":
+        if os.geteuid() != 0 or subprocess.run(["mount", "--bind", str(git_dir), str(git_dir)]).returncode != 0:
+            pytest.skip("needs root with mount rights")
+        mounted = True
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(git_dir)]).returncode != 0:
+            subprocess.run(["umount", str(git_dir)], check=True)
+            pytest.skip("cannot remount read-only")
+    else:
+        name = planted.rpartition(" ")[2]
+        path = git_dir / name if name == "continuity-sync.lock" else world.b / STORE / "local" / name
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    try:
+        for command in (["sync"], ["work", "export"]):
+            code, error = cli(*command, "--root", str(world.b))
+            assert code == 5 and "lock" in error["message"] and "\n" not in error["message"], error
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(git_dir)], check=True)
+    assert event_names(world.b) == before
+
+
 # -- one ref per clone beside the shared branch ---------------------------------------------------
 def refuse_branch_updates(remote: Path) -> None:
     """An `update` hook on the bare remote that declines every change to the shared branch (node refs pass)."""
