@@ -150,8 +150,10 @@ class TreeWriter(_BatchProcess):
     """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids."""
 
     def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        # stderr kept for the message: mktree writes there only when it refuses a tree, and then ends
         self.process = subprocess.Popen(["git", "-C", repo.root, "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=repo.env)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo.env)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout: IO[bytes] = self.process.stdout
@@ -162,10 +164,27 @@ class TreeWriter(_BatchProcess):
         try:
             self.stdin.write(body.encode("utf-8", "surrogateescape") + b"\0")
             self.stdin.flush()
+            sha = self.stdout.readline().decode().strip()
         except OSError:
-            raise WriteFailed("sync failed: git mktree refused a tree") from None
-        sha = self.stdout.readline().decode().strip()
+            sha = ""
         if not sha:
-            raise WriteFailed("sync failed: git mktree refused a tree")
+            raise WriteFailed(f"sync failed: git mktree refused a tree ({self._message()})")
         return sha
+
+    def _message(self) -> str:
+        """git's line, once the refusing process has ended."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        assert self.process.stderr is not None
+        return self.repo.message(self.process.stderr.read())
+
+    def close(self) -> None:
+        """End the process."""
+        super().close()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
 

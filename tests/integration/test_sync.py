@@ -954,3 +954,29 @@ def test_a_malformed_tree_on_the_branch_is_refused_in_one_line(world: World, raw
     append(world.b, "b1")
     code, error = cli("sync", "--root", str(world.b))
     assert code == 5 and "is not a well-formed tree" in error["message"] and "\n" not in error["message"], error
+
+
+def test_a_remote_tree_entry_git_cannot_write_again_fails_in_one_line(world: World) -> None:
+    """A teammate pushed a day tree holding an entry named with a slash (`../../x`: git's transport carries it;
+    mktree refuses to write it): a clone with its own events that day fails with one line on stderr naming
+    git's reason (exit 5; git's own `fatal:` line printed beside it before), writes nothing outside the store
+    and keeps its events."""
+    from tests.helpers import cli_process
+
+    append(world.b, "b1")
+    [day] = {path.parent.name for path in (world.b / STORE / "events").glob("*/*.json")}
+
+    def plumbing(*args: str, data: bytes) -> str:
+        return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    blob = bytes.fromhex(plumbing("hash-object", "-w", "--stdin", data=b"x"))
+    tree = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=b"100644 ../../x\0" + blob)
+    events = plumbing("mktree", data=f"040000 tree {tree}\t{day}\n".encode())
+    root = plumbing("mktree", data=f"040000 tree {events}\tevents\n".encode())
+    git(world.remote, "update-ref", "refs/heads/continuity", git(world.remote, "commit-tree", root, "-m", "x").strip())
+    before = event_names(world.b)
+    result = cli_process("sync", cwd=world.b)
+    assert result.returncode == 5, result.stderr
+    assert result.stderr.count("\n") == 1 and "contains slash" in result.stderr, result.stderr
+    assert event_names(world.b) == before and not (world.tmp / "x").exists()
