@@ -109,8 +109,10 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
 
 
 def check_tracked(repo: Repo, tip: str) -> int:
-    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material."""
+    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material, or is
+    bigger than any event can be (read no further: a teammate's huge file must not fill this clone's memory)."""
     from continuity.sync.objects import ObjectReader
+    from events.durable import READ_LIMIT
     from events.guard import find_secret
 
     listing = repo.run("ls-tree", "-r", "-z", "--full-tree", tip)
@@ -125,7 +127,10 @@ def check_tracked(repo: Repo, tip: str) -> int:
             path = raw_path.decode(errors="replace")
             if kind != "blob" or mode != "100644":
                 raise _refuse("export", f"unsupported file in tracked context (mode {mode}): {path}")
-            _, data = reader.read(sha)
+            _, data = reader.read_bounded(sha, READ_LIMIT)
+            if data is None:
+                raise _refuse("export", f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
+                              f"{path}")
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
