@@ -212,6 +212,10 @@ class Syncer:
             return write_root(writer, snapshots, days)
         finally:
             writer.close()
+            if writer.dropped:
+                _warn_once(self.report.warnings, f"left out of the branch {len(writer.dropped)} entries git cannot "
+                                                 f"write into a tree (first: {writer.dropped[0]!r}): no events; "
+                                                 "only a hand-made tree holds such entries")
 
     def _say(self, count: int, message: str) -> None:
         if self.progress is not None and count >= PROGRESS_FROM:

@@ -147,19 +147,45 @@ class ObjectReader(_BatchProcess):
 
 
 class TreeWriter(_BatchProcess):
-    """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids."""
+    """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids.
+
+    A tree's entries that git carries but refuses to write into a tree again (a name with a
+    slash, a mode that does not match its object: only a hand-made tree holds one, and a
+    teammate can push it) are left out of the tree written, and named in `dropped`: carrying
+    them would fail every sync that rewrites that tree, on every clone.
+    """
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
+        self.dropped: list[str] = []  # names of entries left out
+        self._start()
+
+    def _start(self) -> None:
         # stderr kept for the message: mktree writes there only when it refuses a tree, and then ends
-        self.process = subprocess.Popen(["git", "-C", repo.root, "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo.env)
+        self.process = subprocess.Popen(["git", "-C", self.repo.root, "mktree", "--batch", "-z"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=self.repo.env)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout: IO[bytes] = self.process.stdout
 
     def write(self, entries: Iterable[Entry]) -> str:
-        """Write a tree of these entries (mktree sorts them); its id."""
+        """Write a tree of these entries (mktree sorts them), less those git refuses to write; its id."""
+        listed = list(entries)
+        try:
+            return self._write(listed)
+        except WriteFailed:
+            kinds = self.repo.object_types(sorted({entry.sha for entry in listed if entry.kind != "commit"}))
+            writable = [entry for entry in listed
+                        if "/" not in entry.name and entry.kind in ("commit", kinds[entry.sha])]
+            if len(writable) == len(listed):
+                raise
+            self.close()  # mktree ended when it refused
+            self._start()
+            self.dropped += [entry.name for entry in listed if entry not in writable]
+            return self._write(writable)
+
+    def _write(self, entries: list[Entry]) -> str:
         body = "".join(f"{entry.mode} {entry.kind} {entry.sha}\t{entry.name}\0" for entry in entries)
         try:
             self.stdin.write(body.encode("utf-8", "surrogateescape") + b"\0")
@@ -187,4 +213,3 @@ class TreeWriter(_BatchProcess):
         super().close()
         if self.process.stderr is not None:
             self.process.stderr.close()
-

@@ -7,7 +7,8 @@ The branch's tree mirrors the store's events folder:
         <stamp>-<node>-<hash12>.json         one blob per event, its bytes exactly as on disk
 
 Anything else (other root entries, odd names under `events/`) is carried through merges
-but never written into the store. Only the day trees that differ between two commits are
+but never written into the store; an entry git refuses to write into a tree again (a name
+with a slash, a mode that does not match its object) is left out, with a warning. Only the day trees that differ between two commits are
 read, so comparing two histories costs what changed, not the size of the log.
 """
 
