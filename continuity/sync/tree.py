@@ -8,8 +8,9 @@ The branch's tree mirrors the store's events folder:
 
 Anything else (other root entries, odd names under `events/`) is carried through merges
 but never written into the store; an entry git refuses to write into a tree again (a name
-with a slash, a mode that does not match its object) is left out, with a warning. Only the day trees that differ between two commits are
-read, so comparing two histories costs what changed, not the size of the log.
+with a slash, a mode that does not match its object) is left out, with a warning. Only the
+day trees that differ between two commits are read, so comparing two histories costs what
+changed, not the size of the log.
 """
 
 from __future__ import annotations
