@@ -28,6 +28,9 @@ PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more
 #: Signs in git's messages that the remote answered but its ref was locked or moved: retried.
 CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
                     "failed to lock", "reference already exists")
+#: Signs in git's messages that this clone's git could not write a ref (a `.lock` a git that died left behind,
+#: a read-only folder): the remote is not to blame.
+LOCAL_REF_SIGNS = ("unable to create", "unable to write", "read-only file system", "permission denied")
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
     "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",
@@ -151,6 +154,8 @@ class Repo:
     def update_ref(self, ref: str, new: str, old: str | None) -> None:
         """Move `ref` to `new` only if it still points at `old` (None: only if it does not exist)."""
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
+        if result.returncode != 0 and _local_ref_failure(result.stderr):
+            raise WriteFailed(f"sync failed: cannot update {ref} in this clone ({self.message(result.stderr)})")
         if result.returncode != 0:
             raise WriteFailed(f"sync failed: {ref} moved during the sync ({self.message(result.stderr)}); "
                               "run sync again")
@@ -228,8 +233,12 @@ class Repo:
             return None
         raise self.unreachable(remote, branch, result.stderr)
 
-    def unreachable(self, remote: str, branch: str, stderr: bytes) -> RemoteUnreachable:
-        """The transport failure of fetching `branch` from `remote`, with git's line (secrets masked)."""
+    def unreachable(self, remote: str, branch: str, stderr: bytes) -> RemoteUnreachable | WriteFailed:
+        """The transport failure of fetching `branch` from `remote`, with git's line (secrets masked); or
+        WriteFailed when git could not write the fetched ref in this clone."""
+        if _local_ref_failure(stderr):
+            return WriteFailed(f"sync failed: cannot record branch {branch!r} of {mask_url(remote)!r} in this clone: "
+                               f"{self.message(stderr)}")
         return RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: {self.message(stderr)} "
                                  "(events stay safe locally; sync again later)")
 
@@ -331,6 +340,12 @@ class Repo:
             return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def _local_ref_failure(stderr: bytes) -> bool:
+    """True when git's message says it could not write a ref in this clone (LOCAL_REF_SIGNS)."""
+    text = stderr.decode(errors="replace").lower()
+    return "cannot lock ref" in text and any(sign in text for sign in LOCAL_REF_SIGNS)
 
 
 def _small_text(path: str) -> str | None:

@@ -1006,3 +1006,21 @@ def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(worl
     assert "fatal:" not in stderr and "left out" in stderr, stderr
     assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
     assert not (world.tmp / "x").exists()
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/continuity", "refs/remotes/origin/continuity"])
+def test_a_stale_ref_lock_in_this_clone_is_named_not_blamed_on_the_remote(world: World, ref: str) -> None:
+    """A `<ref>.lock` left in this clone's git folder by a git that died: sync fails with git's line naming the
+    lock, exit 5 (this clone's git refused to write), not 'moved during the sync; run sync again' or a transport
+    failure (exit 8, 'fix the remote'); once it is gone the sync succeeds."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    append(world.a, "a2")
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0  # the remote's branch moved: a fetches it
+    lock = world.a / ".git" / f"{ref}.lock"
+    lock.write_text("")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == 5 and f"{ref}.lock" in error["message"] and "moved during" not in error["message"], error
+    lock.unlink()
+    assert cli("sync", "--root", str(world.a))[0] == 0
