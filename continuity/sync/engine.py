@@ -37,7 +37,7 @@ import hashlib
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import msgspec
 
@@ -52,6 +52,7 @@ from continuity.sync.tree import (
     Snapshot,
     Union,
     day_entries,
+    holds_no_events,
     is_event,
     plan_union,
     plan_union_many,
@@ -225,6 +226,36 @@ class Syncer:
         self.repo.update_ref(self.ref, commit, self.tip)
         self.tip = commit
 
+    def refuse_foreign(self, commit: str | None, where: str) -> None:
+        """Refuse a commit of the branch that holds files but no events folder (holds_no_events): sync_branch
+        names a branch of code, and sync would commit events onto it and push them to the team's."""
+        if commit is not None and holds_no_events(read_snapshot(self.reader, commit)):
+            raise UsageError(f"branch {self.branch!r} {where} holds files but no events/ folder: it is not a "
+                             "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
+                             "(default: continuity)")
+
+    def check_branches(self) -> None:
+        """Refuse a branch of code before anything moves (refuse_foreign): the branch here and its copy of the
+        remote's. The remote's own is checked when fetched (_union_branch, reconnect), under undo_new_branch."""
+        self.refuse_foreign(self.tip, "here")
+        copy = None
+        with contextlib.suppress(UsageError):  # a remote git does not know: there is no copy of its branch here
+            copy = self.repo.rev(self.tracking)
+        self.refuse_foreign(copy, f"of {self.shown}")
+
+    @contextlib.contextmanager
+    def undo_new_branch(self) -> Iterator[None]:
+        """The branch here, when this run made it (recording the first local events), is removed again on a
+        refusal: a refused sync leaves no branch of that name behind (the events stay in the store)."""
+        made = self.tip is None
+        try:
+            yield
+        except UsageError:
+            if made and self.tip is not None:
+                self.repo.try_run("update-ref", "-d", self.ref, self.tip)
+                self.tip = None
+            raise
+
     def adopt(self) -> int:
         """Write the events the local branch gained since this store last synced; how many.
 
@@ -322,9 +353,10 @@ class Syncer:
         tip = self.tip
         if remote_tip is None or remote_tip == tip or (tip and self.repo.is_ancestor(remote_tip, tip)):
             return tip, None
+        self._fresh_reader()
+        self.refuse_foreign(remote_tip, f"on {self.shown}")
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
-        self._fresh_reader()
         local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)
         union = plan_union(self.reader, local, remote)
         if not union.local_only and self.repo.is_ancestor(tip, remote_tip):
@@ -353,6 +385,11 @@ class Syncer:
     def run(self, *, push: bool, restore: bool) -> None:
         """Take in what the branch gained here (adopt), record, then fetch, unite and push until this clone's
         node ref lands or the retry time runs out."""
+        self.check_branches()
+        with self.undo_new_branch():
+            self._run(push=push, restore=restore)
+
+    def _run(self, *, push: bool, restore: bool) -> None:
         report = self.report
         if not restore:
             report.added_branch = self.adopt()

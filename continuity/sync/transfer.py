@@ -100,6 +100,7 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
     """Commit the local events the branch lacks; the branch's tip."""
     syncer = Syncer(store, repo, branch, remote_of(store), None)
     try:
+        syncer.check_branches()
         syncer.adopt()
         syncer.record()
         files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
@@ -302,6 +303,8 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
             tip = _record(store, repo, branch)
             syncer = Syncer(store, repo, branch, remote_of(store), None)
             try:
+                syncer._fresh_reader()  # the bundle's objects arrived after it started
+                syncer.refuse_foreign(manifest.head, "in the transfer")
                 if tip is not None and tip != manifest.head and not repo.is_ancestor(tip, manifest.head):
                     if not repo.is_ancestor(manifest.head, tip):
                         raise _refuse("import", f"transfer HEAD {manifest.head[:12]} conflicts with the existing "
@@ -357,10 +360,14 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
     with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, name, None)
         try:
-            adopted = syncer.adopt()
-            syncer.record()
-            local = syncer.tip
-            remote_tip = repo.fetch(name, branch, syncer.tracking)
+            syncer.check_branches()
+            with syncer.undo_new_branch():
+                adopted = syncer.adopt()
+                syncer.record()
+                local = syncer.tip
+                remote_tip = repo.fetch(name, branch, syncer.tracking)
+                syncer._fresh_reader()
+                syncer.refuse_foreign(remote_tip, f"on {mask_url(name)}")
             action = reconnect_action(
                 local, remote_tip,
                 bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),

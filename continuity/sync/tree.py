@@ -70,6 +70,11 @@ def read_snapshot(reader: ObjectReader, commit: str | None) -> Snapshot:
     return Snapshot(commit, root, days, extra)
 
 
+def holds_no_events(snapshot: Snapshot) -> bool:
+    """True when a commit's tree holds files but no events folder: a branch of code, not one sync writes."""
+    return bool(snapshot.root) and not any(entry.name == EVENTS and entry.mode == TREE for entry in snapshot.root)
+
+
 def day_entries(reader: ObjectReader, tree: str | None) -> dict[str, Entry]:
     """A day tree's entries by name (none for None)."""
     return {} if tree is None else {entry.name: entry for entry in reader.read_tree(tree)}

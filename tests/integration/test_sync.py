@@ -1024,3 +1024,20 @@ def test_a_stale_ref_lock_in_this_clone_is_named_not_blamed_on_the_remote(world:
     assert code == 5 and f"{ref}.lock" in error["message"] and "moved during" not in error["message"], error
     lock.unlink()
     assert cli("sync", "--root", str(world.a))[0] == 0
+
+
+@pytest.mark.parametrize("name", ["main", "develop"])
+def test_a_sync_branch_that_holds_code_is_refused_before_anything_moves(world: World, name: str) -> None:
+    """sync_branch naming a branch of code (`main`, which this clone tracks, or `develop`, which only the remote
+    has): sync, export and reconnect refuse (exit 2) before writing anything. Sync committed the events onto the
+    code and pushed them to the team's branch."""
+    git(world.a, "switch", "-q", "-c", "feature")
+    git(world.b, "push", "-q", "origin", "main:develop")  # clone a has never fetched it
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    refs = git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")
+    for command in (["sync"], ["work", "export"], ["work", "reconnect"]):
+        code, error = cli(*command, "--root", str(world.a))
+        assert code == EXIT_USAGE and "not a continuity branch" in error["message"], (command, error)
+        assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
