@@ -28,7 +28,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, read_event_file
+from events.durable import READ_LIMIT, read_event_file, refuse_link
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -271,6 +271,8 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
     append lists the newest day instead of trusting it (mtimes can be coarse).
     """
     with append_lock(store):
+        for day in sorted({day for day, _, _ in staged.files}):  # a symlink would take the events out of the store
+            refuse_link(os.path.join(store.events_dir, day))
         todo = []
         for day, name, temp in staged.files:
             final = os.path.join(store.events_dir, day, name)

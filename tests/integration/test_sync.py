@@ -1041,3 +1041,19 @@ def test_a_sync_branch_that_holds_code_is_refused_before_anything_moves(world: W
         code, error = cli(*command, "--root", str(world.a))
         assert code == EXIT_USAGE and "not a continuity branch" in error["message"], (command, error)
         assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
+
+
+@pytest.mark.parametrize("command", ["sync", "clone-store"])
+def test_remote_events_are_never_written_through_a_day_folder_symlink(world: World, command: str) -> None:
+    """A day folder of the store that is a symlink out of it: sync and clone-store refuse (unsafe store, exit 6)
+    and write nothing where it points. Sync linked the remote's events of that day into the folder it named."""
+    append(world.a, "a1", "a2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    [day] = {path.parent.name for path in (world.a / STORE / "events").glob("*/*.json")}
+    outside = world.tmp / "outside"
+    outside.mkdir()
+    (world.b / STORE / "events").mkdir(exist_ok=True)
+    (world.b / STORE / "events" / day).symlink_to(outside)
+    code, error = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(world.b))
+    assert code == 6 and f"{day} is a symlink" in error["message"], error
+    assert list(outside.iterdir()) == []
