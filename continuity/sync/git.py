@@ -29,8 +29,9 @@ PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more
 CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
                     "failed to lock", "reference already exists")
 #: Signs in git's messages that this clone's git could not write a ref (a `.lock` a git that died left behind,
-#: a read-only folder): the remote is not to blame.
-LOCAL_REF_SIGNS = ("unable to create", "unable to write", "read-only file system", "permission denied")
+#: a ref of this clone whose folder has the ref's name, a read-only folder): the remote is not to blame.
+LOCAL_REF_SIGNS = ("unable to create", "unable to write", "exists; cannot create", "read-only file system",
+                   "permission denied")
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
     "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",

@@ -1008,21 +1008,30 @@ def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(worl
     assert not (world.tmp / "x").exists()
 
 
+@pytest.mark.parametrize("planted", [".lock", "/foo"])
 @pytest.mark.parametrize("ref", ["refs/heads/continuity", "refs/remotes/origin/continuity"])
-def test_a_stale_ref_lock_in_this_clone_is_named_not_blamed_on_the_remote(world: World, ref: str) -> None:
-    """A `<ref>.lock` left in this clone's git folder by a git that died: sync fails with git's line naming the
-    lock, exit 5 (this clone's git refused to write), not 'moved during the sync; run sync again' or a transport
-    failure (exit 8, 'fix the remote'); once it is gone the sync succeeds."""
+def test_a_stale_ref_lock_in_this_clone_is_named_not_blamed_on_the_remote(world: World, ref: str,
+                                                                          planted: str) -> None:
+    """A `<ref>.lock` left in this clone's git folder by a git that died, or a ref of this clone under the ref's
+    name as a folder (`<ref>/foo`): sync fails with git's line naming it, exit 5 (this clone's git refused to
+    write), not 'moved during the sync; run sync again' or a transport failure (exit 8, 'fix the remote'); once
+    it is gone the sync succeeds."""
     append(world.a, "a1")
     assert cli("sync", "--root", str(world.a))[0] == 0
     append(world.a, "a2")
     append(world.b, "b1")
     assert cli("sync", "--root", str(world.b))[0] == 0  # the remote's branch moved: a fetches it
-    lock = world.a / ".git" / f"{ref}.lock"
-    lock.write_text("")
+    if planted == ".lock":
+        (world.a / ".git" / f"{ref}.lock").write_text("")
+    else:
+        git(world.a, "update-ref", "-d", ref)
+        git(world.a, "update-ref", f"{ref}/foo", "HEAD")
     code, error = cli("sync", "--root", str(world.a))
-    assert code == 5 and f"{ref}.lock" in error["message"] and "moved during" not in error["message"], error
-    lock.unlink()
+    assert code == 5 and f"{ref}{planted}" in error["message"] and "moved during" not in error["message"], error
+    if planted == ".lock":
+        (world.a / ".git" / f"{ref}.lock").unlink()
+    else:
+        git(world.a, "update-ref", "-d", f"{ref}/foo")
     assert cli("sync", "--root", str(world.a))[0] == 0
 
 
