@@ -453,8 +453,10 @@ class Syncer:
         for number, day in enumerate(sorted(days), 1):
             folder = os.path.join(self.store.events_dir, day)
             present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-            batch += [(day, entry) for entry in self.reader.read_tree(days[day])
-                      if is_event(day, entry) and entry.name not in present]
+            for entry in self.reader.read_tree(days[day]):
+                if is_event(day, entry) and entry.name not in present:
+                    present.add(entry.name)  # once: a hand-made tree may list a name twice
+                    batch.append((day, entry))
             if len(batch) >= RESTORE_BATCH or number == len(days):
                 added += self._bring_in(batch, [], quiet=True)
                 batch = []

@@ -1066,3 +1066,28 @@ def test_remote_events_are_never_written_through_a_day_folder_symlink(world: Wor
     code, error = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(world.b))
     assert code == 6 and f"{day} is a symlink" in error["message"], error
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["sync", "clone-store"])
+def test_an_event_listed_twice_in_a_remote_day_tree_is_written_once(world: World, command: str) -> None:
+    """A hand-made day tree listing one event twice (git never writes one name twice in a tree; its transport
+    carries it): a first sync and clone-store write the event once (exit 0). They failed with 'remote events not
+    written: File exists' (exit 5), so no new clone of the team could take the history."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+
+    def plumbing(*args: str, data: bytes = b"") -> bytes:
+        return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                              check=True).stdout
+
+    [day] = {path.parent.name for path in (world.a / STORE / "events").glob("*/*.json")}
+    listed = plumbing("cat-file", "tree", f"continuity:events/{day}")
+    twice = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=listed + listed).strip()
+    events = plumbing("mktree", data=b"040000 tree " + twice + f"\t{day}\n".encode()).strip()
+    root = plumbing("mktree", data=b"040000 tree " + events + b"\tevents\n").strip().decode()
+    git(world.remote, "update-ref", "refs/heads/continuity",
+        git(world.remote, "commit-tree", root, "-p", "continuity", "-m", "twice").strip())
+    target = world.b if command == "sync" else world.clone("c", init=False)
+    code, out = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(target))
+    assert code == 0, out
+    assert event_names(target) == event_names(world.a)
