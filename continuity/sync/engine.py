@@ -226,22 +226,30 @@ class Syncer:
         self.repo.update_ref(self.ref, commit, self.tip)
         self.tip = commit
 
-    def refuse_foreign(self, commit: str | None, where: str) -> None:
+    def refuse_foreign(self, commit: str | None, where: str, related: str | None = None) -> None:
         """Refuse a commit of the branch that holds files but no events folder (holds_no_events): sync_branch
-        names a branch of code, and sync would commit events onto it and push them to the team's."""
-        if commit is not None and holds_no_events(read_snapshot(self.reader, commit)):
+        names a branch of code, and sync would commit events onto it and push them to the team's.
+
+        One that shares history with `related` (the branch here) is no branch of code: a commit a teammate
+        pushed onto the continuity branch; the union puts the events back.
+        """
+        if commit is None or not holds_no_events(read_snapshot(self.reader, commit)):
+            return
+        if related is None or not self.repo.related(related, commit):
             raise UsageError(f"branch {self.branch!r} {where} holds files but no events/ folder: it is not a "
                              "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
                              "(default: continuity)")
 
     def check_branches(self) -> None:
-        """Refuse a branch of code before anything moves (refuse_foreign): the branch here and its copy of the
-        remote's. The remote's own is checked when fetched (_union_branch, reconnect), under undo_new_branch."""
-        self.refuse_foreign(self.tip, "here")
+        """Refuse a branch of code before anything moves (refuse_foreign): the branch here (unless it shares
+        history with the commit this store last left it at) and its copy of the remote's. The remote's own is
+        checked when fetched (_union_branch, reconnect), under undo_new_branch."""
+        last, _ = files.saved_marks(self.store, self.ref)
+        self.refuse_foreign(self.tip, "here", last if last is not None and self.repo.rev(last) else None)
         copy = None
         with contextlib.suppress(UsageError):  # a remote git does not know: there is no copy of its branch here
             copy = self.repo.rev(self.tracking)
-        self.refuse_foreign(copy, f"of {self.shown}")
+        self.refuse_foreign(copy, f"of {self.shown}", self.tip)
 
     @contextlib.contextmanager
     def undo_new_branch(self) -> Iterator[None]:
@@ -354,7 +362,7 @@ class Syncer:
         if remote_tip is None or remote_tip == tip or (tip and self.repo.is_ancestor(remote_tip, tip)):
             return tip, None
         self._fresh_reader()
-        self.refuse_foreign(remote_tip, f"on {self.shown}")
+        self.refuse_foreign(remote_tip, f"on {self.shown}", tip)
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
         local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)

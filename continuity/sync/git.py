@@ -152,6 +152,13 @@ class Repo:
             raise WriteFailed(f"sync failed: git merge-base: {self.message(result.stderr)}")
         return result.returncode == 0
 
+    def related(self, first: str, second: str) -> bool:
+        """True when two commits share history (they have a merge base)."""
+        result = self.try_run("merge-base", first, second)
+        if result.returncode not in (0, 1):
+            raise WriteFailed(f"sync failed: git merge-base: {self.message(result.stderr)}")
+        return result.returncode == 0
+
     def update_ref(self, ref: str, new: str, old: str | None) -> None:
         """Move `ref` to `new` only if it still points at `old` (None: only if it does not exist)."""
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)

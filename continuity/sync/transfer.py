@@ -304,7 +304,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
             syncer = Syncer(store, repo, branch, remote_of(store), None)
             try:
                 syncer._fresh_reader()  # the bundle's objects arrived after it started
-                syncer.refuse_foreign(manifest.head, "in the transfer")
+                syncer.refuse_foreign(manifest.head, "in the transfer", tip)
                 if tip is not None and tip != manifest.head and not repo.is_ancestor(tip, manifest.head):
                     if not repo.is_ancestor(manifest.head, tip):
                         raise _refuse("import", f"transfer HEAD {manifest.head[:12]} conflicts with the existing "
@@ -367,7 +367,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
                 local = syncer.tip
                 remote_tip = repo.fetch(name, branch, syncer.tracking)
                 syncer._fresh_reader()
-                syncer.refuse_foreign(remote_tip, f"on {mask_url(name)}")
+                syncer.refuse_foreign(remote_tip, f"on {mask_url(name)}", local)
             action = reconnect_action(
                 local, remote_tip,
                 bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),

@@ -1091,3 +1091,25 @@ def test_an_event_listed_twice_in_a_remote_day_tree_is_written_once(world: World
     code, out = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(target))
     assert code == 0, out
     assert event_names(target) == event_names(world.a)
+
+
+def test_a_pushed_commit_without_events_on_the_branch_is_united_not_refused(world: World) -> None:
+    """A teammate pushed onto the continuity branch (a fast-forward) a commit whose tree holds a file but no
+    events/ folder: it descends from the clones' history, so it is no branch of code; every clone still syncs
+    (exit 0), keeps its events and puts them back on the branch."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    blob = subprocess.run(["git", "-C", str(world.remote), "hash-object", "-w", "--stdin"], input=b"hi",
+                          capture_output=True, check=True).stdout.decode().strip()
+    root = subprocess.run(["git", "-C", str(world.remote), "mktree"], input=f"100644 blob {blob}\tREADME\n".encode(),
+                          capture_output=True, check=True).stdout.decode().strip()
+    git(world.remote, "update-ref", "refs/heads/continuity",
+        git(world.remote, "commit-tree", root, "-p", "continuity", "-m", "no events").strip())
+    append(world.a, "a2")
+    append(world.b, "b1")
+    for clone in (world.a, world.b, world.a):
+        code, out = cli("sync", "--root", str(clone))
+        assert code == 0, out
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    assert "events" in git(world.remote, "ls-tree", "--name-only", "continuity").split()
