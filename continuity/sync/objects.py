@@ -51,11 +51,34 @@ def parse_tree(data: bytes, oid_bytes: int) -> list[Entry]:
 
 
 class _BatchProcess:
-    """A long-lived git process fed on stdin and read on stdout."""
+    """A long-lived git process fed on stdin and read on stdout; its stderr kept for the message of a failure
+    (drained by a thread: git writes there only when something is wrong, and must never block on it)."""
 
     process: subprocess.Popen[bytes]
     stdin: IO[bytes]
     stdout: IO[bytes]
+
+    def _spawn(self, repo: Repo, *args: str) -> None:
+        self.repo = repo
+        self.process = subprocess.Popen(["git", "-C", repo.root, *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo.env)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.stdout = self.process.stdout
+        self._errors = bytearray()
+        self._drainer = threading.Thread(target=_drain, args=(self.process.stderr, self._errors), daemon=True)
+        self._drainer.start()
+
+    def _message(self) -> str:
+        """git's line, once the failing process has ended."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._drainer.join(timeout=10)
+        return self.repo.message(bytes(self._errors))
 
     def close(self) -> None:
         """End the process."""
@@ -67,17 +90,24 @@ class _BatchProcess:
             self.process.kill()
             self.process.wait()
         self.stdout.close()
+        self._drainer.join(timeout=10)
+
+
+def _drain(stream: IO[bytes] | None, into: bytearray) -> None:
+    """Read a process's stderr to its end, keeping the first 64 KiB."""
+    if stream is None:
+        return
+    with stream:
+        while chunk := stream.read(4096):
+            if len(into) < 1 << 16:
+                into += chunk
+
 
 class ObjectReader(_BatchProcess):
     """One `git cat-file --batch` process: objects by id, one at a time or many in a stream."""
 
     def __init__(self, repo: Repo) -> None:
-        self.repo = repo
-        self.process = subprocess.Popen(["git", "-C", repo.root, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=repo.env)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
+        self._spawn(repo, "cat-file", "--batch")
 
     def read(self, sha: str) -> tuple[str, bytes]:
         """(type, content) of one object."""
@@ -127,7 +157,10 @@ class ObjectReader(_BatchProcess):
             writer.join()
 
     def _answer(self, sha: str, limit: int | None) -> tuple[str, bytes | None]:
-        header = self.stdout.readline().split()
+        line = self.stdout.readline()
+        if not line:
+            raise WriteFailed(f"sync failed: git cat-file stopped ({self._message()})")
+        header = line.split()
         if len(header) != 3:
             raise WriteFailed(f"sync failed: git object {sha} is missing")
         size = int(header[2])
@@ -136,13 +169,13 @@ class ObjectReader(_BatchProcess):
             while left:
                 chunk = self.stdout.read(min(left, 1 << 20))
                 if not chunk:
-                    raise WriteFailed("sync failed: git cat-file ended early")
+                    raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
                 left -= len(chunk)
             return header[1].decode(), None
         data = self.stdout.read(size)
         self.stdout.read(1)
         if len(data) != size:
-            raise WriteFailed("sync failed: git cat-file ended early")
+            raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
         return header[1].decode(), data
 
 
@@ -156,18 +189,8 @@ class TreeWriter(_BatchProcess):
     """
 
     def __init__(self, repo: Repo) -> None:
-        self.repo = repo
         self.dropped: list[str] = []  # names of entries left out
-        self._start()
-
-    def _start(self) -> None:
-        # stderr kept for the message: mktree writes there only when it refuses a tree, and then ends
-        self.process = subprocess.Popen(["git", "-C", self.repo.root, "mktree", "--batch", "-z"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=self.repo.env)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
+        self._spawn(repo, "mktree", "--batch", "-z")
 
     def write(self, entries: Iterable[Entry]) -> str:
         """Write a tree of these entries (mktree sorts them), less those git refuses to write; its id."""
@@ -181,7 +204,7 @@ class TreeWriter(_BatchProcess):
             if len(writable) == len(listed):
                 raise
             self.close()  # mktree ended when it refused
-            self._start()
+            self._spawn(self.repo, "mktree", "--batch", "-z")
             self.dropped += [entry.name for entry in listed if entry not in writable]
             return self._write(writable)
 
@@ -197,19 +220,3 @@ class TreeWriter(_BatchProcess):
             raise WriteFailed(f"sync failed: git mktree refused a tree ({self._message()})")
         return sha
 
-    def _message(self) -> str:
-        """git's line, once the refusing process has ended."""
-        with contextlib.suppress(OSError, ValueError):
-            self.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        assert self.process.stderr is not None
-        return self.repo.message(self.process.stderr.read())
-
-    def close(self) -> None:
-        """End the process."""
-        super().close()
-        if self.process.stderr is not None:
-            self.process.stderr.close()

@@ -1113,3 +1113,21 @@ def test_a_pushed_commit_without_events_on_the_branch_is_united_not_refused(worl
         assert code == 0, out
     assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
     assert "events" in git(world.remote, "ls-tree", "--name-only", "continuity").split()
+
+
+def test_a_corrupt_object_in_this_clone_fails_in_one_line(world: World) -> None:
+    """A loose object of the branch cut short (a disk fault, a copy gone wrong): sync fails with one line on stderr
+    naming git's reason, exit 5; git's own 'error:' and 'fatal:' lines printed beside it before, and sync's said
+    only 'git cat-file ended early'."""
+    from tests.helpers import cli_process
+
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    tree = git(world.b, "rev-parse", "continuity:events").strip()
+    loose = world.b / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(loose.read_bytes()[:20])
+    append(world.b, "b2")
+    result = cli_process("sync", cwd=world.b)
+    assert result.returncode == 5, result.stderr
+    assert result.stderr.count("\n") == 1 and "corrupt" in result.stderr, result.stderr
