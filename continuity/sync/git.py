@@ -56,9 +56,13 @@ class Repo:
         self.network_timeout = network_timeout
         self.hidden: tuple[str, ...] = ()  # secrets of a remote's URL, masked in every message
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
-        probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format",
-                             "--git-common-dir")
-        lines = probe.stdout.decode(errors="replace").splitlines()
+        asked = ("--show-toplevel", "--absolute-git-dir", "--show-object-format", "--git-common-dir")
+        probe = self.try_run("rev-parse", *asked)
+        lines = os.fsdecode(probe.stdout).split("\n")[:-1]  # paths as the file system names them
+        if probe.returncode == 0 and len(lines) != 4:  # a path holding a newline: one answer at a time
+            answers = [self.try_run("rev-parse", flag) for flag in asked]
+            lines = [os.fsdecode(answer.stdout).removesuffix("\n") for answer in answers
+                     if answer.returncode == 0]
         if probe.returncode != 0 or len(lines) != 4:
             raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
                              "run it inside a clone of the project)")
@@ -176,7 +180,7 @@ class Repo:
         through `fast-import`, as a fetch would keep them: thousands of loose objects cost
         one file each, and a `gc` later.
         """
-        if len(paths) >= PACK_FROM:
+        if len(paths) >= PACK_FROM or any("\n" in path for path in paths):  # --stdin-paths reads lines
             return self._pack_files(paths)
         if not paths:
             return []

@@ -1131,3 +1131,19 @@ def test_a_corrupt_object_in_this_clone_fails_in_one_line(world: World) -> None:
     result = cli_process("sync", cwd=world.b)
     assert result.returncode == 5, result.stderr
     assert result.stderr.count("\n") == 1 and "corrupt" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "carriage\rreturn", "line\u2028separator"])
+def test_a_project_folder_whose_name_holds_a_line_break_syncs(tmp_path: Path, name: str) -> None:
+    """A clone in a folder whose name holds a newline (or another character Python splits lines at): sync and
+    export work (exit 0). git's answers were split into lines, so sync said 'not a git work tree' (exit 2)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    clone = tmp_path / name
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    assert cli("init", "--project", "demo", "--root", str(clone))[0] == 0
+    append(clone, "first")
+    code, out = cli("sync", "--root", str(clone))
+    assert code == 0 and out["pushed"], out
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(clone))
+    assert code == 0, out
