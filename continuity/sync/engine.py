@@ -351,6 +351,24 @@ class Syncer:
             fresh[self.node] = own
         return fresh
 
+    def _readable(self, fresh: dict[str, str]) -> dict[str, str]:
+        """The node refs to take in whose commits sync can read; one it refuses (a commit over the bound, a
+        tree git cannot parse) is skipped with a warning naming it: one clone's broken ref must not stop the
+        team's syncs (it is read again next time)."""
+        if not fresh:
+            return fresh
+        self._fresh_reader()
+        readable = {}
+        for node, commit in fresh.items():
+            try:
+                read_snapshot(self.reader, commit)
+            except WriteFailed as error:
+                _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
+                                                 f"{str(error).removeprefix('sync failed: ')}")
+                continue
+            readable[node] = commit
+        return readable
+
     def _union_branch(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
         """The commit that unites the branch with the remote's tip, and the union behind it.
 
@@ -409,7 +427,7 @@ class Syncer:
             remote_tip, nodes = fetch_remote(self.repo, self.remote, self.branch, self.tracking, self.nodes,
                                              report.warnings)
             report.remote_commit = remote_tip
-            fresh = self._fresh(nodes, seen, remote_tip)
+            fresh = self._readable(self._fresh(nodes, seen, remote_tip))
             target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)

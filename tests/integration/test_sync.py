@@ -1147,3 +1147,39 @@ def test_a_project_folder_whose_name_holds_a_line_break_syncs(tmp_path: Path, na
     assert code == 0 and out["pushed"], out
     code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(clone))
     assert code == 0, out
+
+
+@pytest.mark.parametrize("broken", ["commit over 1 MiB", "malformed day tree"])
+def test_a_node_ref_sync_cannot_read_is_skipped_not_fatal(world: World, broken: str) -> None:
+    """One clone's node ref names a commit sync refuses to read (over 1 MiB, or holding a malformed day tree),
+    beside a good one: the good one is taken, the broken one skipped with a warning naming it, exit 0. It
+    stopped every clone's sync (exit 5), against 'one broken ref never stops the others'."""
+    append(world.a, "a1")
+    synced(world.a)
+    append(world.b, "b1")
+    path, raw = event_file(world.b)
+    base = git(world.remote, "rev-parse", "continuity").strip()
+    if broken == "commit over 1 MiB":
+        tree = git(world.remote, "rev-parse", "continuity^{tree}").strip()
+        bad = subprocess.run(["git", "-C", str(world.remote), "commit-tree", tree, "-p", base, "-F", "-"],
+                             input=b"m" * (2 << 20), capture_output=True, check=True).stdout.decode().strip()
+    else:
+        def plumbing(*args: str, data: bytes) -> str:
+            return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                                  check=True).stdout.decode().strip()
+
+        day = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=b"100644 cut\0" + b"\1" * 7)
+        events = plumbing("mktree", "--missing", data=f"040000 tree {day}\t20261231\n".encode())
+        root = plumbing("mktree", data=f"040000 tree {events}\tevents\n".encode())
+        bad = git(world.remote, "commit-tree", root, "-p", base, "-m", "broken").strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/aaaaaaaa", bad)
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/bbbbbbbb",
+        commit_of(world.remote, {path: raw}, base))
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["added_remote"] == 1, out
+    assert [w for w in out["warnings"] if "nodes/aaaaaaaa" in w], out["warnings"]
+    assert path.split("/")[2] in event_names(world.a)
+    git(world.remote, "update-ref", "-d", "refs/heads/continuity")  # clone-store from the node refs alone
+    fresh = world.clone("c", init=False)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and path.split("/")[2] in event_names(fresh), out
