@@ -73,7 +73,10 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
     try:
         newest: tuple[str, str] | None = None  # (name, blob)
         for commit in commits:
-            snapshot = read_snapshot(reader, commit)
+            try:
+                snapshot = read_snapshot(reader, commit)
+            except WriteFailed:  # a node ref sync cannot read: the sync that follows skips it with a warning
+                continue
             for day in sorted(snapshot.days, reverse=True):
                 entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
                 if entries:

@@ -37,7 +37,7 @@ import hashlib
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import msgspec
 
@@ -52,6 +52,7 @@ from continuity.sync.tree import (
     Snapshot,
     Union,
     day_entries,
+    holds_no_events,
     is_event,
     plan_union,
     plan_union_many,
@@ -212,6 +213,10 @@ class Syncer:
             return write_root(writer, snapshots, days)
         finally:
             writer.close()
+            if writer.dropped:
+                _warn_once(self.report.warnings, f"left out of the branch {len(writer.dropped)} entries git cannot "
+                                                 f"write into a tree (first: {writer.dropped[0]!r}): no events; "
+                                                 "only a hand-made tree holds such entries")
 
     def _say(self, count: int, message: str) -> None:
         if self.progress is not None and count >= PROGRESS_FROM:
@@ -220,6 +225,44 @@ class Syncer:
     def _move(self, commit: str) -> None:
         self.repo.update_ref(self.ref, commit, self.tip)
         self.tip = commit
+
+    def refuse_foreign(self, commit: str | None, where: str, related: str | None = None) -> None:
+        """Refuse a commit of the branch that holds files but no events folder (holds_no_events): sync_branch
+        names a branch of code, and sync would commit events onto it and push them to the team's.
+
+        One that shares history with `related` (the branch here) is no branch of code: a commit a teammate
+        pushed onto the continuity branch; the union puts the events back.
+        """
+        if commit is None or not holds_no_events(read_snapshot(self.reader, commit)):
+            return
+        if related is None or not self.repo.related(related, commit):
+            raise UsageError(f"branch {self.branch!r} {where} holds files but no events/ folder: it is not a "
+                             "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
+                             "(default: continuity)")
+
+    def check_branches(self) -> None:
+        """Refuse a branch of code before anything moves (refuse_foreign): the branch here (unless it shares
+        history with the commit this store last left it at) and its copy of the remote's. The remote's own is
+        checked when fetched (_union_branch, reconnect), under undo_new_branch."""
+        last, _ = files.saved_marks(self.store, self.ref)
+        self.refuse_foreign(self.tip, "here", last if last is not None and self.repo.rev(last) else None)
+        copy = None
+        with contextlib.suppress(UsageError):  # a remote git does not know: there is no copy of its branch here
+            copy = self.repo.rev(self.tracking)
+        self.refuse_foreign(copy, f"of {self.shown}", self.tip)
+
+    @contextlib.contextmanager
+    def undo_new_branch(self) -> Iterator[None]:
+        """The branch here, when this run made it (recording the first local events), is removed again on a
+        refusal: a refused sync leaves no branch of that name behind (the events stay in the store)."""
+        made = self.tip is None
+        try:
+            yield
+        except UsageError:
+            if made and self.tip is not None:
+                self.repo.try_run("update-ref", "-d", self.ref, self.tip)
+                self.tip = None
+            raise
 
     def adopt(self) -> int:
         """Write the events the local branch gained since this store last synced; how many.
@@ -308,6 +351,24 @@ class Syncer:
             fresh[self.node] = own
         return fresh
 
+    def _readable(self, fresh: dict[str, str]) -> dict[str, str]:
+        """The node refs to take in whose commits sync can read; one it refuses (a commit over the bound, a
+        tree git cannot parse) is skipped with a warning naming it: one clone's broken ref must not stop the
+        team's syncs (it is read again next time)."""
+        if not fresh:
+            return fresh
+        self._fresh_reader()
+        readable = {}
+        for node, commit in fresh.items():
+            try:
+                read_snapshot(self.reader, commit)
+            except WriteFailed as error:
+                _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
+                                                 f"{str(error).removeprefix('sync failed: ')}")
+                continue
+            readable[node] = commit
+        return readable
+
     def _union_branch(self, remote_tip: str | None) -> tuple[str | None, Union | None]:
         """The commit that unites the branch with the remote's tip, and the union behind it.
 
@@ -318,9 +379,10 @@ class Syncer:
         tip = self.tip
         if remote_tip is None or remote_tip == tip or (tip and self.repo.is_ancestor(remote_tip, tip)):
             return tip, None
+        self._fresh_reader()
+        self.refuse_foreign(remote_tip, f"on {self.shown}", tip)
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
-        self._fresh_reader()
         local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)
         union = plan_union(self.reader, local, remote)
         if not union.local_only and self.repo.is_ancestor(tip, remote_tip):
@@ -349,6 +411,11 @@ class Syncer:
     def run(self, *, push: bool, restore: bool) -> None:
         """Take in what the branch gained here (adopt), record, then fetch, unite and push until this clone's
         node ref lands or the retry time runs out."""
+        self.check_branches()
+        with self.undo_new_branch():
+            self._run(push=push, restore=restore)
+
+    def _run(self, *, push: bool, restore: bool) -> None:
         report = self.report
         if not restore:
             report.added_branch = self.adopt()
@@ -360,7 +427,7 @@ class Syncer:
             remote_tip, nodes = fetch_remote(self.repo, self.remote, self.branch, self.tracking, self.nodes,
                                              report.warnings)
             report.remote_commit = remote_tip
-            fresh = self._fresh(nodes, seen, remote_tip)
+            fresh = self._readable(self._fresh(nodes, seen, remote_tip))
             target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)
@@ -412,8 +479,10 @@ class Syncer:
         for number, day in enumerate(sorted(days), 1):
             folder = os.path.join(self.store.events_dir, day)
             present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-            batch += [(day, entry) for entry in self.reader.read_tree(days[day])
-                      if is_event(day, entry) and entry.name not in present]
+            for entry in self.reader.read_tree(days[day]):
+                if is_event(day, entry) and entry.name not in present:
+                    present.add(entry.name)  # once: a hand-made tree may list a name twice
+                    batch.append((day, entry))
             if len(batch) >= RESTORE_BATCH or number == len(days):
                 added += self._bring_in(batch, [], quiet=True)
                 batch = []
@@ -440,6 +509,16 @@ class Syncer:
         return added
 
 
+def refuse_checked_out(repo: Repo, branch: str) -> None:
+    """Refuse before anything moves when a work tree of the repository has the branch checked out (or is
+    rebasing or bisecting it): moving it would change that work tree's HEAD under its index and files."""
+    where = repo.checked_out(f"refs/heads/{branch}")
+    if where is not None:
+        place = "here" if os.path.realpath(where) == os.path.realpath(repo.toplevel) else f"in the work tree {where}"
+        raise UsageError(f"branch {branch!r} is checked out {place} (or being rebased or bisected there): switch "
+                         "that work tree to another branch first (sync never touches a work tree)")
+
+
 def retry_seconds_of(store: Store) -> float:
     """How long refused pushes are retried: `sync_retry_seconds` in config.json, else RETRY_SECONDS."""
     return store.number_setting("sync_retry_seconds", 0, 3600, RETRY_SECONDS)
@@ -462,9 +541,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     branch = branch_of(store, branch)
     remote = remote_of(store, remote)
     warnings = guard_remote(repo, remote)
-    if repo.head_ref() == f"refs/heads/{branch}":
-        raise UsageError(f"branch {branch!r} is checked out here: switch to your working branch first "
-                         "(sync never touches the work tree)")
+    refuse_checked_out(repo, branch)
     if os.path.exists(health.offline_marker(store)):
         raise UsageError("this store was brought in offline (`continuity work import`): leave offline mode with "
                          "`continuity work reconnect`, which pushes or fast-forwards and never merges diverged "

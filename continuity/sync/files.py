@@ -28,7 +28,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, read_event_file
+from events.durable import READ_LIMIT, read_event_file, refuse_link
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -63,14 +63,15 @@ def hash_matches(name: str, raw: bytes) -> bool:
 # -- locks and marks -----------------------------------------------------------------------
 @contextlib.contextmanager
 def flocked(path: str) -> Iterator[None]:
-    """Hold an exclusive `flock` on `path` (the lock dies with the process); a symlink there is StoreUnsafe."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """Hold an exclusive `flock` on `path` (the lock dies with the process); a symlink there is StoreUnsafe,
+    a lock that cannot be made or opened (a read-only file system, a socket planted there) WriteFailed."""
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, osfs.UPDATE, 0o644)
     except OSError as error:
         what = {errno.ELOOP: "a symlink", errno.EISDIR: "a folder"}.get(error.errno or 0)
         if what is None:
-            raise
+            raise WriteFailed(f"cannot take the lock {path} ({error.strerror or error}): nothing written") from None
         raise StoreUnsafe(f"unsafe store: {path} is {what} (nothing written)") from None
     try:
         osfs.lock(fd)
@@ -270,6 +271,8 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
     append lists the newest day instead of trusting it (mtimes can be coarse).
     """
     with append_lock(store):
+        for day in sorted({day for day, _, _ in staged.files}):  # a symlink would take the events out of the store
+            refuse_link(os.path.join(store.events_dir, day))
         todo = []
         for day, name, temp in staged.files:
             final = os.path.join(store.events_dir, day, name)

@@ -28,6 +28,10 @@ PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more
 #: Signs in git's messages that the remote answered but its ref was locked or moved: retried.
 CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
                     "failed to lock", "reference already exists")
+#: Signs in git's messages that this clone's git could not write a ref (a `.lock` a git that died left behind,
+#: a ref of this clone whose folder has the ref's name, a read-only folder): the remote is not to blame.
+LOCAL_REF_SIGNS = ("unable to create", "unable to write", "exists; cannot create", "read-only file system",
+                   "permission denied")
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
     "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",
@@ -52,9 +56,13 @@ class Repo:
         self.network_timeout = network_timeout
         self.hidden: tuple[str, ...] = ()  # secrets of a remote's URL, masked in every message
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
-        probe = self.try_run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--show-object-format",
-                             "--git-common-dir")
-        lines = probe.stdout.decode(errors="replace").splitlines()
+        asked = ("--show-toplevel", "--absolute-git-dir", "--show-object-format", "--git-common-dir")
+        probe = self.try_run("rev-parse", *asked)
+        lines = os.fsdecode(probe.stdout).split("\n")[:-1]  # paths as the file system names them
+        if probe.returncode == 0 and len(lines) != 4:  # a path holding a newline: one answer at a time
+            answers = [self.try_run("rev-parse", flag) for flag in asked]
+            lines = [os.fsdecode(answer.stdout).removesuffix("\n") for answer in answers
+                     if answer.returncode == 0]
         if probe.returncode != 0 or len(lines) != 4:
             raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
                              "run it inside a clone of the project)")
@@ -101,13 +109,30 @@ class Repo:
         result = self.try_run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return result.stdout.decode().strip() if result.returncode == 0 else None
 
-    def head_ref(self) -> str | None:
-        """The branch HEAD names (`refs/heads/...`), or None when detached or unreadable."""
-        try:
-            text = osfs.read_regular(os.path.join(self.git_dir, "HEAD"), limit=osfs.SMALL_LIMIT).decode().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        return text[5:].strip() if text.startswith("ref:") else None
+    def checked_out(self, ref: str) -> str | None:
+        """The work tree of this repository that has `ref` checked out, or that a rebase or bisect in it will
+        bring back to it (git refuses to move such a branch too); None when none has.
+
+        Read from each work tree's git folder, as git does: its HEAD, `rebase-merge/head-name`,
+        `rebase-apply/head-name` and `BISECT_START` (a branch's short name).
+        """
+        common = self.common_dir
+        folders = [(common, os.path.dirname(common) if os.path.basename(common) == ".git" else common)]
+        linked = os.path.join(common, "worktrees")
+        for name in sorted(os.listdir(linked)) if os.path.isdir(linked) else []:
+            gitdir = os.path.join(linked, name)
+            pointer = _small_text(os.path.join(gitdir, "gitdir"))  # the linked work tree's `.git` file
+            folders.append((gitdir, os.path.dirname(pointer) if pointer else gitdir))
+        short = ref.removeprefix("refs/heads/")
+        for gitdir, work_tree in folders:
+            head = _small_text(os.path.join(gitdir, "HEAD")) or ""
+            if head.startswith("ref:") and head[4:].strip() == ref:
+                return work_tree
+            if ref in (_small_text(os.path.join(gitdir, "rebase-merge", "head-name")),
+                       _small_text(os.path.join(gitdir, "rebase-apply", "head-name"))) or (
+                    _small_text(os.path.join(gitdir, "BISECT_START")) in (short, ref)):
+                return work_tree
+        return None
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""
@@ -131,9 +156,18 @@ class Repo:
             raise WriteFailed(f"sync failed: git merge-base: {self.message(result.stderr)}")
         return result.returncode == 0
 
+    def related(self, first: str, second: str) -> bool:
+        """True when two commits share history (they have a merge base)."""
+        result = self.try_run("merge-base", first, second)
+        if result.returncode not in (0, 1):
+            raise WriteFailed(f"sync failed: git merge-base: {self.message(result.stderr)}")
+        return result.returncode == 0
+
     def update_ref(self, ref: str, new: str, old: str | None) -> None:
         """Move `ref` to `new` only if it still points at `old` (None: only if it does not exist)."""
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
+        if result.returncode != 0 and _local_ref_failure(result.stderr):
+            raise WriteFailed(f"sync failed: cannot update {ref} in this clone ({self.message(result.stderr)})")
         if result.returncode != 0:
             raise WriteFailed(f"sync failed: {ref} moved during the sync ({self.message(result.stderr)}); "
                               "run sync again")
@@ -146,7 +180,7 @@ class Repo:
         through `fast-import`, as a fetch would keep them: thousands of loose objects cost
         one file each, and a `gc` later.
         """
-        if len(paths) >= PACK_FROM:
+        if len(paths) >= PACK_FROM or any("\n" in path for path in paths):  # --stdin-paths reads lines
             return self._pack_files(paths)
         if not paths:
             return []
@@ -211,8 +245,12 @@ class Repo:
             return None
         raise self.unreachable(remote, branch, result.stderr)
 
-    def unreachable(self, remote: str, branch: str, stderr: bytes) -> RemoteUnreachable:
-        """The transport failure of fetching `branch` from `remote`, with git's line (secrets masked)."""
+    def unreachable(self, remote: str, branch: str, stderr: bytes) -> RemoteUnreachable | WriteFailed:
+        """The transport failure of fetching `branch` from `remote`, with git's line (secrets masked); or
+        WriteFailed when git could not write the fetched ref in this clone."""
+        if _local_ref_failure(stderr):
+            return WriteFailed(f"sync failed: cannot record branch {branch!r} of {mask_url(remote)!r} in this clone: "
+                               f"{self.message(stderr)}")
         return RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: {self.message(stderr)} "
                                  "(events stay safe locally; sync again later)")
 
@@ -314,6 +352,20 @@ class Repo:
             return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def _local_ref_failure(stderr: bytes) -> bool:
+    """True when git's message says it could not write a ref in this clone (LOCAL_REF_SIGNS)."""
+    text = stderr.decode(errors="replace").lower()
+    return "cannot lock ref" in text and any(sign in text for sign in LOCAL_REF_SIGNS)
+
+
+def _small_text(path: str) -> str | None:
+    """A small pointer file of git's, stripped; None when absent or unreadable."""
+    try:
+        return osfs.read_regular(path, limit=osfs.SMALL_LIMIT).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def node_refs(branch: str) -> str:

@@ -51,11 +51,34 @@ def parse_tree(data: bytes, oid_bytes: int) -> list[Entry]:
 
 
 class _BatchProcess:
-    """A long-lived git process fed on stdin and read on stdout."""
+    """A long-lived git process fed on stdin and read on stdout; its stderr kept for the message of a failure
+    (drained by a thread: git writes there only when something is wrong, and must never block on it)."""
 
     process: subprocess.Popen[bytes]
     stdin: IO[bytes]
     stdout: IO[bytes]
+
+    def _spawn(self, repo: Repo, *args: str) -> None:
+        self.repo = repo
+        self.process = subprocess.Popen(["git", "-C", repo.root, *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo.env)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.stdout = self.process.stdout
+        self._errors = bytearray()
+        self._drainer = threading.Thread(target=_drain, args=(self.process.stderr, self._errors), daemon=True)
+        self._drainer.start()
+
+    def _message(self) -> str:
+        """git's line, once the failing process has ended."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._drainer.join(timeout=10)
+        return self.repo.message(bytes(self._errors))
 
     def close(self) -> None:
         """End the process."""
@@ -67,17 +90,24 @@ class _BatchProcess:
             self.process.kill()
             self.process.wait()
         self.stdout.close()
+        self._drainer.join(timeout=10)
+
+
+def _drain(stream: IO[bytes] | None, into: bytearray) -> None:
+    """Read a process's stderr to its end, keeping the first 64 KiB."""
+    if stream is None:
+        return
+    with stream:
+        while chunk := stream.read(4096):
+            if len(into) < 1 << 16:
+                into += chunk
+
 
 class ObjectReader(_BatchProcess):
     """One `git cat-file --batch` process: objects by id, one at a time or many in a stream."""
 
     def __init__(self, repo: Repo) -> None:
-        self.repo = repo
-        self.process = subprocess.Popen(["git", "-C", repo.root, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=repo.env)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
+        self._spawn(repo, "cat-file", "--batch")
 
     def read(self, sha: str) -> tuple[str, bytes]:
         """(type, content) of one object."""
@@ -127,7 +157,10 @@ class ObjectReader(_BatchProcess):
             writer.join()
 
     def _answer(self, sha: str, limit: int | None) -> tuple[str, bytes | None]:
-        header = self.stdout.readline().split()
+        line = self.stdout.readline()
+        if not line:
+            raise WriteFailed(f"sync failed: git cat-file stopped ({self._message()})")
+        header = line.split()
         if len(header) != 3:
             raise WriteFailed(f"sync failed: git object {sha} is missing")
         size = int(header[2])
@@ -136,36 +169,54 @@ class ObjectReader(_BatchProcess):
             while left:
                 chunk = self.stdout.read(min(left, 1 << 20))
                 if not chunk:
-                    raise WriteFailed("sync failed: git cat-file ended early")
+                    raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
                 left -= len(chunk)
             return header[1].decode(), None
         data = self.stdout.read(size)
         self.stdout.read(1)
         if len(data) != size:
-            raise WriteFailed("sync failed: git cat-file ended early")
+            raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
         return header[1].decode(), data
 
 
 class TreeWriter(_BatchProcess):
-    """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids."""
+    """One `git mktree --batch -z` process: writes trees, one per call, and returns their ids.
+
+    A tree's entries that git carries but refuses to write into a tree again (a name with a
+    slash, a mode that does not match its object: only a hand-made tree holds one, and a
+    teammate can push it) are left out of the tree written, and named in `dropped`: carrying
+    them would fail every sync that rewrites that tree, on every clone.
+    """
 
     def __init__(self, repo: Repo) -> None:
-        self.process = subprocess.Popen(["git", "-C", repo.root, "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=repo.env)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
+        self.dropped: list[str] = []  # names of entries left out
+        self._spawn(repo, "mktree", "--batch", "-z")
 
     def write(self, entries: Iterable[Entry]) -> str:
-        """Write a tree of these entries (mktree sorts them); its id."""
+        """Write a tree of these entries (mktree sorts them), less those git refuses to write; its id."""
+        listed = list(entries)
+        try:
+            return self._write(listed)
+        except WriteFailed:
+            kinds = self.repo.object_types(sorted({entry.sha for entry in listed if entry.kind != "commit"}))
+            writable = [entry for entry in listed
+                        if "/" not in entry.name and entry.kind in ("commit", kinds[entry.sha])]
+            if len(writable) == len(listed):
+                raise
+            self.close()  # mktree ended when it refused
+            self._spawn(self.repo, "mktree", "--batch", "-z")
+            self.dropped += [entry.name for entry in listed if entry not in writable]
+            return self._write(writable)
+
+    def _write(self, entries: list[Entry]) -> str:
         body = "".join(f"{entry.mode} {entry.kind} {entry.sha}\t{entry.name}\0" for entry in entries)
         try:
             self.stdin.write(body.encode("utf-8", "surrogateescape") + b"\0")
             self.stdin.flush()
+            sha = self.stdout.readline().decode().strip()
         except OSError:
-            raise WriteFailed("sync failed: git mktree refused a tree") from None
-        sha = self.stdout.readline().decode().strip()
+            sha = ""
         if not sha:
-            raise WriteFailed("sync failed: git mktree refused a tree")
+            raise WriteFailed(f"sync failed: git mktree refused a tree ({self._message()})")
         return sha
 

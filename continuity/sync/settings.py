@@ -20,8 +20,12 @@ _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)
 def branch_of(store: Store, override: str | None = None) -> str:
     """The continuity branch's name: the flag, `sync_branch` in config.json, else `continuity`."""
     name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
-    if not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name.endswith(".lock"):
-        raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/")
+    # git's ref-name rules (no part ending in `.` or `.lock`), and not `HEAD`: refs/heads/HEAD makes the name
+    # ambiguous in every git command, and its tracking ref would be the remote's default-branch link
+    if (not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name == "HEAD"
+            or any(part.endswith((".", ".lock")) for part in name.split("/"))):
+        raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/ (no part ending in "
+                         "`.` or `.lock`, not HEAD)")
     return name
 
 

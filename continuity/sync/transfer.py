@@ -32,7 +32,7 @@ from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_R
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
-from continuity.sync.engine import Syncer, open_repo
+from continuity.sync.engine import Syncer, open_repo, refuse_checked_out
 from continuity.sync.git import Repo
 from continuity.sync.settings import branch_of, remote_of
 from events.errors import WriteFailed
@@ -100,6 +100,7 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
     """Commit the local events the branch lacks; the branch's tip."""
     syncer = Syncer(store, repo, branch, remote_of(store), None)
     try:
+        syncer.check_branches()
         syncer.adopt()
         syncer.record()
         files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
@@ -109,8 +110,10 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
 
 
 def check_tracked(repo: Repo, tip: str) -> int:
-    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material."""
+    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material, or is
+    bigger than any event can be (read no further: a teammate's huge file must not fill this clone's memory)."""
     from continuity.sync.objects import ObjectReader
+    from events.durable import READ_LIMIT
     from events.guard import find_secret
 
     listing = repo.run("ls-tree", "-r", "-z", "--full-tree", tip)
@@ -125,7 +128,10 @@ def check_tracked(repo: Repo, tip: str) -> int:
             path = raw_path.decode(errors="replace")
             if kind != "blob" or mode != "100644":
                 raise _refuse("export", f"unsupported file in tracked context (mode {mode}): {path}")
-            _, data = reader.read(sha)
+            _, data = reader.read_bounded(sha, READ_LIMIT)
+            if data is None:
+                raise _refuse("export", f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
+                              f"{path}")
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -184,6 +190,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store)
+    refuse_checked_out(repo, branch)
     with files.sync_lock(store, repo.common_dir):
         tip = _record(store, repo, branch)
         if tip is None:
@@ -281,6 +288,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     if f"refs/heads/{manifest.branch}" not in heads or heads[heads.index(f"refs/heads/{manifest.branch}") - 1] \
             != manifest.head:
         raise _refuse("import", "the bundle's context HEAD does not match the manifest.")
+    refuse_checked_out(repo, manifest.branch)  # another branch is refused below
     store = existing or init_store(root, project=manifest.project, language=None)[0]
     store.check_safe()
     branch = branch_of(store)
@@ -295,6 +303,8 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
             tip = _record(store, repo, branch)
             syncer = Syncer(store, repo, branch, remote_of(store), None)
             try:
+                syncer._fresh_reader()  # the bundle's objects arrived after it started
+                syncer.refuse_foreign(manifest.head, "in the transfer", tip)
                 if tip is not None and tip != manifest.head and not repo.is_ancestor(tip, manifest.head):
                     if not repo.is_ancestor(manifest.head, tip):
                         raise _refuse("import", f"transfer HEAD {manifest.head[:12]} conflicts with the existing "
@@ -339,6 +349,7 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
     repo = open_repo(store)
     branch = branch_of(store)
     name = remote_of(store, remote)
+    refuse_checked_out(repo, branch)
     guard_remote(repo, name)  # a URL with credentials is refused before git runs
     if name in repo.remotes():
         leaky = [url for url in repo.remote_urls(name) if has_secret(url)]
@@ -349,10 +360,14 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
     with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, name, None)
         try:
-            adopted = syncer.adopt()
-            syncer.record()
-            local = syncer.tip
-            remote_tip = repo.fetch(name, branch, syncer.tracking)
+            syncer.check_branches()
+            with syncer.undo_new_branch():
+                adopted = syncer.adopt()
+                syncer.record()
+                local = syncer.tip
+                remote_tip = repo.fetch(name, branch, syncer.tracking)
+                syncer._fresh_reader()
+                syncer.refuse_foreign(remote_tip, f"on {mask_url(name)}", local)
             action = reconnect_action(
                 local, remote_tip,
                 bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),

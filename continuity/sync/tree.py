@@ -7,8 +7,10 @@ The branch's tree mirrors the store's events folder:
         <stamp>-<node>-<hash12>.json         one blob per event, its bytes exactly as on disk
 
 Anything else (other root entries, odd names under `events/`) is carried through merges
-but never written into the store. Only the day trees that differ between two commits are
-read, so comparing two histories costs what changed, not the size of the log.
+but never written into the store; an entry git refuses to write into a tree again (a name
+with a slash, a mode that does not match its object) is left out, with a warning. Only the
+day trees that differ between two commits are read, so comparing two histories costs what
+changed, not the size of the log.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def read_snapshot(reader: ObjectReader, commit: str | None) -> Snapshot:
             else:
                 extra.append(entry)
     return Snapshot(commit, root, days, extra)
+
+
+def holds_no_events(snapshot: Snapshot) -> bool:
+    """True when a commit's tree holds files but no events folder: a branch of code, not one sync writes."""
+    return bool(snapshot.root) and not any(entry.name == EVENTS and entry.mode == TREE for entry in snapshot.root)
 
 
 def day_entries(reader: ObjectReader, tree: str | None) -> dict[str, Entry]:

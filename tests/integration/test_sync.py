@@ -365,6 +365,24 @@ def test_configured_branch_and_no_push(world: World) -> None:
     assert git(world.remote, *heads).split() == ["agents/state", "main"]
 
 
+@pytest.mark.parametrize("name", ["HEAD", "state.", "agents/state.", "state.lock/x", "agents/x.lock"])
+def test_a_branch_name_git_refuses_or_reads_as_head_is_a_usage_error(world: World, name: str) -> None:
+    """sync_branch (or clone-store's --branch) that git refuses as a ref name, or `HEAD` (sync fetched it into
+    the clone's refs/remotes/origin/HEAD, the remote's default-branch link, and made `HEAD` ambiguous in every
+    git command): exit 2 before anything is written, not a late 'moved during the sync' (exit 5)."""
+    git(world.a, "remote", "set-head", "origin", "main")  # as a clone of a remote with a branch has it
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    refs = git(world.a, "for-each-ref")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
+    assert git(world.a, "for-each-ref") == refs
+    assert git(world.a, "symbolic-ref", "refs/remotes/origin/HEAD").strip() == "refs/remotes/origin/main"
+    code, error = cli("clone-store", "origin", "--branch", name, "--root", str(world.clone("c", init=False)))
+    assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
+
+
 def test_sync_without_a_git_identity(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no user.name/user.email anywhere, sync still commits to its branch (a fallback identity)."""
     for key in IDENTITY:
@@ -408,6 +426,36 @@ def test_refuses_when_its_branch_is_checked_out(world: World) -> None:
     code, error = cli("sync", "--root", str(world.b))
     assert code == EXIT_USAGE and "checked out" in error["message"]
     assert git(world.b, "rev-parse", "continuity") == git(world.b, "rev-parse", "main")
+
+
+@pytest.mark.parametrize("how", ["worktree", "rebase", "bisect"])
+def test_refuses_when_its_branch_is_checked_out_in_another_worktree(world: World, how: str) -> None:
+    """The continuity branch checked out (or being rebased or bisected) in another work tree of the repository:
+    sync, export, import and reconnect refuse (exit 2, naming it) and that work tree's HEAD, index and files
+    stay."""
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    transfer = world.tmp / "transfer"
+    assert cli("work", "export", "--out", str(transfer), "--root", str(world.b))[0] == 0
+    other = world.tmp / "other"
+    git(world.b, "worktree", "add", "-q", str(other), "continuity")
+    if how != "worktree":  # what git itself refuses to move: a branch a rebase or bisect will come back to
+        git(other, "switch", "-q", "--detach")
+        gitdir = Path(git(other, "rev-parse", "--absolute-git-dir").strip())
+        if how == "rebase":
+            (gitdir / "rebase-merge").mkdir()
+            (gitdir / "rebase-merge" / "head-name").write_text("refs/heads/continuity\n")
+        else:
+            (gitdir / "BISECT_START").write_text("continuity\n")
+    before = user_git_state(other) if how == "worktree" else None
+    tip = git(world.b, "rev-parse", "continuity")
+    append(world.b, "b2")
+    for command in (["sync"], ["work", "export"], ["work", "import", str(transfer)], ["work", "reconnect"]):
+        code, error = cli(*command, "--root", str(world.b))
+        assert code == EXIT_USAGE and "checked out" in error["message"] and str(other) in error["message"], error
+    assert git(world.b, "rev-parse", "continuity") == tip
+    if before is not None:
+        assert user_git_state(other) == before
 
 
 def test_appends_during_a_sync_are_kept_and_recorded_later(world: World) -> None:
@@ -494,6 +542,39 @@ def test_a_lock_file_replaced_by_a_symlink_is_refused_not_followed(tmp_path: Pat
     with pytest.raises(StoreUnsafe, match="is a symlink") as refused, lock:
         pass
     assert refused.value.exit_code == 6 and not target.exists()
+
+
+@pytest.mark.parametrize("planted", ["socket at sync.lock", "socket at continuity-sync.lock", "read-only git folder"])
+def test_a_lock_that_cannot_be_opened_fails_in_one_line(world: World, planted: str) -> None:
+    """A socket where one of sync's locks belongs (open gives ENXIO), or a git folder mounted read-only (EROFS):
+    sync and export fail with one line (exit 5), not an internal error (exit 70); the events stay."""
+    import socket
+
+    append(world.b, "b1")
+    before = event_names(world.b)
+    git_dir = world.b / ".git"
+    mounted = False
+    if planted == "read-only git folder":
+        if os.geteuid() != 0 or subprocess.run(["mount", "--bind", str(git_dir), str(git_dir)]).returncode != 0:
+            pytest.skip("needs root with mount rights")
+        mounted = True
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(git_dir)]).returncode != 0:
+            subprocess.run(["umount", str(git_dir)], check=True)
+            pytest.skip("cannot remount read-only")
+    else:
+        name = planted.rpartition(" ")[2]
+        path = git_dir / name if name == "continuity-sync.lock" else world.b / STORE / "local" / name
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    try:
+        for command in (["sync"], ["work", "export"]):
+            code, error = cli(*command, "--root", str(world.b))
+            assert code == 5 and "lock" in error["message"] and "\n" not in error["message"], error
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(git_dir)], check=True)
+    assert event_names(world.b) == before
 
 
 # -- one ref per clone beside the shared branch ---------------------------------------------------
@@ -873,3 +954,232 @@ def test_a_malformed_tree_on_the_branch_is_refused_in_one_line(world: World, raw
     append(world.b, "b1")
     code, error = cli("sync", "--root", str(world.b))
     assert code == 5 and "is not a well-formed tree" in error["message"] and "\n" not in error["message"], error
+
+
+@pytest.mark.parametrize("where", ["day", "events", "root"])
+@pytest.mark.parametrize("entry", ["slash", "type"])
+def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(world: World, where: str,
+                                                                            entry: str) -> None:
+    """A teammate pushed a tree holding an entry git carries but refuses to write into a tree again: a name with
+    a slash (`../x`) or a mode that does not match its object (a file mode naming a tree). Every sync that
+    rewrote that tree failed (exit 5, with git's own `fatal:` line on stderr beside sync's), so no clone of the
+    team could deliver events again. Now the entry is left out of the rewritten tree with one warning, the
+    events flow both ways and nothing is written outside the store."""
+    from tests.helpers import cli_process
+
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    [day] = {path.parent.name for path in (world.a / STORE / "events").glob("*/*.json")}
+
+    def plumbing(*args: str, data: bytes = b"") -> str:
+        return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    def literal(raw: bytes) -> str:
+        return plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=raw)
+
+    def tree_of(rev: str) -> bytes:
+        return subprocess.run(["git", "-C", str(world.remote), "cat-file", "tree", rev], capture_output=True,
+                              check=True).stdout
+
+    name, target = (b"../x", plumbing("hash-object", "-w", "--stdin", data=b"x")) if entry == "slash" else (
+        b"0-not-a-file", plumbing("mktree"))
+    hostile = b"100644 " + name + b"\0" + bytes.fromhex(target)
+    day_tree = plumbing("rev-parse", f"continuity:events/{day}")
+    events = plumbing("rev-parse", "continuity:events")
+    if where == "day":
+        day_tree = literal(hostile + tree_of(day_tree))
+        events = plumbing("mktree", data=f"040000 tree {day_tree}\t{day}\n".encode())
+    elif where == "events":
+        events = literal(hostile + tree_of(events))
+    root = literal(hostile + b"40000 events\0" + bytes.fromhex(events)) if where == "root" else plumbing(
+        "mktree", data=f"040000 tree {events}\tevents\n".encode())
+    git(world.remote, "update-ref", "refs/heads/continuity",
+        git(world.remote, "commit-tree", root, "-p", "continuity", "-m", "hostile").strip())
+    append(world.b, "b1")
+    append(world.a, "a2")
+    stderr = ""
+    for clone in (world.b, world.a, world.b):
+        result = cli_process("sync", cwd=clone)
+        assert result.returncode == 0, result.stderr
+        stderr += result.stderr
+    assert "fatal:" not in stderr and "left out" in stderr, stderr
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    assert not (world.tmp / "x").exists()
+
+
+@pytest.mark.parametrize("planted", [".lock", "/foo"])
+@pytest.mark.parametrize("ref", ["refs/heads/continuity", "refs/remotes/origin/continuity"])
+def test_a_stale_ref_lock_in_this_clone_is_named_not_blamed_on_the_remote(world: World, ref: str,
+                                                                          planted: str) -> None:
+    """A `<ref>.lock` left in this clone's git folder by a git that died, or a ref of this clone under the ref's
+    name as a folder (`<ref>/foo`): sync fails with git's line naming it, exit 5 (this clone's git refused to
+    write), not 'moved during the sync; run sync again' or a transport failure (exit 8, 'fix the remote'); once
+    it is gone the sync succeeds."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    append(world.a, "a2")
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0  # the remote's branch moved: a fetches it
+    if planted == ".lock":
+        (world.a / ".git" / f"{ref}.lock").write_text("")
+    else:
+        git(world.a, "update-ref", "-d", ref)
+        git(world.a, "update-ref", f"{ref}/foo", "HEAD")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == 5 and f"{ref}{planted}" in error["message"] and "moved during" not in error["message"], error
+    if planted == ".lock":
+        (world.a / ".git" / f"{ref}.lock").unlink()
+    else:
+        git(world.a, "update-ref", "-d", f"{ref}/foo")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+
+
+@pytest.mark.parametrize("name", ["main", "develop"])
+def test_a_sync_branch_that_holds_code_is_refused_before_anything_moves(world: World, name: str) -> None:
+    """sync_branch naming a branch of code (`main`, which this clone tracks, or `develop`, which only the remote
+    has): sync, export and reconnect refuse (exit 2) before writing anything. Sync committed the events onto the
+    code and pushed them to the team's branch."""
+    git(world.a, "switch", "-q", "-c", "feature")
+    git(world.b, "push", "-q", "origin", "main:develop")  # clone a has never fetched it
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    refs = git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")
+    for command in (["sync"], ["work", "export"], ["work", "reconnect"]):
+        code, error = cli(*command, "--root", str(world.a))
+        assert code == EXIT_USAGE and "not a continuity branch" in error["message"], (command, error)
+        assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
+
+
+@pytest.mark.parametrize("command", ["sync", "clone-store"])
+def test_remote_events_are_never_written_through_a_day_folder_symlink(world: World, command: str) -> None:
+    """A day folder of the store that is a symlink out of it: sync and clone-store refuse (unsafe store, exit 6)
+    and write nothing where it points. Sync linked the remote's events of that day into the folder it named."""
+    append(world.a, "a1", "a2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    [day] = {path.parent.name for path in (world.a / STORE / "events").glob("*/*.json")}
+    outside = world.tmp / "outside"
+    outside.mkdir()
+    (world.b / STORE / "events").mkdir(exist_ok=True)
+    (world.b / STORE / "events" / day).symlink_to(outside)
+    code, error = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(world.b))
+    assert code == 6 and f"{day} is a symlink" in error["message"], error
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["sync", "clone-store"])
+def test_an_event_listed_twice_in_a_remote_day_tree_is_written_once(world: World, command: str) -> None:
+    """A hand-made day tree listing one event twice (git never writes one name twice in a tree; its transport
+    carries it): a first sync and clone-store write the event once (exit 0). They failed with 'remote events not
+    written: File exists' (exit 5), so no new clone of the team could take the history."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+
+    def plumbing(*args: str, data: bytes = b"") -> bytes:
+        return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                              check=True).stdout
+
+    [day] = {path.parent.name for path in (world.a / STORE / "events").glob("*/*.json")}
+    listed = plumbing("cat-file", "tree", f"continuity:events/{day}")
+    twice = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=listed + listed).strip()
+    events = plumbing("mktree", data=b"040000 tree " + twice + f"\t{day}\n".encode()).strip()
+    root = plumbing("mktree", data=b"040000 tree " + events + b"\tevents\n").strip().decode()
+    git(world.remote, "update-ref", "refs/heads/continuity",
+        git(world.remote, "commit-tree", root, "-p", "continuity", "-m", "twice").strip())
+    target = world.b if command == "sync" else world.clone("c", init=False)
+    code, out = cli(*(["sync"] if command == "sync" else ["clone-store", "origin"]), "--root", str(target))
+    assert code == 0, out
+    assert event_names(target) == event_names(world.a)
+
+
+def test_a_pushed_commit_without_events_on_the_branch_is_united_not_refused(world: World) -> None:
+    """A teammate pushed onto the continuity branch (a fast-forward) a commit whose tree holds a file but no
+    events/ folder: it descends from the clones' history, so it is no branch of code; every clone still syncs
+    (exit 0), keeps its events and puts them back on the branch."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    blob = subprocess.run(["git", "-C", str(world.remote), "hash-object", "-w", "--stdin"], input=b"hi",
+                          capture_output=True, check=True).stdout.decode().strip()
+    root = subprocess.run(["git", "-C", str(world.remote), "mktree"], input=f"100644 blob {blob}\tREADME\n".encode(),
+                          capture_output=True, check=True).stdout.decode().strip()
+    git(world.remote, "update-ref", "refs/heads/continuity",
+        git(world.remote, "commit-tree", root, "-p", "continuity", "-m", "no events").strip())
+    append(world.a, "a2")
+    append(world.b, "b1")
+    for clone in (world.a, world.b, world.a):
+        code, out = cli("sync", "--root", str(clone))
+        assert code == 0, out
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    assert "events" in git(world.remote, "ls-tree", "--name-only", "continuity").split()
+
+
+def test_a_corrupt_object_in_this_clone_fails_in_one_line(world: World) -> None:
+    """A loose object of the branch cut short (a disk fault, a copy gone wrong): sync fails with one line on stderr
+    naming git's reason, exit 5; git's own 'error:' and 'fatal:' lines printed beside it before, and sync's said
+    only 'git cat-file ended early'."""
+    from tests.helpers import cli_process
+
+    append(world.b, "b1")
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    tree = git(world.b, "rev-parse", "continuity:events").strip()
+    loose = world.b / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(loose.read_bytes()[:20])
+    append(world.b, "b2")
+    result = cli_process("sync", cwd=world.b)
+    assert result.returncode == 5, result.stderr
+    assert result.stderr.count("\n") == 1 and "corrupt" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "carriage\rreturn", "line\u2028separator"])
+def test_a_project_folder_whose_name_holds_a_line_break_syncs(tmp_path: Path, name: str) -> None:
+    """A clone in a folder whose name holds a newline (or another character Python splits lines at): sync and
+    export work (exit 0). git's answers were split into lines, so sync said 'not a git work tree' (exit 2)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    clone = tmp_path / name
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    assert cli("init", "--project", "demo", "--root", str(clone))[0] == 0
+    append(clone, "first")
+    code, out = cli("sync", "--root", str(clone))
+    assert code == 0 and out["pushed"], out
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(clone))
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("broken", ["commit over 1 MiB", "malformed day tree"])
+def test_a_node_ref_sync_cannot_read_is_skipped_not_fatal(world: World, broken: str) -> None:
+    """One clone's node ref names a commit sync refuses to read (over 1 MiB, or holding a malformed day tree),
+    beside a good one: the good one is taken, the broken one skipped with a warning naming it, exit 0. It
+    stopped every clone's sync (exit 5), against 'one broken ref never stops the others'."""
+    append(world.a, "a1")
+    synced(world.a)
+    append(world.b, "b1")
+    path, raw = event_file(world.b)
+    base = git(world.remote, "rev-parse", "continuity").strip()
+    if broken == "commit over 1 MiB":
+        tree = git(world.remote, "rev-parse", "continuity^{tree}").strip()
+        bad = subprocess.run(["git", "-C", str(world.remote), "commit-tree", tree, "-p", base, "-F", "-"],
+                             input=b"m" * (2 << 20), capture_output=True, check=True).stdout.decode().strip()
+    else:
+        def plumbing(*args: str, data: bytes) -> str:
+            return subprocess.run(["git", "-C", str(world.remote), *args], input=data, capture_output=True,
+                                  check=True).stdout.decode().strip()
+
+        day = plumbing("hash-object", "-t", "tree", "--literally", "-w", "--stdin", data=b"100644 cut\0" + b"\1" * 7)
+        events = plumbing("mktree", "--missing", data=f"040000 tree {day}\t20261231\n".encode())
+        root = plumbing("mktree", data=f"040000 tree {events}\tevents\n".encode())
+        bad = git(world.remote, "commit-tree", root, "-p", base, "-m", "broken").strip()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/aaaaaaaa", bad)
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/bbbbbbbb",
+        commit_of(world.remote, {path: raw}, base))
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 0 and out["added_remote"] == 1, out
+    assert [w for w in out["warnings"] if "nodes/aaaaaaaa" in w], out["warnings"]
+    assert path.split("/")[2] in event_names(world.a)
+    git(world.remote, "update-ref", "-d", "refs/heads/continuity")  # clone-store from the node refs alone
+    fresh = world.clone("c", init=False)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and path.split("/")[2] in event_names(fresh), out

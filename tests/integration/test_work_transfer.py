@@ -259,6 +259,25 @@ def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_
     assert not (tmp_path / "t" / "context.bundle").exists()
 
 
+def test_export_refuses_a_file_bigger_than_any_event_unread(tmp_path: Path) -> None:
+    """A teammate pushed a big text file beside the events (sync carries it on the branch): export refuses it
+    naming the file (exit 12) without reading it into memory (a 200 MB file held 600 MB and took 19 s; a few
+    GB ended in MemoryError, an internal error); nothing is written."""
+    world = World(tmp_path)
+    append(world.a, "ordinary")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    big = subprocess.run(["git", "-C", str(world.a), "hash-object", "-w", "--stdin"], input=b"a" * (2 << 20),
+                         capture_output=True, check=True).stdout.decode().strip()
+    listing = git(world.a, "ls-tree", "continuity") + f"100644 blob {big}\tnotes.txt\n"
+    root = subprocess.run(["git", "-C", str(world.a), "mktree"], input=listing.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+    git(world.a, "update-ref", "refs/heads/continuity", git(world.a, "commit-tree", root, "-p", "continuity",
+                                                             "-m", "big").strip())
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(world.a))
+    assert code == EXIT_INVARIANT and out["message"].endswith("bigger than any event (1 MiB): notes.txt"), out
+    assert not (tmp_path / "t" / "context.bundle").exists()
+
+
 def test_reconnect_refuses_a_remote_url_with_credentials_without_echoing_it(exported: tuple[World, Path]) -> None:
     """--remote with a token, or a configured remote whose URL holds one: exit 2, the token never printed."""
     world, folder = exported
