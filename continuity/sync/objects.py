@@ -69,19 +69,8 @@ class _BatchProcess:
         self._drainer = threading.Thread(target=_drain, args=(self.process.stderr, self._errors), daemon=True)
         self._drainer.start()
 
-    def _message(self) -> str:
-        """git's line, once the failing process has ended."""
-        with contextlib.suppress(OSError, ValueError):
-            self.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self._drainer.join(timeout=10)
-        return self.repo.message(bytes(self._errors))
-
-    def close(self) -> None:
-        """End the process."""
+    def _end(self) -> None:
+        """Close its input, wait for the process (killed after 10 s) and for its stderr to be read."""
         with contextlib.suppress(OSError, ValueError):
             self.stdin.close()
         try:
@@ -89,8 +78,17 @@ class _BatchProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.stdout.close()
         self._drainer.join(timeout=10)
+
+    def _message(self) -> str:
+        """git's line, once the failing process has ended."""
+        self._end()
+        return self.repo.message(bytes(self._errors))
+
+    def close(self) -> None:
+        """End the process."""
+        self._end()
+        self.stdout.close()
 
 
 def _drain(stream: IO[bytes] | None, into: bytearray) -> None:
