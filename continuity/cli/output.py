@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 TYPE_CHECKING = False
@@ -39,8 +40,9 @@ class Output:
         from continuity.core.text import one_line
 
         line = one_line(" ".join(message.split()))
-        sys.stderr.write(f"continuity: error: {line}\n")
-        sys.stderr.flush()
+        with contextlib.suppress(OSError):  # a stderr that takes nothing more: the exit code still tells
+            sys.stderr.write(f"continuity: error: {line}\n")
+            sys.stderr.flush()
         if self.as_json:
             import orjson
 
@@ -51,8 +53,9 @@ class Output:
                 from continuity.core.fsio import surrogate_json
 
                 encoded = surrogate_json(data)
-            sys.stdout.buffer.write(encoded + b"\n")
-            sys.stdout.flush()
+            with contextlib.suppress(OSError):  # the error may be that stdout takes nothing more
+                sys.stdout.buffer.write(encoded + b"\n")
+                sys.stdout.flush()
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:

@@ -43,7 +43,8 @@ EXIT_CODES: dict[int, str] = {
     "that is empty, too long or (with --match) not valid search syntax",
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
-    EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written)",
+    EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
+                       "or stdout took no more output (what was stored stays)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
     EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream or work item with that "
     "id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, a link "

@@ -7,6 +7,7 @@ exit code, never a traceback (unless `--debug` asked for one).
 from __future__ import annotations
 
 import contextlib
+import errno
 import sys
 from collections.abc import Callable, Sequence
 
@@ -38,11 +39,23 @@ def guarded(
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        if error.filename is None and error.errno in _OUTPUT_FULL:  # stdout itself failed (a full disk, /dev/full)
+            from events.errors import WriteFailed
+
+            return on_error(WriteFailed(f"output not written ({error.strerror or error}); what the command "
+                                        "wrote to the store stays written"))
+        if debug:
+            raise
+        return on_internal(error)
     except Exception as error:  # the last line of defence: one line, not a traceback
         if debug:
             raise
         return on_internal(error)
 
+
+#: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).
+_OUTPUT_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
 
 #: The cyclic garbage collector's thresholds for a command that runs and exits.
 GC_THRESHOLDS = (50_000, 20, 20)
@@ -70,7 +83,13 @@ def exit_with(main: Callable[[], int]) -> None:
     code = 0
     with contextlib.suppress(BrokenPipeError):
         code = main()
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except OSError as error:  # the last of the output did not go out: say so, unless already failing
+            if code == 0:
+                code = 5
+                with contextlib.suppress(OSError):
+                    sys.stderr.write(f"continuity: error: output not written ({error.strerror or error})\n")
     sys.exit(code)
 
 

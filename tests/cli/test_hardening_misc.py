@@ -197,3 +197,23 @@ def test_json_output_in_a_folder_whose_name_is_not_utf8(tmp_path: Path, capsys: 
     capsys.readouterr()
     assert main(["init", "--project", "demo", "--json"]) == 0
     assert os.fsencode(json.loads(capsys.readouterr().out)["store"]).startswith(os.fsencode(str(root)))
+
+
+@pytest.mark.parametrize("args", [["status"], ["events", "list", "--json"], ["events", "list"], ["log", "-m", "kept"],
+                                  ["log", "-m", "kept", "--json"], ["resume-bundle"]])
+def test_a_full_stdout_is_one_line_and_the_write_failed_code(project: Path, args: list[str]) -> None:
+    """stdout that takes nothing (/dev/full: ENOSPC): exit 5 and one stderr line saying the output was not written and
+    what was stored stays (it was exit 70, and a traceback for `events list --json`)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "continuity", *args], cwd=project, env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 5, done.stderr
+    assert done.stderr.count("\n") == 1 and "output not written (No space left on device)" in done.stderr
+    assert "Traceback" not in done.stderr
+    if args[0] == "log":
+        assert len(all_event_files(project)) == 1
