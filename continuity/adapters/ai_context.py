@@ -19,7 +19,7 @@ from continuity.adapters.install import (
     add_block,
     md_change,
     read_text,
-    refuse_dangling_link,
+    refuse_dangling_links,
     remove_block,
 )
 from continuity.core.errors import UsageError
@@ -127,9 +127,7 @@ def plan_install(root: Path, *, project: str, repository: str | None, force: boo
         changes.append(FileChange(root / CONFIG_REL, before, config_text(project, repository), shared=True))
     block = policy_block()
     changes.append(md_change(root / "AGENTS.md", lambda text: add_block(text, block, BEGIN, END), shared=True))
-    for change in changes:  # as install's: never made through a link that names nothing (`.ai -> elsewhere`)
-        if change.before is None and change.after is not None:
-            refuse_dangling_link(change.path)
+    refuse_dangling_links(changes)  # as install's: never made through a link that names nothing (`.ai -> x`)
     return changes
 
 

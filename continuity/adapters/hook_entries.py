@@ -70,7 +70,7 @@ def _int_or_none(text: str) -> int | None:
 
 def _storable(value: Any) -> Any:
     if isinstance(value, str):
-        return re.sub("[\ud800-\udfff]", "\ufffd", value) if _has_surrogate(value) else value
+        return re.sub("[\ud800-\udfff]", "\ufffd", value)
     if isinstance(value, float):
         return value if value - value == 0 else None  # inf and nan are not finite
     if isinstance(value, dict):
@@ -78,14 +78,6 @@ def _storable(value: Any) -> Any:
     if isinstance(value, list):
         return [_storable(item) for item in value]
     return value
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | None:

@@ -535,10 +535,15 @@ def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | No
     block = render_block(command)
     if markdown is not None:
         changes.append(md_change(markdown, lambda text: add_block(text, block), shared=shared))
+    refuse_dangling_links(changes)
+    return changes
+
+
+def refuse_dangling_links(changes: list[FileChange]) -> None:
+    """`refuse_dangling_link` for each file the changes create."""
     for change in changes:
         if change.before is None and change.after is not None:
             refuse_dangling_link(change.path)
-    return changes
 
 
 def refuse_dangling_link(path: Path) -> None:

@@ -20,6 +20,11 @@ from projections.readmodel import Projects
 from projections.registry import models
 
 
+def bad_point(point: str) -> UsageError:
+    """The one line for an `--as-of` that is neither an event id nor a time."""
+    return UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range")
+
+
 def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     """The last file name included at `point`, and the event itself when it is an id."""
     if point.startswith("RCE-"):
@@ -29,7 +34,7 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
         at_us = clock.parse_iso(point)
         stamp = clock.stamp(at_us)
     except (ValueError, OverflowError):
-        raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range") from None
+        raise bad_point(point) from None
     from continuity.core.store import now_us
 
     if at_us > now_us():

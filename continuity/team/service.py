@@ -99,9 +99,9 @@ def as_of_us(point: str) -> int:
     try:  # the point is checked here too: a read with no store to replay (NoStoreRead) reaches this first
         return clock.parse_stamp(point[4:26]) if point.startswith("RCE-") else clock.parse_iso(point)
     except (ValueError, OverflowError):
-        from continuity.core.errors import UsageError
+        from continuity.readside.replay import bad_point
 
-        raise UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range") from None
+        raise bad_point(point) from None
 
 
 # -- the commands' API: the CLI and the MCP tools build these requests and call these ------------
