@@ -24,7 +24,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--language", choices=["en", "zh"], help="language of Markdown archives")
     parser.add_argument("--repair", action="store_true",
                         help="rewrite a missing, empty or invalid config.json, taking the project name "
-                        "from --project or from the newest event (never from the folder's name)")
+                        "from --project or from the newest event (never from the folder's name); a file that "
+                        "does not parse is first copied to local/config.unparsed-<time>.json")
     parser.set_defaults(handler=_init)
 
 
@@ -45,10 +46,13 @@ def _init(args: argparse.Namespace, out: Output) -> int:
 
     root = os.path.abspath(getattr(args, "root", None) or os.getcwd())
     store, created = init_store(root, project=args.project, language=args.language, repair=args.repair)
+    text = f"{'initialized' if created else 'already initialized'}: {store.path} (project {store.project})"
+    if store.config_kept is not None:
+        text += f"\nthe config.json that did not parse was kept as {store.config_kept}: copy its settings back"
     out.emit(
         {"ok": True, "action": "init", "created": created, "store": str(store.path),
-         "project": store.project},
-        f"{'initialized' if created else 'already initialized'}: {store.path} (project {store.project})",
+         "project": store.project, "config_kept": store.config_kept},
+        text,
     )
     return 0
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from continuity.core.errors import ConfigBroken, UsageError
-from continuity.core.fsio import schema_json, write_if_changed
+from continuity.core.fsio import schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
-from continuity.core.store import Store, check_project_name, project_name_for
+from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, project_name_for
 from events import osfs
 from events.errors import ContinuityError, WriteFailed
 
@@ -65,6 +66,8 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         if not repair:
             raise ConfigBroken(f"{problem}: run `continuity init --repair` (or `continuity init --project NAME`)")
         project, _ = store.reading_project()
+    # a config.json that did not parse (so reads as {}): the settings typed there are kept, not overwritten
+    kept = _keep_unparsed_config(store) if problem is not None and not config else None
     if problem is not None:
         config.pop("project", None)  # whatever it held was not a valid name
     if project is not None:
@@ -90,6 +93,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     except OSError as error:
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
     store._config, store._config_problem = config, None
+    store.config_kept = kept
     store.node()
     _start_projection(store)
     return store, created
@@ -98,6 +102,30 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
 PROJECT_IGNORE = f"{STORE_REL}/"
 _IGNORES_STORE = {"/.agent/runtime-continuity/", "/.agent/runtime-continuity", ".agent/runtime-continuity",
                   PROJECT_IGNORE, ".agent/", "/.agent/", ".agent", "/.agent"}
+
+
+def _keep_unparsed_config(store: Store) -> str | None:
+    """Copy a config.json that does not parse to `local/` before a new one replaces it; its path, or None.
+
+    Settings typed by hand (a sync remote, the brief's budget) are lost otherwise when one typo
+    sends the user to `init --repair`. A file that cannot be read is not copied (there is nothing
+    to keep); one that fails to copy stops the repair, so nothing is overwritten unkept.
+    """
+    try:
+        raw = osfs.read_regular(store.config_path, limit=CONFIG_LIMIT)
+    except OSError:
+        return None
+    if not raw.strip():
+        return None
+    now = time.time_ns() // 1000
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**6)) + f".{now % 10**6:06d}Z"  # never the same twice
+    kept = os.path.join(store.local_dir, f"config.unparsed-{stamp}.json")
+    try:
+        write_atomic(kept, raw, within=store.path)
+    except OSError as error:
+        raise WriteFailed(f"config.json not repaired: its copy {kept} could not be written "
+                          f"({error.strerror or error})") from None
+    return kept
 
 
 def _holds_events(store: Store) -> bool:

@@ -47,6 +47,21 @@ def check_project_name(name: object) -> str:
     return name
 
 
+def json_problem(raw: bytes, error: ValueError) -> str:
+    """Where and why a hand-edited JSON file does not parse, in a few words that quote none of it."""
+    import json
+
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return "it starts with a byte order mark: save it as UTF-8 without one"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 at byte {error.start}"
+    if isinstance(error, UnicodeEncodeError):
+        return "an escape names half of a surrogate pair"
+    if isinstance(error, json.JSONDecodeError):
+        return f"line {error.lineno} column {error.colno}: {error.msg}"
+    return str(error)  # plain.loads' own: NaN, a number out of range, nested too deeply
+
+
 def project_name_for(root: str) -> str:
     """A valid project name derived from a folder's name."""
     name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
@@ -64,6 +79,8 @@ class Store:
         self.config_path = os.path.join(self.path, "config.json")
         self._config: dict[str, Any] | None = None
         self._config_problem: str | None = None
+        #: Where `init --repair` copied a config.json that did not parse before replacing it.
+        self.config_kept: str | None = None
 
     def check_safe(self) -> None:
         """Refuse a store whose folders are symlinks or not folders (writes could escape).
@@ -106,8 +123,8 @@ class Store:
             return {}, f"{self.config_path} is empty"
         try:
             loaded = loads(raw, max_depth=None)
-        except ValueError:  # UnicodeDecodeError and JSONDecodeError included
-            return {}, f"{self.config_path} is not valid JSON"
+        except ValueError as error:  # UnicodeDecodeError and JSONDecodeError included
+            return {}, f"{self.config_path} is not valid JSON ({json_problem(raw, error)})"
         if not isinstance(loaded, dict):
             return {}, f"{self.config_path} is not a JSON object"
         try:

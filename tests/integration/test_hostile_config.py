@@ -95,3 +95,50 @@ def test_a_new_store_needs_no_repair(tmp_path: Path, monkeypatch: pytest.MonkeyP
     root.mkdir()
     monkeypatch.chdir(root)
     assert main(["init"]) == 0 and "project fresh-folder" in capsys.readouterr().out
+
+
+UNPARSED = {
+    "a byte order mark": (b'\xef\xbb\xbf{"project": "demo", "sync_remote": "up"}',
+                          "it starts with a byte order mark: save it as UTF-8 without one"),
+    "a missing comma": (b'{"project": "demo",\n "sync_remote": "up"\n "brief_recall": 5}',
+                        "line 3 column 2: Expecting ',' delimiter"),
+    "not UTF-8": (b'{"project": "de\xffmo"}', "not UTF-8 at byte 15"),
+    "NaN": (b'{"project": "demo", "brief_recall": NaN}', "NaN is not JSON"),
+    "a lone surrogate": (b'{"project": "demo", "x": "\\ud800"}', "an escape names half of a surrogate pair"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPARSED))
+def test_a_hand_edited_config_says_where_it_breaks_and_repair_keeps_it(
+        case: str, project: Path, capsys: Capture) -> None:
+    """A config.json typed by hand that does not parse: the refusal says where and why (quoting none of
+    the file), and `init --repair` keeps the file under local/ and says so before writing a new one, so the
+    settings typed there are not silently lost."""
+    assert main(["log", "-m", "first"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    content, reason = UNPARSED[case]
+    (store / "config.json").write_bytes(content)
+    capsys.readouterr()
+    assert main(["log", "-m", "x"]) == 9
+    assert f"config.json is not valid JSON ({reason})" in capsys.readouterr().err
+    assert main(["init", "--repair", "--json"]) == 0
+    kept = json.loads(capsys.readouterr().out)["config_kept"]
+    assert Path(kept).parent == store / "local" and Path(kept).read_bytes() == content
+    assert json.loads((store / "config.json").read_text())["project"] == "demo"
+    (store / "config.json").write_bytes(content)
+    assert main(["init", "--repair"]) == 0  # a second repair keeps its own copy beside the first
+    out = capsys.readouterr().out
+    assert "did not parse was kept as" in out and len(list((store / "local").glob("config.unparsed-*.json"))) == 2
+
+
+def test_repair_of_a_config_that_parses_keeps_its_settings_and_copies_nothing(project: Path, capsys: Capture) -> None:
+    """Valid JSON with a bad project name: repair replaces the name only; nothing is copied to local/."""
+    assert main(["log", "-m", "first"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    (store / "config.json").write_text('{"project": "../x", "sync_remote": "up"}')
+    capsys.readouterr()
+    assert main(["init", "--repair", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config_kept"] is None
+    assert json.loads((store / "config.json").read_text()) == {
+        "sync_remote": "up", "project": "demo", "language": "en", "format": 1}
+    assert list((store / "local").glob("config.unparsed-*")) == []
