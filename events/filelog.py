@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, list_days, read_event_file, real_folder, refuse_link
+from events.durable import DurableFolder, FileOps, is_hour, list_days, read_event_file, real_folder, refuse_link
+from events.errors import ContinuityError
 from events.log import EventLog
 from events.sealing import StoredEvent
 
@@ -56,6 +57,8 @@ class FileEventLog(DurableFolder, EventLog):
         day_path = os.path.join(self.events_dir, day)
         try:
             entries = sorted(os.listdir(day_path))
+            if entries and is_hour(entries[0]):  # hours ("00"-"23") sort before every event name
+                entries = self._adopted(day_path, entries)
         except (FileNotFoundError, NotADirectoryError):
             return
         wanted = [
@@ -64,6 +67,14 @@ class FileEventLog(DurableFolder, EventLog):
             and (include_malformed or names.parse_name(name) is not None)
         ]
         yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
+
+    def _adopted(self, day_path: str, entries: list[str]) -> list[str]:
+        """A day's entries after moving the first release's hour folders into their days (as they were if it cannot)."""
+        try:
+            self.adopt_hour_folders()
+        except ContinuityError:  # a store that cannot be written: `verify` names what stays unread
+            return entries
+        return sorted(os.listdir(day_path))
 
     def read_files(
         self, day: str, wanted: list[str], *, unreadable_as_empty: bool = False

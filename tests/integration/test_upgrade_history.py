@@ -1,0 +1,89 @@
+"""Stores written by continuity's earliest commits, read and written by this one (DESIGN.md 3.7).
+
+`tests/fixtures/store_a5e0dfb` was written by the first commit (a5e0dfb): `init --project demo`,
+`log "parsed the input" --file src/parse.py`, `checkpoint -m "tests green" --phase testing --done
+parser --next "wire the CLI" --command "pytest -q" --exit-code 0`. That release kept events in hour
+folders, `events/<YYYYMMDD>/<HH>/`; every later one in `events/<YYYYMMDD>/`. Only its events and
+config.json are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import main
+from tests.helpers import cli_process
+
+Capture = pytest.CaptureFixture[str]
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store_a5e0dfb"
+DAY, HOUR = "20261202", "05"
+LOGGED = "RCE-20261202_054839_363794-66b8a99f"
+CHECKPOINT = "RCE-20261202_054839_521485-66b8a99f"
+CHECKPOINT_FILE = "20261202_054839_521485-66b8a99f-3ae30ebef258.json"
+
+
+@pytest.fixture
+def first_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The a5e0dfb store in a fresh project (the working directory)."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURE, root / ".agent" / "runtime-continuity")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def _events(root: Path) -> Path:
+    return root / ".agent" / "runtime-continuity" / "events"
+
+
+def test_the_first_releases_hour_folders_are_read_whole(first_release: Path, capsys: Capture) -> None:
+    """The first read after the upgrade counts both events of the first release (it said 0 events), saying it
+    moved them into their day folder, byte for byte; events list, verify and the brief see them."""
+    before = {path.name: path.read_bytes() for path in (_events(first_release) / DAY / HOUR).iterdir()}
+    assert main(["status"]) == 0
+    captured = capsys.readouterr()
+    assert "(2 events)" in captured.out
+    assert "moved 2 event(s) of the first release's hour folders" in captured.err
+    assert main(["--json", "events", "list"]) == 0
+    assert [event["event_id"] for event in json.loads(capsys.readouterr().out)["events"]] == [LOGGED, CHECKPOINT]
+    assert not (_events(first_release) / DAY / HOUR).exists()
+    assert {name: (_events(first_release) / DAY / name).read_bytes() for name in before} == before
+    assert main(["--json", "verify"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] == 2
+    assert main(["resume-bundle"]) == 0
+    assert "wire the CLI" in capsys.readouterr().out
+
+
+def test_events_list_as_the_first_command_after_the_upgrade_lists_them(first_release: Path, capsys: Capture) -> None:
+    """`events list`, which reads the log without the read models, lists the first release's events too."""
+    assert main(["--json", "events", "list"]) == 0
+    assert [event["event_id"] for event in json.loads(capsys.readouterr().out)["events"]] == [LOGGED, CHECKPOINT]
+
+
+def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(first_release: Path) -> None:
+    """A `log` as a new process (the plain append path) is the checkpoint's child, not a second root."""
+    done = cli_process("log", "wired the CLI", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
+    assert done.returncode == 0, done.stderr
+    newest = sorted((_events(first_release) / DAY).glob("*.json"))[-1]
+    checkpoint = (_events(first_release) / DAY / CHECKPOINT_FILE).read_bytes()
+    assert json.loads(newest.read_bytes())["prev"] == hashlib.sha256(checkpoint).hexdigest()
+    verified = cli_process("--json", "verify", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
+    report = json.loads(verified.stdout)
+    assert (verified.returncode, report["events"], report["roots"]) == (0, 3, 1)
+
+
+def test_an_hour_folder_file_that_cannot_be_moved_fails_verify(first_release: Path, capsys: Capture) -> None:
+    """An event of another day left in an hour folder is named by verify (exit 1), never silently unread."""
+    stray = _events(first_release) / DAY / HOUR / "20261203_010203_000000-66b8a99f-000000000000.json"
+    stray.write_bytes(b"{}")
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"UNREAD: events/{DAY}/{HOUR}/" in out
+    assert "BROKEN: 1 hour folder(s) of the first release hold files no reader takes" in out
+    assert sorted(path.name for path in (_events(first_release) / DAY).glob("*.json"))[-1] == CHECKPOINT_FILE
