@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,14 @@ def first_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(root)
     return root
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` with a fixed identity and no user or system config; its stdout."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, check=True)
+    return done.stdout
 
 
 def _events(root: Path) -> Path:
@@ -87,3 +97,27 @@ def test_an_hour_folder_file_that_cannot_be_moved_fails_verify(first_release: Pa
     assert f"UNREAD: events/{DAY}/{HOUR}/" in out
     assert "BROKEN: 1 hour folder(s) of the first release hold files no reader takes" in out
     assert sorted(path.name for path in (_events(first_release) / DAY).glob("*.json"))[-1] == CHECKPOINT_FILE
+
+
+def test_a_first_sync_after_the_upgrade_pushes_the_first_releases_events(first_release: Path, capsys: Capture,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sync` as the first command records and pushes both events (it said 'recorded 0 local event(s)' and
+    pushed nothing), and `clone-store` on a second clone brings them back, verified."""
+    for key, value in {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                       "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"}.items():
+        monkeypatch.setenv(key, value)
+    remote = first_release.parent / "remote.git"
+    git(first_release.parent, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(first_release, "init", "-q", "-b", "main")
+    git(first_release, "remote", "add", "origin", str(remote))
+    assert main(["--json", "sync"]) == 0
+    assert json.loads(capsys.readouterr().out)["added_local"] == 2
+    assert git(remote, "ls-tree", "-r", "--name-only", "continuity").split() == [
+        f"events/{DAY}/{path.name}" for path in sorted((_events(first_release) / DAY).glob("*.json"))]
+    other = first_release.parent / "other"
+    git(first_release.parent, "clone", "-q", str(remote), str(other))
+    monkeypatch.chdir(other)
+    assert main(["clone-store", "origin"]) == 0
+    capsys.readouterr()
+    assert main(["--json", "verify"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] == 2
