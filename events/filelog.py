@@ -56,9 +56,7 @@ class FileEventLog(DurableFolder, EventLog):
         """(file name, bytes) of one day's events after the named one, in order."""
         day_path = os.path.join(self.events_dir, day)
         try:
-            entries = sorted(os.listdir(day_path))
-            if entries and is_hour(entries[0]):  # hours ("00"-"23") sort before every event name
-                entries = self._adopted(day_path, entries)
+            entries = self.day_entries(day_path)
         except (FileNotFoundError, NotADirectoryError):
             return
         wanted = [
@@ -68,13 +66,20 @@ class FileEventLog(DurableFolder, EventLog):
         ]
         yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
 
-    def _adopted(self, day_path: str, entries: list[str]) -> list[str]:
-        """A day's entries after moving the first release's hour folders into their days (as they were if it cannot)."""
-        try:
-            self.adopt_hour_folders()
-        except ContinuityError:  # a store that cannot be written: `verify` names what stays unread
-            return entries
-        return sorted(os.listdir(day_path))
+    def day_entries(self, day_path: str) -> list[str]:
+        """A day folder's entries, sorted, once the first release's hour folders are moved into their days.
+
+        Hours ("00"-"23") sort before every event name, so one look at the first entry tells.
+        A store that cannot be written keeps them (`verify` names what stays unread).
+        """
+        entries = sorted(os.listdir(day_path))
+        if entries and is_hour(entries[0]):
+            try:
+                self.adopt_hour_folders()
+            except ContinuityError:
+                return entries
+            entries = sorted(os.listdir(day_path))
+        return entries
 
     def read_files(
         self, day: str, wanted: list[str], *, unreadable_as_empty: bool = False
@@ -111,7 +116,7 @@ class FileEventLog(DurableFolder, EventLog):
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         day_path = os.path.join(self.events_dir, names.shard_of(stamp))
         try:
-            entries = sorted(n for n in os.listdir(day_path) if n.startswith(stamp))
+            entries = [n for n in self.day_entries(day_path) if n.startswith(stamp)]
         except FileNotFoundError:
             return
         for name in entries:

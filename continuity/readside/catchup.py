@@ -264,7 +264,7 @@ class Days:
         found = self._listings.get(day)
         if found is None:
             self.mtime(day)  # the mark is taken before the listing
-            found = self._listings[day] = _event_names(os.listdir(os.path.join(self.events_dir, day)))
+            found = self._listings[day] = _event_names(self.log.day_entries(os.path.join(self.events_dir, day)))
         return found
 
     def count(self, day: str) -> int:

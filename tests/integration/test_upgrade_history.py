@@ -76,6 +76,20 @@ def test_events_list_as_the_first_command_after_the_upgrade_lists_them(first_rel
     assert [event["event_id"] for event in json.loads(capsys.readouterr().out)["events"]] == [LOGGED, CHECKPOINT]
 
 
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["events", "show", LOGGED], "parsed the input"),
+    (["recall", "parsed"], LOGGED),
+    (["timeline", "--out", "page.html"], "timeline of 2 events"),
+])
+def test_readers_without_the_read_models_see_them_as_the_first_command(
+    first_release: Path, capsys: Capture, argv: list[str], expected: str,
+) -> None:
+    """`events show` (was 'no event', exit 7), `recall` (was 'no matches') and `timeline` (was 0 events) read
+    the first release's events when they are the first command after the upgrade."""
+    assert main(argv) == 0
+    assert expected in capsys.readouterr().out
+
+
 def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(first_release: Path) -> None:
     """A `log` as a new process (the plain append path) is the checkpoint's child, not a second root."""
     done = cli_process("log", "wired the CLI", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
