@@ -86,7 +86,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     broken, work_warnings = invariant_problems(store)
     task_broken, task_warnings = merge_problems(store)
-    work_warnings += task_warnings
+    work_warnings = list(dict.fromkeys(work_warnings + task_warnings))  # the same catch-up warning said once
     data["workstream_problems"] = broken
     data["task_problems"] = task_broken
     data["ok"] = data["ok"] and not broken and not task_broken

@@ -102,6 +102,14 @@ def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(fir
     assert (verified.returncode, report["events"], report["roots"]) == (0, 3, 1)
 
 
+def test_verify_after_the_upgrade_says_each_catch_up_warning_once(first_release: Path, capsys: Capture) -> None:
+    """The models rebuilt for the workstream and the task checks are one warning line, not the same line twice."""
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("rebuilt from 2 events") == 1
+    assert out.endswith("ok: the log is intact\n")
+
+
 def test_an_hour_folder_file_that_cannot_be_moved_fails_verify(first_release: Path, capsys: Capture) -> None:
     """An event of another day left in an hour folder is named by verify (exit 1), never silently unread."""
     stray = _events(first_release) / DAY / HOUR / "20261203_010203_000000-66b8a99f-000000000000.json"
