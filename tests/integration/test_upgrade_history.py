@@ -1,10 +1,17 @@
-"""Stores written by continuity's earliest commits, read and written by this one (DESIGN.md 3.7).
+"""Stores written by older commits of continuity, read and written by this one (DESIGN.md 3.7).
 
 `tests/fixtures/store_a5e0dfb` was written by the first commit (a5e0dfb): `init --project demo`,
 `log "parsed the input" --file src/parse.py`, `checkpoint -m "tests green" --phase testing --done
 parser --next "wire the CLI" --command "pytest -q" --exit-code 0`. That release kept events in hour
 folders, `events/<YYYYMMDD>/<HH>/`; every later one in `events/<YYYYMMDD>/`. Only its events and
 config.json are kept.
+
+`tests/fixtures/store_6ec4b99` (sync, hooks and archives; before the read-model registry) and
+`tests/fixtures/store_c0b8445` (tasks, runs, roles, messages, handoffs, snapshots, park and a
+tracked workstream) were written in a project at /tmp/continuity-demo/proj by `init`, `log`,
+`checkpoint`, `archive`, `host-switch`, `resume-bundle --record`, the Claude Code SessionStart,
+PostToolUse and SessionEnd hooks and, at c0b8445, every team and task command it had (the script is
+in the commit that added them). Their events and config.json are kept.
 """
 
 from __future__ import annotations
@@ -143,3 +150,73 @@ def test_a_first_sync_after_the_upgrade_pushes_the_first_releases_events(first_r
     capsys.readouterr()
     assert main(["--json", "verify"]) == 0
     assert json.loads(capsys.readouterr().out)["events"] == 2
+
+
+#: Per fixture: how many events, and how many of the briefs it served replay to their recorded hash. The
+#: last brief c0b8445 served is rendered today with a team-resume section it did not have (docs/architecture.md).
+OLDER = {"store_6ec4b99": (12, 3), "store_c0b8445": (26, 2)}
+
+
+@pytest.fixture(params=sorted(OLDER))
+def older(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """An older commit's store in a fresh git project (the working directory)."""
+    root = tmp_path / "proj"
+    store = root / ".agent" / "runtime-continuity"
+    shutil.copytree(FIXTURE.parent / request.param, store)
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(root)
+    return request.param, store
+
+
+def _derived(store: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(store)): path.read_bytes() for path in sorted(store.rglob("*"))
+            if path.is_file() and path.relative_to(store).parts[0] not in ("events", "local")}
+
+
+def test_an_older_store_verifies_and_its_catch_up_equals_a_rebuild(older: tuple[str, Path], capsys: Capture) -> None:
+    """Every event of the older store decodes (verify 0), and the files the first reads derive equal a rebuild's."""
+    name, store = older
+    assert main(["--json", "verify"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["events"], report["unknown_types"], report["roots"]) == (OLDER[name][0], {}, 1)
+    for argv in (["status"], ["resume-bundle"], ["restore", "--list"], ["task", "list"], ["handoff", "list"],
+                 ["role", "list", "core"], ["inbox", "core", "--agent", "bob"], ["memory", "list"]):
+        assert main(argv) == 0, argv
+    caught_up = _derived(store)
+    assert main(["rebuild"]) == 0
+    assert _derived(store) == caught_up
+
+
+def test_the_briefs_an_older_store_served_replay(older: tuple[str, Path], capsys: Capture) -> None:
+    """`resume-bundle --as-of` of each served brief exits 0; those whose sections have not changed since
+    reproduce the recorded hash (no mismatch warning)."""
+    name, _ = older
+    assert main(["--json", "events", "list", "--kind", "context.served"]) == 0
+    served = [event["event_id"] for event in json.loads(capsys.readouterr().out)["events"]]
+    matching = 0
+    for event_id in served:
+        assert main(["resume-bundle", "--as-of", event_id]) == 0
+        matching += "does not match the hash" not in capsys.readouterr().err
+    assert (len(served), matching) == (3, OLDER[name][1])
+
+
+def test_the_features_of_a_c0b8445_store_read_after_the_upgrade(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: Capture) -> None:
+    """The task and its memory, the handoff, the role, bob's message and the workstream of c0b8445 all show."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURE.parent / "store_c0b8445", root / ".agent" / "runtime-continuity")
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(root)
+    shown = {}
+    for argv in (["task", "list"], ["memory", "list"], ["handoff", "list"], ["role", "list", "core"],
+                 ["inbox", "core", "--agent", "bob"], ["work", "status"]):
+        assert main(["--json", *argv]) == 0
+        shown[argv[0]] = json.loads(capsys.readouterr().out)
+    assert [task["title"] for task in shown["task"]["tasks"]] == ["refunds"]
+    assert [memory["title"] for memory in shown["memory"]["memories"]] == ["Task complete: refunds"]
+    assert [handoff["to"]["agent"] for handoff in shown["handoff"]["handoffs"]] == ["bob"]
+    assert [role["role"] for role in shown["role"]["roles"]] == ["reviewer"]
+    assert [message["text"] for message in shown["inbox"]["messages"]] == ["please review"]
+    assert shown["work"]["activeWorkstream"]["id"] == "WS-1"
