@@ -10,8 +10,8 @@ config.json are kept.
 `tests/fixtures/store_c0b8445` (tasks, runs, roles, messages, handoffs, snapshots, park and a
 tracked workstream) were written in a project at /tmp/continuity-demo/proj by `init`, `log`,
 `checkpoint`, `archive`, `host-switch`, `resume-bundle --record`, the Claude Code SessionStart,
-PostToolUse and SessionEnd hooks and, at c0b8445, every team and task command it had (the script is
-in the commit that added them). Their events and config.json are kept.
+PostToolUse and SessionEnd hooks and, at c0b8445, every team and task command it had (the commands
+are listed in the message of the commit that added them). Their events and config.json are kept.
 """
 
 from __future__ import annotations
@@ -118,9 +118,12 @@ def test_verify_after_the_upgrade_says_each_catch_up_warning_once(first_release:
 
 
 def test_an_hour_folder_file_that_cannot_be_moved_fails_verify(first_release: Path, capsys: Capture) -> None:
-    """An event of another day left in an hour folder is named by verify (exit 1), never silently unread."""
+    """An event of another day left in an hour folder is named by verify (exit 1) and warned of by reads,
+    never silently unread."""
     stray = _events(first_release) / DAY / HOUR / "20261203_010203_000000-66b8a99f-000000000000.json"
     stray.write_bytes(b"{}")
+    assert main(["status"]) == 0
+    assert f"events/{DAY}/{HOUR}/ holds files that are not read" in capsys.readouterr().err
     assert main(["verify"]) == 1
     out = capsys.readouterr().out
     assert f"UNREAD: events/{DAY}/{HOUR}/" in out
