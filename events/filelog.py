@@ -56,7 +56,7 @@ class FileEventLog(DurableFolder, EventLog):
         """(file name, bytes) of one day's events after the named one, in order."""
         day_path = os.path.join(self.events_dir, day)
         try:
-            entries = self.day_entries(day_path)
+            entries = sorted(self.day_entries(day_path))
         except (FileNotFoundError, NotADirectoryError):
             return
         wanted = [
@@ -67,18 +67,20 @@ class FileEventLog(DurableFolder, EventLog):
         yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
 
     def day_entries(self, day_path: str) -> list[str]:
-        """A day folder's entries, sorted, once the first release's hour folders are moved into their days.
+        """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
 
-        Hours ("00"-"23") sort before every event name, so one look at the first entry tells.
-        A store that cannot be written keeps them (`verify` names what stays unread).
+        Hours ("00"-"23") sort before every event name, so the least entry tells (one pass in C),
+        unless something sorts before digits (a dot file): then every entry is looked at. A store
+        that cannot be written keeps them (`verify` names what stays unread).
         """
-        entries = sorted(os.listdir(day_path))
-        if entries and is_hour(entries[0]):
+        entries = os.listdir(day_path)
+        least = min(entries, default="0")
+        if is_hour(least) or (least < "0" and any(is_hour(entry) for entry in entries)):
             try:
                 self.adopt_hour_folders()
             except ContinuityError:
                 return entries
-            entries = sorted(os.listdir(day_path))
+            entries = os.listdir(day_path)
         return entries
 
     def read_files(
@@ -116,7 +118,7 @@ class FileEventLog(DurableFolder, EventLog):
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         day_path = os.path.join(self.events_dir, names.shard_of(stamp))
         try:
-            entries = [n for n in self.day_entries(day_path) if n.startswith(stamp)]
+            entries = sorted(n for n in self.day_entries(day_path) if n.startswith(stamp))
         except FileNotFoundError:
             return
         for name in entries:

@@ -78,7 +78,9 @@ def test_the_first_releases_hour_folders_are_read_whole(first_release: Path, cap
 
 
 def test_events_list_as_the_first_command_after_the_upgrade_lists_them(first_release: Path, capsys: Capture) -> None:
-    """`events list`, which reads the log without the read models, lists the first release's events too."""
+    """`events list`, which reads the log without the read models, lists the first release's events too, also
+    beside a file that sorts before the hour folder (a Finder's .DS_Store)."""
+    (_events(first_release) / DAY / ".DS_Store").write_bytes(b"")
     assert main(["--json", "events", "list"]) == 0
     assert [event["event_id"] for event in json.loads(capsys.readouterr().out)["events"]] == [LOGGED, CHECKPOINT]
 
