@@ -186,9 +186,18 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
-def is_hour(entry: str) -> bool:
-    """Whether a day folder's entry is named like the first release's hour folders."""
+def _is_hour(entry: str) -> bool:
     return len(entry) == 2 and entry.isascii() and entry.isdigit()
+
+
+def holds_hours(entries: list[str]) -> bool:
+    """Whether a day folder's entries name an hour folder of the first release.
+
+    Hours ("00"-"23") sort before every event name, so the least entry tells (one pass in C),
+    unless something sorts before digits (a dot file): then every entry is looked at.
+    """
+    least = min(entries, default="0")
+    return _is_hour(least) or (least < "0" and any(_is_hour(entry) for entry in entries))
 
 
 def hour_folders(events_dir: str) -> list[str]:
@@ -201,7 +210,7 @@ def hour_folders(events_dir: str) -> list[str]:
         try:
             with os.scandir(os.path.join(events_dir, day)) as entries:
                 found.extend(f"{day}/{entry.name}" for entry in entries
-                             if is_hour(entry.name) and entry.is_dir(follow_symlinks=False))
+                             if _is_hour(entry.name) and entry.is_dir(follow_symlinks=False))
         except OSError:
             continue
     return sorted(found)
@@ -447,7 +456,7 @@ class DurableFolder:
         """The newest event's name; with `adopt` (under the lock), hour folders met on the way are adopted first."""
         for day in reversed(list_days(self.events_dir)):
             entries = os.listdir(os.path.join(self.events_dir, day))
-            if adopt and any(is_hour(entry) for entry in entries):
+            if adopt and holds_hours(entries):
                 moved, _ = self._adopt_hours()
                 if moved:  # the first release's events chain before anything new: look again
                     return self._newest()

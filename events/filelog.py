@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, is_hour, list_days, read_event_file, real_folder, refuse_link
+from events.durable import DurableFolder, FileOps, holds_hours, list_days, read_event_file, real_folder, refuse_link
 from events.errors import ContinuityError
 from events.log import EventLog
 from events.sealing import StoredEvent
@@ -69,13 +69,10 @@ class FileEventLog(DurableFolder, EventLog):
     def day_entries(self, day_path: str) -> list[str]:
         """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
 
-        Hours ("00"-"23") sort before every event name, so the least entry tells (one pass in C),
-        unless something sorts before digits (a dot file): then every entry is looked at. A store
-        that cannot be written keeps them (`verify` names what stays unread).
+        A store that cannot be written keeps them (`verify` names what stays unread).
         """
         entries = os.listdir(day_path)
-        least = min(entries, default="0")
-        if is_hour(least) or (least < "0" and any(is_hour(entry) for entry in entries)):
+        if holds_hours(entries):
             try:
                 self.adopt_hour_folders()
             except ContinuityError:
