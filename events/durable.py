@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 
 from events import clock, names, osfs
-from events.errors import EventExists, StoreUnsafe, WriteFailed
+from events.errors import ContinuityError, EventExists, StoreUnsafe, WriteFailed
 from events.records import NamedTuple
 
 TYPE_CHECKING = False
@@ -312,6 +312,20 @@ class DurableFolder:
         with self._locked():  # the lock's own head lookup may adopt them first
             _, kept = self._adopt_hours()
         return self.moved_from_hours - before, kept
+
+    def day_entries(self, day_path: str) -> list[str]:
+        """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
+
+        A store that cannot be written keeps them (`verify` names what stays unread).
+        """
+        entries = os.listdir(day_path)
+        if holds_hours(entries):
+            try:
+                self.adopt_hour_folders()
+            except ContinuityError:
+                return entries
+            entries = os.listdir(day_path)
+        return entries
 
     def _adopt_hours(self) -> tuple[int, list[str]]:
         # Each event is linked to its day-folder name (never overwriting), the day folder is

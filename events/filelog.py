@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, holds_hours, list_days, read_event_file, real_folder, refuse_link
-from events.errors import ContinuityError
+from events.durable import DurableFolder, FileOps, list_days, read_event_file, real_folder, refuse_link
 from events.log import EventLog
 from events.sealing import StoredEvent
 
@@ -65,20 +64,6 @@ class FileEventLog(DurableFolder, EventLog):
             and (include_malformed or names.parse_name(name) is not None)
         ]
         yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
-
-    def day_entries(self, day_path: str) -> list[str]:
-        """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
-
-        A store that cannot be written keeps them (`verify` names what stays unread).
-        """
-        entries = os.listdir(day_path)
-        if holds_hours(entries):
-            try:
-                self.adopt_hour_folders()
-            except ContinuityError:
-                return entries
-            entries = os.listdir(day_path)
-        return entries
 
     def read_files(
         self, day: str, wanted: list[str], *, unreadable_as_empty: bool = False

@@ -99,6 +99,17 @@ def test_readers_without_the_read_models_see_them_as_the_first_command(
     assert expected in capsys.readouterr().out
 
 
+def test_runtime_continuity_lists_the_first_releases_events(first_release: Path, capsys: Capture) -> None:
+    """`runtime-continuity resume-bundle` as the first command names both event files in runtime_events
+    (it listed none: its listing reads day folders itself)."""
+    from continuity.adapters.compat.runtime_continuity import main as runtime_continuity
+
+    assert runtime_continuity(["resume-bundle", "--project", "demo"]) == 0
+    listed = json.loads(capsys.readouterr().out)["runtime_events"]
+    assert [path.rsplit("/", 2)[-2:] for path in listed] == [
+        [DAY, CHECKPOINT_FILE], [DAY, "20261202_054839_363794-66b8a99f-39302d5cca2b.json"]]
+
+
 def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(first_release: Path) -> None:
     """A `log` as a new process (the plain append path) is the checkpoint's child, not a second root."""
     done = cli_process("log", "wired the CLI", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
