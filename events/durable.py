@@ -306,7 +306,8 @@ class DurableFolder:
         """Move the events the first release wrote under `<day>/<HH>/` into their day folder, under the lock.
 
         Returns how many moved and the hour folders that keep files (a name that is no event
-        of that day, or one whose day folder holds other bytes under it: `verify` names them).
+        of that day, no regular file, or one whose day folder holds other bytes under it:
+        `verify` names them).
         """
         before = self.moved_from_hours
         with self._locked():  # the lock's own head lookup may adopt them first
@@ -339,7 +340,8 @@ class DurableFolder:
                 linked = []
                 for name in sorted(os.listdir(hour_path)):
                     source, target = os.path.join(hour_path, name), os.path.join(self.events_dir, day, name)
-                    if names.parse_name(name) is None or names.shard_of(name) != day:
+                    if (names.parse_name(name) is None or names.shard_of(name) != day
+                            or not stat.S_ISREG(os.lstat(source).st_mode)):  # a planted link stays unread
                         continue
                     try:
                         self.fs.link(source, target)

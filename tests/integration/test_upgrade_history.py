@@ -122,6 +122,20 @@ def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(fir
     assert (verified.returncode, report["events"], report["roots"]) == (0, 3, 1)
 
 
+def test_a_link_planted_in_an_hour_folder_is_not_moved_into_the_log(first_release: Path, capsys: Capture) -> None:
+    """A symlink under an event's name in an hour folder stays there, unread (never becomes an event path that
+    leads out of the store); the real events move, and verify names the folder (exit 1)."""
+    outside = first_release.parent / "outside.json"
+    outside.write_bytes(b"{}")
+    planted = _events(first_release) / DAY / HOUR / "20261202_054839_900000-66b8a99f-000000000000.json"
+    planted.symlink_to(outside)
+    assert main(["verify"]) == 1
+    assert f"UNREAD: events/{DAY}/{HOUR}/" in capsys.readouterr().out
+    assert planted.is_symlink()
+    assert not (_events(first_release) / DAY / planted.name).exists()
+    assert (_events(first_release) / DAY / CHECKPOINT_FILE).is_file()
+
+
 def test_verify_after_the_upgrade_says_each_catch_up_warning_once(first_release: Path, capsys: Capture) -> None:
     """The models rebuilt for the workstream and the task checks are one warning line, not the same line twice."""
     assert main(["verify"]) == 0
