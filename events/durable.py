@@ -10,7 +10,9 @@ newest shard on each append; it is trusted only while that shard is unchanged.
 
 Events live in one folder per UTC day, ``events/<YYYYMMDD>/``: a day's folder mtime
 changes whenever a file lands in it (an append, or a git merge bringing an event "in
-the past"), which is how projections notice merges without listing every folder.
+the past"), which is how projections notice merges without listing every folder. The
+first release wrote ``events/<YYYYMMDD>/<HH>/`` instead; a writer that meets such hour
+folders moves their events into the day folder (`DurableFolder.adopt_hour_folders`).
 
 This module is the one home of that protocol. `FileEventLog` (events/filelog.py) writes
 through it, and so does the plain append path (events/plain.py), which must not load
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 
 from events import clock, names, osfs
-from events.errors import EventExists, StoreUnsafe, WriteFailed
+from events.errors import ContinuityError, EventExists, StoreUnsafe, WriteFailed
 from events.records import NamedTuple
 
 TYPE_CHECKING = False
@@ -184,6 +186,43 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
+def _is_hour(entry: str) -> bool:
+    return len(entry) == 2 and entry.isascii() and entry.isdigit()
+
+
+def holds_hours(entries: list[str]) -> bool:
+    """Whether a day folder's entries name an hour folder of the first release.
+
+    Hours ("00"-"23") sort before every event name, so the least entry tells (one pass in C),
+    unless something sorts before digits (a dot file): then every entry is looked at.
+    """
+    least = min(entries, default="0")
+    return _is_hour(least) or (least < "0" and any(_is_hour(entry) for entry in entries))
+
+
+def hour_folders(events_dir: str) -> list[str]:
+    """The first release's hour folders (`<day>/<HH>`) still in an events folder, oldest first.
+
+    No reader lists them: their events count only once moved into their day folder.
+    """
+    found: list[str] = []
+    for day in list_days(events_dir):
+        try:
+            with os.scandir(os.path.join(events_dir, day)) as entries:
+                found.extend(f"{day}/{entry.name}" for entry in entries
+                             if _is_hour(entry.name) and entry.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def _same_bytes(first: str, second: str) -> bool:
+    try:
+        return read_event_file(first) == read_event_file(second)
+    except OSError:
+        return False
+
+
 def real_folder(path: str) -> bool:
     """Whether `path` exists as a folder that is not a symlink (False when missing)."""
     try:
@@ -227,6 +266,7 @@ class DurableFolder:
         self.hint_path = os.path.join(local, "head")
         self.fs = fs or FileOps()
         self._swept = False
+        self.moved_from_hours = 0  # events of the first release's hour folders this object moved
         self._lock_fd: int | None = None
         self._hint_fd: int | None = None
 
@@ -262,6 +302,67 @@ class DurableFolder:
         finally:
             osfs.unlock(fd)
 
+    def adopt_hour_folders(self) -> tuple[int, list[str]]:
+        """Move the events the first release wrote under `<day>/<HH>/` into their day folder, under the lock.
+
+        Returns how many moved and the hour folders that keep files (a name that is no event
+        of that day, no regular file, or one whose day folder holds other bytes under it:
+        `verify` names them).
+        """
+        before = self.moved_from_hours
+        with self._locked():  # the lock's own head lookup may adopt them first
+            _, kept = self._adopt_hours()
+        return self.moved_from_hours - before, kept
+
+    def day_entries(self, day_path: str) -> list[str]:
+        """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
+
+        A store that cannot be written keeps them (`verify` names what stays unread).
+        """
+        entries = os.listdir(day_path)
+        if holds_hours(entries):
+            try:
+                self.adopt_hour_folders()
+            except ContinuityError:
+                return entries
+            entries = os.listdir(day_path)
+        return entries
+
+    def _adopt_hours(self) -> tuple[int, list[str]]:
+        # Each event is linked to its day-folder name (never overwriting), the day folder is
+        # made durable, and only then the hour copy is unlinked: the bytes and the name stay,
+        # only the folder changes, so the hash chain and every id are untouched.
+        moved, kept = 0, []
+        try:
+            for folder in hour_folders(self.events_dir):
+                day = folder.split("/")[0]
+                hour_path = os.path.join(self.events_dir, folder)
+                linked = []
+                for name in sorted(os.listdir(hour_path)):
+                    source, target = os.path.join(hour_path, name), os.path.join(self.events_dir, day, name)
+                    if (names.parse_name(name) is None or names.shard_of(name) != day
+                            or not stat.S_ISREG(os.lstat(source).st_mode)):  # a planted link stays unread
+                        continue
+                    try:
+                        self.fs.link(source, target)
+                    except FileExistsError:
+                        if not _same_bytes(source, target):
+                            continue
+                    linked.append(source)
+                if linked:
+                    self._fsync_dir(os.path.join(self.events_dir, day))
+                for source in linked:
+                    os.unlink(source)
+                moved += len(linked)
+                try:
+                    os.rmdir(hour_path)
+                except OSError:
+                    kept.append(folder)
+        except OSError as error:
+            raise _write_failed(error) from None
+        self.moved_from_hours += moved
+        return moved, kept
+
     def close(self) -> None:
         """Close the lock and hint files (reopened on the next append)."""
         for attribute in ("_lock_fd", "_hint_fd"):
@@ -290,7 +391,7 @@ class DurableFolder:
         hinted = self._head_from_hint()
         if hinted is not None:
             return hinted
-        found = self._newest()
+        found = self._newest(adopt=True)
         if found is None:
             return None
         try:
@@ -367,9 +468,15 @@ class DurableFolder:
             self._hint_fd = self._open_local(self.hint_path)
         return self._hint_fd
 
-    def _newest(self) -> str | None:
+    def _newest(self, *, adopt: bool = False) -> str | None:
+        """The newest event's name; with `adopt` (under the lock), hour folders met on the way are adopted first."""
         for day in reversed(list_days(self.events_dir)):
-            name = _newest_name(os.listdir(os.path.join(self.events_dir, day)))
+            entries = os.listdir(os.path.join(self.events_dir, day))
+            if adopt and holds_hours(entries):
+                moved, _ = self._adopt_hours()
+                if moved:  # the first release's events chain before anything new: look again
+                    return self._newest()
+            name = _newest_name(entries)
             if name is not None:
                 return name
         return None

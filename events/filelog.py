@@ -55,7 +55,7 @@ class FileEventLog(DurableFolder, EventLog):
         """(file name, bytes) of one day's events after the named one, in order."""
         day_path = os.path.join(self.events_dir, day)
         try:
-            entries = sorted(os.listdir(day_path))
+            entries = sorted(self.day_entries(day_path))
         except (FileNotFoundError, NotADirectoryError):
             return
         wanted = [
@@ -100,7 +100,7 @@ class FileEventLog(DurableFolder, EventLog):
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         day_path = os.path.join(self.events_dir, names.shard_of(stamp))
         try:
-            entries = sorted(n for n in os.listdir(day_path) if n.startswith(stamp))
+            entries = sorted(n for n in self.day_entries(day_path) if n.startswith(stamp))
         except FileNotFoundError:
             return
         for name in entries:

@@ -63,6 +63,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
 
     store = open_store(args)
+    from continuity.readside.catchup import adopt_first_release_folders
+    from events.durable import hour_folders
+
+    moved, _ = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
+    unread = hour_folders(store.events_dir)
     report = store.open_reader().verify()
     links = symlinks_in(store.path)
     from continuity.core.store import now_us
@@ -74,7 +79,9 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     temps = stale_temps_everywhere(store, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
-    data["ok"] = report.ok and not links
+    data["ok"] = report.ok and not links and not unread
+    data["hour_folders_moved"] = moved
+    data["unread_hour_folders"] = unread
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
     data["leftover_temps"] = temps
@@ -83,7 +90,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     broken, work_warnings = invariant_problems(store)
     task_broken, task_warnings = merge_problems(store)
-    work_warnings += task_warnings
+    work_warnings = list(dict.fromkeys(work_warnings + task_warnings))  # the same catch-up warning said once
     data["workstream_problems"] = broken
     data["task_problems"] = task_broken
     data["ok"] = data["ok"] and not broken and not task_broken
@@ -94,6 +101,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     for fork in report.forks[:10]:
         lines.append(f"fork: {fork.parent} -> {', '.join(fork.children)}")
     lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
+    if moved:
+        lines.append(f"moved {moved} event(s) of the first release's hour folders (events/<day>/<HH>/) "
+                     "into their day folders")
+    lines.extend(f"UNREAD: events/{folder}/ (the first release's layout) holds files no reader takes: events of "
+                 "another day, or names whose day folder holds other bytes" for folder in unread[:20])
     if ahead:
         lines.append(f"warning: {ahead}")
     if temps:
@@ -110,8 +122,10 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     if task_broken:
         lines.append(f"BROKEN: {len(task_broken)} task or run conflict(s) left by a merge (the later update "
                      "stays; check with `continuity task show`, fix with `continuity task update`)")
-    if report.ok and not links:
+    if report.ok and not links and not unread:
         lines.append("ok: the log is intact" if not (broken or task_broken) else "the log itself is intact")
+    elif report.ok and not links:
+        lines.append(f"BROKEN: {len(unread)} hour folder(s) of the first release hold files no reader takes")
     elif report.ok:
         lines.append(f"BROKEN: {len(links)} symlink(s) inside the store (reads skip them, writes refuse them)")
     else:

@@ -23,7 +23,8 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.errors import EventUndecodable
+from events.durable import hour_folders
+from events.errors import ContinuityError, EventUndecodable
 from events.filelog import FileEventLog, list_days
 from events.log import Head
 from projections.readmodel import Projects, ReadModel
@@ -263,7 +264,7 @@ class Days:
         found = self._listings.get(day)
         if found is None:
             self.mtime(day)  # the mark is taken before the listing
-            found = self._listings[day] = _event_names(os.listdir(os.path.join(self.events_dir, day)))
+            found = self._listings[day] = _event_names(self.log.day_entries(os.path.join(self.events_dir, day)))
         return found
 
     def count(self, day: str) -> int:
@@ -396,9 +397,28 @@ def catch_up(
             unreadable.add(error.name)
 
 
+def adopt_first_release_folders(log: FileEventLog) -> tuple[int, str | None]:
+    """Move the events of the first release's hour folders into their day folders, if any are left.
+
+    Returns how many moved and a warning when some stay unread (a store that cannot be
+    written, a file that is no event of its day, or a day folder holding other bytes).
+    """
+    if not hour_folders(log.events_dir):
+        return 0, None
+    try:
+        moved, kept = log.adopt_hour_folders()
+    except ContinuityError as error:
+        return 0, f"events under events/<day>/<HH>/ (the first release's layout) are not read: {error}"
+    if kept:
+        return moved, (f"events/{kept[0]}/ holds files that are not read (the first release's layout; "
+                       "see `continuity verify`)")
+    return moved, None
+
+
 def _catch_up(
     store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
     force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
+    adopted: bool = False,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     days = Days(log)
     tracks: list[_Track] = []
@@ -417,6 +437,17 @@ def _catch_up(
         if known == "-":
             verdicts.append((head.days, track.position, why))
         tracks.append(track if why is None else _Track(model, None, why))
+    if not adopted and any(track.rebuilding for track in tracks):
+        # A store the first release wrote has no saved models: its first catch-up lands here.
+        moved, unread = adopt_first_release_folders(log)
+        if moved or unread:  # the day folders changed under the marks just checked: start again
+            outcome, saved = _catch_up(store, log, names_wanted, writers, force_rebuild, views, unreadable,
+                                       progress, adopted=True)
+            if moved:
+                outcome.warnings.insert(0, f"moved {moved} event(s) of the first release's hour folders "
+                                           "(events/<day>/<HH>/) into their day folders")
+            outcome.warnings.extend([unread] if unread else [])
+            return outcome, saved
     folded, skipped = _fold(log, days, tracks, writers, progress)
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]

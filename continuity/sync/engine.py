@@ -286,6 +286,13 @@ class Syncer:
 
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""
+        from continuity.readside.catchup import adopt_first_release_folders
+
+        moved, unread = adopt_first_release_folders(self.store.open_reader())  # else listed nowhere, never recorded
+        if moved:
+            self.report.warnings.append(f"moved {moved} event(s) of the first release's hour folders "
+                                        "(events/<day>/<HH>/) into their day folders")
+        self.report.warnings.extend([unread] if unread else [])
         local = read_snapshot(self.reader, self.tip)
         marks = files.load_marks(self.store, self.ref, self.tip)
         # listed before the record step lists: everything up to it is on the branch afterwards

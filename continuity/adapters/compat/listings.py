@@ -42,8 +42,10 @@ def json_listing(root: str, folder: str, count: int) -> list[str]:
 def event_listing(root: str, count: int) -> list[str]:
     """Events(n) in continuity's layout (I11): the newest n event files, in replay order, newest first."""
     from events import names
+    from events.durable import DurableFolder
 
     base = os.path.join(root, STORE_REL, "events")
+    folder = DurableFolder(base, os.path.join(root, STORE_REL, "local"))  # moves the first release's hour folders
     try:
         days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
     except OSError:
@@ -51,7 +53,7 @@ def event_listing(root: str, count: int) -> list[str]:
     found: list[str] = []
     for day in days:
         try:
-            files = sorted((name for name in os.listdir(os.path.join(base, day))
+            files = sorted((name for name in folder.day_entries(os.path.join(base, day))
                             if names.parse_name(name) is not None), reverse=True)
         except OSError:
             continue
