@@ -286,15 +286,10 @@ class Syncer:
 
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""
-        from continuity.readside.catchup import adopt_first_release_folders
-
-        moved, unread = adopt_first_release_folders(self.store.open_reader())  # else listed nowhere, never recorded
-        if moved:
-            self.report.warnings.append(f"moved {moved} event(s) of the first release's hour folders "
-                                        "(events/<day>/<HH>/) into their day folders")
-        self.report.warnings.extend([unread] if unread else [])
-        local = read_snapshot(self.reader, self.tip)
         marks = files.load_marks(self.store, self.ref, self.tip)
+        if not marks:  # every day folder is listed below anyway; with marks, the first release's are long gone
+            self._adopt_first_release_folders()
+        local = read_snapshot(self.reader, self.tip)
         # listed before the record step lists: everything up to it is on the branch afterwards
         self.recorded_through = health.newest_own(self.store, self.store.node())
 
@@ -317,6 +312,17 @@ class Syncer:
         parents = [self.tip] if self.tip else []
         self._move(self.repo.commit_tree(tree, parents, f"continuity: record {count} events from node {node}"))
         return count
+
+    def _adopt_first_release_folders(self) -> None:
+        """Move the first release's hour folders into their days (else their events are listed nowhere, never
+        recorded). It lists every day folder, so only a sync that lists them all anyway (no marks) asks."""
+        from continuity.readside.catchup import adopt_first_release_folders
+
+        moved, unread = adopt_first_release_folders(self.store.open_reader())
+        if moved:
+            self.report.warnings.append(f"moved {moved} event(s) of the first release's hour folders "
+                                        "(events/<day>/<HH>/) into their day folders")
+        self.report.warnings.extend([unread] if unread else [])
 
     def union_with(self, remote_tip: str | None, fresh: dict[str, str]) -> tuple[str | None, list[Union]]:
         """The commit that unites the branch with the remote's branch and the fresh node refs; the unions behind it.
