@@ -45,8 +45,12 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
 def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
+    only: Callable[[str, Event], bool] | None = None,
 ) -> Models:
-    """Fold every event whose name sorts at or before `last_name` into fresh read models."""
+    """Fold every event whose name sorts at or before `last_name` into fresh read models.
+
+    `only`: which of them to fold (a served brief's own events: continuity/sessions/service.py).
+    """
     chosen = models(names)
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
@@ -58,6 +62,8 @@ def models_until(
             event = log.codec.decode(raw)
         except EventUndecodable:
             skipped += 1
+            continue
+        if only is not None and not only(name, event):
             continue
         for model in chosen:
             model.apply(states[model.name], name, event)

@@ -9,6 +9,7 @@ fail open (warnings).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,6 +25,7 @@ from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
 from events import clock
+from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError
 from events.sealing import StoredEvent, sha256_hex
@@ -173,7 +175,7 @@ def resume_bundle(
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
     if record:
         served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
-                        events_folded=state.events)
+                        events_folded=state.events, folded_nodes=dict(state.overview.nodes))
         try:
             brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
@@ -226,6 +228,27 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
     return _ArchivedGit(head=record.git.head, dirty_files=tuple(record.refs.dirty_files))
 
 
+def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
+    """Which events the served brief folded: its project's, each node's up to the stamp it recorded.
+
+    Events of other projects never change a project's view, so they are left out. A brief
+    recorded without `folded_nodes` (written before it existed) folded every event up to `as_of`.
+    """
+    from events.names import parse_name
+
+    project, nodes = served.project, served.folded_nodes
+
+    def folded(name: str, event: Event) -> bool:
+        if event.project != project:
+            return False
+        if not nodes:
+            return True
+        parsed = parse_name(name)
+        return parsed is not None and parsed.stamp <= nodes.get(parsed.node, "")
+
+    return folded
+
+
 def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: int, as_of: str) -> Brief:
     """The brief as of a point: a served brief again, byte for byte, or the log as it stood then.
 
@@ -241,7 +264,9 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
         until = log.find(served.as_of).name if served.as_of else ""
-        models = models_until(log, until, warnings, BRIEF_MODELS) if until else Models.empty(BRIEF_MODELS)
+        folded = _folded_by(served) if until else None
+        models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded) if folded
+                  else Models.empty(BRIEF_MODELS))
         state = models.project(served.project)
         if state.events != served.events_folded:
             warnings.append(

@@ -1,0 +1,112 @@
+"""The audit replay says exactly what a session was told: `resume-bundle --as-of <context.served>`.
+
+Each test serves a brief through a real command, changes what a replay could trip on (a sync
+bringing events stamped earlier, live facts, the format asked for), and checks the replay's
+output against what the serving command printed, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+
+Capture = pytest.CaptureFixture[str]
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
+                "GIT_COMMITTER_NAME": "Tess Ter", "GIT_COMMITTER_EMAIL": "tess@example.invalid",
+                "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity from the environment only (HOME is isolated: no ~/.gitconfig)."""
+    for key, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(key, value)
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd`; its stdout (fails the test when git fails)."""
+    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                            env={**os.environ, "LC_ALL": "C"})
+    assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def run(capsys: Capture, root: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """The CLI in-process in the project at `root`: (exit code, stdout, stderr)."""
+    import io
+    import sys
+
+    capsys.readouterr()
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()))
+    try:
+        code = main([*args, "--root", str(root)] if args[0] != "hook" else list(args))
+    finally:
+        sys.stdin = saved
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def served_events(capsys: Capture, root: Path) -> list[dict[str, Any]]:
+    """The `context.served` events of the store at `root`, oldest first."""
+    code, out, err = run(capsys, root, "events", "list", "--kind", "context.served", "--json")
+    assert code == 0, err
+    found: list[dict[str, Any]] = json.loads(out)["events"]
+    return found
+
+
+def serve(capsys: Capture, root: Path, *args: str) -> tuple[str, dict[str, Any]]:
+    """`resume-bundle --record ARGS`: what it printed and the event that recorded it."""
+    code, out, err = run(capsys, root, "resume-bundle", "--record", *args)
+    assert code == 0 and "not recorded" not in err, err
+    return out, served_events(capsys, root)[-1]
+
+
+class Clones:
+    """A bare remote and two clones `a` and `b` of one project, each with a store."""
+
+    def __init__(self, tmp_path: Path, capsys: Capture) -> None:
+        self.capsys = capsys
+        self.remote = tmp_path / "remote.git"
+        git(tmp_path, "init", "-q", "--bare", "-b", "main", str(self.remote))
+        self.a = self.clone(tmp_path, "a")
+        (self.a / "README.md").write_text("the code\n")
+        git(self.a, "add", "README.md", ".gitignore")
+        git(self.a, "commit", "-q", "-m", "code")
+        git(self.a, "push", "-q", "origin", "main")
+        self.b = self.clone(tmp_path, "b")
+
+    def clone(self, tmp_path: Path, name: str) -> Path:
+        path = tmp_path / name
+        git(tmp_path, "clone", "-q", str(self.remote), str(path))
+        assert run(self.capsys, path, "init", "--project", "demo")[0] == 0
+        return path
+
+    def sync(self, root: Path) -> None:
+        code, _, err = run(self.capsys, root, "sync")
+        assert code == 0, err
+
+
+def test_a_sync_bringing_earlier_events_leaves_a_served_brief_as_served(tmp_path: Path, capsys: Capture) -> None:
+    """Events from another clone stamped before a served brief, synced in after it, stay out of its replay."""
+    clones = Clones(tmp_path, capsys)
+    run(capsys, clones.b, "log", "b edited the parser", "--file", "parse.py")  # stamped before a's brief
+    run(capsys, clones.a, "checkpoint", "-m", "a's work", "--next", "wire the CLI")
+    text, event = serve(capsys, clones.a, "--session", "S1")
+    clones.sync(clones.b)
+    clones.sync(clones.a)
+    code, replayed, err = run(capsys, clones.a, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and err == ""
+    assert replayed == text
+    assert hashlib.sha256(replayed.encode()).hexdigest() == event["brief_sha256"]
+    # the log now holds b's event, stamped before the brief's last event: a replay to a time sees it
+    code, now, _ = run(capsys, clones.a, "resume-bundle", "--as-of", event["created_at"])
+    assert code == 0 and "b edited the parser" in now
