@@ -169,6 +169,7 @@ def resume_bundle(
     earlier = _earlier(store, state)
     if earlier:  # part of the inputs: a served brief replays with the hits it showed
         inputs = msgspec.structs.replace(inputs, recall=earlier)
+    inputs = _without_secrets(inputs)
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
                         run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
@@ -181,6 +182,27 @@ def resume_bundle(
         except ContinuityError as error:
             brief.warnings.append(f"brief served but not recorded: {error}")
     return brief
+
+
+def _without_secrets(inputs: ViewInputs) -> ViewInputs:
+    """The live inputs with secret-like text (a file named like a key, say) as `[REDACTED:<rule>]`.
+
+    The brief is rendered from these, so the text served, the inputs recorded and a replay
+    agree; left as they were, the secret guard would refuse the `context.served` event and the
+    brief would be served unrecorded. Inputs the marker does not fit are kept (and refused).
+    """
+    from events.guard import might_hold_secret, redact_tree
+
+    if not might_hold_secret(msgspec.json.encode(inputs).decode()):
+        return inputs
+    applied: list[str] = []
+    cleaned = redact_tree(msgspec.to_builtins(inputs), "inputs", applied)
+    if not applied:
+        return inputs
+    try:
+        return msgspec.convert(cleaned, ViewInputs)
+    except msgspec.ValidationError:
+        return inputs
 
 
 #: How many earlier events on the brief's subject it shows by default (`brief_recall` in config.json).

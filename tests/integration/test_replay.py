@@ -110,3 +110,47 @@ def test_a_sync_bringing_earlier_events_leaves_a_served_brief_as_served(tmp_path
     # the log now holds b's event, stamped before the brief's last event: a replay to a time sees it
     code, now, _ = run(capsys, clones.a, "resume-bundle", "--as-of", event["created_at"])
     assert code == 0 and "b edited the parser" in now
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+#: Text the secret guard refuses (an AWS access key id's shape), as a file name in the work tree.
+SECRET_NAME = "AKIAIOSFODNN7EXAMPLQ.txt"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git work tree with one commit and a store, as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app.py").write_text("print(1)\n")
+    assert run(capsys, root, "init", "--project", "demo")[0] == 0
+    git(root, "add", "app.py", ".gitignore")
+    git(root, "commit", "-q", "-m", "start")
+    monkeypatch.chdir(root)
+    run(capsys, root, "checkpoint", "-m", "parser done", "--next", "wire the CLI", "--session", "S1")
+    return root
+
+
+def session_start(capsys: Capture, root: Path) -> str:
+    """The SessionStart hook of Claude Code: the brief it answered with."""
+    payload = (FIXTURES / "claude_session_start.json").read_text().replace("{cwd}", str(root))
+    code, out, _ = run(capsys, root, "hook", "claude-code", stdin=payload)
+    assert code == 0
+    brief: str = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    return brief
+
+
+def test_a_secret_like_file_name_in_the_work_tree_is_served_redacted_and_recorded(repo: Path, capsys: Capture) -> None:
+    """A brief whose live git facts hold secret-like text is served redacted, recorded, and replayed as served."""
+    (repo / SECRET_NAME).write_text("x\n")
+    brief = session_start(capsys, repo)
+    served = served_events(capsys, repo)
+    assert len(served) == 1  # was: refused by the secret guard, so the hook's brief went unrecorded
+    assert SECRET_NAME not in brief and "[REDACTED:aws-access-key-id]" in brief
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"])
+    assert code == 0 and err == "" and replayed == brief
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    assert SECRET_NAME[:-4] not in text and SECRET_NAME[:-4] not in json.dumps(event)
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
+    assert code == 0 and err == "" and replayed == text
