@@ -154,3 +154,21 @@ def test_a_secret_like_file_name_in_the_work_tree_is_served_redacted_and_recorde
     assert SECRET_NAME[:-4] not in text and SECRET_NAME[:-4] not in json.dumps(event)
     code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
     assert code == 0 and err == "" and replayed == text
+
+
+def test_a_tree_with_thousands_of_changed_files_still_records_its_brief(repo: Path, capsys: Capture) -> None:
+    """A brief whose git status would not fit its event is rendered from what fits, recorded, and replayed."""
+    folder = repo / "generated"
+    folder.mkdir()
+    for index in range(1500):
+        (folder / f"f{index:04d}_{'x' * 150}.txt").write_text("")
+    git(repo, "add", "generated")
+    brief = session_start(capsys, repo)
+    served = served_events(capsys, repo)
+    assert len(served) == 1  # was: "event too large", so the hook's brief went unrecorded
+    assert "git status too long to record: the brief keeps" in brief
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"])
+    assert code == 0 and err == "" and replayed == brief
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
+    assert code == 0 and err == "" and replayed == text
