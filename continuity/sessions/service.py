@@ -129,6 +129,8 @@ class Brief(msgspec.Struct, kw_only=True):
     data: dict[str, Any]
     warnings: list[str]
     served: StoredEvent | None = None
+    #: `md` or `json`: what `text` is (a served brief replays in the format it was served in).
+    format: str = "md"
 
 
 def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
@@ -173,7 +175,7 @@ def resume_bundle(
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
                         run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
-    brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
+    brief = Brief(text=text, data=data, warnings=list(inputs.warnings), format=fmt)
     if record:
         served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
                         events_folded=state.events, folded_nodes=dict(state.overview.nodes))
@@ -330,10 +332,10 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
-        return Brief(text=text, data=data, warnings=warnings)
+        return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
     now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
     inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
     data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id,
                         host=identity.host)
-    return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings)
+    return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

@@ -172,3 +172,17 @@ def test_a_tree_with_thousands_of_changed_files_still_records_its_brief(repo: Pa
     text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
     code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
     assert code == 0 and err == "" and replayed == text
+
+
+def test_a_replay_prints_a_served_brief_in_the_format_it_was_served_in(repo: Path, capsys: Capture) -> None:
+    """A brief served as JSON replays as the same bytes (bidi marks escaped) whatever --format the asker gives."""
+    run(capsys, repo, "log", "right-to-left \u202e text")
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    assert "\\u202e" in text and "\u202e" not in text
+    for asked in ([], ["--format", "md"], ["--format", "json"], ["--json"]):
+        code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], *asked)
+        assert code == 0 and err == "" and replayed == text, asked
+    text, event = serve(capsys, repo, "--session", "S3")
+    for asked in ([], ["--format", "json"], ["--json"]):
+        code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], *asked)
+        assert code == 0 and err == "" and replayed == text, asked
