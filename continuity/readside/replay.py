@@ -11,7 +11,7 @@ from typing import Any
 
 from continuity.core.errors import UsageError
 from continuity.readside.views import SESSION_MODELS, Models
-from events import clock
+from events import clock, names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
@@ -40,6 +40,16 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     if at_us > now_us():
         raise UsageError(f"--as-of: {point!r} is in the future; an audit replays the past")
     return f"{stamp}-~", None  # sorts after every name with that stamp
+
+
+def point_time(point: str) -> str:
+    """The time a replay answers at: an event's own (its id spells it), or the time given.
+
+    An event of another project is a point in time like any other: as of it, a project's
+    ages and active sessions are reckoned from it, not from the project's own newest event.
+    """
+    parsed = names.parse_event_id(point)
+    return clock.iso(clock.parse_stamp(parsed[0]) if parsed else clock.parse_iso(point))
 
 
 def models_until(

@@ -81,7 +81,7 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
     """The newest archive's age and whether to archive now; counts."""
     view = current_view(store, as_of=as_of)
     state = view.project(project)
-    now = now_for(view, state)
+    now = now_for(view)
     if as_of is None:
         try:
             ahead = live.clock_ahead_warning(store.open_reader(), now_us())
@@ -309,7 +309,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     As of another point, the session and agent are the asker's; the current run is the
     session's open run then (the current-run hint is about now, so it is not used).
     """
-    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.replay import models_until, point_time, resolve_point
     from continuity.readside.views import Models
 
     log = store.open_reader()
@@ -334,8 +334,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
             warnings.append("the regenerated brief does not match the hash recorded when it was served")
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
-    now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
-    inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
+    inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))
     data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id,
                         host=identity.host)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

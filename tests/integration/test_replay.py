@@ -186,3 +186,49 @@ def test_a_replay_prints_a_served_brief_in_the_format_it_was_served_in(repo: Pat
     for asked in ([], ["--format", "json"], ["--json"]):
         code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], *asked)
         assert code == 0 and err == "" and replayed == text, asked
+
+
+def newest_event(capsys: Capture, root: Path, project: str) -> dict[str, Any]:
+    """The newest event of `project` in the store at `root`."""
+    code, out, err = run(capsys, root, "events", "list", "--json")
+    assert code == 0, err
+    found: dict[str, Any] = [e for e in json.loads(out)["events"] if e["project"] == project][-1]
+    return found
+
+
+def test_as_of_an_event_of_another_project_answers_at_that_events_time(repo: Path, capsys: Capture) -> None:
+    """--as-of the id of another project's event is the same point as its time: same `now`, same answer."""
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "before the other project's event")
+    run(capsys, repo, "log", "elsewhere", "--project", "other")
+    point = newest_event(capsys, repo, "other")
+    by_id = json.loads(run(capsys, repo, "resume-bundle", "--as-of", point["event_id"], "--json")[1])
+    by_time = json.loads(run(capsys, repo, "resume-bundle", "--as-of", point["created_at"], "--json")[1])
+    assert by_id["generated_at"] == point["created_at"]  # was: the time of demo's own newest event
+    assert {**by_id, "as_of": None} == {**by_time, "as_of": None}
+    status = [json.loads(run(capsys, repo, "status", "--as-of", at, "--json")[1])
+              for at in (point["event_id"], point["created_at"])]
+    assert {**status[0], "as_of": None} == {**status[1], "as_of": None}
+
+
+@pytest.mark.parametrize(("point", "code", "message"), [
+    ("RCE-20200101_000000_000000-abcdefgh", 7, "continuity: error: no event 'RCE-20200101_000000_000000-abcdefgh'\n"),
+    ("RCE-not-an-id", 7, "continuity: error: no event 'RCE-not-an-id'\n"),
+    ("yesterday", 2, "continuity: error: --as-of: 'yesterday' is neither an event id (RCE-...) nor an ISO time in "
+                     "range\n"),
+    ("2999-01-01T00:00:00Z", 2, "continuity: error: --as-of: '2999-01-01T00:00:00Z' is in the future; an audit "
+                                "replays the past\n"),
+])
+def test_as_of_a_point_that_is_not_there_is_one_line_and_its_exit_code(
+        repo: Path, capsys: Capture, point: str, code: int, message: str) -> None:
+    """An unknown id (this store's or another's) is exit 7, a point that is no time exit 2: one line, no output."""
+    for command in ("resume-bundle", "status", "restore"):
+        assert run(capsys, repo, command, "--as-of", point) == (code, "", message), command
+
+
+def test_as_of_a_time_before_the_first_event_is_the_empty_log(repo: Path, capsys: Capture) -> None:
+    """Before the first event the replay answers for an empty log: no events, no archive, exit 0."""
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", "2001-01-01T00:00:00Z", "--json")
+    bundle = json.loads(out)
+    assert (code, err) == (0, "")
+    assert bundle["events"] == 0 and bundle["archive"] is None
+    assert bundle["generated_at"] == "2001-01-01T00:00:00.000000Z"
