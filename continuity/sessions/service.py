@@ -24,6 +24,7 @@ from continuity.readside.views import BRIEF_MODELS
 from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
+from continuity.sessions.recordable import recordable
 from events import clock
 from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
@@ -171,7 +172,7 @@ def resume_bundle(
     earlier = _earlier(store, state)
     if earlier:  # part of the inputs: a served brief replays with the hits it showed
         inputs = msgspec.structs.replace(inputs, recall=earlier)
-    inputs = _fitted(_without_secrets(inputs))
+    inputs = recordable(inputs)  # the brief is rendered from what its event can record
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
                         run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
@@ -184,57 +185,6 @@ def resume_bundle(
         except ContinuityError as error:
             brief.warnings.append(f"brief served but not recorded: {error}")
     return brief
-
-
-def _without_secrets(inputs: ViewInputs) -> ViewInputs:
-    """The live inputs with secret-like text (a file named like a key, say) as `[REDACTED:<rule>]`.
-
-    The brief is rendered from these, so the text served, the inputs recorded and a replay
-    agree; left as they were, the secret guard would refuse the `context.served` event and the
-    brief would be served unrecorded. Inputs the marker does not fit are kept (and refused).
-    """
-    from events.guard import might_hold_secret, redact_tree
-
-    if not might_hold_secret(msgspec.json.encode(inputs).decode()):
-        return inputs
-    applied: list[str] = []
-    cleaned = redact_tree(msgspec.to_builtins(inputs), "inputs", applied)
-    if not applied:
-        return inputs
-    try:
-        return msgspec.convert(cleaned, ViewInputs)
-    except msgspec.ValidationError:
-        return inputs
-
-
-#: The most the inputs of a brief may take in its `context.served` event (events are sealed at 256 KiB,
-#: and `folded_nodes` takes up to ~70 KiB more).
-INPUTS_BYTES = 128 * 1024
-_GIT_LISTS = ("status_short", "dirty_files", "new_dirty_files", "changed_since_archive")
-
-
-def _fitted(inputs: ViewInputs) -> ViewInputs:
-    """The inputs cut to fit their event: git's status and file lists halved, biggest first, until they do.
-
-    The brief is rendered from what can be recorded, so a replay shows what was served; left
-    whole, a tree with a few thousand changed files made the event too large to record.
-    """
-    git = inputs.git
-    if git is None or len(msgspec.json.encode(inputs)) <= INPUTS_BYTES:
-        return inputs
-    changed = len(git.dirty_files)
-    while len(msgspec.json.encode(msgspec.structs.replace(inputs, git=git))) > INPUTS_BYTES:
-        name = max(_GIT_LISTS, key=lambda field: len(msgspec.json.encode(getattr(git, field))))
-        value = getattr(git, name)
-        if not value:
-            break  # what is left is not git's: the event is refused and the brief served unrecorded, as it says
-        half = len(value) // 2
-        if isinstance(value, str):  # whole lines of the status
-            half = max(value.rfind("\n", 0, half), 0)
-        git = msgspec.structs.replace(git, **{name: value[:half]})
-    warning = (f"git status too long to record: the brief keeps {len(git.dirty_files)} of {changed} changed "
-               "files (`git status` has them all)")
-    return msgspec.structs.replace(inputs, git=git, warnings=(*inputs.warnings, warning))
 
 
 #: How many earlier events on the brief's subject it shows by default (`brief_recall` in config.json).

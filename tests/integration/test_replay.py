@@ -232,3 +232,22 @@ def test_as_of_a_time_before_the_first_event_is_the_empty_log(repo: Path, capsys
     assert (code, err) == (0, "")
     assert bundle["events"] == 0 and bundle["archive"] is None
     assert bundle["generated_at"] == "2001-01-01T00:00:00.000000Z"
+
+
+def test_run_records_an_event_cannot_hold_as_text_are_served_printable_and_recorded(
+        repo: Path, capsys: Capture) -> None:
+    """A run file named in non-UTF-8 bytes, a run status with a control character: served, recorded, replayed."""
+    runs = repo / ".agent" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "beep.json").write_text(json.dumps({"status": "run\u0007ning"}))
+    with open(os.path.join(os.fsencode(runs), b"bad\xff.json"), "wb") as file:
+        file.write(b'{"status": "running"}')
+    brief = session_start(capsys, repo)  # was: an internal error (non-UTF-8 name), or unrecorded (control)
+    served = served_events(capsys, repo)
+    assert len(served) == 1
+    assert run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"]) == (0, brief, "")
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")  # was: exit 70
+    files = json.loads(text)["runs"]["files"]
+    assert {(f["path"], f["status"]) for f in files} == {
+        (".agent/runs/beep.json", "run\u2407ning"), (".agent/runs/bad\ufffd\ufffd\ufffd.json", "running")}
+    assert run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json") == (0, text, "")
