@@ -3,7 +3,7 @@
 Random sequences of real commands (work log, checkpoints, archives, host switches, the
 SessionStart hook and `resume-bundle --record` in both formats and several budgets, tasks
 and runs, seed-002 checkpoint documents, team snapshots and park, config.json changes,
-the recall index, a changing work tree, and events from another clone stamped earlier
+the recall index, a changing work tree, handoff documents and run records, and events from another clone stamped earlier
 and brought in by `continuity sync` over a bare remote) run in-process in a real git
 clone. Then `resume-bundle --as-of <each context.served>` must print what was served,
 `--as-of <a time>` must answer as the live view did then, and neither may write a byte,
@@ -62,6 +62,9 @@ commands = st.one_of(
               st.integers(0, 3)),
     st.tuples(st.just("recall"), texts),
     st.tuples(st.just("touch"), st.sampled_from(["app.py", "notes.md", "README.md"])),
+    # live files a brief reads: a handoff document (its status and addressee) and a harness's run record
+    st.tuples(st.just("handoff"), st.sampled_from(["open", "accepted", None]), st.sampled_from(AGENTS)),
+    st.tuples(st.just("run-file"), st.sampled_from(["running", "done", "odd\u0007status"])),
     st.tuples(st.just("other-clone"), texts),  # stamped now, synced in later: earlier than what follows
     st.tuples(st.just("sync")),
     st.tuples(st.just("live"),),  # the view now, to compare with a replay to this time
@@ -225,6 +228,19 @@ class World:
         elif kind == "touch":
             with (a / rest[0]).open("a") as file:
                 file.write("changed\n")
+        elif kind == "handoff":
+            status, to = rest
+            self.cli(a, "log", "handing over", "--handoff", ".agent/handoffs/H-1.json", "--artifact", "out/a.json")
+            path = a / ".agent" / "handoffs" / "H-1.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if status is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(json.dumps({"status": status, "to": {"agent": to}}))
+        elif kind == "run-file":
+            path = a / ".agent" / "runs" / "R-1.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"status": rest[0]}))
         elif kind == "other-clone":
             self.cli(self.b, "checkpoint", "-m", f"b: {rest[0]}", f"--next=b: {rest[0]}", agent="bo", session="SB")
             self.pending_other = True
