@@ -85,3 +85,6 @@ class ContextServed(Event, frozen=True, kw_only=True, tag="context.served"):
     #: a replay folds every event up to `as_of`.
     folded_nodes: Annotated[dict[Name, Stamp], msgspec.Meta(max_length=FOLDED_NODES_MAX)] = msgspec.field(
         default_factory=dict)
+    #: What rendered the brief (`continuity <version>, Unicode <version>`: the Markdown escaping follows
+    #: the Unicode database), so a replay whose text differs can say it was rendered by other code.
+    renderer: Text | None = None

@@ -179,7 +179,7 @@ def resume_bundle(
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings), format=fmt)
     if record:
         served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
-                        events_folded=state.events, folded_nodes=dict(state.overview.nodes))
+                        events_folded=state.events, folded_nodes=dict(state.overview.nodes), renderer=renderer())
         try:
             brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
@@ -232,6 +232,15 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
     return _ArchivedGit(head=record.git.head, dirty_files=tuple(record.refs.dirty_files))
 
 
+def renderer() -> str:
+    """What renders briefs here: this continuity, and the Unicode database its text escaping reads."""
+    import unicodedata
+
+    from continuity import __version__
+
+    return f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+
+
 def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
     """Which events the served brief folded: its project's, each node's up to the stamp it recorded.
 
@@ -281,7 +290,9 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
                             run_id=served.run_id, host=served.host)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
-            warnings.append("the regenerated brief does not match the hash recorded when it was served")
+            other = f" (served by {served.renderer}, replayed by {renderer()})" if (
+                served.renderer and served.renderer != renderer()) else ""
+            warnings.append(f"the regenerated brief does not match the hash recorded when it was served{other}")
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
     inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))

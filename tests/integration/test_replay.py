@@ -251,3 +251,22 @@ def test_run_records_an_event_cannot_hold_as_text_are_served_printable_and_recor
     assert {(f["path"], f["status"]) for f in files} == {
         (".agent/runs/beep.json", "run\u2407ning"), (".agent/runs/bad\ufffd\ufffd\ufffd.json", "running")}
     assert run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json") == (0, text, "")
+
+
+def test_a_served_brief_records_what_rendered_it_and_a_mismatch_names_both(repo: Path, capsys: Capture) -> None:
+    """context.served records the renderer; a replay whose text differs names the one that served it."""
+    import unicodedata
+
+    from continuity import __version__
+    from continuity.core.store import Store
+    from events.context import ContextServed, ViewInputs
+
+    here = f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+    assert serve(capsys, repo, "--session", "S2")[1]["renderer"] == here
+    older = Store(str(repo)).open_log().append(ContextServed(  # as an older continuity would have recorded it
+        project="demo", brief_sha256="0" * 64, inputs=ViewInputs(now="2026-01-01T00:00:00.000000Z"),
+        renderer="continuity 0.0.1, Unicode 9.0.0"))
+    code, _, err = run(capsys, repo, "resume-bundle", "--as-of", older.event_id)
+    assert code == 0
+    assert err == ("continuity: warning: the regenerated brief does not match the hash recorded when it was served "
+                   f"(served by continuity 0.0.1, Unicode 9.0.0, replayed by {here})\n")
