@@ -270,3 +270,27 @@ def test_a_served_brief_records_what_rendered_it_and_a_mismatch_names_both(repo:
     assert code == 0
     assert err == ("continuity: warning: the regenerated brief does not match the hash recorded when it was served "
                    f"(served by continuity 0.0.1, Unicode 9.0.0, replayed by {here})\n")
+
+
+def listing(*folders: Path) -> dict[str, tuple[int, int]]:
+    """Every path under `folders`: (mtime in ns, size)."""
+    return {str(path): (path.lstat().st_mtime_ns, path.lstat().st_size)
+            for folder in folders for path in sorted(folder.rglob("*"))}
+
+
+def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path, capsys: Capture) -> None:
+    """`replay --out` into the store or over the live Markdown archives is exit 2, one line, nothing written."""
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "first")
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    run(capsys, repo, "checkpoint", "-m", "later", "--next", "later still")
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "second")
+    store, home = repo / ".agent" / "runtime-continuity", Path(os.environ["HOME"])
+    before = listing(store, home)
+    for out in (store, store / "archives", store / "events" / "x", home / ".agent"):
+        code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
+        assert (code, stdout) == (2, "") and err.startswith("continuity: error: --out: ") and err.count("\n") == 1, out
+        assert listing(store, home) == before, out  # was: state.json, archives/ and latest.md of the point
+    elsewhere = repo.parent / "incident"
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0
+    assert listing(store, home) == before
+    assert json.loads((elsewhere / "archives" / "latest.json").read_text())["reason"] == "first"
