@@ -294,3 +294,23 @@ def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path,
     assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0
     assert listing(store, home) == before
     assert json.loads((elsewhere / "archives" / "latest.json").read_text())["reason"] == "first"
+
+
+def test_a_brief_served_over_mcp_replays_as_served_through_mcp_and_the_cli(tmp_path: Path, capsys: Capture) -> None:
+    """The MCP `resume_bundle` tool records its brief; as of it, the tool and the CLI give that brief, as served."""
+    from mcp import ClientSession
+
+    from tests.integration.test_mcp_server import make_project, payload, with_session
+
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("checkpoint", {"message": "phase one", "next": ["ship phase two"]})
+        served = payload(await session.call_tool("resume_bundle", {"record": True, "max_chars": 3000}))
+        again = payload(await session.call_tool("resume_bundle", {"as_of": served["recorded"], "format": "json"}))
+        return served, again
+
+    served, again = with_session(tmp_path, root, body)
+    assert served["recorded"] and "ship phase two" in served["brief"]
+    assert (again["format"], again["brief"]) == ("md", served["brief"])  # was: the asker's format, a JSON bundle
+    assert run(capsys, root, "resume-bundle", "--as-of", served["recorded"], "--json") == (0, served["brief"], "")
