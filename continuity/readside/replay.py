@@ -28,7 +28,11 @@ def bad_point(point: str) -> UsageError:
 def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     """The last file name included at `point`, and the event itself when it is an id."""
     if point.startswith("RCE-"):
-        stored = log.find(point)
+        try:
+            stored = log.find(point)
+        except EventUndecodable as error:  # the point itself: nothing to answer from, but say which event
+            raise EventUndecodable(f"--as-of: event {point} cannot be read ({error}); "
+                                   "`continuity verify` names what is wrong") from None
         return stored.name, stored
     try:
         at_us = clock.parse_iso(point)
@@ -40,6 +44,12 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     if at_us > now_us():
         raise UsageError(f"--as-of: {point!r} is in the future; an audit replays the past")
     return f"{stamp}-~", None  # sorts after every name with that stamp
+
+
+def bound_of(event_id: str) -> str | None:
+    """A name that sorts right after the file of `event_id`, without reading it (None: not an id)."""
+    parsed = names.parse_event_id(event_id)
+    return None if parsed is None else f"{parsed[0]}-{parsed[1]}-~"
 
 
 def point_time(point: str) -> str:

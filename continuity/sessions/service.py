@@ -268,7 +268,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     As of another point, the session and agent are the asker's; the current run is the
     session's open run then (the current-run hint is about now, so it is not used).
     """
-    from continuity.readside.replay import models_until, point_time, resolve_point
+    from continuity.readside.replay import bound_of, models_until, point_time, resolve_point
     from continuity.readside.views import Models
 
     log = store.open_reader()
@@ -276,7 +276,8 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     last_name, point = resolve_point(log, as_of)
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
-        until = log.find(served.as_of).name if served.as_of else ""
+        # the last event folded bounds the replay by its id alone: unreadable now, it is skipped and said
+        until = (bound_of(served.as_of) or log.find(served.as_of).name) if served.as_of else ""
         folded = _folded_by(served) if until else None
         models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded) if folded
                   else Models.empty(BRIEF_MODELS))

@@ -314,3 +314,28 @@ def test_a_brief_served_over_mcp_replays_as_served_through_mcp_and_the_cli(tmp_p
     assert served["recorded"] and "ship phase two" in served["brief"]
     assert (again["format"], again["brief"]) == ("md", served["brief"])  # was: the asker's format, a JSON bundle
     assert run(capsys, root, "resume-bundle", "--as-of", served["recorded"], "--json") == (0, served["brief"], "")
+
+
+def event_file(root: Path, event_id: str) -> Path:
+    """The file of an event in the store at `root`."""
+    stamp_node = event_id.removeprefix("RCE-")
+    found = list((root / ".agent" / "runtime-continuity" / "events").glob(f"*/{stamp_node}-*.json"))
+    assert len(found) == 1
+    return found[0]
+
+
+def test_a_replay_over_unreadable_events_fails_open_or_names_the_event(repo: Path, capsys: Capture) -> None:
+    """The brief's last event unreadable: warnings and a brief; the served event itself: exit 1 naming it."""
+    _, event = serve(capsys, repo, "--session", "S2")
+    event_file(repo, event["as_of"]).write_bytes(b"garbage")
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and out.startswith("# Resume: demo")  # was: exit 1, "not JSON: ...", naming no event
+    assert err.splitlines() == [
+        "continuity: warning: skipped 1 unreadable event(s) during replay",
+        "continuity: warning: the log before this point changed since it was served (0 events of demo now, 1 "
+        "then): the brief may differ",
+        "continuity: warning: the regenerated brief does not match the hash recorded when it was served"]
+    event_file(repo, event["event_id"]).write_bytes(b"garbage")
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert err.startswith(f"continuity: error: --as-of: event {event['event_id']} cannot be read (")
