@@ -13,6 +13,10 @@ import msgspec
 from events.base import END, Event, Label, Name, PathRef, PathRefs, Text
 
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}" + END)]
+#: An HLC stamp as event file names spell it.
+Stamp = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{8}_[0-9]{6}_[0-9]{6}" + END)]
+#: The most clones a served brief names in `folded_nodes` (more: none named, see there).
+FOLDED_NODES_MAX = 2000
 
 
 class GitNow(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,3 +79,12 @@ class ContextServed(Event, frozen=True, kw_only=True, tag="context.served"):
     events_folded: int = 0
     served_to: Name | None = None
     inputs: ViewInputs
+    #: For each node (clone) whose events of the project the brief folded, the stamp of the newest one:
+    #: a replay folds exactly those, leaving out events a sync brought in later, stamped earlier.
+    #: Empty (events written before it, or a project written by more clones than FOLDED_NODES_MAX):
+    #: a replay folds every event up to `as_of`.
+    folded_nodes: Annotated[dict[Name, Stamp], msgspec.Meta(max_length=FOLDED_NODES_MAX)] = msgspec.field(
+        default_factory=dict)
+    #: What rendered the brief (`continuity <version>, Unicode <version>`: the Markdown escaping follows
+    #: the Unicode database), so a replay whose text differs can say it was rendered by other code.
+    renderer: Text | None = None

@@ -6,6 +6,7 @@ import msgspec
 
 from events.base import Event
 from events.context import ContextServed
+from events.names import parse_name
 from projections.common import append_bounded
 from projections.readmodel import ReadModel
 
@@ -41,6 +42,10 @@ class Overview(msgspec.Struct, kw_only=True):
     #: The newest events that are not routine (edits, commands, checkpoints, archives, notes).
     notable: list[IndexEntry] = msgspec.field(default_factory=list)
     served: int = 0
+    #: For each node (clone) that wrote events of the project, the stamp of its newest one folded. A
+    #: clone's events arrive in its own order, so this says exactly which events a view folded, even
+    #: after a sync lands events stamped earlier than ones already folded (docs/projections.md).
+    nodes: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def is_routine(entry: IndexEntry) -> bool:
@@ -54,6 +59,9 @@ def on_event(state: Overview, name: str, event: Event) -> Overview:
     state.first_at = state.first_at or event.created_at
     state.last_at = event.created_at
     state.last_event_id = event.event_id
+    parsed = parse_name(name)
+    if parsed is not None and parsed.stamp > state.nodes.get(parsed.node, ""):
+        state.nodes[parsed.node] = parsed.stamp
     entry = IndexEntry(
         name=name, event_id=event.event_id, kind=event.kind, type=event.type,
         created_at=event.created_at, phase=event.phase, host=event.host,
@@ -72,7 +80,7 @@ def on_served(state: Overview, name: str, event: ContextServed) -> Overview:
 
 
 MODEL = ReadModel(
-    "overview", format=3, state=Overview, initial=Overview,
+    "overview", format=4, state=Overview, initial=Overview,
     folds={Event: on_event, ContextServed: on_served},
     bounds={"RECENT_LIMIT": RECENT_LIMIT, "NOTABLE_LIMIT": NOTABLE_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
 )

@@ -28,7 +28,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         "into a folder of your choice, for inspection after an incident.",
     )
     parser.add_argument("--until", required=True, metavar="EVENT_ID|ISO_TIME", help="the last point included")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder to write into (created)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="folder to write into (created; never the store or the live Markdown archives' folder)")
     parser.set_defaults(handler=_replay)
 
 

@@ -262,7 +262,7 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     brief = resume_bundle(store, _identity(args, store, _project(args, store)), fmt=fmt, max_chars=args.max_chars,
                           record=record, as_of=args.as_of)
     warn(brief.warnings)
-    if fmt == "json":  # the same JSON, with no C1 or bidi control raw on a terminal
+    if brief.format == "json":  # the same JSON (a served brief's own format), no C1 or bidi control raw
         from continuity.core.text import escape_json
 
         sys.stdout.write(escape_json(brief.text))

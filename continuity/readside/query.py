@@ -50,10 +50,10 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     return View(models=outcome.models, warnings=outcome.warnings)
 
 
-def now_for(view: View, project: ProjectView) -> str:
+def now_for(view: View) -> str:
     """`now` for a view: the real clock, or the time of the point an audit replays."""
+    from continuity.readside.replay import point_time
+
     if view.as_of is None:
         return clock.iso(now_us())
-    if view.as_of.startswith("RCE-"):
-        return project.last_at or clock.iso(now_us())
-    return clock.iso(clock.parse_iso(view.as_of))
+    return point_time(view.as_of)

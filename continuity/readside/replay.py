@@ -11,7 +11,7 @@ from typing import Any
 
 from continuity.core.errors import UsageError
 from continuity.readside.views import SESSION_MODELS, Models
-from events import clock
+from events import clock, names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
@@ -28,7 +28,11 @@ def bad_point(point: str) -> UsageError:
 def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     """The last file name included at `point`, and the event itself when it is an id."""
     if point.startswith("RCE-"):
-        stored = log.find(point)
+        try:
+            stored = log.find(point)
+        except EventUndecodable as error:  # the point itself: nothing to answer from, but say which event
+            raise EventUndecodable(f"--as-of: event {point} cannot be read ({error}); "
+                                   "`continuity verify` names what is wrong") from None
         return stored.name, stored
     try:
         at_us = clock.parse_iso(point)
@@ -42,11 +46,31 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     return f"{stamp}-~", None  # sorts after every name with that stamp
 
 
+def bound_of(event_id: str) -> str | None:
+    """A name that sorts right after the file of `event_id`, without reading it (None: not an id)."""
+    parsed = names.parse_event_id(event_id)
+    return None if parsed is None else f"{parsed[0]}-{parsed[1]}-~"
+
+
+def point_time(point: str) -> str:
+    """The time a replay answers at: an event's own (its id spells it), or the time given.
+
+    An event of another project is a point in time like any other: as of it, a project's
+    ages and active sessions are reckoned from it, not from the project's own newest event.
+    """
+    parsed = names.parse_event_id(point)
+    return clock.iso(clock.parse_stamp(parsed[0]) if parsed else clock.parse_iso(point))
+
+
 def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
+    only: Callable[[str, Event], bool] | None = None,
 ) -> Models:
-    """Fold every event whose name sorts at or before `last_name` into fresh read models."""
+    """Fold every event whose name sorts at or before `last_name` into fresh read models.
+
+    `only`: which of them to fold (a served brief's own events: continuity/sessions/service.py).
+    """
     chosen = models(names)
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
@@ -58,6 +82,8 @@ def models_until(
             event = log.codec.decode(raw)
         except EventUndecodable:
             skipped += 1
+            continue
+        if only is not None and not only(name, event):
             continue
         for model in chosen:
             model.apply(states[model.name], name, event)

@@ -318,6 +318,25 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
         write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
 
 
+def _refuse_live_folders(store: Store, out: str) -> None:
+    """A replay writes the log as it stood then: never over the store or the live Markdown archives.
+
+    Into the store it replaced the current state.json and archives with old ones (and left a
+    `contexts/` folder there); into the folder holding the Markdown archives, their `latest.md`.
+    """
+    from continuity.core.errors import UsageError
+
+    def inside(path: str, folder: str) -> bool:
+        real, home = os.path.realpath(path), os.path.realpath(folder)
+        return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+
+    if inside(out, store.path):
+        raise UsageError(f"--out: {out} is inside the store ({store.path}); a replay writes only outside it")
+    live = contexts_dir(store)
+    if inside(os.path.join(out, "contexts"), live) or inside(live, os.path.join(out, "contexts")):
+        raise UsageError(f"--out: {out}/contexts would be the live Markdown archives ({live}); choose another folder")
+
+
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     """Write every projection as of `until` into `out` (state.json, archives/, contexts/)."""
     from continuity.readside.replay import models_until, resolve_point
@@ -325,6 +344,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
 
     log = store.open_reader()
     last_name, _ = resolve_point(log, until)
+    _refuse_live_folders(store, out)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as error:

@@ -15,7 +15,7 @@ from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
 from events.archive import ArchiveCreated, ArchivedState, CitedFiles, GitFacts, HostSwitched
 from events.base import Event, Summary
-from events.context import ContextServed, ViewInputs
+from events.context import FOLDED_NODES_MAX, ContextServed, ViewInputs
 from events.sealing import sha256_hex
 from events.session import SessionEnded, SessionStarted
 from events.worklog import CheckpointRecorded
@@ -137,6 +137,9 @@ class Served(msgspec.Struct, frozen=True, kw_only=True):
     max_chars: int
     as_of: str | None
     events_folded: int
+    #: node -> stamp of its newest event folded (projections/overview.py `nodes`).
+    folded_nodes: dict[str, str] = msgspec.field(default_factory=dict)
+    renderer: str | None = None
 
 
 def decide_context_served(identity: Identity, inputs: ViewInputs, served: Served) -> list[Event]:
@@ -145,5 +148,7 @@ def decide_context_served(identity: Identity, inputs: ViewInputs, served: Served
         **identity.fields(), brief_sha256=sha256_hex(served.text.encode()), format=served.format,
         max_chars=served.max_chars, chars=len(served.text), as_of=served.as_of,
         events_folded=served.events_folded, served_to=identity.session_id, inputs=inputs,
+        folded_nodes=served.folded_nodes if len(served.folded_nodes) <= FOLDED_NODES_MAX else {},
+        renderer=served.renderer,
         message=f"resume brief served ({len(served.text)} chars)",
     )]

@@ -9,6 +9,7 @@ fail open (warnings).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -23,7 +24,9 @@ from continuity.readside.views import BRIEF_MODELS
 from continuity.readside.writers import contexts_dir, markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
+from continuity.sessions.recordable import recordable
 from events import clock
+from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError
 from events.sealing import StoredEvent, sha256_hex
@@ -79,7 +82,7 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
     """The newest archive's age and whether to archive now; counts."""
     view = current_view(store, as_of=as_of)
     state = view.project(project)
-    now = now_for(view, state)
+    now = now_for(view)
     if as_of is None:
         try:
             ahead = live.clock_ahead_warning(store.open_reader(), now_us())
@@ -127,6 +130,8 @@ class Brief(msgspec.Struct, kw_only=True):
     data: dict[str, Any]
     warnings: list[str]
     served: StoredEvent | None = None
+    #: `md` or `json`: what `text` is (a served brief replays in the format it was served in).
+    format: str = "md"
 
 
 def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
@@ -167,13 +172,14 @@ def resume_bundle(
     earlier = _earlier(store, state)
     if earlier:  # part of the inputs: a served brief replays with the hits it showed
         inputs = msgspec.structs.replace(inputs, recall=earlier)
+    inputs = recordable(inputs)  # the brief is rendered from what its event can record
     data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
                         run_id=identity.run_id, host=identity.host)
     text = _render(data, fmt, max_chars)
-    brief = Brief(text=text, data=data, warnings=list(inputs.warnings))
+    brief = Brief(text=text, data=data, warnings=list(inputs.warnings), format=fmt)
     if record:
         served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
-                        events_folded=state.events)
+                        events_folded=state.events, folded_nodes=dict(state.overview.nodes), renderer=renderer())
         try:
             brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
@@ -226,13 +232,43 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
     return _ArchivedGit(head=record.git.head, dirty_files=tuple(record.refs.dirty_files))
 
 
+def renderer() -> str:
+    """What renders briefs here: this continuity, and the Unicode database its text escaping reads."""
+    import unicodedata
+
+    from continuity import __version__
+
+    return f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+
+
+def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
+    """Which events the served brief folded: its project's, each node's up to the stamp it recorded.
+
+    Events of other projects never change a project's view, so they are left out. A brief
+    recorded without `folded_nodes` (written before it existed) folded every event up to `as_of`.
+    """
+    from events.names import parse_name
+
+    project, nodes = served.project, served.folded_nodes
+
+    def folded(name: str, event: Event) -> bool:
+        if event.project != project:
+            return False
+        if not nodes:
+            return True
+        parsed = parse_name(name)
+        return parsed is not None and parsed.stamp <= nodes.get(parsed.node, "")
+
+    return folded
+
+
 def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: int, as_of: str) -> Brief:
     """The brief as of a point: a served brief again, byte for byte, or the log as it stood then.
 
     As of another point, the session and agent are the asker's; the current run is the
     session's open run then (the current-run hint is about now, so it is not used).
     """
-    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.replay import bound_of, models_until, point_time, resolve_point
     from continuity.readside.views import Models
 
     log = store.open_reader()
@@ -240,8 +276,11 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     last_name, point = resolve_point(log, as_of)
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event
-        until = log.find(served.as_of).name if served.as_of else ""
-        models = models_until(log, until, warnings, BRIEF_MODELS) if until else Models.empty(BRIEF_MODELS)
+        # the last event folded bounds the replay by its id alone: unreadable now, it is skipped and said
+        until = (bound_of(served.as_of) or log.find(served.as_of).name) if served.as_of else ""
+        folded = _folded_by(served) if until else None
+        models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded) if folded
+                  else Models.empty(BRIEF_MODELS))
         state = models.project(served.project)
         if state.events != served.events_folded:
             warnings.append(
@@ -252,11 +291,12 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
                             run_id=served.run_id, host=served.host)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
-            warnings.append("the regenerated brief does not match the hash recorded when it was served")
-        return Brief(text=text, data=data, warnings=warnings)
+            other = f" (served by {served.renderer}, replayed by {renderer()})" if (
+                served.renderer and served.renderer != renderer()) else ""
+            warnings.append(f"the regenerated brief does not match the hash recorded when it was served{other}")
+        return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
-    now = pstate.last_at if point is not None else clock.iso(clock.parse_iso(as_of))
-    inputs = ViewInputs(now=now or clock.iso(now_us()), warnings=tuple(warnings))
+    inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))
     data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id,
                         host=identity.host)
-    return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings)
+    return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

@@ -138,8 +138,8 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     who = identity(request, store)
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
                                   record=request.record, as_of=request.as_of)
-    body = {"brief": brief.text} if request.format == "md" else {"bundle": brief.data}
-    return {"ok": True, "action": "resume-bundle", "project": who.project, "format": request.format,
+    body = {"brief": brief.text} if brief.format == "md" else {"bundle": brief.data}  # a served brief: as served
+    return {"ok": True, "action": "resume-bundle", "project": who.project, "format": brief.format,
             **body, "warnings": brief.warnings, "recorded": brief.served.event_id if brief.served else None}
 
 

@@ -1,0 +1,341 @@
+"""The audit replay says exactly what a session was told: `resume-bundle --as-of <context.served>`.
+
+Each test serves a brief through a real command, changes what a replay could trip on (a sync
+bringing events stamped earlier, live facts, the format asked for), and checks the replay's
+output against what the serving command printed, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.cli import main
+
+Capture = pytest.CaptureFixture[str]
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
+                "GIT_COMMITTER_NAME": "Tess Ter", "GIT_COMMITTER_EMAIL": "tess@example.invalid",
+                "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity from the environment only (HOME is isolated: no ~/.gitconfig)."""
+    for key, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(key, value)
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd`; its stdout (fails the test when git fails)."""
+    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                            env={**os.environ, "LC_ALL": "C"})
+    assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def run(capsys: Capture, root: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """The CLI in-process in the project at `root`: (exit code, stdout, stderr)."""
+    import io
+    import sys
+
+    capsys.readouterr()
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()))
+    try:
+        code = main([*args, "--root", str(root)] if args[0] != "hook" else list(args))
+    finally:
+        sys.stdin = saved
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def served_events(capsys: Capture, root: Path) -> list[dict[str, Any]]:
+    """The `context.served` events of the store at `root`, oldest first."""
+    code, out, err = run(capsys, root, "events", "list", "--kind", "context.served", "--json")
+    assert code == 0, err
+    found: list[dict[str, Any]] = json.loads(out)["events"]
+    return found
+
+
+def serve(capsys: Capture, root: Path, *args: str) -> tuple[str, dict[str, Any]]:
+    """`resume-bundle --record ARGS`: what it printed and the event that recorded it."""
+    code, out, err = run(capsys, root, "resume-bundle", "--record", *args)
+    assert code == 0 and "not recorded" not in err, err
+    return out, served_events(capsys, root)[-1]
+
+
+class Clones:
+    """A bare remote and two clones `a` and `b` of one project, each with a store."""
+
+    def __init__(self, tmp_path: Path, capsys: Capture) -> None:
+        self.capsys = capsys
+        self.remote = tmp_path / "remote.git"
+        git(tmp_path, "init", "-q", "--bare", "-b", "main", str(self.remote))
+        self.a = self.clone(tmp_path, "a")
+        (self.a / "README.md").write_text("the code\n")
+        git(self.a, "add", "README.md", ".gitignore")
+        git(self.a, "commit", "-q", "-m", "code")
+        git(self.a, "push", "-q", "origin", "main")
+        self.b = self.clone(tmp_path, "b")
+
+    def clone(self, tmp_path: Path, name: str) -> Path:
+        path = tmp_path / name
+        git(tmp_path, "clone", "-q", str(self.remote), str(path))
+        assert run(self.capsys, path, "init", "--project", "demo")[0] == 0
+        return path
+
+    def sync(self, root: Path) -> None:
+        code, _, err = run(self.capsys, root, "sync")
+        assert code == 0, err
+
+
+def test_a_sync_bringing_earlier_events_leaves_a_served_brief_as_served(tmp_path: Path, capsys: Capture) -> None:
+    """Events from another clone stamped before a served brief, synced in after it, stay out of its replay."""
+    clones = Clones(tmp_path, capsys)
+    run(capsys, clones.b, "log", "b edited the parser", "--file", "parse.py")  # stamped before a's brief
+    run(capsys, clones.a, "checkpoint", "-m", "a's work", "--next", "wire the CLI")
+    text, event = serve(capsys, clones.a, "--session", "S1")
+    clones.sync(clones.b)
+    clones.sync(clones.a)
+    code, replayed, err = run(capsys, clones.a, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and err == ""
+    assert replayed == text
+    assert hashlib.sha256(replayed.encode()).hexdigest() == event["brief_sha256"]
+    # the log now holds b's event, stamped before the brief's last event: a replay to a time sees it
+    code, now, _ = run(capsys, clones.a, "resume-bundle", "--as-of", event["created_at"])
+    assert code == 0 and "b edited the parser" in now
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+#: Text the secret guard refuses (an AWS access key id's shape), as a file name in the work tree.
+SECRET_NAME = "AKIAIOSFODNN7EXAMPLQ.txt"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git work tree with one commit and a store, as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app.py").write_text("print(1)\n")
+    assert run(capsys, root, "init", "--project", "demo")[0] == 0
+    git(root, "add", "app.py", ".gitignore")
+    git(root, "commit", "-q", "-m", "start")
+    monkeypatch.chdir(root)
+    run(capsys, root, "checkpoint", "-m", "parser done", "--next", "wire the CLI", "--session", "S1")
+    return root
+
+
+def session_start(capsys: Capture, root: Path) -> str:
+    """The SessionStart hook of Claude Code: the brief it answered with."""
+    payload = (FIXTURES / "claude_session_start.json").read_text().replace("{cwd}", str(root))
+    code, out, _ = run(capsys, root, "hook", "claude-code", stdin=payload)
+    assert code == 0
+    brief: str = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    return brief
+
+
+def test_a_secret_like_file_name_in_the_work_tree_is_served_redacted_and_recorded(repo: Path, capsys: Capture) -> None:
+    """A brief whose live git facts hold secret-like text is served redacted, recorded, and replayed as served."""
+    (repo / SECRET_NAME).write_text("x\n")
+    brief = session_start(capsys, repo)
+    served = served_events(capsys, repo)
+    assert len(served) == 1  # was: refused by the secret guard, so the hook's brief went unrecorded
+    assert SECRET_NAME not in brief and "[REDACTED:aws-access-key-id]" in brief
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"])
+    assert code == 0 and err == "" and replayed == brief
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    assert SECRET_NAME[:-4] not in text and SECRET_NAME[:-4] not in json.dumps(event)
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
+    assert code == 0 and err == "" and replayed == text
+
+
+def test_a_tree_with_thousands_of_changed_files_still_records_its_brief(repo: Path, capsys: Capture) -> None:
+    """A brief whose git status would not fit its event is rendered from what fits, recorded, and replayed."""
+    folder = repo / "generated"
+    folder.mkdir()
+    for index in range(1500):
+        (folder / f"f{index:04d}_{'x' * 150}.txt").write_text("")
+    git(repo, "add", "generated")
+    brief = session_start(capsys, repo)
+    served = served_events(capsys, repo)
+    assert len(served) == 1  # was: "event too large", so the hook's brief went unrecorded
+    assert "git status too long to record: the brief keeps" in brief
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"])
+    assert code == 0 and err == "" and replayed == brief
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json")
+    assert code == 0 and err == "" and replayed == text
+
+
+def test_a_replay_prints_a_served_brief_in_the_format_it_was_served_in(repo: Path, capsys: Capture) -> None:
+    """A brief served as JSON replays as the same bytes (bidi marks escaped) whatever --format the asker gives."""
+    run(capsys, repo, "log", "right-to-left \u202e text")
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")
+    assert "\\u202e" in text and "\u202e" not in text
+    for asked in ([], ["--format", "md"], ["--format", "json"], ["--json"]):
+        code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], *asked)
+        assert code == 0 and err == "" and replayed == text, asked
+    text, event = serve(capsys, repo, "--session", "S3")
+    for asked in ([], ["--format", "json"], ["--json"]):
+        code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], *asked)
+        assert code == 0 and err == "" and replayed == text, asked
+
+
+def newest_event(capsys: Capture, root: Path, project: str) -> dict[str, Any]:
+    """The newest event of `project` in the store at `root`."""
+    code, out, err = run(capsys, root, "events", "list", "--json")
+    assert code == 0, err
+    found: dict[str, Any] = [e for e in json.loads(out)["events"] if e["project"] == project][-1]
+    return found
+
+
+def test_as_of_an_event_of_another_project_answers_at_that_events_time(repo: Path, capsys: Capture) -> None:
+    """--as-of the id of another project's event is the same point as its time: same `now`, same answer."""
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "before the other project's event")
+    run(capsys, repo, "log", "elsewhere", "--project", "other")
+    point = newest_event(capsys, repo, "other")
+    by_id = json.loads(run(capsys, repo, "resume-bundle", "--as-of", point["event_id"], "--json")[1])
+    by_time = json.loads(run(capsys, repo, "resume-bundle", "--as-of", point["created_at"], "--json")[1])
+    assert by_id["generated_at"] == point["created_at"]  # was: the time of demo's own newest event
+    assert {**by_id, "as_of": None} == {**by_time, "as_of": None}
+    status = [json.loads(run(capsys, repo, "status", "--as-of", at, "--json")[1])
+              for at in (point["event_id"], point["created_at"])]
+    assert {**status[0], "as_of": None} == {**status[1], "as_of": None}
+
+
+@pytest.mark.parametrize(("point", "code", "message"), [
+    ("RCE-20200101_000000_000000-abcdefgh", 7, "continuity: error: no event 'RCE-20200101_000000_000000-abcdefgh'\n"),
+    ("RCE-not-an-id", 7, "continuity: error: no event 'RCE-not-an-id'\n"),
+    ("yesterday", 2, "continuity: error: --as-of: 'yesterday' is neither an event id (RCE-...) nor an ISO time in "
+                     "range\n"),
+    ("2999-01-01T00:00:00Z", 2, "continuity: error: --as-of: '2999-01-01T00:00:00Z' is in the future; an audit "
+                                "replays the past\n"),
+])
+def test_as_of_a_point_that_is_not_there_is_one_line_and_its_exit_code(
+        repo: Path, capsys: Capture, point: str, code: int, message: str) -> None:
+    """An unknown id (this store's or another's) is exit 7, a point that is no time exit 2: one line, no output."""
+    for command in ("resume-bundle", "status", "restore"):
+        assert run(capsys, repo, command, "--as-of", point) == (code, "", message), command
+
+
+def test_as_of_a_time_before_the_first_event_is_the_empty_log(repo: Path, capsys: Capture) -> None:
+    """Before the first event the replay answers for an empty log: no events, no archive, exit 0."""
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", "2001-01-01T00:00:00Z", "--json")
+    bundle = json.loads(out)
+    assert (code, err) == (0, "")
+    assert bundle["events"] == 0 and bundle["archive"] is None
+    assert bundle["generated_at"] == "2001-01-01T00:00:00.000000Z"
+
+
+def test_run_records_an_event_cannot_hold_as_text_are_served_printable_and_recorded(
+        repo: Path, capsys: Capture) -> None:
+    """A run file named in non-UTF-8 bytes, a run status with a control character: served, recorded, replayed."""
+    runs = repo / ".agent" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "beep.json").write_text(json.dumps({"status": "run\u0007ning"}))
+    with open(os.path.join(os.fsencode(runs), b"bad\xff.json"), "wb") as file:
+        file.write(b'{"status": "running"}')
+    brief = session_start(capsys, repo)  # was: an internal error (non-UTF-8 name), or unrecorded (control)
+    served = served_events(capsys, repo)
+    assert len(served) == 1
+    assert run(capsys, repo, "resume-bundle", "--as-of", served[0]["event_id"]) == (0, brief, "")
+    text, event = serve(capsys, repo, "--format", "json", "--session", "S2")  # was: exit 70
+    files = json.loads(text)["runs"]["files"]
+    assert {(f["path"], f["status"]) for f in files} == {
+        (".agent/runs/beep.json", "run\u2407ning"), (".agent/runs/bad\ufffd\ufffd\ufffd.json", "running")}
+    assert run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json") == (0, text, "")
+
+
+def test_a_served_brief_records_what_rendered_it_and_a_mismatch_names_both(repo: Path, capsys: Capture) -> None:
+    """context.served records the renderer; a replay whose text differs names the one that served it."""
+    import unicodedata
+
+    from continuity import __version__
+    from continuity.core.store import Store
+    from events.context import ContextServed, ViewInputs
+
+    here = f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+    assert serve(capsys, repo, "--session", "S2")[1]["renderer"] == here
+    older = Store(str(repo)).open_log().append(ContextServed(  # as an older continuity would have recorded it
+        project="demo", brief_sha256="0" * 64, inputs=ViewInputs(now="2026-01-01T00:00:00.000000Z"),
+        renderer="continuity 0.0.1, Unicode 9.0.0"))
+    code, _, err = run(capsys, repo, "resume-bundle", "--as-of", older.event_id)
+    assert code == 0
+    assert err == ("continuity: warning: the regenerated brief does not match the hash recorded when it was served "
+                   f"(served by continuity 0.0.1, Unicode 9.0.0, replayed by {here})\n")
+
+
+def listing(*folders: Path) -> dict[str, tuple[int, int]]:
+    """Every path under `folders`: (mtime in ns, size)."""
+    return {str(path): (path.lstat().st_mtime_ns, path.lstat().st_size)
+            for folder in folders for path in sorted(folder.rglob("*"))}
+
+
+def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path, capsys: Capture) -> None:
+    """`replay --out` into the store or over the live Markdown archives is exit 2, one line, nothing written."""
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "first")
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    run(capsys, repo, "checkpoint", "-m", "later", "--next", "later still")
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "second")
+    store, home = repo / ".agent" / "runtime-continuity", Path(os.environ["HOME"])
+    before = listing(store, home)
+    for out in (store, store / "archives", store / "events" / "x", home / ".agent"):
+        code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
+        assert (code, stdout) == (2, "") and err.startswith("continuity: error: --out: ") and err.count("\n") == 1, out
+        assert listing(store, home) == before, out  # was: state.json, archives/ and latest.md of the point
+    elsewhere = repo.parent / "incident"
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0
+    assert listing(store, home) == before
+    assert json.loads((elsewhere / "archives" / "latest.json").read_text())["reason"] == "first"
+
+
+def test_a_brief_served_over_mcp_replays_as_served_through_mcp_and_the_cli(tmp_path: Path, capsys: Capture) -> None:
+    """The MCP `resume_bundle` tool records its brief; as of it, the tool and the CLI give that brief, as served."""
+    from mcp import ClientSession
+
+    from tests.integration.test_mcp_server import make_project, payload, with_session
+
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("checkpoint", {"message": "phase one", "next": ["ship phase two"]})
+        served = payload(await session.call_tool("resume_bundle", {"record": True, "max_chars": 3000}))
+        again = payload(await session.call_tool("resume_bundle", {"as_of": served["recorded"], "format": "json"}))
+        return served, again
+
+    served, again = with_session(tmp_path, root, body)
+    assert served["recorded"] and "ship phase two" in served["brief"]
+    assert (again["format"], again["brief"]) == ("md", served["brief"])  # was: the asker's format, a JSON bundle
+    assert run(capsys, root, "resume-bundle", "--as-of", served["recorded"], "--json") == (0, served["brief"], "")
+
+
+def event_file(root: Path, event_id: str) -> Path:
+    """The file of an event in the store at `root`."""
+    stamp_node = event_id.removeprefix("RCE-")
+    found = list((root / ".agent" / "runtime-continuity" / "events").glob(f"*/{stamp_node}-*.json"))
+    assert len(found) == 1
+    return found[0]
+
+
+def test_a_replay_over_unreadable_events_fails_open_or_names_the_event(repo: Path, capsys: Capture) -> None:
+    """The brief's last event unreadable: warnings and a brief; the served event itself: exit 1 naming it."""
+    _, event = serve(capsys, repo, "--session", "S2")
+    event_file(repo, event["as_of"]).write_bytes(b"garbage")
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and out.startswith("# Resume: demo")  # was: exit 1, "not JSON: ...", naming no event
+    assert err.splitlines() == [
+        "continuity: warning: skipped 1 unreadable event(s) during replay",
+        "continuity: warning: the log before this point changed since it was served (0 events of demo now, 1 "
+        "then): the brief may differ",
+        "continuity: warning: the regenerated brief does not match the hash recorded when it was served"]
+    event_file(repo, event["event_id"]).write_bytes(b"garbage")
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert err.startswith(f"continuity: error: --as-of: event {event['event_id']} cannot be read (")
