@@ -3,7 +3,8 @@
 The writers check every invariant before an event is written (continuity/workstreams/
 decide.py); the fold still tolerates what only a merge of two clones can produce (a
 second active workstream, a status changed from a status it no longer had, a validation
-id reused with other content) and records it in `problems`, which `work status` reports.
+id reused with other content, work left unresolved in a workstream the other clone made
+terminal) and records it in `problems`, which `work status` reports.
 First wins for ids added twice. Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest
 forgotten past it; their ids are kept, up to RETIRED_LIMIT, so none starts again),
 EVIDENCE_LIMIT decisions, findings and rejected approaches each, VALIDATIONS_LIMIT ledger
@@ -185,6 +186,19 @@ def item_of(data: WorkItemData, at: str) -> Item:
                 notes=list(data.notes), added_at=at, updated_at=at)
 
 
+def _orphans(state: WorkstreamsState, ws: Workstream) -> None:
+    """Report unresolved items in a terminal workstream: the archive would otherwise hide them for good.
+
+    The writers never leave one (a workstream ends only once its items are resolved), so only
+    a merge does: one clone ends the workstream while another adds an item or reopens one.
+    """
+    if ws.status in TERMINAL:
+        open_ids = [item.id for item in unresolved(ws)]
+        if open_ids:
+            _problem(state, f"workstream {ws.id} is {ws.status} (archived) while work items are unresolved: "
+                     f"{', '.join(open_ids)} (concurrent writers merged? carry them into an active workstream)")
+
+
 def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
     """A workstream that became terminal goes to the archive (the oldest archived forgotten past the limit)."""
     if ws.status in TERMINAL:
@@ -246,6 +260,7 @@ def on_status(state: WorkstreamsState, name: str, event: WorkstreamStatusChanged
         return state  # the archive never gives a workstream back
     ws.status = event.status
     _settle(state, ws, event.created_at)
+    _orphans(state, ws)
     return state
 
 
@@ -259,6 +274,7 @@ def on_items_added(state: WorkstreamsState, name: str, event: WorkItemAdded) -> 
             _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
             continue
         ws.items[data.id] = item_of(data, event.created_at)
+    _orphans(state, ws)
     return state
 
 
@@ -276,6 +292,7 @@ def on_item_status(state: WorkstreamsState, name: str, event: WorkItemStatusChan
                      f"while it was {item.status} (concurrent writers merged?)")
         item.status = change.status
         item.updated_at = event.created_at
+    _orphans(state, ws)
     return state
 
 
@@ -367,7 +384,7 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
 
 
 MODEL = ReadModel(
-    "workstreams", format=2, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=3, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,

@@ -1,0 +1,58 @@
+"""Clones that sync converge, and a merge that breaks a seed-002 invariant is reported, never hidden.
+
+Real git: a bare remote and clones in temp folders (tests/integration/test_sync.py's World),
+the CLI in-process per clone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from continuity.core.errors import EXIT_INTEGRITY
+from tests.integration.test_sync import World, cli
+from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
+from tests.workstream_docs import item, tracked
+
+DOC = Path(".ai-bridge/context-checkpoint.json")
+RUNTIME = Path(".ai-bridge/context-runtime.json")
+
+
+def checkpoint(root: Path, doc: dict[str, Any]) -> None:
+    """Record a checkpoint document in the clone at `root`."""
+    (root / DOC).parent.mkdir(exist_ok=True)
+    (root / DOC).write_text(json.dumps(doc))
+    code, out = cli("work", "checkpoint", "--root", str(root))
+    assert code == 0, out
+
+
+def sync_all(*roots: Path) -> None:
+    """Each clone syncs in turn, then the first again: every clone holds every event."""
+    for root in (*roots, roots[0]):
+        code, out = cli("sync", "--root", str(root))
+        assert code == 0, out
+
+
+def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(tmp_path: Path) -> None:
+    """Clone a completes WS-1; clone b, not knowing, adds N1 to it. After sync, work status and verify exit 1
+    naming N1 on both clones, and the runtime file says so: the archive does not swallow unresolved work."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-1", [item("A1", "IN_PROGRESS")]))
+    sync_all(a, b)
+    checkpoint(a, tracked("WS-1", [item("A1", "COMPLETED")], status="COMPLETED"))
+    code, out = cli("work", "item", "add", "N1", "--title", "found late", "--root", str(b))
+    assert code == 0, out
+    sync_all(a, b)
+    expected = ("workstream WS-1 is COMPLETED (archived) while work items are unresolved: N1 "
+                "(concurrent writers merged? carry them into an active workstream)")
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["problems"] == [expected], status
+        assert status["activeWorkstream"] is None
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY and verified["workstream_problems"] == [expected]
+        assert json.loads((root / RUNTIME).read_text())["problems"] == [expected]
+        archived = json.loads((root / ".agent/runtime-continuity/workstreams/archive/WS-1.json").read_text())
+        assert [(i["id"], i["status"]) for i in archived["items"]] == [("A1", "COMPLETED"), ("N1", "PENDING")]
