@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import EXIT_INTEGRITY
+from tests.helpers import cli_process
 from tests.integration.test_sync import World, cli
 from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
 from tests.workstream_docs import item, tracked
@@ -56,3 +57,37 @@ def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(
         assert json.loads((root / RUNTIME).read_text())["problems"] == [expected]
         archived = json.loads((root / ".agent/runtime-continuity/workstreams/archive/WS-1.json").read_text())
         assert [(i["id"], i["status"]) for i in archived["items"]] == [("A1", "COMPLETED"), ("N1", "PENDING")]
+        brief = cli_process("resume-bundle", cwd=root)
+        assert brief.returncode == 0, brief.stderr
+        warning = f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {expected}"
+        assert f"Warning: {warning[:200]}" in brief.stdout.splitlines()  # the header cuts each warning at 200
+
+
+def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a_merge(tmp_path: Path) -> None:
+    """Two clones start different workstreams and settle one task differently offline: after sync the resume
+    brief of each (which shows one workstream, and open tasks only) warns of both, as verify reports them."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    code, created = cli("task", "create", "--title", "Fix login", "--root", str(a))
+    assert code == 0
+    sync_all(a, b)
+    for root, ws_id, status in ((a, "WS-A", "completed"), (b, "WS-B", "cancelled")):
+        checkpoint(root, tracked(ws_id))
+        assert cli("task", "update", created["task_id"], "--status", status, "--root", str(root))[0] == 0
+    sync_all(a, b)
+    briefs = []
+    for root in (a, b):
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY
+        [broken] = verified["workstream_problems"]
+        [contested] = verified["task_problems"]
+        assert "WS-B was started while WS-A was still active" in broken
+        brief = cli_process("resume-bundle", cwd=root)
+        assert brief.returncode == 0, brief.stderr
+        lines = brief.stdout.splitlines()
+        warnings = [f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {broken}",
+                    f"1 task conflict(s) left by a merge (`continuity verify` lists them): {contested}"]
+        assert [f"Warning: {warning[:200]}" for warning in warnings] == lines[2:4]
+        briefs.append(lines[2:4])
+    assert briefs[0] == briefs[1]
+
