@@ -17,6 +17,7 @@ from tests.integration.test_sync import _git_identity as _git_identity  # autous
 from tests.workstream_docs import item, tracked
 
 DOC = Path(".ai-bridge/context-checkpoint.json")
+STORE = Path(".agent/runtime-continuity")
 RUNTIME = Path(".ai-bridge/context-runtime.json")
 
 
@@ -90,4 +91,25 @@ def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a
         assert [f"Warning: {warning[:200]}" for warning in warnings] == lines[2:4]
         briefs.append(lines[2:4])
     assert briefs[0] == briefs[1]
+
+
+
+def test_a_workstream_one_clone_started_ended_and_another_started_first_has_one_file(tmp_path: Path) -> None:
+    """Clone a starts WS-1; clone b, offline, records WS-1 already COMPLETED. The first start wins (reported as
+    started twice): after sync both clones hold WS-1 under active/ only, as a rebuild writes it, and no stale
+    archive/ file of b's says it ended."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-1", [item("A1", "IN_PROGRESS")]))
+    checkpoint(b, tracked("WS-1", [item("A1", "COMPLETED")], status="COMPLETED"))
+    assert (b / STORE / "workstreams/archive/WS-1.json").exists()
+    sync_all(a, b)
+    files = []
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-1"
+        assert any("WS-1 was started twice" in problem for problem in status["problems"])
+        folder = root / STORE / "workstreams"
+        files.append({str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json"))})
+    assert list(files[1]) == ["active/WS-1.json"] and files[0] == files[1]
 
