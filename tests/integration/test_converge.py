@@ -331,3 +331,39 @@ def test_a_clone_whose_clock_is_behind_wins_by_log_order_on_every_clone(
                                      "(concurrent writers merged?; the later in log order stays)"]
         seen.append(clones.derived(clone))
     assert seen[0] == seen[1] == seen[2]
+
+
+def test_conflicting_edits_of_two_clones_are_each_reported_after_sync_until_a_checkpoint_fixes_them(
+        tmp_path: Path) -> None:
+    """One validation id with two contents, dependency edges that close a cycle only together, and an item one
+    clone completes while the other blocks it: after sync every clone's work status, verify and runtime file
+    name all three. A tracked checkpoint fixing the cycle clears it; the recorded conflicts stay history."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    items = [item("A1", "IN_PROGRESS"), item("A2"), item("A3", "IN_PROGRESS")]
+    checkpoint(a, tracked("WS-1", items))
+    sync_all(a, b)
+    for root, summary, edge, a3 in ((a, "passed", ("A1", "A2"), ("COMPLETED",)),
+                                    (b, "failed", ("A2", "A1"), ("BLOCKED", "--blocked-by", "A2"))):
+        assert cli("work", "validate", "--id", "V1", "--kind", "unit", "--result", "PASS", "--scope", "all",
+                   "--summary", summary, "--root", str(root))[0] == 0
+        assert cli("work", "item", "set", edge[0], "--depends-on", edge[1], "--root", str(root))[0] == 0
+        assert cli("work", "item", "set", "A3", "--status", *a3, "--root", str(root))[0] == 0
+    sync_all(a, b)
+    reported = []
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY and verified["workstream_problems"] == status["problems"]
+        assert json.loads((root / RUNTIME).read_text())["problems"] == status["problems"]
+        reported.append(status["problems"])
+    assert reported[0] == reported[1]
+    [reused, stale, cycle] = reported[0]
+    assert reused.startswith("validation id V1 was recorded twice with different content")
+    assert stale.startswith("work item A3 of WS-1: IN_PROGRESS -> ") and "recorded while it was" in stale
+    assert cycle == "Workstream WS-1 contains a dependency cycle at A1"
+    fixed = [item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2"), item("A3", "IN_PROGRESS")]
+    checkpoint(a, tracked("WS-1", fixed))
+    code, status = cli("work", "status", "--root", str(a))
+    assert code == EXIT_INTEGRITY and status["problems"] == [reused, stale]
