@@ -211,6 +211,14 @@ class Clones:
         elif action == "validate":
             self.run(clone, "work", "validate", "--id", f"V{pick}", "--kind", "unit", "--result", "PASS",
                      "--scope", "all", "--summary", text)
+        elif action == "archive":
+            self.run(clone, "archive", "--reason", text)
+        elif action == "host-switch":
+            self.run(clone, "host-switch", "--from-host", "claude-code", "--to-host", "codex", "--reason", text)
+        elif action == "handoff":
+            self.run(clone, "handoff", "create", "--agent", agent, "--to", ("bo", "amy")[pick % 2], "--message", text)
+        elif action == "send":
+            self.run(clone, "send", "core", "--agent", agent, "--to", ("bo", "amy")[pick % 2], "--message", text)
         elif action == "sync":
             code, out = self.run(clone, "sync")
             assert code == 0, out
@@ -228,7 +236,8 @@ class Clones:
 
 
 ACTIONS = ("log", "checkpoint", "task create", "task update", "run start", "run complete", "memory", "snapshot",
-           "role", "park", "work checkpoint", "item add", "item set", "validate", "sync")
+           "role", "park", "work checkpoint", "item add", "item set", "validate", "archive", "host-switch", "handoff",
+           "send", "sync")
 steps = st.lists(st.tuples(st.sampled_from(CLONES), st.sampled_from(ACTIONS), st.integers(0, 3),
                            st.sampled_from(["fix parser", "add tests", "wire CLI", "ship"])),
                  min_size=12, max_size=30)
@@ -246,7 +255,9 @@ EVERY_FEATURE = [
     ("c", "log", 2, "edited"), ("a", "checkpoint", 0, "wire CLI"), ("b", "sync", 0, ""),
     ("a", "sync", 0, ""), ("a", "park", 1, "leaving"), ("c", "park", 0, "leaving"), ("a", "memory", 0, ""),
     ("c", "run complete", 1, "done on c"), ("c", "task update", 1, "again"), ("b", "work checkpoint", 3, "next"),
-    ("c", "sync", 0, ""), ("a", "work checkpoint", 1, "on"), ("b", "memory", 0, ""),
+    ("c", "sync", 0, ""), ("a", "work checkpoint", 1, "on"), ("b", "memory", 0, ""), ("a", "archive", 0, "pause"),
+    ("c", "handoff", 0, "take it"), ("b", "send", 1, "ping"), ("c", "archive", 0, "stop"),
+    ("b", "host-switch", 0, "moving"), ("a", "sync", 0, ""), ("c", "sync", 0, ""), ("a", "archive", 0, "again"),
 ]
 
 
