@@ -5,8 +5,9 @@ decide.py); the fold still tolerates what only a merge of two clones can produce
 second active workstream, a status changed from a status it no longer had, a validation
 id reused with other content, work left unresolved in a workstream the other clone made
 terminal) and records it in `problems`, which `work status` reports.
-First wins for ids added twice. Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest
-forgotten past it; their ids are kept, up to RETIRED_LIMIT, so none starts again),
+First wins for ids added twice (a start or an item two clones recorded alike is no
+conflict). Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest forgotten past it;
+their ids are kept, up to RETIRED_LIMIT, so none starts again),
 EVIDENCE_LIMIT decisions, findings and rejected approaches each, VALIDATIONS_LIMIT ledger
 entries, PROBLEMS_LIMIT problems.
 """
@@ -211,10 +212,26 @@ def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
             append_bounded(state.retired, forgotten, RETIRED_LIMIT)
 
 
+def _same_start(ws: Workstream, event: WorkstreamStarted) -> bool:
+    """Whether a start is the one the workstream already had (two clones recorded one document alike)."""
+    return (ws.title, ws.status, ws.objective, ws.repositories, ws.cursor) == (
+        event.title, event.status, event.objective, list(event.repositories), event.cursor)
+
+
+def _same_item(item: Item, data: WorkItemData) -> bool:
+    """Whether an item added again is the item as it stands (two clones added it alike)."""
+    again = item_of(data, item.added_at)
+    again.updated_at = item.updated_at
+    return again == item
+
+
 def on_started(state: WorkstreamsState, name: str, event: WorkstreamStarted) -> WorkstreamsState:
-    """A new workstream (a second start of a known id is a problem, and ignored)."""
+    """A new workstream (a second start of a known id is a problem, and ignored, unless it is the same start)."""
     _touch(state, event)
-    if event.workstream_id in state.workstreams or event.workstream_id in state.retired:
+    known = state.workstreams.get(event.workstream_id)
+    if known is not None and _same_start(known, event):
+        return state  # nothing to choose between: not a conflict
+    if known is not None or event.workstream_id in state.retired:
         _problem(state, f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
         return state
     others = active_ids(state)
@@ -271,7 +288,8 @@ def on_items_added(state: WorkstreamsState, name: str, event: WorkItemAdded) -> 
         return state
     for data in event.items:
         if data.id in ws.items:
-            _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
+            if not _same_item(ws.items[data.id], data):
+                _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
             continue
         ws.items[data.id] = item_of(data, event.created_at)
     _orphans(state, ws)

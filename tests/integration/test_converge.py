@@ -378,3 +378,19 @@ def test_conflicting_edits_of_two_clones_are_each_reported_after_sync_until_a_ch
     checkpoint(a, tracked("WS-1", fixed))
     code, status = cli("work", "status", "--root", str(a))
     assert code == EXIT_INTEGRITY and status["problems"] == [reused, stale]
+
+
+def test_one_document_checkpointed_alike_on_two_clones_is_no_conflict(tmp_path: Path) -> None:
+    """The same tracked document recorded on two clones offline starts one workstream with the same items:
+    after sync nothing is reported; the same id started with other content still is."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    for root, ended in ((a, "CANCELLED"), (b, "COMPLETED")):
+        checkpoint(root, tracked("WS-0", status=ended, items=[item("B1", ended)]))
+        checkpoint(root, tracked("WS-1"))
+    sync_all(a, b)
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-1"
+        assert [problem.split(" (")[0] for problem in status["problems"]] == [
+            "workstream WS-0 was started twice", "work item B1 of WS-0 was added twice"], status["problems"]
