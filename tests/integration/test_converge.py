@@ -394,3 +394,21 @@ def test_one_document_checkpointed_alike_on_two_clones_is_no_conflict(tmp_path: 
         assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-1"
         assert [problem.split(" (")[0] for problem in status["problems"]] == [
             "workstream WS-0 was started twice", "work item B1 of WS-0 was added twice"], status["problems"]
+
+
+def test_after_a_merge_made_two_workstreams_active_either_can_be_ended_by_a_checkpoint(tmp_path: Path) -> None:
+    """Clones a and b each started a workstream offline; after sync WS-A (the older) is shown active and both
+    are reported. A checkpoint ending WS-B, the one the team drops, is accepted (it was refused as a switch
+    away from WS-A), and WS-A stays active."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-A"))
+    checkpoint(b, tracked("WS-B"))
+    sync_all(a, b)
+    code, status = cli("work", "status", "--root", str(a))
+    assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-A"
+    checkpoint(a, tracked("WS-B", status="CANCELLED", items=[item("A1", "CANCELLED"), item("A2", "CANCELLED")]))
+    code, status = cli("work", "status", "--root", str(a))
+    assert status["activeWorkstream"]["id"] == "WS-A" and status["archivedWorkstreams"] == ["WS-B"]
+    [recorded] = status["problems"]  # the conflict stays in the history (docs/workstreams.md)
+    assert code == EXIT_INTEGRITY and "WS-B was started while WS-A was still active" in recorded
