@@ -104,11 +104,12 @@ class MemoryList(msgspec.Struct, kw_only=True):
 
 
 class TaskBrief(msgspec.Struct, kw_only=True):
-    """What the resume brief reads of a project's state: tasks, runs and the memories."""
+    """What the resume brief reads of a project's state: tasks, runs, the memories and merge problems."""
 
     tasks: dict[str, Task] = msgspec.field(default_factory=dict)
     runs: dict[str, Run] = msgspec.field(default_factory=dict)
     book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
+    problems: list[str] = msgspec.field(default_factory=list)
 
 
 def _forget(state: TasksState, task_id: str) -> None:

@@ -3,9 +3,11 @@
 The writers check every invariant before an event is written (continuity/workstreams/
 decide.py); the fold still tolerates what only a merge of two clones can produce (a
 second active workstream, a status changed from a status it no longer had, a validation
-id reused with other content) and records it in `problems`, which `work status` reports.
-First wins for ids added twice. Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest
-forgotten past it; their ids are kept, up to RETIRED_LIMIT, so none starts again),
+id reused with other content, work left unresolved in a workstream the other clone made
+terminal) and records it in `problems`, which `work status` reports.
+First wins for ids added twice (a start or an item two clones recorded alike is no
+conflict). Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest forgotten past it;
+their ids are kept, up to RETIRED_LIMIT, so none starts again),
 EVIDENCE_LIMIT decisions, findings and rejected approaches each, VALIDATIONS_LIMIT ledger
 entries, PROBLEMS_LIMIT problems.
 """
@@ -185,6 +187,19 @@ def item_of(data: WorkItemData, at: str) -> Item:
                 notes=list(data.notes), added_at=at, updated_at=at)
 
 
+def _orphans(state: WorkstreamsState, ws: Workstream) -> None:
+    """Report unresolved items in a terminal workstream: the archive would otherwise hide them for good.
+
+    The writers never leave one (a workstream ends only once its items are resolved), so only
+    a merge does: one clone ends the workstream while another adds an item or reopens one.
+    """
+    if ws.status in TERMINAL:
+        open_ids = [item.id for item in unresolved(ws)]
+        if open_ids:
+            _problem(state, f"workstream {ws.id} is {ws.status} (archived) while work items are unresolved: "
+                     f"{', '.join(open_ids)} (concurrent writers merged? carry them into an active workstream)")
+
+
 def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
     """A workstream that became terminal goes to the archive (the oldest archived forgotten past the limit)."""
     if ws.status in TERMINAL:
@@ -197,10 +212,26 @@ def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
             append_bounded(state.retired, forgotten, RETIRED_LIMIT)
 
 
+def _same_start(ws: Workstream, event: WorkstreamStarted) -> bool:
+    """Whether a start is the one the workstream already had (two clones recorded one document alike)."""
+    return (ws.title, ws.status, ws.objective, ws.repositories, ws.cursor) == (
+        event.title, event.status, event.objective, list(event.repositories), event.cursor)
+
+
+def _same_item(item: Item, data: WorkItemData) -> bool:
+    """Whether an item added again is the item as it stands (two clones added it alike)."""
+    again = item_of(data, item.added_at)
+    again.updated_at = item.updated_at
+    return again == item
+
+
 def on_started(state: WorkstreamsState, name: str, event: WorkstreamStarted) -> WorkstreamsState:
-    """A new workstream (a second start of a known id is a problem, and ignored)."""
+    """A new workstream (a second start of a known id is a problem, and ignored, unless it is the same start)."""
     _touch(state, event)
-    if event.workstream_id in state.workstreams or event.workstream_id in state.retired:
+    known = state.workstreams.get(event.workstream_id)
+    if known is not None and _same_start(known, event):
+        return state  # nothing to choose between: not a conflict
+    if known is not None or event.workstream_id in state.retired:
         _problem(state, f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
         return state
     others = active_ids(state)
@@ -246,6 +277,7 @@ def on_status(state: WorkstreamsState, name: str, event: WorkstreamStatusChanged
         return state  # the archive never gives a workstream back
     ws.status = event.status
     _settle(state, ws, event.created_at)
+    _orphans(state, ws)
     return state
 
 
@@ -256,9 +288,11 @@ def on_items_added(state: WorkstreamsState, name: str, event: WorkItemAdded) -> 
         return state
     for data in event.items:
         if data.id in ws.items:
-            _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
+            if not _same_item(ws.items[data.id], data):
+                _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
             continue
         ws.items[data.id] = item_of(data, event.created_at)
+    _orphans(state, ws)
     return state
 
 
@@ -276,6 +310,7 @@ def on_item_status(state: WorkstreamsState, name: str, event: WorkItemStatusChan
                      f"while it was {item.status} (concurrent writers merged?)")
         item.status = change.status
         item.updated_at = event.created_at
+    _orphans(state, ws)
     return state
 
 
@@ -367,7 +402,7 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
 
 
 MODEL = ReadModel(
-    "workstreams", format=2, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=3, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,

@@ -17,7 +17,7 @@ from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of
 from continuity.tasks.resume import work_of
 from continuity.team.brief import team_lines, team_part
-from continuity.workstreams.documents import brief_lines, brief_section
+from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
 from events import clock
 from events.context import ViewInputs
 
@@ -139,11 +139,30 @@ def build(
         "tasks": work_of(project.tasks, lambda then: age(then, now), agent_id=agent_id, session_id=session_id,
                          run_id=run_id),
         "events": project.events,
-        "warnings": list(inputs.warnings),
+        "warnings": [*merge_warnings(project), *inputs.warnings],
         "workstream": workstream,
         "team": team_part(project.of("team"), agent_id, now, mine),
         "earlier": [msgspec.to_builtins(hit) | {"age": age(hit.created_at, now)} for hit in inputs.recall],
     }
+
+
+def merge_warnings(project: ProjectView) -> list[str]:
+    """A line for the workstream invariants and one for the task conflicts a sync merge left.
+
+    The brief shows only the oldest active workstream and the open tasks: without these lines a
+    second active workstream, an item hidden in an ended one or a contested task update would
+    reach the agent resuming nowhere. Derived from the read models, so a replay shows them too.
+    """
+    found: list[str] = []
+    broken = brief_problems(project)
+    if broken:
+        found.append(f"{len(broken)} workstream problem(s) left by a merge (`continuity work status` lists them): "
+                     f"{broken[0]}")
+    contested = project.tasks.problems
+    if contested:
+        found.append(f"{len(contested)} task conflict(s) left by a merge (`continuity verify` lists them): "
+                     f"{contested[0]}")
+    return found
 
 
 def _addressed_to(to: str | None, agent_id: str | None, host: str | None) -> bool:

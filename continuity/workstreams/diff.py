@@ -34,7 +34,14 @@ from events.workstream import (
     WorkstreamStarted,
     WorkstreamStatusChanged,
 )
-from projections.workstreams import Item, WorkstreamsState, active, unresolved, workstream_transition_ok
+from projections.workstreams import (
+    Item,
+    WorkstreamsState,
+    active,
+    active_ids,
+    unresolved,
+    workstream_transition_ok,
+)
 
 T = TypeVar("T")
 #: Item lists are split over several events above this many encoded bytes (an event holds 256 KiB).
@@ -109,7 +116,9 @@ def started_events(env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
 def workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
     """The events that turn the known workstream into the document's (the invariants of a diff checked here)."""
     current = active(state)
-    if current is not None and current.id != doc.id:
+    # A second unresolved workstream exists only because a sync merged two clones: a document for
+    # it switches nothing, and is how the team ends the one it drops (the older is shown active).
+    if current is not None and current.id != doc.id and doc.id not in active_ids(state):
         refuse(f"Active workstream {current.id} is {current.status}: terminate it (COMPLETED, CANCELLED or "
                f"SUPERSEDED) before switching to workstream {doc.id}")
     known = state.workstreams.get(doc.id)

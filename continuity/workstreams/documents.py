@@ -182,6 +182,15 @@ def _live_lines(doc: dict[str, Any]) -> list[str]:
 BRIEF_ITEMS = 20
 
 
+def brief_problems(view: Any) -> list[str]:
+    """The problems a merge left, for a resume bundle (a read-side project view); [] without the model."""
+    try:
+        state: WorkstreamsState = view.of("workstreams")
+    except KeyError:
+        return []
+    return problems_of(state)
+
+
 def brief_section(view: Any) -> dict[str, Any] | None:
     """The active workstream for a resume bundle (a read-side project view), or None.
 

@@ -2,7 +2,8 @@
 
 During a catch-up it notes which workstreams the folded events touched; `flush()` then
 writes each one's document once (a terminal one under `archive/`, its `active/` file
-removed: it moves, it never vanishes) and the runtime files. Only the store's own
+removed: it moves, it never vanishes; an active one under `active/`, any `archive/` file a
+merge made stale removed) and the runtime files. Only the store's own
 project has files (one project root holds one `.ai-bridge/`).
 """
 
@@ -83,9 +84,11 @@ class WorkstreamWriter:
                 archived = ws.status in TERMINAL
                 document = pretty_json(workstream_document(ws))
                 self._write(self.store_folder, workstream_relpath(ws_id, archived), document)
-                if archived:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, False).split("/")))
+                # One document per workstream, where its status puts it. An active one can have an
+                # archive file too: a clone that started the id as ended, before a sync brought the
+                # other clone's earlier start (the first start wins, the folder must follow).
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, not archived).split("/")))
             write_runtime(self.root_folder, project, self.project)
         except (OSError, ContinuityError) as error:
             message = f"workstream documents not written: {getattr(error, 'strerror', None) or error}"

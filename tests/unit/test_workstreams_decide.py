@@ -340,3 +340,24 @@ def test_a_forgotten_archived_workstream_never_starts_again(monkeypatch: pytest.
     assert state.archived == ["WS-2"] and state.retired == ["WS-1"] and "WS-1" not in state.workstreams
     assert refused(state, tracked("WS-1")) == ("Workstream WS-1 is archived: it cannot change "
                                                "(start a new workstream id)")
+
+
+@pytest.mark.parametrize("other", ["add", "reopen"])
+@pytest.mark.parametrize("ending_first", [True, False])
+def test_work_left_open_in_a_workstream_another_clone_ended_is_a_problem(
+        started: WorkstreamsState, other: str, ending_first: bool) -> None:
+    """One clone ends WS-1; the other adds an item or reopens one: in either log order the archived
+    workstream's unresolved item is named in `problems`, never hidden by the archive."""
+    resolved = edited(tracked(), items=[item("A1", "COMPLETED"), item("A2", "COMPLETED", dependsOn=["A1"])])
+    _, both_done = checkpoint(started, resolved)
+    ending, _ = checkpoint(both_done, edited(resolved, status="COMPLETED"))
+    if other == "add":
+        offline = decide.decide_item_add(both_done, WHO, WorkItemData(id="N1", title="found late"))
+    else:
+        offline = decide.decide_item_set(both_done, WHO, decide.ItemSet(item_id="A2", status="IN_PROGRESS",
+                                                                        reopen=True))
+    merged = decide.folded(both_done, [*ending, *offline] if ending_first else [*offline, *ending])
+    open_id = "N1" if other == "add" else "A2"
+    assert merged.workstreams["WS-1"].status == "COMPLETED" and merged.archived == ["WS-1"]
+    assert merged.problems == [f"workstream WS-1 is COMPLETED (archived) while work items are unresolved: {open_id} "
+                               "(concurrent writers merged? carry them into an active workstream)"]

@@ -1,0 +1,414 @@
+"""Clones that sync converge, and a merge that breaks a seed-002 invariant is reported, never hidden.
+
+Real git: a bare remote and clones in temp folders (tests/integration/test_sync.py's World),
+the CLI in-process per clone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.core.errors import EXIT_INTEGRITY
+from tests.helpers import cli_process
+from tests.integration.test_sync import World, cli, event_names
+from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
+from tests.workstream_docs import item, tracked
+
+DOC = Path(".ai-bridge/context-checkpoint.json")
+STORE = Path(".agent/runtime-continuity")
+RUNTIME = Path(".ai-bridge/context-runtime.json")
+
+
+def checkpoint(root: Path, doc: dict[str, Any]) -> None:
+    """Record a checkpoint document in the clone at `root`."""
+    (root / DOC).parent.mkdir(exist_ok=True)
+    (root / DOC).write_text(json.dumps(doc))
+    code, out = cli("work", "checkpoint", "--root", str(root))
+    assert code == 0, out
+
+
+def sync_all(*roots: Path) -> None:
+    """Each clone syncs in turn, then the first again: every clone holds every event."""
+    for root in (*roots, roots[0]):
+        code, out = cli("sync", "--root", str(root))
+        assert code == 0, out
+
+
+def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(tmp_path: Path) -> None:
+    """Clone a completes WS-1; clone b, not knowing, adds N1 to it. After sync, work status and verify exit 1
+    naming N1 on both clones, and the runtime file says so: the archive does not swallow unresolved work."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-1", [item("A1", "IN_PROGRESS")]))
+    sync_all(a, b)
+    checkpoint(a, tracked("WS-1", [item("A1", "COMPLETED")], status="COMPLETED"))
+    code, out = cli("work", "item", "add", "N1", "--title", "found late", "--root", str(b))
+    assert code == 0, out
+    sync_all(a, b)
+    expected = ("workstream WS-1 is COMPLETED (archived) while work items are unresolved: N1 "
+                "(concurrent writers merged? carry them into an active workstream)")
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["problems"] == [expected], status
+        assert status["activeWorkstream"] is None
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY and verified["workstream_problems"] == [expected]
+        assert json.loads((root / RUNTIME).read_text())["problems"] == [expected]
+        archived = json.loads((root / ".agent/runtime-continuity/workstreams/archive/WS-1.json").read_text())
+        assert [(i["id"], i["status"]) for i in archived["items"]] == [("A1", "COMPLETED"), ("N1", "PENDING")]
+        brief = cli_process("resume-bundle", cwd=root)
+        assert brief.returncode == 0, brief.stderr
+        warning = f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {expected}"
+        assert f"Warning: {warning[:200]}" in brief.stdout.splitlines()  # the header cuts each warning at 200
+
+
+def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a_merge(tmp_path: Path) -> None:
+    """Two clones start different workstreams and settle one task differently offline: after sync the resume
+    brief of each (which shows one workstream, and open tasks only) warns of both, as verify reports them."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    code, created = cli("task", "create", "--title", "Fix login", "--root", str(a))
+    assert code == 0
+    sync_all(a, b)
+    for root, ws_id, status in ((a, "WS-A", "completed"), (b, "WS-B", "cancelled")):
+        checkpoint(root, tracked(ws_id))
+        assert cli("task", "update", created["task_id"], "--status", status, "--root", str(root))[0] == 0
+    sync_all(a, b)
+    briefs = []
+    for root in (a, b):
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY
+        [broken] = verified["workstream_problems"]
+        [contested] = verified["task_problems"]
+        assert "WS-B was started while WS-A was still active" in broken
+        brief = cli_process("resume-bundle", cwd=root)
+        assert brief.returncode == 0, brief.stderr
+        lines = brief.stdout.splitlines()
+        warnings = [f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {broken}",
+                    f"1 task conflict(s) left by a merge (`continuity verify` lists them): {contested}"]
+        assert [f"Warning: {warning[:200]}" for warning in warnings] == lines[2:4]
+        briefs.append(lines[2:4])
+    assert briefs[0] == briefs[1]
+
+
+
+def test_a_workstream_one_clone_started_ended_and_another_started_first_has_one_file(tmp_path: Path) -> None:
+    """Clone a starts WS-1; clone b, offline, records WS-1 already COMPLETED. The first start wins (reported as
+    started twice): after sync both clones hold WS-1 under active/ only, as a rebuild writes it, and no stale
+    archive/ file of b's says it ended."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-1", [item("A1", "IN_PROGRESS")]))
+    checkpoint(b, tracked("WS-1", [item("A1", "COMPLETED")], status="COMPLETED"))
+    assert (b / STORE / "workstreams/archive/WS-1.json").exists()
+    sync_all(a, b)
+    files = []
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-1"
+        assert any("WS-1 was started twice" in problem for problem in status["problems"])
+        folder = root / STORE / "workstreams"
+        files.append({str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json"))})
+    assert list(files[1]) == ["active/WS-1.json"] and files[0] == files[1]
+
+
+# --- three clones doing random real commands, syncing in random order -----------------------------
+
+CLONES = ("a", "b", "c")
+#: Each clone's wall clock, off by this many seconds (a clone far ahead, one behind).
+SKEWS = (0, 5400, -7200)
+#: Files of a store that are this clone's alone (the node id, saved models, sync marks) or its input.
+LOCAL = ("local", "events", "config.json")
+#: The work item `item set` changes, by the step's text (its status comes from the step's pick).
+TARGETS = {"add tests": "A2", "wire CLI": "N1"}
+
+
+def document(pick: int, note: str) -> dict[str, Any]:
+    """One of a few checkpoint documents: some fit the merged state, others are refused (exit 12)."""
+    return [
+        tracked("WS-1", [item("A1", "IN_PROGRESS"), item("A2", dependsOn=["A1"])], next_action=note),
+        tracked("WS-1", [item("A1", "COMPLETED"), item("A2", "IN_PROGRESS", dependsOn=["A1"])],
+                decisions=[note]),
+        tracked("WS-1", [item("A1", "COMPLETED"), item("A2", "COMPLETED", dependsOn=["A1"])], status="COMPLETED"),
+        tracked("WS-2", [item("B1", "PENDING")], next_action=note),
+    ][pick]
+
+
+class Clones:
+    """Three clones of one bare remote, each with its own skewed clock; commands run in-process."""
+
+    def __init__(self, world: World, monkeypatch: Any) -> None:
+        import continuity.core.store as store_module
+        import continuity.sessions.service as sessions_service
+
+        self.roots = {"a": world.a, "b": world.b, "c": world.clone("c")}
+        self.tasks: list[str] = []
+        self.runs: list[str] = []
+        self.codes: list[tuple[str, int]] = []
+        self._patch = monkeypatch
+        self._modules = (store_module, sessions_service)
+        self._real = store_module.now_us
+
+    def run(self, clone: str, *args: str) -> tuple[int, Any]:
+        """`continuity ARGS` in `clone`, its clock skewed by SKEWS; a traceback (exit 70) fails the test."""
+        skew = SKEWS[CLONES.index(clone)] * 1_000_000
+        for module in self._modules:
+            self._patch.setattr(module, "now_us", lambda: self._real() + skew)
+        code, out = cli(*args, "--root", str(self.roots[clone]))
+        assert code != 70, (clone, args, out)
+        self.codes.append((args[0], code))
+        return code, out
+
+    def step(self, clone: str, action: str, pick: int, text: str) -> None:
+        """One random real command in `clone` (ids picked among those any clone made: unknown here is exit 7)."""
+        task = self.tasks[pick % len(self.tasks)] if self.tasks else "task-0000000000"
+        run = self.runs[pick % len(self.runs)] if self.runs else "run-0000000000"
+        agent = ("amy", "bo")[pick % 2]
+        if action == "log":
+            self.run(clone, "log", "-m", text, "--file", f"src/{clone}{pick}.py")
+        elif action == "checkpoint":
+            self.run(clone, "checkpoint", "-m", text, "--next", f"then {text}")
+        elif action == "task create":
+            code, out = self.run(clone, "task", "create", "--title", text)
+            if code == 0:
+                self.tasks.append(out["task_id"])
+        elif action == "task update":
+            status = ("in_progress", "completed", "blocked", "cancelled")[pick]
+            self.run(clone, "task", "update", task, "--status", status, "--note", text)
+        elif action == "run start":
+            code, out = self.run(clone, "run", "start", "--task", task, "--agent", agent)
+            if code == 0:
+                self.runs.append(out["run_id"])
+        elif action == "run complete":
+            self.run(clone, "run", "complete", run, "--output-summary", text)
+        elif action == "memory":
+            self.run(clone, "memory", "list")
+        elif action == "snapshot":
+            self.run(clone, "snapshot", "core", agent, f"T{pick}", "--objective", text)
+        elif action == "role":
+            if self.run(clone, "role", "claim", "core", "rev", "--agent", agent)[0] == 7:
+                self.run(clone, "role", "create", "core", "rev")
+        elif action == "park":
+            self.run(clone, "park", "core", "--agent", agent, "--objective", text)
+        elif action == "work checkpoint":
+            root = self.roots[clone]
+            (root / DOC).parent.mkdir(exist_ok=True)
+            (root / DOC).write_text(json.dumps(document(pick, text)))
+            self.run(clone, "work", "checkpoint")
+        elif action == "item add":
+            self.run(clone, "work", "item", "add", f"N{pick}", "--title", text)
+        elif action == "item set":
+            status = ("IN_PROGRESS", "COMPLETED", "BLOCKED", "CANCELLED")[pick]
+            blocker = ["--blocked-by", "A2"] if status == "BLOCKED" else []
+            self.run(clone, "work", "item", "set", TARGETS.get(text, "A1"), "--status", status, *blocker)
+        elif action == "validate":
+            self.run(clone, "work", "validate", "--id", f"V{pick}", "--kind", "unit", "--result", "PASS",
+                     "--scope", "all", "--summary", text)
+        elif action == "archive":
+            self.run(clone, "archive", "--reason", text)
+        elif action == "host-switch":
+            self.run(clone, "host-switch", "--from-host", "claude-code", "--to-host", "codex", "--reason", text)
+        elif action == "handoff":
+            self.run(clone, "handoff", "create", "--agent", agent, "--to", ("bo", "amy")[pick % 2], "--message", text)
+        elif action == "send":
+            self.run(clone, "send", "core", "--agent", agent, "--to", ("bo", "amy")[pick % 2], "--message", text)
+        elif action == "sync":
+            code, out = self.run(clone, "sync")
+            assert code == 0, out
+
+    def derived(self, clone: str) -> dict[str, bytes]:
+        """Every derived file of a clone's store and its .ai-bridge runtime files, by relative path."""
+        root = self.roots[clone]
+        store = root / ".agent/runtime-continuity"
+        files = {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
+                 if p.is_file() and p.relative_to(store).parts[0] not in LOCAL}
+        for name in ("context-runtime.json", "context-runtime.md"):
+            if (root / ".ai-bridge" / name).exists():
+                files[f".ai-bridge/{name}"] = (root / ".ai-bridge" / name).read_bytes()
+        return files
+
+
+ACTIONS = ("log", "checkpoint", "task create", "task update", "run start", "run complete", "memory", "snapshot",
+           "role", "park", "work checkpoint", "item add", "item set", "validate", "archive", "host-switch", "handoff",
+           "send", "sync")
+steps = st.lists(st.tuples(st.sampled_from(CLONES), st.sampled_from(ACTIONS), st.integers(0, 3),
+                           st.sampled_from(["fix parser", "add tests", "wire CLI", "ship"])),
+                 min_size=12, max_size=30)
+
+
+#: Every feature on every clone, conflicting edits among them, syncs in between.
+EVERY_FEATURE = [
+    ("a", "task create", 0, "fix parser"), ("a", "work checkpoint", 0, "start"), ("a", "sync", 0, ""),
+    ("b", "sync", 0, ""), ("c", "sync", 0, ""),
+    ("b", "task update", 0, "on b"), ("c", "task update", 1, "on c"), ("b", "run start", 0, ""),
+    ("c", "run start", 0, ""), ("b", "run complete", 0, "done on b"), ("b", "role", 1, ""), ("c", "role", 0, ""),
+    ("a", "item set", 1, ""), ("b", "item set", 2, ""), ("a", "item set", 0, "wire CLI"),
+    ("c", "item add", 1, "found late"),
+    ("a", "validate", 1, "one"), ("c", "validate", 1, "other"), ("b", "snapshot", 1, "ship"),
+    ("c", "log", 2, "edited"), ("a", "checkpoint", 0, "wire CLI"), ("b", "sync", 0, ""),
+    ("a", "sync", 0, ""), ("a", "park", 1, "leaving"), ("c", "park", 0, "leaving"), ("a", "memory", 0, ""),
+    ("c", "run complete", 1, "done on c"), ("c", "task update", 1, "again"), ("b", "work checkpoint", 3, "next"),
+    ("c", "sync", 0, ""), ("a", "work checkpoint", 1, "on"), ("b", "memory", 0, ""), ("a", "archive", 0, "pause"),
+    ("c", "handoff", 0, "take it"), ("b", "send", 1, "ping"), ("c", "archive", 0, "stop"),
+    ("b", "host-switch", 0, "moving"), ("a", "sync", 0, ""), ("c", "sync", 0, ""), ("a", "archive", 0, "again"),
+]
+
+
+def converge(clones: Clones, plan: list[tuple[str, str, int, str]]) -> None:
+    """Run the plan, a final sync round, then check that the clones agree with each other and with a rebuild."""
+    clones.step("a", "role", 0, "")
+    for clone, action, pick, text in plan:
+        clones.step(clone, action, pick, text)
+    for clone in ("a", "b", "c", "a", "b"):
+        clones.step(clone, "sync", 0, "")
+    names = {clone: event_names(clones.roots[clone]) for clone in CLONES}
+    assert names["a"] == names["b"] == names["c"]
+    derived = {clone: clones.derived(clone) for clone in CLONES}
+    for clone in ("b", "c"):
+        assert derived[clone].keys() == derived["a"].keys()
+        assert {k for k in derived["a"] if derived[clone][k] != derived["a"][k]} == set(), clone
+    verdicts = []
+    for clone in CLONES:
+        code, report = clones.run(clone, "verify")
+        assert report["first_problem"] is None and report["symlinks"] == []
+        verdicts.append((code, report["workstream_problems"], report["task_problems"]))
+    assert verdicts[0] == verdicts[1] == verdicts[2]
+    for clone in CLONES:  # from scratch: every derived file and saved model gone, then `rebuild`
+        store = clones.roots[clone] / ".agent/runtime-continuity"
+        for path in list(store.iterdir()):
+            if path.name not in LOCAL:
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        shutil.rmtree(store / "local" / "models")
+        for name in ("context-runtime.json", "context-runtime.md"):
+            (clones.roots[clone] / ".ai-bridge" / name).unlink(missing_ok=True)
+        assert clones.run(clone, "rebuild")[0] == 0
+        rebuilt = clones.derived(clone)
+        assert rebuilt.keys() == derived["a"].keys()
+        assert {k for k in rebuilt if rebuilt[k] != derived["a"][k]} == set(), clone
+
+
+def test_clones_using_every_feature_converge_on_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three clones with skewed clocks use every feature, with conflicting edits, and sync: after a final
+    round every clone holds the same events and the same derived files as a rebuild from scratch writes."""
+    clones = Clones(World(tmp_path), monkeypatch)
+    converge(clones, EVERY_FEATURE)
+    used = {code for _, code in clones.codes}
+    assert 0 in used and 70 not in used
+
+
+@pytest.mark.stress
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(plan=steps)
+def test_three_clones_doing_anything_converge_on_one_state(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+        plan: list[tuple[str, str, int, str]]) -> None:
+    """Random commands of every feature on three clones with skewed clocks, synced in random order: after a
+    final round the clones agree with each other and with a rebuild from scratch, and verify gives one verdict."""
+    converge(Clones(World(tmp_path_factory.mktemp("world")), monkeypatch), plan)
+
+
+def test_a_clone_whose_clock_is_behind_wins_by_log_order_on_every_clone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clone c's clock is two hours behind: its role claim and task update, made after a's in real time, are
+    stamped just after the events it last saw, so they sort before a's. Every clone then picks the same
+    winners by that order (c's claim holds the role; a's update, the later, stays), and says so."""
+    clones = Clones(World(tmp_path), monkeypatch)
+    clones.run("a", "role", "create", "core", "rev")
+    task = clones.run("a", "task", "create", "--title", "Fix login")[1]["task_id"]
+    for clone in ("a", "c"):
+        assert clones.run(clone, "sync")[0] == 0
+    claims = {}
+    for clone, agent, status in (("a", "amy", "completed"), ("c", "bo", "cancelled")):
+        claims[agent] = clones.run(clone, "role", "claim", "core", "rev", "--agent", agent)[1]["event_id"]
+        assert clones.run(clone, "task", "update", task, "--status", status)[0] == 0
+    assert claims["bo"] < claims["amy"]  # c wrote later, but its clock put it first
+    for clone in ("a", "c", "a", "b"):
+        assert clones.run(clone, "sync")[0] == 0
+    seen = []
+    for clone in CLONES:
+        role = clones.run(clone, "role", "show", "core", "rev")[1]
+        shown = clones.run(clone, "task", "show", task)[1]
+        assert role["holder"] == "bo" and shown["task"]["status"] == "completed", (clone, role, shown)
+        assert [note["agent"] for note in role["history"] if note["action"] == "claim-lost"] == ["amy"]
+        assert shown["problems"] == [f"task {task}: queued -> completed recorded while it was cancelled "
+                                     "(concurrent writers merged?; the later in log order stays)"]
+        seen.append(clones.derived(clone))
+    assert seen[0] == seen[1] == seen[2]
+
+
+def test_conflicting_edits_of_two_clones_are_each_reported_after_sync_until_a_checkpoint_fixes_them(
+        tmp_path: Path) -> None:
+    """One validation id with two contents, dependency edges that close a cycle only together, and an item one
+    clone completes while the other blocks it: after sync every clone's work status, verify and runtime file
+    name all three. A tracked checkpoint fixing the cycle clears it; the recorded conflicts stay history."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    items = [item("A1", "IN_PROGRESS"), item("A2"), item("A3", "IN_PROGRESS")]
+    checkpoint(a, tracked("WS-1", items))
+    sync_all(a, b)
+    for root, summary, edge, a3 in ((a, "passed", ("A1", "A2"), ("COMPLETED",)),
+                                    (b, "failed", ("A2", "A1"), ("BLOCKED", "--blocked-by", "A2"))):
+        assert cli("work", "validate", "--id", "V1", "--kind", "unit", "--result", "PASS", "--scope", "all",
+                   "--summary", summary, "--root", str(root))[0] == 0
+        assert cli("work", "item", "set", edge[0], "--depends-on", edge[1], "--root", str(root))[0] == 0
+        assert cli("work", "item", "set", "A3", "--status", *a3, "--root", str(root))[0] == 0
+    sync_all(a, b)
+    reported = []
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY
+        code, verified = cli("verify", "--root", str(root))
+        assert code == EXIT_INTEGRITY and verified["workstream_problems"] == status["problems"]
+        assert json.loads((root / RUNTIME).read_text())["problems"] == status["problems"]
+        reported.append(status["problems"])
+    assert reported[0] == reported[1]
+    [reused, stale, cycle] = reported[0]
+    assert reused.startswith("validation id V1 was recorded twice with different content")
+    assert stale.startswith("work item A3 of WS-1: IN_PROGRESS -> ") and "recorded while it was" in stale
+    assert cycle == "Workstream WS-1 contains a dependency cycle at A1"
+    fixed = [item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2"), item("A3", "IN_PROGRESS")]
+    checkpoint(a, tracked("WS-1", fixed))
+    code, status = cli("work", "status", "--root", str(a))
+    assert code == EXIT_INTEGRITY and status["problems"] == [reused, stale]
+
+
+def test_one_document_checkpointed_alike_on_two_clones_is_no_conflict(tmp_path: Path) -> None:
+    """The same tracked document recorded on two clones offline starts one workstream with the same items:
+    after sync nothing is reported; the same id started with other content still is."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    for root, ended in ((a, "CANCELLED"), (b, "COMPLETED")):
+        checkpoint(root, tracked("WS-0", status=ended, items=[item("B1", ended)]))
+        checkpoint(root, tracked("WS-1"))
+    sync_all(a, b)
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-1"
+        assert [problem.split(" (")[0] for problem in status["problems"]] == [
+            "workstream WS-0 was started twice", "work item B1 of WS-0 was added twice"], status["problems"]
+
+
+def test_after_a_merge_made_two_workstreams_active_either_can_be_ended_by_a_checkpoint(tmp_path: Path) -> None:
+    """Clones a and b each started a workstream offline; after sync WS-A (the older) is shown active and both
+    are reported. A checkpoint ending WS-B, the one the team drops, is accepted (it was refused as a switch
+    away from WS-A), and WS-A stays active."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-A"))
+    checkpoint(b, tracked("WS-B"))
+    sync_all(a, b)
+    code, status = cli("work", "status", "--root", str(a))
+    assert code == EXIT_INTEGRITY and status["activeWorkstream"]["id"] == "WS-A"
+    checkpoint(a, tracked("WS-B", status="CANCELLED", items=[item("A1", "CANCELLED"), item("A2", "CANCELLED")]))
+    code, status = cli("work", "status", "--root", str(a))
+    assert status["activeWorkstream"]["id"] == "WS-A" and status["archivedWorkstreams"] == ["WS-B"]
+    [recorded] = status["problems"]  # the conflict stays in the history (docs/workstreams.md)
+    assert code == EXIT_INTEGRITY and "WS-B was started while WS-A was still active" in recorded
