@@ -1,0 +1,163 @@
+"""Reading a long history: what needs the newest events reads only those, and listings are never held whole."""
+
+from __future__ import annotations
+
+import io
+import sys
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import pytest
+
+from continuity.cli import main
+from continuity.core.store import find_store
+from events import filelog
+from events.durable import FileOps
+from events.filelog import FileEventLog
+from events.worklog import CheckpointRecorded, WorkLogged
+from tests.conftest import FakeClock
+
+DAYS, PER_DAY = 4, 300
+DAY_US = 86_400_000_000
+
+
+class NoSync(FileOps):
+    """The real file operations without fsync: a long fixture history, written fast."""
+
+    def fsync(self, fd: int) -> None:
+        pass
+
+
+@pytest.fixture
+def long_store(project: Path) -> Path:
+    """The project with DAYS day folders of PER_DAY events each (every tenth a checkpoint)."""
+    store = find_store(root=str(project))
+    clock = FakeClock(1_700_000_000_000_000)
+    log = FileEventLog(store.events_dir, store.local_dir, node=store.node(), clock_us=clock, fs=NoSync())
+    for day in range(DAYS):
+        log.append_many([
+            CheckpointRecorded(project="demo", message=f"checkpoint {day}.{i}") if i % 10 == 0
+            else WorkLogged(project="demo", message=f"edited {day}.{i} \u202e")
+            for i in range(PER_DAY)
+        ])
+        clock.advance(DAY_US)
+    return project
+
+
+@contextmanager
+def counting_reads() -> Iterator[list[str]]:
+    """Every event file the file log reads, by path, while the block runs."""
+    read, real = [], filelog.read_event_file
+
+    def counted(path: str) -> bytes:
+        read.append(path)
+        return real(path)
+
+    filelog.read_event_file = counted
+    try:
+        yield read
+    finally:
+        filelog.read_event_file = real
+
+
+def run(argv: list[str], out: Path) -> int:
+    """main(argv) in process, its stdout into a real file (a capture in memory would be counted as its memory)."""
+    saved = sys.stdout
+    with open(out, "w", encoding="utf-8") as sys.stdout:
+        try:
+            return main(argv)
+        finally:
+            sys.stdout = saved
+
+
+def peak_of(body: Callable[[], int]) -> int:
+    """The most memory Python held at once while `body` ran, in bytes."""
+    tracemalloc.start()
+    try:
+        assert body() == 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_last_and_tail_read_only_the_newest_events(long_store: Path, tmp_path: Path) -> None:
+    """`events list --last 3`, `events tail -n 5` and the MCP `events` tool read a handful of files, not the log."""
+    assert run(["events", "list", "--json"], tmp_path / "all.json") == 0
+    every = orjson.loads((tmp_path / "all.json").read_bytes())["events"]
+    assert len(every) == DAYS * PER_DAY
+
+    with counting_reads() as read:
+        assert run(["events", "list", "--last", "3", "--json"], tmp_path / "last.json") == 0
+    assert orjson.loads((tmp_path / "last.json").read_bytes())["events"] == every[-3:]
+    assert len(read) == 3
+
+    with counting_reads() as read:
+        assert run(["events", "list", "--last", "2", "--kind", "checkpoint.recorded", "--json"],
+                   tmp_path / "kind.json") == 0
+    checkpoints = [event for event in every if event["kind"] == "checkpoint.recorded"]
+    assert orjson.loads((tmp_path / "kind.json").read_bytes())["events"] == checkpoints[-2:]
+    assert len(read) == 20  # back to the second-newest checkpoint: ten events apart
+
+    with counting_reads() as read:
+        assert run(["events", "tail", "-n", "5", "--json"], tmp_path / "tail.json") == 0
+    tail = [orjson.loads(line) for line in (tmp_path / "tail.json").read_bytes().splitlines()]
+    assert [event["event_id"] for event in tail] == [event["event_id"] for event in every[-5:]]
+    assert len(read) <= 6 + 5  # where to start (six names back), then the five shown
+
+    from continuity.adapters.mcp import tools  # noqa: F401  (registers the tools)
+    from continuity.adapters.mcp.registry import call
+
+    with counting_reads() as read:
+        answer = call("events", {"limit": 4}, root=str(long_store))
+    assert [event["event_id"] for event in answer["events"]] == [event["event_id"] for event in every[-4:]]
+    assert len(read) == 4
+
+
+def test_last_reads_back_across_day_folders_and_warns_of_what_it_skipped(long_store: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`--last` past the newest day folder reads on into older ones, in order; an unreadable event is named."""
+    store = find_store(root=str(long_store))
+    newest_day = sorted(Path(store.events_dir).iterdir())[-1]
+    broken = sorted(newest_day.iterdir())[-2]
+    broken.write_bytes(b"{not json")
+    assert run(["events", "list", "--last", str(PER_DAY + 5)], tmp_path / "last.txt") == 0
+    lines = (tmp_path / "last.txt").read_text().splitlines()
+    assert run(["events", "list"], tmp_path / "all.txt") == 0
+    assert lines == (tmp_path / "all.txt").read_text().splitlines()[-(PER_DAY + 5):]
+    assert broken.name in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["events", "list"], ["events", "list", "--json"]])
+def test_a_whole_listing_is_printed_as_it_is_read(long_store: Path, tmp_path: Path, argv: list[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`events list` (text or --json) holds a few events at a time: its peak is a small part of what it prints."""
+    from continuity.cli import output
+
+    monkeypatch.setattr(output, "SPOOL_BYTES", 64 << 10, raising=False)  # the JSON spool goes to a file past 64 KiB
+    out = tmp_path / "listing"
+    assert run([*argv, "--limit", "1", "--root", str(long_store)], out) == 0  # modules loaded, caches filled
+    small = peak_of(lambda: run([*argv, "--limit", "10", "--root", str(long_store)], out))
+    peak = peak_of(lambda: run([*argv, "--root", str(long_store)], out))
+    printed = out.stat().st_size
+    assert peak < small + printed / 4, (small, peak, printed)  # held whole, the listing alone is over 10x that
+
+
+def test_a_streamed_json_listing_is_byte_for_byte_the_whole_document(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """emit_listing prints what emit prints for the same document: nesting, empty containers, escapes, no items."""
+    from continuity.cli import output
+
+    monkeypatch.setattr(output, "SPOOL_BYTES", 16)
+    items = [{"a": 1, "b": [], "c": {}, "d": {"e": [1, {"f": "x\u202ey\u0085"}]}}, {"deep": [[[["z"]]]]}, {}]
+    for given in (items, items[:1], []):
+        head = {"ok": True, "count": len(given), "warnings": ["w\u2028"]}
+        whole, streamed = io.BytesIO(), io.BytesIO()
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(whole))
+        output.Output(as_json=True).emit({**head, "items": given})
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(streamed))
+        output.Output(as_json=True).emit_listing(iter(given), "items",
+                                                 lambda count, head=head: {**head, "count": count})
+        assert streamed.getvalue() == whole.getvalue()
