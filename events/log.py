@@ -162,4 +162,4 @@ class EventLog(abc.ABC):
         """Check every event: bytes against names, decoding, the `prev` chain, forks."""
         from events.verify import verify_records
 
-        return verify_records(self.read_raw(include_malformed=True), self.codec)
+        return verify_records(lambda: self.read_raw(include_malformed=True), self.codec)

@@ -17,6 +17,8 @@ from continuity.core.store import find_store
 from events import filelog
 from events.durable import FileOps
 from events.filelog import FileEventLog
+from events.memlog import MemoryEventLog
+from events.sealing import seal, sha256_hex
 from events.worklog import CheckpointRecorded, WorkLogged
 from tests.conftest import FakeClock
 
@@ -31,19 +33,25 @@ class NoSync(FileOps):
         pass
 
 
-@pytest.fixture
-def long_store(project: Path) -> Path:
-    """The project with DAYS day folders of PER_DAY events each (every tenth a checkpoint)."""
+def fill(project: Path, days: int) -> FileEventLog:
+    """`days` day folders of PER_DAY events each (every tenth a checkpoint) in the project's store."""
     store = find_store(root=str(project))
     clock = FakeClock(1_700_000_000_000_000)
     log = FileEventLog(store.events_dir, store.local_dir, node=store.node(), clock_us=clock, fs=NoSync())
-    for day in range(DAYS):
+    for day in range(days):
         log.append_many([
             CheckpointRecorded(project="demo", message=f"checkpoint {day}.{i}") if i % 10 == 0
             else WorkLogged(project="demo", message=f"edited {day}.{i} \u202e")
             for i in range(PER_DAY)
         ])
         clock.advance(DAY_US)
+    return log
+
+
+@pytest.fixture
+def long_store(project: Path) -> Path:
+    """The project with DAYS day folders of PER_DAY events each."""
+    fill(project, DAYS)
     return project
 
 
@@ -161,3 +169,64 @@ def test_a_streamed_json_listing_is_byte_for_byte_the_whole_document(tmp_path: P
         output.Output(as_json=True).emit_listing(iter(given), "items",
                                                  lambda count, head=head: {**head, "count": count})
         assert streamed.getvalue() == whole.getvalue()
+
+
+def test_verify_holds_a_window_of_the_log_not_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's peak memory is the same for a log four times longer: it keeps the latest events, not every name."""
+    from events import verify
+
+    monkeypatch.setattr(verify, "WINDOW", 64, raising=False)
+    peaks = []
+    for days in (1, 4):
+        project = tmp_path / f"days{days}"
+        project.mkdir()
+        assert main(["init", "--project", "demo", "--root", str(project)]) == 0
+        log = fill(project, days)
+        log.verify()  # modules loaded, the codec built
+
+        def check(log: FileEventLog = log, days: int = days) -> int:
+            report = log.verify()
+            assert report.ok and report.events == days * PER_DAY
+            return 0
+
+        peaks.append(peak_of(check))
+    assert peaks[1] < peaks[0] * 1.5, peaks  # holding every name, four times the events took 3.7x the memory
+
+
+def merged_log(gap: int) -> MemoryEventLog:
+    """Two clones of one root, merged: node b wrote, `gap` events of node a later wrote again from its
+    old head (a merge), a second child of the root from node a (a forgery) and an event whose parent is gone."""
+    clock = FakeClock(1_700_000_000_000_000)
+    a = MemoryEventLog(node="nodeaaaa", clock_us=clock)
+    b = MemoryEventLog(node="nodebbbb", clock_us=clock)
+    root = a.append(WorkLogged(project="demo", message="root"))
+    b.put_raw(root.name, root.raw)
+    clock.advance(1)
+    first_b = b.append(WorkLogged(project="demo", message="b wrote"))
+    a.append_many([WorkLogged(project="demo", message=f"a {i}") for i in range(gap)])
+    clock.advance(10_000_000)
+    later_b = b.append(WorkLogged(project="demo", message="b again"))
+    for stored in (first_b, later_b):
+        a.put_raw(stored.name, stored.raw)
+    forged = seal(WorkLogged(project="demo", message="replayed"), at_us=clock() + 5, node="nodeaaaa",
+                  prev=sha256_hex(root.raw), codec=a.codec)
+    orphan = seal(WorkLogged(project="demo", message="orphan"), at_us=clock() + 9, node="nodecccc",
+                  prev="0" * 64, codec=a.codec)
+    for stored in (forged, orphan):
+        a.put_raw(stored.name, stored.raw)
+    a.put_raw("20231114_221320_000010-nodecccc-0123456789ab.json", b"{}")  # a stray under an event's name
+    return a
+
+
+@pytest.mark.parametrize("window", [1, 3, 50])
+def test_verify_finds_parents_further_back_than_its_window(window: int) -> None:
+    """A `prev` beyond verify's window is found by a second pass: forks, forgeries and problems as with no window."""
+    from events.verify import verify_records
+
+    log = merged_log(gap=40)
+    whole = verify_records(lambda: log.read_raw(include_malformed=True), log.codec, window=10_000)
+    assert len(whole.forks) == 1 and len(whole.forks[0].children) == 3
+    assert [problem.reason.split(":")[0] for problem in whole.problems] == [
+        "edited bytes", "forged or replayed", "missing predecessor"]
+    windowed = verify_records(lambda: log.read_raw(include_malformed=True), log.codec, window=window)
+    assert windowed == whole
