@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from continuity.cli import main
-from continuity.core.store import find_store
+from continuity.core.store import Store, find_store
 from events import filelog
 from events.durable import FileOps
 from events.filelog import FileEventLog
@@ -230,3 +230,31 @@ def test_verify_finds_parents_further_back_than_its_window(window: int) -> None:
         "edited bytes", "forged or replayed", "missing predecessor"]
     windowed = verify_records(lambda: log.read_raw(include_malformed=True), log.codec, window=window)
     assert windowed == whole
+
+
+def test_what_waits_to_be_pushed_is_counted_a_day_folder_at_a_time(long_store: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone that never synced has its whole history waiting: `work status` and `sync --status` count it, one
+    day folder listed at a time, never holding every name."""
+    from continuity.sync import health
+
+    store = find_store(root=str(long_store))
+    listed: list[str] = []
+    real = health._listing
+
+    def counted(store: Store, day: str) -> list[str]:
+        listed.append(day)
+        return real(store, day)
+
+    monkeypatch.setattr(health, "_listing", counted)
+    in_order = [path.name for path in sorted(Path(store.events_dir).rglob("*.json"))]
+    pending = iter(health.waiting(store, store.node(), None))
+    assert next(pending) == in_order[0]
+    assert len(listed) == 1
+    assert health.count_and_first(pending) == (len(in_order) - 1, in_order[1])
+    assert len(listed) == DAYS
+
+    assert run(["sync", "--status", "--json", "--root", str(long_store)], tmp_path / "sync.json") == 0
+    report = orjson.loads((tmp_path / "sync.json").read_bytes())
+    assert report["waiting"] == DAYS * PER_DAY
+    assert report["oldest_waiting_at"] == "2023-11-14T22:13:20.000000Z"
