@@ -53,17 +53,32 @@ class FileEventLog(DurableFolder, EventLog):
         self, day: str, after: str | None = None, *, include_malformed: bool = False
     ) -> Iterator[tuple[str, bytes]]:
         """(file name, bytes) of one day's events after the named one, in order."""
-        day_path = os.path.join(self.events_dir, day)
+        wanted = self._day_names(day, after, include_malformed=include_malformed)
+        yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
+
+    def read_raw_newest_first(self, after: str | None = None) -> Iterator[tuple[str, bytes]]:
+        """(file name, bytes) of the events after the named one, newest first, day folder by day folder.
+
+        Only the folders it gets to are listed and only the files it gets to are read, so
+        the newest few events of a year-long log cost one day's listing, not the year's.
+        """
+        after_day = names.shard_of(after) if after else ""
+        for day in reversed(list_days(self.events_dir)):
+            if day < after_day:
+                return
+            yield from self.read_files(day, self._day_names(day, after)[::-1])
+
+    def _day_names(self, day: str, after: str | None, *, include_malformed: bool = False) -> list[str]:
+        """The event file names of one day after the named one, in order (none when the day is gone)."""
         try:
-            entries = sorted(self.day_entries(day_path))
+            entries = sorted(self.day_entries(os.path.join(self.events_dir, day)))
         except (FileNotFoundError, NotADirectoryError):
-            return
-        wanted = [
+            return []
+        return [
             name for name in entries
             if (after is None or name > after) and name.endswith(".json") and not name.startswith(".")
             and (include_malformed or names.parse_name(name) is not None)
         ]
-        yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
 
     def read_files(
         self, day: str, wanted: list[str], *, unreadable_as_empty: bool = False

@@ -98,6 +98,43 @@ class EventLog(abc.ABC):
                 continue
             yield StoredEvent(name, raw, event)
 
+    def read_raw_newest_first(self, after: str | None = None) -> Iterator[tuple[str, bytes]]:
+        """(file name, bytes) of the events after the named one, newest first.
+
+        This default reads them all and turns them round; the file log reads its day folders
+        from the newest, so a reader of the end of a long log reads only the end.
+        """
+        return reversed(list(self.read_raw(after)))
+
+    def read_newest(self, count: int, after: str | None = None, *, keep: Callable[[Event], bool] | None = None,
+                    on_error: OnError | None = None) -> list[StoredEvent]:
+        """The newest `count` decoded events after the named one that `keep` accepts, in replay order.
+
+        It reads from the end and stops when it has them: its cost is the events it reads (the
+        newest, down to the oldest one it keeps), not the log's length. Bad ones among them go
+        to `on_error` (or raise), oldest first.
+        """
+        found: list[StoredEvent] = []
+        bad: list[tuple[str, EventUndecodable]] = []
+        decode = self.codec.decode
+        for name, raw in self.read_raw_newest_first(after) if count > 0 else ():
+            try:
+                event = decode(raw)
+            except EventUndecodable as error:
+                if on_error is None:
+                    raise EventUndecodable(f"{name}: {error}") from None
+                bad.append((name, error))
+                continue
+            if keep is None or keep(event):
+                found.append(StoredEvent(name, raw, event))
+                if len(found) == count:
+                    break
+        if on_error is not None:
+            for bad_name, bad_error in reversed(bad):
+                on_error(bad_name, bad_error)
+        found.reverse()
+        return found
+
     @abc.abstractmethod
     def head(self) -> StoredEvent | None:
         """The newest event, or None when the log is empty."""
@@ -125,4 +162,4 @@ class EventLog(abc.ABC):
         """Check every event: bytes against names, decoding, the `prev` chain, forks."""
         from events.verify import verify_records
 
-        return verify_records(self.read_raw(include_malformed=True), self.codec)
+        return verify_records(lambda: self.read_raw(include_malformed=True), self.codec)

@@ -9,8 +9,9 @@ cannot happen honestly (forged, replayed or a copied store) and is an error.
 
 from __future__ import annotations
 
+import collections
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -54,6 +55,13 @@ class VerifyReport(msgspec.Struct):
         return self.problems[0] if self.problems else None
 
 
+#: How many of the latest events `verify` keeps at hand to find a `prev` among. A `prev` further
+#: back (a clone that wrote again after a long time apart, a forgery) sends it through the log a
+#: second time, keeping just those parents: its memory is this window and the log's anomalies
+#: (forks, dead ends), never the log's length.
+WINDOW = 8192
+
+
 class _Seen:
     __slots__ = ("children", "name", "node", "real_sha", "stamp_us")
 
@@ -65,90 +73,131 @@ class _Seen:
         self.children: list[tuple[str, str]] | None = None
 
 
-def verify_records(records: Iterable[tuple[str, bytes]], codec: Codec) -> VerifyReport:
-    """Verify (file name, bytes) pairs given in replay order."""
-    report = VerifyReport()
-    by_hash12: dict[str, _Seen] = {}
-    has_child: set[str] = set()
-    ids: set[str] = set()
-    nodes: set[str] = set()
-    problems = report.problems
+def verify_records(read: Callable[[], Iterable[tuple[str, bytes]]], codec: Codec, *,
+                   window: int | None = None) -> VerifyReport:
+    """Verify the (file name, bytes) pairs `read()` gives in replay order.
 
-    for name, raw in records:
-        report.events += 1
-        parsed = names.parse_name(name)
-        if parsed is None:
-            problems.append(Problem(name, "malformed file name"))
-            continue
-        real_sha = hashlib.sha256(raw).hexdigest()
-        stamp_us = clock.parse_stamp(parsed.stamp)
-        seen = _Seen(name, parsed.node, stamp_us, real_sha)
-        by_hash12.setdefault(parsed.hash12, seen)
-        nodes.add(parsed.node)
+    `read` is called a second time only when some `prev` points further back than `window`
+    events (default WINDOW): that pass keeps those parents for good, and its report is the answer.
+    """
+    window = WINDOW if window is None else window
+    first = _Pass(codec, window, keep=frozenset())
+    report = first.run(read())
+    if not first.far_parents:
+        return report
+    return _Pass(codec, window, keep=frozenset(first.far_parents)).run(read())
+
+
+class _Pass:
+    """One streaming pass: the latest `window` events at hand, and those whose hash is in `keep` for good."""
+
+    def __init__(self, codec: Codec, window: int, keep: frozenset[str]) -> None:
+        self.codec = codec
+        self.window = window
+        self.keep = keep
+        self.recent: collections.OrderedDict[str, _Seen] = collections.OrderedDict()
+        self.kept: dict[str, _Seen] = {}
+        self.far_parents: set[str] = set()  # the hash12 of each `prev` not at hand
+        self.forked: list[_Seen] = []  # parents with two children or more, once out of the window
+        self.childless: set[str] = set()  # names nothing continued, once out of the window
+        self.last_id: str | None = None
+        self.report = VerifyReport()
+
+    def run(self, records: Iterable[tuple[str, bytes]]) -> VerifyReport:
+        """Check every record, then the forks; the report, problems in replay order."""
+        report, nodes = self.report, set()
+        for name, raw in records:
+            report.events += 1
+            parsed = names.parse_name(name)
+            if parsed is None:
+                report.problems.append(Problem(name, "malformed file name"))
+                continue
+            seen = _Seen(name, parsed.node, clock.parse_stamp(parsed.stamp), hashlib.sha256(raw).hexdigest())
+            self._remember(parsed.hash12, seen)
+            nodes.add(parsed.node)
+            reason = self._check(seen, parsed, raw)
+            if reason is not None:
+                report.problems.append(Problem(name, reason))
+        for seen in [*self.recent.values(), *self.kept.values()]:
+            self._retire(seen)
+        self._forks()
+        report.problems.sort(key=lambda problem: problem.name)
+        report.forks.sort(key=lambda fork: fork.parent)
+        report.nodes = sorted(nodes)
+        return report
+
+    def _remember(self, hash12: str, seen: _Seen) -> None:
+        """Keep `seen` findable as a parent: for good when asked to, else while it is among the latest."""
+        if hash12 in self.keep:
+            self.kept.setdefault(hash12, seen)
+        elif hash12 not in self.recent:  # the first file of a hash stays the one found
+            self.recent[hash12] = seen
+            if len(self.recent) > self.window:
+                self._retire(self.recent.popitem(last=False)[1])
+
+    def _retire(self, seen: _Seen) -> None:
+        """What the fork check needs of an event no longer at hand: whether it was continued, and by whom."""
+        if seen.children is None:
+            self.childless.add(seen.name)
+        elif len(seen.children) > 1:
+            self.forked.append(seen)
+
+    def _check(self, seen: _Seen, parsed: names.ParsedName, raw: bytes) -> str | None:
+        """Why this event is broken (None: it is not); links it to its parent when it is whole."""
+        name, real_sha = seen.name, seen.real_sha
         if not raw:
-            problems.append(Problem(name, "unreadable or empty file"))
-            continue
+            return "unreadable or empty file"
         if real_sha[: names.HASH_CHARS] != parsed.hash12:
-            problems.append(Problem(name, "edited bytes: content does not match the hash in its name"))
-            continue
+            return "edited bytes: content does not match the hash in its name"
         try:
-            event = codec.decode(raw)
+            event = self.codec.decode(raw)
         except UnknownEventType as error:
-            report.unknown_types[error.kind] = report.unknown_types.get(error.kind, 0) + 1
-            problems.append(Problem(name, f"unknown type: {error.kind}"))
-            continue
+            unknown = self.report.unknown_types
+            unknown[error.kind] = unknown.get(error.kind, 0) + 1
+            return f"unknown type: {error.kind}"
         except EventUndecodable as error:
-            problems.append(Problem(name, f"undecodable: {error}"))
-            continue
-        expected_id = names.event_id(parsed.stamp, parsed.node)
-        if event.event_id != expected_id:
-            reason = f"renamed or forged: event_id {event.event_id!r} does not match its file name"
-            problems.append(Problem(name, reason))
-            continue
-        if event.event_id in ids:
-            problems.append(Problem(name, f"duplicate event id {event.event_id}"))
-            continue
-        ids.add(event.event_id)
-        if event.created_at != clock.iso(stamp_us):
-            problems.append(Problem(name, "renamed or forged: created_at does not match its file name"))
-            continue
+            return f"undecodable: {error}"
+        if event.event_id != names.event_id(parsed.stamp, parsed.node):
+            return f"renamed or forged: event_id {event.event_id!r} does not match its file name"
+        if event.event_id == self.last_id:  # one id is one stamp and node: its files sort side by side
+            return f"duplicate event id {event.event_id}"
+        self.last_id = event.event_id
+        if event.created_at != clock.iso(seen.stamp_us):
+            return "renamed or forged: created_at does not match its file name"
         if event.prev is None:
-            report.roots += 1
-            continue
-        parent = by_hash12.get(event.prev[: names.HASH_CHARS])
+            self.report.roots += 1
+            return None
+        wanted = event.prev[: names.HASH_CHARS]
+        parent = self.kept.get(wanted) or self.recent.get(wanted)
+        if parent is None:
+            self.far_parents.add(wanted)
         if parent is None or parent.name >= name:
-            problems.append(Problem(name, f"missing predecessor: no earlier event has sha256 {event.prev[:12]}…"))
-            continue
+            return f"missing predecessor: no earlier event has sha256 {event.prev[:12]}…"
         # A parent whose own bytes were edited is reported already; its link still stands.
-        parent_intact = parent.real_sha[: names.HASH_CHARS] == event.prev[: names.HASH_CHARS]
+        parent_intact = parent.real_sha[: names.HASH_CHARS] == wanted
         if parent_intact and parent.real_sha != event.prev:
-            problems.append(Problem(name, "prev does not match its predecessor's bytes"))
-            continue
-        if stamp_us <= parent.stamp_us:
-            problems.append(Problem(name, "time goes backwards from its predecessor"))
-            continue
-        has_child.add(parent.name)
+            return "prev does not match its predecessor's bytes"
+        if seen.stamp_us <= parent.stamp_us:
+            return "time goes backwards from its predecessor"
         if parent.children is None:
             parent.children = []
         parent.children.append((name, parsed.node))
+        return None
 
-    for seen in by_hash12.values():
-        if seen.children is None or len(seen.children) < 2:
-            continue
-        report.forks.append(Fork(names.id_of_name(seen.name), [names.id_of_name(c) for c, _ in seen.children]))
-        by_node: dict[str, list[str]] = {}
-        for child, node in seen.children:
-            by_node.setdefault(node, []).append(child)
-        for siblings in by_node.values():
-            if len(siblings) < 2:
-                continue
-            dead_ends = [child for child in siblings if child not in has_child]
-            suspects = dead_ends if 0 < len(dead_ends) < len(siblings) else siblings[1:]
-            for child in suspects:
-                problems.append(
-                    Problem(child, "forged or replayed: a second child of one parent from the same node")
-                )
-    problems.sort(key=lambda problem: problem.name)
-    report.forks.sort(key=lambda fork: fork.parent)
-    report.nodes = sorted(nodes)
-    return report
+    def _forks(self) -> None:
+        """Report every parent with two children; name the same-node sibling nothing continued as forged."""
+        for seen in self.forked:
+            children = seen.children or []
+            self.report.forks.append(Fork(names.id_of_name(seen.name), [names.id_of_name(c) for c, _ in children]))
+            by_node: dict[str, list[str]] = {}
+            for child, node in children:
+                by_node.setdefault(node, []).append(child)
+            for siblings in by_node.values():
+                if len(siblings) < 2:
+                    continue
+                dead_ends = [child for child in siblings if child in self.childless]
+                suspects = dead_ends if 0 < len(dead_ends) < len(siblings) else siblings[1:]
+                for child in suspects:
+                    self.report.problems.append(
+                        Problem(child, "forged or replayed: a second child of one parent from the same node")
+                    )

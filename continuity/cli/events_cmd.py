@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from continuity.cli.common import COUNT_MAX, Output, Parser, bounded_int, open_store
 from continuity.cli.output import warn as print_warnings
+
+if TYPE_CHECKING:
+    from events.base import Event
+    from events.sealing import StoredEvent
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -44,7 +49,8 @@ def _missing_action(parser: argparse.ArgumentParser) -> int:
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:
-    import collections
+    """Print the listing as it is read: the log is never held whole, and `--last` reads only its end."""
+    import itertools
 
     import msgspec
 
@@ -53,29 +59,27 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     log = open_store(args).open_reader()
     after = log.find(args.after).name if args.after else None
     warnings: list[str] = []
-    events = (
-        stored for stored in log.read(after, on_error=lambda name, error: warnings.append(f"{name}: {error}"))
-        if args.kind is None or stored.event.kind == args.kind
-    )
-    selected: Any
+
+    def on_error(name: str, error: Exception) -> None:
+        if out.as_json:  # the document's warnings, printed before the events: kept until the end
+            warnings.append(f"{name}: {error}")
+        else:
+            print_warnings([f"skipped unreadable event {one_line(f'{name}: {error}')}"])
+
+    def kept(event: Event) -> bool:
+        return args.kind is None or event.kind == args.kind
+
+    selected: Iterable[StoredEvent]
     if args.last is not None:
-        selected = collections.deque(events, maxlen=args.last)
+        selected = log.read_newest(args.last, after, keep=kept, on_error=on_error)
     else:
-        selected = []
-        for stored in events:
-            if args.limit is not None and len(selected) >= args.limit:
-                break
-            selected.append(stored)
+        selected = itertools.islice((s for s in log.read(after, on_error=on_error) if kept(s.event)), args.limit)
     if out.as_json:
-        out.emit({"ok": True, "count": len(selected), "warnings": warnings,
-                  "events": [msgspec.to_builtins(s.event) for s in selected]})
+        out.emit_listing((msgspec.to_builtins(s.event) for s in selected), "events",
+                         lambda count: {"ok": True, "count": count, "warnings": warnings})
         return 0
-    print_warnings(f"skipped unreadable event {one_line(w)}" for w in warnings)
-    lines = [
-        one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip())
-        for s in selected
-    ]
-    out.emit(None, "\n".join(lines) if lines else "(no events)")
+    out.emit_lines((one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip())
+                    for s in selected), "(no events)")
     return 0
 
 

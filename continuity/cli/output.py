@@ -7,8 +7,11 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it a few ms
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
+
+#: How much of a listing printed with --json is kept in memory before the rest goes to a temporary file.
+SPOOL_BYTES = 8 << 20
 
 
 class Output:
@@ -28,6 +31,46 @@ class Output:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             sys.stdout.flush()
+
+    def emit_lines(self, lines: Iterable[str], empty: str) -> None:
+        """Print text lines as they come (a long listing is never held whole), or `empty` when there are none."""
+        write, any_line = sys.stdout.write, False
+        for line in lines:
+            write(line + "\n")
+            any_line = True
+        if not any_line:
+            write(empty + "\n")
+        sys.stdout.flush()
+
+    def emit_listing(self, items: Iterable[Any], key: str, head: Callable[[int], dict[str, Any]]) -> None:
+        """Print `{**head(count), key: [items]}` byte for byte as `emit` would, one item held at a time.
+
+        `head` (the count, and warnings met while reading) is known only once every item is
+        read, and comes first in the document, so each item is encoded as it comes into a spool
+        (memory up to a few MiB, a temporary file past that) and copied out after the head.
+        """
+        import shutil
+        import tempfile
+
+        from continuity.core.fsio import indented_json
+        from continuity.core.text import escape_json_bytes
+
+        count = 0
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            for item in items:
+                spool.write(b",\n    " if count else b"    ")
+                spool.write(escape_json_bytes(indented_json(item)).replace(b"\n", b"\n    "))
+                count += 1
+            document = escape_json_bytes(indented_json({**head(count), key: []}))
+            if not count:
+                sys.stdout.buffer.write(document + b"\n")
+            else:
+                empty = b"[]\n}"  # the document's end: `key`'s empty list, last, closes it
+                sys.stdout.buffer.write(document[: -len(empty)] + b"[\n")
+                spool.seek(0)
+                shutil.copyfileobj(spool, sys.stdout.buffer)
+                sys.stdout.buffer.write(b"\n  ]\n}\n")
+        sys.stdout.flush()
 
     def note(self, line: str) -> None:
         """A line for people about the result (a cut listing), on stderr so stdout stays the result; not with --json."""

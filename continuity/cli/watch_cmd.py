@@ -35,14 +35,14 @@ def print_line(out: Output, stored: Any) -> None:
 
 
 def start_after(log: Any, last: int) -> str | None:
-    """The name to follow from so that the newest `last` events are shown first."""
-    import collections
+    """The name to follow from so that the newest `last` events are shown first (only those are read)."""
+    import itertools
 
     if last <= 0:
         head: str | None = log.head_name()
         return head
-    names = collections.deque((name for name, _ in log.read_raw()), maxlen=last + 1)
-    return names[0] if len(names) == last + 1 else None
+    names = [name for name, _ in itertools.islice(log.read_raw_newest_first(), last + 1)]
+    return names[-1] if len(names) == last + 1 else None
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -83,16 +84,28 @@ def newest_own(store: Store, node: str) -> str | None:
     return None
 
 
-def waiting(store: Store, node: str, pushed_through: str | None) -> list[str]:
-    """This node's event names not yet pushed (all of them when nothing was ever pushed), oldest first."""
+def waiting(store: Store, node: str, pushed_through: str | None) -> Iterator[str]:
+    """This node's event names not yet pushed (all of them when nothing was ever pushed), oldest first.
+
+    A day folder at a time: a clone that never synced has its whole history waiting, and
+    its readers only count it and name the oldest (`count_and_first`).
+    """
     first_day = names.shard_of(pushed_through) if pushed_through else ""
-    found: list[str] = []
     for day in list_days(store.events_dir):
         if day < first_day:
             continue
-        found += sorted(name for name in _listing(store, day)
-                        if _node(name) == node and (pushed_through is None or name > pushed_through))
-    return found
+        yield from sorted(name for name in _listing(store, day)
+                          if _node(name) == node and (pushed_through is None or name > pushed_through))
+
+
+def count_and_first(found: Iterable[str]) -> tuple[int, str | None]:
+    """How many names `found` gives, and the first of them (None when none), holding none of the others."""
+    count, first = 0, None
+    for name in found:
+        if first is None:
+            first = name
+        count += 1
+    return count, first
 
 
 def unsynced_warning(store: Store, now_us: int) -> str | None:
@@ -106,23 +119,23 @@ def unsynced_warning(store: Store, now_us: int) -> str | None:
     node = read_node(store)
     if node is None:
         return None
-    old = [name for name in waiting(store, node, state.pushed_through)
-           if now_us - clock.parse_stamp(name[:22]) > OLD_AFTER_US]
-    if not old:
+    count, first = count_and_first(name for name in waiting(store, node, state.pushed_through)
+                                   if now_us - clock.parse_stamp(name[:22]) > OLD_AFTER_US)
+    if first is None:
         return None
-    oldest = clock.iso(clock.parse_stamp(old[0][:22]))
-    return (f"{len(old)} event(s) older than a day are not synced yet (oldest {oldest}); "
+    oldest = clock.iso(clock.parse_stamp(first[:22]))
+    return (f"{count} event(s) older than a day are not synced yet (oldest {oldest}); "
             "run `continuity sync` (see `continuity sync --status`)")
 
 
 def report(store: Store, node: str, remote: str, branch: str) -> dict[str, Any]:
     """`sync --status`: what waits to be pushed, the last success, the last failure."""
     state = load(store) or SyncState()
-    pending = waiting(store, node, state.pushed_through)
+    count, first = count_and_first(waiting(store, node, state.pushed_through))
     return {
         "ok": True, "action": "sync-status", "remote": remote, "branch": branch,
-        "waiting": len(pending),
-        "oldest_waiting_at": clock.iso(clock.parse_stamp(pending[0][:22])) if pending else None,
+        "waiting": count,
+        "oldest_waiting_at": clock.iso(clock.parse_stamp(first[:22])) if first else None,
         "pushed_through": state.pushed_through,
         "last_success": msgspec.to_builtins(state.last_success),
         "last_failure": msgspec.to_builtins(state.last_failure),

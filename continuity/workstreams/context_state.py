@@ -127,6 +127,7 @@ def observe_context(store: Store) -> ContextFacts:
         remote_behind = not local_behind and ancestor(remote_tip, local_tip)
     node = health.read_node(store)
     state = health.load(store)
-    waiting = len(health.waiting(store, node, state.pushed_through if state else None)) if node else 0
+    pending = health.waiting(store, node, state.pushed_through if state else None) if node else iter(())
+    waiting = health.count_and_first(pending)[0]
     return ContextFacts(offline=offline, local_tip=local_tip, remote_tip=remote_tip, local_behind=local_behind,
                         remote_behind=remote_behind, waiting=waiting)

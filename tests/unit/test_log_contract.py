@@ -58,6 +58,15 @@ class LogContract:
         assert [s.event.message for s in log.read(after=stored[1].name)] == ["2", "3", "4"]
         assert list(log.read(after=stored[-1].name)) == []
 
+    def test_read_newest_gives_the_end_of_the_log_in_order(self, log: EventLog) -> None:
+        """read_newest(n) is the last n of read(), filtered, after a name; read_raw_newest_first is reversed."""
+        stored = log.append_many([draft(str(i)) for i in range(8)])
+        assert [s.event.message for s in log.read_newest(3)] == ["5", "6", "7"]
+        assert [s.event.message for s in log.read_newest(2, keep=lambda e: int(e.message) % 2 == 0)] == ["4", "6"]
+        assert [s.event.message for s in log.read_newest(20, after=stored[5].name)] == ["6", "7"]
+        assert log.read_newest(0) == []
+        assert list(log.read_raw_newest_first()) == list(log.read_raw())[::-1]
+
     def test_append_many_is_one_chained_batch(self, log: EventLog) -> None:
         """A batch is chained event to event and strictly ordered even at one clock reading."""
         stored = log.append_many([draft(str(i)) for i in range(50)])

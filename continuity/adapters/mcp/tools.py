@@ -154,11 +154,9 @@ def status(request: Any, store: Store) -> dict[str, Any]:
 @tool("events", EventsInput, "The newest events of the log (optionally of one kind), oldest first. Read-only.")
 def events(request: Any, store: Store) -> dict[str, Any]:
     """The `events` tool."""
-    import collections
-
     warnings: list[str] = []
-    read = store.open_reader().read(on_error=lambda name, error: warnings.append(f"{name}: {error}"))
-    recent = collections.deque((s for s in read if request.kind is None or s.event.kind == request.kind),
-                               maxlen=request.limit)
+    recent = store.open_reader().read_newest(  # from the end of the log: a long history costs nothing more
+        request.limit, keep=lambda event: request.kind is None or event.kind == request.kind,
+        on_error=lambda name, error: warnings.append(f"{name}: {error}"))
     return {"ok": True, "action": "events", "count": len(recent), "warnings": warnings,
             "events": [msgspec.to_builtins(s.event) for s in recent]}
