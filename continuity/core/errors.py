@@ -56,12 +56,12 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SYNC_GAVE_UP: "sync gave up: the remote was reachable but kept refusing or moving for the whole retry "
     "time (`sync_retry_seconds`); the events are safe locally and the next sync carries them",
     EXIT_VERSION_CONFLICT: "version conflict: the task changed since the --expected-version given (nothing written)",
-    EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
-    "this agent, or already exists (nothing written)",
     EXIT_INVARIANT: "refused: the change would break a workstream invariant (lost or reopened work items, "
     "a dependency cycle, a blocked item without a blocker, a reused validation id, an unterminated active "
     "workstream, an unregistered repository), or an offline transfer refused (export, import, reconnect); "
     "nothing written",
+    EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
+    "this agent, or already exists (nothing written)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
 }
 
