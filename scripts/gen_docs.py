@@ -30,8 +30,9 @@ default: search upward from the working directory, or `CONTINUITY_ROOT`) and `--
 (show a traceback on internal errors).
 
 Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes.
-Reads (`status`, `restore`, `resume-bundle`) fail open: problems are `continuity: warning:`
-lines on stderr and the exit code stays 0. The seed-004 command `runtime-continuity` has
+Reads (`status`, `restore`, `resume-bundle`) fail open: problems in the store they find are
+`continuity: warning:` lines on stderr and the exit code stays 0 (with no store at all they
+exit 3). The seed-004 command `runtime-continuity` has
 its own contract: see [compat.md](compat.md).
 
 ## Exit codes
