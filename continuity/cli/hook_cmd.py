@@ -11,11 +11,12 @@ from continuity.cli.common import Output
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
     """Add `hook`."""
     parser = commands.add_parser(
-        "hook", help="handle a harness hook (JSON on stdin); always exits 0", parents=[common],
+        "hook", help="handle a harness hook (JSON on stdin); exits 0 for any payload", parents=[common],
         description="Read a Claude Code, Codex, Cursor or Gemini CLI hook's JSON from stdin, record what it says "
         "as events, and for the session start print the resume brief where the harness injects context "
         "(hookSpecificOutput.additionalContext; Cursor: additional_context). Never blocks the agent: exits 0 "
-        "whatever happens; problems go to local/hooks.log in the store and one stderr line.",
+        "whatever the payload or the store; problems go to local/hooks.log in the store and one stderr line. "
+        "A harness name it does not know is a usage error (exit 2).",
     )
     from continuity.adapters.hook_dialects import HARNESSES
 
