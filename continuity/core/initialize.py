@@ -25,9 +25,12 @@ This folder is continuity's store for this project.
 - `events/` is the source of truth: one immutable JSON file per event, in
   `<YYYYMMDD>/` day folders. Never edit or delete these files; `continuity verify`
   detects it if anyone does. Corrections are new events.
-- Everything else (`state.json`, `projects.json`, `archives/`, ...) is derived from the events and can
-  be deleted at any time; `continuity rebuild` writes it again.
-- `local/` holds this machine's lock, temp files and node id; it never travels.
+- The derived files (`state.json`, `projects.json`, `archives/`, `handoffs/`, `memories/`,
+  the documents under `team/`) are made from the events and can be deleted at any time;
+  `continuity rebuild` writes them again. A checkpoint channel's `team/<team>/_coord/` files
+  are written by you, not derived.
+- `local/` holds this machine's lock, temp files, node id, saved read models and indexes;
+  it never travels.
 - `config.json` holds the project name and options; `event.schema.json` describes
   every event type.
 
