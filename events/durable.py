@@ -342,7 +342,7 @@ class DurableFolder:
             for folder in hour_folders(self.events_dir):
                 day = folder.split("/")[0]
                 hour_path = os.path.join(self.events_dir, folder)
-                linked = []
+                linked, fresh = [], 0
                 for name in sorted(os.listdir(hour_path)):
                     source, target = os.path.join(hour_path, name), os.path.join(self.events_dir, day, name)
                     if (names.parse_name(name) is None or names.shard_of(name) != day
@@ -350,7 +350,8 @@ class DurableFolder:
                         continue
                     try:
                         self.fs.link(source, target)
-                    except FileExistsError:
+                        fresh += 1
+                    except FileExistsError:  # a move stopped before its unlinks, or an hour copy that stays
                         if not _same_bytes(source, target):
                             continue
                     linked.append(source)
@@ -361,7 +362,7 @@ class DurableFolder:
                     # keeps its hour folder (named below, retried by the next move), never fails a write.
                     with suppress(OSError):
                         os.unlink(source)
-                moved += len(linked)
+                moved += fresh  # an event already in its day folder is not moved again
                 try:
                     os.rmdir(hour_path)
                 except OSError:

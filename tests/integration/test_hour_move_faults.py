@@ -172,3 +172,15 @@ def test_a_move_killed_at_any_point_is_finished_by_the_next_command(project: Pat
             path.name for path in (template / day.relative_to(project)).joinpath(HOUR).iterdir())
     code, out, _ = run(["--json", "verify"])
     assert (code, json.loads(out)["events"]) == (0, MANY)
+
+
+def test_an_hour_copy_that_stays_is_not_counted_as_moved_again(first_release: Path) -> None:
+    """With the hour copies impossible to unlink, each command moves nothing more: the first says it moved 2 events
+    (verify said 4, sync and status went on saying so at every run) and names the folder that keeps them."""
+    faults = SyscallFaults(errno.EACCES, match=_failing("unlink"), removals=True)
+    code, out, _ = run(["verify"], faults)
+    assert code == 1
+    assert "moved 2 event(s)" in out and "moved 4" not in out and f"UNREAD: events/{DAY}/{HOUR}/" in out
+    code, _, err = run(["status"], faults)
+    assert code == 0 and "moved" not in err and f"events/{DAY}/{HOUR}/ holds files that are not read" in err
+    _finished(first_release, [LOGGED, CHECKPOINT])
