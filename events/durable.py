@@ -267,6 +267,7 @@ class DurableFolder:
         self.fs = fs or FileOps()
         self._swept = False
         self.moved_from_hours = 0  # events of the first release's hour folders this object moved
+        self.hours_left: str | None = None  # why a day listing left some of them unread (for a reader to warn)
         self._lock_fd: int | None = None
         self._hint_fd: int | None = None
 
@@ -317,14 +318,18 @@ class DurableFolder:
     def day_entries(self, day_path: str) -> list[str]:
         """A day folder's entries (unsorted), once the first release's hour folders are moved into their days.
 
-        A store that cannot be written keeps them (`verify` names what stays unread).
+        A store that cannot be written keeps them: `hours_left` then says so, for the reader to
+        warn (`verify` names what stays unread). The folder is listed again even after a failed
+        move, so the events linked before it are read.
         """
         entries = os.listdir(day_path)
         if holds_hours(entries):
             try:
-                self.adopt_hour_folders()
-            except ContinuityError:
-                return entries
+                _, kept = self.adopt_hour_folders()
+            except ContinuityError as error:
+                self.hours_left = self.hours_left or hours_left_warning([], error)
+            else:
+                self.hours_left = self.hours_left or (hours_left_warning(kept) if kept else None)
             entries = os.listdir(day_path)
         return entries
 
@@ -337,7 +342,7 @@ class DurableFolder:
             for folder in hour_folders(self.events_dir):
                 day = folder.split("/")[0]
                 hour_path = os.path.join(self.events_dir, folder)
-                linked = []
+                linked, fresh = [], 0
                 for name in sorted(os.listdir(hour_path)):
                     source, target = os.path.join(hour_path, name), os.path.join(self.events_dir, day, name)
                     if (names.parse_name(name) is None or names.shard_of(name) != day
@@ -345,15 +350,19 @@ class DurableFolder:
                         continue
                     try:
                         self.fs.link(source, target)
-                    except FileExistsError:
+                        fresh += 1
+                    except FileExistsError:  # a move stopped before its unlinks, or an hour copy that stays
                         if not _same_bytes(source, target):
                             continue
                     linked.append(source)
                 if linked:
                     self._fsync_dir(os.path.join(self.events_dir, day))
                 for source in linked:
-                    os.unlink(source)
-                moved += len(linked)
+                    # The event is durable in its day folder now: a copy that cannot be removed only
+                    # keeps its hour folder (named below, retried by the next move), never fails a write.
+                    with suppress(OSError):
+                        os.unlink(source)
+                moved += fresh  # an event already in its day folder is not moved again
                 try:
                     os.rmdir(hour_path)
                 except OSError:
@@ -552,6 +561,13 @@ class DurableFolder:
         for final in finals:
             with suppress(OSError):
                 os.unlink(final)
+
+
+def hours_left_warning(kept: list[str], error: Exception | None = None) -> str:
+    """The warning of a read that leaves files of the first release's hour folders unread (`kept`, or a failed move)."""
+    if error is not None:
+        return f"events under events/<day>/<HH>/ (the first release's layout) are not read: {error}"
+    return f"events/{kept[0]}/ holds files that are not read (the first release's layout; see `continuity verify`)"
 
 
 def _write_failed(error: OSError) -> WriteFailed:

@@ -79,13 +79,17 @@ def verify_records(read: Callable[[], Iterable[tuple[str, bytes]]], codec: Codec
 
     `read` is called a second time only when some `prev` points further back than `window`
     events (default WINDOW): that pass keeps those parents for good, and its report is the answer.
+    Events that land between the passes (a sync) may point far back to other parents: then one
+    more pass keeps those too, until a pass finds no far parent it was not keeping.
     """
     window = WINDOW if window is None else window
-    first = _Pass(codec, window, keep=frozenset())
-    report = first.run(read())
-    if not first.far_parents:
-        return report
-    return _Pass(codec, window, keep=frozenset(first.far_parents)).run(read())
+    keep: frozenset[str] = frozenset()
+    while True:
+        passed = _Pass(codec, window, keep=keep)
+        report = passed.run(read())
+        if passed.far_parents <= keep:  # a parent kept and still not found is missing
+            return report
+        keep |= passed.far_parents
 
 
 class _Pass:

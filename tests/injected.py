@@ -1,10 +1,11 @@
 """Injected I/O errors for whole commands, and what a store must look like after one.
 
 `SyscallFaults` replaces the `os` calls that change a disk (write, pwrite, fsync, link,
-replace, rename, mkdir, symlink and opens for writing) for the length of a `with`, and
-fails the ones it is told to with a real errno. The file system itself stays real:
-every call it does not fail goes through. `run` runs `continuity.cli.main` in-process,
-`converged` checks that the next catch-up leaves every derived file as a rebuild writes it.
+replace, rename, mkdir, symlink and opens for writing; with `removals`, unlink and rmdir
+too) for the length of a `with`, and fails the ones it is told to with a real errno. The
+file system itself stays real: every call it does not fail goes through. `run` runs
+`continuity.cli.main` in-process, `converged` checks that the next catch-up leaves every
+derived file as a rebuild writes it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 from tests.helpers import environment
 
 CHANGES_DISK = ("write", "pwrite", "fsync", "link", "replace", "rename", "mkdir", "symlink", "open")
+#: Calls that take files away, wrapped only when asked (`removals=True`): a move's last steps.
+REMOVES = ("unlink", "rmdir")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
-_REAL: dict[str, Callable[..., Any]] = {name: getattr(os, name) for name in CHANGES_DISK}
+_REAL: dict[str, Callable[..., Any]] = {name: getattr(os, name) for name in CHANGES_DISK + REMOVES}
 
 
 class SyscallFaults:
@@ -32,8 +35,9 @@ class SyscallFaults:
     """
 
     def __init__(self, error: int = errno.ENOSPC, *, at: int | None = None, persistent: bool = True,
-                 match: Callable[[str, Any], bool] | None = None) -> None:
+                 match: Callable[[str, Any], bool] | None = None, removals: bool = False) -> None:
         self.error, self.at, self.persistent, self.match = error, at, persistent, match
+        self.wrapped = CHANGES_DISK + REMOVES if removals else CHANGES_DISK
         self.calls = 0
         self.hits: list[tuple[str, Any]] = []
 
@@ -60,7 +64,7 @@ class SyscallFaults:
         return call
 
     def __enter__(self) -> SyscallFaults:
-        for name in CHANGES_DISK:
+        for name in self.wrapped:
             setattr(os, name, self._wrap(name))
         return self
 

@@ -11,6 +11,7 @@ from continuity.cli.output import warn as print_warnings
 
 if TYPE_CHECKING:
     from events.base import Event
+    from events.filelog import FileEventLog
     from events.sealing import StoredEvent
 
 
@@ -76,17 +77,30 @@ def _list(args: argparse.Namespace, out: Output) -> int:
         selected = itertools.islice((s for s in log.read(after, on_error=on_error) if kept(s.event)), args.limit)
     if out.as_json:
         out.emit_listing((msgspec.to_builtins(s.event) for s in selected), "events",
-                         lambda count: {"ok": True, "count": count, "warnings": warnings})
+                         lambda count: {"ok": True, "count": count, "warnings": warnings + _hours_left(log)})
         return 0
     out.emit_lines((one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip())
                     for s in selected), "(no events)")
+    print_warnings(_hours_left(log))
     return 0
+
+
+def _hours_left(log: FileEventLog) -> list[str]:
+    """The warning of a listing that met the first release's hour folders and could not move them all."""
+    return [log.hours_left] if log.hours_left else []
 
 
 def _show(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
-    stored = open_store(args).open_reader().find(args.event_id)
+    from events.errors import EventNotFound
+
+    log = open_store(args).open_reader()
+    try:
+        stored = log.find(args.event_id)
+    except EventNotFound:
+        print_warnings(_hours_left(log))
+        raise
     data = msgspec.to_builtins(stored.event)
     if out.as_json:
         out.emit(data)
@@ -115,6 +129,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     if not args.follow:
         for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):
             print_line(out, stored)
+        print_warnings(_hours_left(log))
         return 0
     from continuity.adapters.watch import follow
 

@@ -125,6 +125,7 @@ def _keep_unparsed_config(store: Store) -> str | None:
     kept = os.path.join(store.local_dir, f"config.unparsed-{stamp}.json")
     try:
         write_atomic(kept, raw, within=store.path)
+        osfs.fsync_dir(store.local_dir, os.fsync)  # its name durable before config.json (another folder) is replaced
     except OSError as error:
         raise WriteFailed(f"config.json not repaired: its copy {kept} could not be written "
                           f"({error.strerror or error})") from None

@@ -23,7 +23,7 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.durable import hour_folders
+from events.durable import hour_folders, hours_left_warning
 from events.errors import ContinuityError, EventUndecodable
 from events.filelog import FileEventLog, list_days
 from events.log import Head
@@ -408,11 +408,8 @@ def adopt_first_release_folders(log: FileEventLog) -> tuple[int, str | None]:
     try:
         moved, kept = log.adopt_hour_folders()
     except ContinuityError as error:
-        return 0, f"events under events/<day>/<HH>/ (the first release's layout) are not read: {error}"
-    if kept:
-        return moved, (f"events/{kept[0]}/ holds files that are not read (the first release's layout; "
-                       "see `continuity verify`)")
-    return moved, None
+        return 0, hours_left_warning([], error)
+    return moved, hours_left_warning(kept) if kept else None
 
 
 def _catch_up(
