@@ -44,6 +44,11 @@ state.json
 projects.json
 archives/
 projections/
+handoffs/
+memories/
+workstreams/
+team/*/roles/
+team/*/member/
 *.tmp
 """
 

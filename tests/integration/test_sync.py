@@ -1183,3 +1183,41 @@ def test_a_node_ref_sync_cannot_read_is_skipped_not_fatal(world: World, broken: 
     fresh = world.clone("c", init=False)
     code, out = cli("clone-store", "origin", "--root", str(fresh))
     assert code == 0 and path.split("/")[2] in event_names(fresh), out
+
+
+def test_with_events_committed_with_code_only_the_log_and_config_are_tracked(tmp_path: Path) -> None:
+    """`commit_events_with_code: true`: every derived document the features write (handoffs, memories,
+    workstreams, role documents, member snapshots) is ignored by the store's own .gitignore, so `git add -A`
+    takes only the log, the config and the generated schema files: derived files would conflict on every merge."""
+    root = tmp_path / "p"
+    (root / STORE).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / STORE / "config.json").write_text(json.dumps({"project": "demo", "commit_events_with_code": True}))
+    assert cli("init", "--root", str(root))[0] == 0
+    base = ["--root", str(root)]
+    for command in (["checkpoint", "-m", "parser done", "--next", "wire the CLI"], ["archive", "--reason", "eod"],
+                    ["role", "create", "core", "reviewer"], ["role", "claim", "core", "reviewer", "--agent", "ash"],
+                    ["snapshot", "core", "ash", "build", "--objective", "ship"],
+                    ["handoff", "create", "--to", "bob", "--message", "take the parser", "--agent", "ash"]):
+        assert cli(*command, *base)[0] == 0, command
+    code, created = cli("task", "create", "--title", "parser tests", *base)
+    assert code == 0
+    task = created["task_id"]
+    assert cli("task", "update", task, "--status", "completed", "--note", "done", *base)[0] == 0
+    document = {"schemaVersion": 2, "repository": "demo", "scope": "all", "status": "IN_PROGRESS",
+                "objective": "o", "confirmedFindings": [], "decisions": [], "rejectedApproaches": [],
+                "validation": [], "openQuestions": [], "nextAction": "step",
+                "continuity": {"mode": "tracked", "validationLedger": [], "workstream": {
+                    "id": "WS-1", "title": "One", "status": "IN_PROGRESS", "objective": "o",
+                    "repositories": [{"repository": "demo", "role": "primary"}],
+                    "cursor": {"currentItemId": None, "lastCompletedItemId": None, "phase": None,
+                               "lastCompletedAction": None, "nextAction": "step"}, "items": []}}}
+    (root / "doc.json").write_text(json.dumps(document))
+    assert cli("work", "checkpoint", "--file", str(root / "doc.json"), *base)[0] == 0
+    tracked = subprocess.run(["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", str(STORE)],
+                             capture_output=True, text=True, check=True).stdout.split()
+    kinds = {path.split("/")[2] for path in tracked}
+    assert kinds <= {"events", "config.json", "README.md", ".gitignore", "event.schema.json", "archive.schema.json"}
+    assert "events" in kinds
+    written = {path.relative_to(root / STORE).parts[0] for path in (root / STORE).rglob("*") if path.is_file()}
+    assert {"handoffs", "memories", "workstreams", "team"} <= written  # the documents exist, and are ignored
