@@ -183,9 +183,38 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
             short.append(f"?? {line[2:]}")
             dirty.add(line[2:])
     return GitFacts(
-        root=top, branch=branch, head=head, status_short="\n".join(short)[:65536],
-        dirty_files=tuple(sorted(dirty)[:1024]),
+        root=top, branch=branch, head=head, status_short=first_lines("\n".join(short)),
+        dirty_files=first_paths(sorted(dirty)),
     )
+
+
+#: The most dirty files an event carries, by count and by total length: an archive of a tree with
+#: a thousand changes under long paths must still fit in its event (at most 256 KiB, the status
+#: text taking up to 64 KiB more); `git status` has them all.
+DIRTY_FILES_MAX, DIRTY_CHARS_MAX = 1024, 96 * 1024
+
+
+#: The most of `git status` an event carries (GitFacts.status_short).
+STATUS_CHARS_MAX = 65536
+
+
+def first_lines(text: str) -> str:
+    """`text` whole, or its first lines within STATUS_CHARS_MAX (never a line cut in two)."""
+    if len(text) <= STATUS_CHARS_MAX:
+        return text
+    return text[: max(text.rfind("\n", 0, STATUS_CHARS_MAX + 1), 0)]
+
+
+def first_paths(paths: list[str]) -> tuple[str, ...]:
+    """The first paths of a sorted list, whole, within DIRTY_FILES_MAX and DIRTY_CHARS_MAX."""
+    kept: list[str] = []
+    total = 0
+    for path in paths[:DIRTY_FILES_MAX]:
+        total += len(path.encode("utf-8", "surrogateescape")) + 3  # its quotes and comma in the event
+        if total > DIRTY_CHARS_MAX:
+            break
+        kept.append(path)
+    return tuple(kept)
 
 
 def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
@@ -198,7 +227,7 @@ def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
     if head_moved:
         try:
             diff = _git(root, "diff", "--name-only", f"{archived.head}..{facts.head}")
-            changed = tuple(sorted(set(diff.split()))[:1024])
+            changed = first_paths(sorted(set(diff.split())))
         except GitUnavailable:
             warnings.append("git drift unknown: the archived HEAD is not in this clone")
     before = set(archived.dirty_files) if archived else set()

@@ -1110,3 +1110,24 @@ def test_a_run_file_that_leads_out_of_the_project_is_not_read_or_copied(rc: Any,
     inside = add_run(work, "R-2", "running")
     assert json.loads(rc("warm", "--auto", "--project", "demo").text)["auto_init"] is True
     assert [event["type"] for event in run_events(inside)] == ["session_started"]
+
+
+def test_an_archive_of_a_tree_with_thousands_of_changes_is_written(work: Path, home: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """3,000 staged files: the archive's git lists are cut to what its event holds, with one warning line
+    (was `archive_failed`, event too large: no archive at all after a big refactor)."""
+    git_repo(work)
+    for n in range(3000):
+        (work / f"module_with_a_rather_descriptive_name_for_the_refactor_{n:05d}.py").write_text("x\n")
+    subprocess.run(["git", "add", "-A"], cwd=work, check=True, capture_output=True)
+    capsys.readouterr()
+    assert main(["archive", "--project", "big", "--gate", "user"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["ok"] is True
+    archive = json.loads((work / S / "archives" / "latest.json").read_text())
+    dirty = archive["refs"]["dirty_files"]
+    assert 0 < len(dirty) < 3001 and dirty == sorted(dirty)
+    assert archive["git"]["status_short"].endswith(".py")  # whole lines only
+    assert captured.err == ("runtime-continuity: warning: git status too long for the archive: it keeps "
+                            f"{len(dirty)} of 3001 changed files (`git status` has them all)\n")

@@ -385,3 +385,20 @@ def test_an_empty_or_relative_home_puts_archives_in_the_accounts_home(project: P
     assert contexts_dir(find_store(root=str(project))) == str(account / "notes")
     assert main(["archive", "--reason", "r"]) == 0
     assert list((account / ".agent").rglob("ctx_*.md")) == [] and list((account / "notes").rglob("ctx_*.md"))
+
+
+def test_an_archive_of_a_thousand_changes_under_long_paths_is_written(repo: Path, capsys: Capture) -> None:
+    """1,100 staged files under 240-character paths: the archive keeps the first whole paths that fit its
+    event, and the next session is told from it (was exit 2, 'event too large', and no archive)."""
+    folder = repo / "src" / ("a_package_with_a_long_name_" * 8)[:200]
+    folder.mkdir(parents=True)
+    for n in range(1100):
+        (folder / f"module_for_the_refactor_{n:05d}.py").write_text("x\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
+    code, data = run_json(capsys, "archive", "--reason", "end of day")
+    assert code == 0, data
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    dirty = latest["refs"]["dirty_files"]
+    written = {str(path.relative_to(repo)) for path in folder.iterdir()} | {".gitignore"}
+    assert 0 < len(dirty) < 1100 and set(dirty) <= written  # whole paths, never one cut short
+    assert run(capsys, "resume-bundle")[0] == 0

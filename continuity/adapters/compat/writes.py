@@ -164,6 +164,23 @@ def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _fitted_git(kind: Any, root: str, branch: str, head: str, status: str, dirty: list[str]) -> tuple[Any, list[str]]:
+    """The archive's git facts within what its event holds, and a warning when git's lists were cut.
+
+    The original lists every changed file; an event holds at most 256 KiB, so a tree with a few
+    thousand changes made the archive fail whole (`archive_failed`, event too large). The status
+    keeps its first lines and the dirty files their first paths (`git status` has them all).
+    """
+    from continuity.facts import first_lines, first_paths
+
+    fitted_status, fitted_dirty = first_lines(status), first_paths(dirty)
+    cut = []
+    if fitted_status != status or len(fitted_dirty) != len(dirty):
+        cut.append(f"git status too long for the archive: it keeps {len(fitted_dirty)} of {len(dirty)} changed "
+                   "files (`git status` has them all)")
+    return kind(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty), cut
+
+
 def _archive_next_action(note: dict[str, Any]) -> str | None:
     """§9's next_action with a note: its first next, else its `blocked`, else the default; None without one (I10)."""
     from continuity.sessions.archives import SEED_NEXT_ACTION
@@ -190,7 +207,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     root = project_root()
     branch, head, status, recent, dirty = c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS, c.GIT_RECENT,
                                                      c.GIT_DIRTY)
-    git = GitFacts(root=root, branch=branch, head=head, status_short=status, dirty_files=tuple(c.lines(dirty)))
+    git, cut = _fitted_git(GitFacts, root, branch, head, status, c.lines(dirty))
     note, _ = note_of(args.get("note-json"))
     cited = CitedFiles(
         latest_events=tuple(listing.event_listing(root, 12)),
@@ -204,7 +221,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
                              to_host=target, note=_archive_state_note(note), switch=switch)
     store = store_for_write(root, project)
     stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
-    warnings = [line for line in warnings if not _REBUILT.search(line)]
+    warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
         from continuity.cli.output import warn
 
