@@ -3,7 +3,9 @@
 During a catch-up it notes which workstreams the folded events touched; `flush()` then
 writes each one's document once (a terminal one under `archive/`, its `active/` file
 removed: it moves, it never vanishes; an active one under `active/`, any `archive/` file a
-merge made stale removed) and the runtime files. Only the store's own
+merge made stale removed) and the runtime files. An archived workstream the model forgets
+(past ARCHIVE_LIMIT) during the catch-up is written as it stood when forgotten: its file stays,
+and a rebuild writes it as the catch-up that saw it did. Only the store's own
 project has files (one project root holds one `.ai-bridge/`).
 """
 
@@ -21,7 +23,7 @@ from events.base import Event
 from events.errors import ContinuityError
 from events.workstream import TERMINAL, WORKSTREAM_EVENTS
 from projections.readmodel import Projects
-from projections.workstreams import WorkstreamsState
+from projections.workstreams import Workstream, WorkstreamsState
 
 KINDS = frozenset(kind.__struct_config__.tag for kind in WORKSTREAM_EVENTS)
 
@@ -59,6 +61,9 @@ class WorkstreamWriter:
             self.project = None
         self.state: Projects[WorkstreamsState] | None = None
         self.touched: set[str] = set()
+        #: The touched workstreams that are archived, by id: the model may forget one before `flush()`.
+        self.ended: dict[str, Workstream] = {}
+        self.last_retired: str | None = None
         self.warnings: list[str] = []
 
     def __call__(self, state: Projects[WorkstreamsState], name: str, event: Event) -> None:
@@ -66,8 +71,20 @@ class WorkstreamWriter:
             return
         self.state = state
         ws_id: Any = getattr(event, "workstream_id", None)
-        if isinstance(ws_id, str):
-            self.touched.add(ws_id)
+        if not isinstance(ws_id, str):
+            return
+        self.touched.add(ws_id)
+        project = state.projects.get(event.project)
+        if project is None:
+            return
+        ws = project.workstreams.get(ws_id)
+        if ws is not None and ws.status in TERMINAL:
+            self.ended[ws_id] = ws
+        if project.retired and project.retired[-1] != self.last_retired:  # the model forgot one: write it now
+            self.last_retired = project.retired[-1]
+            for forgotten in [each for each in self.ended if each not in project.workstreams]:
+                self._guarded(self._write_document, forgotten, self.ended.pop(forgotten))
+                self.touched.discard(forgotten)
 
     def flush(self) -> None:
         """Write the touched workstreams' documents and the runtime files."""
@@ -76,25 +93,34 @@ class WorkstreamWriter:
         project = self.state.projects.get(self.project)
         if project is None:
             return
+        self._guarded(self._write_all, project)
+        self.touched.clear()
+        self.ended.clear()
+
+    def _write_all(self, project: WorkstreamsState) -> None:
+        for ws_id in sorted(self.touched):
+            ws = project.workstreams.get(ws_id)
+            if ws is not None:
+                self._write_document(ws_id, ws)
+        write_runtime(self.root_folder, project, self.project or "")
+
+    def _write_document(self, ws_id: str, ws: Workstream) -> None:
+        archived = ws.status in TERMINAL
+        self._write(self.store_folder, workstream_relpath(ws_id, archived), pretty_json(workstream_document(ws)))
+        # One document per workstream, where its status puts it. An active one can have an
+        # archive file too: a clone that started the id as ended, before a sync brought the
+        # other clone's earlier start (the first start wins, the folder must follow).
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, not archived).split("/")))
+
+    def _guarded(self, write: Any, *args: Any) -> None:
+        """Run a write; a failure is a warning (the model is then not saved past these events)."""
         try:
-            for ws_id in sorted(self.touched):
-                ws = project.workstreams.get(ws_id)
-                if ws is None:
-                    continue
-                archived = ws.status in TERMINAL
-                document = pretty_json(workstream_document(ws))
-                self._write(self.store_folder, workstream_relpath(ws_id, archived), document)
-                # One document per workstream, where its status puts it. An active one can have an
-                # archive file too: a clone that started the id as ended, before a sync brought the
-                # other clone's earlier start (the first start wins, the folder must follow).
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(self.store_folder, *workstream_relpath(ws_id, not archived).split("/")))
-            write_runtime(self.root_folder, project, self.project)
+            write(*args)
         except (OSError, ContinuityError) as error:
             message = f"workstream documents not written: {getattr(error, 'strerror', None) or error}"
             if message not in self.warnings:
                 self.warnings.append(message)
-        self.touched.clear()
 
     @staticmethod
     def _write(folder: str, relative: str, data: bytes) -> None:
