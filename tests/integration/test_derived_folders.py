@@ -8,10 +8,14 @@ model is deleted (docs/projections.md, "Derived folders").
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from continuity.cli import main
 from continuity.core.store import find_store
 from continuity.readside.writers import refresh
 from projections.registry import REGISTRY
+from tests.injected import SyscallFaults, stale_after_catch_up
 from tests.integration.test_catchup_property import (
     CHANNEL,
     S1,
@@ -165,3 +170,102 @@ def test_a_long_history_past_every_bound_leaves_the_folders_a_rebuild_writes(
     capsys.readouterr()
     assert differences(incremental, derived_files(root, home)) == {"only_before": [], "only_after": [], "changed": []}
     shutil.rmtree(home / ".agent", ignore_errors=True)
+#: Files in the derived folders that no event makes: a seed-004 archive and a seed-000 role document written
+#: before continuity arrived (the same names and shapes as continuity's own), and a user's notes.
+FOREIGN = ("archives/RC-20200101_000000_001.json", "team/core/roles/gone.md", "handoffs/HO-gone.json",
+           "workstreams/notes.txt")
+
+
+def test_a_rebuild_never_deletes_a_file_no_event_makes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`rebuild` writes every derived file again and removes none it did not write: what seed 000's or 004's own
+    tools wrote there (or a person) cannot be told from a stale file of continuity's, and is never lost."""
+    root = tmp_path / "proj"
+    driver = start(root, capsys, monkeypatch)
+    rng = random.Random(3)
+    for _ in range(20):
+        driver.random_command(rng)
+    store = store_path(root)
+    for relative in FOREIGN:
+        (store / relative).parent.mkdir(parents=True, exist_ok=True)
+        (store / relative).write_text("written by hand\n")
+    assert main(["rebuild"]) == 0
+    capsys.readouterr()
+    for relative in FOREIGN:
+        assert (store / relative).read_text() == "written by hand\n", relative
+
+
+def long_history(root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """120 random commands (small bounds in force), then every derived file and saved model deleted."""
+    driver = start(root, capsys, monkeypatch)
+    rng = random.Random(seed)
+    for _ in range(120):
+        driver.random_command(rng)
+    delete_derived(root, Path(os.environ["HOME"]))
+
+
+@pytest.mark.parametrize("error, persistent", [(errno.EIO, False), (errno.ENOSPC, True)], ids=["EIO", "ENOSPC"])
+def test_a_catch_up_interrupted_between_two_derived_files_converges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], small_bounds: None,
+        error: int, persistent: bool) -> None:
+    """A catch-up over a long history failing at a disk call between two documents: the next one equals a rebuild."""
+    root = tmp_path / "proj"
+    home = Path(os.environ["HOME"])
+    long_history(root, capsys, monkeypatch, 4)
+    store = find_store(root=str(root))
+    counter = SyscallFaults(error, at=None)
+    with counter:
+        refresh(store, tuple(REGISTRY))
+    assert counter.calls > 100
+    for at in range(1, counter.calls, max(1, counter.calls // 12)):
+        delete_derived(root, home)
+        faults = SyscallFaults(error, at=at, persistent=persistent)
+        with faults:
+            outcome = refresh(store, tuple(REGISTRY))
+        assert faults.hits and outcome.warnings, at
+        assert stale_after_catch_up(root, home) == [], (at, faults.hits[:1])
+
+
+KILLED = """
+import importlib, os, sys, time
+from tests.integration.test_derived_folders import SMALL_BOUNDS
+for module, bounds in SMALL_BOUNDS.items():
+    for name, value in bounds.items():
+        setattr(importlib.import_module(module), name, value)
+marker, stop_at = sys.argv[1], int(sys.argv[2])
+replace, done = os.replace, [0]
+def replace_then_stop(*args, **kwargs):  # the N-th document renamed into place, then wait for the kill
+    replace(*args, **kwargs)
+    done[0] += 1
+    if done[0] == stop_at:
+        open(marker, "w").close()
+        time.sleep(600)
+os.replace = replace_then_stop
+from continuity.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("argv, stops", [(["rebuild"], (1, 10, 30, 60)), (["status"], (1, 10, 30)),
+                                         (["work", "status"], (1, 5, 10)), (["task", "list"], (1, 3))])
+def test_a_catch_up_killed_between_two_derived_files_converges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], small_bounds: None,
+        argv: list[str], stops: tuple[int, ...]) -> None:
+    """kill -9 of a command catching up a long history right after its n-th document: the next catch-up converges."""
+    root = tmp_path / "proj"
+    home = Path(os.environ["HOME"])
+    long_history(root, capsys, monkeypatch, 5)
+    script, marker = tmp_path / "killed.py", tmp_path / "stopped"
+    script.write_text(KILLED)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for stop_at in stops:
+        delete_derived(root, home)
+        marker.unlink(missing_ok=True)
+        child = subprocess.Popen([sys.executable, str(script), str(marker), str(stop_at), *argv], cwd=root, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while child.poll() is None and not marker.exists():
+            time.sleep(0.01)
+        child.kill()
+        child.wait()
+        assert marker.exists(), f"{argv} wrote fewer than {stop_at} documents: the case tests nothing"
+        assert stale_after_catch_up(root, home) == [], (argv, stop_at)
