@@ -335,6 +335,21 @@ def _refuse_live_folders(store: Store, out: str) -> None:
     live = contexts_dir(store)
     if inside(os.path.join(out, "contexts"), live) or inside(live, os.path.join(out, "contexts")):
         raise UsageError(f"--out: {out}/contexts would be the live Markdown archives ({live}); choose another folder")
+    # A replay writes state.json, archives/, workstreams/ and .ai-bridge/ into `out`: over a project's
+    # own (`--out .`) that put an old resume contract where agents read the live one. Only a new or
+    # empty folder, or one an earlier replay wrote (its mark), is taken.
+    try:
+        held = os.listdir(out)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise UsageError(f"--out: {out} cannot be listed ({error.strerror or error})") from None
+    if held and REPLAY_MARK not in held:
+        raise UsageError(f"--out: {out} is not empty and holds no earlier replay; choose a new or empty folder")
+
+
+#: The file a replay leaves in its folder, so a later replay may write there again.
+REPLAY_MARK = ".continuity-replay"
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
@@ -347,6 +362,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     _refuse_live_folders(store, out)
     try:
         os.makedirs(out, exist_ok=True)
+        write_if_changed(os.path.join(out, REPLAY_MARK), b"written by `continuity replay`\n")
     except OSError as error:
         raise WriteFailed(f"replay not written: {error.strerror or error} ({out})") from None
     writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))

@@ -294,6 +294,28 @@ def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path,
     assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0
     assert listing(store, home) == before
     assert json.loads((elsewhere / "archives" / "latest.json").read_text())["reason"] == "first"
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0  # its own earlier replay
+
+
+def test_replay_out_never_writes_over_a_project_or_a_users_folder(repo: Path, capsys: Capture) -> None:
+    """`replay --out .` (the project root) or any folder that holds files and no earlier replay: exit 2, one line,
+    nothing written (was: the project's .ai-bridge/context-runtime.json and a user's state.json replaced by the
+    point's, so agents read an old resume contract)."""
+    run(capsys, repo, "checkpoint", "-m", "first", "--next", "old action")
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    run(capsys, repo, "checkpoint", "-m", "second", "--next", "NEW action")
+    (repo / "state.json").write_text('{"mine": true}')
+    notes = repo.parent / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine\n")
+    for out in (repo, notes):
+        before = listing(out)
+        code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
+        assert (code, stdout) == (2, "") and "is not empty and holds no earlier replay" in err, out
+        assert err.count("\n") == 1 and listing(out) == before, out
+    empty = repo.parent / "empty"
+    empty.mkdir()
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(empty))[0] == 0
 
 
 def test_a_brief_served_over_mcp_replays_as_served_through_mcp_and_the_cli(tmp_path: Path, capsys: Capture) -> None:
