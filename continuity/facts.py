@@ -194,15 +194,18 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
 DIRTY_FILES_MAX, DIRTY_CHARS_MAX = 1024, 96 * 1024
 
 
-#: The most of `git status` an event carries (GitFacts.status_short).
-STATUS_CHARS_MAX = 65536
+#: The most of `git status` an event carries (GitFacts.status_short), in UTF-8 bytes: paths in
+#: Chinese under `core.quotePath false` take three bytes a character.
+STATUS_BYTES_MAX = 65536
 
 
 def first_lines(text: str) -> str:
-    """`text` whole, or its first lines within STATUS_CHARS_MAX (never a line cut in two)."""
-    if len(text) <= STATUS_CHARS_MAX:
+    """`text` whole, or its first lines within STATUS_BYTES_MAX bytes (never a line cut in two)."""
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) <= STATUS_BYTES_MAX:
         return text
-    return text[: max(text.rfind("\n", 0, STATUS_CHARS_MAX + 1), 0)]
+    cut = raw[: STATUS_BYTES_MAX + 1]
+    return cut[: max(cut.rfind(b"\n"), 0)].decode("utf-8", "surrogateescape")
 
 
 def first_paths(paths: list[str]) -> tuple[str, ...]:

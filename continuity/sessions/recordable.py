@@ -17,7 +17,8 @@ from events.context import ViewInputs
 
 def recordable(inputs: ViewInputs) -> ViewInputs:
     """The inputs made printable, secret-like text redacted, cut to fit their event."""
-    return _fitted(_without_secrets(_storable(inputs)))
+    # fitted before the secret scan, so a huge status is scanned once it is cut (the scan is the dear part)
+    return _fitted(_without_secrets(_fitted(_storable(inputs))))
 
 
 #: The characters event text refuses (events/base.py `_NO_CONTROL`).
@@ -92,7 +93,6 @@ def _fitted(inputs: ViewInputs) -> ViewInputs:
     git = inputs.git
     if git is None or len(msgspec.json.encode(inputs)) <= INPUTS_BYTES:
         return inputs
-    changed = len(git.dirty_files)
     while len(msgspec.json.encode(msgspec.structs.replace(inputs, git=git))) > INPUTS_BYTES:
         name = max(_GIT_LISTS, key=lambda field: len(msgspec.json.encode(getattr(git, field))))
         value = getattr(git, name)
@@ -102,6 +102,6 @@ def _fitted(inputs: ViewInputs) -> ViewInputs:
         if isinstance(value, str):  # whole lines of the status
             half = max(value.rfind("\n", 0, half), 0)
         git = msgspec.structs.replace(git, **{name: value[:half]})
-    warning = (f"git status too long to record: the brief keeps {len(git.dirty_files)} of {changed} changed "
-               "files (`git status` has them all)")
+    warning = (f"git status too long to record: the brief keeps {len(git.dirty_files)} changed files "
+               "(`git status` has them all)")
     return msgspec.structs.replace(inputs, git=git, warnings=(*inputs.warnings, warning))

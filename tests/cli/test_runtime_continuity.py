@@ -1129,5 +1129,8 @@ def test_an_archive_of_a_tree_with_thousands_of_changes_is_written(work: Path, h
     dirty = archive["refs"]["dirty_files"]
     assert 0 < len(dirty) < 3001 and dirty == sorted(dirty)
     assert archive["git"]["status_short"].endswith(".py")  # whole lines only
+    lines = archive["git"]["status_short"].count("\n") + 1
+    assert 0 < lines < 3001
     assert captured.err == ("runtime-continuity: warning: git status too long for the archive: it keeps "
-                            f"{len(dirty)} of 3001 changed files (`git status` has them all)\n")
+                            f"{len(dirty)} of 3001 changed files and {lines} of 3001 lines of its status "
+                            "(`git status` has them all)\n")

@@ -402,3 +402,21 @@ def test_an_archive_of_a_thousand_changes_under_long_paths_is_written(repo: Path
     written = {str(path.relative_to(repo)) for path in folder.iterdir()} | {".gitignore"}
     assert 0 < len(dirty) < 1100 and set(dirty) <= written  # whole paths, never one cut short
     assert run(capsys, "resume-bundle")[0] == 0
+
+
+def test_an_archive_of_thousands_of_changes_under_chinese_paths_is_written(repo: Path, capsys: Capture) -> None:
+    """`core.quotePath false` and 3,000 changed files named in Chinese (three bytes a character): git's status
+    is cut by its size in bytes, not characters, so the archive fits its event (was exit 2, 'event too large')."""
+    subprocess.run(["git", "config", "core.quotePath", "false"], cwd=repo, check=True)
+    names = [f"{'中文目录说明文件' * 7}{n:05d}.txt" for n in range(3000)]
+    for name in names:
+        (repo / name).write_text("one\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "commit", "-qm", "many"], cwd=repo, check=True)
+    for name in names:
+        (repo / name).write_text("two\n")
+    code, data = run_json(capsys, "archive", "--reason", "end of day")
+    assert code == 0, data
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    status = latest["git"]["status_short"]
+    assert 0 < len(status.encode()) <= 65536 and status.endswith(".txt")

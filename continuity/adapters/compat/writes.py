@@ -174,10 +174,14 @@ def _fitted_git(kind: Any, root: str, branch: str, head: str, status: str, dirty
     from continuity.facts import first_lines, first_paths
 
     fitted_status, fitted_dirty = first_lines(status), first_paths(dirty)
-    cut = []
-    if fitted_status != status or len(fitted_dirty) != len(dirty):
-        cut.append(f"git status too long for the archive: it keeps {len(fitted_dirty)} of {len(dirty)} changed "
-                   "files (`git status` has them all)")
+    kept = []
+    if len(fitted_dirty) != len(dirty):
+        kept.append(f"{len(fitted_dirty)} of {len(dirty)} changed files")
+    if fitted_status != status:
+        kept.append(f"{fitted_status.count(chr(10)) + 1 if fitted_status else 0} of {status.count(chr(10)) + 1} "
+                    "lines of its status")
+    cut = [f"git status too long for the archive: it keeps {' and '.join(kept)} (`git status` has them all)"] \
+        if kept else []
     return kind(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty), cut
 
 
