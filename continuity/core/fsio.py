@@ -94,16 +94,16 @@ def _real_folder(path: str, *, make: bool) -> None:
 
 def write_atomic(
     path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False,
-    follow_symlink: bool = False, make_parents: bool = False, within: str | None = None,
+    follow_symlink: bool = False, make_parents: bool = False, within: str | None = None, mode: int = 0o644,
 ) -> None:
     """Write a file whole or not at all: a temp file in the same folder, then rename.
 
     `durable` fsyncs the data first. Derived files skip it: after a power cut one may be
     empty or old, and the next read rebuilds it from the log, which is durable.
-    `keep_mode` keeps an existing file's permissions; `follow_symlink` replaces a symlink's
-    target instead of the link; `within` (the store's folder) makes the parents as real
-    folders and refuses any symlink between it and the file. The temp file is removed on
-    every failure path.
+    `mode` is a new file's permissions; `keep_mode` keeps an existing file's instead;
+    `follow_symlink` replaces a symlink's target instead of the link; `within` (the store's
+    folder) makes the parents as real folders and refuses any symlink between it and the file.
+    The temp file is removed on every failure path.
     """
     path = os.fspath(path)
     if follow_symlink:
@@ -113,7 +113,6 @@ def write_atomic(
         ensure_folder(within, folder)
     elif make_parents and folder:
         os.makedirs(folder, exist_ok=True)
-    mode = 0o644
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             mode = os.stat(path).st_mode & 0o7777

@@ -117,10 +117,11 @@ def _keep_unparsed_config(store: Store) -> str | None:
 
     Settings typed by hand (a sync remote, the brief's budget) are lost otherwise when one typo
     sends the user to `init --repair`. A file that cannot be read is not copied (there is nothing
-    to keep); one that fails to copy stops the repair, so nothing is overwritten unkept.
+    to keep); one that fails to copy stops the repair, so nothing is overwritten unkept. A symlink
+    is not followed (what it names is not the store's to copy), and the copy is the owner's only.
     """
     try:
-        raw = osfs.read_regular(store.config_path, limit=CONFIG_LIMIT)
+        raw = osfs.read_regular(store.config_path, follow=False, limit=CONFIG_LIMIT)
     except OSError:
         return None
     if not raw.strip():
@@ -129,7 +130,7 @@ def _keep_unparsed_config(store: Store) -> str | None:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**6)) + f".{now % 10**6:06d}Z"  # never the same twice
     kept = os.path.join(store.local_dir, f"config.unparsed-{stamp}.json")
     try:
-        write_atomic(kept, raw, within=store.path)
+        write_atomic(kept, raw, within=store.path, mode=0o600)
         osfs.fsync_dir(store.local_dir, os.fsync)  # its name durable before config.json (another folder) is replaced
     except OSError as error:
         raise WriteFailed(f"config.json not repaired: its copy {kept} could not be written "

@@ -142,3 +142,25 @@ def test_repair_of_a_config_that_parses_keeps_its_settings_and_copies_nothing(pr
     assert json.loads((store / "config.json").read_text()) == {
         "sync_remote": "up", "project": "demo", "language": "en", "format": 1}
     assert list((store / "local").glob("config.unparsed-*")) == []
+
+
+def test_repair_never_copies_what_a_linked_config_names_and_keeps_its_copy_private(
+        project: Path, tmp_path: Path, capsys: Capture) -> None:
+    """config.json planted as a link to a private file: repair copies nothing (the file it names is not the
+    store's), and a copy of a config that does not parse is readable by its owner only (was: the linked file's
+    bytes copied to local/ as rw-r--r--)."""
+    assert main(["log", "-m", "first"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    secret = tmp_path / "id_private"
+    secret.write_text("private bytes\n")
+    secret.chmod(0o600)
+    (store / "config.json").unlink()
+    (store / "config.json").symlink_to(secret)
+    capsys.readouterr()
+    assert main(["init", "--repair", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config_kept"] is None
+    assert list((store / "local").glob("config.unparsed-*")) == [] and secret.read_text() == "private bytes\n"
+    (store / "config.json").write_bytes(b"{oops")
+    assert main(["init", "--repair", "--json"]) == 0
+    kept = Path(json.loads(capsys.readouterr().out)["config_kept"])
+    assert kept.read_bytes() == b"{oops" and kept.stat().st_mode & 0o777 == 0o600
