@@ -186,18 +186,30 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
+#: The names of the first release's hour folders.
+_HOURS = frozenset(f"{hour:02d}" for hour in range(24))
+
+
 def _is_hour(entry: str) -> bool:
-    return len(entry) == 2 and entry.isascii() and entry.isdigit()
+    return entry in _HOURS
 
 
 def holds_hours(entries: list[str]) -> bool:
-    """Whether a day folder's entries name an hour folder of the first release.
+    """Whether a day folder's entries name an hour folder of the first release ("00"-"23"), by name only.
 
-    Hours ("00"-"23") sort before every event name, so the least entry tells (one pass in C),
-    unless something sorts before digits (a dot file): then every entry is looked at.
+    One pass in C over the listing (hours "21"-"23" sort after event names of the 2020s, so the
+    least entry alone would not tell).
     """
-    least = min(entries, default="0")
-    return _is_hour(least) or (least < "0" and any(_is_hour(entry) for entry in entries))
+    return not _HOURS.isdisjoint(entries)
+
+
+def _hour_folder_in(day_path: str, entries: list[str]) -> bool:
+    """Whether one of a day folder's hour-named entries is a real folder (a stray file named "00" is not one)."""
+    for entry in _HOURS.intersection(entries):
+        with suppress(OSError):
+            if stat.S_ISDIR(os.lstat(os.path.join(day_path, entry)).st_mode):
+                return True
+    return False
 
 
 def hour_folders(events_dir: str) -> list[str]:
@@ -323,7 +335,7 @@ class DurableFolder:
         move, so the events linked before it are read.
         """
         entries = os.listdir(day_path)
-        if holds_hours(entries):
+        if holds_hours(entries) and _hour_folder_in(day_path, entries):
             try:
                 _, kept = self.adopt_hour_folders()
             except ContinuityError as error:
@@ -480,8 +492,9 @@ class DurableFolder:
     def _newest(self, *, adopt: bool = False) -> str | None:
         """The newest event's name; with `adopt` (under the lock), hour folders met on the way are adopted first."""
         for day in reversed(list_days(self.events_dir)):
-            entries = os.listdir(os.path.join(self.events_dir, day))
-            if adopt and holds_hours(entries):
+            day_path = os.path.join(self.events_dir, day)
+            entries = os.listdir(day_path)
+            if adopt and holds_hours(entries) and _hour_folder_in(day_path, entries):
                 moved, _ = self._adopt_hours()
                 if moved:  # the first release's events chain before anything new: look again
                     return self._newest()

@@ -196,4 +196,4 @@ def open_append(path: str | os.PathLike[str], mode: int = 0o644) -> int:
 
 def link(source: str, target: str) -> None:
     """Give `source` a second name `target`; fails with FileExistsError rather than replace a file."""
-    os.link(source, target)
+    os.link(source, target, follow_symlinks=False)  # a name swapped for a link is linked as the link (never read)

@@ -66,7 +66,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.readside.catchup import adopt_first_release_folders
     from events.durable import hour_folders
 
-    moved, _ = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
+    moved, not_moved = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
     unread = hour_folders(store.events_dir)
     report = store.open_reader().verify()
     links = symlinks_in(store.path)
@@ -104,8 +104,10 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     if moved:
         lines.append(f"moved {moved} event(s) of the first release's hour folders (events/<day>/<HH>/) "
                      "into their day folders")
-    lines.extend(f"UNREAD: events/{folder}/ (the first release's layout) holds files no reader takes: events of "
-                 "another day, or names whose day folder holds other bytes" for folder in unread[:20])
+    why = (f"they could not be moved into their day folders ({not_moved})" if not_moved and not moved
+           else "events of another day, or names whose day folder holds other bytes")
+    lines.extend(f"UNREAD: events/{folder}/ (the first release's layout) holds files no reader takes: {why}"
+                 for folder in unread[:20])
     if ahead:
         lines.append(f"warning: {ahead}")
     if temps:

@@ -250,3 +250,33 @@ def test_the_features_of_a_c0b8445_store_read_after_the_upgrade(tmp_path: Path, 
     assert [role["role"] for role in shown["role"]["roles"]] == ["reviewer"]
     assert [message["text"] for message in shown["inbox"]["messages"]] == ["please review"]
     assert shown["work"]["activeWorkstream"]["id"] == "WS-1"
+
+
+def test_an_hour_folder_after_the_events_of_its_day_is_still_moved(first_release: Path, capsys: Capture) -> None:
+    """An hour folder named "21"-"23" beside events already in the day folder (a move stopped half way): it
+    sorts after event names of the 2020s, and the first listing still finds it and moves its events (was:
+    only an hour sorting before every event name was noticed, so these stayed unread)."""
+    events = _events(first_release)
+    late = events / DAY / "23"
+    (events / DAY / HOUR).rename(late)
+    os.link(late / CHECKPOINT_FILE, events / DAY / CHECKPOINT_FILE)  # a move that stopped before its unlinks
+    assert main(["events", "show", LOGGED]) == 0
+    assert not late.exists() and (events / DAY / CHECKPOINT_FILE).exists()
+
+
+def test_a_stray_file_named_like_an_hour_never_takes_the_writers_lock(first_release: Path, capsys: Capture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file (not a folder) named "00" in a day folder: readers list the day as it is, without the writers'
+    lock and the scan of every day folder that a move costs (was: both, on every read)."""
+    from events.durable import DurableFolder
+
+    assert main(["events", "list"]) == 0  # the first release's folders moved
+    (_events(first_release) / DAY / "00").write_text("stray\n")
+    capsys.readouterr()
+
+    def refuse(self: DurableFolder) -> tuple[int, list[str]]:
+        raise AssertionError("a move was attempted for a stray file")
+
+    monkeypatch.setattr(DurableFolder, "adopt_hour_folders", refuse)
+    assert main(["events", "list"]) == 0
+    assert main(["resume-bundle"]) == 0
