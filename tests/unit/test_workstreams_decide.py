@@ -10,7 +10,13 @@ import pytest
 from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
 from continuity.core.identity import Identity
 from continuity.workstreams import decide, diff, document
-from continuity.workstreams.documents import problem_details, problems_of, resolved_problems
+from continuity.workstreams.documents import (
+    problem_details,
+    problems_of,
+    resolved_problems,
+    runtime_document,
+    runtime_markdown,
+)
 from continuity.workstreams.rules import dependency_cycle, structure_problems
 from events.base import Event
 from events.workstream import (
@@ -428,8 +434,29 @@ def test_work_resolve_records_who_resolved_which_problems_and_why(started: Works
         decide.decide_resolve(after, WHO, [second.id], " ")
     with pytest.raises(UsageError, match="nothing to resolve"):
         decide.decide_resolve(after, WHO, [], "all", every=True, workstream_id="WS-2")
+    text = runtime_markdown(runtime_document(after, "demo"))
+    assert f"- [{second.id}] {second.text}" in text.splitlines()
+    assert f"- [{first.id}] {first.text}: resolved by resolve  (agent-1): A1 is blocked: checked with the team" \
+        in text.splitlines()
     [every] = decide.decide_resolve(after, WHO, [], "all of WS-1", every=True, workstream_id="WS-1")
     assert problems_of(decide.folded(after, [every])) == []
+
+
+def test_an_archived_workstream_holding_work_a_merge_left_is_forgotten_last(
+        started: WorkstreamsState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the archive bound the oldest archived workstream is forgotten, unless it still holds unresolved work
+    (its problem would vanish with it): then the oldest without any is."""
+    import projections.workstreams as model
+
+    monkeypatch.setattr(model, "ARCHIVE_LIMIT", 1)
+    done = [item("A1", "COMPLETED"), item("A2", "COMPLETED", dependsOn=["A1"])]
+    _, ended = checkpoint(started, edited(tracked(), status="COMPLETED", items=done))
+    late = WorkItemAdded(project="demo", workstream_id="WS-1", items=(WorkItemData(id="N1", title="late"),))
+    state = decide.folded(ended, [late])
+    _, state = checkpoint(state, tracked("WS-2"))
+    _, state = checkpoint(state, edited(tracked("WS-2"), status="COMPLETED", items=done))
+    assert state.archived == ["WS-1"] and state.retired == ["WS-2"]
+    assert [p["kind"] for p in problem_details(state)] == ["unresolved_in_ended"]
 
 
 def test_a_cycle_a_merge_left_refuses_no_unrelated_granular_edit_and_holds_while_it_is_there(
