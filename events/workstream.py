@@ -195,6 +195,9 @@ class ContextCheckpointed(Event, frozen=True, kw_only=True, tag="context.checkpo
     open_questions: Entries = ()
     validation_notes: Entries = ()
     workstream_id: WorkId | None = None
+    #: The ids of the recorded merge problems of this workstream open when the checkpoint was decided:
+    #: the document, the agent's full statement of the workstream, resolves them.
+    acknowledged: Ids = ()
 
 
 class DecisionRecorded(Event, frozen=True, kw_only=True, tag="decision.recorded"):
@@ -235,9 +238,18 @@ class ValidationRecorded(Event, frozen=True, kw_only=True, tag="validation.recor
     fingerprint: Short | None = None
 
 
+class WorkProblemsResolved(Event, frozen=True, kw_only=True, tag="workstream.problems_resolved"):
+    """Problems a merge of clones recorded were resolved by an explicit act (`continuity work resolve`), and why."""
+
+    type: Label = "workstream"
+    workstream_id: WorkId | None = None
+    problem_ids: Annotated[tuple[WorkId, ...], msgspec.Meta(min_length=1, max_length=256)]
+    reason: Entry
+
+
 #: Every workstream event type (events/catalog.py adds them to the union).
 WORKSTREAM_EVENTS: tuple[type[Event], ...] = (
     WorkstreamStarted, WorkstreamRevised, WorkstreamStatusChanged, WorkItemAdded, WorkItemStatusChanged,
     WorkItemRevised, CursorMoved, ContextCheckpointed, DecisionRecorded, FindingConfirmed, ApproachRejected,
-    ValidationRecorded,
+    ValidationRecorded, WorkProblemsResolved,
 )

@@ -1,10 +1,16 @@
 """Tracked workstreams (seed 002), per project: workstreams and items, the cursor, evidence, the ledger.
 
 The writers check every invariant before an event is written (continuity/workstreams/
-decide.py); the fold still tolerates what only a merge of two clones can produce (a
-second active workstream, a status changed from a status it no longer had, a validation
-id reused with other content, work left unresolved in a workstream the other clone made
-terminal) and records it in `problems`, which `work status` reports.
+decide.py); the fold still tolerates what only a merge of two clones can produce. A
+conflict that is a fact of the history (a status changed from a status it no longer had,
+a validation id reused with other content, a workstream or item added twice with other
+content) is recorded in `problems` as a `Problem` (kind, workstream, ids) and stays open
+until an explicit act resolves it: a later checkpoint of its workstream that was decided
+while it was open (`context.checkpointed` names it in `acknowledged`), or
+`workstream.problems_resolved` (`continuity work resolve`); both are kept with the
+problem, as history. A broken state (two active workstreams, work left unresolved in an
+ended one, a dependency cycle) is not recorded: the views compute it from the state
+(continuity/workstreams/documents.py), so it holds exactly while the state is broken.
 First wins for ids added twice (a start or an item two clones recorded alike is no
 conflict). Bounds: ARCHIVE_LIMIT terminal workstreams (the oldest forgotten past it;
 their ids are kept, up to RETIRED_LIMIT, so none starts again),
@@ -33,6 +39,7 @@ from events.workstream import (
     WorkItemData,
     WorkItemRevised,
     WorkItemStatusChanged,
+    WorkProblemsResolved,
     WorkstreamRevised,
     WorkstreamStarted,
     WorkstreamStatusChanged,
@@ -138,6 +145,33 @@ class CheckpointInfo(msgspec.Struct, kw_only=True):
     event_id: str
 
 
+class Resolution(msgspec.Struct, kw_only=True):
+    """What resolved a recorded problem: `checkpoint` (of its workstream) or `resolve`; which event, who, when, why."""
+
+    by: str
+    event_id: str
+    agent_id: str | None
+    at: str
+    reason: str
+
+
+class Problem(msgspec.Struct, kw_only=True):
+    """A conflict a merge recorded: its kind, workstream and ids, the event that made it, and what resolved it.
+
+    Kinds: `validation_reused` (ids: the validation id), `started_twice`, `item_added_twice`
+    (ids: the item), `stale_item_status` (ids: the item), `stale_workstream_status`.
+    """
+
+    id: str
+    kind: str
+    workstream_id: str | None
+    ids: list[str]
+    text: str
+    event_id: str
+    at: str
+    resolved: Resolution | None = None
+
+
 class WorkstreamsState(msgspec.Struct, kw_only=True):
     """Workstreams by id (unresolved and archived), the archive order, evidence, ledger, problems."""
 
@@ -148,7 +182,7 @@ class WorkstreamsState(msgspec.Struct, kw_only=True):
     findings: list[Evidence] = msgspec.field(default_factory=list)
     rejected: list[Evidence] = msgspec.field(default_factory=list)
     validations: dict[str, Validation] = msgspec.field(default_factory=dict)
-    problems: list[str] = msgspec.field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
     last_event_id: str | None = None
     #: Ids of archived workstreams forgotten past ARCHIVE_LIMIT: never started again (their files stay).
     retired: list[str] = msgspec.field(default_factory=list)
@@ -170,9 +204,38 @@ def unresolved(ws: Workstream) -> list[Item]:
     return [item for item in ws.items.values() if item.status not in TERMINAL]
 
 
-def _problem(state: WorkstreamsState, text: str) -> None:
-    if text not in state.problems:
-        append_bounded(state.problems, text, PROBLEMS_LIMIT)
+def problem_id(kind: str, workstream_id: str | None, ids: list[str], event_id: str) -> str:
+    """A recorded problem's id: the same on every clone (it hashes what made it), short enough to type."""
+    import hashlib  # only a merge's conflict needs it: a checkpoint's path imports no hashing
+
+    key = "\0".join((kind, workstream_id or "", ",".join(ids), event_id))
+    return "P-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def open_problems(state: WorkstreamsState) -> list[Problem]:
+    """The recorded problems nothing resolved yet, oldest first."""
+    return [problem for problem in state.problems if problem.resolved is None]
+
+
+def _problem(state: WorkstreamsState, event: Any, kind: str, workstream_id: str | None, ids: list[str],
+             text: str) -> None:
+    """Record a conflict (once); past PROBLEMS_LIMIT the oldest resolved one goes first, else the oldest."""
+    found = problem_id(kind, workstream_id, ids, event.event_id)
+    if any(problem.id == found for problem in state.problems):
+        return
+    state.problems.append(Problem(id=found, kind=kind, workstream_id=workstream_id, ids=ids, text=text,
+                                  event_id=event.event_id, at=event.created_at))
+    while len(state.problems) > PROBLEMS_LIMIT:
+        resolved = [index for index, problem in enumerate(state.problems) if problem.resolved is not None]
+        del state.problems[resolved[0] if resolved else 0]
+
+
+def _resolve(state: WorkstreamsState, ids: Any, resolution: Resolution) -> None:
+    """Mark the named open problems resolved (an id unknown here, or already resolved, is left as it is)."""
+    wanted = set(ids)
+    for problem in state.problems:
+        if problem.id in wanted and problem.resolved is None:
+            problem.resolved = resolution
 
 
 def _touch(state: WorkstreamsState, event: Any) -> None:
@@ -187,27 +250,20 @@ def item_of(data: WorkItemData, at: str) -> Item:
                 notes=list(data.notes), added_at=at, updated_at=at)
 
 
-def _orphans(state: WorkstreamsState, ws: Workstream) -> None:
-    """Report unresolved items in a terminal workstream: the archive would otherwise hide them for good.
-
-    The writers never leave one (a workstream ends only once its items are resolved), so only
-    a merge does: one clone ends the workstream while another adds an item or reopens one.
-    """
-    if ws.status in TERMINAL:
-        open_ids = [item.id for item in unresolved(ws)]
-        if open_ids:
-            _problem(state, f"workstream {ws.id} is {ws.status} (archived) while work items are unresolved: "
-                     f"{', '.join(open_ids)} (concurrent writers merged? carry them into an active workstream)")
-
-
 def _settle(state: WorkstreamsState, ws: Workstream, at: str) -> None:
-    """A workstream that became terminal goes to the archive (the oldest archived forgotten past the limit)."""
+    """A workstream that became terminal goes to the archive (the oldest archived forgotten past the limit).
+
+    One a merge left unresolved work in (reported while it is so) is forgotten only when every
+    archived one has some: forgetting it would hide that work.
+    """
     if ws.status in TERMINAL:
         ws.ended_at = ws.ended_at or at
         if ws.id not in state.archived:
             state.archived.append(ws.id)
         while len(state.archived) > ARCHIVE_LIMIT:
-            forgotten = state.archived.pop(0)
+            settled = [index for index, ws_id in enumerate(state.archived)
+                       if ws_id not in state.workstreams or not unresolved(state.workstreams[ws_id])]
+            forgotten = state.archived.pop(settled[0] if settled else 0)
             state.workstreams.pop(forgotten, None)
             append_bounded(state.retired, forgotten, RETIRED_LIMIT)
 
@@ -226,18 +282,19 @@ def _same_item(item: Item, data: WorkItemData) -> bool:
 
 
 def on_started(state: WorkstreamsState, name: str, event: WorkstreamStarted) -> WorkstreamsState:
-    """A new workstream (a second start of a known id is a problem, and ignored, unless it is the same start)."""
+    """A new workstream (a second start of a known id is a problem, and ignored, unless it is the same start).
+
+    A start while another workstream is active is no recorded problem: the views report two
+    active workstreams for as long as both are (continuity/workstreams/documents.py).
+    """
     _touch(state, event)
     known = state.workstreams.get(event.workstream_id)
     if known is not None and _same_start(known, event):
         return state  # nothing to choose between: not a conflict
     if known is not None or event.workstream_id in state.retired:
-        _problem(state, f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
+        _problem(state, event, "started_twice", event.workstream_id, [],
+                 f"workstream {event.workstream_id} was started twice (event {event.event_id} ignored)")
         return state
-    others = active_ids(state)
-    if others and event.status not in TERMINAL:
-        _problem(state, f"workstream {event.workstream_id} was started while {', '.join(others)} was still active "
-                 "(concurrent writers merged?)")
     ws = Workstream(id=event.workstream_id, title=event.title, status=event.status, objective=event.objective,
                     repositories=list(event.repositories), cursor=event.cursor, started_at=event.created_at,
                     updated_at=event.created_at)
@@ -271,13 +328,13 @@ def on_status(state: WorkstreamsState, name: str, event: WorkstreamStatusChanged
     if ws is None:
         return state
     if ws.status != event.from_status or not workstream_transition_ok(ws.status, event.status):
-        _problem(state, f"workstream {ws.id}: {event.from_status} -> {event.status} recorded while it was "
+        _problem(state, event, "stale_workstream_status", ws.id, [],
+                 f"workstream {ws.id}: {event.from_status} -> {event.status} recorded while it was "
                  f"{ws.status} (concurrent writers merged?)")
     if ws.status in TERMINAL:
         return state  # the archive never gives a workstream back
     ws.status = event.status
     _settle(state, ws, event.created_at)
-    _orphans(state, ws)
     return state
 
 
@@ -289,10 +346,10 @@ def on_items_added(state: WorkstreamsState, name: str, event: WorkItemAdded) -> 
     for data in event.items:
         if data.id in ws.items:
             if not _same_item(ws.items[data.id], data):
-                _problem(state, f"work item {data.id} of {ws.id} was added twice (the first stays)")
+                _problem(state, event, "item_added_twice", ws.id, [data.id],
+                         f"work item {data.id} of {ws.id} was added twice (the first stays)")
             continue
         ws.items[data.id] = item_of(data, event.created_at)
-    _orphans(state, ws)
     return state
 
 
@@ -306,11 +363,11 @@ def on_item_status(state: WorkstreamsState, name: str, event: WorkItemStatusChan
         if item is None:
             continue
         if item.status != change.from_status or not item_transition_ok(item.status, change.status, change.reopen):
-            _problem(state, f"work item {item.id} of {ws.id}: {change.from_status} -> {change.status} recorded "
+            _problem(state, event, "stale_item_status", ws.id, [item.id],
+                     f"work item {item.id} of {ws.id}: {change.from_status} -> {change.status} recorded "
                      f"while it was {item.status} (concurrent writers merged?)")
         item.status = change.status
         item.updated_at = event.created_at
-    _orphans(state, ws)
     return state
 
 
@@ -351,6 +408,18 @@ def on_checkpointed(state: WorkstreamsState, name: str, event: ContextCheckpoint
         status=event.status, objective=event.objective, next_action=event.next_action,
         open_questions=list(event.open_questions), validation_notes=list(event.validation_notes),
         workstream_id=event.workstream_id, at=event.created_at, event_id=event.event_id)
+    if event.acknowledged:
+        _resolve(state, event.acknowledged, Resolution(
+            by="checkpoint", event_id=event.event_id, agent_id=event.agent_id, at=event.created_at,
+            reason=f"a checkpoint of workstream {event.workstream_id} restated it after the problem was shown"))
+    return state
+
+
+def on_problems_resolved(state: WorkstreamsState, name: str, event: WorkProblemsResolved) -> WorkstreamsState:
+    """Recorded problems resolved by `continuity work resolve`: who, when and why stay with each."""
+    _touch(state, event)
+    _resolve(state, event.problem_ids, Resolution(by="resolve", event_id=event.event_id, agent_id=event.agent_id,
+                                                  at=event.created_at, reason=event.reason))
     return state
 
 
@@ -390,7 +459,8 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
         known = state.validations.get(entry.id)
         if known is not None:
             if known.entry != entry:
-                _problem(state, f"validation id {entry.id} was recorded twice with different content "
+                _problem(state, event, "validation_reused", event.workstream_id, [entry.id],
+                         f"validation id {entry.id} was recorded twice with different content "
                          "(the first stays; concurrent writers merged?)")
             continue
         state.validations[entry.id] = Validation(entry=entry, head=event.head, fingerprint=event.fingerprint,
@@ -402,11 +472,12 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
 
 
 MODEL = ReadModel(
-    "workstreams", format=3, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=4, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,
-           FindingConfirmed: on_finding, ApproachRejected: on_rejected, ValidationRecorded: on_validation},
+           FindingConfirmed: on_finding, ApproachRejected: on_rejected, ValidationRecorded: on_validation,
+           WorkProblemsResolved: on_problems_resolved},
     bounds={"ARCHIVE_LIMIT": ARCHIVE_LIMIT, "EVIDENCE_LIMIT": EVIDENCE_LIMIT,
             "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT, "RETIRED_LIMIT": RETIRED_LIMIT},
 )

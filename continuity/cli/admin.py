@@ -88,10 +88,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.tasks.service import merge_problems
     from continuity.workstreams.service import invariant_problems
 
-    broken, work_warnings = invariant_problems(store)
+    broken, settled, work_warnings = invariant_problems(store)
     task_broken, task_warnings = merge_problems(store)
     work_warnings = list(dict.fromkeys(work_warnings + task_warnings))  # the same catch-up warning said once
     data["workstream_problems"] = broken
+    data["workstream_problems_resolved"] = settled
     data["task_problems"] = task_broken
     data["ok"] = data["ok"] and not broken and not task_broken
     lines = [
@@ -118,8 +119,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     lines.extend(f"warning: {warning}" for warning in work_warnings)
     lines.extend(f"WORKSTREAM: {problem}" for problem in broken[:20])
     if broken:
-        lines.append(f"BROKEN: {len(broken)} workstream invariant(s) broken by a merge (fix with a tracked "
-                     "checkpoint; see `continuity work status`)")
+        lines.append(f"BROKEN: {len(broken)} workstream problem(s) left by a merge (fix the state, or resolve a "
+                     "recorded conflict with a tracked checkpoint or `continuity work resolve`; see `continuity work "
+                     "status`)")
+    if settled:
+        lines.append(f"{len(settled)} workstream problem(s) left by a merge were resolved (`--json`: "
+                     "workstream_problems_resolved says by what)")
     lines.extend(f"TASK: {problem}" for problem in task_broken[:20])
     if task_broken:
         lines.append(f"BROKEN: {len(task_broken)} task or run conflict(s) left by a merge (the later update "

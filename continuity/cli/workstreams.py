@@ -1,4 +1,4 @@
-"""`continuity work checkpoint|validate|item add|set|show|cursor set`: tracked workstreams (seed 002).
+"""`continuity work checkpoint|validate|resolve|item add|set|show|cursor set`: tracked workstreams (seed 002).
 
 The lifecycle actions (start, status, audit) are in work_lifecycle.py."""
 
@@ -53,6 +53,18 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     validate.add_argument("--redact", action="store_true",
                           help="store secret-like text as [REDACTED:<rule>] instead of refusing")
     validate.set_defaults(handler=_validate)
+    resolve = sub.add_parser("resolve", help="resolve conflicts a merge recorded, saying why", parents=both,
+                             description="Resolve recorded merge conflicts (a validation id reused, a workstream "
+                             "or item added twice, a status changed from a stale status) by their ids, as `work "
+                             "status` lists them: an event records who resolved what and why; `work status` and "
+                             "`verify` stop failing on them and still show them, resolved. A broken state (two "
+                             "active workstreams, a cycle, work left in an ended workstream) has no id: fix the "
+                             "state. A tracked checkpoint resolves its workstream's recorded conflicts too.")
+    resolve.add_argument("problem_ids", nargs="*", metavar="PROBLEM", help="a problem id (P-...)")
+    resolve.add_argument("--all", action="store_true", dest="every", help="every open recorded conflict")
+    resolve.add_argument("--workstream", metavar="ID", help="with --all: only this workstream's")
+    resolve.add_argument("--reason", required=True, help="why they are resolved (recorded)")
+    resolve.set_defaults(handler=_resolve)
     _register_item(sub, both)
     from continuity.cli import work_lifecycle, work_transfer
 
@@ -72,7 +84,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     cursor_set.set_defaults(handler=_cursor_set)
     cursor.set_defaults(handler=lambda args, out: _missing("work cursor", "set"))
     parser.set_defaults(handler=lambda args, out: _missing(
-        "work", "start, status, checkpoint, audit, export, import, reconnect, validate, item or cursor"))
+        "work", "start, status, checkpoint, audit, export, import, reconnect, validate, resolve, item or cursor"))
 
 
 def _register_item(sub: Any, both: list[argparse.ArgumentParser]) -> None:
@@ -171,8 +183,11 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     kinds = [item.event.kind for item in stored]
     text = f"checkpoint recorded{f' for workstream {ws_id}' if ws_id else ''}: {len(stored)} event(s) " \
            f"({', '.join(dict.fromkeys(kinds))})"
-    return _written(out, store, "work-checkpoint", stored, {"workstream_id": ws_id, "removed": removed}, text,
-                    warnings)
+    acknowledged = list(getattr(stored[-1].event, "acknowledged", ()))
+    if acknowledged:
+        text += f"; it resolves the merge problem(s) of {ws_id} it was decided with: {', '.join(acknowledged)}"
+    return _written(out, store, "work-checkpoint", stored, {"workstream_id": ws_id, "removed": removed,
+                                                            "resolved": acknowledged}, text, warnings)
 
 
 def _facts(root: str) -> Any:
@@ -202,6 +217,18 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
     return _written(out, store, "work-validate", stored, {"validation_id": args.validation_id, "head": facts.head,
                                                           "fingerprint": facts.fingerprint},
                     f"{args.validation_id}: {args.result} recorded at {(facts.head or '-')[:12]}", warnings)
+
+
+def _resolve(args: argparse.Namespace, out: Output) -> int:
+    from continuity.workstreams import decide, service
+
+    store = open_store(args)
+    who = _who(args, store)
+    stored, warnings = service.record(store, who, lambda state: decide.decide_resolve(
+        state, who, args.problem_ids, args.reason, every=args.every, workstream_id=args.workstream))
+    resolved = [problem_id for item in stored for problem_id in getattr(item.event, "problem_ids", ())]
+    return _written(out, store, "work-resolve", stored, {"resolved": resolved, "reason": args.reason},
+                    f"resolved {len(resolved)} problem(s): {', '.join(resolved)}", warnings)
 
 
 def _item_fields(args: argparse.Namespace) -> dict[str, Any]:

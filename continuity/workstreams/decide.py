@@ -20,7 +20,7 @@ from continuity.core.identity import Identity
 from continuity.workstreams.diff import REVISABLE, chunks, evidence_events, item_events, workstream_events
 from continuity.workstreams.document import Checkpoint, CheckpointV1
 from continuity.workstreams.membership import not_registered
-from continuity.workstreams.rules import refuse, structure_problems, transition
+from continuity.workstreams.rules import introduced, refuse, structure_problems, transition
 from events.base import Event
 from events.workstream import (
     TERMINAL,
@@ -32,12 +32,14 @@ from events.workstream import (
     ValidationRecorded,
     WorkItemAdded,
     WorkItemData,
+    WorkProblemsResolved,
 )
 from projections.workstreams import (
     MODEL,
     Workstream,
     WorkstreamsState,
     active,
+    open_problems,
     unresolved,
 )
 
@@ -95,12 +97,20 @@ def folded(state: WorkstreamsState, drafts: Iterable[Event]) -> WorkstreamsState
     return after
 
 
-def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id: str | None) -> None:
-    """Refuse when the workstream, with the drafts applied, breaks a structural invariant."""
+def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id: str | None, *,
+                whole: bool = True) -> None:
+    """Refuse when the workstream, with the drafts applied, breaks a structural invariant.
+
+    `whole` (a checkpoint document, the full statement of the workstream): any problem;
+    else (a granular command) only a problem the drafts bring, so a cycle a merge left does
+    not refuse a note on another item.
+    """
     if workstream_id is None or not drafts:
         return
     ws = folded(state, drafts).workstreams.get(workstream_id)
-    problems = structure_problems(ws) if ws is not None else []
+    if ws is None:
+        return
+    problems = structure_problems(ws) if whole else introduced(state.workstreams.get(workstream_id), ws)
     if problems:
         refuse(problems[0])
 
@@ -151,17 +161,26 @@ def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoi
                                   summary=e.summary, timestamp=e.timestamp, command=e.command,
                                   evidence_refs=e.evidence_refs) for e in doc.continuity.validation_ledger]
         events += validation_events(state, env, ledger, facts, ws_id)
+    # The recorded merge problems of this workstream open now: the document restates it whole,
+    # validated against every invariant, so it resolves them (docs/workstreams.md).
+    acknowledged = tuple(problem.id for problem in open_problems(state)
+                         if ws_id is not None and problem.workstream_id == ws_id)
     events.append(ContextCheckpointed(
         **env, schema_version=1 if isinstance(doc, CheckpointV1) else 2,
         mode="tracked" if tracked is not None else "snapshot",
         repository=doc.repository, scope=doc.scope, status=doc.status, objective=doc.objective,
         next_action=doc.next_action, open_questions=doc.open_questions, validation_notes=doc.validation,
-        workstream_id=ws_id, message=f"checkpoint ({doc.status}): next {doc.next_action[:200]}"))
+        workstream_id=ws_id, acknowledged=acknowledged,
+        message=f"checkpoint ({doc.status}): next {doc.next_action[:200]}"))
     return events
 
 
-def target(state: WorkstreamsState, workstream_id: str | None) -> Workstream:
-    """The workstream a granular command changes: the named one, else the active one; never an archived one."""
+def target(state: WorkstreamsState, workstream_id: str | None, *, settles: str | None = None) -> Workstream:
+    """The workstream a granular command changes: the named one, else the active one; never an archived one.
+
+    Except to settle (`settles`: an item id) an item a merge left unresolved in an archived
+    workstream: only a terminal status, and only for such an item (decide_item_set).
+    """
     if workstream_id is None:
         ws = active(state)
         if ws is None:
@@ -171,7 +190,8 @@ def target(state: WorkstreamsState, workstream_id: str | None) -> Workstream:
     found = state.workstreams.get(workstream_id)
     if found is None:
         raise WorkNotFound(f"unknown workstream {workstream_id!r}")
-    if found.status in TERMINAL:
+    item = found.items.get(settles) if settles is not None else None
+    if found.status in TERMINAL and (item is None or item.status in TERMINAL):
         refuse(f"Workstream {found.id} is {found.status} and archived: it cannot change (start a new workstream id)")
     return found
 
@@ -185,13 +205,18 @@ def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemD
                          "(change it with `continuity work item set`)")
     drafts: list[Event] = [WorkItemAdded(**identity.fields(), workstream_id=ws.id, items=(item,),
                                          message=f"workstream {ws.id}: work item {item.id} added: {item.title}")]
-    check_after(state, drafts, ws.id)
+    check_after(state, drafts, ws.id, whole=False)
     return drafts
 
 
 def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSet) -> list[Event]:
-    """`work item set`: a revision and/or a status change of one item, refused if it breaks an invariant."""
-    ws = target(state, request.workstream_id)
+    """`work item set`: a revision and/or a status change of one item, refused if it breaks an invariant.
+
+    An item a merge left unresolved in an archived workstream can only be given a terminal status.
+    """
+    settling = request.status in TERMINAL and not request.reopen and not any(
+        getattr(request, field) is not None for field in REVISABLE)
+    ws = target(state, request.workstream_id, settles=request.item_id if settling else None)
     item = ws.items.get(request.item_id)
     if item is None:
         raise WorkNotFound(f"unknown work item {request.item_id!r} in workstream {ws.id}")
@@ -207,7 +232,7 @@ def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSe
     if revision is None and change is None:
         raise UsageError("nothing to change: give --status or a field to set")
     drafts = item_events(env, ws.id, [], [revision] if revision else [], [change] if change else [])
-    check_after(state, drafts, ws.id)
+    check_after(state, drafts, ws.id, whole=False)
     return drafts
 
 
@@ -227,7 +252,7 @@ def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: Curs
         raise UsageError("nothing to change: the cursor is already so")
     drafts: list[Event] = [CursorMoved(**identity.fields(), workstream_id=ws.id, cursor=cursor,
                                        message=f"workstream {ws.id}: next {next_action[:200]}")]
-    check_after(state, drafts, ws.id)
+    check_after(state, drafts, ws.id, whole=False)
     return drafts
 
 
@@ -246,3 +271,40 @@ def decide_validate(state: WorkstreamsState, identity: Identity, entry: Validati
             raise UsageError("name the repository validated with --repository (no checkpoint names one yet)")
         entry = msgspec.structs.replace(entry, repository=known)
     return validation_events(state, identity.fields(), [entry], facts, ws.id if ws is not None else None)
+
+
+def decide_resolve(state: WorkstreamsState, identity: Identity, problem_ids: Sequence[str], reason: str, *,
+                   every: bool = False, workstream_id: str | None = None) -> list[Event]:
+    """`work resolve`: one `workstream.problems_resolved` naming the open recorded problems chosen, and why.
+
+    `every`: all open ones (of `workstream_id` when given). A structural problem has no id: it
+    clears when the state is fixed. An unknown id is exit 7; one already resolved is a usage error.
+    """
+    if not reason.strip():
+        raise UsageError("say why with --reason (it is recorded with the resolution)")
+    pending = open_problems(state)
+    if every:
+        chosen = [p.id for p in pending if workstream_id is None or p.workstream_id == workstream_id]
+        if problem_ids:
+            raise UsageError("give problem ids or --all, not both")
+    else:
+        if workstream_id is not None:
+            raise UsageError("--workstream goes with --all")
+        known = {p.id: p for p in state.problems}
+        for problem_id in problem_ids:
+            if problem_id not in known:
+                raise WorkNotFound(f"unknown problem {problem_id!r} (`continuity work status --json` lists "
+                                   "problemDetails with their ids; a structural problem clears when the state is "
+                                   "fixed)")
+            done = known[problem_id].resolved
+            if done is not None:
+                raise UsageError(f"problem {problem_id} was already resolved by {done.by} {done.event_id}")
+        chosen = list(dict.fromkeys(problem_ids))
+    if not chosen:
+        raise UsageError("nothing to resolve: no open recorded problem" +
+                         (f" of workstream {workstream_id}" if workstream_id else ""))
+    ws_ids = {p.workstream_id for p in state.problems if p.id in chosen}
+    return [WorkProblemsResolved(**identity.fields(), workstream_id=ws_ids.pop() if len(ws_ids) == 1 else None,
+                                 problem_ids=tuple(run), reason=reason,
+                                 message=f"resolved {len(run)} workstream problem(s): {reason[:200]}")
+            for run in (chosen[i:i + 256] for i in range(0, len(chosen), 256))]

@@ -13,7 +13,17 @@ from typing import Any
 
 from continuity.core.text import block, one_line
 from events.workstream import TERMINAL
-from projections.workstreams import Item, Validation, Workstream, WorkstreamsState, active, unresolved
+from projections.workstreams import (
+    Item,
+    Problem,
+    Validation,
+    Workstream,
+    WorkstreamsState,
+    active,
+    active_ids,
+    open_problems,
+    unresolved,
+)
 
 RUNTIME_FORMAT = 1
 SHOWN_EVIDENCE = 20
@@ -55,15 +65,62 @@ def validation_document(found: Validation) -> dict[str, Any]:
             "recordedAt": found.recorded_at, "eventId": found.event_id}
 
 
-def problems_of(state: WorkstreamsState) -> list[str]:
-    """What a merge left: the fold's problems, then each unresolved workstream's structural problems."""
-    from continuity.workstreams.rules import structure_problems
+#: Resolved problems a runtime document lists (newest last; `work status --as-of` shows any point).
+SHOWN_RESOLVED = 20
 
-    found = list(state.problems)
+
+def problem_document(problem: Problem) -> dict[str, Any]:
+    """A recorded problem: id, kind, workstream, ids, text, the event that made it, what resolved it."""
+    done = problem.resolved
+    return {"id": problem.id, "kind": problem.kind, "workstreamId": problem.workstream_id, "ids": problem.ids,
+            "text": problem.text, "eventId": problem.event_id, "at": problem.at, "resolvedBy": None if done is None
+            else {"by": done.by, "eventId": done.event_id, "agentId": done.agent_id, "at": done.at,
+                  "reason": done.reason}}
+
+
+def problem_details(state: WorkstreamsState) -> list[dict[str, Any]]:
+    """What a merge left, open now: the recorded conflicts, then what the state itself breaks.
+
+    The state's problems are computed, never recorded, so they hold exactly while the state
+    is broken: two workstreams active at once, work left unresolved in an ended workstream,
+    and each unresolved workstream's structural problems (a cycle, ...). They carry no id:
+    fixing the state clears them.
+    """
+    from continuity.workstreams.rules import structure_findings
+
+    found = [problem_document(problem) for problem in open_problems(state)]
+
+    def computed(kind: str, ws_id: str, ids: Any, text: str) -> None:
+        found.append({"id": None, "kind": kind, "workstreamId": ws_id, "ids": list(ids), "text": text,
+                      "eventId": None, "at": None, "resolvedBy": None})
+
+    ids = active_ids(state)
+    first = ids[0] if ids else ""
+    for ws_id in ids[1:]:
+        computed("two_active", ws_id, [first], f"workstream {ws_id} was started while {first} was still active "
+                 "(concurrent writers merged? end the one the team drops with a tracked checkpoint)")
     for ws in state.workstreams.values():
-        if ws.status not in TERMINAL:
-            found.extend(structure_problems(ws))
+        if ws.status in TERMINAL:
+            open_ids = [item.id for item in unresolved(ws)]
+            if open_ids:
+                computed("unresolved_in_ended", ws.id, open_ids,
+                         f"workstream {ws.id} is {ws.status} (archived) while work items are unresolved: "
+                         f"{', '.join(open_ids)} (concurrent writers merged? carry them into an active workstream, "
+                         f"then `continuity work item set ID --workstream {ws.id} --status SUPERSEDED`)")
+        else:
+            for finding in structure_findings(ws):
+                computed(finding.kind, ws.id, finding.ids, finding.text)
     return found
+
+
+def problems_of(state: WorkstreamsState) -> list[str]:
+    """The texts of the problems open now (problem_details)."""
+    return [problem["text"] for problem in problem_details(state)]
+
+
+def resolved_problems(state: WorkstreamsState) -> list[dict[str, Any]]:
+    """The recorded problems an explicit act resolved, with what resolved them (history), oldest first."""
+    return [problem_document(problem) for problem in state.problems if problem.resolved is not None]
 
 
 def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
@@ -71,6 +128,7 @@ def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
     ws = active(state)
     checkpoint = state.checkpoint
     next_action = ws.cursor.next_action if ws is not None else (checkpoint.next_action if checkpoint else None)
+    details = problem_details(state)
     return {
         "format": RUNTIME_FORMAT,
         "project": project,
@@ -95,7 +153,9 @@ def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
         "validationFreshness": "not observed since the last change (`continuity work status` compares each "
                                "entry's head and fingerprint with the worktree)",
         "archivedWorkstreams": state.archived[-SHOWN_ARCHIVED:],
-        "problems": problems_of(state),
+        "problems": [problem["text"] for problem in details],
+        "problemDetails": details,
+        "resolvedProblems": resolved_problems(state)[-SHOWN_RESOLVED:],
     }
 
 
@@ -156,7 +216,18 @@ def runtime_markdown(doc: dict[str, Any]) -> str:
         out.append("- no entries")
     out.append("")
     if doc["problems"]:
-        out += ["## Problems (fix with a tracked checkpoint)", "", *(f"- {one_line(p)}" for p in doc["problems"]), ""]
+        out += ["## Problems left by a merge", "", "A recorded conflict (with an id) stays until a tracked checkpoint "
+                "of its workstream or `continuity work resolve ID --reason ...` resolves it; the others clear when "
+                "the state is fixed.", ""]
+        out += [f"- [{p['id']}] {one_line(p['text'])}" if p["id"] else f"- {one_line(p['text'])}"
+                for p in doc["problemDetails"]]
+        out.append("")
+    if doc["resolvedProblems"]:
+        out += ["## Resolved problems", ""]
+        out += [f"- [{p['id']}] {one_line(p['text'])}: resolved by {p['resolvedBy']['by']} "
+                f"{p['resolvedBy']['eventId']} ({p['resolvedBy']['agentId'] or '-'}): "
+                f"{one_line(p['resolvedBy']['reason'])}" for p in doc["resolvedProblems"]]
+        out.append("")
     out += _live_lines(doc)
     return "\n".join(out)
 

@@ -99,13 +99,16 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     return not doc["problems"] and doc["membership"]["healthy"]
 
 
-def invariant_problems(store: Store) -> tuple[list[str], list[str]]:
-    """The workstream invariants a merge of clones broke (for `verify`), and warnings; fails open."""
-    from continuity.workstreams.documents import problems_of
+def invariant_problems(store: Store) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """For `verify`: the workstream problems a merge of clones left open, those resolved (and how), warnings.
+
+    Fails open.
+    """
+    from continuity.workstreams.documents import problems_of, resolved_problems
 
     try:
         project = store.reading_project()[0]
         state, warnings, _ = workstreams_state(store, project)
     except (OSError, ContinuityError) as error:
-        return [], [f"workstreams not checked: {error}"]
-    return problems_of(state), warnings
+        return [], [], [f"workstreams not checked: {error}"]
+    return problems_of(state), resolved_problems(state), warnings

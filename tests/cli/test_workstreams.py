@@ -274,3 +274,17 @@ def test_the_default_document_is_never_read_or_removed_through_a_planted_bridge_
     assert all_event_files(project) == before
     assert (outside / "context-checkpoint.json").exists()
     assert main(["work", "checkpoint", "--file", str(outside / "context-checkpoint.json")]) == 0  # named: theirs
+
+
+def test_work_resolve_refuses_with_one_line_and_writes_nothing(started: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`work resolve` with nothing open (exit 2), an unknown id (exit 7) or no reason (exit 2): one line, no event."""
+    before = all_event_files(started)
+    capsys.readouterr()
+    assert main(["work", "resolve", "--all", "--reason", "tidy up"]) == EXIT_USAGE
+    assert last_error(capsys) == "nothing to resolve: no open recorded problem"
+    assert main(["work", "resolve", "P-0123456789ab", "--reason", "ghost"]) == EXIT_NOT_FOUND
+    assert last_error(capsys).startswith("unknown problem 'P-0123456789ab'")
+    assert main(["work", "resolve", "P-0123456789ab"]) == EXIT_USAGE
+    assert "the following arguments are required: --reason" in last_error(capsys)
+    assert all_event_files(started) == before

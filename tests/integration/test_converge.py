@@ -53,7 +53,8 @@ def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(
     assert code == 0, out
     sync_all(a, b)
     expected = ("workstream WS-1 is COMPLETED (archived) while work items are unresolved: N1 "
-                "(concurrent writers merged? carry them into an active workstream)")
+                "(concurrent writers merged? carry them into an active workstream, then `continuity work item set "
+                "ID --workstream WS-1 --status SUPERSEDED`)")
     for root in (a, b):
         code, status = cli("work", "status", "--root", str(root))
         assert code == EXIT_INTEGRITY and status["problems"] == [expected], status
@@ -67,6 +68,18 @@ def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(
         assert brief.returncode == 0, brief.stderr
         warning = f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {expected}"
         assert f"Warning: {warning[:200]}" in brief.stdout.splitlines()  # the header cuts each warning at 200
+    # b carries N1 into a new workstream and settles it in the archived one: the state is whole again.
+    checkpoint(b, tracked("WS-2", [item("N1", "PENDING")]))
+    code, out = cli("work", "item", "set", "N1", "--workstream", "WS-1", "--status", "SUPERSEDED",
+                    "--root", str(b))
+    assert code == 0, out
+    sync_all(a, b)
+    for root in (a, b):
+        code, verified = cli("verify", "--root", str(root))
+        assert code == 0 and verified["workstream_problems"] == [], verified
+        archived = json.loads((root / STORE / "workstreams/archive/WS-1.json").read_text())
+        assert [(i["id"], i["status"]) for i in archived["items"]] == [("A1", "COMPLETED"), ("N1", "SUPERSEDED")]
+        assert "Warning" not in cli_process("resume-bundle", cwd=root).stdout
 
 
 def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a_merge(tmp_path: Path) -> None:
@@ -348,7 +361,9 @@ def test_conflicting_edits_of_two_clones_are_each_reported_after_sync_until_a_ch
         tmp_path: Path) -> None:
     """One validation id with two contents, dependency edges that close a cycle only together, and an item one
     clone completes while the other blocks it: after sync every clone's work status, verify and runtime file
-    name all three. A tracked checkpoint fixing the cycle clears it; the recorded conflicts stay history."""
+    name all three. A note on another item is still accepted. A tracked checkpoint of WS-1 fixing the cycle clears
+    it and resolves the two recorded conflicts it was decided with: after sync both clones verify clean and say
+    what resolved them."""
     world = World(tmp_path)
     a, b = world.a, world.b
     items = [item("A1", "IN_PROGRESS"), item("A2"), item("A3", "IN_PROGRESS")]
@@ -374,10 +389,21 @@ def test_conflicting_edits_of_two_clones_are_each_reported_after_sync_until_a_ch
     assert reused.startswith("validation id V1 was recorded twice with different content")
     assert stale.startswith("work item A3 of WS-1: IN_PROGRESS -> ") and "recorded while it was" in stale
     assert cycle == "Workstream WS-1 contains a dependency cycle at A1"
+    assert [(p["kind"], p["workstreamId"], p["ids"]) for p in status["problemDetails"]] == [
+        ("validation_reused", "WS-1", ["V1"]), ("stale_item_status", "WS-1", ["A3"]),
+        ("dependency_cycle", "WS-1", ["A1", "A2"])]
+    code, out = cli("work", "item", "set", "A3", "--note", "unrelated to the cycle", "--root", str(b))
+    assert code == 0, out  # a merge's cycle refuses only the edits that add to it
     fixed = [item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2"), item("A3", "IN_PROGRESS")]
     checkpoint(a, tracked("WS-1", fixed))
-    code, status = cli("work", "status", "--root", str(a))
-    assert code == EXIT_INTEGRITY and status["problems"] == [reused, stale]
+    sync_all(a, b)
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == 0 and status["problems"] == [], status
+        assert [(p["text"], p["resolvedBy"]["by"]) for p in status["resolvedProblems"]] == [
+            (reused, "checkpoint"), (stale, "checkpoint")]
+        code, verified = cli("verify", "--root", str(root))
+        assert code == 0 and verified["workstream_problems_resolved"] == status["resolvedProblems"]
 
 
 def test_one_document_checkpointed_alike_on_two_clones_is_no_conflict(tmp_path: Path) -> None:
@@ -399,7 +425,7 @@ def test_one_document_checkpointed_alike_on_two_clones_is_no_conflict(tmp_path: 
 def test_after_a_merge_made_two_workstreams_active_either_can_be_ended_by_a_checkpoint(tmp_path: Path) -> None:
     """Clones a and b each started a workstream offline; after sync WS-A (the older) is shown active and both
     are reported. A checkpoint ending WS-B, the one the team drops, is accepted (it was refused as a switch
-    away from WS-A), and WS-A stays active."""
+    away from WS-A), WS-A stays active, and the problem is gone: it held while two were active."""
     world = World(tmp_path)
     a, b = world.a, world.b
     checkpoint(a, tracked("WS-A"))
@@ -410,5 +436,46 @@ def test_after_a_merge_made_two_workstreams_active_either_can_be_ended_by_a_chec
     checkpoint(a, tracked("WS-B", status="CANCELLED", items=[item("A1", "CANCELLED"), item("A2", "CANCELLED")]))
     code, status = cli("work", "status", "--root", str(a))
     assert status["activeWorkstream"]["id"] == "WS-A" and status["archivedWorkstreams"] == ["WS-B"]
-    [recorded] = status["problems"]  # the conflict stays in the history (docs/workstreams.md)
-    assert code == EXIT_INTEGRITY and "WS-B was started while WS-A was still active" in recorded
+    assert code == 0 and status["problems"] == [] and status["resolvedProblems"] == [], status
+
+
+def test_conflicts_two_clones_recorded_are_resolved_by_work_resolve_and_every_clone_agrees(tmp_path: Path) -> None:
+    """An item added on both clones with other titles and a validation id reused: after sync both are recorded
+    with ids and work status, verify and the brief fail on them. Clone a resolves both, clone b one of them,
+    offline: after sync every clone says the same (the earlier resolution in log order stands), verifies clean,
+    briefs no warning, and `work status --as-of` before the resolutions still shows them open."""
+    world = World(tmp_path)
+    a, b = world.a, world.b
+    checkpoint(a, tracked("WS-1", [item("A1", "IN_PROGRESS")]))
+    sync_all(a, b)
+    for root, text in ((a, "passed"), (b, "failed")):
+        assert cli("work", "item", "add", "B1", "--title", f"from {text}", "--root", str(root))[0] == 0
+        assert cli("work", "validate", "--id", "V1", "--kind", "unit", "--result", "PASS", "--scope", "all",
+                   "--summary", text, "--root", str(root))[0] == 0
+    sync_all(a, b)
+    code, status = cli("work", "status", "--root", str(a))
+    assert code == EXIT_INTEGRITY
+    added, reused = status["problemDetails"]
+    assert (added["kind"], added["ids"], reused["kind"], reused["ids"]) == (
+        "item_added_twice", ["B1"], "validation_reused", ["V1"])
+    before = status["lastEventId"]
+    code, out = cli("work", "resolve", added["id"], reused["id"], "--reason", "kept the first B1 and V1",
+                    "--agent", "amy", "--root", str(a))
+    assert code == 0 and out["resolved"] == [added["id"], reused["id"]], out
+    code, out = cli("work", "resolve", "--all", "--workstream", "WS-1", "--reason", "b's view", "--agent", "bob",
+                    "--root", str(b))
+    assert code == 0 and out["resolved"] == [added["id"], reused["id"]], out
+    sync_all(a, b)
+    seen = []
+    for root in (a, b):
+        code, status = cli("work", "status", "--root", str(root))
+        assert code == 0 and status["problems"] == [] and status["problemDetails"] == [], status
+        code, verified = cli("verify", "--root", str(root))
+        assert code == 0 and verified["workstream_problems_resolved"] == status["resolvedProblems"]
+        assert "Warning" not in cli_process("resume-bundle", cwd=root).stdout
+        seen.append(status["resolvedProblems"])
+    assert seen[0] == seen[1] and [p["id"] for p in seen[0]] == [added["id"], reused["id"]]
+    assert {p["resolvedBy"]["agentId"] for p in seen[0]} in ({"amy"}, {"bob"})  # one resolution, the earlier
+    assert all(p["resolvedBy"]["by"] == "resolve" for p in seen[0])
+    code, then = cli("work", "status", "--as-of", before, "--root", str(a))
+    assert code == EXIT_INTEGRITY and [p["id"] for p in then["problemDetails"]] == [added["id"], reused["id"]]

@@ -21,7 +21,8 @@ SIX = {"log", "checkpoint", "archive", "resume_bundle", "status", "events"}
 #: The seed-003 tools (continuity/adapters/mcp/task_tools.py).
 TASK_TOOLS = {"create_task", "update_task", "start_agent_run", "complete_agent_run", "list_tasks", "list_memories"}
 #: The seed-002 tools (continuity/adapters/mcp/work_tools.py).
-WORK_TOOLS = {"work_checkpoint", "work_status", "work_validate", "work_item_add", "work_item_update", "work_cursor_set"}
+WORK_TOOLS = {"work_checkpoint", "work_status", "work_validate", "work_item_add", "work_item_update", "work_cursor_set",
+              "work_resolve"}
 #: The seed-000 team tools (continuity/adapters/mcp/team_tools.py).
 TEAM_TOOLS = {"snapshot", "resume", "park", "briefing", "inbox", "send", "handoff"}
 

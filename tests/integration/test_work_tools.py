@@ -59,3 +59,15 @@ def test_schemas_come_from_the_document_structs() -> None:
     assert sorted(defs["DocItem"]["properties"]["status"]["enum"]) == sorted(
         ["PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "CANCELLED", "SUPERSEDED"])
     assert "acceptanceCriteria" in defs["DocItem"]["properties"]
+
+
+def test_work_resolve_calls_the_same_decision_as_the_cli(root: Path) -> None:
+    """`work_resolve` with nothing open, or an id no merge recorded, is refused as `continuity work resolve` is."""
+    from continuity.core.errors import WorkNotFound
+
+    call("work_checkpoint", {"document": tracked()}, root=str(root))
+    with pytest.raises(UsageError, match="nothing to resolve"):
+        call("work_resolve", {"all": True, "reason": "clean up"}, root=str(root))
+    with pytest.raises(WorkNotFound, match="unknown problem 'P-000000000000'"):
+        call("work_resolve", {"problem_ids": ["P-000000000000"], "reason": "ghost"}, root=str(root))
+    assert "reason" in input_schema(TOOLS["work_resolve"].input)["required"]

@@ -99,7 +99,7 @@ def workstream_payload(event_type: type[Event]) -> dict[str, Any]:
     fields = {f.name for f in msgspec.structs.fields(event_type)}
     extra: dict[str, Any] = {"workstream_id": (st.none() | work_ids) if tag in (
         "decision.recorded", "finding.confirmed", "approach.rejected", "validation.recorded",
-        "context.checkpointed") else work_ids}
+        "context.checkpointed", "workstream.problems_resolved") else work_ids}
     if tag == "workstream.started":
         extra.update(title=one_line_titles, objective=texts, repositories=repositories, cursor=cursors)
     elif tag == "workstream.revised":
@@ -119,7 +119,10 @@ def workstream_payload(event_type: type[Event]) -> dict[str, Any]:
         extra["cursor"] = cursors
     elif tag == "context.checkpointed":
         extra.update(repository=work_ids, status=st.sampled_from(["PROPOSED", "VALIDATED", "UNKNOWN"]),
-                     next_action=one_line_titles, open_questions=entries, scope=texts)
+                     next_action=one_line_titles, open_questions=entries, scope=texts,
+                     acknowledged=st.lists(work_ids, max_size=3, unique=True).map(tuple))
+    elif tag == "workstream.problems_resolved":
+        extra.update(problem_ids=st.lists(work_ids, min_size=1, max_size=3).map(tuple), reason=paths)
     elif "texts" in fields:
         extra["texts"] = st.lists(paths, min_size=1, max_size=3).map(tuple)
     elif tag == "validation.recorded":

@@ -10,12 +10,20 @@ import pytest
 from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
 from continuity.core.identity import Identity
 from continuity.workstreams import decide, diff, document
+from continuity.workstreams.documents import (
+    problem_details,
+    problems_of,
+    resolved_problems,
+    runtime_document,
+    runtime_markdown,
+)
 from continuity.workstreams.rules import dependency_cycle, structure_problems
 from events.base import Event
 from events.workstream import (
     ContextCheckpointed,
     CursorMoved,
     DecisionRecorded,
+    ItemRevision,
     StatusChange,
     ValidationEntry,
     ValidationRecorded,
@@ -27,7 +35,7 @@ from events.workstream import (
     WorkstreamStarted,
     WorkstreamStatusChanged,
 )
-from projections.workstreams import WorkstreamsState, active
+from projections.workstreams import WorkstreamsState, active, open_problems
 from tests.workstream_docs import edited, item, ledger_entry, legacy, snapshot, tracked
 
 WHO = Identity(project="demo", agent_id="agent-1")
@@ -297,7 +305,9 @@ def test_cycle_detection_ignores_unknown_dependencies() -> None:
 
 
 def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsState) -> None:
-    """Two clones: a second active workstream, a stale status change, a reused validation id: problems, not errors."""
+    """Two clones: a second active workstream, a stale status change, a reused validation id: problems, not errors.
+
+    The conflicts are recorded with their kind, workstream and ids; the second active workstream is the state's."""
     other = decide.decide_checkpoint(WorkstreamsState(), WHO, parse(tracked("WS-2")), FACTS)
     stale = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
         StatusChange(item_id="A1", from_status="PENDING", status="COMPLETED"),))
@@ -305,10 +315,13 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     v1 = ValidationRecorded(project="demo", entries=(entry,))
     v1_other = ValidationRecorded(project="demo", entries=(msgspec.structs.replace(entry, result="FAIL"),))
     state = decide.folded(started, [*other, stale, v1, v1_other])
-    assert len(state.problems) == 3
-    assert "WS-2 was started while WS-1 was still active" in state.problems[0]
-    assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[1]
-    assert "validation id V1 was recorded twice" in state.problems[2]
+    assert [(p.kind, p.workstream_id, p.ids) for p in state.problems] == [
+        ("stale_item_status", "WS-1", ["A1"]), ("validation_reused", None, ["V1"])]
+    assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[0].text
+    assert "validation id V1 was recorded twice" in state.problems[1].text
+    [two] = [p for p in problem_details(state) if p["id"] is None]
+    assert (two["kind"], two["workstreamId"], two["ids"]) == ("two_active", "WS-2", ["WS-1"])
+    assert "WS-2 was started while WS-1 was still active" in two["text"]
     assert state.validations["V1"].entry.result == "PASS"
 
 
@@ -359,5 +372,143 @@ def test_work_left_open_in_a_workstream_another_clone_ended_is_a_problem(
     merged = decide.folded(both_done, [*ending, *offline] if ending_first else [*offline, *ending])
     open_id = "N1" if other == "add" else "A2"
     assert merged.workstreams["WS-1"].status == "COMPLETED" and merged.archived == ["WS-1"]
-    assert merged.problems == [f"workstream WS-1 is COMPLETED (archived) while work items are unresolved: {open_id} "
-                               "(concurrent writers merged? carry them into an active workstream)"]
+    assert merged.problems == []  # the state's own problem: computed, holds while the state is so
+    assert problems_of(merged) == [
+        f"workstream WS-1 is COMPLETED (archived) while work items are unresolved: {open_id} (concurrent writers "
+        "merged? carry them into an active workstream, then `continuity work item set ID --workstream WS-1 "
+        "--status SUPERSEDED`)"]
+    with pytest.raises(InvariantRefused, match="archived"):  # only a terminal status, and only for such an item
+        decide.decide_item_set(merged, WHO, decide.ItemSet(item_id=open_id, workstream_id="WS-1", status="BLOCKED"))
+    with pytest.raises(InvariantRefused, match="archived"):
+        decide.decide_item_set(merged, WHO, decide.ItemSet(item_id=open_id, workstream_id="WS-1",
+                                                           status="SUPERSEDED", notes=("moved",)))
+    with pytest.raises(InvariantRefused, match="archived"):
+        decide.decide_item_set(merged, WHO, decide.ItemSet(item_id="A1", workstream_id="WS-1", status="CANCELLED"))
+    settled = decide.decide_item_set(merged, WHO, decide.ItemSet(item_id=open_id, workstream_id="WS-1",
+                                                                 status="SUPERSEDED"))
+    after = decide.folded(merged, settled)
+    assert problems_of(after) == [] and after.workstreams["WS-1"].items[open_id].status == "SUPERSEDED"
+
+
+def _stale(ws_id: str, item_id: str) -> WorkItemStatusChanged:
+    """A status change decided on a state the item no longer had (what a merge brings)."""
+    return WorkItemStatusChanged(project="demo", event_id=f"RCE-{ws_id}-{item_id}", workstream_id=ws_id,
+                                 changes=(StatusChange(item_id=item_id, from_status="BLOCKED", status="IN_PROGRESS"),))
+
+
+def test_a_checkpoint_of_the_workstream_resolves_the_recorded_conflicts_it_was_decided_with(
+        started: WorkstreamsState) -> None:
+    """The next checkpoint of WS-1 names the open conflicts of WS-1 in `acknowledged` and the fold marks them
+    resolved by it (who, which event); a conflict of no workstream, or one arriving later, stays open."""
+    entry = ValidationEntry(id="V1", kind="k", result="PASS", repository="r", scope="s", summary="x", timestamp="t")
+    reused = [ValidationRecorded(project="demo", event_id=f"RCE-v{n}", entries=(entry,) if n else (
+        msgspec.structs.replace(entry, result="FAIL"),)) for n in (0, 1)]
+    state = decide.folded(started, [_stale("WS-1", "A1"), *reused])
+    [stale, reused_v1] = open_problems(state)
+    events, after = checkpoint(state, tracked(next_action="settled after the merge"))
+    assert events[-1].acknowledged == (stale.id,)  # type: ignore[attr-defined]
+    assert [p.id for p in open_problems(after)] == [reused_v1.id]
+    [done] = resolved_problems(after)
+    assert done["kind"] == "stale_item_status" and done["resolvedBy"]["by"] == "checkpoint"
+    assert done["resolvedBy"]["agentId"] == "agent-1" and done["resolvedBy"]["eventId"] == events[-1].event_id
+    later = decide.folded(after, [_stale("WS-1", "A2")])  # a conflict the checkpoint was not decided with
+    assert [p.ids for p in open_problems(later)] == [["V1"], ["A2"]]
+
+
+def test_work_resolve_records_who_resolved_which_problems_and_why(started: WorkstreamsState) -> None:
+    """`work resolve` names open recorded problems (by id, or --all of a workstream) with a reason; an unknown id
+    is exit 7, a resolved one or nothing to resolve a usage error, and a structural problem has no id to name."""
+    state = decide.folded(started, [_stale("WS-1", "A1"), _stale("WS-1", "A2")])
+    first, second = open_problems(state)
+    [event] = decide.decide_resolve(state, WHO, [first.id], "A1 is blocked: checked with the team")
+    after = decide.folded(state, [event])
+    assert [p.id for p in open_problems(after)] == [second.id]
+    [done] = resolved_problems(after)
+    assert done["resolvedBy"] == {"by": "resolve", "eventId": event.event_id, "agentId": "agent-1",
+                                  "at": event.created_at, "reason": "A1 is blocked: checked with the team"}
+    with pytest.raises(UsageError, match="already resolved by resolve"):
+        decide.decide_resolve(after, WHO, [first.id], "again")
+    with pytest.raises(WorkNotFound, match="unknown problem"):
+        decide.decide_resolve(after, WHO, ["P-000000000000"], "ghost")
+    with pytest.raises(UsageError, match="--reason"):
+        decide.decide_resolve(after, WHO, [second.id], " ")
+    with pytest.raises(UsageError, match="nothing to resolve"):
+        decide.decide_resolve(after, WHO, [], "all", every=True, workstream_id="WS-2")
+    text = runtime_markdown(runtime_document(after, "demo"))
+    assert f"- [{second.id}] {second.text}" in text.splitlines()
+    assert f"- [{first.id}] {first.text}: resolved by resolve  (agent-1): A1 is blocked: checked with the team" \
+        in text.splitlines()
+    [every] = decide.decide_resolve(after, WHO, [], "all of WS-1", every=True, workstream_id="WS-1")
+    assert problems_of(decide.folded(after, [every])) == []
+
+
+def test_an_archived_workstream_holding_work_a_merge_left_is_forgotten_last(
+        started: WorkstreamsState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the archive bound the oldest archived workstream is forgotten, unless it still holds unresolved work
+    (its problem would vanish with it): then the oldest without any is."""
+    import projections.workstreams as model
+
+    monkeypatch.setattr(model, "ARCHIVE_LIMIT", 1)
+    done = [item("A1", "COMPLETED"), item("A2", "COMPLETED", dependsOn=["A1"])]
+    _, ended = checkpoint(started, edited(tracked(), status="COMPLETED", items=done))
+    late = WorkItemAdded(project="demo", workstream_id="WS-1", items=(WorkItemData(id="N1", title="late"),))
+    state = decide.folded(ended, [late])
+    _, state = checkpoint(state, tracked("WS-2"))
+    _, state = checkpoint(state, edited(tracked("WS-2"), status="COMPLETED", items=done))
+    assert state.archived == ["WS-1"] and state.retired == ["WS-2"]
+    assert [p["kind"] for p in problem_details(state)] == ["unresolved_in_ended"]
+
+
+def test_a_cycle_a_merge_left_refuses_no_unrelated_granular_edit_and_holds_while_it_is_there(
+        started: WorkstreamsState) -> None:
+    """Edges that close a cycle only together (two clones): a note on A2, an item added, the cursor moved are
+    accepted; a new cycle is still refused, and so is a checkpoint document that keeps the cycle. The problem
+    clears when an edit removes an edge."""
+    edge = WorkItemRevised(project="demo", workstream_id="WS-1",
+                           revisions=(ItemRevision(item_id="A1", depends_on=("A2",)),))
+    merged = decide.folded(started, [edge])
+    assert problems_of(merged) == ["Workstream WS-1 contains a dependency cycle at A1"]
+    note = decide.decide_item_set(merged, WHO, decide.ItemSet(item_id="A2", notes=("unrelated",)))
+    merged = decide.folded(merged, note)
+    merged = decide.folded(merged, decide.decide_item_add(merged, WHO, WorkItemData(id="A3", title="x")))
+    decide.decide_cursor_set(merged, WHO, decide.CursorSet(next_action="elsewhere"))
+    with pytest.raises(InvariantRefused, match="cycle at A3"):
+        decide.decide_item_set(merged, WHO, decide.ItemSet(item_id="A3", depends_on=("A3",)))
+    with pytest.raises(InvariantRefused, match="cycle at A1"):
+        decide.decide_checkpoint(merged, WHO, parse(edited(tracked(), items=[
+            item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2", dependsOn=["A1"]), item("A3")])), FACTS)
+    fixed = decide.decide_item_set(merged, WHO, decide.ItemSet(item_id="A1", depends_on=()))
+    assert problems_of(decide.folded(merged, fixed)) == []
+
+
+def _reaches_itself(ws: Any, start: str) -> bool:
+    seen: set[str] = set()
+    todo = list(ws.items[start].depends_on)
+    while todo:
+        node = todo.pop()
+        if node == start:
+            return True
+        if node in ws.items and node not in seen:
+            seen.add(node)
+            todo.extend(ws.items[node].depends_on)
+    return False
+
+
+def test_the_items_on_a_cycle_are_every_item_that_reaches_itself() -> None:
+    """cyclic_items (one pass, strongly connected components) names exactly the items that reach themselves
+    through dependsOn, on random graphs with self-loops and unknown dependencies."""
+    import random
+
+    from continuity.workstreams.rules import cyclic_items
+
+    rng = random.Random(2)
+    for _ in range(300):
+        _, state = checkpoint(WorkstreamsState(), tracked())
+        ws = active(state)
+        assert ws is not None
+        ids = [f"N{n}" for n in range(rng.randint(1, 9))]
+        ws.items = {item_id: msgspec.structs.replace(ws.items["A2"], id=item_id, depends_on=[
+            rng.choice([*ids, "ghost"]) for _ in range(rng.randint(0, 3))]) for item_id in ids}
+
+        assert cyclic_items(ws) == [item_id for item_id in ids if _reaches_itself(ws, item_id)]
+        assert (dependency_cycle(ws) is None) == (cyclic_items(ws) == [])

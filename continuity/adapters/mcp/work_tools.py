@@ -1,5 +1,5 @@
 """The seed-002 tools: `work_checkpoint`, `work_status`, `work_validate`, `work_item_add`, `work_item_update`,
-`work_cursor_set`.
+`work_cursor_set`, `work_resolve`.
 
 Inputs come from the same Structs as the CLI's: the checkpoint document's own Structs
 (continuity/workstreams/document.py, camelCase), the item and cursor requests of
@@ -64,6 +64,15 @@ class ItemAddRequest(msgspec.Struct, frozen=True, kw_only=True):
     workstream_id: str | None = None
 
 
+class ResolveRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Recorded merge conflicts to resolve: their ids, or all (of one workstream), and why."""
+
+    problem_ids: tuple[str, ...] = ()
+    all: bool = False
+    workstream_id: str | None = None
+    reason: str
+
+
 CheckpointInput = tool_input("WorkCheckpointInput", "A checkpoint document to record.", CheckpointRequest, Who,
                              WriteOptions, help_for={"document": "the seed-002 checkpoint document (schemaVersion 2)"})
 StatusInput = tool_input("WorkStatusInput", "The resume contract, now or as of a point.", StatusRequest, Who)
@@ -72,6 +81,10 @@ ItemAddInput = tool_input("WorkItemAddInput", "A work item to add.", ItemAddRequ
 ItemUpdateInput = tool_input("WorkItemUpdateInput", "A change to a work item (None: unchanged).", ItemSet, Who,
                              WriteOptions, help_for={"reopen": "reopen a terminal item to `status`"})
 CursorInput = tool_input("WorkCursorInput", "Cursor fields to change (None: unchanged; \"\" clears).", CursorSet, Who)
+ResolveInput = tool_input("WorkResolveInput", "Recorded merge conflicts to resolve.", ResolveRequest, Who,
+                          help_for={"problem_ids": "ids as work_status lists them in problemDetails (P-...)",
+                                    "all": "every open recorded conflict (of workstream_id when given)",
+                                    "reason": "why they are resolved (recorded with the resolution)"})
 
 
 def _record(request: Any, store: Store, decide: Any) -> dict[str, Any]:
@@ -162,3 +175,13 @@ def work_cursor_set(request: Any, store: Store) -> dict[str, Any]:
 
     wanted = pick(CursorSet, request)
     return _record(request, store, lambda state, who: decide.decide_cursor_set(state, who, wanted))
+
+
+@tool("work_resolve", ResolveInput, "Resolve conflicts a merge of clones recorded (by id, or all), saying why; "
+      "a broken state (two active workstreams, a cycle) clears only when fixed.")
+def work_resolve(request: Any, store: Store) -> dict[str, Any]:
+    """The `work_resolve` tool."""
+    from continuity.workstreams import decide
+
+    return _record(request, store, lambda state, who: decide.decide_resolve(
+        state, who, request.problem_ids, request.reason, every=request.all, workstream_id=request.workstream_id))
