@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 import msgspec
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from continuity.timeline import model
@@ -158,16 +158,24 @@ def held(builder: Builder) -> tuple[int, int]:
     return len(buckets), len({id(bucket.top) for bucket in buckets})
 
 
-#: Mostly a few busy hours (ties of rank between session-hours), some spread over three weeks.
-minutes = st.one_of(st.integers(0, 4 * 60), st.integers(0, 21 * 24 * 60))
-drafts = st.tuples(minutes, st.integers(0, len(AGENTS) - 1), st.integers(0, len(SESSIONS) - 1),
-                   st.integers(0, len(KINDS) - 1), st.integers(0, len(TEXTS) - 1))
+#: Mostly three busy hours and checkpoints and log lines (ties of rank between session-hours), some
+#: events spread over three weeks.
+minutes = st.one_of(st.sampled_from((0, 20, 40, 70, 100, 130)), st.integers(0, 21 * 24 * 60))
+kinds = st.one_of(st.sampled_from((6, 7, 9)), st.integers(0, len(KINDS) - 1))
+drafts = st.tuples(minutes, st.sampled_from((0, 0, 1, 2)), st.sampled_from((1, 2, 1, 2, 3, 0)), kinds,
+                   st.integers(0, len(TEXTS) - 1))
+#: Two session-hours of a lane-hour, the later first with a checkpoint, then the earlier: the earlier's shows.
+TIE_OF_RANK = [(0, 0, 1, 9, 0), (1, 0, 2, 7, 1), (2, 0, 1, 7, 0)]
+#: The same, with a decision kind first seen in the earlier session-hour after the later one's.
+TIE_OF_KINDS = [(0, 0, 1, 9, 0), (1, 0, 2, 7, 1), (2, 0, 1, 6, 0), (3, 0, 2, 9, 0), (65, 1, 0, 9, 0)]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(log=st.lists(drafts, max_size=80), in_order=st.booleans(), mark_limit=st.integers(0, 12),
-       summary_limit=st.integers(0, 12), summary_bytes=st.one_of(st.just(model.SUMMARY_BYTES),
-                                                                  st.integers(0, 30_000)))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(log=st.lists(drafts, min_size=3, max_size=60), in_order=st.booleans(), mark_limit=st.integers(0, 12),
+       summary_limit=st.integers(0, 6), summary_bytes=st.one_of(st.just(model.SUMMARY_BYTES),
+                                                                st.integers(0, 30_000)))
+@example(log=TIE_OF_RANK, in_order=False, mark_limit=0, summary_limit=1, summary_bytes=model.SUMMARY_BYTES)
+@example(log=TIE_OF_KINDS, in_order=False, mark_limit=0, summary_limit=1, summary_bytes=model.SUMMARY_BYTES)
 def test_folded_summaries_draw_the_page_keeping_every_session_hour_drew(
         log: list[Draft], in_order: bool, mark_limit: int, summary_limit: int, summary_bytes: int) -> None:
     """Whatever the log, its order and the limits, the page is byte for byte the reference's; few buckets are held."""
