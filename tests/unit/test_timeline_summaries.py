@@ -117,7 +117,7 @@ KINDS: tuple[Callable[[dict[str, str | None], str], Event], ...] = (
     lambda who, text: HandoffCreated(**who, handoff_id="H-1", to_agent="carl", message=text),  # type: ignore[arg-type]
     lambda who, text: SnapshotTaken(**who, team="core", agent="bob", task="refunds", objective=text),  # type: ignore[arg-type]
     lambda who, text: TaskCreated(**who, task_id="T-1", title=text),  # type: ignore[arg-type]
-    lambda who, text: TaskUpdated(**who, task_id="T-1", status="done", from_status="in_progress",  # type: ignore[arg-type]
+    lambda who, text: TaskUpdated(**who, task_id="T-1", status="completed", from_status="in_progress",  # type: ignore[arg-type]
                                   version=2, note_text=text),
     lambda who, text: DecisionRecorded(**who, texts=(text,)),  # type: ignore[arg-type]
     lambda who, text: CheckpointRecorded(**who, message=text),  # type: ignore[arg-type]
