@@ -5,13 +5,17 @@ mark is an event of a kind worth seeing (checkpoints, archives, host switches, h
 snapshots, task transitions, decisions, session starts and ends, work-log lines). Past
 `MARK_LIMIT` marks (or `BYTES_LIMIT` of page for them), the page shows one mark per
 session-hour instead, coarser (lane-hour, lane-day) if even that is too many, so the page
-stays small however long the log: `Builder.page()` decides once every event is in.
+stays small however long the log: `Builder.page()` decides once every event is in. Memory
+stays small too: once there are more session-hours than a page shows, that level can never
+be chosen, and the builder folds its buckets into the next level's as it goes (each keeps
+its counts and one event, whatever the number of events it stands for).
 """
 
 from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -140,21 +144,72 @@ class Mark:
 
 @dataclass(slots=True)
 class _Bucket:
-    """The marks of one session-hour: how many of each kind, and the most telling event kept whole."""
+    """What a summary mark shows of a bucket of marked events (a session-hour, or a lane's hour, day or week
+    folded from session-hours): its span, how many of each kind, and its most telling event kept whole.
+
+    It is what merging the bucket's session-hours in order of appearance gives, kept as events come so
+    a coarser bucket never holds its session-hours: buckets are listed in the order their first
+    session-hour appeared (`seq`), a kind where it first appeared (its session-hour's seq, then the
+    event's: `order`), and the most telling event is the first of the lowest rank within the first
+    session-hour holding that rank (`top_seq` is that session-hour's seq).
+    """
 
     lane: int
     session: int | None
-    hour: int
+    #: The bucket's hour, day or week (of the epoch).
+    unit: int
+    seq: int
     first_us: int
     last_us: int
     kinds: Counter[str] = field(default_factory=Counter)
+    order: dict[str, tuple[int, int]] = field(default_factory=dict)
+    sessions: set[int] = field(default_factory=set)
     top_rank: int = len(CATEGORIES)
-    top: tuple[str, bytes, Event] | None = None
+    top_seq: int = 0
+    top: tuple[bytes, Event] | None = None
 
-    @property
-    def top_raw(self) -> bytes:
-        """The most telling event's bytes (b"" before any)."""
-        return self.top[1] if self.top is not None else b""
+    def add(self, at: int, hour_seq: int, event_seq: int, rank: int, session: int | None, raw: bytes,
+            event: Event) -> None:
+        """Count one marked event of the session-hour `hour_seq` (the `event_seq`-th read)."""
+        self.first_us, self.last_us = min(self.first_us, at), max(self.last_us, at)
+        self.kinds[event.kind] += 1
+        self.order[event.kind] = min(self.order.get(event.kind, (hour_seq, event_seq)), (hour_seq, event_seq))
+        if session is not None:
+            self.sessions.add(session)
+        # The event tops its own session-hour only if it beats that hour's rank, which is never below this
+        # bucket's: so it tops the bucket when it is lower, or as low and its session-hour came first.
+        if (rank, hour_seq) < (self.top_rank, self.top_seq):
+            self.top_rank, self.top_seq, self.top = rank, hour_seq, (raw, event)
+
+    def absorb(self, other: _Bucket) -> None:
+        """Fold another bucket's session-hours into this one."""
+        self.seq = min(self.seq, other.seq)
+        self.first_us, self.last_us = min(self.first_us, other.first_us), max(self.last_us, other.last_us)
+        self.kinds.update(other.kinds)
+        for kind, at in other.order.items():
+            self.order[kind] = min(self.order.get(kind, at), at)
+        self.sessions |= other.sessions
+        if (other.top_rank, other.top_seq) < (self.top_rank, self.top_seq):
+            self.top_rank, self.top_seq, self.top = other.top_rank, other.top_seq, other.top
+
+
+def _unit(level: int) -> int:
+    """Hours per bucket at a level."""
+    return LEVELS[level][1] // HOUR_US
+
+
+def _folded(buckets: Iterable[_Bucket], finer: int, level: int) -> dict[tuple[int, int | None, int], _Bucket]:
+    """Buckets of level `finer` folded into level `level`'s (new buckets: `buckets` are left as they are)."""
+    by_session, ratio = LEVELS[level][2], _unit(level) // _unit(finer)
+    merged: dict[tuple[int, int | None, int], _Bucket] = {}
+    for bucket in buckets:
+        key = (bucket.lane, bucket.session if by_session else None, bucket.unit // ratio)
+        into = merged.get(key)
+        if into is None:
+            into = merged[key] = _Bucket(lane=key[0], session=key[1], unit=key[2], seq=bucket.seq,
+                                         first_us=bucket.first_us, last_us=bucket.last_us)
+        into.absorb(bucket)
+    return merged
 
 
 def page_bytes(mark: Mark) -> int:
@@ -162,11 +217,6 @@ def page_bytes(mark: Mark) -> int:
     payload = mark.payload
     escapes = payload.count(b"<") + payload.count(b">") + payload.count(b"&")
     return len(payload) + 5 * escapes + len(html.escape(mark.label).encode()) + MARK_SVG
-
-
-def _best(group: list[_Bucket]) -> _Bucket:
-    """The bucket holding a group's most telling event (the first such, in log order)."""
-    return min(group, key=lambda bucket: bucket.top_rank)
 
 
 @dataclass(slots=True)
@@ -213,7 +263,12 @@ class Builder:
         self.skipped: list[str] = []
         self._kept: list[tuple[str, bytes, Event, int, int, int | None, str]] | None = []
         self._kept_bytes = 0
+        #: Summary buckets at the finest level that can still be shown (`_level`, an index of LEVELS): a level
+        #: whose buckets outnumber `summary_limit` never can again, so its buckets are folded into the next.
+        self._level = 0
         self._buckets: dict[tuple[int, int | None, int], _Bucket] = {}
+        #: The order in which each session-hour appeared (what its buckets' most telling event depends on).
+        self._hours: dict[tuple[int, int | None, int], int] = {}
 
     def in_window(self, at_us: int) -> bool:
         """Whether an event's time (microseconds) is within --since and --until, both included."""
@@ -261,14 +316,18 @@ class Builder:
             self._kept_bytes += len(raw) + MARK_OVERHEAD
             if len(self._kept) > self.mark_limit or self._kept_bytes > self.bytes_limit:
                 self._kept = None  # summarized from here on: memory stays bounded by the buckets
-        key = (lane, session, at // HOUR_US)
+        hour = at // HOUR_US
+        hour_seq = self._hours.setdefault((lane, session, hour), len(self._hours))
+        by_session, ratio = LEVELS[self._level][2], _unit(self._level)
+        key = (lane, session if by_session else None, hour // ratio)
         bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = self._buckets[key] = _Bucket(lane=lane, session=session, hour=key[2], first_us=at, last_us=at)
-        bucket.first_us, bucket.last_us = min(bucket.first_us, at), max(bucket.last_us, at)
-        bucket.kinds[event.kind] += 1
-        if _RANK[category] < bucket.top_rank:
-            bucket.top_rank, bucket.top = _RANK[category], (name, raw, event)
+            bucket = self._buckets[key] = _Bucket(lane=lane, session=key[1], unit=key[2], seq=hour_seq,
+                                                  first_us=at, last_us=at)
+        bucket.add(at, hour_seq, self.read, _RANK[category], session, raw, event)
+        while len(self._buckets) > self.summary_limit and self._level < len(LEVELS) - 1:
+            self._level += 1
+            self._buckets = _folded(self._buckets.values(), self._level - 1, self._level)
 
     def page(self) -> Page:
         """The page: one mark per event, or summary marks when there are too many (see the module's doc)."""
@@ -286,30 +345,28 @@ class Builder:
 
     def _summaries(self) -> tuple[str, list[Mark]]:
         """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise)."""
-        for level, width, by_session in LEVELS:
-            merged: dict[tuple[int, int | None, int], list[_Bucket]] = {}
-            for bucket in self._buckets.values():
-                key = (bucket.lane, bucket.session if by_session else None, bucket.first_us // width)
-                merged.setdefault(key, []).append(bucket)
-            last = level == LEVELS[-1][0]
-            if len(merged) > self.summary_limit and not last:
+        for index in range(self._level, len(LEVELS)):
+            level = LEVELS[index][0]
+            buckets = (self._buckets if index == self._level
+                       else _folded(self._buckets.values(), self._level, index))
+            last = index == len(LEVELS) - 1
+            if len(buckets) > self.summary_limit and not last:
                 continue
-            marks = [self._summary(level, group) for group in merged.values()]
+            marks = [self._summary(level, bucket) for bucket in sorted(buckets.values(), key=lambda b: b.seq)]
             if sum(map(page_bytes, marks)) <= self.summary_bytes or last:
                 marks.sort(key=lambda mark: (mark.at_us, mark.lane))
                 return level, marks
         raise AssertionError("unreachable: the last level always answers")
 
-    def _summary(self, level: str, group: list[_Bucket]) -> Mark:
+    def _summary(self, level: str, bucket: _Bucket) -> Mark:
         kinds: Counter[str] = Counter()
-        for bucket in group:
-            kinds.update(bucket.kinds)
-        best = _best(group)
-        assert best.top is not None
-        _, raw, event = best.top
-        first, last = min(b.first_us for b in group), max(b.last_us for b in group)
-        lane = self.lanes[best.lane]
-        sessions = sorted({self.sessions[b.session].session_id for b in group if b.session is not None})
+        for kind in sorted(bucket.kinds, key=bucket.order.__getitem__):
+            kinds[kind] = bucket.kinds[kind]
+        assert bucket.top is not None
+        raw, event = bucket.top
+        first, last = bucket.first_us, bucket.last_us
+        lane = self.lanes[bucket.lane]
+        sessions = sorted({self.sessions[session].session_id for session in bucket.sessions})
         count = sum(kinds.values())
         summary = {"summary": level, "lane": lane.label, "sessions": sessions, "from": clock.iso(first),
                    "to": clock.iso(last), "events": count, "kinds": dict(kinds.most_common()),
@@ -318,7 +375,6 @@ class Builder:
         label = f"{label}. {label_of(event)}"
         if len(label) > LABEL_CHARS:
             label = label[:LABEL_CHARS - 1] + "…"
-        session = best.session if level == "session-hour" else None
-        return Mark(at_us=(first + last) // 2, lane=best.lane, session=session,
-                    category=CATEGORIES[best.top_rank], label=label, payload=_ENCODER.encode(summary), count=count,
+        return Mark(at_us=(first + last) // 2, lane=bucket.lane, session=bucket.session,
+                    category=CATEGORIES[bucket.top_rank], label=label, payload=_ENCODER.encode(summary), count=count,
                     level=level)
