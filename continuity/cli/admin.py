@@ -63,7 +63,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
 
     store = open_store(args)
-    from continuity.readside.catchup import adopt_first_release_folders
+    from continuity.readside.catchup import adopt_first_release_folders, moved_line
     from events.durable import hour_folders
 
     moved, not_moved = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
@@ -103,8 +103,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
         lines.append(f"fork: {fork.parent} -> {', '.join(fork.children)}")
     lines.extend(f"UNSAFE: symlink inside the store: {link}" for link in links[:20])
     if moved:
-        lines.append(f"moved {moved} event(s) of the first release's hour folders (events/<day>/<HH>/) "
-                     "into their day folders")
+        lines.append(moved_line(moved))
     why = (f"they could not be moved into their day folders ({not_moved})" if not_moved and not moved
            else "events of another day, or names whose day folder holds other bytes")
     lines.extend(f"UNREAD: events/{folder}/ (the first release's layout) holds files no reader takes: {why}"

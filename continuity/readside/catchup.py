@@ -397,6 +397,11 @@ def catch_up(
             unreadable.add(error.name)
 
 
+def moved_line(moved: int) -> str:
+    """What a command says once it has moved the first release's hour folders."""
+    return f"moved {moved} event(s) of the first release's hour folders (events/<day>/<HH>/) into their day folders"
+
+
 def adopt_first_release_folders(log: FileEventLog) -> tuple[int, str | None]:
     """Move the events of the first release's hour folders into their day folders, if any are left.
 
@@ -441,8 +446,7 @@ def _catch_up(
             outcome, saved = _catch_up(store, log, names_wanted, writers, force_rebuild, views, unreadable,
                                        progress, adopted=True)
             if moved:
-                outcome.warnings.insert(0, f"moved {moved} event(s) of the first release's hour folders "
-                                           "(events/<day>/<HH>/) into their day folders")
+                outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
             return outcome, saved
     folded, skipped = _fold(log, days, tracks, writers, progress)

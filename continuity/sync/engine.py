@@ -316,12 +316,11 @@ class Syncer:
     def _adopt_first_release_folders(self) -> None:
         """Move the first release's hour folders into their days (else their events are listed nowhere, never
         recorded). It lists every day folder, so only a sync that lists them all anyway (no marks) asks."""
-        from continuity.readside.catchup import adopt_first_release_folders
+        from continuity.readside.catchup import adopt_first_release_folders, moved_line
 
         moved, unread = adopt_first_release_folders(self.store.open_reader())
         if moved:
-            self.report.warnings.append(f"moved {moved} event(s) of the first release's hour folders "
-                                        "(events/<day>/<HH>/) into their day folders")
+            self.report.warnings.append(moved_line(moved))
         self.report.warnings.extend([unread] if unread else [])
 
     def union_with(self, remote_tip: str | None, fresh: dict[str, str]) -> tuple[str | None, list[Union]]:
