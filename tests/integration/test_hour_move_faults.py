@@ -23,24 +23,11 @@ from typing import Any
 import pytest
 
 from tests.injected import SyscallFaults, path_contains, run
-from tests.integration.test_upgrade_history import CHECKPOINT, DAY, FIXTURE, HOUR, LOGGED
+from tests.integration.test_upgrade_history import CHECKPOINT, DAY, HOUR, LOGGED, _events
+from tests.integration.test_upgrade_history import first_release as first_release  # the fixture, shared
 
 MOVE_CALLS = ("link", "fsync", "unlink", "rmdir")
 ERRORS = (errno.ENOSPC, errno.EIO, errno.EROFS, errno.EACCES)
-
-
-def _events(root: Path) -> Path:
-    return root / ".agent" / "runtime-continuity" / "events"
-
-
-@pytest.fixture
-def first_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The a5e0dfb store (two events in an hour folder) in a fresh project, the working directory."""
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURE, root / ".agent" / "runtime-continuity")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(root)
-    return root
 
 
 def _failing(call: str) -> Callable[[str, Any], bool]:
