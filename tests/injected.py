@@ -115,7 +115,15 @@ def stale_after_catch_up(root: Path, home: Path) -> list[str]:
     delete_derived(root, home)
     assert run(["rebuild"])[0] == 0
     rebuilt = comparable(derived_files(root, home), home)
-    return [key for key in sorted(set(caught_up) | set(rebuilt)) if caught_up.get(key) != rebuilt.get(key)]
+    stale = [key for key in sorted(set(caught_up) | set(rebuilt)) if caught_up.get(key) != rebuilt.get(key)]
+    for key in stale:  # shown by pytest with a failure: what differs, not only where
+        import difflib
+
+        before, after = (files.get(key, b"<missing>").decode("utf-8", "replace").splitlines()
+                         for files in (caught_up, rebuilt))
+        print(f"--- {key}: caught up / rebuilt")
+        print("\n".join(list(difflib.unified_diff(before, after, "caught up", "rebuilt", lineterm=""))[:80]))
+    return stale
 
 
 @contextlib.contextmanager

@@ -82,8 +82,11 @@ def _real_folder(path: str, *, make: bool) -> None:
     except FileNotFoundError:
         if not make:
             raise
-        os.mkdir(path)
-        return
+        try:
+            os.mkdir(path)
+            return
+        except FileExistsError:  # another process made it since the lstat: check what it made
+            mode = os.lstat(path).st_mode
     if stat.S_ISDIR(mode):
         return
     from events.errors import StoreUnsafe

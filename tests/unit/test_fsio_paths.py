@@ -51,3 +51,29 @@ def test_ensure_folder_makes_real_folders_and_refuses_a_link(tmp_path: os.PathLi
     with pytest.raises(StoreUnsafe, match="symlink"):
         ensure_folder(base, base + "/out/x")
     assert not os.path.exists(os.path.join(str(tmp_path), "x"))
+
+
+@pytest.mark.parametrize("made", ["folder", "symlink"])
+def test_ensure_folder_when_another_process_makes_it_first(tmp_path: os.PathLike[str], made: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two writers making `archives/` at once: the one whose mkdir finds it made goes on when it is a real folder
+    (was: FileExistsError, so its archive JSON was not written), and still refuses a link made in between."""
+    base = os.fspath(tmp_path)
+    target = os.path.join(base, "archives")
+    real_mkdir = os.mkdir
+
+    def raced(path: str, *args: object) -> None:
+        if path == target:  # the other process wins the race between our lstat and our mkdir
+            if made == "folder":
+                real_mkdir(path)
+            else:
+                os.symlink(os.path.join(base, "elsewhere"), path)
+        real_mkdir(path)
+
+    monkeypatch.setattr(os, "mkdir", raced)
+    if made == "folder":
+        ensure_folder(base, target)
+        assert os.path.isdir(target) and not os.path.islink(target)
+    else:
+        with pytest.raises(StoreUnsafe):
+            ensure_folder(base, target)
