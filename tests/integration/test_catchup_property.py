@@ -117,6 +117,15 @@ def stdin_of(text: str) -> Iterator[None]:
         sys.stdin = saved
 
 
+def init_with_channel(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`init` in the working directory `root`, and team core's checkpoint channel configured."""
+    assert main(["init", "--project", "demo"]) == 0
+    channel = store_path(root) / "team" / "core" / "_coord" / "bus-v3" / "checkpoints.json"
+    channel.parent.mkdir(parents=True)
+    channel.write_text(json.dumps(CHANNEL))
+    capsys.readouterr()
+
+
 class Driver:
     """Runs commands in one project and remembers the ids they print."""
 
@@ -469,11 +478,7 @@ def test_catch_up_rebuild_and_replay_agree_for_every_feature(
     home = Path(os.environ["HOME"])
     shutil.rmtree(home / ".agent", ignore_errors=True)
     monkeypatch.chdir(root)
-    assert main(["init", "--project", "demo"]) == 0
-    channel = store_path(root) / "team" / "core" / "_coord" / "bus-v3" / "checkpoints.json"
-    channel.parent.mkdir(parents=True)
-    channel.write_text(json.dumps(CHANNEL))
-    capsys.readouterr()
+    init_with_channel(root, capsys)
     driver = Driver(root, capsys)
     store = find_store(root=str(root))
     for command, catch_up in sequence:

@@ -9,7 +9,6 @@ model is deleted (docs/projections.md, "Derived folders").
 from __future__ import annotations
 
 import errno
-import json
 import os
 import random
 import shutil
@@ -27,11 +26,11 @@ from continuity.readside.writers import refresh
 from projections.registry import REGISTRY
 from tests.injected import SyscallFaults, stale_after_catch_up
 from tests.integration.test_catchup_property import (
-    CHANNEL,
     S1,
     Driver,
     delete_derived,
     derived_files,
+    init_with_channel,
     store_path,
 )
 from tests.workstream_docs import item, tracked
@@ -129,11 +128,7 @@ class LongDriver(Driver):
 def start(root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> LongDriver:
     root.mkdir()
     monkeypatch.chdir(root)
-    assert main(["init", "--project", "demo"]) == 0
-    channel = store_path(root) / "team" / "core" / "_coord" / "bus-v3" / "checkpoints.json"
-    channel.parent.mkdir(parents=True)
-    channel.write_text(json.dumps(CHANNEL))
-    capsys.readouterr()
+    init_with_channel(root, capsys)
     return LongDriver(root, capsys)
 
 

@@ -12,14 +12,10 @@ even with the saved read models corrupt or gone (docs/projections.md, "Audit rep
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +26,7 @@ from hypothesis import strategies as st
 from continuity.cli import main
 from continuity.core.errors import EXIT_INTERNAL
 from tests.helpers import environment
-from tests.integration.test_catchup_property import comparable_bundle
+from tests.integration.test_catchup_property import comparable_bundle, stdin_of
 from tests.workstream_docs import item, tracked
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
@@ -82,17 +78,6 @@ def git(cwd: Path, *args: str) -> str:
                             env={**os.environ, **GIT_ENV})
     assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
     return result.stdout
-
-
-@contextlib.contextmanager
-def stdin_of(text: str) -> Iterator[None]:
-    """A hook's stdin: the harness's JSON payload."""
-    saved = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
-    try:
-        yield
-    finally:
-        sys.stdin = saved
 
 
 class World:
