@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,8 @@ import orjson
 from continuity.core.errors import ConfigBroken, UsageError
 from continuity.core.fsio import schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
-from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, project_name_for
-from events import osfs
+from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, now_us, project_name_for
+from events import clock, osfs
 from events.errors import ContinuityError, WriteFailed
 
 LANGUAGES = ("en", "zh")
@@ -126,9 +125,7 @@ def _keep_unparsed_config(store: Store) -> str | None:
         return None
     if not raw.strip():
         return None
-    now = time.time_ns() // 1000
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**6)) + f".{now % 10**6:06d}Z"  # never the same twice
-    kept = os.path.join(store.local_dir, f"config.unparsed-{stamp}.json")
+    kept = os.path.join(store.local_dir, f"config.unparsed-{clock.stamp(now_us())}.json")  # microseconds: never reused
     try:
         write_atomic(kept, raw, within=store.path, mode=0o600)
         osfs.fsync_dir(store.local_dir, os.fsync)  # its name durable before config.json (another folder) is replaced

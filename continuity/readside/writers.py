@@ -318,8 +318,9 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
         write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
 
 
-def _refuse_live_folders(store: Store, out: str) -> None:
-    """A replay writes the log as it stood then: never over the store or the live Markdown archives.
+def _check_out_folder(store: Store, out: str) -> None:
+    """A replay writes the log as it stood then: never over the store, the live Markdown archives or a
+    folder that holds anything but an earlier replay.
 
     Into the store it replaced the current state.json and archives with old ones (and left a
     `contexts/` folder there); into the folder holding the Markdown archives, their `latest.md`.
@@ -359,7 +360,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
 
     log = store.open_reader()
     last_name, _ = resolve_point(log, until)
-    _refuse_live_folders(store, out)
+    _check_out_folder(store, out)
     try:
         os.makedirs(out, exist_ok=True)
         write_if_changed(os.path.join(out, REPLAY_MARK), b"written by `continuity replay`\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuity.adapters.compat.args import Args
 from continuity.adapters.compat.common import (
@@ -30,6 +30,9 @@ from continuity.adapters.compat.common import (
 from continuity.adapters.compat.harness import mirror_run_event, run_id_of
 from continuity.core.paths import LATEST_LINK
 from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
+
+if TYPE_CHECKING:
+    from events.archive import GitFacts
 
 WARM_PROMPT = "\n".join(
     ["---", "🟢 会话预热消息（请发送此消息以启动 5 小时计时窗口）", "---", "准备就绪，等候工作指令。"])
@@ -164,7 +167,7 @@ def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _fitted_git(kind: Any, root: str, branch: str, head: str, status: str, dirty: list[str]) -> tuple[Any, list[str]]:
+def _fitted_git(root: str, branch: str, head: str, status: str, dirty: list[str]) -> tuple[GitFacts, list[str]]:
     """The archive's git facts within what its event holds, and a warning when git's lists were cut.
 
     The original lists every changed file; an event holds at most 256 KiB, so a tree with a few
@@ -172,17 +175,18 @@ def _fitted_git(kind: Any, root: str, branch: str, head: str, status: str, dirty
     keeps its first lines and the dirty files their first paths (`git status` has them all).
     """
     from continuity.facts import first_lines, first_paths
+    from events.archive import GitFacts
 
     fitted_status, fitted_dirty = first_lines(status), first_paths(dirty)
     kept = []
     if len(fitted_dirty) != len(dirty):
         kept.append(f"{len(fitted_dirty)} of {len(dirty)} changed files")
     if fitted_status != status:
-        kept.append(f"{fitted_status.count(chr(10)) + 1 if fitted_status else 0} of {status.count(chr(10)) + 1} "
-                    "lines of its status")
-    cut = [f"git status too long for the archive: it keeps {' and '.join(kept)} (`git status` has them all)"] \
-        if kept else []
-    return kind(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty), cut
+        kept.append(f"{len(fitted_status.splitlines())} of {len(status.splitlines())} lines of its status")
+    facts = GitFacts(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty)
+    if not kept:
+        return facts, []
+    return facts, [f"git status too long for the archive: it keeps {' and '.join(kept)} (`git status` has them all)"]
 
 
 def _archive_next_action(note: dict[str, Any]) -> str | None:
@@ -206,12 +210,12 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     from continuity.readside.query import current_view
     from continuity.sessions.decide import ArchiveFacts, ArchiveRequest
     from continuity.sessions.service import archive
-    from events.archive import CitedFiles, GitFacts
+    from events.archive import CitedFiles
 
     root = project_root()
     branch, head, status, recent, dirty = c.git_all(root, c.GIT_BRANCH, c.GIT_HEAD, c.GIT_STATUS, c.GIT_RECENT,
                                                      c.GIT_DIRTY)
-    git, cut = _fitted_git(GitFacts, root, branch, head, status, c.lines(dirty))
+    git, cut = _fitted_git(root, branch, head, status, c.lines(dirty))
     note, _ = note_of(args.get("note-json"))
     cited = CitedFiles(
         latest_events=tuple(listing.event_listing(root, 12)),
