@@ -70,6 +70,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     #: False when the models or derived documents could not be saved (the answer still stands).
     saved: bool = True
+    #: Day folders that are symlinks: their events were not read, so the models may lack some.
+    linked_days: list[str] = msgspec.field(default_factory=list)
 
 
 class _Head(msgspec.Struct, kw_only=True):
@@ -465,7 +467,8 @@ def _catch_up(
         if track.changed:
             track.state  # noqa: B018 (decoded: it is saved whole)
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
-    outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings)
+    outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
+                      linked_days=sorted(days.links))
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
 
 

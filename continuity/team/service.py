@@ -47,13 +47,14 @@ def caught_up(store: Store, project: str, names: tuple[str, ...]) -> tuple[dict[
 
 
 def readable_roles(store: Store, project: str) -> tuple[RolesState | None, list[str]]:
-    """The project's roles caught up, or None when they cannot be read whole (an unreadable event, an
-    unsafe store, a failing disk): then which roles an agent holds is unknown, not empty."""
+    """The project's roles caught up, or None when they cannot be read whole (an unreadable event, a day
+    folder that is a symlink, an unsafe store, a failing disk): then which roles an agent holds is unknown,
+    not empty."""
     try:
         outcome = refresh_roles(store)
     except (OSError, ContinuityError) as error:
         return None, [f"role state not read ({error})"]
-    if any(line.startswith("skipped ") for line in outcome.warnings):
+    if outcome.linked_days or any(line.startswith("skipped ") for line in outcome.warnings):
         return None, outcome.warnings
     return roles_model.MODEL.project(outcome.models.state("roles"), project), outcome.warnings
 

@@ -14,12 +14,14 @@ import pytest
 
 from continuity.cli import main
 from continuity.core.errors import EXIT_ROLE_CONFLICT, EXIT_SECRET, EXIT_USAGE, EXIT_WRITE_FAILED
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, cli_process
 
 Capture = pytest.CaptureFixture[str]
 STORE = Path(".agent", "runtime-continuity")
 PREFLIGHT = "## Operator pre-flight\n- [ ] Write permission: the successor can push (git push --dry-run)"
 NOTHING = "park: amy holds no fresh roles in team/core — CHECKPOINT NOT WRITTEN because there was nothing to park\n"
+UNREADABLE = ("park: could not determine which fresh roles amy holds in team/core (role state unreadable, not empty) "
+              "— CHECKPOINT NOT WRITTEN. Nothing was parked; retry before ending the session.\n")
 
 
 def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
@@ -136,6 +138,42 @@ def test_unreadable_role_state_exits_1(project: Path, capsys: Capture) -> None:
         "park: could not determine which fresh roles amy holds in team/core (role state unreadable, not empty) "
         "— CHECKPOINT NOT WRITTEN. Nothing was parked; retry before ending the session.\n")
     assert all_event_files(project) == before
+
+
+def _files_under(*folders: Path) -> list[str]:
+    """Every file below the folders, symlinks not followed."""
+    return sorted(os.path.join(parent, name) for folder in folders
+                  for parent, _, names in os.walk(folder, followlinks=False) for name in names)
+
+
+@pytest.mark.parametrize("link", ["to a folder outside the store", "dangling"])
+def test_a_day_folder_that_is_a_symlink_exits_1(project: Path, capsys: Capture, tmp_path: Path, link: str) -> None:
+    """A symlinked day folder (its events not read): role state unknown, not empty: exit 1, nothing written."""
+    roles(capsys, "rev")
+    events = project / STORE / "events"
+    outside = tmp_path / "outside"
+    if link == "dangling":
+        (events / "20200101").symlink_to(tmp_path / "nowhere")
+        named = "20200101"
+    else:
+        (named,) = [day.name for day in events.iterdir() if day.is_dir() and day.name.isdigit()]
+        (events / named).rename(outside)
+        (events / named).symlink_to(outside)
+    before = _files_under(project / STORE, outside)
+    done = cli_process("park", "core", "--agent", "amy", cwd=project)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"continuity: warning: events/{named} is a symlink: its events are not read (see "
+                           f"`continuity verify`)\n{UNREADABLE}")
+    assert _files_under(project / STORE, outside) == before
+
+
+def test_a_stray_file_named_like_a_day_is_no_part_of_the_log(project: Path, capsys: Capture) -> None:
+    """A regular file named like a day holds no events (verify calls the log intact): park parks."""
+    roles(capsys, "rev")
+    (project / STORE / "events" / "20200101").write_text("not a folder")
+    done = cli_process("park", "core", "--agent", "amy", cwd=project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "parked rev -> team/core/member/amy/continuity/role-rev/latest.json\n"
 
 
 def test_a_failed_write_is_loud(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
