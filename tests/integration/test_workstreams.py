@@ -134,6 +134,29 @@ def test_rebuild_writes_the_same_bytes_as_incremental_catch_up(root: Path) -> No
     assert derived(root) == incremental
 
 
+def test_a_failed_move_to_the_archive_is_made_by_the_next_read_of_workstreams(root: Path) -> None:
+    """A completed workstream whose archive/ cannot be made keeps its active/ file; `status` (which reads no
+    workstreams) leaves it, and the session-start read (`resume-bundle`) moves it as a rebuild would."""
+    folder = root / STORE / "workstreams"
+    write_doc(root, tracked())
+    ok(root, "work", "checkpoint")
+    (folder / "archive").write_text("in the way")
+    write_doc(root, edited(tracked(), status="COMPLETED", items=[item("A1", "COMPLETED"), item("A2", "COMPLETED")]))
+    done = cli_process("work", "checkpoint", cwd=root)
+    assert done.returncode == 0 and "workstream documents not written" in done.stderr
+    assert (folder / "active" / "WS-1.json").is_file()
+    (folder / "archive").unlink()
+    ok(root, "status")
+    assert (folder / "active" / "WS-1.json").is_file() and not (folder / "archive").exists()
+    ok(root, "resume-bundle")
+    moved = derived(root)
+    assert f"{STORE}/workstreams/archive/WS-1.json" in moved and f"{STORE}/workstreams/active/WS-1.json" not in moved
+    shutil.rmtree(folder)
+    shutil.rmtree(root / STORE / "local" / "models")
+    ok(root, "rebuild")
+    assert derived(root) == moved
+
+
 def test_as_of_and_replay_show_the_past(root: Path) -> None:
     """status --as-of each step's event, and replay --until, show the workstream as it stood then."""
     marks = build_history(root)
