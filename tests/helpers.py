@@ -60,3 +60,12 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def branch_event_paths(repository: Path, ref: str) -> set[str]:
+    """The `events/<day>/<name>` paths a ref's whole history holds (a commit's tree holds only what it adds
+    under sync's `delta` layout, every event of its history under `full`)."""
+    listing = subprocess.run(["git", "-C", str(repository), "rev-list", "--objects", ref], capture_output=True,
+                             text=True, check=True).stdout
+    paths = (line.partition(" ")[2] for line in listing.splitlines())
+    return {path for path in paths if path.startswith("events/") and path.endswith(".json") and path.count("/") == 2}

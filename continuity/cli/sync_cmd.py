@@ -11,7 +11,8 @@ from continuity.cli.output import warn
 
 SYNC_DESCRIPTION = (
     "Exchange events with a git remote through the continuity branch (default `continuity`, "
-    "`sync_branch` in config.json), whose tree is events/<YYYYMMDD>/<event file>, and one ref per "
+    "`sync_branch` in config.json), whose commits hold events/<YYYYMMDD>/<event file> (each commit "
+    "the events it adds; `sync_layout: full`: the whole history), and one ref per "
     "clone beside it (refs/continuity/<branch>/nodes/<node>). Records local events not yet on the "
     "branch, fetches the remote's branch and the clones' refs, adds their events to the store "
     "(a name with two contents is refused, nothing changed), commits the union as a merge, pushes "

@@ -23,6 +23,8 @@ from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events.durable import READ_LIMIT
 from events.errors import WriteFailed
 
+NEWEST_COMMITS = 16  # commits read for the newest event's project name
+
 
 def clone_store(root: str, remote: str, *, branch: str | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
@@ -72,17 +74,19 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
     reader = ObjectReader(repo)
     try:
         newest: tuple[str, str] | None = None  # (name, blob)
-        for commit in commits:
-            try:
-                snapshot = read_snapshot(reader, commit)
+        for head in commits:
+            try:  # under `delta` a commit's tree holds what it adds (a merge's nothing): the newest few commits
+                recent = [line[0] for line in repo.rev_list([head], limit=NEWEST_COMMITS)]
+                snapshots = [read_snapshot(reader, commit) for commit in recent]
             except WriteFailed:  # a node ref sync cannot read: the sync that follows skips it with a warning
                 continue
-            for day in sorted(snapshot.days, reverse=True):
-                entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
-                if entries:
-                    entry = max(entries, key=lambda item: item.name)
-                    newest = max(newest or (entry.name, entry.sha), (entry.name, entry.sha))
-                    break
+            for snapshot in snapshots:
+                for day in sorted(snapshot.days, reverse=True):
+                    entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
+                    if entries:
+                        entry = max(entries, key=lambda item: item.name)
+                        newest = max(newest or (entry.name, entry.sha), (entry.name, entry.sha))
+                        break
         if newest is None:
             return None
         _, raw = reader.read_bounded(newest[1], READ_LIMIT)

@@ -1,21 +1,25 @@
 """`continuity sync`: record local events on the branch, fetch, union, merge, push, catch up.
 
-1. Record: local event files the branch lacks become one commit on `refs/heads/<branch>`
-   (blobs by `hash-object`, or one pack by `fast-import` when there are many; only the
-   changed day trees by `mktree`; `commit-tree`; `update-ref` with the expected old value).
+1. Record: local event files the branch lacks (its index: tree.py) become a commit on
+   `refs/heads/<branch>` (blobs by `hash-object`, or one pack by `fast-import` when there
+   are many; only the changed day trees by `mktree`; `commit-tree`; `update-ref` with the
+   expected old value). Under `delta` the commit's tree holds those events only, in parts
+   of RECORD_CHUNK.
 2. Fetch: list the remote's branch and the clones' own refs of that branch
    (`refs/continuity/<branch>/nodes/<node>`, one per clone; other names there are not
    ours) with `git ls-remote`, then fetch, in one `git fetch`, those that differ from their
    copies here: the branch into a tracking ref (`refs/remotes/<remote>/<branch>`), node
    refs into `refs/continuity-nodes/<remote>/<branch>/` (fetch_remote).
-3. Union: compare the commits day tree by day tree: the branch first, then the node refs
-   that moved since this clone last took them in (`local/sync-nodes.json`) and that the
-   union does not hold yet. One name with two contents refuses the sync before anything
-   changes. Remote events this store lacks are checked against the hash in their names,
-   made durable and linked into the events folder.
-4. Merge: a commit whose parents are the branch and the remote's branch, whose tree is the
-   union (or a fast-forward); then, for the node refs, one more commit whose parents are
-   that one and each node commit taken in, so the branch holds every clone's history.
+3. Union: read the own trees of the commits the branch here lacks, day tree by day tree
+   against the index: the branch first, then the node refs that moved since this clone
+   last took them in (`local/sync-nodes.json`) and that the union does not hold yet. One
+   name with two contents refuses the sync before anything changes. Remote events this
+   store lacks are checked against the hash in their names, made durable and linked into
+   the events folder.
+4. Merge: a commit whose parents are the branch and the remote's branch (its tree holds
+   nothing new under `delta`, the union under `full`; or a fast-forward); then, for the
+   node refs, one more commit whose parents are that one and each node commit taken in,
+   so the branch holds every clone's history.
 5. Push without force, in one `git push`, to this clone's node ref and to the shared
    branch. The node ref is this clone's alone, so it is never contended: once it lands,
    the events are on the remote, whatever happens to the branch. The branch is shared:
@@ -47,15 +51,17 @@ from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
-from continuity.sync.settings import branch_of, remote_of
+from continuity.sync.settings import branch_of, layout_of, remote_of
 from continuity.sync.tree import (
+    COMMIT_LIMIT,
+    DELTA_MARK,
+    MERGE_NOTE,
     Snapshot,
     Union,
     day_entries,
     holds_no_events,
     is_event,
-    plan_union,
-    plan_union_many,
+    plan_commits,
     read_snapshot,
     write_root,
 )
@@ -67,6 +73,17 @@ BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE
 BACKOFF_CAP = 8.0
 RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
 PROGRESS_FROM = 1000  # events; smaller transfers are quiet
+RECORD_CHUNK = 10_000  # events per commit when `delta` records many: what one push's parent makes the server walk
+FRONTIER_MAX = 64  # whole-tree commits checked for a shortcut when an index is built from history
+INDEX_REFS = "refs/continuity-index"  # this clone's index of each branch (never pushed)
+REMOTE_CONFLICT = ("has other bytes on the remote than here (same name, other content): sync refused and changed "
+                   "nothing; run `continuity verify` on both clones")
+NODES_CONFLICT = ("has two contents on the remote (its branch and the clones' refs disagree: same name, other "
+                  "content): sync refused and changed nothing; run `continuity verify` on the clones")
+MERGE_TEXT = (b"This commit adds no events. Under continuity sync's delta layout each commit's tree holds the events "
+             b"it adds; the events of a commit are those of its whole history.\n")
+HISTORY_CONFLICT = ("has two contents in the branch's history (same name, other content): sync refused and changed "
+                    "nothing; run `continuity verify` on the clones")
 
 Progress = Callable[[str], None]
 
@@ -182,6 +199,10 @@ class Syncer:
         self.recorded_through: str | None = None  # this node's newest event on the branch
         self.restored = False
         self.in_sync = False  # the remote's branch holds the branch's tip
+        self.delta = layout_of(store) == "delta"
+        self.index_ref = f"{INDEX_REFS}/{branch}"
+        self.indexes: dict[str, Snapshot] = {}  # commit -> every event of its history, as one tree
+        self._note: Snapshot | None = None
         self.delivered = False  # the remote holds every event of the branch's tip (on its branch or a node ref)
 
     @property
@@ -199,24 +220,126 @@ class Syncer:
         return self._nodes
 
     def close(self) -> None:
-        """End the git process."""
-        self.reader.close()
+        """Keep the index of the branch's tip, and end the git processes."""
+        try:
+            self._save_index()
+        finally:
+            self.reader.close()
 
     def _fresh_reader(self) -> None:
         """A new cat-file after a fetch: a running git may not look for packs that arrived after it started."""
         self.reader.close()
         self.reader = ObjectReader(self.repo)
 
-    def _write_root(self, snapshots: list[Snapshot], days: dict[str, str | list[Entry]]) -> str:
+    @contextlib.contextmanager
+    def _writer(self) -> Iterator[TreeWriter]:
         writer = TreeWriter(self.repo)  # started after the objects it names exist (mktree does not rescan packs)
         try:
-            return write_root(writer, snapshots, days)
+            yield writer
         finally:
             writer.close()
             if writer.dropped:
                 _warn_once(self.report.warnings, f"left out of the branch {len(writer.dropped)} entries git cannot "
                                                  f"write into a tree (first: {writer.dropped[0]!r}): no events; "
                                                  "only a hand-made tree holds such entries")
+
+    def _message(self, text: str) -> str:
+        return f"{text}\n\n{DELTA_MARK}" if self.delta else text
+
+    def _commit(self, index: Snapshot, parents: list[str], message: str) -> str:
+        """A commit of `parents` whose history holds the events of `index`: its tree is empty under `delta`
+        (it adds nothing), the whole index under `full`."""
+        with self._writer() as writer:
+            tree = write_root(writer, [self._merge_note()], {}) if self.delta else write_root(writer, [index],
+                                                                                              dict(index.days))
+        commit = self.repo.commit_tree(tree, parents, self._message(message))
+        self.indexes[commit] = index
+        return commit
+
+    def _merge_note(self) -> Snapshot:
+        """What a `delta` merge's tree holds: `events/README` saying why it holds no events (not an empty tree:
+        an events folder tells any release it is a continuity commit, and the empty tree is an object a
+        hand-made tree may name as a file, which a server then cannot send)."""
+        if self._note is None:
+            blob = self.repo.run("hash-object", "-w", "--stdin", input=MERGE_TEXT).decode().strip()
+            self._note = Snapshot(extra=[Entry("100644", MERGE_NOTE, blob)])
+        return self._note
+
+    def _commits(self, heads: list[str], bases: list[str]) -> list[str]:
+        """The commits of `heads` not in `bases`' history, newest first."""
+        return [line[0] for line in self.repo.rev_list(heads, bases)]
+
+    def _plan(self, base: Snapshot, commits: list[str], conflict: str, *, incoming: bool = True) -> Union:
+        """plan_commits with every changed day tree written."""
+        with self._writer() as writer:
+            return plan_commits(self.reader, base, commits, conflict, writer=writer, incoming=incoming)
+
+    # -- the index: every event of a commit's history, as one tree ------------------------------
+    def index_of(self, commit: str | None) -> Snapshot:
+        """The events of `commit`'s whole history (its own tree and its ancestors'), as one snapshot.
+
+        Kept at INDEX_REFS for the branch's tip (a commit naming the tip it indexes): a sync reads the
+        commits new since then. Built from the history when that index is missing or on another line.
+        """
+        if commit is None:
+            return Snapshot()
+        known = self.indexes.get(commit)
+        if known is not None:
+            return known
+        index = None
+        with contextlib.suppress(WriteFailed):  # a lost or damaged index is built again
+            saved, of = self._saved_index()
+            if saved is not None and of == commit:
+                index = read_snapshot(self.reader, saved)
+            elif saved is not None and of is not None and self.repo.is_ancestor(of, commit):
+                index = self._plan(read_snapshot(self.reader, saved), self._commits([commit], [of]),
+                                   HISTORY_CONFLICT, incoming=False).snapshot()
+        if index is None:
+            index = self._built_index(commit)
+        self.indexes[commit] = index
+        return index
+
+    def _saved_index(self) -> tuple[str | None, str | None]:
+        """(the index commit, the commit it indexes), or (None, None)."""
+        saved = self.repo.rev(self.index_ref)
+        if saved is None:
+            return None, None
+        kind, data = self.reader.read_bounded(saved, COMMIT_LIMIT)
+        words = data.partition(b"\n\n")[2].split() if kind == "commit" and data is not None else []
+        of = words[-1].decode("ascii", "replace") if words else ""
+        is_oid = len(of) == 2 * self.repo.oid_bytes and not of.strip("0123456789abcdef")
+        return (saved, of) if is_oid else (None, None)
+
+    def _built_index(self, commit: str) -> Snapshot:
+        """The index of `commit` read from its history.
+
+        A commit with no `delta` commit in its history wrote whole trees: its tree is the index. Otherwise
+        the own trees of every commit are united, except the history of such whole-tree commits (the
+        first release's history before a clone moved to `delta`), whose trees are read instead.
+        """
+        marked = self.repo.rev_list([commit], grep=DELTA_MARK, parents=True)
+        if not marked:
+            return read_snapshot(self.reader, commit)
+        delta = {line[0] for line in marked}
+        frontier = sorted({parent for line in marked for parent in line[1:]} - delta)
+        whole = [] if len(frontier) > FRONTIER_MAX else [
+            parent for parent in frontier if not self.repo.rev_list([parent], grep=DELTA_MARK, limit=1)]
+        self._say(len(marked), f"reading the history of branch {self.branch} ({len(marked):,} commits)")
+        return self._plan(Snapshot(), whole + self._commits([commit], whole), HISTORY_CONFLICT,
+                          incoming=False).snapshot()
+
+    def _save_index(self) -> None:
+        """Keep the tip's index for the next sync (a cache: failing to keep it costs that sync a rebuild)."""
+        index = self.indexes.get(self.tip) if self.tip is not None else None
+        if index is None:
+            return
+        with contextlib.suppress(WriteFailed, OSError):
+            if self._saved_index()[1] == self.tip:
+                return
+            with self._writer() as writer:
+                tree = write_root(writer, [index], dict(index.days))
+            commit = self.repo.commit_tree(tree, [], f"continuity: index of {self.tip}")
+            self.repo.try_run("update-ref", "-m", "continuity index", self.index_ref, commit)
 
     def _say(self, count: int, message: str) -> None:
         if self.progress is not None and count >= PROGRESS_FROM:
@@ -281,7 +404,10 @@ class Syncer:
             return 0
         if last is None or self.repo.rev(last) is None:
             return self.restore(self.tip)
-        union = plan_union(self.reader, read_snapshot(self.reader, last), read_snapshot(self.reader, self.tip))
+        # the own trees of the commits since: under `full` each holds the whole history, so what `last`'s
+        # tree held is left out (the store holds it); under `delta` they hold only what they add
+        union = plan_commits(self.reader, read_snapshot(self.reader, last), self._commits([self.tip], [last]),
+                             HISTORY_CONFLICT)
         return self._bring_in(union.incoming, [])
 
     def record(self) -> int:
@@ -289,12 +415,12 @@ class Syncer:
         marks = files.load_marks(self.store, self.ref, self.tip)
         if not marks:  # every day folder is listed below anyway; with marks, the first release's are long gone
             self._adopt_first_release_folders()
-        local = read_snapshot(self.reader, self.tip)
+        index = self.index_of(self.tip)
         # listed before the record step lists: everything up to it is on the branch afterwards
         self.recorded_through = health.newest_own(self.store, self.store.node())
 
         def on_branch(day: str) -> set[str]:
-            return set(day_entries(self.reader, local.days.get(day)))
+            return set(day_entries(self.reader, index.days.get(day)))
 
         missing, self.marks = files.unrecorded(self.store, on_branch, marks)
         count = sum(len(day_names) for day_names in missing.values())
@@ -302,15 +428,27 @@ class Syncer:
             return 0
         self._say(count, f"recording {count} local events on branch {self.branch}")
         shas = iter(self.repo.hash_files(files.check_local(self.store, missing)))
-        days: dict[str, str | list[Entry]] = dict(local.days)
-        for day, day_names in missing.items():
-            entries = day_entries(self.reader, local.days.get(day))
-            entries.update((name, Entry("100644", name, next(shas))) for name in day_names)
-            days[day] = list(entries.values())
-        tree = self._write_root([local], days)
+        added = {day: [Entry("100644", name, next(shas)) for name in day_names] for day, day_names in missing.items()}
+        with self._writer() as writer:
+            days = dict(index.days)
+            for day, entries in added.items():
+                merged = day_entries(self.reader, index.days.get(day))
+                merged.update((entry.name, entry) for entry in entries)
+                days[day] = writer.write(merged.values())
+            after = Snapshot(None, index.root, days, index.extra)
+            if self.delta:  # parts of RECORD_CHUNK events: a push's parent never holds more
+                trees = [write_root(writer, [], part) for part in _parts(added, RECORD_CHUNK)]
+            else:
+                trees = [write_root(writer, [after], dict(days))]
         node = self.store.node()
-        parents = [self.tip] if self.tip else []
-        self._move(self.repo.commit_tree(tree, parents, f"continuity: record {count} events from node {node}"))
+        commit = self.tip
+        for number, tree in enumerate(trees, 1):
+            part = f" (part {number} of {len(trees)})" if len(trees) > 1 else ""
+            commit = self.repo.commit_tree(tree, [commit] if commit else [],
+                                           self._message(f"continuity: record {count} events from node {node}{part}"))
+        assert commit is not None
+        self.indexes[commit] = after
+        self._move(commit)
         return count
 
     def _adopt_first_release_folders(self) -> None:
@@ -341,15 +479,12 @@ class Syncer:
             return target, unions
         assert target is not None
         self._fresh_reader()
-        base = read_snapshot(self.reader, target)
-        snapshots = [read_snapshot(self.reader, commit) for commit in others]
-        joined = plan_union_many(self.reader, base, snapshots)
-        tree = self._write_root([base, *snapshots], joined.days)
+        joined = self._plan(self.index_of(target), self._commits(others, [target]), NODES_CONFLICT)
         message = f"continuity: union with {len(others)} clones' refs on {self.shown} ({len(joined.incoming)} events)"
         unions.append(joined)
         # each node commit becomes a parent: the branch then holds each clone's pushed history, so an
         # offline transfer made from one of them fast-forwards later
-        return self.repo.commit_tree(tree, [target, *others], message), unions
+        return self._commit(joined.snapshot(), [target, *others], message), unions
 
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's
@@ -363,17 +498,23 @@ class Syncer:
             fresh[self.node] = own
         return fresh
 
-    def _readable(self, fresh: dict[str, str]) -> dict[str, str]:
+    def _readable(self, fresh: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in whose commits sync can read; one it refuses (a commit over the bound, a
         tree git cannot parse) is skipped with a warning naming it: one clone's broken ref must not stop the
         team's syncs (it is read again next time)."""
         if not fresh:
             return fresh
         self._fresh_reader()
+        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
+        with contextlib.suppress(WriteFailed):  # all at once first (one git process); else node by node
+            for new in self._commits(list(fresh.values()), known):
+                read_snapshot(self.reader, new)
+            return fresh
         readable = {}
         for node, commit in fresh.items():
-            try:
-                read_snapshot(self.reader, commit)
+            try:  # each commit new to this clone: under `delta` a node's history holds its events
+                for new in self._commits([commit], known):
+                    read_snapshot(self.reader, new)
             except WriteFailed as error:
                 _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
                                                  f"{str(error).removeprefix('sync failed: ')}")
@@ -395,13 +536,22 @@ class Syncer:
         self.refuse_foreign(remote_tip, f"on {self.shown}", tip)
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
-        local, remote = read_snapshot(self.reader, tip), read_snapshot(self.reader, remote_tip)
-        union = plan_union(self.reader, local, remote)
-        if not union.local_only and self.repo.is_ancestor(tip, remote_tip):
+        union = self._plan(self.index_of(tip), self._commits([remote_tip], [tip]), REMOTE_CONFLICT)
+        if self.repo.is_ancestor(tip, remote_tip):  # its history holds this one's: a fast-forward
+            self.indexes[remote_tip] = union.snapshot()
             return remote_tip, union
-        tree = self._write_root([local, remote], union.days)
+        if union.incoming:
+            union.local_only = self._local_only(tip, remote_tip)
         message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
-        return self.repo.commit_tree(tree, [tip, remote_tip], message), union
+        return self._commit(union.snapshot(), [tip, remote_tip], message), union
+
+    def _local_only(self, tip: str, remote_tip: str) -> list[tuple[str, Entry]]:
+        """The events of the branch's history that the remote's lacks (to count the forks they meet): those of
+        the commits since the two parted, less the merge base's own tree (the whole history, under `full`)."""
+        result = self.repo.try_run("merge-base", tip, remote_tip)
+        base = result.stdout.decode().strip() if result.returncode == 0 else None
+        return plan_commits(self.reader, read_snapshot(self.reader, base), self._commits([tip], [remote_tip]),
+                            HISTORY_CONFLICT).incoming
 
     def land(self, target: str | None, unions: list[Union]) -> int:
         """Bring the unions' remote events into the store, then move the branch to `target`; how many added."""
@@ -439,7 +589,7 @@ class Syncer:
             remote_tip, nodes = fetch_remote(self.repo, self.remote, self.branch, self.tracking, self.nodes,
                                              report.warnings)
             report.remote_commit = remote_tip
-            fresh = self._readable(self._fresh(nodes, seen, remote_tip))
+            fresh = self._readable(self._fresh(nodes, seen, remote_tip), remote_tip)
             target, unions = self.union_with(remote_tip, fresh)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)
@@ -485,7 +635,7 @@ class Syncer:
         if commit is None:
             return 0
         self._fresh_reader()
-        days = read_snapshot(self.reader, commit).days
+        days = self.index_of(commit).days
         added = 0
         batch: list[tuple[str, Entry]] = []
         for number, day in enumerate(sorted(days), 1):
@@ -625,3 +775,20 @@ def _catch_up(store: Store, report: SyncReport, progress: Progress | None = None
 def counting(progress: Progress, verb: str) -> Callable[[int, int | None], None]:
     """A read-model progress callback `(done, total)` told as sync's one-line news."""
     return lambda done, total: progress(f"{verb} {done:,}" + (f"/{total:,}" if total else "") + " events")
+
+
+def _parts(added: dict[str, list[Entry]], size: int) -> Iterator[dict[str, str | list[Entry]]]:
+    """Day -> entries, cut into parts of at most `size` entries (a day may span two parts)."""
+    part: dict[str, str | list[Entry]] = {}
+    held = 0
+    for day in sorted(added):
+        entries = added[day]
+        while entries:
+            taken, entries = entries[:size - held], entries[size - held:]
+            part[day] = taken
+            held += len(taken)
+            if held == size:
+                yield part
+                part, held = {}, 0
+    if part:
+        yield part

@@ -308,6 +308,20 @@ class Repo:
                 found[name] = sha
         return found
 
+    def rev_list(self, heads: Iterable[str], bases: Iterable[str] = (), *, grep: str | None = None,
+                 limit: int | None = None, parents: bool = False) -> list[list[str]]:
+        """The commits reachable from `heads` and not from `bases`, newest first, each as [commit, *parents]
+        when `parents` is asked, else [commit]; only those whose message holds `grep` (a fixed string)."""
+        args = ["rev-list", "--stdin"]
+        if grep is not None:
+            args += ["--fixed-strings", f"--grep={grep}"]
+        if limit is not None:
+            args.append(f"--max-count={limit}")
+        if parents:
+            args.append("--parents")
+        listed = "".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)
+        return [line.split() for line in self.run(*args, input=listed.encode()).decode().splitlines() if line]
+
     def merged_into(self, folder: str, commit: str) -> set[str]:
         """The refs directly under a folder whose commits `commit` already holds (is or descends from)."""
         listing = self.run("for-each-ref", "--format=%(refname)", f"--merged={commit}", f"{folder}/")

@@ -14,6 +14,7 @@ from continuity.sync.credentials import mask_url
 
 DEFAULT_BRANCH = "continuity"
 DEFAULT_REMOTE = "origin"
+LAYOUTS = ("delta", "full")  # what a commit's tree holds (sync/tree.py); the first is the default
 _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 
@@ -35,3 +36,10 @@ def remote_of(store: Store, override: str | None = None) -> str:
     if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
         raise UsageError(f"invalid remote {mask_url(str(name))!r}")
     return name
+
+
+def layout_of(store: Store) -> str:
+    """What the commits this clone writes hold: `sync_layout` in config.json when it is one of LAYOUTS, else
+    `delta` (tree.py)."""
+    value = store.config.get("sync_layout")
+    return value if isinstance(value, str) and value in LAYOUTS else LAYOUTS[0]

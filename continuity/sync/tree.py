@@ -6,11 +6,27 @@ The branch's tree mirrors the store's events folder:
       <YYYYMMDD>/                            one tree per UTC day, as in the store
         <stamp>-<node>-<hash12>.json         one blob per event, its bytes exactly as on disk
 
-Anything else (other root entries, odd names under `events/`) is carried through merges
-but never written into the store; an entry git refuses to write into a tree again (a name
-with a slash, a mode that does not match its object) is left out, with a warning. Only the
-day trees that differ between two commits are read, so comparing two histories costs what
-changed, not the size of the log.
+The events of a commit are those of its own tree and of every commit before it (the union
+along its history). Two layouts write that history (`sync_layout` in config.json):
+
+- `delta` (the default): each commit's tree holds only the events it adds (a merge's tree is
+  empty), so a push costs the server what it adds. A git server checks every push by walking
+  the trees of the refs it holds and of the pushed commit's parents: with whole trees that
+  walk is the size of the history, at every push.
+- `full` (the first releases' layout, for teams with clones on such a release): each commit's
+  tree holds every event of its history. Those releases read only the tip's tree.
+
+Reading never depends on the layout: what a commit range adds is the union of its commits'
+own trees (plan_commits), compared day tree by day tree with the events already known, so
+one clone on `full` and another on `delta` sync together. Each clone keeps the whole
+events tree of its branch's tip as a local index (`refs/continuity-index/<branch>`, never
+pushed): what recording compares against, and what restore lists.
+
+Anything else (other root entries, odd names under `events/`) is carried in the index but
+never written into the store; an entry git refuses to write into a tree again (a name with
+a slash, a mode that does not match its object) is left out, with a warning. Only the day
+trees that differ are read, so comparing two histories costs what changed, not the size of
+the log.
 """
 
 from __future__ import annotations
@@ -23,6 +39,10 @@ from events import names
 from events.errors import WriteFailed
 
 EVENTS = "events"
+#: A line of every commit message a `delta` writer makes: its tree holds only what it adds.
+DELTA_MARK = "Continuity-Layout: delta"
+#: What a `delta` merge's tree holds (events/README: why it holds no events); not carried into the index.
+MERGE_NOTE = "README"
 FILE_MODES = ("100644", "100755")
 #: The most a commit object on the branch may hold (ours are a few hundred bytes).
 COMMIT_LIMIT = 1 << 20
@@ -49,8 +69,12 @@ class Snapshot:
         self.extra = extra or []
 
 
-def read_snapshot(reader: ObjectReader, commit: str | None) -> Snapshot:
-    """The snapshot of a commit (an empty one for None)."""
+def read_snapshot(reader: ObjectReader, commit: str | None, read: set[str] | None = None) -> Snapshot:
+    """The snapshot of a commit (an empty one for None).
+
+    `read` collects the events trees seen: a commit whose events tree is among them gets no days
+    (a caller that unions many commits reads each tree once).
+    """
     if commit is None:
         return Snapshot()
     kind, data = reader.read_bounded(commit, COMMIT_LIMIT)
@@ -61,7 +85,9 @@ def read_snapshot(reader: ObjectReader, commit: str | None) -> Snapshot:
     days: dict[str, str] = {}
     extra: list[Entry] = []
     events = next((entry for entry in root if entry.name == EVENTS and entry.mode == TREE), None)
-    if events is not None:
+    if events is not None and (read is None or events.sha not in read):
+        if read is not None:
+            read.add(events.sha)
         for entry in reader.read_tree(events.sha):
             if entry.mode == TREE and is_day(entry.name):
                 days[entry.name] = entry.sha
@@ -92,59 +118,63 @@ class Union:
         self.days: dict[str, str | list[Entry]] = {}
         #: remote entries that are not event files and are not written into the store.
         self.skipped: list[str] = []
+        #: root entries and odd entries under events/ of the commits read (carried in the index).
+        self.root: dict[str, Entry] = {}
+        self.extra: dict[str, Entry] = {}
+
+    def snapshot(self) -> Snapshot:
+        """The union as a snapshot (every day's tree written)."""
+        days = {day: tree for day, tree in self.days.items() if isinstance(tree, str)}
+        assert len(days) == len(self.days), "day trees not written"
+        return Snapshot(None, list(self.root.values()), days, list(self.extra.values()))
 
 
-def plan_union(reader: ObjectReader, local: Snapshot, remote: Snapshot) -> Union:
-    """Compare two snapshots day by day; raise EventConflict on one name with two contents."""
-    union = Union()
-    for day in sorted(set(local.days) | set(remote.days)):
-        mine, theirs = local.days.get(day), remote.days.get(day)
-        if mine == theirs:
-            union.days[day] = mine  # type: ignore[assignment]  # equal, and at least one is set
-            continue
-        local_entries, remote_entries = day_entries(reader, mine), day_entries(reader, theirs)
-        _take(union, day, dict(local_entries), remote_entries, "has other bytes on the remote than here (same name, "
-              "other content): sync refused and changed nothing; run `continuity verify` on both clones")
-        union.local_only.extend((day, local_entries[name]) for name in local_entries.keys() - remote_entries.keys())
-        if mine is None or theirs is None:
-            union.days[day] = mine or theirs  # type: ignore[assignment]
-        else:
-            union.days[day] = list({**remote_entries, **local_entries}.values())
-    return union
+def plan_commits(reader: ObjectReader, base: Snapshot, commits: Iterable[str], conflict: str, *,
+                 writer: TreeWriter | None = None, incoming: bool = True) -> Union:
+    """The union of `base` (the events known, as one tree) with the own trees of `commits`.
 
-
-def plan_union_many(reader: ObjectReader, base: Snapshot, others: list[Snapshot]) -> Union:
-    """The union of a base snapshot with several others (clones' node refs), day by day.
-
-    `incoming` holds the events the base lacks, each once; one name with two contents, in
-    any two of the snapshots, raises EventConflict. A day tree equal to the base's, or seen
-    already in another snapshot, is not read again.
+    Day by day: a day tree equal to the base's, or read already, is not read again. `incoming`
+    lists the events the base lacks (each once), unless not asked (an index being built: a
+    whole history must not sit in memory). One name with two contents raises EventConflict
+    (`conflict` says where). With a `writer`, each changed day's tree is written as it is
+    merged, and `days` holds every day's tree id (the base's days included).
     """
     union = Union()
-    for day in sorted(set(base.days).union(*(snapshot.days for snapshot in others))):
+    trees: dict[str, set[str]] = {}
+    read: set[str] = set()
+    for commit in commits:
+        snapshot = read_snapshot(reader, commit, read)
+        for entry in snapshot.root:
+            if entry.name != EVENTS:
+                union.root.setdefault(entry.name, entry)
+        for entry in snapshot.extra:
+            if entry.name != MERGE_NOTE:
+                union.extra.setdefault(entry.name, entry)
+        for day, tree in snapshot.days.items():
+            if tree != base.days.get(day):
+                trees.setdefault(day, set()).add(tree)
+    union.root = {**union.root, **{entry.name: entry for entry in base.root if entry.name != EVENTS}}
+    union.extra = {**union.extra, **{entry.name: entry for entry in base.extra}}
+    union.days = dict(base.days)
+    for day in sorted(trees):
         mine = base.days.get(day)
-        theirs = sorted({snapshot.days[day] for snapshot in others if day in snapshot.days} - {mine})
-        if not theirs:
-            union.days[day] = mine  # type: ignore[assignment]  # some snapshot has the day, and not another tree
-            continue
         merged = day_entries(reader, mine)
         added = False
-        for tree in theirs:
-            added = _take(union, day, merged, day_entries(reader, tree), "has two contents on the remote (its branch "
-                          "and the clones' refs disagree: same name, other content): sync refused and changed "
-                          "nothing; run `continuity verify` on the clones") or added
-        if not added:  # the others' trees hold nothing new (a day tree may be empty: a hostile ref)
-            if mine is not None:
-                union.days[day] = mine
-        elif mine is None and len(theirs) == 1:
-            union.days[day] = theirs[0]
+        for tree in sorted(trees[day]):
+            added = _take(union, day, merged, day_entries(reader, tree), conflict, incoming) or added
+        if not added:  # the trees hold nothing new (an empty day tree: a hostile ref)
+            continue
+        if mine is None and len(trees[day]) == 1:
+            union.days[day] = next(iter(trees[day]))  # the one tree is the union: nothing to write
         else:
-            union.days[day] = list(merged.values())
+            union.days[day] = writer.write(merged.values()) if writer is not None else list(merged.values())
     return union
 
 
-def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, Entry], conflict: str) -> bool:
-    """Add a day tree's entries that `merged` lacks (events to `incoming`, others to `skipped`); True if any.
+def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, Entry], conflict: str,
+          incoming: bool = True) -> bool:
+    """Add a day tree's entries that `merged` lacks (events to `incoming` when asked, others to `skipped`);
+    True if any.
 
     An event name `merged` holds with other bytes raises EventConflict (`conflict` says where).
     """
@@ -155,7 +185,8 @@ def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, E
             merged[name] = entry
             added = True
             if is_event(day, entry):
-                union.incoming.append((day, entry))
+                if incoming:
+                    union.incoming.append((day, entry))
             else:
                 union.skipped.append(f"{EVENTS}/{day}/{name}")
         elif own.sha != entry.sha and is_event(day, entry):

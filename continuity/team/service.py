@@ -244,9 +244,11 @@ def _work(read: TeamRead | NoStoreRead, agent: str | None) -> dict[str, Any]:
 
 
 def degraded_reason(warnings: list[str]) -> str | None:
-    """Why a read is not whole (an unreadable event, projections that could not be read), or None."""
+    """Why a read is not whole (an unreadable event, a day folder that is a symlink, projections that could not
+    be read), or None."""
     for warning in warnings:
-        if warning.startswith("skipped ") or "unavailable" in warning or "nothing read" in warning:
+        if (warning.startswith("skipped ") or "unavailable" in warning or "nothing read" in warning
+                or "its events are not read" in warning):
             return warning
     return None
 

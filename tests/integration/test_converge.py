@@ -307,10 +307,16 @@ def converge(clones: Clones, plan: list[tuple[str, str, int, str]]) -> None:
         assert {k for k in rebuilt if rebuilt[k] != derived["a"][k]} == set(), clone
 
 
-def test_clones_using_every_feature_converge_on_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("layouts", ["delta delta delta", "delta full delta"])
+def test_clones_using_every_feature_converge_on_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         layouts: str) -> None:
     """Three clones with skewed clocks use every feature, with conflicting edits, and sync: after a final
-    round every clone holds the same events and the same derived files as a rebuild from scratch writes."""
+    round every clone holds the same events and the same derived files as a rebuild from scratch writes.
+    Clones writing the two branch layouts (`sync_layout`) sync together."""
     clones = Clones(World(tmp_path), monkeypatch)
+    for clone, layout in zip(CLONES, layouts.split(), strict=True):
+        config = clones.roots[clone] / ".agent/runtime-continuity/config.json"
+        config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
     converge(clones, EVERY_FEATURE)
     used = {code for _, code in clones.codes}
     assert 0 in used and 70 not in used

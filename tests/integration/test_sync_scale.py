@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -21,6 +22,7 @@ from continuity.sync import engine, health
 from continuity.sync.objects import TreeWriter
 from events.worklog import WorkLogged
 from tests.gitserver import serving
+from tests.helpers import branch_event_paths
 from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
     STORE,
     _git_identity,
@@ -83,21 +85,18 @@ def sync_all_at_once(clones: list[Path], bound: float) -> list[tuple[int, float,
     return results
 
 
-def _event_paths(bare: Path, ref: str) -> set[str]:
-    listing = git(bare, "ls-tree", "-r", "--name-only", ref)
-    return {line for line in listing.splitlines() if line.startswith("events/") and line.endswith(".json")}
 
 
 def remote_event_count(bare: Path) -> int:
     """How many distinct event files the remote holds: on its continuity branch and the clones' node refs."""
     refs = git(bare, "for-each-ref", "--format=%(refname)", "refs/heads/continuity",
                "refs/continuity/continuity/nodes/").split()
-    return len(set().union(*(_event_paths(bare, ref) for ref in refs)))
+    return len(set().union(*(branch_event_paths(bare, ref) for ref in refs)))
 
 
 def branch_event_count(bare: Path) -> int:
     """How many event files the remote's shared continuity branch holds."""
-    return len(_event_paths(bare, "continuity"))
+    return len(branch_event_paths(bare, "continuity"))
 
 
 def set_config(root: Path, **values: Any) -> None:
@@ -255,10 +254,15 @@ def write_history(root: Path, days: int, per_day: int) -> None:
     (Path(store.local_dir) / "head").unlink(missing_ok=True)
 
 
-def test_record_rewrites_only_the_changed_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After a long history is on the branch, a new event costs one day tree, the events tree and the root."""
+@pytest.mark.parametrize("layout", ["delta", "full"])
+def test_record_rewrites_only_the_changed_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str) -> None:
+    """After a long history is on the branch, a new event costs one day tree, the events tree and the root, of
+    the index (the whole events tree of the branch, kept here); the pushed commit holds that one event under
+    `delta`, and is the index under `full`."""
     team = Team(tmp_path, 1, 0)
     root = team.clones[0]
+    config = root / STORE / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
     write_history(root, 5, 40)
     assert cli("sync", "--root", str(root))[0] == 0
     written: list[int] = []
@@ -273,7 +277,13 @@ def test_record_rewrites_only_the_changed_day(tmp_path: Path, monkeypatch: pytes
     Store(root).open_log().append(WorkLogged(project="demo", message="new"))
     code, report = cli("sync", "--root", str(root))
     assert code == 0 and report["added_local"] == 1
-    assert written == [1, 6, 1]  # today's folder (one event), events/ (six days), the root
+    if layout == "delta":  # the index's day; the commit's day, events/ and root; the index's events/ and root
+        assert written == [1, 1, 1, 1, 6, 1]
+        listing = git(team.bare, "ls-tree", "-r", "--name-only", "continuity").split()
+        assert len(listing) == 1 and listing[0].startswith("events/")
+    else:  # today's folder (one event), events/ (six days), the root; the same trees again for the index
+        assert written == [1, 6, 1, 6, 1]
+        assert len(git(team.bare, "ls-tree", "-r", "--name-only", "continuity").split()) == 201
 
 
 def test_clone_store_streams_a_long_history_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

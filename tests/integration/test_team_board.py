@@ -159,6 +159,21 @@ def test_briefing_on_a_cold_store_and_a_degraded_read(project: Path, capsys: Cap
     assert data["pending_reviews"]["degraded"] is None
 
 
+def test_briefing_with_a_day_folder_that_is_a_symlink_is_degraded(project: Path, capsys: Capture,
+                                                                   tmp_path: Path) -> None:
+    """A day folder of the log that is a symlink is never read: the core sections are marked degraded, naming
+    it (seed 000: an unreadable core section is marked degraded, not silently empty), and exit 0."""
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build")
+    day = all_event_files(project)[-1].parent
+    moved = tmp_path / "moved-day"
+    day.rename(moved)
+    day.symlink_to(moved)
+    code, out, err = run(capsys, "briefing", "core", "--json")
+    data = json.loads(out)
+    assert code == 0 and "is a symlink" in err
+    assert all(f"events/{day.name} is a symlink" in data[name]["degraded"] for name in ("presence", "board"))
+
+
 @pytest.mark.parametrize("where", ["no store", "store a symlink", "broken config"])
 def test_briefing_never_blocks_a_session_start(tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch,
                                                where: str) -> None:

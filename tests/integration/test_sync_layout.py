@@ -1,0 +1,155 @@
+"""The branch's two layouts (`sync_layout`): what a pushed commit holds, the local index, moving between them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from continuity.sync import engine
+from continuity.sync.tree import DELTA_MARK
+from tests.helpers import branch_event_paths
+from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
+    STORE,
+    World,
+    _git_identity,
+    append,
+    cli,
+    event_names,
+    git,
+)
+
+INDEX = "refs/continuity-index/continuity"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    """A bare remote, clone `a` (which pushed the code) and clone `b`, both with a store."""
+    return World(tmp_path)
+
+
+def set_layout(root: Path, layout: object) -> None:
+    config = root / STORE / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
+
+
+def synced(root: Path) -> dict[str, object]:
+    code, report = cli("sync", "--root", str(root))
+    assert code == 0, report
+    assert isinstance(report, dict)
+    return report
+
+
+def tree_paths(repository: Path, commit: str) -> list[str]:
+    """The files of one commit's own tree."""
+    return git(repository, "ls-tree", "-r", "--name-only", commit).split()
+
+
+def on_branch(repository: Path) -> list[str]:
+    """The event names the remote's branch holds along its whole history."""
+    return sorted(path.rpartition("/")[2] for path in branch_event_paths(repository, "continuity"))
+
+
+def test_a_push_carries_and_makes_the_server_walk_what_it_adds(world: World) -> None:
+    """After 300 events are on the branch, a sync of 3 more pushes a commit whose tree, and whose parents'
+    trees, hold those few events: what a git server walks to check a push (the trees of its refs and of the
+    pushed commit's parents) stays the size of the change, not of the history."""
+    append(world.a, *(f"old {i}" for i in range(300)))
+    synced(world.a)
+    append(world.b, "b")
+    synced(world.b)
+    append(world.a, "new 1", "new 2", "new 3")
+    report = synced(world.a)
+    assert report["added_local"] == 3 and report["added_remote"] == 1
+    tip = git(world.remote, "rev-parse", "continuity").strip()
+    parents = git(world.remote, "rev-list", "--parents", "-1", tip).split()[1:]
+    assert len(parents) == 2  # a merge with b's push
+    assert tree_paths(world.remote, tip) == ["events/README"]  # a merge adds no events
+    sizes = sorted(len(tree_paths(world.remote, parent)) for parent in parents)
+    assert sizes == [1, 3]  # b's one event; a's three
+    added = git(world.remote, "rev-list", "--objects", tip, "--not", *parents).split("\n")
+    assert len([line for line in added if line.endswith(".json")]) == 0
+    assert DELTA_MARK in git(world.remote, "log", "-1", "--format=%B", tip)
+    assert on_branch(world.remote) == event_names(world.a) == sorted(event_names(world.b) + [
+        name for name in event_names(world.a) if name not in event_names(world.b)])
+    assert len(on_branch(world.remote)) == 304
+    synced(world.b)
+    assert event_names(world.b) == event_names(world.a)
+    assert git(world.remote, "for-each-ref", "refs/continuity-index").strip() == ""  # never pushed
+
+
+def test_a_big_record_is_cut_into_parts(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recording more than RECORD_CHUNK events makes several commits, none holding more: no later push has a
+    parent the server must walk whole. A fresh clone still gets every event."""
+    monkeypatch.setattr(engine, "RECORD_CHUNK", 7)
+    append(world.a, *(f"e {i}" for i in range(20)))
+    assert synced(world.a)["added_local"] == 20
+    commits = git(world.remote, "rev-list", "continuity").split()
+    assert sorted(len(tree_paths(world.remote, commit)) for commit in commits) == [6, 7, 7]
+    assert "(part 3 of 3)" in git(world.remote, "log", "-1", "--format=%s", "continuity")
+    fresh = world.clone("fresh", init=False)
+    assert cli("clone-store", "origin", "--root", str(fresh))[0] == 0
+    assert event_names(fresh) == event_names(world.a) and len(event_names(fresh)) == 20
+
+
+@pytest.mark.parametrize("damage", ["deleted", "another line", "not a commit", "names no commit"])
+def test_a_lost_or_damaged_index_is_built_again_from_the_history(world: World, damage: str) -> None:
+    """The index (the whole events tree of the branch, kept in this clone only) is a cache: deleted, moved to a
+    commit of another history, pointed at a tree, or naming no commit, the next sync builds it from the
+    history, records only the new event and loses none."""
+    append(world.a, "one", "two")
+    synced(world.a)
+    append(world.b, "three")
+    synced(world.b)
+    synced(world.a)
+    assert git(world.a, "rev-parse", "--verify", "--quiet", INDEX).strip()
+    if damage == "deleted":
+        git(world.a, "update-ref", "-d", INDEX)
+    elif damage == "another line":
+        git(world.a, "update-ref", INDEX, git(world.a, "rev-parse", "main").strip())
+    elif damage == "not a commit":
+        git(world.a, "update-ref", INDEX, git(world.a, "rev-parse", "main^{tree}").strip())
+    else:
+        tree = git(world.a, "rev-parse", "main^{tree}").strip()
+        git(world.a, "update-ref", INDEX, git(world.a, "commit-tree", tree, "-m", "continuity: index of 1234").strip())
+    append(world.a, "four")
+    report = synced(world.a)
+    assert report["added_local"] == 1
+    assert tree_paths(world.remote, "continuity") and len(tree_paths(world.remote, "continuity")) == 1
+    assert len(on_branch(world.remote)) == 4
+    index = git(world.a, "rev-parse", INDEX).strip()
+    assert git(world.a, "log", "-1", "--format=%s", index).strip() == (
+        f"continuity: index of {git(world.a, 'rev-parse', 'continuity').strip()}")
+    assert len(tree_paths(world.a, index)) == 4  # the four events (no merge note)
+
+
+def test_a_full_history_moved_to_delta_keeps_every_event(world: World) -> None:
+    """A branch written whole-tree (`full`, the first releases' layout) for a while, then by a `delta` clone:
+    every clone, and a fresh clone-store, ends with every event; the `full` clone's commits keep holding the
+    whole history, the `delta` clone's only what they add."""
+    set_layout(world.a, "full")
+    for round_number in range(3):
+        append(world.a, f"full {round_number}")
+        synced(world.a)
+    synced(world.b)  # b (delta) adopts a full history: its index is the tip's tree
+    append(world.b, "delta 1", "delta 2")
+    synced(world.b)
+    assert len(tree_paths(world.remote, "continuity")) == 2
+    append(world.a, "full again")
+    synced(world.a)
+    assert len(tree_paths(world.remote, "continuity")) == 6  # a full commit: the whole history
+    synced(world.b)
+    fresh = world.clone("fresh", init=False)
+    assert cli("clone-store", "origin", "--root", str(fresh))[0] == 0
+    assert event_names(fresh) == event_names(world.a) == event_names(world.b)
+    assert len(event_names(fresh)) == 6 and on_branch(world.remote) == event_names(fresh)
+
+
+@pytest.mark.parametrize("value", [5, "FULL", "../full", None, ["full"], "delta"])
+def test_a_layout_setting_sync_does_not_know_is_delta(world: World, value: object) -> None:
+    """`sync_layout` is `delta` or `full`; any other value (a number, another spelling, a list) is `delta`."""
+    set_layout(world.a, value)
+    append(world.a, "one")
+    synced(world.a)
+    assert DELTA_MARK in git(world.remote, "log", "-1", "--format=%B", "continuity")
