@@ -2,8 +2,9 @@
 
     python3 benchmarks/layout_push.py [--events 1000000]
 
-Today every sync commit's tree holds the whole events folder ("full"); the alternative holds
-only the events the commit adds ("delta", the history being the union along the commits).
+Under `sync_layout: full` every sync commit's tree holds the whole events folder; under
+`delta` (the default) it holds only the events the commit adds (the history being the union
+along the commits). This script measures the two with plain git, apart from continuity.
 Both histories are built with `git fast-import` in a temp folder and pushed to a bare
 repository; then three pushes of 10 new events each are timed. A push's cost on the server
 is mostly `receive-pack`'s connectivity check, which walks the tree of the pushed commit's

@@ -110,25 +110,39 @@ def _record(store: Store, repo: Repo, branch: str) -> str | None:
 
 
 def check_tracked(repo: Repo, tip: str) -> int:
-    """Refuse the first file on the branch that is not a regular UTF-8 file free of secret-like material, or is
-    bigger than any event can be (read no further: a teammate's huge file must not fill this clone's memory)."""
+    """Refuse the first file in the branch's history (the bundle carries all of it: under `delta` the tip's tree
+    holds only what its commit adds) that is not a regular UTF-8 file free of secret-like material, or is bigger
+    than any event can be (read no further: a teammate's huge file must not fill this clone's memory); the
+    number of event files in that history.
+
+    Every file each commit adds or changes, from git's raw log (merges against each parent), each blob once.
+    """
     from continuity.sync.objects import ObjectReader
+    from continuity.sync.tree import EVENTS, is_day
+    from events import names
     from events.durable import READ_LIMIT
     from events.guard import find_secret
 
-    listing = repo.run("ls-tree", "-r", "-z", "--full-tree", tip)
+    listing = repo.run("log", "--format=", "--raw", "-r", "-z", "--no-abbrev", "--no-renames", "--root", "-m",
+                       "--diff-filter=AMT", tip)
+    fields = listing.split(b"\0")
     reader = ObjectReader(repo)
-    count = 0
+    checked: set[tuple[str, str]] = set()
+    events: set[str] = set()
     try:
-        for record in listing.split(b"\0"):
-            if not record:
+        for meta, raw_path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.decode(errors="replace").lstrip("\n:").split(" ")
+            if len(parts) != 5:
                 continue
-            meta, _, raw_path = record.partition(b"\t")
-            mode, kind, sha = meta.decode().split(" ")
-            path = raw_path.decode(errors="replace")
-            if kind != "blob" or mode != "100644":
+            mode, sha, path = parts[1], parts[3], raw_path.decode(errors="replace")
+            if (sha, path) in checked:
+                continue
+            checked.add((sha, path))
+            if mode != "100644":
                 raise _refuse("export", f"unsupported file in tracked context (mode {mode}): {path}")
-            _, data = reader.read_bounded(sha, READ_LIMIT)
+            kind, data = reader.read_bounded(sha, READ_LIMIT)
+            if kind != "blob":
+                raise _refuse("export", f"unsupported file in tracked context ({kind}): {path}")
             if data is None:
                 raise _refuse("export", f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
                               f"{path}")
@@ -138,10 +152,13 @@ def check_tracked(repo: Repo, tip: str) -> int:
                 raise _refuse("export", f"tracked context file is not UTF-8 text: {path}") from None
             if find_secret(text) is not None:
                 raise _refuse("export", f"refused secret-like material in tracked file: {path}")
-            count += 1
+            folder, _, rest = path.partition("/")
+            day, _, name = rest.partition("/")
+            if folder == EVENTS and is_day(day) and names.parse_name(name) is not None:
+                events.add(path)
     finally:
         reader.close()
-    return count
+    return len(events)
 
 
 def _cursor(store: Store) -> dict[str, Any] | None:

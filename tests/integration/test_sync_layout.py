@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from continuity.sync import engine
 from continuity.sync.tree import DELTA_MARK
-from tests.helpers import branch_event_paths
+from tests.helpers import all_event_files, branch_event_paths
 from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
     STORE,
     World,
@@ -153,3 +154,37 @@ def test_a_layout_setting_sync_does_not_know_is_delta(world: World, value: objec
     append(world.a, "one")
     synced(world.a)
     assert DELTA_MARK in git(world.remote, "log", "-1", "--format=%B", "continuity")
+
+
+def plant_secret(root: Path) -> None:
+    """An event file whose bytes carry a token and match its name (the guard refuses such text at append)."""
+    first = all_event_files(root)[0]
+    raw = json.loads(first.read_bytes())
+    raw["message"] = "leaked ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    data = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    name = first.name[:-len("0123456789ab.json")] + hashlib.sha256(data).hexdigest()[:12] + ".json"
+    (first.parent / name).write_bytes(data)
+
+
+@pytest.mark.parametrize("layout", ["delta", "full"])
+def test_export_checks_every_file_of_the_history_and_counts_its_events(tmp_path: Path, layout: str) -> None:
+    """`work export` bundles the branch's whole history: a secret-like file recorded in an earlier commit is
+    refused though the tip's own tree no longer shows it, and the manifest counts every event of the history
+    (not the tip's own tree, which under `delta` is one commit's events or a merge's note)."""
+    world = World(tmp_path)
+    set_layout(world.a, layout)
+    append(world.a, *(f"e{i}" for i in range(10)))
+    synced(world.a)
+    append(world.b, "b")
+    synced(world.b)
+    append(world.a, "a")
+    synced(world.a)  # a merge
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(world.a))
+    assert code == 0, out
+    assert out["manifest"]["events"] == len(event_names(world.a)) == 12
+    plant_secret(world.a)
+    synced(world.a)
+    append(world.a, "later 1", "later 2")
+    synced(world.a)
+    code, out = cli("work", "export", "--out", str(tmp_path / "t2"), "--root", str(world.a))
+    assert code != 0 and "secret-like" in out["message"] and not (tmp_path / "t2").exists()
