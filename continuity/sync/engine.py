@@ -55,6 +55,8 @@ from continuity.sync.settings import branch_of, layout_of, remote_of
 from continuity.sync.tree import (
     COMMIT_LIMIT,
     DELTA_MARK,
+    EVENTS,
+    FULL_MARK,
     MERGE_NOTE,
     Snapshot,
     Union,
@@ -244,7 +246,7 @@ class Syncer:
                                                  "only a hand-made tree holds such entries")
 
     def _message(self, text: str) -> str:
-        return f"{text}\n\n{DELTA_MARK}" if self.delta else text
+        return f"{text}\n\n{DELTA_MARK if self.delta else FULL_MARK}"
 
     def _commit(self, index: Snapshot, parents: list[str], message: str) -> str:
         """A commit of `parents` whose history holds the events of `index`: its tree is empty under `delta`
@@ -318,15 +320,37 @@ class Syncer:
         first release's history before a clone moved to `delta`), whose trees are read instead.
         """
         marked = self.repo.rev_list([commit], grep=DELTA_MARK, parents=True)
-        if not marked:
+        if not marked and self._keeps_every_event(commit):
             return read_snapshot(self.reader, commit)
         delta = {line[0] for line in marked}
         frontier = sorted({parent for line in marked for parent in line[1:]} - delta)
         whole = [] if len(frontier) > FRONTIER_MAX else [
-            parent for parent in frontier if not self.repo.rev_list([parent], grep=DELTA_MARK, limit=1)]
+            parent for parent in frontier
+            if not self.repo.rev_list([parent], grep=DELTA_MARK, limit=1) and self._keeps_every_event(parent)]
         self._say(len(marked), f"reading the history of branch {self.branch} ({len(marked):,} commits)")
         return self._plan(Snapshot(), whole + self._commits([commit], whole), HISTORY_CONFLICT,
                           incoming=False).snapshot()
+
+    def _keeps_every_event(self, commit: str) -> bool:
+        """True when no commit of `commit`'s history drops an event file its parent had: with no `delta` commit
+        in it either, its tree then holds every event of its history (a hand-made commit may drop some)."""
+        result = self.repo.try_run("log", "-m", "-1", "--format=%H", "--diff-filter=D", commit, "--", f"{EVENTS}/")
+        return result.returncode == 0 and not result.stdout.strip()  # git failing: the trees are read one by one
+
+    def _warn_first_release(self, heads: list[str], bases: list[str]) -> None:
+        """Warn, under `delta`, when commits an earlier release wrote (no `Continuity-Layout` line) come in: such
+        a release reads only the tip's tree, so its clone misses the events of `delta` commits."""
+        if not self.delta:
+            return
+        listed = self.repo.try_run("log", "--format=%x01%s%x02%B", *heads, "--not", *bases).stdout
+        old = [record for record in listed.decode(errors="replace").split("\x01")[1:]
+               if record.startswith("continuity: ") and "Continuity-Layout:" not in record.partition("\x02")[2]]
+        if old:
+            _warn_once(self.report.warnings, f"{len(old)} commits written by an earlier release of continuity came "
+                                             f"from {self.shown}: such a release reads only the branch tip's tree "
+                                             "and misses the events of this release's commits; upgrade its clones, "
+                                             "or set sync_layout to \"full\" on every clone until then "
+                                             "(docs/sync.md)")
 
     def _save_index(self) -> None:
         """Keep the tip's index for the next sync (a cache: failing to keep it costs that sync a rebuild)."""
@@ -408,7 +432,10 @@ class Syncer:
         # tree held is left out (the store holds it); under `delta` they hold only what they add
         union = plan_commits(self.reader, read_snapshot(self.reader, last), self._commits([self.tip], [last]),
                              HISTORY_CONFLICT)
-        return self._bring_in(union.incoming, [])
+        # a whole-tree commit since (a `full` teammate's) lists events the store holds: not staged again
+        lacking = [(day, entry) for day, entry in union.incoming
+                   if not os.path.lexists(os.path.join(self.store.events_dir, day, entry.name))]
+        return self._bring_in(lacking, [])
 
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""
@@ -480,6 +507,7 @@ class Syncer:
         assert target is not None
         self._fresh_reader()
         joined = self._plan(self.index_of(target), self._commits(others, [target]), NODES_CONFLICT)
+        self._warn_first_release(others, [target])
         message = f"continuity: union with {len(others)} clones' refs on {self.shown} ({len(joined.incoming)} events)"
         unions.append(joined)
         # each node commit becomes a parent: the branch then holds each clone's pushed history, so an
@@ -537,6 +565,7 @@ class Syncer:
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
         union = self._plan(self.index_of(tip), self._commits([remote_tip], [tip]), REMOTE_CONFLICT)
+        self._warn_first_release([remote_tip], [tip])
         if self.repo.is_ancestor(tip, remote_tip):  # its history holds this one's: a fast-forward
             self.indexes[remote_tip] = union.snapshot()
             return remote_tip, union
@@ -546,12 +575,11 @@ class Syncer:
         return self._commit(union.snapshot(), [tip, remote_tip], message), union
 
     def _local_only(self, tip: str, remote_tip: str) -> list[tuple[str, Entry]]:
-        """The events of the branch's history that the remote's lacks (to count the forks they meet): those of
-        the commits since the two parted, less the merge base's own tree (the whole history, under `full`)."""
-        result = self.repo.try_run("merge-base", tip, remote_tip)
-        base = result.stdout.decode().strip() if result.returncode == 0 else None
-        return plan_commits(self.reader, read_snapshot(self.reader, base), self._commits([tip], [remote_tip]),
-                            HISTORY_CONFLICT).incoming
+        """The events the branch's history adds to the remote's (to count the forks they meet), as far as the
+        `delta` commits since the two parted say (each holds what it adds); a whole-tree commit among them is
+        left out (it holds the whole history: reading it costs what the history costs, for a count)."""
+        commits = [line[0] for line in self.repo.rev_list([tip], [remote_tip], grep=DELTA_MARK)]
+        return plan_commits(self.reader, Snapshot(), commits, HISTORY_CONFLICT).incoming
 
     def land(self, target: str | None, unions: list[Union]) -> int:
         """Bring the unions' remote events into the store, then move the branch to `target`; how many added."""
@@ -783,8 +811,10 @@ def _parts(added: dict[str, list[Entry]], size: int) -> Iterator[dict[str, str |
     held = 0
     for day in sorted(added):
         entries = added[day]
-        while entries:
-            taken, entries = entries[:size - held], entries[size - held:]
+        offset = 0
+        while offset < len(entries):
+            taken = entries[offset:offset + size - held]
+            offset += len(taken)
             part[day] = taken
             held += len(taken)
             if held == size:

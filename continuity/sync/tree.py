@@ -41,6 +41,8 @@ from events.errors import WriteFailed
 EVENTS = "events"
 #: A line of every commit message a `delta` writer makes: its tree holds only what it adds.
 DELTA_MARK = "Continuity-Layout: delta"
+#: The same line of a commit a `full` writer of this release makes (its tree holds the whole history).
+FULL_MARK = "Continuity-Layout: full"
 #: What a `delta` merge's tree holds (events/README: why it holds no events); not carried into the index.
 MERGE_NOTE = "README"
 FILE_MODES = ("100644", "100755")

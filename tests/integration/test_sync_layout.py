@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from continuity.core.store import Store
 from continuity.sync import engine
-from continuity.sync.tree import DELTA_MARK
+from continuity.sync.tree import DELTA_MARK, FULL_MARK
 from tests.helpers import all_event_files, branch_event_paths
 from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
     STORE,
@@ -188,3 +189,91 @@ def test_export_checks_every_file_of_the_history_and_counts_its_events(tmp_path:
     synced(world.a)
     code, out = cli("work", "export", "--out", str(tmp_path / "t2"), "--root", str(world.a))
     assert code != 0 and "secret-like" in out["message"] and not (tmp_path / "t2").exists()
+
+
+def hand_commit(world: World, events: list[Path], parents: list[str], message: str) -> str:
+    """A commit made by hand in the remote: a tree of these event files only."""
+    import os
+    import subprocess
+
+    scratch = world.tmp / "scratch-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(scratch)}
+    subprocess.run(["git", "-C", str(world.remote), "read-tree", "--empty"], env=env, check=True)
+    for path in events:
+        blob = git(world.remote, "hash-object", "-w", str(path)).strip()
+        subprocess.run(["git", "-C", str(world.remote), "update-index", "--add", "--cacheinfo",
+                        f"100644,{blob},events/{path.parent.name}/{path.name}"], env=env, check=True)
+    tree = subprocess.run(["git", "-C", str(world.remote), "write-tree"], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    return git(world.remote, "commit-tree", tree, *(f"-p{parent}" for parent in parents), "-m", message).strip()
+
+
+def test_an_index_built_from_history_holds_what_a_commit_made_by_hand_dropped(world: World) -> None:
+    """Two commits made by hand without the layout line, the second dropping the first's event: the tip's tree
+    does not hold every event of the history, so the shortcut (a history never written `delta` is indexed by
+    its tip's tree) is not taken, and a fresh clone-store gets what a syncing clone got."""
+    append(world.b, "x", "y")
+    x, y = sorted(all_event_files(world.b))[-2:]
+    first = hand_commit(world, [x], [], "by hand: x")
+    second = hand_commit(world, [y], [first], "by hand: y only")
+    git(world.remote, "update-ref", "refs/heads/continuity", second)
+    append(world.a, "z")
+    synced(world.a)
+    assert {x.name, y.name} <= set(event_names(world.a))
+    fresh = world.clone("fresh", init=False)
+    assert cli("clone-store", "origin", "--root", str(fresh))[0] == 0
+    assert event_names(fresh) == event_names(world.a)
+
+
+def test_commits_of_an_earlier_release_on_a_delta_branch_are_named_in_a_warning(world: World) -> None:
+    """An earlier release writes whole trees without the layout line and reads only the tip's tree: a `delta`
+    clone says so when such commits come in (once), and takes their events; a `full` clone of this release,
+    whose commits carry the line, is no cause."""
+    append(world.a, "a1")
+    synced(world.a)
+    append(world.b, "b1")
+    report = synced(world.b)
+    assert not [w for w in report["warnings"] if "earlier release" in w]
+    append(world.b, "b2")
+    tip = git(world.remote, "rev-parse", "continuity").strip()
+    old = hand_commit(world, sorted(all_event_files(world.b)), [tip], "continuity: record 1 events from node 0ld0ld00")
+    git(world.remote, "update-ref", "refs/heads/continuity", old)
+    report = synced(world.a)
+    assert [w for w in report["warnings"] if "earlier release" in w and 'sync_layout to "full"' in w]
+    assert set(event_names(world.b)) <= set(event_names(world.a))
+    set_layout(world.b, "full")
+    append(world.b, "b3")
+    synced(world.b)
+    node_ref = f"refs/continuity/continuity/nodes/{Store(world.b).node()}"
+    assert FULL_MARK in git(world.remote, "log", "-1", "--format=%B", node_ref)
+    append(world.a, "a2")
+    report = synced(world.a)
+    assert not [w for w in report["warnings"] if "earlier release" in w]
+
+
+def test_adopt_after_a_whole_tree_commit_stages_only_what_the_store_lacks(world: World,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second worktree's store takes in what the shared branch gained; when a `full` teammate's whole-tree
+    commit is among it, the events its store holds are not staged again (the change, not the history)."""
+    from continuity.sync import files
+
+    worktree = world.tmp / "wt"
+    git(world.a, "worktree", "add", "-q", "--detach", str(worktree))
+    assert cli("init", "--project", "demo", "--root", str(worktree))[0] == 0
+    append(world.a, *(f"old {i}" for i in range(200)))
+    synced(world.a)
+    append(world.a, "one more")
+    synced(world.a)  # the branch's tip holds one event: what the worktree's store last saw
+    synced(worktree)
+    set_layout(world.b, "full")
+    synced(world.b)
+    append(world.b, "from b")
+    synced(world.b)
+    synced(world.a)
+    staged: list[int] = []
+    real = files.stage
+    monkeypatch.setattr(files, "stage", lambda store, reader, incoming, progress=None: (
+        staged.append(len(incoming)), real(store, reader, incoming, progress))[1])
+    report = synced(worktree)
+    assert report["added_branch"] == 1 and event_names(worktree) == event_names(world.a)
+    assert staged[0] == 1
