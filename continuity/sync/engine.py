@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import random
 import time
@@ -76,6 +77,7 @@ BACKOFF_CAP = 8.0
 RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
 PROGRESS_FROM = 1000  # events; smaller transfers are quiet
 RECORD_CHUNK = 10_000  # events per commit when `delta` records many: what one push's parent makes the server walk
+INDEX_CHUNK = 4096  # commits united at a time when an index is built from the history
 FRONTIER_MAX = 64  # whole-tree commits checked for a shortcut when an index is built from history
 INDEX_REFS = "refs/continuity-index"  # this clone's index of each branch (never pushed)
 REMOTE_CONFLICT = ("has other bytes on the remote than here (same name, other content): sync refused and changed "
@@ -315,21 +317,30 @@ class Syncer:
     def _built_index(self, commit: str) -> Snapshot:
         """The index of `commit` read from its history.
 
-        A commit with no `delta` commit in its history wrote whole trees: its tree is the index. Otherwise
-        the own trees of every commit are united, except the history of such whole-tree commits (the
-        first release's history before a clone moved to `delta`), whose trees are read instead.
+        A history with no `delta` commit, none of whose commits drops an event file, was written whole: its
+        tip's tree is the index. Otherwise the own trees of every commit are united, INDEX_CHUNK commits at a
+        time (memory stays that of one chunk and one day), except the history of whole-tree commits below
+        the `delta` ones (a first release's history before a clone moved to `delta`), whose trees are read
+        instead.
         """
-        marked = self.repo.rev_list([commit], grep=DELTA_MARK, parents=True)
-        if not marked and self._keeps_every_event(commit):
+        if not self.repo.rev_list([commit], grep=DELTA_MARK, limit=1) and self._keeps_every_event(commit):
             return read_snapshot(self.reader, commit)
-        delta = {line[0] for line in marked}
-        frontier = sorted({parent for line in marked for parent in line[1:]} - delta)
-        whole = [] if len(frontier) > FRONTIER_MAX else [
-            parent for parent in frontier
-            if not self.repo.rev_list([parent], grep=DELTA_MARK, limit=1) and self._keeps_every_event(parent)]
-        self._say(len(marked), f"reading the history of branch {self.branch} ({len(marked):,} commits)")
-        return self._plan(Snapshot(), whole + self._commits([commit], whole), HISTORY_CONFLICT,
-                          incoming=False).snapshot()
+        whole: list[str] = []
+        if self.repo.rev_list([commit], grep=DELTA_MARK, invert=True, limit=1):  # layouts mixed
+            marked = self.repo.rev_list([commit], grep=DELTA_MARK, parents=True)
+            delta = {line[0] for line in marked}
+            frontier = sorted({parent for line in marked for parent in line[1:]} - delta)
+            whole = [] if len(frontier) > FRONTIER_MAX else [
+                parent for parent in frontier
+                if not self.repo.rev_list([parent], grep=DELTA_MARK, limit=1) and self._keeps_every_event(parent)]
+        index = Snapshot()
+        done = 0
+        commits = itertools.chain(whole, self.repo.each_commit([commit], whole))
+        while chunk := list(itertools.islice(commits, INDEX_CHUNK)):
+            index = self._plan(index, chunk, HISTORY_CONFLICT, incoming=False).snapshot()
+            done += len(chunk)
+            self._say(done, f"read the history of branch {self.branch}: {done:,} commits")
+        return index
 
     def _keeps_every_event(self, commit: str) -> bool:
         """True when no commit of `commit`'s history drops an event file its parent had: with no `delta` commit

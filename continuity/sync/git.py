@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 
 from continuity.core.errors import RemoteUnreachable, UsageError
 from continuity.sync.credentials import mask_text, mask_url
@@ -309,18 +310,35 @@ class Repo:
         return found
 
     def rev_list(self, heads: Iterable[str], bases: Iterable[str] = (), *, grep: str | None = None,
-                 limit: int | None = None, parents: bool = False) -> list[list[str]]:
+                 invert: bool = False, limit: int | None = None, parents: bool = False) -> list[list[str]]:
         """The commits reachable from `heads` and not from `bases`, newest first, each as [commit, *parents]
-        when `parents` is asked, else [commit]; only those whose message holds `grep` (a fixed string)."""
+        when `parents` is asked, else [commit]; only those whose message holds `grep` (a fixed string), or with
+        `invert`, only those whose message does not."""
         args = ["rev-list", "--stdin"]
         if grep is not None:
-            args += ["--fixed-strings", f"--grep={grep}"]
+            args += ["--fixed-strings", f"--grep={grep}"] + (["--invert-grep"] if invert else [])
         if limit is not None:
             args.append(f"--max-count={limit}")
         if parents:
             args.append("--parents")
         listed = "".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)
         return [line.split() for line in self.run(*args, input=listed.encode()).decode().splitlines() if line]
+
+    def each_commit(self, heads: Iterable[str], bases: Iterable[str] = ()) -> Iterator[str]:
+        """The commits reachable from `heads` and not from `bases`, newest first, read from a temp file as they
+        are taken (a long history's list never sits in memory)."""
+        listed = ("".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)).encode()
+        with tempfile.TemporaryFile() as out:
+            try:
+                result = subprocess.run(["git", "-C", self.root, "rev-list", "--stdin"], input=listed, stdout=out,
+                                        stderr=subprocess.PIPE, env=self.env, timeout=LOCAL_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise WriteFailed(f"sync failed: git rev-list did not finish within {LOCAL_TIMEOUT:g} s") from None
+            if result.returncode != 0:
+                raise WriteFailed(f"sync failed: git rev-list: {self.message(result.stderr)}")
+            out.seek(0)
+            for line in out:
+                yield line.decode("ascii", "replace").strip()
 
     def merged_into(self, folder: str, commit: str) -> set[str]:
         """The refs directly under a folder whose commits `commit` already holds (is or descends from)."""

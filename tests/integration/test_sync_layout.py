@@ -85,6 +85,7 @@ def test_a_big_record_is_cut_into_parts(world: World, monkeypatch: pytest.Monkey
     """Recording more than RECORD_CHUNK events makes several commits, none holding more: no later push has a
     parent the server must walk whole. A fresh clone still gets every event."""
     monkeypatch.setattr(engine, "RECORD_CHUNK", 7)
+    monkeypatch.setattr(engine, "INDEX_CHUNK", 2)  # clone-store builds the index two commits at a time
     append(world.a, *(f"e {i}" for i in range(20)))
     assert synced(world.a)["added_local"] == 20
     commits = git(world.remote, "rev-list", "continuity").split()
@@ -96,10 +97,12 @@ def test_a_big_record_is_cut_into_parts(world: World, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize("damage", ["deleted", "another line", "not a commit", "names no commit"])
-def test_a_lost_or_damaged_index_is_built_again_from_the_history(world: World, damage: str) -> None:
+def test_a_lost_or_damaged_index_is_built_again_from_the_history(world: World, damage: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The index (the whole events tree of the branch, kept in this clone only) is a cache: deleted, moved to a
     commit of another history, pointed at a tree, or naming no commit, the next sync builds it from the
-    history, records only the new event and loses none."""
+    history (two commits at a time here), records only the new event and loses none."""
+    monkeypatch.setattr(engine, "INDEX_CHUNK", 2)
     append(world.a, "one", "two")
     synced(world.a)
     append(world.b, "three")
