@@ -1,7 +1,8 @@
 """Git as the distributed engine: the continuity branch, `sync` and `clone-store`.
 
 The history travels on its own branch (default `continuity`, `sync_branch` in config.json)
-whose tree is `events/<YYYYMMDD>/<event file>`, the store's events folder byte for byte.
+whose commits hold `events/<YYYYMMDD>/<event file>` byte for byte, laid out as the store's
+events folder: each commit the events it adds (`sync_layout`, tree.py).
 It is written only with plumbing (hash-object or fast-import, mktree, commit-tree,
 update-ref with the expected old value), so the user's HEAD, index, working branch, work
 tree and stash are never touched. Modules: `git` (running git), `objects` (many objects
