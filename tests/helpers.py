@@ -69,3 +69,11 @@ def branch_event_paths(repository: Path, ref: str) -> set[str]:
                              text=True, check=True).stdout
     paths = (line.partition(" ")[2] for line in listing.splitlines())
     return {path for path in paths if path.startswith("events/") and path.endswith(".json") and path.count("/") == 2}
+
+
+def set_config(root: Path, **values: object) -> None:
+    """Set keys of a project's config.json (its store under `root`), keeping the rest."""
+    import json
+
+    config = root / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), **values}))

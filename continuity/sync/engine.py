@@ -66,6 +66,7 @@ from continuity.sync.tree import (
     is_event,
     plan_commits,
     read_snapshot,
+    write_index,
     write_root,
 )
 from events.errors import WriteFailed
@@ -254,8 +255,7 @@ class Syncer:
         """A commit of `parents` whose history holds the events of `index`: its tree is empty under `delta`
         (it adds nothing), the whole index under `full`."""
         with self._writer() as writer:
-            tree = write_root(writer, [self._merge_note()], {}) if self.delta else write_root(writer, [index],
-                                                                                              dict(index.days))
+            tree = write_root(writer, [self._merge_note()], {}) if self.delta else write_index(writer, index)
         commit = self.repo.commit_tree(tree, parents, self._message(message))
         self.indexes[commit] = index
         return commit
@@ -372,7 +372,7 @@ class Syncer:
             if self._saved_index()[1] == self.tip:
                 return
             with self._writer() as writer:
-                tree = write_root(writer, [index], dict(index.days))
+                tree = write_index(writer, index)
             commit = self.repo.commit_tree(tree, [], f"continuity: index of {self.tip}")
             self.repo.try_run("update-ref", "-m", "continuity index", self.index_ref, commit)
 
@@ -477,7 +477,7 @@ class Syncer:
             if self.delta:  # parts of RECORD_CHUNK events: a push's parent never holds more
                 trees = [write_root(writer, [], part) for part in _parts(added, RECORD_CHUNK)]
             else:
-                trees = [write_root(writer, [after], dict(days))]
+                trees = [write_index(writer, after)]
         node = self.store.node()
         commit = self.tip
         for number, tree in enumerate(trees, 1):

@@ -321,17 +321,16 @@ class Repo:
             args.append(f"--max-count={limit}")
         if parents:
             args.append("--parents")
-        listed = "".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)
-        return [line.split() for line in self.run(*args, input=listed.encode()).decode().splitlines() if line]
+        return [line.split() for line in self.run(*args, input=_revisions(heads, bases)).decode().splitlines()
+                if line]
 
     def each_commit(self, heads: Iterable[str], bases: Iterable[str] = ()) -> Iterator[str]:
         """The commits reachable from `heads` and not from `bases`, newest first, read from a temp file as they
         are taken (a long history's list never sits in memory)."""
-        listed = ("".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)).encode()
         with tempfile.TemporaryFile() as out:
             try:
-                result = subprocess.run(["git", "-C", self.root, "rev-list", "--stdin"], input=listed, stdout=out,
-                                        stderr=subprocess.PIPE, env=self.env, timeout=LOCAL_TIMEOUT)
+                result = subprocess.run(["git", "-C", self.root, "rev-list", "--stdin"], input=_revisions(heads, bases),
+                                        stdout=out, stderr=subprocess.PIPE, env=self.env, timeout=LOCAL_TIMEOUT)
             except subprocess.TimeoutExpired:
                 raise WriteFailed(f"sync failed: git rev-list did not finish within {LOCAL_TIMEOUT:g} s") from None
             if result.returncode != 0:
@@ -384,6 +383,11 @@ class Repo:
             return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def _revisions(heads: Iterable[str], bases: Iterable[str]) -> bytes:
+    """`rev-list --stdin`'s input: the commits to walk from, then those whose history to leave out."""
+    return ("".join(f"{commit}\n" for commit in heads) + "".join(f"^{commit}\n" for commit in bases)).encode()
 
 
 def _local_ref_failure(stderr: bytes) -> bool:

@@ -132,8 +132,8 @@ def check_tracked(repo: Repo, tip: str) -> int:
     try:
         for meta, raw_path in zip(fields[0::2], fields[1::2], strict=False):
             parts = meta.decode(errors="replace").lstrip("\n:").split(" ")
-            if len(parts) != 5:
-                continue
+            if len(parts) != 5:  # not git's raw format as read here: nothing is exported unchecked
+                raise WriteFailed("export failed: git log --raw printed a line export does not read; nothing written")
             mode, sha, path = parts[1], parts[3], raw_path.decode(errors="replace")
             if (sha, path) in checked:
                 continue

@@ -9,8 +9,8 @@ The branch's tree mirrors the store's events folder:
 The events of a commit are those of its own tree and of every commit before it (the union
 along its history). Two layouts write that history (`sync_layout` in config.json):
 
-- `delta` (the default): each commit's tree holds only the events it adds (a merge's tree is
-  empty), so a push costs the server what it adds. A git server checks every push by walking
+- `delta` (the default): each commit's tree holds only the events it adds (a merge's tree holds
+  none, only a note saying so), so a push costs the server what it adds. A git server checks every push by walking
   the trees of the refs it holds and of the pushed commit's parents: with whole trees that
   walk is the size of the history, at every push.
 - `full` (the first releases' layout, for teams with clones on such a release): each commit's
@@ -209,3 +209,8 @@ def write_root(writer: TreeWriter, snapshots: Iterable[Snapshot], days: dict[str
         events[day] = Entry(TREE, day, sha)
     root[EVENTS] = Entry(TREE, EVENTS, writer.write(events.values()))
     return writer.write(root.values())
+
+
+def write_index(writer: TreeWriter, index: Snapshot) -> str:
+    """The root tree of an index (a snapshot whose every day tree is written): the whole history as one tree."""
+    return write_root(writer, [index], dict(index.days))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from continuity.core.errors import EXIT_INTEGRITY
-from tests.helpers import cli_process
+from tests.helpers import cli_process, set_config
 from tests.integration.test_sync import World, cli, event_names
 from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
 from tests.workstream_docs import item, tracked
@@ -315,8 +315,7 @@ def test_clones_using_every_feature_converge_on_one_state(tmp_path: Path, monkey
     Clones writing the two branch layouts (`sync_layout`) sync together."""
     clones = Clones(World(tmp_path), monkeypatch)
     for clone, layout in zip(CLONES, layouts.split(), strict=True):
-        config = clones.roots[clone] / ".agent/runtime-continuity/config.json"
-        config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
+        set_config(clones.roots[clone], sync_layout=layout)
     converge(clones, EVERY_FEATURE)
     used = {code for _, code in clones.codes}
     assert 0 in used and 70 not in used

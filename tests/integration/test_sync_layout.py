@@ -11,9 +11,8 @@ import pytest
 from continuity.core.store import Store
 from continuity.sync import engine
 from continuity.sync.tree import DELTA_MARK, FULL_MARK
-from tests.helpers import all_event_files, branch_event_paths
+from tests.helpers import all_event_files, branch_event_paths, set_config
 from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
-    STORE,
     World,
     _git_identity,
     append,
@@ -32,8 +31,7 @@ def world(tmp_path: Path) -> World:
 
 
 def set_layout(root: Path, layout: object) -> None:
-    config = root / STORE / "config.json"
-    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
+    set_config(root, sync_layout=layout)
 
 
 def synced(root: Path) -> dict[str, object]:

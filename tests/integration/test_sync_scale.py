@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -22,7 +21,7 @@ from continuity.sync import engine, health
 from continuity.sync.objects import TreeWriter
 from events.worklog import WorkLogged
 from tests.gitserver import serving
-from tests.helpers import branch_event_paths
+from tests.helpers import branch_event_paths, set_config
 from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
     STORE,
     _git_identity,
@@ -97,16 +96,6 @@ def remote_event_count(bare: Path) -> int:
 def branch_event_count(bare: Path) -> int:
     """How many event files the remote's shared continuity branch holds."""
     return len(branch_event_paths(bare, "continuity"))
-
-
-def set_config(root: Path, **values: Any) -> None:
-    """Merge values into a clone's config.json."""
-    import json
-
-    path = root / STORE / "config.json"
-    config = json.loads(path.read_text())
-    config.update(values)
-    path.write_text(json.dumps(config))
 
 
 def assert_converged(team: Team, total: int, before: dict[Path, dict[str, str]] | None = None) -> None:
@@ -261,8 +250,7 @@ def test_record_rewrites_only_the_changed_day(tmp_path: Path, monkeypatch: pytes
     `delta`, and is the index under `full`."""
     team = Team(tmp_path, 1, 0)
     root = team.clones[0]
-    config = root / STORE / "config.json"
-    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_layout": layout}))
+    set_config(root, sync_layout=layout)
     write_history(root, 5, 40)
     assert cli("sync", "--root", str(root))[0] == 0
     written: list[int] = []
