@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_sync.py [--events 10000] [--rounds 3]
     .venv/bin/python benchmarks/bench_sync.py --scale [--clones 50] [--small 10000] [--large 1000000]
+        [--clone-rounds 1] [--crowd-only]
 
 Issue 11 (`--scale`, ratios in one run): 50 clones syncing at once against `git daemon` on
 127.0.0.1 vs the same 50 syncs one after another; a sync of 10 new events on top of a large
@@ -190,8 +191,9 @@ sys.exit(code)
 """
 
 
-def history_cost(folder: Path, env: dict[str, str], size: int) -> dict[str, float]:
-    """A store of `size` events recorded and pushed; then: a sync of 10 new events, a clone-store, a git clone."""
+def history_cost(folder: Path, env: dict[str, str], size: int, clone_rounds: int = 1) -> dict[str, float]:
+    """A store of `size` events recorded and pushed; then: a sync of 10 new events, and `clone_rounds` pairs of a
+    clone-store and a git clone (alternating; medians, and the largest peak memory)."""
     bare, _ = make_remote(folder, env, f"h{size}.git")
     root = folder / f"h{size}"
     git(folder, env, "clone", "-q", str(bare), str(root))
@@ -206,24 +208,32 @@ def history_cost(folder: Path, env: dict[str, str], size: int) -> dict[str, floa
         generate_more(root, 10)
         tens.append(time_command([EXE, "sync", "--root", str(root)], env=env))
     ten = statistics.median(tens)
-    fresh = folder / f"h{size}-fresh"
-    git(folder, env, "clone", "-q", str(bare), str(fresh))
-    os.sync()
-    memory = folder / f"h{size}-rss"
-    # The peak of clone-store's own process (its git children, `git fetch`'s index-pack above
-    # all, are git's and grow with the pack as they do under `git clone`), and with them.
-    clone = time_command([sys.executable, "-c", OWN_PEAK, str(memory), "clone-store", "origin", "--root", str(fresh)],
-                         env=env)
-    own_kb, with_git_kb = (int(value) for value in memory.read_text().split())
-    os.sync()
-    # The same events as one tree, for git to clone and write: the branch's commits each hold what they add
-    # (sync's `delta` layout), so a clone of it writes one commit's files; the index clone-store kept in
-    # `fresh` is one commit whose tree holds every event of the history.
-    git(fresh, env, "push", "-q", str(bare), "refs/continuity-index/continuity:refs/heads/continuity-whole")
-    by_hand = time_command(["git", "clone", "-q", "--branch", "continuity-whole", "--single-branch", str(bare),
-                            str(folder / f"h{size}-git")], env=env)
-    return {"first": first, "ten": ten, "clone": clone, "git_clone": by_hand, "peak_mb": own_kb / 1024,
-            "peak_with_git_mb": with_git_kb / 1024}
+    clones, by_hand, own_kb, with_git_kb = [], [], 0, 0
+    for number in range(clone_rounds):
+        fresh = folder / f"h{size}-fresh"
+        copy = folder / f"h{size}-git"
+        for old in (fresh, copy):  # the last round's files (1M at the large size) go before the timings
+            shutil.rmtree(old, ignore_errors=True)
+        git(folder, env, "clone", "-q", str(bare), str(fresh))
+        os.sync()
+        memory = folder / f"h{size}-rss"
+        # The peak of clone-store's own process (its git children, `git fetch`'s index-pack above
+        # all, are git's and grow with the pack as they do under `git clone`), and with them.
+        clones.append(time_command([sys.executable, "-c", OWN_PEAK, str(memory), "clone-store", "origin", "--root",
+                                    str(fresh)], env=env))
+        own, with_git = (int(value) for value in memory.read_text().split())
+        own_kb, with_git_kb = max(own_kb, own), max(with_git_kb, with_git)
+        os.sync()
+        if number == 0:
+            # The same events as one tree, for git to clone and write: the branch's commits each hold what they
+            # add (sync's `delta` layout), so a clone of it writes one commit's files; the index clone-store kept
+            # in `fresh` is one commit whose tree holds every event of the history.
+            git(fresh, env, "push", "-q", str(bare), "refs/continuity-index/continuity:refs/heads/continuity-whole")
+        by_hand.append(time_command(["git", "clone", "-q", "--branch", "continuity-whole", "--single-branch",
+                                     str(bare), str(copy)], env=env))
+        os.sync()
+    return {"first": first, "ten": ten, "clone": statistics.median(clones), "git_clone": statistics.median(by_hand),
+            "clones": clones, "git_clones": by_hand, "peak_mb": own_kb / 1024, "peak_with_git_mb": with_git_kb / 1024}
 
 
 def generate_more(root: Path, count: int) -> None:
@@ -248,12 +258,16 @@ def scale(args: argparse.Namespace) -> None:
               f"-> ratio {c['concurrent'] / c['sequential']:.2f}x (goal <= 1.5x)")
         if args.crowd_only:
             return
-        small, large = history_cost(folder, env, args.small), history_cost(folder, env, args.large)
+        small = history_cost(folder, env, args.small, args.clone_rounds)
+        large = history_cost(folder, env, args.large, args.clone_rounds)
         print(f"sync of 10 new events on {args.small:,} events: {small['ten']:.2f} s; on {args.large:,}: "
               f"{large['ten']:.2f} s -> ratio {large['ten'] / small['ten']:.2f}x (goal <= 1.5x)")
         for size, figures in ((args.small, small), (args.large, large)):
+            rounds = ", ".join(f"{mine:.1f}/{theirs:.1f}" for mine, theirs in zip(figures["clones"],
+                                                                               figures["git_clones"], strict=True))
             print(f"clone-store of {size:,} events: {figures['clone']:.1f} s vs git clone of "
-                  f"the same events as one tree (writes the same files) {figures['git_clone']:.1f} s -> ratio "
+                  f"the same events as one tree (writes the same files) {figures['git_clone']:.1f} s "
+                  f"(medians; each round {rounds}) -> ratio "
                   f"{figures['clone'] / figures['git_clone']:.2f}x (goal <= 2x); peak memory "
                   f"{figures['peak_mb']:.0f} MB (its git children: {figures['peak_with_git_mb']:.0f} MB); "
                   f"first sync (record + push) {figures['first']:.1f} s")
@@ -270,6 +284,7 @@ def main() -> None:
     parser.add_argument("--crowd-only", action="store_true", help="with --scale: the crowd figure alone")
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--large", type=int, default=1_000_000)
+    parser.add_argument("--clone-rounds", type=int, default=1, help="with --scale: clone-store / git clone pairs")
     args = parser.parse_args()
     if args.scale:
         scale(args)

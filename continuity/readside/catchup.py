@@ -13,7 +13,7 @@ import bisect
 import errno
 import os
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -27,7 +27,7 @@ from events.durable import hour_folders, hours_left_warning
 from events.errors import ContinuityError, EventUndecodable
 from events.filelog import FileEventLog, list_days
 from events.log import Head
-from projections.readmodel import Projects, ReadModel
+from projections.readmodel import Fold, Projects, ReadModel
 from projections.registry import models
 
 MODELS_DIR = "models"
@@ -37,6 +37,8 @@ S = TypeVar("S")
 Writer = Callable[[Projects[Any], str, Event], None]
 #: Called after each day folder read: (events read so far, events to read in all).
 Progress = Callable[[int, int | None], None]
+#: Bytes of event files just written by the caller, by day and name (catch_up's `held`).
+Held = Mapping[str, Mapping[str, bytes]]
 
 
 class DayMark(msgspec.Struct, array_like=True):
@@ -381,18 +383,22 @@ def catch_up(
     force_rebuild: bool = False,
     views: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
+    held: Held | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
     `views` maps a model to the Struct its command reads of each project's state (a subset
-    of its fields): a model with nothing to fold is then decoded only that far. Returns the
-    outcome and, per model, its saved form and whether it changed (to save).
+    of its fields): a model with nothing to fold is then decoded only that far. `held`: the
+    bytes of event files the caller has just written (day -> name -> bytes), folded without
+    reading the files back. Returns the outcome and, per model, its saved form and whether
+    it changed (to save).
     """
     wanted = list(names_wanted) if names_wanted is not None else None
     unreadable: set[str] = set()
     while True:
         try:
-            return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable, progress)
+            return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable, progress,
+                             held=held or {})
         except _Unreadable as error:  # a saved state that does not decode: that model is rebuilt
             if error.name in unreadable:
                 raise
@@ -422,7 +428,7 @@ def adopt_first_release_folders(log: FileEventLog) -> tuple[int, str | None]:
 def _catch_up(
     store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
     force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
-    adopted: bool = False,
+    adopted: bool = False, held: Held | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     days = Days(log)
     tracks: list[_Track] = []
@@ -446,12 +452,12 @@ def _catch_up(
         moved, unread = adopt_first_release_folders(log)
         if moved or unread:  # the day folders changed under the marks just checked: start again
             outcome, saved = _catch_up(store, log, names_wanted, writers, force_rebuild, views, unreadable,
-                                       progress, adopted=True)
+                                       progress, adopted=True, held=held)
             if moved:
                 outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
             return outcome, saved
-    folded, skipped = _fold(log, days, tracks, writers, progress)
+    folded, skipped = _fold(log, days, tracks, writers, progress, held or {})
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -474,7 +480,7 @@ def _catch_up(
 
 def _fold(
     log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer],
-    progress: Progress | None = None,
+    progress: Progress | None = None, held: Held | None = None,
 ) -> tuple[int, list[str]]:
     """Read each needed day once and fold its new events into every model behind them."""
     decode: Callable[[bytes], Any] | None = None  # the codec is built only when an event is read
@@ -493,25 +499,13 @@ def _fold(
         starts = [bisect.bisect_right(listed, track.position) if track.position else 0 for track in needing]
         first = min(starts)
         wanted = [name for name in listed[first:] if names.parse_name(name) is not None]
-        for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
+        if wanted:
             if decode is None:
                 decode = log.codec.decode
-            try:
-                event = decode(raw)
-            except EventUndecodable as error:
-                skipped.append(f"{name}: {error}")
-                event = None
-            for track in needing:
-                if track.position is not None and name <= track.position:
-                    continue
-                track.saved.last_read = name
-                track.changed = True
-                if event is None:
-                    continue
-                track.model.apply(track.state, name, event)
-                writer = writers.get(track.model.name)
-                if writer is not None:
-                    writer(track.state, name, event)
+            kept = held.get(day) if held else None
+            files = (_read_held(log, day, wanted, kept) if kept
+                     else log.read_files(day, wanted, unreadable_as_empty=True))
+            skipped.extend(_fold_day(files, decode, wanted[0], needing, writers))
         mark = DayMark(days.mtime(day), len(listed))
         for track in needing:
             if track.saved.days.get(day) != mark:
@@ -523,3 +517,79 @@ def _fold(
             progress(read, total)
     folded = max((track.folded for track in tracks), default=0)
     return folded, skipped
+
+
+def _read_held(log: FileEventLog, day: str, wanted: list[str], kept: Mapping[str, bytes]
+               ) -> Iterator[tuple[str, bytes]]:
+    """`log.read_files` for a day some of whose files' bytes are held in memory: those are not read again."""
+    for name in wanted:
+        raw = kept.get(name)
+        if raw is None:
+            yield from log.read_files(day, [name], unreadable_as_empty=True)
+        else:
+            yield name, raw
+
+
+def _fold_day(
+    files: Iterable[tuple[str, bytes]], decode: Callable[[bytes], Any], first: str,
+    needing: Sequence[_Track], writers: Mapping[str, Writer],
+) -> list[str]:
+    """Fold one day's events (`files`, in name order from `first`) into the models that need them; the unreadable.
+
+    What `ReadModel.apply` does per event, with the bookkeeping done once per day: a model
+    whose position is before `first` (a rebuild, or models saved
+    together) folds every event, through folds looked up once per event class; a model
+    whose position falls inside the day skips the names up to it, event by event.
+    """
+    whole = [track for track in needing if track.position is None or track.position < first]
+    partial = [track for track in needing if track not in whole]
+    states = [track.state for track in whole]  # decoded once, before the first fold
+    plans: dict[type[Any], list[tuple[dict[str, Any], Fold, Callable[[], Any]]]] = {}
+    calls = [(writer, state) for track, state in zip(whole, states, strict=True)
+             if (writer := writers.get(track.model.name)) is not None]
+    skipped: list[str] = []
+    decoded = 0
+    last_read = last_decoded = None
+    for name, raw in files:
+        last_read = name
+        try:
+            event = decode(raw)
+        except EventUndecodable as error:
+            skipped.append(f"{name}: {error}")
+            event = None
+        for track in partial:
+            if track.position is not None and name <= track.position:
+                continue
+            track.saved.last_read = name
+            track.changed = True
+            if event is None:
+                continue
+            track.model.apply(track.state, name, event)
+            writer = writers.get(track.model.name)
+            if writer is not None:
+                writer(track.state, name, event)
+        if event is None:
+            continue
+        decoded += 1
+        last_decoded = name
+        kind = type(event)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = [(state.projects, fold, track.model.initial)
+                                  for track, state in zip(whole, states, strict=True)
+                                  if (fold := track.model.fold_for(kind)) is not None]
+        project = event.project
+        for projects, fold, initial in plan:
+            current = projects.get(project)
+            projects[project] = fold(initial() if current is None else current, name, event)
+        for writer, state in calls:
+            writer(state, name, event)
+    for track, state in zip(whole, states, strict=True):
+        if last_read is None:  # every wanted file vanished
+            break
+        track.saved.last_read = last_read
+        track.changed = True
+        if decoded:
+            state.last_name = last_decoded
+            state.events_folded += decoded
+    return skipped

@@ -15,7 +15,7 @@ from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
-from continuity.readside.catchup import Outcome, Progress, catch_up, models_dir, save
+from continuity.readside.catchup import Held, Outcome, Progress, catch_up, models_dir, save
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -189,20 +189,23 @@ RETRY_FOLDS = 1000
 def refresh(
     store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
     views: dict[str, Any] | None = None,
-    progress: Progress | None = None,
+    progress: Progress | None = None, held: Held | None = None, finish_rebuild: bool = False,
 ) -> Outcome:
     """Catch the named read models up with the log, save them and write what changed.
 
     `views`: what the caller reads of a model's state (catchup.py); every view of `tasks`
     holds the memories, which the memory files are written from. `progress` is told how
-    many events were read after each day folder. Never raises OSError for derived files: a
-    file that cannot be written is a warning.
+    many events were read after each day folder. `held`: bytes of event files the caller
+    just wrote (catch_up). `finish_rebuild`: the models were rebuilt by earlier calls, a
+    part of the log at a time; write the documents and sweep the memories as after a
+    rebuild. Never raises OSError for derived files: a file that cannot be written is a
+    warning.
     """
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
     outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views,
-                              progress=progress)
+                              progress=progress, held=held)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None:
@@ -210,11 +213,11 @@ def refresh(
     flush(writers)
     for each in writers.values():
         outcome.warnings.extend(each.warnings)
+    fresh = rebuild or outcome.rebuilt or finish_rebuild
     try:
         if set(SESSION_MODELS) <= set(names) and (
-            outcome.folded or outcome.rebuilt or not os.path.isfile(os.path.join(store.path, "state.json"))
+            outcome.folded or fresh or not os.path.isfile(os.path.join(store.path, "state.json"))
         ):
-            fresh = rebuild or outcome.rebuilt
             _write_documents(store.path, outcome.models, schema=fresh, contexts=writer.contexts)
             if fresh:
                 from continuity.core.initialize import write_generated
@@ -241,7 +244,7 @@ def refresh(
     if "tasks" in writers:
         from continuity.readside.memory_files import sweep
 
-        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=rebuild or outcome.rebuilt)
+        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=fresh)
         outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
     return outcome
 

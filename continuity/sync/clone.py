@@ -2,12 +2,18 @@
 
 A remote URL that embeds credentials is refused before anything is fetched or written, so
 no secret reaches config.json; a configured git remote is remembered by its name.
+
+The read models are built as the events land: sync's restore brings them in a batch at a
+time, and each batch is folded from the bytes just written (not read back) on a thread of
+its own while the next batch is fetched and staged. A batch is moved into the store only
+once the previous one is folded, so a fold never sees a day half moved in.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,7 +29,11 @@ from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events.durable import READ_LIMIT
 from events.errors import WriteFailed
 
+if TYPE_CHECKING:
+    from continuity.readside.catchup import Outcome
+
 NEWEST_COMMITS = 16  # commits read for the newest event's project name
+HELD_BYTES = 32 << 20  # bytes of a restored batch kept in memory for its fold (the rest are read back)
 
 
 def clone_store(root: str, remote: str, *, branch: str | None = None,
@@ -54,19 +64,78 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
         except UsageError:  # a project name this version refuses: fall back to the folder's name
             store, _ = init_store(root, project=None, language=None)
     store = _remember(store, branch_name, remote_name)
-    report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
-                  restore=True)
+    folding = Folding(store)
+    try:
+        report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress,
+                      catch_up=False, restore=True, landing=folding)
+    finally:
+        folding.wait()
     from continuity.sync.engine import counting
     from projections.registry import REGISTRY
 
     rebuilt = counting(progress, "rebuilt") if progress is not None else None
-    outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=rebuilt)
+    if folding.outcome is None:  # nothing folded as it landed (or a fold failed): every model from the files
+        outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=rebuilt)
+    else:
+        outcome = refresh(store, tuple(REGISTRY), finish_rebuild=True, progress=rebuilt)
+        outcome.folded += folding.folded
+        outcome.warnings[:0] = folding.warnings
+        if rebuilt is not None:  # as the rebuild after the restore said it (the batches' folds say nothing)
+            rebuilt(outcome.folded, outcome.folded)
     return {
         "ok": True, "action": "clone-store", "store": store.path, "project": store.project,
         "initialized": initialized, "branch": branch_name, "remote": mask_url(remote_name), "commit": report.commit,
         "added_remote": report.added_remote, "added_local": report.added_local, "events": outcome.folded,
         "warnings": list(dict.fromkeys(warnings + report.warnings + outcome.warnings)),  # sync warns again
     }
+
+
+class Folding:
+    """Folds the read models a restored batch at a time, on a thread, while the next batch is staged.
+
+    The first batch rebuilds every model (as `rebuild` would); each later one catches them
+    up. A fold that fails leaves `outcome` None, and clone-store then rebuilds from the files.
+    """
+
+    keep = HELD_BYTES
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.thread: threading.Thread | None = None
+        self.outcome: Outcome | None = None  # the last batch's; None until one folded, or after a failure
+        self.folded = 0
+        self.failed = False
+        self.warnings: list[str] = []
+
+    def landing(self) -> None:
+        self.wait()
+
+    def landed(self, held: dict[str, dict[str, bytes]]) -> None:
+        self.wait()
+        if not self.failed:
+            self.thread = threading.Thread(target=self._fold, args=(held,), name="continuity-clone-fold")
+            self.thread.start()
+
+    def wait(self) -> None:
+        """Until the batch being folded is done."""
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def _fold(self, held: dict[str, dict[str, bytes]]) -> None:
+        from continuity.readside.writers import refresh
+        from projections.registry import REGISTRY
+
+        try:
+            outcome = refresh(self.store, tuple(REGISTRY), rebuild=self.outcome is None, held=held)
+        except Exception:  # the rebuild after the restore meets it again, and reports it
+            self.failed = True
+            self.outcome = None
+            return
+        self.outcome = outcome
+        self.folded += outcome.folded
+        self.warnings.extend(line for line in outcome.warnings
+                             if line not in self.warnings and "arrived in the past" not in line)
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

@@ -43,6 +43,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import msgspec
 
@@ -91,6 +92,19 @@ HISTORY_CONFLICT = ("has two contents in the branch's history (same name, other 
                     "nothing; run `continuity verify` on the clones")
 
 Progress = Callable[[str], None]
+
+
+class Landing(Protocol):
+    """Told of each batch `restore` brings into the store (clone-store folds the read models batch by batch)."""
+
+    #: Bytes of a batch's events kept in memory for `landed` (the rest are read back from their files).
+    keep: int
+
+    def landing(self) -> None:
+        """Called before a batch's events are moved into the store."""
+
+    def landed(self, held: dict[str, dict[str, bytes]]) -> None:
+        """Called once they are in: the bytes kept of them, day -> name -> bytes."""
 
 
 class SyncReport(msgspec.Struct, kw_only=True):
@@ -209,6 +223,7 @@ class Syncer:
         self.indexes: dict[str, Snapshot] = {}  # commit -> every event of its history, as one tree
         self._note: Snapshot | None = None
         self.delivered = False  # the remote holds every event of the branch's tip (on its branch or a node ref)
+        self.landing: Landing | None = None  # told of each batch restore brings in
 
     @property
     def tracking(self) -> str:
@@ -685,24 +700,29 @@ class Syncer:
                     present.add(entry.name)  # once: a hand-made tree may list a name twice
                     batch.append((day, entry))
             if len(batch) >= RESTORE_BATCH or number == len(days):
-                added += self._bring_in(batch, [], quiet=True)
+                added += self._bring_in(batch, [], quiet=True, landing=self.landing)
                 batch = []
                 if self.progress is not None and added:
                     self.progress(f"restored {added:,} events ({number}/{len(days)} days)")
         return added
 
     def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]], *,
-                  quiet: bool = False) -> int:
+                  quiet: bool = False, landing: Landing | None = None) -> int:
         """Stage, check and link remote events into the store; count the forks they join."""
         if not incoming:
             return 0
         if not quiet:
             self._say(len(incoming), f"writing {len(incoming)} events from {self.shown}")
-        staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress)
+        staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress,
+                             keep=landing.keep if landing is not None else 0)
         try:
+            if landing is not None:
+                landing.landing()
             added, touched = files.install(self.store, staged)
         finally:
             staged.discard()
+        if landing is not None and added:
+            landing.landed(staged.held)
         if local_only:
             self.report.forks += len(staged.prevs & files.read_prevs(self.store, local_only))
         for day in touched:  # listed again next time: an append may have landed since the record step
@@ -731,11 +751,13 @@ def open_repo(store: Store) -> Repo:
 
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: str | None = None,
-         progress: Progress | None = None, catch_up: bool = True, restore: bool = False) -> SyncReport:
+         progress: Progress | None = None, catch_up: bool = True, restore: bool = False,
+         landing: Landing | None = None) -> SyncReport:
     """Exchange events with the remote's continuity branch (see the module docstring).
 
-    `restore` also writes every event on the branch that the store lacks (clone-store). A remote
-    URL that embeds credentials is refused before git contacts it (credentials.py).
+    `restore` also writes every event on the branch that the store lacks (clone-store), telling
+    `landing` of each batch it brings in. A remote URL that embeds credentials is refused before
+    git contacts it (credentials.py).
     """
     store.check_safe()
     repo = open_repo(store)
@@ -749,6 +771,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
                          "histories")
     with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, remote, progress)
+        syncer.landing = landing
         _ = syncer.tracking  # an unknown remote name is refused before anything changes
         report = syncer.report
         report.warnings.extend(warnings)

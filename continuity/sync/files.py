@@ -223,6 +223,8 @@ class Staged:
         self.folder = folder
         self.files: list[tuple[str, str, str]] = []  # (day, name, temp path)
         self.prevs: set[str] = set()
+        #: The bytes of staged events kept in memory (stage's `keep`): day -> name -> bytes.
+        self.held: dict[str, dict[str, bytes]] = {}
 
     def discard(self) -> None:
         """Remove the temp files."""
@@ -230,8 +232,12 @@ class Staged:
 
 
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
-          progress: Callable[[str], None] | None = None) -> Staged:
-    """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable."""
+          progress: Callable[[str], None] | None = None, keep: int = 0) -> Staged:
+    """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable.
+
+    `keep`: how many bytes of the events to keep in memory as well (`Staged.held`, the first
+    ones up to that total), for the read models to fold without reading the files back.
+    """
     staged = Staged(os.path.join(store.local_dir, "incoming"))
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
@@ -248,6 +254,9 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
             temp = os.path.join(staged.folder, entry.name)
             _write(temp, raw)
             staged.files.append((day, entry.name, temp))
+            if keep >= len(raw):
+                keep -= len(raw)
+                staged.held.setdefault(day, {})[entry.name] = raw
             prev = prev_of(raw)
             if prev:
                 staged.prevs.add(prev)

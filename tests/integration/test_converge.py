@@ -484,3 +484,79 @@ def test_conflicts_two_clones_recorded_are_resolved_by_work_resolve_and_every_cl
     assert all(p["resolvedBy"]["by"] == "resolve" for p in seen[0])
     code, then = cli("work", "status", "--as-of", before, "--root", str(a))
     assert code == EXIT_INTEGRITY and [p["id"] for p in then["problemDetails"]] == [added["id"], reused["id"]]
+
+
+class _Counted:
+    """Event files read back from disk (FileEventLog.read_files), by name."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from events.filelog import FileEventLog
+
+        self.names: list[str] = []
+        real = FileEventLog.read_files
+
+        def counted(log: FileEventLog, day: str, wanted: list[str], **kw: Any) -> Any:
+            for name, raw in real(log, day, wanted, **kw):
+                self.names.append(name)
+                yield name, raw
+
+        monkeypatch.setattr(FileEventLog, "read_files", counted)
+
+
+@pytest.mark.parametrize("case", ["all held", "some held", "a fold fails"])
+def test_clone_store_folding_batch_by_batch_writes_what_a_rebuild_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """clone-store folds the read models a restored batch at a time, from the bytes it just wrote, on a thread
+    while the next batch is staged. Three clones use every feature over four days, then a
+    fourth restores the history one day per batch: its derived files equal those of a clone that rebuilt from
+    nothing. Events kept in memory are never read back; past the memory budget they are; a fold that fails
+    mid-way leaves the clone-store to rebuild from the files, with the same result."""
+    import continuity.readside.writers as writers_module
+    import continuity.sync.clone as clone_module
+    import continuity.sync.engine as engine
+    import tests.integration.test_converge as this
+
+    world = World(tmp_path)
+    clones = Clones(world, monkeypatch)
+    clones.step("a", "role", 0, "")
+    for number, step in enumerate(EVERY_FEATURE):  # a day passes every ten steps
+        monkeypatch.setattr(this, "SKEWS", tuple(skew + number // 10 * 86400 for skew in SKEWS))
+        clones.step(*step)
+    for clone in ("a", "b", "c", "a"):
+        clones.step(clone, "sync", 0, "")
+    days = {path.parent.name for path in (clones.roots["a"] / STORE / "events").glob("*/*.json")}
+    assert len(days) >= 3, days  # several batches below
+    assert clones.run("a", "rebuild")[0] == 0
+    expected = clones.derived("a")
+
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)  # a batch per day
+    monkeypatch.setattr(clone_module, "HELD_BYTES", 3000 if case == "some held" else 10**9)
+    monkeypatch.setattr(clone_module.Folding, "keep", clone_module.HELD_BYTES)
+    folds: list[bool] = []  # per refresh: was it handed held bytes
+    real = writers_module.refresh
+
+    def refresh(*args: Any, **kw: Any) -> Any:
+        folds.append(kw.get("held") is not None)
+        if case == "a fold fails" and folds == [True, True]:
+            raise OSError(5, "Input/output error")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(writers_module, "refresh", refresh)
+    fresh = world.clone("d", init=False)
+    read = _Counted(monkeypatch)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    assert out["events"] == len(event_names(clones.roots["a"])) == len(event_names(fresh))
+    clones.roots["d"] = fresh
+    got = clones.derived("d")
+    assert got.keys() == expected.keys()
+    assert {k for k in got if got[k] != expected[k]} == set()
+    assert folds.count(True) >= min(len(days), 2 if case == "a fold fails" else len(days))
+    if case == "all held":
+        assert folds == [True] * len(days) + [False] and read.names == []
+    elif case == "some held":
+        assert 0 < len(read.names) < out["events"]
+    else:  # the batches after the failure are not folded; the rebuild reads every event from its file
+        assert folds == [True, True, False] and sorted(read.names) == sorted(event_names(fresh))
+    code, report = cli("verify", "--root", str(fresh))  # exit 1 if the plan left workstream problems: as on a
+    assert report["first_problem"] is None and code == cli("verify", "--root", str(clones.roots["a"]))[0]
