@@ -4,15 +4,14 @@ A remote URL that embeds credentials is refused before anything is fetched or wr
 no secret reaches config.json; a configured git remote is remembered by its name.
 
 The read models are built as the events land: sync's restore brings them in a batch at a
-time, and each batch is folded from the bytes just written (not read back) on a thread of
-its own while the next batch is fetched and staged. A batch is moved into the store only
-once the previous one is folded, so a fold never sees a day half moved in.
+time (whole days), and each batch is folded from the bytes just written instead of reading
+a million files back. (Folding on a thread while the next batch is staged was measured and
+gained nothing: both halves hold the interpreter's lock, the file creation included.)
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -65,11 +64,8 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
             store, _ = init_store(root, project=None, language=None)
     store = _remember(store, branch_name, remote_name)
     folding = Folding(store)
-    try:
-        report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress,
-                      catch_up=False, restore=True, landing=folding)
-    finally:
-        folding.wait()
+    report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
+                  restore=True, landing=folding)
     from continuity.sync.engine import counting
     from projections.registry import REGISTRY
 
@@ -91,7 +87,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
 
 
 class Folding:
-    """Folds the read models a restored batch at a time, on a thread, while the next batch is staged.
+    """Folds the read models a restored batch at a time, as each lands (sync's `Landing`).
 
     The first batch rebuilds every model (as `rebuild` would); each later one catches them
     up. A fold that fails leaves `outcome` None, and clone-store then rebuilds from the files.
@@ -101,28 +97,14 @@ class Folding:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.thread: threading.Thread | None = None
         self.outcome: Outcome | None = None  # the last batch's; None until one folded, or after a failure
         self.folded = 0
         self.failed = False
         self.warnings: list[str] = []
 
-    def landing(self) -> None:
-        self.wait()
-
     def landed(self, held: dict[str, dict[str, bytes]]) -> None:
-        self.wait()
-        if not self.failed:
-            self.thread = threading.Thread(target=self._fold, args=(held,), name="continuity-clone-fold")
-            self.thread.start()
-
-    def wait(self) -> None:
-        """Until the batch being folded is done."""
-        if self.thread is not None:
-            self.thread.join()
-            self.thread = None
-
-    def _fold(self, held: dict[str, dict[str, bytes]]) -> None:
+        if self.failed:
+            return
         from continuity.readside.writers import refresh
         from projections.registry import REGISTRY
 

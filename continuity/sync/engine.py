@@ -100,11 +100,8 @@ class Landing(Protocol):
     #: Bytes of a batch's events kept in memory for `landed` (the rest are read back from their files).
     keep: int
 
-    def landing(self) -> None:
-        """Called before a batch's events are moved into the store."""
-
     def landed(self, held: dict[str, dict[str, bytes]]) -> None:
-        """Called once they are in: the bytes kept of them, day -> name -> bytes."""
+        """Called once a batch's events are in the store: the bytes kept of them, day -> name -> bytes."""
 
 
 class SyncReport(msgspec.Struct, kw_only=True):
@@ -716,8 +713,6 @@ class Syncer:
         staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress,
                              keep=landing.keep if landing is not None else 0)
         try:
-            if landing is not None:
-                landing.landing()
             added, touched = files.install(self.store, staged)
         finally:
             staged.discard()

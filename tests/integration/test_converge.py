@@ -506,11 +506,11 @@ class _Counted:
 @pytest.mark.parametrize("case", ["all held", "some held", "a fold fails"])
 def test_clone_store_folding_batch_by_batch_writes_what_a_rebuild_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
-    """clone-store folds the read models a restored batch at a time, from the bytes it just wrote, on a thread
-    while the next batch is staged. Three clones use every feature over four days, then a
-    fourth restores the history one day per batch: its derived files equal those of a clone that rebuilt from
-    nothing. Events kept in memory are never read back; past the memory budget they are; a fold that fails
-    mid-way leaves the clone-store to rebuild from the files, with the same result."""
+    """clone-store folds the read models a restored batch at a time, from the bytes it just wrote. Three
+    clones use every feature over four days, then a fourth restores the history one day per batch: its
+    derived files equal those of a clone that rebuilt from nothing. Events kept in memory are never read
+    back; past the memory budget they are; a fold that fails mid-way leaves the clone-store to rebuild
+    from the files, with the same result."""
     import continuity.readside.writers as writers_module
     import continuity.sync.clone as clone_module
     import continuity.sync.engine as engine
