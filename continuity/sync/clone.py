@@ -5,14 +5,16 @@ no secret reaches config.json; a configured git remote is remembered by its name
 
 The read models are built as the events land: sync's restore brings them in a batch at a
 time (whole days), and each batch is folded from the bytes just written instead of reading
-a million files back. (Folding on a thread while the next batch is staged was measured and
-gained nothing: both halves hold the interpreter's lock, the file creation included.)
+a million files back, by a worker process while this one stages the next batch (Folding).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import TYPE_CHECKING, Any
+import subprocess
+import sys
+from typing import Any
 
 import orjson
 
@@ -21,6 +23,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.engine import Progress, fetch_remote, nodes_folder, sync, tracking_ref
+from continuity.sync.foldworker import read_frame, write_frame
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
@@ -28,11 +31,9 @@ from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events.durable import READ_LIMIT
 from events.errors import WriteFailed
 
-if TYPE_CHECKING:
-    from continuity.readside.catchup import Outcome
-
 NEWEST_COMMITS = 16  # commits read for the newest event's project name
 HELD_BYTES = 32 << 20  # bytes of a restored batch kept in memory for its fold (the rest are read back)
+WORKER_WAIT = 60.0  # seconds the fold worker gets to end once its input is closed
 
 
 def clone_store(root: str, remote: str, *, branch: str | None = None,
@@ -64,14 +65,21 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
             store, _ = init_store(root, project=None, language=None)
     store = _remember(store, branch_name, remote_name)
     folding = Folding(store)
-    report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress, catch_up=False,
-                  restore=True, landing=folding)
+    try:
+        report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress,
+                      catch_up=False, restore=True, landing=folding)
+        folded = folding.finish()
+    finally:
+        folding.close()
     from continuity.sync.engine import counting
     from projections.registry import REGISTRY
 
     rebuilt = counting(progress, "rebuilt") if progress is not None else None
-    if folding.outcome is None:  # nothing folded as it landed (or a fold failed): every model from the files
+    if not folded:  # nothing landed (or a fold failed): every model from the files
         outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=rebuilt)
+        if folding.failure is not None:
+            outcome.warnings.insert(0, "the read models were rebuilt from the files after the restore: folding "
+                                    f"them as the events landed failed ({folding.failure})")
     else:
         outcome = refresh(store, tuple(REGISTRY), finish_rebuild=True, progress=rebuilt)
         outcome.folded += folding.folded
@@ -89,35 +97,112 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
 class Folding:
     """Folds the read models a restored batch at a time, as each lands (sync's `Landing`).
 
-    The first batch rebuilds every model (as `rebuild` would); each later one catches them
-    up. A fold that fails leaves `outcome` None, and clone-store then rebuilds from the files.
+    The first batch is folded here, rebuilding every model (as `rebuild` would); the later
+    ones go to a worker process (foldworker.py), which catches them up while this process
+    stages the next batch, and answers before that batch moves in. A fold that fails, or a
+    worker that stops, leaves clone-store to rebuild the models from the files afterwards.
     """
 
     keep = HELD_BYTES
+    here = 1  # batches folded in this process before the rest go to the worker
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.outcome: Outcome | None = None  # the last batch's; None until one folded, or after a failure
+        self.batches = 0
         self.folded = 0
-        self.failed = False
+        self.failure: str | None = None
         self.warnings: list[str] = []
+        self.worker: subprocess.Popen[bytes] | None = None
+        self.waiting = False  # a batch sent to the worker is not answered yet
+
+    def landing(self) -> None:
+        self._answer()
 
     def landed(self, held: dict[str, dict[str, bytes]]) -> None:
-        if self.failed:
+        if self.failure is not None:
             return
+        self.batches += 1
+        if self.batches <= self.here or not sys.executable:
+            self._fold_here(held, rebuild=self.batches == 1)
+            return
+        try:
+            if self.worker is None:
+                self.worker = _start_worker(self.store)
+            assert self.worker.stdin is not None
+            write_frame(self.worker.stdin, {"rebuild": False, "held": held})
+            self.waiting = True
+        except OSError as error:
+            self._fail(f"the fold worker did not start or went away ({error.strerror or error})")
+
+    def finish(self) -> bool:
+        """Wait for the last batch's fold; True when every batch landed was folded."""
+        self._answer()
+        self.close()
+        return self.batches > 0 and self.failure is None
+
+    def close(self) -> None:
+        """Let the worker end (it ends at the end of its input), or stop it."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        with contextlib.suppress(OSError):
+            assert worker.stdin is not None
+            worker.stdin.close()
+        try:
+            worker.wait(timeout=WORKER_WAIT)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+
+    def _fold_here(self, held: dict[str, dict[str, bytes]], *, rebuild: bool) -> None:
         from continuity.readside.writers import refresh
         from projections.registry import REGISTRY
 
         try:
-            outcome = refresh(self.store, tuple(REGISTRY), rebuild=self.outcome is None, held=held)
-        except Exception:  # the rebuild after the restore meets it again, and reports it
-            self.failed = True
-            self.outcome = None
+            outcome = refresh(self.store, tuple(REGISTRY), rebuild=rebuild, held=held)
+        except Exception as error:  # the rebuild after the restore meets it again, and reports it
+            self._fail(f"{type(error).__name__}: {error}")
             return
-        self.outcome = outcome
-        self.folded += outcome.folded
-        self.warnings.extend(line for line in outcome.warnings
+        self._count(outcome.folded, outcome.warnings)
+
+    def _answer(self) -> None:
+        if not self.waiting or self.worker is None:
+            return
+        self.waiting = False
+        assert self.worker.stdout is not None
+        try:
+            answer = read_frame(self.worker.stdout)
+        except OSError:
+            answer = None
+        if not isinstance(answer, dict) or not isinstance(answer.get("folded"), int):
+            failed = answer.get("failed") if isinstance(answer, dict) else None
+            self._fail(str(failed) if failed else "the fold worker stopped")
+            return
+        warnings = answer.get("warnings")
+        self._count(answer["folded"], [str(line) for line in warnings] if isinstance(warnings, list) else [])
+
+    def _count(self, folded: int, warnings: list[str]) -> None:
+        self.folded += folded
+        self.warnings.extend(line for line in warnings
                              if line not in self.warnings and "arrived in the past" not in line)
+
+    def _fail(self, why: str) -> None:
+        self.failure = why
+        self.close()
+
+
+def _start_worker(store: Store) -> subprocess.Popen[bytes]:
+    """`python -m continuity.sync.foldworker ROOT`, importing this very continuity (its folder first on the path)."""
+    import continuity
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(continuity.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [home, env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-m", "continuity.sync.foldworker", store.root],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            cwd=store.root)
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

@@ -100,6 +100,9 @@ class Landing(Protocol):
     #: Bytes of a batch's events kept in memory for `landed` (the rest are read back from their files).
     keep: int
 
+    def landing(self) -> None:
+        """Called before a batch's events are moved into the store."""
+
     def landed(self, held: dict[str, dict[str, bytes]]) -> None:
         """Called once a batch's events are in the store: the bytes kept of them, day -> name -> bytes."""
 
@@ -713,6 +716,8 @@ class Syncer:
         staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress,
                              keep=landing.keep if landing is not None else 0)
         try:
+            if landing is not None:
+                landing.landing()
             added, touched = files.install(self.store, staged)
         finally:
             staged.discard()
