@@ -74,6 +74,9 @@ class Outcome(msgspec.Struct, kw_only=True):
     saved: bool = True
     #: Day folders that are symlinks: their events were not read, so the models may lack some.
     linked_days: list[str] = msgspec.field(default_factory=list)
+    #: Events read and skipped as unreadable, and the first of them ("name: why"), as the warning says.
+    skipped: int = 0
+    first_skipped: str | None = None
 
 
 class _Head(msgspec.Struct, kw_only=True):
@@ -474,7 +477,8 @@ def _catch_up(
             track.state  # noqa: B018 (decoded: it is saved whole)
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
-                      linked_days=sorted(days.links))
+                      linked_days=sorted(days.links), skipped=len(skipped),
+                      first_skipped=skipped[0] if skipped else None)
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
 
 

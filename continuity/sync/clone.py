@@ -75,7 +75,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     from projections.registry import REGISTRY
 
     rebuilt = counting(progress, "rebuilt") if progress is not None else None
-    if not folded:  # nothing landed (or a fold failed): every model from the files
+    if not folded:  # nothing landed, a fold failed, or batches landed before others: from the files
         outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=rebuilt)
         if folding.failure is not None:
             outcome.warnings.insert(0, "the read models were rebuilt from the files after the restore: folding "
@@ -83,7 +83,12 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     else:
         outcome = refresh(store, tuple(REGISTRY), finish_rebuild=True, progress=rebuilt)
         outcome.folded += folding.folded
-        outcome.warnings[:0] = folding.warnings
+        folding.count_skipped(outcome.skipped, outcome.first_skipped)
+        outcome.warnings = folding.warnings + [line for line in outcome.warnings
+                                               if line not in folding.warnings and not _skipped_line(line)]
+        if folding.skipped:  # one line for the whole restore, as one rebuild says it
+            outcome.warnings.insert(0, f"skipped {folding.skipped} unreadable event(s); first: "
+                                       f"{folding.first_skipped}")
         if rebuilt is not None:  # as the rebuild after the restore said it (the batches' folds say nothing)
             rebuilt(outcome.folded, outcome.folded)
     return {
@@ -101,6 +106,9 @@ class Folding:
     ones go to a worker process (foldworker.py), which catches them up while this process
     stages the next batch, and answers before that batch moves in. A fold that fails, or a
     worker that stops, leaves clone-store to rebuild the models from the files afterwards.
+    So does a later batch whose catch-up had to rebuild: its events sort before others the
+    store holds (sync brought the newest in first, or they were there), and folding on would
+    rebuild once per batch.
     """
 
     keep = HELD_BYTES
@@ -111,7 +119,10 @@ class Folding:
         self.batches = 0
         self.folded = 0
         self.failure: str | None = None
+        self.abandoned = False  # a later batch's catch-up rebuilt: the rest is left to one rebuild
         self.warnings: list[str] = []
+        self.skipped = 0
+        self.first_skipped: str | None = None
         self.worker: subprocess.Popen[bytes] | None = None
         self.waiting = False  # a batch sent to the worker is not answered yet
 
@@ -119,7 +130,7 @@ class Folding:
         self._answer()
 
     def landed(self, held: dict[str, dict[str, bytes]]) -> None:
-        if self.failure is not None:
+        if self.failure is not None or self.abandoned:
             return
         self.batches += 1
         if self.batches <= self.here or not sys.executable:
@@ -131,6 +142,8 @@ class Folding:
             assert self.worker.stdin is not None
             write_frame(self.worker.stdin, {"rebuild": False, "held": held})
             self.waiting = True
+        except ValueError:  # a frame past the worker's limit (huge events): this batch is folded here
+            self._fold_here(held, rebuild=False)
         except OSError as error:
             self._fail(f"the fold worker did not start or went away ({error.strerror or error})")
 
@@ -138,7 +151,7 @@ class Folding:
         """Wait for the last batch's fold; True when every batch landed was folded."""
         self._answer()
         self.close()
-        return self.batches > 0 and self.failure is None
+        return self.batches > 0 and self.failure is None and not self.abandoned
 
     def close(self) -> None:
         """Let the worker end (it ends at the end of its input), or stop it."""
@@ -165,7 +178,7 @@ class Folding:
         except Exception as error:  # the rebuild after the restore meets it again, and reports it
             self._fail(f"{type(error).__name__}: {error}")
             return
-        self._count(outcome.folded, outcome.warnings)
+        self._count(outcome.folded, outcome.warnings, outcome.rebuilt, outcome.skipped, outcome.first_skipped)
 
     def _answer(self) -> None:
         if not self.waiting or self.worker is None:
@@ -181,26 +194,52 @@ class Folding:
             self._fail(str(failed) if failed else "the fold worker stopped")
             return
         warnings = answer.get("warnings")
-        self._count(answer["folded"], [str(line) for line in warnings] if isinstance(warnings, list) else [])
+        skipped, first = answer.get("skipped"), answer.get("first_skipped")
+        self._count(answer["folded"], [str(line) for line in warnings] if isinstance(warnings, list) else [],
+                    answer.get("rebuilt") is True, skipped if isinstance(skipped, int) else 0,
+                    first if isinstance(first, str) else None)
 
-    def _count(self, folded: int, warnings: list[str]) -> None:
+    def _count(self, folded: int, warnings: list[str], rebuilt: bool, skipped: int, first: str | None) -> None:
+        if rebuilt and self.batches > 1:
+            self.abandoned = True
+            self.close()
+            return
         self.folded += folded
-        self.warnings.extend(line for line in warnings
-                             if line not in self.warnings and "arrived in the past" not in line)
+        self.count_skipped(skipped, first)
+        self.warnings.extend(line for line in warnings if line not in self.warnings and not _skipped_line(line))
+
+    def count_skipped(self, skipped: int, first: str | None) -> None:
+        """Add a fold's unreadable events (the first one met is the first of all: batches come in order)."""
+        self.skipped += skipped
+        if self.first_skipped is None:
+            self.first_skipped = first
 
     def _fail(self, why: str) -> None:
         self.failure = why
         self.close()
 
 
+def _skipped_line(line: str) -> bool:
+    return line.startswith("skipped ") and " unreadable event(s); first: " in line
+
+
 def _start_worker(store: Store) -> subprocess.Popen[bytes]:
-    """`python -m continuity.sync.foldworker ROOT`, importing this very continuity (its folder first on the path)."""
+    """`python -P -m continuity.sync.foldworker ROOT`, importing this very continuity.
+
+    `-P`: the folder it runs in (the user's project, which may hold an `events.py` or a
+    checkout of continuity) is not put on the import path. The folder continuity was
+    imported from is, unless the interpreter finds it there anyway (a wheel in site-packages,
+    which must not go ahead of the standard library).
+    """
+    import site
+
     import continuity
 
     home = os.path.dirname(os.path.dirname(os.path.abspath(continuity.__file__)))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [home, env.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, "-m", "continuity.sync.foldworker", store.root],
+    if home not in {os.path.abspath(path) for path in [*site.getsitepackages(), site.getusersitepackages()]}:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [home, env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-P", "-m", "continuity.sync.foldworker", store.root],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             cwd=store.root)
 

@@ -235,8 +235,9 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
           progress: Callable[[str], None] | None = None, keep: int = 0) -> Staged:
     """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable.
 
-    `keep`: how many bytes of the events to keep in memory as well (`Staged.held`, the first
-    ones up to that total), for the read models to fold without reading the files back.
+    `keep`: how many bytes of the events to keep in memory as well (`Staged.held`: each event
+    that still fits in what is left of it), for the read models to fold without reading the
+    files back.
     """
     staged = Staged(os.path.join(store.local_dir, "incoming"))
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)

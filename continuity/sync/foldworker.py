@@ -11,8 +11,10 @@ day half moved in.
 
 Frames both ways: 8 bytes big-endian length, then msgpack. Asked `{"rebuild": bool, "held":
 {day: {name: bytes}}}`, it folds with `refresh` (rebuilding first when asked) and answers
-`{"folded": int, "warnings": [str]}`, or `{"failed": str}` when the fold raised. It ends at
-the end of its input. Nothing is printed: the parent reports.
+`{"folded": int, "rebuilt": bool, "skipped": int, "first_skipped": str | None, "warnings":
+[str]}`, or `{"failed": str}` when the fold raised. It ends at the end of its input. Nothing
+is printed: the parent reports. Started with `-P`, so nothing in the folder it runs in (the
+user's project) is imported in place of continuity's own modules.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ FRAME_LIMIT = 64 << 20
 
 
 def write_frame(stream: IO[bytes], value: Any) -> None:
-    """One frame: the length, then `value` as msgpack."""
+    """One frame: the length, then `value` as msgpack (ValueError, nothing written, past FRAME_LIMIT)."""
     data = msgspec.msgpack.encode(value)
+    if len(data) > FRAME_LIMIT:
+        raise ValueError(f"a frame of {len(data)} bytes is past the limit ({FRAME_LIMIT})")
     stream.write(len(data).to_bytes(HEADER, "big"))
     stream.write(data)  # not joined to the header: a batch's frame is not copied once more
     stream.flush()
@@ -72,7 +76,8 @@ def serve(root: str, source: IO[bytes], answers: IO[bytes]) -> None:
         except Exception as error:  # the parent rebuilds from the files after the restore, and reports that
             write_frame(answers, {"failed": f"{type(error).__name__}: {error}"})
             return
-        write_frame(answers, {"folded": outcome.folded, "warnings": outcome.warnings})
+        write_frame(answers, {"folded": outcome.folded, "rebuilt": outcome.rebuilt, "skipped": outcome.skipped,
+                              "first_skipped": outcome.first_skipped, "warnings": outcome.warnings})
 
 
 def main(argv: list[str]) -> int:

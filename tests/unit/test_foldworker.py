@@ -24,6 +24,16 @@ def test_a_frame_read_back_is_what_was_written() -> None:
     assert read_frame(stream) is None  # the end of the input
 
 
+def test_a_frame_past_the_limit_is_refused_before_anything_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    import continuity.sync.foldworker as foldworker
+
+    monkeypatch.setattr(foldworker, "FRAME_LIMIT", 100)
+    stream = io.BytesIO()
+    with pytest.raises(ValueError, match="past the limit"):
+        write_frame(stream, {"held": {"20261202": {"a.json": b"x" * 200}}})
+    assert stream.getvalue() == b""
+
+
 @pytest.mark.parametrize("raw", [
     b"",  # nothing
     b"\x00\x00\x00",  # a header cut short

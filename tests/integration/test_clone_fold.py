@@ -1,0 +1,155 @@
+"""clone-store folding the read models batch by batch: the cases where that must give way, or say no more.
+
+Real git (a bare remote and clones in temp folders, tests/integration/test_sync.py's World),
+the CLI in-process, and the real fold worker process where a case needs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_sync import World, append, cli, event_names, git
+from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
+
+STORE = Path(".agent/runtime-continuity")
+DAY_US = 86_400 * 1_000_000
+
+
+def history(world: World, monkeypatch: pytest.MonkeyPatch, days: int = 5) -> None:
+    """Three events a day on `days` past days in clone a, synced."""
+    import continuity.core.store as store_module
+
+    real = store_module.now_us
+    for back in range(days, 0, -1):
+        monkeypatch.setattr(store_module, "now_us", lambda back=back: real() - back * DAY_US)
+        append(world.a, *(f"day -{back}: {n}" for n in range(3)))
+    monkeypatch.setattr(store_module, "now_us", real)
+    assert cli("sync", "--root", str(world.a))[0] == 0
+
+
+def models(root: Path) -> dict[str, Any]:
+    """Each read model's state as saved (its folder marks aside), by name."""
+    from continuity.core.store import Store
+    from continuity.readside import catchup
+    from projections.registry import REGISTRY
+
+    store = Store(root)
+    found = {}
+    for name in REGISTRY:
+        saved = catchup.load(store, REGISTRY[name])
+        assert saved is not None, name
+        found[name] = (saved.state, saved.last_read, {day: mark.count for day, mark in saved.days.items()})
+    return found
+
+
+def rebuilt_models(root: Path) -> dict[str, Any]:
+    assert cli("rebuild", "--root", str(root))[0] == 0
+    return models(root)
+
+
+def counted_catch_ups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, int]]:
+    """(rebuilt, folded) of each catch-up in this process."""
+    from continuity.readside import catchup
+
+    seen: list[tuple[bool, int]] = []
+    real = catchup._catch_up
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        outcome, saved = real(*args, **kw)
+        seen.append((outcome.rebuilt, outcome.folded))
+        return outcome, saved
+
+    monkeypatch.setattr(catchup, "_catch_up", counting)
+    return seen
+
+
+@pytest.mark.parametrize("where", ["here", "worker"])
+def test_events_brought_in_before_the_batches_make_one_rebuild_not_one_per_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A local `continuity` branch behind the remote's (a worktree's, or an older clone's): sync brings the
+    newest events in first, then restores the older days a batch at a time. Those batches sort before what
+    the store holds, so folding each would rebuild every model once per batch (quadratic in the history) and
+    count the events again each time: the second batch's rebuild stops the folding, and one rebuild after
+    the restore gives the models a rebuild gives, and the true count."""
+    import continuity.sync.clone as clone_module
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch)
+    append(world.a, "today 1", "today 2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    fresh = world.clone("d", init=False)
+    git(fresh, "branch", "continuity", "origin/continuity~1")
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)  # a batch per day: five
+    if where == "here":
+        monkeypatch.setattr(clone_module.Folding, "here", 10**6)
+    seen = counted_catch_ups(monkeypatch)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    assert out["events"] == len(event_names(fresh)) == len(event_names(world.a)) == 17
+    assert not [line for line in out["warnings"] if "rebuilt" in line or "failed" in line], out["warnings"]
+    rebuilds = [folded for rebuilt, folded in seen if rebuilt]
+    assert len(rebuilds) <= (3 if where == "here" else 2), seen  # first batch, (second here), and once after
+    assert rebuilds[-1] == 17
+    assert models(fresh) == rebuilt_models(fresh)
+
+
+def test_the_worker_imports_nothing_from_the_project_it_runs_in(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's project may hold modules named like continuity's (`events.py`, `projections/`, even a
+    checkout of continuity): the fold worker, run in the project, imports none of them."""
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch)
+    fresh = world.clone("d", init=False)
+    marker = "open(__file__ + '.ran', 'w').close()\nraise SystemExit(9)\n"
+    (fresh / "events.py").write_text(marker)
+    (fresh / "msgspec.py").write_text(marker)
+    for package in ("continuity", "projections"):
+        (fresh / package / "sync").mkdir(parents=True)
+        (fresh / package / "__init__.py").write_text(marker)
+    (fresh / "continuity" / "sync" / "foldworker.py").write_text(marker)
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    seen = counted_catch_ups(monkeypatch)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    assert sorted(p.name for p in fresh.rglob("*.ran")) == []
+    assert out["warnings"] == [] and out["events"] == 15
+    assert [rebuilt for rebuilt, _ in seen] == [True, False]  # the first batch here, then the final pass
+    assert models(fresh) == rebuilt_models(fresh)
+
+
+def test_unreadable_events_in_several_batches_are_one_warning_as_after_one_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events this version cannot decode (a newer release's, or damaged before they were named) on three days,
+    restored in three batches: one warning with the count and the first, as `rebuild` says it."""
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch, days=4)
+    events = world.a / STORE / "events"
+    planted = []
+    for day in sorted(events.iterdir())[:3]:
+        source = sorted(day.glob("*.json"))[0]
+        document = json.loads(source.read_bytes())
+        del document["kind"], document["type"]  # no event of this version
+        raw = json.dumps(document).encode()
+        stamp, node, _ = source.name.split("-")
+        name = f"{stamp[:-1]}{'8' if stamp[-1] == '9' else '9'}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json"
+        (day / name).write_bytes(raw)
+        planted.append(name)
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    fresh = world.clone("d", init=False)
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    lines = [line for line in out["warnings"] if "unreadable" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"skipped 3 unreadable event(s); first: {min(planted)}: "), lines
+    code, again = cli("rebuild", "--root", str(fresh))
+    assert code == 0 and [line for line in again["warnings"] if "unreadable" in line] == lines
