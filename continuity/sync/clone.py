@@ -28,12 +28,14 @@ from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
 from continuity.sync.tree import day_entries, is_event, read_snapshot
+from events import osfs
 from events.durable import READ_LIMIT
 from events.errors import WriteFailed
 
 NEWEST_COMMITS = 16  # commits read for the newest event's project name
 HELD_BYTES = 32 << 20  # bytes of a restored batch kept in memory for its fold (the rest are read back)
 WORKER_WAIT = 60.0  # seconds the fold worker gets to end once its input is closed
+WORKER_LOG = "fold-worker.log"  # under local/: what the worker printed, kept only when it printed something
 
 
 def clone_store(root: str, remote: str, *, branch: str | None = None,
@@ -154,7 +156,7 @@ class Folding:
         return self.batches > 0 and self.failure is None and not self.abandoned
 
     def close(self) -> None:
-        """Let the worker end (it ends at the end of its input), or stop it."""
+        """Let the worker end (it ends at the end of its input), or stop it; its log goes if it is empty."""
         worker, self.worker = self.worker, None
         if worker is None:
             return
@@ -168,6 +170,7 @@ class Folding:
             worker.wait()
         if worker.stdout is not None:
             worker.stdout.close()
+        _worker_log_kept(self.store)
 
     def _fold_here(self, held: dict[str, dict[str, bytes]], *, rebuild: bool) -> None:
         from continuity.readside.writers import refresh
@@ -192,6 +195,8 @@ class Folding:
         if not isinstance(answer, dict) or not isinstance(answer.get("folded"), int):
             failed = answer.get("failed") if isinstance(answer, dict) else None
             self._fail(str(failed) if failed else "the fold worker stopped")
+            if _worker_log_kept(self.store):
+                self.failure = f"{self.failure}; see local/{WORKER_LOG}"
             return
         warnings = answer.get("warnings")
         skipped, first = answer.get("skipped"), answer.get("first_skipped")
@@ -219,6 +224,18 @@ class Folding:
         self.close()
 
 
+def _worker_log_kept(store: Store) -> bool:
+    """True when the worker printed something (kept in local/fold-worker.log); the empty log is removed."""
+    path = os.path.join(store.local_dir, WORKER_LOG)
+    try:
+        if os.lstat(path).st_size:
+            return True
+        os.unlink(path)
+    except OSError:
+        pass
+    return False
+
+
 def _skipped_line(line: str) -> bool:
     return line.startswith("skipped ") and " unreadable event(s); first: " in line
 
@@ -239,9 +256,13 @@ def _start_worker(store: Store) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     if home not in {os.path.abspath(path) for path in [*site.getsitepackages(), site.getusersitepackages()]}:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [home, env.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, "-P", "-m", "continuity.sync.foldworker", store.root],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                            cwd=store.root)
+    # What it prints (a traceback, if it ever fails that way) goes to a log in the store, never the terminal.
+    log = os.open(os.path.join(store.local_dir, WORKER_LOG), osfs.CREATE, 0o600)
+    try:
+        return subprocess.Popen([sys.executable, "-P", "-m", "continuity.sync.foldworker", store.root],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=store.root)
+    finally:
+        os.close(log)
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

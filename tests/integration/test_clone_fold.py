@@ -122,6 +122,35 @@ def test_the_worker_imports_nothing_from_the_project_it_runs_in(tmp_path: Path,
     assert sorted(p.name for p in fresh.rglob("*.ran")) == []
     assert out["warnings"] == [] and out["events"] == 15
     assert [rebuilt for rebuilt, _ in seen] == [True, False]  # the first batch here, then the final pass
+    assert not (fresh / STORE / "local" / "fold-worker.log").exists()  # it printed nothing
+    assert models(fresh) == rebuilt_models(fresh)
+
+
+def test_what_a_failing_worker_prints_goes_to_a_log_in_the_store_not_the_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """A worker that dies printing a traceback: clone-store finishes by rebuilding from the files, its warning
+    names local/fold-worker.log, which holds what the worker printed; the terminal shows none of it."""
+    import sys
+
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch)
+    fresh = world.clone("d", init=False)
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'Traceback (most recent call last): boom' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    real = sys.executable
+    monkeypatch.setattr(sys, "executable", str(broken))
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    assert out["warnings"] == ["the read models were rebuilt from the files after the restore: folding them as "
+                               "the events landed failed (the fold worker stopped; see local/fold-worker.log)"]
+    log = fresh / STORE / "local" / "fold-worker.log"
+    assert log.read_text() == "Traceback (most recent call last): boom\n" and log.stat().st_mode & 0o077 == 0
+    assert "boom" not in capfd.readouterr().err
+    monkeypatch.setattr(sys, "executable", real)
     assert models(fresh) == rebuilt_models(fresh)
 
 
