@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import sys
 from typing import Any
@@ -84,10 +85,9 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
                                     f"them as the events landed failed ({folding.failure})")
     else:
         outcome = refresh(store, tuple(REGISTRY), finish_rebuild=True, progress=rebuilt)
-        outcome.folded += folding.folded
+        outcome.folded = outcome.models.events_folded  # every event the models hold, as a rebuild counts them
         folding.count_skipped(outcome.skipped, outcome.first_skipped)
-        outcome.warnings = folding.warnings + [line for line in outcome.warnings
-                                               if line not in folding.warnings and not _skipped_line(line)]
+        outcome.warnings = [line for line in outcome.warnings if not _skipped_line(line)]
         if folding.skipped:  # one line for the whole restore, as one rebuild says it
             outcome.warnings.insert(0, f"skipped {folding.skipped} unreadable event(s); first: "
                                        f"{folding.first_skipped}")
@@ -108,9 +108,10 @@ class Folding:
     ones go to a worker process (foldworker.py), which catches them up while this process
     stages the next batch, and answers before that batch moves in. A fold that fails, or a
     worker that stops, leaves clone-store to rebuild the models from the files afterwards.
-    So does a later batch whose catch-up had to rebuild: its events sort before others the
-    store holds (sync brought the newest in first, or they were there), and folding on would
-    rebuild once per batch.
+    So does a later batch whose catch-up had to rebuild (its events sort before others the
+    store holds: sync brought the newest in first, and folding on would rebuild once per
+    batch), and a batch whose fold warned (a document not written, models not saved: the
+    next catch-up would fold some events again): one rebuild then says it once.
     """
 
     keep = HELD_BYTES
@@ -121,8 +122,7 @@ class Folding:
         self.batches = 0
         self.folded = 0
         self.failure: str | None = None
-        self.abandoned = False  # a later batch's catch-up rebuilt: the rest is left to one rebuild
-        self.warnings: list[str] = []
+        self.abandoned = False  # the rest is left to one rebuild after the restore
         self.skipped = 0
         self.first_skipped: str | None = None
         self.worker: subprocess.Popen[bytes] | None = None
@@ -141,13 +141,17 @@ class Folding:
         try:
             if self.worker is None:
                 self.worker = _start_worker(self.store)
+        except OSError as error:
+            self._fail(f"the fold worker did not start ({error.strerror or error})")
+            return
+        try:
             assert self.worker.stdin is not None
             write_frame(self.worker.stdin, {"rebuild": False, "held": held})
             self.waiting = True
         except ValueError:  # a frame past the worker's limit (huge events): this batch is folded here
             self._fold_here(held, rebuild=False)
-        except OSError as error:
-            self._fail(f"the fold worker did not start or went away ({error.strerror or error})")
+        except OSError:
+            self._fail("the fold worker stopped")
 
     def finish(self) -> bool:
         """Wait for the last batch's fold; True when every batch landed was folded."""
@@ -195,8 +199,6 @@ class Folding:
         if not isinstance(answer, dict) or not isinstance(answer.get("folded"), int):
             failed = answer.get("failed") if isinstance(answer, dict) else None
             self._fail(str(failed) if failed else "the fold worker stopped")
-            if _worker_log_kept(self.store):
-                self.failure = f"{self.failure}; see local/{WORKER_LOG}"
             return
         warnings = answer.get("warnings")
         skipped, first = answer.get("skipped"), answer.get("first_skipped")
@@ -205,13 +207,12 @@ class Folding:
                     first if isinstance(first, str) else None)
 
     def _count(self, folded: int, warnings: list[str], rebuilt: bool, skipped: int, first: str | None) -> None:
-        if rebuilt and self.batches > 1:
+        if (rebuilt and self.batches > 1) or any(not _skipped_line(line) for line in warnings):
             self.abandoned = True
             self.close()
             return
         self.folded += folded
         self.count_skipped(skipped, first)
-        self.warnings.extend(line for line in warnings if line not in self.warnings and not _skipped_line(line))
 
     def count_skipped(self, skipped: int, first: str | None) -> None:
         """Add a fold's unreadable events (the first one met is the first of all: batches come in order)."""
@@ -222,13 +223,18 @@ class Folding:
     def _fail(self, why: str) -> None:
         self.failure = why
         self.close()
+        if _worker_log_kept(self.store):
+            self.failure = f"{why}; see local/{WORKER_LOG}"
 
 
 def _worker_log_kept(store: Store) -> bool:
     """True when the worker printed something (kept in local/fold-worker.log); the empty log is removed."""
     path = os.path.join(store.local_dir, WORKER_LOG)
     try:
-        if os.lstat(path).st_size:
+        found = os.lstat(path)
+        if not stat.S_ISREG(found.st_mode):  # not the log: left alone
+            return False
+        if found.st_size:
             return True
         os.unlink(path)
     except OSError:
@@ -252,17 +258,35 @@ def _start_worker(store: Store) -> subprocess.Popen[bytes]:
 
     import continuity
 
-    home = os.path.dirname(os.path.dirname(os.path.abspath(continuity.__file__)))
+    home = os.path.dirname(os.path.dirname(os.path.realpath(continuity.__file__)))
     env = dict(os.environ)
-    if home not in {os.path.abspath(path) for path in [*site.getsitepackages(), site.getusersitepackages()]}:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [home, env.get("PYTHONPATH")]))
-    # What it prints (a traceback, if it ever fails that way) goes to a log in the store, never the terminal.
-    log = os.open(os.path.join(store.local_dir, WORKER_LOG), osfs.CREATE, 0o600)
+    # Only absolute folders: an empty or relative entry would name the project it runs in, `-P` or not.
+    path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    if home not in {os.path.realpath(folder) for folder in [*site.getsitepackages(), site.getusersitepackages()]}:
+        path.insert(0, home)
+    env.pop("PYTHONPATH", None)
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
+    log = _open_log(store)
     try:
         return subprocess.Popen([sys.executable, "-P", "-m", "continuity.sync.foldworker", store.root],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=store.root)
     finally:
-        os.close(log)
+        if log != subprocess.DEVNULL:
+            os.close(log)
+
+
+def _open_log(store: Store) -> int:
+    """Where the worker's output goes (a traceback, if it ever fails that way): local/fold-worker.log, a
+    regular file of the owner's, never the terminal; nowhere if something else stands at that name."""
+    try:
+        fd = os.open(os.path.join(store.local_dir, WORKER_LOG), osfs.CREATE | osfs.NONBLOCK, 0o600)
+    except OSError:  # a link (refused, not followed), a FIFO with no reader, no local/ folder
+        return subprocess.DEVNULL
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return subprocess.DEVNULL
+    return fd
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

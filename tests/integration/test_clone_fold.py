@@ -182,3 +182,50 @@ def test_unreadable_events_in_several_batches_are_one_warning_as_after_one_rebui
     assert len(lines) == 1 and lines[0].startswith(f"skipped 3 unreadable event(s); first: {min(planted)}: "), lines
     code, again = cli("rebuild", "--root", str(fresh))
     assert code == 0 and [line for line in again["warnings"] if "unreadable" in line] == lines
+
+
+@pytest.mark.parametrize("batches", ["one", "a day each"])
+def test_a_batch_whose_documents_cannot_be_written_counts_and_warns_as_one_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: str) -> None:
+    """The Markdown archives' folder cannot be written (a read-only home): a catch-up of few events then keeps
+    the model unsaved to write the document next time, so folding on batch by batch would fold (and count)
+    events twice. clone-store gives way to one rebuild: its event count and warnings are `rebuild`'s."""
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch, days=3)
+    assert cli("archive", "--reason", "pause", "--root", str(world.a))[0] == 0
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("CONTINUITY_CONTEXTS_DIR", str(blocker))
+    fresh = world.clone("d", init=False)
+    if batches == "a day each":
+        monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0, out
+    code, again = cli("rebuild", "--root", str(fresh))
+    assert code == 0
+    assert out["events"] == again["events"] == len(event_names(fresh))
+    assert out["warnings"] == again["warnings"] and any("Markdown archive not written" in line
+                                                        for line in out["warnings"]), out["warnings"]
+
+
+def test_something_else_at_the_worker_log_name_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO (or a link) where local/fold-worker.log belongs: the worker's output goes nowhere, clone-store
+    neither blocks on it nor follows the link, and the folds run in the worker as usual."""
+    import os
+
+    import continuity.sync.engine as engine
+
+    world = World(tmp_path)
+    history(world, monkeypatch)
+    fresh = world.clone("d", init=False)
+    local = fresh / STORE / "local"
+    local.mkdir(parents=True)
+    os.mkfifo(local / "fold-worker.log")
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and out["warnings"] == [] and out["events"] == 15, out
+    assert (local / "fold-worker.log").is_fifo()
+    assert models(fresh) == rebuilt_models(fresh)
