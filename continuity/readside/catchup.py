@@ -541,9 +541,9 @@ def _fold_day(
     """Fold one day's events (`files`, in name order from `first`) into the models that need them; the unreadable.
 
     What `ReadModel.apply` does per event, with the bookkeeping done once per day: a model
-    whose position is before `first` (a rebuild, or models saved
-    together) folds every event, through folds looked up once per event class; a model
-    whose position falls inside the day skips the names up to it, event by event.
+    whose position is before `first` (a rebuild, or models saved together) folds every
+    event, through folds looked up once per event class; a model whose position falls
+    inside the day skips the names up to it, event by event.
     """
     whole = [track for track in needing if track.position is None or track.position < first]
     partial = [track for track in needing if track not in whole]

@@ -120,7 +120,6 @@ class Folding:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.batches = 0
-        self.folded = 0
         self.failure: str | None = None
         self.abandoned = False  # the rest is left to one rebuild after the restore
         self.skipped = 0
@@ -185,7 +184,7 @@ class Folding:
         except Exception as error:  # the rebuild after the restore meets it again, and reports it
             self._fail(f"{type(error).__name__}: {error}")
             return
-        self._count(outcome.folded, outcome.warnings, outcome.rebuilt, outcome.skipped, outcome.first_skipped)
+        self._count(outcome.warnings, outcome.rebuilt, outcome.skipped, outcome.first_skipped)
 
     def _answer(self) -> None:
         if not self.waiting or self.worker is None:
@@ -202,16 +201,15 @@ class Folding:
             return
         warnings = answer.get("warnings")
         skipped, first = answer.get("skipped"), answer.get("first_skipped")
-        self._count(answer["folded"], [str(line) for line in warnings] if isinstance(warnings, list) else [],
+        self._count([str(line) for line in warnings] if isinstance(warnings, list) else [],
                     answer.get("rebuilt") is True, skipped if isinstance(skipped, int) else 0,
                     first if isinstance(first, str) else None)
 
-    def _count(self, folded: int, warnings: list[str], rebuilt: bool, skipped: int, first: str | None) -> None:
+    def _count(self, warnings: list[str], rebuilt: bool, skipped: int, first: str | None) -> None:
         if (rebuilt and self.batches > 1) or any(not _skipped_line(line) for line in warnings):
             self.abandoned = True
             self.close()
             return
-        self.folded += folded
         self.count_skipped(skipped, first)
 
     def count_skipped(self, skipped: int, first: str | None) -> None:
