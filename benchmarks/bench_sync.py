@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import time_command  # noqa: E402
+from benchmarks.common import creation_probe, time_command  # noqa: E402
 
 EXE = str(Path(sys.executable).with_name("continuity"))
 STEP_US = 30_000_000
@@ -210,12 +210,14 @@ def history_cost(folder: Path, env: dict[str, str], size: int, clone_rounds: int
     ten = statistics.median(tens)
     clones, by_hand, own_kb, with_git_kb = [], [], 0, 0
     for number in range(clone_rounds):
-        fresh = folder / f"h{size}-fresh"
-        copy = folder / f"h{size}-git"
-        for old in (fresh, copy):  # the last round's files (1M at the large size) go before the timings
-            shutil.rmtree(old, ignore_errors=True)
+        # Each round writes new folders, and nothing is deleted until the end: files made right after a
+        # million were deleted cost many times more (benchmarks.common.creation_probe).
+        fresh = folder / f"h{size}-fresh-{number}"
+        copy = folder / f"h{size}-git-{number}"
         git(folder, env, "clone", "-q", str(bare), str(fresh))
         os.sync()
+        print(f"  {size:,} events, round {number + 1}: file creation before clone-store "
+              f"{creation_probe(folder):.0f} us/file", flush=True)
         memory = folder / f"h{size}-rss"
         # The peak of clone-store's own process (its git children, `git fetch`'s index-pack above
         # all, are git's and grow with the pack as they do under `git clone`), and with them.
@@ -229,8 +231,11 @@ def history_cost(folder: Path, env: dict[str, str], size: int, clone_rounds: int
             # add (sync's `delta` layout), so a clone of it writes one commit's files; the index clone-store kept
             # in `fresh` is one commit whose tree holds every event of the history.
             git(fresh, env, "push", "-q", str(bare), "refs/continuity-index/continuity:refs/heads/continuity-whole")
+        print(f"  {size:,} events, round {number + 1}: clone-store {clones[-1]:.1f} s; file creation before git "
+              f"clone {creation_probe(folder):.0f} us/file", flush=True)
         by_hand.append(time_command(["git", "clone", "-q", "--branch", "continuity-whole", "--single-branch",
                                      str(bare), str(copy)], env=env))
+        print(f"  {size:,} events, round {number + 1}: git clone {by_hand[-1]:.1f} s", flush=True)
         os.sync()
     return {"first": first, "ten": ten, "clone": statistics.median(clones), "git_clone": statistics.median(by_hand),
             "clones": clones, "git_clones": by_hand, "peak_mb": own_kb / 1024, "peak_with_git_mb": with_git_kb / 1024}

@@ -8,14 +8,15 @@ round: clone-store with this checkout, clone-store with OLD_CHECKOUT (the same i
 the older code first on PYTHONPATH; make it with `git worktree add`), and `git clone` of the
 same events as one commit's tree (the index the first clone-store kept, pushed as a branch:
 it writes the same files). Each in a fresh clone of the remote, after `sync`; medians, and
-each clone-store's own peak memory.
+each clone-store's own peak memory. Every step writes a new folder and nothing is deleted
+until the end (about 4.3 GB a copy at 1M events): each step prints the cost of making a
+file just before it (benchmarks.common.creation_probe).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_sync import EXE, OWN_PEAK, bench_env, generate, git, make_remote  # noqa: E402
-from benchmarks.common import time_command  # noqa: E402
+from benchmarks.common import creation_probe, time_command  # noqa: E402
 
 
 def history(folder: Path, env: dict[str, str], events: int) -> Path:
@@ -57,8 +58,10 @@ def main() -> None:
         whole = False
         for number in range(args.rounds):
             for label in ("new", "old", "git"):
-                target = folder / f"clone-{label}"
-                shutil.rmtree(target, ignore_errors=True)
+                # Nothing is deleted until the end: files made right after a million were deleted cost many
+                # times more (benchmarks.common.creation_probe), and would burden whichever step came next.
+                target = folder / f"clone-{label}-{number}"
+                probe = creation_probe(folder)
                 if label == "git":
                     os.sync()
                     times[label].append(time_command(["git", "clone", "-q", "--branch", "continuity-whole",
@@ -75,8 +78,8 @@ def main() -> None:
                         git(target, env, "push", "-q", "-f", str(bare),
                             "refs/continuity-index/continuity:refs/heads/continuity-whole")
                         whole = True
-                print(f"round {number + 1} {label}: {times[label][-1]:.1f} s", flush=True)
-                shutil.rmtree(target, ignore_errors=True)
+                print(f"round {number + 1} {label}: {times[label][-1]:.1f} s (file creation before it: {probe:.0f} "
+                      "us/file)", flush=True)
         median = {label: statistics.median(values) for label, values in times.items()}
         print(f"clone-store this checkout {median['new']:.1f} s (peak {max(peaks['new']):.0f} MB), "
               f"{args.old} {median['old']:.1f} s (peak {max(peaks['old']):.0f} MB), git clone {median['git']:.1f} s "

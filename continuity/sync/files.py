@@ -1,10 +1,12 @@
 """The store's side of sync: finding local events not on the branch, bringing remote ones in.
 
 Remote events are written the way the log writes its own (docs/architecture.md): a temp
-file in `local/incoming/`, made durable, then `link()`ed to its final name (never
+file in `local/incoming/<day>/`, made durable, then `link()`ed to its final name (never
 overwriting), under the store's append lock so appends never interleave with the union.
-A big batch is made durable with one `syncfs` instead of one fsync per file. Every byte
-is checked against the hash in its file name before anything is linked.
+A day the store does not have yet arrives whole: its staged folder is renamed into
+`events/` (one rename instead of a link and an unlink per event; never over an existing
+folder). A big batch is made durable with one `syncfs` instead of one fsync per file.
+Every byte is checked against the hash in its file name before anything is linked.
 
 `local/sync.json` remembers each day folder's mtime when its files were last compared
 with the branch, so a sync lists only the days that changed (and always the newest one,
@@ -18,6 +20,7 @@ import errno
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 
 import msgspec
@@ -217,7 +220,7 @@ def read_prevs(store: Store, entries: list[tuple[str, Entry]]) -> set[str]:
 
 # -- remote events into the store ----------------------------------------------------------
 class Staged:
-    """Remote events written to temp files, checked, durable, and not yet visible."""
+    """Remote events written to temp files (a folder per day), checked, durable, and not yet visible."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
@@ -225,6 +228,10 @@ class Staged:
         self.prevs: set[str] = set()
         #: The bytes of staged events kept in memory (stage's `keep`): day -> name -> bytes.
         self.held: dict[str, dict[str, bytes]] = {}
+
+    def day_folder(self, day: str) -> str:
+        """Where the day's events are staged."""
+        return os.path.join(self.folder, day)
 
     def discard(self) -> None:
         """Remove the temp files."""
@@ -243,6 +250,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)
+        folder, folder_day = "", None
         for count, ((day, entry), (kind, raw)) in enumerate(
             zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT), strict=True), 1
         ):
@@ -252,7 +260,11 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
             if kind != "blob" or not hash_matches(entry.name, raw):
                 raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
                                     "name (tampered?): sync refused and changed nothing")
-            temp = os.path.join(staged.folder, entry.name)
+            if day != folder_day:
+                folder, folder_day = staged.day_folder(day), day
+                with contextlib.suppress(FileExistsError):  # a batch need not come day by day
+                    os.mkdir(folder)
+            temp = f"{folder}/{entry.name}"
             _write(temp, raw)
             staged.files.append((day, entry.name, temp))
             if keep >= len(raw):
@@ -263,7 +275,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                 staged.prevs.add(prev)
             if progress is not None and count % 5000 == 0:
                 progress(f"received {count}/{len(incoming)} events")
-        _make_durable(staged.folder, [temp for _, _, temp in staged.files])
+        _make_durable(staged, [temp for _, _, temp in staged.files])
     except OSError as error:
         staged.discard()
         raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
@@ -274,49 +286,70 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
 
 
 def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
-    """Link staged events to their final names under the append lock; (count added, days touched).
+    """Move staged events to their final names under the append lock; (count added, days touched).
 
-    Checks every name first, so a local file with the same name and other bytes refuses the
-    whole batch before anything is linked. Afterwards the head hint is dropped: the next
-    append lists the newest day instead of trusting it (mtimes can be coarse).
+    A day the store lacks is renamed into place whole (never over a folder that appeared: the
+    rename refuses, or, where it cannot, appends make day folders only under this lock). In a
+    day the store has, each event is linked, after every name was checked: a local file with
+    the same name and other bytes refuses the whole batch before anything moves. Afterwards
+    the head hint is dropped: the next append lists the newest day instead of trusting it
+    (mtimes can be coarse).
     """
     with append_lock(store):
-        for day in sorted({day for day, _, _ in staged.files}):  # a symlink would take the events out of the store
-            refuse_link(os.path.join(store.events_dir, day))
-        todo = []
+        by_day: dict[str, list[tuple[str, str]]] = {}
         for day, name, temp in staged.files:
-            final = os.path.join(store.events_dir, day, name)
-            if os.path.lexists(final):
-                if not _same_bytes(final, temp):
-                    raise EventConflict(f"events/{day}/{name} exists here with other bytes than on the remote: "
-                                        "sync refused and changed nothing")
+            by_day.setdefault(day, []).append((name, temp))
+        whole: list[tuple[str, int]] = []  # (day, events) moved as a folder
+        todo = []
+        for day in sorted(by_day):
+            folder = os.path.join(store.events_dir, day)
+            refuse_link(folder)  # a symlink would take the events out of the store
+            if not os.path.lexists(folder):
+                whole.append((day, len(by_day[day])))
                 continue
-            todo.append((day, temp, final))
-        days = {day for day, _, _ in todo}
+            for name, temp in by_day[day]:
+                final = f"{folder}/{name}"
+                if os.path.lexists(final):
+                    if not _same_bytes(final, temp):
+                        raise EventConflict(f"events/{day}/{name} exists here with other bytes than on the "
+                                            "remote: sync refused and changed nothing")
+                    continue
+                todo.append((day, temp, final))
         linked: list[str] = []
+        moved: list[str] = []
         try:
-            made_day = False
-            for day in sorted(days):
-                folder = os.path.join(store.events_dir, day)
-                if not os.path.isdir(folder):
-                    os.makedirs(folder)
-                    made_day = True
-            if made_day:
+            for day, _ in whole:
+                _move_folder(staged.day_folder(day), os.path.join(store.events_dir, day))
+                moved.append(day)
+            if moved:
                 osfs.fsync_dir(store.events_dir)
             for _, temp, final in todo:
                 osfs.link(temp, final)
                 linked.append(final)
-            for day in days:
+            for day in {day for day, _, _ in todo}:
                 osfs.fsync_dir(os.path.join(store.events_dir, day))
         except OSError as error:
             for final in linked:
                 with contextlib.suppress(OSError):
                     os.unlink(final)
+            for day in moved:  # back where it was staged: nothing of the batch stays visible
+                with contextlib.suppress(OSError):
+                    os.rename(os.path.join(store.events_dir, day), staged.day_folder(day))
             raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
-        if linked:
+        if linked or moved:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(store.local_dir, "head"))
-    return len(linked), days
+    days = {day for day, _, _ in todo} | set(moved)
+    return len(linked) + sum(count for _, count in whole), days
+
+
+def _move_folder(source: str, target: str) -> None:
+    """Rename a staged day folder to `target`, which must not exist (FileExistsError otherwise)."""
+    if _rename_noreplace(source, target):
+        return
+    if os.path.lexists(target):  # under the append lock: no append makes it meanwhile
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), target)
+    os.rename(source, target)
 
 
 def _write(path: str, data: bytes) -> None:
@@ -329,9 +362,9 @@ def _write(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _make_durable(folder: str, paths: list[str]) -> None:
-    """fsync each file, or one `syncfs` of the file system for a big batch (Linux)."""
-    if len(paths) >= SYNCFS_FROM and _syncfs(folder):
+def _make_durable(staged: Staged, paths: list[str]) -> None:
+    """fsync each file and each day's folder, or one `syncfs` of the file system for a big batch (Linux)."""
+    if len(paths) >= SYNCFS_FROM and _syncfs(staged.folder):
         return
     for path in paths:
         fd = os.open(path, osfs.READ)
@@ -339,24 +372,59 @@ def _make_durable(folder: str, paths: list[str]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+    for day in {day for day, _, _ in staged.files}:  # the names too: a folder may be renamed into the store
+        osfs.fsync_dir(staged.day_folder(day))
 
 
-def _syncfs(folder: str) -> bool:
+def _libc_call(name: str) -> Callable[..., int] | None:
+    """A libc function called with errno kept (None where there is no such libc or function)."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        syncfs = libc.syncfs
+        return getattr(ctypes.CDLL(None, use_errno=True), name)  # type: ignore[no-any-return]
     except (OSError, AttributeError):
+        return None
+
+
+def _errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
+
+
+def _syncfs(folder: str) -> bool:
+    syncfs = _libc_call("syncfs")
+    if syncfs is None:
         return False
     fd = os.open(folder, os.O_RDONLY | osfs.DIRECTORY | osfs.CLOEXEC)
     try:
         if syncfs(fd) != 0:
-            error = ctypes.get_errno()
+            error = _errno()
             raise OSError(error, os.strerror(error))
     finally:
         os.close(fd)
     return True
+
+
+AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+
+
+def _rename_noreplace(source: str, target: str) -> bool:
+    """`renameat2(RENAME_NOREPLACE)` (Linux): True when renamed; False where the call or the file system lacks it.
+
+    FileExistsError when `target` exists, as a folder or anything else."""
+    if osfs.WINDOWS or not sys.platform.startswith("linux"):
+        return False
+    renameat2 = _libc_call("renameat2")
+    if renameat2 is None:
+        return False
+    if renameat2(AT_FDCWD, os.fsencode(source), AT_FDCWD, os.fsencode(target), RENAME_NOREPLACE) == 0:
+        return True
+    error = _errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # an old kernel or a file system without it
+        return False
+    raise OSError(error, os.strerror(error), target)
 
 
 def _same_bytes(first: str, second: str) -> bool:

@@ -170,11 +170,10 @@ class ObjectReader(_BatchProcess):
                     raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
                 left -= len(chunk)
             return header[1].decode(), None
-        data = self.stdout.read(size)
-        self.stdout.read(1)
-        if len(data) != size:
+        data = self.stdout.read(size + 1)  # with the newline after it
+        if len(data) != size + 1:
             raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
-        return header[1].decode(), data
+        return header[1].decode(), data[:size]
 
 
 class TreeWriter(_BatchProcess):
