@@ -31,7 +31,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, read_event_file, refuse_link
+from events.durable import READ_LIMIT, read_event_file, real_folder, refuse_link
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -228,6 +228,8 @@ class Staged:
         self.prevs: set[str] = set()
         #: The bytes of staged events kept in memory (stage's `keep`): day -> name -> bytes.
         self.held: dict[str, dict[str, bytes]] = {}
+        #: True when one `syncfs` made everything durable, names in the day folders included.
+        self.synced = False
 
     def day_folder(self, day: str) -> str:
         """Where the day's events are staged."""
@@ -250,7 +252,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)
-        folder, folder_day = "", None
+        folder, folder_day, made = "", None, set()
         for count, ((day, entry), (kind, raw)) in enumerate(
             zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT), strict=True), 1
         ):
@@ -262,8 +264,9 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                                     "name (tampered?): sync refused and changed nothing")
             if day != folder_day:
                 folder, folder_day = staged.day_folder(day), day
-                with contextlib.suppress(FileExistsError):  # a batch need not come day by day
-                    os.mkdir(folder)
+                if day not in made:  # a batch need not come day by day
+                    _make_day_folder(folder)
+                    made.add(day)
             temp = f"{folder}/{entry.name}"
             _write(temp, raw)
             staged.files.append((day, entry.name, temp))
@@ -275,7 +278,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                 staged.prevs.add(prev)
             if progress is not None and count % 5000 == 0:
                 progress(f"received {count}/{len(incoming)} events")
-        _make_durable(staged, [temp for _, _, temp in staged.files])
+        staged.synced = _make_durable(staged.folder, [temp for _, _, temp in staged.files])
     except OSError as error:
         staged.discard()
         raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
@@ -301,10 +304,14 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
             by_day.setdefault(day, []).append((name, temp))
         whole: list[tuple[str, int]] = []  # (day, events) moved as a folder
         todo = []
+        refuse_link(store.events_dir)
         for day in sorted(by_day):
             folder = os.path.join(store.events_dir, day)
             refuse_link(folder)  # a symlink would take the events out of the store
             if not os.path.lexists(folder):
+                if not real_folder(staged.day_folder(day)):  # swapped for a link while staging
+                    raise StoreUnsafe(f"unsafe store: {staged.day_folder(day)} is not the folder sync made "
+                                      "(nothing written)")
                 whole.append((day, len(by_day[day])))
                 continue
             for name, temp in by_day[day]:
@@ -318,7 +325,12 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
         linked: list[str] = []
         moved: list[str] = []
         try:
+            if whole and not os.path.isdir(store.events_dir):  # made when first written (Store.check_safe)
+                os.makedirs(store.events_dir)
+                osfs.fsync_dir(os.path.dirname(store.events_dir))
             for day, _ in whole:
+                if not staged.synced:  # the names in it, before it is renamed into the store
+                    osfs.fsync_dir(staged.day_folder(day))
                 _move_folder(staged.day_folder(day), os.path.join(store.events_dir, day))
                 moved.append(day)
             if moved:
@@ -328,19 +340,37 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
                 linked.append(final)
             for day in {day for day, _, _ in todo}:
                 osfs.fsync_dir(os.path.join(store.events_dir, day))
-        except OSError as error:
-            for final in linked:
-                with contextlib.suppress(OSError):
-                    os.unlink(final)
-            for day in moved:  # back where it was staged: nothing of the batch stays visible
-                with contextlib.suppress(OSError):
-                    os.rename(os.path.join(store.events_dir, day), staged.day_folder(day))
-            raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
+        except BaseException as error:
+            _take_back(store, staged, linked, moved)
+            if isinstance(error, OSError):
+                raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
+            raise
         if linked or moved:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(store.local_dir, "head"))
     days = {day for day, _, _ in todo} | set(moved)
     return len(linked) + sum(count for _, count in whole), days
+
+
+def _take_back(store: Store, staged: Staged, linked: list[str], moved: list[str]) -> None:
+    """Undo a batch's links and folder moves, so nothing of it stays visible (best effort: the write failed)."""
+    for final in linked:
+        with contextlib.suppress(OSError):
+            os.unlink(final)
+    for day in moved:  # back where it was staged
+        with contextlib.suppress(OSError):
+            os.rename(os.path.join(store.events_dir, day), staged.day_folder(day))
+    if moved:
+        with contextlib.suppress(OSError):
+            osfs.fsync_dir(store.events_dir)
+
+
+def _make_day_folder(path: str) -> None:
+    """Make a day's staging folder; anything already at its name was put there by someone else."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        raise StoreUnsafe(f"unsafe store: {path} appeared while sync was staging events (nothing written)") from None
 
 
 def _move_folder(source: str, target: str) -> None:
@@ -362,27 +392,29 @@ def _write(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _make_durable(staged: Staged, paths: list[str]) -> None:
-    """fsync each file and each day's folder, or one `syncfs` of the file system for a big batch (Linux)."""
-    if len(paths) >= SYNCFS_FROM and _syncfs(staged.folder):
-        return
+def _make_durable(folder: str, paths: list[str]) -> bool:
+    """fsync each file, or one `syncfs` of the file system for a big batch (Linux): True after a `syncfs`
+    (the names in `folder` are durable too; after fsyncs, a folder to be renamed needs its own)."""
+    if len(paths) >= SYNCFS_FROM and _syncfs(folder):
+        return True
     for path in paths:
         fd = os.open(path, osfs.READ)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-    for day in {day for day, _, _ in staged.files}:  # the names too: a folder may be renamed into the store
-        osfs.fsync_dir(staged.day_folder(day))
+    return False
 
 
 def _libc_call(name: str) -> Callable[..., int] | None:
-    """A libc function called with errno kept (None where there is no such libc or function)."""
+    """A Linux libc function called with errno kept (None elsewhere, or where there is no such function)."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
 
         return getattr(ctypes.CDLL(None, use_errno=True), name)  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):
         return None
 
 
@@ -414,16 +446,14 @@ def _rename_noreplace(source: str, target: str) -> bool:
     """`renameat2(RENAME_NOREPLACE)` (Linux): True when renamed; False where the call or the file system lacks it.
 
     FileExistsError when `target` exists, as a folder or anything else."""
-    if osfs.WINDOWS or not sys.platform.startswith("linux"):
-        return False
     renameat2 = _libc_call("renameat2")
     if renameat2 is None:
         return False
     if renameat2(AT_FDCWD, os.fsencode(source), AT_FDCWD, os.fsencode(target), RENAME_NOREPLACE) == 0:
         return True
     error = _errno()
-    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # an old kernel or a file system without it
-        return False
+    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EPERM):  # an old kernel, a file system
+        return False  # without it, a sandbox refusing the call: the checked rename gives the real error
     raise OSError(error, os.strerror(error), target)
 
 

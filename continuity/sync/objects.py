@@ -19,6 +19,8 @@ TREE = "40000"
 #: The most a tree may hold: a day of about three million events (an entry is about 90 bytes). A remote's
 #: bigger tree is refused before it is read, whatever its size.
 TREE_LIMIT = 256 << 20
+#: Answers smaller than this are read with their trailing newline in one call.
+SMALL_ANSWER = 64 << 10
 
 
 class Entry(NamedTuple):
@@ -170,10 +172,16 @@ class ObjectReader(_BatchProcess):
                     raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
                 left -= len(chunk)
             return header[1].decode(), None
-        data = self.stdout.read(size + 1)  # with the newline after it
-        if len(data) != size + 1:
+        if size < SMALL_ANSWER:  # with the newline after it, in one read (most objects: events)
+            data = self.stdout.read(size + 1)
+            end = data[size:]
+            data = data[:size]
+        else:  # a big tree or blob is not copied to take its newline off
+            data = self.stdout.read(size)
+            end = self.stdout.read(1)
+        if len(data) != size or end != b"\n":
             raise WriteFailed(f"sync failed: git cat-file ended early ({self._message()})")
-        return header[1].decode(), data[:size]
+        return header[1].decode(), data
 
 
 class TreeWriter(_BatchProcess):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,10 @@ def test_a_move_that_fails_part_way_takes_back_the_folders_it_moved(
 
     monkeypatch.setattr(osfs, "fsync_dir", fsync_dir)
     monkeypatch.setattr(osfs, "link", link)
+    counts = linked_and_moved(monkeypatch, world.b)
     code, _ = cli("sync", "--root", str(world.b))
     assert code != 0
+    assert counts["moves"] == (3 if fails == "the folder's fsync" else 2)  # it failed after folders moved
     assert event_names(world.b) == before
     assert len(day_folders(world.b)) == (1 if before else 0)
     monkeypatch.setattr(osfs, "fsync_dir", real_fsync_dir)
@@ -144,6 +147,11 @@ def test_a_staged_day_is_never_renamed_over_what_is_there(
 
     if way == "checked rename":
         monkeypatch.setattr(files, "_rename_noreplace", lambda source, target: False)
+    elif sys.platform.startswith("linux"):  # the call itself, not the checked rename behind it
+        probe = tmp_path / "probe"
+        probe.mkdir()
+        assert files._rename_noreplace(str(probe), str(tmp_path / "probed")) is True
+        assert (tmp_path / "probed").is_dir() and not probe.exists()
     source = tmp_path / "incoming" / "20260101"
     source.mkdir(parents=True)
     (source / "event.json").write_bytes(b"{}")
@@ -162,3 +170,110 @@ def test_a_staged_day_is_never_renamed_over_what_is_there(
         assert target.is_file() and target.read_bytes() == b""
     files._move_folder(str(source), str(tmp_path / "events" / "20260102"))
     assert (tmp_path / "events" / "20260102" / "event.json").read_bytes() == b"{}" and not source.exists()
+
+
+def test_a_store_without_its_events_folder_gets_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`events/` is made when first written (a store whose folder was removed): sync makes it and moves the
+    days in."""
+    import shutil
+
+    world = World(tmp_path)
+    history(world, monkeypatch, days=2)
+    shutil.rmtree(world.b / STORE / "events", ignore_errors=True)
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    assert event_names(world.b) == event_names(world.a)
+    assert cli("verify", "--root", str(world.b))[0] == 0
+
+
+def test_a_big_batch_made_durable_at_once_moves_its_days(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch past SYNCFS_FROM is made durable with one `syncfs` (names in the day folders included): its
+    days are moved without a folder fsync of their own before the move; the events all arrive."""
+    import continuity.core.store as store_module
+    from continuity.sync import files
+    from events import osfs
+
+    world = World(tmp_path)
+    real = store_module.now_us
+    for back in (2, 1):
+        monkeypatch.setattr(store_module, "now_us", lambda back=back: real() - back * DAY_US)
+        append(world.a, *(f"day -{back}: {n}" for n in range(files.SYNCFS_FROM)))
+    monkeypatch.setattr(store_module, "now_us", real)
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    incoming = str(world.b / STORE / "local" / "incoming")
+    staged_fsyncs: list[str] = []
+    real_fsync_dir = osfs.fsync_dir
+
+    def fsync_dir(path: str, *args: Any) -> None:
+        if path.startswith(incoming):
+            staged_fsyncs.append(path)
+        real_fsync_dir(path, *args)
+
+    monkeypatch.setattr(osfs, "fsync_dir", fsync_dir)
+    counts = linked_and_moved(monkeypatch, world.b)
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    assert counts == {"links": 0, "moves": 2} and staged_fsyncs == []
+    assert event_names(world.b) == event_names(world.a)
+
+
+def test_a_small_batch_makes_each_moved_folder_durable_before_the_move(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below SYNCFS_FROM each file is fsynced, and each day folder to be moved has its own names made
+    durable before it is renamed into the store."""
+    from events import osfs
+
+    world = World(tmp_path)
+    history(world, monkeypatch, days=2)
+    incoming = str(world.b / STORE / "local" / "incoming")
+    staged_fsyncs: list[str] = []
+    real_fsync_dir = osfs.fsync_dir
+
+    def fsync_dir(path: str, *args: Any) -> None:
+        if path.startswith(incoming):
+            staged_fsyncs.append(os.path.basename(path))
+        real_fsync_dir(path, *args)
+
+    monkeypatch.setattr(osfs, "fsync_dir", fsync_dir)
+    assert cli("sync", "--root", str(world.b))[0] == 0
+    assert sorted(staged_fsyncs) == day_folders(world.b) and len(staged_fsyncs) == 2
+
+
+@pytest.mark.parametrize("when", ["while staging", "before the move"])
+def test_a_link_planted_in_the_staging_folder_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    """A symlink at `local/incoming/<day>` (planted before sync makes that day's folder, or swapped in for
+    it before the move): sync refuses as an unsafe store (exit 6), writes nothing outside the store and
+    moves nothing in."""
+    from continuity.sync import files
+
+    world = World(tmp_path)
+    history(world, monkeypatch, days=2)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    days = sorted({name[:8] for name in event_names(world.a)})
+    incoming = world.b / STORE / "local" / "incoming"
+    if when == "while staging":
+        real_write = files._write
+
+        def write(path: str, data: bytes) -> None:
+            later = incoming / days[-1]
+            if not later.exists() and not later.is_symlink():
+                later.symlink_to(outside)
+            real_write(path, data)
+
+        monkeypatch.setattr(files, "_write", write)
+    else:
+        real_install = files.install
+
+        def install(store: Any, staged: Any) -> Any:
+            folder = incoming / days[0]
+            folder.rename(outside / days[0])
+            folder.symlink_to(outside / days[0])
+            return real_install(store, staged)
+
+        monkeypatch.setattr(files, "install", install)
+    code, _ = cli("sync", "--root", str(world.b))
+    assert code == 6
+    assert event_names(world.b) == []
+    assert not (world.b / STORE / "events").exists() or day_folders(world.b) == []
+    if when == "while staging":
+        assert list(outside.iterdir()) == []
