@@ -273,8 +273,8 @@ def test_adopt_after_a_whole_tree_commit_stages_only_what_the_store_lacks(world:
     synced(world.a)
     staged: list[int] = []
     real = files.stage
-    monkeypatch.setattr(files, "stage", lambda store, reader, incoming, progress=None, keep=0: (
-        staged.append(len(incoming)), real(store, reader, incoming, progress, keep))[1])
+    monkeypatch.setattr(files, "stage", lambda store, reader, incoming, progress=None, keep=0, **options: (
+        staged.append(len(incoming)), real(store, reader, incoming, progress, keep, **options))[1])
     report = synced(worktree)
     assert report["added_branch"] == 1 and event_names(worktree) == event_names(world.a)
     assert staged[0] == 1
