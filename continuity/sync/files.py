@@ -258,7 +258,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)
-        folder, folder_day, made = "", None, set()
+        day_folder, folder_day, made = "", None, set()
         for count, ((day, entry), (kind, raw)) in enumerate(
             zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT), strict=True), 1
         ):
@@ -269,11 +269,11 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                 raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
                                     "name (tampered?): sync refused and changed nothing")
             if day != folder_day:
-                folder, folder_day = staged.day_folder(day), day
+                day_folder, folder_day = staged.day_folder(day), day
                 if day not in made:  # a batch need not come day by day
-                    _make_day_folder(folder)
+                    _make_day_folder(day_folder)
                     made.add(day)
-            temp = f"{folder}/{entry.name}"
+            temp = f"{day_folder}/{entry.name}"
             _write(temp, raw)
             staged.files.append((day, entry.name, temp))
             if keep >= len(raw):
