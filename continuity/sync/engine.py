@@ -41,7 +41,6 @@ import hashlib
 import itertools
 import os
 import random
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -78,7 +77,6 @@ MAX_TIMEOUT = 86400.0  # the longest `sync_timeout` taken: a day (a bigger one o
 BACKOFF_BASE = 0.05  # seconds; attempt n waits uniform(0, min(BACKOFF_CAP, BASE * 2**n))
 BACKOFF_CAP = 8.0
 RESTORE_BATCH = 20_000  # events staged and linked at a time by restore: memory does not grow with history
-RESTORE_STAGING = "incoming-next"  # under local/: restore's second staging folder (files.STAGING is the first)
 PROGRESS_FROM = 1000  # events; smaller transfers are quiet
 RECORD_CHUNK = 10_000  # events per commit when `delta` records many: what one push's parent makes the server walk
 INDEX_CHUNK = 4096  # commits united at a time when an index is built from the history
@@ -687,8 +685,6 @@ class Syncer:
         """Write the events of `commit` that the store lacks (a new store, or lost files); how many.
 
         Streams day by day in batches of RESTORE_BATCH: a long history never sits in memory whole.
-        While one batch is made durable (a thread waiting on the disk), the next is staged, in
-        the other of two staging folders; each is installed once durable, in order.
         """
         if commit is None:
             return 0
@@ -696,54 +692,29 @@ class Syncer:
         days = self.index_of(commit).days
         added = 0
         batch: list[tuple[str, Entry]] = []
-        pending: tuple[files.Flush, int] | None = None  # a staged batch being made durable, and its last day's number
-        folders = itertools.cycle((files.STAGING, RESTORE_STAGING))
-        shutil.rmtree(os.path.join(self.store.local_dir, RESTORE_STAGING), ignore_errors=True)  # a died restore's
-
-        def install(flush: files.Flush, number: int) -> int:
-            count = self._install(flush.wait(), [], landing=self.landing)
-            if self.progress is not None and added + count:
-                self.progress(f"restored {added + count:,} events ({number}/{len(days)} days)")
-            return count
-
-        try:
-            for number, day in enumerate(sorted(days), 1):
-                folder = os.path.join(self.store.events_dir, day)
-                present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-                for entry in self.reader.read_tree(days[day]):
-                    if is_event(day, entry) and entry.name not in present:
-                        present.add(entry.name)  # once: a hand-made tree may list a name twice
-                        batch.append((day, entry))
-                if len(batch) >= RESTORE_BATCH or number == len(days):
-                    staging = None
-                    if batch:
-                        staging = (files.Flush(files.stage(
-                            self.store, self.reader, batch, keep=self.landing.keep if self.landing is not None else 0,
-                            durable=False, folder=next(folders), prevs=False)), number)
-                    previous, pending, batch = pending, staging, []  # `pending` is abandoned if this fails
-                    if previous is not None:
-                        added += install(*previous)  # it cleans up after itself
-            if pending is not None:
-                added += install(*pending)
-                pending = None
-        finally:
-            if pending is not None:
-                pending[0].abandon()
+        for number, day in enumerate(sorted(days), 1):
+            folder = os.path.join(self.store.events_dir, day)
+            present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+            for entry in self.reader.read_tree(days[day]):
+                if is_event(day, entry) and entry.name not in present:
+                    present.add(entry.name)  # once: a hand-made tree may list a name twice
+                    batch.append((day, entry))
+            if len(batch) >= RESTORE_BATCH or number == len(days):
+                added += self._bring_in(batch, [], quiet=True, landing=self.landing)
+                batch = []
+                if self.progress is not None and added:
+                    self.progress(f"restored {added:,} events ({number}/{len(days)} days)")
         return added
 
     def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]], *,
-                  quiet: bool = False) -> int:
+                  quiet: bool = False, landing: Landing | None = None) -> int:
         """Stage, check and link remote events into the store; count the forks they join."""
         if not incoming:
             return 0
         if not quiet:
             self._say(len(incoming), f"writing {len(incoming)} events from {self.shown}")
-        return self._install(files.stage(self.store, self.reader, incoming, None if quiet else self.progress),
-                             local_only)
-
-    def _install(self, staged: files.Staged, local_only: list[tuple[str, Entry]], *,
-                 landing: Landing | None = None) -> int:
-        """Move a durable staged batch into the store (telling `landing`); count the forks it joins."""
+        staged = files.stage(self.store, self.reader, incoming, None if quiet else self.progress,
+                             keep=landing.keep if landing is not None else 0, prevs=bool(local_only))
         try:
             if landing is not None:
                 landing.landing()

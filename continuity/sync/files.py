@@ -21,7 +21,6 @@ import hashlib
 import os
 import shutil
 import sys
-import threading
 from collections.abc import Callable, Iterator
 
 import msgspec
@@ -41,7 +40,6 @@ MARKS_NAME = "sync.json"
 #: the repository put on the branch); a file without it is read as none, so such events come in once.
 MARKS_FORMAT = 2
 SYNCFS_FROM = 64  # below this many files, one fsync each is cheaper than flushing the file system
-STAGING = "incoming"  # under local/: where remote events are staged
 
 
 class _Prev(msgspec.Struct):
@@ -243,18 +241,15 @@ class Staged:
 
 
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
-          progress: Callable[[str], None] | None = None, keep: int = 0, *, durable: bool = True,
-          folder: str = STAGING, prevs: bool = True) -> Staged:
+          progress: Callable[[str], None] | None = None, keep: int = 0, *, prevs: bool = True) -> Staged:
     """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable.
 
     `keep`: how many bytes of the events to keep in memory as well (`Staged.held`: each event
     that still fits in what is left of it), for the read models to fold without reading the
-    files back. `durable=False` leaves that to the caller (`Flush`), and `folder` names the
-    staging folder under `local/` (restore stages one batch while the one before is flushed).
-    `prevs=False` skips collecting the events' `prev` hashes (`Staged.prevs`: only the fork count
-    of a sync with local events reads them).
+    files back. `prevs=False` skips collecting the events' `prev` hashes (`Staged.prevs`: only
+    the fork count of a sync with local events reads them).
     """
-    staged = Staged(os.path.join(store.local_dir, folder))
+    staged = Staged(os.path.join(store.local_dir, "incoming"))
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)
@@ -285,8 +280,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                     staged.prevs.add(prev)
             if progress is not None and count % 5000 == 0:
                 progress(f"received {count}/{len(incoming)} events")
-        if durable:
-            staged.synced = _make_durable(staged.folder, [temp for _, _, temp in staged.files])
+        staged.synced = _make_durable(staged.folder, [temp for _, _, temp in staged.files])
     except OSError as error:
         staged.discard()
         raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
@@ -294,39 +288,6 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
         staged.discard()
         raise
     return staged
-
-
-class Flush:
-    """A staged batch made durable on a thread (`syncfs` and `fsync` let go of the interpreter's lock), so
-    the caller can stage the next batch while the disk writes this one; `wait` before installing it."""
-
-    def __init__(self, staged: Staged) -> None:
-        self.staged = staged
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="continuity-flush", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.staged.synced = _make_durable(self.staged.folder, [temp for _, _, temp in self.staged.files])
-        except BaseException as error:  # handed to `wait`, in the caller's thread
-            self._error = error
-
-    def wait(self) -> Staged:
-        """The batch, once durable (WriteFailed, and the batch discarded, when that failed)."""
-        self._thread.join()
-        error = self._error
-        if error is not None:
-            self.staged.discard()
-            if isinstance(error, OSError):
-                raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
-            raise error
-        return self.staged
-
-    def abandon(self) -> None:
-        """Let the flush end and remove the batch (the restore stopped before installing it)."""
-        self._thread.join()
-        self.staged.discard()
 
 
 def install(store: Store, staged: Staged) -> tuple[int, set[str]]:

@@ -17,7 +17,7 @@ from continuity.core.errors import EXIT_REMOTE, EXIT_SYNC_GAVE_UP
 from continuity.core.identity import Identity
 from continuity.core.store import Store, now_us
 from continuity.sessions.service import resume_bundle
-from continuity.sync import engine, files, health
+from continuity.sync import engine, health
 from continuity.sync.objects import TreeWriter
 from events.worklog import WorkLogged
 from tests.gitserver import serving
@@ -281,24 +281,22 @@ def test_clone_store_streams_a_long_history_in_batches(tmp_path: Path, monkeypat
     assert cli("sync", "--root", str(team.clones[0]))[0] == 0
     fresh = tmp_path / "fresh"
     git(tmp_path, "clone", "-q", str(team.bare), str(fresh))
-    batches: list[tuple[int, str]] = []
-    real_stage = files.stage
+    batches: list[int] = []
+    real_bring_in = engine.Syncer._bring_in
 
-    def recording(store: Any, reader: Any, incoming: Any, *args: Any, **options: Any) -> Any:
-        batches.append((len(incoming), options.get("folder", files.STAGING)))
-        return real_stage(store, reader, incoming, *args, **options)
+    def recording(self: engine.Syncer, incoming: Any, local_only: Any, **options: Any) -> int:
+        batches.append(len(incoming))
+        return real_bring_in(self, incoming, local_only, **options)
 
     monkeypatch.setattr(engine, "RESTORE_BATCH", 100)
-    monkeypatch.setattr(files, "stage", recording)
+    monkeypatch.setattr(engine.Syncer, "_bring_in", recording)
     messages: list[str] = []  # what a terminal shows (the CLI prints none of it with --json or when piped)
     from continuity.sync.clone import clone_store
 
     result = clone_store(str(fresh), "origin", progress=messages.append)
     assert result["added_remote"] == 300
     restored = [message for message in messages if message.startswith("restored")]
-    # Each batch staged while the one before is flushed, in the other staging folder.
-    assert batches == [(100, "incoming"), (100, "incoming-next"), (100, "incoming")]
-    assert len(restored) == 3 and "300 events (6/6 days)" in restored[-1]
+    assert batches == [100, 100, 100] and len(restored) == 3 and "300 events (6/6 days)" in restored[-1]
     assert messages[-1] == "rebuilt 300/300 events"
     assert event_names(fresh) == event_names(team.clones[0])
     assert cli("verify", "--root", str(fresh))[0] == 0
