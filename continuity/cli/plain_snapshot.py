@@ -59,7 +59,7 @@ def run(argv: list[str]) -> int | None:
     options, store, tree, who = decided
     from continuity.core.store import now_us
     from events import plain
-    from events.errors import WriteFailed
+    from events.errors import ContinuityError, WriteFailed
 
     try:
         sealed = plain.append(store.open_folder(), store.node(), now_us, [tree])[0]
@@ -74,7 +74,8 @@ def run(argv: list[str]) -> int | None:
         from continuity.team.plain import write_documents
 
         write_documents(store.path, event)
-    except (OSError, ValueError) as error:  # a derived file: the next read writes it (fail open)
+    except (OSError, ValueError, ContinuityError) as error:  # a derived file (an unsafe folder too): the next
+        # read writes it (fail open); the snapshot is saved, so this is a warning and exit 0, as the typed path says
         warnings.append(f"team documents not written: {getattr(error, 'strerror', None) or error}")
     warnings.extend(_emit(store, who, sealed))
     if warnings:

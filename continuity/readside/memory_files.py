@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from typing import Any
 
 from continuity.core.fsio import write_atomic, write_if_changed
@@ -18,6 +19,7 @@ from continuity.core.text import block, one_line
 from continuity.readside.catchup import Outcome, catch_up, save
 from events import osfs
 from events.base import Event
+from events.errors import ContinuityError
 from projections.memories import Memory
 from projections.readmodel import Projects
 
@@ -64,9 +66,9 @@ class MemoryWriter:
         path = os.path.join(self.store.path, MEMORIES_DIR, f"{memory.memory_id}.md")
         try:
             write_if_changed(path, render(memory), within=self.store.path)
-        except OSError as error:
+        except (OSError, ContinuityError) as error:  # an unsafe folder too: a shadow file, never a failed read
             if not self.warnings:
-                self.warnings.append(f"memory files not written ({error.strerror or error})")
+                self.warnings.append(f"memory files not written ({getattr(error, 'strerror', None) or error})")
             self.unwritten.add(memory.memory_id)
             return
         self.unwritten.discard(memory.memory_id)
@@ -145,6 +147,8 @@ def _prune(store: Store, state: Projects[Any], writer: MemoryWriter) -> None:
             threshold = max(threshold, memories[0].memory_id)
     folder = os.path.join(store.path, MEMORIES_DIR)
     try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):  # a link planted there: never list or remove where it points
+            return
         entries = os.listdir(folder)
     except OSError:
         return

@@ -116,6 +116,18 @@ class ProjectView:
         """How many archives the project has ever had."""
         return self.archive_state.total
 
+    def archive_of(self, event_id: str) -> Any:
+        """The archive record its `archive.created` event made (None when the model lacks it).
+
+        Not the newest one: another process may have archived the same project since that event.
+        """
+        from continuity.sessions.archives import record_of
+
+        for entry in reversed(self.archive_state.archives):
+            if entry.event_id == event_id:
+                return record_of(self.project, entry)
+        return None
+
     def latest_archive(self) -> Any:
         """The newest archive record, or None."""
         entries = self.archive_state.archives

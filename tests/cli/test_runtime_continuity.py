@@ -963,6 +963,38 @@ def test_sixty_concurrent_logs_lose_nothing(tmp_path: Path) -> None:
     assert len(events) == 60 and sorted(e["message"] for e in events) == sorted(f"m{i}" for i in range(60))
 
 
+def test_archive_reports_its_own_archive_when_another_lands_first(rc: Any, work: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """§9: the result names the archive this call wrote, even when another process archived the project
+    between this call's append and its answer (the project's newest archive is then the other one)."""
+    from continuity.sessions import service
+
+    real = service.archive
+    others: list[Any] = []
+
+    def archive_then_another(store: Any, identity: Any, request: Any, **kwargs: Any) -> Any:
+        mine = real(store, identity, request, **kwargs)
+        if not others:  # another process's archive of the same project lands right after this one
+            others.append(real(store, identity, type(request)(**{**_fields(request), "reason": "other"}), **kwargs))
+        return mine
+
+    monkeypatch.setattr(service, "archive", archive_then_another)
+    run = rc("archive", "--project", "demo", "--gate", "user", "--reason", "mine")
+    assert run.code == 0 and others
+    mine = run.data
+    assert mine["archive"]["reason"] == "mine"
+    assert mine["archive"]["event_id"] != others[0][0][0].event_id
+    assert Path(mine["archiveJsonPath"]).name == f"{mine['archive']['archive_id']}.json"
+    assert json.loads(Path(mine["archiveJsonPath"]).read_text())["reason"] == "mine"
+    switched = rc("host-switch", "--project", "demo", "--gate", "user", "--from-host", "a", "--to-host", "b",
+                  "--reason", "mine too")
+    assert switched.code == 0 and switched.data["archive"]["archive"]["reason"] == "mine too"
+
+
+def _fields(struct: Any) -> dict[str, Any]:
+    return {name: getattr(struct, name) for name in struct.__struct_fields__}
+
+
 # -- §17 improvements not covered above: I8, I11, I12, I13 ---------------------------------------
 def test_project_root_is_found_upward(rc: Any, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """I8: from a subfolder, R is the folder holding the store (or `.agent/`): paths and events go there."""

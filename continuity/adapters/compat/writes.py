@@ -234,7 +234,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         from continuity.cli.output import warn
 
         warn(warnings, c.PROGRAM)
-    record = current_view(store, ("archives",), write=False).project(project).latest_archive()
+    record = current_view(store, ("archives",), write=False).project(project).archive_of(stored[0].event_id)
     if record is None:
         raise OSError("the archive event was written but its projection is missing")
     folder = os.path.join(contexts_root(), project)
