@@ -166,7 +166,7 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
         root = os.path.realpath(store.root)  # the root may be reached through the user's own link
         path = os.path.join(root, *document.DEFAULT_PATH.split("/"))
         check_folder(root, os.path.dirname(path))
-    doc = document.read(path)
+    doc = document.read(path, follow=bool(args.file))
     who = _who(args, store)
     facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),
                                                               "validation_ledger", ())))

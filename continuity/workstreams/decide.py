@@ -196,10 +196,25 @@ def target(state: WorkstreamsState, workstream_id: str | None, *, settles: str |
     return found
 
 
+#: An item's string lists: each holds unique entries (the contract), on every path that writes one.
+ITEM_LISTS = ("scope", "acceptance_criteria", "depends_on", "blocked_by", "validation_requirements", "notes")
+
+
+def _unique_lists(item_id: str, lists: dict[str, Any]) -> None:
+    """UsageError (exit 2, nothing written) when a list names an entry twice, in the checkpoint document's words."""
+    for field, values in lists.items():
+        seen: set[str] = set()
+        for value in values or ():
+            if value in seen:
+                raise UsageError(f"invalid work item: item {item_id} {field} lists {value[:80]!r} twice")
+            seen.add(value)
+
+
 def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,
                     workstream_id: str | None = None) -> list[Event]:
     """`work item add`: one `work_item.added`, refused if the result breaks an invariant."""
     ws = target(state, workstream_id)
+    _unique_lists(item.id, {field: getattr(item, field) for field in ITEM_LISTS})
     if item.id in ws.items:
         raise UsageError(f"work item {item.id} already exists in workstream {ws.id} "
                          "(change it with `continuity work item set`)")
@@ -223,6 +238,7 @@ def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSe
     env = identity.fields()
     changes: dict[str, Any] = {field: getattr(request, field) for field in REVISABLE
                                if getattr(request, field) is not None}
+    _unique_lists(item.id, {field: value for field, value in changes.items() if field in ITEM_LISTS})
     revision = ItemRevision(item_id=item.id, **changes) if changes else None
     if request.reopen and request.status is None:
         raise UsageError("--reopen needs --status (the unresolved status to reopen the item to)")

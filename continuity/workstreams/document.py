@@ -8,6 +8,7 @@ workstream exactly when the mode is `tracked`. Version 1 has no `continuity` blo
 from __future__ import annotations
 
 import errno
+import os
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -181,13 +182,21 @@ def _short(text: str) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def read(path: str) -> Checkpoint:
-    """The document in a file: it must exist, be a regular file and at most MAX_DOCUMENT_BYTES."""
+def read(path: str, *, follow: bool = True) -> Checkpoint:
+    """The document in a file: it must exist, be a regular file and at most MAX_DOCUMENT_BYTES.
+
+    `follow` False (the default document, which is removed once recorded) refuses a link planted at its
+    name as an unsafe store (exit 6), as a link in place of its folder is.
+    """
     try:  # one open: a FIFO or a device is refused at once, never waited on
-        raw = osfs.read_regular(path, limit=MAX_DOCUMENT_BYTES)
+        raw = osfs.read_regular(path, follow=follow, limit=MAX_DOCUMENT_BYTES)
     except FileNotFoundError:
         raise UsageError(f"checkpoint document not found: {path} (write it first, or name it with --file)") from None
     except OSError as error:
+        if not follow and os.path.islink(path):
+            from events.errors import StoreUnsafe
+
+            raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)") from None
         if error.errno in (errno.EINVAL, errno.EISDIR):
             raise UsageError(f"checkpoint document is not a regular file: {path}") from None
         if error.errno == errno.EFBIG:

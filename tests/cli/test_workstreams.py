@@ -276,6 +276,41 @@ def test_the_default_document_is_never_read_or_removed_through_a_planted_bridge_
     assert main(["work", "checkpoint", "--file", str(outside / "context-checkpoint.json")]) == 0  # named: theirs
 
 
+def test_the_default_document_is_never_read_or_removed_through_a_link_at_its_own_name(
+        tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same with a real `.ai-bridge` folder and the document itself a link to a file outside: refused
+    (exit 6, nothing written), the file out there neither recorded nor removed."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "doc.json").write_text(json.dumps(tracked()))
+    (project / ".ai-bridge").mkdir(exist_ok=True)
+    (project / ".ai-bridge" / "context-checkpoint.json").symlink_to(outside / "doc.json")
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_UNSAFE_STORE
+    assert "is a symlink" in last_error(capsys)
+    assert all_event_files(project) == before
+    assert (outside / "doc.json").exists() and (project / ".ai-bridge" / "context-checkpoint.json").is_symlink()
+
+
+@pytest.mark.parametrize("argv", [
+    ["work", "item", "add", "Z3", "--title", "x", "--note", "a", "--note", "a"],
+    ["work", "item", "add", "Z3", "--title", "x", "--scope", "s", "--scope", "s"],
+    ["work", "item", "set", "A2", "--depends-on", "A1", "--depends-on", "A1"],
+    ["work", "item", "set", "A2", "--accept", "x", "--accept", "x"],
+])
+def test_item_commands_refuse_a_list_naming_an_entry_twice(started: Path, argv: list[str],
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The contract's lists hold unique entries: the granular commands refuse what the document path refuses
+    (exit 2, nothing written), so a projected workstream always goes back in as a document."""
+    before = all_event_files(started)
+    capsys.readouterr()
+    assert main(argv) == EXIT_USAGE
+    assert "twice" in last_error(capsys)
+    assert all_event_files(started) == before
+
+
 def test_work_resolve_refuses_with_one_line_and_writes_nothing(started: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`work resolve` with nothing open (exit 2), an unknown id (exit 7) or no reason (exit 2): one line, no event."""
