@@ -48,8 +48,8 @@ def _finished(root: Path, ids: list[str]) -> None:
     """The move is done: each event once, in its day folder, the hour folder gone, verify ok."""
     assert _listed() == ids
     assert not (_events(root) / DAY / HOUR).exists()
-    assert sorted(path.name for path in _events(root).rglob("*.json")) == sorted(
-        path.name for path in (_events(root) / DAY).glob("*.json"))
+    assert sorted(path.name for path in _events(root).rglob("*.json")) == sorted(  # none left in an hour folder
+        path.name for path in _events(root).glob("*/*.json"))  # (a new event goes to today's day folder)
     code, out, _ = run(["--json", "verify"])
     report = json.loads(out)
     assert (code, report["events"], report["roots"]) == (0, len(ids), 1)

@@ -114,7 +114,7 @@ def test_the_first_write_after_the_upgrade_chains_to_the_first_releases_head(fir
     """A `log` as a new process (the plain append path) is the checkpoint's child, not a second root."""
     done = cli_process("log", "wired the CLI", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
     assert done.returncode == 0, done.stderr
-    newest = sorted((_events(first_release) / DAY).glob("*.json"))[-1]
+    newest = max(_events(first_release).glob("*/*.json"), key=lambda path: path.name)  # today's day, or DAY
     checkpoint = (_events(first_release) / DAY / CHECKPOINT_FILE).read_bytes()
     assert json.loads(newest.read_bytes())["prev"] == hashlib.sha256(checkpoint).hexdigest()
     verified = cli_process("--json", "verify", cwd=first_release, env={"HOME": str(first_release.parent / "home")})
