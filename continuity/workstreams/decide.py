@@ -18,7 +18,7 @@ import msgspec
 from continuity.core.errors import UsageError, WorkNotFound
 from continuity.core.identity import Identity
 from continuity.workstreams.diff import REVISABLE, chunks, evidence_events, item_events, workstream_events
-from continuity.workstreams.document import Checkpoint, CheckpointV1
+from continuity.workstreams.document import ITEM_LISTS, Checkpoint, CheckpointV1, unique
 from continuity.workstreams.membership import not_registered
 from continuity.workstreams.rules import introduced, refuse, structure_problems, transition
 from events.base import Event
@@ -196,18 +196,10 @@ def target(state: WorkstreamsState, workstream_id: str | None, *, settles: str |
     return found
 
 
-#: An item's string lists: each holds unique entries (the contract), on every path that writes one.
-ITEM_LISTS = ("scope", "acceptance_criteria", "depends_on", "blocked_by", "validation_requirements", "notes")
-
-
 def _unique_lists(item_id: str, lists: dict[str, Any]) -> None:
-    """UsageError (exit 2, nothing written) when a list names an entry twice, in the checkpoint document's words."""
+    """The checkpoint document's rule on item lists, for the granular commands (exit 2, nothing written)."""
     for field, values in lists.items():
-        seen: set[str] = set()
-        for value in values or ():
-            if value in seen:
-                raise UsageError(f"invalid work item: item {item_id} {field} lists {value[:80]!r} twice")
-            seen.add(value)
+        unique(values, f"item {item_id} {field}", "work item")
 
 
 def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,

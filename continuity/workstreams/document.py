@@ -132,18 +132,23 @@ Checkpoint = CheckpointV1 | CheckpointV2
 _DECODER = msgspec.json.Decoder(Checkpoint)
 
 
-def _unique(values: tuple[str, ...], where: str) -> None:
+#: An item's string lists: each holds unique entries (the contract), on every path that writes one.
+ITEM_LISTS = ("scope", "acceptance_criteria", "depends_on", "blocked_by", "validation_requirements", "notes")
+
+
+def unique(values: tuple[str, ...] | None, where: str, what: str = "checkpoint document") -> None:
+    """UsageError (exit 2) when `values` names an entry twice."""
     seen: set[str] = set()
-    for value in values:
+    for value in values or ():
         if value in seen:
-            raise UsageError(f"invalid checkpoint document: {where} lists {value[:80]!r} twice")
+            raise UsageError(f"invalid {what}: {where} lists {value[:80]!r} twice")
         seen.add(value)
 
 
 def check(doc: Checkpoint) -> Checkpoint:
     """What the Structs cannot say: unique entries and ids, a workstream exactly in tracked mode."""
     for field in ("confirmed_findings", "decisions", "rejected_approaches", "validation", "open_questions"):
-        _unique(getattr(doc, field), field)
+        unique(getattr(doc, field), field)
     if isinstance(doc, CheckpointV1):
         return doc
     block = doc.continuity
@@ -151,15 +156,14 @@ def check(doc: Checkpoint) -> Checkpoint:
         raise UsageError("invalid checkpoint document: tracked mode needs continuity.workstream")
     if block.mode == "snapshot" and block.workstream is not None:
         raise UsageError("invalid checkpoint document: snapshot mode carries no workstream (use tracked)")
-    _unique(tuple(entry.id for entry in block.validation_ledger), "continuity.validationLedger ids")
+    unique(tuple(entry.id for entry in block.validation_ledger), "continuity.validationLedger ids")
     ws = block.workstream
     if ws is not None:
-        _unique(tuple(repo.repository for repo in ws.repositories), "workstream.repositories")
-        _unique(tuple(item.id for item in ws.items), "workstream.items ids")
+        unique(tuple(repo.repository for repo in ws.repositories), "workstream.repositories")
+        unique(tuple(item.id for item in ws.items), "workstream.items ids")
         for item in ws.items:
-            for field in ("scope", "acceptance_criteria", "depends_on", "blocked_by", "validation_requirements",
-                          "notes"):
-                _unique(getattr(item, field), f"item {item.id} {field}")
+            for field in ITEM_LISTS:
+                unique(getattr(item, field), f"item {item.id} {field}")
     return doc
 
 
