@@ -13,7 +13,22 @@ from events import osfs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
+    from collections.abc import Iterator
     from typing import Any
+
+
+@contextlib.contextmanager
+def folder_locked(folder: str) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` while a "newest" document in it is compared and replaced.
+
+    Fails open: a folder that cannot be locked (missing, or a file system without locks) is
+    written without it. Never nest two of these on one folder in a process: the second waits
+    for the first forever.
+    """
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):
+            stack.enter_context(osfs.folder_lock(folder))
+        yield
 
 
 def ensure_folder(base: str, folder: str) -> None:

@@ -9,9 +9,10 @@ so that seed-004 callers see it current without a catch-up on the hook path.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
-from continuity.core.fsio import pretty_json, write_if_changed
+from continuity.core.fsio import pretty_json, read_json, write_if_changed
 from continuity.core.paths import archive_relpath, event_relpath
 
 STATE_NAME = "state.json"
@@ -29,6 +30,59 @@ def seed_state(*, project: str | None, last_name: str | None, created_at: str | 
     }
 
 
-def write_seed_state(store_path: str, document: dict[str, Any]) -> None:
-    """Write state.json inside the store (only when its bytes change)."""
-    write_if_changed(os.path.join(store_path, STATE_NAME), pretty_json(document), within=store_path)
+def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: bool = False) -> None:
+    """Write state.json inside the store (only when its bytes change).
+
+    `newer_only`: never back. The caller holds the lock on the store folder (fsio.folder_locked).
+    The newest event and the newest archive are each kept from the file when it names a newer
+    one: a `runtime-continuity log` and a catch-up running at once each write what they know,
+    and the one that knows less may finish last.
+    """
+    path = os.path.join(store_path, STATE_NAME)
+    if newer_only:
+        document = newest_of(read_json(path, within=store_path), document)
+    write_if_changed(path, pretty_json(document), within=store_path)
+
+
+#: The fields that go with `latest_event`: they describe the newest event.
+_EVENT_FIELDS = ("project", "latest_event", "latest_markdown_archive", "updated_at")
+
+
+def newest_of(current: Any, document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with the newer event (and its fields) and the newer archive of the two documents.
+
+    A field `current` does not hold as ours (another shape, a foreign path) is not compared.
+    """
+    if not isinstance(current, dict):
+        return document
+    merged = dict(document)
+    theirs, ours = _event_name(current.get("latest_event")), _event_name(document.get("latest_event"))
+    if theirs is not None and (ours is None or theirs > ours):
+        merged.update({field: current.get(field) for field in _EVENT_FIELDS})
+    theirs, ours = _archive_id(current.get("latest_archive")), _archive_id(document.get("latest_archive"))
+    if theirs is not None and (ours is None or theirs > ours):
+        merged["latest_archive"] = current["latest_archive"]
+    return merged
+
+
+def _event_name(path: object) -> str | None:
+    """The event file name a `latest_event` path ends in, when it is one of ours."""
+    from events.names import parse_name
+
+    if not isinstance(path, str) or not path.startswith(EVENTS_REL):
+        return None
+    name = path.rsplit("/", 1)[-1]
+    return name if parse_name(name) is not None and path == event_relpath(name) else None
+
+
+def _archive_id(path: object) -> str | None:
+    """The archive id a `latest_archive` path names, when it is one of ours."""
+    if not isinstance(path, str) or not path.startswith(ARCHIVES_REL) or not path.endswith(".json"):
+        return None
+    archive_id = path[len(ARCHIVES_REL):-5]
+    return archive_id if _ARCHIVE_ID.match(archive_id) and path == archive_relpath(archive_id) else None
+
+
+EVENTS_REL = event_relpath("x").rsplit("/", 2)[0] + "/"
+ARCHIVES_REL = archive_relpath("x").rsplit("/", 1)[0] + "/"
+_ARCHIVE_ID = re.compile(r"RC-[0-9]{8}_[0-9]{6}_[0-9]{6}(?:-[a-z0-9]{8})?\Z")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from typing import Any
 
-from continuity.core.fsio import ensure_folder, pretty_json, write_if_changed
+from continuity.core.fsio import ensure_folder, folder_locked, pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
@@ -162,11 +163,23 @@ class ArchiveWriter:
 
 
 def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
-    """Point `latest.md` at the newest archive: a relative (or absolute) symlink, a copy where links fail."""
+    """Point `latest.md` at the newest archive: a relative (or absolute) symlink, a copy where links fail.
+
+    Never back: two catch-ups running at once each link the newest archive they folded, and the
+    one that folded less may finish last. Under a lock on the folder, a link already naming a
+    newer archive (a later `ctx_<stamp>.md`) is kept.
+    """
     relative = os.path.abspath(target) if absolute else os.path.basename(target)
+    with folder_locked(os.path.dirname(link)):
+        _link_latest(link, target, relative)
+
+
+def _link_latest(link: str, target: str, relative: str) -> None:
     try:
-        if os.path.islink(link) and os.readlink(link) == relative:
-            return
+        if os.path.islink(link):
+            current = os.readlink(link)
+            if current == relative or _newer_markdown(os.path.basename(current), os.path.basename(target)):
+                return
         folder, name = os.path.split(link)
         temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")  # the atomic writer's name: `rebuild` sweeps it
         if os.path.lexists(temp):
@@ -180,6 +193,16 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
             raise
     except OSError:
         write_if_changed(link, osfs.read_regular(target))
+
+
+#: A Markdown archive's name: its stamp sorts as its archive's time does.
+_MARKDOWN_NAME = re.compile(r"ctx_([0-9]{8}_[0-9]{6}_[0-9]{6})(?:-[a-z0-9]{8})?\.md\Z")
+
+
+def _newer_markdown(current: str, mine: str) -> bool:
+    """Whether the archive `latest.md` names now was taken after `mine` (both our names; else no)."""
+    theirs, ours = _MARKDOWN_NAME.match(current), _MARKDOWN_NAME.match(mine)
+    return theirs is not None and ours is not None and theirs[1] > ours[1]
 
 
 #: How many events a catch-up folds again, at most, to retry documents it could not write.
@@ -218,7 +241,7 @@ def refresh(
         if set(SESSION_MODELS) <= set(names) and (
             outcome.folded or fresh or not os.path.isfile(os.path.join(store.path, "state.json"))
         ):
-            _write_documents(store.path, outcome.models, schema=fresh, contexts=writer.contexts)
+            _write_documents(store.path, outcome.models, schema=fresh, contexts=writer.contexts, newer_only=not fresh)
             if fresh:
                 from continuity.core.initialize import write_generated
 
@@ -310,8 +333,47 @@ def seed_state_document(models: Models, contexts: str) -> dict[str, Any]:
                       markdown=os.path.join(contexts, project, LATEST_LINK) if has_archive and project else None)
 
 
-def _write_documents(folder: str, models: Models, *, schema: bool = True, contexts: str = "") -> None:
-    write_seed_state(folder, seed_state_document(models, contexts))
+def _write_documents(folder: str, models: Models, *, schema: bool = True, contexts: str = "",
+                     newer_only: bool = False) -> None:
+    """state.json, projects.json, archive.schema.json and archives/latest.json from the models.
+
+    `newer_only` (a store's catch-up; not after a rebuild): under a lock on the folder, documents
+    written from more events than `models` hold are kept. Two catch-ups running at once each
+    write what they folded, and the one that folded less may finish last: without the check,
+    latest.json named an older archive than the newest one.
+    """
+    with folder_locked(folder):
+        if newer_only and (_folded_in(folder) or 0) > models.events_folded:
+            log_event("debug", "documents kept: written from more events", folded=models.events_folded)
+            return
+        _write_each(folder, models, schema=schema, contexts=contexts, newer_only=newer_only)
+
+
+#: `"events_folded": N` near the start of projects.json (its third field).
+_FOLDED = re.compile(rb'"events_folded": ?([0-9]{1,18})[,\n]')
+
+
+def _folded_in(folder: str) -> int | None:
+    """How many events the projects.json in `folder` was written from (None: no such file, or unreadable)."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks
+    try:
+        fd = os.open(os.path.join(folder, PROJECTS_NAME), flags)
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, 512) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    found = _FOLDED.search(head)
+    return int(found[1]) if found else None
+
+
+def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, newer_only: bool) -> None:
+    write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only)
     write_if_changed(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), within=folder)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
