@@ -262,3 +262,54 @@ def test_an_event_stored_with_a_deep_note_still_prints(project: Path) -> None:
         assert shown.returncode == 0
         body = shown.stdout if "--json" in args else shown.stdout.split("\n", 1)[1]
         assert json.loads(body)["note"] == event["note"]
+
+
+COMPAT_MODES = {
+    "log": ("--gate", "agent"),
+    "checkpoint": ("--gate", "agent"),
+    "archive": ("--gate", "user"),
+    "host-switch": ("--gate", "user", "--from-host", "a", "--to-host", "b"),
+}
+COMPAT_FAILURE = {"log": "write_failed", "checkpoint": "write_failed", "archive": "archive_failed",
+                  "host-switch": "host_switch_archive_failed"}
+
+
+def compat(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(root.parent)
+    done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", *args],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert done.stderr == "", (args, done.stderr)
+    return done
+
+
+@pytest.mark.parametrize("mode", sorted(COMPAT_MODES))
+def test_runtime_continuity_takes_a_note_a_few_hundred_deep_and_refuses_one_too_deep_to_read(
+        tmp_path: Path, mode: str) -> None:
+    """`runtime-continuity --note-json` nested 350 deep: archive and host-switch take it (its lists joined
+    as JavaScript's String(array) joins them); log and checkpoint refuse it as any note past 63 levels.
+    Deeper than the reader goes (1,200 and 30,000, with and without a number JSON.parse reads as
+    Infinity): the mode's failure envelope, exit 2, nothing written; never a crash (exit 1)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    extra = COMPAT_MODES[mode]
+    note = '{"done": [' + "[" * 349 + '1, null, ["x"]' + "]" * 349 + ', "y"], "next": "go on"}'
+    done = compat(root, mode, "--project", "demo", *extra, "--note-json", note)
+    if mode in ("log", "checkpoint"):
+        assert done.returncode == 2
+        assert json.loads(done.stdout) == {"ok": False, "error": "write_failed",
+                                           "message": "invalid event: note nested more than 63 levels deep"}
+    else:
+        assert done.returncode == 0, done.stdout
+        record = json.loads(next((root / STORE / "archives").glob("RC-*.json")).read_text())
+        assert record["state"]["done"] == ["1,,x", "y"]  # [[...[1, null, ["x"]]...], "y"].map(String)
+    written = sorted((root / STORE).rglob("*.json"))
+    for depth in (1_200, 30_000):
+        for tail in ("", ', "n": 1e400'):
+            refused = compat(root, mode, "--project", "demo", *extra,
+                             "--note-json", '{"done": ' + deep(depth) + tail + "}")
+            assert refused.returncode == 2
+            assert json.loads(refused.stdout) == {
+                "ok": False, "error": COMPAT_FAILURE[mode],
+                "message": "invalid event: --note-json is nested too deeply to read"}
+    assert sorted((root / STORE).rglob("*.json")) == written

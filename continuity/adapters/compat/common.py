@@ -118,8 +118,36 @@ def js_string(value: Any) -> str:
     if isinstance(value, dict):
         return "[object Object]"
     if isinstance(value, list):
-        return ",".join("" if item is None else js_string(item) for item in value)
+        return _js_join(value)
     return str(value)
+
+
+def _js_join(value: list[Any]) -> str:
+    """`array.join()` (String of an array): items as strings, null as "", nested arrays joined in place.
+
+    Without recursion: a note nested thousands deep is text like any other, not a crash.
+    """
+    parts: list[str] = []
+    stack = [iter(value)]
+    started = [False]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            started.pop()
+            continue
+        if started[-1]:
+            parts.append(",")
+        started[-1] = True
+        if isinstance(item, list):
+            stack.append(iter(item))
+            started.append(False)
+        elif item is not None:
+            parts.append(js_string(item))
+    return "".join(parts)
+
+
+_END = object()
 
 
 def js_number_text(number: float) -> str:
@@ -194,6 +222,9 @@ def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
 
     Read as JSON.parse reads it: a number past a double's range is Infinity and a lone surrogate escape
     is kept (as U+FFFD, which is how Node writes it out); neither makes the whole note unparseable.
+    A note nested too deeply to read (about 1,000 levels) is refused (EventInvalid: the mode's failure
+    envelope), not taken as empty: JSON.parse reads it, and an empty note would drop its content
+    without a word.
     """
     if text is None:
         return {}, False
@@ -202,7 +233,9 @@ def note_of(text: str | None) -> tuple[dict[str, Any], bool]:
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
-        return {}, False
+        from events.errors import EventInvalid
+
+        raise EventInvalid("invalid event: --note-json is nested too deeply to read") from None
     except msgspec.DecodeError:  # msgspec refuses 1e400 and "\ud800"; JSON.parse reads both
         value = _parse_like_javascript(text)
         if value is _UNPARSEABLE:
@@ -234,8 +267,12 @@ def _parse_like_javascript(text: str) -> Any:
 
     try:
         return fixed(json.loads(text, parse_constant=refuse))
-    except (ValueError, RecursionError):
+    except ValueError:
         return _UNPARSEABLE
+    except RecursionError:
+        from events.errors import EventInvalid
+
+        raise EventInvalid("invalid event: --note-json is nested too deeply to read") from None
 
 
 def stored_note(value: Any) -> Any:
