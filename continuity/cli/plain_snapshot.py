@@ -59,11 +59,11 @@ def run(argv: list[str]) -> int | None:
     options, store, tree, who = decided
     from continuity.core.store import now_us
     from events import plain
-    from events.errors import ContinuityError, WriteFailed
+    from events.errors import ContinuityError, StoreUnsafe, WriteFailed
 
     try:
         sealed = plain.append(store.open_folder(), store.node(), now_us, [tree])[0]
-    except WriteFailed as error:
+    except (WriteFailed, StoreUnsafe) as error:  # seed 000: a snapshot that cannot be made durable is exit 3
         from continuity.cli.output import Output
 
         Output(as_json=options["json"]).error(f"snapshot: nothing was saved ({error})", 3)

@@ -49,7 +49,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.identity import resolve_identity
     from continuity.team.decide import SnapshotRequest
     from continuity.team.service import take_snapshot
-    from events.errors import WriteFailed
+    from events.errors import StoreUnsafe, WriteFailed
 
     store = open_store(args)
     request = SnapshotRequest(
@@ -59,7 +59,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
     )
     try:
         data, warnings = take_snapshot(store, resolve_identity(store.project, {"agent_id": args.agent}), request)
-    except WriteFailed as error:
+    except (WriteFailed, StoreUnsafe) as error:  # seed 000: a snapshot that cannot be made durable is exit 3
         out.error(f"snapshot: nothing was saved ({error})", EXIT_NOT_SAVED)
         return EXIT_NOT_SAVED
     warn(warnings)

@@ -177,6 +177,35 @@ def test_hostile_names_write_nothing_outside(project: Path, capsys: Capture, nam
     assert sorted(str(path) for path in project.parent.rglob("*") if ".agent" not in path.parts) == outside
 
 
+@pytest.mark.parametrize("path", ["plain", "typed"])
+@pytest.mark.parametrize("unsafe", ["day folder", "events folder"])
+def test_a_snapshot_into_an_unsafe_store_says_nothing_was_saved_and_exits_3(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch, path: str, unsafe: str) -> None:
+    """A symlink planted where the snapshot's day folder (or the events folder) belongs: the snapshot
+    cannot be made durable, so one line saying nothing was saved and seed 000's exit 3 on both paths;
+    nothing is written through the link."""
+    import continuity.cli as cli
+    from continuity.core.store import now_us
+    from events.names import shard_of
+
+    if path == "typed":
+        monkeypatch.setattr(cli, "_snapshot_fast_path", lambda args: None)
+    events = project / ".agent" / "runtime-continuity" / "events"
+    outside = project.parent / "elsewhere"
+    outside.mkdir()
+    if unsafe == "day folder":
+        import time
+
+        stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime(now_us() / 1e6)) + "_000000"
+        (events / shard_of(stamp)).symlink_to(outside, target_is_directory=True)
+    else:
+        shutil.rmtree(events)
+        events.symlink_to(outside, target_is_directory=True)
+    code, out, err = run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    assert (code, out) == (3, "") and "snapshot: nothing was saved (unsafe store" in err and err.count("\n") == 1
+    assert list(outside.iterdir()) == []
+
+
 def test_oversized_objective_is_refused(project: Path, capsys: Capture) -> None:
     """A 10 MB objective: exit 2, one line, nothing written."""
     code, _, err = run(capsys, "snapshot", "core", "ash", "t", "--objective", "x" * 10_000_000)
