@@ -255,9 +255,13 @@ def refuse_link(path: str) -> None:
         raise StoreUnsafe(f"unsafe store: {path} is not a folder (nothing written)")
 
 
-def _newest_name(entries: list[str]) -> str | None:
-    """The greatest event name among folder entries (parsing one name, not all of them)."""
-    shaped = [entry for entry in entries if len(entry) == names.NAME_LENGTH]
+def _newest_name(entries: list[str], day: str) -> str | None:
+    """The greatest event name among a day folder's entries (parsing one name, not all of them).
+
+    A name of another day (a file copied into the wrong folder) is not where the log keeps that
+    event: the head is never taken from it (its path, from its name, leads elsewhere).
+    """
+    shaped = [entry for entry in entries if len(entry) == names.NAME_LENGTH and entry.startswith(day)]
     while shaped:
         name = max(shaped)
         if names.parse_name(name) is not None:
@@ -498,7 +502,7 @@ class DurableFolder:
                 moved, _ = self._adopt_hours()
                 if moved:  # the first release's events chain before anything new: look again
                     return self._newest()
-            name = _newest_name(entries)
+            name = _newest_name(entries, day)
             if name is not None:
                 return name
         return None

@@ -698,6 +698,41 @@ def test_host_switch_updates_the_first_live_session_of_the_project(rc: Any, work
     assert sorted(p.name for p in sessions.iterdir()) == ["S-0.json", "S-1.json", "S-2.json"]
 
 
+@pytest.mark.parametrize(("held", "reported"), [(None, "absent"), (7, 7), ({"a": 1}, {"a": 1}), ("S-x", "S-x")])
+def test_host_switch_reports_the_session_id_as_the_file_holds_it(rc: Any, work: Path, held: Any,
+                                                                 reported: Any) -> None:
+    """§10: the updated session's `session_id` is reported as the file holds it; a file without one gives a
+    result without the key (JSON.stringify leaves out undefined), never a name made up from the file name."""
+    sessions = work / ".agent" / "sessions"
+    sessions.mkdir(parents=True)
+    data: dict[str, Any] = {"project": "demo", "status": "running"}
+    if held is not None:
+        data["session_id"] = held
+    (sessions / "S-9.json").write_text(json.dumps(data))
+    run = rc("host-switch", "--project", "demo", "--gate", "user", "--to-host", "cursor")
+    assert run.code == 0
+    if reported == "absent":
+        assert "session_id" not in run.data
+        assert list(run.data)[-1] == "next_steps_for_new_host"
+    else:
+        assert run.data["session_id"] == reported
+
+
+def test_host_switch_whose_session_cannot_be_written_is_still_recorded(work: Path) -> None:
+    """The archive and the switch are recorded when the session file cannot be written (a file where the
+    sessions folder belongs): ok, exit 0, session_id null, one warning line; not host_switch_archive_failed,
+    which would have the caller take a second archive."""
+    (work / ".agent").mkdir()
+    (work / ".agent" / "sessions").write_text("not a folder")
+    done = process(work, "host-switch", "--project", "demo", "--gate", "user", "--to-host", "cursor")
+    assert done.returncode == 0, done.stdout
+    result = json.loads(done.stdout)
+    assert result["ok"] is True and result["session_id"] is None
+    assert Path(result["archive"]["archiveJsonPath"]).is_file()
+    assert done.stderr.decode().count("\n") == 1 and "session file was not written" in done.stderr.decode()
+    assert len(list((work / S / "archives").glob("RC-*.json"))) == 1
+
+
 def test_host_switch_refused_is_host_switch_archive_failed(rc: Any, work: Path) -> None:
     """A refused host-switch archive is host_switch_archive_failed and writes no session."""
     run = rc("host-switch", "--project", "demo", "--gate", "user", "--reason", "ghp_" + "b" * 36)
@@ -805,14 +840,16 @@ def test_restore_load_golden(rc: Any, work: Path, home: Path) -> None:
 
 
 def test_restore_load_names_one_archive(rc: Any) -> None:
-    """I6: --load by ctx file name, ctx_<stamp>, <stamp> or RC-<stamp>; anything else is no_archive_for_project."""
+    """I6: --load by ctx file name, ctx_<stamp>, <stamp>, RC-<stamp> or the archive's JSON name; any other shape
+    (another name's prefix or suffix) is no_archive_for_project."""
     first = rc("archive", "--project", "demo", "--gate", "user", "--reason", "first")
     rc("archive", "--project", "demo", "--gate", "user", "--reason", "second")
     stamp = first.data["stamp"]
-    for wanted in (f"ctx_{stamp}.md", f"ctx_{stamp}", stamp, f"RC-{stamp}"):
+    for wanted in (f"ctx_{stamp}.md", f"ctx_{stamp}", stamp, f"RC-{stamp}", Path(first.data["archiveJsonPath"]).name):
         run = rc("restore", "--project", "demo", "--gate", "user", "--load", wanted)
         assert run.data["path"] == first.data["archivePath"], wanted
-    for wanted in ("nope", "../demo/latest.md"):
+    for wanted in ("nope", "../demo/latest.md", f"RC-{stamp}.md", f"RC-ctx_{stamp}", f"ctx_RC-{stamp}.md",
+                   f"ctx_{stamp}.md.md", f"{stamp}.md", f"ctx_{stamp}.json", "ctx_", "RC-", f"{stamp}\x00"):
         assert rc("restore", "--project", "demo", "--gate", "user", "--load", wanted).data == {
             "ok": False, "action": "restore", "project": "demo", "error": "no_archive_for_project"}
 
@@ -852,7 +889,8 @@ def test_resume_bundle_golden_with_an_archive_handoffs_and_artifacts(rc: Any, wo
     assert run.data["latest_archive"] == ".agent/runtime-continuity/archives/latest.json"
     assert run.data["latest_markdown_archive"] == str(Path(os.environ["HOME"]) / ".agent/contexts/demo/latest.md")
     assert run.data["archive"]["state"]["next"] == ["keep going"]
-    assert normalize(json.dumps(run.data["runtime_events"]), work, work) == json.dumps([EVENT_REL, EVENT_REL])
+    # Events(12): the log event only; the archive's own event is not one of seed 004's runtime events (§15)
+    assert normalize(json.dumps(run.data["runtime_events"]), work, work) == json.dumps([EVENT_REL])
     assert run.data["pending_handoffs"] == [".agent/handoffs/20260101-x.md", ".agent/handoffs/H-1.json"]
     assert run.data["artifact_states"] == [".agent/artifacts/T-1/state.json"]
     assert run.data["git"] == {"branch": "main", "head": head, "status_short": "M a.txt\n?? .agent/"}
@@ -862,6 +900,37 @@ def test_resume_bundle_golden_with_an_archive_handoffs_and_artifacts(rc: Any, wo
         f"{N} status --project demo",
         "node .agent/handoffs/scripts/handoff-protocol.js resume-prompt --payload-file .agent/handoffs/20260101-x.md",
         "node .agent/artifacts/scripts/artifact-bus.js validate --task-id <task-id>"]
+
+
+def test_runtime_events_are_the_work_events_only(rc: Any, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§4 Events(n), §15: seed 004's store held log and checkpoint events only. Archives, team snapshots and
+    other events of continuity's log are not listed, however many are newer; nor is a file that is not an
+    event (a symlink, a FIFO, not JSON, a JSON list). At most EVENTS_SCANNED files are read."""
+    from continuity.adapters.compat import listings
+    from continuity.cli import main as continuity_main
+
+    rc("log", "--project", "demo", "--gate", "agent", "--message", "first")
+    rc("checkpoint", "--project", "demo", "--gate", "agent", "--message", "second")
+    work_events = [str(path.relative_to(work)) for path in reversed(event_files(work))]
+    for _ in range(3):
+        assert rc("archive", "--project", "demo", "--gate", "user").code == 0
+    for task in ("a", "b", "c"):
+        assert continuity_main(["snapshot", "core", "ash", task, "--objective", "o"]) == 0
+    day = event_files(work)[-1].parent
+    planted = [day / f"{day.name}_235959_99999{i}-zzzzzzzz-000000000000.json" for i in range(4)]
+    planted[0].symlink_to(work / work_events[0])
+    os.mkfifo(planted[1])
+    planted[2].write_text("[1]")
+    planted[3].write_text("{not json")
+    bundle = rc("resume-bundle", "--project", "demo")
+    assert bundle.data["runtime_events"] == work_events
+    for path in planted:  # the newest names are no events: no append could chain to them
+        path.unlink()
+    archive = rc("archive", "--project", "demo", "--gate", "user")
+    assert archive.code == 0, archive.raw
+    assert archive.data["archive"]["refs"]["latest_events"] == work_events
+    monkeypatch.setattr(listings, "EVENTS_SCANNED", 8)  # 4 archives, 3 snapshots, then the checkpoint
+    assert rc("resume-bundle", "--project", "demo").data["runtime_events"] == work_events[:1]
 
 
 @pytest.mark.parametrize(("read_first", "expected"), [("", READ_FIRST), (None, READ_FIRST), (False, READ_FIRST),

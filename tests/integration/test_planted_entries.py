@@ -8,9 +8,11 @@ refuses to record it. Every command runs as a real process under a timeout, so a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,3 +97,33 @@ def test_sync_refuses_to_record_a_planted_entry(project: Path, tmp_path: Path) -
     done = run(project, "sync")
     assert done.returncode == 1, done.stderr
     assert OLD in done.stderr and "cannot be read as an event" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["not JSON", *PLANTERS])
+def test_a_file_under_another_days_name_is_never_taken_as_the_head(project: Path, kind: str) -> None:
+    """A file named for a later day, planted in the newest day folder (not where the log keeps that name):
+    every write path appends as before, chained to the real newest event, never exit 70 (the head's
+    path, made from the name, led to a folder that does not exist); verify names the file."""
+    newest = all_event_files(project)[-1]
+    planted = newest.parent / PLANTED
+    if kind == "not JSON":
+        planted.write_text("{not json")
+    else:
+        PLANTERS[kind](planted)
+    for args in (("log", "-m", "plain path"), ("log", "-m", "typed path", "--log-level", "warning"),
+                 ("snapshot", "core", "ash", "t", "--objective", "o")):
+        done = run(project, *args)
+        assert done.returncode == 0, (args, done.stderr)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(project.parent)
+    compat = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", "log",
+                             "--project", "demo", "--gate", "agent"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert compat.returncode == 0, compat.stdout
+    events = [path for path in all_event_files(project) if path.name != PLANTED]
+    assert len(events) == 5
+    chain = [json.loads(path.read_bytes()) for path in events]
+    for before, after in zip(events, chain[1:], strict=False):
+        assert after["prev"] == hashlib.sha256(before.read_bytes()).hexdigest()
+    checked = run(project, "verify")
+    assert checked.returncode == 1 and PLANTED in checked.stdout + checked.stderr

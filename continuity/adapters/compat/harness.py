@@ -49,8 +49,13 @@ def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:
         return False
 
 
-def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> str:
-    """The session a host switch updates (first running/paused one of P) or creates; its id."""
+#: A session file without a `session_id` (JavaScript's `undefined`: the result has no such key).
+NO_SESSION_ID = object()
+
+
+def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> object:
+    """The session a host switch updates (first running/paused one of P) or creates; its `session_id` as the
+    file holds it (any JSON value; NO_SESSION_ID when it has none)."""
     folder = os.path.join(root, ".agent", "sessions")
     os.makedirs(folder, exist_ok=True)
     for name in sorted(os.listdir(folder)):
@@ -66,8 +71,7 @@ def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) ->
             data["last_host"] = to_host
             data["last_switch_at"] = at
             write_atomic(path, _dump(data), durable=False, keep_mode=True)
-            session_id = data.get("session_id")
-            return session_id if isinstance(session_id, str) else name[:-5]
+            return data.get("session_id", NO_SESSION_ID)
     session_id = f"S-{project}-{stamp}"
     data = {"session_id": session_id, "project": project, "status": "running", "started_at": at,
             "last_host": to_host, "last_switch_at": at}

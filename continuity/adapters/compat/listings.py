@@ -39,8 +39,20 @@ def json_listing(root: str, folder: str, count: int) -> list[str]:
     return _newest(root, [path for path in paths if os.path.isfile(path)], count)
 
 
+#: The kinds of event seed 004's store held: its `log` and `checkpoint` events (§15).
+WORK_KINDS = frozenset({"work.logged", "checkpoint.recorded"})
+#: The most event files Events(n) reads looking for work events (the rest of the log is tasks,
+#: team snapshots, archives...): a store whose newest thousands are other events lists fewer.
+EVENTS_SCANNED = 2000
+
+
 def event_listing(root: str, count: int) -> list[str]:
-    """Events(n) in continuity's layout (I11): the newest n event files, in replay order, newest first."""
+    """Events(n) in continuity's layout (I11): the newest n work events (log, checkpoint), in replay order,
+    newest first.
+
+    Seed 004's store held only those; continuity's log also holds archives, team snapshots, tasks
+    and more, which would push the work log out of `runtime_events` and an archive's `latest_events`.
+    """
     from events import names
     from events.durable import DurableFolder
 
@@ -51,16 +63,34 @@ def event_listing(root: str, count: int) -> list[str]:
     except OSError:
         return []
     found: list[str] = []
+    scanned = 0
     for day in days:
         try:
             files = sorted((name for name in folder.day_entries(os.path.join(base, day))
                             if names.parse_name(name) is not None), reverse=True)
         except OSError:
             continue
-        found.extend(f"{STORE_REL}/events/{day}/{name}" for name in files[:count - len(found)])
-        if len(found) >= count:
-            break
+        for name in files:
+            if len(found) >= count or scanned >= EVENTS_SCANNED:
+                return found
+            scanned += 1
+            if _kind_of(os.path.join(base, day, name)) in WORK_KINDS:
+                found.append(f"{STORE_REL}/events/{day}/{name}")
     return found
+
+
+def _kind_of(path: str) -> object:
+    """An event file's `kind` (None: unreadable, not an event object, or not a regular file)."""
+    import json
+
+    from events import osfs
+    from events.plain_table import MAX_EVENT_BYTES
+
+    try:
+        value = json.loads(osfs.read_regular(path, follow=False, limit=MAX_EVENT_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value.get("kind") if isinstance(value, dict) else None
 
 
 _HANDOFF = re.compile(r"^(H-|\d{8})")

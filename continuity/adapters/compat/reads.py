@@ -67,9 +67,30 @@ def _load_target(project: str, wanted: str | None) -> str | None:
     assert wanted is not None
     if "/" in wanted or "\\" in wanted or wanted.startswith("."):
         return None
-    stamp = wanted.removeprefix("RC-").removeprefix("ctx_").removesuffix(".md")
+    stamp = _stamp_named(wanted)
+    if not stamp:
+        return None
     path = os.path.join(c.contexts_root(), project, f"ctx_{stamp}.md")
     return path if os.path.isfile(path) else None
+
+
+def _stamp_named(wanted: str) -> str | None:
+    """The stamp in one of I6's names: `ctx_<stamp>.md`, `ctx_<stamp>`, `RC-<stamp>` (`.json` too: the
+    archive's JSON name), `<stamp>`; None for any other shape (`RC-<stamp>.md`, `RC-ctx_<stamp>`)."""
+    for prefix, suffixes in (("ctx_", (".md", "")), ("RC-", (".json", ""))):
+        if wanted.startswith(prefix):
+            rest = wanted[len(prefix):]
+            for suffix in suffixes:
+                if rest.endswith(suffix):
+                    stamp = rest[:len(rest) - len(suffix)] if suffix else rest
+                    return stamp if _plain_stamp(stamp) else None
+    return wanted if _plain_stamp(wanted) else None
+
+
+def _plain_stamp(text: str) -> bool:
+    """A stamp alone: no other name's prefix or suffix in it, nothing the file name cannot hold."""
+    return (bool(text) and not text.startswith(("ctx_", "RC-")) and not text.endswith((".md", ".json"))
+            and "\x00" not in text)
 
 
 def restore(args: Args, project: str | None) -> dict[str, Any]:

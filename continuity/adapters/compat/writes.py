@@ -277,7 +277,7 @@ def next_steps(project: str) -> list[str]:
 
 def host_switch(args: Args, project: str | None) -> dict[str, Any]:
     """`host-switch`: archive, update or create the session, run event, the steps for the new host."""
-    from continuity.adapters.compat.harness import record_switch
+    from continuity.adapters.compat.harness import NO_SESSION_ID, record_switch
 
     assert project is not None
     source = args.get("from-host") or "unknown"
@@ -286,13 +286,24 @@ def host_switch(args: Args, project: str | None) -> dict[str, Any]:
     try:
         store, stored, fields = take_archive(args, project, source=source, target=target, reason=reason or None,
                                              switch=True)
-        at = iso_ms(stored[-1].event.created_at)
-        session_id = record_switch(store.root, project, target, at, fields["stamp"])
     except OSError as error:
         raise Failure("host_switch_archive_failed", str(error)) from None
+    at = iso_ms(stored[-1].event.created_at)
+    try:
+        session_id = record_switch(store.root, project, target, at, fields["stamp"])
+    except (OSError, ValueError) as error:  # the archive and the switch are recorded: not "archive failed"
+        from continuity.adapters.compat.common import PROGRAM
+        from continuity.cli.output import warn
+
+        why = (error.strerror or str(error)) if isinstance(error, OSError) else str(error)
+        warn([f"host switch recorded, but its session file was not written: {why}"], PROGRAM)
+        session_id = None
     mirror_run_event(store.root, at, {
         "type": "host_switch_initiated", "project": project, "from_host": source, "to_host": target,
         "reason": reason, "archive_path": fields["archivePath"], "archive_json_path": fields["archiveJsonPath"]})
-    return {"ok": True, "action": "host-switch", "project": project, "from_host": source, "to_host": target,
-            "reason": reason, "archive": fields, "session_id": session_id,
-            "next_steps_for_new_host": next_steps(project)}
+    result = {"ok": True, "action": "host-switch", "project": project, "from_host": source, "to_host": target,
+              "reason": reason, "archive": fields, "session_id": session_id,
+              "next_steps_for_new_host": next_steps(project)}
+    if session_id is NO_SESSION_ID:  # JSON.stringify leaves out a key whose value is undefined
+        del result["session_id"]
+    return result
