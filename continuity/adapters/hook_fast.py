@@ -97,7 +97,10 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     store = find_store(start=cwd if cwd and os.path.isdir(cwd) else None, root=root)
     project = store.project  # StoreUnsafe, ConfigBroken: the typed path reports them
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
-    who = resolve_fields(project, harness=given, clean=clean_name)
+    changed: list[tuple[str, str, str]] = []
+    who = resolve_fields(project, harness=given, clean=clean_name, changed=changed)
+    if changed:
+        raise plain.Unsure("an id replaced by a hashed one")  # the typed path notes it in hooks.log
     from continuity.tasks.current import current_run_changes
 
     who.update(current_run_changes(who["run_id"], who["session_id"], who["task_id"], store.local_dir))

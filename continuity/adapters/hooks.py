@@ -15,7 +15,7 @@ from typing import Any
 
 from continuity.adapters.hook_dialects import brief_output, normalize
 from continuity.adapters.hook_entries import input_problem, lenient_payload, simple_entry, text_of, tool_entry
-from continuity.core.identity import Identity, clean_name, resolve_identity
+from continuity.core.identity import Identity, clean_label, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
 from events.base import CommandRef, Event, Refs
 from events.errors import ContinuityError
@@ -30,11 +30,20 @@ class HookResult:
 
 
 def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
-    """Who the events of one hook call are from: the harness's payload, else the environment."""
+    """Who the events of one hook call are from: the harness's payload, else the environment.
+
+    An id that is not valid as given is recorded as a hashed id (`clean_name`), noted in hooks.log.
+    """
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
     from continuity.tasks.current import with_current_run
 
-    return with_current_run(resolve_identity(store.project, harness=given, clean=clean_name), store.local_dir)
+    changed: list[tuple[str, str, str]] = []
+    who = resolve_identity(store.project, harness=given, clean=clean_name, changed=changed)
+    for name, where, value in changed:  # never the id as given: it may be a secret, or hold control characters
+        report(store, harness, str(payload.get("hook_event_name") or "?"),
+               f"warning: {name} from {where} is not a valid id (or looks like a secret); recorded as {value}",
+               quiet=True)
+    return with_current_run(who, store.local_dir)
 
 
 def envelope(harness: str, payload: dict[str, Any], store: Store) -> dict[str, Any]:
@@ -65,9 +74,9 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         report(store, harness, "SessionStart", f"{warnings[0]}; nothing recorded")
         who, record = Identity(project=project, host=harness), False
     else:
-        source = clean_name(payload.get("source")) or "startup"
+        source = clean_label(payload.get("source")) or "startup"
         started = decide_session_start(
-            who, source=source, model=clean_name(payload.get("model")),
+            who, source=source, model=clean_label(payload.get("model")),
             transcript_path=text_of(payload.get("transcript_path"), 1024), cwd=text_of(payload.get("cwd"), 1024),
             message=f"session {source} on {harness}",
         )

@@ -11,9 +11,10 @@ from typing import Any
 
 import msgspec
 
-from continuity.core.idfields import IDENTITY_ENV, IDENTITY_FIELDS, clean_name, resolve_fields
+from continuity.core.idfields import IDENTITY_ENV, IDENTITY_FIELDS, clean_label, clean_name, resolve_fields
 
-__all__ = ["IDENTITY_ENV", "IDENTITY_FIELDS", "Identity", "clean_name", "resolve_fields", "resolve_identity"]
+__all__ = ["IDENTITY_ENV", "IDENTITY_FIELDS", "Identity", "clean_label", "clean_name", "resolve_fields",
+           "resolve_identity"]
 
 
 class Identity(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,7 +40,9 @@ def resolve_identity(
     *,
     environ: Mapping[str, str] | None = None,
     clean: Callable[[Any], str | None] | None = None,
+    changed: list[tuple[str, str, str]] | None = None,
 ) -> Identity:
     """Identity from flags, else the harness payload, else the environment, else config (`resolve_fields`)."""
-    fields: dict[str, Any] = resolve_fields(config_project, flags, harness, environ=environ, clean=clean)
+    fields: dict[str, Any] = resolve_fields(config_project, flags, harness, environ=environ, clean=clean,
+                                                 changed=changed)
     return Identity(**fields)

@@ -26,22 +26,47 @@ IDENTITY_ENV = {
 #: Every identity field, in the order the envelope (and `Identity`) declares them.
 IDENTITY_FIELDS = ("project", "host", "agent_id", "session_id", "run_id", "task_id", "mission_id")
 _BAD_NAME = re.compile(r"[^A-Za-z0-9._:@+=-]+")
+#: A valid id, as events/base.py's `Name`: letters, digits and `._:@+=-`, no `..`, at most 128 characters.
+_NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
+
+
+def hashed_id(value: str) -> str:
+    """`id-<first 12 hex of the SHA-256 of value>`: stable for the same value, and it reveals nothing."""
+    from events.durable import sha256_hex
+
+    return f"id-{sha256_hex(value.encode('utf-8', 'surrogatepass'))[:12]}"
 
 
 def clean_name(value: Any) -> str | None:
-    """An id usable as an event name field (harness ids may hold other characters).
+    """An id usable as an event name field, from an id a harness (or the environment) gave.
 
-    An id that looks like a secret (a token pasted where a session id goes) becomes
-    `id-<first 12 hex of its SHA-256>`: stable for the same value, and it reveals nothing.
+    A valid id is kept as it is. Any other (a control or bidi character, a path, a space,
+    too long) becomes `hashed_id(value)`: never the id it would read as once characters
+    were dropped (`../amy` or `amy` + U+202E is not `amy`, whose roles a hook would park),
+    and distinct ids stay distinct. An id that looks like a secret (a token pasted where a
+    session id goes) is hashed too, valid or not.
     """
     if not isinstance(value, str) or not value:
         return None
     from events.guard import find_secret, might_hold_secret
 
     if might_hold_secret(value) and find_secret(value) is not None:
-        from events.durable import sha256_hex
+        return hashed_id(value)
+    return value if _NAME.fullmatch(value) else hashed_id(value)
 
-        return f"id-{sha256_hex(value.encode('utf-8', 'replace'))[:12]}"
+
+def clean_label(value: Any) -> str | None:
+    """A display label (a model, a session source, an MCP client's name) made into an id by dropping characters.
+
+    Unlike `clean_name`, different values may give the same label: never use it for an id
+    that names who acts (an agent, a session, a run). A secret-like value is hashed.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    from events.guard import find_secret, might_hold_secret
+
+    if might_hold_secret(value) and find_secret(value) is not None:
+        return hashed_id(value)
     cleaned = _BAD_NAME.sub("-", value).strip("-.").replace("..", ".")[:128]
     return cleaned or None
 
@@ -53,20 +78,26 @@ def resolve_fields(
     *,
     environ: Mapping[str, str] | None = None,
     clean: Callable[[Any], str | None] | None = None,
+    changed: list[tuple[str, str, str]] | None = None,
 ) -> dict[str, str | None]:
     """The identity fields from flags, else the harness payload, else the environment, else config.
 
     `clean` (hooks pass `clean_name`) rewrites each value into a valid id instead of
-    letting an invalid one be refused when the event is validated.
+    letting an invalid one be refused when the event is validated; each value it rewrote
+    is added to `changed` as (field, where it came from, the id used instead).
     """
     flags = flags or {}
     harness = harness or {}
     env = os.environ if environ is None else environ
 
     def pick(name: str, variable: str | None) -> str | None:
-        for value in (flags.get(name), harness.get(name), env.get(variable) if variable else None):
+        for where, value in (("flags", flags.get(name)), ("the harness", harness.get(name)),
+                             (f"${variable}", env.get(variable) if variable else None)):
             if value and clean is not None:
-                value = clean(value)
+                cleaned = clean(value)
+                if cleaned and cleaned != value and changed is not None:
+                    changed.append((name, where, cleaned))
+                value = cleaned
             if value:
                 return value
         return None

@@ -77,11 +77,11 @@ def identity(request: Any, store: Store) -> Identity:
     attributed to it. The run tools set their events' own run over it: nothing is counted twice.
     """
     from continuity.adapters.mcp.registry import CLIENT
-    from continuity.core.identity import clean_name
+    from continuity.core.identity import clean_label
     from continuity.tasks.current import with_current_run
 
     given = {name: getattr(request, name) for name in Identity.__struct_fields__}
-    harness = {"host": clean_name(CLIENT.get())}  # the client names the host when the arguments do not
+    harness = {"host": clean_label(CLIENT.get())}  # the client's (display) name is the host when no argument is
     return with_current_run(resolve_identity(project_of(given.pop("project"), store), given, harness), store.local_dir)
 
 
