@@ -400,18 +400,8 @@ class Syncer:
         self.tip = commit
 
     def refuse_foreign(self, commit: str | None, where: str, related: str | None = None) -> None:
-        """Refuse a commit of the branch that holds files but no events folder (holds_no_events): sync_branch
-        names a branch of code, and sync would commit events onto it and push them to the team's.
-
-        One that shares history with `related` (the branch here) is no branch of code: a commit a teammate
-        pushed onto the continuity branch; the union puts the events back.
-        """
-        if commit is None or not holds_no_events(read_snapshot(self.reader, commit)):
-            return
-        if related is None or not self.repo.related(related, commit):
-            raise UsageError(f"branch {self.branch!r} {where} holds files but no events/ folder: it is not a "
-                             "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
-                             "(default: continuity)")
+        """refuse_foreign with this sync's repository, reader and branch."""
+        refuse_foreign(self.repo, self.reader, self.branch, commit, where, related)
 
     def check_branches(self) -> None:
         """Refuse a branch of code before anything moves (refuse_foreign): the branch here (unless it shares
@@ -728,6 +718,22 @@ class Syncer:
         for day in touched:  # listed again next time: an append may have landed since the record step
             self.marks.pop(day, None)
         return added
+
+
+def refuse_foreign(repo: Repo, reader: ObjectReader, branch: str, commit: str | None, where: str,
+                   related: str | None = None) -> None:
+    """Refuse a commit of the branch that holds files but no events folder (holds_no_events): sync_branch
+    names a branch of code, and sync would commit events onto it and push them to the team's.
+
+    One that shares history with `related` (the branch here) is no branch of code: a commit a teammate
+    pushed onto the continuity branch; the union puts the events back.
+    """
+    if commit is None or not holds_no_events(read_snapshot(reader, commit)):
+        return
+    if related is None or not repo.related(related, commit):
+        raise UsageError(f"branch {branch!r} {where} holds files but no events/ folder: it is not a "
+                         "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
+                         "(default: continuity)")
 
 
 def refuse_checked_out(repo: Repo, branch: str) -> None:

@@ -20,8 +20,10 @@ import errno
 import hashlib
 import os
 import re
+import shutil
 import socket
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import orjson
@@ -32,10 +34,16 @@ from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_R
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
-from continuity.sync.engine import Syncer, open_repo, refuse_checked_out
+from continuity.sync.engine import Syncer, open_repo, refuse_checked_out, refuse_foreign
 from continuity.sync.git import Repo
+from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import branch_of, remote_of
+from continuity.workstreams.membership import member_repository
+from events import osfs
 from events.errors import WriteFailed
+
+if TYPE_CHECKING:
+    from projections.workstreams import WorkstreamsState
 
 MANIFEST_LIMIT = 1 << 20
 _OID = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -83,11 +91,19 @@ def _refuse(action: str, text: str) -> TransferRefused:
     return TransferRefused(f"Refused {action}: {text}")
 
 
-def repository_id(store: Store) -> str | None:
-    """This clone's repository id (member config, else `work_repository`), or None."""
-    from continuity.workstreams.membership import load
+def repository_id(store: Store, state: WorkstreamsState | None = None, *, write: bool = True) -> str | None:
+    """This clone's repository id as `work status` and `work start` resolve it (membership_of: member config,
+    else `work_repository`, else the newest checkpoint's repository), or None.
 
-    return load(store.root, store.config, None).repository
+    `state`: the store project's workstreams state when the caller has it; else read (its files written
+    unless not `write`).
+    """
+    from continuity.workstreams.service import membership_of, workstreams_state
+
+    project = store.reading_project()[0]
+    if state is None:
+        state, _, _ = workstreams_state(store, project, write=write)
+    return membership_of(store, project, state).repository
 
 
 def root_commits(repo: Repo) -> list[str]:
@@ -161,11 +177,9 @@ def check_tracked(repo: Repo, tip: str) -> int:
     return len(events)
 
 
-def _cursor(store: Store) -> dict[str, Any] | None:
-    from continuity.workstreams.service import workstreams_state
+def _cursor(state: WorkstreamsState) -> dict[str, Any] | None:
     from projections.workstreams import active, unresolved
 
-    state, _, _ = workstreams_state(store, store.reading_project()[0])
     ws = active(state)
     if ws is None:
         return None
@@ -202,6 +216,7 @@ def _sha256(path: str, limit: int | None = None) -> tuple[int, str]:
 def export(store: Store, out: str | None = None) -> dict[str, Any]:
     """Write the bundle and its manifest; refused (nothing written) when a tracked file is unfit."""
     from continuity.core.store import now_us
+    from continuity.workstreams.service import workstreams_state
     from events import clock
 
     store.check_safe()
@@ -226,12 +241,14 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
             raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr)}")
         write_atomic(bundle, result.stdout)
     size, digest = _sha256(bundle)
+    project = store.reading_project()[0]
+    state, _, _ = workstreams_state(store, project)
     manifest = Manifest(
-        schema_version=1, kind="continuity-transfer", project=store.reading_project()[0],
-        repository=repository_id(store), root_commits=root_commits(repo), branch=branch, head=tip, events=count,
+        schema_version=1, kind="continuity-transfer", project=project,
+        repository=repository_id(store, state), root_commits=root_commits(repo), branch=branch, head=tip, events=count,
         source=Source(node=health.read_node(store) or "", host=socket.gethostname(), created_at=clock.iso(now_us()),
                       tool="continuity"),
-        bundle=BundleInfo(file=TRANSFER_BUNDLE, bytes=size, sha256=digest), cursor=_cursor(store))
+        bundle=BundleInfo(file=TRANSFER_BUNDLE, bytes=size, sha256=digest), cursor=_cursor(state))
     write_atomic(os.path.join(folder, TRANSFER_MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
                                                               option=orjson.OPT_INDENT_2) + b"\n")
     return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
@@ -259,11 +276,12 @@ def read_manifest(folder: str) -> Manifest:
     return manifest
 
 
-def _identity_problem(store: Store | None, repo: Repo, manifest: Manifest) -> str | None:
+def _identity_problem(store: Store | None, root: str, repo: Repo, manifest: Manifest) -> str | None:
     here_roots = root_commits(repo)
     other_roots = bool(here_roots and manifest.root_commits and not set(here_roots) & set(manifest.root_commits))
     project = store.reading_project()[0] if store is not None else None
-    repository = repository_id(store) if store is not None else None
+    # without a store, the member config alone can say which repository this is
+    repository = repository_id(store, write=False) if store is not None else member_repository(root)
     if (project is not None and project != manifest.project) or (
             repository is not None and manifest.repository is not None and repository != manifest.repository) or (
             other_roots):
@@ -274,8 +292,79 @@ def _identity_problem(store: Store | None, repo: Repo, manifest: Manifest) -> st
     return None
 
 
+def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
+    """Fetch the bundle's branch to an import ref (git checks the pack there); the ref. Refused when git cannot."""
+    ref = f"refs/continuity/import/{branch}"
+    fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
+                           f"refs/heads/{branch}:{ref}")
+    if fetched.returncode != 0:
+        raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr)}")
+    return ref
+
+
+def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None) -> bool:
+    """Refuse a transfer HEAD (fetched) that is no continuity branch, or whose history diverged from the
+    branch's `tip` here; whether the branch already holds it."""
+    refuse_foreign(repo, reader, branch, head, "in the transfer", tip)
+    if tip is not None and tip != head and not repo.is_ancestor(tip, head):
+        if not repo.is_ancestor(head, tip):
+            raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing "
+                          f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
+        return True
+    return False
+
+
+def _precheck_new_store(repo: Repo, bundle: str, branch: str, head: str) -> None:
+    """Before a store is made for the import: fetch the bundle and check its HEAD against the branch here, so
+    every refusal comes while the folder is as it was (the checks run again under the store's lock)."""
+    ref = None
+    try:
+        with files.flocked(os.path.join(repo.common_dir, files.REPOSITORY_LOCK)):
+            ref = _fetch_bundle(repo, bundle, branch)
+            reader = ObjectReader(repo)
+            try:
+                _check_head(repo, reader, branch, head, repo.rev(f"refs/heads/{branch}"))
+            finally:
+                reader.close()
+    finally:
+        if ref is not None:
+            repo.try_run("update-ref", "-d", ref)
+
+
+def _undo_new_store(root: str, store_path: str) -> Callable[[], None]:
+    """For an import about to make the store: what removes it again, and what `init` appended to the project's
+    `.gitignore`, when a step after fails (an event of the transfer that does not match its name, a disk error).
+    A store folder that was there already is left alone."""
+    ignore = os.path.join(root, ".gitignore")
+    kept: bytes | None = None
+    with contextlib.suppress(OSError):  # none (init writes one), or not a file (init refuses to touch it)
+        kept = osfs.read_regular(ignore, limit=None)
+    had_ignore = os.path.lexists(ignore)
+    parent = os.path.dirname(store_path)
+    made_parent, made_store = not os.path.lexists(parent), not os.path.lexists(store_path)
+
+    def undo() -> None:
+        if made_store:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(store_path)
+            if made_parent:
+                with contextlib.suppress(OSError):
+                    os.rmdir(parent)
+        with contextlib.suppress(OSError):
+            if not had_ignore:
+                os.unlink(ignore)
+            elif kept is not None and osfs.read_regular(ignore, limit=None).startswith(kept):
+                os.truncate(ignore, len(kept))  # init only appends
+
+    return undo
+
+
 def import_transfer(root: str, folder: str) -> dict[str, Any]:
-    """Check the transfer, take its branch when it fast-forwards, write its events, mark the store offline."""
+    """Check the transfer, take its branch when it fast-forwards, write its events, mark the store offline.
+
+    Every check that can refuse runs before a store is made (a refused import leaves a folder without one as it
+    was); a store made here is removed again when a later step fails before the branch takes the transfer.
+    """
     from continuity.core.initialize import init_store
     from continuity.core.store import now_us
     from continuity.readside.writers import refresh
@@ -295,7 +384,9 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     if digest != manifest.bundle.sha256:
         raise _refuse("import", "bundle SHA-256 does not match the manifest.")
     existing = Store(root) if os.path.exists(Store(root).config_path) else None
-    problem = _identity_problem(existing, repo, manifest)
+    if existing is not None:
+        existing.check_safe()
+    problem = _identity_problem(existing, root, repo, manifest)
     if problem:
         raise _refuse("import", problem)
     verified = repo.try_run("bundle", "verify", "--quiet", bundle)
@@ -306,40 +397,45 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
             != manifest.head:
         raise _refuse("import", "the bundle's context HEAD does not match the manifest.")
     refuse_checked_out(repo, manifest.branch)  # another branch is refused below
-    store = existing or init_store(root, project=manifest.project, language=None)[0]
-    store.check_safe()
-    branch = branch_of(store)
+    branch = branch_of(existing or Store(root))  # a new store's: the default
     if branch != manifest.branch:
         raise _refuse("import", f"transfer branch {manifest.branch!r} is not this store's branch {branch!r}.")
-    with files.sync_lock(store, repo.common_dir):
-        fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
-                               f"refs/heads/{branch}:refs/continuity/import/{branch}")
-        if fetched.returncode != 0:
-            raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr)}")
-        try:
-            tip = _record(store, repo, branch)
-            syncer = Syncer(store, repo, branch, remote_of(store), None)
+    undo = None
+    if existing is None:
+        _precheck_new_store(repo, bundle, branch, manifest.head)
+        undo = _undo_new_store(root, Store(root).path)
+    try:
+        store = existing or init_store(root, project=manifest.project, language=None)[0]
+        store.check_safe()
+        with files.sync_lock(store, repo.common_dir):
+            ref = None
             try:
-                syncer._fresh_reader()  # the bundle's objects arrived after it started
-                syncer.refuse_foreign(manifest.head, "in the transfer", tip)
-                if tip is not None and tip != manifest.head and not repo.is_ancestor(tip, manifest.head):
-                    if not repo.is_ancestor(manifest.head, tip):
-                        raise _refuse("import", f"transfer HEAD {manifest.head[:12]} conflicts with the existing "
-                                      f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
-                    added = 0  # the branch already holds the transfer
-                else:
-                    added = syncer.restore(manifest.head)
-                    if tip != manifest.head:
-                        repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
+                ref = _fetch_bundle(repo, bundle, branch)
+                tip = _record(store, repo, branch)
+                syncer = Syncer(store, repo, branch, remote_of(store), None)
+                try:
+                    syncer._fresh_reader()  # the bundle's objects arrived after it started
+                    if _check_head(repo, syncer.reader, branch, manifest.head, tip):
+                        added = 0  # the branch already holds the transfer
+                    else:
+                        added = syncer.restore(manifest.head)
+                        if tip != manifest.head:
+                            repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
+                            undo = None  # the branch holds the transfer: its events stay with it
+                finally:
+                    syncer.close()
             finally:
-                syncer.close()
-        finally:
-            repo.try_run("update-ref", "-d", f"refs/continuity/import/{branch}")
-        marker = {"schemaVersion": 1, "importedAt": clock.iso(now_us()), "project": manifest.project,
-                  "repository": manifest.repository, "branch": branch, "head": manifest.head,
-                  "bundleSha256": manifest.bundle.sha256, "source": msgspec.to_builtins(manifest.source)}
-        write_atomic(health.offline_marker(store), orjson.dumps(marker, option=orjson.OPT_INDENT_2) + b"\n",
-                     within=store.path)
+                if ref is not None:
+                    repo.try_run("update-ref", "-d", ref)
+            marker = {"schemaVersion": 1, "importedAt": clock.iso(now_us()), "project": manifest.project,
+                      "repository": manifest.repository, "branch": branch, "head": manifest.head,
+                      "bundleSha256": manifest.bundle.sha256, "source": msgspec.to_builtins(manifest.source)}
+            write_atomic(health.offline_marker(store), orjson.dumps(marker, option=orjson.OPT_INDENT_2) + b"\n",
+                         within=store.path)
+    except BaseException:
+        if undo is not None:
+            undo()
+        raise
     outcome = refresh(store, tuple(REGISTRY))
     return {"ok": True, "action": "work-import", "project": manifest.project, "branch": branch,
             "head": manifest.head, "added": added, "contextState": "OFFLINE_IMPORTED_CONTEXT",

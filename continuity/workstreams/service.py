@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 NAMES = ("workstreams",)
 
 
-def workstreams_state(store: Store, project: str, *,
-                      as_of: str | None = None) -> tuple[WorkstreamsState, list[str], str | None]:
-    """The project's `workstreams` state (caught up and its files written, or as of a point), warnings, last event."""
+def workstreams_state(store: Store, project: str, *, as_of: str | None = None,
+                      write: bool = True) -> tuple[WorkstreamsState, list[str], str | None]:
+    """The project's `workstreams` state (caught up and its files written unless not `write`, or as of a point),
+    warnings, last event."""
     from continuity.readside.query import current_view
 
-    view = current_view(store, NAMES, as_of=as_of)
+    view = current_view(store, NAMES, as_of=as_of, write=write)
     state = view.models.state("workstreams")
     return MODEL.project(state, project), view.warnings, state.last_name
 

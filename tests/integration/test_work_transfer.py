@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.core.errors import EXIT_INVARIANT, EXIT_UNSAFE_STORE, EXIT_USAGE
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_INVARIANT, EXIT_UNSAFE_STORE, EXIT_USAGE
 from continuity.core.store import Store
 from tests.helpers import all_event_files
 from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git
@@ -390,3 +390,112 @@ def test_an_offline_marker_that_is_a_folder_fails_import_and_reconnect_with_one_
         code, answer = cli(*action, "--root", str(c))
         assert code == EXIT_WRITE_FAILED, answer
         assert answer["message"].startswith(f"{action[1]} failed: ") and "offline-import.json" in answer["message"]
+
+
+def folder_state(root: Path) -> dict[str, object]:
+    """Every file and folder of a work tree but `.git/` (a file's bytes, None for a folder), and the refs."""
+    paths = (p for p in sorted(root.rglob("*")) if p.relative_to(root).parts[0] != ".git")
+    return {"files": {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in paths},
+            "refs": git(root, "for-each-ref")}
+
+
+def _rebundle(folder: Path, repo: Path, ref: str, **manifest_changes: object) -> None:
+    """Replace the transfer's bundle with `ref` of `repo`, its manifest updated to match (size, SHA-256, head)."""
+    git(repo, "bundle", "create", "-q", str(folder / "context.bundle"), ref)
+    data = (folder / "context.bundle").read_bytes()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["bundle"].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    manifest.update(head=git(repo, "rev-parse", ref).strip(), **manifest_changes)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _corrupt_pack(world: World, folder: Path, c: Path) -> None:
+    bundle = folder / "context.bundle"
+    data = bytearray(bundle.read_bytes())
+    pack = data.index(b"\n\n") + 2  # the pack after the bundle's header
+    data[pack + (len(data) - pack) // 2] ^= 0xFF
+    bundle.write_bytes(bytes(data))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["bundle"].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    git(c, "reflog", "expire", "--expire=now", "--all")
+    git(c, "gc", "-q", "--prune=now")  # the clone's copy of the branch's objects: git would not read the pack
+    assert subprocess.run(["git", "-C", str(c), "cat-file", "-e", manifest["head"]]).returncode != 0
+
+
+def _member_of_another_repository(world: World, folder: Path, c: Path) -> None:
+    (c / ".ai/context").mkdir(parents=True)
+    (c / ".ai/context/config.json").write_text(json.dumps({"repositoryId": "repo-b"}))
+
+
+def _another_branch(world: World, folder: Path, c: Path) -> None:
+    git(world.a, "branch", "ctx", "continuity")
+    _rebundle(folder, world.a, "refs/heads/ctx", branch="ctx")
+
+
+def _a_branch_of_code(world: World, folder: Path, c: Path) -> None:
+    git(world.a, "update-ref", "refs/heads/continuity", "main")
+    _rebundle(folder, world.a, "refs/heads/continuity")
+
+
+def _a_diverged_branch_here(world: World, folder: Path, c: Path) -> None:
+    append(world.b, "b only")  # b never synced: its export records a history of its own
+    assert cli("work", "export", "--out", str(folder.parent / "b"), "--root", str(world.b))[0] == 0
+    git(c, "fetch", "-q", str(world.b), "refs/heads/continuity:refs/heads/continuity")
+
+
+def _an_event_unlike_its_name(world: World, folder: Path, c: Path) -> None:
+    head = git(world.a, "rev-parse", "continuity").strip()
+    path = next(line.split("\t")[1] for line in git(world.a, "ls-tree", "-r", head).splitlines()
+                if line.split("\t")[1].startswith("events/"))
+    blob = git(world.a, "rev-parse", f"{head}:{path}").strip()
+    index = {**os.environ, "GIT_INDEX_FILE": str(folder.parent / "index")}
+    run = lambda *args: subprocess.run(["git", "-C", str(world.a), *args], env=index, check=True,  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    run("read-tree", head)
+    run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path[:-len('.json') - 12]}{'0' * 12}.json")
+    git(world.a, "update-ref", "refs/heads/continuity", run("commit-tree", run("write-tree"), "-p", head, "-m", "x"))
+    _rebundle(folder, world.a, "refs/heads/continuity")
+
+
+@pytest.mark.parametrize(("make", "code", "fragment"), [
+    (_corrupt_pack, EXIT_INVARIANT, "cannot read the bundle"),
+    (_member_of_another_repository, EXIT_INVARIANT, "transfer repository does not match this repository config."),
+    (_another_branch, EXIT_INVARIANT, "transfer branch 'ctx' is not this store's branch 'continuity'"),
+    (_a_branch_of_code, EXIT_USAGE, "it is not a continuity branch"),
+    (_a_diverged_branch_here, EXIT_INVARIANT, "conflicts with the existing context cache HEAD"),
+    (_an_event_unlike_its_name, EXIT_INTEGRITY, "does not match the hash in its name"),
+], ids=lambda value: value.__name__.strip("_") if callable(value) else None)
+def test_a_refused_import_leaves_a_folder_without_a_store_as_it_was(
+        exported: tuple[World, Path], make: object, code: int, fragment: str) -> None:
+    """Into a clone with no store (and no .gitignore): whatever refuses the import, nothing is left behind (no
+    store, no .agent/, no .gitignore, no ref), files and refs as they were."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    (c / ".gitignore").unlink()
+    make(world, folder, c)  # type: ignore[operator]
+    before = folder_state(c)
+    answer, out = cli("work", "import", str(folder), "--root", str(c))
+    assert answer == code, out
+    assert fragment in out["message"]
+    assert folder_state(c) == before
+
+
+def test_export_names_the_repository_of_the_newest_checkpoint_and_import_checks_it(
+        exported: tuple[World, Path]) -> None:
+    """No member config, no work_repository: the export names the repository as `work status` resolves it (the
+    newest checkpoint's), and a store of another repository refuses it (exit 12)."""
+    world, folder = exported
+    code, status = cli("work", "status", "--root", str(world.a))
+    assert status["membership"]["repositorySource"] == "the newest checkpoint"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["repository"] == status["membership"]["repository"] == "repo-a"
+    c = offline_clone(world, "c")
+    assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
+    config = Store(str(c)).config_path
+    Path(config).write_text(json.dumps({**json.loads(Path(config).read_text()), "work_repository": "repo-b"}))
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert out["message"].startswith("Refused import: transfer repository does not match this repository config. ")
+    assert "repository repo-a; here: project demo, repository repo-b" in out["message"]
+    assert not (c / MARKER).exists() and not all_event_files(c)
