@@ -96,8 +96,16 @@ class Codec:
             if decoder is None:
                 raise EventInvalid("invalid event: no known event kind")
             event: Event = decoder.decode(raw)
+            if b"\\u00" in raw or b"\\b" in raw or b"\\f" in raw or b"\x7f" in raw:  # a control character
+                from events.problems import one_line_problem
+
+                problem = one_line_problem(msgspec.json.decode(raw))
+                if problem is not None:
+                    raise EventInvalid(f"invalid event: {problem}")
         except msgspec.ValidationError as error:
-            raise EventInvalid(f"invalid event: {_first_line(error)}") from None
+            from events.problems import readable
+
+            raise EventInvalid(f"invalid event: {readable(_first_line(error), msgspec.json.decode(raw))}") from None
         except RecursionError:
             raise EventInvalid(f"invalid event: {NESTED}") from None
         return event

@@ -74,10 +74,23 @@ def _envelope(identity: Identity, **ids: str | None) -> dict[str, Any]:
     return {**identity.fields(), **ids}
 
 
+def _check_title(title: str) -> None:
+    """A title is one line of text: refused (exit 2) empty or with a control character, named as the title.
+
+    (The event's message, made from the title, would otherwise be what the refusal names.)
+    """
+    from events.problems import first_control
+
+    if not title.strip():
+        raise UsageError("a task needs a title (it is empty)")
+    bad = first_control(title)
+    if bad is not None:
+        raise UsageError(f"the task's title holds a control character ({bad}); a title is one line")
+
+
 def decide_create_task(state: TasksState, identity: Identity, request: TaskCreate, task_id: str) -> list[Event]:
     """`task create`: one `task.created` (queued) under a new id."""
-    if not request.title.strip():
-        raise UsageError("a task needs a title (it is empty)")
+    _check_title(request.title)
     if request.parent_task_id is not None and request.parent_task_id not in state.tasks:
         raise TaskNotFound(f"unknown parent task {request.parent_task_id!r}; nothing written")
     return [TaskCreated(**_envelope(identity, task_id=task_id), title=request.title.strip(),
@@ -105,8 +118,8 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
     elif status is not None and task.status in TERMINAL and status != task.status:
         raise InvalidTransition(f"task {task.task_id} is {task.status}: {task.status} -> {status} needs --reopen; "
                                 "nothing written")
-    if request.title is not None and not request.title.strip():
-        raise UsageError("a task needs a title (it is empty)")
+    if request.title is not None:
+        _check_title(request.title)
     changes = (status, request.note, request.title, request.description, request.done_criteria,
                request.priority, request.labels, request.assigned_to)
     if all(value is None for value in changes):

@@ -174,7 +174,13 @@ def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
     try:
         doc: Checkpoint = _DECODER.decode(raw)
     except msgspec.ValidationError as error:
-        raise UsageError(f"invalid {where}: {_short(str(error))}") from None
+        from events.problems import readable
+
+        try:
+            plain = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            plain = None
+        raise UsageError(f"invalid {where}: {_short(readable(str(error), plain))}") from None
     except msgspec.DecodeError as error:
         raise UsageError(f"invalid {where}: not valid JSON ({_short(str(error))})") from None
     except RecursionError:

@@ -95,9 +95,11 @@ def problem_details(state: WorkstreamsState) -> list[dict[str, Any]]:
                       "eventId": None, "at": None, "resolvedBy": None})
 
     ids = active_ids(state)
-    first = ids[0] if ids else ""
-    for ws_id in ids[1:]:
-        computed("two_active", ws_id, [first], f"workstream {ws_id} was started while {first} was still active "
+    for index, ws_id in enumerate(ids[1:], 1):  # ids: every other workstream active with it (three active: two)
+        earlier = ids[:index]
+        computed("two_active", ws_id, [other for other in ids if other != ws_id],
+                 f"workstream {ws_id} was started while {', '.join(earlier)} "
+                 f"{'was' if len(earlier) == 1 else 'were'} still active "
                  "(concurrent writers merged? end the one the team drops with a tracked checkpoint)")
     for ws in state.workstreams.values():
         if ws.status in TERMINAL:

@@ -132,12 +132,13 @@ def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.C
     (edited(tracked(), items=[item("A1", "DONE")]), "Invalid enum value 'DONE'"),
     (edited(tracked(), items=[item("A1", priority="URGENT")]), "Invalid enum value 'URGENT'"),
     (edited(tracked(), id="W" * 129), "Expected `str` of length <= 128 - at `$.continuity.workstream.id`"),
-    (edited(tracked(), id="../etc"), "Expected `str` matching regex"),
-    (edited(tracked(), items=[item("A1\x00")]), "Expected `str` matching regex"),
-    (edited(tracked(), id="WS-1\n"), "Expected `str` matching regex '^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\\\\n)' - "
-                                     "at `$.continuity.workstream.id`"),
+    (edited(tracked(), id="../etc"), "continuity.workstream.id '../etc' is not a valid id: letters, digits and ._-"),
+    (edited(tracked(), items=[item("A1\x00")]),
+     "continuity.workstream.items[0].id 'A1\\u0000' is not a valid id"),
+    (edited(tracked(), id="WS-1\n"), "continuity.workstream.id 'WS-1\\u000a' is not a valid id: letters, digits "
+                                     "and ._-, starting with a letter or digit"),
     (edited(tracked(), items=[item("A1"), item("A2", dependsOn=["A1\n"])]),
-     "at `$.continuity.workstream.items[1].dependsOn[0]`"),
+     "continuity.workstream.items[1].dependsOn[0] 'A1\\u000a' is not a valid id"),
     (tracked(schemaVersion=3), "Invalid value 3 - at `$.schemaVersion`"),
     (tracked(nextAction=""), "Expected `str` of length >= 1"),
     (tracked(decisions=["same", "same"]), "decisions lists 'same' twice"),

@@ -232,6 +232,32 @@ def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> N
     assert memory["title"] == "Task complete: Fix the auth flow regression" and memory["run_id"] == run["run_id"]
 
 
+def test_list_tools_page_as_the_cli_does(tmp_path: Path) -> None:
+    """list_tasks and list_memories take `limit` as `task list`/`memory list` take --limit: the first 30 by
+    default, 0 for all; their schemas describe their own fields (not the events tool's)."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        for number in range(32):
+            task = payload(await session.call_tool("create_task", {"title": f"task {number}"}))
+            payload(await session.call_tool("update_task", {"task_id": task["task_id"], "status": "completed"}))
+        tools = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        results = [payload(await session.call_tool(name, arguments))
+                   for name in ("list_tasks", "list_memories") for arguments in ({}, {"limit": 0}, {"limit": 5})]
+        return tools, results
+
+    tools, results = with_session(tmp_path, root, body)
+    for name, what in (("list_tasks", "tasks"), ("list_memories", "memories")):
+        limit = tools[name]["properties"]["limit"]
+        assert limit["minimum"] == 0 and limit["default"] == 30 and what in limit["description"]
+        assert "events" not in json.dumps(tools[name]["properties"])
+    assert "memories" in tools["list_memories"]["properties"]["kind"]["description"]
+    for (default, everything, five), what in ((results[:3], "tasks"), (results[3:], "memories")):
+        assert (len(default[what]), default["more"], default["total"]) == (30, 2, 32)
+        assert (len(everything[what]), everything["more"]) == (32, 0)
+        assert (len(five[what]), five["more"]) == (5, 27)
+
+
 def test_log_and_checkpoint_are_attributed_to_the_current_run_once(tmp_path: Path) -> None:
     """After start_agent_run, `log` and `checkpoint` carry its run; a second run replaces it; complete ends it."""
     root = make_project(tmp_path)

@@ -218,6 +218,12 @@ def test_bad_input_is_one_clear_line_and_writes_nothing(root: Path) -> None:
     _unchanged(root, ["task", "update", task, "--status", "done"], EXIT_USAGE, "invalid choice")
     _unchanged(root, ["task", "update", task, "--status", "in_progress"], EXIT_USAGE, "needs --reopen")
     _unchanged(root, ["task", "create", "--title", "   "], EXIT_USAGE, "needs a title")
+    for title, code in (("bad\x01title", "U+0001 at character 4"), ("two\nlines", "U+000A at character 4"),
+                        ("esc\x1b[31m", "U+001B at character 4")):  # named as the title, never as `message`
+        _unchanged(root, ["task", "create", "--title", title], EXIT_USAGE, f"title holds a control character ({code}")
+        _unchanged(root, ["task", "update", task, "--title", title], EXIT_USAGE, "title holds a control character")
+    _unchanged(root, ["task", "create", "--title", "ok", "--assign", "a b"], EXIT_USAGE,
+               "assigned_to 'a b' is not a valid id: letters, digits")
     _unchanged(root, ["task", "create", "--title", "x", "--description",
                       "token ghp_" + "a1B2c3D4e5" * 4], EXIT_SECRET, "looks like a secret")
     ok(root, "task", "update", task, "--reopen")

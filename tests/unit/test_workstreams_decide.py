@@ -320,9 +320,14 @@ def test_the_fold_reports_what_only_a_merge_can_produce(started: WorkstreamsStat
     assert "A1 of WS-1: PENDING -> COMPLETED recorded while it was IN_PROGRESS" in state.problems[0].text
     assert "validation id V1 was recorded twice" in state.problems[1].text
     [two] = [p for p in problem_details(state) if p["id"] is None]
-    assert (two["kind"], two["workstreamId"], two["ids"]) == ("two_active", "WS-2", ["WS-1"])
+    assert (two["kind"], two["workstreamId"], two["ids"]) == ("two_active", "WS-2", ["WS-1"])  # every other active
     assert "WS-2 was started while WS-1 was still active" in two["text"]
     assert state.validations["V1"].entry.result == "PASS"
+    third = decide.decide_checkpoint(WorkstreamsState(), WHO, parse(tracked("WS-3")), FACTS)
+    three = [p for p in problem_details(decide.folded(state, third)) if p["id"] is None]
+    assert [(p["workstreamId"], p["ids"]) for p in three] == [("WS-2", ["WS-1", "WS-3"]),
+                                                               ("WS-3", ["WS-1", "WS-2"])]
+    assert "WS-3 was started while WS-1, WS-2 were still active" in three[1]["text"]
 
 
 def test_validate_binds_the_facts_defaults_the_repository_and_keeps_ids_immutable(started: WorkstreamsState) -> None:

@@ -139,7 +139,9 @@ def call(name: str, arguments: dict[str, Any] | None, *, root: str | None,
     try:
         request = msgspec.convert(arguments or {}, spec.input)
     except msgspec.ValidationError as error:
-        raise UsageError(f"{name}: invalid arguments: {error}") from None
+        from events.problems import readable
+
+        raise UsageError(f"{name}: invalid arguments: {readable(str(error), arguments)}") from None
     token = CLIENT.set(client)
     try:
         return spec.handler(request, find_store(root=root))

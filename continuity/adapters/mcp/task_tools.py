@@ -17,8 +17,13 @@ from continuity.adapters.mcp.tools import WriteOptions, identity
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from continuity.tasks.decide import RunComplete, RunStart, TaskCreate, TaskUpdate
+from continuity.tasks.queries import DEFAULT_LIMIT
 
 Status = Literal["queued", "in_progress", "completed", "blocked", "failed", "cancelled"]
+
+
+#: As `task list` / `memory list` take them: the first 30 by default, 0 for all.
+LIMIT_MAX = 1_000_000
 
 
 class ListTasksRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,7 +32,7 @@ class ListTasksRequest(msgspec.Struct, frozen=True, kw_only=True):
     status: Status | None = None
     assigned_to: str | None = None
     ready: bool = False
-    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 30
+    limit: Annotated[int, msgspec.Meta(ge=0, le=LIMIT_MAX)] = DEFAULT_LIMIT
 
 
 class ListMemoriesRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,7 +40,7 @@ class ListMemoriesRequest(msgspec.Struct, frozen=True, kw_only=True):
 
     kind: Literal["task_outcome", "blocker_resolution", "session_summary", "delegation_summary"] | None = None
     task_id: str | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+    limit: Annotated[int, msgspec.Meta(ge=0, le=LIMIT_MAX)] = DEFAULT_LIMIT
 
 
 class SeedRunNames(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,8 +76,13 @@ StartInput = tool_input("StartRunInput", "An agent run to start on a task.", Run
                                   "context_type": "seed 003's name for context"})
 CompleteInput = tool_input("CompleteRunInput", "An agent run to complete (the task's status is untouched).",
                            RunComplete, Who, WriteOptions)
-ListTasksInput = tool_input("ListTasksInput", "Which tasks to list.", ListTasksRequest, Who)
-ListMemoriesInput = tool_input("ListMemoriesInput", "Which memories to list.", ListMemoriesRequest, Who)
+ListTasksInput = tool_input("ListTasksInput", "Which tasks to list.", ListTasksRequest, Who, help_for={
+    "limit": f"how many tasks to return at most (default {DEFAULT_LIMIT}; 0: all); `more` counts the rest",
+    "status": "only tasks with this status", "assigned_to": "only tasks assigned to this agent",
+    "ready": "only the ready queue (queued, nothing holding them), most urgent first"})
+ListMemoriesInput = tool_input("ListMemoriesInput", "Which memories to list.", ListMemoriesRequest, Who, help_for={
+    "limit": f"how many memories to return at most (default {DEFAULT_LIMIT}; 0: all); `more` counts the rest",
+    "kind": "only memories of this kind", "task_id": "only memories of this task"})
 
 
 def _who(request: Any, store: Store) -> Identity:

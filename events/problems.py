@@ -1,0 +1,112 @@
+"""What a refused field breaks, said in words: msgspec names a broken pattern by its regex.
+
+`Expected `str` matching regex '^(?!.*\\.\\.)[A-Za-z0-9]...' - at `$.agent_id`` tells a user
+nothing; `agent_id 'a b' is not a valid id: letters, digits and ._:@+=- ...` does. The value
+is shown with every character that is not printable (controls, bidi marks) as `\\uXXXX`, so
+the line itself cannot move the cursor or reorder what the terminal shows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PATTERN = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)' - at `\$(?P<path>[^`]*)`$")
+#: (a fragment of the regex as msgspec prints it, what the value must be), most specific first.
+_RULES = (
+    ("A-Za-z0-9._:@+=-", "is not a valid id: letters, digits and ._:@+=-, starting with a letter or digit, "
+                         "no '..', at most 128 characters"),
+    ("A-Za-z0-9._:/ -", "is not a valid label: letters, digits, spaces and ._:/-, starting with a letter or "
+                        "digit, at most 64 characters"),
+    ("A-Za-z0-9._-", "is not a valid id: letters, digits and ._-, starting with a letter or digit"),
+    ("/\\\\\\\\\\\\[", "is not a valid name: no /, \\, [, ], control characters or '..', at most 128 characters"),
+    ("0-9a-f]{64}", "is not a SHA-256 (64 lowercase hex digits)"),
+    ("[0-9]{8}_[0-9]{6}_[0-9]{6}", "is not a stamp (YYYYMMDD_HHMMSS_ffffff)"),
+)
+#: Shown of a refused value at most (characters).
+SHOWN = 60
+
+
+def readable(line: str, document: Any = None) -> str:
+    """msgspec's one-line validation message in words (other messages as they are).
+
+    `document`: the plain-JSON form of what was validated, to name the value and its first
+    offending character.
+    """
+    found = _PATTERN.match(line)
+    if found is None:
+        return line
+    pattern, path = found["pattern"], found["path"].lstrip(".") or "the value"
+    value = _at(document, found["path"])
+    for fragment, rule in _RULES:
+        if fragment in pattern:
+            return f"{path} {_shown(value)}{rule}"
+    if "\\\\x00-" in pattern:  # a text field: no control characters (some allow tab and line breaks)
+        breaks = "\\\\x0b" in pattern  # the class skips \t, \n (and \r): those are allowed
+        bad = first_control(value, breaks)
+        where = f" ({bad})" if bad else ""
+        if "\\\\S" in pattern and bad is None:
+            return f"{path} must hold some text (not only spaces)"
+        allowed = "only tab and line breaks are allowed" if breaks else "it is one line: no line breaks"
+        return f"{path} holds a control character{where}; {allowed}"
+    return f"{path} {_shown(value)}does not have the required form"
+
+
+def _at(document: Any, path: str) -> Any:
+    """The value at msgspec's path (`.refs.files[0]`) in the plain document, or None."""
+    value = document
+    for key, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        if key and isinstance(value, dict):
+            value = value.get(key)
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return None
+    return value
+
+
+def _shown(value: Any) -> str:
+    """`'value' ` with what is not printable escaped and long values cut; "" when there is no text."""
+    if not isinstance(value, str):
+        return ""
+    text = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in value[:SHOWN])
+    return f"'{text}{'…' if len(value) > SHOWN else ''}' "
+
+
+def first_control(value: Any, breaks_allowed: bool = False) -> str | None:
+    """`U+0001 at character 4` for the first control character of the value (None: none, or no text)."""
+    if not isinstance(value, str):
+        return None
+    for position, char in enumerate(value, 1):
+        code = ord(char)
+        if (code < 0x20 or code == 0x7F) and not (breaks_allowed and char in "\t\n\r"):
+            return f"U+{code:04X} at character {position}"
+    return None
+
+
+#: Fields whose pattern (`...*\S...*`) lets one control character through, where `\S` matches it: checked
+#: again on write (a stored event that has one still decodes). Field name -> whether line breaks are allowed.
+ONE_LINE_FIELDS = {"title": False, "next_action": True}
+
+
+def one_line_problem(document: Any, path: str = "") -> str | None:
+    """The first title or next action in an event's plain form holding a control character, in words."""
+    if isinstance(document, dict):
+        for key, value in document.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in ONE_LINE_FIELDS and isinstance(value, str):
+                bad = first_control(value, ONE_LINE_FIELDS[key])
+                if bad is not None:
+                    allowed = "only tab and line breaks are allowed" if ONE_LINE_FIELDS[key] else \
+                        "it is one line: no line breaks"
+                    return f"{where} holds a control character ({bad}); {allowed}"
+            elif isinstance(value, (dict, list)):
+                found = one_line_problem(value, where)
+                if found is not None:
+                    return found
+    elif isinstance(document, list):
+        for index, value in enumerate(document):
+            found = one_line_problem(value, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None

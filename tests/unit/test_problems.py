@@ -1,0 +1,86 @@
+"""A refused field is named in words, never by its regex: every patterned type of the events, each kind of bad
+value (events/problems.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from events import base, context, task, workstream
+from events.problems import first_control, readable
+
+#: (type, a value its pattern refuses, words the message must hold)
+CASES: list[tuple[Any, str, str]] = [
+    (base.Name, "a b", "'a b' is not a valid id: letters, digits and ._:@+=-"),
+    (base.Name, "../amy", "'../amy' is not a valid id"),
+    (base.Name, "amy\u202e", "'amy\\u202e' is not a valid id"),
+    (base.ProjectName, "a/b", "'a/b' is not a valid name: no /"),
+    (base.ProjectName, "a\x01", "'a\\u0001' is not a valid name"),
+    (base.Label, "-x", "'-x' is not a valid label"),
+    (base.Text, "a\x1b[31m", "holds a control character (U+001B at character 2); only tab and line breaks"),
+    (base.PathRef, "a\x7f", "holds a control character (U+007F at character 2)"),
+    (base.NextItem, "\x00", "holds a control character (U+0000 at character 1)"),
+    (context.Hex64, "abc", "'abc' is not a SHA-256"),
+    (context.Stamp, "2026", "'2026' is not a stamp"),
+    (task.Title, "two\nlines", "holds a control character (U+000A at character 4); it is one line"),
+    (task.Title, "   ", "must hold some text"),
+    (workstream.WorkId, "A1\n", "'A1\\u000a' is not a valid id: letters, digits and ._-"),
+    (workstream.Entry, "a\x08", "holds a control character (U+0008 at character 2)"),
+    (workstream.Title, "   ", "must hold some text"),
+    (workstream.NextAction, "\t\n ", "must hold some text"),
+    (workstream.Short, "\x1f", "holds a control character (U+001F at character 1)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "value", "words"), CASES)
+def test_a_refused_value_is_named_in_words(kind: Any, value: str, words: str) -> None:
+    holder = msgspec.defstruct("Holder", [("items", list[kind])])  # type: ignore[valid-type]
+    document = {"items": ["fine" if kind not in (context.Hex64, context.Stamp) else value, value]}
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert(document, holder)
+    text = readable(str(raised.value), document)
+    assert "regex" not in text and "Expected" not in text, text
+    assert text.startswith("items[") and words in text, text
+    assert all(char.isprintable() for char in text)  # nothing a terminal acts on
+
+
+def test_a_long_value_is_cut_and_other_messages_pass_unchanged() -> None:
+    holder = msgspec.defstruct("Holder", [("who", base.Name)])
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert({"who": "x" * 60 + " "}, holder)
+    assert "…' is not a valid id" in readable(str(raised.value), {"who": "x" * 60 + " "})
+    assert readable("Expected `int`, got `str` - at `$.n`") == "Expected `int`, got `str` - at `$.n`"
+    # without the document, the field is still named, only without its value
+    assert readable(str(raised.value)).startswith("who is not a valid id")
+
+
+@pytest.mark.parametrize("control", ["\x01", "\x08", "\x0e", "\x1b", "\x7f"])
+def test_a_title_or_next_action_with_one_control_character_is_refused_on_write(control: str) -> None:
+    """Their patterns (`...*\\S...*`) let one control character through as the `\\S`: the write path refuses it,
+    naming the field; a stored event that holds one still decodes."""
+    from events.codec import default_codec
+    from events.errors import EventInvalid
+    from events.sealing import prepare
+
+    codec = default_codec()
+    for draft, field in (
+            (task.TaskCreated(project="demo", task_id="T-1", title=f"ab{control}cd"), "title"),
+            (workstream.WorkItemAdded(project="demo", workstream_id="WS-1", items=(
+                workstream.WorkItemData(id="A1", title=f"x{control}"),)), "items[0].title"),
+            (workstream.CursorMoved(project="demo", workstream_id="WS-1", cursor=workstream.Cursor(
+                next_action=f"go{control}")), "cursor.next_action")):
+        with pytest.raises(EventInvalid) as refused:
+            prepare(draft, codec, redact=False)
+        assert f"{field} holds a control character (U+{ord(control):04X}" in str(refused.value)
+        raw = codec.encode(draft)
+        assert codec.decode(raw) == draft  # stored before the check: still read
+    fine = task.TaskCreated(project="demo", task_id="T-1", title="tab\\b and \\u0001 as text")
+    assert prepare(fine, codec, redact=False) == fine
+
+
+def test_first_control() -> None:
+    assert first_control("a\tb") == "U+0009 at character 2"
+    assert first_control("a\tb\n", breaks_allowed=True) is None
+    assert first_control("ok") is None and first_control(5) is None
