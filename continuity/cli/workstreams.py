@@ -117,7 +117,7 @@ def _register_item(sub: Any, both: list[argparse.ArgumentParser]) -> None:
 
 
 def _list_flags(parser: argparse.ArgumentParser, *, replaces: bool) -> None:
-    suffix = " (repeatable; replaces the list)" if replaces else " (repeatable)"
+    suffix = ' (repeatable; replaces the list; "" alone clears it)' if replaces else " (repeatable)"
     parser.add_argument("--scope", action="append", metavar="TEXT", help="what the item covers" + suffix)
     parser.add_argument("--accept", action="append", metavar="TEXT", help="an acceptance criterion" + suffix)
     parser.add_argument("--depends-on", action="append", metavar="ITEM", help="an item this one needs first" + suffix)
@@ -231,9 +231,21 @@ def _resolve(args: argparse.Namespace, out: Output) -> int:
                     f"resolved {len(resolved)} problem(s): {', '.join(resolved)}", warnings)
 
 
-def _item_fields(args: argparse.Namespace) -> dict[str, Any]:
-    return {field: tuple(getattr(args, flag)) for flag, field in LIST_FLAGS.items()
-            if getattr(args, flag) is not None}
+def _item_fields(args: argparse.Namespace, *, clears: bool = False) -> dict[str, Any]:
+    """The list flags given; with `clears` (item set), a flag given once as "" sets an empty list."""
+    from continuity.core.errors import UsageError
+
+    fields: dict[str, Any] = {}
+    for flag, field in LIST_FLAGS.items():
+        values = getattr(args, flag)
+        if values is None:
+            continue
+        if clears and "" in values:
+            if len(values) > 1:
+                raise UsageError(f"--{flag.replace('_', '-')} \"\" clears the list: give it alone")
+            values = []
+        fields[field] = tuple(values)
+    return fields
 
 
 def _item_add(args: argparse.Namespace, out: Output) -> int:
@@ -258,7 +270,8 @@ def _item_set(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     who = _who(args, store)
     request = decide.ItemSet(item_id=args.item_id, workstream_id=args.workstream, status=args.status,
-                             reopen=args.reopen, title=args.title, priority=args.priority, **_item_fields(args))
+                             reopen=args.reopen, title=args.title, priority=args.priority,
+                             **_item_fields(args, clears=True))
     stored, warnings = service.record(store, who, lambda state: decide.decide_item_set(state, who, request),
                                       redact=args.redact)
     changes = [change for item in stored for change in getattr(item.event, "changes", ())]

@@ -82,13 +82,16 @@ class Store:
         #: Where `init --repair` copied a config.json that did not parse before replacing it.
         self.config_kept: str | None = None
 
-    def check_safe(self) -> None:
+    def check_safe(self, *, reading: bool = False) -> None:
         """Refuse a store whose folders are symlinks or not folders (writes could escape).
 
         Day folders are checked when an append uses them, derived folders by the one
-        atomic writer (`within=`).
+        atomic writer (`within=`). `reading`: only what a reader reads from (the events and
+        the saved models); a linked `archives/` or `local/tmp` is the writers' to refuse, so a
+        read (`task list`) answers, and its derived writes warn.
         """
-        for path in (self.path, self.events_dir, self.local_dir, *self.local_folders()):
+        folders = (os.path.join(self.local_dir, "models"),) if reading else self.local_folders()
+        for path in (self.path, self.events_dir, self.local_dir, *folders):
             try:
                 mode = os.lstat(path).st_mode
             except OSError:  # missing (made when first written), or not reachable: as islink/exists said
@@ -218,7 +221,7 @@ class Store:
         """The file event log for reading only: it never writes (not even the node id)."""
         from events.filelog import FileEventLog
 
-        self.check_safe()
+        self.check_safe(reading=True)
         return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
 
 

@@ -312,6 +312,28 @@ def test_item_commands_refuse_a_list_naming_an_entry_twice(started: Path, argv: 
     assert all_event_files(started) == before
 
 
+def test_item_set_clears_a_list_with_one_empty_value(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`work item set A2 --depends-on ""` empties A2's dependencies (the flag replaces the list); "" with other
+    values is refused (exit 2, nothing written); `item add` takes no empty entry."""
+    def item_of(item_id: str) -> dict[str, Any]:
+        capsys.readouterr()
+        assert main(["--json", "work", "item", "show", item_id]) == 0
+        shown: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return shown.get("item", shown)
+
+    assert item_of("A2")["dependsOn"] == ["A1"]
+    assert main(["work", "item", "set", "A2", "--depends-on", "", "--note", "n1"]) == 0
+    assert item_of("A2")["dependsOn"] == [] and item_of("A2")["notes"] == ["n1"]
+    assert main(["work", "item", "set", "A2", "--note", ""]) == 0
+    assert item_of("A2")["notes"] == []
+    before = all_event_files(started)
+    for argv in (["work", "item", "set", "A2", "--depends-on", "", "--depends-on", "A1"],
+                 ["work", "item", "add", "Z9", "--title", "z", "--scope", ""]):
+        capsys.readouterr()
+        assert main(argv) == EXIT_USAGE, argv
+    assert all_event_files(started) == before
+
+
 def test_work_resolve_refuses_with_one_line_and_writes_nothing(started: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`work resolve` with nothing open (exit 2), an unknown id (exit 7) or no reason (exit 2): one line, no event."""

@@ -110,6 +110,23 @@ def test_reads_fail_open_and_write_nothing_through_a_link(project: Path, capsys:
     assert outside_files(outside) == []
 
 
+@pytest.mark.parametrize("folder", ["archives", "local/tmp"])
+def test_a_folder_only_writers_use_does_not_stop_reads(project: Path, capsys: Capture, outside: Path,
+                                                       folder: str) -> None:
+    """archives/ or local/tmp linked away: the task, memory and team reads answer (exit 0) from the log, which
+    they read only through events/ and local/models; writes still refuse (exit 6); nothing lands outside."""
+    run(capsys, "task", "create", "--title", "keep me")
+    run(capsys, "log", "-m", "first")
+    plant(store_of(project) / folder, outside)
+    for command in (["task", "list"], ["memory", "list"], ["briefing", "core"], ["resume-bundle"]):
+        code, out, _ = run(capsys, *command)
+        assert code == 0, command
+        if command[0] in ("task", "briefing"):
+            assert "keep me" in out, command
+    assert run(capsys, "task", "create", "--title", "refused")[0] == 6
+    assert outside_files(outside) == []
+
+
 def test_verify_is_clean_without_links(project: Path, capsys: Capture) -> None:
     """No link inside the store: verify says intact and lists none."""
     run(capsys, "log", "-m", "first")
