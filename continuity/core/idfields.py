@@ -25,7 +25,6 @@ IDENTITY_ENV = {
 }
 #: Every identity field, in the order the envelope (and `Identity`) declares them.
 IDENTITY_FIELDS = ("project", "host", "agent_id", "session_id", "run_id", "task_id", "mission_id")
-_BAD_NAME = re.compile(r"[^A-Za-z0-9._:@+=-]+")
 #: A valid id, as events/base.py's `Name`: letters, digits and `._:@+=-`, no `..`, at most 128 characters.
 _NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
 
@@ -67,8 +66,15 @@ def clean_label(value: Any) -> str | None:
 
     if might_hold_secret(value) and find_secret(value) is not None:
         return hashed_id(value)
-    cleaned = _BAD_NAME.sub("-", value).strip("-.").replace("..", ".")[:128]
+    cleaned = _BAD_LABEL.sub("-", value).replace("..", ".").lstrip("-.:_")[:LABEL_LENGTH].rstrip("-")
     return cleaned or None
+
+
+#: What a label keeps: the characters both an id (events' Name) and a label (events' Label: a session's
+#: source and model) take, at most Label's 64. A model named `claude-3-5-sonnet@20240620` (`@` is no
+#: Label character) was refused when the session was recorded.
+_BAD_LABEL = re.compile(r"[^A-Za-z0-9._:-]+")
+LABEL_LENGTH = 64
 
 
 def resolve_fields(

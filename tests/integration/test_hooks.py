@@ -51,6 +51,25 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
     assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
 
 
+@pytest.mark.parametrize(("model", "source", "recorded"), [
+    ("claude-3-5-sonnet-v2@20241022", "startup", ("claude-3-5-sonnet-v2-20241022", "startup")),  # Vertex AI's names
+    ("gpt-5+codex=high", "resume", ("gpt-5-codex-high", "resume")),
+    ("m" * 100, "startup", ("m" * 64, "startup")),
+    (" My Model / v2 \u202e", "  clear now", ("My-Model-v2", "clear-now")),
+    ("@@@", "...", (None, "startup")),
+])
+def test_session_start_records_any_model_and_source_as_a_label(project: Path, model: str, source: str,
+                                                                recorded: tuple[Any, str]) -> None:
+    """A model or source the event's label cannot hold as given (`@`, `+`, `=`, over 64 characters, spaces or
+    bidi marks at the ends) is cleaned into one: the session is recorded and nothing is said on stderr."""
+    data = json.loads(payload("claude_session_start", project))
+    data.update(model=model, source=source)
+    result = hook("claude-code", json.dumps(data), project)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    started = [event for event in events(project) if event["kind"] == "session.started"]
+    assert [(event["model"], event["source"]) for event in started] == [recorded]
+
+
 def test_after_compaction_the_brief_says_so_and_counts(project: Path) -> None:
     """SessionStart with source compact: the brief names the compaction and its number in the session."""
     hook("claude-code", payload("claude_session_start", project), project)
