@@ -49,9 +49,10 @@ def _init(args: argparse.Namespace, out: Output) -> int:
     text = f"{'initialized' if created else 'already initialized'}: {store.path} (project {store.project})"
     if store.config_kept is not None:
         text += f"\nthe config.json that did not parse was kept as {store.config_kept}: copy its settings back"
+    text += "".join(f"\n{line}" for line in store.adopted)
     out.emit(
         {"ok": True, "action": "init", "created": created, "store": str(store.path),
-         "project": store.project, "config_kept": store.config_kept},
+         "project": store.project, "config_kept": store.config_kept, "seed004": store.adopted},
         text,
     )
     return 0

@@ -53,10 +53,13 @@ team/*/member/
 
 
 def init_store(root: str | Path, *, project: str | None, language: str | None,
-               repair: bool = False, ignore_in_project: bool = True) -> tuple[Store, bool]:
+               repair: bool = False, ignore_in_project: bool = True, adopt: bool = True) -> tuple[Store, bool]:
     """Create or refresh the store under `root`; returns the store and whether it was new.
 
     `ignore_in_project=False` (the compat CLI, contract I11) leaves the project's `.gitignore` alone.
+    `adopt`: carry the original seed-004 tool's work history into the log (continuity/core/seed004.py);
+    not for a store about to receive another clone's log (clone-store, a transfer import), which
+    would carry it a second time.
 
     A store whose config.json is broken but which already holds events is never given a
     name guessed from the folder: `repair` takes the name from the newest event (or
@@ -79,16 +82,27 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         config.pop("project", None)  # whatever it held was not a valid name
     if project is not None:
         config["project"] = project
+    elif created and adopt and "project" not in config:  # over the original seed-004 store: the project its events name
+        from continuity.core.seed004 import original_project
+
+        found = original_project(store)
+        if found is not None:
+            config["project"] = found
     config.setdefault("project", project_name_for(str(root)))
     if language is not None:
         config["language"] = language
     config.setdefault("language", "en")
     config.setdefault("format", 1)
     check_project_name(config["project"])
+    from continuity.core import seed004
+
+    adopted = seed004.Adopted()
     try:
         for folder in (store.path, store.events_dir, store.local_dir):
             os.makedirs(folder, exist_ok=True)
         store.check_safe()
+        if created and adopt:  # over the original seed-004 tool's folder: its README, schemas, state.json kept
+            seed004.keep_original_files(store, adopted)
         home = Path(store.path)
         _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
         write_generated(store.path, durable=True)
@@ -103,6 +117,10 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     store.config_kept = kept
     store.node()
     _start_projection(store)
+    flat = seed004.flat_events(store) if adopt else []
+    if flat:  # the original's work history, carried into the log (once: see continuity/core/seed004.py)
+        seed004.carry_events(store, flat, adopted)
+    store.adopted = adopted.lines()
     return store, created
 
 

@@ -81,6 +81,8 @@ class Store:
         self._config_problem: str | None = None
         #: Where `init --repair` copied a config.json that did not parse before replacing it.
         self.config_kept: str | None = None
+        #: What `init` carried over from the original seed-004 tool's files (continuity/core/seed004.py).
+        self.adopted: list[str] = []
 
     def check_safe(self, *, reading: bool = False) -> None:
         """Refuse a store whose folders are symlinks or not folders (writes could escape).

@@ -63,9 +63,9 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     if initialized:
         project = _newest_project(repo, [tip] if tip is not None else heads)
         try:
-            store, _ = init_store(root, project=project, language=None)
+            store, _ = init_store(root, project=project, language=None, adopt=False)
         except UsageError:  # a project name this version refuses: fall back to the folder's name
-            store, _ = init_store(root, project=None, language=None)
+            store, _ = init_store(root, project=None, language=None, adopt=False)
     store = _remember(store, branch_name, remote_name)
     folding = Folding(store)
     try:

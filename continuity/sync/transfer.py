@@ -405,7 +405,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
         _precheck_new_store(repo, bundle, branch, manifest.head)
         undo = _undo_new_store(root, Store(root).path)
     try:
-        store = existing or init_store(root, project=manifest.project, language=None)[0]
+        store = existing or init_store(root, project=manifest.project, language=None, adopt=False)[0]
         store.check_safe()
         with files.sync_lock(store, repo.common_dir):
             ref = None

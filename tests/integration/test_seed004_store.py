@@ -1,0 +1,129 @@
+"""A store the original seed-004 tool wrote: `init` (or the first `runtime-continuity` write) carries its work
+history into the log once, keeps its README, schemas and state.json, and deletes or moves nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import all_event_files, cli_process
+
+S = Path(".agent") / "runtime-continuity"
+TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # secret-shaped, made up
+
+
+def original_event(stamp: str, kind: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"event_id": f"RCE-{stamp}", "project": "demo", "host": "codex", "agent_id": "amy", "run_id": None,
+            "session_id": "S-1", "task_id": None, "mission_id": None, "type": kind, "phase": "build",
+            "message": message, "summary": {"done": ["added schema"], "in_progress": None, "next": ["wire CLI"],
+                                            "blockers": []},
+            "refs": {"files": ["a.py"], "commands": [{"command": "pytest", "exit_code": 0, "summary": ""}],
+                     "artifacts": [], "handoffs": []},
+            "created_at": f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T01:02:03.001Z", **extra}
+
+
+def original_store(root: Path) -> dict[str, bytes]:
+    """The original's folder: two events, a file that is no event, an archive, README, schemas, state.json."""
+    store = root / S
+    (store / "events").mkdir(parents=True)
+    (store / "archives").mkdir()
+    files = {
+        "events/20260723_010203_001-event.json": original_event("20260723_010203_001", "work_log", "first"),
+        "events/20260724_010203_001-event.json": original_event("20260724_010203_001", "checkpoint",
+                                                                f"second, with token {TOKEN}"),
+        "archives/RC-20260724_010203_001.json": {"archive_id": "RC-20260724_010203_001", "project": "demo"},
+        "state.json": {"project": "demo", "latest_event": "events/20260724_010203_001-event.json"},
+        "event.schema.json": {"title": "the original's event schema"},
+        "archive.schema.json": {"title": "the original's archive schema"},
+    }
+    written = {}
+    for name, value in files.items():
+        written[name] = json.dumps(value, indent=2, ensure_ascii=False).encode()
+        (store / name).write_bytes(written[name])
+    written["README.md"] = b"# Runtime Continuity (the original's README, edited by hand)\n"
+    written["events/20260725_000000_001-event.json"] = b"{not json"
+    for name in ("README.md", "events/20260725_000000_001-event.json"):
+        (store / name).write_bytes(written[name])
+    return written
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = cli_process(*args, cwd=root, env={"HOME": str(root.parent)})
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def log_events(root: Path) -> list[dict[str, Any]]:
+    """The log's events (day folders only: the original's flat files stay beside them)."""
+    return [json.loads(path.read_bytes()) for path in all_event_files(root) if path.parent.name != "events"]
+
+
+def test_init_carries_the_history_once_and_keeps_the_originals(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    written = original_store(root)
+    done = run(root, "init")
+    assert done.returncode == 0, done.stderr
+    assert "(project demo)" in done.stdout  # the project the original's events name, not the folder's
+    assert "carried 2 work event(s)" in done.stdout and "kept the original's README.md" in done.stdout
+    assert "skipped events/20260725_000000_001-event.json: not a seed-004 event" in done.stdout
+    events = log_events(root)
+    assert [(e["kind"], e["type"], e["message"].split(",")[0]) for e in events] == [
+        ("work.logged", "work_log", "first"), ("checkpoint.recorded", "checkpoint", "second")]
+    first = events[0]
+    assert (first["project"], first["host"], first["agent_id"], first["session_id"], first["phase"]) == (
+        "demo", "codex", "amy", "S-1", "build")
+    assert first["summary"]["next"] == ["wire CLI"] and first["refs"]["files"] == ["a.py"]
+    assert first["refs"]["commands"][0]["command"] == "pytest"
+    assert first["note"]["seed004"] == {"file": "events/20260723_010203_001-event.json",
+                                        "event_id": "RCE-20260723_010203_001",
+                                        "created_at": "2026-07-23T01:02:03.001Z"}
+    assert TOKEN not in json.dumps(events) and "[REDACTED:" in events[1]["message"]  # redacted, not refused
+    for name in ("README.md", "event.schema.json", "archive.schema.json", "state.json"):
+        assert (root / S / "local" / "seed004" / name).read_bytes() == written[name], name
+    for name, data in written.items():  # nothing of the original's own events or archives moved or changed
+        if name.startswith(("events/", "archives/")):
+            assert (root / S / name).read_bytes() == data, name
+    again = run(root, "init")
+    assert again.returncode == 0 and "carried" not in again.stdout and "skipped" not in again.stdout
+    (root / S / "local" / "seed004" / "carried.txt").unlink()  # the machine's note lost: the log's notes say so
+    assert "carried" not in run(root, "init").stdout
+    assert len(log_events(root)) == 2
+    assert run(root, "verify").returncode == 0
+    brief = run(root, "resume-bundle").stdout
+    assert "wire CLI" in brief and "second" in brief
+
+
+def test_the_first_runtime_continuity_write_carries_the_history(tmp_path: Path) -> None:
+    """The drop-in's first `log` over the original's folder: the old events come first, then the new one;
+    `resume-bundle` lists them all as runtime events; the project's .gitignore is not touched."""
+    root = tmp_path / "project"
+    original_store(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(tmp_path)
+
+    def compat(*args: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", *args],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stderr == "", (done.stdout, done.stderr)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "after the switch")
+    assert [e["message"].split(",")[0] for e in log_events(root)] == ["first", "second", "after the switch"]
+    listed = compat("resume-bundle", "--project", "demo")["runtime_events"]
+    assert len(listed) == 3 and all(path.startswith(".agent/runtime-continuity/events/2") for path in listed)
+    assert not (root / ".gitignore").exists()
+    assert (root / S / "local" / "seed004" / "README.md").is_file()
+
+
+def test_a_store_without_the_original_adopts_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    done = run(root, "init", "--project", "demo")
+    assert done.returncode == 0 and "carried" not in done.stdout and "kept" not in done.stdout
+    assert not (root / S / "local" / "seed004").exists()
+    assert log_events(root) == []
