@@ -126,5 +126,66 @@ def test_parse_since_like_date_parse() -> None:
     assert parse_since("2023-11-16T03:00:00+02:00") == 1_700_096_400
     assert parse_since("Thu, 16 Nov 2023 01:00:00 GMT") == 1_700_096_400
     assert parse_since("yesterday") is None
-    # other scripts' digits and a trailing newline are not a date to JavaScript either
-    assert parse_since("\uff12\uff10\uff12\uff13-11-16") is None and parse_since("2023-11-16\n") is None
+    # other scripts' digits are not a date to JavaScript either (a trailing newline is: see LEGACY)
+    assert parse_since("\uff12\uff10\uff12\uff13-11-16") is None
+
+
+#: (text, Date.parse in seconds with TZ=UTC, with TZ=America/New_York), each read by Node: the forms V8 reads
+#: besides the ISO format (a space before the time, Date.prototype.toString, a month's name, AM/PM, M/D/Y, zone
+#: names and offsets, the defaults for a missing day or year), and forms it refuses.
+LEGACY = [
+    ("2026-12-02 23:00", 1796252400, 1796270400),
+    ("2026-12-02 23:00:15.5", 1796252415.5, 1796270415.5),
+    ("2026-12-02 23:00Z", 1796252400, 1796252400),
+    ("2026-12-02 23:00 +0530", 1796232600, 1796232600),
+    ("Wed Dec 02 2026 23:00:00 GMT+0100 (Central European Standard Time)", 1796248800, 1796248800),
+    ("Dec 2, 2026 11:00 PM", 1796252400, 1796270400),
+    ("Dec 2, 2026 12:30 AM", 1796171400, 1796189400),
+    ("2 December 2026 10:00 UTC", 1796205600, 1796205600),
+    ("12/02/2026 10:00", 1796205600, 1796223600),
+    ("2026/12/02", 1796169600, 1796187600),
+    ("Thu, 16 Nov 2023 01:00:00 EST", 1700114400, 1700114400),
+    ("1/2/99", 915235200, 915253200),
+    ("Dec 2 26", 1796169600, 1796187600),
+    ("Tuesday, December 1, 2026 10:00 AM", 1796119200, 1796137200),
+    ("02.12.2026", 1770854400, 1770872400),
+    ("2026-12-02 24:00", 1796256000, 1796274000),
+    ("2026-12-02 23:00 GMT+01:30", 1796247000, 1796247000),
+    ("bogus 2026", 1767225600, 1767243600),
+    ("12/02", 1007251200, 1007269200),
+    ("Dec 2026", 1796083200, 1796101200),
+    ("5", 988675200, 988689600),
+    ("32", 1956528000, 1956546000),
+    ("yesterday", None, None),
+    ("2026-12-02 25:00", None, None),
+    ("2026-12-02 13:00 PM", None, None),
+    ("13/02/2026", None, None),
+    ("Dec 2 2026 bogus", None, None),
+    ("10:00", None, None),
+    ("31", None, None),
+    ("12/2026", None, None),
+    ("2026-12-02 24:01", None, None),
+    ("Dec 32 2026", None, None),
+    ("02-Dec-2026", 1796169600, 1796187600),
+    ("2026//12/02", 1796169600, 1796187600),
+    ("2026-12-02 10:00 .", 1796205600, 1796223600),
+    ("2023-11-16\n", 1700092800, 1700110800),  # not the ISO form: V8's other parser reads it, as local time
+    ("2023-11-16 10:00:00.", None, None),
+    ("Dec 2 2026 10:00 PM GMT+2", 1796241600, 1796241600),
+]
+
+
+@pytest.mark.parametrize(("text", "utc", "new_york"), LEGACY)
+def test_parse_since_reads_the_other_forms_node_reads(monkeypatch: pytest.MonkeyPatch, text: str,
+                                                      utc: float | None, new_york: float | None) -> None:
+    """§7: T is read as Date.parse reads it, not only in the ISO and RFC 2822 forms."""
+    import time
+
+    for zone, expected in (("UTC", utc), ("America/New_York", new_york)):
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            assert parse_since(text) == expected, zone
+        finally:
+            monkeypatch.undo()
+            time.tzset()

@@ -70,17 +70,171 @@ def _parse_iso(found: re.Match[str]) -> float | None:
 
 def parse_since(text: str) -> float | None:
     """`Date.parse(text)` in seconds: the ISO format (a date is UTC midnight, a date-time without offset local
-    time), else RFC 2822; None when neither reads it."""
+    time), else the forms V8 reads besides (`_parse_legacy`: RFC 2822, `Date.prototype.toString`, `2026-12-02
+    23:00`, `Dec 2, 2026 11:00 PM`, `12/02/2026`); None when none reads it."""
     found = _ISO.match(text)
     if found:
         ms = _parse_iso(found)
         return None if ms is None else ms / 1000
-    try:
-        from email.utils import parsedate_to_datetime
+    ms = _parse_legacy(text)
+    return None if ms is None else ms / 1000
 
-        return parsedate_to_datetime(text).timestamp()
-    except (ValueError, TypeError, IndexError, OverflowError):
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+#: The zone names V8 reads (hours from UTC).
+_ZONES = {"ut": 0, "utc": 0, "gmt": 0, "z": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6,
+          "pst": -8, "pdt": -7}
+_TOKEN = re.compile(r"\((?:[^()]|\([^()]*\))*\)|[A-Za-z]+|[0-9]+|[ \t\n\r\f\v,]+|.", re.DOTALL)
+
+
+def _parse_legacy(text: str) -> float | None:
+    """Milliseconds as V8's fallback parser reads the common forms that are not ISO: words for months, days
+    (ignored), AM/PM and zones; `h:mm[:ss[.fff]]`; `+hhmm`/`+hh:mm` after a time or a zone; dates as
+    `Y-M-D`, `Y/M/D` (a year first: more than two digits), else `M/D/Y`, or with a month's name in any
+    place; parenthesized comments skipped; without a zone, local time. None for anything else (V8 reads
+    a few more forms; those are refused, never misread)."""
+    tokens = [token for token in _TOKEN.findall(text) if not token.startswith("(")]
+    numbers: list[str] = []
+    month: int | None = None
+    clock: list[int] | None = None
+    meridiem: str | None = None
+    offset_minutes: int | None = None
+    after_clock = False  # the last token read was the time (a `.` then starts its milliseconds)
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        lower = token.lower()
+        index += 1
+        if token.strip(" \t\n\r\f\v,") == "":
+            after_clock = False
+            continue
+        if token.isascii() and token.isdigit():
+            if index < len(tokens) and tokens[index] == ":" and clock is None:
+                parts, index = _clock(tokens, index - 1)
+                if parts is None:
+                    return None
+                clock, after_clock = parts, True
+                continue
+            numbers.append(token)
+            after_clock = False
+            continue
+        if token == "." and after_clock:
+            return None  # `10:00:00.Z`: a time's `.` needs its milliseconds
+        after_clock = False
+        if token.isascii() and token.isalpha():
+            if lower in ("am", "pm") and clock is not None and meridiem is None:
+                meridiem = lower
+            elif lower in _ZONES and offset_minutes is None:
+                offset_minutes = _ZONES[lower] * 60
+            elif len(lower) >= 3 and lower[:3] in _MONTHS and month is None:
+                month = _MONTHS.index(lower[:3]) + 1
+            elif not ((len(lower) >= 3 and lower[:3] in _DAYS) or (lower == "t" and numbers and clock is None)
+                      or not (numbers or clock or month)):
+                return None  # a weekday, the `T` before a time, or any word before the date is skipped
+            continue
+        if token in "+-" and (clock is not None or offset_minutes == 0) and index < len(tokens) \
+                and tokens[index].isdigit() and tokens[index].isascii():
+            zone, index = _zone(tokens, index)
+            if zone is None:
+                return None
+            offset_minutes = (offset_minutes or 0) + (zone if token == "+" else -zone)
+            continue
+        if token in "/-.":
+            continue  # date separators
         return None
+    return _compose(numbers, month, clock, meridiem, offset_minutes)
+
+
+def _clock(tokens: list[str], index: int) -> tuple[list[int] | None, int]:
+    """`h:mm[:ss[.fff]]` from tokens[index]; ([h, m, s, ms], the index after it)."""
+    parts = [int(tokens[index])]
+    index += 1
+    while index + 1 < len(tokens) and tokens[index] == ":" and tokens[index + 1].isdigit() and len(parts) < 3:
+        parts.append(int(tokens[index + 1]))
+        index += 2
+    millis = 0
+    if len(parts) == 3 and index + 1 < len(tokens) and tokens[index] == "." and tokens[index + 1].isdigit():
+        millis = int(tokens[index + 1][:3].ljust(3, "0"))
+        index += 2
+    if len(parts) < 2:
+        return None, index
+    hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
+    if hour > 24 or minute > 59 or second > 59:
+        return None, index
+    return [hour, minute, second, millis], index
+
+
+def _zone(tokens: list[str], index: int) -> tuple[int | None, int]:
+    """Minutes of `hh`, `hhmm` or `hh:mm` at tokens[index]; (minutes, the index after it)."""
+    digits = tokens[index]
+    index += 1
+    if index + 1 < len(tokens) and tokens[index] == ":" and tokens[index + 1].isdigit():
+        hours, minutes = int(digits), int(tokens[index + 1])
+        index += 2
+    elif len(digits) <= 2:
+        hours, minutes = int(digits), 0
+    elif len(digits) == 4:
+        hours, minutes = int(digits[:2]), int(digits[2:])
+    else:
+        return None, index
+    if hours > 23 or minutes > 59:
+        return None, index
+    return hours * 60 + minutes, index
+
+
+def _compose(numbers: list[str], month: int | None, clock: list[int] | None, meridiem: str | None,
+             offset_minutes: int | None) -> float | None:
+    """The time value of the parts read, or None when they make no date."""
+    def year_like(number: str) -> bool:
+        return len(number) > 2 or int(number) > 31
+
+    # V8's defaults where a part is missing: day 1, and the year 2001 (not the current one)
+    if month is not None:
+        if len(numbers) == 1:
+            year_text, day = (numbers[0], 1) if year_like(numbers[0]) else ("2001", int(numbers[0]))
+        elif len(numbers) == 2:
+            one, other = numbers
+            year_text, day = (one, int(other)) if year_like(one) else (other, int(one))
+        else:
+            return None
+    elif len(numbers) == 3:
+        if year_like(numbers[0]):
+            year_text, month, day = numbers[0], int(numbers[1]), int(numbers[2])
+        else:
+            month, day, year_text = int(numbers[0]), int(numbers[1]), numbers[2]
+    elif len(numbers) == 2:
+        if year_like(numbers[0]):
+            year_text, month, day = numbers[0], int(numbers[1]), 1
+        else:
+            month, day, year_text = int(numbers[0]), int(numbers[1]), "2001"
+    elif len(numbers) == 1:
+        if year_like(numbers[0]):
+            year_text, month, day = numbers[0], 1, 1
+        else:
+            month, day, year_text = int(numbers[0]), 1, "2001"
+    else:
+        return None
+    year = int(year_text)
+    if len(year_text) <= 2:
+        year += 2000 if year < 50 else 1900
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    hour, minute, second, millis = clock or [0, 0, 0, 0]
+    if meridiem is not None:
+        if hour > 12:
+            return None
+        hour = hour % 12 + (12 if meridiem == "pm" else 0)
+    elif hour == 24 and (minute, second, millis) != (0, 0, 0):
+        return None
+    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+    if offset_minutes is None:  # local time: the offset in force then, as for the ISO form
+        local = ms / 1000
+        widest = max(_local_offset(local + shift) for shift in (-86_400, 0, 86_400))
+        ms -= _local_offset(local - widest) * 1000
+    else:
+        ms -= offset_minutes * 60_000
+    return ms if abs(ms) <= _MAX_MS else None
 
 
 def list_contexts(args: Args, project: str | None) -> dict[str, Any]:
