@@ -45,8 +45,14 @@ def clean_name(value: Any) -> str | None:
     and distinct ids stay distinct. An id that looks like a secret (a token pasted where a
     session id goes) is hashed too, valid or not.
     """
-    if not isinstance(value, str) or not value:
+    if value is None or value == "":
         return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)  # a harness that sends a number: its text, as JSON would spell it
+    elif not isinstance(value, str):  # a list, an object, true: an id of its own, never the next source's
+        import json
+
+        return hashed_id(json.dumps(value, sort_keys=True, default=str))
     from events.guard import find_secret, might_hold_secret
 
     if might_hold_secret(value) and find_secret(value) is not None:
@@ -101,7 +107,8 @@ def resolve_fields(
                              (f"${variable}", env.get(variable) if variable else None)):
             if value and clean is not None:
                 cleaned = clean(value)
-                if cleaned and cleaned != value and changed is not None:
+                spelled = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+                if cleaned and cleaned != spelled and changed is not None:  # a number as its text is no change
                     changed.append((name, where, cleaned))
                 value = cleaned
             if value:

@@ -146,6 +146,22 @@ def test_a_bad_payload_id_does_not_fall_back_to_the_environment(project: Path,
     assert kinds_after(project, before) == ["checkpoint.recorded"]
 
 
+@pytest.mark.parametrize(("given", "recorded"), [(5, "5"), (1.5, "1.5"), ([1], None), ({"a": "amy"}, None),
+                                                  (True, None)])
+def test_a_payload_id_that_is_not_text_does_not_fall_back_to_the_environment(
+        project: Path, monkeypatch: pytest.MonkeyPatch, given: object, recorded: str | None) -> None:
+    """A number is its text; a list, an object or true is a hashed id: never CONTINUITY_AGENT's `amy`."""
+    claim("core", "reviewer")
+    monkeypatch.setenv("CONTINUITY_AGENT", "amy")
+    before = all_event_files(project)
+    raw = json.dumps({"hook_event_name": "PreCompact", "session_id": "s1", "cwd": str(project), "agent_id": given})
+    assert run_hook("claude-code", raw.encode(), root=str(project)).recorded
+    assert kinds_after(project, before) == ["checkpoint.recorded"]  # nothing of amy's parked
+    agent = json.loads(sorted(set(all_event_files(project)) - set(before))[-1].read_bytes())["agent_id"]
+    assert agent == recorded if recorded is not None else (agent.startswith("id-") and len(agent) == 15)
+    assert clean_name(given) == agent
+
+
 @pytest.mark.parametrize("field", ["agent_id", "session_id"])
 @pytest.mark.parametrize("hook", ["Stop", "PostToolUse", "UserPromptSubmit"])
 def test_record_only_hooks_note_a_changed_id_too(project: Path, field: str, hook: str) -> None:
