@@ -305,7 +305,10 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
 def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None) -> bool:
     """Refuse a transfer HEAD (fetched) that is no continuity branch, or whose history diverged from the
     branch's `tip` here; whether the branch already holds it."""
-    refuse_foreign(repo, reader, branch, head, "in the transfer", tip)
+    try:
+        refuse_foreign(repo, reader, branch, head, "in the transfer", tip)
+    except UsageError as error:  # a branch of code: an offline transfer refused (exit 12, nothing changed)
+        raise _refuse("import", str(error)) from None
     if tip is not None and tip != head and not repo.is_ancestor(tip, head):
         if not repo.is_ancestor(head, tip):
             raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing "

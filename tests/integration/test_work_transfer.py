@@ -462,7 +462,7 @@ def _an_event_unlike_its_name(world: World, folder: Path, c: Path) -> None:
     (_corrupt_pack, EXIT_INVARIANT, "cannot read the bundle"),
     (_member_of_another_repository, EXIT_INVARIANT, "transfer repository does not match this repository config."),
     (_another_branch, EXIT_INVARIANT, "transfer branch 'ctx' is not this store's branch 'continuity'"),
-    (_a_branch_of_code, EXIT_USAGE, "it is not a continuity branch"),
+    (_a_branch_of_code, EXIT_INVARIANT, "it is not a continuity branch"),
     (_a_diverged_branch_here, EXIT_INVARIANT, "conflicts with the existing context cache HEAD"),
     (_an_event_unlike_its_name, EXIT_INTEGRITY, "does not match the hash in its name"),
 ], ids=lambda value: value.__name__.strip("_") if callable(value) else None)
