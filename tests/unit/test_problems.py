@@ -80,6 +80,17 @@ def test_a_title_or_next_action_with_one_control_character_is_refused_on_write(c
     assert prepare(fine, codec, redact=False) == fine
 
 
+def test_a_value_that_looks_like_a_secret_is_not_echoed() -> None:
+    """MCP arguments and checkpoint documents are checked before the secret guard: the refusal names the field
+    but never repeats the token."""
+    token = "token ghp_" + "a1B2c3D4e5" * 4  # made up
+    holder = msgspec.defstruct("Holder", [("agent_id", base.Name)])
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert({"agent_id": token}, holder)
+    text = readable(str(raised.value), {"agent_id": token})
+    assert "ghp_" not in text and text.startswith("agent_id (a value that looks like a secret, not shown) is not")
+
+
 def test_first_control() -> None:
     assert first_control("a\tb") == "U+0009 at character 2"
     assert first_control("a\tb\n", breaks_allowed=True) is None
