@@ -95,15 +95,20 @@ ONE_LINE_FIELDS = {"title": False, "next_action": True}
 
 
 def one_line_problem(document: Any, path: str = "") -> str | None:
-    """The first title or next action in an event's plain form holding a control character, in words."""
+    """The first title or next action in an event's plain form holding a control character, in words.
+
+    The event's fields only: the free-form `note` (a caller's own JSON) is not looked into.
+    """
     if isinstance(document, dict):
         for key, value in document.items():
             where = f"{path}.{key}" if path else str(key)
+            if not path and key == "note":
+                continue
             if key in ONE_LINE_FIELDS and isinstance(value, str):
                 bad = first_control(value, ONE_LINE_FIELDS[key])
                 if bad is not None:
                     allowed = "only tab and line breaks are allowed" if ONE_LINE_FIELDS[key] else \
-                        "it is one line: no line breaks"
+                        "a title is one line of text"
                     return f"{where} holds a control character ({bad}); {allowed}"
             elif isinstance(value, (dict, list)):
                 found = one_line_problem(value, where)

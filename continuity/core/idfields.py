@@ -7,6 +7,7 @@ wraps the result in the `Identity` Struct; the plain append path uses the dict a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -47,7 +48,7 @@ def clean_name(value: Any) -> str | None:
     """
     if value is None or value == "":
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         value = str(value)  # a harness that sends a number: its text, as JSON would spell it
     elif not isinstance(value, str):  # a list, an object, true: an id of its own, never the next source's
         import json
@@ -72,7 +73,7 @@ def clean_label(value: Any) -> str | None:
 
     if might_hold_secret(value) and find_secret(value) is not None:
         return hashed_id(value)
-    cleaned = _BAD_LABEL.sub("-", value).replace("..", ".").lstrip("-.:_")[:LABEL_LENGTH].rstrip("-")
+    cleaned = re.sub(r"\.{2,}", ".", _BAD_LABEL.sub("-", value)).lstrip("-.:_")[:LABEL_LENGTH].rstrip("-")
     return cleaned or None
 
 
@@ -105,7 +106,7 @@ def resolve_fields(
     def pick(name: str, variable: str | None) -> str | None:
         for where, value in (("flags", flags.get(name)), ("the harness", harness.get(name)),
                              (f"${variable}", env.get(variable) if variable else None)):
-            if value and clean is not None:
+            if clean is not None and value is not None and value != "":  # 0, false, [] are ids given, not absent
                 cleaned = clean(value)
                 spelled = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
                 if cleaned and cleaned != spelled and changed is not None:  # a number as its text is no change

@@ -109,21 +109,51 @@ def keep_original_files(store: Store, result: Adopted) -> None:
 
 
 def carry_events(store: Store, names: list[str], result: Adopted) -> None:
-    """Append the flat events not yet carried, in one batch (all or none: the append is one batch)."""
-    from events.base import Event
-    from events.errors import EventUndecodable
+    """Append the flat events not yet carried, in one batch, under a lock (two first writes at once carry
+    them once). An event the log refuses (too large, a field it cannot hold) is skipped and named; a write
+    that fails is a skipped line too, and the next `init` tries again: adopting never fails a command."""
+    from continuity.core.fsio import folder_locked
+    from events.errors import ContinuityError
 
     done = _carried_names(store)
-    names = [name for name in names if name not in done]
-    if not names:  # every flat event was carried (or skipped) before: the log is not read again
+    if all(name in done for name in names):  # every flat event was carried (or skipped) before
         return
-    codec = store.open_reader().codec
+    with folder_locked(store.local_dir):  # taken nowhere else; held across the reads and the append
+        done = _carried_names(store)
+        names = [name for name in names if name not in done]
+        if not names:
+            return
+        try:
+            drafts = _drafts(store, names, result)
+            if drafts:
+                result.carried = len(store.open_log().append_many(drafts, redact=True))
+        except (OSError, ContinuityError) as error:
+            why = getattr(error, "strerror", None) or error
+            result.skipped.append(f"the original's events were not carried ({why}); the next write tries again")
+            return
+        _note_carried(store, done | set(names))
+
+
+def carry_left(store: Store) -> None:
+    """Carry the original's flat events a first write left (a refused batch, a full disk): one listing of
+    `events/` and, only when such files are there, the machine's note of what was carried."""
+    names = flat_events(store)
+    if names:
+        carry_events(store, names, Adopted())
+
+
+def _drafts(store: Store, names: list[str], result: Adopted) -> list[Any]:
+    """The events to append for the flat files `names` not carried yet; each one the log would refuse skipped."""
+    from events.errors import ContinuityError, EventUndecodable
+    from events.sealing import prepare
+
+    log = store.open_log()
     carried = _already_carried(store)
-    drafts: list[Event] = []
+    drafts: list[Any] = []
     for name in names:
         try:
             raw = osfs.read_regular(os.path.join(store.events_dir, name), follow=False, limit=FLAT_LIMIT)
-            event = codec.decode(raw)
+            event = log.codec.decode(raw)
         except (OSError, EventUndecodable) as error:
             result.skipped.append(f"events/{name}: not a seed-004 event ({getattr(error, 'strerror', None) or error})")
             continue
@@ -133,11 +163,14 @@ def carry_events(store: Store, names: list[str], result: Adopted) -> None:
         if event.event_id in carried:
             continue
         origin = {"file": f"events/{name}", "event_id": event.event_id, "created_at": event.created_at}
-        note: dict[str, Any] = {**(event.note or {}), "seed004": origin}
-        drafts.append(_draft(event, note))
-    if drafts:
-        result.carried = len(store.open_log().append_many(drafts, redact=True))
-    _note_carried(store, done | set(names))
+        draft = _draft(event, {**(event.note or {}), "seed004": origin})
+        try:
+            prepare(draft, log.codec, redact=True)  # what the batch's append checks, one event at a time
+        except ContinuityError as error:
+            result.skipped.append(f"events/{name}: the log cannot hold it ({error})")
+            continue
+        drafts.append(draft)
+    return drafts
 
 
 #: The flat event names carried (or found not to be events) on this machine: `init` reads the log for

@@ -146,8 +146,8 @@ def test_a_bad_payload_id_does_not_fall_back_to_the_environment(project: Path,
     assert kinds_after(project, before) == ["checkpoint.recorded"]
 
 
-@pytest.mark.parametrize(("given", "recorded"), [(5, "5"), (1.5, "1.5"), ([1], None), ({"a": "amy"}, None),
-                                                  (True, None)])
+@pytest.mark.parametrize(("given", "recorded"), [(5, "5"), (1.5, "1.5"), (0, "0"), ([1], None), ({"a": "amy"}, None),
+                                                  (True, None), (False, None), ([], None), ({}, None)])
 def test_a_payload_id_that_is_not_text_does_not_fall_back_to_the_environment(
         project: Path, monkeypatch: pytest.MonkeyPatch, given: object, recorded: str | None) -> None:
     """A number is its text; a list, an object or true is a hashed id: never CONTINUITY_AGENT's `amy`."""

@@ -127,3 +127,44 @@ def test_a_store_without_the_original_adopts_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0 and "carried" not in done.stdout and "kept" not in done.stdout
     assert not (root / S / "local" / "seed004").exists()
     assert log_events(root) == []
+
+
+def test_an_original_event_the_log_cannot_hold_is_skipped_and_named(tmp_path: Path) -> None:
+    """One original event over the log's size limit: the others are carried, it is named as skipped, init exits
+    0 (and again later: it is not retried); the drop-in's first write succeeds too."""
+    for how in ("init", "compat"):
+        root = tmp_path / how
+        original_store(root)
+        big = original_event("20260723_020000_001", "work_log", "big", note={"blob": "x" * 300_000})
+        (root / S / "events" / "20260723_020000_001-event.json").write_text(json.dumps(big))
+        if how == "init":
+            done = run(root, "init")
+            assert done.returncode == 0, done.stderr
+            assert "skipped events/20260723_020000_001-event.json: the log cannot hold it" in done.stdout
+            assert run(root, "init").returncode == 0
+        else:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+            env["HOME"] = str(tmp_path)
+            done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", "log",
+                                   "--project", "demo", "--gate", "agent", "--message", "new"],
+                                  cwd=root, env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stdout
+        messages = [e["message"].split(",")[0] for e in log_events(root)]
+        assert messages[:2] == ["first", "second"] and "big" not in messages
+
+
+def test_first_writes_at_once_carry_the_history_once(tmp_path: Path) -> None:
+    """Four `runtime-continuity log` processes start on the original's folder at once: each original event is
+    carried exactly once, and every new event is there."""
+    for trial in range(3):
+        root = tmp_path / f"t{trial}"
+        original_store(root)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+        env["HOME"] = str(tmp_path)
+        procs = [subprocess.Popen([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", "log",
+                                   "--project", "demo", "--gate", "agent", "--message", f"m{i}"],
+                                  cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for i in range(4)]
+        assert [proc.wait(timeout=120) for proc in procs] == [0] * 4
+        messages = sorted(e["message"].split(",")[0] for e in log_events(root))
+        assert messages == ["first", "m0", "m1", "m2", "m3", "second"], (trial, messages)

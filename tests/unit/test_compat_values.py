@@ -172,6 +172,10 @@ LEGACY = [
     ("2023-11-16\n", 1700092800, 1700110800),  # not the ISO form: V8's other parser reads it, as local time
     ("2023-11-16 10:00:00.", None, None),
     ("Dec 2 2026 10:00 PM GMT+2", 1796241600, 1796241600),
+    ("Dec 2 " + "9" * 5000, None, None),  # Node: NaN; int() of 5,000 digits raised ValueError (exit 1)
+    ("Dec 2 2026 10:00 +" + "1" * 5000, None, None),
+    ("Dec 2 ." + "9" * 5000, None, None),
+    ("Dec 2 2026 10:00:00.1234567890123", 1796205600.123, 1796223600.123),
 ]
 
 

@@ -78,6 +78,10 @@ def test_a_title_or_next_action_with_one_control_character_is_refused_on_write(c
         assert codec.decode(raw) == draft  # stored before the check: still read
     fine = task.TaskCreated(project="demo", task_id="T-1", title="tab\\b and \\u0001 as text")
     assert prepare(fine, codec, redact=False) == fine
+    # a caller's note is its own JSON: a `title` there may hold anything the note takes
+    noted = task.TaskCreated(project="demo", task_id="T-1", title="t", note={"title": f"a{control}b",
+                                                                            "x": [{"next_action": control}]})
+    assert prepare(noted, codec, redact=False) == noted
 
 
 def test_a_value_that_looks_like_a_secret_is_not_echoed() -> None:

@@ -76,7 +76,12 @@ def parse_since(text: str) -> float | None:
     if found:
         ms = _parse_iso(found)
         return None if ms is None else ms / 1000
-    ms = _parse_legacy(text)
+    if re.search(r"(?<![.0-9])[0-9]{13}", text):  # no part of a date but a fraction holds that many digits
+        return None
+    try:
+        ms = _parse_legacy(text)
+    except ValueError:  # int() of more than 4,300 digits (after a `.` that starts no fraction)
+        return None
     return None if ms is None else ms / 1000
 
 

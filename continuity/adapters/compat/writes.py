@@ -57,6 +57,10 @@ def store_for_write(root: str, project: str) -> Any:
         except UsageError:  # "my project" is a valid seed-004 name (I4), not a continuity config name
             default = None
         store, _ = init_store(root, project=default, language=None, ignore_in_project=False)
+    else:
+        from continuity.core import seed004
+
+        seed004.carry_left(store)  # the original's events an earlier first write could not carry
     return store
 
 
