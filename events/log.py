@@ -16,6 +16,7 @@ from events.base import Event
 from events.codec import Codec, default_codec
 from events.durable import Head, Precondition, append_sealed
 from events.errors import EventNotFound, EventUndecodable
+from events.problems import quoted
 from events.sealing import StoredEvent, prepare, seal
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class EventLog(abc.ABC):
             for name, raw in self._candidates(parsed[0]):
                 if name.startswith(prefix):
                     return StoredEvent(name, raw, self.codec.decode(raw))
-        raise EventNotFound(f"no event {event_id!r}")
+        raise EventNotFound(f"no event {quoted(event_id)}")
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         """Events that may carry this stamp; subclasses narrow it down to a shard."""

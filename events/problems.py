@@ -9,7 +9,10 @@ the line itself cannot move the cursor or reorder what the terminal shows.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _PATTERN = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)' - at `\$(?P<path>[^`]*)`$")
 #: (a fragment of the regex as msgspec prints it, what the value must be), most specific first.
@@ -63,6 +66,17 @@ def _at(document: Any, path: str) -> Any:
         else:
             return None
     return value
+
+
+def quoted(value: str, limit: int = 64) -> str:
+    """A value a user gave, for a one-line refusal: quoted, cut at `limit` characters, what is not printable
+    as `\\uXXXX`, and never a value that looks like a secret."""
+    from events.guard import find_secret
+
+    if find_secret(value) is not None:
+        return "(a value that looks like a secret, not shown)"
+    text = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in value[:limit])
+    return f"'{text}{'…' if len(value) > limit else ''}'"
 
 
 def _shown(value: Any) -> str:

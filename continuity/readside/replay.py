@@ -15,6 +15,7 @@ from events import clock, names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
+from events.problems import quoted
 from events.sealing import StoredEvent
 from projections.readmodel import Projects
 from projections.registry import models
@@ -22,7 +23,7 @@ from projections.registry import models
 
 def bad_point(point: str) -> UsageError:
     """The one line for an `--as-of` that is neither an event id nor a time."""
-    return UsageError(f"--as-of: {point!r} is neither an event id (RCE-...) nor an ISO time in range")
+    return UsageError(f"--as-of: {quoted(point)} is neither an event id (RCE-...) nor an ISO time in range")
 
 
 def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
@@ -42,7 +43,7 @@ def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
     from continuity.core.store import now_us
 
     if at_us > now_us():
-        raise UsageError(f"--as-of: {point!r} is in the future; an audit replays the past")
+        raise UsageError(f"--as-of: {quoted(point)} is in the future; an audit replays the past")
     return f"{stamp}-~", None  # sorts after every name with that stamp
 
 

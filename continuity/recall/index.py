@@ -134,25 +134,18 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
             raise OSError(f"{path} is a symlink")
         connection = connect(path)
         outcome = catch_up(connection, log, rebuild=rebuild, progress=progress)
-    except sqlite3.OperationalError as error:  # locked past the wait, read-only, I/O: keep the file, use memory
+    except sqlite3.OperationalError as error:
         if connection is not None:
             connection.close()
         connection = None
-        warnings.append(f"the recall index is unavailable ({error})")
+        if _foreign_schema(error):  # a database of other tables (planted, or another program's): a cache to redo
+            connection, outcome = _rebuilt(path, log, warnings, error, progress)
+        else:  # locked past the wait, read-only, I/O: keep the file, use memory
+            warnings.append(f"the recall index is unavailable ({error})")
     except sqlite3.DatabaseError as error:  # not a database, malformed, a broken constraint: it is only a cache
         if connection is not None:
             connection.close()
-        connection = None
-        warnings.append(f"the recall index was unreadable ({error}); rebuilt it")
-        try:
-            _remove(path)
-            connection = connect(path)
-            outcome = catch_up(connection, log, rebuild=True, progress=progress)
-        except (OSError, sqlite3.Error) as again:
-            if connection is not None:
-                connection.close()
-            connection = None
-            warnings.append(f"the recall index could not be rebuilt on disk ({again})")
+        connection, outcome = _rebuilt(path, log, warnings, error, progress)
     except (OSError, sqlite3.Error) as error:
         if connection is not None:
             connection.close()
@@ -164,6 +157,31 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
         outcome = catch_up(connection, log, rebuild=True, progress=progress)
     outcome.warnings[:0] = warnings
     return connection, outcome
+
+
+#: What SQLite says of a database whose tables are not the index's (OperationalError, like a lock).
+_FOREIGN = ("no such column", "no such table", "has no column", "is a view", "may not be modified",
+            "no such module", "vtable constructor failed")
+
+
+def _foreign_schema(error: sqlite3.OperationalError) -> bool:
+    return any(words in str(error).lower() for words in _FOREIGN)
+
+
+def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.Error,
+             progress: Progress | None) -> tuple[sqlite3.Connection | None, CatchUp]:
+    """The index file replaced by a fresh build (after `error`), or (None, None) when that fails too."""
+    warnings.append(f"the recall index was unreadable ({error}); rebuilt it")
+    connection = None
+    try:
+        _remove(path)
+        connection = connect(path)
+        return connection, catch_up(connection, log, rebuild=True, progress=progress)
+    except (OSError, sqlite3.Error) as again:
+        if connection is not None:
+            connection.close()
+        warnings.append(f"the recall index could not be rebuilt on disk ({again})")
+        return None, CatchUp()
 
 
 def _remove(path: str) -> None:

@@ -19,6 +19,7 @@ import os
 import re
 import sqlite3
 import time
+import unicodedata
 
 from continuity.core.errors import QueryError
 from continuity.core.paths import RECALL_INDEX_NAME
@@ -44,7 +45,9 @@ SNIPPET_TOKENS = 16
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: How a match is marked in a snippet (the text around it is neutralized for the terminal).
 MARK_OPEN, MARK_CLOSE = "[", "]"
-_WORD = r"\w+"
+#: A word: letters and digits with the combining marks that follow them (`\w` takes no mark, so a decomposed
+#: `résumé`, e + U+0301, was two words), as FTS5's unicode61 tokenizer keeps them in one token.
+_WORD = r"\w[\w\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*"
 #: The hit fields, in the order the JSON answer lists them.
 HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id", "snippet", "score")
 #: The columns of a ranked row (then the snippet and the body); `d` is docs, `fts` the text. No bm25()
@@ -72,8 +75,8 @@ CONTENDERS_RANK_SQL = (
 
 
 def words(text: str) -> list[str]:
-    """The words of a text, as the default query mode searches them."""
-    return re.findall(_WORD, text)
+    """The words of a text, as the default query mode searches them (composed first: NFC, as most text is)."""
+    return re.findall(_WORD, unicodedata.normalize("NFC", text))
 
 
 #: How long one search may run (ranking and snippets): prefix terms (`a* OR b* ...`) with a large

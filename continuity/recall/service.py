@@ -19,6 +19,7 @@ from continuity.recall.search import DEFAULT_LIMIT, Filters, Hit, fts_query, sea
 from events import clock
 from events.base import kind_of
 from events.catalog import EVENT_TYPES
+from events.problems import quoted
 
 _DURATION = re.compile(r"^(\d{1,9})([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -51,7 +52,7 @@ def kinds_for(requested: list[str] | None) -> tuple[str, ...]:
         matched = [kind for kind in known if kind == name or kind.split(".")[0] == name]
         if not matched:
             families = sorted({kind.split(".")[0] for kind in known})
-            raise UsageError(f"--kind: unknown kind {name[:64]!r}; use a kind such as work.logged or a family: "
+            raise UsageError(f"--kind: unknown kind {quoted(name)}; use a kind such as work.logged or a family: "
                              + ", ".join(families))
         chosen.update(dict.fromkeys(matched))
     return tuple(chosen)
@@ -69,7 +70,7 @@ def time_bound(flag: str, text: str | None, now: int) -> str | None:
             raise ValueError(bound)
         return bound
     except (ValueError, OverflowError):
-        raise UsageError(f"{flag}: {text[:64]!r} is neither an ISO time nor a duration such as 12h or 7d") from None
+        raise UsageError(f"{flag}: {quoted(text)} is neither an ISO time nor a duration such as 12h or 7d") from None
 
 
 def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LIMIT, operators: bool = False,

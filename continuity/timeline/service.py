@@ -55,13 +55,30 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
     if _special(path):  # replacing /dev/null or /dev/stdout (as root) or a pipe would break what uses it
         raise UsageError(f"--out: {out[:200]!r} is not a regular file (a device, a pipe, a socket or a "
                          "process's open file such as /dev/stdout); name the page's file (timeline.html)")
-    if _inside(os.path.realpath(os.path.dirname(path)), os.path.realpath(store.path)):
+    refused = UsageError(f"--out: {out[:200]!r} would replace a file of the store; inside the store a page "
+                         "must be an .html file outside events/")
+    home = os.path.realpath(store.path)
+    prefix = _store_prefix(path, home)
+    if prefix is not None:  # the store, however it is reached (its own path, or a link to it): what follows
+        rest = os.path.relpath(path, prefix)  # is written only through real folders below it
+        if not path.endswith(".html") or rest.split(os.sep)[0] == "events":
+            raise refused
+        return os.path.join(home, rest), home
+    if _inside(os.path.realpath(os.path.dirname(path)), home):
         events = os.path.realpath(store.events_dir)
         if not path.endswith(".html") or _inside(os.path.realpath(os.path.dirname(path)), events):
-            raise UsageError(f"--out: {out[:200]!r} would replace a file of the store; inside the store a page "
-                             "must be an .html file outside events/")
-    inside = _inside(path, store.path)
-    return path, (store.path if inside else None)
+            raise refused
+    return path, None
+
+
+def _store_prefix(path: str, home: str) -> str | None:
+    """The leading part of `path` that is the store (resolved, it is `home`), or None when none is."""
+    prefix = os.sep
+    for part in path.split(os.sep)[1:-1]:
+        prefix = os.path.join(prefix, part)
+        if os.path.realpath(prefix) == home:
+            return prefix
+    return None
 
 
 def _special(path: str) -> bool:

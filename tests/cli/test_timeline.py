@@ -100,7 +100,16 @@ def test_a_symlinked_folder_in_the_store_is_refused(logged: Path, tmp_path: Path
     (logged / STORE / "pages").symlink_to(outside)
     code, _, err = run(capsys, "timeline", "--out", str(logged / STORE / "pages" / "t.html"))
     assert code == 6 and "unsafe store" in err
+    # the store reached through a link to it: the same folder, the same refusal
+    alias = tmp_path / "store-alias"
+    alias.symlink_to(logged / STORE)
+    code, _, err = run(capsys, "timeline", "--out", str(alias / "pages" / "t.html"))
+    assert code == 6 and "unsafe store" in err
+    code, _, err = run(capsys, "timeline", "--out", str(alias / "events" / "t.html"))
+    assert code == 2 and "would replace a file of the store" in err
     assert list(outside.iterdir()) == []
+    assert run(capsys, "timeline", "--out", str(alias / "page.html"))[0] == 0  # a real folder: written there
+    assert (logged / STORE / "page.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_a_symlink_at_the_out_path_is_replaced_not_followed(logged: Path, tmp_path: Path,

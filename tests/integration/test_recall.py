@@ -133,6 +133,17 @@ def test_bad_filters_are_usage_errors(corpus: dict[str, str], capsys: pytest.Cap
     assert err.startswith("continuity: error: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("flag", ["--kind", "--since", "--until", "--as-of"])
+def test_a_refused_filter_never_echoes_a_secret_or_a_long_value(corpus: dict[str, str], flag: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    token = "ghp_" + "a1B2c3D4e5" * 4  # made up
+    for value, shown in ((token, "(a value that looks like a secret, not shown)"), ("x" * 5000, "x" * 64 + "…'")):
+        capsys.readouterr()
+        assert main(["recall", "WAL", flag, value]) == 2
+        err = capsys.readouterr().err
+        assert shown in err and "ghp_" not in err and len(err) < 400, err
+
+
 HOSTILE = ['"unclosed', "AND", "*", "a" * 10240, "NEAR(", "body:", "(", "\x1b[2J\u202e", "' OR 1=1 --", "^"]
 
 
@@ -173,6 +184,21 @@ def test_snippets_mark_matches_and_are_neutralized(project: Path, capsys: pytest
     assert len(out.splitlines()) == 2 and not out.splitlines()[1].startswith("FAKE")
     hit = recall(capsys, "forged")["hits"][0]
     assert "[forged]" in hit["snippet"] and "\n" not in hit["snippet"]
+
+
+def test_accents_match_composed_or_decomposed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A word typed with decomposed accents (e + U+0301, as macOS file names and some editors give them) finds
+    the same events as the composed one, whichever form the log holds; with the fast path and --match too."""
+    import unicodedata
+
+    nfc = log(capsys, "log", "-m", "café résumé naïve")
+    nfd = log(capsys, "log", "-m", unicodedata.normalize("NFD", "crème brûlée"))
+    for word, wanted in (("résumé", nfc), ("brûlée", nfd), ("naïve", nfc), ("crème", nfd)):
+        for form in ("NFC", "NFD"):
+            typed = unicodedata.normalize(form, word)
+            assert ids(recall(capsys, typed)) == [wanted], (word, form)
+            assert ids(recall(capsys, typed, "--limit", "11")) == [wanted], (word, form)
+        assert ids(recall(capsys, "resume")) == [nfc]  # accents ignored, as before
 
 
 def copy_until(source: Path, target: Path, last: str) -> None:
@@ -261,6 +287,31 @@ def test_a_rebuild_in_place_leaves_the_text_index_as_a_fresh_build(project: Path
     index.catch_up(fresh, find_store().open_reader(), rebuild=True)
     assert text_index(connection) == text_index(fresh)
     connection.close()
+
+
+@pytest.mark.parametrize("schema", ["CREATE TABLE meta(x)", "CREATE VIEW meta AS SELECT 1 AS key, 2 AS value",
+                                    "CREATE TABLE meta(key, value); INSERT INTO meta VALUES ('format', 99); "
+                                    "CREATE TABLE docs(x)",
+                                    "CREATE TABLE docs(id, other)"])
+def test_an_index_file_of_other_tables_is_replaced(project: Path, capsys: pytest.CaptureFixture[str],
+                                                   schema: str) -> None:
+    """A SQLite file of other tables where the index belongs (planted, another program's): the answer stands,
+    the file is replaced by the index (the next recall says nothing), not re-indexed in memory every time."""
+    event = log(capsys, "log", "-m", "about turbines")
+    path = project / STORE / "local" / index.INDEX_NAME
+    index._remove(str(path))
+    planted = sqlite3.connect(path)
+    planted.executescript(schema)
+    planted.close()
+    capsys.readouterr()
+    assert main(["recall", "turbines"]) == 0
+    captured = capsys.readouterr()
+    assert event in captured.out and "built in memory" not in captured.err
+    assert main(["recall", "turbines"]) == 0
+    again = capsys.readouterr()
+    assert event in again.out and again.err == ""
+    assert main(["rebuild"]) == 0
+    assert "memory" not in capsys.readouterr().err
 
 
 def test_a_corrupt_index_file_is_rebuilt(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -217,6 +217,13 @@ def test_as_of_an_event_of_another_project_answers_at_that_events_time(repo: Pat
                      "range\n"),
     ("2999-01-01T00:00:00Z", 2, "continuity: error: --as-of: '2999-01-01T00:00:00Z' is in the future; an audit "
                                 "replays the past\n"),
+    # long, secret-like or unprintable: cut at 64 characters, never echoed, escaped
+    ("9" * 5000, 2, f"continuity: error: --as-of: '{'9' * 64}…' is neither an event id (RCE-...) nor an ISO time in "
+                    "range\n"),
+    ("RCE-" + "x" * 5000, 7, f"continuity: error: no event 'RCE-{'x' * 60}…'\n"),
+    ("ghp_" + "a1B2c3D4e5" * 4, 2, "continuity: error: --as-of: (a value that looks like a secret, not shown) is "
+                                   "neither an event id (RCE-...) nor an ISO time in range\n"),
+    ("RCE-\u202e\x1b", 7, "continuity: error: no event 'RCE-\\u202e\\u001b'\n"),
 ])
 def test_as_of_a_point_that_is_not_there_is_one_line_and_its_exit_code(
         repo: Path, capsys: Capture, point: str, code: int, message: str) -> None:
