@@ -80,16 +80,8 @@ def quoted(value: str, limit: int = 64) -> str:
 
 
 def _shown(value: Any) -> str:
-    """`'value' ` with what is not printable escaped and long values cut; "" when there is no text, or when
-    the value looks like a secret (an input checked before the secret guard runs is never echoed)."""
-    if not isinstance(value, str):
-        return ""
-    from events.guard import find_secret
-
-    if find_secret(value) is not None:
-        return "(a value that looks like a secret, not shown) "
-    text = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in value[:SHOWN])
-    return f"'{text}{'…' if len(value) > SHOWN else ''}' "
+    """`quoted(value) ` for a refused text value; "" when the value is no text."""
+    return f"{quoted(value, SHOWN)} " if isinstance(value, str) else ""
 
 
 def first_control(value: Any, breaks_allowed: bool = False) -> str | None:
