@@ -51,20 +51,30 @@ def _parse_iso(found: re.Match[str]) -> float | None:
         return None
     if hour > 23 and (hour, minute, second, millis) != (24, 0, 0, 0):
         return None
-    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
     zone = found["zone"]
+    offset_minutes: int | None = None  # local time
     if zone == "Z" or (zone is None and found["hour"] is None):
-        offset_ms = 0
+        offset_minutes = 0
     elif zone is not None:
         zone_hours, zone_minutes = int(zone[1:3]), int(zone[4:6])
         if zone_hours > 23 or zone_minutes > 59:
             return None
-        offset_ms = (zone_hours * 60 + zone_minutes) * 60_000 * (1 if zone[0] == "+" else -1)
-    else:  # local time: the offset in force then; a time a change skips or repeats takes the offset before it
+        offset_minutes = (zone_hours * 60 + zone_minutes) * (1 if zone[0] == "+" else -1)
+    return _time_value(year, month, day, (hour, minute, second, millis), offset_minutes)
+
+
+def _time_value(year: int, month: int, day: int, clock: tuple[int, int, int, int] | list[int],
+                offset_minutes: int | None) -> float | None:
+    """Milliseconds since the epoch of a civil date and time at an offset from UTC (None: local time, the
+    offset in force then; a time a change skips or repeats takes the offset before it); None out of range."""
+    hour, minute, second, millis = clock
+    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+    if offset_minutes is None:
         local = ms / 1000
         widest = max(_local_offset(local + shift) for shift in (-86_400, 0, 86_400))
-        offset_ms = _local_offset(local - widest) * 1000
-    ms -= offset_ms
+        ms -= _local_offset(local - widest) * 1000
+    else:
+        ms -= offset_minutes * 60_000
     return ms if abs(ms) <= _MAX_MS else None
 
 
@@ -232,14 +242,7 @@ def _compose(numbers: list[str], month: int | None, clock: list[int] | None, mer
         hour = hour % 12 + (12 if meridiem == "pm" else 0)
     elif hour == 24 and (minute, second, millis) != (0, 0, 0):
         return None
-    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
-    if offset_minutes is None:  # local time: the offset in force then, as for the ISO form
-        local = ms / 1000
-        widest = max(_local_offset(local + shift) for shift in (-86_400, 0, 86_400))
-        ms -= _local_offset(local - widest) * 1000
-    else:
-        ms -= offset_minutes * 60_000
-    return ms if abs(ms) <= _MAX_MS else None
+    return _time_value(year, month, day, (hour, minute, second, millis), offset_minutes)
 
 
 def list_contexts(args: Args, project: str | None) -> dict[str, Any]:
