@@ -12,9 +12,12 @@ import re
 
 from events.records import NamedTuple
 
-NODE_PATTERN = re.compile(r"^[a-z0-9]{8}\Z")  # \Z: `$` would also take a name ending in a newline
-_NAME = re.compile(r"^([0-9]{8}_[0-9]{6}_[0-9]{6})-([a-z0-9]{8})-([0-9a-f]{12})\.json\Z")
-_EVENT_ID = re.compile(r"^RCE-([0-9]{8}_[0-9]{6}_[0-9]{6})-([a-z0-9]{8})\Z")
+#: A stamp (UTC microseconds) and a node id, as regular-expression text (archive and Markdown names use them too).
+STAMP = r"[0-9]{8}_[0-9]{6}_[0-9]{6}"
+NODE = r"[a-z0-9]{8}"
+NODE_PATTERN = re.compile(rf"^{NODE}\Z")  # \Z: `$` would also take a name ending in a newline
+_NAME = re.compile(rf"^({STAMP})-({NODE})-([0-9a-f]{{12}})\.json\Z")
+_EVENT_ID = re.compile(rf"^RCE-({STAMP})-({NODE})\Z")
 HASH_CHARS = 12
 #: Every event file name has this length: stamp, node, hash and ".json".
 NAME_LENGTH = 22 + 1 + 8 + 1 + HASH_CHARS + 5

@@ -47,11 +47,9 @@ def readable(line: str, document: Any = None) -> str:
     if "\\\\x00-" in pattern:  # a text field: no control characters (some allow tab and line breaks)
         breaks = "\\\\x0b" in pattern  # the class skips \t, \n (and \r): those are allowed
         bad = first_control(value, breaks)
-        where = f" ({bad})" if bad else ""
         if "\\\\S" in pattern and bad is None:
             return f"{path} must hold some text (not only spaces)"
-        allowed = "only tab and line breaks are allowed" if breaks else "it is one line: no line breaks"
-        return f"{path} holds a control character{where}; {allowed}"
+        return _control_line(path, bad, breaks)
     return f"{path} {_shown(value)}does not have the required form"
 
 
@@ -84,6 +82,12 @@ def _shown(value: Any) -> str:
     return f"{quoted(value, SHOWN)} " if isinstance(value, str) else ""
 
 
+def _control_line(where: str, bad: str | None, breaks_allowed: bool) -> str:
+    """`<field> holds a control character (U+0001 at character 4); ...`: what the field allows."""
+    allowed = "only tab and line breaks are allowed" if breaks_allowed else "it is one line of text"
+    return f"{where} holds a control character{f' ({bad})' if bad else ''}; {allowed}"
+
+
 def first_control(value: Any, breaks_allowed: bool = False) -> str | None:
     """`U+0001 at character 4` for the first control character of the value (None: none, or no text)."""
     if not isinstance(value, str):
@@ -113,9 +117,7 @@ def one_line_problem(document: Any, path: str = "") -> str | None:
             if key in ONE_LINE_FIELDS and isinstance(value, str):
                 bad = first_control(value, ONE_LINE_FIELDS[key])
                 if bad is not None:
-                    allowed = "only tab and line breaks are allowed" if ONE_LINE_FIELDS[key] else \
-                        "a title is one line of text"
-                    return f"{where} holds a control character ({bad}); {allowed}"
+                    return _control_line(where, bad, ONE_LINE_FIELDS[key])
             elif isinstance(value, (dict, list)):
                 found = one_line_problem(value, where)
                 if found is not None:

@@ -48,9 +48,8 @@ def clean_name(value: Any) -> str | None:
     """
     if value is None or value == "":
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        value = str(value)  # a harness that sends a number: its text, as JSON would spell it
-    elif not isinstance(value, str):  # a list, an object, true: an id of its own, never the next source's
+    value = _number_text(value)  # a harness that sends a number: its text
+    if not isinstance(value, str):  # a list, an object, true: an id of its own, never the next source's
         import json
 
         return hashed_id(json.dumps(value, sort_keys=True, default=str))
@@ -59,6 +58,13 @@ def clean_name(value: Any) -> str | None:
     if might_hold_secret(value) and find_secret(value) is not None:
         return hashed_id(value)
     return value if _NAME.fullmatch(value) else hashed_id(value)
+
+
+def _number_text(value: Any) -> Any:
+    """A finite number as its text (`5`, `1.5`); any other value as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return str(value)
+    return value
 
 
 def clean_label(value: Any) -> str | None:
@@ -108,8 +114,7 @@ def resolve_fields(
                              (f"${variable}", env.get(variable) if variable else None)):
             if clean is not None and value is not None and value != "":  # 0, false, [] are ids given, not absent
                 cleaned = clean(value)
-                spelled = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-                if cleaned and cleaned != spelled and changed is not None:  # a number as its text is no change
+                if cleaned and cleaned != _number_text(value) and changed is not None:  # a number's text: no change
                     changed.append((name, where, cleaned))
                 value = cleaned
             if value:

@@ -124,9 +124,10 @@ def carry_events(store: Store, names: list[str], result: Adopted) -> None:
         if not names:
             return
         try:
-            drafts = _drafts(store, names, result)
+            log = store.open_log()
+            drafts = _drafts(store, log, names, result)
             if drafts:
-                result.carried = len(store.open_log().append_many(drafts, redact=True))
+                result.carried = len(log.append_many(drafts, redact=True))
         except (OSError, ContinuityError) as error:
             why = getattr(error, "strerror", None) or error
             result.skipped.append(f"the original's events were not carried ({why}); the next write tries again")
@@ -142,12 +143,11 @@ def carry_left(store: Store) -> None:
         carry_events(store, names, Adopted())
 
 
-def _drafts(store: Store, names: list[str], result: Adopted) -> list[Any]:
+def _drafts(store: Store, log: Any, names: list[str], result: Adopted) -> list[Any]:
     """The events to append for the flat files `names` not carried yet; each one the log would refuse skipped."""
     from events.errors import ContinuityError, EventUndecodable
     from events.sealing import prepare
 
-    log = store.open_log()
     carried = _already_carried(store)
     drafts: list[Any] = []
     for name in names:

@@ -14,6 +14,7 @@ from typing import Any
 
 from continuity.core.fsio import pretty_json, read_json, write_if_changed
 from continuity.core.paths import archive_relpath, event_relpath
+from events import names
 
 STATE_NAME = "state.json"
 
@@ -67,12 +68,10 @@ def newest_of(current: Any, document: dict[str, Any]) -> dict[str, Any]:
 
 def _event_name(path: object) -> str | None:
     """The event file name a `latest_event` path ends in, when it is one of ours."""
-    from events.names import parse_name
-
     if not isinstance(path, str) or not path.startswith(EVENTS_REL):
         return None
     name = path.rsplit("/", 1)[-1]
-    return name if parse_name(name) is not None and path == event_relpath(name) else None
+    return name if names.parse_name(name) is not None and path == event_relpath(name) else None
 
 
 def _archive_id(path: object) -> str | None:
@@ -85,4 +84,4 @@ def _archive_id(path: object) -> str | None:
 
 EVENTS_REL = event_relpath("x").rsplit("/", 2)[0] + "/"
 ARCHIVES_REL = archive_relpath("x").rsplit("/", 1)[0] + "/"
-_ARCHIVE_ID = re.compile(r"RC-[0-9]{8}_[0-9]{6}_[0-9]{6}(?:-[a-z0-9]{8})?\Z")
+_ARCHIVE_ID = re.compile(rf"RC-{names.STAMP}(?:-{names.NODE})?\Z")

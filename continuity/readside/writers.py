@@ -24,6 +24,7 @@ from continuity.sessions.templates import render_archive_markdown, render_seed_m
 from events import osfs
 from events.base import Event
 from events.errors import ContinuityError
+from events.names import NODE, STAMP
 from projections.archives import ArchivesState
 from projections.readmodel import Projects
 from projections.registry import REGISTRY
@@ -196,7 +197,7 @@ def _link_latest(link: str, target: str, relative: str) -> None:
 
 
 #: A Markdown archive's name: its stamp sorts as its archive's time does.
-_MARKDOWN_NAME = re.compile(r"ctx_([0-9]{8}_[0-9]{6}_[0-9]{6})(?:-[a-z0-9]{8})?\.md\Z")
+_MARKDOWN_NAME = re.compile(rf"ctx_({STAMP})(?:-{NODE})?\.md\Z")
 
 
 def _newer_markdown(current: str, mine: str) -> bool:
