@@ -302,15 +302,21 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
     return ref
 
 
-def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None) -> bool:
+def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None,
+                recorded: bool = False) -> bool:
     """Refuse a transfer HEAD (fetched) that is no continuity branch, or whose history diverged from the
-    branch's `tip` here; whether the branch already holds it."""
+    branch's `tip` here; whether the branch already holds it. `recorded`: `tip` is the commit that just
+    recorded this store's own events (the branch was checked before that, and held no conflict)."""
     try:
         refuse_foreign(repo, reader, branch, head, "in the transfer", tip)
     except UsageError as error:  # a branch of code: an offline transfer refused (exit 12, nothing changed)
         raise _refuse("import", str(error)) from None
     if tip is not None and tip != head and not repo.is_ancestor(tip, head):
         if not repo.is_ancestor(head, tip):
+            if recorded:
+                raise _refuse("import", f"transfer HEAD {head[:12]} lacks this store's own events, now recorded "
+                              f"on branch {branch!r} as {tip[:12]} (histories diverged); the transfer was not "
+                              "taken.")
             raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing "
                           f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
         return True
@@ -414,11 +420,17 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
             ref = None
             try:
                 ref = _fetch_bundle(repo, bundle, branch)
+                before = repo.rev(f"refs/heads/{branch}")
+                reader = ObjectReader(repo)
+                try:  # a conflict with the branch as it is refuses before this store's events are recorded on it
+                    _check_head(repo, reader, branch, manifest.head, before)
+                finally:
+                    reader.close()
                 tip = _record(store, repo, branch)
                 syncer = Syncer(store, repo, branch, remote_of(store), None)
                 try:
                     syncer._fresh_reader()  # the bundle's objects arrived after it started
-                    if _check_head(repo, syncer.reader, branch, manifest.head, tip):
+                    if _check_head(repo, syncer.reader, branch, manifest.head, tip, recorded=tip != before):
                         added = 0  # the branch already holds the transfer
                     else:
                         added = syncer.restore(manifest.head)

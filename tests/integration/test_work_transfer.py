@@ -499,3 +499,46 @@ def test_export_names_the_repository_of_the_newest_checkpoint_and_import_checks_
     assert out["message"].startswith("Refused import: transfer repository does not match this repository config. ")
     assert "repository repo-a; here: project demo, repository repo-b" in out["message"]
     assert not (c / MARKER).exists() and not all_event_files(c)
+
+
+def test_an_import_that_conflicts_with_the_branch_refuses_before_recording_the_stores_events(
+        exported: tuple[World, Path], tmp_path: Path) -> None:
+    """A store whose branch holds a history of its own, with events not yet recorded on it: the conflict is found
+    before those events are committed, so the refusal's "nothing changed" is true (branch, refs and files)."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
+    append(c, "c only")
+    assert cli("work", "export", "--out", str(tmp_path / "c-out"), "--root", str(c))[0] == 0  # records c's events
+    append(c, "not recorded yet")
+    before = folder_state(c)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert "conflicts with the existing context cache HEAD" in out["message"]
+    assert out["message"].endswith("nothing changed.")
+    assert folder_state(c) == before
+
+
+def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
+        exported: tuple[World, Path], tmp_path: Path) -> None:
+    """The branch here is behind the transfer, but the store has events of its own the transfer lacks: both
+    advanced, so the import is refused; the refusal says the store's events were recorded on the branch (the
+    step before the check) and that the transfer was not taken: the earlier import's marker and events stay."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    marker = (c / MARKER).read_bytes()
+    first = git(c, "rev-parse", "refs/heads/continuity").strip()
+    append(c, "offline work")
+    append(world.a, "online work")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("work", "export", "--out", str(tmp_path / "later"), "--root", str(world.a))[0] == 0
+    names = event_names(c)
+    code, out = cli("work", "import", str(tmp_path / "later"), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    now = git(c, "rev-parse", "refs/heads/continuity").strip()
+    assert now != first and git(c, "rev-parse", f"{now}^").strip() == first  # one commit: c's own event
+    assert f"now recorded on branch 'continuity' as {now[:12]}" in out["message"]
+    assert out["message"].endswith("the transfer was not taken.")
+    assert "nothing changed" not in out["message"]
+    assert (c / MARKER).read_bytes() == marker and event_names(c) == names
