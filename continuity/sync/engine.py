@@ -47,7 +47,7 @@ from typing import Protocol
 
 import msgspec
 
-from continuity.core.errors import SyncGaveUp, UsageError
+from continuity.core.errors import EventConflict, SyncGaveUp, UsageError
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
@@ -690,7 +690,15 @@ class Syncer:
                     present.add(entry.name)  # once: a hand-made tree may list a name twice
                     batch.append((day, entry))
             if len(batch) >= RESTORE_BATCH or number == len(days):
-                added += self._bring_in(batch, [], quiet=True, landing=self.landing)
+                try:
+                    added += self._bring_in(batch, [], quiet=True, landing=self.landing)
+                except EventConflict as error:
+                    if not added:
+                        raise
+                    # the batches before were written and stay: each event was checked against its name
+                    raise EventConflict(str(error).replace(files.REFUSED, (
+                        f"refused there; the {added:,} events written before it (each checked against its name) "
+                        "are kept"))) from None
                 batch = []
                 if self.progress is not None and added:
                     self.progress(f"restored {added:,} events ({number}/{len(days)} days)")

@@ -57,6 +57,10 @@ def prev_of(raw: bytes) -> str | None:
         return None
 
 
+#: How a refused batch of remote events ends its message (restore says what earlier batches wrote instead).
+REFUSED = "sync refused and changed nothing"
+
+
 def hash_matches(name: str, raw: bytes) -> bool:
     """True when the bytes hash to the 12 hex digits in the event's file name."""
     parsed = names.parse_name(name)
@@ -259,10 +263,10 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
         ):
             if raw is None:
                 raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
-                                    "(tampered?): sync refused and changed nothing")
+                                    f"(tampered?): {REFUSED}")
             if kind != "blob" or not hash_matches(entry.name, raw):
                 raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
-                                    "name (tampered?): sync refused and changed nothing")
+                                    f"name (tampered?): {REFUSED}")
             if day != folder_day:
                 day_folder, folder_day = staged.day_folder(day), day
                 if day not in made:  # a batch need not come day by day
@@ -321,7 +325,7 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
                 if os.path.lexists(final):
                     if not _same_bytes(final, temp):
                         raise EventConflict(f"events/{day}/{name} exists here with other bytes than on the "
-                                            "remote: sync refused and changed nothing")
+                                            f"remote: {REFUSED}")
                     continue
                 todo.append((day, temp, final))
         linked: list[str] = []

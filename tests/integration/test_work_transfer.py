@@ -14,6 +14,7 @@ import pytest
 
 from continuity.core.errors import EXIT_INTEGRITY, EXIT_INVARIANT, EXIT_UNSAFE_STORE, EXIT_USAGE
 from continuity.core.store import Store
+from events.worklog import WorkLogged
 from tests.helpers import all_event_files
 from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git
 from tests.workstream_docs import tracked
@@ -444,10 +445,12 @@ def _a_diverged_branch_here(world: World, folder: Path, c: Path) -> None:
     git(c, "fetch", "-q", str(world.b), "refs/heads/continuity:refs/heads/continuity")
 
 
-def _an_event_unlike_its_name(world: World, folder: Path, c: Path) -> None:
+def _an_event_unlike_its_name(world: World, folder: Path, c: Path, *, last: bool = False) -> None:
+    """The branch of world.a gains a copy of its first event (its last with `last`) under another name."""
     head = git(world.a, "rev-parse", "continuity").strip()
-    path = next(line.split("\t")[1] for line in git(world.a, "ls-tree", "-r", head).splitlines()
-                if line.split("\t")[1].startswith("events/"))
+    paths = [line.split("\t")[1] for line in git(world.a, "ls-tree", "-r", head).splitlines()
+             if line.split("\t")[1].startswith("events/")]
+    path = paths[-1] if last else paths[0]
     blob = git(world.a, "rev-parse", f"{head}:{path}").strip()
     index = {**os.environ, "GIT_INDEX_FILE": str(folder.parent / "index")}
     run = lambda *args: subprocess.run(["git", "-C", str(world.a), *args], env=index, check=True,  # noqa: E731
@@ -542,3 +545,33 @@ def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
     assert out["message"].endswith("the transfer was not taken.")
     assert "nothing changed" not in out["message"]
     assert (c / MARKER).read_bytes() == marker and event_names(c) == names
+
+
+def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
+        exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history restored in batches (RESTORE_BATCH events at a time; 1 here) whose last day holds an event unlike
+    its name: the events of the batches before it were checked and written, so the refusal (exit 13) says so
+    instead of "changed nothing"; the branch does not take the transfer, no marker is written."""
+    from continuity.core.store import now_us
+    from continuity.sync import engine
+    from events.filelog import FileEventLog
+
+    world, folder = exported
+    store = Store(str(world.a))
+    tomorrow = lambda: now_us() + 86400 * 10**6  # noqa: E731
+    later = FileEventLog(store.events_dir, store.local_dir, node=store.node(), clock_us=tomorrow)
+    later.append(WorkLogged(project="demo", message="a day later"))  # a second day folder: a second batch
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    _an_event_unlike_its_name(world, folder, world.a, last=True)
+    c = offline_clone(world, "c")
+    assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
+    before = set(event_names(c))
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INTEGRITY, out
+    written = set(event_names(c)) - before
+    assert written and "does not match the hash in its name" in out["message"]
+    assert f"the {len(written):,} events written before it (each checked against its name) are kept" in out["message"]
+    assert "changed nothing" not in out["message"]
+    assert not (c / MARKER).exists()
+    assert git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
