@@ -251,14 +251,14 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Done", [_item(d) for d in reversed(work["done"])]))
     git = bundle["git"]
     if git:
-        where = one_line(f"{(git['head'] or '')[:12]} on {git['branch']}")
+        where = _where(git)
         drift = []
         if git["head_moved"]:
             drift.append(f"- HEAD moved since the archive; now {where}")
             drift.extend(f"- changed since: {one_line(path)}" for path in git["changed_since_archive"])
         drift.extend(f"- newly dirty: {one_line(path)}" for path in git["new_dirty_files"])
         if not drift:
-            drift.append(one_line(f"- {git['branch']} at {(git['head'] or '')[:12]}, no drift since the archive"))
+            drift.append(f"- {where}, no drift since the archive")
         sections.append(("## Git", drift))
     active = bundle["sessions"]["active"]
     sections.append(("## Active sessions", [one_line(f"- {s['session_id']} on {s['host']} ({s['age']})")
@@ -266,6 +266,15 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     sections.append(("## Read first", [_item(one_line(path)) for path in bundle["read_first"]]))
     sections.append(("## Commands", [f"- `{one_line(command)}`" for command in bundle["recommended_commands"]]))
     return [(heading, lines) for heading, lines in sections if lines]
+
+
+def _where(git: dict[str, Any]) -> str:
+    """`main at 0123456789ab`, `detached HEAD at 0123456789ab`, `main (no commit yet)`: one line."""
+    head = (git["head"] or "")[:12]
+    branch = git["branch"]
+    if not head:
+        return one_line(f"{branch} (no commit yet)" if branch else "no commit yet")
+    return one_line(f"{branch} at {head}" if branch else f"detached HEAD at {head}")
 
 
 def _short(text: str, limit: int = TITLE_CHARS) -> str:

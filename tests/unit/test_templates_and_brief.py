@@ -119,3 +119,21 @@ def test_tasks_runs_and_memories_never_push_out_the_next_action(
     assert text.index("## Next action\n" + "n" * 1000 + "\n") < text.index("## Blockers\n- waiting on review")
     if titles:
         assert "## Current run\n- run-" in text or "brief cut to fit" in text
+
+
+def _git_section(git: GitNow) -> str:
+    text = bundle.render_markdown(bundle.build(Models.empty().project("demo"),
+                                               ViewInputs(now="2026-07-23T05:00:00.000000Z", git=git)))
+    return text.split("## Git\n", 1)[1].split("\n\n", 1)[0]
+
+
+def test_the_git_section_names_a_repository_without_commits_and_a_detached_head() -> None:
+    """No "main at ," for a repository without a commit, no "on None" for a detached HEAD."""
+    head = "0123456789abcdef0123"
+    assert _git_section(GitNow(branch="main", head=head)) == "- main at 0123456789ab, no drift since the archive"
+    assert _git_section(GitNow(branch="main", head=None)) == "- main (no commit yet), no drift since the archive"
+    assert _git_section(GitNow(branch=None, head=head)) == \
+        "- detached HEAD at 0123456789ab, no drift since the archive"
+    moved = _git_section(GitNow(branch=None, head=head, head_moved=True, changed_since_archive=("a.py",)))
+    assert moved == "- HEAD moved since the archive; now detached HEAD at 0123456789ab\n- changed since: a.py"
+    assert _git_section(GitNow(branch="ma\x1b[2Jin", head=None)).startswith("- ma\u241b[2Jin (no commit yet)")
