@@ -366,7 +366,7 @@ def ls_remote(root: str, remote: str, ref: str) -> tuple[list[tuple[str, str]] |
            "GIT_ALLOW_PROTOCOL": LS_REMOTE_PROTOCOLS, "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
     try:
         result = subprocess.run(["git", "ls-remote", "--", remote, ref], cwd=root, capture_output=True, text=True,
-                                timeout=LS_REMOTE_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+                                errors="replace", timeout=LS_REMOTE_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         return None, "git is not installed"
     except (subprocess.TimeoutExpired, OSError) as error:

@@ -284,6 +284,19 @@ def test_handoff_accepts_a_verified_push(project: Path, capsys: Capture, remote:
     assert (code, err) == (0, "") and out.startswith("parked rev -> ")
 
 
+def test_handoff_reads_a_remote_holding_a_ref_name_that_is_not_utf8(project: Path, capsys: Capture,
+                                                                     remote: tuple[Path, str, str]) -> None:
+    """A ref named with a byte that is not UTF-8 (git allows it) among the remote's: the claim is still checked
+    (parked); it was an internal error (exit 70) reading `git ls-remote`'s output."""
+    bare, pushed, _ = remote
+    subprocess.run([b"git", b"-C", str(bare).encode(), b"update-ref", b"refs/heads/\xff/main", pushed.encode()],
+                   check=True, capture_output=True)
+    roles(capsys, "rev")
+    code, out, err = run(capsys, "park", "core", "--agent", "amy", "--handoff", "--next", PREFLIGHT,
+                         "--artifact", f"{bare}#main@{pushed}")
+    assert (code, err) == (0, "") and out.startswith("parked rev -> ")
+
+
 def test_handoff_accepts_import_not_done_with_a_recipe(project: Path, capsys: Capture,
                                                        remote: tuple[Path, str, str]) -> None:
     """An unpushed claim is fine when the snapshot says IMPORT NOT DONE with the literal commands."""
