@@ -125,7 +125,7 @@ def _parse(data: bytes) -> tuple[str, Channel | None]:
         return "outbox is not a relative path under team/ ending in .jsonl", None
     command = doc.get("command")
     if command is not None and (not isinstance(command, list) or not command or not all(
-            isinstance(part, str) and part and "\x00" not in part for part in command)):
+            isinstance(part, str) and part and "\x00" not in part and _encodable(part) for part in command)):
         return "command is not a non-empty list of arguments", None
     timeout = doc.get("timeout_seconds", DEFAULT_TIMEOUT_S)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
@@ -142,6 +142,15 @@ def _decode(data: bytes) -> Any:
         return json.loads(data.decode("utf-8"))
     except RecursionError:  # the decoder recurses per level: `[` 5000 times fits in the size bound
         raise ValueError("nested too deeply") from None
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` can be an argument of a process (no lone surrogate, which JSON's `\\ud800` can spell)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _clean(text: str) -> bool:

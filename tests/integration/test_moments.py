@@ -121,6 +121,8 @@ def test_the_output_is_the_same_whatever_the_channel(project: Path, capsys: Capt
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "outbox": "team//x.jsonl"}', "outbox"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": "echo hi"}', "command"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": []}', "command"),
+    ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": ["cat\\ud800"]}', "command"),
+    ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "command": ["cat", "\\udfff"]}', "command"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "timeout_seconds": 0}', "timeout_seconds"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x", "timeout_seconds": NaN}', "timeout_seconds"),
     ('{"schema": "coord.checkpoints-channel.v1", "data_type": "x\\u0000y"}', "data_type"),
@@ -142,6 +144,8 @@ def test_invalid_config_is_loud_every_time_and_never_rewritten(project: Path, ca
     assert CONFIG.read_bytes() == before
     assert sorted(os.listdir(BUS)) == ["checkpoints.json"]
     assert not (project.parent / "escape.jsonl").exists()
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == 0 and "internal error" not in err
 
 
 @pytest.mark.parametrize("document", ["checkpoints.json", "tags.json"])
