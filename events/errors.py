@@ -23,12 +23,18 @@ class SecretRefused(ContinuityError):
 
     exit_code = 4
 
-    def __init__(self, field: str, rule: str, *, redactable: bool = True) -> None:
-        fix = (f"remove it or pass --redact to store it as [REDACTED:{rule}]" if redactable
-               else "an id cannot be redacted: remove it or use another id")
+    def __init__(self, field: str, rule: str, *, redactable: bool = True, offered: bool = True) -> None:
+        """`redactable`: the field can hold the redaction marker (an id cannot); `offered`: the command has --redact."""
+        if not redactable:
+            fix = "an id cannot be redacted: remove it or use another id"
+        elif offered:
+            fix = f"remove it or pass --redact to store it as [REDACTED:{rule}]"
+        else:
+            fix = "remove it"
         super().__init__(f"refused: field {field} looks like a secret (rule {rule}); {fix}")
         self.field = field
         self.rule = rule
+        self.redactable = redactable
 
 
 class WriteFailed(ContinuityError):

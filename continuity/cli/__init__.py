@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from continuity.cli.output import Output
-from events.errors import ContinuityError
+from events.errors import ContinuityError, SecretRefused
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,7 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        code: int = handler(args, out)
+        try:
+            code: int = handler(args, out)
+        except SecretRefused as error:
+            if hasattr(args, "redact"):
+                raise
+            # the command has no --redact (team snapshots, park, roles, messages): never point at one
+            raise SecretRefused(error.field, error.rule, redactable=error.redactable, offered=False) from None
         return code
 
     return guarded(body, on_error=on_error, on_internal=on_internal, debug="--debug" in args_list)

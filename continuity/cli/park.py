@@ -51,6 +51,7 @@ def _park(args: argparse.Namespace, out: Output) -> int:
         role=None if args.role is None else decide.checked_name(args.role, "role", "park"),
         objective=args.objective, decisions=tuple(args.decision), next_actions=tuple(args.next),
         open_questions=tuple(args.open_question), artifacts=tuple(args.artifact))
+    _refuse_secret_names(request)
     result = park(store, identity, request, handoff=args.handoff)
     warn(result.warnings)
     if result.code != 0:
@@ -64,3 +65,14 @@ def _park(args: argparse.Namespace, out: Output) -> int:
     out.emit({"ok": True, "action": "park", "parked": msgspec.to_builtins(result.parked)},
              "\n".join(result.lines()))
     return 0
+
+
+def _refuse_secret_names(request: Any) -> None:
+    """A team, agent or role name that looks like a secret is refused (exit 4) before park's banners name it."""
+    from events.errors import SecretRefused
+    from events.guard import find_secret
+
+    for field, value in (("team", request.team), ("agent_id", request.agent), ("role", request.role)):
+        rule = find_secret(value) if value else None
+        if rule is not None:
+            raise SecretRefused(field, rule, offered=False)

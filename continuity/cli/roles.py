@@ -164,14 +164,19 @@ def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
     request = decide.RoleRequest(team=team, role=role, agent=identity.agent_id)
     try:
         stored, warnings = service.record_roles(
-            store, identity, lambda state: decide.decide_role_checkpoint(state, identity, request, args.ref))
+            store, identity, lambda state: decide.decide_role_checkpoint(state, identity, request, args.ref),
+            redact=args.redact)
     except RoleNotFound:
         return _failed(out, failed)
     from continuity.core.text import one_line
 
     warn(warnings + service.caught_up(store, identity.project, ("roles",))[1])
-    out.emit({"ok": True, "action": "checkpoint", "team": team, "role": role, "checkpoint_ref": args.ref,
-              "event_id": stored[0].event_id}, f"checkpoint_ref for role {role} -> {one_line(args.ref)}")
+    event: Any = stored[0].event
+    ref = event.checkpoint_ref  # as stored: with --redact, the secret is not in it
+    redacted = f" (redacted: {', '.join(event.redacted)})" if event.redacted else ""
+    out.emit({"ok": True, "action": "checkpoint", "team": team, "role": role, "checkpoint_ref": ref,
+              "event_id": stored[0].event_id, "redacted": list(event.redacted)},
+             f"checkpoint_ref for role {role} -> {one_line(ref)}{redacted}")
     return 0
 
 

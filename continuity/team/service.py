@@ -24,13 +24,13 @@ def refresh_roles(store: Store) -> Outcome:
     return refresh(store, ("roles",))
 
 
-def record_roles(store: Store, identity: Identity, decide: Callable[[RolesState], list[Event]],
-                 ) -> tuple[list[StoredEvent], list[str]]:
+def record_roles(store: Store, identity: Identity, decide: Callable[[RolesState], list[Event]], *,
+                 redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
     """Decide from the current roles and append, re-deciding under the append lock (continuity/readside/decided.py)."""
     from continuity.readside.decided import record_decided, refreshed
 
     return record_decided(store, roles_model.MODEL, identity.project, refreshed(roles_model.MODEL), decide,
-                          what="role")
+                          redact=redact, what="role")
 
 
 def caught_up(store: Store, project: str, names: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:

@@ -225,3 +225,51 @@ def test_a_snapshot_that_cannot_be_saved_exits_3(project: Path, capsys: Capture,
     monkeypatch.undo()
     assert code == 3 and "nothing was saved" in err and err.count("\n") == 1
     assert all_event_files(project) == []
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # a made-up GitHub token: the guard's rule matches its shape
+
+
+@pytest.mark.parametrize("argv", [
+    ("snapshot", "core", "ash", "t", "--objective", f"deploy with {TOKEN}"),
+    ("park", "core", "--agent", "amy", "--objective", f"deploy with {TOKEN}"),
+    ("send", "core", "--to", "ben", "--message", f"use {TOKEN}"),
+], ids=["snapshot", "park", "send"])
+def test_a_command_without_redact_never_tells_the_user_to_pass_it(project: Path, capsys: Capture,
+                                                                   argv: tuple[str, ...]) -> None:
+    """The secret refusal (exit 4, nothing written) says "remove it" where the command has no --redact (it
+    said "pass --redact", which the command then refused as an unknown argument); the secret is not echoed."""
+    assert run(capsys, "role", "create", "core", "r1")[0] == 0
+    assert run(capsys, "role", "claim", "core", "r1", "--agent", "amy")[0] == 0
+    before = all_event_files(project)
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (4, "") and err.count("\n") == 1, err
+    assert "looks like a secret" in err and err.rstrip().endswith("remove it") and "--redact" not in err
+    assert TOKEN not in err and all_event_files(project) == before
+    code, _, err = run(capsys, *argv, "--redact")
+    assert code == 2 and "unrecognized arguments: --redact" in err
+
+
+def test_a_role_checkpoint_takes_redact_and_never_prints_the_secret(project: Path, capsys: Capture) -> None:
+    """`checkpoint <team> --role R --ref ...` has --redact (checkpoint's): without it the refusal offers it, with it
+    the ref is stored redacted and what is printed is the stored ref (it printed the secret as given)."""
+    assert run(capsys, "role", "create", "core", "r1")[0] == 0
+    code, _, err = run(capsys, "checkpoint", "core", "--role", "r1", "--ref", f"notes/{TOKEN}.md")
+    assert code == 4 and "pass --redact" in err and TOKEN not in err
+    code, out, err = run(capsys, "checkpoint", "core", "--role", "r1", "--ref", f"notes/{TOKEN}.md", "--redact")
+    assert code == 0 and TOKEN not in out + err
+    assert out.startswith("checkpoint_ref for role r1 -> notes/[REDACTED:github-token].md (redacted: ")
+    code, out, _ = run(capsys, "checkpoint", "core", "--role", "r1", "--ref", f"n/{TOKEN}", "--redact", "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["checkpoint_ref"] == "n/[REDACTED:github-token]" and answer["redacted"]
+    assert TOKEN not in out and not any(TOKEN in path.read_text() for path in all_event_files(project))
+
+
+@pytest.mark.parametrize("flag", ["--agent", "--role"])
+def test_park_refuses_a_secret_like_name_without_echoing_it(project: Path, capsys: Capture, flag: str) -> None:
+    """`park --agent <token>` answered "park: <token> holds no fresh roles" (exit 2): now exit 4, as every other
+    write refuses a secret-like id, and the token is in no output."""
+    argv = ["park", "core", "--agent", "amy", flag, TOKEN] if flag == "--role" else ["park", "core", flag, TOKEN]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (4, "") and "looks like a secret" in err and TOKEN not in err
+    assert all_event_files(project) == []
