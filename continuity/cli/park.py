@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -39,27 +40,29 @@ def _park(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import UsageError
     from continuity.core.identity import resolve_identity
     from continuity.team import decide
-    from continuity.team.parking import park
+    from continuity.team.parking import EXIT_UNREADABLE, ParkResult, park, unreadable_line
+    from events.errors import ContinuityError
 
-    store = open_store(args)
-    identity = resolve_identity(store.project, {"agent_id": args.agent})
-    if not identity.agent_id:
+    agent = args.agent or os.environ.get("CONTINUITY_AGENT")  # resolve_identity's order: the flag, then the env
+    if not agent:
         raise UsageError("park: give --agent or set CONTINUITY_AGENT")
     request = decide.ParkRequest(
         team=decide.checked_name(args.team, "team", "park"),
-        agent=decide.checked_name(identity.agent_id, "agent", "park"),
+        agent=decide.checked_name(agent, "agent", "park"),
         role=None if args.role is None else decide.checked_name(args.role, "role", "park"),
         objective=args.objective, decisions=tuple(args.decision), next_actions=tuple(args.next),
         open_questions=tuple(args.open_question), artifacts=tuple(args.artifact))
     _refuse_secret_names(request)
-    result = park(store, identity, request, handoff=args.handoff)
+    try:
+        store = open_store(args)
+        project = store.project  # a config that cannot be read
+    except ContinuityError as error:  # seed 000: the role state cannot be read, so nothing is parked (exit 1)
+        return _refused(out, ParkResult(code=EXIT_UNREADABLE, errors=[
+            f"park: {error}", unreadable_line(request.agent, request.team)]))
+    result = park(store, resolve_identity(project, {"agent_id": agent}), request, handoff=args.handoff)
     warn(result.warnings)
     if result.code != 0:
-        if out.as_json:
-            out.emit({"ok": False, "exit_code": result.code, "message": result.errors[-1], "errors": result.errors})
-        sys.stderr.write("".join(line + "\n" for line in result.errors))
-        sys.stderr.flush()
-        return result.code
+        return _refused(out, result)
     import msgspec
 
     out.emit({"ok": True, "action": "park", "parked": msgspec.to_builtins(result.parked)},
@@ -76,3 +79,13 @@ def _refuse_secret_names(request: Any) -> None:
         rule = find_secret(value) if value else None
         if rule is not None:
             raise SecretRefused(field, rule, offered=False)
+
+
+def _refused(out: Output, result: Any) -> int:
+    """Print a park that wrote nothing: its findings and banner on stderr (and the --json object); its code."""
+    if out.as_json:
+        out.emit({"ok": False, "exit_code": result.code, "message": result.errors[-1], "errors": result.errors})
+    sys.stderr.write("".join(line + "\n" for line in result.errors))
+    sys.stderr.flush()
+    code: int = result.code
+    return code

@@ -47,6 +47,12 @@ class ParkResult(msgspec.Struct, kw_only=True):
         return [f"parked {each.role} -> {each.path}" for each in self.parked]
 
 
+def unreadable_line(agent: str, team: str) -> str:
+    """Seed 000's banner when the roles cannot be read (exit 1): nothing was parked."""
+    return (f"park: could not determine which fresh roles {agent} holds in team/{team} (role state unreadable, "
+            f"not empty) — {NOT_WRITTEN}. Nothing was parked; retry before ending the session.")
+
+
 def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: bool = False) -> ParkResult:
     """Read the roles, decide, check the doctrine (with `handoff`), record under the lock, catch up."""
     from continuity.core import store as clock
@@ -54,8 +60,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
     from events.sealing import prepare
 
     where = f"team/{request.team}"
-    unreadable = (f"park: could not determine which fresh roles {request.agent} holds in {where} (role state "
-                  f"unreadable, not empty) — {NOT_WRITTEN}. Nothing was parked; retry before ending the session.")
+    unreadable = unreadable_line(request.agent, request.team)
     held = f"does not hold fresh role {request.role}" if request.role else "holds no fresh roles"
     nothing = f"park: {request.agent} {held} in {where} — {NOT_WRITTEN} because there was nothing to park"
     state, warnings = service.readable_roles(store, identity.project)

@@ -273,3 +273,27 @@ def test_park_refuses_a_secret_like_name_without_echoing_it(project: Path, capsy
     code, out, err = run(capsys, *argv)
     assert (code, out) == (4, "") and "looks like a secret" in err and TOKEN not in err
     assert all_event_files(project) == []
+
+
+@pytest.mark.parametrize("broken", ["no store", "empty config", "invalid config"])
+def test_park_on_a_store_it_cannot_open_prints_the_banner_and_exits_1(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture, broken: str) -> None:
+    """No store, or a config.json that cannot be read: seed 000's "could not determine" banner with exit 1 (it
+    was exit 3 or 9 with no banner, and 3 is also --handoff's findings code), the reason on the line before it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    if broken != "no store":
+        assert run(capsys, "init", "--project", "demo")[0] == 0
+        (root / ".agent/runtime-continuity/config.json").write_text("" if broken == "empty config" else "{")
+    code, out, err = run(capsys, "park", "core", "--agent", "amy")
+    lines = err.splitlines()
+    assert (code, out, len(lines)) == (1, "", 2), err
+    assert lines[0].startswith("park: ") and ("no store" in lines[0] or "config.json" in lines[0])
+    assert lines[1] == ("park: could not determine which fresh roles amy holds in team/core (role state unreadable, "
+                        "not empty) — CHECKPOINT NOT WRITTEN. Nothing was parked; retry before ending the session.")
+    code, out, _ = run(capsys, "park", "core", "--agent", "amy", "--json")
+    answer = json.loads(out)
+    assert code == 1 and answer["ok"] is False and answer["exit_code"] == 1 and "CHECKPOINT NOT WRITTEN" in \
+        answer["message"]
+    assert not list(root.rglob("*.json")) or broken != "no store"
