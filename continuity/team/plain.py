@@ -28,9 +28,10 @@ POINTER_NAME = "LATEST.json"
 
 def task_slug(task: str) -> str:
     """The task as one path segment: runs of other characters become `-`, runs of dots one dot, at most 128
-    characters, no `-` or `.` at the ends. A slug is its own slug, so `resume` finds a task by either name.
+    characters, no `-`, `.` or `_` at the start (an id starts with a letter or digit), no `-` or `.` at the end.
+    A slug is its own slug, so `resume` finds a task by either name.
     The pointer's own name is refused: that task's folder would stand where the agent's `LATEST.json` belongs."""
-    slug = _DOTS.sub(".", _NOT_SEGMENT.sub("-", task))[:128].strip("-.")
+    slug = _DOTS.sub(".", _NOT_SEGMENT.sub("-", task))[:128].lstrip("-._").rstrip("-.")
     if not slug or names_pointer(slug):
         from continuity.core.errors import UsageError
 

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from continuity.cli import main
 from tests.helpers import all_event_files, cli_process
@@ -297,3 +299,31 @@ def test_park_on_a_store_it_cannot_open_prints_the_banner_and_exits_1(
     assert code == 1 and answer["ok"] is False and answer["exit_code"] == 1 and "CHECKPOINT NOT WRITTEN" in \
         answer["message"]
     assert not list(root.rglob("*.json")) or broken != "no store"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=300) | st.from_regex(r"[-._]{0,3}[A-Za-z0-9 _.!-]{0,20}", fullmatch=True))
+def test_every_task_slug_is_a_valid_id_and_its_own_slug(task: str) -> None:
+    """Whatever the task, snapshot either refuses it as a usage error (nothing usable, the pointer's name) or makes
+    it an id the event takes: `_build` and `__init__` were refused as invalid events (exit 2)."""
+    import msgspec
+
+    from continuity.core.errors import UsageError
+    from continuity.team.plain import task_slug
+    from events.base import Name
+
+    try:
+        slug = task_slug(task)
+    except UsageError:
+        return
+    assert msgspec.convert(slug, Name) == slug and task_slug(slug) == slug
+
+
+@pytest.mark.parametrize(("task", "slug"), [("_build", "build"), ("__init__", "init__"), ("-._x", "x")])
+def test_a_task_starting_with_an_underscore_is_saved_under_its_slug(project: Path, capsys: Capture, task: str,
+                                                                   slug: str) -> None:
+    code, out, err = run(capsys, "snapshot", "core", "ash", task, "--objective", "o")
+    assert (code, err) == (0, "") and out.rstrip().endswith(f"-{slug}")
+    assert (team_dir(project) / "core/member/ash/continuity" / slug / "latest.json").is_file()
+    code, out, _ = run(capsys, "resume", "core", "ash", task, "--json")
+    assert code == 0 and json.loads(out)["task"] == slug
