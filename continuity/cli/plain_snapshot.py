@@ -109,9 +109,13 @@ def _emit(store: Any, who: dict[str, Any], sealed: Any) -> list[str]:
     """The checkpoint moment: nothing to do (and nothing imported) unless the team's channel config exists."""
     from continuity.moments.paths import config_relpath
 
-    relative = config_relpath(sealed.tree["team"])
-    if not os.path.lexists(os.path.join(store.path, *relative.split("/"))):
-        return []
+    path = store.path
+    for part in config_relpath(sealed.tree["team"]).split("/"):
+        path = os.path.join(path, part)
+        if os.path.islink(path):  # a link on the way, dangling or not: the channel's reader says it is unreadable
+            break
+        if not os.path.lexists(path):
+            return []
     from continuity.core.identity import Identity
     from continuity.moments.deliver import emit_after_save
     from events.sealing import StoredEvent

@@ -118,9 +118,19 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
         write_if_changed(path, pretty(data), within=store_path)
 
 
+#: A snapshot's `created_at` as the log spells it: only such a time, in a document that agrees with itself, can
+#: hold a document back (a hand-edited `"created_at": "9999"` would have held the pointer back for good).
+_CREATED_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z\Z")
+
+
 def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
+    """Whether the document at `path` is a newer snapshot's; a link there is never read (nor anything outside)."""
     try:
-        there = json.loads(osfs.read_regular(path))
-        return bool((there["created_at"], there["task"], there["checkpoint_id"]) > key)
+        there = json.loads(osfs.read_regular(path, follow=False))
+        found = (there["created_at"], there["task"], there["checkpoint_id"])
     except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return False
+    if not all(isinstance(part, str) for part in found) or not _CREATED_AT.match(found[0]) or \
+            found[2] != f"CHK-{found[0]}-{found[1]}":
+        return False
+    return found > key

@@ -327,3 +327,51 @@ def test_a_task_starting_with_an_underscore_is_saved_under_its_slug(project: Pat
     assert (team_dir(project) / "core/member/ash/continuity" / slug / "latest.json").is_file()
     code, out, _ = run(capsys, "resume", "core", "ash", task, "--json")
     assert code == 0 and json.loads(out)["task"] == slug
+
+
+def _pointer(project: Path) -> Path:
+    return team_dir(project) / "core/member/ash/continuity/LATEST.json"
+
+
+@pytest.mark.parametrize("objective_flag", ["--objective", "--obj"], ids=["plain path", "argparse path"])
+def test_a_pointer_planted_as_a_link_is_never_read_or_written_through(project: Path, capsys: Capture,
+                                                                      tmp_path: Path, objective_flag: str) -> None:
+    """LATEST.json a link to a file outside the store naming a "newer" snapshot: the file outside is neither
+    trusted nor written, and the pointer names the new snapshot (it was left alone, silently)."""
+    assert run(capsys, "snapshot", "core", "ash", "t1", "--objective", "o1")[0] == 0
+    outside = tmp_path / "outside.json"
+    forged = {"schema": "coord.continuity-latest.v1", "agent": "ash", "task": "z", "created_at":
+              "2999-01-01T00:00:00.000000Z", "checkpoint_id": "CHK-2999-01-01T00:00:00.000000Z-z", "path": "x"}
+    outside.write_text(json.dumps(forged))
+    _pointer(project).unlink()
+    _pointer(project).symlink_to(outside)
+    code, _, _ = run(capsys, "snapshot", "core", "ash", "t2", objective_flag, "o2")
+    assert code == 0 and json.loads(outside.read_text()) == forged
+    assert not _pointer(project).is_symlink() and json.loads(_pointer(project).read_text())["task"] == "t2"
+
+
+@pytest.mark.parametrize("forged", [
+    {"created_at": "9999", "task": "z", "checkpoint_id": "z"},
+    {"created_at": "9999-99-99T99:99:99.999999Z", "task": "z", "checkpoint_id": "CHK-other-z"},
+    {"created_at": ["2999"], "task": "z", "checkpoint_id": "z"},
+])
+def test_a_pointer_edited_by_hand_does_not_hold_the_next_snapshot_back(project: Path, capsys: Capture,
+                                                                       forged: dict[str, object]) -> None:
+    """A pointer whose time is not the log's spelling, or whose id does not agree with it, is not "newer"."""
+    assert run(capsys, "snapshot", "core", "ash", "t1", "--objective", "o1")[0] == 0
+    _pointer(project).write_text(json.dumps(forged))
+    assert run(capsys, "snapshot", "core", "ash", "t2", "--objective", "o2")[0] == 0
+    assert json.loads(_pointer(project).read_text())["task"] == "t2"
+
+
+@pytest.mark.parametrize("objective_flag", ["--objective", "--obj"], ids=["plain path", "argparse path"])
+def test_a_link_on_the_way_to_the_channel_config_is_reported_on_both_paths(project: Path, capsys: Capture,
+                                                                           tmp_path: Path,
+                                                                           objective_flag: str) -> None:
+    """`team/core/_coord` a dangling link: the snapshot is saved and one line says the config is unreadable (the
+    plain path said nothing: it asked whether the config exists through the link)."""
+    (team_dir(project) / "core").mkdir(parents=True)
+    (team_dir(project) / "core/_coord").symlink_to(tmp_path / "nowhere")
+    code, out, err = run(capsys, "snapshot", "core", "ash", "t", objective_flag, "o")
+    assert code == 0 and out.startswith("snapshot CHK-")
+    assert err.count("\n") == 1 and "is unreadable (team/core/_coord is a symlink)" in err
