@@ -23,12 +23,14 @@ class SecretRefused(ContinuityError):
 
     exit_code = 4
 
-    def __init__(self, field: str, rule: str, *, redactable: bool = True, offered: bool = True) -> None:
-        """`redactable`: the field can hold the redaction marker (an id cannot); `offered`: the command has --redact."""
+    def __init__(self, field: str, rule: str, *, redactable: bool = True, redact_with: str | None = "--redact",
+                 ) -> None:
+        """`redactable`: the field can hold the redaction marker (an id cannot); `redact_with`: how the caller asks
+        for redaction (the CLI's flag, an MCP tool's argument; None: this command cannot)."""
         if not redactable:
             fix = "an id cannot be redacted: remove it or use another id"
-        elif offered:
-            fix = f"remove it or pass --redact to store it as [REDACTED:{rule}]"
+        elif redact_with:
+            fix = f"remove it or pass {redact_with} to store it as [REDACTED:{rule}]"
         else:
             fix = "remove it"
         super().__init__(f"refused: field {field} looks like a secret (rule {rule}); {fix}")

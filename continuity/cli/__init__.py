@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hasattr(args, "redact"):
                 raise
             # the command has no --redact (team snapshots, park, roles, messages): never point at one
-            raise SecretRefused(error.field, error.rule, redactable=error.redactable, offered=False) from None
+            raise SecretRefused(error.field, error.rule, redactable=error.redactable, redact_with=None) from None
         return code
 
     return guarded(body, on_error=on_error, on_internal=on_internal, debug="--debug" in args_list)

@@ -78,7 +78,7 @@ def _refuse_secret_names(request: Any) -> None:
     for field, value in (("team", request.team), ("agent_id", request.agent), ("role", request.role)):
         rule = find_secret(value) if value else None
         if rule is not None:
-            raise SecretRefused(field, rule, offered=False)
+            raise SecretRefused(field, rule, redact_with=None)
 
 
 def _refused(out: Output, result: Any) -> int:

@@ -154,10 +154,17 @@ def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(tmp_pat
         out_of_range = error_line(await session.call_tool("events", {"limit": 0}))
         unknown_tool = error_line(await session.call_tool("nope", {}))
         secret = error_line(await session.call_tool("checkpoint", {"message": f"token {token}"}))
+        no_redact = error_line(await session.call_tool("snapshot", {"team": "core", "agent": "ash", "task": "t",
+                                                                    "objective": f"token {token}"}))
         listed = payload(await session.call_tool("events", {}))
-        return wrong_type, unknown_field, out_of_range, unknown_tool, secret, listed
+        return wrong_type, unknown_field, out_of_range, unknown_tool, (secret, no_redact), listed
 
-    wrong_type, unknown_field, out_of_range, unknown_tool, secret, listed = with_session(tmp_path, root, body)
+    wrong_type, unknown_field, out_of_range, unknown_tool, secrets, listed = with_session(tmp_path, root, body)
+    secret, no_redact = secrets
+    # the tool's own argument, never the CLI's flag; a tool without one only says "remove it"
+    assert secret.endswith("remove it or pass `redact: true` to store it as [REDACTED:github-token]"), secret
+    assert no_redact.startswith("refused: field objective looks like a secret") and no_redact.endswith("remove it")
+    assert token not in no_redact
     assert "log: invalid arguments" in wrong_type and "$.message" in wrong_type
     assert "limt" in unknown_field
     assert "$.limit" in out_of_range

@@ -29,6 +29,18 @@ def one_line(error: BaseException) -> str:
     return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
 
 
+def _as_tool_error(error: Exception, tool: str) -> Exception:
+    """A secret refusal as a tool caller can act on it: the tool's `redact` argument, or none (never a CLI flag)."""
+    from events.errors import SecretRefused
+
+    if not isinstance(error, SecretRefused):
+        return error
+    spec = TOOLS.get(tool)
+    offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
+    return SecretRefused(error.field, error.rule, redactable=error.redactable,
+                         redact_with="`redact: true`" if offered else None)
+
+
 def _client_name(ctx: Any) -> str | None:
     """The client's `clientInfo.name` from `initialize` (the host its events are recorded from)."""
     params = getattr(getattr(ctx, "session", None), "client_params", None)
@@ -72,7 +84,8 @@ def build_server(root: str | None) -> Any:
                     lambda: call(params.name, params.arguments, root=root, client=client))
             text = indented_json(data).decode()
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
-            return CallToolResult(content=[TextContent(text=one_line(error))], is_error=True)
+            return CallToolResult(content=[TextContent(text=one_line(_as_tool_error(error, params.name)))],
+                                  is_error=True)
         if nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded, or forged
             return CallToolResult(content=[TextContent(text=text)])
         return CallToolResult(content=[TextContent(text=text)], structured_content=data)
