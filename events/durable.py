@@ -165,6 +165,23 @@ def _is_day(entry: str) -> bool:
     return len(entry) == 8 and entry.isascii() and entry.isdigit()
 
 
+def misfiled(events_dir: str) -> list[tuple[str, str]]:
+    """(day folder, name) of each event file filed under another day than its name's, oldest folder first.
+
+    Such a file (moved by hand, or copied in) is replayed out of order here and never carried by
+    `sync` (a branch takes an event only under its own day): `verify` names it, `sync` warns.
+    """
+    found: list[tuple[str, str]] = []
+    for day in list_days(events_dir):
+        try:
+            entries = sorted(os.listdir(os.path.join(events_dir, day)))
+        except OSError:
+            continue
+        found.extend((day, name) for name in entries
+                     if names.parse_name(name) is not None and names.shard_of(name) != day)
+    return found
+
+
 def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     """The day folders of an events folder, oldest first.
 

@@ -62,14 +62,16 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
     from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.core.text import one_line
 
     store = open_store(args)
     from continuity.readside.catchup import adopt_first_release_folders, moved_line
-    from events.durable import hour_folders
+    from events.durable import hour_folders, misfiled
 
     moved, not_moved = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
     unread = hour_folders(store.events_dir)
     report = store.open_reader().verify()
+    wrong_day = [f"events/{day}/{name}" for day, name in misfiled(store.events_dir)]
     links = symlinks_in(store.path)
     from continuity.core.store import now_us
     from continuity.facts import clock_ahead_warning
@@ -80,7 +82,8 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     temps = stale_temps_everywhere(store, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
-    data["ok"] = report.ok and not links and not unread
+    data["ok"] = report.ok and not links and not unread and not wrong_day
+    data["misfiled"] = wrong_day
     data["hour_folders_moved"] = moved
     data["unread_hour_folders"] = unread
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
@@ -112,8 +115,6 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     if ahead:
         lines.append(f"warning: {ahead}")
     if temps:
-        from continuity.core.text import one_line
-
         lines.append(f"warning: {len(temps)} temp file(s) left by a killed writer ({one_line(', '.join(temps[:5]))}"
                      f"{', ...' if len(temps) > 5 else ''}); `continuity rebuild` removes them")
     lines.extend(f"warning: {warning}" for warning in work_warnings)
@@ -129,8 +130,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     if task_broken:
         lines.append(f"BROKEN: {len(task_broken)} task or run conflict(s) left by a merge (the later update "
                      "stays; check with `continuity task show`, fix with `continuity task update`)")
-    if report.ok and not links and not unread:
+    lines.extend(one_line(f"MISFILED: {path} belongs in events/{path.rsplit('/', 1)[1][:8]}/ (replayed out of "
+                          "order here, never carried by sync: move it there)") for path in wrong_day[:20])
+    if report.ok and not links and not unread and not wrong_day:
         lines.append("ok: the log is intact" if not (broken or task_broken) else "the log itself is intact")
+    elif report.ok and not links and not unread:
+        lines.append(f"BROKEN: {len(wrong_day)} event file(s) filed under another day than their name's")
     elif report.ok and not links:
         lines.append(f"BROKEN: {len(unread)} hour folder(s) of the first release hold files no reader takes")
     elif report.ok:

@@ -465,7 +465,12 @@ class Syncer:
         def on_branch(day: str) -> set[str]:
             return set(day_entries(self.reader, index.days.get(day)))
 
-        missing, self.marks = files.unrecorded(self.store, on_branch, marks)
+        wrong_day: list[str] = []
+        missing, self.marks = files.unrecorded(self.store, on_branch, marks, wrong_day)
+        if wrong_day:
+            _warn_once(self.report.warnings, (
+                f"{len(wrong_day)} event file(s) filed under another day than their name's are not carried (first: "
+                f"{wrong_day[0]}); `continuity verify` names them: move each into its own day folder"))
         count = sum(len(day_names) for day_names in missing.values())
         if not count:
             return 0

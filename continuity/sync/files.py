@@ -162,13 +162,15 @@ def save_seen(store: Store, folder: str, seen: dict[str, str]) -> None:
 
 
 # -- local events not on the branch --------------------------------------------------------
-def unrecorded(store: Store, on_branch: Callable[[str], set[str]],
-               marks: dict[str, int]) -> tuple[dict[str, list[str]], dict[str, int]]:
+def unrecorded(store: Store, on_branch: Callable[[str], set[str]], marks: dict[str, int],
+               misfiled: list[str] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
     """Local event files whose names the branch lacks, by day; and the day marks after listing.
 
     `on_branch(day)` gives the names the branch holds for a day. A day whose mtime matches
     its mark is skipped, except the newest day. The mark is taken before the listing: a
-    file landing after it changes the mtime, so the next sync lists that day again.
+    file landing after it changes the mtime, so the next sync lists that day again. An event
+    filed under another day than its name's is not recorded (a branch holds an event only
+    under its own day); its `events/<day>/<name>` is added to `misfiled`.
     """
     days = list_days(store.events_dir)
     missing: dict[str, list[str]] = {}
@@ -179,9 +181,13 @@ def unrecorded(store: Store, on_branch: Callable[[str], set[str]],
         if marks.get(day) == mtime_ns and day != days[-1]:
             new_marks[day] = mtime_ns
             continue
-        local = {entry for entry in os.listdir(path)
-                 if len(entry) == names.NAME_LENGTH and names.parse_name(entry) is not None
-                 and names.shard_of(entry) == day}
+        local = set()
+        for entry in os.listdir(path):
+            if len(entry) == names.NAME_LENGTH and names.parse_name(entry) is not None:
+                if names.shard_of(entry) == day:
+                    local.add(entry)
+                elif misfiled is not None:
+                    misfiled.append(f"events/{day}/{entry}")
         absent = sorted(local - on_branch(day))
         if absent:
             missing[day] = absent

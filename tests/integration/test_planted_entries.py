@@ -127,3 +127,38 @@ def test_a_file_under_another_days_name_is_never_taken_as_the_head(project: Path
         assert after["prev"] == hashlib.sha256(before.read_bytes()).hexdigest()
     checked = run(project, "verify")
     assert checked.returncode == 1 and PLANTED in checked.stdout + checked.stderr
+
+
+def test_a_real_event_moved_to_another_days_folder_is_named_by_verify_and_sync(project: Path,
+                                                                                tmp_path: Path) -> None:
+    """One of the log's own events moved by hand into another day's folder: its chain is whole, so verify said
+    "intact" (exit 0) while sync silently left it behind and a clone's chain broke. verify now names it with
+    where it belongs (exit 1), sync warns that it is not carried, and moving it back makes both content."""
+    assert run(project, "log", "-m", "second").returncode == 0
+    first = all_event_files(project)[0]
+    elsewhere = first.parent.parent / "20200101"
+    elsewhere.mkdir()
+    moved = elsewhere / first.name
+    first.rename(moved)
+    checked = run(project, "verify")
+    assert checked.returncode == 1
+    assert f"MISFILED: events/20200101/{first.name} belongs in events/{first.name[:8]}/" in checked.stdout
+    assert "BROKEN: 1 event file(s) filed under another day" in checked.stdout
+    data = json.loads(run(project, "verify", "--json").stdout)
+    assert data["ok"] is False and data["misfiled"] == [f"events/20200101/{first.name}"]
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"],
+                 ["remote", "add", "origin", str(bare)]):
+        subprocess.run(["git", "-C", str(project), *args], check=True)
+    synced = run(project, "sync")
+    assert synced.returncode == 0, synced.stderr
+    assert f"1 event file(s) filed under another day than their name's are not carried (first: events/20200101/" \
+           f"{first.name})" in synced.stdout + synced.stderr
+    moved.rename(first)
+    assert run(project, "verify").returncode == 0
+    synced = run(project, "sync")
+    assert synced.returncode == 0 and "not carried" not in synced.stdout + synced.stderr
+    listed = subprocess.run(["git", "-C", str(project), "ls-tree", "-r", "--name-only", "continuity"],
+                            capture_output=True, text=True, check=True).stdout
+    assert f"events/{first.name[:8]}/{first.name}" in listed
