@@ -53,7 +53,7 @@ from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
-from continuity.sync.settings import branch_of, layout_of, remote_of
+from continuity.sync.settings import branch_of, layout_of, remote_of, shadowed_remote
 from continuity.sync.tree import (
     COMMIT_LIMIT,
     DELTA_MARK,
@@ -406,7 +406,13 @@ class Syncer:
     def check_branches(self) -> None:
         """Refuse a branch of code before anything moves (refuse_foreign): the branch here (unless it shares
         history with the commit this store last left it at) and its copy of the remote's. The remote's own is
-        checked when fetched (_union_branch, reconnect), under undo_new_branch."""
+        checked when fetched (_union_branch, reconnect), under undo_new_branch. A branch named like a remote's
+        tracking ref (`origin/main`) is refused first: git would read it for the user's `origin/main`."""
+        shadowed = shadowed_remote(self.branch, self.repo.remotes())
+        if shadowed is not None:
+            raise UsageError(f"sync branch {self.branch!r} would shadow refs/remotes/{self.branch} (git reads "
+                             f"refs/heads/{self.branch} first for {self.branch!r}): name it without the remote "
+                             f"{shadowed!r} in front")
         last, _ = files.saved_marks(self.store, self.ref)
         self.refuse_foreign(self.tip, "here", last if last is not None and self.repo.rev(last) else None)
         copy = None

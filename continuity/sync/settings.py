@@ -23,11 +23,25 @@ def branch_of(store: Store, override: str | None = None) -> str:
     name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
     # git's ref-name rules (no part ending in `.` or `.lock`), and not `HEAD`: refs/heads/HEAD makes the name
     # ambiguous in every git command, and its tracking ref would be the remote's default-branch link
-    if (not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name == "HEAD"
-            or any(part.endswith((".", ".lock")) for part in name.split("/"))):
+    # Nor a name git reads as another ref first or as well: `FETCH_HEAD` (any all-capitals name is a pseudo-ref
+    # of the repository's own folder), `refs/...`, `heads/...`, `tags/...`, `remotes/...`.
+    if (not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or _PSEUDO_REF.fullmatch(name)
+            or name.split("/")[0] in _REF_FOLDERS or any(part.endswith((".", ".lock")) for part in name.split("/"))):
         raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/ (no part ending in "
-                         "`.` or `.lock`, not HEAD)")
+                         "`.` or `.lock`, not all capitals like HEAD, not starting with refs/, heads/, tags/ or "
+                         "remotes/)")
     return name
+
+
+_PSEUDO_REF = re.compile(r"[A-Z_]+")
+_REF_FOLDERS = frozenset({"refs", "heads", "tags", "remotes"})
+
+
+def shadowed_remote(branch: str, remotes: list[str]) -> str | None:
+    """The remote whose tracking refs `branch` would shadow (`origin/main`: refs/heads/origin/main is what git
+    reads for `origin/main` before refs/remotes/origin/main), or None."""
+    first = branch.split("/")[0]
+    return first if "/" in branch and first in remotes else None
 
 
 def remote_of(store: Store, override: str | None = None) -> str:

@@ -366,7 +366,9 @@ def test_configured_branch_and_no_push(world: World) -> None:
     assert git(world.remote, *heads).split() == ["agents/state", "main"]
 
 
-@pytest.mark.parametrize("name", ["HEAD", "state.", "agents/state.", "state.lock/x", "agents/x.lock"])
+@pytest.mark.parametrize("name", ["HEAD", "state.", "agents/state.", "state.lock/x", "agents/x.lock", "FETCH_HEAD",
+                                  "ORIG_HEAD", "AUTO_MERGE", "refs/heads/main", "heads/main", "tags/v1",
+                                  "remotes/origin/main"])
 def test_a_branch_name_git_refuses_or_reads_as_head_is_a_usage_error(world: World, name: str) -> None:
     """sync_branch (or clone-store's --branch) that git refuses as a ref name, or `HEAD` (sync fetched it into
     the clone's refs/remotes/origin/HEAD, the remote's default-branch link, and made `HEAD` ambiguous in every
@@ -382,6 +384,22 @@ def test_a_branch_name_git_refuses_or_reads_as_head_is_a_usage_error(world: Worl
     assert git(world.a, "symbolic-ref", "refs/remotes/origin/HEAD").strip() == "refs/remotes/origin/main"
     code, error = cli("clone-store", "origin", "--branch", name, "--root", str(world.clone("c", init=False)))
     assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
+
+
+@pytest.mark.parametrize("name", ["origin/main", "origin/continuity", "upstream/x"])
+def test_a_branch_named_like_a_remotes_tracking_ref_is_refused(world: World, name: str) -> None:
+    """sync_branch `origin/main`: refs/heads/origin/main is what git reads for `origin/main` before the user's
+    refs/remotes/origin/main, so `git diff origin/main` and `git rebase origin/main` would have taken the
+    continuity commit. Refused (exit 2) before any ref is written, here or on the remote."""
+    git(world.a, "remote", "add", "upstream", str(world.remote))
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    refs, remote_refs = git(world.a, "for-each-ref"), git(world.remote, "for-each-ref")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_USAGE and f"would shadow refs/remotes/{name}" in error["message"], error
+    assert git(world.a, "for-each-ref") == refs and git(world.remote, "for-each-ref") == remote_refs
+    assert git(world.a, "rev-parse", "origin/main") == git(world.remote, "rev-parse", "main")
 
 
 def test_sync_without_a_git_identity(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
