@@ -22,6 +22,7 @@ import contextlib
 import difflib
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -330,7 +331,7 @@ def parse_config(text: str) -> dict[str, Any]:
         raise UsageError("it starts with a byte order mark (U+FEFF), which JSON does not allow: save it as "
                          "UTF-8 without one")
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError as error:
         if "integer string conversion" in str(error):  # Python's guard against huge numbers; its advice is not ours
             raise UsageError("it is not valid JSON for install (a number with more than 4300 digits)") from None
@@ -344,6 +345,20 @@ def parse_config(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError("it does not hold a JSON object")
     return value
+
+
+def _not_json(word: str) -> float:
+    """`NaN`, `Infinity`, `-Infinity`: Python reads them, JSON (and every harness's reader) does not."""
+    raise ValueError(f"{word} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A number as Python reads it, unless it is too large for a double (`1e999` would be written back as
+    `Infinity`, which a JSON reader refuses)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text[:40]} is too large to be written back as JSON")
+    return number
 
 
 def _has_comments(text: str) -> bool:
@@ -367,7 +382,7 @@ def _has_comments(text: str) -> bool:
 def render_config(config: dict[str, Any], original: str | None) -> str:
     """JSON text for `config`, in the original file's indentation (two spaces by default)."""
     indent = re.match(r"\{[ \t]*\r?\n([ \t]+)\S", original or "")
-    text = json.dumps(config, indent=indent.group(1) if indent else 2, ensure_ascii=False)
+    text = json.dumps(config, indent=indent.group(1) if indent else 2, ensure_ascii=False, allow_nan=False)
     # a lone surrogate (the file's own `\ud800` escape, valid JSON) has no UTF-8 form: it stays an escape
     text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     return text if original and not original.endswith("\n") else text + "\n"

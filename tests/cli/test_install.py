@@ -218,10 +218,15 @@ def test_a_lone_surrogate_escape_is_kept_as_an_escape(proj: Path, capsys: Captur
 @pytest.mark.parametrize(("content", "says"), [
     (b'\xef\xbb\xbf{"model": "opus"}\n', "starts with a byte order mark (U+FEFF)"),
     (b'{"n": ' + b"9" * 5000 + b"}\n", "a number with more than 4300 digits"),
+    (b'{"a": 1e999}\n', "the number 1e999 is too large to be written back as JSON"),
+    (b'{"a": [-1.5E+400]}\n', "the number -1.5E+400 is too large"),
+    (b'{"a": NaN}\n', "NaN is not a JSON value"),
+    (b'{"a": -Infinity}\n', "-Infinity is not a JSON value"),
 ])
 def test_a_bom_or_a_huge_number_is_refused_in_words_of_its_own(proj: Path, capsys: Capture, content: bytes,
                                                                 says: str) -> None:
-    """A BOM or a 5000-digit number: exit 2, one line saying which (not a parser's column or Python's advice)."""
+    """A BOM, a 5000-digit number, a number past a double (it was written back as `Infinity`, which no JSON reader
+    takes) or Python's NaN/Infinity (not JSON): exit 2, one line saying which, the file as it was."""
     settings = proj / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_bytes(content)
