@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from continuity.sync.git import Repo
 
 MASK = "***"
+#: The shortest query value hidden wherever it appears in a message (shorter ones: where a URL shows them).
+MIN_HIDDEN = 6
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _AUTHORITY_END = re.compile(r"[/?#\s'\"<>`]")
 # A user part that is a token: a known token prefix, or a long opaque run of letters and digits
@@ -67,13 +70,40 @@ def _holds_secret(userinfo: str) -> bool:
     return bool(password) or _token_like(user)
 
 
+#: A query parameter that carries a credential, whatever the length of its value (`?access_token=abc`,
+#: `&private_token=`, `?sig=`, `X-Amz-Signature=`): the event guard finds only long values.
+_SECRET_PARAM = re.compile(
+    r"(?:[a-z0-9]+[_.-])*(?:token|key|secret|password|passwd|pwd|pass|sig|signature|credential|credentials|auth"
+    r"|authorization|apikey|session|sessionid|code)",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def _query_spans(url: str) -> list[tuple[int, int]]:
+    """Spans of the values of credential-named query parameters (after `?`, up to `#`)."""
+    mark = url.find("?")
+    if mark < 0:
+        return []
+    end = url.find("#", mark)
+    end = len(url) if end < 0 else end
+    spans, at = [], mark + 1
+    for part in url[mark + 1:end].split("&"):
+        key, equals, value = part.partition("=")
+        if equals and value and _SECRET_PARAM.fullmatch(unquote(key)):
+            start = at + len(key) + 1
+            spans.append((start, start + len(value)))
+        at += len(part) + 1
+    return spans
+
+
 def _secret_spans(url: str) -> list[tuple[int, int]]:
     return [(start, end) for start, end in _userinfos(url, scp_like=True) if _holds_secret(url[start:end])]
 
 
 def has_secret(url: str) -> bool:
-    """True when a remote URL embeds credentials (a password, a token as the user, anything secret-like)."""
-    return bool(_secret_spans(url)) or find_secret(url) is not None
+    """True when a remote URL embeds credentials (a password, a token as the user, a credential-named query
+    parameter, anything secret-like)."""
+    return bool(_secret_spans(url)) or bool(_query_spans(url)) or find_secret(url) is not None
 
 
 def _shown_user(userinfo: str) -> str | None:
@@ -95,7 +125,8 @@ def _replace(text: str, spans: list[tuple[int, int]], render: Callable[[str], st
 
 def mask_url(url: str) -> str:
     """The URL with every secret replaced by `***` (the user name stays when it is a plain name)."""
-    return redact_text(_replace(url, _secret_spans(url), _masked_userinfo))[0]
+    masked = _replace(url, _query_spans(url), lambda _value: MASK)  # after the userinfo: spans stay put
+    return redact_text(_replace(masked, _secret_spans(masked), _masked_userinfo))[0]
 
 
 def without_secrets(url: str) -> str | None:
@@ -115,11 +146,14 @@ def secrets_of(url: str) -> list[str]:
         found += [raw, decoded, password, unquote(password), decoded.partition(":")[2]]
         if _token_like(unquote(user)) or ":" in unquote(user):
             found += [user, unquote(user)]
+    for start, end in _query_spans(url):  # a short one is masked where a URL shows it (mask_text), not everywhere
+        found += [value for value in (url[start:end], unquote(url[start:end])) if len(value) >= MIN_HIDDEN]
     return sorted({secret for secret in found if secret}, key=len, reverse=True)
 
 
 def mask_text(text: str, hidden: Iterable[str] = ()) -> str:
     """A message with the given secrets, the credentials of any URL in it and secret-like text masked."""
+    text = _URL.sub(lambda match: _replace(match[0], _query_spans(match[0]), lambda _value: MASK), text)
     for secret in hidden:
         text = text.replace(secret, MASK)
     spans = [(start, end) for start, end in _userinfos(text, scp_like=False) if _holds_secret(text[start:end])]

@@ -42,6 +42,10 @@ REFUSED = [
     ("encoded-colon", f"https://user%3A{SECRET}@127.0.0.1:9/repo.git", [SECRET]),
     ("encoded-token-user", f"https://%67{GITHUB_TOKEN[1:]}@127.0.0.1:9/repo.git", [GITHUB_TOKEN[1:]]),
     ("token-in-query", f"https://127.0.0.1:9/repo.git?access_token={SECRET}", [SECRET]),
+    # a credential-named parameter whatever the length of its value (the guard finds only long ones)
+    ("short-token-in-query", "https://127.0.0.1:9/x.git?access_token=SECRETQ", ["SECRETQ"]),
+    ("signature-in-query", "https://127.0.0.1:9/x.git?ref=main&X-Amz-Signature=Zq81xw", ["Zq81xw"]),
+    ("encoded-key-in-query", "https://127.0.0.1:9/x.git?private%5Ftoken=Pv7qZ2", ["Pv7qZ2"]),
 ]
 ALLOWED = ["ssh://git@127.0.0.1:9/repo.git", "git@127.0.0.1:repo.git", "https://user@127.0.0.1:9/repo.git"]
 
@@ -140,7 +144,8 @@ def test_credential_classes_and_bare_user_names() -> None:
         assert has_secret(url)
         assert not [secret for secret in secrets if secret in mask_url(url)]
     for url in [*ALLOWED, "https://github.com/org/repo.git", "/srv/git/repo.git", "file:///srv/repo.git",
-                "git@host:repo@v2", "origin"]:
+                "git@host:repo@v2", "origin", "https://h/x.git?ref=main", "https://h/x.git?monkey=1&keys",
+                "https://h/x.git?token="]:
         assert not has_secret(url) and mask_url(url) == url
 
 
