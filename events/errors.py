@@ -10,6 +10,8 @@ class ContinuityError(Exception):
     """
 
     exit_code: int = 70
+    #: Warnings the failing command had gathered before it failed, for the caller to print first.
+    warnings: list[str] = []  # noqa: RUF012 (never mutated: an instance sets its own list)
 
 
 class EventInvalid(ContinuityError):

@@ -59,6 +59,7 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
     from continuity.sync.engine import sync
+    from events.errors import ContinuityError
 
     store = open_store(args)
     if args.status:
@@ -66,6 +67,9 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     news = _news("sync", out)
     try:
         report = sync(store, remote=args.remote, push=not args.no_push, progress=news.message if news else None)
+    except ContinuityError as error:
+        warn(error.warnings)  # what the sync found before it failed
+        raise
     finally:
         if news is not None:
             news.close()

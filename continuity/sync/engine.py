@@ -70,7 +70,7 @@ from continuity.sync.tree import (
     write_index,
     write_root,
 )
-from events.errors import WriteFailed
+from events.errors import ContinuityError, WriteFailed
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
 MAX_TIMEOUT = 86400.0  # the longest `sync_timeout` taken: a day (a bigger one overflows the clock's waits)
@@ -804,6 +804,8 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
             syncer.run(push=push, restore=restore)
         except BaseException as error:
             _remember_failure(store, syncer, error)
+            if isinstance(error, ContinuityError):  # said before the error too (the credential remote's warning)
+                error.warnings = list(report.warnings)
             if catch_up and (report.added_remote or report.added_branch):  # added events still reach projections
                 _catch_up(store, report, progress)
             raise

@@ -205,6 +205,19 @@ def test_a_named_remote_with_credentials_warns_once(world: World, url: str, secr
     assert files_holding(world.a, secrets) == [] and files_holding(fresh, secrets) == []
 
 
+def test_a_named_remote_with_credentials_warns_when_the_sync_fails_too(world: World, tmp_path: Path) -> None:
+    """The warning came only with a sync that succeeded: one that failed (here: the remote, rewritten to a folder
+    that does not exist, cannot be read; exit 8) printed its error alone. Now the warning comes first."""
+    git(world.a, "remote", "add", "creds", CREDENTIAL_URL)
+    rewrite(world.a, CREDENTIAL_URL, tmp_path / "missing.git")
+    append(world.a, "a1")
+    for code, out, err in both_ways("sync", "--remote", "creds", "--root", str(world.a)):
+        lines = err.splitlines()
+        assert code == EXIT_REMOTE and len(lines) == 2, err
+        assert "warning:" in lines[0] and "'creds' embeds credentials" in lines[0]
+        assert "error" in lines[1] and SECRET not in out + err
+
+
 def test_a_credential_push_url_warns_without_contacting_it(world: World,
                                                           network_calls: list[tuple[str, ...]]) -> None:
     """A remote whose push URL embeds credentials is named, masked, in the warning; --no-push never contacts it."""
