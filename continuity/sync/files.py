@@ -260,6 +260,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     the fork count of a sync with local events reads them).
     """
     staged = Staged(os.path.join(store.local_dir, "incoming"))
+    refuse_link(staged.folder)  # a link there would take the staged events (and the sweep) out of the store
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)

@@ -319,3 +319,27 @@ def test_clone_store_stopped_between_two_batches_leaves_no_staged_events(
     assert cli("sync", "--root", str(fresh))[0] == 0
     assert event_names(fresh) == event_names(world.a)
     assert cli("verify", "--root", str(fresh))[0] == 0
+
+
+@pytest.mark.parametrize("planted", ["a link to a folder outside", "a file"])
+def test_a_staging_folder_planted_in_the_store_is_an_unsafe_store(tmp_path: Path, planted: str) -> None:
+    """local/incoming a symlink (or a file): exit 6 "unsafe store" naming it, nothing staged outside the store,
+    the outside folder untouched (it was exit 5 "remote events not written: File exists")."""
+    from continuity.core.errors import EXIT_UNSAFE_STORE
+
+    world = World(tmp_path)
+    append(world.a, "a1", "a2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    incoming = world.b / STORE / "local" / "incoming"
+    if planted == "a file":
+        incoming.write_text("not a folder")
+    else:
+        incoming.symlink_to(outside, target_is_directory=True)
+    before = event_names(world.b)
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_UNSAFE_STORE and "unsafe store" in error["message"] and "incoming" in error["message"]
+    assert sorted(path.name for path in outside.iterdir()) == ["keep.txt"]
+    assert event_names(world.b) == before
