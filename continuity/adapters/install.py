@@ -848,6 +848,7 @@ def put_back(applied: list[FileChange]) -> list[Path]:
         try:
             if change.before is None:
                 change.path.unlink(missing_ok=True)
+                _drop_empty_harness_folder(change.path.parent)
             else:
                 write_text_atomic(change.path, change.before)
         except OSError:
@@ -870,6 +871,18 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
             write_text_atomic(change.path, "{}\n" if change.path.suffix == ".json" else "")
         else:
             change.path.unlink()
+            _drop_empty_harness_folder(change.path.parent)
     except OSError as error:
         raise WriteFailed(f"{change.path}: cannot write ({error.strerror or error})") from None
     return saved
+
+
+#: The folders install makes for a harness's settings (`.codex/hooks.json`, ...): removed with their last file.
+HARNESS_FOLDERS = frozenset({".claude", ".codex", ".cursor", ".gemini"})
+
+
+def _drop_empty_harness_folder(folder: Path) -> None:
+    """Remove a harness's settings folder that removing its file left empty (install made it, as a rule)."""
+    if folder.name in HARNESS_FOLDERS and not folder.is_symlink():
+        with contextlib.suppress(OSError):  # not empty (the user's own files), or gone
+            folder.rmdir()

@@ -164,6 +164,11 @@ def test_files_install_created_are_removed_by_uninstall(proj: Path, capsys: Capt
     code, data = run(capsys, "uninstall", "codex")
     assert code == 0 and [f["status"] for f in data["files"]] == ["removed", "removed"]
     assert not (proj / ".codex" / "hooks.json").exists() and not (proj / "AGENTS.md").exists()
+    assert not (proj / ".codex").exists(), "the folder install made goes with its last file"
+    (proj / ".codex").mkdir()
+    (proj / ".codex" / "config.toml").write_text("model = 'x'\n")  # the user's own file: the folder stays
+    assert run(capsys, "install", "codex")[0] == 0 and run(capsys, "uninstall", "codex")[0] == 0
+    assert sorted(path.name for path in (proj / ".codex").iterdir()) == ["config.toml"]
 
 
 def test_dry_run_prints_a_diff_and_changes_nothing(proj: Path, capsys: Capture) -> None:
