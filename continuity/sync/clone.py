@@ -60,20 +60,29 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
         raise UsageError(f"{mask_url(remote_name)!r} has no branch {branch_name!r}: nothing to clone (start one with "
                          "`continuity init` and `continuity sync`)")
     initialized = not os.path.exists(store.config_path)
+    undo = None
     if initialized:
+        from continuity.sync.transfer import undo_new_store
+
+        undo = undo_new_store(root, store.path)
         project = _newest_project(repo, [tip] if tip is not None else heads)
         try:
             store, _ = init_store(root, project=project, language=None, adopt=False)
         except UsageError:  # a project name this version refuses: fall back to the folder's name
             store, _ = init_store(root, project=None, language=None, adopt=False)
-    store = _remember(store, branch_name, remote_name)
-    folding = Folding(store)
     try:
-        report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress,
-                      catch_up=False, restore=True, landing=folding)
-        folded = folding.finish()
-    finally:
-        folding.close()
+        store = _remember(store, branch_name, remote_name)
+        folding = Folding(store)
+        try:
+            report = sync(store, remote=remote_name, push=False, branch=branch_name, progress=progress,
+                          catch_up=False, restore=True, landing=folding)
+            folded = folding.finish()
+        finally:
+            folding.close()
+    except BaseException:
+        if undo is not None and not _holds_events(store):  # refused before any event landed: no store is left
+            undo()
+        raise
     from continuity.sync.engine import counting
     from projections.registry import REGISTRY
 
@@ -285,6 +294,17 @@ def _open_log(store: Store) -> int:
         os.close(fd)
         return subprocess.DEVNULL
     return fd
+
+
+def _holds_events(store: Store) -> bool:
+    """Whether any event file landed in the store (a clone that failed part-way keeps what it brought)."""
+    from events.durable import list_days
+
+    for day in list_days(store.events_dir):
+        with contextlib.suppress(OSError):
+            if any(name.endswith(".json") for name in os.listdir(os.path.join(store.events_dir, day))):
+                return True
+    return False
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

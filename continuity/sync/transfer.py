@@ -340,10 +340,10 @@ def _precheck_new_store(repo: Repo, bundle: str, branch: str, head: str) -> None
             repo.try_run("update-ref", "-d", ref)
 
 
-def _undo_new_store(root: str, store_path: str) -> Callable[[], None]:
-    """For an import about to make the store: what removes it again, and what `init` appended to the project's
-    `.gitignore`, when a step after fails (an event of the transfer that does not match its name, a disk error).
-    A store folder that was there already is left alone."""
+def undo_new_store(root: str, store_path: str) -> Callable[[], None]:
+    """For an import (or a clone-store) about to make the store: what removes it again, and what `init` appended
+    to the project's `.gitignore`, when a step after fails (an event that does not match its name, a disk
+    error). A store folder that was there already is left alone."""
     ignore = os.path.join(root, ".gitignore")
     kept: bytes | None = None
     with contextlib.suppress(OSError):  # none (init writes one), or not a file (init refuses to touch it)
@@ -412,7 +412,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     undo = None
     if existing is None:
         _precheck_new_store(repo, bundle, branch, manifest.head)
-        undo = _undo_new_store(root, Store(root).path)
+        undo = undo_new_store(root, Store(root).path)
     try:
         store = existing or init_store(root, project=manifest.project, language=None, adopt=False)[0]
         store.check_safe()

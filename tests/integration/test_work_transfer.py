@@ -575,3 +575,19 @@ def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
     assert "changed nothing" not in out["message"]
     assert not (c / MARKER).exists()
     assert git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
+
+
+def test_a_clone_store_refused_before_any_event_landed_leaves_no_store(exported: tuple[World, Path]) -> None:
+    """The remote's branch holds an event unlike its name: clone-store refuses (exit 1, "changed nothing"), and a
+    store it made for the clone is removed again with what init added to .gitignore (it stayed, named after the
+    folder and remembering the remote, as if the clone had half worked)."""
+    world, folder = exported
+    _an_event_unlike_its_name(world, folder, world.a)
+    git(world.a, "push", "-q", "-f", "origin", "continuity")
+    c = world.clone("c", init=False)
+    before = folder_state(c)
+    code, out = cli("clone-store", "origin", "--root", str(c))
+    assert code == EXIT_INTEGRITY, out
+    assert "does not match the hash in its name" in out["message"] and "changed nothing" in out["message"]
+    after = folder_state(c)
+    assert after["files"] == before["files"]  # no .agent/, .gitignore as it was
