@@ -123,6 +123,11 @@ def _clone(args: argparse.Namespace, out: Output) -> int:
         if news is not None:
             news.close()
     warn(result["warnings"])
-    out.emit(result, f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
-                     f"{result['store']} (project {result['project']})")
+    if result["initialized"]:
+        text = (f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
+                f"{result['store']} (project {result['project']})")
+    else:  # into a store that was there: what came, and what the store holds now
+        text = (f"brought {result['added_remote']} new event(s) from {result['remote']}/{result['branch']} into "
+                f"the existing store {result['store']} (project {result['project']}; {result['events']} events in all)")
+    out.emit(result, text)
     return 0

@@ -591,3 +591,24 @@ def test_a_clone_store_refused_before_any_event_landed_leaves_no_store(exported:
     assert "does not match the hash in its name" in out["message"] and "changed nothing" in out["message"]
     after = folder_state(c)
     assert after["files"] == before["files"]  # no .agent/, .gitignore as it was
+
+
+def test_clone_store_into_a_store_that_is_there_says_what_came(exported: tuple[World, Path],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A second clone-store into the same folder said "cloned N events", N counting what the store already held;
+    it now says how many new events came and how many the store holds in all."""
+    from continuity.cli import main
+
+    world, _ = exported
+    c = world.clone("c", init=False)
+    assert main(["clone-store", "origin", "--root", str(c)]) == 0
+    first = capsys.readouterr().out
+    assert first.startswith("cloned ") and " events from origin/continuity into " in first
+    held = len(event_names(c))
+    append(world.a, "one more")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    capsys.readouterr()
+    assert main(["clone-store", "origin", "--root", str(c)]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("brought 1 new event(s) from origin/continuity into the existing store "), again
+    assert again.rstrip().endswith(f"; {held + 1} events in all)")
