@@ -192,8 +192,24 @@ def _link_latest(link: str, target: str, relative: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
-    except OSError:
-        write_if_changed(link, osfs.read_regular(target))
+    except OSError:  # no links here (a file system without them): a copy, never one of an older archive
+        if not _newer_copy(link, os.path.basename(target)):
+            write_if_changed(link, osfs.read_regular(target))
+
+
+#: The archive a Markdown archive is of, near its top (`- Archive: \`RC-<stamp>\``, in either language).
+_ARCHIVE_IN_TEXT = re.compile(rf"`RC-({STAMP})`")
+
+
+def _newer_copy(link: str, mine: str) -> bool:
+    """Whether `latest.md`, a copy where links fail, is of an archive taken after the one named `mine`."""
+    ours = _MARKDOWN_NAME.match(mine)
+    try:
+        head = osfs.read_regular(link, follow=False)[:4096].decode("utf-8", "replace")
+    except OSError:  # none yet, a link, or not a file: written as before
+        return False
+    theirs = _ARCHIVE_IN_TEXT.search(head)
+    return ours is not None and theirs is not None and theirs[1] > ours[1]
 
 
 #: A Markdown archive's name: its stamp sorts as its archive's time does.

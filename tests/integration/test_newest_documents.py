@@ -152,3 +152,30 @@ def test_state_json_keeps_the_newer_event_and_archive_of_the_two() -> None:
                     {"latest_event": 5, "latest_archive": {"a": 1}},
                     {"latest_event": ".agent/runtime-continuity/events/20991231/not-an-event.json"}):
         assert newest_of(foreign, mine) == mine
+
+
+def test_latest_md_as_a_copy_is_never_of_an_older_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where links cannot be made (a fake here: `os.symlink` raising, as on a file system without links),
+    latest.md is a copy; a catch-up that finished last with an older archive copied that one over the newer."""
+    folder = tmp_path / "contexts" / "demo"
+    folder.mkdir(parents=True)
+    old, new = folder / "ctx_20261201_100000_000001.md", folder / "ctx_20261201_100000_000002-node0001.md"
+    old.write_text("# Work archive: demo\n\n- Archive: `RC-20261201_100000_000001`\n")
+    new.write_text("# 工作存档：demo\n\n- 存档：`RC-20261201_100000_000002`\n")
+
+    def no_links(*_: object, **__: object) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", no_links)
+    link = folder / "latest.md"
+    writers.link_latest(str(link), str(new))
+    assert not link.is_symlink() and link.read_bytes() == new.read_bytes()
+    writers.link_latest(str(link), str(old))
+    assert link.read_bytes() == new.read_bytes()  # the older one finished last: the newer copy stays
+    newer = folder / "ctx_20261202_000000_000000.md"
+    newer.write_text("# Work archive: demo\n\n- Archive: `RC-20261202_000000_000000`\n")
+    writers.link_latest(str(link), str(newer))
+    assert link.read_bytes() == newer.read_bytes()
+    link.write_text("my own notes, no archive named\n")  # not one of ours: replaced as before
+    writers.link_latest(str(link), str(old))
+    assert link.read_bytes() == old.read_bytes()
