@@ -230,9 +230,10 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
     if not mem.claim(book, key, kind, event.event_id):
         return
     files = task_files(state, task)
+    note = event.note_text or ""  # the blocker is this update's note: an older progress note is not it
     summary = mem.task_summary(task.title, task.description or task.done_criteria,
                                run.output_summary if run is not None else "", files,
-                               task.note if blocked else None)
+                               note if blocked else None)
     run_id = run.run_id if run is not None else None
     memory = mem.Memory(
         memory_id=mem.memory_id_for(event.event_id, name), kind=kind,
@@ -242,7 +243,7 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
         event_id=event.event_id, created_at=event.created_at,
     )
     if blocked:
-        memory.provenance["blocker"] = task.note
+        memory.provenance["blocker"] = note
     mem.file_memory(book, memory, key)
 
 
@@ -277,7 +278,22 @@ def on_run_completed(state: TasksState, name: str, event: RunCompleted) -> Tasks
     touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
     if run.context == "subagent":
         _synthesize_delegation(state, run, event, name)
+    elif run.output_summary:
+        _add_run_summary(state, run)
     return state
+
+
+def _add_run_summary(state: TasksState, run: Run) -> None:
+    """The run's output summary, into the task_outcome made from it before it completed.
+
+    Seed 003's own order (`update_task` completed, then `complete_agent_run` in a `finally`) makes
+    the memory while the run has no summary yet; the memory's summary names it once it comes.
+    """
+    task = state.tasks.get(run.task_id or "")
+    for memory in state.book.memories:
+        if memory.kind == "task_outcome" and memory.run_id == run.run_id and task is not None:
+            memory.summary = mem.task_summary(task.title, task.description or task.done_criteria,
+                                              run.output_summary, memory.files_touched, None)
 
 
 def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, name: str) -> None:
@@ -327,9 +343,10 @@ def on_session_ended(state: TasksState, name: str, event: SessionEnded) -> Tasks
 
 
 def on_any(state: TasksState, name: str, event: Event) -> TasksState:
-    """Any event of a known run: its files and commands are the run's (seed 003's file_patch and bash_trace)."""
+    """Any event of a known open run: its files and commands are the run's (seed 003's file_patch and bash_trace;
+    what is logged under a run after it completed is not)."""
     run = state.runs.get(event.run_id or "") if event.run_id else None
-    if run is not None and (event.refs.files or event.refs.commands):
+    if run is not None and run.completed_at is None and (event.refs.files or event.refs.commands):
         merge_unique(run.files, event.refs.files, RUN_FILES)
         run.commands += len(event.refs.commands)
     return state
@@ -341,7 +358,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=2, state=TasksState, initial=TasksState,
+    "tasks", format=3, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,

@@ -55,11 +55,15 @@ class MemoryWriter:
         self.unwritten: set[str] = set()
 
     def __call__(self, state: Projects[Any], name: str, event: Event) -> None:
-        """Write the memory `event` made, if it made one."""
+        """Write the memory `event` made, if it made one, or the task_outcome its run's completion filled in."""
         project = state.projects.get(event.project)
         memories = project.book.memories if project is not None else []
         if memories and memories[-1].event_id == event.event_id and event.event_id:
             self.write(memories[-1])
+        elif event.run_id and event.kind == "run.completed":
+            for memory in memories:
+                if memory.run_id == event.run_id and memory.kind == "task_outcome":
+                    self.write(memory)
 
     def write(self, memory: Memory) -> None:
         """Write one memory file (a warning when it cannot be written)."""

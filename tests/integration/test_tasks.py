@@ -76,6 +76,39 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_in_the_seeds_order_the_outcome_names_the_runs_summary_once_the_run_completes(root: Path) -> None:
+    """Seed 003's pattern updates the task (completed: the memory is made) and then completes the run in a
+    `finally`: the memory's summary lacked the run's output summary for good. It names it once the run completes,
+    in `memory list`, its file and after a rebuild; files logged under the run after that are not the run's."""
+    task = ok(root, "task", "create", "--title", "Fix auth", "--description", "login regression")
+    run_id = ok(root, "run", "start", "--task", task)
+    ok(root, "log", "--file", "src/auth.py", "-m", "edited")
+    ok(root, "task", "update", task, "--status", "completed")
+    [before] = as_json(root, "memory", "list")["memories"]
+    assert "Run:" not in before["summary"]
+    ok(root, "run", "complete", run_id, "--output-summary", "fixed token refresh")
+    ok(root, "log", "--file", "src/late.py", "-m", "after the run", "--run", run_id)
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert memory["summary"] == "Fix auth\nGoal: login regression\nRun: fixed token refresh\nFiles touched: 1"
+    assert memory["memory_id"] == before["memory_id"] and memory["files_touched"] == ["src/auth.py"]
+    path = root / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md"
+    assert "Run: fixed token refresh" in path.read_text()
+    assert as_json(root, "run", "show", run_id)["run"]["files"] == ["src/auth.py"]
+    ok(root, "rebuild")
+    assert as_json(root, "memory", "list")["memories"] == [memory] and "Run: fixed" in path.read_text()
+
+
+def test_a_blocker_is_the_blocking_updates_note_not_an_older_one(root: Path) -> None:
+    """blocked without a note: the memory says "(no note)", not the progress note an earlier update gave."""
+    task = ok(root, "task", "create", "--title", "Ship")
+    ok(root, "run", "start", "--task", task)
+    ok(root, "task", "update", task, "--status", "in_progress", "--note", "starting: reading the auth module")
+    ok(root, "task", "update", task, "--status", "blocked")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert "Blocker: (no note)" in memory["summary"] and "reading the auth module" not in memory["summary"]
+    assert memory["provenance"]["blocker"] == ""
+
+
 def test_a_run_records_the_git_branch_and_commit_it_started_at(root: Path) -> None:
     """run start records the branch name and the full commit hash (not the branch twice); detached: no branch."""
     def git(*args: str) -> str:
