@@ -284,7 +284,8 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     git = service.git_at(store.root)
     stored, warnings = service.record(
         store, who, lambda state: decide.decide_start_run(state, who, request, run_id, git))
-    write_current(store.path, store.local_dir, who.session_id, run_id, task_id)
+    hint = write_current(store.path, store.local_dir, who.session_id, run_id, task_id)
+    warnings = [*warnings, *([hint] if hint else [])]
     return _written(out, store, "run-start", stored, warnings, {"run_id": run_id, "task_id": task_id,
                                                                 "git_branch": git.branch, "git_commit": git.commit},
                     run_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 
 from events import osfs
 
@@ -31,10 +32,28 @@ def hint_path(local_dir: str, session_id: str | None) -> str:
     return os.path.join(local_dir, RUNS_DIR, f"current-{session_id or '-'}")
 
 
+def runs_folder_problem(local_dir: str) -> str | None:
+    """What is wrong with `local/runs` (a symlink, not a folder), or None: no hint is read, written or removed
+    through a link planted there (it would read attribution from outside, or delete a file there)."""
+    path = os.path.join(local_dir, RUNS_DIR)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{path} cannot be read ({error.strerror or error})"
+    if stat.S_ISLNK(mode):
+        return f"{path} is a symlink"
+    return None if stat.S_ISDIR(mode) else f"{path} is not a folder"
+
+
 def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | None] | None:
     """(run id, task id) of the session's current run, or None (a missing or odd hint is no run)."""
+    if runs_folder_problem(local_dir) is not None:
+        return None
     try:
-        parts = osfs.read_regular(hint_path(local_dir, session_id), limit=400).decode("utf-8", "replace").split()
+        parts = osfs.read_regular(hint_path(local_dir, session_id), follow=False, limit=400).decode(
+            "utf-8", "replace").split()
     except (OSError, ValueError):
         return None
     if not parts or len(parts) > 2:
@@ -42,18 +61,29 @@ def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | Non
     return parts[0], (parts[1] if len(parts) == 2 else None)
 
 
-def write_current(store_path: str, local_dir: str, session_id: str | None, run_id: str, task_id: str | None) -> None:
-    """Make `run_id` the session's current run (a hint: failures are ignored)."""
+def write_current(store_path: str, local_dir: str, session_id: str | None, run_id: str,
+                  task_id: str | None) -> str | None:
+    """Make `run_id` the session's current run; a hint, so a failure is a warning (returned), never an error."""
     from continuity.core.fsio import write_atomic
+    from events.errors import ContinuityError
 
-    with contextlib.suppress(OSError, ValueError):
-        write_atomic(hint_path(local_dir, session_id), f"{run_id} {task_id or ''}".strip().encode() + b"\n",
-                     durable=False, within=store_path)
+    problem = runs_folder_problem(local_dir)
+    if problem is None:
+        try:
+            write_atomic(hint_path(local_dir, session_id), f"{run_id} {task_id or ''}".strip().encode() + b"\n",
+                         durable=False, within=store_path)
+            return None
+        except ValueError:  # a session id no file may be named after: no hint, as before
+            return None
+        except (OSError, ContinuityError) as error:
+            problem = str(getattr(error, "strerror", None) or error)
+    return (f"run {run_id} recorded, but not made the session's current run ({problem}): name it with --run "
+            "on the commands that belong to it")
 
 
 def clear_current(local_dir: str, session_id: str | None, run_id: str) -> None:
     """Forget the session's current run if it is `run_id`."""
-    found = read_current(local_dir, session_id)
+    found = read_current(local_dir, session_id)  # None through a planted link: nothing is removed there
     if found is not None and found[0] == run_id:
         with contextlib.suppress(OSError, ValueError):
             os.unlink(hint_path(local_dir, session_id))

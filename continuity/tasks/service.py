@@ -89,7 +89,12 @@ def git_at(root: str) -> Any:
         return GitAt()
     if len(lines) != 2:
         return GitAt()
-    return GitAt(branch=None if lines[1] == "HEAD" else lines[1], commit=lines[0])
+    branch = None if lines[1] == "HEAD" else lines[1]
+    if branch is not None:  # a fact gathered, not given: a branch named like a secret is stored redacted
+        from events.guard import redact_text
+
+        branch = redact_text(branch)[0]
+    return GitAt(branch=branch, commit=lines[0])
 
 
 def task_dict(task: Any) -> dict[str, Any]:

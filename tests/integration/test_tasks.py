@@ -147,6 +147,49 @@ def test_start_agent_run_takes_the_seed_argument_names(root: Path) -> None:
         call("start_agent_run", {"task_id": task, "role": "a", "agent_role": "b"}, root=str(root))
     with pytest.raises(UsageError, match="context and context_type differ"):
         call("start_agent_run", {"task_id": task, "context": "subagent", "context_type": "primary"}, root=str(root))
+    with pytest.raises(UsageError, match="context and context_type differ"):  # "primary" given is not the default
+        call("start_agent_run", {"task_id": task, "context": "primary", "context_type": "subagent"}, root=str(root))
+    plain = call("start_agent_run", {"task_id": task}, root=str(root))["run_id"]
+    assert as_json(root, "run", "show", plain)["run"]["context"] == "primary"
+
+
+def test_a_branch_named_like_a_secret_is_stored_redacted_and_the_run_starts(root: Path) -> None:
+    """The branch is a fact run start gathers, not one the user typed: one named like a token (here an AWS
+    key id shape) was refused (exit 4) with no way around it; it is stored redacted and the run starts."""
+    git = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+    branch = "AKIA" + "IOSFODNN7EXAMPLE"
+    for args in (["init", "-q", "-b", branch], ["commit", "-q", "--allow-empty", "-m", "c"]):
+        subprocess.run(["git", *args], cwd=root, env={**__import__("os").environ, **git}, check=True)
+    task = ok(root, "task", "create", "--title", "br")
+    started = as_json(root, "run", "start", "--task", task)
+    assert started["git_branch"].startswith("[REDACTED:") and branch not in json.dumps(started)
+    assert not any(branch.encode() in path.read_bytes() for path in all_event_files(root))
+
+
+def test_a_planted_runs_folder_is_never_read_written_or_swept_through(root: Path, tmp_path: Path) -> None:
+    """local/runs a link to a folder outside: run start records the run and warns that it is not the session's
+    current run (it said "nothing written" after writing the event); `log` takes no attribution from the hint
+    outside; run complete removes nothing there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    runs = root / ".agent/runtime-continuity/local/runs"
+    if runs.exists():
+        runs.rmdir()
+    runs.symlink_to(outside, target_is_directory=True)
+    task = ok(root, "task", "create", "--title", "t")
+    done = run(root, "run", "start", "--task", task)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    assert "not made the session's current run" in done.stderr and "is a symlink" in done.stderr
+    assert as_json(root, "task", "show", task)["task"]["runs"] == [run_id]
+    (outside / "current-s1").write_text("run-evil task-evil\n")
+    ok(root, "log", "-m", "x", "--file", "q.py")
+    newest = json.loads(all_event_files(root)[-1].read_bytes())
+    assert newest["message"] == "x" and newest["run_id"] is None and newest["task_id"] is None
+    (outside / "current-s1").write_text(f"{run_id} {task}\n")
+    ok(root, "run", "complete", run_id, "--output-summary", "x")
+    assert (outside / "current-s1").read_text() == f"{run_id} {task}\n"
 
 
 def test_four_processes_completing_one_run_give_one_task_outcome_also_after_rebuild(root: Path) -> None:

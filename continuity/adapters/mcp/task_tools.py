@@ -71,6 +71,7 @@ UpdateInput = tool_input("UpdateTaskInput", "A change to a task: status, note, f
                              "(a blocker_resolution, with note as the blocker), failed or cancelled",
                              "note": "for blocked: what blocks and what was tried"})
 StartInput = tool_input("StartRunInput", "An agent run to start on a task.", RunStart, SeedRunNames, Who,
+                        filled=("project", "context"),  # unset (None) when not given: told apart from "primary"
                         help_for={"context": "primary, or subagent (only writes a delegation_summary)",
                                   "agent_role": "seed 003's name for role",
                                   "context_type": "seed 003's name for context"})
@@ -145,9 +146,9 @@ def start_agent_run(request: Any, store: Store) -> dict[str, Any]:
     run_id = service.new_id("run")
     git = service.git_at(store.root)
     stored = _record(store, who, lambda state: decide.decide_start_run(state, who, wanted, run_id, git), False)
-    write_current(store.path, store.local_dir, who.session_id, run_id, request.task_id)
+    hint = write_current(store.path, store.local_dir, who.session_id, run_id, request.task_id)
     return {"ok": True, "run_id": run_id, "task_id": request.task_id, "git_branch": git.branch,
-            "git_commit": git.commit, "event_id": stored[0].event_id}
+            "git_commit": git.commit, "event_id": stored[0].event_id, "warnings": [hint] if hint else []}
 
 
 def _run_start(request: Any) -> RunStart:
@@ -155,16 +156,16 @@ def _run_start(request: Any) -> RunStart:
     from continuity.core.errors import UsageError
 
     wanted: RunStart = pick(RunStart, request)
-    role, context = wanted.role, wanted.context
+    role, context = wanted.role, request.context
     if request.agent_role is not None:
         if role is not None and role != request.agent_role:
             raise UsageError("start_agent_run: role and agent_role differ; give one of them")
         role = request.agent_role
     if request.context_type is not None:
-        if context != "primary" and context != request.context_type:  # "primary" is also the default
+        if context is not None and context != request.context_type:
             raise UsageError("start_agent_run: context and context_type differ; give one of them")
         context = request.context_type
-    return msgspec.structs.replace(wanted, role=role, context=context)
+    return msgspec.structs.replace(wanted, role=role, context=context or "primary")
 
 
 @tool("complete_agent_run", CompleteInput, "Complete an agent run with a one-line output_summary (call it in "
