@@ -200,12 +200,13 @@ def _update(args: argparse.Namespace, out: Output) -> int:
         done_criteria=args.done_criteria, priority=args.priority,
         labels=tuple(args.label) if args.label is not None else None, assigned_to=args.assign,
         expected_version=args.expected_version, reopen=args.reopen)
-    stored, warnings = service.record(store, who, lambda state: decide.decide_update_task(state, who, request),
+    seen: dict[str, str] = {}
+    stored, warnings = service.record(store, who, lambda state: decide.decide_update_task(state, who, request, seen),
                                       redact=args.redact)
     event: Any = stored[0].event
     if event.status in ("completed", "blocked"):
         warnings = warnings + service.after_write(store)
-    status = event.status or event.from_status
+    status = event.status or seen.get("status")  # an update of fields only: the status it left the task in
     text = f"{args.task_id}: {event.from_status} -> {event.status} (v{event.version})" if event.status else \
         f"{args.task_id}: updated (v{event.version})"
     return _written(out, store, "task-update", stored, warnings,

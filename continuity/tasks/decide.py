@@ -99,11 +99,17 @@ def decide_create_task(state: TasksState, identity: Identity, request: TaskCreat
                         parent_task_id=request.parent_task_id, message=f"task created: {request.title.strip()}"[:300])]
 
 
-def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdate) -> list[Event]:
-    """`task update`: one `task.updated`; checks the task, the expected version and the transition."""
+def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdate,
+                       seen: dict[str, str] | None = None) -> list[Event]:
+    """`task update`: one `task.updated`; checks the task, the expected version and the transition.
+
+    `seen` gets the task's status as the decision found it (what an update of fields only leaves it in).
+    """
     task = state.tasks.get(request.task_id)
     if task is None:
         raise TaskNotFound(f"unknown task {request.task_id!r}; nothing written")
+    if seen is not None:
+        seen["status"] = task.status
     if request.expected_version is not None and request.expected_version != task.version:
         raise VersionConflict(f"Version conflict: expected {request.expected_version}, got {task.version}")
     status = request.status
@@ -120,8 +126,8 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
                                 "nothing written")
     if request.title is not None:
         _check_title(request.title)
-    changes = (status, request.note, request.title, request.description, request.done_criteria,
-               request.priority, request.labels, request.assigned_to)
+    changes = (status, request.note or None, request.title, request.description, request.done_criteria,
+               request.priority, request.labels, request.assigned_to)  # an empty note changes nothing
     if all(value is None for value in changes):
         raise UsageError("nothing to update: give --status, --note or a field to change")
     message = f"task {task.task_id}: {task.status} -> {status}" if status else f"task {task.task_id} updated"

@@ -98,6 +98,25 @@ def test_in_the_seeds_order_the_outcome_names_the_runs_summary_once_the_run_comp
     assert as_json(root, "memory", "list")["memories"] == [memory] and "Run: fixed" in path.read_text()
 
 
+def test_an_update_of_fields_only_reports_the_status_it_leaves_and_an_empty_one_is_refused(root: Path) -> None:
+    """`task update T --title x` answered "status": null (CLI and MCP); an update that changes nothing (`--note
+    ''`) was recorded and raised the version, so every other writer then met a version conflict."""
+    from continuity.adapters.mcp import task_tools  # noqa: F401  (registers the tools)
+    from continuity.adapters.mcp.registry import call
+    from continuity.core.errors import UsageError
+
+    task = ok(root, "task", "create", "--title", "t")
+    ok(root, "task", "update", task, "--status", "in_progress")
+    answer = as_json(root, "task", "update", task, "--title", "new")
+    assert answer["status"] == "in_progress" and answer["version"] == 3
+    assert call("update_task", {"task_id": task, "priority": 3}, root=str(root))["status"] == "in_progress"
+    done = run(root, "task", "update", task, "--note", "")
+    assert done.returncode == EXIT_USAGE and "nothing to update" in done.stderr
+    with pytest.raises(UsageError, match="nothing to update"):
+        call("update_task", {"task_id": task, "note": ""}, root=str(root))
+    assert as_json(root, "task", "show", task)["task"]["version"] == 4
+
+
 def test_a_blocker_is_the_blocking_updates_note_not_an_older_one(root: Path) -> None:
     """blocked without a note: the memory says "(no note)", not the progress note an earlier update gave."""
     task = ok(root, "task", "create", "--title", "Ship")

@@ -126,11 +126,12 @@ def update_task(request: Any, store: Store) -> dict[str, Any]:
 
     who = _who(request, store)
     wanted = pick(TaskUpdate, request)
-    stored = _record(store, who, lambda state: decide.decide_update_task(state, who, wanted), request.redact)
+    seen: dict[str, str] = {}
+    stored = _record(store, who, lambda state: decide.decide_update_task(state, who, wanted, seen), request.redact)
     event = stored[0].event
     if event.status in ("completed", "blocked"):
         service.after_write(store)
-    return {"ok": True, "task_id": request.task_id, "status": event.status or event.from_status,
+    return {"ok": True, "task_id": request.task_id, "status": event.status or seen.get("status"),
             "version": event.version, "event_id": stored[0].event_id}
 
 
