@@ -79,11 +79,15 @@ def _check_title(title: str) -> None:
 
     (The event's message, made from the title, would otherwise be what the refusal names.)
     """
+    import unicodedata
+
     from events.problems import first_control
 
-    if not title.strip():
-        raise UsageError("a task needs a title (it is empty)")
-    bad = first_control(title)
+    if not any(unicodedata.category(char)[0] not in "CZ" for char in title):  # empty, blank or only invisible
+        raise UsageError("a task needs a title (it is empty, or shows nothing)")
+    bad = first_control(title) or next(
+        (f"U+{ord(char):04X} at character {position}" for position, char in enumerate(title, 1)
+         if 0x80 <= ord(char) <= 0x9F or char in "\u2028\u2029"), None)  # C1 controls, line and paragraph breaks
     if bad is not None:
         raise UsageError(f"the task's title holds a control character ({bad}); a title is one line")
 
