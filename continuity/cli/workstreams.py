@@ -166,7 +166,8 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
         root = os.path.realpath(store.root)  # the root may be reached through the user's own link
         path = os.path.join(root, *document.DEFAULT_PATH.split("/"))
         check_folder(root, os.path.dirname(path))
-    doc = document.read(path, follow=bool(args.file))
+    raw = document.read_bytes(path, follow=bool(args.file))
+    doc = document.parse(raw, f"checkpoint document {path}")
     who = _who(args, store)
     facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),
                                                               "validation_ledger", ())))
@@ -175,8 +176,13 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     removed = None
     if not args.keep:
         try:
-            os.unlink(path)
-            removed = path
+            same = _same_bytes(path, raw, follow=bool(args.file))
+            if same:
+                os.unlink(path)
+                removed = path
+            elif same is False:  # rewritten while this one was recorded: the new one is the next checkpoint
+                warn([f"checkpoint recorded, but {path} changed meanwhile: it was left in place (record it with "
+                      "`continuity work checkpoint`)"])
         except OSError as error:
             warn([f"checkpoint recorded, but {path} was not removed: {error.strerror or error}"])
     ws_id = getattr(stored[-1].event, "workstream_id", None)
@@ -188,6 +194,18 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
         text += f"; it resolves the merge problem(s) of {ws_id} it was decided with: {', '.join(acknowledged)}"
     return _written(out, store, "work-checkpoint", stored, {"workstream_id": ws_id, "removed": removed,
                                                             "resolved": acknowledged}, text, warnings)
+
+
+def _same_bytes(path: str, raw: bytes, *, follow: bool) -> bool | None:
+    """Whether the file at `path` still holds `raw` (the document just recorded); None when it is gone."""
+    from events import osfs
+
+    try:
+        return osfs.read_regular(path, follow=follow, limit=len(raw) + 1) == raw
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
 
 
 def _facts(root: str) -> Any:

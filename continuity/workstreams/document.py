@@ -198,6 +198,11 @@ def read(path: str, *, follow: bool = True) -> Checkpoint:
     `follow` False (the default document, which is removed once recorded) refuses a link planted at its
     name as an unsafe store (exit 6), as a link in place of its folder is.
     """
+    return parse(read_bytes(path, follow=follow), f"checkpoint document {path}")
+
+
+def read_bytes(path: str, *, follow: bool = True) -> bytes:
+    """The bytes `read` parses, refused as it refuses them."""
     try:  # one open: a FIFO or a device is refused at once, never waited on
         raw = osfs.read_regular(path, follow=follow, limit=MAX_DOCUMENT_BYTES)
     except FileNotFoundError:
@@ -213,7 +218,7 @@ def read(path: str, *, follow: bool = True) -> Checkpoint:
             raise UsageError(f"invalid checkpoint document {path}: it holds more than the {MAX_DOCUMENT_BYTES} "
                              "allowed bytes") from None
         raise UsageError(f"checkpoint document unreadable: {path} ({error.strerror or error})") from None
-    return parse(raw, f"checkpoint document {path}")
+    return raw
 
 
 def json_schema() -> dict[str, Any]:

@@ -346,3 +346,26 @@ def test_work_resolve_refuses_with_one_line_and_writes_nothing(started: Path,
     assert main(["work", "resolve", "P-0123456789ab"]) == EXIT_USAGE
     assert "the following arguments are required: --reason" in last_error(capsys)
     assert all_event_files(started) == before
+
+
+def test_a_document_rewritten_while_it_is_recorded_is_left_for_the_next_checkpoint(
+        project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent writes its next document while `work checkpoint` records the last one: the file was removed
+    anyway, so the new document's work was lost unread. Only the bytes that were recorded are removed."""
+    from continuity.workstreams import service
+
+    real_record = service.record
+    newer = tracked(next_action="the next step, written meanwhile")
+
+    def record_then_rewrite(*args: Any, **kwargs: Any) -> Any:
+        stored = real_record(*args, **kwargs)
+        write_doc(project, newer)  # the agent's next document lands before the recorded one is removed
+        return stored
+
+    monkeypatch.setattr(service, "record", record_then_rewrite)
+    assert checkpoint(project, tracked()) == 0
+    captured = capsys.readouterr()
+    assert "changed meanwhile: it was left in place" in captured.err
+    assert json.loads((project / DOC).read_text()) == newer
+    monkeypatch.setattr(service, "record", real_record)
+    assert main(["work", "checkpoint"]) == 0 and not (project / DOC).exists()
