@@ -208,12 +208,11 @@ def _same_bytes(path: str, raw: bytes, *, follow: bool) -> bool | None:
         return False
 
 
-def _facts(root: str) -> Any:
-    from continuity.workstreams.decide import Facts
-    from continuity.workstreams.fingerprint import observe
+def _facts(store: Any) -> Any:
+    """HEAD, fingerprint and membership: what a ledger entry is bound to and checked against."""
+    from continuity.workstreams.service import checkpoint_facts
 
-    live = observe(root)
-    return Facts(head=live.head, fingerprint=live.fingerprint)
+    return checkpoint_facts(store, bind=True)
 
 
 def _validate(args: argparse.Namespace, out: Output) -> int:
@@ -227,7 +226,7 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
     entry = ValidationEntry(id=args.validation_id, kind=args.kind, result=args.result,
                             repository=args.repository or "", scope=args.scope, summary=args.summary,
                             timestamp=clock.iso(now_us()), command=args.ran, evidence_refs=tuple(args.evidence))
-    facts = _facts(store.root)
+    facts = _facts(store)
     stored, warnings = service.record(store, who, lambda state: decide.decide_validate(state, who, entry, facts),
                                       redact=args.redact)
     if facts.fingerprint is None:

@@ -146,7 +146,10 @@ def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoi
     env = identity.fields()
     current = active(state)
     tracked = None if isinstance(doc, CheckpointV1) or doc.continuity.mode == "snapshot" else doc.continuity.workstream
-    require_members(facts, [doc.repository, *(r.repository for r in (tracked.repositories if tracked else ()))])
+    ledger_repositories = () if isinstance(doc, CheckpointV1) else tuple(
+        e.repository for e in doc.continuity.validation_ledger)
+    require_members(facts, [doc.repository, *(r.repository for r in (tracked.repositories if tracked else ())),
+                            *ledger_repositories])
     if tracked is None and current is not None:
         what = "Legacy schemaVersion 1 checkpoint" if isinstance(doc, CheckpointV1) else "Snapshot checkpoint"
         open_ids = ", ".join(item.id for item in unresolved(current)) or "none"
@@ -278,6 +281,7 @@ def decide_validate(state: WorkstreamsState, identity: Identity, entry: Validati
         if known is None:
             raise UsageError("name the repository validated with --repository (no checkpoint names one yet)")
         entry = msgspec.structs.replace(entry, repository=known)
+    require_members(facts, [entry.repository])  # evidence about a repository this project does not hold: refused
     return validation_events(state, identity.fields(), [entry], facts, ws.id if ws is not None else None)
 
 

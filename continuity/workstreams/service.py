@@ -33,9 +33,15 @@ def workstreams_state(store: Store, project: str, *, as_of: str | None = None,
 
 def record(store: Store, identity: Identity, decide: Callable[[WorkstreamsState], list[Event]], *,
            redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
-    """Decide from the current state and append, deciding again under the lock (continuity/readside/decided.py)."""
-    from continuity.readside.decided import record_decided
+    """Decide from the current state and append, deciding again under the lock (continuity/readside/decided.py).
 
+    Every write is refused while the repository registry cannot be read or names another project, as
+    `work checkpoint` is (seed 002: membership fails closed).
+    """
+    from continuity.readside.decided import record_decided
+    from continuity.workstreams.decide import require_members
+
+    require_members(checkpoint_facts(store, bind=False), ())
     return record_decided(store, MODEL, identity.project, lambda store, project: workstreams_state(store, project),
                           decide, redact=redact, what="workstream")
 

@@ -66,6 +66,46 @@ def test_checkpoint_of_an_unregistered_repository_is_refused(project: Path,
     assert (project / DOC).exists()
 
 
+def test_a_ledger_entry_for_an_unregistered_repository_is_refused_both_ways(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Evidence about a repository the registry does not list: `work validate --repository repo-b` and a
+    document whose ledger names repo-b were recorded (shown CURRENT, bound to this worktree); both are refused
+    as the document's own repository is (exit 12, nothing written)."""
+    from tests.workstream_docs import ledger_entry
+
+    registry(project, REGISTRY_A)
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    before = all_event_files(project)
+    capsys.readouterr()
+    assert main(["work", "validate", "--id", "V1", "--kind", "k", "--result", "PASS", "--scope", "s", "--summary",
+                 "x", "--repository", "repo-b"]) == EXIT_INVARIANT
+    assert error_line(capsys) == UNREGISTERED_B
+    write_doc(project, tracked(ledger=[{**ledger_entry("V2"), "repository": "repo-b"}]))
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    assert error_line(capsys) == UNREGISTERED_B
+    assert all_event_files(project) == before
+    assert main(["work", "validate", "--id", "V3", "--kind", "k", "--result", "PASS", "--scope", "s",
+                 "--summary", "x", "--repository", "repo-a"]) == 0
+
+
+def test_every_workstream_write_is_refused_while_the_registry_names_another_project(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`work checkpoint` refused a registry of another project (exit 12) while `work validate`, `work item add`
+    and `work cursor set` went through on the same store: each is refused now, nothing written."""
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    registry(project, REGISTRY_A.replace("project: demo", "project: other"))
+    before = all_event_files(project)
+    capsys.readouterr()
+    for argv in (["work", "validate", "--id", "V1", "--kind", "k", "--result", "PASS", "--scope", "s",
+                  "--summary", "x"], ["work", "item", "add", "Z1", "--title", "z"],
+                 ["work", "cursor", "set", "--next-action", "elsewhere"]):
+        assert main(argv) == EXIT_INVARIANT, argv
+        assert "membership cannot be checked; nothing written" in error_line(capsys)
+    assert all_event_files(project) == before
+
+
 def test_a_workstream_repository_must_be_registered_too(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every repository the workstream names is checked, not only the document's own."""
     registry(project, REGISTRY_A)

@@ -99,11 +99,10 @@ def _record(request: Any, store: Store, decide: Any) -> dict[str, Any]:
 
 
 def _facts(store: Store) -> Any:
-    from continuity.workstreams.decide import Facts
-    from continuity.workstreams.fingerprint import observe
+    """HEAD, fingerprint and membership: what a ledger entry is bound to and checked against."""
+    from continuity.workstreams.service import checkpoint_facts
 
-    live = observe(store.root)
-    return Facts(head=live.head, fingerprint=live.fingerprint)
+    return checkpoint_facts(store, bind=True)
 
 
 @tool("work_checkpoint", CheckpointInput, "Record a seed-002 checkpoint document (tracked workstream, items, cursor, "
