@@ -21,6 +21,12 @@ def refuse(text: str) -> NoReturn:
 
 def transition(ws_id: str, item: Item, new: str, reopen: bool) -> StatusChange:
     """The status change of an item to `new`, or a refusal naming why it is not allowed."""
+    if reopen and item.status not in TERMINAL:  # to its own status too: a reopen of nothing is not recorded
+        refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}, not terminal: nothing to reopen "
+               f"(use --status without --reopen)")
+    if reopen and new in TERMINAL:
+        refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}: a reopen needs an unresolved status "
+               f"(continuity work item set {item.id} --status PENDING --reopen)")
     if not item_transition_ok(item.status, new, reopen):
         if item.status in TERMINAL and new not in TERMINAL:
             refuse(f"Work item {item.id} of workstream {ws_id} is {item.status}: reopening terminal work needs an "

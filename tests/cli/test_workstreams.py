@@ -209,6 +209,11 @@ def test_granular_commands(started: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["work", "cursor", "set", "--current-item", "ghost"]) == EXIT_INVARIANT
     assert main(["work", "item", "set", "ghost", "--status", "COMPLETED"]) == EXIT_NOT_FOUND
     assert main(["work", "item", "add", "../x", "--title", "x"]) == EXIT_USAGE
+    # a reopen to the status it has (terminal, or not terminal at all) was recorded as a reopen of nothing
+    assert main(["work", "item", "set", "A1", "--status", "COMPLETED", "--reopen"]) == EXIT_INVARIANT
+    assert "a reopen needs an unresolved status" in last_error(capsys)
+    assert main(["work", "item", "set", "A2", "--status", "PENDING", "--reopen"]) == EXIT_INVARIANT
+    assert "PENDING, not terminal: nothing to reopen" in last_error(capsys)
     assert all_event_files(started) == before
     assert main(["work", "item", "set", "A1", "--status", "PENDING", "--reopen"]) == 0
     assert main(["work", "cursor", "set", "--current-item", "A3", "--next-action", "write docs"]) == 0
