@@ -395,6 +395,13 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     existing = Store(root) if os.path.exists(Store(root).config_path) else None
     if existing is not None:
         existing.check_safe()
+    else:  # the name the store made for the import takes: a refused transfer (exit 12), as every manifest fault
+        from continuity.core.store import check_project_name
+
+        try:
+            check_project_name(manifest.project)
+        except UsageError as error:
+            raise _refuse("import", f"invalid transfer manifest: {error}") from None
     problem = _identity_problem(existing, root, repo, manifest)
     if problem:
         raise _refuse("import", problem)

@@ -274,6 +274,7 @@ def decide_validate(state: WorkstreamsState, identity: Identity, entry: Validati
     """
     if entry.id in state.validations:
         refuse(f"Validation ledger entry ids are immutable and already exist: {entry.id}")
+    unique(entry.evidence_refs, f"validation ledger entry {entry.id} evidenceRefs", "validation ledger entry")
     ws = active(state)
     if not entry.repository:  # default: the newest checkpoint's repository, else the workstream's first
         known = state.checkpoint.repository if state.checkpoint is not None else (

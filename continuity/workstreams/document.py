@@ -157,6 +157,8 @@ def check(doc: Checkpoint) -> Checkpoint:
     if block.mode == "snapshot" and block.workstream is not None:
         raise UsageError("invalid checkpoint document: snapshot mode carries no workstream (use tracked)")
     unique(tuple(entry.id for entry in block.validation_ledger), "continuity.validationLedger ids")
+    for entry in block.validation_ledger:
+        unique(entry.evidence_refs, f"validation ledger entry {entry.id} evidenceRefs")
     ws = block.workstream
     if ws is not None:
         unique(tuple(repo.repository for repo in ws.repositories), "workstream.repositories")

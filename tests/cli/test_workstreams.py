@@ -374,3 +374,17 @@ def test_a_document_rewritten_while_it_is_recorded_is_left_for_the_next_checkpoi
     assert json.loads((project / DOC).read_text()) == newer
     monkeypatch.setattr(service, "record", real_record)
     assert main(["work", "checkpoint"]) == 0 and not (project / DOC).exists()
+
+
+def test_evidence_listed_twice_is_refused_both_ways(started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/workstreams.md: unique non-empty strings in every list; a ledger entry's evidenceRefs were not checked
+    (`--evidence a --evidence a` stored ["a", "a"], and a document's ledger too)."""
+    before = all_event_files(started)
+    capsys.readouterr()
+    assert main(["work", "validate", "--id", "V1", "--kind", "k", "--result", "PASS", "--scope", "s", "--summary",
+                 "x", "--evidence", "log.txt", "--evidence", "log.txt"]) == EXIT_USAGE
+    assert "evidenceRefs lists 'log.txt' twice" in last_error(capsys)
+    write_doc(started, tracked(ledger=[ledger_entry("V2", evidenceRefs=["log.txt", "log.txt"])]))
+    assert main(["work", "checkpoint"]) == EXIT_USAGE
+    assert "validation ledger entry V2 evidenceRefs lists 'log.txt' twice" in last_error(capsys)
+    assert all_event_files(started) == before

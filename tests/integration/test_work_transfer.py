@@ -612,3 +612,19 @@ def test_clone_store_into_a_store_that_is_there_says_what_came(exported: tuple[W
     again = capsys.readouterr().out
     assert again.startswith("brought 1 new event(s) from origin/continuity into the existing store "), again
     assert again.rstrip().endswith(f"; {held + 1} events in all)")
+
+
+@pytest.mark.parametrize("project", ["../../evil", "a b", "x" * 200])
+def test_a_manifest_naming_an_invalid_project_is_a_refused_transfer(exported: tuple[World, Path],
+                                                                     project: str) -> None:
+    """Into a clone without a store: a project name no store may take was exit 2 from init ("invalid project
+    name"); every other manifest fault is a refused transfer (exit 12), and so is this one, nothing left."""
+    world, folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "project": project}))
+    c = offline_clone(world, "c")
+    before = folder_state(c)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert out["message"].startswith("Refused import: invalid transfer manifest: invalid project name")
+    assert folder_state(c) == before
