@@ -30,6 +30,7 @@ from events.workstream import (
     ItemRevision,
     ValidationEntry,
     ValidationRecorded,
+    WorkId,
     WorkItemAdded,
     WorkItemData,
     WorkProblemsResolved,
@@ -200,9 +201,19 @@ def target(state: WorkstreamsState, workstream_id: str | None, *, settles: str |
 
 
 def _unique_lists(item_id: str, lists: dict[str, Any]) -> None:
-    """The checkpoint document's rule on item lists, for the granular commands (exit 2, nothing written)."""
+    """The checkpoint document's rules on item lists, for the granular commands (exit 2, nothing written):
+    unique entries, and ids where a list names items (before the invariants would call one unknown, exit 12)."""
     for field, values in lists.items():
         unique(values, f"item {item_id} {field}", "work item")
+        if field in ("depends_on", "blocked_by"):
+            for value in values or ():
+                try:
+                    msgspec.convert(value, WorkId)
+                except msgspec.ValidationError:
+                    from continuity.core.text import one_line
+
+                    raise UsageError(f"invalid work item: item {item_id} {field} names {one_line(value[:80])!r}, "
+                                     "which is no work item id") from None
 
 
 def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,

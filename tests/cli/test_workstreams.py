@@ -388,3 +388,18 @@ def test_evidence_listed_twice_is_refused_both_ways(started: Path, capsys: pytes
     assert main(["work", "checkpoint"]) == EXIT_USAGE
     assert "validation ledger entry V2 evidenceRefs lists 'log.txt' twice" in last_error(capsys)
     assert all_event_files(started) == before
+
+
+@pytest.mark.parametrize("argv", [["work", "item", "add", "Z2", "--title", "z", "--depends-on", ""],
+                                  ["work", "item", "add", "Z2", "--title", "z", "--blocked-by", "x y"],
+                                  ["work", "item", "set", "A2", "--depends-on", "x y"],
+                                  ["work", "item", "set", "A2", "--blocked-by", "../A1"]])
+def test_a_list_naming_no_item_id_is_bad_input_not_an_invariant(started: Path, capsys: pytest.CaptureFixture[str],
+                                                                argv: list[str]) -> None:
+    """`--depends-on "x y"` was refused as a dependency on an unknown item (exit 12); the document path calls the
+    same id bad input (exit 2), and so do the granular commands now."""
+    before = all_event_files(started)
+    capsys.readouterr()
+    assert main(argv) == EXIT_USAGE
+    assert "which is no work item id" in last_error(capsys)
+    assert all_event_files(started) == before
