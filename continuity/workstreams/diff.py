@@ -176,6 +176,6 @@ def evidence_events(state: WorkstreamsState, env: dict[str, Any], doc: Checkpoin
                               (ApproachRejected, doc.rejected_approaches, state.rejected)):
         known = {entry.text for entry in kept}
         new = tuple(text for text in texts if text not in known)
-        if new:
-            events.append(kind(**env, workstream_id=ws_id, texts=new, message=new[0][:300]))
+        for run in chunks(new) if new else ():  # as items are: a long list takes several events, each within bounds
+            events.append(kind(**env, workstream_id=ws_id, texts=tuple(run), message=run[0][:300]))
     return events

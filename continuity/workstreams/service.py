@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from events.base import Event
-from events.errors import ContinuityError
+from events.errors import ContinuityError, EventInvalid
 from events.sealing import StoredEvent
 from projections.workstreams import MODEL, WorkstreamsState, active
 
@@ -42,8 +42,15 @@ def record(store: Store, identity: Identity, decide: Callable[[WorkstreamsState]
     from continuity.workstreams.decide import require_members
 
     require_members(checkpoint_facts(store, bind=False), ())
-    return record_decided(store, MODEL, identity.project, lambda store, project: workstreams_state(store, project),
-                          decide, redact=redact, what="workstream")
+    try:
+        return record_decided(store, MODEL, identity.project,
+                              lambda store, project: workstreams_state(store, project), decide, redact=redact,
+                              what="workstream")
+    except EventInvalid as error:
+        if not str(error).startswith("event too large"):
+            raise
+        raise EventInvalid(f"{error}: one work item, or a checkpoint's openQuestions and validation notes "
+                           "together, must fit one event; shorten them (nothing written)") from None
 
 
 def after_write(store: Store) -> list[str]:

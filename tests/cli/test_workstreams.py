@@ -403,3 +403,21 @@ def test_a_list_naming_no_item_id_is_bad_input_not_an_invariant(started: Path, c
     assert main(argv) == EXIT_USAGE
     assert "which is no work item id" in last_error(capsys)
     assert all_event_files(started) == before
+
+
+def test_long_evidence_lists_take_several_events_and_what_cannot_be_split_says_so(
+        started: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """70 decisions of ~4,000 characters (within the document's limits) made one event over the size bound:
+    "event too large" with nothing else said. They are recorded as several events now; open questions, which
+    go in the checkpoint's own event, still cannot exceed one event, and the refusal says what to shorten."""
+    decisions = [f"decision {n}: " + "d" * 3980 for n in range(70)]
+    assert checkpoint(started, tracked(decisions=decisions)) == 0
+    capsys.readouterr()
+    assert main(["work", "status", "--json"]) == 0
+    kinds = [json.loads(path.read_bytes())["kind"] for path in all_event_files(started)]
+    assert kinds.count("decision.recorded") >= 2
+    before = all_event_files(started)
+    assert checkpoint(started, tracked(openQuestions=[f"q{n} " + "q" * 3990 for n in range(70)])) == EXIT_USAGE
+    error = last_error(capsys)
+    assert error.startswith("event too large") and "openQuestions and validation notes together" in error
+    assert all_event_files(started) == before
