@@ -33,6 +33,27 @@ class Snapshot(msgspec.Struct, kw_only=True):
     transcript_path: str | None
     created_at: str
     event_id: str
+    #: The writer's wall clock when it took the snapshot (None before events carried it): what its age is read
+    #: from (`created_at` is the log's time, which a clock ahead elsewhere can push later).
+    taken_at: str | None = None
+
+    @property
+    def age_from(self) -> str:
+        """The time a snapshot's age is counted from: `created_at`, unless an event stamped ahead pushed it more
+        than a second past the writer's clock (then `taken_at`)."""
+        from events import clock
+
+        if self.taken_at:
+            try:
+                if clock.parse_iso(self.created_at) - clock.parse_iso(self.taken_at) > PUSHED_US:
+                    return self.taken_at
+            except ValueError:  # a time that does not parse: the age is unknown, as seed 000 says
+                return self.taken_at
+        return self.created_at
+
+
+#: How far past the writer's clock the log's time may be before a snapshot's age is counted from the former.
+PUSHED_US = 1_000_000
 
 
 class Member(msgspec.Struct, kw_only=True):
@@ -65,7 +86,7 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
         objective=event.objective, decisions=list(event.decisions), next_actions=list(event.next_actions),
         open_questions=list(event.open_questions), artifacts=list(event.artifacts),
         context_used_percent=event.context_used_percent, transcript_path=event.transcript_path,
-        created_at=event.created_at, event_id=event.event_id,
+        created_at=event.created_at, event_id=event.event_id, taken_at=event.taken_at,
     )
     same_task = member.tasks.get(event.task)
     if same_task is None or order_key(snapshot) >= order_key(same_task):
@@ -78,6 +99,6 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
 
 
 MODEL = ReadModel(
-    "team", format=3, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
+    "team", format=4, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT, "TASKS_LIMIT": TASKS_LIMIT},
 )

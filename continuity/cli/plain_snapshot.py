@@ -91,7 +91,7 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any], dict[
     if options is None:
         return None
     from continuity.core.idfields import resolve_fields
-    from continuity.core.store import find_store
+    from continuity.core.store import find_store, now_us
     from continuity.team.plain import snapshot_event
     from events import plain
 
@@ -102,7 +102,7 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any], dict[
                "next_actions": tuple(options["next"]), "open_questions": tuple(options["open_question"]),
                "artifacts": tuple(options["artifact"]), "context_used_percent": options["context_percent"],
                "transcript_path": options["transcript"]}
-    return options, store, plain.prepare(snapshot_event(request, who)), who
+    return options, store, plain.prepare(snapshot_event(request, who, now_us())), who
 
 
 def _emit(store: Any, who: dict[str, Any], sealed: Any) -> list[str]:

@@ -203,7 +203,7 @@ def _show_checkpoint(store: Any, out: Output, team: str, name: str, failed: str)
                  f"role {name}: no checkpoint_ref set")
         return 0
     snapshot = snapshot_at(read.of("team"), team, role.checkpoint_ref)
-    age = resume.age_seconds(snapshot.created_at, read.now_us) if snapshot is not None else None
+    age = resume.age_seconds(snapshot.age_from, read.now_us) if snapshot is not None else None
     out.emit({"team": team, "role": name, "checkpoint_ref": role.checkpoint_ref,
               "snapshot": resume.as_json(snapshot, age, None)},
              f"role {name}: checkpoint_ref = {one_line(role.checkpoint_ref)}\n" + resume.brief(snapshot, age))

@@ -89,7 +89,7 @@ def queue(inbox: InboxState, handoffs: HandoffsState, roles: RolesState, team: s
 def snapshot_state(teams: Teams, team: str, agent: str, now_us: int) -> tuple[Any, Decimal | None]:
     """The agent's newest snapshot in the team and its age."""
     snapshot = resume.pick(teams.teams.get(team, {}).get(agent), None)
-    return snapshot, (resume.age_seconds(snapshot.created_at, now_us) if snapshot is not None else None)
+    return snapshot, (resume.age_seconds(snapshot.age_from, now_us) if snapshot is not None else None)
 
 
 def health(inbox: InboxState, roles: RolesState, teams: Teams, team: str, now_us: int) -> dict[str, Any]:

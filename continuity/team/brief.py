@@ -35,7 +35,7 @@ def team_part(teams: Teams, agent_id: str | None, now: str, handoffs: list[dict[
     found.sort(key=lambda each: (each[0], each[1]), reverse=True)
     shown = []
     for _, team, snapshot in found[:TEAMS_SHOWN]:
-        age = resume.age_seconds(snapshot.created_at, now_us)
+        age = resume.age_seconds(snapshot.age_from, now_us)
         shown.append({"team": team, **resume.as_json(snapshot, age, None), "age": resume.format_age(age)})
     if not shown and not handoffs:
         return None

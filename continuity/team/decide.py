@@ -10,6 +10,7 @@ import msgspec
 from continuity.core.errors import InvalidTransition, MessageNotFound, RoleConflict, RoleNotFound, UsageError
 from continuity.core.identity import Identity
 from continuity.team.plain import task_slug
+from events import clock
 from events.base import Event, Name
 from events.team import (
     MessageAcked,
@@ -41,8 +42,9 @@ class SnapshotRequest(msgspec.Struct, frozen=True, kw_only=True):
     transcript_path: str | None = None
 
 
-def decide_snapshot(identity: Identity, request: SnapshotRequest) -> list[Event]:
-    """One snapshot; the event's own checks refuse bad team or agent names and oversized text."""
+def decide_snapshot(identity: Identity, request: SnapshotRequest, now_us: int) -> list[Event]:
+    """One snapshot taken at `now_us` (the wall clock); the event's own checks refuse bad names and oversized
+    text."""
     if not request.objective.strip():
         raise UsageError("snapshot: --objective must not be empty")
     if request.context_used_percent is not None and not 0 <= request.context_used_percent <= 100:
@@ -54,7 +56,7 @@ def decide_snapshot(identity: Identity, request: SnapshotRequest) -> list[Event]
         objective=request.objective, decisions=request.decisions, next_actions=request.next_actions,
         open_questions=request.open_questions, artifacts=request.artifacts,
         context_used_percent=request.context_used_percent, transcript_path=request.transcript_path,
-        message=f"snapshot {request.team}/{request.agent}/{task}",
+        taken_at=clock.iso(now_us), message=f"snapshot {request.team}/{request.agent}/{task}",
     )]
 
 
@@ -238,7 +240,7 @@ def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now
             objective=request.objective or f"parked role {role.role} at session exit",
             decisions=request.decisions, next_actions=request.next_actions,
             open_questions=request.open_questions, artifacts=request.artifacts)
-        drafts += decide_snapshot(identity, snapshot)
+        drafts += decide_snapshot(identity, snapshot, now_us)
         drafts += decide_role_checkpoint(state, identity, RoleRequest(team=request.team, role=role.role,
                                                                       agent=request.agent),
                                          snapshot_relpath(request.team, request.agent, task), parked=True)

@@ -66,8 +66,9 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
     state, warnings = service.readable_roles(store, identity.project)
     if state is None:
         return ParkResult(code=EXIT_UNREADABLE, errors=[unreadable], warnings=warnings)
+    now = clock.now_us()  # one time for every decision: a decision taken again must come out the same
     try:
-        drafts = decide.decide_park(state, identity, request, clock.now_us())
+        drafts = decide.decide_park(state, identity, request, now)
     except decide.NothingToPark:
         return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
     log = store.open_log()
@@ -82,7 +83,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
                 "(or park without --handoff) before ending the session."])
     try:
         stored, more = service.record_roles(
-            store, identity, lambda fresh: decide.decide_park(fresh, identity, request, clock.now_us()))
+            store, identity, lambda fresh: decide.decide_park(fresh, identity, request, now))
     except decide.NothingToPark:
         return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
     except WriteFailed as error:

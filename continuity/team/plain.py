@@ -12,7 +12,7 @@ import json
 import os
 import re
 
-from events import osfs
+from events import clock, osfs
 from events.plain import Unsure, complete
 
 TYPE_CHECKING = False
@@ -55,7 +55,7 @@ def pointer_relpath(team: str, agent: str) -> str:
     return f"team/{team}/member/{agent}/continuity/{POINTER_NAME}"
 
 
-def snapshot_event(request: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+def snapshot_event(request: dict[str, Any], identity: dict[str, Any], now_us: int) -> dict[str, Any]:
     """The draft of `decide_snapshot` as plain data; Unsure where it refuses."""
     if not request["objective"].strip():
         raise Unsure("empty objective")
@@ -72,7 +72,7 @@ def snapshot_event(request: dict[str, Any], identity: dict[str, Any]) -> dict[st
         "objective": request["objective"], "decisions": request["decisions"],
         "next_actions": request["next_actions"], "open_questions": request["open_questions"],
         "artifacts": request["artifacts"], "context_used_percent": percent,
-        "transcript_path": request["transcript_path"],
+        "transcript_path": request["transcript_path"], "taken_at": clock.iso(now_us),
         "message": f"snapshot {request['team']}/{request['agent']}/{task}"})
 
 

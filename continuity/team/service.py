@@ -157,12 +157,13 @@ def take_snapshot(store: Store, identity: Identity, request: Any) -> tuple[dict[
 
     WriteFailed propagates: the caller says nothing was saved.
     """
+    from continuity.core.store import now_us
     from continuity.moments.deliver import emit_after_save
     from continuity.readside.writers import refresh
     from continuity.team.decide import decide_snapshot
     from continuity.team.plain import snapshot_relpath
 
-    stored = store.open_log().append_many(decide_snapshot(identity, request))[0]
+    stored = store.open_log().append_many(decide_snapshot(identity, request, now_us()))[0]
     event: Any = stored.event
     try:
         warnings = refresh(store, ("team",)).warnings
@@ -182,7 +183,7 @@ def resume(store: Store, request: ResumeRequest) -> ResumeResult:
     snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
     if snapshot is None and request.task is not None:  # a name saved by an earlier slug, typed as printed
         snapshot = brief.pick(member, request.task)
-    age = brief.age_seconds(snapshot.created_at, read.now_us) if snapshot is not None else None
+    age = brief.age_seconds(snapshot.age_from, read.now_us) if snapshot is not None else None
     error_code, line = brief.freshness(request.max_age, age, snapshot)
     return ResumeResult(data=brief.as_json(snapshot, age, error_code), brief=brief.brief(snapshot, age), line=line,
                         warnings=read.warnings)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from continuity.cli import main
+from events import clock
 from tests.helpers import all_event_files, cli_process
 
 Capture = pytest.CaptureFixture[str]
@@ -375,3 +376,26 @@ def test_a_link_on_the_way_to_the_channel_config_is_reported_on_both_paths(proje
     code, out, err = run(capsys, "snapshot", "core", "ash", "t", objective_flag, "o")
     assert code == 0 and out.startswith("snapshot CHK-")
     assert err.count("\n") == 1 and "is unreadable (team/core/_coord is a symlink)" in err
+
+
+def test_a_log_stamped_ahead_leaves_a_fresh_snapshot_fresh(project: Path, capsys: Capture) -> None:
+    """A teammate's clock ten minutes fast (an event synced in, stamped ahead): every later event is stamped after
+    it, so a snapshot taken now had a `created_at` ten minutes ahead and its age was "unknown" (`--max-age`
+    failed, health lost the stale flag). Its age is read from the writer's own clock (`taken_at`) now; a
+    snapshot whose own writer's clock was ahead is still "unknown" (seed 000's skew rule)."""
+    from continuity.core.store import Store, now_us
+    from events.filelog import FileEventLog
+    from events.team import SnapshotTaken
+
+    store = Store(str(project))
+    ahead = lambda: now_us() + 600 * 10**6  # noqa: E731
+    fast = FileEventLog(store.events_dir, store.local_dir, node="fastnode", clock_us=ahead)
+    fast.append(SnapshotTaken(project="demo", team="core", agent="bob", task="t", objective="from a fast clock"))
+    assert run(capsys, "snapshot", "core", "carl", "fresh", "--objective", "just now")[0] == 0
+    code, out, err = run(capsys, "resume", "core", "carl", "--max-age", "1h", "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["created_at"] > clock.iso(now_us() + 500 * 10**6)  # stamped after the fast event
+    assert answer["checkpoint_age_seconds"] is not None and answer["checkpoint_age_seconds"] < 60
+    code, out, err = run(capsys, "resume", "core", "bob", "--max-age", "1h")
+    assert code == 2 and "checkpoint age is unknown" in out + err  # its own writer's clock was ahead (no taken_at:
+    # an event of an earlier version, its age read from created_at as before)
