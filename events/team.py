@@ -31,7 +31,7 @@ class SnapshotTaken(Event, frozen=True, kw_only=True, tag="snapshot.taken"):
     #: The writer's wall clock when it took the snapshot (ISO). `created_at` is the log's time, which an event
     #: stamped ahead (a teammate's clock running fast, synced in) pushes later: a snapshot's age is read from
     #: this one. None in snapshots written before it existed.
-    taken_at: Annotated[str, msgspec.Meta(max_length=40)] | None = None
+    taken_at: Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")] | None = None
 
 
 #: A lease length in seconds: at least one second, at most a year.

@@ -47,8 +47,8 @@ class Snapshot(msgspec.Struct, kw_only=True):
             try:
                 if clock.parse_iso(self.created_at) - clock.parse_iso(self.taken_at) > PUSHED_US:
                     return self.taken_at
-            except ValueError:  # a time that does not parse: the age is unknown, as seed 000 says
-                return self.taken_at
+            except (ValueError, OverflowError):  # a time that does not parse: the log's, as before
+                return self.created_at
         return self.created_at
 
 

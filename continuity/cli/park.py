@@ -57,8 +57,10 @@ def _park(args: argparse.Namespace, out: Output) -> int:
         store = open_store(args)
         project = store.project  # a config that cannot be read
     except ContinuityError as error:  # seed 000: the role state cannot be read, so nothing is parked (exit 1)
+        from continuity.core.text import one_line
+
         return _refused(out, ParkResult(code=EXIT_UNREADABLE, errors=[
-            f"park: {error}", unreadable_line(request.agent, request.team)]))
+            one_line(f"park: {error}"), unreadable_line(request.agent, request.team)]))
     result = park(store, resolve_identity(project, {"agent_id": agent}), request, handoff=args.handoff)
     warn(result.warnings)
     if result.code != 0:

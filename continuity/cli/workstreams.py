@@ -5,6 +5,7 @@ The lifecycle actions (start, status, audit) are in work_lifecycle.py."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from typing import Any
 
@@ -176,13 +177,10 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     removed = None
     if not args.keep:
         try:
-            same = _same_bytes(path, raw, follow=bool(args.file))
-            if same:
-                os.unlink(path)
-                removed = path
-            elif same is False:  # rewritten while this one was recorded: the new one is the next checkpoint
-                warn([f"checkpoint recorded, but {path} changed meanwhile: it was left in place (record it with "
-                      "`continuity work checkpoint`)"])
+            removed = _remove_recorded(path, raw, follow=bool(args.file))
+        except _Changed:  # rewritten while this one was recorded: the new one is the next checkpoint
+            warn([f"checkpoint recorded, but {path} changed meanwhile: it was left in place (record it with "
+                  "`continuity work checkpoint`)"])
         except OSError as error:
             warn([f"checkpoint recorded, but {path} was not removed: {error.strerror or error}"])
     ws_id = getattr(stored[-1].event, "workstream_id", None)
@@ -196,23 +194,34 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
                                                             "resolved": acknowledged}, text, warnings)
 
 
-def _same_bytes(path: str, raw: bytes, *, follow: bool) -> bool | None:
-    """Whether the file at `path` still holds `raw` (the document just recorded); None when it is gone."""
+class _Changed(Exception):
+    """The document was rewritten after it was read: it is not the one recorded."""
+
+
+def _remove_recorded(path: str, raw: bytes, *, follow: bool) -> str | None:
+    """Remove the document if it still holds `raw` (the bytes recorded); its path, or None when it is gone.
+
+    It is moved aside first, then compared: a document the agent writes meanwhile lands at the path
+    and is never the one removed. One that differs is put back (unless a newer one is there already).
+    """
     from events import osfs
 
+    aside = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.recorded")
     try:
-        return osfs.read_regular(path, follow=follow, limit=len(raw) + 1) == raw
+        os.rename(path, aside)  # a link the user named (--file) moves as a link, and is removed as before
     except FileNotFoundError:
         return None
+    try:
+        same = osfs.read_regular(aside, follow=follow, limit=len(raw) + 1) == raw
     except OSError:
-        return False
-
-
-def _facts(store: Any) -> Any:
-    """HEAD, fingerprint and membership: what a ledger entry is bound to and checked against."""
-    from continuity.workstreams.service import checkpoint_facts
-
-    return checkpoint_facts(store, bind=True)
+        same = False
+    if same:
+        os.unlink(aside)
+        return path
+    with contextlib.suppress(FileExistsError):  # back, unless a newer document took the name meanwhile
+        os.link(aside, path, follow_symlinks=False)
+    os.unlink(aside)
+    raise _Changed
 
 
 def _validate(args: argparse.Namespace, out: Output) -> int:
@@ -226,7 +235,7 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
     entry = ValidationEntry(id=args.validation_id, kind=args.kind, result=args.result,
                             repository=args.repository or "", scope=args.scope, summary=args.summary,
                             timestamp=clock.iso(now_us()), command=args.ran, evidence_refs=tuple(args.evidence))
-    facts = _facts(store)
+    facts = service.checkpoint_facts(store, bind=True)  # HEAD, fingerprint and membership
     stored, warnings = service.record(store, who, lambda state: decide.decide_validate(state, who, entry, facts),
                                       redact=args.redact)
     if facts.fingerprint is None:

@@ -27,7 +27,7 @@ from continuity.sync.engine import Progress, fetch_remote, nodes_folder, sync, t
 from continuity.sync.foldworker import read_frame, write_frame
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
-from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
+from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of, shadowed_remote, shadowing
 from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events import osfs
 from events.durable import READ_LIMIT
@@ -52,6 +52,9 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     branch_name = branch_of(store, branch)
     remote_name = remote_of(store, remote)
     warnings = guard_remote(repo, remote_name)
+    shadowed = shadowed_remote(branch_name, repo.remotes())
+    if shadowed is not None:  # before the fetch writes a tracking ref for it
+        raise UsageError(shadowing(branch_name, shadowed))
     found: list[str] = []  # sync warns of broken node refs again, with the rest
     tip, tips = fetch_remote(repo, remote_name, branch_name, tracking_ref(repo, remote_name, branch_name),
                              nodes_folder(repo, remote_name, branch_name), found)
@@ -65,12 +68,13 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
         from continuity.sync.transfer import undo_new_store
 
         undo = undo_new_store(root, store.path)
-        project = _newest_project(repo, [tip] if tip is not None else heads)
-        try:
-            store, _ = init_store(root, project=project, language=None, adopt=False)
-        except UsageError:  # a project name this version refuses: fall back to the folder's name
-            store, _ = init_store(root, project=None, language=None, adopt=False)
     try:
+        if initialized:
+            project = _newest_project(repo, [tip] if tip is not None else heads)
+            try:
+                store, _ = init_store(root, project=project, language=None, adopt=False)
+            except UsageError:  # a project name this version refuses: fall back to the folder's name
+                store, _ = init_store(root, project=None, language=None, adopt=False)
         store = _remember(store, branch_name, remote_name)
         folding = Folding(store)
         try:

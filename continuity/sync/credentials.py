@@ -70,29 +70,35 @@ def _holds_secret(userinfo: str) -> bool:
     return bool(password) or _token_like(user)
 
 
-#: A query parameter that carries a credential, whatever the length of its value (`?access_token=abc`,
-#: `&private_token=`, `?sig=`, `X-Amz-Signature=`): the event guard finds only long values.
-_SECRET_PARAM = re.compile(
-    r"(?:[a-z0-9]+[_.-])*(?:token|key|secret|password|passwd|pwd|pass|sig|signature|credential|credentials|auth"
-    r"|authorization|apikey|session|sessionid|code)",
-    re.ASCII | re.IGNORECASE,
-)
+#: What the name of a parameter that carries a credential ends with, once lowercased and stripped of `_.-`
+#: (`access_token`, `accessToken`, `X-Amz-Signature`, `client_secret`, `private-token`), whatever the length
+#: of its value: the event guard finds only long values. `sort_key`, `zip_code`, `session` are not credentials.
+_SECRET_ENDINGS = ("token", "secret", "password", "passwd", "pwd", "apikey", "accesskey", "privatekey",
+                   "secretkey", "signature", "credential", "credentials", "sessionid", "authorization")
+#: Names that are a credential only on their own (`?key=` is Google's API key, `?sig=` a signed URL's).
+_SECRET_NAMES = frozenset({"key", "sig", "auth", "code", "pass"})
+
+
+def _secret_param(name: str) -> bool:
+    word = re.sub(r"[^a-z0-9]", "", unquote(name).lower())
+    return word in _SECRET_NAMES or word.endswith(_SECRET_ENDINGS)
 
 
 def _query_spans(url: str) -> list[tuple[int, int]]:
-    """Spans of the values of credential-named query parameters (after `?`, up to `#`)."""
+    """Spans of the values of credential-named parameters: the query's and the fragment's (`#access_token=`),
+    separated by `&` or `;`."""
     mark = url.find("?")
+    hash_mark = url.find("#")
+    if mark < 0 or (hash_mark >= 0 and hash_mark < mark):
+        mark = hash_mark
     if mark < 0:
         return []
-    end = url.find("#", mark)
-    end = len(url) if end < 0 else end
-    spans, at = [], mark + 1
-    for part in url[mark + 1:end].split("&"):
-        key, equals, value = part.partition("=")
-        if equals and value and _SECRET_PARAM.fullmatch(unquote(key)):
-            start = at + len(key) + 1
+    spans = []
+    for match in re.finditer(r"[^&;#?]+", url[mark + 1:]):
+        key, equals, value = match[0].partition("=")
+        if equals and value and _secret_param(key):
+            start = mark + 1 + match.start() + len(key) + 1
             spans.append((start, start + len(value)))
-        at += len(part) + 1
     return spans
 
 

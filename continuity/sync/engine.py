@@ -53,7 +53,7 @@ from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
-from continuity.sync.settings import branch_of, layout_of, remote_of, shadowed_remote
+from continuity.sync.settings import branch_of, layout_of, remote_of, shadowed_remote, shadowing
 from continuity.sync.tree import (
     COMMIT_LIMIT,
     DELTA_MARK,
@@ -410,9 +410,7 @@ class Syncer:
         tracking ref (`origin/main`) is refused first: git would read it for the user's `origin/main`."""
         shadowed = shadowed_remote(self.branch, self.repo.remotes())
         if shadowed is not None:
-            raise UsageError(f"sync branch {self.branch!r} would shadow refs/remotes/{self.branch} (git reads "
-                             f"refs/heads/{self.branch} first for {self.branch!r}): name it without the remote "
-                             f"{shadowed!r} in front")
+            raise UsageError(shadowing(self.branch, shadowed))
         last, _ = files.saved_marks(self.store, self.ref)
         self.refuse_foreign(self.tip, "here", last if last is not None and self.repo.rev(last) else None)
         copy = None
@@ -682,10 +680,12 @@ class Syncer:
             report.added_remote += self.restore(self.tip)
         files.save_marks(self.store, self.ref, self.tip, self.marks)
 
-    def restore(self, commit: str | None) -> int:
+    def restore(self, commit: str | None, *, kept: bool = True) -> int:
         """Write the events of `commit` that the store lacks (a new store, or lost files); how many.
 
         Streams day by day in batches of RESTORE_BATCH: a long history never sits in memory whole.
+        A batch refused after others landed says they are kept, unless `kept` is False (the caller
+        removes what landed: a store an import made).
         """
         if commit is None:
             return 0
@@ -704,7 +704,7 @@ class Syncer:
                 try:
                     added += self._bring_in(batch, [], quiet=True, landing=self.landing)
                 except EventConflict as error:
-                    if not added:
+                    if not added or not kept:
                         raise
                     # the batches before were written and stay: each event was checked against its name
                     raise EventConflict(str(error).replace(files.REFUSED, (

@@ -181,17 +181,20 @@ def unrecorded(store: Store, on_branch: Callable[[str], set[str]], marks: dict[s
         if marks.get(day) == mtime_ns and day != days[-1]:
             new_marks[day] = mtime_ns
             continue
-        local = set()
+        local, wrong = set(), False
         for entry in os.listdir(path):
             if len(entry) == names.NAME_LENGTH and names.parse_name(entry) is not None:
                 if names.shard_of(entry) == day:
                     local.add(entry)
-                elif misfiled is not None:
-                    misfiled.append(f"events/{day}/{entry}")
+                else:
+                    wrong = True
+                    if misfiled is not None:
+                        misfiled.append(f"events/{day}/{entry}")
         absent = sorted(local - on_branch(day))
         if absent:
             missing[day] = absent
-        new_marks[day] = mtime_ns
+        if not wrong:  # a day holding a misfiled event is listed (and warned of) again by every sync
+            new_marks[day] = mtime_ns
     return missing, new_marks
 
 

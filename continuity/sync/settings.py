@@ -23,18 +23,27 @@ def branch_of(store: Store, override: str | None = None) -> str:
     name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
     # git's ref-name rules (no part ending in `.` or `.lock`), and not `HEAD`: refs/heads/HEAD makes the name
     # ambiguous in every git command, and its tracking ref would be the remote's default-branch link
-    # Nor a name git reads as another ref first or as well: `FETCH_HEAD` (any all-capitals name is a pseudo-ref
-    # of the repository's own folder), `refs/...`, `heads/...`, `tags/...`, `remotes/...`.
-    if (not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or _PSEUDO_REF.fullmatch(name)
-            or name.split("/")[0] in _REF_FOLDERS or any(part.endswith((".", ".lock")) for part in name.split("/"))):
+    # Nor a name git reads as another ref first or as well: git's own pseudo-refs (`FETCH_HEAD`, ...), and
+    # `refs/...`, `heads/...`, `tags/...`, `remotes/...`.
+    if (not isinstance(name, str) or not _BRANCH.fullmatch(name) or ".." in name or name in PSEUDO_REFS
+            or ("/" in name and name.split("/")[0] in _REF_FOLDERS)
+            or any(part.endswith((".", ".lock")) for part in name.split("/"))):
         raise UsageError(f"invalid sync branch name {name!r}: use letters, digits and ._-/ (no part ending in "
-                         "`.` or `.lock`, not all capitals like HEAD, not starting with refs/, heads/, tags/ or "
-                         "remotes/)")
+                         "`.` or `.lock`, not HEAD or another of git's pseudo-refs, not starting with refs/, "
+                         "heads/, tags/ or remotes/)")
     return name
 
 
-_PSEUDO_REF = re.compile(r"[A-Z_]+")
+#: The names git reads in the repository's own folder before any branch (gitrevisions(7)).
+PSEUDO_REFS = frozenset({"HEAD", "FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+                         "BISECT_HEAD", "REBASE_HEAD", "AUTO_MERGE"})
 _REF_FOLDERS = frozenset({"refs", "heads", "tags", "remotes"})
+
+
+def shadowing(branch: str, remote: str) -> str:
+    """The refusal of a branch named after a remote's tracking ref."""
+    return (f"sync branch {branch!r} would shadow refs/remotes/{branch} (git reads refs/heads/{branch} first for "
+            f"{branch!r}): name it without the remote {remote!r} in front")
 
 
 def shadowed_remote(branch: str, remotes: list[str]) -> str | None:

@@ -440,7 +440,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
                     if _check_head(repo, syncer.reader, branch, manifest.head, tip, recorded=tip != before):
                         added = 0  # the branch already holds the transfer
                     else:
-                        added = syncer.restore(manifest.head)
+                        added = syncer.restore(manifest.head, kept=undo is None)  # a new store goes on refusal
                         if tip != manifest.head:
                             repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
                             undo = None  # the branch holds the transfer: its events stay with it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -421,3 +422,16 @@ def test_long_evidence_lists_take_several_events_and_what_cannot_be_split_says_s
     error = last_error(capsys)
     assert error.startswith("event too large") and "openQuestions and validation notes together" in error
     assert all_event_files(started) == before
+
+
+def test_a_document_named_with_file_through_a_link_is_removed_as_a_link(
+        project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--file naming the user's own link: the link is removed once its document is recorded (as before), the
+    file it points at is left, and nothing is left beside it."""
+    real = tmp_path / "elsewhere.json"
+    real.write_text(json.dumps(tracked()))
+    link = project / "cp.json"
+    link.symlink_to(real)
+    assert main(["work", "checkpoint", "--file", str(link)]) == 0
+    assert not os.path.lexists(link) and real.exists()
+    assert sorted(path.name for path in project.iterdir() if path.name.startswith(".cp")) == []

@@ -151,10 +151,12 @@ def test_a_real_event_moved_to_another_days_folder_is_named_by_verify_and_sync(p
     for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"],
                  ["remote", "add", "origin", str(bare)]):
         subprocess.run(["git", "-C", str(project), *args], check=True)
-    synced = run(project, "sync")
-    assert synced.returncode == 0, synced.stderr
-    assert f"1 event file(s) filed under another day than their name's are not carried (first: events/20200101/" \
-           f"{first.name})" in synced.stdout + synced.stderr
+    warning = (f"1 event file(s) filed under another day than their name's are not carried (first: "
+               f"events/20200101/{first.name})")
+    for _ in range(2):  # every sync says it, not only the first (the day is listed again)
+        synced = run(project, "sync")
+        assert synced.returncode == 0, synced.stderr
+        assert warning in synced.stdout + synced.stderr
     moved.rename(first)
     assert run(project, "verify").returncode == 0
     synced = run(project, "sync")

@@ -402,6 +402,25 @@ def test_a_branch_named_like_a_remotes_tracking_ref_is_refused(world: World, nam
     assert git(world.a, "rev-parse", "origin/main") == git(world.remote, "rev-parse", "main")
 
 
+@pytest.mark.parametrize("name", ["CONTEXT", "AI_STATE", "refs", "tags", "team/HEAD_NOTES"])
+def test_names_git_reads_as_nothing_else_stay_usable(world: World, name: str) -> None:
+    """All capitals that are none of git's pseudo-refs, and a bare `refs` or `tags`, are branch names like any."""
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": name}))
+    append(world.a, "a1")
+    code, report = cli("sync", "--root", str(world.a))
+    assert code == 0 and report["branch"] == name and report["pushed"] is True, report
+
+
+def test_clone_store_refuses_a_shadowing_branch_before_it_fetches(world: World) -> None:
+    """`clone-store origin --branch origin/main` fetched (writing a tracking ref) and then refused: refused first."""
+    fresh = world.clone("c", init=False)
+    refs = git(fresh, "for-each-ref")
+    code, error = cli("clone-store", "origin", "--branch", "origin/main", "--root", str(fresh))
+    assert code == EXIT_USAGE and "would shadow refs/remotes/origin/main" in error["message"], error
+    assert git(fresh, "for-each-ref") == refs and not (fresh / STORE).exists()
+
+
 def test_sync_without_a_git_identity(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no user.name/user.email anywhere, sync still commits to its branch (a fallback identity)."""
     for key in IDENTITY:

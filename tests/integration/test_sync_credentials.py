@@ -46,6 +46,9 @@ REFUSED = [
     ("short-token-in-query", "https://127.0.0.1:9/x.git?access_token=SECRETQ", ["SECRETQ"]),
     ("signature-in-query", "https://127.0.0.1:9/x.git?ref=main&X-Amz-Signature=Zq81xw", ["Zq81xw"]),
     ("encoded-key-in-query", "https://127.0.0.1:9/x.git?private%5Ftoken=Pv7qZ2", ["Pv7qZ2"]),
+    ("camel-case-in-query", "https://127.0.0.1:9/x.git?accessToken=Qm4xzP", ["Qm4xzP"]),
+    ("semicolon-separated", "https://127.0.0.1:9/x.git?a=1;client_secret=Wq7yT3", ["Wq7yT3"]),
+    ("token-in-fragment", "https://127.0.0.1:9/x.git#access_token=Zt5kR8", ["Zt5kR8"]),
 ]
 ALLOWED = ["ssh://git@127.0.0.1:9/repo.git", "git@127.0.0.1:repo.git", "https://user@127.0.0.1:9/repo.git"]
 
@@ -130,7 +133,7 @@ def test_sync_and_clone_store_refuse_a_credential_url_before_git_contacts_it(
     for code, out, err in runs:
         assert code == EXIT_USAGE
         assert "embeds credentials" in err and ("***" in err or "[REDACTED:" in err) and err.count("\n") == 1
-        assert url.split("@")[-1].split("?")[0] in err, "the URL is shown, its secret masked"
+        assert url.split("@")[-1].split("?")[0].split("#")[0] in err, "the URL is shown, its secret masked"
         assert not [secret for secret in secrets if secret in out + err]
     assert json.loads(runs[1][1])["message"] == json.loads(runs[3][1])["message"]
     assert network_calls == []
@@ -145,7 +148,8 @@ def test_credential_classes_and_bare_user_names() -> None:
         assert not [secret for secret in secrets if secret in mask_url(url)]
     for url in [*ALLOWED, "https://github.com/org/repo.git", "/srv/git/repo.git", "file:///srv/repo.git",
                 "git@host:repo@v2", "origin", "https://h/x.git?ref=main", "https://h/x.git?monkey=1&keys",
-                "https://h/x.git?token="]:
+                "https://h/x.git?token=", "https://h/x.git?zip_code=12345&status_code=200&sort_key=name",
+                "https://h/x.git?cache_key=abc123&session=continuity&passage=3"]:
         assert not has_secret(url) and mask_url(url) == url
 
 

@@ -547,6 +547,30 @@ def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
     assert (c / MARKER).read_bytes() == marker and event_names(c) == names
 
 
+def test_into_a_new_folder_a_later_batch_refused_leaves_nothing_and_says_so(
+        exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same transfer into a clone with no store: the store the import made goes, with the events the
+    earlier batches wrote, so the refusal says "changed nothing" (it said they were kept)."""
+    from continuity.core.store import now_us
+    from continuity.sync import engine
+    from events.filelog import FileEventLog
+
+    world, folder = exported
+    store = Store(str(world.a))
+    tomorrow = lambda: now_us() + 86400 * 10**6  # noqa: E731
+    FileEventLog(store.events_dir, store.local_dir, node=store.node(), clock_us=tomorrow).append(
+        WorkLogged(project="demo", message="a day later"))
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    _an_event_unlike_its_name(world, folder, world.a, last=True)
+    c = offline_clone(world, "c")
+    before = folder_state(c)
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INTEGRITY, out
+    assert "changed nothing" in out["message"] and "are kept" not in out["message"]
+    assert folder_state(c) == before
+
+
 def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
         exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A history restored in batches (RESTORE_BATCH events at a time; 1 here) whose last day holds an event unlike

@@ -98,13 +98,6 @@ def _record(request: Any, store: Store, decide: Any) -> dict[str, Any]:
             "event_ids": [item.event_id for item in stored], "warnings": warnings}
 
 
-def _facts(store: Store) -> Any:
-    """HEAD, fingerprint and membership: what a ledger entry is bound to and checked against."""
-    from continuity.workstreams.service import checkpoint_facts
-
-    return checkpoint_facts(store, bind=True)
-
-
 @tool("work_checkpoint", CheckpointInput, "Record a seed-002 checkpoint document (tracked workstream, items, cursor, "
       "ledger); refused when it would lose or reopen work, switch workstreams, or break an invariant.")
 def work_checkpoint(request: Any, store: Store) -> dict[str, Any]:
@@ -136,6 +129,7 @@ def work_status(request: Any, store: Store) -> dict[str, Any]:
 def work_validate(request: Any, store: Store) -> dict[str, Any]:
     """The `work_validate` tool."""
     from continuity.workstreams import decide
+    from continuity.workstreams.service import checkpoint_facts
     from events import clock
     from events.workstream import ValidationEntry
 
@@ -143,7 +137,7 @@ def work_validate(request: Any, store: Store) -> dict[str, Any]:
                             repository=request.repository or "", scope=request.scope, summary=request.summary,
                             timestamp=clock.iso(now_us()), command=request.command_run,
                             evidence_refs=request.evidence_refs)
-    facts = _facts(store)
+    facts = checkpoint_facts(store, bind=True)  # HEAD, fingerprint and membership
     return _record(request, store, lambda state, who: decide.decide_validate(state, who, entry, facts)) | {
         "head": facts.head, "fingerprint": facts.fingerprint}
 
