@@ -204,12 +204,11 @@ def _remove_recorded(path: str, raw: bytes, *, follow: bool) -> str | None:
     It is moved aside first, then compared: a document the agent writes meanwhile lands at the path
     and is never the one removed. One that differs is put back (unless a newer one is there already).
     """
+    from continuity.core.fsio import move_aside
     from events import osfs
 
-    aside = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.recorded")
-    try:
-        os.rename(path, aside)  # a link the user named (--file) moves as a link, and is removed as before
-    except FileNotFoundError:
+    aside = move_aside(path)  # a link the user named (--file) moves as a link, and is removed as before
+    if aside is None:
         return None
     try:
         same = osfs.read_regular(aside, follow=follow, limit=len(raw) + 1) == raw
@@ -219,7 +218,7 @@ def _remove_recorded(path: str, raw: bytes, *, follow: bool) -> str | None:
         os.unlink(aside)
         return path
     with contextlib.suppress(FileExistsError):  # back, unless a newer document took the name meanwhile
-        os.link(aside, path, follow_symlinks=False)
+        osfs.link(aside, path)
     os.unlink(aside)
     raise _Changed
 

@@ -253,3 +253,16 @@ def schema_json(kind: Any, title: str) -> bytes:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = title
     return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def move_aside(path: str) -> str | None:
+    """Rename `path` to a name of this process's beside it, in one step (a file written to `path` meanwhile
+    lands under `path`, never under the aside name); the aside name, or None when `path` is gone."""
+    aside = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.aside")
+    with contextlib.suppress(FileNotFoundError):  # a leftover of a run killed between the two steps
+        os.unlink(aside)
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None
+    return aside

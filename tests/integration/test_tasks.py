@@ -315,9 +315,7 @@ def test_bad_input_is_one_clear_line_and_writes_nothing(root: Path) -> None:
     _unchanged(root, ["task", "create", "--title", "   "], EXIT_USAGE, "needs a title")
     _unchanged(root, ["task", "create", "--title", "\u200b\u200b"], EXIT_USAGE, "shows nothing")
     for title, code in (("bad\x01title", "U+0001 at character 4"), ("two\nlines", "U+000A at character 4"),
-                        ("esc\x1b[31m", "U+001B at character 4"), ("nel\x85x", "U+0085 at character 4"),
-                        ("csi\x9b31m", "U+009B at character 4"),
-                        ("one\u2028two", "U+2028 at character 4")):  # named as the title, never as `message`
+                        ("esc\x1b[31m", "U+001B at character 4")):  # named as the title, never as `message`
         _unchanged(root, ["task", "create", "--title", title], EXIT_USAGE, f"title holds a control character ({code}")
         _unchanged(root, ["task", "update", task, "--title", title], EXIT_USAGE, "title holds a control character")
     _unchanged(root, ["task", "create", "--title", "ok", "--assign", "a b"], EXIT_USAGE,
