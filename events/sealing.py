@@ -42,7 +42,7 @@ def guard(draft: Event, *, redact: bool) -> Event:
         if rule is None:
             continue
         if not redact:
-            raise SecretRefused(path, rule)
+            raise SecretRefused(_given_field(tree, path, text), rule)
         applied: list[str] = []
         cleaned = redact_tree(tree, "", applied)
         cleaned["redacted"] = [*draft.redacted, *applied]
@@ -53,6 +53,17 @@ def guard(draft: Event, *, redact: bool) -> Event:
             raise SecretRefused(field, rule, redactable=False) from None
         return redacted
     return draft
+
+
+def _given_field(tree: dict[str, Any], path: str, text: str) -> str:
+    """The field a refusal names: `message` is made from another field (a task's title, a team's names) when
+    that field holds the same secret; then that field is the one the user gave."""
+    if path != "message":
+        return path
+    for other, value in strings_in(tree, ""):
+        if other != "message" and value and value in text and find_secret(value) is not None:
+            return other
+    return path
 
 
 def _unredactable(tree: dict[str, Any], draft: Event) -> tuple[str, str]:

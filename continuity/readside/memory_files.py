@@ -40,8 +40,17 @@ def render(memory: Memory) -> bytes:
     if memory.files_touched:
         lines += ["## Files touched", "", *(f"- `{one_line(path)}`" for path in memory.files_touched), ""]
     lines += ["## Provenance", ""]
-    lines += [f"- {one_line(key)}: {block(str(value))}" for key, value in memory.provenance.items()]
+    lines += [f"- {one_line(key)}: {block(_shown(value))}" for key, value in memory.provenance.items()]
     return ("\n".join(lines) + "\n").encode()
+
+
+def _shown(value: Any) -> str:
+    """A provenance value as people read it: `none`, a list as its items joined by commas."""
+    if value is None:
+        return "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value) or "none"
+    return str(value)
 
 
 class MemoryWriter:

@@ -85,16 +85,19 @@ def git_at(root: str) -> Any:
     try:
         # `--abbrev-ref` applies to every name after it: the commit is asked for before it.
         lines = _git(top, "rev-parse", "HEAD", "--abbrev-ref", "HEAD").split()
-    except GitUnavailable:
-        return GitAt()
-    if len(lines) != 2:
+    except GitUnavailable:  # no commit yet (or no git): the branch HEAD names, if any
+        try:
+            lines = ["", _git(top, "symbolic-ref", "--short", "-q", "HEAD").strip()]
+        except GitUnavailable:
+            return GitAt()
+    if len(lines) != 2 or not lines[1]:
         return GitAt()
     branch = None if lines[1] == "HEAD" else lines[1]
     if branch is not None:  # a fact gathered, not given: a branch named like a secret is stored redacted
         from events.guard import redact_text
 
         branch = redact_text(branch)[0]
-    return GitAt(branch=branch, commit=lines[0])
+    return GitAt(branch=branch, commit=lines[0] or None)
 
 
 def task_dict(task: Any) -> dict[str, Any]:

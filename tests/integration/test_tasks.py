@@ -186,6 +186,28 @@ def test_a_branch_named_like_a_secret_is_stored_redacted_and_the_run_starts(root
     assert not any(branch.encode() in path.read_bytes() for path in all_event_files(root))
 
 
+def test_in_a_repository_without_commits_a_run_records_the_unborn_branch(root: Path) -> None:
+    """`git init` and no commit yet: the branch HEAD names is known (the run recorded none)."""
+    subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=root, check=True)
+    task = ok(root, "task", "create", "--title", "t")
+    started = as_json(root, "run", "start", "--task", task)
+    assert started["git_branch"] == "trunk" and started["git_commit"] is None
+
+
+def test_a_secret_in_a_title_is_refused_naming_the_title_and_memory_files_read_as_text(root: Path) -> None:
+    """The refusal named `message` (made from the title); a memory file's provenance showed `run_id: None` and
+    `['a.py']`, Python's spellings."""
+    done = run(root, "task", "create", "--title", "deploy with ghp_" + "a1B2c3D4e5" * 4)
+    assert done.returncode == EXIT_SECRET and "field title looks like a secret" in done.stderr
+    task = ok(root, "task", "create", "--title", "t")
+    ok(root, "log", "-m", "x", "--file", "a.py", "--task", task)
+    ok(root, "task", "update", task, "--status", "completed")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    text = (root / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md").read_text()
+    assert "- run_id: none\n" in text and "- files_touched: none\n" in text and "None" not in text
+    assert "['" not in text
+
+
 def test_a_planted_runs_folder_is_never_read_written_or_swept_through(root: Path, tmp_path: Path) -> None:
     """local/runs a link to a folder outside: run start records the run and warns that it is not the session's
     current run (it said "nothing written" after writing the event); `log` takes no attribution from the hint
