@@ -14,6 +14,8 @@ from events.records import NamedTuple
 
 #: A stamp (UTC microseconds) and a node id, as regular-expression text (archive and Markdown names use them too).
 STAMP = r"[0-9]{8}_[0-9]{6}_[0-9]{6}"
+#: An event's time as the log spells it (`clock.iso`), as regular-expression text.
+ISO_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z"
 NODE = r"[a-z0-9]{8}"
 NODE_PATTERN = re.compile(rf"^{NODE}\Z")  # \Z: `$` would also take a name ending in a newline
 _NAME = re.compile(rf"^({STAMP})-({NODE})-([0-9a-f]{{12}})\.json\Z")

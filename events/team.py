@@ -12,6 +12,7 @@ from typing import Annotated
 import msgspec
 
 from events.base import Event, Label, Name, PathRef, Text, Texts
+from events.names import ISO_TIME
 
 
 class SnapshotTaken(Event, frozen=True, kw_only=True, tag="snapshot.taken"):
@@ -31,7 +32,7 @@ class SnapshotTaken(Event, frozen=True, kw_only=True, tag="snapshot.taken"):
     #: The writer's wall clock when it took the snapshot (ISO). `created_at` is the log's time, which an event
     #: stamped ahead (a teammate's clock running fast, synced in) pushes later: a snapshot's age is read from
     #: this one. None in snapshots written before it existed.
-    taken_at: Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")] | None = None
+    taken_at: Annotated[str, msgspec.Meta(pattern=rf"^{ISO_TIME}$")] | None = None
 
 
 #: A lease length in seconds: at least one second, at most a year.

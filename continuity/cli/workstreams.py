@@ -173,7 +173,7 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),
                                                               "validation_ledger", ())))
     stored, warnings = service.record(store, who, lambda state: decide.decide_checkpoint(state, who, doc, facts),
-                                      redact=args.redact)
+                                      redact=args.redact, facts=facts)
     removed = None
     if not args.keep:
         try:
@@ -236,7 +236,7 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
                             timestamp=clock.iso(now_us()), command=args.ran, evidence_refs=tuple(args.evidence))
     facts = service.checkpoint_facts(store, bind=True)  # HEAD, fingerprint and membership
     stored, warnings = service.record(store, who, lambda state: decide.decide_validate(state, who, entry, facts),
-                                      redact=args.redact)
+                                      redact=args.redact, facts=facts)
     if facts.fingerprint is None:
         warnings = [*warnings, "not in a git worktree: the entry is not bound to a HEAD or fingerprint (UNBOUND)"]
     return _written(out, store, "work-validate", stored, {"validation_id": args.validation_id, "head": facts.head,

@@ -31,7 +31,7 @@ from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, 
 from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events import osfs
 from events.durable import READ_LIMIT
-from events.errors import WriteFailed
+from events.errors import ContinuityError, WriteFailed
 
 NEWEST_COMMITS = 16  # commits read for the newest event's project name
 HELD_BYTES = 32 << 20  # bytes of a restored batch kept in memory for its fold (the rest are read back)
@@ -301,14 +301,11 @@ def _open_log(store: Store) -> int:
 
 
 def _holds_events(store: Store) -> bool:
-    """Whether any event file landed in the store (a clone that failed part-way keeps what it brought)."""
-    from events.durable import list_days
-
-    for day in list_days(store.events_dir):
-        with contextlib.suppress(OSError):
-            if any(name.endswith(".json") for name in os.listdir(os.path.join(store.events_dir, day))):
-                return True
-    return False
+    """Whether any event landed in the store (a clone that failed part-way keeps what it brought)."""
+    try:
+        return store.open_reader().head_name() is not None
+    except (OSError, ContinuityError):  # cannot tell: the store stays
+        return True
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:

@@ -13,6 +13,7 @@ import os
 import re
 
 from events import clock, osfs
+from events.names import ISO_TIME
 from events.plain import Unsure, complete
 
 TYPE_CHECKING = False
@@ -120,7 +121,7 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
 
 #: A snapshot's `created_at` as the log spells it: only such a time, in a document that agrees with itself, can
 #: hold a document back (a hand-edited `"created_at": "9999"` would have held the pointer back for good).
-_CREATED_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z\Z")
+_CREATED_AT = re.compile(rf"{ISO_TIME}\Z")
 
 
 def _newer_there(path: str, key: tuple[str, str, str]) -> bool:

@@ -32,16 +32,17 @@ def workstreams_state(store: Store, project: str, *, as_of: str | None = None,
 
 
 def record(store: Store, identity: Identity, decide: Callable[[WorkstreamsState], list[Event]], *,
-           redact: bool = False) -> tuple[list[StoredEvent], list[str]]:
+           redact: bool = False, facts: Facts | None = None) -> tuple[list[StoredEvent], list[str]]:
     """Decide from the current state and append, deciding again under the lock (continuity/readside/decided.py).
 
     Every write is refused while the repository registry cannot be read or names another project, as
-    `work checkpoint` is (seed 002: membership fails closed).
+    `work checkpoint` is (seed 002: membership fails closed); `facts`: the ones the decision was given, when
+    it was (their membership is the one checked).
     """
     from continuity.readside.decided import record_decided
     from continuity.workstreams.decide import require_members
 
-    require_members(checkpoint_facts(store, bind=False), ())
+    require_members(facts or checkpoint_facts(store, bind=False), ())
     try:
         return record_decided(store, MODEL, identity.project,
                               lambda store, project: workstreams_state(store, project), decide, redact=redact,

@@ -87,12 +87,12 @@ ResolveInput = tool_input("WorkResolveInput", "Recorded merge conflicts to resol
                                     "reason": "why they are resolved (recorded with the resolution)"})
 
 
-def _record(request: Any, store: Store, decide: Any) -> dict[str, Any]:
+def _record(request: Any, store: Store, decide: Any, facts: Any = None) -> dict[str, Any]:
     from continuity.workstreams import service
 
     who = identity(request, store)
     stored, warnings = service.record(store, who, lambda state: decide(state, who),
-                                      redact=getattr(request, "redact", False))
+                                      redact=getattr(request, "redact", False), facts=facts)
     warnings = warnings + service.after_write(store)
     return {"ok": True, "events": [item.event.kind for item in stored],
             "event_ids": [item.event_id for item in stored], "warnings": warnings}
@@ -107,7 +107,7 @@ def work_checkpoint(request: Any, store: Store) -> dict[str, Any]:
 
     doc = document.check(request.document)
     facts = checkpoint_facts(store, bind=True)
-    return _record(request, store, lambda state, who: decide.decide_checkpoint(state, who, doc, facts))
+    return _record(request, store, lambda state, who: decide.decide_checkpoint(state, who, doc, facts), facts)
 
 
 @tool("work_status", StatusInput, "The active workstream, cursor, unresolved items, validation ledger with live "
@@ -138,7 +138,7 @@ def work_validate(request: Any, store: Store) -> dict[str, Any]:
                             timestamp=clock.iso(now_us()), command=request.command_run,
                             evidence_refs=request.evidence_refs)
     facts = checkpoint_facts(store, bind=True)  # HEAD, fingerprint and membership
-    return _record(request, store, lambda state, who: decide.decide_validate(state, who, entry, facts)) | {
+    return _record(request, store, lambda state, who: decide.decide_validate(state, who, entry, facts), facts) | {
         "head": facts.head, "fingerprint": facts.fingerprint}
 
 
