@@ -28,8 +28,19 @@ ProjectName = Annotated[
     str,
     msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,128}" + END, max_length=128),
 ]
-#: A short label such as a work-log type or a phase.
+#: Who wrote an event: its host, agent, run, session, task and mission. A Name, or (seed 004's
+#: `runtime-continuity` takes any value: `--host "Claude Code"`, a session `S-<project>-<stamp>`
+#: of a project named `web app`) one line of up to 192 characters that is safe as one folder
+#: name, as a ProjectName. Hooks and tool arguments still make a harness's ids into Names.
+Ident = Annotated[
+    str,
+    msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,192}" + END, max_length=192),
+]
+#: A short label such as a task's type or a run's role.
 Label = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,63}" + END)]
+#: A work-log type or a phase: a Label, or (seed 004 takes any text) one line of up to 64
+#: characters without control characters that does not start with a space.
+Tag = Annotated[str, msgspec.Meta(pattern=r"^[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]{0,63}" + END)]
 #: Free text: no NUL or control characters other than tab and newline.
 Text = Annotated[str, msgspec.Meta(max_length=16384, pattern=_NO_CONTROL)]
 #: A path or reference to a file, artifact or handoff.
@@ -80,14 +91,14 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     created_at: str = ""
     prev: str | None = None
     project: ProjectName
-    host: Name | None = None
-    agent_id: Name | None = None
-    run_id: Name | None = None
-    session_id: Name | None = None
-    task_id: Name | None = None
-    mission_id: Name | None = None
-    type: Label = "event"
-    phase: Label | None = None
+    host: Ident | None = None
+    agent_id: Ident | None = None
+    run_id: Ident | None = None
+    session_id: Ident | None = None
+    task_id: Ident | None = None
+    mission_id: Ident | None = None
+    type: Tag = "event"
+    phase: Tag | None = None
     message: Text = ""
     summary: Summary = msgspec.field(default_factory=Summary)
     refs: Refs = msgspec.field(default_factory=Refs)

@@ -22,7 +22,9 @@ _RULES = (
     ("A-Za-z0-9._:/ -", "is not a valid label: letters, digits, spaces and ._:/-, starting with a letter or "
                         "digit, at most 64 characters"),
     ("A-Za-z0-9._-", "is not a valid id: letters, digits and ._-, starting with a letter or digit"),
-    ("/\\\\\\\\\\\\[", "is not a valid name: no /, \\, [, ], control characters or '..', at most 128 characters"),
+    ("/\\\\\\\\\\\\[", "is not a valid name: no /, \\, [, ], control characters or '..', at most {1,N} characters"),
+    ("^[^\\\\s\\\\x00-", "is not a valid label: one line without control characters, not starting with a space, "
+                       "at most 64 characters"),
     ("0-9a-f]{64}", "is not a SHA-256 (64 lowercase hex digits)"),
     ("[0-9]{8}_[0-9]{6}_[0-9]{6}", "is not a stamp (YYYYMMDD_HHMMSS_ffffff)"),
 )
@@ -43,7 +45,8 @@ def readable(line: str, document: Any = None) -> str:
     value = _at(document, found["path"])
     for fragment, rule in _RULES:
         if fragment in pattern:
-            return f"{path} {_shown(value)}{rule}"
+            longest = re.search(r"\{1,([0-9]+)\}", pattern)  # a name's length: a project's 128, an id's 192
+            return f"{path} {_shown(value)}{rule.replace('{1,N}', longest[1] if longest else '128')}"
     if "\\\\x00-" in pattern:  # a text field: no control characters (some allow tab and line breaks)
         breaks = "\\\\x0b" in pattern  # the class skips \t, \n (and \r): those are allowed
         bad = first_control(value, breaks)

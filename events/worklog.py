@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from events.base import Event, Label
+from events.base import Event, Tag
 
 
 class WorkLogged(Event, frozen=True, kw_only=True, tag="work.logged"):
     """A portable work-log entry: what was done, what is in progress, what comes next."""
 
-    type: Label = "log"
+    type: Tag = "log"
 
 
 class CheckpointRecorded(Event, frozen=True, kw_only=True, tag="checkpoint.recorded"):
     """A phase checkpoint: the state to resume from if the context is lost now."""
 
-    type: Label = "checkpoint"
+    type: Tag = "checkpoint"

@@ -243,6 +243,53 @@ def test_project_names_with_spaces_and_unicode_are_valid(rc: Any, home: Path) ->
     assert rc("restore", "--project", "我的 项目", "--auto").data["archive"]["project"] == "我的 项目"
 
 
+@pytest.mark.parametrize("project", ["web app", "项目"])
+def test_a_session_host_switch_named_after_a_spaced_project_takes_later_logs(rc: Any, project: str) -> None:
+    """§10 names a new session `S-<P>-<stamp>`; §8 then fills `session_id` with it: spaces and Unicode (I4)
+    in P are a valid session id, so every later log and checkpoint is written (they were write_failed)."""
+    switched = rc("host-switch", "--project", project, "--gate", "user", "--from-host", "a", "--to-host", "b")
+    assert switched.code == 0 and switched.data["session_id"].startswith(f"S-{project}-")
+    logged = rc("log", "--project", project, "--gate", "agent", "--message", "hi")
+    assert logged.code == 0, logged.raw
+    assert logged.data["event"]["session_id"] == switched.data["session_id"]
+    assert rc("checkpoint", "--project", project, "--gate", "agent").code == 0
+
+
+@pytest.mark.parametrize(("flag", "key", "value"), [
+    ("--host", "host", "Claude Code"), ("--agent-id", "agent_id", "codex main"), ("--task-id", "task_id", "T RC02"),
+    ("--mission-id", "mission_id", "任务 1"), ("--run-id", "run_id", "R 1"), ("--session-id", "session_id", "S 1"),
+    ("--phase", "phase", "编辑"), ("--phase", "phase", "editing (step 2)"), ("--type", "type", "code review"),
+])
+def test_identity_and_phase_values_are_taken_as_given(rc: Any, flag: str, key: str, value: str) -> None:
+    """§8: each field from its flag, with no character rule of its own: a host named `Claude Code` is recorded."""
+    logged = rc("log", "--project", "demo", "--gate", "agent", flag, value)
+    assert logged.code == 0, logged.raw
+    assert logged.data["event"][key] == value
+
+
+def test_a_run_file_named_with_a_space_is_the_active_run(rc: Any, work: Path) -> None:
+    """A run id comes from its file's name (§4); `R 1.json` no longer stops every log of the repository."""
+    add_run(work, "R 1", "running")
+    logged = rc("log", "--project", "demo", "--gate", "agent", "--message", "x")
+    assert logged.code == 0 and logged.data["event"]["run_id"] == "R 1"
+    assert run_events(work / ".agent" / "runs" / "R 1.json")[-1]["type"] == "runtime_log"
+
+
+def test_the_continuity_environment_never_fills_a_field(rc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§8: host is the flag's, else "unknown"; the rest the flag's (or the active run / session), else null.
+    The CONTINUITY_* variables continuity's own commands read are not seed 004's."""
+    for name, value in (("CONTINUITY_HOST", "envhost"), ("CONTINUITY_AGENT", "envagent"),
+                        ("CONTINUITY_TASK_ID", "T-ENV"), ("CONTINUITY_RUN_ID", "R-ENV"),
+                        ("CONTINUITY_SESSION_ID", "S-ENV")):
+        monkeypatch.setenv(name, value)
+    event = rc("log", "--project", "demo", "--gate", "agent", "--message", "x").data["event"]
+    assert (event["host"], event["agent_id"], event["task_id"], event["run_id"], event["session_id"]) == \
+        ("unknown", None, None, None, None)
+    archived = rc("archive", "--project", "demo", "--gate", "user").data["archive"]
+    assert archived["source_host"] is None
+    assert rc("log", "--project", "demo", "--gate", "agent", "--host", "h").data["event"]["host"] == "h"
+
+
 # -- §4 shared rules ---------------------------------------------------------------------------
 def test_lists_from_text_and_json(rc: Any) -> None:
     """List(): lines lose one bullet and are trimmed; JSON lists are stringified the JavaScript way."""

@@ -353,17 +353,44 @@ def test_bad_bytes_raise_the_right_error(raw: bytes, error: type[Exception]) -> 
 
 @pytest.mark.parametrize(
     "bad",
-    ["..", "a/b", "a\x00b", "a\x01b", "with space", "", "x" * 129, "../etc"],
+    ["..", "a/b", "a\x00b", "a\x01b", "", "x" * 193, "../etc", "a\\b", "[REDACTED:aws]", ".", "a\nb"],
 )
 def test_invalid_names_are_refused_on_validate(bad: str) -> None:
-    """Ids with '..', '/', NUL, controls, spaces, empty or too long are invalid (projects: all but spaces)."""
+    """Ids and projects with '..', '/', '\\', brackets, NUL, controls, a line break, empty or too long are
+    invalid (an id may hold 192 characters, a project 128)."""
     from events.worklog import WorkLogged
 
     with pytest.raises(EventInvalid):
         CODEC.validate(CODEC.encode(WorkLogged(project="demo", agent_id=bad)))
-    if bad != "with space":
-        with pytest.raises(EventInvalid):
-            CODEC.validate(CODEC.encode(WorkLogged(project=bad)))
+    with pytest.raises(EventInvalid):
+        CODEC.validate(CODEC.encode(WorkLogged(project=bad if len(bad) < 129 else "x" * 129)))
+
+
+@pytest.mark.parametrize("good", ["Claude Code", "codex main", "S-web app-20261203_101010_000001-0a1b2c3d",
+                                  "项目", "x" * 192, "a.b", "R 1"])
+def test_ids_take_what_seed_004_takes(good: str) -> None:
+    """Seed 004 records any host, agent, run, session, task and mission id: spaces and Unicode are valid ids."""
+    from events.worklog import WorkLogged
+
+    fields = dict.fromkeys(("host", "agent_id", "run_id", "session_id", "task_id", "mission_id"), good)
+    event = WorkLogged(project="demo", **fields)
+    assert CODEC.decode(CODEC.encode(event)) == event
+    CODEC.validate(CODEC.encode(event))
+
+
+@pytest.mark.parametrize(("phase", "valid"), [("编辑", True), ("editing (step 2)", True), ("a" * 64, True),
+                                              ("a" * 65, False), (" lead", False), ("a\tb", False),
+                                              ("a\nb", False), ("", False)])
+def test_phase_and_type_take_one_line_of_text(phase: str, valid: bool) -> None:
+    """A work log's phase and type: any one line up to 64 characters (seed 004's `--phase 编辑`)."""
+    from events.worklog import WorkLogged
+
+    for event in (WorkLogged(project="demo", phase=phase), WorkLogged(project="demo", type=phase)):
+        if valid:
+            CODEC.validate(CODEC.encode(event))
+        else:
+            with pytest.raises(EventInvalid):
+                CODEC.validate(CODEC.encode(event))
 
 
 @pytest.mark.parametrize(("name", "valid"), [("with space", True), ("我的 项目", True), ("a.b", True),
