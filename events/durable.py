@@ -162,7 +162,7 @@ def read_event_file(path: str) -> bytes:
 
 
 def _is_day(entry: str) -> bool:
-    return len(entry) == 8 and entry.isascii() and entry.isdigit()
+    return names.is_day(entry)
 
 
 def misfiled(events_dir: str) -> list[tuple[str, str]]:
@@ -180,6 +180,17 @@ def misfiled(events_dir: str) -> list[tuple[str, str]]:
         found.extend((day, name) for name in entries
                      if names.parse_name(name) is not None and names.shard_of(name) != day)
     return found
+
+
+def false_days(events_dir: str) -> list[str]:
+    """Entries of an events folder named with eight digits that are no real date (`00000101`, `20261399`):
+    no reader takes them or what they hold; `verify` names them."""
+    try:
+        entries = os.listdir(events_dir)
+    except OSError:
+        return []
+    return sorted(entry for entry in entries
+                  if len(entry) == 8 and entry.isascii() and entry.isdigit() and not names.is_day(entry))
 
 
 def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:

@@ -66,12 +66,13 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     from continuity.readside.catchup import adopt_first_release_folders, moved_line
-    from events.durable import hour_folders, misfiled
+    from events.durable import false_days, hour_folders, misfiled
 
     moved, not_moved = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
     unread = hour_folders(store.events_dir)
     report = store.open_reader().verify()
     wrong_day = [f"events/{day}/{name}" for day, name in misfiled(store.events_dir)]
+    no_day = [f"events/{day}/" for day in false_days(store.events_dir)]
     links = symlinks_in(store.path)
     from continuity.core.store import now_us
     from continuity.facts import clock_ahead_warning
@@ -82,10 +83,11 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     temps = stale_temps_everywhere(store, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
-    data["ok"] = report.ok and not links and not unread and not wrong_day
+    data["ok"] = report.ok and not links and not unread and not wrong_day and not no_day
     data["misfiled"] = wrong_day
     data["hour_folders_moved"] = moved
     data["unread_hour_folders"] = unread
+    data["false_day_folders"] = no_day
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
     data["leftover_temps"] = temps
@@ -132,8 +134,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
                      "stays; check with `continuity task show`, fix with `continuity task update`)")
     lines.extend(one_line(f"MISFILED: {path} belongs in events/{path.rsplit('/', 1)[1][:8]}/ (replayed out of "
                           "order here, never carried by sync: move it there)") for path in wrong_day[:20])
-    if report.ok and not links and not unread and not wrong_day:
+    lines.extend(one_line(f"UNREAD: {folder} is named like a day folder but is no real date: no reader takes "
+                          "what it holds") for folder in no_day[:20])
+    if report.ok and not links and not unread and not wrong_day and not no_day:
         lines.append("ok: the log is intact" if not (broken or task_broken) else "the log itself is intact")
+    elif report.ok and not links and not unread and not wrong_day:
+        lines.append(f"BROKEN: {len(no_day)} folder(s) named like a day that is no real date")
     elif report.ok and not links and not unread:
         lines.append(f"BROKEN: {len(wrong_day)} event file(s) filed under another day than their name's")
     elif report.ok and not links:

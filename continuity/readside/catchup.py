@@ -510,8 +510,13 @@ def _fold(
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
             skipped.extend(_fold_day(files, decode, wanted[0], needing, writers))
-        mark = DayMark(days.mtime(day), len(listed))
+        whole_day = DayMark(days.mtime(day), len(listed))
         for track in needing:
+            # The names up to where the model now stands: an entry shaped like an event that is none (a stamp of
+            # no real time, junk) after it is never read, and must not read as an event that arrived in the past.
+            position = track.saved.last_read
+            mark = whole_day if position is None or not position.startswith(day) else DayMark(
+                whole_day.mtime_ns, bisect.bisect_right(listed, position))
             if track.saved.days.get(day) != mark:
                 track.saved.days[day] = mark
                 track.changed = True

@@ -52,7 +52,7 @@ COMMIT_LIMIT = 1 << 20
 
 def is_day(name: str) -> bool:
     """True for a day folder's name (`YYYYMMDD`)."""
-    return len(name) == 8 and name.isascii() and name.isdigit()
+    return names.is_day(name)
 
 
 def is_event(day: str, entry: Entry) -> bool:

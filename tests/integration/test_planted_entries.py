@@ -164,3 +164,46 @@ def test_a_real_event_moved_to_another_days_folder_is_named_by_verify_and_sync(p
     listed = subprocess.run(["git", "-C", str(project), "ls-tree", "-r", "--name-only", "continuity"],
                             capture_output=True, text=True, check=True).stdout
     assert f"events/{first.name[:8]}/{first.name}" in listed
+
+
+#: Names shaped like an event's whose stamp is no real time: hour 25, minute 60, second 60, the 30th of
+#: February, month 13. No clock of the log writes one; each is junk, never an event.
+IMPOSSIBLE = ["{day}_259999_000000-aaaaaaaa-0123456789ab.json", "{day}_126000_000000-aaaaaaaa-0123456789ab.json",
+              "{day}_120060_000000-aaaaaaaa-0123456789ab.json", "20260230_120000_000000-aaaaaaaa-0123456789ab.json",
+              "20261301_120000_000000-aaaaaaaa-0123456789ab.json"]
+
+
+@pytest.mark.parametrize("pattern", IMPOSSIBLE)
+def test_a_name_whose_stamp_is_no_real_time_is_junk_for_every_command(project: Path, pattern: str) -> None:
+    """A copy of an event under an event-shaped name with an impossible stamp made every write, `status` and
+    `verify` exit 70 ("not a stamp"). It is junk now: writes chain to the real newest event, reads leave it
+    out and never rebuild over it again and again, `verify` names it (exit 1)."""
+    newest = all_event_files(project)[-1]
+    planted = newest.parent / pattern.format(day=newest.name[:8])
+    planted.write_bytes(newest.read_bytes())
+    for args in (("log", "-m", "b"), ("checkpoint", "-m", "c"), ("archive",), ("host-switch", "--from-host", "a",
+                 "--to-host", "b"), ("status",), ("events", "list"), ("resume-bundle",)):
+        done = run(project, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        assert "rebuilt" not in done.stderr and "internal error" not in done.stderr, (args, done.stderr)
+    listed = run(project, "events", "list", "--json")
+    real = [path for path in all_event_files(project) if path.name != planted.name]
+    assert planted.name[:22] not in listed.stdout and json.loads(listed.stdout)["count"] == len(real)
+    checked = run(project, "verify")
+    assert checked.returncode == 1 and planted.name in checked.stdout, checked.stdout
+
+
+@pytest.mark.parametrize("folder", ["00000101", "20261399", "20250229"])
+def test_a_folder_named_like_a_day_that_is_no_date_is_named_by_verify(project: Path, folder: str) -> None:
+    """A folder `events/00000101/` (the year 0) made `verify` exit 70 ("not a date"); it is no day folder, so
+    no reader takes it, and `verify` names it (exit 1) instead of calling the log intact."""
+    day = project / ".agent" / "runtime-continuity" / "events" / folder
+    day.mkdir()
+    (day / f"{folder}_000000_000000-aaaaaaaa-0123456789ab.json").write_text("{}")
+    for args in (("log", "-m", "b"), ("status",), ("events", "list"), ("rebuild",)):
+        done = run(project, *args)
+        assert done.returncode == 0, (args, done.stderr)
+    checked = run(project, "verify")
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert f"UNREAD: events/{folder}/ is named like a day folder but is no real date" in checked.stdout
+    assert json.loads(run(project, "verify", "--json").stdout)["false_day_folders"] == [f"events/{folder}/"]
