@@ -150,6 +150,23 @@ class FileOps:
 READ_LIMIT = 1 << 20
 
 
+class Unreadable(bytes):
+    """What a reader is given for an event file, or a day folder (named `<day>/`), it cannot read: no bytes,
+    and why (`reason`), so the reader names it with its own words instead of failing to decode nothing."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> Unreadable:
+        made = super().__new__(cls, b"")
+        made.reason = reason
+        return made
+
+
+def unreadable_error(name: str, raw: bytes, error: Exception) -> str:
+    """The reason a reader gives for a file it could not decode: why it could not be read, else the decoder's."""
+    return f"cannot be read ({raw.reason})" if isinstance(raw, Unreadable) else str(error)
+
+
 def read_event_file(path: str) -> bytes:
     """The bytes of one event file (OSError if it is not one).
 

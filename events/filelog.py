@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, list_days, read_event_file, real_folder, refuse_link
+from events.durable import DurableFolder, FileOps, Unreadable, list_days, read_event_file, real_folder, refuse_link
 from events.log import EventLog
 from events.sealing import StoredEvent
 
@@ -41,7 +41,9 @@ class FileEventLog(DurableFolder, EventLog):
     ) -> Iterator[tuple[str, bytes]]:
         """(file name, bytes) of every event after the named one, in replay order.
 
-        Files whose names are not event names are skipped unless `include_malformed`.
+        Files whose names are not event names are skipped unless `include_malformed`. A file (or
+        a day folder, as `<day>/`) that cannot be read comes as `Unreadable` bytes, for the reader
+        to name.
         """
         after_day = names.shard_of(after) if after else ""
         for day in list_days(self.events_dir):
@@ -53,8 +55,12 @@ class FileEventLog(DurableFolder, EventLog):
         self, day: str, after: str | None = None, *, include_malformed: bool = False
     ) -> Iterator[tuple[str, bytes]]:
         """(file name, bytes) of one day's events after the named one, in order."""
-        wanted = self._day_names(day, after, include_malformed=include_malformed)
-        yield from self.read_files(day, wanted, unreadable_as_empty=include_malformed)
+        try:
+            wanted = self._day_names(day, after, include_malformed=include_malformed)
+        except OSError as error:  # a folder that cannot be listed: its events are unread, and the reader says so
+            yield f"{day}/", Unreadable(error.strerror or str(error))
+            return
+        yield from self.read_files(day, wanted, unreadable_as_empty=True)
 
     def read_raw_newest_first(self, after: str | None = None) -> Iterator[tuple[str, bytes]]:
         """(file name, bytes) of the events after the named one, newest first, day folder by day folder.
@@ -66,7 +72,12 @@ class FileEventLog(DurableFolder, EventLog):
         for day in reversed(list_days(self.events_dir)):
             if day < after_day:
                 return
-            yield from self.read_files(day, self._day_names(day, after)[::-1])
+            try:
+                wanted = self._day_names(day, after)[::-1]
+            except OSError as error:
+                yield f"{day}/", Unreadable(error.strerror or str(error))
+                continue
+            yield from self.read_files(day, wanted, unreadable_as_empty=True)
 
     def _day_names(self, day: str, after: str | None, *, include_malformed: bool = False) -> list[str]:
         """The event file names of one day after the named one, in order (none when the day is gone)."""
@@ -86,7 +97,7 @@ class FileEventLog(DurableFolder, EventLog):
         """(name, bytes) of the named files of one day, in the order given; vanished files are skipped.
 
         A file that cannot be read (a folder, a symlink loop, no permission) is skipped, or
-        given as empty bytes when `unreadable_as_empty`, so the caller can name it.
+        given as `Unreadable` (empty) bytes when `unreadable_as_empty`, so the caller can name it.
         """
         day_path = os.path.join(self.events_dir, day)
         for name in wanted:
@@ -94,10 +105,10 @@ class FileEventLog(DurableFolder, EventLog):
                 raw = read_event_file(os.path.join(day_path, name))
             except FileNotFoundError:
                 continue
-            except OSError:
+            except OSError as error:
                 if not unreadable_as_empty:
                     continue
-                raw = b""
+                raw = Unreadable(error.strerror or str(error))
             yield name, raw
 
     def head_name(self) -> str | None:
@@ -114,11 +125,22 @@ class FileEventLog(DurableFolder, EventLog):
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         day_path = os.path.join(self.events_dir, names.shard_of(stamp))
+        from events.errors import EventUndecodable
+
         try:
             entries = sorted(n for n in self.day_entries(day_path) if n.startswith(stamp))
         except FileNotFoundError:
             return
+        except OSError as error:
+            raise EventUndecodable(f"events/{names.shard_of(stamp)}/ cannot be read "
+                                   f"({error.strerror or error})") from None
         for name in entries:
-            yield name, read_event_file(os.path.join(day_path, name))
+            try:
+                raw = read_event_file(os.path.join(day_path, name))
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise EventUndecodable(f"{name} cannot be read ({error.strerror or error})") from None
+            yield name, raw
 
 

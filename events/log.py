@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from events import names
 from events.base import Event
 from events.codec import Codec, default_codec
-from events.durable import Head, Precondition, append_sealed
+from events.durable import Head, Precondition, append_sealed, unreadable_error
 from events.errors import EventNotFound, EventUndecodable
 from events.problems import quoted
 from events.sealing import StoredEvent, prepare, seal
@@ -94,8 +94,8 @@ class EventLog(abc.ABC):
                 event = decode(raw)
             except EventUndecodable as error:
                 if on_error is None:
-                    raise EventUndecodable(f"{name}: {error}") from None
-                on_error(name, error)
+                    raise EventUndecodable(f"{name}: {unreadable_error(name, raw, error)}") from None
+                on_error(name, EventUndecodable(unreadable_error(name, raw, error)))
                 continue
             yield StoredEvent(name, raw, event)
 
@@ -123,8 +123,8 @@ class EventLog(abc.ABC):
                 event = decode(raw)
             except EventUndecodable as error:
                 if on_error is None:
-                    raise EventUndecodable(f"{name}: {error}") from None
-                bad.append((name, error))
+                    raise EventUndecodable(f"{name}: {unreadable_error(name, raw, error)}") from None
+                bad.append((name, EventUndecodable(unreadable_error(name, raw, error))))
                 continue
             if keep is None or keep(event):
                 found.append(StoredEvent(name, raw, event))

@@ -17,6 +17,7 @@ import msgspec
 
 from events import clock, names
 from events.codec import Codec
+from events.durable import Unreadable
 from events.errors import EventUndecodable, UnknownEventType
 
 
@@ -111,6 +112,10 @@ class _Pass:
         """Check every record, then the forks; the report, problems in replay order."""
         report, nodes = self.report, set()
         for name, raw in records:
+            if isinstance(raw, Unreadable):  # a file, or a day folder (`<day>/`), that cannot be read
+                report.events += not name.endswith("/")
+                report.problems.append(Problem(name, f"cannot be read ({raw.reason})"))
+                continue
             report.events += 1
             parsed = names.parse_name(name)
             if parsed is None:

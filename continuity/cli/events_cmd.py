@@ -127,7 +127,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
         print_warnings([one_line(message)])
 
     if not args.follow:
-        for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}")):
+        for stored in log.read(after, on_error=lambda name, error: warn(f"skipped unreadable event {name}: {error}")):
             print_line(out, stored)
         print_warnings(_hours_left(log))
         return 0

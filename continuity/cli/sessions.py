@@ -130,9 +130,8 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
 
 def _archive(args: argparse.Namespace, out: Output) -> int:
-    from continuity.readside.query import current_view
     from continuity.sessions.decide import ArchiveRequest
-    from continuity.sessions.service import archive, archive_paths
+    from continuity.sessions.service import archive, archive_paths, own_archive
 
     store = open_store(args)
     identity = _identity(args, store)
@@ -145,12 +144,15 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
     sync_warning = autosync.start(store, "archive")
     warn(warnings + ([sync_warning] if sync_warning else []))
     project = identity.project
-    paths = archive_paths(store, current_view(store, ("archives",), write=False), project)
+    paths = archive_paths(store, None, project, own_archive(store, project, stored[0].event_id))
     result = {"ok": True, "action": "host-switch" if switch else "archive", "project": project,
               "event_ids": [s.event_id for s in stored], **paths}
-    next_action = one_line(paths['archive']['restore']['next_action'])
-    text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
-            f"markdown: {paths.get('archivePath')}\nnext action: {next_action}")
+    if paths:
+        next_action = one_line(paths['archive']['restore']['next_action'])
+        text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
+                f"markdown: {paths.get('archivePath')}\nnext action: {next_action}")
+    else:  # the event is durable; its documents come with the next catch-up that reaches it (warned above)
+        text = f"archived: event {stored[0].event_id} (its documents are written once the projections reach it)"
     if switch:
         result |= {"from_host": args.from_host, "to_host": args.to_host,
                    "next_steps_for_new_host": next_steps(project, args.to_host)}

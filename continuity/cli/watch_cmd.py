@@ -39,9 +39,13 @@ def start_after(log: Any, last: int) -> str | None:
     import itertools
 
     if last <= 0:
-        head: str | None = log.head_name()
+        try:
+            head: str | None = log.head_name()
+        except OSError:  # the newest day folder cannot be listed: the read says so, from the start
+            return None
         return head
-    names = [name for name, _ in itertools.islice(log.read_raw_newest_first(), last + 1)]
+    names = [name for name, _ in itertools.islice(
+        ((name, raw) for name, raw in log.read_raw_newest_first() if not name.endswith("/")), last + 1)]
     return names[-1] if len(names) == last + 1 else None
 
 

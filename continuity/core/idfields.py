@@ -30,6 +30,11 @@ IDENTITY_FIELDS = ("project", "host", "agent_id", "session_id", "run_id", "task_
 _NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
 
 
+def is_name(value: object) -> bool:
+    """Whether `value` is a valid id as events/base.py's `Name` (a team, an agent, continuity's own projects)."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
 def hashed_id(value: str) -> str:
     """`id-<first 12 hex of the SHA-256 of value>`: stable for the same value, and it reveals nothing."""
     from events.durable import sha256_hex

@@ -38,9 +38,9 @@ def check_project_name(name: object) -> str:
 
     continuity's own project names are `Name`s (events/base.py), the type of every id field.
     """
-    from events.plain import valid_field
+    from continuity.core.idfields import is_name
 
-    if not isinstance(name, str) or not valid_field("WorkLogged", "host", name):
+    if not isinstance(name, str) or not is_name(name):
         raise UsageError(
             "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
         )

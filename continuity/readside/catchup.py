@@ -23,7 +23,7 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.durable import hour_folders, hours_left_warning
+from events.durable import hour_folders, hours_left_warning, unreadable_error
 from events.errors import ContinuityError, EventUndecodable
 from events.filelog import FileEventLog, list_days
 from events.log import Head
@@ -60,6 +60,9 @@ class Saved(msgspec.Struct, Generic[S], kw_only=True):
     #: only counts folded ones; an unreadable newest file must not look like a merge).
     last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
+    #: Event files read past as unreadable (no permission, mid-write, planted junk), at most UNREAD_KEPT:
+    #: every catch-up tries them again, and one that reads now sends the model back to fold it in order.
+    unread: list[str] = msgspec.field(default_factory=list)
     state: Projects[S] = msgspec.field(default_factory=Projects)
 
 
@@ -90,6 +93,7 @@ class _Head(msgspec.Struct, kw_only=True):
     format: int
     last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
+    unread: list[str] = msgspec.field(default_factory=list)
     state: msgspec.Raw
 
 
@@ -277,7 +281,12 @@ class Days:
     def count(self, day: str) -> int:
         """How many entries a day folder holds (for progress; not kept, so memory stays flat)."""
         found = self._listings.get(day)
-        return len(found) if found is not None else len(os.listdir(os.path.join(self.events_dir, day)))
+        if found is not None:
+            return len(found)
+        try:
+            return len(os.listdir(os.path.join(self.events_dir, day)))
+        except OSError:  # the fold says why
+            return 0
 
     def forget(self, day: str) -> None:
         """Drop a day's listing once folded: memory stays flat however many days a rebuild reads."""
@@ -302,7 +311,7 @@ class _Track:
             self.saved: Saved[Any] = Saved(format=model.format, state=model.empty())
             self.position: str | None = None  # the newest name already read; None: from the start
             return
-        self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days)
+        self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days, unread=head.unread)
         self._raw = head.state
         self.position = head.last_read or self.state.last_name
 
@@ -370,10 +379,13 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
     # The newest folded day is listed (where mtimes tick coarsely, older kernels and NFS, a
     # file landing in the same tick as the last catch-up keeps the mtime) unless the head
     # hint shows it settled (Days.settled).
-    if (mark is not None and last_day in days.days and position is not None
-            and not days.settled(last_day, position, mark)
-            and bisect.bisect_right(days.listing(last_day), position) != mark.count):
-        return "events arrived in the past (a merge?)"
+    try:
+        if (mark is not None and last_day in days.days and position is not None
+                and not days.settled(last_day, position, mark)
+                and bisect.bisect_right(days.listing(last_day), position) != mark.count):
+            return "events arrived in the past (a merge?)"
+    except OSError:  # a day folder that cannot be listed: the fold stops there and says so, nothing is rebuilt
+        return None
     return None
 
 
@@ -460,7 +472,11 @@ def _catch_up(
                 outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
             return outcome, saved
-    folded, skipped = _fold(log, days, tracks, writers, progress, held or {})
+    readable, still = _read_again(log, [track for track in tracks if track.saved.unread])
+    if readable:
+        tracks = [_Track(track.model, None, "an event file read past as unreadable can be read now")
+                  if readable & set(track.saved.unread) else track for track in tracks]
+    folded, skipped, stopped = _fold(log, days, tracks, writers, progress, held or {})
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -470,6 +486,12 @@ def _catch_up(
         warnings.append(f"{reason}: {which} rebuilt from {folded} events")
     if skipped:
         warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
+    still = [line for line in still if line.split(":", 1)[0] not in readable]
+    if still:
+        warnings.append(f"{len(still)} unreadable event(s) are still left out (each catch-up tries them again); "
+                        f"first: {still[0]}")
+    if stopped:
+        warnings.append(stopped)
     if days.links:
         warnings.append(f"events/{min(days.links)} is a symlink: its events are not read (see `continuity verify`)")
     for track in tracks:
@@ -485,8 +507,9 @@ def _catch_up(
 def _fold(
     log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer],
     progress: Progress | None = None, held: Held | None = None,
-) -> tuple[int, list[str]]:
-    """Read each needed day once and fold its new events into every model behind them."""
+) -> tuple[int, list[str], str | None]:
+    """Read each needed day once and fold its new events into every model behind them; the unreadable events,
+    and why it stopped early (a day folder that cannot be listed: it and every later day wait, in order)."""
     decode: Callable[[bytes], Any] | None = None  # the codec is built only when an event is read
     skipped: list[str] = []
     # Days before every model's checkpoint day are never read: start at the oldest one needed,
@@ -499,7 +522,12 @@ def _fold(
         needing = [track for track in tracks if track.wants_day(day, days)]
         if not needing:
             continue
-        listed = days.listing(day)
+        try:
+            listed = days.listing(day)
+        except OSError as error:
+            return (max((track.folded for track in tracks), default=0), skipped,
+                    f"events/{day}/ cannot be read ({error.strerror or error}): its events and every later one are "
+                    "left out until it can")
         starts = [bisect.bisect_right(listed, track.position) if track.position else 0 for track in needing]
         first = min(starts)
         wanted = [name for name in listed[first:] if names.parse_name(name) is not None]
@@ -525,7 +553,47 @@ def _fold(
             read += len(wanted)
             progress(read, total)
     folded = max((track.folded for track in tracks), default=0)
-    return folded, skipped
+    return folded, skipped, None
+
+
+#: Unreadable event files a saved model keeps to try again, at most (a store with more has worse problems; the
+#: warning still counts them all).
+UNREAD_KEPT = 1000
+
+
+def _keep_unread(track: _Track, name: str) -> None:
+    if name not in track.saved.unread and len(track.saved.unread) < UNREAD_KEPT:
+        track.saved.unread.append(name)
+
+
+def _read_again(log: FileEventLog, tracks: Sequence[_Track]) -> tuple[set[str], list[str]]:
+    """The events each model read past as unreadable, tried again: the names that read now (their models go back
+    to fold them in order) and those still unreadable ("name: why"). A vanished one is dropped."""
+    wanted = sorted({name for track in tracks for name in track.saved.unread})
+    readable: set[str] = set()
+    still: list[str] = []
+    if not wanted:
+        return readable, still
+    decode = log.codec.decode
+    found: set[str] = set()
+    for day in sorted({names.shard_of(name) for name in wanted}):
+        for name, raw in log.read_files(day, [name for name in wanted if name.startswith(day)],
+                                        unreadable_as_empty=True):
+            found.add(name)
+            try:
+                decode(raw)
+            except EventUndecodable as error:
+                still.append(f"{name}: {unreadable_error(name, raw, error)}")
+            else:
+                readable.add(name)
+    for track in tracks:
+        if readable.intersection(track.saved.unread):
+            continue  # rebuilt by the caller
+        kept = [name for name in track.saved.unread if name in found]
+        if kept != track.saved.unread:
+            track.saved.unread = kept
+            track.changed = True
+    return readable, still
 
 
 def _read_held(log: FileEventLog, day: str, wanted: list[str], kept: Mapping[str, bytes]
@@ -564,7 +632,7 @@ def _fold_day(
         try:
             event = decode(raw)
         except EventUndecodable as error:
-            skipped.append(f"{name}: {error}")
+            skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
             event = None
         for track in partial:
             if track.position is not None and name <= track.position:
@@ -572,12 +640,15 @@ def _fold_day(
             track.saved.last_read = name
             track.changed = True
             if event is None:
+                _keep_unread(track, name)
                 continue
             track.model.apply(track.state, name, event)
             writer = writers.get(track.model.name)
             if writer is not None:
                 writer(track.state, name, event)
         if event is None:
+            for track in whole:
+                _keep_unread(track, name)
             continue
         decoded += 1
         last_decoded = name

@@ -60,9 +60,24 @@ def caught_up(store: Store) -> list[str]:
         return [f"the event is saved, but projections were not updated: {reason}"]
 
 
-def archive_paths(store: Store, view: View, project: str) -> dict[str, Any]:
-    """Where the newest archive of a project was written."""
-    record = view.project(project).latest_archive()
+def own_archive(store: Store, project: str, event_id: str) -> Any:
+    """The archive record of the archive event just written, or None: from the caught-up models, else (a catch-up
+    that stopped short of it, say at a day folder it could not list) replayed from the log up to that event."""
+    from continuity.readside.query import current_view
+
+    record = current_view(store, ("archives",), write=False).project(project).archive_of(event_id)
+    if record is None:
+        try:
+            record = current_view(store, ("archives",), as_of=event_id).project(project).archive_of(event_id)
+        except (OSError, ContinuityError):
+            return None
+    return record
+
+
+def archive_paths(store: Store, view: View | None, project: str, record: Any = None) -> dict[str, Any]:
+    """Where the newest archive of a project (or `record`) was written."""
+    if record is None and view is not None:
+        record = view.project(project).latest_archive()
     if record is None:
         return {}
     md = markdown_path(store, record)

@@ -211,9 +211,8 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     from continuity.adapters.compat import common as c
     from continuity.adapters.compat import listings as listing
     from continuity.core.identity import resolve_identity
-    from continuity.readside.query import current_view
     from continuity.sessions.decide import ArchiveFacts, ArchiveRequest
-    from continuity.sessions.service import archive
+    from continuity.sessions.service import archive, own_archive
     from events.archive import CitedFiles
 
     root = project_root()
@@ -238,7 +237,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         from continuity.cli.output import warn
 
         warn(warnings, c.PROGRAM)
-    record = current_view(store, ("archives",), write=False).project(project).archive_of(stored[0].event_id)
+    record = own_archive(store, project, stored[0].event_id)
     if record is None:
         raise OSError("the archive event was written but its projection is missing")
     folder = os.path.join(contexts_root(), project)

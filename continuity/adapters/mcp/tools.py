@@ -117,14 +117,14 @@ def checkpoint(request: Any, store: Store) -> dict[str, Any]:
 @tool("archive", ArchiveInput, "Take an archive of the working state (JSON under archives/ and Markdown).")
 def archive(request: Any, store: Store) -> dict[str, Any]:
     """The `archive` tool."""
-    from continuity.readside.query import current_view
     from continuity.sessions import decide, service
 
     who = identity(request, store)
     wanted = decide.ArchiveRequest(gate=request.gate, full=request.full, reason=request.reason,
                                    from_host=request.from_host, to_host=request.to_host, note=request.note)
     stored, warnings = service.archive(store, who, wanted, redact=request.redact)
-    paths = service.archive_paths(store, current_view(store, ("archives",), write=False), who.project)
+    paths = service.archive_paths(store, None, who.project, service.own_archive(store, who.project,
+                                                                                stored[0].event_id))
     return {"ok": True, "action": "archive", "project": who.project,
             "event_ids": [s.event_id for s in stored], "warnings": warnings, **paths}
 

@@ -1,0 +1,145 @@
+"""Reads of a log some of whose files or day folders cannot be read (no permission, a FIFO planted in place).
+
+Reads fail open: each command answers from what it can read, says in one warning line what it
+left out and why, and never exits 70. The read models never step past what they could not read
+for good: an event read past as unreadable is tried again by every catch-up and folded in order
+once it reads, and a day folder that cannot be listed holds back its events and every later
+day's until it can. `verify` names what it cannot read (exit 1). Every command is a real process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import all_event_files
+
+
+def _unprivileged() -> list[str]:
+    """The prefix that makes permission bits apply: root keeps no DAC override under setpriv."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be made to apply")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def run(root: Path, *args: str, stdin: str | None = None, unprivileged: bool = False
+        ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(root.parent)
+    prefix = _unprivileged() if unprivileged else []
+    return subprocess.run([*prefix, sys.executable, "-m", "continuity", *args], cwd=root, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    assert run(root, "init", "--project", "demo").returncode == 0
+    return root
+
+
+def _day(root: Path) -> Path:
+    return all_event_files(root)[-1].parent
+
+
+def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) -> None:
+    """`chmod 000` on the day folder: resume-bundle, verify, rebuild and events list exited 70, and the
+    SessionStart hook printed no brief. Each answers now; the models fold nothing of that day."""
+    assert run(project, "log", "-m", "a", "--next", "n1").returncode == 0
+    assert run(project, "status").returncode == 0
+    assert run(project, "log", "-m", "b", "--next", "n2").returncode == 0  # the models are behind by one
+    day = _day(project)
+    day.chmod(0o000)
+    try:
+        for args in (("status",), ("resume-bundle",), ("restore",), ("rebuild",), ("events", "list"),
+                     ("events", "tail")):
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 0, (args, done.stderr)
+            assert "internal error" not in done.stderr and f"{day.name}" in done.stderr, (args, done.stderr)
+            assert "Permission denied" in done.stderr, (args, done.stderr)
+        brief = run(project, "hook", "claude-code", unprivileged=True, stdin=json.dumps(
+            {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(project)}))
+        assert brief.returncode == 0 and "internal error" not in brief.stderr, brief.stderr
+        assert json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"]
+        checked = run(project, "verify", unprivileged=True)
+        assert checked.returncode == 1 and f"{day.name}/: cannot be read (Permission denied)" in checked.stdout
+    finally:
+        day.chmod(0o755)
+    resumed = run(project, "resume-bundle")  # readable again: the held-back day is folded, nothing rebuilt
+    assert resumed.returncode == 0 and "n2" in resumed.stdout and "rebuilt" not in resumed.stderr, resumed.stderr
+    assert run(project, "verify").returncode == 0
+
+
+def _planted_fifo_in_place(event: Path) -> Path:
+    """Move the event aside and plant a FIFO under its name; the real file, to put back."""
+    kept = event.with_name("kept")
+    event.rename(kept)
+    os.mkfifo(event)
+    return kept
+
+
+def test_an_event_read_past_as_unreadable_is_folded_once_it_reads(project: Path) -> None:
+    """An event unreadable during one catch-up (no permission, mid-write by a copy, a FIFO in its place) was
+    stepped over for good: status kept saying "1 events" and the old next action, with no warning, and only
+    `rebuild` brought it back. Every catch-up tries it again now, warning while it stays out."""
+    assert run(project, "log", "-m", "a", "--next", "n1").returncode == 0
+    assert run(project, "status").returncode == 0
+    assert run(project, "checkpoint", "-m", "b", "--next", "n2").returncode == 0
+    event = all_event_files(project)[-1]
+    kept = _planted_fifo_in_place(event)
+    first = run(project, "status")
+    assert first.returncode == 0 and "cannot be read (not a regular file)" in first.stderr, first.stderr
+    again = run(project, "resume-bundle")  # still out: said again, not only the first time
+    assert again.returncode == 0 and "still left out" in again.stderr and event.name in again.stderr
+    assert "n1" in again.stdout
+    event.unlink()
+    kept.rename(event)
+    back = run(project, "resume-bundle")
+    assert back.returncode == 0 and "n2" in back.stdout, (back.stdout, back.stderr)
+    assert "can be read now" in back.stderr
+    quiet = run(project, "resume-bundle")
+    assert quiet.returncode == 0 and quiet.stderr == "" and "n2" in quiet.stdout
+    assert "2 events" in run(project, "status").stdout
+
+
+def test_a_planted_entry_that_goes_away_is_forgotten(project: Path) -> None:
+    """An unreadable entry that is removed (junk planted by hand) stops being reported (the models read past
+    its name: the first read after it vanished may rebuild them once, as for any vanished event file)."""
+    assert run(project, "log", "-m", "a").returncode == 0
+    assert run(project, "status").returncode == 0
+    junk = _day(project) / f"{_day(project).name}_235959_999999-deadbeef-0123456789ab.json"
+    os.mkfifo(junk)
+    assert "cannot be read" in run(project, "status").stderr
+    assert "still left out" in run(project, "status").stderr
+    junk.unlink()
+    after = run(project, "status")
+    assert after.returncode == 0 and "left out" not in after.stderr and "cannot be read" not in after.stderr
+    quiet = run(project, "status")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_events_list_and_show_name_an_unreadable_event(project: Path) -> None:
+    """events list and tail skipped a FIFO, a link or a file with no permission without a word; events show
+    of one exited 70. Each is a warning line with the reason now, and `events show` exits 1 (cannot be read)."""
+    assert run(project, "log", "-m", "a").returncode == 0
+    assert run(project, "log", "-m", "b").returncode == 0
+    event = all_event_files(project)[-1]
+    _planted_fifo_in_place(event)
+    for args in (("events", "list"), ("events", "tail")):
+        done = run(project, *args)
+        assert done.returncode == 0, done.stderr
+        assert f"skipped unreadable event {event.name}: cannot be read (not a regular file)" in done.stderr
+    event_id = "RCE-" + event.name[:31]
+    shown = run(project, "events", "show", event_id)
+    assert shown.returncode == 1, (shown.returncode, shown.stderr)
+    assert "cannot be read (not a regular file)" in shown.stderr and "internal error" not in shown.stderr
