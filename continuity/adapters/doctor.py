@@ -114,6 +114,16 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
             problems.append(line if line.startswith(f"{path}: ") else f"{path}: {line}")
     commands = [command_report(harness, command, names, root, probe=probe, versions=versions, scope=scope)
                 for command, names in events.items()]
+    # Installed while PATH had no `continuity`, Claude Code's portable hooks do nothing here and the machine's
+    # fallback (settings.local.json, which steps aside once PATH has one) runs the same events: that is the
+    # setup install makes for this case, not a problem.
+    fallback = {event: command["runs"] for command in commands if command["program"] != ON_PATH
+                and command["runs"] is not None and not command["problems"] for event in command["events"]}
+    for command in commands:
+        if command["program"] == ON_PATH and command["runs"] is None and all(
+                event in fallback for event in command["events"]):
+            command["problems"] = [line for line in command["problems"] if not line.startswith("PATH has no")]
+            command["covered_by"] = fallback[command["events"][0]] if command["events"] else None
     for command in commands:
         problems.extend(command["problems"])
     hooked = {name for names in events.values() for name in names}

@@ -44,6 +44,22 @@ def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def store_start(harness: str, payload: dict[str, Any]) -> str | None:
+    """Where a hook looks for the store from (None: its own working folder).
+
+    Claude Code's installed command runs in the project root (`cd "$CLAUDE_PROJECT_DIR"`): the session's store,
+    whatever folder the session has moved to (its `cwd` may be a nested project with its own store, or a folder
+    added with --add-dir that has none). The others start from the payload's `cwd` (Cursor's first workspace
+    root, made the `cwd` by `normalize`).
+    """
+    import os
+
+    if harness == "claude-code":
+        return None
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
+
+
 def brief_output(harness: str, brief: str) -> dict[str, Any]:
     """What SessionStart prints to hand the brief to the model, in the harness's documented shape."""
     if harness == "cursor":

@@ -85,7 +85,9 @@ def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | Non
 
     `refs` holds plain dicts: `files` and `commands` (each `{command, exit_code, summary}`).
     """
-    tool = str(payload.get("tool_name") or "")
+    # One line without control characters (an MCP server may name its tools anything; `\x1b[31m` left the
+    # failed call unrecorded: a message may not hold it).
+    tool = " ".join((text_of(payload.get("tool_name"), 200) or "").split())
     raw_input = payload.get("tool_input")
     tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
     response = payload.get("tool_response")

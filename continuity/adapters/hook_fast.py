@@ -12,10 +12,9 @@ the answer of record. Nothing is written before that choice is made.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from continuity.adapters.hook_dialects import ack, normalize
+from continuity.adapters.hook_dialects import ack, normalize, store_start
 from continuity.adapters.hook_entries import MAX_STDIN, input_problem, simple_entry, text_of, tool_entry
 from continuity.core import store as stores
 from continuity.core.idfields import clean_name, resolve_fields
@@ -93,8 +92,7 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     what = PLAIN_HOOKS.get(hook)
     if what is None:
         raise plain.Unsure(f"hook {hook}")
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    store = find_store(start=cwd if cwd and os.path.isdir(cwd) else None, root=root)
+    store = find_store(start=store_start(harness, payload), root=root)
     project = store.project  # StoreUnsafe, ConfigBroken: the typed path reports them
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
     changed: list[tuple[str, str, str]] = []

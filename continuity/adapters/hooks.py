@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from continuity.adapters.hook_dialects import brief_output, normalize
+from continuity.adapters.hook_dialects import brief_output, normalize, store_start
 from continuity.adapters.hook_entries import input_problem, lenient_payload, simple_entry, text_of, tool_entry
 from continuity.core.identity import Identity, clean_label, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
@@ -227,6 +227,16 @@ HANDLERS: dict[str, Callable[[str, dict[str, Any], Store], HookResult]] = {
 }
 
 
+def _safe_to_log(store: Store) -> bool:
+    """Whether hooks.log may be written: never through a store, `local/` or `events/` that is a symlink (the line
+    would land, and a file be made, wherever the link leads)."""
+    try:
+        store.check_safe(reading=True)
+    except (ContinuityError, OSError):
+        return False
+    return True
+
+
 def report(store: Store | None, harness: str, hook: str, message: str, *, quiet: bool = False) -> None:
     """Record a hook problem in local/hooks.log (and, unless quiet, one stderr line)."""
     import sys
@@ -237,7 +247,7 @@ def report(store: Store | None, harness: str, hook: str, message: str, *, quiet:
     from continuity.core.logs import log
 
     log("warning", "hook problem", harness=harness, hook=hook, message=line)
-    if store is not None:
+    if store is not None and _safe_to_log(store):
         append_error_line(os.path.join(store.local_dir, "hooks.log"), harness=harness, hook=hook, message=line)
     if not quiet:
         with contextlib.suppress(OSError):  # a full or broken stderr: hooks.log has the line, the hook exits 0
@@ -286,9 +296,8 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
         from continuity.core.logs import log
 
         log("debug", "hook called", harness=harness, hook=hook)
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         try:
-            store = find_store(start=cwd if cwd and os.path.isdir(cwd) else None, root=root)
+            store = find_store(start=store_start(harness, payload), root=root)
         except ContinuityError as error:
             report(None, harness, hook, f"{error}; nothing recorded")
             return HookResult()

@@ -55,7 +55,8 @@ def render(report: dict[str, Any]) -> str:
         if not entry["installed"]:
             continue
         for command in entry["commands"]:
-            runs = command["runs"] or "nothing"
+            runs = command["runs"] or ("nothing (PATH has no `continuity`; the fallback below runs these events)"
+                                       if command.get("covered_by") else "nothing")
             version = f" {command['version']}" if command["version"] else ""
             probe = "" if command["harness_exit"] is None else f"; probe exit {command['harness_exit']}" + (
                 "" if command["hook_exit"] is None else f", hook exit {command['hook_exit']}")

@@ -126,6 +126,26 @@ def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
     assert entry["problems"][0].startswith("PATH has no `continuity`: these hooks (SessionStart, AfterTool")
 
 
+def test_claude_codes_fallback_for_a_machine_without_continuity_on_path_is_no_problem(proj: Path) -> None:
+    """Installed while PATH has no `continuity`, Claude Code's hooks get this machine's fallback in
+    settings.local.json (install's own setup for the case). doctor called that exit 1 ("these hooks do nothing
+    here") while its own probe showed the fallback run every event; it is ok now, and says who runs them."""
+    run("init", "--project", "demo", cwd=proj, path="/usr/bin:/bin")
+    assert run("install", "claude-code", cwd=proj, path="/usr/bin:/bin").returncode == 0
+    assert (proj / ".claude" / "settings.local.json").exists()
+    code, report = doctor(proj, "/usr/bin:/bin")
+    assert code == 0 and report["ok"] is True and report["problems"] == [], report["problems"]
+    portable, fallback = sorted(next(h for h in report["harnesses"] if h["installed"])["commands"],
+                                key=lambda command: command["program"] != "continuity on PATH")
+    assert portable["runs"] is None and portable["covered_by"] == CONTINUITY
+    assert fallback["runs"] == CONTINUITY and fallback["hook_exit"] == 0
+    text = run("doctor", cwd=proj, path="/usr/bin:/bin")
+    assert text.returncode == 0 and "the fallback below runs these events" in text.stdout
+    (proj / ".claude" / "settings.local.json").unlink()  # without the fallback, the problem stands
+    code, report = doctor(proj, "/usr/bin:/bin")
+    assert code == 1 and report["problems"][0].startswith("claude-code (project): PATH has no `continuity`")
+
+
 def test_an_older_continuity_is_caught_behind_the_exit_0_guard(proj: Path, tmp_path: Path) -> None:
     """An old continuity on PATH refuses `hook cursor` with exit 2: the harness sees 0, doctor shows the 2."""
     old_bin = tmp_path / "old-bin"

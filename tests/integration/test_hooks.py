@@ -240,3 +240,75 @@ def test_a_hook_exits_0_whatever_its_standard_streams_are(project: Path, redirec
                           text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("where", ["nested store", "added folder"])
+def test_claude_code_hooks_record_into_the_project_roots_store(project: Path, tmp_path: Path, where: str) -> None:
+    """Claude Code's installed command runs in $CLAUDE_PROJECT_DIR; the payload's `cwd` is wherever the session
+    has moved. A nested project with its own store took the session's events, and a folder added with --add-dir
+    (no store) lost them, the pre-compact checkpoint and the post-compaction brief included. The hooks record
+    into the project root's store now, as the installed line (run through sh, as Claude Code does) puts it."""
+    import subprocess
+    import sys
+
+    from continuity.adapters.install import hook_command
+
+    if where == "nested store":
+        elsewhere = project / "vendor" / "lib"
+        elsewhere.mkdir(parents=True)
+        assert cli_process("init", "--project", "lib", cwd=elsewhere, env={"HOME": os.environ["HOME"]}).returncode == 0
+    else:
+        elsewhere = tmp_path / "shared-lib"
+        elsewhere.mkdir()
+    line = hook_command("claude-code", str(Path(sys.executable).with_name("continuity")))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    for body in ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "make"},
+                  "tool_response": {"stdout": "ok", "exit_code": 0}},
+                 {"hook_event_name": "PreCompact", "trigger": "auto"},
+                 {"hook_event_name": "SessionStart", "source": "compact"}):
+        done = subprocess.run(["sh", "-c", line], input=json.dumps({**body, "session_id": "s1", "cwd": str(elsewhere)}),
+                              cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "no store" not in done.stderr, done.stderr
+        if body["hook_event_name"] == "SessionStart":
+            assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    kinds = [event["kind"] for event in events(project)]
+    assert "work.logged" in kinds and "checkpoint.recorded" in kinds and "context.served" in kinds, kinds
+    if where == "nested store":
+        nested = cli_process("events", "list", "--json", cwd=elsewhere, env={"HOME": os.environ["HOME"]})
+        assert json.loads(nested.stdout)["events"] == []
+
+
+def test_a_linked_local_folder_never_takes_the_hooks_log(project: Path, tmp_path: Path) -> None:
+    """A store whose `local/` is a symlink is refused as unsafe, yet every failing hook appended its line to
+    `<link target>/hooks.log` (making the file). Nothing is written through the link now; the hook still exits 0
+    with its one stderr line."""
+    import shutil
+
+    local = project / ".agent" / "runtime-continuity" / "local"
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    shutil.rmtree(local)
+    local.symlink_to(victim)
+    for stdin in (json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(project),
+                              "tool_name": "Bash", "tool_input": {"command": "ls"}}), "not json"):
+        done = hook("claude-code", stdin, project)
+        assert done.returncode == 0 and done.stderr.startswith("continuity hook: "), done.stderr
+    assert list(victim.iterdir()) == []
+
+
+@pytest.mark.parametrize(("harness", "body"), [
+    ("claude-code", {"hook_event_name": "PostToolUseFailure", "tool_name": "\u001b[31mmcp__evil\u007f",
+                     "tool_input": {}, "error": "Permission denied"}),
+    ("gemini", {"hook_event_name": "AfterTool", "tool_name": "mcp\u0000tool\u001b",
+                "tool_input": {"file_path": "a"}, "tool_response": {"error": "no match"}}),
+])
+def test_a_failed_tool_whose_name_holds_control_characters_is_recorded(project: Path, harness: str,
+                                                                        body: dict[str, Any]) -> None:
+    """A tool name with ESC, DEL or NUL (a harness or MCP server may send anything) left the failed call
+    unrecorded: the raw name went into the message, which may hold no control character."""
+    done = hook(harness, json.dumps({**body, "session_id": "s1", "cwd": str(project)}), project)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    failed = [event for event in events(project) if event["type"] == "tool_failed"]
+    assert len(failed) == 1 and "failed:" in failed[0]["message"]
+    assert not any(ord(char) < 32 or ord(char) == 127 for char in failed[0]["message"] + failed[0]["note"]["tool"])

@@ -112,6 +112,7 @@ class Runs:
         if hint is not None:
             (store / "local" / "runs").mkdir(parents=True, exist_ok=True)
             (store / "local" / "runs" / "current-s1").write_text(hint)
+        self.monkeypatch.chdir(self.root)  # as Claude Code's installed command runs: in the project root
 
     def outcome(self) -> dict[str, Any]:
         store = self.root / ".agent" / "runtime-continuity"
