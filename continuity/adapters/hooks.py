@@ -299,7 +299,13 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
         try:
             store = find_store(start=store_start(harness, payload), root=root)
         except ContinuityError as error:
-            report(None, harness, hook, f"{error}; nothing recorded")
+            from continuity.core.errors import StoreNotFound
+
+            # Gemini CLI shows a hook's stderr to the user as a system message: hooks installed for the user (every
+            # project) would say so on every call in each project without a store. `doctor` names a project whose
+            # installed hooks have none; the other harnesses keep the line (their users see it only when asking).
+            report(None, harness, hook, f"{error}; nothing recorded",
+                   quiet=harness == "gemini" and isinstance(error, StoreNotFound))
             return HookResult()
         return handler(harness, payload, store)
     except ContinuityError as error:
