@@ -15,7 +15,8 @@ from events.worklog import CheckpointRecorded, WorkLogged
 from projections.common import append_bounded, merge_unique
 from projections.readmodel import ReadModel
 
-DONE_LIMIT = 50
+#: As many done items as one archive holds (events/base.py's Texts): an archive of the state keeps them all.
+DONE_LIMIT = 256
 NOTES_LIMIT = 20
 
 
@@ -50,9 +51,9 @@ def _goal_of(event: Event) -> str | None:
 
 
 def on_archive(state: WorkState, name: str, event: ArchiveCreated) -> WorkState:
-    """An archive replaces the work state with the state it recorded."""
+    """An archive replaces the work state with the state it recorded (a goal it left empty stays empty)."""
     archived = event.state
-    state.current_goal = archived.current_goal or state.current_goal
+    state.current_goal = archived.current_goal
     state.done = list(archived.done)[-DONE_LIMIT:]
     state.in_progress = archived.in_progress
     state.next = list(archived.next)
@@ -91,7 +92,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
 
 
 MODEL = ReadModel(
-    "worklog", format=2, state=WorkState, initial=WorkState,
+    "worklog", format=3, state=WorkState, initial=WorkState,
     folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
     bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
 )

@@ -689,6 +689,21 @@ def test_archive_without_a_note_takes_the_logged_work(rc: Any) -> None:
     assert run.data["archive"]["restore"]["next_action"] == "wiring"
 
 
+def test_archive_without_a_note_takes_the_newest_archives_state_as_it_is(rc: Any) -> None:
+    """I10: the newest structured archive's state, as that archive holds it. A goal it left empty stays empty
+    (an older archive's goal came back), and all of its done items are kept (they were cut to 50)."""
+    rc("archive", "--project", "G", "--gate", "user", "--note-json", '{"goal": "old goal"}')
+    assert rc("archive", "--project", "G", "--gate", "user", "--note-json",
+              '{"done": ["x"]}').data["archive"]["state"]["current_goal"] is None
+    assert rc("archive", "--project", "G", "--gate", "user").data["archive"]["state"] == {
+        "current_goal": None, "done": ["x"], "in_progress": None, "next": [], "blockers": []}
+    done = [f"d{i}" for i in range(60)]
+    rc("archive", "--project", "H", "--gate", "user", "--note-json", json.dumps({"done": done}))
+    assert rc("archive", "--project", "H", "--gate", "user").data["archive"]["state"]["done"] == done
+    rc("log", "--project", "H", "--gate", "agent", "--done", "d60")
+    assert rc("archive", "--project", "H", "--gate", "user").data["archive"]["state"]["done"] == [*done, "d60"]
+
+
 def test_archive_refused_is_archive_failed_and_takes_no_archive(rc: Any, work: Path) -> None:
     """A refused archive (a secret in the reason) is archive_failed, exit 2, nothing archived."""
     run = rc("archive", "--project", "demo", "--gate", "user", "--reason", "key AKIA" + "A" * 16)
