@@ -135,12 +135,14 @@ def carry_events(store: Store, names: list[str], result: Adopted) -> None:
         _note_carried(store, done | set(names))
 
 
-def carry_left(store: Store) -> None:
+def carry_left(store: Store) -> list[str]:
     """Carry the original's flat events a first write left (a refused batch, a full disk): one listing of
-    `events/` and, only when such files are there, the machine's note of what was carried."""
+    `events/` and, only when such files are there, the machine's note of what was carried; the skipped lines."""
     names = flat_events(store)
+    result = Adopted()
     if names:
-        carry_events(store, names, Adopted())
+        carry_events(store, names, result)
+    return [f"skipped {item}" for item in result.skipped]
 
 
 def _drafts(store: Store, log: Any, names: list[str], result: Adopted) -> list[Any]:

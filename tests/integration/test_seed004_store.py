@@ -105,14 +105,18 @@ def test_the_first_runtime_continuity_write_carries_the_history(tmp_path: Path) 
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     env["HOME"] = str(tmp_path)
 
-    def compat(*args: str) -> dict[str, Any]:
+    def compat(*args: str, stderr: str = "") -> dict[str, Any]:
         done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", *args],
                               cwd=root, env=env, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0 and done.stderr == "", (done.stdout, done.stderr)
+        assert done.returncode == 0 and done.stderr == stderr, (done.stdout, done.stderr)
         result: dict[str, Any] = json.loads(done.stdout)
         return result
 
-    compat("log", "--project", "demo", "--gate", "agent", "--message", "after the switch")
+    # The write that adopts the folder names the file that is no event, once (it was silent).
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "after the switch",
+           stderr="runtime-continuity: warning: adopting the original store: skipped events/"
+                  "20260725_000000_001-event.json: not a seed-004 event (not JSON: JSON is malformed: object keys "
+                  "must be strings (byte 1))\n")
     assert [e["message"].split(",")[0] for e in log_events(root)] == ["first", "second", "after the switch"]
     listed = compat("resume-bundle", "--project", "demo")["runtime_events"]
     assert len(listed) == 3 and all(path.startswith(".agent/runtime-continuity/events/2") for path in listed)
@@ -149,6 +153,12 @@ def test_an_original_event_the_log_cannot_hold_is_skipped_and_named(tmp_path: Pa
                                    "--project", "demo", "--gate", "agent", "--message", "new"],
                                   cwd=root, env=env, capture_output=True, text=True, timeout=60)
             assert done.returncode == 0, done.stdout
+            assert "skipped events/20260723_020000_001-event.json: the log cannot hold it" in done.stderr
+            assert len(done.stderr.splitlines()) == 2 and done.stderr.startswith("runtime-continuity: warning: ")
+            again = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", "log",
+                                    "--project", "demo", "--gate", "agent", "--message", "later"],
+                                   cwd=root, env=env, capture_output=True, text=True, timeout=60)
+            assert again.returncode == 0 and again.stderr == "", again.stderr  # said once, not on every write
         messages = [e["message"].split(",")[0] for e in log_events(root)]
         assert messages[:2] == ["first", "second"] and "big" not in messages
 

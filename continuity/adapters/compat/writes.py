@@ -57,10 +57,16 @@ def store_for_write(root: str, project: str) -> Any:
         except UsageError:  # "my project" is a valid seed-004 name (I4), not a continuity config name
             default = None
         store, _ = init_store(root, project=default, language=None, ignore_in_project=False)
+        skipped = [line for line in store.adopted if line.startswith("skipped ")]
     else:
         from continuity.core import seed004
 
-        seed004.carry_left(store)  # the original's events an earlier first write could not carry
+        skipped = seed004.carry_left(store)  # the original's events an earlier first write could not carry
+    if skipped:  # the original's files the log could not take: said once, on the write that met them
+        from continuity.adapters.compat.common import PROGRAM
+        from continuity.cli.output import warn
+
+        warn([f"adopting the original store: {line}" for line in skipped], PROGRAM)
     return store
 
 
