@@ -267,6 +267,38 @@ def test_identity_and_phase_values_are_taken_as_given(rc: Any, flag: str, key: s
     assert logged.data["event"][key] == value
 
 
+def test_file_names_that_are_no_utf8_are_listed_as_node_lists_them(rc: Any, work: Path, home: Path) -> None:
+    """A file or folder whose name is not UTF-8 (a `ctx_\\xff.md`, an `H-\\xfe.json` handoff, a run file) made the
+    read modes exit 1 ("surrogates not allowed") and every archive and log fail. Node reads such a name with
+    U+FFFD for each bad byte: so do the listings, the results and the events here; the run file itself is still
+    the one appended to."""
+    contexts = os.fsencode(home / ".agent" / "contexts")
+    os.makedirs(os.path.join(contexts, b"uu"))
+    open(os.path.join(contexts, b"uu", b"ctx_\xff.md"), "wb").close()
+    os.makedirs(os.path.join(contexts, b"bad\xff"))
+    open(os.path.join(contexts, b"bad\xff", b"ctx_1.md"), "wb").close()
+    handoffs = os.fsencode(work / ".agent" / "handoffs")
+    os.makedirs(handoffs)
+    open(os.path.join(handoffs, b"H-\xfe.json"), "wb").close()
+    for argv in (("restore", "--project", "uu", "--list"), ("status", "--project", "uu"), ("list-contexts",),
+                 ("resume-bundle", "--project", "uu")):
+        run = rc(*argv)
+        assert run.code == 0 and run.data["ok"] is True, (argv, run.raw)
+    assert "ctx_\ufffd.md" in rc("restore", "--project", "uu", "--list").raw
+    assert "bad\ufffd" in rc("list-contexts").raw
+    assert ".agent/handoffs/H-\ufffd.json" in rc("resume-bundle", "--project", "uu").data["pending_handoffs"]
+    archived = rc("archive", "--project", "uu", "--gate", "user")
+    assert archived.code == 0 and archived.data["archive"]["refs"]["handoffs"] == [".agent/handoffs/H-\ufffd.json"]
+    runs = os.fsencode(work / ".agent" / "runs")
+    os.makedirs(runs)
+    with open(os.path.join(runs, b"R\xfe.json"), "w") as handle:
+        handle.write(json.dumps({"status": "running"}))
+    logged = rc("log", "--project", "uu", "--gate", "agent", "--message", "x")
+    assert logged.code == 0 and logged.data["event"]["run_id"] == "R\ufffd"
+    with open(os.path.join(runs, b"R\xfe.json")) as handle:
+        assert json.load(handle)["events"][-1]["type"] == "runtime_log"
+
+
 def test_a_run_file_named_with_a_space_is_the_active_run(rc: Any, work: Path) -> None:
     """A run id comes from its file's name (§4); `R 1.json` no longer stops every log of the repository."""
     add_run(work, "R 1", "running")

@@ -327,6 +327,20 @@ def js_number(text: str) -> int | float | None:
     return int(number) if number.is_integer() else number
 
 
+def shown(text: str) -> str:
+    """Text as Node reads a file name of bytes that are no UTF-8 (each such byte U+FFFD); other text as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+            return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
 def dump_json(value: Any) -> bytes:
     """2-space JSON as `JSON.stringify(value, null, 2)` prints it (non-ASCII raw), no final newline."""
     import msgspec
@@ -339,7 +353,9 @@ def clean_json(value: Any) -> Any:
     an integer past 2**53 as the double JSON.parse reads, Infinity and NaN as null."""
     import msgspec
 
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int) and abs(value) <= 2**53:
         return value
@@ -350,7 +366,7 @@ def clean_json(value: Any) -> Any:
             return None
         return msgspec.Raw(js_number_text(number).encode()) if math.isfinite(number) else None
     if isinstance(value, dict):
-        return {key: clean_json(item) for key, item in value.items()}
+        return {shown(key) if isinstance(key, str) else key: clean_json(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [clean_json(item) for item in value]
     return value

@@ -20,8 +20,10 @@ RUN_EVENTS_KEPT = 200
 
 def run_id_of(root: str) -> str | None:
     """The active run's id (its file name without `.json`)."""
+    from continuity.adapters.compat.common import shown
+
     path = active_run(root)
-    return os.path.basename(path)[:-5] if path else None
+    return shown(os.path.basename(path)[:-5]) if path else None
 
 
 def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:

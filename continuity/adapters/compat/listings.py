@@ -8,13 +8,15 @@ import os
 import re
 from typing import Any
 
-from continuity.adapters.compat.common import contexts_root, mtime_ms
+from continuity.adapters.compat.common import contexts_root, mtime_ms, shown
 from continuity.core.fsio import read_json
 from continuity.core.paths import LATEST_LINK, STORE_REL
 
 
 def _rel(root: str, path: str) -> str:
-    return os.path.relpath(path, root).replace(os.sep, "/")
+    """A listed path as the contract prints it (and an archive cites it): relative, `/`, bytes that are no UTF-8
+    as U+FFFD, as Node lists them."""
+    return shown(os.path.relpath(path, root).replace(os.sep, "/"))
 
 
 def _newest(root: str, paths: list[str], count: int) -> list[str]:
