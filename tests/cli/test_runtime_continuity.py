@@ -827,6 +827,24 @@ def test_host_switch_whose_session_cannot_be_written_is_still_recorded(work: Pat
     assert len(list((work / S / "archives").glob("RC-*.json"))) == 1
 
 
+def test_host_switch_never_writes_a_session_file_through_a_link_out_of_the_project(work: Path,
+                                                                                  tmp_path: Path) -> None:
+    """`.agent/sessions` a symlink to a folder outside R: the session in it was not read (outside R), yet a new
+    `S-<P>-<stamp>.json` was written through the link. Nothing is written there now: the switch is recorded, the
+    session id is null, one warning line says why."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "S-a.json").write_text(json.dumps({"session_id": "S-out", "project": "demo", "status": "running"}))
+    (work / ".agent").mkdir()
+    (work / ".agent" / "sessions").symlink_to(outside)
+    done = process(work, "host-switch", "--project", "demo", "--gate", "user", "--to-host", "cursor")
+    assert done.returncode == 0 and json.loads(done.stdout)["session_id"] is None, done.stdout
+    assert "session file was not written" in done.stderr.decode() and "is a symlink" in done.stderr.decode()
+    assert sorted(path.name for path in outside.iterdir()) == ["S-a.json"]
+    assert json.loads((outside / "S-a.json").read_text()) == {"session_id": "S-out", "project": "demo",
+                                                               "status": "running"}
+
+
 def test_host_switch_refused_is_host_switch_archive_failed(rc: Any, work: Path) -> None:
     """A refused host-switch archive is host_switch_archive_failed and writes no session."""
     run = rc("host-switch", "--project", "demo", "--gate", "user", "--reason", "ghp_" + "b" * 36)

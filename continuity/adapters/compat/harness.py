@@ -58,8 +58,14 @@ NO_SESSION_ID = object()
 def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> object:
     """The session a host switch updates (first running/paused one of P) or creates; its `session_id` as the
     file holds it (any JSON value; NO_SESSION_ID when it has none)."""
+    from continuity.core.fsio import ensure_folder
+    from events.errors import StoreUnsafe
+
     folder = os.path.join(root, ".agent", "sessions")
-    os.makedirs(folder, exist_ok=True)
+    try:  # real folders of the project only: a session file is never written through a link out of it
+        ensure_folder(root, folder)
+    except StoreUnsafe as error:
+        raise ValueError(str(error).replace("unsafe store: ", "").replace(" (nothing written)", "")) from None
     for name in sorted(os.listdir(folder)):
         if not (name.startswith("S-") and name.endswith(".json")):
             continue
@@ -72,11 +78,11 @@ def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) ->
         if matches and data.get("status") in ("running", "paused"):
             data["last_host"] = to_host
             data["last_switch_at"] = at
-            write_atomic(path, _dump(data), durable=False, keep_mode=True)
+            write_atomic(path, _dump(data), durable=False, keep_mode=True, within=root)
             return data.get("session_id", NO_SESSION_ID)
     session_id = f"S-{project}-{stamp}"
     data = {"session_id": session_id, "project": project, "status": "running", "started_at": at,
             "last_host": to_host, "last_switch_at": at}
-    write_atomic(os.path.join(folder, f"{session_id}.json"), _dump(data), durable=False)
+    write_atomic(os.path.join(folder, f"{session_id}.json"), _dump(data), durable=False, within=root)
     return session_id
 
