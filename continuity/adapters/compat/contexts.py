@@ -14,6 +14,14 @@ _ISO = re.compile(
     r"^(?P<year>[0-9]{4}|[+-][0-9]{6})(?:-(?P<month>[0-9]{2})(?:-(?P<day>[0-9]{2}))?)?"
     r"(?:T(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]+))?)?"
     r"(?P<zone>Z|[+-][0-9]{2}:[0-9]{2})?)?\Z")
+#: What V8 also reads as that format when a `T` follows the date (its ES5 parser): a lowercase `t` or `z`, an
+#: offset without its colon. A text that starts as such a date and `T` is read by it alone: anything else after
+#: the `T` (a space, `+01`, ` GMT`) makes it no date, never a legacy one.
+_ES5_T = re.compile(r"^(?:[0-9]{4}|[+-][0-9]{6})(?:-[0-9]{2}(?:-[0-9]{2})?)?[Tt]")
+_ES5 = re.compile(
+    r"^(?P<year>[0-9]{4}|[+-][0-9]{6})(?:-(?P<month>[0-9]{2})(?:-(?P<day>[0-9]{2}))?)?"
+    r"[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]+))?)?"
+    r"(?P<zone>[Zz]|[+-][0-9]{2}:?[0-9]{2})?\Z")
 #: The time values a JavaScript Date holds: ±8.64e15 ms.
 _MAX_MS = 8_640_000_000_000_000
 
@@ -53,10 +61,10 @@ def _parse_iso(found: re.Match[str]) -> float | None:
         return None
     zone = found["zone"]
     offset_minutes: int | None = None  # local time
-    if zone == "Z" or (zone is None and found["hour"] is None):
+    if zone in ("Z", "z") or (zone is None and found["hour"] is None):
         offset_minutes = 0
     elif zone is not None:
-        zone_hours, zone_minutes = int(zone[1:3]), int(zone[4:6])
+        zone_hours, zone_minutes = int(zone[1:3]), int(zone[-2:])
         if zone_hours > 23 or zone_minutes > 59:
             return None
         offset_minutes = (zone_hours * 60 + zone_minutes) * (1 if zone[0] == "+" else -1)
@@ -82,10 +90,12 @@ def parse_since(text: str) -> float | None:
     """`Date.parse(text)` in seconds: the ISO format (a date is UTC midnight, a date-time without offset local
     time), else the forms V8 reads besides (`_parse_legacy`: RFC 2822, `Date.prototype.toString`, `2026-12-02
     23:00`, `Dec 2, 2026 11:00 PM`, `12/02/2026`); None when none reads it."""
-    found = _ISO.match(text)
+    found = _ISO.match(text) or _ES5.match(text)
     if found:
         ms = _parse_iso(found)
         return None if ms is None else ms / 1000
+    if _ES5_T.match(text):
+        return None
     if re.search(r"(?<![.0-9])[0-9]{13}", text):  # no part of a date but a fraction holds that many digits
         return None
     try:
@@ -144,9 +154,8 @@ def _parse_legacy(text: str) -> float | None:
                 offset_minutes = _ZONES[lower] * 60
             elif len(lower) >= 3 and lower[:3] in _MONTHS and month is None:
                 month = _MONTHS.index(lower[:3]) + 1
-            elif not ((len(lower) >= 3 and lower[:3] in _DAYS) or (lower == "t" and numbers and clock is None)
-                      or not (numbers or clock or month)):
-                return None  # a weekday, the `T` before a time, or any word before the date is skipped
+            elif not ((len(lower) >= 3 and lower[:3] in _DAYS) or not (numbers or clock or month)):
+                return None  # a weekday, or any word before the date, is skipped
             continue
         if token in "+-" and (clock is not None or offset_minutes == 0) and index < len(tokens) \
                 and tokens[index].isdigit() and tokens[index].isascii():
@@ -155,8 +164,8 @@ def _parse_legacy(text: str) -> float | None:
                 return None
             offset_minutes = (offset_minutes or 0) + (zone if token == "+" else -zone)
             continue
-        if token in "/-.":
-            continue  # date separators
+        if token in "/-." or (token == "+" and not numbers and clock is None):
+            continue  # date separators, and a sign before the first number
         return None
     return _compose(numbers, month, clock, meridiem, offset_minutes)
 
@@ -201,8 +210,8 @@ def _zone(tokens: list[str], index: int) -> tuple[int | None, int]:
 def _compose(numbers: list[str], month: int | None, clock: list[int] | None, meridiem: str | None,
              offset_minutes: int | None) -> float | None:
     """The time value of the parts read, or None when they make no date."""
-    def year_like(number: str) -> bool:
-        return len(number) > 2 or int(number) > 31
+    def year_like(number: str) -> bool:  # 0 is no month or day: V8 reads it as the year 2000
+        return len(number) > 2 or int(number) > 31 or int(number) == 0
 
     # V8's defaults where a part is missing: day 1, and the year 2001 (not the current one)
     if month is not None:
