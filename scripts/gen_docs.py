@@ -21,13 +21,13 @@ sys.path.insert(0, str(ROOT))
 
 HEADER = """# continuity CLI reference
 
-Generated from `--help` by `scripts/gen_docs.py`; `tests/cli/test_docs.py` fails when
-this file and the CLI disagree. Every command takes `--json` (print the result as JSON;
-on failure also a JSON object `{"ok": false, "exit_code", "message"}` on stdout; DEL, C1
-controls, bidi marks and line separators inside strings are written as `\\uXXXX` escapes,
-the same JSON with nothing a terminal would act on), `--root DIR` (the project root;
-default: search upward from the working directory, or `CONTINUITY_ROOT`) and `--debug`
-(show a traceback on internal errors).
+Generated from `--help` by `scripts/gen_docs.py` (`--check` writes nothing and says what is out
+of date); `tests/cli/test_docs.py` fails when this file and the CLI disagree. Every command takes
+`--json` (print the result as JSON; on failure also a JSON object `{"ok": false, "exit_code",
+"message"}` on stdout; DEL, C1 controls, bidi marks and line separators inside strings are written
+as `\\uXXXX` escapes, the same JSON with nothing a terminal would act on), `--root DIR` (the project
+root; default: search upward from the working directory, or `CONTINUITY_ROOT`) and `--debug` (show
+a traceback on internal errors).
 
 Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes.
 Reads (`status`, `restore`, `resume-bundle`) fail open: problems in the store they find are
@@ -300,10 +300,29 @@ def render_plain_table() -> str:
             f"STRUCTS: dict[str, tuple[tuple[Any, ...], ...]] = {body}\n")
 
 
-if __name__ == "__main__":
-    (ROOT / "docs" / "cli.md").write_text(render())
-    (ROOT / "docs" / "events.md").write_text(render_events())
+def main(argv: list[str]) -> int:
+    """Write the generated files; with --check, write nothing and exit 1 naming each one that is out of date."""
+    if any(arg not in ("--check",) for arg in argv):
+        print("usage: scripts/gen_docs.py [--check]", file=sys.stderr)
+        return 2
     projections_md = ROOT / "docs" / "projections.md"
-    projections_md.write_text(with_models(projections_md.read_text()))
-    (ROOT / "events" / "plain_table.py").write_text(render_plain_table())
+    wanted = {
+        ROOT / "docs" / "cli.md": render(),
+        ROOT / "docs" / "events.md": render_events(),
+        projections_md: with_models(projections_md.read_text()),
+        ROOT / "events" / "plain_table.py": render_plain_table(),
+    }
+    if "--check" in argv:
+        stale = [path.relative_to(ROOT).as_posix() for path, text in wanted.items()
+                 if not path.exists() or path.read_text() != text]
+        for name in stale:
+            print(f"out of date: {name} (run scripts/gen_docs.py)", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in wanted.items():
+        path.write_text(text)
     print("wrote docs/cli.md, docs/events.md, the read-model table of docs/projections.md and events/plain_table.py")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -18,7 +18,9 @@ class Parser(argparse.ArgumentParser):
         """Raise instead of printing usage: the CLI prints one line."""
         from continuity.core.errors import UsageError
 
-        raise UsageError(f"{self.prog}: {message} (see --help)")
+        # The line is printed after "continuity: error: "; a subcommand's name ("log: ...") says where.
+        where = self.prog.removeprefix("continuity").strip()
+        raise UsageError(f"{where + ': ' if where else ''}{message} (see --help)")
 
     def _parse_optional(self, arg_string: str) -> Any:
         # "-1h" (a negative duration) is a value, not an unknown flag: let it reach the checks

@@ -186,6 +186,7 @@ def test_bad_input_is_one_line_and_exit_2(project: Path, capsys: Capture, argv: 
     assert main(argv) == EXIT_USAGE
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("continuity: error:")
+    assert "continuity: error: continuity" not in captured.err  # the program's name once, not twice
     assert "Traceback" not in captured.err + captured.out
     assert all_event_files(project) == []
 

@@ -67,3 +67,20 @@ def test_projections_md_read_model_table_is_generated() -> None:
         assert f"| `{model.name}` | {model.format} |" in text
         for name, value in model.bounds.items():
             assert f"`{name}` = {value}" in text
+
+
+def test_gen_docs_check_writes_nothing_and_names_what_is_out_of_date(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`scripts/gen_docs.py --check` exits 0 on this tree and 1 naming a generated file that differs, without
+    writing it (any run used to rewrite the four files, `--help` and `--check` included)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    module = gen_docs()
+    generated = [REPO / "docs" / "cli.md", REPO / "docs" / "events.md", REPO / "docs" / "projections.md",
+                 REPO / "events" / "plain_table.py"]
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in generated}
+    assert module.main(["--check"]) == 0  # type: ignore[attr-defined]
+    monkeypatch.setattr(module, "render", lambda: "something else\n")
+    assert module.main(["--check"]) == 1  # type: ignore[attr-defined]
+    assert "out of date: docs/cli.md" in capsys.readouterr().err
+    assert module.main(["--help"]) == 2  # type: ignore[attr-defined]
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in generated} == before
