@@ -354,6 +354,9 @@ class DurableFolder:
                 self._lock_fd = self._open_local(self.lock_path)
             fd = self._lock_fd
         except OSError as error:
+            if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENOTDIR, errno.EISDIR):  # a link, FIFO, folder
+                raise StoreUnsafe(f"unsafe store: {self.lock_path} is not a regular file (a symlink, a folder or "
+                                  "a FIFO planted there); nothing written") from None
             raise _write_failed(error) from None
         osfs.lock(fd)
         try:

@@ -177,7 +177,6 @@ def _host_switch(args: argparse.Namespace, out: Output) -> int:
 
 
 def _restore(args: argparse.Namespace, out: Output) -> int:
-    from continuity.core.errors import EXIT_NOT_FOUND
     from continuity.readside.query import current_view
 
     store = open_store(args)
@@ -198,10 +197,15 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         record = next((r for r in state.archives if r.archive_id == args.load), None)
         if record is None and args.as_of is None:
             record = _archive_file(store, project, args.load)  # older than the few the fold keeps
+    if record is None and args.load and args.load != "latest":  # an error like any id that names nothing
+        from continuity.core.errors import ArchiveNotFound
+        from events.problems import quoted
+
+        raise ArchiveNotFound(f"no archive {quoted(args.load)} for project {quoted(project)}")
     if record is None:
         out.emit({"ok": False, "action": "restore", "project": project, "error": "no_archive_for_project"},
-                 f"no archive for project {project}" + (f" named {args.load}" if args.load else ""))
-        return EXIT_NOT_FOUND if args.load and args.load != "latest" else 0
+                 f"no archive for project {project}")
+        return 0
     import msgspec
 
     from continuity.readside.writers import markdown_path

@@ -131,6 +131,12 @@ class MessageNotFound(ContinuityError):
     exit_code = EXIT_NOT_FOUND
 
 
+class ArchiveNotFound(ContinuityError):
+    """Raised when `restore --load` names an archive the project does not have."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
 class ArchiveUnreadable(ContinuityError):
     """Raised when `restore --load` finds the archive's file but cannot take it (a FIFO, a device, a link out
     of the store, more than 4 MiB, not an archive); nothing is read from it."""

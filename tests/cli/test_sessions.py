@@ -133,8 +133,10 @@ def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
     assert loaded["archive_id"] == first_id and loaded["body"].startswith("# Work archive: demo")
     _, auto = run_json(capsys, "restore", "--auto")
     assert auto["archive"]["reason"] == "second" and auto["resume_bundle_command"].startswith("continuity")
-    code, _, _ = run(capsys, "restore", "--load", "RC-nope")
-    assert code == 7
+    code, out, err = run(capsys, "restore", "--load", "RC-nope")  # an error like any id naming nothing: stderr
+    assert (code, out, err) == (7, "", "continuity: error: no archive 'RC-nope' for project 'demo'\n")
+    code, data = run_json(capsys, "restore", "--load", "RC-nope")
+    assert code == 7 and data == {"ok": False, "exit_code": 7, "message": "no archive 'RC-nope' for project 'demo'"}
     from projections.archives import ARCHIVES_LIMIT
 
     for i in range(ARCHIVES_LIMIT):

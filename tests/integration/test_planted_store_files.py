@@ -166,3 +166,22 @@ def test_sync_with_huge_sparse_marks_files(project: Path, tmp_path: Path) -> Non
     assert json.loads(done.stdout)["added_local"] == 1
     for name in ("sync.json", "sync-nodes.json"):
         assert (project / STORE / "local" / name).stat().st_size < 1 << 20
+
+
+@pytest.mark.parametrize("planted", ["symlink", "folder"])
+def test_a_lock_file_replaced_by_a_link_or_a_folder_is_an_unsafe_store(project: Path, tmp_path: Path,
+                                                                      planted: str) -> None:
+    """`local/lock` planted as a symlink gave exit 5 ("store is not writable, disk full or failing") with "Too many
+    levels of symbolic links": it is an unsafe store (exit 6) with a line naming the file, as for `local/tmp`."""
+    lock = project / ".agent" / "runtime-continuity" / "local" / "lock"
+    lock.unlink(missing_ok=True)
+    if planted == "symlink":
+        target = tmp_path / "elsewhere"
+        target.write_text("")
+        lock.symlink_to(target)
+    else:
+        lock.mkdir()
+    for args in (("log", "-m", "plain"), ("checkpoint", "-m", "typed"), ("archive",)):
+        done = cli_process(*args, cwd=project)
+        assert done.returncode == 6, (args, done.returncode, done.stderr)
+        assert "unsafe store:" in done.stderr and "local/lock" in done.stderr and done.stderr.count("\n") == 1
