@@ -21,30 +21,40 @@ from projections.readmodel import Projects
 from projections.registry import models
 
 
-def bad_point(point: str) -> UsageError:
-    """The one line for an `--as-of` that is neither an event id nor a time."""
-    return UsageError(f"--as-of: {quoted(point)} is neither an event id (RCE-...) nor an ISO time in range")
+def bad_point(point: str, flag: str = "--as-of") -> UsageError:
+    """The one line for an `--as-of` (or `--until`) that is neither an event id nor a time."""
+    return UsageError(f"{flag}: {quoted(point)} is neither an event id (RCE-...) nor an ISO time in range")
 
 
-def resolve_point(log: EventLog, point: str) -> tuple[str, StoredEvent | None]:
+def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str, StoredEvent | None]:
     """The last file name included at `point`, and the event itself when it is an id."""
     if point.startswith("RCE-"):
         try:
             stored = log.find(point)
         except EventUndecodable as error:  # the point itself: nothing to answer from, but say which event
-            raise EventUndecodable(f"--as-of: event {point} cannot be read ({error}); "
+            raise EventUndecodable(f"{flag}: event {point} cannot be read ({error}); "
                                    "`continuity verify` names what is wrong") from None
         return stored.name, stored
     try:
         at_us = clock.parse_iso(point)
         stamp = clock.stamp(at_us)
     except (ValueError, OverflowError):
-        raise bad_point(point) from None
+        raise bad_point(point, flag) from None
     from continuity.core.store import now_us
 
-    if at_us > now_us():
-        raise UsageError(f"--as-of: {quoted(point)} is in the future; an audit replays the past")
+    if at_us > now_us() and at_us > _head_us(log):  # a log stamped ahead (a fast writer's clock) holds that time
+        raise UsageError(f"{flag}: {quoted(point)} is in the future; an audit replays the past")
     return f"{stamp}-~", None  # sorts after every name with that stamp
+
+
+def _head_us(log: EventLog) -> int:
+    """The newest event's time (0 when none, or when it cannot be found)."""
+    try:
+        head = log.head_name()
+    except OSError:
+        return 0
+    parsed = names.parse_name(head) if head else None
+    return clock.parse_stamp(parsed.stamp) if parsed else 0
 
 
 def bound_of(event_id: str) -> str | None:

@@ -441,7 +441,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     from events.errors import WriteFailed
 
     log = store.open_reader()
-    last_name, _ = resolve_point(log, until)
+    last_name, _ = resolve_point(log, until, "--until")
     _check_out_folder(store, out)
     try:
         os.makedirs(out, exist_ok=True)

@@ -9,6 +9,7 @@ import pytest
 
 from continuity.cli import main
 from continuity.core.initialize import init_store
+from events.base import Summary
 from events.filelog import FileEventLog
 from events.worklog import WorkLogged
 from tests.helpers import all_event_files
@@ -56,6 +57,29 @@ def test_a_log_head_ahead_of_the_clock_is_reported(project: Path, capsys: Captur
     names = [path.name for path in all_event_files(project)]
     assert names == sorted(names)
     assert json.loads(all_event_files(project)[-1].read_bytes())["message"] == "now"
+
+
+def test_an_as_of_the_log_holds_is_not_the_future_when_the_log_is_stamped_ahead(project: Path,
+                                                                               capsys: Capture) -> None:
+    """Events stamped an hour ahead (a fast writer's clock): an audit of a time between now and the newest event
+    was refused as "in the future" although the log holds events of that time; past the newest, it still is.
+    `replay --until` names its own flag."""
+    import time
+
+    from events import clock
+
+    store, _ = init_store(project, project="demo", language=None)
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="skewed01",
+                         clock_us=lambda: time.time_ns() // 1000 + 3_600_000_000)
+    ahead.append(WorkLogged(project="demo", message="from the future", summary=Summary(next=("later",))))
+    ahead.close()
+    capsys.readouterr()
+    half_hour = clock.iso(time.time_ns() // 1000 + 1_800_000_000)
+    assert main(["status", "--as-of", half_hour]) == 0, capsys.readouterr().err
+    assert main(["status", "--as-of", clock.iso(time.time_ns() // 1000 + 7_200_000_000)]) == 2
+    assert "in the future" in capsys.readouterr().err
+    assert main(["replay", "--until", "bogus", "--out", str(project.parent / "out")]) == 2
+    assert capsys.readouterr().err.startswith("continuity: error: --until: 'bogus' is neither an event id")
 
 
 def test_a_head_stamped_at_the_end_of_time_refuses_writes_with_one_line(project: Path, capsys: Capture) -> None:
