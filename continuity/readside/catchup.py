@@ -472,7 +472,7 @@ def _catch_up(
                 outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
             return outcome, saved
-    readable, still = _read_again(log, [track for track in tracks if track.saved.unread])
+    readable, still = _read_again(log, [track for track in tracks if track.saved.unread], days.days)
     if readable:
         tracks = [_Track(track.model, None, "an event file read past as unreadable can be read now")
                   if readable & set(track.saved.unread) else track for track in tracks]
@@ -566,10 +566,12 @@ def _keep_unread(track: _Track, name: str) -> None:
         track.saved.unread.append(name)
 
 
-def _read_again(log: FileEventLog, tracks: Sequence[_Track]) -> tuple[set[str], list[str]]:
+def _read_again(log: FileEventLog, tracks: Sequence[_Track], days: Sequence[str]) -> tuple[set[str], list[str]]:
     """The events each model read past as unreadable, tried again: the names that read now (their models go back
-    to fold them in order) and those still unreadable ("name: why"). A vanished one is dropped."""
-    wanted = sorted({name for track in tracks for name in track.saved.unread})
+    to fold them in order) and those still unreadable ("name: why"). A vanished one is dropped, and so is one whose
+    day folder is no longer one a reader takes (now a symlink: never read through)."""
+    real = set(days)
+    wanted = sorted({name for track in tracks for name in track.saved.unread if names.shard_of(name) in real})
     readable: set[str] = set()
     still: list[str] = []
     if not wanted:
