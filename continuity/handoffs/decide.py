@@ -56,13 +56,16 @@ def decide_move(state: HandoffsState, identity: Identity, handoff_id: str, actio
     if action not in ALLOWED.get(handoff.state, set()):
         raise InvalidTransition(f"handoff {verb}: {handoff_id} is {handoff.state}")
     actor = identity.agent_id
-    # an actor who does not say who it is cannot be the one agent allowed: it is refused, not waved through
-    if action in ("accepted", "rejected") and handoff.to_agent and actor != handoff.to_agent:
-        raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {handoff.to_agent}, not "
-                                f"{actor or 'an unnamed agent (give --agent or set CONTINUITY_AGENT)'}")
-    if action == "closed" and actor not in {handoff.to_agent, handoff.from_agent} \
-            and handoff.to_agent and handoff.from_agent:
-        raise InvalidTransition(f"handoff close: only {handoff.from_agent} or {handoff.to_agent} may close "
-                                f"{handoff_id}" + ("" if actor else " (give --agent or set CONTINUITY_AGENT)"))
+    unnamed = "an unnamed agent (give --agent or set CONTINUITY_AGENT)"
+    # an actor who does not say who it is is no agent: it is refused, never waved through
+    if action in ("accepted", "rejected") and (not actor or (handoff.to_agent and actor != handoff.to_agent)):
+        to = handoff.to_agent or f"host {handoff.to_host or '-'} (any agent may take it)"
+        raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {to}, not {actor or unnamed}")
+    if action == "closed":
+        taken = next((note.agent for note in reversed(handoff.history) if note.action == "accepted"), None)
+        allowed = sorted({who for who in (handoff.from_agent, handoff.to_agent, taken) if who and who != "-"})
+        if not actor or (allowed and actor not in allowed):
+            who = " or ".join(allowed) if allowed else "a named agent"
+            raise InvalidTransition(f"handoff close: only {who} may close {handoff_id}, not {actor or unnamed}")
     return [_EVENTS[action](**identity.fields(), handoff_id=handoff_id, note_text=note,
                             message=f"handoff {handoff_id} {action}")]

@@ -162,3 +162,35 @@ def test_documents_rebuild_byte_for_byte_and_as_of(project: Path, capsys: Captur
     assert {path: path.read_bytes() for path in folder.iterdir()} == before
     listed = json.loads(run(capsys, "handoff", "list", "--as-of", point, "--json")[1])["handoffs"]
     assert [(entry["handoff_id"], entry["state"]) for entry in listed] == [(first, "pending")]
+
+
+def test_only_a_named_sender_taker_or_addressee_moves_a_handoff(project: Path, capsys: Capture,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A handoff addressed to a host, or created by no agent, could be closed by anyone, even by a command that
+    names no agent, and accepted by an unnamed one. Now: accept and reject need a named agent (any, for a host);
+    close is the sender's, the addressee's or the agent's who took it; a command naming no agent is none of them."""
+    monkeypatch.delenv("CONTINUITY_AGENT", raising=False)
+
+    def create(*extra: str) -> str:
+        code, out, _ = run(capsys, "--json", "handoff", "create", "--message", "m", *extra)
+        assert code == 0, out
+        handoff_id: str = json.loads(out)["handoff_id"]
+        return handoff_id
+
+    before = len(all_event_files(project))
+    to_host = create("--agent", "amy", "--to-host", "h1")
+    made = len(all_event_files(project))
+    for args in (("close", to_host), ("accept", to_host), ("close", to_host, "--agent", "zed")):
+        code, _, err = run(capsys, "handoff", *args)
+        assert code == EXIT_USAGE and err.count("\n") == 1, (args, err)
+    assert "only amy may close" in err
+    assert len(all_event_files(project)) == made
+    assert run(capsys, "handoff", "accept", to_host, "--agent", "bo")[0] == 0  # any named agent takes it
+    code, _, err = run(capsys, "handoff", "close", to_host, "--agent", "zed")
+    assert code == EXIT_USAGE and "only amy or bo may close" in err
+    assert run(capsys, "handoff", "close", to_host, "--agent", "bo")[0] == 0
+    anonymous = create("--to", "bo")
+    assert run(capsys, "handoff", "close", anonymous, "--agent", "zed")[0] == EXIT_USAGE
+    assert run(capsys, "handoff", "close", anonymous)[0] == EXIT_USAGE
+    assert run(capsys, "handoff", "close", anonymous, "--agent", "bo")[0] == 0
+    assert len(all_event_files(project)) == before + 5
