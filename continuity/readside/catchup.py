@@ -499,8 +499,8 @@ def _catch_up(
             track.state  # noqa: B018 (decoded: it is saved whole)
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
-                      linked_days=sorted(days.links), skipped=len(skipped),
-                      first_skipped=skipped[0] if skipped else None)
+                      linked_days=sorted(days.links), skipped=len(skipped) + len(still),
+                      first_skipped=next(iter(skipped or still), None))
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
 
 

@@ -249,7 +249,7 @@ def degraded_reason(warnings: list[str]) -> str | None:
     be read), or None."""
     for warning in warnings:
         if (warning.startswith("skipped ") or "unavailable" in warning or "nothing read" in warning
-                or "its events are not read" in warning):
+                or "its events are not read" in warning or "left out" in warning):
             return warning
     return None
 

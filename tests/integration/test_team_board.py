@@ -157,6 +157,9 @@ def test_briefing_on_a_cold_store_and_a_degraded_read(project: Path, capsys: Cap
     data = json.loads(out)
     assert code == 0 and "skipped 1 unreadable event" in data["board"]["degraded"] and "warning" in err
     assert data["pending_reviews"]["degraded"] is None
+    for _ in range(2):  # and on every later briefing while it stays unreadable (the first one alone said so)
+        code, out, _ = run(capsys, "briefing", "core", "--json")
+        assert code == 0 and "still left out" in json.loads(out)["board"]["degraded"]
 
 
 def test_briefing_with_a_day_folder_that_is_a_symlink_is_degraded(project: Path, capsys: Capture,
