@@ -31,7 +31,8 @@ ProjectName = Annotated[
 #: Who wrote an event: its host, agent, run, session, task and mission. A Name, or (seed 004's
 #: `runtime-continuity` takes any value: `--host "Claude Code"`, a session `S-<project>-<stamp>`
 #: of a project named `web app`) one line of up to 192 characters that is safe as one folder
-#: name, as a ProjectName. Hooks and tool arguments still make a harness's ids into Names.
+#: name, as a ProjectName. continuity's own commands, hooks and tools still take only Names
+#: (continuity/core/idfields.py), the ids its team features address.
 Ident = Annotated[
     str,
     msgspec.Meta(pattern=r"^(?!\.$)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f]{1,192}" + END, max_length=192),

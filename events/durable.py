@@ -360,10 +360,14 @@ class DurableFolder:
             raise _write_failed(error) from None
         osfs.lock(fd)
         try:
-            if not self._swept:
-                self._sweep()
-                self._swept = True
-            yield self._head_locked()
+            try:
+                if not self._swept:
+                    self._sweep()
+                    self._swept = True
+                head = self._head_locked()
+            except OSError as error:  # a day folder that cannot be listed (EACCES, EIO): nothing is written
+                raise _write_failed(error) from None
+            yield head
         finally:
             osfs.unlock(fd)
 

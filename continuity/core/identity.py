@@ -41,8 +41,9 @@ def resolve_identity(
     environ: Mapping[str, str] | None = None,
     clean: Callable[[Any], str | None] | None = None,
     changed: list[tuple[str, str, str]] | None = None,
+    names_only: bool = True,
 ) -> Identity:
     """Identity from flags, else the harness payload, else the environment, else config (`resolve_fields`)."""
     fields: dict[str, Any] = resolve_fields(config_project, flags, harness, environ=environ, clean=clean,
-                                                 changed=changed)
+                                                 changed=changed, names_only=names_only)
     return Identity(**fields)

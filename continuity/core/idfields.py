@@ -103,12 +103,15 @@ def resolve_fields(
     environ: Mapping[str, str] | None = None,
     clean: Callable[[Any], str | None] | None = None,
     changed: list[tuple[str, str, str]] | None = None,
+    names_only: bool = True,
 ) -> dict[str, str | None]:
     """The identity fields from flags, else the harness payload, else the environment, else config.
 
     `clean` (hooks pass `clean_name`) rewrites each value into a valid id instead of
     letting an invalid one be refused when the event is validated; each value it rewrote
-    is added to `changed` as (field, where it came from, the id used instead).
+    is added to `changed` as (field, where it came from, the id used instead). Every id is a
+    Name (events/base.py), the ids team features address, unless `names_only` is False: seed
+    004's `runtime-continuity` records any host or agent it is given (the envelope's `Ident`).
     """
     flags = flags or {}
     harness = harness or {}
@@ -123,6 +126,12 @@ def resolve_fields(
                     changed.append((name, where, cleaned))
                 value = cleaned
             if value:
+                if names_only and not (isinstance(value, str) and _NAME.fullmatch(value)):
+                    from continuity.core.errors import UsageError
+                    from events.problems import quoted
+
+                    raise UsageError(f"{name} {quoted(str(value))} is not a valid id: letters, digits and ._:@+=-, "
+                                     "starting with a letter or digit, no '..', at most 128 characters")
                 return value
         return None
 

@@ -24,7 +24,7 @@ from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
 from events.durable import hour_folders, hours_left_warning, unreadable_error
-from events.errors import ContinuityError, EventUndecodable
+from events.errors import ContinuityError, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
 from projections.readmodel import Fold, Projects, ReadModel
@@ -486,7 +486,8 @@ def _catch_up(
         warnings.append(f"{reason}: {which} rebuilt from {folded} events")
     if skipped:
         warnings.append(f"skipped {len(skipped)} unreadable event(s); first: {skipped[0]}")
-    still = [line for line in still if line.split(":", 1)[0] not in readable]
+    again = {line.split(":", 1)[0] for line in skipped}  # a rebuilt model met them again: said once, above
+    still = [line for line in still if line.split(":", 1)[0] not in readable | again]
     if still:
         warnings.append(f"{len(still)} unreadable event(s) are still left out (each catch-up tries them again); "
                         f"first: {still[0]}")
@@ -631,25 +632,30 @@ def _fold_day(
     last_read = last_decoded = None
     for name, raw in files:
         last_read = name
+        retry = False
         try:
             event = decode(raw)
         except EventUndecodable as error:
             skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
             event = None
+            # A kind this version does not know (a newer writer's) reads no better next time: said once. One that
+            # could not be read or parsed (no permission, a copy caught mid-write) is tried again.
+            retry = not isinstance(error, UnknownEventType)
         for track in partial:
             if track.position is not None and name <= track.position:
                 continue
             track.saved.last_read = name
             track.changed = True
             if event is None:
-                _keep_unread(track, name)
+                if retry:
+                    _keep_unread(track, name)
                 continue
             track.model.apply(track.state, name, event)
             writer = writers.get(track.model.name)
             if writer is not None:
                 writer(track.state, name, event)
         if event is None:
-            for track in whole:
+            for track in whole if retry else ():
                 _keep_unread(track, name)
             continue
         decoded += 1

@@ -32,6 +32,7 @@ from continuity.readside.catchup import DayMark, Days, Marks, Progress, validate
 from continuity.recall import plain
 from events import names
 from events.base import Event
+from events.durable import unreadable_error
 from events.errors import EventUndecodable
 from events.filelog import FileEventLog
 from projections import recall as texts
@@ -271,7 +272,12 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         mark = marks.get(day)
         if position is not None and day != last_day and mark is not None and mark.mtime_ns == days.mtime(day):
             continue
-        listed = days.listing(day)
+        try:
+            listed = days.listing(day)
+        except OSError as error:  # held back with every later day, in order, until it can be listed
+            outcome.warnings.append(f"events/{day}/ cannot be read ({error.strerror or error}): its events and every "
+                                    "later one are not searched until it can")
+            break
         start = bisect.bisect_right(listed, position) if position else 0
         wanted = [name for name in listed[start:] if names.parse_name(name) is not None
                   and (until is None or name <= until)]
@@ -279,7 +285,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             try:
                 event: Event | None = log.codec.decode(raw)
             except EventUndecodable as error:
-                skipped.append(f"{name}: {error}")
+                skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
                 event = None
             if event is not None:
                 body = texts.text_of(event)
@@ -298,7 +304,10 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
                 if progress is not None:
                     progress(outcome.read, total)
         complete = until is None or not listed or listed[-1] <= until
-        marks[day] = DayMark(days.mtime(day), len(listed) if complete else bisect.bisect_right(listed, position or ""))
+        # Up to where the index stands in its own day: an entry shaped like an event that is none (a stamp of no
+        # real time) after it is never read, and must not read as an event that arrived in the past.
+        whole = complete and not (position and position.startswith(day))
+        marks[day] = DayMark(days.mtime(day), len(listed) if whole else bisect.bisect_right(listed, position or ""))
         days.forget(day)
     if outcome.read or outcome.rebuilt or marks != before:  # a catch-up that found nothing writes nothing
         outcome.indexed += _flush(connection, rows, position, marks, projects)

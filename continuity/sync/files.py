@@ -182,7 +182,14 @@ def unrecorded(store: Store, on_branch: Callable[[str], set[str]], marks: dict[s
             new_marks[day] = mtime_ns
             continue
         local, wrong = set(), False
-        for entry in os.listdir(path):
+        try:
+            entries = os.listdir(path)
+        except OSError as error:  # its events cannot be recorded, nor a merge be known to hold them: stop here
+            from events.errors import WriteFailed
+
+            raise WriteFailed(f"sync: events/{day}/ cannot be read ({error.strerror or error}); nothing was "
+                              "synced") from None
+        for entry in entries:
             if len(entry) == names.NAME_LENGTH and names.parse_name(entry) is not None:
                 if names.shard_of(entry) == day:
                     local.add(entry)

@@ -221,7 +221,8 @@ def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "n
         team, store, missing = "", None, str(error)
     read: TeamRead | NoStoreRead = (TeamRead(store, BRIEFING_MODELS, request.as_of) if store is not None
                                     else NoStoreRead(missing, request.as_of))
-    agent = resolve_fields(read.project, {"agent_id": request.agent})["agent_id"]  # the project as read
+    agent = resolve_fields(read.project, {"agent_id": request.agent},  # the project as read; a bad name degrades
+                           names_only=False)["agent_id"]
     try:  # from --agent or CONTINUITY_AGENT
         agent = None if agent is None else checked_name(agent, "agent", "briefing")
     except UsageError as error:

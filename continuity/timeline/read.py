@@ -12,6 +12,7 @@ from continuity.readside.catchup import Days, Progress
 from continuity.timeline.model import Builder, Page
 from events import clock, names
 from events.base import MAX_EVENT_BYTES
+from events.durable import unreadable_error
 from events.errors import EventUndecodable
 
 
@@ -28,7 +29,12 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
     total = sum(days.count(day) for day in wanted) if progress is not None else None
     done = 0
     for day in wanted:
-        listed = [name for name in days.listing(day) if names.parse_name(name) is not None
+        try:
+            entries = days.listing(day)
+        except OSError as error:  # a day folder that cannot be listed: the page says its events are missing
+            builder.skipped.append(f"events/{day}/: cannot be read ({error.strerror or error})")
+            continue
+        listed = [name for name in entries if names.parse_name(name) is not None
                   and (low is None or name[:22] >= low) and (high is None or name[:22] <= high)]
         for name, raw in log.read_files(day, listed, unreadable_as_empty=True):
             if len(raw) > MAX_EVENT_BYTES:  # no writer makes one: it would summarize the page, or swell it
@@ -37,7 +43,7 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
             try:
                 event = log.codec.decode(raw)
             except EventUndecodable as error:
-                builder.skipped.append(f"{name}: {error}")
+                builder.skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
                 continue
             builder.add(name, raw, event)
         days.forget(day)

@@ -161,6 +161,8 @@ def test_secret_is_refused_with_exit_4_and_redacted_on_request(project: Path, ca
     "argv",
     [
         ["log", "x", "--agent", "../../etc"],
+        ["log", "x", "--agent", "x y"],  # a valid seed-004 id, no Name: continuity's own commands take Names
+        ["checkpoint", "-m", "x", "--host", "Claude Code"],
         ["log", "x", "--host", "a/b"],
         ["log", "x", "--session", "nul\x00byte"],
         ["log", "x", "--run", "tab\there"],

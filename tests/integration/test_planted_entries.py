@@ -207,3 +207,15 @@ def test_a_folder_named_like_a_day_that_is_no_date_is_named_by_verify(project: P
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert f"UNREAD: events/{folder}/ is named like a day folder but is no real date" in checked.stdout
     assert json.loads(run(project, "verify", "--json").stdout)["false_day_folders"] == [f"events/{folder}/"]
+
+
+def test_the_recall_index_is_not_rebuilt_over_a_name_of_no_real_time(project: Path) -> None:
+    """A junk file under an event-shaped name of hour 25 in the newest day: the recall index stopped before it but
+    counted it, so every search rebuilt the whole index ("events arrived in the past")."""
+    assert run(project, "log", "-m", "alpha one").returncode == 0
+    newest = all_event_files(project)[-1]
+    (newest.parent / f"{newest.name[:8]}_250000_000000-deadbeef-0123456789ab.json").write_text("junk")
+    for _ in range(3):
+        found = run(project, "recall", "alpha")
+        assert found.returncode == 0 and "alpha" in found.stdout
+        assert "rebuilt" not in found.stderr, found.stderr

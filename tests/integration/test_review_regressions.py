@@ -52,7 +52,7 @@ def test_stray_entries_in_the_events_folder_fail_open(project: Path, capsys: Cap
     assert main(["events", "list"]) == 0
     assert main(["rebuild"]) == 0
     assert main(["verify"]) == 1
-    assert "unreadable or empty file" in capsys.readouterr().out
+    assert "cannot be read (is a folder)" in capsys.readouterr().out
 
 
 def test_an_overlong_in_progress_is_refused(project: Path, capsys: Capture) -> None:

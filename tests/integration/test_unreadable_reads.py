@@ -55,6 +55,11 @@ def _day(root: Path) -> Path:
 def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) -> None:
     """`chmod 000` on the day folder: resume-bundle, verify, rebuild and events list exited 70, and the
     SessionStart hook printed no brief. Each answers now; the models fold nothing of that day."""
+    remote = project.parent / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"],
+                 ["remote", "add", "origin", str(remote)]):
+        subprocess.run(["git", "-C", str(project), *args], check=True)
     assert run(project, "log", "-m", "a", "--next", "n1").returncode == 0
     assert run(project, "status").returncode == 0
     assert run(project, "log", "-m", "b", "--next", "n2").returncode == 0  # the models are behind by one
@@ -62,11 +67,15 @@ def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) ->
     day.chmod(0o000)
     try:
         for args in (("status",), ("resume-bundle",), ("restore",), ("rebuild",), ("events", "list"),
-                     ("events", "tail")):
+                     ("events", "tail"), ("recall", "a"), ("timeline", "--out", str(project.parent / "t.html"))):
             done = run(project, *args, unprivileged=True)
             assert done.returncode == 0, (args, done.stderr)
             assert "internal error" not in done.stderr and f"{day.name}" in done.stderr, (args, done.stderr)
             assert "Permission denied" in done.stderr, (args, done.stderr)
+        for args in (("checkpoint", "-m", "typed path"), ("archive",), ("sync",)):  # writes fail closed: exit 5
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 5 and done.stderr.count("\n") == 1, (args, done.returncode, done.stderr)
+            assert "internal error" not in done.stderr and "Permission denied" in done.stderr, (args, done.stderr)
         brief = run(project, "hook", "claude-code", unprivileged=True, stdin=json.dumps(
             {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(project)}))
         assert brief.returncode == 0 and "internal error" not in brief.stderr, brief.stderr
@@ -100,6 +109,8 @@ def test_an_event_read_past_as_unreadable_is_folded_once_it_reads(project: Path)
     first = run(project, "status")
     assert first.returncode == 0 and "cannot be read (not a regular file)" in first.stderr, first.stderr
     again = run(project, "resume-bundle")  # still out: said again, not only the first time
+    assert again.returncode == 0 and event.name in again.stderr and "cannot be read" in again.stderr
+    again = run(project, "resume-bundle")  # once every model has read past it: "still left out", each time
     assert again.returncode == 0 and "still left out" in again.stderr and event.name in again.stderr
     assert "n1" in again.stdout
     event.unlink()

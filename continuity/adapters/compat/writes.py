@@ -112,7 +112,8 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
              "run_id": args.get("run-id"), "session_id": args.get("session-id"),
              "task_id": args.get("task-id"), "mission_id": args.get("mission-id")}
     harness = {"run_id": run_id_of(root), "session_id": session_of(root, project)}
-    identity = resolve_identity(project, flags, harness, environ={})  # §8: each from its flag, never CONTINUITY_*
+    # §8: each from its flag (any value), never CONTINUITY_*
+    identity = resolve_identity(project, flags, harness, environ={}, names_only=False)
     if identity.host is None:
         identity = type(identity)(**{**identity.fields(), "host": "unknown"})
     request = WorkRequest(
@@ -233,7 +234,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         handoffs=tuple(listing.handoff_listing(root, 8)), artifacts=tuple(listing.artifact_listing(root, 8)),
         recent_commits=recent, next_action=_archive_next_action(note),
     )
-    identity = resolve_identity(project, {"project": project, "host": source}, environ={})
+    identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
     store = store_for_write(root, project)
