@@ -85,10 +85,12 @@ def _rebuild_recall_index(store: Any, out: Output) -> tuple[int, list[str]] | No
 
 
 def _replay(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
     from continuity.readside.writers import replay_into
 
     store = open_store(args)
     result = replay_into(store, args.until, os.path.abspath(args.out))
+    warn(result["warnings"])  # said on stderr too, as every read says what it left out (--json carries them)
     out.emit({"ok": True, "action": "replay", **result},
              f"replayed {result['events']} events up to {args.until} into {result['out']}")
     return 0

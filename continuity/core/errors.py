@@ -46,9 +46,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
                        "or stdout took no more output (what was stored stays)",
     EXIT_UNSAFE_STORE: "unsafe store: the store or one of its folders is a symlink or not a folder",
-    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream or work item with that "
-    "id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, a link "
-    "out of the store, more than 4 MiB, not an archive)",
+    EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream, work item or archive "
+    "with that id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, "
+    "a link out of the store, more than 4 MiB, not an archive)",
     EXIT_REMOTE: "remote unavailable: git could not fetch from or push to the remote (nothing lost locally; "
     "sync again)",
     EXIT_CONFIG: "broken config: config.json is missing, empty, not JSON or names no valid project "
@@ -178,7 +178,7 @@ ERROR_CLASSES: tuple[type[ContinuityError], ...] = (
     SecretRefused, EventInvalid, WriteFailed, EventNotFound, EventUndecodable,
     UsageError, StoreNotFound, StoreUnsafe, RemoteUnreachable, SyncGaveUp, EventConflict, ConfigBroken,
     VersionConflict, TaskNotFound, InvalidTransition, RoleNotFound, RoleConflict, InvariantRefused,
-    WorkNotFound, HandoffNotFound, MessageNotFound, QueryError, ArchiveUnreadable,
+    WorkNotFound, HandoffNotFound, MessageNotFound, QueryError, ArchiveNotFound, ArchiveUnreadable,
 )
 
 

@@ -89,6 +89,12 @@ def models_until(
     for name, raw in log.read_raw():
         if name > last_name:
             break
+        if name.endswith("/"):  # a day folder that cannot be listed: as a catch-up, stop before it, in order
+            from events.durable import unreadable_error
+
+            warnings.append(f"events/{name} {unreadable_error(name, raw, ValueError())}: the replay stops before it "
+                            "(its events and every later one are left out)")
+            break
         try:
             event = log.codec.decode(raw)
         except EventUndecodable:

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -64,10 +65,13 @@ def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) ->
     assert run(project, "status").returncode == 0
     assert run(project, "log", "-m", "b", "--next", "n2").returncode == 0  # the models are behind by one
     day = _day(project)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+    time.sleep(1.1)
     day.chmod(0o000)
     try:
         for args in (("status",), ("resume-bundle",), ("restore",), ("rebuild",), ("events", "list"),
-                     ("events", "tail"), ("recall", "a"), ("timeline", "--out", str(project.parent / "t.html"))):
+                     ("events", "tail"), ("recall", "a"), ("timeline", "--out", str(project.parent / "t.html")),
+                     ("resume-bundle", "--as-of", now), ("replay", "--until", now, "--out", str(project.parent / "r"))):
             done = run(project, *args, unprivileged=True)
             assert done.returncode == 0, (args, done.stderr)
             assert "internal error" not in done.stderr and f"{day.name}" in done.stderr, (args, done.stderr)
