@@ -40,7 +40,7 @@ def _park(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import UsageError
     from continuity.core.identity import resolve_identity
     from continuity.team import decide
-    from continuity.team.parking import EXIT_UNREADABLE, ParkResult, park, unreadable_line
+    from continuity.team.parking import EXIT_UNREADABLE, ParkResult, park, refuse_secret_names, unreadable_line
     from events.errors import ContinuityError
 
     agent = args.agent or os.environ.get("CONTINUITY_AGENT")  # resolve_identity's order: the flag, then the env
@@ -52,7 +52,7 @@ def _park(args: argparse.Namespace, out: Output) -> int:
         role=None if args.role is None else decide.checked_name(args.role, "role", "park"),
         objective=args.objective, decisions=tuple(args.decision), next_actions=tuple(args.next),
         open_questions=tuple(args.open_question), artifacts=tuple(args.artifact))
-    _refuse_secret_names(request)
+    refuse_secret_names(request)
     try:
         store = open_store(args)
         project = store.project  # a config that cannot be read
@@ -70,17 +70,6 @@ def _park(args: argparse.Namespace, out: Output) -> int:
     out.emit({"ok": True, "action": "park", "parked": msgspec.to_builtins(result.parked)},
              "\n".join(result.lines()))
     return 0
-
-
-def _refuse_secret_names(request: Any) -> None:
-    """A team, agent or role name that looks like a secret is refused (exit 4) before park's banners name it."""
-    from events.errors import SecretRefused
-    from events.guard import find_secret
-
-    for field, value in (("team", request.team), ("agent_id", request.agent), ("role", request.role)):
-        rule = find_secret(value) if value else None
-        if rule is not None:
-            raise SecretRefused(field, rule, redact_with=None)
 
 
 def _refused(out: Output, result: Any) -> int:

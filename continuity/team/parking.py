@@ -47,6 +47,17 @@ class ParkResult(msgspec.Struct, kw_only=True):
         return [f"parked {each.role} -> {each.path}" for each in self.parked]
 
 
+def refuse_secret_names(request: Any) -> None:
+    """A team, agent or role name that looks like a secret is refused (exit 4) before park's banners name it."""
+    from events.errors import SecretRefused
+    from events.guard import find_secret
+
+    for field, value in (("team", request.team), ("agent_id", request.agent), ("role", request.role)):
+        rule = find_secret(value) if value else None
+        if rule is not None:
+            raise SecretRefused(field, rule, redact_with=None)
+
+
 def unreadable_line(agent: str, team: str) -> str:
     """Seed 000's banner when the roles cannot be read (exit 1): nothing was parked."""
     return (f"park: could not determine which fresh roles {agent} holds in team/{team} (role state unreadable, "

@@ -177,3 +177,32 @@ def test_hostile_arguments_are_one_line_errors(tmp_path: Path, tool: str, argume
     line = with_session(tmp_path, root, body)
     assert line and all_event_files(root) == before
     assert not (tmp_path / "x").exists() and not (root / ".agent" / "x").exists()
+
+
+def test_park_refuses_secret_names_and_says_so_when_the_store_cannot_be_read(tmp_path: Path) -> None:
+    """As `park`: a team, agent or role name that looks like a secret is refused before a banner echoes it (the
+    tool echoed it); a store whose role state cannot be read (a symlinked events folder) answers ok false, exit
+    code 1, with seed 000's banner (the tool gave a bare error without it)."""
+    import shutil
+
+    root = make_project(tmp_path)
+    token = "ghp_" + "E1fG2hJ3kL" * 4  # secret-shaped, made up
+
+    async def secrets(session: ClientSession) -> Any:
+        return [await session.call_tool("park", {"team": "core", "agent": "amy", **{field: token}})
+                for field in ("team", "agent", "role")]
+
+    for result in with_session(tmp_path, root, secrets):
+        line = error_line(result)
+        assert "looks like a secret" in line and token not in line
+    events = root / ".agent" / "runtime-continuity" / "events"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(str(events), str(elsewhere))
+    events.symlink_to(elsewhere)
+
+    async def unsafe(session: ClientSession) -> Any:
+        return payload(await session.call_tool("park", {"team": "core", "agent": "amy"}))
+
+    refused = with_session(tmp_path, root, unsafe)
+    assert refused["ok"] is False and refused["exit_code"] == 1
+    assert "CHECKPOINT NOT WRITTEN" in refused["message"] and "is a symlink" in refused["errors"][0]

@@ -112,17 +112,31 @@ def resume(request: Any, store: Store) -> dict[str, Any]:
       "point its checkpoint_ref at it. ok false says CHECKPOINT NOT WRITTEN.")
 def park(request: Any, store: Store) -> dict[str, Any]:
     """The `park` tool."""
-    from continuity.team import decide
-    from continuity.team.parking import park as park_roles
+    import os
 
-    who = _who(request, store, request.agent)
-    if not who.agent_id:
+    from continuity.core.text import one_line
+    from continuity.team import decide
+    from continuity.team.parking import EXIT_UNREADABLE, refuse_secret_names, unreadable_line
+    from continuity.team.parking import park as park_roles
+    from events.errors import ContinuityError, SecretRefused
+
+    agent = request.agent or os.environ.get("CONTINUITY_AGENT")  # identity's order: the argument, then the env
+    if not agent:
         raise UsageError("park: give agent or set CONTINUITY_AGENT")
     wanted = pick(ParkRequest, request)
     checked = msgspec.structs.replace(
         wanted, team=decide.checked_name(wanted.team, "team", "park"),
-        agent=decide.checked_name(who.agent_id, "agent", "park"),
+        agent=decide.checked_name(agent, "agent", "park"),
         role=None if wanted.role is None else decide.checked_name(wanted.role, "role", "park"))
+    refuse_secret_names(checked)  # as `park`: before a banner names it
+    try:  # seed 000: a store whose role state cannot be read parks nothing (exit 1, the banner), as `park` says
+        store.check_safe()
+        who = _who(request, store, agent)
+    except SecretRefused:
+        raise
+    except ContinuityError as error:
+        errors = [one_line(f"park: {error}"), unreadable_line(checked.agent, checked.team)]
+        return {"ok": False, "exit_code": EXIT_UNREADABLE, "message": errors[-1], "errors": errors, "warnings": []}
     result = park_roles(store, who, checked, handoff=request.handoff)
     if result.code != 0:
         return {"ok": False, "exit_code": result.code, "message": result.errors[-1], "errors": result.errors,
