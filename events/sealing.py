@@ -42,6 +42,11 @@ def guard(draft: Event, *, redact: bool) -> Event:
         if rule is None:
             continue
         if not redact:
+            try:  # offer redaction only where it would be taken: never for an id (its type refuses the marker)
+                msgspec.convert(redact_tree(msgspec.to_builtins(draft), "", []), type(draft))
+            except msgspec.ValidationError:
+                field, found = _unredactable(tree, draft)
+                raise SecretRefused(field, found, redactable=False) from None
             raise SecretRefused(_given_field(tree, path, text), rule)
         applied: list[str] = []
         cleaned = redact_tree(tree, "", applied)

@@ -26,6 +26,8 @@ def test_cli_refuses_a_secret_id_with_exit_4(project: Path, capsys: Capture, tok
     err = capsys.readouterr().err
     assert code in ((2, 4) if flag == "--project" else (4,)), err
     assert err.count("\n") == 1 and "internal" not in err and token not in err
+    if flag != "--project":  # never the advice to pass --redact, which is refused for an id in turn
+        assert "an id cannot be redacted" in err and "--redact" not in err, err
     assert all_event_files(project) == []
 
 
