@@ -123,3 +123,43 @@ def test_an_exit_code_out_of_the_cli_range_is_refused(tmp_path: Path) -> None:
     assert all("invalid arguments" in line and "$.exit_code" in line for line in refused), refused
     assert [k["event"]["refs"]["commands"][0]["exit_code"] for k in kept] == [EXIT_CODE_MIN, EXIT_CODE_MAX]
     assert len(all_event_files(root)) == 2
+
+
+def test_read_tools_fail_open_as_the_cli_reads_do(tmp_path: Path) -> None:
+    """status, resume_bundle, recall and handoff list with a broken config.json or a symlinked events folder: the
+    CLI answers with a warning (exit 0), the tools were errors. They answer now, with the same warning, and a
+    brief is never recorded under a guessed project."""
+    import shutil
+
+    root = make_project(tmp_path)
+    store = root / ".agent" / "runtime-continuity"
+    calls = [("status", {}), ("resume_bundle", {"record": True}), ("recall", {"query": "hello"}),
+             ("handoff", {"action": "list"})]
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("log", {"message": "hello world"})
+        return None
+
+    with_session(tmp_path, root, body)
+    before = len(all_event_files(root))
+    config = (store / "config.json").read_text()
+    (store / "config.json").write_text("{broken")
+
+    async def reads(session: ClientSession) -> Any:
+        return [payload(await session.call_tool(name, arguments)) for name, arguments in calls]
+
+    for (name, _), answer in zip(calls, with_session(tmp_path, root, reads), strict=True):
+        if name != "handoff":
+            assert any("answering for project" in line for line in answer["warnings"]), (name, answer)
+    assert len(all_event_files(root)) == before  # nothing recorded under a guess
+    (store / "config.json").write_text(config)
+    shutil.move(str(store / "events"), str(tmp_path / "events.real"))
+    (store / "events").symlink_to(tmp_path / "events.real")
+    linked = [call for call in calls if call[0] != "recall"]  # recall refuses a linked store, as `recall` does
+
+    async def linked_reads(session: ClientSession) -> Any:
+        return [payload(await session.call_tool(name, arguments)) for name, arguments in linked]
+
+    answers = with_session(tmp_path, root, linked_reads)
+    assert answers[0]["project"] == "demo" and answers[1]["ok"] and answers[2]["handoffs"] == []
+    assert any("symlink" in line for line in answers[0]["warnings"] + answers[1]["warnings"]), answers[:2]

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import msgspec
 
 from continuity.adapters.mcp.registry import tool
-from continuity.adapters.mcp.tools import project_of
+from continuity.adapters.mcp.tools import read_project_of
 from continuity.core.store import Store
 
 
@@ -32,7 +32,8 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     from continuity.recall import service
     from continuity.recall.search import Filters
 
-    project = project_of(request.project, store)
+    said: list[str] = []
+    project = read_project_of(request.project, store, said)
     now = service.now()
     filters = Filters(project=project, kinds=service.kinds_for(request.kinds), agent=request.agent,
                       since=service.time_bound("since", request.since, now),
@@ -40,4 +41,4 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
     return {"ok": True, "action": "recall", "project": project, "query": found.query, "as_of": found.as_of,
-            "count": len(found.hits), "hits": msgspec.to_builtins(found.hits), "warnings": found.warnings}
+            "count": len(found.hits), "hits": msgspec.to_builtins(found.hits), "warnings": [*said, *found.warnings]}

@@ -181,9 +181,9 @@ def handoff(request: Any, store: Store) -> dict[str, Any]:
     """The `handoff` tool."""
     from continuity.handoffs import service
 
-    who = _who(request, store, request.agent)
-    if request.action == "list":
+    if request.action == "list":  # a read: no writer to name (the CLI's `handoff list` fails open the same way)
         return service.listing(store, request.state, None)
+    who = _who(request, store, request.agent)
     if request.action == "create":
         if request.message is None:
             raise UsageError("handoff create: give message")

@@ -69,7 +69,7 @@ BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it i
 StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
 EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
 
-def identity(request: Any, store: Store) -> Identity:
+def identity(request: Any, store: Store, *, reading: list[str] | None = None) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project.
 
     As in the CLI and the hooks, a call that names no run is made in the session's current
@@ -82,12 +82,24 @@ def identity(request: Any, store: Store) -> Identity:
 
     given = {name: getattr(request, name) for name in Identity.__struct_fields__}
     harness = {"host": clean_label(CLIENT.get())}  # the client's (display) name is the host when no argument is
-    return with_current_run(resolve_identity(project_of(given.pop("project"), store), given, harness), store.local_dir)
+    asked = given.pop("project")
+    project = read_project_of(asked, store, reading) if reading is not None else project_of(asked, store)
+    return with_current_run(resolve_identity(project, given, harness), store.local_dir)
 
 
 def project_of(project: str | None, store: Store) -> str:
     """The project asked for, else the store's; refused (like the CLI) when no event could carry it."""
     return check_project_name(project or store.project)
+
+
+def read_project_of(project: str | None, store: Store, warnings: list[str]) -> str:
+    """For a read: the project asked for, else config.json's, else (a broken config) the log's, with a warning
+    added to `warnings`; a store a write would refuse is read as the CLI reads it (reads fail open)."""
+    if project:
+        return check_project_name(project)
+    name, said = store.reading_project()
+    warnings.extend(said)
+    return check_project_name(name)
 
 
 def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
@@ -135,12 +147,14 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     """The `resume_bundle` tool."""
     from continuity.sessions import service
 
-    who = identity(request, store)
+    said: list[str] = []
+    who = identity(request, store, reading=said)
+    record = request.record and bool(request.project or store.config_problem is None)  # never under a guess
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
-                                  record=request.record, as_of=request.as_of)
+                                  record=record, as_of=request.as_of)
     body = {"brief": brief.text} if brief.format == "md" else {"bundle": brief.data}  # a served brief: as served
     return {"ok": True, "action": "resume-bundle", "project": who.project, "format": brief.format,
-            **body, "warnings": brief.warnings, "recorded": brief.served.event_id if brief.served else None}
+            **body, "warnings": [*said, *brief.warnings], "recorded": brief.served.event_id if brief.served else None}
 
 
 @tool("status", StatusInput, "Age of the newest archive, whether to archive now, and the next action.")
@@ -148,7 +162,10 @@ def status(request: Any, store: Store) -> dict[str, Any]:
     """The `status` tool."""
     from continuity.sessions import service
 
-    return service.status(store, project_of(request.project, store), as_of=request.as_of)
+    said: list[str] = []
+    result = service.status(store, read_project_of(request.project, store, said), as_of=request.as_of)
+    result["warnings"] = [*said, *result.get("warnings", [])]
+    return result
 
 
 @tool("events", EventsInput, "The newest events of the log (optionally of one kind), oldest first. Read-only.")
