@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -235,6 +236,9 @@ def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> N
     task, run, updated, conflict, tasks, memories = with_session(tmp_path, root, body)
     assert updated["version"] == 2 and "Version conflict: expected 1, got 2" in conflict
     assert [t["task_id"] for t in tasks["tasks"]] == [task["task_id"]]
+    listed = subprocess.run([sys.executable, "-m", "continuity", "task", "list", "--status", "completed", "--json"],
+                            cwd=root, capture_output=True, text=True, check=True)
+    assert set(tasks) == set(json.loads(listed.stdout)) and tasks["problems"] == []  # the same fields as the CLI
     [memory] = memories["memories"]
     assert memory["title"] == "Task complete: Fix the auth flow regression" and memory["run_id"] == run["run_id"]
 

@@ -197,7 +197,7 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
         queries.newest_first(state, request.status, request.assigned_to)
     shown, more = queries.page(found, request.limit)
     return {"ok": True, "tasks": [service.task_dict(task) for task in shown], "total": len(found), "more": more,
-            "warnings": warnings}
+            "problems": list(state.problems), "warnings": warnings}  # as `task list --json`: a merge's conflicts
 
 
 @tool("list_memories", ListMemoriesInput, "Memories synthesized from tasks, runs and sessions, newest first. "
