@@ -163,3 +163,77 @@ def test_read_tools_fail_open_as_the_cli_reads_do(tmp_path: Path) -> None:
     answers = with_session(tmp_path, root, linked_reads)
     assert answers[0]["project"] == "demo" and answers[1]["ok"] and answers[2]["handoffs"] == []
     assert any("symlink" in line for line in answers[0]["warnings"] + answers[1]["warnings"]), answers[:2]
+
+
+def _raw_session(root: Path, tmp_path: Path) -> Any:
+    """`continuity mcp` driven with raw JSON-RPC lines (bytes the SDK client would never send), initialized."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    process = subprocess.Popen([sys.executable, "-m", "continuity", "mcp"], cwd=root, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(line: str) -> Any:
+        process.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+
+    def read() -> Any:
+        import select
+
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        assert ready, "no answer within 30 s"
+        return json.loads(process.stdout.readline())  # type: ignore[union-attr]
+
+    send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+    read()
+    send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return process, send, read
+
+
+def test_a_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
+    """A lone surrogate escape (Node writes one for half an emoji) or arguments nested 300 deep: the SDK dropped
+    the line and the client waited forever. The first is read with U+FFFD, as the hooks read it; the second is
+    answered as a one-line tool error; the server keeps serving."""
+    root = make_project(tmp_path)
+    process, send, read = _raw_session(root, tmp_path)
+    try:
+        send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":'
+             '{"message":"half an emoji \\ud83d"}}}')
+        logged = read()
+        assert logged["id"] == 1 and not logged["result"].get("isError"), logged
+        assert json.loads(logged["result"]["content"][0]["text"])["ok"] is True
+        deep = '{"a":' * 300 + "{}" + "}" * 300
+        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"log","arguments":'
+             '{"message":"deep","note":' + deep + "}}}")
+        refused = read()
+        assert refused["id"] == 2 and refused["result"]["isError"] is True
+        assert "nested more than" in refused["result"]["content"][0]["text"]
+        send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}')
+        assert read()["id"] == 3
+    finally:
+        process.stdin.close()
+        process.wait(30)
+    stored = [json.loads(path.read_bytes()) for path in all_event_files(root)]
+    assert [event["message"] for event in stored if event["kind"] == "work.logged"] == ["half an emoji \ufffd"]
+
+
+def test_tool_errors_name_the_tools_arguments_not_cli_flags(tmp_path: Path) -> None:
+    """A refusal worded for the CLI told a tool caller to use flags the tool does not have (`give exactly one of
+    --to AGENT or --to-host HOST`, `--context-percent`, `--kind`); it names the tool's arguments now."""
+    root = make_project(tmp_path)
+    calls = [("handoff", {"action": "create", "message": "m"}, "to_agent or to_host"),
+             ("snapshot", {"team": "t", "agent": "amy", "task": "x", "objective": "o", "context_used_percent": 101},
+              "context_used_percent must be between 0 and 100"),
+             ("recall", {"query": "a", "kinds": ["nokind"]}, "kinds: unknown kind 'nokind'"),
+             ("log", {"message": "x", "exit_code": 1}, "exit_code and command_summary need command"),
+             ("inbox", {"team": "t"}, "give agent or set CONTINUITY_AGENT")]
+
+    async def body(session: ClientSession) -> Any:
+        return [error_line(await session.call_tool(name, arguments)) for name, arguments, _ in calls]
+
+    for (name, _, expected), line in zip(calls, with_session(tmp_path, root, body), strict=True):
+        assert expected in line and "--" not in line, (name, line)

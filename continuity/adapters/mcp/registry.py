@@ -133,6 +133,10 @@ CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("continuity_
 def call(name: str, arguments: dict[str, Any] | None, *, root: str | None,
          client: str | None = None) -> dict[str, Any]:
     """Run one tool: check the arguments against its Struct, find the store, call the handler."""
+    from continuity.adapters.mcp.wire import REFUSED
+
+    if isinstance(arguments, dict) and isinstance(arguments.get(REFUSED), str):  # a request the wire could not read
+        raise UsageError(f"{name or 'tools/call'}: {arguments[REFUSED]}")
     spec = TOOLS.get(name)
     if spec is None:
         raise UsageError(f"unknown tool {name!r} (tools: {', '.join(TOOLS)})")

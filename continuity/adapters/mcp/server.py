@@ -34,11 +34,40 @@ def _as_tool_error(error: Exception, tool: str) -> Exception:
     from events.errors import SecretRefused
 
     if not isinstance(error, SecretRefused):
-        return error
+        return _in_argument_names(error, tool)
     spec = TOOLS.get(tool)
     offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
     return SecretRefused(error.field, error.rule, redactable=error.redactable,
                          redact_with="`redact: true`" if offered else None)
+
+
+#: CLI flags whose tool argument is not the flag's name with `_` for `-`.
+_ARGUMENT_OF = {"to": "to_agent", "context-percent": "context_used_percent", "file": "files", "kind": "kinds"}
+
+
+def _in_argument_names(error: Exception, tool: str) -> Exception:
+    """A refusal the decisions word for the CLI (`give --to AGENT or --to-host HOST`), in the tool's argument names
+    (`give to_agent or to_host`), where the tool has that argument; any other error as it is."""
+    import re
+
+    spec = TOOLS.get(tool)
+    fields = set(getattr(spec.input, "__struct_fields__", ())) if spec is not None else set()
+    text = str(error)
+
+    def named(found: re.Match[str]) -> str:
+        for argument in (found[1].replace("-", "_"), _ARGUMENT_OF.get(found[1])):
+            if argument is not None and argument in fields:
+                return argument
+        return found[0]
+
+    renamed = re.sub(r"(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?", named, text)
+    if renamed == text:
+        return error
+    try:
+        again = type(error)(renamed)
+    except TypeError:  # an error class that takes more than its message: left as it is
+        return error
+    return again
 
 
 def _client_name(ctx: Any) -> str | None:
@@ -102,6 +131,9 @@ def serve(root: str | None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from continuity.adapters.mcp import wire
+
+    wire.install()  # a request the SDK would drop unanswered is read again, or answered as an error
     server = build_server(root)
 
     async def run() -> None:
