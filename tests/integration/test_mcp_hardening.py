@@ -226,8 +226,7 @@ def test_tool_errors_name_the_tools_arguments_not_cli_flags(tmp_path: Path) -> N
     --to AGENT or --to-host HOST`, `--context-percent`, `--kind`); it names the tool's arguments now."""
     root = make_project(tmp_path)
     calls = [("handoff", {"action": "create", "message": "m"}, "to_agent or to_host"),
-             ("snapshot", {"team": "t", "agent": "amy", "task": "x", "objective": "o", "context_used_percent": 101},
-              "context_used_percent must be between 0 and 100"),
+             ("snapshot", {"team": "t", "agent": "amy", "task": "x", "objective": ""}, "objective must not be empty"),
              ("recall", {"query": "a", "kinds": ["nokind"]}, "kinds: unknown kind 'nokind'"),
              ("log", {"message": "x", "exit_code": 1}, "exit_code and command_summary need command"),
              ("inbox", {"team": "t"}, "give agent or set CONTINUITY_AGENT")]
@@ -237,3 +236,27 @@ def test_tool_errors_name_the_tools_arguments_not_cli_flags(tmp_path: Path) -> N
 
     for (name, _, expected), line in zip(calls, with_session(tmp_path, root, body), strict=True):
         assert expected in line and "--" not in line, (name, line)
+
+
+def test_the_schemas_state_every_bound_the_cli_flags_check(tmp_path: Path) -> None:
+    """`priority` (0..1000), `expected_version` (1..10**9) and `context_used_percent` (0..100) were plain integers in
+    the schemas: `expected_version: -1` reached the decision ("Version conflict: expected -1"). The schemas state
+    the CLI's bounds now, and a value past them is an argument error that writes nothing."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        schemas = {t.name: t.input_schema for t in (await session.list_tools()).tools}
+        created = payload(await session.call_tool("create_task", {"title": "t"}))
+        refused = [error_line(await session.call_tool(name, arguments)) for name, arguments in (
+            ("create_task", {"title": "t", "priority": 1001}),
+            ("update_task", {"task_id": created["task_id"], "note": "n", "expected_version": -1}),
+            ("snapshot", {"team": "t", "agent": "amy", "task": "x", "objective": "o", "context_used_percent": 101}))]
+        return schemas, refused
+
+    schemas, refused = with_session(tmp_path, root, body)
+    for name, field, low, high in (("create_task", "priority", 0, 1000), ("update_task", "expected_version", 1, 10**9),
+                                   ("snapshot", "context_used_percent", 0, 100)):
+        stated = json.dumps(schemas[name]["properties"][field])
+        assert f'"minimum": {low}' in stated and f'"maximum": {high}' in stated, (name, stated)
+    assert all("invalid arguments" in line for line in refused), refused
+    assert len(all_event_files(root)) == 1  # the task created, nothing else

@@ -45,7 +45,8 @@ FIELD_HELP = {
     "note": "extra structured note (a JSON object)",
     "redact": "store secret-like text as [REDACTED:<rule>] instead of refusing the call",
     "project": "project name (default: from the store's config.json)",
-    "host": "host tool: claude-code, codex, cursor, gemini, ... (default: env CONTINUITY_HOST)",
+    "host": "host tool: claude-code, codex, cursor, gemini, ... (default: the connected client's name, else env "
+            "CONTINUITY_HOST)",
     "session_id": "session id (default: env CONTINUITY_SESSION_ID)",
     "gate": "who asked for the archive",
     "full": "record full structured refs (seed 004)",
@@ -62,6 +63,9 @@ FIELD_HELP = {
 #: a tool takes what the command takes (an exit code of 10**30 was stored, past what every reader carries).
 FIELD_BOUNDS = {
     "exit_code": msgspec.Meta(ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX),
+    "priority": msgspec.Meta(ge=0, le=1000),  # task create/update --priority
+    "expected_version": msgspec.Meta(ge=1, le=10**9),  # task update --expected-version
+    "context_used_percent": msgspec.Meta(ge=0, le=100),  # snapshot --context-percent
 }
 
 
@@ -94,7 +98,7 @@ def tool_input(name: str, doc: str, *parts: type[msgspec.Struct], filled: tuple[
     for part in parts:
         for field in msgspec.structs.fields(part):
             kind, default = field.type, field.default
-            if field.name in FIELD_BOUNDS:
+            if field.name in FIELD_BOUNDS and kind in (int, int | None):  # a work item's `priority` is text
                 kind = _bounded(kind, FIELD_BOUNDS[field.name])
             if field.name in filled:
                 kind, default = kind | None, None
