@@ -17,15 +17,28 @@ from projections.roles import RolesState
 from projections.team import Teams
 
 
+def own_project(store: Store) -> str | None:
+    """The project whose team documents the store holds (None when config.json cannot say: then every project's).
+
+    `team/<team>/...` has no project in its path: a branch that carries another project's team events (clones of
+    differently named projects syncing with one remote) would write that project's documents over this one's.
+    """
+    if store.config_problem is not None:
+        return None
+    project = store.config.get("project")
+    return project if isinstance(project, str) else None
+
+
 class TeamWriter:
     """Writes the documents of each snapshot as the fold produces it (fail open: warnings)."""
 
     def __init__(self, store: Store, folder: str | None = None) -> None:
         self.folder = folder or store.path
+        self.project = own_project(store)
         self.warnings: list[str] = []
 
     def __call__(self, state: Projects[Teams], name: str, event: Event) -> None:
-        if event.kind != "snapshot.taken":
+        if event.kind != "snapshot.taken" or (self.project is not None and event.project != self.project):
             return
         team: Any = getattr(event, "team", "")
         agent: Any = getattr(event, "agent", "")
@@ -58,10 +71,11 @@ class RoleWriter:
 
     def __init__(self, store: Store, folder: str | None = None) -> None:
         self.folder = folder or store.path
+        self.project = own_project(store)
         self.warnings: list[str] = []
 
     def __call__(self, state: Projects[RolesState], name: str, event: Event) -> None:
-        if not event.kind.startswith("role."):
+        if not event.kind.startswith("role.") or (self.project is not None and event.project != self.project):
             return
         team: Any = getattr(event, "team", "")
         role = state.projects[event.project].teams.get(team, {}).get(getattr(event, "role", ""))

@@ -264,3 +264,27 @@ def test_two_offline_clones_agree_on_one_holder_after_sync(world: World, capsys:
     assert doc(world.a) == doc(world.b)
     code, out, _ = run(capsys, "role", "show", "core", "rev", "--root", a)
     assert code == 0 and "amy claim-lost: held by bo" in out
+
+
+def test_another_projects_team_events_never_write_this_projects_documents(project: Path, capsys: Capture) -> None:
+    """`team/<team>/roles/<role>.md` and the snapshot documents have no project in their path: a branch carrying
+    another project's team events (clones of differently named projects on one remote) wrote that project's
+    holder over this one's, so `role show` and the document disagreed. Only this project's events write them."""
+    from continuity.core.store import Store
+    from events.team import RoleClaimed, RoleCreated, SnapshotTaken
+
+    assert run(capsys, "role", "create", "core", "rev")[0] == 0
+    assert run(capsys, "role", "claim", "core", "rev", "--agent", "amy")[0] == 0
+    assert run(capsys, "snapshot", "core", "amy", "t1", "--objective", "ours")[0] == 0
+    ours = doc(project)
+    snapshot_path = project / STORE / "team" / "core" / "member" / "amy" / "continuity" / "t1" / "latest.json"
+    snapshot = snapshot_path.read_text()
+    log = Store(project).open_log()
+    log.append_many([RoleCreated(project="other", team="core", role="rev"),
+                     RoleClaimed(project="other", team="core", role="rev", agent="bo", ttl_seconds=3600),
+                     SnapshotTaken(project="other", team="core", agent="amy", task="t1", objective="theirs")])
+    for args in (("status",), ("rebuild",)):
+        assert run(capsys, *args)[0] == 0
+        assert doc(project) == ours and 'holder: "amy"' in ours
+        assert snapshot_path.read_text() == snapshot
+    assert show(capsys, "core", "rev")["holder"] == "amy"
