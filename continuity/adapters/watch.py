@@ -34,14 +34,23 @@ def follow(
 
     log = store.open_reader()
     last = after
+    warned: set[str] = set()  # a file or day folder that stays unreadable is said once, not at every change
 
     def drain() -> None:
         nonlocal last
 
+        held: list[str] = []
+
         def skipped(name: str, error: EventUndecodable) -> None:
-            on_warning(f"skipped unreadable event {name}: {error}")
+            if name not in warned:
+                warned.add(name)
+                on_warning(f"skipped unreadable event {name}: {error}")
+            if name.endswith("/"):  # a day folder that cannot be listed: its events wait, and every later one
+                held.append(name)
 
         landed = list(log.read(after=last, on_error=skipped))
+        if held:
+            landed = [stored for stored in landed if stored.name < held[0]]
         if landed and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 
