@@ -112,7 +112,7 @@ def identity_flags() -> argparse.ArgumentParser:
     return parent
 
 
-def identity_from(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
+def identity_from(args: argparse.Namespace, store: Any, project: str | None = None, *, names_only: bool = True) -> Any:
     """Identity from flags, else the CONTINUITY_* environment, else config.json's project.
 
     The store's project is read only when no --project is given (a broken config.json is
@@ -128,7 +128,8 @@ def identity_from(args: argparse.Namespace, store: Any, project: str | None = No
              "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
     from continuity.tasks.current import with_current_run
 
-    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags), store.local_dir)
+    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags, names_only=names_only),
+                            store.local_dir)
 
 
 #: command name -> module that registers it. Only the command being run is built, so a

@@ -72,11 +72,11 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.set_defaults(handler=HANDLERS[name])
 
 
-def _identity(args: argparse.Namespace, store: Any, project: str | None = None) -> Any:
+def _identity(args: argparse.Namespace, store: Any, project: str | None = None, *, names_only: bool = True) -> Any:
     """Who this command writes as (flags, else environment, else config)."""
     from continuity.cli.common import identity_from
 
-    identity = identity_from(args, store, project)
+    identity = identity_from(args, store, project, names_only=names_only)
     check_project_name(identity.project)
     return identity
 
@@ -261,13 +261,21 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     if args.as_of is None:  # git reads the work tree while the brief's modules load and the log catches up
         facts.start_git_facts(store.root)
+    from continuity.core.errors import UsageError
     from continuity.sessions.service import resume_bundle
 
     fmt = "json" if out.as_json else args.format
     record = args.record and (args.project or store.config_problem is None)  # never record under a guess
-    brief = resume_bundle(store, _identity(args, store, _project(args, store)), fmt=fmt, max_chars=args.max_chars,
-                          record=record, as_of=args.as_of)
-    warn(brief.warnings)
+    project = _project(args, store)
+    not_recorded: list[str] = []
+    try:
+        who = _identity(args, store, project)
+    except UsageError as error:  # an id no event may carry (from a flag or CONTINUITY_*): a read still answers
+        who = _identity(args, store, project, names_only=False)
+        if record:
+            record, not_recorded = False, [f"the brief is served but not recorded: {error}"]
+    brief = resume_bundle(store, who, fmt=fmt, max_chars=args.max_chars, record=record, as_of=args.as_of)
+    warn(not_recorded + brief.warnings)
     if brief.format == "json":  # the same JSON (a served brief's own format), no C1 or bidi control raw
         from continuity.core.text import escape_json
 

@@ -260,3 +260,17 @@ def test_the_schemas_state_every_bound_the_cli_flags_check(tmp_path: Path) -> No
         assert f'"minimum": {low}' in stated and f'"maximum": {high}' in stated, (name, stated)
     assert all("invalid arguments" in line for line in refused), refused
     assert len(all_event_files(root)) == 1  # the task created, nothing else
+
+
+def test_resume_bundle_answers_when_the_environment_names_no_valid_id(tmp_path: Path) -> None:
+    """A server started with `CONTINUITY_AGENT="x y"`: resume_bundle is a read and answers (it was an error); asked
+    to record, it serves the brief and says it was not recorded."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        return payload(await session.call_tool("resume_bundle", {"record": True}))
+
+    answer = with_session(tmp_path, root, body, env={"CONTINUITY_AGENT": "x y"})
+    assert answer["ok"] is True and answer["recorded"] is None and "## Next action" in answer["brief"]
+    assert any("served but not recorded" in line for line in answer["warnings"]), answer["warnings"]
+    assert all_event_files(root) == []

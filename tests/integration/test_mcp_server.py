@@ -44,13 +44,15 @@ def make_project(tmp_path: Path) -> Path:
 
 
 def with_session(tmp_path: Path, root: Path, body: Callable[[ClientSession], Awaitable[Any]],
-                 args: list[str] | None = None, cwd: Path | None = None, client: str | None = None) -> Any:
+                 args: list[str] | None = None, cwd: Path | None = None, client: str | None = None,
+                 env: dict[str, str] | None = None) -> Any:
     """Start the server over stdio, initialize a client session (named `client`), run `body`; no traceback."""
     errlog = tmp_path / "server-stderr.txt"
 
     async def run() -> Any:
         # PYTHONPATH: the server runs this checkout's code (the SDK passes on only HOME, PATH and a few more)
-        params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path), env={"PYTHONPATH": str(REPO)},
+        params = StdioServerParameters(command=sys.executable, cwd=str(cwd or tmp_path),
+                                       env={"PYTHONPATH": str(REPO), **(env or {})},
                                        args=args or ["-m", "continuity.adapters.mcp", "--root", str(root)])
         with anyio.fail_after(20), errlog.open("w") as err:
             info = Implementation(name=client, version="1.0") if client else None

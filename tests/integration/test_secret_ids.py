@@ -65,3 +65,18 @@ def test_the_safe_id_is_stable(project: Path) -> None:
         run_hook("codex", json.dumps(payload).encode(), root=str(project))
     ids = {json.loads(path.read_bytes())["session_id"] for path in all_event_files(project)}
     assert len(ids) == 1 and next(iter(ids)).startswith("id-")
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_a_read_with_an_id_no_event_may_carry_still_answers(project: Path, capsys: Capture,
+                                                             monkeypatch: pytest.MonkeyPatch, record: bool) -> None:
+    """`CONTINUITY_AGENT="x y"` (no valid id for continuity's own commands): writes refuse it (exit 2), but
+    `resume-bundle` is a read and answers (it exited 2); with --record the brief is served and not recorded."""
+    monkeypatch.setenv("CONTINUITY_AGENT", "x y")
+    assert main(["log", "-m", "x"]) == 2
+    capsys.readouterr()
+    assert main(["resume-bundle", *(["--record"] if record else [])]) == 0
+    captured = capsys.readouterr()
+    assert "## Next action" in captured.out
+    assert ("served but not recorded" in captured.err) is record
+    assert all_event_files(project) == []

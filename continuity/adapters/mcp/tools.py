@@ -69,7 +69,7 @@ BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it i
 StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
 EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
 
-def identity(request: Any, store: Store, *, reading: list[str] | None = None) -> Identity:
+def identity(request: Any, store: Store, *, reading: list[str] | None = None, names_only: bool = True) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project.
 
     As in the CLI and the hooks, a call that names no run is made in the session's current
@@ -84,7 +84,7 @@ def identity(request: Any, store: Store, *, reading: list[str] | None = None) ->
     harness = {"host": clean_label(CLIENT.get())}  # the client's (display) name is the host when no argument is
     asked = given.pop("project")
     project = read_project_of(asked, store, reading) if reading is not None else project_of(asked, store)
-    return with_current_run(resolve_identity(project, given, harness), store.local_dir)
+    return with_current_run(resolve_identity(project, given, harness, names_only=names_only), store.local_dir)
 
 
 def project_of(project: str | None, store: Store) -> str:
@@ -145,11 +145,18 @@ def archive(request: Any, store: Store) -> dict[str, Any]:
       "Call it first in a new session.")
 def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     """The `resume_bundle` tool."""
+    from continuity.core.errors import UsageError
     from continuity.sessions import service
 
     said: list[str] = []
-    who = identity(request, store, reading=said)
     record = request.record and bool(request.project or store.config_problem is None)  # never under a guess
+    try:
+        who = identity(request, store, reading=said)
+    except UsageError as error:  # an id no event may carry (CONTINUITY_*): a read still answers, unrecorded
+        who = identity(request, store, reading=said, names_only=False)
+        if record:
+            record = False
+            said.append(f"the brief is served but not recorded: {error}")
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
                                   record=record, as_of=request.as_of)
     body = {"brief": brief.text} if brief.format == "md" else {"bundle": brief.data}  # a served brief: as served
