@@ -165,7 +165,8 @@ def _relative_path(value: Any) -> bool:
         value.endswith(".jsonl")
 
 
-def tags_for(store_path: str, team: str, agent: str) -> tuple[list[str] | None, str | None]:
+def tags_for(store_path: str, team: str, agent: str, done: str = "moment sent") -> tuple[list[str] | None,
+                                                                                       str | None]:
     """The moment's tags from the team's `tags.json`: agent, platform, harness, model, then the base tag.
 
     An absent registry: no tags, silently. An agent missing from it: the base tag alone and a
@@ -174,7 +175,7 @@ def tags_for(store_path: str, team: str, agent: str) -> tuple[list[str] | None, 
     relative = bus_relpath(team, "tags.json")
     data, error = _read(store_path, relative)
     if error is not None:
-        return None, f"checkpoint moment: {relative} is unreadable ({error}); moment sent without tags"
+        return None, f"checkpoint moment: {relative} is unreadable ({error}); {done} without tags"
     if data is None:
         return None, None
     try:
@@ -185,11 +186,11 @@ def tags_for(store_path: str, team: str, agent: str) -> tuple[list[str] | None, 
     base = doc.get("base") if isinstance(doc, dict) else None
     if not isinstance(agents, dict) or (base is not None and not _tag(base)):
         return None, f"checkpoint moment: {relative} is INVALID (want {{\"base\": ..., \"agents\": {{...}}}}); " \
-            "moment sent without tags"
+            f"{done} without tags"
     tail = [base] if base is not None else []
     entry = agents.get(agent)
     if not isinstance(entry, dict):
-        return tail, f"checkpoint moment: no identity tag for {agent!r} in {relative}; moment sent with the base tag"
+        return tail, f"checkpoint moment: no identity tag for {agent!r} in {relative}; {done} with the base tag"
     return [entry[key] for key in TAG_DIMENSIONS if _tag(entry.get(key))] + tail, None
 
 

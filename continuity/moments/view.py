@@ -24,7 +24,7 @@ def listing(store: Store, team: str, moments: TeamMoments, *, pending_only: bool
         due = [sink for sink in sinks if sink not in moment.delivered]
         if pending_only and not due:
             continue
-        tags, line = config.tags_for(store.path, team, moment.agent)
+        tags, line = config.tags_for(store.path, team, moment.agent, "moment listed")  # a read sends nothing
         if line is not None and line not in lines:
             lines.append(line)
         path = snapshot_relpath(team, moment.agent, moment.task)

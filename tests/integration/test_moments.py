@@ -232,6 +232,8 @@ def test_tags_come_from_the_team_registry(project: Path, capsys: Capture, regist
         assert err == ""
     else:
         assert err.count("\n") == 1 and warned in err
+        listed = run(capsys, "moments", "list", "core")  # a read says the moment is listed, not sent
+        assert listed[0] == 0 and warned in listed[2] and "moment listed" in listed[2] and "sent" not in listed[2]
 
 
 def test_park_emits_one_moment_per_parked_role(project: Path, capsys: Capture) -> None:
