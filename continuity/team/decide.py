@@ -249,7 +249,9 @@ def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now
 
 # -- messages and presence -----------------------------------------------------------------
 def decide_send(identity: Identity, team: str, to_agent: str, text: str, message_id: str) -> list[Event]:
-    """One message from the writing agent to `to_agent`."""
+    """One message from the writing agent to `to_agent` (a message from no one could be answered by no one)."""
+    if not identity.agent_id:
+        raise UsageError("send: give --agent or set CONTINUITY_AGENT (who the message is from)")
     if not text.strip():
         raise UsageError("send: --message must not be empty")
     return [MessageSent(**identity.fields(), team=team, to_agent=to_agent, text=text, message_id=message_id,

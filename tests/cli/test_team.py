@@ -236,7 +236,7 @@ TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # a made-up GitHub token: the guard's rule ma
 @pytest.mark.parametrize("argv", [
     ("snapshot", "core", "ash", "t", "--objective", f"deploy with {TOKEN}"),
     ("park", "core", "--agent", "amy", "--objective", f"deploy with {TOKEN}"),
-    ("send", "core", "--to", "ben", "--message", f"use {TOKEN}"),
+    ("send", "core", "--agent", "amy", "--to", "ben", "--message", f"use {TOKEN}"),
 ], ids=["snapshot", "park", "send"])
 def test_a_command_without_redact_never_tells_the_user_to_pass_it(project: Path, capsys: Capture,
                                                                    argv: tuple[str, ...]) -> None:

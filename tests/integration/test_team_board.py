@@ -342,3 +342,14 @@ def test_a_malformed_as_of_is_one_usage_line_whatever_the_team(project: Path, ca
     if team != "core":  # an id no store can hold: as malformed as any other point
         code, _, err = run(capsys, "briefing", team, "--as-of", "RCE-2026_bad")
         assert code == 2 and "--as-of" in err and err.count("\n") == 1, err
+
+
+def test_a_message_from_no_one_is_refused(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`send` with no --agent and no CONTINUITY_AGENT was recorded from no one (`beat` and `park` refuse the same):
+    a message nobody can answer. It is refused (exit 2), nothing written."""
+    monkeypatch.delenv("CONTINUITY_AGENT", raising=False)
+    before = len(all_event_files(project))
+    code, _, err = run(capsys, "send", "core", "--to", "bo", "--message", "hi")
+    assert code == 2 and "give --agent or set CONTINUITY_AGENT" in err and err.count("\n") == 1
+    assert len(all_event_files(project)) == before
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "hi")[0] == 0
