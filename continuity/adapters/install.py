@@ -218,14 +218,30 @@ def _strip(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def hooks_of(config: dict[str, Any]) -> dict[str, Any]:
+def hooks_of(config: dict[str, Any]) -> dict[str, list[Any]]:
+    """The settings' hook groups by event. A switch under "hooks" (`enabled`: guides for Gemini CLI tell users to
+    add `"hooks": {"enabled": true}`) is no event: it is left out here and kept in the file as it is."""
     hooks = config.get("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError("its \"hooks\" is not a JSON object")
     for event, groups in hooks.items():
-        if not isinstance(groups, list):
+        if not isinstance(groups, list) and not _setting(event, groups):
             raise UsageError(f"its \"hooks\".{event} is not a JSON array")
-    return hooks
+    return {event: groups for event, groups in hooks.items() if isinstance(groups, list)}
+
+
+#: Keys under "hooks" that are switches, not events (`"hooks": {"enabled": true}`, as guides for Gemini CLI say).
+HOOK_SETTINGS = frozenset({"enabled", "disabled"})
+
+
+def _setting(key: str, value: Any) -> bool:
+    return key in HOOK_SETTINGS and (value is None or isinstance(value, bool | int | float | str))
+
+
+def _settings_of(config: dict[str, Any]) -> dict[str, Any]:
+    """The switches under "hooks" (`enabled`), in their order."""
+    hooks = config.get("hooks")
+    return {key: value for key, value in hooks.items() if _setting(key, value)} if isinstance(hooks, dict) else {}
 
 
 def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +249,7 @@ def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
     hooks = hooks_of(config)
     if "hooks" not in config or not any(_count_ours(groups) for groups in hooks.values()):
         return config
-    new_hooks = {}
+    new_hooks: dict[str, Any] = dict(_settings_of(config))  # settings stay, hooks that held only ours go
     for event, groups in hooks.items():
         stripped = _strip(groups)
         if stripped or not _count_ours(groups):
@@ -249,7 +265,7 @@ def remove_hooks(config: dict[str, Any]) -> dict[str, Any]:
 def add_hooks(config: dict[str, Any], groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The config with exactly our `groups`: kept in place if already there, else appended."""
     hooks = hooks_of(config)
-    new_hooks: dict[str, Any] = {}
+    new_hooks: dict[str, Any] = dict(_settings_of(config))  # switches stay as they are
     for event, existing in hooks.items():
         wanted = groups.get(event)
         if wanted is not None and wanted in existing and _count_ours(existing) == _count_ours([wanted]):

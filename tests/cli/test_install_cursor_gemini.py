@@ -261,3 +261,21 @@ def test_a_settings_file_that_is_not_a_regular_file_is_refused_at_once(proj: Pat
     assert (done.returncode, done.stdout) == (EXIT_USAGE, "")
     assert "not a regular file" in done.stderr and done.stderr.count("\n") == 1
     assert settings.is_fifo() and sorted(p.name for p in proj.rglob("*")) == [settings.parent.name, settings.name]
+
+
+def test_a_setting_under_hooks_is_kept_not_refused(proj: Path, capsys: Capture) -> None:
+    """Guides for Gemini CLI tell users to add `"hooks": {"enabled": true}`; install refused such a file ("its
+    "hooks".enabled is not a JSON array"). A scalar there is a setting: install adds its groups beside it, uninstall
+    keeps it, and an object where an event belongs is still refused."""
+    settings = settings_of("gemini", proj)
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"enabled": True}, "model": {"name": "m"}}))
+    run(capsys, "install", "gemini")
+    config = json.loads(settings.read_text())
+    assert config["hooks"]["enabled"] is True and "SessionStart" in config["hooks"]
+    assert set(ours("gemini", {"hooks": {k: v for k, v in config["hooks"].items() if isinstance(v, list)}}))
+    run(capsys, "uninstall", "gemini")
+    assert json.loads(settings.read_text()) == {"hooks": {"enabled": True}, "model": {"name": "m"}}
+    settings.write_text(json.dumps({"hooks": {"SessionStart": True}}))
+    assert main(["install", "gemini"]) == EXIT_USAGE
+    assert "is not a JSON array" in capsys.readouterr().err
