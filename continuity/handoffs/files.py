@@ -32,11 +32,14 @@ class HandoffWriter:
     """Writes a handoff's document each time one of its events is folded (fail open: warnings)."""
 
     def __init__(self, store: Store, folder: str | None = None) -> None:
+        from continuity.team.files import own_project
+
         self.folder = folder or store.path
+        self.project = own_project(store)  # as the team documents: the store's own project's handoffs
         self.warnings: list[str] = []
 
     def __call__(self, state: Projects[HandoffsState], name: str, event: Event) -> None:
-        if not event.kind.startswith("handoff."):
+        if not event.kind.startswith("handoff.") or (self.project is not None and event.project != self.project):
             return
         handoff = state.projects[event.project].get(getattr(event, "handoff_id", ""))
         if handoff is None:

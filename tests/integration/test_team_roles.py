@@ -271,6 +271,7 @@ def test_another_projects_team_events_never_write_this_projects_documents(projec
     another project's team events (clones of differently named projects on one remote) wrote that project's
     holder over this one's, so `role show` and the document disagreed. Only this project's events write them."""
     from continuity.core.store import Store
+    from events.handoff import HandoffCreated
     from events.team import RoleClaimed, RoleCreated, SnapshotTaken
 
     assert run(capsys, "role", "create", "core", "rev")[0] == 0
@@ -282,9 +283,11 @@ def test_another_projects_team_events_never_write_this_projects_documents(projec
     log = Store(project).open_log()
     log.append_many([RoleCreated(project="other", team="core", role="rev"),
                      RoleClaimed(project="other", team="core", role="rev", agent="bo", ttl_seconds=3600),
-                     SnapshotTaken(project="other", team="core", agent="amy", task="t1", objective="theirs")])
+                     SnapshotTaken(project="other", team="core", agent="amy", task="t1", objective="theirs"),
+                     HandoffCreated(project="other", handoff_id="H-theirs", to_agent="bo", message="m")])
     for args in (("status",), ("rebuild",)):
         assert run(capsys, *args)[0] == 0
         assert doc(project) == ours and 'holder: "amy"' in ours
         assert snapshot_path.read_text() == snapshot
     assert show(capsys, "core", "rev")["holder"] == "amy"
+    assert not (project / STORE / "handoffs" / "H-theirs.json").exists()  # this project lists no such handoff
