@@ -50,7 +50,7 @@ def iso(us: int) -> str:
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm); ValueError if no date."""
-    if not (1 <= year <= 9999 and 1 <= month <= 12 and 1 <= day <= _month_days(year, month)):
+    if not is_date(year, month, day):
         raise ValueError(f"not a date: {year:04d}-{month:02d}-{day:02d}")
     year -= month <= 2
     era = year // 400
@@ -58,6 +58,11 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
     return era * 146_097 + day_of_era - 719_468
+
+
+def is_date(year: int, month: int, day: int) -> bool:
+    """Whether the proleptic Gregorian date exists, from the year 1 to 9999 (day folders and stamps name one)."""
+    return 1 <= year <= 9999 and 1 <= month <= 12 and 1 <= day <= _month_days(year, month)
 
 
 def _month_days(year: int, month: int) -> int:

@@ -162,7 +162,7 @@ class Unreadable(bytes):
         return made
 
 
-def unreadable_error(name: str, raw: bytes, error: Exception) -> str:
+def unreadable_error(raw: bytes, error: Exception | None = None) -> str:
     """The reason a reader gives for a file it could not decode: why it could not be read, else the decoder's."""
     return f"cannot be read ({raw.reason})" if isinstance(raw, Unreadable) else str(error)
 
@@ -176,10 +176,6 @@ def read_event_file(path: str) -> bytes:
     reader, which names it, never a hang or an unbounded read.
     """
     return osfs.read_regular(path, follow=False, limit=READ_LIMIT)
-
-
-def _is_day(entry: str) -> bool:
-    return names.is_day(entry)
 
 
 def misfiled(events_dir: str) -> list[tuple[str, str]]:
@@ -221,7 +217,7 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     try:
         with os.scandir(events_dir) as entries:
             for entry in entries:
-                if _is_day(entry.name):
+                if names.is_day(entry.name):
                     if entry.is_dir(follow_symlinks=False):
                         days.append(entry.name)
                     elif links is not None and entry.is_symlink():

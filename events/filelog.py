@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from events import names
 from events.codec import Codec
 from events.durable import DurableFolder, FileOps, Unreadable, list_days, read_event_file, real_folder, refuse_link
+from events.errors import EventUndecodable
 from events.log import EventLog
 from events.sealing import StoredEvent
 
@@ -125,8 +126,6 @@ class FileEventLog(DurableFolder, EventLog):
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
         day_path = os.path.join(self.events_dir, names.shard_of(stamp))
-        from events.errors import EventUndecodable
-
         try:
             entries = sorted(n for n in self.day_entries(day_path) if n.startswith(stamp))
         except FileNotFoundError:

@@ -94,8 +94,8 @@ class EventLog(abc.ABC):
                 event = decode(raw)
             except EventUndecodable as error:
                 if on_error is None:
-                    raise EventUndecodable(f"{name}: {unreadable_error(name, raw, error)}") from None
-                on_error(name, EventUndecodable(unreadable_error(name, raw, error)))
+                    raise EventUndecodable(f"{name}: {unreadable_error(raw, error)}") from None
+                on_error(name, EventUndecodable(unreadable_error(raw, error)))
                 continue
             yield StoredEvent(name, raw, event)
 
@@ -123,8 +123,8 @@ class EventLog(abc.ABC):
                 event = decode(raw)
             except EventUndecodable as error:
                 if on_error is None:
-                    raise EventUndecodable(f"{name}: {unreadable_error(name, raw, error)}") from None
-                bad.append((name, EventUndecodable(unreadable_error(name, raw, error))))
+                    raise EventUndecodable(f"{name}: {unreadable_error(raw, error)}") from None
+                bad.append((name, EventUndecodable(unreadable_error(raw, error))))
                 continue
             if keep is None or keep(event):
                 found.append(StoredEvent(name, raw, event))

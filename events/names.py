@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from events.clock import is_date
 from events.records import NamedTuple
 
 #: A stamp (UTC microseconds) and a node id, as regular-expression text (archive and Markdown names use them too).
@@ -21,8 +22,6 @@ NODE_PATTERN = re.compile(rf"^{NODE}\Z")  # \Z: `$` would also take a name endin
 #: A stamp whose time of day is one: hours 00-23, minutes and seconds 00-59 (its day: `is_day`).
 _REAL_STAMP = r"[0-9]{8}_(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]_[0-9]{6}"
 _NAME = re.compile(rf"^({_REAL_STAMP})-({NODE})-([0-9a-f]{{12}})\.json\Z")
-#: An event file name's shape, whether or not its stamp is a real time.
-_SHAPE = re.compile(rf"^{STAMP}-{NODE}-[0-9a-f]{{12}}\.json\Z")
 _EVENT_ID = re.compile(rf"^RCE-({_REAL_STAMP})-({NODE})\Z")
 _DAYS: dict[str, bool] = {}
 HASH_CHARS = 12
@@ -57,28 +56,15 @@ def parse_name(name: str) -> ParsedName | None:
     return ParsedName(match[1], match[2], match[3])
 
 
-def impossible_name(name: str) -> bool:
-    """Whether `name` has an event file's shape but a stamp that is no real time (so no reader takes it)."""
-    return _SHAPE.match(name) is not None and parse_name(name) is None
-
-
 def is_day(text: str) -> bool:
     """Whether `text` is a day folder's name: `YYYYMMDD` of a real date from the year 1 to 9999."""
     known = _DAYS.get(text)
     if known is None:
-        known = len(text) == 8 and text.isascii() and text.isdigit() and _real_date(
+        known = len(text) == 8 and text.isascii() and text.isdigit() and is_date(
             int(text[:4]), int(text[4:6]), int(text[6:]))
         if len(_DAYS) < 100_000:  # a store holds a few thousand days; junk names never grow it past a bound
             _DAYS[text] = known
     return known
-
-
-def _real_date(year: int, month: int, day: int) -> bool:
-    if not (1 <= year <= 9999 and 1 <= month <= 12 and day >= 1):
-        return False
-    if month == 2:
-        return day <= (29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28)
-    return day <= (30 if month in (4, 6, 9, 11) else 31)
 
 
 def parse_event_id(text: str) -> tuple[str, str] | None:

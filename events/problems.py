@@ -16,9 +16,11 @@ if TYPE_CHECKING:
 
 _PATTERN = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)' - at `\$(?P<path>[^`]*)`$")
 #: (a fragment of the regex as msgspec prints it, what the value must be), most specific first.
+#: What a refused Name is told (events/base.py's Name, the ids continuity's own commands take).
+NAME_RULE = ("is not a valid id: letters, digits and ._:@+=-, starting with a letter or digit, no '..', at most 128 "
+             "characters")
 _RULES = (
-    ("A-Za-z0-9._:@+=-", "is not a valid id: letters, digits and ._:@+=-, starting with a letter or digit, "
-                         "no '..', at most 128 characters"),
+    ("A-Za-z0-9._:@+=-", NAME_RULE),
     ("A-Za-z0-9._:/ -", "is not a valid label: letters, digits, spaces and ._:/-, starting with a letter or "
                         "digit, at most 64 characters"),
     ("A-Za-z0-9._-", "is not a valid id: letters, digits and ._-, starting with a letter or digit"),

@@ -41,21 +41,16 @@ def guard(draft: Event, *, redact: bool) -> Event:
         rule = find_secret(text)
         if rule is None:
             continue
-        if not redact:
-            try:  # offer redaction only where it would be taken: never for an id (its type refuses the marker)
-                msgspec.convert(redact_tree(msgspec.to_builtins(draft), "", []), type(draft))
-            except msgspec.ValidationError:
-                field, found = _unredactable(tree, draft)
-                raise SecretRefused(field, found, redactable=False) from None
-            raise SecretRefused(_given_field(tree, path, text), rule)
         applied: list[str] = []
         cleaned = redact_tree(tree, "", applied)
         cleaned["redacted"] = [*draft.redacted, *applied]
         try:
             redacted: Event = msgspec.convert(cleaned, type(draft))
-        except msgspec.ValidationError:  # the marker fits no id field: refuse, never store the secret
-            field, rule = _unredactable(tree, draft)
+        except msgspec.ValidationError:  # the marker fits no id field: refuse, never store the secret (nor offer
+            field, rule = _unredactable(tree, draft)  # --redact, which the id would refuse in turn)
             raise SecretRefused(field, rule, redactable=False) from None
+        if not redact:
+            raise SecretRefused(_given_field(tree, path, text), rule)
         return redacted
     return draft
 

@@ -126,12 +126,11 @@ def resolve_fields(
                     changed.append((name, where, cleaned))
                 value = cleaned
             if value:
-                if names_only and not (isinstance(value, str) and _NAME.fullmatch(value)):
+                if names_only and not is_name(value):
                     from continuity.core.errors import UsageError
-                    from events.problems import quoted
+                    from events.problems import NAME_RULE, quoted
 
-                    raise UsageError(f"{name} {quoted(str(value))} is not a valid id: letters, digits and ._:@+=-, "
-                                     "starting with a letter or digit, no '..', at most 128 characters")
+                    raise UsageError(f"{name} {quoted(str(value))} {NAME_RULE}")
                 return value
         return None
 

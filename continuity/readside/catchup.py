@@ -52,6 +52,15 @@ class DayMark(msgspec.Struct, array_like=True):
 Marks = dict[str, DayMark]
 
 
+def day_mark(mtime_ns: int, listed: list[str], day: str, position: str | None, whole: bool = True) -> DayMark:
+    """A day folder's mark for a reader that stands at `position` (`whole`: it read the day to its end): the names up
+    to its position when that lies in this day, for an entry shaped like an event that is none (a stamp of no real
+    time, junk) after it is never read, and must not read as an event that arrived in the past."""
+    if whole and not (position and position.startswith(day)):
+        return DayMark(mtime_ns, len(listed))
+    return DayMark(mtime_ns, bisect.bisect_right(listed, position or ""))
+
+
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
     """One saved read model: its state plus what the log looked like when it was saved."""
 
@@ -539,13 +548,8 @@ def _fold(
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
             skipped.extend(_fold_day(files, decode, wanted[0], needing, writers))
-        whole_day = DayMark(days.mtime(day), len(listed))
         for track in needing:
-            # The names up to where the model now stands: an entry shaped like an event that is none (a stamp of
-            # no real time, junk) after it is never read, and must not read as an event that arrived in the past.
-            position = track.saved.last_read
-            mark = whole_day if position is None or not position.startswith(day) else DayMark(
-                whole_day.mtime_ns, bisect.bisect_right(listed, position))
+            mark = day_mark(days.mtime(day), listed, day, track.saved.last_read)
             if track.saved.days.get(day) != mark:
                 track.saved.days[day] = mark
                 track.changed = True
@@ -586,7 +590,7 @@ def _read_again(log: FileEventLog, tracks: Sequence[_Track], days: Sequence[str]
             try:
                 decode(raw)
             except EventUndecodable as error:
-                still.append(f"{name}: {unreadable_error(name, raw, error)}")
+                still.append(f"{name}: {unreadable_error(raw, error)}")
             else:
                 readable.add(name)
     for track in tracks:
@@ -636,7 +640,7 @@ def _fold_day(
         try:
             event = decode(raw)
         except EventUndecodable as error:
-            skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
+            skipped.append(f"{name}: {unreadable_error(raw, error)}")
             event = None
             # A kind this version does not know (a newer writer's) reads no better next time: said once. One that
             # could not be read or parsed (no permission, a copy caught mid-write) is tried again.

@@ -92,7 +92,7 @@ def models_until(
         if name.endswith("/"):  # a day folder that cannot be listed: as a catch-up, stop before it, in order
             from events.durable import unreadable_error
 
-            warnings.append(f"events/{name} {unreadable_error(name, raw, ValueError())}: the replay stops before it "
+            warnings.append(f"events/{name} {unreadable_error(raw)}: the replay stops before it "
                             "(its events and every later one are left out)")
             break
         try:

@@ -28,7 +28,7 @@ import msgspec
 
 from continuity.core.fsio import ensure_folder
 from continuity.core.store import Store
-from continuity.readside.catchup import DayMark, Days, Marks, Progress, validate_marks
+from continuity.readside.catchup import DayMark, Days, Marks, Progress, day_mark, validate_marks
 from continuity.recall import plain
 from events import names
 from events.base import Event
@@ -285,7 +285,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             try:
                 event: Event | None = log.codec.decode(raw)
             except EventUndecodable as error:
-                skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
+                skipped.append(f"{name}: {unreadable_error(raw, error)}")
                 event = None
             if event is not None:
                 body = texts.text_of(event)
@@ -304,10 +304,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
                 if progress is not None:
                     progress(outcome.read, total)
         complete = until is None or not listed or listed[-1] <= until
-        # Up to where the index stands in its own day: an entry shaped like an event that is none (a stamp of no
-        # real time) after it is never read, and must not read as an event that arrived in the past.
-        whole = complete and not (position and position.startswith(day))
-        marks[day] = DayMark(days.mtime(day), len(listed) if whole else bisect.bisect_right(listed, position or ""))
+        marks[day] = day_mark(days.mtime(day), listed, day, position, whole=complete)
         days.forget(day)
     if outcome.read or outcome.rebuilt or marks != before:  # a catch-up that found nothing writes nothing
         outcome.indexed += _flush(connection, rows, position, marks, projects)

@@ -43,7 +43,7 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
             try:
                 event = log.codec.decode(raw)
             except EventUndecodable as error:
-                builder.skipped.append(f"{name}: {unreadable_error(name, raw, error)}")
+                builder.skipped.append(f"{name}: {unreadable_error(raw, error)}")
                 continue
             builder.add(name, raw, event)
         days.forget(day)

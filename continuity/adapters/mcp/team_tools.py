@@ -118,7 +118,7 @@ def park(request: Any, store: Store) -> dict[str, Any]:
     from continuity.team import decide
     from continuity.team.parking import EXIT_UNREADABLE, refuse_secret_names, unreadable_line
     from continuity.team.parking import park as park_roles
-    from events.errors import ContinuityError, SecretRefused
+    from events.errors import ContinuityError
 
     agent = request.agent or os.environ.get("CONTINUITY_AGENT")  # identity's order: the argument, then the env
     if not agent:
@@ -131,12 +131,11 @@ def park(request: Any, store: Store) -> dict[str, Any]:
     refuse_secret_names(checked)  # as `park`: before a banner names it
     try:  # seed 000: a store whose role state cannot be read parks nothing (exit 1, the banner), as `park` says
         store.check_safe()
-        who = _who(request, store, agent)
-    except SecretRefused:
-        raise
+        store.project  # noqa: B018 (a config.json that cannot say)
     except ContinuityError as error:
         errors = [one_line(f"park: {error}"), unreadable_line(checked.agent, checked.team)]
         return {"ok": False, "exit_code": EXIT_UNREADABLE, "message": errors[-1], "errors": errors, "warnings": []}
+    who = _who(request, store, agent)
     result = park_roles(store, who, checked, handoff=request.handoff)
     if result.code != 0:
         return {"ok": False, "exit_code": result.code, "message": result.errors[-1], "errors": result.errors,
