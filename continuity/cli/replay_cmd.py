@@ -24,13 +24,15 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         return
     parser = commands.add_parser(
         "replay", help="materialize the projections as of an earlier point", parents=[common],
-        description="Write state.json, projects.json, archives/ and the Markdown archives as the log stood at a point, "
-        "into a folder of your choice, for inspection after an incident.",
+        description="Write state.json, projects.json, archives/, the Markdown archives and the team, handoff and "
+        "workstream documents as the log stood at a point, into a folder of your choice, for inspection after an "
+        "incident (memory files and the recall index are not written).",
     )
     parser.add_argument("--until", required=True, metavar="EVENT_ID|ISO_TIME", help="the last point included")
     parser.add_argument("--out", required=True, metavar="DIR",
-                        help="folder to write into: a new or empty one, or one an earlier replay wrote (never the "
-                        "store, a project's own folder or the live Markdown archives' folder)")
+                        help="folder to write into: a new or empty one, or one an earlier replay wrote (what it "
+                        "wrote is replaced; never the store, a project's own folder or the live Markdown archives' "
+                        "folder)")
     parser.set_defaults(handler=_replay)
 
 

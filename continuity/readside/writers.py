@@ -433,6 +433,28 @@ def _check_out_folder(store: Store, out: str) -> None:
 
 #: The file a replay leaves in its folder, so a later replay may write there again.
 REPLAY_MARK = ".continuity-replay"
+#: What a replay writes at the top of its folder (tests/integration/test_replay.py holds it to that). A replay
+#: into an earlier one's folder removes these first: left, files of the later point stayed beside the earlier
+#: point's state.json (an archive that did not exist yet, a handoff not yet made).
+REPLAY_WRITES = ("state.json", "projects.json", "archive.schema.json", "archives", "contexts", "handoffs", "team",
+                 "workstreams", ".ai-bridge")
+
+
+def _sweep_earlier_replay(out: str) -> None:
+    """Remove what an earlier replay wrote into `out` (a link is removed, never followed); other files stay."""
+    import shutil
+    import stat
+
+    for name in REPLAY_WRITES:
+        path = os.path.join(out, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
@@ -444,6 +466,8 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     last_name, _ = resolve_point(log, until, "--until")
     _check_out_folder(store, out)
     try:
+        if os.path.lexists(os.path.join(out, REPLAY_MARK)):
+            _sweep_earlier_replay(out)
         os.makedirs(out, exist_ok=True)
         write_if_changed(os.path.join(out, REPLAY_MARK), b"written by `continuity replay`\n")
     except OSError as error:

@@ -261,8 +261,8 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
             drift.append(f"- {where}, no drift since the archive")
         sections.append(("## Git", drift))
     active = bundle["sessions"]["active"]
-    sections.append(("## Active sessions", [one_line(f"- {s['session_id']} on {s['host']} ({s['age']})")
-                                            for s in active]))
+    sections.append(("## Active sessions", [one_line(f"- {s['session_id']}" + (f" on {s['host']}" if s["host"] else "")
+                                                     + f" ({s['age']})") for s in active]))
     sections.append(("## Read first", [_item(one_line(path)) for path in bundle["read_first"]]))
     sections.append(("## Commands", [f"- `{one_line(command)}`" for command in bundle["recommended_commands"]]))
     return [(heading, lines) for heading, lines in sections if lines]

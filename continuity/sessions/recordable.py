@@ -93,6 +93,9 @@ def _fitted(inputs: ViewInputs) -> ViewInputs:
     git = inputs.git
     if git is None or len(msgspec.json.encode(inputs)) <= INPUTS_BYTES:
         return inputs
+    bare = msgspec.structs.replace(git, **{name: type(getattr(git, name))() for name in _GIT_LISTS})
+    if len(msgspec.json.encode(msgspec.structs.replace(inputs, git=bare))) > INPUTS_BYTES:
+        return inputs  # what is too big is not git's: cutting git's lists would lose them and not help
     while len(msgspec.json.encode(msgspec.structs.replace(inputs, git=git))) > INPUTS_BYTES:
         name = max(_GIT_LISTS, key=lambda field: len(msgspec.json.encode(getattr(git, field))))
         value = getattr(git, name)
@@ -104,4 +107,5 @@ def _fitted(inputs: ViewInputs) -> ViewInputs:
         git = msgspec.structs.replace(git, **{name: value[:half]})
     warning = (f"git status too long to record: the brief keeps {len(git.dirty_files)} changed files "
                "(`git status` has them all)")
-    return msgspec.structs.replace(inputs, git=git, warnings=(*inputs.warnings, warning))
+    said = tuple(line for line in inputs.warnings if not line.startswith("git status too long to record: "))
+    return msgspec.structs.replace(inputs, git=git, warnings=(*said, warning))

@@ -304,6 +304,40 @@ def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path,
     assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0  # its own earlier replay
 
 
+def contents(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` (relative path: bytes), links included as their targets' names."""
+    return {str(path.relative_to(folder)): (os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            for path in sorted(folder.rglob("*")) if path.is_symlink() or path.is_file()}
+
+
+def test_a_replay_into_an_earlier_replays_folder_holds_only_its_own_point(repo: Path, capsys: Capture) -> None:
+    """Replaying a later point, then an earlier one into the same folder, leaves exactly what a replay of the
+    earlier point into a new folder writes (was: the later point's archive, Markdown archive, handoff and team
+    documents stayed beside the earlier state.json, which named no archive). A user's own file there stays."""
+    from continuity.readside.writers import REPLAY_MARK, REPLAY_WRITES
+
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "later")
+    assert run(capsys, repo, "handoff", "create", "--agent", "a1", "--to", "b2", "--message", "take it")[0] == 0
+    assert run(capsys, repo, "snapshot", "core", "a1", "T1", "--objective", "ship")[0] == 0
+    last = newest_event(capsys, repo, "demo")["event_id"]
+    reused, fresh = repo.parent / "incident", repo.parent / "fresh"
+    assert run(capsys, repo, "replay", "--until", last, "--out", str(reused))[0] == 0
+    written = {path.name for path in reused.iterdir()}
+    assert {"archives", "contexts", "handoffs", "team", "state.json"} <= written  # what the sweep must cover
+    assert written <= {*REPLAY_WRITES, REPLAY_MARK}, written - {*REPLAY_WRITES, REPLAY_MARK}
+    (reused / "my-notes.txt").write_text("mine\n")
+    (reused / "team").rename(reused / "team-real")
+    (reused / "team").symlink_to(reused / "team-real")  # a link among the swept names is removed, not followed
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(reused))[0] == 0
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(fresh))[0] == 0
+    kept = {"my-notes.txt": b"mine\n"} | {name: data for name, data in contents(reused).items()
+                                           if name.startswith("team-real/")}
+    assert kept.keys() - {"my-notes.txt"}, "the link's target was followed and emptied"
+    assert contents(reused) == contents(fresh) | kept
+    assert json.loads((reused / "state.json").read_text())["latest_archive"] is None
+
+
 def test_replay_out_never_writes_over_a_project_or_a_users_folder(repo: Path, capsys: Capture) -> None:
     """`replay --out .` (the project root) or any folder that holds files and no earlier replay: exit 2, one line,
     nothing written (was: the project's .ai-bridge/context-runtime.json and a user's state.json replaced by the

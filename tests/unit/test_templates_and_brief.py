@@ -137,3 +137,12 @@ def test_the_git_section_names_a_repository_without_commits_and_a_detached_head(
     moved = _git_section(GitNow(branch=None, head=head, head_moved=True, changed_since_archive=("a.py",)))
     assert moved == "- HEAD moved since the archive; now detached HEAD at 0123456789ab\n- changed since: a.py"
     assert _git_section(GitNow(branch="ma\x1b[2Jin", head=None)).startswith("- ma\u241b[2Jin (no commit yet)")
+
+
+def test_an_active_session_without_a_host_is_not_on_none() -> None:
+    """A session whose events name no host (`log --session S9`) was listed as "S9 on None"."""
+    served = bundle.build(Models.empty().project("demo"), ViewInputs(now="2026-07-23T05:00:00.000000Z"))
+    served["sessions"]["active"] = [{"session_id": "S9", "host": None, "age": "just now"},
+                                    {"session_id": "S8", "host": "codex", "age": "2m ago"}]
+    section = bundle.render_markdown(served).split("## Active sessions\n", 1)[1].split("\n\n", 1)[0]
+    assert section == "- S9 (just now)\n- S8 on codex (2m ago)"
