@@ -205,7 +205,7 @@ class TreeWriter(_BatchProcess):
         except WriteFailed:
             kinds = self.repo.object_types(sorted({entry.sha for entry in listed if entry.kind != "commit"}))
             writable = [entry for entry in listed
-                        if "/" not in entry.name and entry.kind in ("commit", kinds[entry.sha])]
+                        if "/" not in entry.name and (entry.kind == "commit" or entry.kind == kinds.get(entry.sha))]
             if len(writable) == len(listed):
                 raise
             self.close()  # mktree ended when it refused

@@ -995,14 +995,15 @@ def test_a_malformed_tree_on_the_branch_is_refused_in_one_line(world: World, raw
 
 
 @pytest.mark.parametrize("where", ["day", "events", "root"])
-@pytest.mark.parametrize("entry", ["slash", "type"])
+@pytest.mark.parametrize("entry", ["slash", "type", "gitlink"])
 def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(world: World, where: str,
                                                                             entry: str) -> None:
     """A teammate pushed a tree holding an entry git carries but refuses to write into a tree again: a name with
     a slash (`../x`) or a mode that does not match its object (a file mode naming a tree). Every sync that
     rewrote that tree failed (exit 5, with git's own `fatal:` line on stderr beside sync's), so no clone of the
     team could deliver events again. Now the entry is left out of the rewritten tree with one warning, the
-    events flow both ways and nothing is written outside the store."""
+    events flow both ways and nothing is written outside the store. A submodule's entry (a gitlink) beside it
+    is carried as it is."""
     from tests.helpers import cli_process
 
     append(world.a, "a1")
@@ -1023,6 +1024,8 @@ def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(worl
     name, target = (b"../x", plumbing("hash-object", "-w", "--stdin", data=b"x")) if entry == "slash" else (
         b"0-not-a-file", plumbing("mktree"))
     hostile = b"100644 " + name + b"\0" + bytes.fromhex(target)
+    if entry == "gitlink":  # a submodule's commit beside it: sync ended in exit 70 (KeyError) on every clone
+        hostile = b"160000 sub\0" + bytes.fromhex(plumbing("rev-parse", "continuity")) + hostile
     day_tree = plumbing("rev-parse", f"continuity:events/{day}")
     events = plumbing("rev-parse", "continuity:events")
     if where == "day":
