@@ -13,6 +13,8 @@ _GMTIME_END = 253_402_300_800
 
 #: The last microsecond a stamp can spell (9999-12-31T23:59:59.999999Z).
 LAST_US = _GMTIME_END * 1_000_000 - 1
+#: The first one (0001-01-01T00:00:00.000000Z).
+FIRST_US = -62_135_596_800 * 1_000_000
 
 
 def next_time(now_us: int, head_us: int | None) -> int:

@@ -22,7 +22,7 @@ START_US = 1_796_029_200_000_000
 MINUTE_US = 60_000_000
 PROJECT = "demo"
 #: A message that must be shown as text and run nothing.
-HOSTILE = ("<script>document.title='pwned-script'</script> then "
+HOSTILE = ("\u202eright-to-left\u202c \u009b1m <script>document.title='pwned-script'</script> then "
            "<img src=x onerror=\"window.__pwned=1;document.title='pwned-img'\"> &amp; \u2028 done")
 
 ANN = {"project": PROJECT, "agent_id": "ann", "host": "claude-code", "session_id": "S-ann-1"}

@@ -286,6 +286,8 @@ class Builder:
         try:
             at = clock.parse_iso(event.created_at)
         except (ValueError, OverflowError, TypeError):
+            at = None
+        if at is None or not clock.FIRST_US <= at <= clock.LAST_US:  # an offset can carry a time past 9999
             self.skipped.append(f"{name}: created_at {event.created_at[:64]!r} is not a time")
             return
         if not self.in_window(at):

@@ -15,7 +15,10 @@
     if (selected) { selected.classList.remove("selected"); }
     selected = mark;
     mark.classList.add("selected");
-    detail.textContent = JSON.stringify(data[Number(mark.getAttribute("data-i"))], null, 2);
+    // C1 controls and bidi marks as their JSON escapes: shown raw, one could reorder the text around it
+    detail.textContent = JSON.stringify(data[Number(mark.getAttribute("data-i"))], null, 2).replace(
+      /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+      function (c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4); });
   }
 
   chart.addEventListener("click", function (event) {

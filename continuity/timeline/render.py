@@ -1,11 +1,11 @@
 """The timeline page: lay the page model out as inline SVG and render it with Jinja2 (autoescaping on).
 
-Event text is untrusted: it reaches the page only through Jinja2's escaping (hover titles,
-lane labels) or inside the JSON block, where `<`, `>`, `&`, U+2028 and U+2029 are written
-as JSON escapes so nothing in an event can close the block (`script_json`). The page's own
-script is allowed by its hash in a Content-Security-Policy that also forbids any request:
-no fonts, images, styles or scripts from anywhere, so the page works from a file, offline.
-"""
+Event text is untrusted: it reaches the page only through Jinja2's escaping (hover titles and
+lane labels, where controls and bidi marks show as stand-ins, `one_line`) or inside the JSON
+block, where `<`, `>`, `&`, U+2028 and U+2029 are written as JSON escapes so nothing in an
+event can close the block (`script_json`). The page's own script is allowed by its hash in a
+Content-Security-Policy that also forbids any request: no fonts, images, styles or scripts
+from anywhere, so the page works from a file, offline."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from continuity.core.text import one_line
 from continuity.timeline.model import CATEGORIES, DAY_US, HOUR_US, Page
 from events import clock
 
@@ -69,8 +70,10 @@ def _axis(page: Page) -> _Axis:
     last = page.last_us if page.last_us is not None else first
     span = max(last - first, 1)
     pad = max(span // 40, _SECOND)
-    hours = (span + 2 * pad) / HOUR_US
-    return _Axis(first - pad, last + pad, float(min(max(hours * PX_PER_HOUR, MIN_WIDTH), MAX_WIDTH)))
+    # padded within the times a date can spell: a log holding an event of year 1 or 9999 has no day beyond
+    t0, t1 = max(first - pad, clock.FIRST_US), min(last + pad, clock.LAST_US)
+    hours = (t1 - t0) / HOUR_US
+    return _Axis(t0, t1, float(min(max(hours * PX_PER_HOUR, MIN_WIDTH), MAX_WIDTH)))
 
 
 def _ticks(axis: _Axis) -> list[dict[str, Any]]:
@@ -78,12 +81,14 @@ def _ticks(axis: _Axis) -> list[dict[str, Any]]:
     ticks: list[dict[str, Any]] = []
     fits = max(int(axis.width // 90), 2)
     span = axis.t1 - axis.t0
-    step_days = next((n for n in _DAY_STEPS if span // (n * DAY_US) <= fits), _DAY_STEPS[-1])
-    day = -(-axis.t0 // DAY_US) * DAY_US
+    # past a year a step of whole years' days keeps the lines apart (and the loop short) over centuries
+    step_days = next((n for n in _DAY_STEPS if span // (n * DAY_US) <= fits),
+                     _DAY_STEPS[-1] * -(-span // (fits * _DAY_STEPS[-1] * DAY_US)))
+    stride = step_days * DAY_US
+    day = -(-axis.t0 // stride) * stride  # the days whose number is a multiple of the step
     while day <= axis.t1:
-        if (day // DAY_US) % step_days == 0:
-            ticks.append({"x": axis.x(day), "label": clock.iso(day)[:10], "major": True})
-        day += DAY_US
+        ticks.append({"x": axis.x(day), "label": clock.iso(day)[:10], "major": True})
+        day += stride
     step = next((s for s in _STEPS if span // s <= fits), None)
     if step is not None:
         at = -(-axis.t0 // step) * step
@@ -164,7 +169,7 @@ def layout(page: Page) -> dict[str, Any]:
     for index, lane in enumerate(page.lanes):
         height = counts[index] * ROW + LANE_GAP
         lane_top.append(y)
-        lanes.append({"label": lane.label, "y": y, "height": height, "events": lane.events, "odd": index % 2})
+        lanes.append({"label": one_line(lane.label), "y": y, "height": height, "events": lane.events, "odd": index % 2})
         y += height
     height = y + 10
 
@@ -177,7 +182,7 @@ def layout(page: Page) -> dict[str, Any]:
     for index, session in enumerate(page.sessions if not merged else ()):
         x0, x1 = axis.x(session.first_us), axis.x(session.last_us)
         sessions.append({"x": x0, "y": row_y(session.lane, row_of[index]) - 6, "width": max(round(x1 - x0, 1), 3),
-                         "title": f"session {session.session_id}: {session.events} events, "
+                         "title": f"session {one_line(session.session_id)}: {session.events} events, "
                                   f"{clock.iso(session.first_us)[:19]} to {clock.iso(session.last_us)[:19]}"})
     marks = []
     for index, mark in enumerate(page.marks):
@@ -186,7 +191,7 @@ def layout(page: Page) -> dict[str, Any]:
         if mark.category == "log" and mark.level is None:
             radius = 3.5
         marks.append({"i": index, "x": axis.x(mark.at_us), "y": row_y(mark.lane, row), "r": radius,
-                      "category": mark.category, "colour": COLOURS[mark.category], "label": mark.label,
+                      "category": mark.category, "colour": COLOURS[mark.category], "label": one_line(mark.label),
                       "count": mark.count})
     legend = [{"category": c, "colour": COLOURS[c], "count": page.counts.get(c, 0)} for c in CATEGORIES]
     return {"width": round(LEFT + axis.width + RIGHT), "height": height, "plot_right": round(LEFT + axis.width),

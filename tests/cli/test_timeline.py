@@ -272,3 +272,33 @@ def test_control_characters_in_the_out_path_never_reach_the_terminal(
     code, out, _ = run(capsys, "timeline", "--out", str(target))
     assert code == 0 and target.read_text().startswith("<!DOCTYPE html>")
     assert "written to " in out and "\x1b" not in out and "\x07" not in out
+
+
+@pytest.mark.parametrize("ends", [("first",), ("last",), ("first", "last")])
+def test_events_at_the_ends_of_time_still_make_a_page(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      ends: tuple[str, ...]) -> None:
+    """An event stamped in year 1 or at the end of 9999 (a remote's broken clock; `verify` calls the log intact)
+    made the page's padded axis leave the times a date can spell: exit 70 (OverflowError). A `created_at` whose
+    offset puts it past 9999 in UTC is no time: left out with the warning."""
+    from events import clock, names
+    from events.codec import default_codec
+    from events.sealing import seal
+    from events.worklog import WorkLogged
+
+    at = {"first": clock.FIRST_US + 1_000_000, "last": clock.LAST_US - 1_000_000}
+    for end in ends:
+        stored = seal(WorkLogged(project=fixture.PROJECT, message=f"the {end} time"), at_us=at[end], node="fixture8",
+                      prev=None, codec=default_codec())
+        folder = logged / STORE / "events" / names.shard_of(stored.name)
+        folder.mkdir(exist_ok=True)
+        (folder / stored.name).write_bytes(stored.raw)
+    day = logged / STORE / "events" / "20261130"
+    event = json.loads(sorted(day.iterdir())[1].read_bytes())
+    event["created_at"] = "9999-12-31T23:59:59.999999-14:00"
+    (day / sorted(day.iterdir())[1].name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
+    code, out, err = run(capsys, "timeline", "--out", str(tmp_path / "p.html"), "--json")
+    assert code == 0, err
+    assert json.loads(out)["events"] == fixture.EVENTS + len(ends)
+    assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
+    page = (tmp_path / "p.html").read_text()
+    assert ("0001-01-01" in page) == ("first" in ends) and ("9999-12-" in page) == ("last" in ends)

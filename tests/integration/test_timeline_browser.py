@@ -83,6 +83,8 @@ def test_the_page_in_headless_chromium(page_file: Path, tmp_path: Path) -> None:
             hostile = [title for title in titles if "pwned" in title]
             assert len(hostile) == 1 and "<script>document.title='pwned-script'</script>" in hostile[0]
             assert "<img src=x onerror=" in hostile[0]
+            raw_marks = ("\u202e", "\u202c", "\u009b", "\u2028")  # bidi marks and C1 controls: stand-ins in titles
+            assert not [title for title in titles if any(mark in title for mark in raw_marks)]
 
             # the filter box keeps the marks whose kind, agent, host, session or text match every word
             page.fill("#filter", "push race")
@@ -102,7 +104,9 @@ def test_the_page_in_headless_chromium(page_file: Path, tmp_path: Path) -> None:
             hostile_mark = page.locator("#chart .mark", has_text="pwned")
             hostile_mark.focus()
             page.keyboard.press("Enter")
-            assert json.loads(page.locator("#detail").text_content() or "null")["message"] == fixture.HOSTILE
+            detail = page.locator("#detail").text_content() or "null"
+            assert json.loads(detail)["message"] == fixture.HOSTILE  # the escapes read back as the stored text
+            assert "\\u202e" in detail and "\\u009b" in detail and not any(mark in detail for mark in raw_marks[:3])
             assert page.evaluate("() => window.__pwned") is None and page.title() == "demo: timeline"
 
             shot = tmp_path / "timeline.png"
