@@ -21,6 +21,7 @@ msgspec: so nothing here imports an event Struct.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import stat
@@ -79,7 +80,8 @@ if TYPE_CHECKING:
     class Appender(Protocol[S]):
         """What `append_sealed` needs of a log: its lock (yielding the head there) and its batch write."""
 
-        def _locked(self) -> AbstractContextManager[Head | None]: ...
+        def _locked(self, now_us: int | None = None,
+                    node: str | None = None) -> AbstractContextManager[Head | None]: ...
 
         def _write(self, batch: list[S]) -> None: ...
 
@@ -106,16 +108,18 @@ def chain(drafts: Iterable[D], head: Head | None, now_us: int,
 
 
 def append_sealed(log: Appender[S], drafts: Iterable[D], seal_one: Callable[[D, int, str | None], S],
-                  now_us: Callable[[], int], precondition: Precondition | None = None) -> list[S]:
+                  now_us: Callable[[], int], precondition: Precondition | None = None,
+                  node: str | None = None) -> list[S]:
     """Under the log's lock: check `precondition`, seal `drafts` after the head, write them as one batch.
 
     `seal_one(draft, at_us, prev)` makes a draft's stored form; whatever `precondition`
     raises aborts the append before anything is written.
     """
-    with log._locked() as head:
+    now = now_us()  # read first: the head is the newest event that counts as now for it (counts_as_now)
+    with log._locked(now, node) as head:
         if precondition is not None:
             precondition(head)
-        batch = chain(drafts, head, now_us(), seal_one)
+        batch = chain(drafts, head, now, seal_one)
         if batch:
             log._write(batch)
     return batch
@@ -227,6 +231,52 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
+def own_node(local_dir: str) -> str | None:
+    """The node id this store's machine writes under (`local/node`), without making one; None when there is none."""
+    try:
+        text = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+    node = text.split(" ", 1)[0].strip()
+    return node if names.NODE_PATTERN.match(node) else None
+
+
+#: Where the node sits in an event file name: `<stamp: 22>-<node: 8>-<hash>.json`.
+_NODE_AT = slice(23, 31)
+
+
+def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str] | None = None) -> str:
+    """The newest day folder whose events count as now (`names.last_day`), for a clock reading `now_us`.
+
+    Later day folders hold events stamped early, which wait; but not this node's own: a clock that
+    went back (a machine that lost its time) finds what it wrote itself later than it reads, and
+    then the newest of those counts as now. Only the day folders past the clock's limit are listed.
+    """
+    limit = names.last_day(now_us)
+    listed = days if days is not None else list_days(events_dir)
+    if node is None or not listed or listed[-1] <= limit:
+        return limit
+    for day in reversed(listed):
+        if day <= limit:
+            break
+        try:
+            entries = os.listdir(os.path.join(events_dir, day))
+        except OSError:
+            continue
+        own = [entry for entry in entries if len(entry) == names.NAME_LENGTH and entry[_NODE_AT] == node
+               and entry.startswith(day) and names.parse_name(entry) is not None]
+        if own:
+            return names.last_day(clock.parse_stamp(max(own)[:22]))
+    return limit
+
+
+def early_days(events_dir: str, now_us: int, node: str | None) -> list[str]:
+    """The day folders past what counts as now (`counts_as_now`): their events are stamped early, and wait."""
+    days = list_days(events_dir)
+    limit = counts_as_now(events_dir, now_us, node, days)
+    return [day for day in days if day > limit]
+
+
 #: The names of the first release's hour folders.
 _HOURS = frozenset(f"{hour:02d}" for hour in range(24))
 
@@ -318,6 +368,7 @@ class DurableFolder:
                  fs: FileOps | None = None) -> None:
         self.events_dir = os.fspath(events_dir)
         local = os.fspath(local_dir)
+        self.local_dir = local
         self.tmp_dir = os.path.join(local, "tmp")
         self.lock_path = os.path.join(local, "lock")
         self.hint_path = os.path.join(local, "head")
@@ -342,7 +393,7 @@ class DurableFolder:
             return os.open(path, osfs.UPDATE, 0o644)
 
     @contextmanager
-    def _locked(self) -> Iterator[Head | None]:
+    def _locked(self, now_us: int | None = None, node: str | None = None) -> Iterator[Head | None]:
         # The lock and hint files stay open for the life of the log object: a writer that
         # appends in a loop saves two opens per event. The flock is released after each batch.
         try:
@@ -360,7 +411,7 @@ class DurableFolder:
                 if not self._swept:
                     self._sweep()
                     self._swept = True
-                head = self._head_locked()
+                head = self._head_locked(now_us, node)
             except OSError as error:  # a day folder that cannot be listed (EACCES, EIO): nothing is written
                 raise _write_failed(error) from None
             yield head
@@ -460,11 +511,15 @@ class DurableFolder:
             with suppress(OSError):
                 os.unlink(os.path.join(self.tmp_dir, entry))
 
-    def _head_locked(self) -> Head | None:
-        hinted = self._head_from_hint()
+    def _head_locked(self, now_us: int | None = None, node: str | None = None) -> Head | None:
+        """The head new events follow: the newest event that counts as now for the clock reading `now_us` and the
+        writing `node` (`counts_as_now`; any, when `now_us` is None)."""
+        days = list_days(self.events_dir)
+        limit = None if now_us is None else counts_as_now(self.events_dir, now_us, node, days)
+        hinted = self._head_from_hint(limit, days)
         if hinted is not None:
             return hinted
-        found = self._newest(adopt=True)
+        found = self._newest(adopt=True, limit=limit)
         if found is None:
             return None
         try:
@@ -476,7 +531,7 @@ class DurableFolder:
                               "was written; see `continuity verify`") from None
         return head_of(found, raw)
 
-    def _head_from_hint(self) -> Head | None:
+    def _head_from_hint(self, limit: str | None = None, days: list[str] | None = None) -> Head | None:
         """The head as the last writer recorded it, if nothing changed since (else None).
 
         The hint holds the head's name, SHA-256 and its day folder's mtime after the link.
@@ -489,7 +544,7 @@ class DurableFolder:
             raw = osfs.pread(self._hint_file(), 200, 0)
         except OSError:
             return None
-        return self._trusted(raw)
+        return self._trusted(raw, days, limit=limit)
 
     def head_hint(self, days: list[str] | None = None, mtime: Callable[[str], int] | None = None) -> Head | None:
         """The head as the last local append recorded it, if nothing changed since (else None).
@@ -512,15 +567,19 @@ class DurableFolder:
 
     def _trusted(
         self, raw: bytes, days: list[str] | None = None, mtime: Callable[[str], int] | None = None,
+        limit: str | None = None,
     ) -> Head | None:
-        """The head a hint's bytes name, if its day folder is unchanged and still the newest."""
+        """The head a hint's bytes name, if its day folder is unchanged and still the newest (up to `limit`)."""
         try:
             name, sha, recorded = raw.decode().split()
             day = names.shard_of(name)
             now = mtime(day) if mtime is not None else os.stat(os.path.join(self.events_dir, day)).st_mtime_ns
             if now != int(recorded):
                 return None
-            if (days if days is not None else list_days(self.events_dir))[-1] != day:
+            listed = days if days is not None else list_days(self.events_dir)
+            if limit is not None:
+                listed = listed[:bisect.bisect_right(listed, limit)]
+            if listed[-1] != day:
                 return None
             parsed = names.parse_name(name)
         except (OSError, ValueError, IndexError, UnicodeDecodeError):
@@ -541,15 +600,18 @@ class DurableFolder:
             self._hint_fd = self._open_local(self.hint_path)
         return self._hint_fd
 
-    def _newest(self, *, adopt: bool = False) -> str | None:
-        """The newest event's name; with `adopt` (under the lock), hour folders met on the way are adopted first."""
+    def _newest(self, *, adopt: bool = False, limit: str | None = None) -> str | None:
+        """The newest event's name (in a day folder up to `limit`, when given); with `adopt` (under the lock), hour
+        folders met on the way are adopted first."""
         for day in reversed(list_days(self.events_dir)):
+            if limit is not None and day > limit:
+                continue
             day_path = os.path.join(self.events_dir, day)
             entries = os.listdir(day_path)
             if adopt and holds_hours(entries) and _hour_folder_in(day_path, entries):
                 moved, _ = self._adopt_hours()
                 if moved:  # the first release's events chain before anything new: look again
-                    return self._newest()
+                    return self._newest(limit=limit)
             name = _newest_name(entries, day)
             if name is not None:
                 return name

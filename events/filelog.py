@@ -112,9 +112,10 @@ class FileEventLog(DurableFolder, EventLog):
                 raw = Unreadable(error.strerror or str(error))
             yield name, raw
 
-    def head_name(self) -> str | None:
-        """The newest event's file name (None when the log is empty), without reading it."""
-        return self._newest()
+    def head_name(self, limit: str | None = None) -> str | None:
+        """The newest event's file name (None when the log is empty), without reading it; with `limit`, the
+        newest of a day folder up to it (`names.last_day`: the head new events follow)."""
+        return self._newest(limit=limit)
 
     def head(self) -> StoredEvent | None:
         """The newest event, or None when the log is empty."""

@@ -66,11 +66,12 @@ class EventLog(abc.ABC):
         def seal_one(draft: Event, at_us: int, prev: str | None) -> StoredEvent:
             return seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec)
 
-        return append_sealed(self, ready, seal_one, self.clock_us, precondition)
+        return append_sealed(self, ready, seal_one, self.clock_us, precondition, node=self.node)
 
     @abc.abstractmethod
-    def _locked(self) -> AbstractContextManager[Head | None]:
-        """Hold the log's write lock; yields the head as it stands under the lock."""
+    def _locked(self, now_us: int | None = None, node: str | None = None) -> AbstractContextManager[Head | None]:
+        """Hold the log's write lock; yields the head as it stands under the lock (for a clock reading `now_us` and a
+        writing `node`: the newest event that counts as now, `durable.counts_as_now`)."""
 
     @abc.abstractmethod
     def _write(self, batch: list[StoredEvent]) -> None:

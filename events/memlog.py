@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from events import clock, names
 from events.codec import Codec
 from events.durable import Head, head_of
 from events.errors import EventExists
@@ -25,9 +26,15 @@ class MemoryEventLog(EventLog):
         self._lock = threading.Lock()
 
     @contextmanager
-    def _locked(self) -> Iterator[Head | None]:
+    def _locked(self, now_us: int | None = None, node: str | None = None) -> Iterator[Head | None]:
         with self._lock:
-            yield head_of(*self._files[-1]) if self._files else None
+            limit = None if now_us is None else names.last_day(now_us)  # as durable.counts_as_now
+            own = [name for name, _ in self._files if limit is not None and names.shard_of(name) > limit
+                   and name[23:31] == node]
+            if own:
+                limit = names.last_day(clock.parse_stamp(max(own)[:22]))
+            counted = [file for file in self._files if limit is None or names.shard_of(file[0]) <= limit]
+            yield head_of(*counted[-1]) if counted else None
 
     def _write(self, batch: list[StoredEvent]) -> None:
         taken = {name for name, _ in self._files}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from events import clock
 from events.clock import is_date
 from events.records import NamedTuple
 
@@ -76,6 +77,18 @@ def parse_event_id(text: str) -> tuple[str, str] | None:
 def shard_of(stamp: str) -> str:
     """The day folder a stamp's (or a file name's) event lives in."""
     return stamp[:8]
+
+
+#: How far past this machine's clock an event may be stamped and still count as now: its day folder starts within
+#: a day of the clock (events up to 24-48 hours ahead). A later day holds events stamped *early* (a broken or
+#: hostile clock's, synced in): the read models leave them out and new events do not follow them, until this
+#: clock reaches their day. Followed, one event stamped in 9999 stopped every write of every clone for good.
+EARLY_AFTER_US = 86_400 * 1_000_000
+
+
+def last_day(now_us: int) -> str:
+    """The newest day folder that counts as now for a clock reading `now_us` (later ones hold early events)."""
+    return clock.stamp(max(min(now_us + EARLY_AFTER_US, clock.LAST_US), clock.FIRST_US))[:8]
 
 
 def id_of_name(name: str) -> str:

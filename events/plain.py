@@ -245,7 +245,7 @@ def append(folder: DurableFolder, node: str, clock_us: Any, trees: list[dict[str
     def seal_one(tree: dict[str, Any], at_us: int, prev: str | None) -> Sealed:
         return seal(tree, at_us, node, prev)
 
-    return append_sealed(folder, trees, seal_one, clock_us)
+    return append_sealed(folder, trees, seal_one, clock_us, node=node)
 
 
 # -- reading JSON the way msgspec does --------------------------------------------------------------

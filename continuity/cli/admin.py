@@ -78,11 +78,16 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     from continuity.facts import clock_ahead_warning
 
     ahead = clock_ahead_warning(store.open_reader(), now_us())
+    from continuity.readside.catchup import early_warning
+    from events.durable import early_days, own_node
+
+    early = early_days(store.events_dir, now_us(), own_node(store.local_dir))
     from continuity.core.leftovers import stale_temps_everywhere
 
     temps = stale_temps_everywhere(store, now_us() / 1e6)
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
+    data["early_day_folders"] = [f"events/{day}/" for day in early]
     data["ok"] = report.ok and not links and not unread and not wrong_day and not no_day
     data["misfiled"] = wrong_day
     data["hour_folders_moved"] = moved
@@ -116,10 +121,13 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
                  for folder in unread[:20])
     if ahead:
         lines.append(f"warning: {ahead}")
+    said = early_warning(early) if early else None
+    if said:
+        lines.append(f"warning: {said}")
     if temps:
         lines.append(f"warning: {len(temps)} temp file(s) left by a killed writer ({one_line(', '.join(temps[:5]))}"
                      f"{', ...' if len(temps) > 5 else ''}); `continuity rebuild` removes them")
-    lines.extend(f"warning: {warning}" for warning in work_warnings)
+    lines.extend(f"warning: {warning}" for warning in work_warnings if warning != said)
     lines.extend(f"WORKSTREAM: {problem}" for problem in broken[:20])
     if broken:
         lines.append(f"BROKEN: {len(broken)} workstream problem(s) left by a merge (fix the state, or resolve a "

@@ -23,7 +23,7 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.durable import hour_folders, hours_left_warning, unreadable_error
+from events.durable import counts_as_now, hour_folders, hours_left_warning, own_node, unreadable_error
 from events.errors import ContinuityError, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
@@ -248,11 +248,17 @@ def _event_names(entries: list[str]) -> list[str]:
 class Days:
     """Day folders' mtimes and listings, each taken at most once per catch-up (the recall index's too)."""
 
-    def __init__(self, log: FileEventLog) -> None:
+    def __init__(self, log: FileEventLog, now_us: int | None = None) -> None:
         self.log = log
         self.events_dir = log.events_dir
         self.links: list[str] = []  # day names that are symlinks: never read, but a read says so
         self.days = list_days(self.events_dir, self.links)
+        #: With `now_us`, the day folders past what counts as now: their events are stamped early, and wait.
+        self.early: list[str] = []
+        if now_us is not None and self.days and self.days[-1] > names.last_day(now_us):
+            limit = counts_as_now(self.events_dir, now_us, own_node(log.local_dir), self.days)
+            cut = bisect.bisect_right(self.days, limit)
+            self.days, self.early = self.days[:cut], self.days[cut:]
         self._mtimes: dict[str, int] = {}
         self._listings: dict[str, list[str]] = {}
         self._hint: Head | bool | None = False  # False: not read yet
@@ -429,6 +435,15 @@ def catch_up(
             unreadable.add(error.name)
 
 
+def early_warning(early: Sequence[str]) -> str:
+    """What a read says of the day folders stamped early (`names.last_day`): they wait, and why."""
+    first = early[0]
+    return (f"{len(early)} day folder(s) from events/{first}/ on ({first[:4]}-{first[4:6]}-{first[6:]}) hold events "
+            "stamped more than a day ahead of this machine's clock (a broken or hostile clock's): the read models "
+            "leave them out and new events do not follow them until this clock reaches their day (see "
+            "`continuity verify`)")
+
+
 def moved_line(moved: int) -> str:
     """What a command says once it has moved the first release's hour folders."""
     return f"moved {moved} event(s) of the first release's hour folders (events/<day>/<HH>/) into their day folders"
@@ -454,7 +469,7 @@ def _catch_up(
     force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
     adopted: bool = False, held: Held | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
-    days = Days(log)
+    days = Days(log, log.clock_us())
     tracks: list[_Track] = []
     # Models saved by the same catch-up carry the same day marks and position: check those once.
     verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
@@ -504,6 +519,8 @@ def _catch_up(
         warnings.append(stopped)
     if days.links:
         warnings.append(f"events/{min(days.links)} is a symlink: its events are not read (see `continuity verify`)")
+    if days.early:
+        warnings.append(early_warning(days.early))
     for track in tracks:
         if track.changed:
             track.state  # noqa: B018 (decoded: it is saved whole)

@@ -216,7 +216,7 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
 
 def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool,
               until: str | None, progress: Progress | None) -> CatchUp:
-    days = Days(log)
+    days = Days(log, log.clock_us())  # events stamped early wait, as for the read models
     connection.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(connection)

@@ -314,10 +314,14 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
 
 def _current(events_dir: str, position: str | None, marks: dict[str, list[int]]) -> bool:
     """Whether the log holds exactly what the index read: the catch-up would find nothing to do."""
-    from events.durable import list_days
-    from events.names import NAME_LENGTH
+    from continuity.core import store
+    from events import names
+    from events.durable import counts_as_now, list_days, own_node
 
-    days = list_days(events_dir)
+    days = list_days(events_dir)  # later days hold events stamped early: the index leaves them out
+    limit = counts_as_now(events_dir, store.now_us(), own_node(os.path.join(os.path.dirname(events_dir), "local")),
+                          days)
+    days = [day for day in days if day <= limit]
     if set(marks) - set(days):
         return False
     last_day = position[:8] if position else ""
@@ -330,7 +334,7 @@ def _current(events_dir: str, position: str | None, marks: dict[str, list[int]])
                 return False
             continue
         listed = sorted(name for name in os.listdir(os.path.join(events_dir, day))
-                        if len(name) == NAME_LENGTH and name.endswith(".json"))
+                        if len(name) == names.NAME_LENGTH and name.endswith(".json"))
         if position is None or bisect.bisect_right(listed, position) != len(listed) or len(listed) != mark[1]:
             return False
     return True

@@ -11,7 +11,7 @@ from continuity.cli import main
 from continuity.core.initialize import init_store
 from events.base import Summary
 from events.filelog import FileEventLog
-from events.worklog import WorkLogged
+from events.worklog import CheckpointRecorded, WorkLogged
 from tests.helpers import all_event_files
 
 Capture = pytest.CaptureFixture[str]
@@ -82,33 +82,54 @@ def test_an_as_of_the_log_holds_is_not_the_future_when_the_log_is_stamped_ahead(
     assert capsys.readouterr().err.startswith("continuity: error: --until: 'bogus' is neither an event id")
 
 
-def test_a_head_stamped_at_the_end_of_time_refuses_writes_with_one_line(project: Path, capsys: Capture) -> None:
-    """A synced event stamped 9999-12-31T23:59:59.999999Z (nothing can follow it): every write path refuses with
-    its write-failed code and one line naming it (was OverflowError, exit 70); hooks exit 0; reads and verify
-    still answer."""
+@pytest.mark.parametrize("ahead", ["end of time", "a year"])
+def test_an_event_stamped_far_ahead_never_stops_or_drags_the_writes(project: Path, capsys: Capture,
+                                                                     ahead: str) -> None:
+    """A synced event stamped 9999-12-31T23:59:59.999999Z (nothing can follow it) stopped every write of every
+    clone for good (exit 5, or 3), while `verify` said the log was intact; one stamped a year ahead moved every
+    later stamp a year ahead. Such an event is stamped early (its day folder starts more than a day past this
+    clock): every write path appends, chained to the newest event that is not, stamped by this clock; the hooks
+    record; the read models leave it out with one warning; verify stays ok and names its day folder."""
+    import hashlib
+    import itertools
+    import time
+
     from continuity.adapters.hooks import run_hook
-    from events import clock
+    from events import clock, names
 
     store, _ = init_store(project, project="demo", language=None)
-    forged = FileEventLog(store.events_dir, store.local_dir, node="forged01", clock_us=lambda: clock.LAST_US)
-    forged.append(WorkLogged(project="demo", message="from the end of time"))
+    main(["log", "-m", "before"])
+    [real_head] = all_event_files(project)
+    at = clock.LAST_US if ahead == "end of time" else time.time_ns() // 1000 + 366 * 86_400_000_000
+    forged = FileEventLog(store.events_dir, store.local_dir, node="forged01", clock_us=lambda: at)
+    forged.append(WorkLogged(project="demo", message="from the future", summary=Summary(next=("forged next action",))))
     forged.close()
-    before = all_event_files(project)
     capsys.readouterr()
-    for args, code in ((["log", "-m", "plain"], 5), (["log", "-m", "typed", "--note-json", "{}"], 5),
-                       (["checkpoint", "-m", "c"], 5), (["task", "create", "--title", "t"], 5),
-                       (["snapshot", "core", "ash", "t1", "--objective", "o"], 3)):  # seed 000: nothing saved is 3
-        assert main(args) == code, args
-        err = capsys.readouterr().err
-        assert "stamped so far ahead that no event can follow it" in err and err.count("\n") == 1, (args, err)
+    started = time.time_ns() // 1000
+    for args, code in ((["log", "-m", "plain"], 0), (["log", "-m", "typed", "--note-json", "{}"], 0),
+                       (["checkpoint", "-m", "c", "--next", "the real next action"], 0),
+                       (["task", "create", "--title", "t"], 0),
+                       (["snapshot", "core", "ash", "t1", "--objective", "o"], 0)):
+        assert main(args) == code, (args, capsys.readouterr().err)
     payload = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
                           "tool_input": {"command": "ls"}}).encode()
-    assert run_hook("claude-code", payload, root=str(project)).recorded == []
+    assert len(run_hook("claude-code", payload, root=str(project)).recorded) == 1
     assert "Traceback" not in capsys.readouterr().err
-    assert all_event_files(project) == before
-    assert main(["status"]) == 0 and "ahead of this machine's clock" in capsys.readouterr().err
+    written = [path for path in all_event_files(project) if "forged01" not in path.name and path != real_head]
+    assert len(written) == 6
+    chain = [real_head, *written]
+    for before, after in itertools.pairwise(chain):  # one chain, stamped by this clock
+        event = json.loads(after.read_bytes())
+        assert event["prev"] == hashlib.sha256(before.read_bytes()).hexdigest()
+        assert started <= clock.parse_iso(event["created_at"]) <= time.time_ns() // 1000
+    early = names.shard_of(next(path.name for path in all_event_files(project) if "forged01" in path.name))
+    assert main(["resume-bundle"]) == 0
+    captured = capsys.readouterr()
+    assert "the real next action" in captured.out and "forged next action" not in captured.out
+    assert f"from events/{early}/ on" in captured.err and "leave them out" in captured.err
     assert main(["verify", "--json"]) == 0
-    assert "ahead" in json.loads(capsys.readouterr().out)["clock_warning"]
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["ok"] and checked["clock_warning"] is None and checked["early_day_folders"] == [f"events/{early}/"]
 
 
 def test_no_clock_warning_when_the_clock_agrees(project: Path, capsys: Capture) -> None:
@@ -188,10 +209,13 @@ def test_an_event_stored_with_a_name_ending_in_a_newline_still_reads(project: Pa
 
     main(["log", "-m", "first"])
     [head] = all_event_files(project)
+    import time
+
     from events.sealing import sha256_hex
 
-    old = seal(WorkLogged(project="demo", agent_id="a1\n", message="from an older writer"), at_us=2_000_000_000_000_000,
-               node="oldnode1", prev=sha256_hex(head.read_bytes()), codec=default_codec())
+    old = seal(WorkLogged(project="demo", agent_id="a1\n", message="from an older writer"),
+               at_us=time.time_ns() // 1000 + 3_600_000_000, node="oldnode1", prev=sha256_hex(head.read_bytes()),
+               codec=default_codec())
     folder = head.parent.parent / names.shard_of(old.name)
     folder.mkdir(exist_ok=True)
     (folder / old.name).write_bytes(old.raw)
@@ -241,3 +265,56 @@ def test_a_full_stdout_is_one_line_and_the_write_failed_code(project: Path, args
     assert "Traceback" not in done.stderr
     if args[0] == "log":
         assert len(all_event_files(project)) == 1
+
+
+def test_events_stamped_early_fold_once_this_clock_reaches_their_day(project: Path, capsys: Capture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A teammate's clock three days ahead: its checkpoint waits (the brief keeps this clone's next action) until
+    this clock is within a day of its day folder; then the read models and the recall index take it."""
+    import time
+
+    from continuity.core import store as store_module
+
+    store, _ = init_store(project, project="demo", language=None)
+    main(["checkpoint", "-m", "here", "--next", "our next action"])
+    real = time.time_ns() // 1000
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
+                         clock_us=lambda: real + 3 * 86_400_000_000)
+    ahead.append(CheckpointRecorded(project="demo", message="there, with zebra", summary=Summary(next=("theirs",))))
+    ahead.close()
+    capsys.readouterr()
+    assert main(["resume-bundle", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["next_action"] == "our next action" and "leave them out" in captured.err
+    assert main(["recall", "zebra", "--json"]) == 0 and json.loads(capsys.readouterr().out)["hits"] == []
+    monkeypatch.setattr(store_module, "now_us", lambda: real + 2 * 86_400_000_000 + 3_600_000_000)
+    assert main(["resume-bundle", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["next_action"] == "theirs" and "leave them out" not in captured.err
+    assert main(["recall", "zebra", "--json"]) == 0 and len(json.loads(capsys.readouterr().out)["hits"]) == 1
+
+
+def test_a_clock_that_went_back_keeps_following_what_it_wrote_itself(project: Path, capsys: Capture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine's clock falls three days back (it lost its time): its own events are not stamped early. New
+    events follow them (one chain, later stamps, as before), and the read models keep them; a teammate's event
+    from the same future days would wait."""
+    import hashlib
+    import time
+
+    from continuity.core import store as store_module
+
+    main(["checkpoint", "-m", "today", "--next", "written today"])
+    [today] = all_event_files(project)
+    real = time.time_ns() // 1000
+    monkeypatch.setattr(store_module, "now_us", lambda: real - 3 * 86_400_000_000)
+    capsys.readouterr()
+    assert main(["checkpoint", "-m", "after the clock fell back", "--next", "still ours"]) == 0
+    later = [path for path in all_event_files(project) if path != today]
+    assert len(later) == 1 and later[0].name > today.name
+    assert json.loads(later[0].read_bytes())["prev"] == hashlib.sha256(today.read_bytes()).hexdigest()
+    capsys.readouterr()
+    assert main(["resume-bundle", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["next_action"] == "still ours" and "leave them out" not in captured.err
+    assert main(["verify", "--json"]) == 0 and json.loads(capsys.readouterr().out)["early_day_folders"] == []

@@ -521,6 +521,10 @@ def test_clone_store_folding_batch_by_batch_writes_what_a_rebuild_writes(
 
     world = World(tmp_path)
     clones = Clones(world, monkeypatch)
+    # The clocks start in the past and days pass up to today: a later day would be stamped early for the worker
+    # process, which reads the real clock (names.last_day).
+    ahead = sum(number // 10 for number in range(len(EVERY_FEATURE))) + 1
+    monkeypatch.setattr(this, "SKEWS", tuple(skew - ahead * 86400 for skew in SKEWS))
     clones.step("a", "role", 0, "")
     for number, step in enumerate(EVERY_FEATURE):  # a day passes every ten steps
         monkeypatch.setattr(this, "SKEWS", tuple(skew + number // 10 * 86400 for skew in SKEWS))

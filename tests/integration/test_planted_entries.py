@@ -13,14 +13,18 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from events import names
 from tests.helpers import all_event_files, cli_process
 
-PLANTED = "20991231_235959_999999-deadbeef-0123456789ab.json"
+#: The newest name new events would follow: the last microsecond of the newest day that counts as now (a later day
+#: holds events stamped early, which no append follows: names.last_day).
+PLANTED = f"{names.last_day(time.time_ns() // 1000)}_235959_999999-deadbeef-0123456789ab.json"
 OLD = "20000101_000000_000001-deadbeef-0123456789ab.json"
 
 

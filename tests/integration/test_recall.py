@@ -523,9 +523,13 @@ def test_the_fast_path_steps_aside_unless_the_index_is_current(corpus: dict[str,
     assert not fast_answers(capsys, argv)
     recall(capsys, "warm")
     assert fast_answers(capsys, argv)
-    Path(store.events_dir, "20991231").mkdir()  # an empty day folder the index has not seen
+    import time
+
+    Path(store.events_dir, names.last_day(time.time_ns() // 1000)).mkdir()  # an empty day folder the index has not seen
     assert not fast_answers(capsys, argv)
     recall(capsys, "warm")
+    assert fast_answers(capsys, argv)
+    Path(store.events_dir, "20991231").mkdir()  # a day stamped early: neither the index nor the fast path reads it
     assert fast_answers(capsys, argv)
     log(capsys, "log", "-m", "WAL elsewhere", "--project", "other")
     recall(capsys, "warm")
