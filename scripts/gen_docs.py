@@ -30,10 +30,15 @@ root; default: search upward from the working directory, or `CONTINUITY_ROOT`) a
 a traceback on internal errors).
 
 Errors are one line on stderr, `continuity: error: <message>`, and one of these exit codes.
+Text printed for people shows terminal controls and bidi marks as visible stand-ins.
 Reads (`status`, `restore`, `resume-bundle`) fail open: problems in the store they find are
 `continuity: warning:` lines on stderr and the exit code stays 0 (with no store at all they
-exit 3). The seed-004 command `runtime-continuity` has
-its own contract: see [compat.md](compat.md).
+exit 3). Reports (`verify`, `doctor`, `work status`, `work start`, `work audit`) print their
+whole report on stdout and exit 1 when it finds a problem; with `--json` that report carries
+`"ok": false`, `exit_code` and a one-line `message`. The seed-004 command `runtime-continuity` has
+its own contract: see [compat.md](compat.md); so do seed 000's team commands (`snapshot`,
+`resume`, `park`, `checkpoint --role`), whose messages, banners and exit codes are seed 000's:
+see [team.md](team.md).
 
 ## Exit codes
 

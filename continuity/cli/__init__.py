@@ -60,9 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             configure(level)
         handler = getattr(args, "handler", None)
-        if handler is None:
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
+        if handler is None:  # one line, as every usage error (and the --json failure shape): not the whole help
+            raise UsageError("choose a command (`continuity --help` lists them)")
         try:
             code: int = handler(args, out)
         except SecretRefused as error:

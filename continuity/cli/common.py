@@ -52,13 +52,11 @@ COUNT_MAX = 10**9
 
 def out_of_range(text: str, low: int, high: int) -> str | None:
     """Why `text` is not an integer from `low` to `high` (one line), or None when it is one."""
-    try:
-        value = int(text)
-    except ValueError:  # not a number, or too many digits to read
-        pass
-    else:
-        if low <= value <= high:
-            return None
+    core = text.strip(" \t")
+    digits = core[1:] if core.startswith("-") else core
+    # ASCII digits only: not `٣`, `０`, `1_000` or `+5`, which int() takes too
+    if digits.isascii() and digits.isdigit() and len(digits) <= 40 and low <= int(core) <= high:
+        return None
     from continuity.core.text import one_line
 
     shown = one_line(text) if len(text) <= 32 else one_line(text[:29]) + "..."
@@ -72,7 +70,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
         reason = out_of_range(text, low, high)
         if reason is not None:
             raise argparse.ArgumentTypeError(reason)
-        return int(text)
+        return int(text.strip(" \t"))
 
     parse.__name__ = f"integer from {low} to {high}"
     return parse
@@ -190,6 +188,10 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+#: The common flags that take a value in the next argument.
+_VALUED = frozenset({"--root", "--log-level"})
+
+
 def build_parser(argv: list[str] | None = None) -> Parser:
     """The command tree: all of it, or just the command named first in `argv`."""
     import importlib
@@ -202,7 +204,11 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     )
     parser.add_argument("--version", action=VersionAction, help="print `continuity <version>` and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, prog="continuity")
-    words = [arg for arg in argv or [] if not arg.startswith("-")]
+    words, value = [], False
+    for arg in argv or []:  # the value of a flag given before the command (`--root work`) is no command
+        if not value and not arg.startswith("-"):
+            words.append(arg)
+        value = arg in _VALUED and not value
     wanted = words[0] if words else None
     names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()

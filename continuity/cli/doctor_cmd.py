@@ -37,8 +37,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.install_cmd import home_folder, project_root
 
     report = diagnose(project_root(args), home_folder(), probe=not args.no_probe)
-    out.emit(report, render(report))
-    return 0 if report["ok"] else 1
+    problems = report.get("problems") or ["a problem (see the report)"]
+    return out.emit_report(report, render(report), 0 if report["ok"] else 1,
+                           f"doctor: {len(problems)} problem(s); first: {problems[0]}")
 
 
 def render(report: dict[str, Any]) -> str:

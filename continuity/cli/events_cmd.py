@@ -46,7 +46,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
     from continuity.core.errors import UsageError
 
-    raise UsageError("events: choose an action: list or show (see --help)")
+    raise UsageError("events: choose an action: list, show or tail (see --help)")
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:

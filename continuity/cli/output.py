@@ -28,9 +28,17 @@ class Output:
 
             sys.stdout.buffer.write(escape_json_bytes(indented_json(data)) + b"\n")
             sys.stdout.flush()
-        else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        else:  # a path, an id or an archive's text may hold what a terminal acts on: shown as stand-ins
+            from continuity.core.text import terminal_text
+
+            sys.stdout.write(terminal_text(text if text.endswith("\n") else text + "\n"))
             sys.stdout.flush()
+
+    def emit_report(self, data: dict[str, Any], text: str, code: int, message: str) -> int:
+        """Print a report whose verdict is its exit code `code` (0: all well; else `message` says why in one line):
+        with --json a failing report carries `exit_code` and `message` too, as every failure does. Returns `code`."""
+        self.emit({**data, "exit_code": code, "message": message} if code else data, text)
+        return code
 
     def emit_lines(self, lines: Iterable[str], empty: str) -> None:
         """Print text lines as they come (a long listing is never held whole), or `empty` when there are none."""

@@ -77,7 +77,9 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
                                                     max_age=args.max_age, as_of=args.as_of))
     warn(result.warnings)
     if out.as_json:
-        sys.stdout.buffer.write(orjson.dumps(result.data, option=orjson.OPT_INDENT_2) + b"\n")
+        from continuity.core.text import escape_json_bytes
+
+        sys.stdout.buffer.write(escape_json_bytes(orjson.dumps(result.data, option=orjson.OPT_INDENT_2)) + b"\n")
     else:
         sys.stdout.write(result.brief)
     sys.stdout.flush()

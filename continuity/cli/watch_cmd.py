@@ -8,7 +8,7 @@ from typing import Any
 
 from continuity.cli.common import COUNT_MAX, Output, bounded_int, open_store
 from continuity.cli.output import warn as print_warnings
-from continuity.core.text import one_line
+from continuity.core.text import escape_json_bytes, one_line
 
 
 def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: Any) -> None:
@@ -27,7 +27,8 @@ def print_line(out: Output, stored: Any) -> None:
     """One event, as a line of text or JSON."""
     event = stored.event
     if out.as_json:
-        sys.stdout.buffer.write(stored.raw + b"\n")  # the stored canonical bytes: one JSON line
+        # the stored canonical bytes, one JSON line, with what a terminal acts on as escapes (the same JSON)
+        sys.stdout.buffer.write(escape_json_bytes(stored.raw) + b"\n")
     else:
         line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
         sys.stdout.write(one_line(line.rstrip()) + "\n")

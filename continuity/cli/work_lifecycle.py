@@ -63,13 +63,22 @@ def _text(doc: dict[str, Any]) -> str:
     return runtime_markdown(doc)
 
 
+def _unhealthy(doc: dict[str, Any]) -> str:
+    """The one line a failing `work status` or `work start` gives as its --json `message`: the first problem."""
+    from continuity.core.text import one_line
+
+    found = [*doc.get("problems", ()), *doc.get("membership", {}).get("problems", ())]
+    first = found[0] if found else "see the report"
+    return one_line(f"unhealthy: {len(found)} problem(s); first: {first}")
+
+
 def _status(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
 
     store = open_store(args)
     doc, healthy, warnings = _runtime(store, args, args.as_of)
-    out.emit({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings}, _text(doc))
-    return 0 if healthy else EXIT_INTEGRITY
+    return out.emit_report({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings},
+                           _text(doc), 0 if healthy else EXIT_INTEGRITY, _unhealthy(doc))
 
 
 def _start(args: argparse.Namespace, out: Output) -> int:
@@ -103,8 +112,8 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     failed = _write_runtime(store, project, doc)
     warn(failed)
     more += failed
-    out.emit({"ok": healthy, "action": "work-start", **doc, "warnings": warnings + more}, _text(doc))
-    return 0 if healthy else EXIT_INTEGRITY
+    return out.emit_report({"ok": healthy, "action": "work-start", **doc, "warnings": warnings + more}, _text(doc),
+                           0 if healthy else EXIT_INTEGRITY, _unhealthy(doc))
 
 
 def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:
@@ -158,6 +167,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
               for entry in report["registered"]]
     lines += [f"finding: {finding}" for finding in report["findings"]] or ["no findings"]
     # roles and paths come from the registry, sibling names from the folder: one line each, no raw controls
-    out.emit({"ok": not report["findings"], "action": "work-audit", **report},
-             "\n".join(one_line(line) for line in lines))
-    return EXIT_INTEGRITY if report["findings"] else 0
+    findings = report["findings"]
+    why = one_line(f"work audit: {len(findings)} finding(s); first: {findings[0]}") if findings else ""
+    return out.emit_report({"ok": not findings, "action": "work-audit", **report},
+                           "\n".join(one_line(line) for line in lines), EXIT_INTEGRITY if findings else 0, why)

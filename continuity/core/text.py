@@ -53,6 +53,12 @@ def one_line(text: str) -> str:
     return re.sub(UNSAFE, _stand_in, text)
 
 
+def terminal_text(text: str) -> str:
+    """Text of any number of lines for a terminal: its newlines kept, every other control, bidi mark or separator
+    shown as a visible stand-in (as `one_line` shows them)."""
+    return "\n".join(map(one_line, text.split("\n")))
+
+
 def block(text: str, indent: str = "  ") -> str:
     """`text` for Markdown: its own lines kept, indented after the first, none able to start a section.
 

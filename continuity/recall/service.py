@@ -21,7 +21,7 @@ from events.base import kind_of
 from events.catalog import EVENT_TYPES
 from events.problems import quoted
 
-_DURATION = re.compile(r"^(\d{1,9})([smhdw])$")
+_DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 #: What the brief's queries leave out: words too common to say what a step is about.
 STOP_WORDS = frozenset((

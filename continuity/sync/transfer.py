@@ -220,6 +220,8 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     from events import clock
 
     store.check_safe()
+    if out:
+        _refuse_foreign_files(os.path.abspath(out))
     repo = open_repo(store)
     branch = branch_of(store)
     refuse_checked_out(repo, branch)
@@ -252,6 +254,24 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     write_atomic(os.path.join(folder, TRANSFER_MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
                                                               option=orjson.OPT_INDENT_2) + b"\n")
     return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
+
+
+def _refuse_foreign_files(folder: str) -> None:
+    """Refuse (exit 2, nothing written) a folder named with --out whose manifest.json or context.bundle is no
+    earlier export's: the export replaced them (a user's own manifest.json, or one under /etc)."""
+    from continuity.core.text import one_line
+
+    taken = [name for name in (TRANSFER_MANIFEST, TRANSFER_BUNDLE) if os.path.lexists(os.path.join(folder, name))]
+    if not taken:
+        return
+    try:
+        read_manifest(folder)
+        earlier = os.path.isfile(os.path.join(folder, TRANSFER_MANIFEST))
+    except TransferRefused:
+        earlier = False
+    if not earlier:
+        raise UsageError(f"--out: {one_line(folder)} already holds {' and '.join(taken)}, and not from an earlier "
+                         "export; choose a new or empty folder (nothing written)")
 
 
 def read_manifest(folder: str) -> Manifest:

@@ -50,7 +50,7 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
         raise UsageError("--out: the file name is empty")
     path = os.path.abspath(out)
     # `pages/` names a folder even before it exists: abspath would drop the slash and write a file `pages`.
-    if os.path.basename(out) in ("", ".", "..") or (os.path.isdir(path) and not os.path.islink(path)):
+    if os.path.basename(out) in ("", ".", "..") or os.path.isdir(path):  # a link to a folder is one too
         raise UsageError(f"--out: {out[:200]!r} is a folder; name the page's file (timeline.html)")
     if _special(path):  # replacing /dev/null or /dev/stdout (as root) or a pipe would break what uses it
         raise UsageError(f"--out: {out[:200]!r} is not a regular file (a device, a pipe, a socket or a "

@@ -60,6 +60,16 @@ def test_huge_integers_are_a_usage_error(project: Path, capsys: Capture, argv: l
     assert all_event_files(project) == []
 
 
+@pytest.mark.parametrize("value", ["\u0663", "\uff13", "1_0", "+3"])
+def test_digits_int_reads_but_no_one_types_are_a_usage_error(project: Path, capsys: Capture, value: str) -> None:
+    """On the plain path too (`log` hands what it cannot vouch for to argparse, which took them)."""
+    for argv in (["log", "x", "--command", "ls", "--exit-code", value], ["events", "list", "--last", value]):
+        capsys.readouterr()
+        assert main(argv) == EXIT_USAGE, argv
+        assert "must be an integer from" in capsys.readouterr().err
+    assert all_event_files(project) == []
+
+
 def test_the_range_ends_are_accepted(project: Path, capsys: Capture) -> None:
     """The largest count and both extreme exit codes work, and the exit codes are stored as given."""
     for argv in (["events", "list", "--last", str(COUNT_MAX)], ["events", "tail", "-n", str(COUNT_MAX)],
@@ -77,7 +87,8 @@ def test_bounded_int_names_the_range_and_shows_the_value_safely() -> None:
     """The shared type refuses non-integers and out-of-range values with one line, clipping and neutralizing input."""
     parse = bounded_int(0, 10)
     assert parse("7") == 7 and parse(" 10 ") == 10
-    for text in ("11", "-1", "seven", "1" * 5000, "\x9b2J\u202e"):
+    # digits int() reads that no one types (was: `--exit-code ٣` recorded 3): Arabic-Indic, full-width, `_`, `+`
+    for text in ("11", "-1", "seven", "1" * 5000, "\x9b2J\u202e", "\u0663", "\uff10", "1_0", "+5", "- 5", "5\n"):
         with pytest.raises(argparse.ArgumentTypeError) as caught:
             parse(text)
         message = str(caught.value)

@@ -351,8 +351,9 @@ def test_default_export_through_the_users_own_link_to_the_project(exported: tupl
 @pytest.mark.parametrize("standing", ["file", "fifo", "under-a-file", "bundle-is-a-folder"])
 def test_export_to_an_out_path_it_cannot_write_fails_with_one_line(exported: tuple[World, Path], tmp_path: Path,
                                                                    standing: str) -> None:
-    """--out naming a file, a FIFO, a path below a file, or a folder whose context.bundle is a folder: exit 5
-    (write failed) with one line naming the path, no temp file left (was an internal error, exit 70)."""
+    """--out naming a file, a FIFO or a path below a file: exit 5 (write failed) with one line naming the path, no
+    temp file left (was an internal error, exit 70); a folder whose context.bundle is a folder: exit 2, refused as
+    no earlier export's."""
     from continuity.core.errors import EXIT_WRITE_FAILED
 
     world, _ = exported
@@ -370,8 +371,11 @@ def test_export_to_an_out_path_it_cannot_write_fails_with_one_line(exported: tup
         (out / "context.bundle").mkdir(parents=True)
     before = sorted(spot.rglob("*"))
     code, answer = cli("work", "export", "--out", str(out), "--root", str(world.a))
-    assert code == EXIT_WRITE_FAILED, answer
-    assert answer["message"].startswith(f"export failed: {spot}")
+    if standing == "bundle-is-a-folder":  # refused before anything is written: it is no earlier export's
+        assert code == EXIT_USAGE and "already holds context.bundle" in answer["message"], answer
+    else:
+        assert code == EXIT_WRITE_FAILED, answer
+        assert answer["message"].startswith(f"export failed: {spot}")
     assert sorted(spot.rglob("*")) == before
 
 
@@ -652,3 +656,25 @@ def test_a_manifest_naming_an_invalid_project_is_a_refused_transfer(exported: tu
     assert code == EXIT_INVARIANT, out
     assert out["message"].startswith("Refused import: invalid transfer manifest: invalid project name")
     assert folder_state(c) == before
+
+
+@pytest.mark.parametrize("planted", ["manifest.json", "context.bundle", "both"])
+def test_export_never_replaces_files_that_are_no_earlier_export(exported: tuple[World, Path], tmp_path: Path,
+                                                                 planted: str) -> None:
+    """`work export --out DIR` replaced a user's own manifest.json (or, as root, one under /etc) without a word:
+    a folder holding either name, not from an earlier export, is refused (exit 2, one line, nothing written, the
+    branch not recorded on); an earlier export's folder is written again."""
+    world, folder = exported
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    names = ["manifest.json", "context.bundle"] if planted == "both" else [planted]
+    for name in names:
+        (theirs / name).write_text('{"mine": true}\n')
+    code, out = cli("work", "export", "--out", str(theirs), "--root", str(world.a))
+    assert code == EXIT_USAGE and "not from an earlier export" in out["message"], out
+    assert sorted(path.name for path in theirs.iterdir()) == sorted(names)
+    assert all((theirs / name).read_text() == '{"mine": true}\n' for name in names)
+    append(world.a, "a later event")
+    code, out = cli("work", "export", "--out", str(folder), "--root", str(world.a))
+    assert code == 0, out
+    assert json.loads((folder / "manifest.json").read_text())["events"] == out["manifest"]["events"]
