@@ -44,7 +44,7 @@ FORMAT = plain.FORMAT
 INDEX_NAME = plain.INDEX_NAME
 BUSY_MS = 10_000
 
-FTS_TABLE = f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='{plain.TOKENIZER}')"
+FTS_TABLE = f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, {plain.TOKENIZE})"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS docs(
@@ -462,7 +462,7 @@ def _scratch_tables(connection: sqlite3.Connection) -> None:
     """keep_contenders' scratch tables (the connection's own, in `temp`): the new rows' terms, the index's."""
     for statement in (
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail"
-            f" USING fts5(body, content='', tokenize='{plain.TOKENIZER}')",
+            f" USING fts5(body, content='', {plain.TOKENIZE})",
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail_rows USING fts5vocab(temp, recall_tail, row)",
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tail_instances"
             " USING fts5vocab(temp, recall_tail, instance)",

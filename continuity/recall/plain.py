@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
 
 INDEX_NAME = RECALL_INDEX_NAME
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
-SCHEMA_FORMAT = 4
+SCHEMA_FORMAT = 5
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
 ROWS_FORMAT = 2
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
@@ -42,7 +42,11 @@ MAX_TERMS = 64
 DEFAULT_LIMIT = 10
 LIMIT_MAX = 1000
 SNIPPET_TOKENS = 16
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: unicode61 reads letters by Unicode 6.1, where the Arabic letter mark and the bidi isolates (6.3) were unassigned,
+#: so it kept them inside words: `\u2066fooword\u2069` was one term, never found by `fooword`. They separate.
+TOKENIZER = "porter unicode61 remove_diacritics 2 separators '\u061c\u2066\u2067\u2068\u2069'"
+#: The tokenize option as SQL writes it in a CREATE VIRTUAL TABLE.
+TOKENIZE = "tokenize='" + TOKENIZER.replace("'", "''") + "'"
 #: How a match is marked in a snippet (the text around it is neutralized for the terminal).
 MARK_OPEN, MARK_CLOSE = "[", "]"
 #: A word: letters and digits with the combining marks that follow them (`\w` takes no mark, so a decomposed
@@ -136,7 +140,7 @@ def _check_syntax(query: str) -> None:
     """QueryError unless FTS5 parses `query` (tried on an empty table of the index's shape, in memory)."""
     if not _PROBE:
         probe = sqlite3.connect(":memory:", check_same_thread=False)
-        probe.execute(f"CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='{TOKENIZER}')")
+        probe.execute(f"CREATE VIRTUAL TABLE fts USING fts5(body, {TOKENIZE})")
         _PROBE.append(probe)
     try:
         _PROBE[0].execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,)).fetchall()
@@ -155,7 +159,7 @@ def indexed_terms(text: str) -> list[str]:
     probe = _TOKENIZERS.get(get_ident())
     if probe is None:
         probe = sqlite3.connect(":memory:", isolation_level=None)
-        probe.execute(f"CREATE VIRTUAL TABLE words USING fts5(body, tokenize='{TOKENIZER}')")
+        probe.execute(f"CREATE VIRTUAL TABLE words USING fts5(body, {TOKENIZE})")
         probe.execute("CREATE VIRTUAL TABLE words_instances USING fts5vocab(words, instance)")
         _TOKENIZERS[get_ident()] = probe
     probe.execute("BEGIN")

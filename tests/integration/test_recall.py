@@ -664,3 +664,14 @@ def test_a_search_past_its_time_budget_is_stopped_with_one_line(project: Path, c
     with pytest.raises(plain.SearchTooLong):
         call("recall", {"query": query, "match": True, "limit": 1000}, root=str(project))
     assert main(["recall", "--match", "a*", "--limit", "3"]) == 0  # a search within the budget answers
+
+
+def test_words_wrapped_in_bidi_isolates_are_found(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text copied from right-to-left sources: `\u2066fooword\u2069` was one term for the index (unicode61 reads
+    Unicode 6.1, where the isolates were unassigned) and `recall fooword` never found it; the Arabic letter mark
+    likewise. An index of the earlier format is rebuilt."""
+    wrapped = log(capsys, "log", "-m", "see \u2066fooword\u2069 now, and bar\u061cbaz")
+    plain = log(capsys, "log", "-m", "plain fooword here")
+    for query, wanted in (("fooword", {wrapped, plain}), ("baz", {wrapped}), ("bar", {wrapped})):
+        assert {hit["event_id"] for hit in recall(capsys, query)["hits"]} == wanted, query
+    assert {hit["event_id"] for hit in recall(capsys, "fooword*", "--match")["hits"]} == {wrapped, plain}
