@@ -876,11 +876,18 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
     """Write one change after copying the old file into `backups`; returns the copy's path, if any."""
     if not change.changed:
         return None
+    saved = None
+    if change.before is not None:
+        try:
+            mode, data = stat.S_IMODE(change.path.stat().st_mode), change.path.read_bytes()
+        except OSError as error:
+            raise WriteFailed(f"{change.path}: cannot read ({error.strerror or error})") from None
+        try:  # the copy first: a failure to keep it names the backups folder, not the file it was for
+            saved = backups.save(change.path, data, mode, stamp)
+        except OSError as error:
+            raise WriteFailed(f"{change.path}: not changed: its backup copy cannot be kept in {backups.folder} "
+                              f"({error.strerror or error})") from None
     try:
-        saved = None
-        if change.before is not None:
-            mode = stat.S_IMODE(change.path.stat().st_mode)
-            saved = backups.save(change.path, change.path.read_bytes(), mode, stamp)
         if change.after is not None:
             write_text_atomic(change.path, change.after)
         elif change.path.is_symlink():

@@ -528,3 +528,25 @@ def test_project_scope_targets_the_store_root_from_a_subfolder(project: Path, mo
     assert code == 0 and data["root"] == str(project)
     assert (project / ".claude" / "settings.json").is_file() and (project / "CLAUDE.md").is_file()
     assert not (sub / ".claude").exists()
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_backup_that_cannot_be_kept_names_the_backups_folder(proj: Path, capsys: Capture, action: str) -> None:
+    """The copy of the settings file could not be made (here `local/backups` is a file): the one line said
+    `.claude/settings.json: cannot write`, blaming the file that was never touched; it names the backups folder."""
+    assert main(["init", "--project", "demo"]) == 0
+    write_json(proj / ".claude" / "settings.json", SETTINGS)
+    if action == "uninstall":
+        assert main(["install", "claude-code"]) == 0
+    backups = proj / ".agent" / "runtime-continuity" / "local" / "backups"
+    if backups.exists():
+        import shutil
+
+        shutil.rmtree(backups)
+    backups.write_text("not a folder\n")
+    before = (proj / ".claude" / "settings.json").read_bytes()
+    capsys.readouterr()
+    assert main([action, "claude-code"]) == 5
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its backup copy cannot be kept in" in err and "backups" in err, err
+    assert (proj / ".claude" / "settings.json").read_bytes() == before
