@@ -232,15 +232,20 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
 
 
 def own_node(local_dir: str) -> str | None:
-    """The node id this store's machine writes under (`local/node`), without making one; None when there is none."""
+    """The node id this machine writes this store under (`local/node`, made on this host), without making one; None
+    when there is none (a store copied from another machine makes a new one on its first write)."""
     try:
-        text = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode()
+        node, _, made_on = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode(
+            ).strip().partition(" ")
     except (OSError, UnicodeDecodeError):
         return None
-    node = text.split(" ", 1)[0].strip()
-    return node if names.NODE_PATTERN.match(node) else None
+    return node if made_on == os.uname().nodename and names.NODE_PATTERN.match(node) else None
 
 
+#: How far back a clock may have gone and still follow what its own node wrote: further ahead than this, an event
+#: under this node's id is early like any other (a peer can forge one: the id is in every file name, and one
+#: followed at the end of time stopped this clone's writes). A clock reset by years shows its events as early.
+OWN_AHEAD_US = 30 * 86_400 * 1_000_000
 #: Where the node sits in an event file name: `<stamp: 22>-<node: 8>-<hash>.json`.
 _NODE_AT = slice(23, 31)
 
@@ -256,9 +261,12 @@ def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str
     listed = days if days is not None else list_days(events_dir)
     if node is None or not listed or listed[-1] <= limit:
         return limit
+    farthest = names.last_day(now_us + OWN_AHEAD_US)  # a node id is in every file name: a peer can forge ours
     for day in reversed(listed):
         if day <= limit:
             break
+        if day > farthest:
+            continue
         try:
             entries = os.listdir(os.path.join(events_dir, day))
         except OSError:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from events import clock, names
 from events.codec import Codec
-from events.durable import Head, head_of
+from events.durable import OWN_AHEAD_US, Head, head_of
 from events.errors import EventExists
 from events.log import EventLog
 from events.sealing import StoredEvent
@@ -29,8 +29,9 @@ class MemoryEventLog(EventLog):
     def _locked(self, now_us: int | None = None, node: str | None = None) -> Iterator[Head | None]:
         with self._lock:
             limit = None if now_us is None else names.last_day(now_us)  # as durable.counts_as_now
-            own = [name for name, _ in self._files if limit is not None and names.shard_of(name) > limit
-                   and name[23:31] == node]
+            farthest = None if now_us is None else names.last_day(now_us + OWN_AHEAD_US)
+            own = [name for name, _ in self._files if limit is not None and farthest is not None
+                   and limit < names.shard_of(name) <= farthest and name[23:31] == node]
             if own:
                 limit = names.last_day(clock.parse_stamp(max(own)[:22]))
             counted = [file for file in self._files if limit is None or names.shard_of(file[0]) <= limit]

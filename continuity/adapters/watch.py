@@ -32,6 +32,11 @@ def follow(
 
     from watchfiles import watch
 
+    from continuity.core.store import now_us
+    from continuity.readside.catchup import early_warning
+    from events import names
+    from events.durable import counts_as_now, own_node
+
     log = store.open_reader()
     last = after
     warned: set[str] = set()  # a file or day folder that stays unreadable is said once, not at every change
@@ -51,6 +56,13 @@ def follow(
         landed = list(log.read(after=last, on_error=skipped))
         if held:
             landed = [stored for stored in landed if stored.name < held[0]]
+        if landed and landed[-1].name[:8] > names.last_day(now_us()):  # events stamped early wait, as in reads:
+            limit = counts_as_now(store.events_dir, now_us(), own_node(store.local_dir))  # shown, the cursor
+            early = [stored.name for stored in landed if stored.name[:8] > limit]  # passed what lands after
+            landed = [stored for stored in landed if stored.name[:8] <= limit]
+            if early and early[0][:8] not in warned:
+                warned.add(early[0][:8])
+                on_warning(early_warning(sorted({name[:8] for name in early})))
         if landed and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 

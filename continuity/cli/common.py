@@ -188,8 +188,18 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-#: The common flags that take a value in the next argument.
-_VALUED = frozenset({"--root", "--log-level"})
+#: The common flags that take a value in the next argument, and those that do not (argparse takes any unique
+#: prefix of either: `--roo DIR`).
+_VALUED = ("--root", "--log-level")
+_UNVALUED = ("--json", "--debug", "--version", "--help")
+
+
+def _takes_value(arg: str) -> bool:
+    """Whether `arg` is a common flag (or a prefix argparse reads as one) whose value is the next argument."""
+    if len(arg) < 3 or not arg.startswith("--") or "=" in arg:
+        return False
+    valued = [flag for flag in _VALUED if flag.startswith(arg)]
+    return len(valued) == 1 and (arg in _VALUED or not any(flag.startswith(arg) for flag in _UNVALUED))
 
 
 def build_parser(argv: list[str] | None = None) -> Parser:
@@ -208,7 +218,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     for arg in argv or []:  # the value of a flag given before the command (`--root work`) is no command
         if not value and not arg.startswith("-"):
             words.append(arg)
-        value = arg in _VALUED and not value
+        value = _takes_value(arg) and not value
     wanted = words[0] if words else None
     names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()

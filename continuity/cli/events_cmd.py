@@ -121,7 +121,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     log = store.open_reader()
-    after = start_after(log, args.lines) if args.lines else log.head_name()
+    after = start_after(log, args.lines)
 
     def warn(message: str) -> None:
         print_warnings([one_line(message)])
@@ -134,7 +134,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     from continuity.adapters.watch import follow
 
     def ready() -> None:
-        sys.stderr.write(f"continuity: following {store.events_dir} (Ctrl-C to stop)\n")
+        sys.stderr.write(f"continuity: following {one_line(store.events_dir)} (Ctrl-C to stop)\n")
         sys.stderr.flush()
 
     follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn, on_ready=ready)

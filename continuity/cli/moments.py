@@ -71,9 +71,9 @@ def _deliver(args: argparse.Namespace, out: Output) -> int:
     total = sum(done.delivered.values())
     text = (f"checkpoint channel for team/{team}: {done.state}; nothing delivered" if not total else
             f"delivered {total} moment(s): " + ", ".join(f"{n} to {sink}" for sink, n in done.delivered.items()))
-    out.emit({"ok": not failed, "action": "moments deliver", "team": team, "channel": done.state,
-              "delivered": done.delivered, "failed": failed}, text)
-    return EXIT_WRITE_FAILED if failed else 0
+    return out.emit_report({"ok": not failed, "action": "moments deliver", "team": team, "channel": done.state,
+                            "delivered": done.delivered, "failed": failed}, text, EXIT_WRITE_FAILED if failed else 0,
+                           f"moments deliver: not delivered to {', '.join(failed)} (the lines above say why)")
 
 
 def _empty() -> Any:

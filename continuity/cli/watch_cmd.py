@@ -35,16 +35,25 @@ def print_line(out: Output, stored: Any) -> None:
     sys.stdout.flush()
 
 
+def now_head(log: Any) -> str | None:
+    """The newest event that counts as now (`durable.counts_as_now`; None: none, or a day folder that cannot be
+    listed): following from an event stamped early, nothing appended after it would ever show."""
+    from continuity.core.store import now_us
+    from events.durable import counts_as_now, own_node
+
+    try:
+        found: str | None = log.head_name(counts_as_now(log.events_dir, now_us(), own_node(log.local_dir)))
+    except OSError:  # the newest day folder cannot be listed: the read says so, from the start
+        return None
+    return found
+
+
 def start_after(log: Any, last: int) -> str | None:
     """The name to follow from so that the newest `last` events are shown first (only those are read)."""
     import itertools
 
     if last <= 0:
-        try:
-            head: str | None = log.head_name()
-        except OSError:  # the newest day folder cannot be listed: the read says so, from the start
-            return None
-        return head
+        return now_head(log)
     names = [name for name, _ in itertools.islice(
         ((name, raw) for name, raw in log.read_raw_newest_first() if not name.endswith("/")), last + 1)]
     return names[-1] if len(names) == last + 1 else None
@@ -62,7 +71,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         print_warnings([one_line(message)])
 
     def ready() -> None:
-        sys.stderr.write(f"continuity: watching {store.events_dir} (Ctrl-C to stop)\n")
+        sys.stderr.write(f"continuity: watching {one_line(store.events_dir)} (Ctrl-C to stop)\n")
         sys.stderr.flush()
 
     follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn,

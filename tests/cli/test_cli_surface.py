@@ -68,6 +68,7 @@ def test_a_root_named_like_a_command_is_a_root(tmp_path: Path, capsys: Capture, 
     assert main(["--json", "--root", folder, "events", "list"]) == 0
     assert [e["message"] for e in json.loads(capsys.readouterr().out)["events"]] == ["from the side"]
     assert main(["--log-level", "error", "--root", folder, "status"]) == 0
+    assert main(["--roo", folder, "status"]) == 0 and main(["--log-l", "error", "--root", folder, "status"]) == 0
 
 
 def test_a_failing_verify_gives_the_failure_shape_with_json(project: Path, capsys: Capture) -> None:

@@ -318,3 +318,68 @@ def test_a_clock_that_went_back_keeps_following_what_it_wrote_itself(project: Pa
     captured = capsys.readouterr()
     assert json.loads(captured.out)["next_action"] == "still ours" and "leave them out" not in captured.err
     assert main(["verify", "--json"]) == 0 and json.loads(capsys.readouterr().out)["early_day_folders"] == []
+
+
+def test_an_event_forged_under_this_nodes_id_far_ahead_is_early_too(project: Path, capsys: Capture) -> None:
+    """A node id is in every file name, so a peer can push an event under ours: stamped at the end of time, it was
+    followed as this node's own (a clock gone back) and stopped every write here for good. Past 30 days ahead, an
+    event of this node is early like any other."""
+    from events import clock
+    from events.durable import own_node
+
+    store, _ = init_store(project, project="demo", language=None)
+    assert main(["log", "-m", "before"]) == 0
+    node = own_node(store.local_dir)
+    assert node is not None
+    forged = FileEventLog(store.events_dir, store.local_dir, node=node, clock_us=lambda: clock.LAST_US)
+    forged.append(WorkLogged(project="demo", message="forged under our id"))
+    forged.close()
+    capsys.readouterr()
+    assert main(["log", "-m", "after"]) == 0
+    capsys.readouterr()
+    assert main(["verify", "--json"]) == 1  # a second child of one parent from one node: verify names the forgery
+    report = json.loads(capsys.readouterr().out)
+    assert report["early_day_folders"] == ["events/99991231/"]
+    assert report["first_problem"]["name"].startswith("99991231_") and "same node" in report["first_problem"]["reason"]
+
+
+def test_a_node_file_made_on_another_host_is_not_this_machines(project: Path, capsys: Capture,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store copied from another machine: its node's events three days ahead are early for the reads, as they
+    are for the writer, which makes a node of its own (before, reads took them as this machine's own and the
+    first write, by the new node, did not follow them)."""
+    import time
+
+    from continuity.core import store as store_module
+
+    real = time.time_ns() // 1000
+    assert main(["checkpoint", "-m", "today", "--next", "today's next"]) == 0
+    monkeypatch.setattr(store_module, "now_us", lambda: real + 3 * 86_400_000_000)
+    assert main(["checkpoint", "-m", "ahead", "--next", "ahead's next"]) == 0
+    monkeypatch.setattr(store_module, "now_us", lambda: real)
+    node_file = project / ".agent" / "runtime-continuity" / "local" / "node"
+    node_file.write_text(node_file.read_text().split(" ")[0] + " another-host\n")
+    capsys.readouterr()
+    assert main(["resume-bundle", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["next_action"] == "today's next" and "leave them out" in captured.err
+
+
+def test_replay_until_a_future_time_is_refused_beside_an_early_event(project: Path, capsys: Capture) -> None:
+    """An event stamped early made a time two days ahead look like one the log holds (exit 0, "replayed")."""
+    import time
+
+    from continuity.core.initialize import init_store as make
+    from events import clock
+
+    store, _ = make(project, project="demo", language=None)
+    main(["log", "-m", "now"])
+    real = time.time_ns() // 1000
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
+                         clock_us=lambda: real + 3 * 86_400_000_000)
+    ahead.append(WorkLogged(project="demo", message="ahead"))
+    ahead.close()
+    capsys.readouterr()
+    when = clock.iso(real + 2 * 86_400_000_000)
+    assert main(["replay", "--until", when, "--out", str(project.parent / "r")]) == 2
+    assert "is in the future" in capsys.readouterr().err

@@ -457,3 +457,13 @@ def test_racing_saves_and_deliveries_send_each_moment_once(project: Path) -> Non
     ids = [line["moment_id"] for line in outbox()]
     assert sorted(ids) == sorted(item["moment_id"] for item in listed["moments"]) and len(set(ids)) == len(ids) == 4
     assert all(item["pending"] == [] for item in listed["moments"])
+
+
+def test_a_failed_delivery_gives_the_json_failure_shape(project: Path, capsys: Capture, tmp_path: Path) -> None:
+    """`moments deliver --json` exited 5 with no exit_code or message in its JSON."""
+    configure(ok_config(command=script(tmp_path, "fail.py", "sys.stdin.read(); sys.exit(3)"), timeout_seconds=5))
+    snapshot(capsys)
+    code, out, _ = run(capsys, "moments", "deliver", "core", "--json")
+    answer = json.loads(out)
+    assert code == 5 and answer["ok"] is False and answer["exit_code"] == 5
+    assert answer["message"].startswith("moments deliver: not delivered to command")

@@ -20,13 +20,19 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(project: Path, *args: str) -> subprocess.Popen[bytes]:
+def start(project: Path, *args: str, warnings: int = 0) -> subprocess.Popen[bytes]:
+    """The command running, once it listens; `warnings`: how many warning lines may come before it says so."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     process = subprocess.Popen([sys.executable, "-m", "continuity", *args], cwd=project, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
     assert process.stderr is not None
     ready = process.stderr.readline().decode()  # the "watching ..." line comes once it listens
+    for _ in range(warnings):
+        if not ready.startswith("continuity: warning: "):
+            break
+        ready = process.stderr.readline().decode()
     assert "watching" in ready or "following" in ready, ready
+    assert "\x1b" not in ready
     return process
 
 
@@ -98,3 +104,59 @@ def test_events_tail_without_follow(project: Path) -> None:
     assert result.returncode == 0
     assert [line.split(": ", 1)[1] for line in result.stdout.splitlines()] == ["entry 3", "entry 4"]
     _ = REPO
+
+
+def test_following_past_an_event_stamped_early_shows_what_lands_after(tmp_path: Path) -> None:
+    """A teammate's event three days ahead sat at the head: `events tail -f` and `watch` started after it (or
+    moved past it), so every event appended later, which sorts before it, never showed. They follow from the
+    newest event that counts as now; the ready line shows the store's path with stand-ins (it held a raw ESC)."""
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    project = tmp_path / "p\x1b[31mq"
+    project.mkdir()
+    assert cli_process("init", "--project", "demo", cwd=project).returncode == 0
+    cli_process("log", "before", cwd=project)
+    store = Store(str(project))
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
+                         clock_us=lambda: time.time_ns() // 1000 + 3 * 86_400_000_000)
+    ahead.append(WorkLogged(project="demo", message="from three days ahead"))
+    ahead.close()
+    for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
+        follower = start(project, *args, warnings=2)
+        try:
+            cli_process("log", f"landed while {args[0]} ran", cwd=project)
+            line, _ = read_line(follower, 5.0)
+            assert f"landed while {args[0]} ran".encode() in line, line
+        finally:
+            code, err = stop(follower)
+        assert code == 0 and b"Traceback" not in err and b"\x1b" not in err, err
+
+
+def test_following_from_the_newest_lines_skips_an_early_event(tmp_path: Path) -> None:
+    """`events tail -n 2 -f` with an early event among the newest: it is not shown as landed, and what lands later
+    is."""
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    project = tmp_path / "p"
+    project.mkdir()
+    assert cli_process("init", "--project", "demo", cwd=project).returncode == 0
+    cli_process("log", "old", cwd=project)
+    store = Store(str(project))
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
+                         clock_us=lambda: time.time_ns() // 1000 + 3 * 86_400_000_000)
+    ahead.append(WorkLogged(project="demo", message="from three days ahead"))
+    ahead.close()
+    tail = start(project, "events", "tail", "-n", "2", "--follow", warnings=2)
+    try:
+        first, _ = read_line(tail, 5.0)
+        assert b"old" in first
+        cli_process("log", "fresh", cwd=project)
+        line, _ = read_line(tail, 5.0)
+        assert b"fresh" in line, line
+    finally:
+        code, err = stop(tail)
+    assert code == 0 and b"Traceback" not in err
