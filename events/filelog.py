@@ -63,14 +63,17 @@ class FileEventLog(DurableFolder, EventLog):
             return
         yield from self.read_files(day, wanted, unreadable_as_empty=True)
 
-    def read_raw_newest_first(self, after: str | None = None) -> Iterator[tuple[str, bytes]]:
-        """(file name, bytes) of the events after the named one, newest first, day folder by day folder.
+    def read_raw_newest_first(self, after: str | None = None, limit: str | None = None) -> Iterator[tuple[str, bytes]]:
+        """(file name, bytes) of the events after the named one, newest first, day folder by day folder (those up to
+        the day `limit`, when given: `durable.counts_as_now`).
 
         Only the folders it gets to are listed and only the files it gets to are read, so
         the newest few events of a year-long log cost one day's listing, not the year's.
         """
         after_day = names.shard_of(after) if after else ""
         for day in reversed(list_days(self.events_dir)):
+            if limit is not None and day > limit:
+                continue
             if day < after_day:
                 return
             try:

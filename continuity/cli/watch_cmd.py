@@ -35,14 +35,19 @@ def print_line(out: Output, stored: Any) -> None:
     sys.stdout.flush()
 
 
-def now_head(log: Any) -> str | None:
-    """The newest event that counts as now (`durable.counts_as_now`; None: none, or a day folder that cannot be
-    listed): following from an event stamped early, nothing appended after it would ever show."""
+def now_limit(log: Any) -> str:
+    """The newest day folder that counts as now (`durable.counts_as_now`): following from an event stamped early,
+    nothing appended after it (sorting before it) would ever show."""
     from continuity.core.store import now_us
     from events.durable import counts_as_now, own_node
 
+    return counts_as_now(log.events_dir, now_us(), own_node(log.local_dir))
+
+
+def now_head(log: Any) -> str | None:
+    """The newest event that counts as now (None: none, or a day folder that cannot be listed)."""
     try:
-        found: str | None = log.head_name(counts_as_now(log.events_dir, now_us(), own_node(log.local_dir)))
+        found: str | None = log.head_name(now_limit(log))
     except OSError:  # the newest day folder cannot be listed: the read says so, from the start
         return None
     return found
@@ -55,7 +60,8 @@ def start_after(log: Any, last: int) -> str | None:
     if last <= 0:
         return now_head(log)
     names = [name for name, _ in itertools.islice(
-        ((name, raw) for name, raw in log.read_raw_newest_first() if not name.endswith("/")), last + 1)]
+        ((name, raw) for name, raw in log.read_raw_newest_first(limit=now_limit(log)) if not name.endswith("/")),
+        last + 1)]
     return names[-1] if len(names) == last + 1 else None
 
 

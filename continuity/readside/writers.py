@@ -441,7 +441,10 @@ REPLAY_WRITES = ("state.json", "projects.json", "archive.schema.json", "archives
 
 
 def _sweep_earlier_replay(out: str) -> None:
-    """Remove what an earlier replay wrote into `out` (a link is removed, never followed); other files stay."""
+    """Remove what an earlier replay wrote into `out` (a link is removed, never followed); other files stay.
+
+    OSError names the path that could not be removed; what was removed before it stays removed (the replay then
+    writes nothing, and says so: run it again once the path can go)."""
     import shutil
     import stat
 
@@ -466,19 +469,27 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     last_name, _ = resolve_point(log, until, "--until")
     _check_out_folder(store, out)
     try:
-        if os.path.lexists(os.path.join(out, REPLAY_MARK)):
-            _sweep_earlier_replay(out)
         os.makedirs(out, exist_ok=True)
-        write_if_changed(os.path.join(out, REPLAY_MARK), b"written by `continuity replay`\n")
+        mark = os.open(os.path.join(out, REPLAY_MARK), osfs.UPDATE, 0o644)
     except OSError as error:
-        raise WriteFailed(f"replay not written: {error.strerror or error} ({out})") from None
-    writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))
-    names = tuple(REGISTRY)
-    writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
-    warnings: list[str] = []
-    models = models_until(log, last_name, warnings, names, writers=writers)
-    flush(writers)
-    _write_documents(out, models, contexts=os.path.join(out, "contexts"))
+        raise WriteFailed(f"replay not written: {error.strerror or error} ({error.filename or out})") from None
+    try:  # held on the mark: two replays into one folder run one after the other (one swept the other's files)
+        osfs.lock(mark)
+        try:
+            if os.fstat(mark).st_size == 0:
+                os.write(mark, b"written by `continuity replay`\n")
+            _sweep_earlier_replay(out)
+        except OSError as error:  # the path that failed, not the folder
+            raise WriteFailed(f"replay not written: {error.strerror or error} ({error.filename or out})") from None
+        writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))
+        names = tuple(REGISTRY)
+        writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
+        warnings: list[str] = []
+        models = models_until(log, last_name, warnings, names, writers=writers)
+        flush(writers)
+        _write_documents(out, models, contexts=os.path.join(out, "contexts"))
+    finally:
+        os.close(mark)
     return {"out": out, "events": models.events_folded, "last_event": models.last_name,
             "warnings": warnings + [line for each in writers.values() for line in each.warnings]}
 

@@ -233,6 +233,10 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
         if reason is None:
             reason = validate_marks(marks, position, days)
         outcome = CatchUp(rebuilt=reason is not None, reason=reason)
+        if days.early:
+            from continuity.readside.catchup import early_warning
+
+            outcome.warnings.append(early_warning(days.early))
         projects: set[str] = set()
         if reason is None:
             projects = set(projects_of(connection))

@@ -322,10 +322,11 @@ def _current(events_dir: str, position: str | None, marks: dict[str, list[int]])
     from events import names
     from events.durable import counts_as_now, list_days, own_node
 
-    days = list_days(events_dir)  # later days hold events stamped early: the index leaves them out
+    days = list_days(events_dir)
     limit = counts_as_now(events_dir, store.now_us(), own_node(os.path.join(os.path.dirname(events_dir), "local")),
                           days)
-    days = [day for day in days if day <= limit]
+    if days and days[-1] > limit:  # days of events stamped early: the index leaves them out, and the answer says so
+        return False
     if set(marks) - set(days):
         return False
     last_day = position[:8] if position else ""

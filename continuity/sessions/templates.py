@@ -48,35 +48,48 @@ SECTION_ORDER = (
 )
 
 
-def _bullets(items: list[str], none: str) -> str:
-    return "\n".join(f"- {item}" for item in items) if items else none
+def _bullets(items: list[str], none: str, *, safe: bool = True) -> str:
+    """One list item per entry (each one item however many lines it holds: `block`), or `none`."""
+    from continuity.core.text import block
+
+    return "\n".join(f"- {block(item) if safe else item}" for item in items) if items else none
 
 
 def render_archive_markdown(record: Any, language: str) -> str:
-    """The user-level Markdown of an archive record, in `language` (en or zh)."""
+    """The user-level Markdown of an archive record, in `language` (en or zh).
+
+    Text from events goes through `block` (or `one_line` inside a line, or a code line): a reason or a
+    goal holding `\n## Next action\n...` (a peer's archive, synced in) forged a section agents read first.
+    """
+    from continuity.core.text import block, one_line
+
     template = TEMPLATES.get(language, TEMPLATES["en"])
     none = template["none"]
     state = record.state
+
+    def text(value: str | None) -> str:
+        return block(value) if value else none
+
     values = {
-        "project": record.project,
-        "archive_id": record.archive_id,
-        "created_at": record.created_at,
-        "source_host": record.source_host or none,
-        "target_host": record.target_host or none,
-        "reason": record.reason or none,
-        "gate": record.gate or none,
-        "current_goal": state.current_goal or none,
-        "next_action": record.restore.next_action,
-        "in_progress": state.in_progress or none,
+        "project": one_line(record.project),
+        "archive_id": one_line(record.archive_id),
+        "created_at": one_line(record.created_at),
+        "source_host": text(record.source_host),
+        "target_host": text(record.target_host),
+        "reason": text(record.reason),
+        "gate": text(record.gate),
+        "current_goal": text(state.current_goal),
+        "next_action": block(record.restore.next_action),
+        "in_progress": text(state.in_progress),
         "next": _bullets(state.next, none),
         "blockers": _bullets(state.blockers, none),
         "done": _bullets(state.done, none),
-        "git_root": record.git.root or none,
-        "git_branch": record.git.branch or none,
-        "git_head": record.git.head or none,
+        "git_root": text(record.git.root),
+        "git_branch": text(record.git.branch),
+        "git_head": text(record.git.head),
         "dirty_files": _bullets(record.refs.dirty_files, none),
         "read_first": _bullets(record.restore.read_first, none),
-        "commands": "\n".join(f"    {command}" for command in record.restore.commands) or none,
+        "commands": "\n".join(f"    {one_line(command)}" for command in record.restore.commands) or none,
     }
     return "\n\n".join(template[key].format(**values) for key in SECTION_ORDER) + "\n"
 
@@ -132,7 +145,8 @@ def render_seed_markdown(record: Any, recent_commits: str) -> str:
     return SEED_TEMPLATE.format(
         project=record.project, stamp=record.archive_id.removeprefix("RC-"), root=record.git.root or "",
         branch=record.git.branch or "(非 Git 目录)", recent=recent_commits or "(无 git 历史)",
-        done=_bullets(state.done, SEED_PLACEHOLDER), in_progress=state.in_progress or SEED_PLACEHOLDER,
-        next=_bullets(state.next, SEED_PLACEHOLDER), blockers=_bullets(state.blockers, SEED_PLACEHOLDER),
+        done=_bullets(state.done, SEED_PLACEHOLDER, safe=False), in_progress=state.in_progress or SEED_PLACEHOLDER,
+        next=_bullets(state.next, SEED_PLACEHOLDER, safe=False),
+        blockers=_bullets(state.blockers, SEED_PLACEHOLDER, safe=False),
         dirty="\n".join(record.refs.dirty_files) or "(无)",
     )

@@ -383,3 +383,34 @@ def test_replay_until_a_future_time_is_refused_beside_an_early_event(project: Pa
     when = clock.iso(real + 2 * 86_400_000_000)
     assert main(["replay", "--until", when, "--out", str(project.parent / "r")]) == 2
     assert "is in the future" in capsys.readouterr().err
+
+
+def test_every_read_of_the_newest_events_leaves_early_ones_out(project: Path, capsys: Capture) -> None:
+    """With two events stamped three days ahead: `events tail -n 2` followed from them (nothing ever showed);
+    seed 004's `runtime-continuity resume-bundle` listed them first and `archive` stored them in `latest_events`;
+    `recall` left them out without a word. Now each leaves them out, and recall says so."""
+    import time
+
+    from continuity.adapters.compat.runtime_continuity import main as compat_main
+    from continuity.cli.watch_cmd import start_after
+
+    store, _ = init_store(project, project="demo", language=None)
+    for text in ("one zebra", "two zebra"):
+        assert main(["log", "-m", text]) == 0
+    real = time.time_ns() // 1000
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
+                         clock_us=lambda: real + 3 * 86_400_000_000)
+    for text in ("ahead zebra one", "ahead zebra two"):
+        ahead.append(WorkLogged(project="demo", message=text))
+    ahead.close()
+    newest = [path.name for path in all_event_files(project) if "teammate" not in path.name]
+    assert start_after(store.open_reader(), 1) == newest[0]  # follow after the first: the second shows
+    capsys.readouterr()
+    assert compat_main(["resume-bundle", "--project", "demo"]) == 0
+    bundle = json.loads(capsys.readouterr().out)
+    listed = json.dumps(bundle["runtime_events"])
+    assert "teammate" not in listed and newest[-1] in listed
+    assert main(["recall", "zebra", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert [hit["snippet"] for hit in answer["hits"]] and all("ahead" not in hit["snippet"] for hit in answer["hits"])
+    assert any("leave them out" in warning for warning in answer["warnings"])

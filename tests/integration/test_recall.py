@@ -529,8 +529,9 @@ def test_the_fast_path_steps_aside_unless_the_index_is_current(corpus: dict[str,
     assert not fast_answers(capsys, argv)
     recall(capsys, "warm")
     assert fast_answers(capsys, argv)
-    Path(store.events_dir, "20991231").mkdir()  # a day stamped early: neither the index nor the fast path reads it
-    assert fast_answers(capsys, argv)
+    Path(store.events_dir, "20991231").mkdir()  # a day of events stamped early: the typed path answers, and warns
+    assert not fast_answers(capsys, argv)
+    Path(store.events_dir, "20991231").rmdir()
     log(capsys, "log", "-m", "WAL elsewhere", "--project", "other")
     recall(capsys, "warm")
     assert not fast_answers(capsys, argv)  # two projects: the rows must be read to filter

@@ -402,3 +402,49 @@ def test_a_replay_over_unreadable_events_fails_open_or_names_the_event(repo: Pat
     code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
     assert (code, out) == (1, "") and err.count("\n") == 1
     assert err.startswith(f"continuity: error: --as-of: event {event['event_id']} cannot be read (")
+
+
+def test_two_replays_into_one_folder_each_leave_their_whole_output(repo: Path, capsys: Capture) -> None:
+    """Two `replay --out R` at once: one swept the files the other was writing (it exited 0 with a partial
+    archives/), or failed with "No such file or directory". They take turns on the folder's mark now."""
+    import concurrent.futures
+
+    from tests.helpers import cli_process
+
+    early = newest_event(capsys, repo, "demo")["event_id"]
+    for index in range(3):
+        run(capsys, repo, "archive", "--gate", "agent", "--reason", f"archive {index}")
+    late = newest_event(capsys, repo, "demo")["event_id"]
+    expected = {}
+    shared = repo.parent / "shared"
+    for name, point in (("early", early), ("late", late)):  # one after the other (paths inside name the folder)
+        assert run(capsys, repo, "replay", "--until", point, "--out", str(shared))[0] == 0
+        expected[name] = contents(shared)
+    assert expected["early"] != expected["late"]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for _ in range(4):
+            done = list(pool.map(lambda point: cli_process("replay", "--until", point, "--out", str(shared), cwd=repo),
+                                 (early, late)))
+            assert [result.returncode for result in done] == [0, 0], [result.stderr for result in done]
+            assert contents(shared) in (expected["early"], expected["late"])
+
+
+def test_a_sweep_that_fails_names_the_path(repo: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of the earlier replay that cannot be removed: exit 5, one line naming it (it named the folder)."""
+    import errno
+    import shutil
+
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    run(capsys, repo, "archive", "--gate", "agent", "--reason", "later")
+    out = repo.parent / "incident"
+    assert run(capsys, repo, "replay", "--until", newest_event(capsys, repo, "demo")["event_id"], "--out",
+               str(out))[0] == 0
+    stuck = out / "contexts"
+
+    def refuse(path: str, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted", str(stuck / "x.md"))
+
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
+    assert (code, stdout) == (5, "") and err.count("\n") == 1
+    assert f"({stuck / 'x.md'})" in err and "Operation not permitted" in err

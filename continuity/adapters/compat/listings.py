@@ -55,15 +55,20 @@ def event_listing(root: str, count: int) -> list[str]:
     Seed 004's store held only those; continuity's log also holds archives, team snapshots, tasks
     and more, which would push the work log out of `runtime_events` and an archive's `latest_events`.
     """
+    from continuity.core.store import now_us
     from events import names
-    from events.durable import DurableFolder
+    from events.durable import DurableFolder, counts_as_now, own_node
 
     base = os.path.join(root, STORE_REL, "events")
-    folder = DurableFolder(base, os.path.join(root, STORE_REL, "local"))  # moves the first release's hour folders
+    local = os.path.join(root, STORE_REL, "local")
+    folder = DurableFolder(base, local)  # moves the first release's hour folders
     try:
         days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
     except OSError:
         return []
+    if days and days[0] > names.last_day(now_us()):  # events stamped early wait, as in continuity's own reads
+        limit = counts_as_now(base, now_us(), own_node(local))
+        days = [day for day in days if day <= limit]
     found: list[str] = []
     scanned = 0
     for day in days:
