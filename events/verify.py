@@ -208,5 +208,6 @@ class _Pass:
                 suspects = dead_ends if 0 < len(dead_ends) < len(siblings) else siblings[1:]
                 for child in suspects:
                     self.report.problems.append(
-                        Problem(child, "forged or replayed: a second child of one parent from the same node")
+                        Problem(child, "forged or replayed: a second child of one parent from the same node (or "
+                                       "written after that node's clock went back by more than 30 days)")
                     )
