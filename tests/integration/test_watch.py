@@ -106,23 +106,28 @@ def test_events_tail_without_follow(project: Path) -> None:
     _ = REPO
 
 
-def test_following_past_an_event_stamped_early_shows_what_lands_after(tmp_path: Path) -> None:
-    """A teammate's event three days ahead sat at the head: `events tail -f` and `watch` started after it (or
-    moved past it), so every event appended later, which sorts before it, never showed. They follow from the
-    newest event that counts as now; the ready line shows the store's path with stand-ins (it held a raw ESC)."""
+def with_an_early_event(project: Path, logged: str) -> Path:
+    """A new project at `project` with one event `logged` now, then a teammate's event stamped three days ahead."""
     from continuity.core.store import Store
     from events.filelog import FileEventLog
     from events.worklog import WorkLogged
 
-    project = tmp_path / "p\x1b[31mq"
     project.mkdir()
     assert cli_process("init", "--project", "demo", cwd=project).returncode == 0
-    cli_process("log", "before", cwd=project)
+    cli_process("log", logged, cwd=project)
     store = Store(str(project))
     ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
                          clock_us=lambda: time.time_ns() // 1000 + 3 * 86_400_000_000)
     ahead.append(WorkLogged(project="demo", message="from three days ahead"))
     ahead.close()
+    return project
+
+
+def test_following_past_an_event_stamped_early_shows_what_lands_after(tmp_path: Path) -> None:
+    """A teammate's event three days ahead sat at the head: `events tail -f` and `watch` started after it (or
+    moved past it), so every event appended later, which sorts before it, never showed. They follow from the
+    newest event that counts as now; the ready line shows the store's path with stand-ins (it held a raw ESC)."""
+    project = with_an_early_event(tmp_path / "p\x1b[31mq", "before")
     for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
         follower = start(project, *args, warnings=2)
         try:
@@ -137,19 +142,7 @@ def test_following_past_an_event_stamped_early_shows_what_lands_after(tmp_path: 
 def test_following_from_the_newest_lines_skips_an_early_event(tmp_path: Path) -> None:
     """`events tail -n 2 -f` with an early event among the newest: it is not shown as landed, and what lands later
     is."""
-    from continuity.core.store import Store
-    from events.filelog import FileEventLog
-    from events.worklog import WorkLogged
-
-    project = tmp_path / "p"
-    project.mkdir()
-    assert cli_process("init", "--project", "demo", cwd=project).returncode == 0
-    cli_process("log", "old", cwd=project)
-    store = Store(str(project))
-    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",
-                         clock_us=lambda: time.time_ns() // 1000 + 3 * 86_400_000_000)
-    ahead.append(WorkLogged(project="demo", message="from three days ahead"))
-    ahead.close()
+    project = with_an_early_event(tmp_path / "p", "old")
     tail = start(project, "events", "tail", "-n", "2", "--follow", warnings=2)
     try:
         first, _ = read_line(tail, 5.0)
