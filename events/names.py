@@ -91,6 +91,20 @@ def last_day(now_us: int) -> str:
     return clock.stamp(max(min(now_us + EARLY_AFTER_US, clock.LAST_US), clock.FIRST_US))[:8]
 
 
+#: Why a reader leaves out an event whose content disagrees with its file name (verify's words for it).
+FORGED = "renamed or forged: its event_id or created_at is not what its file name spells (see `continuity verify`)"
+
+
+def content_matches(name: str, event_id: str, created_at: str) -> bool:
+    """Whether an event's id and time are the ones its file name spells (a well-formed name; cheap: no parsing).
+
+    A file whose content claims another id (another event's: an impersonation) or another time is
+    what `verify` calls renamed or forged; the read models and the recall index leave it out.
+    """
+    return (event_id[4:] == name[:31] and event_id[:4] == "RCE-" and created_at == (
+        f"{name[:4]}-{name[4:6]}-{name[6:8]}T{name[9:11]}:{name[11:13]}:{name[13:15]}.{name[16:22]}Z"))
+
+
 def id_of_name(name: str) -> str:
     """The event id a well-formed file name stands for."""
     parsed = parse_name(name)

@@ -662,6 +662,10 @@ def _fold_day(
             # A kind this version does not know (a newer writer's) reads no better next time: said once. One that
             # could not be read or parsed (no permission, a copy caught mid-write) is tried again.
             retry = not isinstance(error, UnknownEventType)
+        else:
+            if not names.content_matches(name, event.event_id, event.created_at):  # said once, like a kind unknown
+                skipped.append(f"{name}: {names.FORGED}")
+                event = None
         for track in partial:
             if track.position is not None and name <= track.position:
                 continue

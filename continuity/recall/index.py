@@ -291,6 +291,9 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             except EventUndecodable as error:
                 skipped.append(f"{name}: {unreadable_error(raw, error)}")
                 event = None
+            if event is not None and not names.content_matches(name, event.event_id, event.created_at):
+                skipped.append(f"{name}: {names.FORGED}")  # never found under another event's id or time
+                event = None
             if event is not None:
                 body = texts.text_of(event)
                 if body:
