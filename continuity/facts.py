@@ -36,10 +36,9 @@ def clock_ahead_warning(log: Any, now: int) -> str | None:
     carries that future time; saying so is all a reader can do.
     """
     from events import names
-    from events.durable import counts_as_now, own_node
 
     try:  # the head new events follow: events stamped early (past counts_as_now) wait, and the catch-up says so
-        head = log.head_name(counts_as_now(log.events_dir, now, own_node(log.local_dir)))
+        head = log.head_name(log.now_limit(now))
     except OSError:  # a day folder that cannot be listed: the read that needs it says so
         return None
     parsed = names.parse_name(head) if head else None

@@ -250,39 +250,40 @@ OWN_AHEAD_US = 30 * 86_400 * 1_000_000
 _NODE_AT = slice(23, 31)
 
 
-def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str] | None = None) -> str:
-    """The newest day folder whose events count as now (`names.last_day`), for a clock reading `now_us`.
+def now_limit(now_us: int, node: str | None, days: list[str], entries_of: Callable[[str], list[str]]) -> str:
+    """The newest day whose events count as now (`names.last_day`), for a clock reading `now_us`: the rule alone.
 
-    Later day folders hold events stamped early, which wait; but not this node's own: a clock that
-    went back (a machine that lost its time) finds what it wrote itself later than it reads, and
-    then the newest of those counts as now. Only the day folders past the clock's limit are listed.
+    Later days hold events stamped early, which wait; but not this node's own: a clock that went
+    back (a machine that lost its time) finds what it wrote itself later than it reads, and then the
+    newest of those counts as now. `days` are the log's days, oldest first; `entries_of(day)` names
+    a day's files, asked only for days past the clock's limit.
     """
     limit = names.last_day(now_us)
-    listed = days if days is not None else list_days(events_dir)
-    if node is None or not listed or listed[-1] <= limit:
+    if node is None or not days or days[-1] <= limit:
         return limit
     farthest = names.last_day(now_us + OWN_AHEAD_US)  # a node id is in every file name: a peer can forge ours
-    for day in reversed(listed):
+    for day in reversed(days):
         if day <= limit:
             break
         if day > farthest:
             continue
-        try:
-            entries = os.listdir(os.path.join(events_dir, day))
-        except OSError:
-            continue
-        own = [entry for entry in entries if len(entry) == names.NAME_LENGTH and entry[_NODE_AT] == node
+        own = [entry for entry in entries_of(day) if len(entry) == names.NAME_LENGTH and entry[_NODE_AT] == node
                and entry.startswith(day) and names.parse_name(entry) is not None]
         if own:
             return names.last_day(clock.parse_stamp(max(own)[:22]))
     return limit
 
 
-def early_days(events_dir: str, now_us: int, node: str | None) -> list[str]:
-    """The day folders past what counts as now (`counts_as_now`): their events are stamped early, and wait."""
-    days = list_days(events_dir)
-    limit = counts_as_now(events_dir, now_us, node, days)
-    return [day for day in days if day > limit]
+def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str] | None = None) -> str:
+    """`now_limit` over an events folder (its day folders listed unless given)."""
+
+    def entries_of(day: str) -> list[str]:
+        try:
+            return os.listdir(os.path.join(events_dir, day))
+        except OSError:
+            return []
+
+    return now_limit(now_us, node, days if days is not None else list_days(events_dir), entries_of)
 
 
 #: The names of the first release's hour folders.
@@ -386,6 +387,16 @@ class DurableFolder:
         self.hours_left: str | None = None  # why a day listing left some of them unread (for a reader to warn)
         self._lock_fd: int | None = None
         self._hint_fd: int | None = None
+
+    def now_limit(self, now_us: int, days: list[str] | None = None) -> str:
+        """For a reader: the newest day folder that counts as now, with this machine's own node (`counts_as_now`)."""
+        return counts_as_now(self.events_dir, now_us, own_node(self.local_dir), days)
+
+    def early_days(self, now_us: int) -> list[str]:
+        """The day folders past what counts as now: their events are stamped early, and wait."""
+        days = list_days(self.events_dir)
+        limit = self.now_limit(now_us, days)
+        return [day for day in days if day > limit]
 
     def path_of(self, name: str) -> str:
         """Where the event file of this name lives."""

@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from events import clock, names
+from events import names
 from events.codec import Codec
-from events.durable import OWN_AHEAD_US, Head, head_of
+from events.durable import Head, head_of, now_limit
 from events.errors import EventExists
 from events.log import EventLog
 from events.sealing import StoredEvent
@@ -28,12 +28,11 @@ class MemoryEventLog(EventLog):
     @contextmanager
     def _locked(self, now_us: int | None = None, node: str | None = None) -> Iterator[Head | None]:
         with self._lock:
-            limit = None if now_us is None else names.last_day(now_us)  # as durable.counts_as_now
-            farthest = None if now_us is None else names.last_day(now_us + OWN_AHEAD_US)
-            own = [name for name, _ in self._files if limit is not None and farthest is not None
-                   and limit < names.shard_of(name) <= farthest and name[23:31] == node]
-            if own:
-                limit = names.last_day(clock.parse_stamp(max(own)[:22]))
+            limit = None
+            if now_us is not None:  # the file log's rule, over the names held here
+                days = sorted({names.shard_of(name) for name, _ in self._files})
+                limit = now_limit(now_us, node, days,
+                                  lambda day: [name for name, _ in self._files if names.shard_of(name) == day])
             counted = [file for file in self._files if limit is None or names.shard_of(file[0]) <= limit]
             yield head_of(*counted[-1]) if counted else None
 

@@ -35,7 +35,6 @@ def follow(
     from continuity.core.store import now_us
     from continuity.readside.catchup import early_warning
     from events import names
-    from events.durable import counts_as_now, own_node
 
     log = store.open_reader()
     last = after
@@ -57,7 +56,7 @@ def follow(
         if held:
             landed = [stored for stored in landed if stored.name < held[0]]
         if landed and landed[-1].name[:8] > names.last_day(now_us()):  # events stamped early wait, as in reads:
-            limit = counts_as_now(store.events_dir, now_us(), own_node(store.local_dir))  # shown, the cursor
+            limit = log.now_limit(now_us())  # shown, the cursor
             early = [stored.name for stored in landed if stored.name[:8] > limit]  # passed what lands after
             landed = [stored for stored in landed if stored.name[:8] <= limit]
             if early and early[0][:8] not in warned:

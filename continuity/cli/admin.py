@@ -79,9 +79,8 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     ahead = clock_ahead_warning(store.open_reader(), now_us())
     from continuity.readside.catchup import early_warning
-    from events.durable import early_days, own_node
 
-    early = early_days(store.events_dir, now_us(), own_node(store.local_dir))
+    early = store.open_reader().early_days(now_us())
     from continuity.core.leftovers import stale_temps_everywhere
 
     temps = stale_temps_everywhere(store, now_us() / 1e6)

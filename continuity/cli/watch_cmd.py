@@ -39,9 +39,9 @@ def now_limit(log: Any) -> str:
     """The newest day folder that counts as now (`durable.counts_as_now`): following from an event stamped early,
     nothing appended after it (sorting before it) would ever show."""
     from continuity.core.store import now_us
-    from events.durable import counts_as_now, own_node
 
-    return counts_as_now(log.events_dir, now_us(), own_node(log.local_dir))
+    found: str = log.now_limit(now_us())
+    return found
 
 
 def now_head(log: Any) -> str | None:

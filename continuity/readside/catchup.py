@@ -23,7 +23,7 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.durable import counts_as_now, hour_folders, hours_left_warning, own_node, unreadable_error
+from events.durable import hour_folders, hours_left_warning, unreadable_error
 from events.errors import ContinuityError, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
@@ -256,7 +256,7 @@ class Days:
         #: With `now_us`, the day folders past what counts as now: their events are stamped early, and wait.
         self.early: list[str] = []
         if now_us is not None and self.days and self.days[-1] > names.last_day(now_us):
-            limit = counts_as_now(self.events_dir, now_us, own_node(log.local_dir), self.days)
+            limit = log.now_limit(now_us, self.days)
             cut = bisect.bisect_right(self.days, limit)
             self.days, self.early = self.days[:cut], self.days[cut:]
         self._mtimes: dict[str, int] = {}

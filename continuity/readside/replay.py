@@ -50,12 +50,10 @@ def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str
 def _head_us(log: EventLog) -> int:
     """The newest event's time (0 when none, or when it cannot be found)."""
     from continuity.core.store import now_us
-    from events.durable import counts_as_now, own_node
     from events.filelog import FileEventLog
 
     try:  # the head that counts as now: an event stamped early holds no time an audit may replay yet
-        head = log.head_name(counts_as_now(log.events_dir, now_us(), own_node(log.local_dir))) \
-            if isinstance(log, FileEventLog) else log.head_name()
+        head = log.head_name(log.now_limit(now_us())) if isinstance(log, FileEventLog) else log.head_name()
     except OSError:
         return 0
     parsed = names.parse_name(head) if head else None

@@ -57,17 +57,16 @@ def event_listing(root: str, count: int) -> list[str]:
     """
     from continuity.core.store import now_us
     from events import names
-    from events.durable import DurableFolder, counts_as_now, own_node
+    from events.durable import DurableFolder
 
     base = os.path.join(root, STORE_REL, "events")
-    local = os.path.join(root, STORE_REL, "local")
-    folder = DurableFolder(base, local)  # moves the first release's hour folders
+    folder = DurableFolder(base, os.path.join(root, STORE_REL, "local"))  # moves the first release's hour folders
     try:
         days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
     except OSError:
         return []
     if days and days[0] > names.last_day(now_us()):  # events stamped early wait, as in continuity's own reads
-        limit = counts_as_now(base, now_us(), own_node(local))
+        limit = folder.now_limit(now_us())
         days = [day for day in days if day <= limit]
     found: list[str] = []
     scanned = 0
