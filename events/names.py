@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from events import clock
-from events.clock import is_date
 from events.records import NamedTuple
 
 #: A stamp (UTC microseconds) and a node id, as regular-expression text (archive and Markdown names use them too).
@@ -61,7 +60,7 @@ def is_day(text: str) -> bool:
     """Whether `text` is a day folder's name: `YYYYMMDD` of a real date from the year 1 to 9999."""
     known = _DAYS.get(text)
     if known is None:
-        known = len(text) == 8 and text.isascii() and text.isdigit() and is_date(
+        known = len(text) == 8 and text.isascii() and text.isdigit() and clock.is_date(
             int(text[:4]), int(text[4:6]), int(text[6:]))
         if len(_DAYS) < 100_000:  # a store holds a few thousand days; junk names never grow it past a bound
             _DAYS[text] = known

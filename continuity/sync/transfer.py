@@ -266,12 +266,9 @@ def _refuse_foreign_files(folder: str) -> None:
         return
     try:
         read_manifest(folder)
-        earlier = os.path.isfile(os.path.join(folder, TRANSFER_MANIFEST))
     except TransferRefused:
-        earlier = False
-    if not earlier:
         raise UsageError(f"--out: {one_line(folder)} already holds {' and '.join(taken)}, and not from an earlier "
-                         "export; choose a new or empty folder (nothing written)")
+                         "export; choose a new or empty folder (nothing written)") from None
 
 
 def read_manifest(folder: str) -> Manifest:
