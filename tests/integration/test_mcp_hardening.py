@@ -274,3 +274,80 @@ def test_resume_bundle_answers_when_the_environment_names_no_valid_id(tmp_path: 
     assert answer["ok"] is True and answer["recorded"] is None and "## Next action" in answer["brief"]
     assert any("served but not recorded" in line for line in answer["warnings"]), answer["warnings"]
     assert all_event_files(root) == []
+
+
+def _piped(root: Path, lines: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """`continuity mcp` given every line at once and then stdin's end, as a script pipes them: the answers, the exit."""
+    import os
+    import subprocess
+    import sys
+
+    opening = [{"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "script", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    text = "".join(json.dumps(line) + "\n" for line in opening + lines)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", "mcp"], cwd=root, env=env, input=text.encode(),
+                          capture_output=True, timeout=120)
+    return [json.loads(line) for line in done.stdout.splitlines()], done.returncode
+
+
+def _call(request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def test_requests_piped_before_stdin_ends_are_all_answered(tmp_path: Path) -> None:
+    """A script that writes its requests and closes stdin got "Connection closed" for a `log` still waiting (nothing
+    was written) and no answer at all for a `status`: the SDK cancels what is in flight at stdin's end. Each request
+    is answered now, in any id form (a number, a string, one id twice), and the server still stops by itself."""
+    root = make_project(tmp_path)
+    answers, code = _piped(root, [_call(2, "status", {}), _call(3, "log", {"message": "piped one"}),
+                                  _call("four", "log", {"message": "piped two"}),
+                                  {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+                                  {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+                                  _call(7, "status", {}), _call("7", "events", {"limit": 5})])
+    assert code == 0
+    by_id: dict[Any, list[dict[str, Any]]] = {}
+    for answer in answers:
+        by_id.setdefault(answer.get("id"), []).append(answer)
+    assert set(by_id) == {"init", 2, 3, "four", 5, 6, 7, "7"}, answers
+    for request_id in (2, 3, "four", 7, "7"):
+        (answer,) = by_id[request_id]
+        assert "result" in answer and not answer["result"].get("isError"), answer
+    assert "error" in by_id[5][0] and by_id[5][0]["error"]["code"] != -32000 and "result" in by_id[6][0]
+    stored = [json.loads(path.read_bytes()) for path in all_event_files(root)]
+    assert sorted(event["message"] for event in stored if event["kind"] == "work.logged") == ["piped one", "piped two"]
+
+
+def test_a_request_the_client_cancelled_does_not_hold_the_server_open(tmp_path: Path) -> None:
+    """A request the client cancels is owed no answer: stdin's end after it still stops the server."""
+    root = make_project(tmp_path)
+    answers, code = _piped(root, [_call(1, "status", {}), _call(2, "log", {"message": "maybe"}),
+                                  {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                   "params": {"requestId": 2, "reason": "changed my mind"}},
+                                  {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+                                  _call(3, "status", {})])
+    assert code == 0
+    ids = [answer.get("id") for answer in answers]
+    assert "init" in ids and 1 in ids and 3 in ids and ids.count(2) <= 1, answers
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
+    """A client gone before its answers (its end of stdout closed) ended the server with "internal error:
+    ExceptionGroup" and exit 70; it is a client leaving, as at stdin's end: exit 0, nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    root = make_project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    process = subprocess.Popen([sys.executable, "-m", "continuity", "mcp"], cwd=root, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdout.close()  # gone before the first answer
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}, _call(2, "status", {})]
+    _, stderr = process.communicate("".join(json.dumps(line) + "\n" for line in lines).encode(), timeout=120)
+    assert process.returncode == 0 and stderr == b"", (process.returncode, stderr)

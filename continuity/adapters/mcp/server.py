@@ -137,7 +137,11 @@ def serve(root: str | None) -> None:
     server = build_server(root)
 
     async def run() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server() as streams:
+            read, write = wire.answered_before_eof(*streams)  # stdin's end waits for what is in flight
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except* (BrokenPipeError, ConnectionResetError):  # the client stopped reading: it left, as at stdin's end
+        pass

@@ -1,4 +1,4 @@
-"""Requests the SDK's stdio reader would drop without a word, made answerable.
+"""Requests the SDK's stdio transport would leave unanswered, made answerable.
 
 The MCP SDK validates each line it reads with pydantic; a line that fails is dropped and the
 client waits for an answer that never comes. Two kinds of valid JSON fail there: a string
@@ -7,11 +7,18 @@ emoji) and arguments nested a few hundred levels deep. Such a line is read again
 after the SDK's own reading failed (a well-formed request costs nothing more): lone
 surrogates become U+FFFD, as the hooks read them; a `tools/call` that still cannot be read
 becomes a call whose arguments say so, which the tool answers as an error of one line.
+
+A client that writes its requests and closes stdin (`printf ... | continuity mcp`, a script)
+got "Connection closed" for what was still in flight, and no answer at all for some: the SDK
+treats stdin's end as the end of the connection and cancels every request it has not answered.
+`answered_before_eof` holds that end back until each request read has its answer (or was
+cancelled by the client), so the server still stops on its own at stdin's end.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 #: The key of the arguments a call that could not be read is given instead (continuity/adapters/mcp/registry.py).
@@ -93,3 +100,128 @@ def _no_surrogates(value: Any, depth: int) -> Any:
             pairs[_no_surrogates(key, depth + 1)] = cleaned
         return pairs
     return value
+
+
+class _Pending:
+    """The ids of requests read and not yet answered, and a wait for none left."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: Counter[Any] = Counter()
+        self._none_left = anyio.Event()
+        self._none_left.set()
+
+    def read(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        method = getattr(message, "method", None)
+        if method is None:
+            return
+        request_id = getattr(message, "id", None)
+        if request_id is not None:  # a request: the server owes it an answer
+            self.ids[_key(request_id)] += 1
+            if self._none_left.is_set():
+                import anyio
+
+                self._none_left = anyio.Event()
+        elif method == "notifications/cancelled":  # the client stopped waiting: no answer is owed
+            params = getattr(message, "params", None)
+            self._settle(params.get("requestId") if isinstance(params, dict) else None)
+
+    def written(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) is None and getattr(message, "id", None) is not None:
+            self._settle(message.id)  # type: ignore[union-attr]
+
+    def _settle(self, request_id: Any) -> None:
+        key = _key(request_id)
+        left = self.ids.get(key, 0) - 1
+        if left > 0:
+            self.ids[key] = left
+        else:  # an answer to what is no longer owed (a late answer after a cancel) changes nothing
+            self.ids.pop(key, None)
+        if not self.ids:
+            self._none_left.set()
+
+    async def none_left(self) -> None:
+        await self._none_left.wait()
+
+
+def _key(request_id: Any) -> Any:
+    """An id as the SDK correlates ids: "7" and 7 are one (its answers and cancels match them so)."""
+    if isinstance(request_id, str):
+        try:
+            return int(request_id)
+        except ValueError:
+            return request_id
+    return request_id
+
+
+class _HeldRead:
+    """The transport's read stream, whose end waits until every request read so far is answered."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._pending.none_left()
+            raise
+        self._pending.read(item)
+        return item
+
+    def __aiter__(self) -> _HeldRead:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _HeldRead:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _SeenWrite:
+    """The transport's write stream, telling `_Pending` about each answer it carries."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        self._pending.written(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _SeenWrite:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def answered_before_eof(read: Any, write: Any) -> tuple[Any, Any]:
+    """The stdio transport's streams, with stdin's end held back until every request read is answered."""
+    pending = _Pending()
+    return _HeldRead(read, pending), _SeenWrite(write, pending)
