@@ -6,6 +6,7 @@ Paths are plain strings here: this module is on the hook path, where importing p
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
 
 STORE_PARTS = (".agent", "runtime-continuity")
 _NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
-_NODE = re.compile(r"[a-z0-9]{8}")
 #: The node of a log opened only to read: it never appends, so it never needs a real id.
 READ_ONLY_NODE = "00000000"
 CONFIG_LIMIT = 1 << 20  # config.json holds a few settings: a bigger one is refused as unreadable
@@ -189,21 +189,43 @@ class Store:
         return name, [f"{problem}; answering for project {name} (run `continuity init --repair`)"]
 
     def node(self) -> str:
-        """This machine's node id for this store, made on first use (and after a move)."""
-        host = os.uname().nodename
-        node_path = os.path.join(self.local_dir, "node")
+        """This machine's node id for this store, made on first use (and after a move).
+
+        Made under the append lock, so writers that start together on a new host (a new container, a
+        store carried to another machine) agree on one id: each used to make its own, and the ids of
+        all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
+        """
+        from events.durable import own_node
+
+        node = own_node(self.local_dir)
+        if node is not None:
+            return node
+        lock_path = os.path.join(self.local_dir, "lock")
         try:
-            node, _, made_on = osfs.read_regular(node_path, limit=osfs.SMALL_LIMIT).decode().strip().partition(" ")
-            if made_on == host and _NODE.fullmatch(node):
-                return node
-        except (OSError, UnicodeDecodeError):
-            pass
-        node = os.urandom(4).hex()
-        try:
-            write_atomic(node_path, f"{node} {host}\n".encode(), within=self.path)
+            try:
+                fd = os.open(lock_path, osfs.UPDATE, 0o644)
+            except FileNotFoundError:
+                os.makedirs(self.local_dir, exist_ok=True)
+                fd = os.open(lock_path, osfs.UPDATE, 0o644)
         except OSError as error:
-            raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
-        return node
+            if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENOTDIR, errno.EISDIR):  # a link, FIFO, folder
+                raise StoreUnsafe(f"unsafe store: {lock_path} is not a regular file (a symlink, a folder or a "
+                                  "FIFO planted there); nothing written") from None
+            raise WriteFailed(f"event not written: cannot take the lock {lock_path} ({error.strerror})") from None
+        try:
+            osfs.lock(fd)
+            node = own_node(self.local_dir)  # made by a writer this one waited for
+            if node is not None:
+                return node
+            node = os.urandom(4).hex()
+            try:
+                write_atomic(os.path.join(self.local_dir, "node"), f"{node} {os.uname().nodename}\n".encode(),
+                             within=self.path)
+            except OSError as error:
+                raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
+            return node
+        finally:
+            os.close(fd)
 
     def open_log(self) -> Any:
         """The file event log of this store (a FileEventLog), ready to append."""
