@@ -457,6 +457,21 @@ class Syncer:
                    if not os.path.lexists(os.path.join(self.store.events_dir, day, entry.name))]
         return self._bring_in(lacking, [])
 
+    def holds_unrecorded(self, commit: str) -> bool:
+        """Whether `commit`'s history holds every local event the branch lacks (by name, which spells the
+        content's hash): an import killed after it wrote a transfer's events and before it moved the branch
+        left the store so, and recording them would fork the branch from the transfer that carries them."""
+        index, target = self.index_of(self.tip), self.index_of(commit)
+        missing, _ = files.unrecorded(self.store, lambda day: set(day_entries(self.reader, index.days.get(day))),
+                                      files.load_marks(self.store, self.ref, self.tip))
+        held: dict[str, dict[str, Entry]] = {}
+        for day, day_names in missing.items():
+            if day not in held:
+                held[day] = day_entries(self.reader, target.days.get(day))
+            if any(name not in held[day] for name in day_names):
+                return False
+        return True
+
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""
         marks = files.load_marks(self.store, self.ref, self.tip)

@@ -112,14 +112,17 @@ def root_commits(repo: Repo) -> list[str]:
     return sorted(result.stdout.decode().split()) if result.returncode == 0 else []
 
 
-def _record(store: Store, repo: Repo, branch: str) -> str | None:
-    """Commit the local events the branch lacks; the branch's tip."""
+def _record(store: Store, repo: Repo, branch: str, held_by: str | None = None) -> str | None:
+    """Commit the local events the branch lacks, unless the commit `held_by` (a transfer's HEAD) holds them all
+    already (what an import killed before it moved the branch left in the store is the transfer's own, and
+    recording it would fork the branch from the transfer); the branch's tip."""
     syncer = Syncer(store, repo, branch, remote_of(store), None)
     try:
         syncer.check_branches()
         syncer.adopt()
-        syncer.record()
-        files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
+        if held_by is None or not syncer.holds_unrecorded(held_by):
+            syncer.record()
+            files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
         return syncer.tip
     finally:
         syncer.close()
@@ -313,7 +316,7 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
     """Fetch the bundle's branch to an import ref (git checks the pack there); the ref. Refused when git cannot."""
     ref = f"refs/continuity/import/{branch}"
     fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
-                           f"refs/heads/{branch}:{ref}")
+                           f"+refs/heads/{branch}:{ref}")
     if fetched.returncode != 0:
         raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr)}")
     return ref
@@ -450,7 +453,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
                     _check_head(repo, reader, branch, manifest.head, before)
                 finally:
                     reader.close()
-                tip = _record(store, repo, branch)
+                tip = _record(store, repo, branch, held_by=manifest.head)
                 syncer = Syncer(store, repo, branch, remote_of(store), None)
                 try:
                     syncer._fresh_reader()  # the bundle's objects arrived after it started

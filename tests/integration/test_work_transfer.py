@@ -678,3 +678,45 @@ def test_export_never_replaces_files_that_are_no_earlier_export(exported: tuple[
     code, out = cli("work", "export", "--out", str(folder), "--root", str(world.a))
     assert code == 0, out
     assert json.loads((folder / "manifest.json").read_text())["events"] == out["manifest"]["events"]
+
+
+KILLED_BEFORE_THE_BRANCH_MOVES = """
+import os, sys
+from continuity.sync import git
+git.Repo.update_ref = lambda self, *args, **kwargs: os.kill(os.getpid(), 9)
+from continuity.cli import main
+sys.argv = ["continuity", "work", "import", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("store_there", [False, True])
+def test_an_import_killed_before_the_branch_moved_is_finished_by_the_next(
+        exported: tuple[World, Path], tmp_path: Path, store_there: bool) -> None:
+    """kill -9 after the transfer's events were written and before the branch moved: the next import recorded
+    those same events as a commit of this store's own, found the transfer diverged from it, and every import and
+    reconnect after was refused for good. The next import now finishes it; the store's events stay as they came."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    later = folder
+    if store_there:  # an earlier import, then a later transfer whose import is killed
+        assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+        append(world.a, "online work")
+        assert cli("sync", "--root", str(world.a))[0] == 0
+        later = tmp_path / "later"
+        assert cli("work", "export", "--out", str(later), "--root", str(world.a))[0] == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    killed = subprocess.run([sys.executable, "-c", KILLED_BEFORE_THE_BRANCH_MOVES, str(later), "--root", str(c)],
+                            cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    assert event_names(c) == event_names(world.a)  # the events landed; the branch did not move
+    head = json.loads((later / "manifest.json").read_text())["head"]
+    assert head not in git(c, "for-each-ref", "refs/heads/continuity")
+    code, out = cli("work", "import", str(later), "--root", str(c))
+    assert code == 0, out
+    assert git(c, "rev-parse", "refs/heads/continuity").strip() == head
+    assert "refs/continuity/import" not in git(c, "for-each-ref")
+    assert event_names(c) == event_names(world.a)
+    git(c, "remote", "add", "origin", str(world.remote))
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == 0 and out["result"] == "in-sync", out
