@@ -58,7 +58,8 @@ class SyscallFaults:
             first = args[0] if args else None
             if self._fails(name, first):
                 self.hits.append((name, first))
-                raise OSError(self.error, os.strerror(self.error))
+                named = isinstance(first, (str, bytes, os.PathLike))  # as the system's error names its path
+                raise OSError(self.error, os.strerror(self.error), *([first] if named else []))
             return real(*args, **kwargs)
 
         return call

@@ -135,7 +135,10 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             mode = os.stat(path).st_mode & 0o7777
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, osfs.CREATE, mode)
+    try:
+        fd = os.open(temp, osfs.CREATE, mode)
+    except OSError as error:  # the file it was writing, not the temp name
+        raise OSError(error.errno, error.strerror, path) from None
     try:
         try:
             view = memoryview(data)
@@ -145,6 +148,8 @@ def write_atomic(
                 os.fsync(fd)
             if keep_mode:
                 os.fchmod(fd, mode)
+        except OSError as error:  # a full disk names the file it could not write (no error of stdout's)
+            raise OSError(error.errno, error.strerror, path) from None
         finally:
             os.close(fd)
         os.replace(temp, path)

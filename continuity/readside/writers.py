@@ -485,13 +485,24 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
         names = tuple(REGISTRY)
         writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
         warnings: list[str] = []
-        models = models_until(log, last_name, warnings, names, writers=writers)
-        flush(writers)
-        _write_documents(out, models, contexts=os.path.join(out, "contexts"))
+        try:
+            models = models_until(log, last_name, warnings, names, writers=writers)
+            flush(writers)
+            _write_documents(out, models, contexts=os.path.join(out, "contexts"))
+            # what a catch-up only warns of (a document not written) fails a replay: its files are all it makes
+            failed = next((f"replay failed: {line}" for each in writers.values() for line in each.warnings), None)
+        except OSError as error:
+            failed = f"replay not written: {reason_of(error)}"
+        if failed is not None:
+            try:
+                _sweep_earlier_replay(out)
+            except OSError as error:
+                raise WriteFailed(f"{failed}; what it wrote stays in {out} (not removed: {error.strerror or error} "
+                                  f"({error.filename or out}))") from None
+            raise WriteFailed(f"{failed}; nothing of it is left in {out}")
     finally:
         os.close(mark)
-    return {"out": out, "events": models.events_folded, "last_event": models.last_name,
-            "warnings": warnings + [line for each in writers.values() for line in each.warnings]}
+    return {"out": out, "events": models.events_folded, "last_event": models.last_name, "warnings": warnings}
 
 
 def _newest_archive(models: Models) -> ArchiveRecord | None:

@@ -221,3 +221,28 @@ def test_the_resume_bundle_shows_the_cursor_and_unresolved_items_inside_its_budg
     full = json.loads(ok(root, "resume-bundle", "--format", "json"))["workstream"]
     assert full["unresolved_total"] == 35 and len(full["unresolved"]) == 20
     assert "- ... 15 more unresolved: `continuity work status`" in ok(root, "resume-bundle")
+
+
+@pytest.mark.parametrize(("failing", "said"), [
+    ("replayed/.projects.json", "replay not written: No space left on device ({out}/projects.json)"),
+    ("replayed/workstreams/", "replay failed: workstream documents not written: No space left on device"),
+])
+def test_a_replay_that_cannot_write_its_files_fails_and_leaves_none(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     failing: str, said: str) -> None:
+    """A full disk under `replay --out` was called a failure of stdout ("output not written ...; what the command
+    wrote to the store stays written"), and one under the workstream documents only a warning, exit 0, with the
+    folder half written. Either fails the replay now (exit 5, the file named) and leaves none of its files."""
+    import errno
+
+    from tests.injected import SyscallFaults, path_contains, run
+
+    marks = build_history(root)
+    out = root.parent / "replayed"
+    monkeypatch.chdir(root)
+    code, _, err = run(["replay", "--until", marks[1], "--out", str(out)],
+                       SyscallFaults(errno.ENOSPC, match=path_contains(failing)))
+    assert code == 5 and said.format(out=out) in err and err.strip().endswith(f"nothing of it is left in {out}"), err
+    assert "output not written" not in err and len(err.strip().splitlines()) == 1
+    assert [path.name for path in out.iterdir()] == [".continuity-replay"]
+    assert run(["replay", "--until", marks[1], "--out", str(out)])[0] == 0  # the next one, with room, is whole
+    assert json.loads((out / "workstreams/active/WS-1.json").read_text())["items"]
