@@ -785,10 +785,16 @@ class Backups:
             target = self.folder / (f"{stamp}-{attempt}" if attempt else stamp) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
-                with open(target, "xb") as copy:
-                    copy.write(data)
+                copy = open(target, "xb")  # noqa: SIM115 - closed below, and removed when not written whole
             except FileExistsError:
                 continue
+            try:
+                with copy:
+                    copy.write(data)
+            except BaseException:  # a partial copy is no backup (uninstall would skip it; a person might not)
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+                raise
             os.chmod(target, mode)
             return target
         raise WriteFailed(f"{path}: no free backup name in {self.folder}")
@@ -854,7 +860,7 @@ def locked(folder: Path) -> Iterator[None]:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace the file (a symlink's target) whole via a temp file, keeping its mode."""
-    write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True)
+    write_atomic(path, text.encode("utf-8"), keep_mode=True, follow_symlink=True, make_parents=True, sweep=True)
 
 
 def put_back(applied: list[FileChange]) -> list[Path]:

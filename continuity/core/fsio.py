@@ -113,6 +113,7 @@ def _real_folder(path: str, *, make: bool) -> None:
 def write_atomic(
     path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False,
     follow_symlink: bool = False, make_parents: bool = False, within: str | None = None, mode: int = 0o644,
+    sweep: bool = False,
 ) -> None:
     """Write a file whole or not at all: a temp file in the same folder, then rename.
 
@@ -121,7 +122,8 @@ def write_atomic(
     `mode` is a new file's permissions; `keep_mode` keeps an existing file's instead;
     `follow_symlink` replaces a symlink's target instead of the link; `within` (the store's
     folder) makes the parents as real folders and refuses any symlink between it and the file.
-    The temp file is removed on every failure path.
+    The temp file is removed on every failure path; one a killed writer left is removed by `sweep` (for
+    files outside the store, which no `rebuild` sweeps).
     """
     path = os.fspath(path)
     if follow_symlink:
@@ -134,6 +136,12 @@ def write_atomic(
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             mode = os.stat(path).st_mode & 0o7777
+    if sweep:
+        import time
+
+        from continuity.core.leftovers import remove_temps_of
+
+        remove_temps_of(path, time.time())
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, osfs.CREATE, mode)

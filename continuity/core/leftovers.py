@@ -66,6 +66,28 @@ def _is_stale(name: str, info: os.stat_result, now: float, targets: Collection[s
     return now - info.st_mtime > STALE_SECONDS or not process_alive(int(match.group(2)))
 
 
+def remove_temps_of(path: str, now: float) -> None:
+    """Remove the left-over temps of the one file `path`, beside it (a killed writer's); best effort, silent.
+
+    For files outside the store that no `rebuild` sweeps: a harness's settings (`install`, in folders meant
+    to be committed) and an export's `--out`.
+    """
+    folder, base = os.path.split(path)
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(".tmp"):
+            continue
+        full = os.path.join(folder, name)
+        try:
+            if _is_stale(name, os.lstat(full), now, (base,)):
+                os.unlink(full)
+        except OSError:
+            continue
+
+
 def _not_the_log(relative: str) -> bool:
     return relative != "events"
 

@@ -244,7 +244,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
         if result.returncode != 0:
             raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr)}")
-        write_atomic(bundle, result.stdout)
+        write_atomic(bundle, result.stdout, sweep=True)
     size, digest = _sha256(bundle)
     project = store.reading_project()[0]
     state, _, _ = workstreams_state(store, project)
@@ -254,8 +254,8 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         source=Source(node=health.read_node(store) or "", host=socket.gethostname(), created_at=clock.iso(now_us()),
                       tool="continuity"),
         bundle=BundleInfo(file=TRANSFER_BUNDLE, bytes=size, sha256=digest), cursor=_cursor(state))
-    write_atomic(os.path.join(folder, TRANSFER_MANIFEST), orjson.dumps(msgspec.to_builtins(manifest),
-                                                              option=orjson.OPT_INDENT_2) + b"\n")
+    document = orjson.dumps(msgspec.to_builtins(manifest), option=orjson.OPT_INDENT_2) + b"\n"
+    write_atomic(os.path.join(folder, TRANSFER_MANIFEST), document, sweep=True)
     return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
 
 

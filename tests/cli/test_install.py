@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -550,3 +551,52 @@ def test_a_backup_that_cannot_be_kept_names_the_backups_folder(proj: Path, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "its backup copy cannot be kept in" in err and "backups" in err, err
     assert (proj / ".claude" / "settings.json").read_bytes() == before
+
+
+DEAD_PID = 4_194_304 + 7  # above Linux's largest pid: no process has it
+
+
+def test_install_removes_the_temps_a_killed_install_left_beside_the_settings(proj: Path, capsys: Capture) -> None:
+    """An install killed mid-write left `.settings.json.<pid>.tmp` (a partial copy of the settings) in a folder
+    meant to be committed, for good. The next install or uninstall removes those of dead writers; a live
+    writer's and the user's own files stay."""
+    settings = proj / ".claude" / "settings.json"
+    write_json(settings, {"model": "x"})
+    dead = settings.parent / f".settings.json.{DEAD_PID}.tmp"
+    mine = settings.parent / ".notes.json.123.tmp"
+    for path in (dead, mine):
+        path.write_text('{"model": "x", "hoo')
+    running = subprocess.Popen(["sleep", "30"])  # a writer still at work
+    live = settings.parent / f".settings.json.{running.pid}.tmp"
+    live.write_text("{}")
+    try:
+        assert run(capsys, "install", "claude-code")[0] == 0
+        assert not dead.exists() and live.exists() and mine.exists()
+        dead.write_text("{")
+        assert run(capsys, "uninstall", "claude-code")[0] == 0
+        assert not dead.exists() and live.exists()
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_backup_that_cannot_be_written_whole_is_not_kept(proj: Path, tmp_path: Path) -> None:
+    """A full disk while install copied the settings aside left a truncated copy in the backups folder, while
+    the error said nothing changed; the partial copy is removed now (the settings stay as they were)."""
+    import resource
+    import sys
+
+    from continuity.core.initialize import init_store
+
+    init_store(proj, project="demo", language=None)
+    settings = proj / ".claude" / "settings.json"
+    write_json(settings, {"x": "y" * 20_000})
+    before = settings.read_bytes()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", "install", "claude-code"], cwd=proj, env=env,
+                          capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (10_240, 10_240)))
+    assert done.returncode == 5 and "backup copy cannot be kept" in done.stderr, done.stderr
+    assert settings.read_bytes() == before
+    kept = proj / ".agent" / "runtime-continuity" / "local" / "backups"
+    assert [path for path in kept.rglob("*") if path.is_file()] == []

@@ -720,3 +720,16 @@ def test_an_import_killed_before_the_branch_moved_is_finished_by_the_next(
     git(c, "remote", "add", "origin", str(world.remote))
     code, out = cli("work", "reconnect", "--root", str(c))
     assert code == 0 and out["result"] == "in-sync", out
+
+
+def test_export_removes_the_temps_a_killed_export_left_in_its_folder(exported: tuple[World, Path]) -> None:
+    """An export killed mid-write left `.context.bundle.<pid>.tmp` (part of a bundle) in `--out`, which no
+    rebuild sweeps; the next export into that folder removes those of dead writers, and nothing else."""
+    world, folder = exported
+    dead_pid = 4_194_304 + 7  # above Linux's largest pid
+    left = [folder / f".context.bundle.{dead_pid}.tmp", folder / f".manifest.json.{dead_pid}.tmp"]
+    for path in left:
+        path.write_bytes(b"partial")
+    (folder / "notes.txt").write_text("mine")
+    assert cli("work", "export", "--out", str(folder), "--root", str(world.a))[0] == 0
+    assert sorted(path.name for path in folder.iterdir()) == ["context.bundle", "manifest.json", "notes.txt"]
