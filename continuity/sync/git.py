@@ -39,14 +39,26 @@ FALLBACK_IDENTITY = {
 }
 
 
-def first_message(stderr: bytes, hidden: Iterable[str] = ()) -> str:
-    """The line of git's stderr worth showing (the first fatal/error line, else the last), secrets masked."""
+def first_message(stderr: bytes, hidden: Iterable[str] = (), code: int | None = None) -> str:
+    """The line of git's stderr worth showing (the first fatal/error line, else the last), secrets masked;
+    without one, how git ended (`code`: its exit status, negative for a signal, as subprocess gives it)."""
     lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
     lines = [line for line in lines if line and not line.startswith("hint:")]
     for line in lines:
         if line.startswith(("fatal:", "error:")):
             return mask_text(line, hidden)
-    return mask_text(lines[-1], hidden) if lines else "no message"
+    if lines:
+        return mask_text(lines[-1], hidden)
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        why = " (a file size limit: a full disk or quota)" if name == "SIGXFSZ" else ""
+        return f"stopped by {name}{why} without a message"
+    return f"exited {code} without a message" if code else "no message"
 
 
 class Repo:
@@ -93,16 +105,16 @@ class Repo:
         """Run a local git command; its stdout, or WriteFailed with git's message."""
         result = self.try_run(*args, input=input)
         if result.returncode != 0:
-            raise WriteFailed(f"sync failed: git {args[0]}: {self.message(result.stderr)}")
+            raise WriteFailed(f"sync failed: git {args[0]}: {self.message(result.stderr, result.returncode)}")
         return result.stdout
 
     def hide(self, secrets: Iterable[str]) -> None:
         """Mask these strings (a remote's credentials) in every git message from now on."""
         self.hidden = tuple(sorted({*self.hidden, *secrets}, key=len, reverse=True))
 
-    def message(self, stderr: bytes) -> str:
-        """git's line worth showing, with the hidden secrets and any URL's credentials masked."""
-        return first_message(stderr, self.hidden)
+    def message(self, stderr: bytes, code: int | None = None) -> str:
+        """git's line worth showing, with the hidden secrets and any URL's credentials masked (first_message)."""
+        return first_message(stderr, self.hidden, code)
 
     # -- refs ------------------------------------------------------------------------------
     def rev(self, ref: str) -> str | None:
@@ -232,7 +244,7 @@ class Repo:
             fallback = {key: value for key, value in FALLBACK_IDENTITY.items() if key not in self.env}
             result = self.try_run(*args, env={**self.env, **fallback})
         if result.returncode != 0:
-            raise WriteFailed(f"sync failed: git commit-tree: {self.message(result.stderr)}")
+            raise WriteFailed(f"sync failed: git commit-tree: {self.message(result.stderr, result.returncode)}")
         return result.stdout.decode().strip()
 
     # -- network ---------------------------------------------------------------------------
@@ -334,7 +346,7 @@ class Repo:
             except subprocess.TimeoutExpired:
                 raise WriteFailed(f"sync failed: git rev-list did not finish within {LOCAL_TIMEOUT:g} s") from None
             if result.returncode != 0:
-                raise WriteFailed(f"sync failed: git rev-list: {self.message(result.stderr)}")
+                raise WriteFailed(f"sync failed: git rev-list: {self.message(result.stderr, result.returncode)}")
             out.seek(0)
             for line in out:
                 yield line.decode("ascii", "replace").strip()

@@ -243,7 +243,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         bundle = os.path.join(folder, TRANSFER_BUNDLE)
         result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
         if result.returncode != 0:
-            raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr)}")
+            raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr, result.returncode)}")
         write_atomic(bundle, result.stdout, sweep=True)
     size, digest = _sha256(bundle)
     project = store.reading_project()[0]
@@ -318,7 +318,7 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
     fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
                            f"+refs/heads/{branch}:{ref}")
     if fetched.returncode != 0:
-        raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr)}")
+        raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr, fetched.returncode)}")
     return ref
 
 

@@ -1263,3 +1263,20 @@ def test_with_events_committed_with_code_only_the_log_and_config_are_tracked(tmp
     assert "events" in kinds
     written = {path.relative_to(root / STORE).parts[0] for path in (root / STORE).rglob("*") if path.is_file()}
     assert {"handoffs", "memories", "workstreams", "team"} <= written  # the documents exist, and are ignored
+
+
+def test_a_git_stopped_by_the_file_size_limit_is_named_not_no_message(world: World) -> None:
+    """On a full quota git dies of SIGXFSZ without a word, and sync said "git hash-object: no message"; it names
+    how git ended now (exit 5, one line)."""
+    import base64
+    import resource
+    import subprocess
+    import sys
+
+    append(world.a, *(base64.b64encode(os.urandom(6000)).decode() for _ in range(3)))  # too big even packed
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", "sync"], cwd=world.a, env=env, capture_output=True,
+                          text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048)))
+    assert done.returncode == 5, done.stderr
+    assert "git hash-object: stopped by SIGXFSZ" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
