@@ -145,7 +145,9 @@ def write_atomic(
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, osfs.CREATE, mode)
-    except OSError as error:  # the file it was writing, not the temp name
+    except OSError as error:  # the file it was writing is named, unless the temp's own name is in the way
+        if error.errno in (errno.EEXIST, errno.EISDIR, errno.ELOOP):
+            raise
         raise OSError(error.errno, error.strerror, path) from None
     try:
         try:

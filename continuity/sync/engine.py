@@ -461,9 +461,12 @@ class Syncer:
         """Whether `commit`'s history holds every local event the branch lacks (by name, which spells the
         content's hash): an import killed after it wrote a transfer's events and before it moved the branch
         left the store so, and recording them would fork the branch from the transfer that carries them."""
-        index, target = self.index_of(self.tip), self.index_of(commit)
+        index = self.index_of(self.tip)
         missing, _ = files.unrecorded(self.store, lambda day: set(day_entries(self.reader, index.days.get(day))),
                                       files.load_marks(self.store, self.ref, self.tip))
+        if not missing:
+            return True
+        target = self.index_of(commit)
         held: dict[str, dict[str, Entry]] = {}
         for day, day_names in missing.items():
             if day not in held:

@@ -351,3 +351,16 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> 
         {"jsonrpc": "2.0", "method": "notifications/initialized"}, _call(2, "status", {})]
     _, stderr = process.communicate("".join(json.dumps(line) + "\n" for line in lines).encode(), timeout=120)
     assert process.returncode == 0 and stderr == b"", (process.returncode, stderr)
+
+
+def test_a_cancel_naming_no_request_leaves_every_answer_owed(tmp_path: Path) -> None:
+    """`requestId: true` or `1.0` names no request (the SDK reads neither as id 1), so request 1 is still owed its
+    answer: the server waited for it no longer and exited with it unanswered, its event written."""
+    root = make_project(tmp_path)
+    calls = [_call(n, "log", {"message": f"m{n}"}) for n in range(2, 12)] + [_call(1, "log", {"message": "one"})]
+    cancels = [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": value}}
+               for value in (True, 1.0)]
+    answers, code = _piped(root, calls + cancels)
+    assert code == 0
+    answered = {answer.get("id") for answer in answers if "result" in answer}
+    assert answered == {"init", *range(1, 12)}, answers

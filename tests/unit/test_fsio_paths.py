@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -77,3 +78,29 @@ def test_ensure_folder_when_another_process_makes_it_first(tmp_path: os.PathLike
     else:
         with pytest.raises(StoreUnsafe):
             ensure_folder(base, target)
+
+
+def test_write_atomic_names_the_file_it_could_not_write_or_the_temp_in_its_way(tmp_path: Path) -> None:
+    """A write that fails for lack of room names its file (a filename-less error read as stdout's own failure
+    at the top); a temp name taken by a folder or a link is named itself, with its errno's class kept."""
+    import errno
+    import resource
+
+    from continuity.core.fsio import write_atomic
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    target = folder / "x.json"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))
+    try:
+        with pytest.raises(OSError) as full:
+            write_atomic(target, b"x" * 4096)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert full.value.errno == errno.EFBIG and full.value.filename == str(target)
+    assert list(folder.iterdir()) == []
+    (folder / f".x.json.{os.getpid()}.tmp").mkdir()
+    with pytest.raises((FileExistsError, IsADirectoryError)) as taken:
+        write_atomic(target, b"{}")
+    assert taken.value.filename.endswith(f".x.json.{os.getpid()}.tmp")

@@ -126,7 +126,10 @@ class _Pending:
                 self._none_left = anyio.Event()
         elif method == "notifications/cancelled":  # the client stopped waiting: no answer is owed
             params = getattr(message, "params", None)
-            self._settle(params.get("requestId") if isinstance(params, dict) else None)
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            # as the SDK reads it: a bool or a float names no request (True would alias request 1)
+            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+                self._settle(request_id)
 
     def written(self, item: Any) -> None:
         message = getattr(item, "message", None)
