@@ -73,6 +73,17 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
 
+    def try_lock(fd: int) -> bool:
+        """Take the exclusive lock on `fd` if it is free; whether this process holds it now."""
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+        except OSError as error:
+            if error.errno in (errno.EACCES, _EDEADLOCK):  # held by another
+                return False
+            raise
+        return True
+
     def fsync_dir(path: str, fsync: Callable[[int], None] = os.fsync) -> None:
         """Make the names in a folder durable (NTFS journals them: nothing to do)."""
         del path, fsync
@@ -86,6 +97,10 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         """Write `data` at `offset`; returns how much was written."""
         os.lseek(fd, offset, os.SEEK_SET)
         return os.write(fd, data)
+
+    def open_folder_lock(folder: str) -> int:
+        """A descriptor to lock `folder` by (its `.lock` file: folders cannot be opened); the caller closes it."""
+        return os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
 
     @contextmanager
     def folder_lock(folder: str) -> Iterator[None]:
@@ -108,6 +123,14 @@ else:
         """Release the lock on `fd` (closing the descriptor releases it too)."""
         fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def try_lock(fd: int) -> bool:
+        """Take the exclusive lock on `fd` if it is free; whether this process holds it now."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
     def fsync_dir(path: str, fsync: Callable[[int], None] = os.fsync) -> None:
         """Make the names in a folder durable: fsync the folder itself (`fsync`: tests inject faults)."""
         fd = os.open(path, os.O_RDONLY | DIRECTORY | CLOEXEC)
@@ -123,6 +146,10 @@ else:
     def pwrite(fd: int, data: bytes, offset: int) -> int:
         """Write `data` at `offset`; returns how much was written."""
         return os.pwrite(fd, data, offset)
+
+    def open_folder_lock(folder: str) -> int:
+        """A descriptor to lock `folder` by (the folder itself: nothing is made in it); the caller closes it."""
+        return os.open(folder, os.O_RDONLY | DIRECTORY | CLOEXEC | NOFOLLOW)
 
     @contextmanager
     def folder_lock(folder: str) -> Iterator[None]:

@@ -10,8 +10,10 @@ after the model's checkpoint are read, each decoded once for every model that ne
 """
 
 import bisect
+import contextlib
 import errno
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -207,6 +209,62 @@ def _unframe(frame: bytes) -> bytes | None:
     if len(payload) != length or zlib.crc32(payload) != int.from_bytes(frame[len(MAGIC) + 8:_HEADER], "big"):
         return None
     return payload
+
+
+#: How long a catch-up waits for another process's turn to end before it answers from memory, writing nothing.
+TURN_WAIT_SECONDS = 10.0
+_TURNS_HELD: dict[int, int] = {}  # turns held, by thread: a catch-up inside one (a writer's) takes no second
+
+
+@contextlib.contextmanager
+def writing_turn(store: Store, wait: float | None = None) -> Iterator[bool]:
+    """Hold the catch-up turn (a lock on `local/models`) for the body; whether this process may write derived
+    files and save models.
+
+    Catch-ups running at once each wrote the files of what they folded, and one that folded less could write
+    after one that folded more and leave its older file under a model saved past it, stale until that entity
+    changed again or a rebuild (a role's log missing its newest lines). They take turns now: each loads the
+    saved models, folds, writes and saves inside its turn. A turn that does not come within `wait` (a long
+    rebuild running) gives False: the caller folds in memory and writes nothing. A lock that cannot be had at
+    all (a read-only store, a link planted there) gives True, as before there was one: the writes say what fails.
+    """
+    from _thread import get_ident
+
+    thread = get_ident()
+    if _TURNS_HELD.get(thread):
+        _TURNS_HELD[thread] += 1
+        try:
+            yield True
+        finally:
+            _TURNS_HELD[thread] -= 1
+        return
+    try:  # the models' folder itself: a catch-up that writes nothing (`work audit`) leaves the store as it was
+        fd = osfs.open_folder_lock(models_dir(store))
+    except OSError:  # none yet (a fresh store: the first catch-up makes it) or a link planted there
+        yield True
+        return
+    try:
+        deadline, pause = time.monotonic() + (TURN_WAIT_SECONDS if wait is None else wait), 0.001
+        while not osfs.try_lock(fd):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        else:
+            _TURNS_HELD[thread] = 1
+            try:
+                yield True
+            finally:
+                del _TURNS_HELD[thread]
+            return
+    finally:
+        os.close(fd)
+    yield False
+
+
+#: What a catch-up that did not get its turn says.
+NO_TURN = ("another process kept the read models' files for over {seconds:g} s (a rebuild?): this answer was "
+           "folded in memory and nothing was saved")
 
 
 def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_checked: bool = False) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from continuity.core.fsio import write_atomic, write_if_changed
 from continuity.core.store import Store
 from continuity.core.text import block, one_line
-from continuity.readside.catchup import Outcome, catch_up, save
+from continuity.readside.catchup import NO_TURN, TURN_WAIT_SECONDS, Outcome, catch_up, save, writing_turn
 from events import osfs
 from events.base import Event
 from events.errors import ContinuityError
@@ -94,6 +94,17 @@ def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False, vi
     `view` (projections/tasks.py `TaskList`, `MemoryList`): what the caller reads of each
     project's state; when nothing was folded, only that much is decoded.
     """
+    if not write:
+        return _refresh_tasks(store, write=False, rebuild=rebuild, view=view)
+    with writing_turn(store) as turn:
+        if turn:
+            return _refresh_tasks(store, write=True, rebuild=rebuild, view=view)
+    outcome = _refresh_tasks(store, write=False, rebuild=rebuild, view=view)
+    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
+    return outcome
+
+
+def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Outcome:
     log = store.open_reader()
     writer = MemoryWriter(store) if write else None
     outcome, saved = catch_up(store, log, ("tasks",), writers={"tasks": writer} if writer else None,

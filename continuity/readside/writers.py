@@ -16,7 +16,17 @@ from continuity.core.fsio import ensure_folder, folder_locked, pretty_json, writ
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
-from continuity.readside.catchup import Held, Outcome, Progress, catch_up, models_dir, save
+from continuity.readside.catchup import (
+    NO_TURN,
+    TURN_WAIT_SECONDS,
+    Held,
+    Outcome,
+    Progress,
+    catch_up,
+    models_dir,
+    save,
+    writing_turn,
+)
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -239,8 +249,24 @@ def refresh(
     just wrote (catch_up). `finish_rebuild`: the models were rebuilt by earlier calls, a
     part of the log at a time; write the documents and sweep the memories as after a
     rebuild. Never raises OSError for derived files: a file that cannot be written is a
-    warning.
+    warning. Catch-ups that write take turns (catchup.writing_turn).
     """
+    kwargs: dict[str, Any] = {"rebuild": rebuild, "views": views, "progress": progress, "held": held,
+                              "finish_rebuild": finish_rebuild}
+    if not write:
+        return _refresh(store, names, write=False, **kwargs)
+    with writing_turn(store) as turn:
+        if turn:
+            return _refresh(store, names, write=True, **kwargs)
+    outcome = _refresh(store, names, write=False, **kwargs)
+    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
+    return outcome
+
+
+def _refresh(
+    store: Store, names: tuple[str, ...], *, rebuild: bool, write: bool, views: dict[str, Any] | None,
+    progress: Progress | None, held: Held | None, finish_rebuild: bool,
+) -> Outcome:
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}

@@ -215,3 +215,52 @@ def test_windows_lock_raises_errors_other_than_a_held_lock(tmp_path: Path, monke
         assert len(msvcrt.calls) == 1
     finally:
         os.close(fd)
+
+
+def test_try_lock_takes_a_free_lock_and_never_waits_for_a_held_one(tmp_path: Path) -> None:
+    """flock locks of two descriptors exclude each other, in one process as across two."""
+    lock_file = tmp_path / "lock"
+    first, second = (os.open(lock_file, osfs.UPDATE, 0o644) for _ in range(2))
+    try:
+        assert osfs.try_lock(first)
+        started = time.monotonic()
+        assert not osfs.try_lock(second)
+        assert time.monotonic() - started < 5
+        osfs.unlock(first)
+        assert osfs.try_lock(second)
+    finally:
+        os.close(first)
+        os.close(second)
+
+
+class _HeldMsvcrt(_Msvcrt):
+    """LK_NBLCK on a byte another process holds: EACCES (the C runtime's locking violation), or `error`."""
+
+    LK_NBLCK = 2
+
+    def __init__(self, error: int) -> None:
+        super().__init__(failures=0)
+        self.error = error
+
+    def locking(self, fd: int, mode: int, nbytes: int) -> None:
+        self.calls.append((mode, nbytes, os.lseek(fd, 0, os.SEEK_CUR)))
+        if self.error:
+            raise OSError(self.error, os.strerror(self.error))
+
+
+@pytest.mark.parametrize(("error", "expected"), [(0, True), (13, False), (36, False), (9, OSError)])
+def test_windows_try_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int, expected: object) -> None:
+    """The Windows branch tries byte 0 once: free is True, held (EACCES, EDEADLOCK) False, anything else raised."""
+    msvcrt = _HeldMsvcrt(error)
+    windows = _windows_osfs(monkeypatch, msvcrt)
+    fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.lseek(fd, 5, os.SEEK_SET)
+        if expected is OSError:
+            with pytest.raises(OSError):
+                windows.try_lock(fd)
+        else:
+            assert windows.try_lock(fd) is expected
+        assert msvcrt.calls == [(msvcrt.LK_NBLCK, 1, 0)]
+    finally:
+        os.close(fd)
