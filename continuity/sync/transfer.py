@@ -318,8 +318,16 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
     fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
                            f"+refs/heads/{branch}:{ref}")
     if fetched.returncode != 0:
-        raise _refuse("import", f"cannot read the bundle: {repo.message(fetched.stderr, fetched.returncode)}")
+        said = repo.message(fetched.stderr, fetched.returncode)
+        if _NO_ROOM.search(fetched.stderr.decode(errors="replace")):  # the disk here, not the transfer: exit 5
+            raise WriteFailed(f"import failed: the bundle's objects cannot be stored here ({said}); nothing was "
+                              "taken")
+        raise _refuse("import", f"cannot read the bundle: {said}")
     return ref
+
+
+#: git's words (LC_ALL=C) for a disk that has no room: a full disk, a quota, a file size limit (SIGXFSZ, 25).
+_NO_ROOM = re.compile(r"No space left on device|Disk quota exceeded|File too large|died of signal 25\b")
 
 
 def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None,

@@ -733,3 +733,27 @@ def test_export_removes_the_temps_a_killed_export_left_in_its_folder(exported: t
     (folder / "notes.txt").write_text("mine")
     assert cli("work", "export", "--out", str(folder), "--root", str(world.a))[0] == 0
     assert sorted(path.name for path in folder.iterdir()) == ["context.bundle", "manifest.json", "notes.txt"]
+
+
+def test_an_import_with_no_room_for_the_bundle_is_a_write_failure(exported: tuple[World, Path]) -> None:
+    """A file size limit (a full disk, a quota) while git stored the bundle's objects was a refused transfer
+    ("cannot read the bundle: error: index-pack died of signal 25", exit 12): the transfer is fine, the disk
+    here is not. It is a write failure now (exit 5), and the folder is left without a store, as it was."""
+    import base64
+    import resource
+
+    world, _ = exported
+    append(world.a, *(base64.b64encode(os.urandom(4000)).decode() for _ in range(120)))  # a pack of ~500 KB
+    folder = world.tmp / "big"
+    assert cli("work", "export", "--out", str(folder), "--root", str(world.a))[0] == 0
+    c = offline_clone(world, "c")
+    before = sorted(path.name for path in c.iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", "work", "import", str(folder)], cwd=c, env=env,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000)))
+    assert done.returncode == 5, done.stderr
+    assert "import failed: the bundle's objects cannot be stored here" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(path.name for path in c.iterdir()) == before
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0  # with room, it is taken
