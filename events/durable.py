@@ -403,27 +403,13 @@ class DurableFolder:
         return os.path.join(self.events_dir, names.shard_of(name), name)
 
     # -- writing ---------------------------------------------------------------------------
-    def _open_local(self, path: str) -> int:
-        # O_NOFOLLOW: a lock or hint file replaced by a symlink is refused, not followed.
-        try:
-            return os.open(path, osfs.UPDATE, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            return os.open(path, osfs.UPDATE, 0o644)
-
     @contextmanager
     def _locked(self, now_us: int | None = None, node: str | None = None) -> Iterator[Head | None]:
         # The lock and hint files stay open for the life of the log object: a writer that
         # appends in a loop saves two opens per event. The flock is released after each batch.
-        try:
-            if self._lock_fd is None:
-                self._lock_fd = self._open_local(self.lock_path)
-            fd = self._lock_fd
-        except OSError as error:
-            if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENOTDIR, errno.EISDIR):  # a link, FIFO, folder
-                raise StoreUnsafe(f"unsafe store: {self.lock_path} is not a regular file (a symlink, a folder or "
-                                  "a FIFO planted there); nothing written") from None
-            raise _write_failed(error) from None
+        if self._lock_fd is None:
+            self._lock_fd = open_lock(self.lock_path)
+        fd = self._lock_fd
         osfs.lock(fd)
         try:
             try:
@@ -616,7 +602,7 @@ class DurableFolder:
 
     def _hint_file(self) -> int:
         if self._hint_fd is None:
-            self._hint_fd = self._open_local(self.hint_path)
+            self._hint_fd = _open_local(self.hint_path)
         return self._hint_fd
 
     def _newest(self, *, adopt: bool = False, limit: str | None = None) -> str | None:
@@ -714,6 +700,28 @@ def hours_left_warning(kept: list[str], error: Exception | None = None) -> str:
     if error is not None:
         return f"events under events/<day>/<HH>/ (the first release's layout) are not read: {error}"
     return f"events/{kept[0]}/ holds files that are not read (the first release's layout; see `continuity verify`)"
+
+
+def _open_local(path: str) -> int:
+    """A lock or hint file in `local/`, opened (made, with its folder, when missing); O_NOFOLLOW: one replaced by a
+    symlink is refused, not followed."""
+    try:
+        return os.open(path, osfs.UPDATE, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return os.open(path, osfs.UPDATE, 0o644)
+
+
+def open_lock(path: str) -> int:
+    """The append lock file (`local/lock`), opened to be locked: StoreUnsafe when a link, a FIFO or a folder stands
+    there, WriteFailed when it cannot be opened."""
+    try:
+        return _open_local(path)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENOTDIR, errno.EISDIR):  # a link, FIFO, folder
+            raise StoreUnsafe(f"unsafe store: {path} is not a regular file (a symlink, a folder or a FIFO planted "
+                              "there); nothing written") from None
+        raise _write_failed(error) from None
 
 
 def _write_failed(error: OSError) -> WriteFailed:

@@ -6,7 +6,6 @@ Paths are plain strings here: this module is on the hook path, where importing p
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -195,23 +194,12 @@ class Store:
         store carried to another machine) agree on one id: each used to make its own, and the ids of
         all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
         """
-        from events.durable import own_node
+        from events.durable import open_lock, own_node
 
         node = own_node(self.local_dir)
         if node is not None:
             return node
-        lock_path = os.path.join(self.local_dir, "lock")
-        try:
-            try:
-                fd = os.open(lock_path, osfs.UPDATE, 0o644)
-            except FileNotFoundError:
-                os.makedirs(self.local_dir, exist_ok=True)
-                fd = os.open(lock_path, osfs.UPDATE, 0o644)
-        except OSError as error:
-            if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENOTDIR, errno.EISDIR):  # a link, FIFO, folder
-                raise StoreUnsafe(f"unsafe store: {lock_path} is not a regular file (a symlink, a folder or a "
-                                  "FIFO planted there); nothing written") from None
-            raise WriteFailed(f"event not written: cannot take the lock {lock_path} ({error.strerror})") from None
+        fd = open_lock(os.path.join(self.local_dir, "lock"))
         try:
             osfs.lock(fd)
             node = own_node(self.local_dir)  # made by a writer this one waited for

@@ -267,6 +267,16 @@ NO_TURN = ("another process kept the read models' files for over {seconds:g} s (
            "folded in memory and nothing was saved")
 
 
+def in_turn(store: Store, run: Callable[[bool], Outcome]) -> Outcome:
+    """`run(write=True)` in this process's catch-up turn; `run(False)`, said so, when the turn does not come."""
+    with writing_turn(store) as turn:
+        if turn:
+            return run(True)
+    outcome = run(False)
+    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
+    return outcome
+
+
 def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_checked: bool = False) -> None:
     """Save one model for the next catch-up (in place, framed and locked; no fsync: it is rebuildable).
 

@@ -16,7 +16,7 @@ from typing import Any
 from continuity.core.fsio import write_atomic, write_if_changed
 from continuity.core.store import Store
 from continuity.core.text import block, one_line
-from continuity.readside.catchup import NO_TURN, TURN_WAIT_SECONDS, Outcome, catch_up, save, writing_turn
+from continuity.readside.catchup import Outcome, catch_up, in_turn, save
 from events import osfs
 from events.base import Event
 from events.errors import ContinuityError
@@ -96,12 +96,7 @@ def refresh_tasks(store: Store, *, write: bool = True, rebuild: bool = False, vi
     """
     if not write:
         return _refresh_tasks(store, write=False, rebuild=rebuild, view=view)
-    with writing_turn(store) as turn:
-        if turn:
-            return _refresh_tasks(store, write=True, rebuild=rebuild, view=view)
-    outcome = _refresh_tasks(store, write=False, rebuild=rebuild, view=view)
-    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
-    return outcome
+    return in_turn(store, lambda turn: _refresh_tasks(store, write=turn, rebuild=rebuild, view=view))
 
 
 def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Outcome:

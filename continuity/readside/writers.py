@@ -16,17 +16,7 @@ from continuity.core.fsio import ensure_folder, folder_locked, pretty_json, writ
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
-from continuity.readside.catchup import (
-    NO_TURN,
-    TURN_WAIT_SECONDS,
-    Held,
-    Outcome,
-    Progress,
-    catch_up,
-    models_dir,
-    save,
-    writing_turn,
-)
+from continuity.readside.catchup import Held, Outcome, Progress, catch_up, in_turn, models_dir, save
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -255,12 +245,7 @@ def refresh(
                               "finish_rebuild": finish_rebuild}
     if not write:
         return _refresh(store, names, write=False, **kwargs)
-    with writing_turn(store) as turn:
-        if turn:
-            return _refresh(store, names, write=True, **kwargs)
-    outcome = _refresh(store, names, write=False, **kwargs)
-    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
-    return outcome
+    return in_turn(store, lambda turn: _refresh(store, names, write=turn, **kwargs))
 
 
 def _refresh(

@@ -467,13 +467,8 @@ class Syncer:
         if not missing:
             return True
         target = self.index_of(commit)
-        held: dict[str, dict[str, Entry]] = {}
-        for day, day_names in missing.items():
-            if day not in held:
-                held[day] = day_entries(self.reader, target.days.get(day))
-            if any(name not in held[day] for name in day_names):
-                return False
-        return True
+        return all(set(day_names) <= day_entries(self.reader, target.days.get(day)).keys()
+                   for day, day_names in missing.items())
 
     def record(self) -> int:
         """Commit the local events the branch lacks; how many."""

@@ -61,7 +61,6 @@ def test_a_turn_that_does_not_come_gives_an_answer_from_memory(store: Store,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn held past the wait (a long rebuild): the catch-up answers from memory, says so, and writes nothing."""
     monkeypatch.setattr(catchup, "TURN_WAIT_SECONDS", 0.2)
-    monkeypatch.setattr("continuity.readside.writers.TURN_WAIT_SECONDS", 0.2)
     models = Path(store.path) / "local" / "models"
     before = {path.name: path.read_bytes() for path in models.glob("*")}
     holder = _holding(store, 5.0)

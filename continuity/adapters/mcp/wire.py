@@ -160,12 +160,25 @@ def _key(request_id: Any) -> Any:
     return request_id
 
 
-class _HeldRead:
-    """The transport's read stream, whose end waits until every request read so far is answered."""
+class _Wrapped:
+    """A transport stream and the pending requests it tells of; closed as the stream is."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
         self._inner = inner
         self._pending = pending
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _HeldRead(_Wrapped):
+    """The transport's read stream, whose end waits until every request read so far is answered."""
 
     @property
     def last_context(self) -> Any:
@@ -193,35 +206,13 @@ class _HeldRead:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _HeldRead:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-class _SeenWrite:
+class _SeenWrite(_Wrapped):
     """The transport's write stream, telling `_Pending` about each answer it carries."""
-
-    def __init__(self, inner: Any, pending: _Pending) -> None:
-        self._inner = inner
-        self._pending = pending
 
     async def send(self, item: Any) -> None:
         await self._inner.send(item)
         self._pending.written(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _SeenWrite:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 def answered_before_eof(read: Any, write: Any) -> tuple[Any, Any]:
