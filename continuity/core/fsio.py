@@ -148,6 +148,8 @@ def write_atomic(
     except OSError as error:  # the file it was writing is named, unless the temp's own name is in the way
         if error.errno in (errno.EEXIST, errno.EISDIR, errno.ELOOP):
             raise
+        if error.errno == errno.ENOENT and os.path.isdir(folder or "."):  # /proc, /sys: the folder is there
+            raise OSError(error.errno, "this folder takes no new files", path) from None
         raise OSError(error.errno, error.strerror, path) from None
     try:
         try:

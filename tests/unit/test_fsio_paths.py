@@ -104,3 +104,15 @@ def test_write_atomic_names_the_file_it_could_not_write_or_the_temp_in_its_way(t
     with pytest.raises((FileExistsError, IsADirectoryError)) as taken:
         write_atomic(target, b"{}")
     assert taken.value.filename.endswith(f".x.json.{os.getpid()}.tmp")
+
+
+def test_write_atomic_in_a_folder_that_takes_no_new_files_says_so_not_that_the_file_is_missing() -> None:
+    """/proc answers ENOENT to a new file beside /proc/version: "No such file" named a file that is there."""
+    from continuity.core.fsio import write_atomic
+
+    if not os.path.isfile("/proc/version"):
+        pytest.skip("needs Linux's /proc")
+    with pytest.raises(FileNotFoundError) as refused:
+        write_atomic("/proc/version", b"x")
+    assert refused.value.filename == "/proc/version"
+    assert refused.value.strerror == "this folder takes no new files"
