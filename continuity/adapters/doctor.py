@@ -85,7 +85,7 @@ def store_report(root: Path) -> dict[str, Any]:
     try:
         store.check_safe()
         project, warnings = store.reading_project()
-        prompts = bool(store.config.get("record_prompts")) if not warnings else False
+        prompts = store.flag("record_prompts") if not warnings else False
     except (ContinuityError, OSError) as error:
         return {"found": True, "path": store.path, "project": None, "problem": str(error), "record_prompts": False}
     return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None,

@@ -109,7 +109,7 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
         if entry is None:
             return None
     else:
-        entry = simple_entry(what, payload, record_prompts=bool(store.config.get("record_prompts")))
+        entry = simple_entry(what, payload, record_prompts=store.flag("record_prompts"))
     return store, hook, plain.prepare(plain.complete("work.logged", {**who, **entry}))
 
 
@@ -117,7 +117,7 @@ def _session_end(payload: dict[str, Any], store: Store, who: dict[str, Any]) -> 
     """The fields of `session.ended`; Unsure when the typed handler has more to do (park, archive, sync)."""
     from continuity.sync.auto import wanted
 
-    if who.get("agent_id") or store.config.get("archive_on_session_end") or wanted(store, "session_end"):
+    if who.get("agent_id") or store.flag("archive_on_session_end") or wanted(store, "session_end"):
         raise plain.Unsure("session end with roles to park, an archive or a sync to start")
     return {"reason": text_of(payload.get("reason"), 200), "message": "session ended"}
 

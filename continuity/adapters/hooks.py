@@ -187,7 +187,7 @@ def simple_event(kind: str) -> Callable[[str, dict[str, Any], Store], HookResult
         from events.worklog import WorkLogged
 
         env = envelope(harness, payload, store)
-        entry = simple_entry(kind, payload, record_prompts=bool(store.config.get("record_prompts")))
+        entry = simple_entry(kind, payload, record_prompts=store.flag("record_prompts"))
         return HookResult(recorded=_append(store, [WorkLogged(**env, **entry)]))
 
     return handle
@@ -199,7 +199,7 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
 
     who = identity(harness, payload, store)
     recorded = _append(store, decide_session_end(who, reason=text_of(payload.get("reason"), 200)))
-    if store.config.get("archive_on_session_end"):
+    if store.flag("archive_on_session_end"):
         from continuity.sessions.service import archive
 
         request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)

@@ -177,7 +177,7 @@ def _records_prompts(root: Path) -> bool:
     from events.errors import ContinuityError
 
     try:
-        return bool(Store(str(root)).config.get("record_prompts"))
+        return Store(str(root)).flag("record_prompts")
     except (OSError, ContinuityError):
         return False
 

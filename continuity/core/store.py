@@ -155,6 +155,14 @@ class Store:
             return default
         return float(value)
 
+    def flag(self, key: str) -> bool:
+        """A true/false setting in config.json, off unless it is JSON `true`.
+
+        `"false"`, `"no"`, 1 or a list are the wrong type and read as the default (off), as every
+        setting does: a quoted `"false"` must never turn on what it meant to keep off (the prompt's text).
+        """
+        return self.config.get(key) is True
+
     @property
     def project(self) -> str:
         """The project name events are recorded under (for a write: the store is checked first).

@@ -163,6 +163,25 @@ def test_session_end_archives_when_configured(project: Path) -> None:
     assert [e["kind"] for e in events(project)] == ["session.ended", "archive.created"]
 
 
+@pytest.mark.parametrize("value", ["false", "no", "true", "on", 1, 0, [], ["true"], {"on": True}, None])
+def test_a_setting_of_the_wrong_type_keeps_prompts_out_and_takes_no_archive(project: Path, value: Any) -> None:
+    """`"record_prompts": "false"` once recorded the prompt's text (a string is truthy), and
+    `"archive_on_session_end": "no"` archived: a value of the wrong type reads as the default, off, on the
+    plain path and on the typed one (a session end with an agent goes there)."""
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "record_prompts": value,
+                                  "archive_on_session_end": value}))
+    hook("claude-code", payload("claude_user_prompt_submit", project), project)
+    end = json.loads(payload("claude_session_end", project))
+    hook("claude-code", json.dumps(end), project)
+    hook("claude-code", json.dumps({**end, "agent_id": "a1"}), project)
+    recorded = events(project)
+    assert [e["kind"] for e in recorded] == ["work.logged", "session.ended", "session.ended"]
+    assert recorded[0]["note"] is None and "refund" not in json.dumps(recorded)
+    doctor = cli_process("doctor", "--json", cwd=project, env={"HOME": os.environ["HOME"]})
+    assert json.loads(doctor.stdout)["store"]["record_prompts"] is False
+
+
 @pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"hook_event_name": 5}'])
 def test_bad_input_exits_zero_with_one_line(project: Path, stdin: str) -> None:
     """Empty stdin, malformed payloads: exit 0, nothing on stdout, at most one stderr line, no event."""
