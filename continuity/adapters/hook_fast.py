@@ -47,8 +47,9 @@ def handle(harness: str, root: str | None) -> int:
         stdout = ""
     stdout = stdout or ack(harness, raw) or ""
     if stdout:
-        try:
-            sys.stdout.write(stdout + "\n")
+        try:  # UTF-8 whatever the locale: harnesses read a hook's output as UTF-8 (JSON's own encoding)
+            sys.stdout.flush()
+            sys.stdout.buffer.write((stdout + "\n").encode("utf-8", "backslashreplace"))
             sys.stdout.flush()
         except OSError:  # a full or broken stdout: the harness sees nothing, and the hook still exits 0
             pass

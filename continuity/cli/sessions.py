@@ -279,7 +279,8 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     if brief.format == "json":  # the same JSON (a served brief's own format), no C1 or bidi control raw
         from continuity.core.text import escape_json
 
-        sys.stdout.write(escape_json(brief.text))
+        sys.stdout.flush()
+        sys.stdout.buffer.write(escape_json(brief.text).encode())  # JSON is UTF-8 whatever the locale, as emit's
     else:
         sys.stdout.write(brief.text)
     sys.stdout.flush()

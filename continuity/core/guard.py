@@ -16,6 +16,20 @@ from events.errors import ContinuityError
 EXIT_INTERRUPTED = 130
 
 
+def utf8_argv(argv: Sequence[str]) -> list[str]:
+    """The arguments read as the UTF-8 they are: under an ASCII locale without UTF-8 mode (`LC_ALL=C
+    PYTHONUTF8=0`) Python decodes `café` into escapes, which read as not UTF-8 (see first_non_utf8)."""
+    import os
+
+    decoded = []
+    for arg in argv:
+        try:
+            decoded.append(os.fsencode(arg).decode("utf-8"))
+        except (UnicodeError, ValueError):  # bytes that are not UTF-8 stay escaped, to be refused
+            decoded.append(arg)
+    return decoded
+
+
 def first_non_utf8(argv: Sequence[str]) -> int | None:
     """The 1-based position of the first argument that is not valid UTF-8, or None."""
     for index, arg in enumerate(argv):
@@ -80,6 +94,7 @@ def exit_with(main: Callable[[], int]) -> None:
 
     gc.set_threshold(*GC_THRESHOLDS)
     _no_missing_streams()
+    _text_any_terminal_takes()
     code = 0
     with contextlib.suppress(BrokenPipeError):
         code = main()
@@ -91,6 +106,18 @@ def exit_with(main: Callable[[], int]) -> None:
                 with contextlib.suppress(OSError):
                     sys.stderr.write(f"continuity: error: output not written ({error.strerror or error})\n")
     sys.exit(code)
+
+
+def _text_any_terminal_takes() -> None:
+    """Under a locale whose encoding cannot show every character (`LANG=en_US` is ISO-8859-1 on glibc,
+    `LC_ALL=C` with `PYTHONUTF8=0` is ASCII), text for people shows the others as `\\u2713`-style escapes
+    instead of ending the command in an encoding error: a teammate's check mark must not stop a brief.
+    JSON goes out as UTF-8 bytes whatever the locale (Output.emit, the hooks), so it stays JSON."""
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding not in ("utf-8", "utf8") and hasattr(stream, "reconfigure"):
+        with contextlib.suppress(Exception):  # a stream of another kind stays as it is
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _no_missing_streams() -> None:

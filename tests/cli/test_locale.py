@@ -1,0 +1,67 @@
+"""Locales whose encoding cannot show every character: text is escaped, JSON stays UTF-8, nothing fails.
+
+A teammate's check mark in the log ended `resume-bundle`, `status`, the SessionStart hook and
+`archive` (after it had written) in "internal error: UnicodeEncodeError" under `LANG=en_US`
+(ISO-8859-1 on glibc) or `LC_ALL=C` with `PYTHONUTF8=0` (ASCII).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TEXT = "fixed \u2713 \U0001f600 caf\u00e9 \u9879\u76ee"
+#: What a locale gives Python for stdout: ASCII (LC_ALL=C without UTF-8 mode) and Latin-1 (glibc's `en_US`).
+LOCALES = [{"PYTHONIOENCODING": "ascii"}, {"PYTHONIOENCODING": "latin-1"},
+           {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}]
+
+
+def run(cwd: Path, *args: str, env: dict[str, str], stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    full = {key: value for key, value in os.environ.items()
+            if not key.startswith(("CONTINUITY_", "LC_", "PYTHONIOENCODING", "PYTHONUTF8"))}
+    return subprocess.run([sys.executable, "-m", "continuity", *args], cwd=cwd, env={**full, **env}, input=stdin,
+                          capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("locale", LOCALES, ids=["ascii", "latin-1", "C-no-utf8-mode"])
+def test_reads_hooks_and_archive_answer_under_a_narrow_locale(project: Path, locale: dict[str, str]) -> None:
+    """Text for people escapes what the encoding lacks; JSON (--json, --format json, the hook's) is UTF-8."""
+    assert run(project, "checkpoint", "-m", TEXT, "--next", TEXT, env={}).returncode == 0
+    archives = project / ".agent" / "runtime-continuity" / "archives"
+    for args in (["resume-bundle"], ["status"], ["events", "list"], ["restore", "--list"], ["recall", "fixed"]):
+        result = run(project, *args, env=locale)
+        assert result.returncode == 0 and b"Traceback" not in result.stderr and b"internal" not in result.stderr, args
+        assert result.stdout.isascii() or locale.get("PYTHONIOENCODING") == "latin-1", args
+    brief = run(project, "resume-bundle", env=locale).stdout
+    assert b"\\u2713" in brief and b"\\U0001f600" in brief  # escaped, not dropped
+    for args in (["resume-bundle", "--format", "json"], ["--json", "resume-bundle"], ["--json", "events", "list"]):
+        result = run(project, *args, env=locale)
+        assert result.returncode == 0, (args, result.stderr)
+        assert TEXT in json.dumps(json.loads(result.stdout.decode("utf-8")), ensure_ascii=False), args
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup",
+                        "cwd": str(project)}).encode()
+    hooked = run(project, "hook", "claude-code", env=locale, stdin=start)
+    assert hooked.returncode == 0 and hooked.stderr == b""
+    assert TEXT in json.loads(hooked.stdout.decode("utf-8"))["hookSpecificOutput"]["additionalContext"]
+    before = len(list(archives.glob("RC-*.json")))
+    archived = run(project, "archive", "--gate", "agent", "--reason", TEXT, env=locale)
+    assert archived.returncode == 0 and archived.stderr == b"", archived.stderr
+    assert len(list(archives.glob("RC-*.json"))) == before + 1
+
+
+@pytest.mark.parametrize("locale", [{}, LOCALES[2]], ids=["utf-8", "C-no-utf8-mode"])
+def test_arguments_are_read_as_utf8_whatever_the_locale(project: Path, locale: dict[str, str]) -> None:
+    """`café` from an ASCII locale was refused as "not valid UTF-8" (Python had decoded it into escapes);
+    bytes that are not UTF-8 are still refused, exit 2, nothing written."""
+    assert run(project, "log", "-m", TEXT, env=locale).returncode == 0
+    listed = json.loads(run(project, "--json", "events", "list", env={}).stdout.decode("utf-8"))["events"]
+    assert [event["message"] for event in listed] == [TEXT]
+    bad = subprocess.run([sys.executable, "-m", "continuity", "log", "-m", b"caf\xe9 \xff"], cwd=project,
+                         env={**os.environ, **locale}, capture_output=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr == b"continuity: error: argument 3 is not valid UTF-8\n"
+    assert len(json.loads(run(project, "--json", "events", "list", env={}).stdout)["events"]) == 1
