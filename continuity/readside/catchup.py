@@ -74,6 +74,11 @@ class Saved(msgspec.Struct, Generic[S], kw_only=True):
     #: Event files read past as unreadable (no permission, mid-write, planted junk), at most UNREAD_KEPT:
     #: every catch-up tries them again, and one that reads now sends the model back to fold it in order.
     unread: list[str] = msgspec.field(default_factory=list)
+    #: Kinds of events read past because this release does not know them (a newer teammate's), at most
+    #: UNKNOWN_KEPT ("*" past that, or for a name no kind has): a release that knows one rebuilds the model.
+    unknown: list[str] = msgspec.field(default_factory=list)
+    #: With "*" in `unknown`: the kinds the release that saved knew (`known_kinds`); another set rebuilds.
+    kinds: int | None = None
     state: Projects[S] = msgspec.field(default_factory=Projects)
 
 
@@ -105,6 +110,8 @@ class _Head(msgspec.Struct, kw_only=True):
     last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
     unread: list[str] = msgspec.field(default_factory=list)
+    unknown: list[str] = msgspec.field(default_factory=list)
+    kinds: int | None = None
     state: msgspec.Raw
 
 
@@ -394,7 +401,8 @@ class _Track:
             self.saved: Saved[Any] = Saved(format=model.format, state=model.empty())
             self.position: str | None = None  # the newest name already read; None: from the start
             return
-        self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days, unread=head.unread)
+        self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days, unread=head.unread,
+                           unknown=head.unknown, kinds=head.kinds)
         self._raw = head.state
         self.position = head.last_read or self.state.last_name
 
@@ -553,6 +561,8 @@ def _catch_up(
         why = _validate(track.saved, track.position, days) if known == "-" else known
         if known == "-":
             verdicts.append((head.days, track.position, why))
+        if why is None and track.saved.unknown and reads_now(track.saved.unknown, track.saved.kinds, log.codec.current):
+            why = UNKNOWN_READ_NOW
         tracks.append(track if why is None else _Track(model, None, why))
     if not adopted and any(track.rebuilding for track in tracks):
         # A store the first release wrote has no saved models: its first catch-up lands here.
@@ -569,6 +579,10 @@ def _catch_up(
         tracks = [_Track(track.model, None, "an event file read past as unreadable can be read now")
                   if readable & set(track.saved.unread) else track for track in tracks]
     folded, skipped, stopped = _fold(log, days, tracks, writers, progress, held or {})
+    kinds = None
+    for track in tracks:
+        if "*" in track.saved.unknown and track.saved.kinds != (kinds := kinds or known_kinds(log.codec.current)):
+            track.saved.kinds, track.changed = kinds, True
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     if rebuilt and folded and not force_rebuild:
@@ -651,6 +665,36 @@ def _fold(
 UNREAD_KEPT = 1000
 
 
+#: How many unknown kinds a saved model names (a newer release adds a few; planted files could add any number).
+UNKNOWN_KEPT = 64
+KIND_CHARS = 100
+UNKNOWN_READ_NOW = "events of a kind this release reads (written by a newer release) were read past before"
+
+
+def keep_unknown(unknown: list[str], kind: str) -> bool:
+    """Note an event kind read past as unknown (see Saved.unknown); whether the list changed."""
+    if kind in unknown:
+        return False
+    if len(kind) <= KIND_CHARS and len(unknown) < UNKNOWN_KEPT - ("*" not in unknown):  # a place kept for "*"
+        unknown.append(kind)
+        return True
+    if "*" in unknown:
+        return False
+    unknown.append("*")
+    return True
+
+
+def known_kinds(current: Mapping[str, int]) -> int:
+    """A fingerprint of the event kinds a release knows."""
+    return zlib.crc32("\n".join(sorted(current)).encode())
+
+
+def reads_now(unknown: Sequence[str], kinds: int | None, current: Mapping[str, int]) -> bool:
+    """Whether this release knows a kind a model (or the recall index) read past as unknown, so it must be rebuilt
+    to hold those events: a named kind it knows now, or "*" saved by a release that knew other kinds."""
+    return any(kind in current for kind in unknown) or ("*" in unknown and kinds != known_kinds(current))
+
+
 def _keep_unread(track: _Track, name: str) -> None:
     if name not in track.saved.unread and len(track.saved.unread) < UNREAD_KEPT:
         track.saved.unread.append(name)
@@ -722,14 +766,17 @@ def _fold_day(
     for name, raw in files:
         last_read = name
         retry = False
+        unknown = None
         try:
             event = decode(raw)
         except EventUndecodable as error:
             skipped.append(f"{name}: {unreadable_error(raw, error)}")
             event = None
-            # A kind this version does not know (a newer writer's) reads no better next time: said once. One that
-            # could not be read or parsed (no permission, a copy caught mid-write) is tried again.
+            # A kind this version does not know (a newer writer's) reads no better next time: said once, and its
+            # kind kept, so that the release that knows it rebuilds. One that could not be read or parsed (no
+            # permission, a copy caught mid-write) is tried again.
             retry = not isinstance(error, UnknownEventType)
+            unknown = error.kind if isinstance(error, UnknownEventType) else None
         else:
             if not names.content_matches(name, event.event_id, event.created_at):  # said once, like a kind unknown
                 skipped.append(f"{name}: {names.FORGED}")
@@ -742,6 +789,8 @@ def _fold_day(
             if event is None:
                 if retry:
                     _keep_unread(track, name)
+                elif unknown is not None:
+                    keep_unknown(track.saved.unknown, unknown)
                 continue
             track.model.apply(track.state, name, event)
             writer = writers.get(track.model.name)
@@ -750,6 +799,9 @@ def _fold_day(
         if event is None:
             for track in whole if retry else ():
                 _keep_unread(track, name)
+            if unknown is not None:
+                for track in whole:
+                    keep_unknown(track.saved.unknown, unknown)
             continue
         decoded += 1
         last_decoded = name

@@ -151,3 +151,40 @@ def test_reading_the_head_hint_creates_nothing(project: Path) -> None:
     stored = store.open_log().append(WorkLogged(project="demo", message="one"))
     found = store.open_reader().head_hint()
     assert found is not None and found.name == stored.name
+
+
+def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgraded(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
+    """A teammate's newer release wrote a kind this clone's release did not know; after the upgrade the catch-up
+    used to go on past it for good (sessions, overview, inbox all short of what `rebuild` gives, no warning).
+    The saved models name the kinds they read past; a release that knows one rebuilds them, once."""
+    import json
+
+    from events.codec import Codec, default_codec
+    from events.errors import UnknownEventType
+    from events.session import SessionStarted
+
+    store = Store(project)
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="known"))
+    log.append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup", message="begun"))
+    decode = Codec.decode
+
+    def older(self: Codec, raw: bytes) -> object:  # the release before session.started existed
+        if b'"kind":"session.started"' in raw:
+            raise UnknownEventType("session.started")
+        return decode(self, raw)
+
+    with monkeypatch.context() as older_release:
+        older_release.setattr(Codec, "decode", older)
+        older_release.delitem(default_codec().current, "session.started")
+        first = refresh(store)
+        assert "skipped 1 unreadable" in " ".join(first.warnings)
+        assert refresh(store).warnings == [] and not refresh(store).rebuilt  # no rebuild loop on the old release
+    capsys.readouterr()
+    upgraded = refresh(store)
+    assert upgraded.rebuilt and upgraded.warnings and upgraded.warnings[0].startswith("events of a kind this release")
+    assert main(["--json", "status"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] == 2
+    again = refresh(store)
+    assert (again.rebuilt, again.warnings) == (False, [])

@@ -39,3 +39,20 @@ def test_one_bad_suffix_among_thousands_is_filtered() -> None:
     wrong = events[1500][:-5] + ".jsom"
     assert _event_names([*events, wrong]) == sorted(events)
     assert _event_names([*events, wrong[:-1]]) == sorted(events)  # one character short
+
+
+def test_unknown_kinds_are_bounded_and_a_star_stands_for_the_rest() -> None:
+    """Planted files can carry any number of made-up kinds of any length: a saved model names at most
+    UNKNOWN_KEPT, "*" stands for the others, and "*" rebuilds only under a release that knows other kinds."""
+    from continuity.readside.catchup import KIND_CHARS, UNKNOWN_KEPT, keep_unknown, known_kinds, reads_now
+
+    unknown: list[str] = []
+    assert keep_unknown(unknown, "future.a") and not keep_unknown(unknown, "future.a")
+    assert keep_unknown(unknown, "x" * (KIND_CHARS + 1)) and unknown == ["future.a", "*"]
+    for index in range(500):
+        keep_unknown(unknown, f"made.up{index}")
+    assert len(unknown) == UNKNOWN_KEPT and unknown.count("*") == 1
+    release = {"work.logged": 1, "session.started": 1}
+    assert not reads_now(unknown, known_kinds(release), release)  # saved by this release: nothing new to read
+    assert reads_now(unknown, known_kinds(release), {**release, "made.up999": 1})  # knows more now: "*" may be it
+    assert reads_now(["future.a"], None, {**release, "future.a": 1}) and not reads_now(["future.b"], None, release)
