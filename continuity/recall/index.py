@@ -28,12 +28,24 @@ import msgspec
 
 from continuity.core.fsio import ensure_folder
 from continuity.core.store import Store
-from continuity.readside.catchup import DayMark, Days, Marks, Progress, day_mark, validate_marks
+from continuity.readside.catchup import (
+    UNKNOWN_READ_NOW,
+    UNREAD_KEPT,
+    DayMark,
+    Days,
+    Marks,
+    Progress,
+    day_mark,
+    keep_unknown,
+    known_kinds,
+    reads_now,
+    validate_marks,
+)
 from continuity.recall import plain
 from events import names
 from events.base import Event
 from events.durable import unreadable_error
-from events.errors import EventUndecodable
+from events.errors import EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog
 from projections import recall as texts
 
@@ -59,6 +71,7 @@ CREATE TABLE IF NOT EXISTS contenders(
 # Meta values are JSON, so the fast path (plain.py) reads them without msgspec.
 _MARKS = msgspec.json.Decoder(Marks)
 _ENCODER = msgspec.json.Encoder()
+_NAMES = msgspec.json.Decoder(list[str])
 _PROJECTS = msgspec.json.Decoder(list[str])
 
 
@@ -71,6 +84,11 @@ class CatchUp(msgspec.Struct, kw_only=True):
     rebuilt: bool = False
     reason: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    #: Event files read past as unreadable (tried again by every catch-up), and kinds read past as unknown
+    #: (a newer release's): kept in meta, as a saved read model keeps them (readside/catchup.py).
+    unread: list[str] = msgspec.field(default_factory=list)
+    unknown: list[str] = msgspec.field(default_factory=list)
+    kinds: int | None = None
 
 
 def index_path(store: Store) -> str:
@@ -232,7 +250,14 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
                 reason = "the recall index's day marks were unreadable"
         if reason is None:
             reason = validate_marks(marks, position, days)
-        outcome = CatchUp(rebuilt=reason is not None, reason=reason)
+        unread, unknown = _kept(meta.get("unread")), _kept(meta.get("unknown"))
+        if reason is None and unknown and reads_now(unknown, meta.get("kinds"), log.codec.current):
+            reason = UNKNOWN_READ_NOW
+        if reason is None and unread:
+            unread, reason = _read_again(log, days, unread)
+        outcome = CatchUp(rebuilt=reason is not None, reason=reason, kinds=known_kinds(log.codec.current))
+        if reason is None:
+            outcome.unread, outcome.unknown = unread, unknown
         if days.early:
             from continuity.readside.catchup import early_warning
 
@@ -265,6 +290,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
     """Read each day from `position` on; commit rows and meta together every BATCH events."""
     rows: list[tuple[Any, ...]] = []
     skipped: list[str] = []
+    kept = list(outcome.unread)
     last_day = names.shard_of(position) if position else ""
     before = dict(marks)
     total = None
@@ -291,6 +317,10 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             except EventUndecodable as error:
                 skipped.append(f"{name}: {unreadable_error(raw, error)}")
                 event = None
+                if isinstance(error, UnknownEventType):  # the release that knows the kind rebuilds the index
+                    keep_unknown(outcome.unknown, error.kind)
+                elif name not in outcome.unread and len(outcome.unread) < UNREAD_KEPT:  # tried again next time
+                    outcome.unread.append(name)
             if event is not None and not names.content_matches(name, event.event_id, event.created_at):
                 skipped.append(f"{name}: {names.FORGED}")  # never found under another event's id or time
                 event = None
@@ -303,7 +333,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             outcome.read += 1
             if outcome.read % BATCH == 0:
                 marks[day] = DayMark(days.mtime(day), bisect.bisect_right(listed, position))
-                outcome.indexed += _flush(connection, rows, position, marks, projects)
+                outcome.indexed += _flush(connection, rows, position, marks, projects, outcome)
                 connection.execute("COMMIT")
                 connection.execute("BEGIN IMMEDIATE")
                 if _meta(connection).get("last_read") != position:
@@ -313,8 +343,8 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         complete = until is None or not listed or listed[-1] <= until
         marks[day] = day_mark(days.mtime(day), listed, day, position, whole=complete)
         days.forget(day)
-    if outcome.read or outcome.rebuilt or marks != before:  # a catch-up that found nothing writes nothing
-        outcome.indexed += _flush(connection, rows, position, marks, projects)
+    if outcome.read or outcome.rebuilt or marks != before or outcome.unread != kept:  # found nothing: writes nothing
+        outcome.indexed += _flush(connection, rows, position, marks, projects, outcome)
     if progress is not None and outcome.read:
         progress(outcome.read, total)
     if skipped:
@@ -322,9 +352,10 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
 
 
 def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position: str | None, marks: Marks,
-           projects: set[str]) -> int:
+           projects: set[str], outcome: CatchUp | None = None) -> int:
     """Write the pending rows and where the index stands, in the open transaction."""
     count = len(rows)
+    outcome = outcome or CatchUp()
     if rows:
         projects.update(row[4] for row in rows)
         first = connection.execute("SELECT COALESCE(MAX(id), 0) FROM docs").fetchone()[0] + 1
@@ -337,11 +368,44 @@ def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position
         rows.clear()
     upto = keep_contenders(connection)
     values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks)),
-                                     ("projects", _ENCODER.encode(sorted(projects))), ("contenders_upto", upto)]
+                                     ("projects", _ENCODER.encode(sorted(projects))), ("contenders_upto", upto),
+                                     ("unread", _ENCODER.encode(outcome.unread)),
+                                     ("unknown", _ENCODER.encode(outcome.unknown))]
+    if outcome.kinds is not None:
+        values.append(("kinds", outcome.kinds))
     if position is not None:
         values.append(("last_read", position))
     connection.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)
     return count
+
+
+def _kept(value: Any) -> list[str]:
+    """A list of names kept in meta (`unread`, `unknown`); [] for anything else (a hand-edited or older index)."""
+    try:
+        found = _NAMES.decode(value) if isinstance(value, bytes | str) else []
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return []
+    return found[:UNREAD_KEPT]
+
+
+def _read_again(log: FileEventLog, days: Days, unread: list[str]) -> tuple[list[str], str | None]:
+    """The events read past as unreadable, tried again: those still unreadable, and a reason to rebuild when one
+    reads now (it is indexed in order by the rebuild). A vanished one is dropped."""
+    real = set(days.days)
+    still: list[str] = []
+    wanted = sorted(name for name in unread if names.parse_name(name) is not None and names.shard_of(name) in real)
+    for day in sorted({names.shard_of(name) for name in wanted}):
+        for name, raw in log.read_files(day, [name for name in wanted if name.startswith(day)],
+                                        unreadable_as_empty=True):
+            try:
+                log.codec.decode(raw)
+            except UnknownEventType:
+                return [], "an event file read past as unreadable is whole now"  # rebuilt: its kind is kept then
+            except EventUndecodable:
+                still.append(name)
+            else:
+                return [], "an event file read past as unreadable is whole now"
+    return still, None
 
 
 def projects_of(connection: sqlite3.Connection) -> list[str]:

@@ -306,6 +306,7 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         connection.execute("BEGIN")  # one snapshot: the meta checked is the index searched
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
+                or meta.get("unread", b"[]") != b"[]" or meta.get("unknown", b"[]") != b"[]"  # the typed path tries
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
         with deadline(connection):

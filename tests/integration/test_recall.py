@@ -676,3 +676,47 @@ def test_words_wrapped_in_bidi_isolates_are_found(project: Path, capsys: pytest.
     for query, wanted in (("fooword", {wrapped, plain}), ("baz", {wrapped}), ("bar", {wrapped})):
         assert {hit["event_id"] for hit in recall(capsys, query)["hits"]} == wanted, query
     assert {hit["event_id"] for hit in recall(capsys, "fooword*", "--match")["hits"]} == {wrapped, plain}
+
+
+def test_an_event_caught_mid_copy_is_indexed_once_it_is_whole(project: Path, capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    """A file read half-written (a copy, a sync mid-way) was skipped and never searched again until `rebuild`;
+    the index keeps it to try again, and indexes it (in order, by a rebuild) once it reads."""
+    log(capsys, "log", "-m", "alpha baseline")
+    quokka = log(capsys, "log", "-m", "quokka sighting recorded")
+    log(capsys, "log", "-m", "gamma third")
+    path = next(p for p in (project / STORE / "events").rglob("*.json") if b"quokka" in p.read_bytes())
+    whole = path.read_bytes()
+    path.write_bytes(whole[:40])
+    answer = recall(capsys, "gamma")
+    assert len(answer["hits"]) == 1 and "skipped 1 unreadable" in " ".join(answer["warnings"])
+    assert recall(capsys, "quokka")["hits"] == []
+    path.write_bytes(whole)
+    found = recall(capsys, "quokka")
+    assert ids(found) == [quokka] and "is whole now" in " ".join(found["warnings"])
+    assert ids(recall(capsys, "quokka")) == [quokka] and recall(capsys, "quokka")["warnings"] == []
+
+
+def test_events_of_a_kind_an_older_release_read_past_are_searched_after_the_upgrade(
+        project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recall index names the kinds it read past as unknown, as the read models do; the release that knows
+    one rebuilds the index, so those events are found without a `rebuild`."""
+    from events.codec import Codec
+    from events.errors import UnknownEventType
+
+    decode = Codec.decode
+
+    def older(self: Codec, raw: bytes) -> object:  # the release before work.logged existed
+        if b'"kind":"work.logged"' in raw:
+            raise UnknownEventType("work.logged")
+        return decode(self, raw)
+
+    zebra = log(capsys, "log", "-m", "zebrafish migration done")
+    with monkeypatch.context() as older_release:
+        older_release.setattr(Codec, "decode", older)
+        older_release.delitem(default_codec().current, "work.logged")
+        assert recall(capsys, "zebrafish")["hits"] == []
+        again = recall(capsys, "zebrafish")  # no rebuild loop on the old release
+        assert again["hits"] == [] and "rebuilt" not in " ".join(again["warnings"])
+    found = recall(capsys, "zebrafish")
+    assert ids(found) == [zebra] and "a kind this release reads" in " ".join(found["warnings"])
