@@ -124,7 +124,8 @@ def _clone(args: argparse.Namespace, out: Output) -> int:
             news.close()
     warn(result["warnings"])
     if result["initialized"]:
-        text = (f"cloned {result['events']} events from {result['remote']}/{result['branch']} into "
+        # the files that came (`events` is what the read models hold: a kind this release does not know is not)
+        text = (f"cloned {result['added_remote']} events from {result['remote']}/{result['branch']} into "
                 f"{result['store']} (project {result['project']})")
     else:  # into a store that was there: what came, and what the store holds now
         text = (f"brought {result['added_remote']} new event(s) from {result['remote']}/{result['branch']} into "
