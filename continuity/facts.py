@@ -72,6 +72,24 @@ def git_bytes(root: str, *args: str) -> bytes:
     return GitCall(root, *args).output()
 
 
+#: What makes git use another repository than the one of the folder it runs in (`git rev-parse
+#: --local-env-vars`, and GIT_NAMESPACE). Inherited from a git hook of another repository, `vcsh enter`
+#: or a dotfiles alias, they sent a project's events to that repository and its remote: every git
+#: call of continuity is about the project's own work tree, found from its folder.
+REPOSITORY_VARS = frozenset({
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR", "GIT_IMPLICIT_WORK_TREE", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE",
+    "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS", "GIT_INTERNAL_SUPER_PREFIX",
+})
+
+
+def git_environ(**settings: str) -> dict[str, str]:
+    """This process's environment for a git call, without REPOSITORY_VARS, with `settings` added."""
+    env = {key: value for key, value in os.environ.items() if key not in REPOSITORY_VARS}
+    env.update(settings)
+    return env
+
+
 class GitCall:
     """One `git -C root ARGS` started now and read later, so several run side by side (and beside our own work).
 
@@ -85,7 +103,7 @@ class GitCall:
         try:
             self._process = subprocess.Popen(
                 ["git", "-C", root, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})},
+                stderr=subprocess.PIPE, env=git_environ(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", **(env or {})),
             )
         except FileNotFoundError:
             self._problem = "git is not installed"
@@ -365,8 +383,8 @@ def ls_remote(root: str, remote: str, ref: str) -> tuple[list[tuple[str, str]] |
 
     Relative remote paths are taken from `root`. No prompt is ever shown (a hook may run this).
     """
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
-           "GIT_ALLOW_PROTOCOL": LS_REMOTE_PROTOCOLS, "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    env = git_environ(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0",
+                      GIT_ALLOW_PROTOCOL=LS_REMOTE_PROTOCOLS, GIT_SSH_COMMAND="ssh -o BatchMode=yes")
     try:
         result = subprocess.run(["git", "ls-remote", "--", remote, ref], cwd=root, capture_output=True, text=True,
                                 errors="replace", timeout=LS_REMOTE_TIMEOUT, env=env, stdin=subprocess.DEVNULL)

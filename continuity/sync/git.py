@@ -68,7 +68,9 @@ class Repo:
         self.root = root
         self.network_timeout = network_timeout
         self.hidden: tuple[str, ...] = ()  # secrets of a remote's URL, masked in every message
-        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
+        from continuity.facts import git_environ
+
+        self.env = git_environ(GIT_TERMINAL_PROMPT="0", LC_ALL="C", LANGUAGE="C")  # this work tree's git, always
         asked = ("--show-toplevel", "--absolute-git-dir", "--show-object-format", "--git-common-dir")
         probe = self.try_run("rev-parse", *asked)
         lines = os.fsdecode(probe.stdout).split("\n")[:-1]  # paths as the file system names them

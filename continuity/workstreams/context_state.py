@@ -119,8 +119,10 @@ def observe_context(store: Store) -> ContextFacts:
     if top and local_tip and remote_tip and local_tip != remote_tip:
         def ancestor(old: str, new: str) -> bool:
             try:
+                from continuity.facts import git_environ
+
                 return subprocess.run(["git", "-C", top, "merge-base", "--is-ancestor", old, new],
-                                      capture_output=True, timeout=60).returncode == 0
+                                      capture_output=True, timeout=60, env=git_environ()).returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 return False
         local_behind = ancestor(local_tip, remote_tip)

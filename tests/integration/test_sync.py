@@ -19,7 +19,7 @@ from continuity.core.store import Store
 from continuity.sync.engine import sync
 from continuity.sync.git import Repo
 from events.worklog import WorkLogged
-from tests.helpers import branch_event_paths
+from tests.helpers import branch_event_paths, cli_process
 
 STORE = Path(".agent", "runtime-continuity")
 IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
@@ -1004,7 +1004,6 @@ def test_a_remote_entry_git_cannot_write_again_never_blocks_the_teams_syncs(worl
     team could deliver events again. Now the entry is left out of the rewritten tree with one warning, the
     events flow both ways and nothing is written outside the store. A submodule's entry (a gitlink) beside it
     is carried as it is."""
-    from tests.helpers import cli_process
 
     append(world.a, "a1")
     assert cli("sync", "--root", str(world.a))[0] == 0
@@ -1280,3 +1279,31 @@ def test_a_git_stopped_by_the_file_size_limit_is_named_not_no_message(world: Wor
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048)))
     assert done.returncode == 5, done.stderr
     assert "git hash-object: stopped by SIGXFSZ" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE+GIT_DIR", "GIT_INDEX_FILE", "GIT_NAMESPACE"])
+def test_git_variables_of_another_repository_are_not_followed(world: World, tmp_path: Path, variable: str) -> None:
+    """`GIT_DIR` inherited from another repository (a git hook's, `vcsh enter`, a dotfiles alias) sent this
+    project's events to that repository's branch and remote, and the brief described it: every git call is
+    about the store's own work tree, as a real `continuity` process run from the project finds it."""
+    other_remote = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(other_remote))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(other_remote), str(other))
+    git(other, "commit", "-q", "--allow-empty", "-m", "theirs")
+    append(world.a, "ours")
+    env = {"GIT_DIR": str(other / ".git")}
+    if "GIT_WORK_TREE" in variable:
+        env["GIT_WORK_TREE"] = str(other)
+    if variable == "GIT_INDEX_FILE":
+        env = {"GIT_INDEX_FILE": str(other / ".git" / "index")}
+    if variable == "GIT_NAMESPACE":
+        env = {"GIT_NAMESPACE": "elsewhere"}
+    before = user_git_state(other)
+    result = cli_process("sync", "--json", cwd=world.a, env=env)
+    assert result.returncode == 0, result.stderr
+    assert git(world.remote, "for-each-ref", "--format=%(refname)", "refs/heads/continuity").strip()
+    assert git(other_remote, "for-each-ref", "refs/heads/continuity", "refs/namespaces") == ""
+    assert git(other, "for-each-ref", "refs/heads/continuity") == "" and user_git_state(other) == before
+    brief = cli_process("resume-bundle", "--format", "json", cwd=world.a, env=env)
+    assert json.loads(brief.stdout)["git"]["root"] == str(world.a)
