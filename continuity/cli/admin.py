@@ -43,8 +43,9 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _init(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.initialize import init_store
+    from continuity.core.store import working_folder
 
-    root = os.path.abspath(getattr(args, "root", None) or os.getcwd())
+    root = os.path.abspath(getattr(args, "root", None) or working_folder())
     store, created = init_store(root, project=args.project, language=args.language, repair=args.repair)
     text = f"{'initialized' if created else 'already initialized'}: {store.path} (project {store.project})"
     if store.config_kept is not None:

@@ -83,7 +83,9 @@ def project_root(args: argparse.Namespace) -> Path:
     try:
         return Path(find_store().root)
     except StoreNotFound:
-        return Path(os.getcwd())
+        from continuity.core.store import working_folder
+
+        return Path(working_folder())
 
 
 def home_folder() -> Path:

@@ -104,7 +104,11 @@ def _warm(args: argparse.Namespace, out: Output) -> int:
         from continuity.sessions.decide import decide_session_start
 
         store = open_store(args)
-        drafts = decide_session_start(_identity(args, store), source=args.source, cwd=os.getcwd(),
+        try:
+            cwd: str | None = os.getcwd()
+        except FileNotFoundError:  # removed under this shell (--root found the store): the session has no folder
+            cwd = None
+        drafts = decide_session_start(_identity(args, store), source=args.source, cwd=cwd,
                                       message="session started")
         stored = store.open_log().append_many(drafts)[0]
         result |= {"auto_init": True, "event_id": stored.event_id}

@@ -110,12 +110,12 @@ def _status(store: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _clone(args: argparse.Namespace, out: Output) -> int:
-    from continuity.core.store import explicit_root
+    from continuity.core.store import explicit_root, working_folder
     from continuity.sync.clone import clone_store
     from continuity.sync.git import Repo
 
     root = explicit_root(getattr(args, "root", None))
-    root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
+    root = os.path.abspath(root) if root else Repo(working_folder()).toplevel
     news = _news("clone-store", out)
     try:
         result = clone_store(root, args.remote, branch=args.branch, progress=news.message if news else None)

@@ -66,12 +66,12 @@ def _export(args: argparse.Namespace, out: Output) -> int:
 
 def _import(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
-    from continuity.core.store import explicit_root
+    from continuity.core.store import explicit_root, working_folder
     from continuity.sync.git import Repo
     from continuity.sync.transfer import import_transfer
 
     root = explicit_root(getattr(args, "root", None))
-    root = os.path.abspath(root) if root else Repo(os.getcwd()).toplevel
+    root = os.path.abspath(root) if root else Repo(working_folder()).toplevel
     with _file_errors("import"):
         result = import_transfer(root, args.folder)
     warn(result["warnings"])

@@ -250,6 +250,16 @@ def explicit_root(root: str | None = None) -> str | None:
     return root or os.environ.get("CONTINUITY_ROOT") or None
 
 
+def working_folder() -> str:
+    """The working directory; StoreNotFound (exit 3) when it was removed under the process (a shell left in a
+    deleted worktree or temp folder), instead of an internal error."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise StoreNotFound("the working folder no longer exists (removed under this shell?): cd into the "
+                            "project, or give --root") from None
+
+
 def find_store(start: str | None = None, root: str | None = None) -> Store:
     """The store at `root`, or the nearest one from `start` (the working directory) upward.
 
@@ -264,7 +274,7 @@ def find_store(start: str | None = None, root: str | None = None) -> Store:
         if not os.path.lexists(store.path):
             raise StoreNotFound(f"no store at {store.path} (run `continuity init`)")
         return store
-    here = os.path.abspath(start or os.getcwd())
+    here = os.path.abspath(start or working_folder())
     while True:
         store = Store(here)
         if os.path.isdir(store.path) or os.path.islink(store.path):

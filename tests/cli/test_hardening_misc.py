@@ -446,3 +446,45 @@ def test_an_event_whose_content_is_not_its_name_is_left_out_of_what_agents_read(
     answer = json.loads(capsys.readouterr().out)
     assert answer["hits"] == [] and any("renamed or forged" in warning for warning in answer["warnings"])
     assert main(["verify"]) == 1
+
+
+@pytest.mark.parametrize("args", [["resume-bundle"], ["log", "-m", "x"], ["status"], ["init"], ["sync"],
+                                  ["work", "import", "/tmp"], ["install", "claude-code"], ["hook", "claude-code"]])
+def test_a_working_folder_removed_under_the_shell_is_a_missing_store_not_an_internal_error(
+        tmp_path: Path, args: list[str]) -> None:
+    """A shell left in a deleted worktree or temp folder: every command that looks for the store from the working
+    folder said "internal error: FileNotFoundError" (exit 70); it is exit 3 with one line, and a hook exits 0."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "continuity", *args])
+    script = f"mkdir gone && cd gone && rmdir ../gone && exec {command}"
+    payload = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, input=payload, capture_output=True,
+                            text=True, timeout=60)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == (0 if args[0] == "hook" else 3), result.stderr
+    assert "the working folder no longer exists" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_warm_auto_with_root_from_a_removed_folder_records_the_session_without_a_folder(
+        project: Path, tmp_path: Path) -> None:
+    """With --root the store is found; the session's `cwd` is left empty rather than failing the command."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "continuity", "--root", str(project),
+                                                      "warm", "--auto", "--json"])
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    result = subprocess.run(["sh", "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    started = [json.loads(path.read_bytes()) for path in all_event_files(project)]
+    assert [event["kind"] for event in started] == ["session.started"] and started[0]["cwd"] is None
