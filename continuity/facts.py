@@ -164,14 +164,22 @@ def start_git_facts(root: str) -> None:
         _started[root] = GitCall(root, *_STATUS)
 
 
+def path_text(path: str) -> str:
+    """A file system path as event text: the UTF-8 its bytes are, whatever the locale decoded them as (under
+    `LC_ALL=C PYTHONUTF8=0` a folder `réßü` comes as escapes an event cannot hold), bytes that are no UTF-8
+    shown as U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
 def git_facts(root: str, warnings: list[str]) -> GitFacts:
     """Root, branch, HEAD, short status and dirty files of the work tree at `root` (one git call)."""
     call = _started.pop(root, None)
-    top = work_tree_root(root)
-    if top is None:
+    found = work_tree_root(root)
+    if found is None:
         if call is not None:
             call.cancel()
         return GitFacts()
+    top = path_text(found)
     try:
         status = (call or GitCall(root, *_STATUS)).output().decode("utf-8", "replace")
     except GitUnavailable as error:

@@ -104,8 +104,10 @@ def _warm(args: argparse.Namespace, out: Output) -> int:
         from continuity.sessions.decide import decide_session_start
 
         store = open_store(args)
+        from continuity.facts import path_text
+
         try:
-            cwd: str | None = os.getcwd()
+            cwd: str | None = path_text(os.getcwd())
         except FileNotFoundError:  # removed under this shell (--root found the store): the session has no folder
             cwd = None
         drafts = decide_session_start(_identity(args, store), source=args.source, cwd=cwd,

@@ -65,3 +65,27 @@ def test_arguments_are_read_as_utf8_whatever_the_locale(project: Path, locale: d
                          env={**os.environ, **locale}, capture_output=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr == b"continuity: error: argument 3 is not valid UTF-8\n"
     assert len(json.loads(run(project, "--json", "events", "list", env={}).stdout)["events"]) == 1
+
+
+@pytest.mark.parametrize(("folder", "locale"), [(b"bad\xff", {}),
+                                               ("r\u00e9\u00df\u00fc \u9879\u76ee".encode(), LOCALES[2])],
+                         ids=["not-utf8-bytes", "utf8-under-C"])
+def test_archive_and_warm_in_a_folder_named_in_bytes_the_locale_does_not_read(
+        tmp_path: Path, folder: bytes, locale: dict[str, str]) -> None:
+    """`archive` put the work tree's path into its event as Python decoded it (surrogate escapes), which no
+    event can hold: exit 2 "event cannot be encoded" in a folder whose name is not UTF-8, or is UTF-8 under an
+    ASCII locale. Paths go into events as the UTF-8 their bytes are (U+FFFD for bytes that are none)."""
+    root = os.fsencode(tmp_path) + b"/" + folder
+    os.mkdir(root)
+    subprocess.run([b"git", b"init", b"-q", root], check=True)
+    subprocess.run([b"git", b"-C", root, b"-c", b"user.name=a", b"-c", b"user.email=a@b", b"commit", b"-q",
+                    b"--allow-empty", b"-m", b"i"], check=True)
+    here = Path(os.fsdecode(root))
+    for args in (["init"], ["archive", "--gate", "agent", "--reason", "r"], ["warm", "--auto"]):
+        result = run(here, *args, env=locale)
+        assert result.returncode == 0 and b"Traceback" not in result.stderr, (args, result.stderr)
+    listed = json.loads(run(here, "--json", "events", "list", env={}).stdout)["events"]
+    shown = folder.decode("utf-8", "replace")
+    archived = next(event for event in listed if event["kind"] == "archive.created")
+    assert archived["git"]["root"].endswith("/" + shown)
+    assert next(event for event in listed if event["kind"] == "session.started")["cwd"].endswith("/" + shown)
