@@ -82,6 +82,9 @@ class Repo:
             raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
                              "run it inside a clone of the project)")
         self.toplevel, self.git_dir, object_format, common = lines
+        if object_format not in ("sha1", "sha256") or any("\x00" in line or not line for line in lines):
+            raise UsageError(f"git's answers about {root} make no sense (object format {object_format[:20]!r}): is "
+                             "the `git` on PATH git?")
         #: The folder every worktree of the repository shares (its branches live there).
         self.common_dir = os.path.normpath(os.path.join(root, common))
         self.oid_bytes = 32 if object_format == "sha256" else 20
@@ -414,7 +417,7 @@ def _small_text(path: str) -> str | None:
     """A small pointer file of git's, stripped; None when absent or unreadable."""
     try:
         return osfs.read_regular(path, limit=osfs.SMALL_LIMIT).decode().strip()
-    except (OSError, UnicodeDecodeError):
+    except (OSError, ValueError):  # ValueError: not UTF-8, or a NUL in a path made of what git answered
         return None
 
 

@@ -1307,3 +1307,17 @@ def test_git_variables_of_another_repository_are_not_followed(world: World, tmp_
     assert git(other, "for-each-ref", "refs/heads/continuity") == "" and user_git_state(other) == before
     brief = cli_process("resume-bundle", "--format", "json", cwd=world.a, env=env)
     assert json.loads(brief.stdout)["git"]["root"] == str(world.a)
+
+
+@pytest.mark.parametrize("answer", ['printf "garbage\\0x\\n"', "true", 'printf "a\\nb\\nsha999\\nc\\n"'])
+def test_a_git_that_answers_nonsense_is_named_not_an_internal_error(world: World, tmp_path: Path,
+                                                                    answer: str) -> None:
+    """A `git` early on PATH that exits 0 with garbage (a NUL in a path, nothing at all, an object format git has
+    not) made `sync` end in "internal error: ValueError: embedded null byte": exit 2, one line."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\n{answer}\nexit 0\n")
+    (fake / "git").chmod(0o755)
+    result = cli_process("sync", cwd=world.a, env={"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "make no sense" in result.stderr and "internal error" not in result.stderr
