@@ -43,6 +43,11 @@ def contexts_dir(store: Store) -> str:
     configured = store.config.get("contexts_dir")
     if isinstance(configured, str) and configured:
         return os.path.abspath(os.path.join(store.root, _expand(configured)))
+    return default_contexts()
+
+
+def default_contexts() -> str:
+    """Where the Markdown archives go when nothing else is configured: `~/.agent/contexts`."""
     return os.path.join(user_home(), ".agent", "contexts")
 
 
@@ -128,6 +133,9 @@ class ArchiveWriter:
         #: Archive JSON is written only through real folders below this one (the store, or a replay's folder).
         self.within = os.path.dirname(self.archives)
         self.contexts = contexts or contexts_dir(store)
+        #: The home folder the default contexts folder is under (None when one is configured or given): a home
+        #: that does not exist (HOME=/nonexistent in a container or a service) is not made for it.
+        self.home = user_home() if contexts is None and self.contexts == default_contexts() else None
         self.language = str(store.config.get("language") or "en")
         self.warnings: list[str] = []
 
@@ -148,6 +156,10 @@ class ArchiveWriter:
                              within=self.within)
         except (OSError, ContinuityError) as error:
             self._warn(f"archive JSON not written: {reason_of(error)}")
+        if self.home is not None and not os.path.isdir(self.home):
+            self._warn(f"Markdown archive not written: the home folder {self.home} does not exist (set contexts_dir "
+                       "in config.json, or CONTINUITY_CONTEXTS_DIR)")
+            return
         try:
             path = markdown_path(self.store, record, self.contexts)
             if seed_commits is None:

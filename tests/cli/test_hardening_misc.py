@@ -488,3 +488,21 @@ def test_warm_auto_with_root_from_a_removed_folder_records_the_session_without_a
     assert result.returncode == 0, result.stderr
     started = [json.loads(path.read_bytes()) for path in all_event_files(project)]
     assert [event["kind"] for event in started] == ["session.started"] and started[0]["cwd"] is None
+
+
+def test_archive_under_a_home_that_does_not_exist_makes_no_home_and_says_the_markdown_is_not_written(
+        project: Path, tmp_path: Path) -> None:
+    """HOME=/nonexistent (a container, a service account): the Markdown copy made the whole home folder to put
+    ~/.agent/contexts in it, and the text named a file that may not be there. The archive's JSON is written;
+    the Markdown is not, and both the warning and the text say so."""
+    from tests.helpers import cli_process
+
+    home = tmp_path / "nohome" / "x"
+    result = cli_process("archive", "--gate", "agent", "--reason", "r", cwd=project, env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "nohome").exists()
+    assert f"the home folder {home} does not exist" in result.stderr
+    assert "markdown: not written (it would be " in result.stdout
+    assert len(list((project / ".agent" / "runtime-continuity" / "archives").glob("RC-*.json"))) == 1
+    shown = cli_process("archive", "--gate", "agent", "--reason", "r", cwd=project, env={"HOME": str(tmp_path)})
+    assert shown.returncode == 0 and "markdown: " + str(tmp_path / ".agent" / "contexts") in shown.stdout
