@@ -110,7 +110,8 @@ class _Head(msgspec.Struct, kw_only=True):
     last_read: str | None = None
     days: dict[str, DayMark] = msgspec.field(default_factory=dict)
     unread: list[str] = msgspec.field(default_factory=list)
-    unknown: list[str] = msgspec.field(default_factory=list)
+    #: None: saved by a release from before kinds read past were noted (see _skipped_unnoted).
+    unknown: list[str] | None = None
     kinds: int | None = None
     state: msgspec.Raw
 
@@ -402,7 +403,7 @@ class _Track:
             self.position: str | None = None  # the newest name already read; None: from the start
             return
         self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days, unread=head.unread,
-                           unknown=head.unknown, kinds=head.kinds)
+                           unknown=[] if head.unknown is None else head.unknown, kinds=head.kinds)
         self._raw = head.state
         self.position = head.last_read or self.state.last_name
 
@@ -563,6 +564,9 @@ def _catch_up(
             verdicts.append((head.days, track.position, why))
         if why is None and track.saved.unknown and reads_now(track.saved.unknown, track.saved.kinds, log.codec.current):
             why = UNKNOWN_READ_NOW
+        elif why is None and head.unknown is None:  # once: from then on the model is saved with its list
+            why = _skipped_unnoted(track)
+            track.changed = True
         tracks.append(track if why is None else _Track(model, None, why))
     if not adopted and any(track.rebuilding for track in tracks):
         # A store the first release wrote has no saved models: its first catch-up lands here.
@@ -669,6 +673,17 @@ UNREAD_KEPT = 1000
 UNKNOWN_KEPT = 64
 KIND_CHARS = 100
 UNKNOWN_READ_NOW = "events of a kind this release reads (written by a newer release) were read past before"
+
+
+def _skipped_unnoted(track: _Track) -> str | None:
+    """For a model saved by a release from before kinds read past were noted: why to rebuild it when that release
+    read past events it did not take for unreadable (a kind it did not know may be one this release knows), else
+    None. The day marks count every event file read; the state, every event folded."""
+    read = sum(mark.count for mark in track.saved.days.values())
+    passed = read - track.state.events_folded - len(track.saved.unread)
+    if passed <= 0:
+        return None
+    return f"saved by an earlier release that read past {passed} event(s) (of kinds it did not know?)"
 
 
 def keep_unknown(unknown: list[str], kind: str) -> bool:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
 
 INDEX_NAME = RECALL_INDEX_NAME
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
-SCHEMA_FORMAT = 5
+SCHEMA_FORMAT = 6
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
 ROWS_FORMAT = 2
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
@@ -306,7 +306,7 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
         connection.execute("BEGIN")  # one snapshot: the meta checked is the index searched
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
         if (meta.get("format") != FORMAT or json.loads(meta["projects"]) != [project]
-                or meta.get("unread", b"[]") != b"[]" or meta.get("unknown", b"[]") != b"[]"  # the typed path tries
+                or _listed(meta.get("unread")) or _listed(meta.get("unknown"))  # the typed path tries them again
                 or not _current(store.events_dir, meta.get("last_read"), json.loads(meta["days"]))):
             return None
         with deadline(connection):
@@ -315,6 +315,14 @@ def _search(options: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]] | 
     finally:
         connection.close()
     return project, query, [dict(zip(HIT_FIELDS, hit_values(row), strict=True)) for row in rows]
+
+
+def _listed(value: Any) -> bool:
+    """Whether a meta list (`unread`, `unknown`) names anything; a value that is no JSON list does too."""
+    try:
+        return value is not None and json.loads(value) != []
+    except ValueError:
+        return True
 
 
 def _current(events_dir: str, position: str | None, marks: dict[str, list[int]]) -> bool:

@@ -720,3 +720,17 @@ def test_events_of_a_kind_an_older_release_read_past_are_searched_after_the_upgr
         assert again["hits"] == [] and "rebuilt" not in " ".join(again["warnings"])
     found = recall(capsys, "zebrafish")
     assert ids(found) == [zebra] and "a kind this release reads" in " ".join(found["warnings"])
+
+
+@pytest.mark.parametrize(("unread", "taken"), [(b"[]", True), ("[]", True), (b'["x"]', False), ("junk", False)])
+def test_the_fast_path_leaves_an_index_with_events_to_try_again_to_the_command(
+        corpus: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        unread: bytes | str, taken: bool) -> None:
+    """Events read past (`unread`, `unknown` in meta) are tried again by the command's catch-up, not by the fast
+    path: it answers only when both lists are empty, whether SQLite holds `[]` as a blob or as text."""
+    recall(capsys, "warm")
+    connection = sqlite3.connect(index.index_path(find_store()))
+    connection.execute("UPDATE meta SET value = ? WHERE key = 'unread'", (unread,))
+    connection.commit()
+    connection.close()
+    assert both_ways(capsys, monkeypatch, ["recall", "WAL"])[0] is taken

@@ -188,3 +188,56 @@ def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgra
     assert json.loads(capsys.readouterr().out)["events"] == 2
     again = refresh(store)
     assert (again.rebuilt, again.warnings) == (False, [])
+
+
+def test_models_saved_by_a_release_that_did_not_note_unknown_kinds_are_rebuilt_once_when_it_read_past_some(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
+    """A model saved before kinds read past were noted carries no list: it read as "nothing read past" and was
+    never rebuilt. Its day marks (event files read) against its events folded tell whether it read past any:
+    then it is rebuilt once; a model that folded all it read is kept as it is (no rebuild for every store)."""
+    import json
+    import zlib
+
+    import msgspec
+
+    from continuity.readside import catchup
+    from events.codec import Codec, default_codec
+    from events.errors import UnknownEventType
+    from events.session import SessionStarted
+
+    def strip_lists() -> None:  # what the release before this one saved: no `unknown`, no `kinds`
+        for path in (project / ".agent" / "runtime-continuity" / "local" / "models").glob("*.msgpack"):
+            frame = path.read_bytes()
+            saved = msgspec.msgpack.decode(frame[len(catchup.MAGIC) + 12:])
+            saved.pop("unknown", None)
+            saved.pop("kinds", None)
+            payload = msgspec.msgpack.encode(saved)
+            path.write_bytes(catchup.MAGIC + len(payload).to_bytes(8, "big") + zlib.crc32(payload).to_bytes(4, "big")
+                             + payload)
+
+    store = Store(project)
+    store.open_log().append(WorkLogged(project="demo", message="known"))
+    refresh(store)
+    strip_lists()
+    kept = refresh(store)
+    assert (kept.rebuilt, kept.warnings) == (False, [])  # folded all it read: not rebuilt
+    strip_lists()
+    store.open_log().append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup",
+                                           message="begun"))
+    decode = Codec.decode
+
+    def older(self: Codec, raw: bytes) -> object:
+        if b'"kind":"session.started"' in raw:
+            raise UnknownEventType("session.started")
+        return decode(self, raw)
+
+    with monkeypatch.context() as older_release:
+        older_release.setattr(Codec, "decode", older)
+        older_release.delitem(default_codec().current, "session.started")
+        refresh(store)
+    strip_lists()
+    upgraded = refresh(store)
+    assert upgraded.rebuilt and "saved by an earlier release that read past 1 event(s)" in upgraded.warnings[0]
+    capsys.readouterr()
+    assert main(["--json", "status"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 2
+    assert (refresh(store).rebuilt, refresh(store).warnings) == (False, [])
