@@ -316,7 +316,8 @@ def run_files(root: str) -> tuple[RunFile, ...]:
         return ()
     entries.sort(key=lambda entry: (-entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
     return tuple(
-        RunFile(path=f".agent/runs/{entry.name}", status=_status(*_document(root, f".agent/runs/{entry.name}")))
+        RunFile(path=f".agent/runs/{path_text(entry.name)}",  # shown and recorded as text; read by its own name
+                status=_status(*_document(root, f".agent/runs/{entry.name}")))
         for entry in entries[:RUN_FILES_LIMIT]
     )
 

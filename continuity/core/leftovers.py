@@ -138,7 +138,7 @@ def bridge_files() -> dict[str, frozenset[str]]:
     files: dict[str, set[str]] = {}
     for path in written:
         folder, name = path.rsplit("/", 1)
-        relative = os.path.normpath(os.path.relpath(folder, BRIDGE_REL))
+        relative = os.path.relpath(os.sep + folder, os.sep + BRIDGE_REL)  # absolute: relpath asks no working folder
         files.setdefault(relative, set()).add(name)
     return {folder: frozenset(names) for folder, names in files.items()}
 

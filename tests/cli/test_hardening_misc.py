@@ -471,21 +471,23 @@ def test_a_working_folder_removed_under_the_shell_is_a_missing_store_not_an_inte
     assert "the working folder no longer exists" in result.stderr and result.stderr.count("\n") == 1
 
 
-def test_warm_auto_with_root_from_a_removed_folder_records_the_session_without_a_folder(
-        project: Path, tmp_path: Path) -> None:
-    """With --root the store is found; the session's `cwd` is left empty rather than failing the command."""
+def test_commands_with_root_from_a_removed_folder_answer(project: Path, tmp_path: Path) -> None:
+    """With --root the store is found: `warm --auto` records the session with no `cwd` rather than failing, and
+    `verify` and `rebuild` (which ended in an internal error: a relative path resolved against the working
+    folder) answer as anywhere else."""
     import os
     import shlex
     import subprocess
     import sys
 
-    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "continuity", "--root", str(project),
-                                                      "warm", "--auto", "--json"])
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    result = subprocess.run(["sh", "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}"], cwd=tmp_path,
-                            env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
+    for args in (["warm", "--auto", "--json"], ["verify"], ["rebuild"]):
+        command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "continuity", "--root", str(project),
+                                                          *args])
+        result = subprocess.run(["sh", "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, (args, result.stderr)
     started = [json.loads(path.read_bytes()) for path in all_event_files(project)]
     assert [event["kind"] for event in started] == ["session.started"] and started[0]["cwd"] is None
 

@@ -89,3 +89,15 @@ def test_archive_and_warm_in_a_folder_named_in_bytes_the_locale_does_not_read(
     archived = next(event for event in listed if event["kind"] == "archive.created")
     assert archived["git"]["root"].endswith("/" + shown)
     assert next(event for event in listed if event["kind"] == "session.started")["cwd"].endswith("/" + shown)
+
+
+def test_run_file_names_go_into_the_brief_as_the_utf8_they_are(project: Path) -> None:
+    """`.agent/runs/tâche.json` was shown (and recorded in context.served) as `t\\ufffd\\ufffdche.json` under an ASCII
+    locale: the name is text as its bytes are, while the file is still read by its own name."""
+    runs = project / ".agent" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "t\u00e2che.json").write_text('{"status": "running"}')
+    for locale in ({}, LOCALES[2]):
+        brief = json.loads(run(project, "resume-bundle", "--format", "json", env=locale).stdout.decode("utf-8"))
+        assert [(item["path"], item["status"]) for item in brief["runs"]["files"]] == [
+            (".agent/runs/t\u00e2che.json", "running")]

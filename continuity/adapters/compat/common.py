@@ -62,7 +62,10 @@ def project_root() -> str:
     explicit = os.environ.get("CONTINUITY_ROOT")
     if explicit:
         return os.path.abspath(explicit)
-    cwd = os.path.abspath(os.getcwd())
+    try:
+        cwd = os.path.abspath(os.getcwd())
+    except FileNotFoundError:  # seed 004's crash shape (exit 1, one line), saying what happened
+        raise FileNotFoundError(2, "the working folder no longer exists (removed under this shell?)") from None
     home = os.path.abspath(os.path.expanduser("~"))
     agent_dir: str | None = None
     here = cwd
@@ -384,7 +387,9 @@ def git_all(root: str, *commands: tuple[str, ...]) -> list[str]:
     """Each git command's stdout in R, trimmed at both ends (`""` on any failure); run side by side."""
     import subprocess
 
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    from continuity.facts import git_environ
+
+    env = git_environ(GIT_OPTIONAL_LOCKS="0")  # the project's own repository, whatever GIT_DIR says
     running: list[subprocess.Popen[bytes] | None] = []
     for args in commands:
         try:
