@@ -12,9 +12,9 @@ from events.errors import ContinuityError, SecretRefused
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
     from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError
-    from continuity.core.guard import first_non_utf8, guarded, utf8_argv
+    from continuity.core.guard import first_non_utf8, guarded
 
-    args_list = utf8_argv(sys.argv[1:]) if argv is None else list(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
     outputs = [Output(as_json="--json" in args_list)]
 
     def on_error(error: ContinuityError) -> int:

@@ -16,18 +16,26 @@ from events.errors import ContinuityError
 EXIT_INTERRUPTED = 130
 
 
-def utf8_argv(argv: Sequence[str]) -> list[str]:
-    """The arguments read as the UTF-8 they are: under an ASCII locale without UTF-8 mode (`LC_ALL=C
-    PYTHONUTF8=0`) Python decodes `café` into escapes, which read as not UTF-8 (see first_non_utf8)."""
+def _in_utf8_mode() -> None:
+    """Under a locale whose encoding is not UTF-8 (`LC_ALL=C PYTHONUTF8=0`: ASCII; glibc's `en_US`: ISO-8859-1)
+    Python decodes arguments and file names with that encoding: `café` came as escapes read as "not valid UTF-8",
+    or as `cafÃ©` recorded as such, and a path given back to the system as text named other bytes. The command
+    starts again in Python's UTF-8 mode (`-X utf8`), where arguments, paths and events all read bytes as UTF-8
+    as under any UTF-8 locale; text for people keeps the terminal's encoding (PYTHONIOENCODING). Only there, and
+    once (the new process is in UTF-8 mode)."""
     import os
 
-    decoded = []
-    for arg in argv:
-        try:
-            decoded.append(os.fsencode(arg).decode("utf-8"))
-        except (UnicodeError, ValueError):  # bytes that are not UTF-8 stay escaped, to be refused
-            decoded.append(arg)
-    return decoded
+    if sys.flags.utf8_mode or os.name != "posix" or os.environ.get("CONTINUITY_UTF8_STARTED"):
+        return
+    if sys.getfilesystemencoding().lower().replace("-", "").replace("_", "") == "utf8":
+        return
+    env = dict(os.environ, CONTINUITY_UTF8_STARTED="1")
+    encoding = getattr(sys.stdout, "encoding", None)
+    if encoding and "PYTHONIOENCODING" not in env:
+        env["PYTHONIOENCODING"] = f"{encoding}:backslashreplace"
+    with contextlib.suppress(OSError):  # no exec here: go on as before
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]], env)
 
 
 def first_non_utf8(argv: Sequence[str]) -> int | None:
@@ -92,6 +100,7 @@ def exit_with(main: Callable[[], int]) -> None:
     # imports made, again and again (about 5 ms of a hook). Collections stay on, rarer.
     import gc
 
+    _in_utf8_mode()
     gc.set_threshold(*GC_THRESHOLDS)
     _no_missing_streams()
     _text_any_terminal_takes()

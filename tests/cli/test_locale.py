@@ -101,3 +101,19 @@ def test_run_file_names_go_into_the_brief_as_the_utf8_they_are(project: Path) ->
         brief = json.loads(run(project, "resume-bundle", "--format", "json", env=locale).stdout.decode("utf-8"))
         assert [(item["path"], item["status"]) for item in brief["runs"]["files"]] == [
             (".agent/runs/t\u00e2che.json", "running")]
+
+
+def test_a_path_argument_reaches_its_folder_under_an_ascii_locale(tmp_path: Path) -> None:
+    """Arguments read as UTF-8 text must still name the same bytes on disk: `--root …/café` under `LC_ALL=C
+    PYTHONUTF8=0` found no store (or ended in an internal error) once text arguments were re-read as UTF-8.
+    The command runs in Python's UTF-8 mode there, so text and paths agree, as under a UTF-8 locale."""
+    root = tmp_path / "caf\u00e9 \u9879\u76ee"
+    root.mkdir()
+    assert run(tmp_path, "--root", str(root), "init", "--project", "demo", env=LOCALES[2]).returncode == 0
+    assert (root / ".agent" / "runtime-continuity" / "config.json").is_file()
+    logged = run(tmp_path, "--root", str(root), "log", "-m", TEXT, env=LOCALES[2])
+    assert logged.returncode == 0, logged.stderr
+    listed = json.loads(run(tmp_path, "--root", str(root), "--json", "events", "list", env={}).stdout)["events"]
+    assert [event["message"] for event in listed] == [TEXT]
+    shown = run(tmp_path, "--root", str(root), "events", "list", env=LOCALES[2])
+    assert shown.returncode == 0 and b"\\u2713" in shown.stdout  # the terminal's encoding, escaped
