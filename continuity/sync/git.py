@@ -125,7 +125,12 @@ class Repo:
     def rev(self, ref: str) -> str | None:
         """The commit a ref points at, or None when it does not exist."""
         result = self.try_run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-        return result.stdout.decode().strip() if result.returncode == 0 else None
+        if result.returncode != 0:
+            return None
+        oid = result.stdout.decode(errors="replace").strip()
+        if len(oid) != 2 * self.oid_bytes or oid.strip("0123456789abcdef"):
+            raise UsageError(f"git's answer for {ref} makes no sense ({oid[:20]!r}): is the `git` on PATH git?")
+        return oid
 
     def checked_out(self, ref: str) -> str | None:
         """The work tree of this repository that has `ref` checked out, or that a rebase or bisect in it will
@@ -203,7 +208,8 @@ class Repo:
         if not paths:
             return []
         data = "".join(f"{path}\n" for path in paths).encode()
-        shas = self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input=data).decode().split()
+        answer = self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input=data)
+        shas = answer.decode(errors="replace").split()
         if len(shas) != len(paths):
             raise WriteFailed("sync failed: git hash-object returned fewer ids than files")
         return shas
@@ -250,7 +256,7 @@ class Repo:
             result = self.try_run(*args, env={**self.env, **fallback})
         if result.returncode != 0:
             raise WriteFailed(f"sync failed: git commit-tree: {self.message(result.stderr, result.returncode)}")
-        return result.stdout.decode().strip()
+        return result.stdout.decode(errors="replace").strip()
 
     # -- network ---------------------------------------------------------------------------
     def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
@@ -338,7 +344,8 @@ class Repo:
             args.append(f"--max-count={limit}")
         if parents:
             args.append("--parents")
-        return [line.split() for line in self.run(*args, input=_revisions(heads, bases)).decode().splitlines()
+        answer = self.run(*args, input=_revisions(heads, bases))
+        return [line.split() for line in answer.decode(errors="replace").splitlines()
                 if line]
 
     def each_commit(self, heads: Iterable[str], bases: Iterable[str] = ()) -> Iterator[str]:
