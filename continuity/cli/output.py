@@ -26,6 +26,7 @@ class Output:
             from continuity.core.fsio import indented_json
             from continuity.core.text import escape_json_bytes
 
+            sys.stdout.flush()  # text written before goes out first
             sys.stdout.buffer.write(escape_json_bytes(indented_json(data)) + b"\n")
             sys.stdout.flush()
         else:  # a path, an id or an archive's text may hold what a terminal acts on: shown as stand-ins
@@ -105,6 +106,7 @@ class Output:
 
                 encoded = surrogate_json(data)
             with contextlib.suppress(OSError):  # the error may be that stdout takes nothing more
+                sys.stdout.flush()  # text written before goes out first
                 sys.stdout.buffer.write(encoded + b"\n")
                 sys.stdout.flush()
 
