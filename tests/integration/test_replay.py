@@ -243,7 +243,8 @@ def test_as_of_a_time_before_the_first_event_is_the_empty_log(repo: Path, capsys
 
 def test_run_records_an_event_cannot_hold_as_text_are_served_printable_and_recorded(
         repo: Path, capsys: Capture) -> None:
-    """A run file named in non-UTF-8 bytes, a run status with a control character: served, recorded, replayed."""
+    """A run file named in non-UTF-8 bytes (one U+FFFD for the byte that is none), a run status with a control
+    character: served, recorded, replayed."""
     runs = repo / ".agent" / "runs"
     runs.mkdir(parents=True)
     (runs / "beep.json").write_text(json.dumps({"status": "run\u0007ning"}))
@@ -256,7 +257,7 @@ def test_run_records_an_event_cannot_hold_as_text_are_served_printable_and_recor
     text, event = serve(capsys, repo, "--format", "json", "--session", "S2")  # was: exit 70
     files = json.loads(text)["runs"]["files"]
     assert {(f["path"], f["status"]) for f in files} == {
-        (".agent/runs/beep.json", "run\u2407ning"), (".agent/runs/bad\ufffd\ufffd\ufffd.json", "running")}
+        (".agent/runs/beep.json", "run\u2407ning"), (".agent/runs/bad\ufffd.json", "running")}
     assert run(capsys, repo, "resume-bundle", "--as-of", event["event_id"], "--format", "json") == (0, text, "")
 
 
