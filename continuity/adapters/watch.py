@@ -1,7 +1,12 @@
 """Following the log live (watchfiles): `continuity watch` and `continuity events tail --follow`.
 
-The loop reads new events after the last one it showed whenever the events folder
-changes; `watch` also keeps the projections current. Ctrl-C (SIGINT) ends it cleanly.
+Whenever the events folder changes, the loop lists the day folders that changed and shows
+every event file it has not shown yet, whatever its name: a listing taken while writers
+link files in can miss an older name and hold a newer one (ext4's hashed folders), and
+`sync` brings in a teammate's events stamped before the newest one here. A cursor of "the
+last name shown" would skip both for good; the loop keeps, per day folder it has listed,
+the names it has accounted for. `watch` also keeps the projections current. Ctrl-C
+(SIGINT) ends it cleanly.
 """
 
 from __future__ import annotations
@@ -10,11 +15,59 @@ import threading
 from collections.abc import Callable
 
 from continuity.core.store import Store
-from events.errors import EventUndecodable
+from events.errors import EventUndecodable, UnknownEventType
 from events.sealing import StoredEvent
 
 #: How long the loop waits for file-system news before checking again anyway (ms).
 POLL_MS = 500
+#: A day folder changed this recently is listed again at every turn: folder times tick coarsely (a few ms), so a
+#: file linked in the same tick as the listing before leaves the time as it was.
+RECENT_NS = 2_000_000_000
+
+
+class _Days:
+    """What the loop has accounted for: per day folder listed, its names; per day folder, its time when seen."""
+
+    def __init__(self, after: str | None) -> None:
+        from events import names
+
+        self.after = after
+        #: The day of `after`: days before it were there at the start (marked) or made since (all new).
+        self.first = names.shard_of(after) if after else ""
+        self.known: dict[str, set[str]] = {}
+        self.marks: dict[str, int] = {}
+
+    def start(self, events_dir: str, days: list[str]) -> None:
+        """Days before the first one to show are not listed: only their times are kept, to notice one that changes."""
+        import os
+
+        for day in days:
+            if day < self.first:
+                try:
+                    self.marks[day] = os.stat(os.path.join(events_dir, day)).st_mtime_ns
+                except OSError:
+                    continue
+
+    def new_names(self, folder: str, day: str, listed: list[str], mtime_ns: int) -> list[str]:
+        """The names of `listed` (one day's event files, sorted) not accounted for yet, in order."""
+        import os
+
+        known = self.known.get(day)
+        if known is not None:
+            return [name for name in listed if name not in known]
+        mark = self.marks.get(day)
+        if mark is None:  # listed for the first time: a day from the first one to show on, or one made since
+            return [name for name in listed if self.after is None or name > self.after or day < self.first]
+        # an older day that changed after the start: the files linked into it since (a sync, a merge). The last
+        # file linked before the start has the folder's time as its own: later than that is new.
+        fresh = []
+        for name in listed:
+            try:
+                if os.stat(os.path.join(folder, name)).st_ctime_ns > mark:
+                    fresh.append(name)
+            except OSError:
+                continue
+        return fresh
 
 
 def follow(
@@ -29,49 +82,81 @@ def follow(
 ) -> None:
     """Call `on_event` for each event after `after`, as they land, until `stop` is set or Ctrl-C."""
     import os
+    import time
 
     from watchfiles import watch
 
     from continuity.core.store import now_us
     from continuity.readside.catchup import early_warning
     from events import names
+    from events.durable import list_days
 
     log = store.open_reader()
-    last = after
+    seen = _Days(after)
     warned: set[str] = set()  # a file or day folder that stays unreadable is said once, not at every change
 
+    def warn_once(key: str, message: str) -> None:
+        if key not in warned:
+            warned.add(key)
+            on_warning(message)
+
     def drain() -> None:
-        nonlocal last
-
-        held: list[str] = []
-
-        def skipped(name: str, error: EventUndecodable) -> None:
-            if name not in warned:
-                warned.add(name)
-                on_warning(f"skipped unreadable event {name}: {error}")
-            if name.endswith("/"):  # a day folder that cannot be listed: its events wait, and every later one
-                held.append(name)
-
-        landed = list(log.read(after=last, on_error=skipped))
-        if held:
-            landed = [stored for stored in landed if stored.name < held[0]]
-        if landed and landed[-1].name[:8] > names.last_day(now_us()):  # events stamped early wait, as in reads:
-            limit = log.now_limit(now_us())  # shown, the cursor
-            early = [stored.name for stored in landed if stored.name[:8] > limit]  # passed what lands after
-            landed = [stored for stored in landed if stored.name[:8] <= limit]
-            if early and early[0][:8] not in warned:
-                warned.add(early[0][:8])
-                on_warning(early_warning(sorted({name[:8] for name in early})))
-        if landed and refresh_projections:  # projections first: once a line shows, they include it
+        store.check_safe()  # the store swapped for a link while running: refused (exit 6), as every read
+        links: list[str] = []
+        days = list_days(store.events_dir, links)
+        for day in links:
+            warn_once(f"{day}/", f"events/{day} is a symlink: its events are not read (see `continuity verify`)")
+        limit = names.last_day(now_us())
+        if days and days[-1] > limit:  # events stamped early wait, as in reads
+            limit = log.now_limit(now_us(), days)
+            early = [day for day in days if day > limit]
+            if early:
+                warn_once(early[0], early_warning(early))
+        now_ns = time.time_ns()
+        landed: list[tuple[str, list[str], set[str]]] = []  # (day, new names, the listing to account for)
+        for day in days:
+            if day > limit:
+                break
+            folder = os.path.join(store.events_dir, day)
+            try:
+                mtime_ns = os.stat(folder).st_mtime_ns
+            except OSError:
+                continue
+            if day in seen.known and seen.marks.get(day) == mtime_ns and now_ns - mtime_ns > RECENT_NS:
+                continue
+            if day not in seen.known and day in seen.marks and seen.marks[day] == mtime_ns:
+                continue  # an older day, as it was at the start
+            try:
+                listed = sorted(name for name in log.day_entries(folder)
+                                if name.endswith(".json") and names.parse_name(name) is not None)
+            except FileNotFoundError:
+                continue
+            except OSError as error:  # said once; its events show once it can be listed
+                warn_once(f"{day}/", f"skipped unreadable event {day}/: {error.strerror or error}")
+                continue
+            landed.append((day, seen.new_names(folder, day, listed, mtime_ns), set(listed)))
+            seen.marks[day] = mtime_ns
+        shown: list[StoredEvent] = []
+        for day, fresh, names_listed in landed:
+            retry: set[str] = set()
+            for name, raw in log.read_files(day, fresh, unreadable_as_empty=True):
+                try:
+                    shown.append(StoredEvent(name, raw, log.codec.decode(raw)))
+                except EventUndecodable as error:
+                    warn_once(name, f"skipped unreadable event {name}: {error}")
+                    if not isinstance(error, UnknownEventType):
+                        retry.add(name)  # a copy caught mid-write: read again at the next change
+            seen.known[day] = (seen.known.get(day, set()) | names_listed) - retry
+        if shown and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 
             for warning in refresh(store).warnings:
                 on_warning(warning)
-        for stored in landed:
+        for stored in sorted(shown, key=lambda stored: stored.name):
             on_event(stored)
-            last = stored.name
 
     os.makedirs(store.events_dir, exist_ok=True)
+    seen.start(store.events_dir, list_days(store.events_dir))
     drain()
     if on_ready is not None:
         on_ready()

@@ -153,3 +153,64 @@ def test_following_from_the_newest_lines_skips_an_early_event(tmp_path: Path) ->
     finally:
         code, err = stop(tail)
     assert code == 0 and b"Traceback" not in err
+
+
+def teammate_event(project: Path, message: str, *, seconds_ago: float) -> None:
+    """An event stamped `seconds_ago` before now, landing as `sync` lands a teammate's: written in the teammate's
+    own log, then linked into this store's day folder under its own (older) name."""
+    import tempfile
+
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    with tempfile.TemporaryDirectory() as elsewhere:
+        theirs = FileEventLog(os.path.join(elsewhere, "events"), os.path.join(elsewhere, "local"), node="7eab0a7e",
+                              clock_us=lambda: time.time_ns() // 1000 - int(seconds_ago * 1_000_000))
+        stored = theirs.append(WorkLogged(project="demo", message=message))
+        theirs.close()
+        day = Path(Store(str(project)).events_dir) / stored.name[:8]
+        day.mkdir(exist_ok=True)
+        temp = day.parent / f".{stored.name}.tmp"
+        temp.write_bytes(stored.raw)
+        os.link(temp, day / stored.name)
+        temp.unlink()
+
+
+def test_events_that_land_under_older_names_are_shown_too(project: Path) -> None:
+    """A follower that read on from the last name it showed skipped for good what lands under an older name: a
+    teammate's events brought in by `sync` (stamped earlier, the same day or days before), or a file a listing
+    missed while writers were linking in. Each event that lands is shown, once."""
+    cli_process("log", "before", cwd=project)
+    for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
+        follower = start(project, *args)
+        try:
+            cli_process("log", f"newest for {args[0]}", cwd=project)
+            assert f"newest for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            teammate_event(project, f"earlier today for {args[0]}", seconds_ago=30)
+            assert f"earlier today for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            teammate_event(project, f"two days back for {args[0]}", seconds_ago=2 * 86_400)
+            assert f"two days back for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            cli_process("log", f"last for {args[0]}", cwd=project)
+            assert f"last for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            time.sleep(0.5)  # a line shown twice would come now
+            assert follower.stdout is not None
+            left = _buffers.pop(follower.stdout.fileno(), b"")
+        finally:
+            follower.send_signal(signal.SIGINT)
+            out, err = follower.communicate(timeout=10)
+        assert follower.returncode == 0 and b"Traceback" not in err, err
+        assert left + out == b""  # each event once
+
+
+def test_a_follower_refuses_an_events_folder_swapped_for_a_link(project: Path, tmp_path: Path) -> None:
+    """`events tail -f` kept reading through `events/` once it was replaced by a symlink to a folder outside the
+    store; it is refused as every read refuses it (exit 6, one line)."""
+    cli_process("log", "first", cwd=project)
+    tail = start(project, "events", "tail", "-n", "0", "--follow")
+    events = project / ".agent" / "runtime-continuity" / "events"
+    events.rename(tmp_path / "outside")
+    events.symlink_to(tmp_path / "outside")
+    (tmp_path / "outside" / "20990101").mkdir()
+    _, err = tail.communicate(timeout=10)
+    assert tail.returncode == 6 and b"symlink" in err and b"Traceback" not in err, err
