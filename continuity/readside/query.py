@@ -37,7 +37,8 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     try:
         log = store.open_reader()
     except StoreUnsafe as error:  # reads fail open: answer as for an empty log, say why
-        return View(models=Models.empty(names), as_of=as_of, warnings=[f"{error}; nothing read"])
+        # no log to find an as-of point in: the answer is the empty log's, as of now (`RCE-x` is never parsed)
+        return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
     if as_of is not None:
         warnings: list[str] = []
         last_name, _ = resolve_point(log, as_of)

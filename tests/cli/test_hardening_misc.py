@@ -508,3 +508,22 @@ def test_archive_under_a_home_that_does_not_exist_makes_no_home_and_says_the_mar
     assert len(list((project / ".agent" / "runtime-continuity" / "archives").glob("RC-*.json"))) == 1
     shown = cli_process("archive", "--gate", "agent", "--reason", "r", cwd=project, env={"HOME": str(tmp_path)})
     assert shown.returncode == 0 and "markdown: " + str(tmp_path / ".agent" / "contexts") in shown.stdout
+
+
+@pytest.mark.parametrize("unsafe", ["events-link", "models-file"])
+def test_an_as_of_point_on_an_unsafe_store_fails_open(project: Path, capsys: Capture, unsafe: str) -> None:
+    """`status --as-of RCE-x` on a store a read refuses (events/ a link, local/models a file) ended in "internal
+    error: Invalid isoformat string": the point was parsed as a time with no log to find it in. Reads fail open."""
+    import shutil
+
+    assert main(["log", "-m", "a"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    if unsafe == "events-link":
+        (store / "events").rename(store / "elsewhere")
+        (store / "events").symlink_to("elsewhere")
+    else:
+        shutil.rmtree(store / "local" / "models", ignore_errors=True)
+        (store / "local" / "models").write_text("")
+    capsys.readouterr()
+    assert main(["status", "--as-of", "RCE-x"]) == 0
+    assert "nothing read" in capsys.readouterr().err
