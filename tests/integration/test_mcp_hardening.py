@@ -212,6 +212,13 @@ def test_a_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
         refused = read()
         assert refused["id"] == 2 and refused["result"]["isError"] is True
         assert "nested more than" in refused["result"]["content"][0]["text"]
+        for number, depth in ((4, 1200), (5, 100_000)):  # past Python's own parser too (RecursionError)
+            note = "[" * depth + '"x]{\\"y"' + "]" * depth  # brackets and a quote inside a string are no nesting
+            send(f'{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{{"name":"log","arguments":'
+                 f'{{"message":"deeper","note":{note}}}}}}}')
+            refused = read()
+            assert refused["id"] == number and refused["result"]["isError"] is True, refused
+            assert "nested more than" in refused["result"]["content"][0]["text"]
         send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}')
         assert read()["id"] == 3
     finally:

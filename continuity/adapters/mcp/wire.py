@@ -59,13 +59,22 @@ def install() -> None:
 def readable_again(data: Any) -> str | None:
     """The line with its lone surrogates as U+FFFD, or a `tools/call` that cannot be read made one that says so;
     None when it is no JSON object at all (the SDK's own error stands)."""
+    deep = False
     try:
         message = json.loads(data)
-    except (ValueError, RecursionError, TypeError):
+    except RecursionError:  # deeper than Python's parser goes: read it with the deep part cut, for its id
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
+        shallow = _shallow(text) if isinstance(text, str) else None
+        try:
+            message = None if shallow is None else json.loads(shallow)
+        except (ValueError, RecursionError):
+            return None
+        deep = True
+    except (ValueError, TypeError):
         return None
     if not isinstance(message, dict):
         return None
-    cleaned = _no_surrogates(message, 0)
+    cleaned = None if deep else _no_surrogates(message, 0)
     if cleaned is None:  # nested past what anyone sends: only a call can be answered, and only by its id
         if message.get("method") != "tools/call" or "id" not in message:
             return None
@@ -79,6 +88,61 @@ def readable_again(data: Any) -> str | None:
 
 #: Deeper than this, a request is refused rather than read again (the SDK refuses a few hundred levels).
 DEPTH = 200
+
+
+def _shallow(text: str) -> str | None:
+    """`text` with every array or object nested deeper than DEPTH levels replaced by `null`, so a line Python's
+    parser gives up on (RecursionError) can still be read for its id; None when the brackets do not balance."""
+    out: list[str] = []
+    depth = 0
+    index = 0
+    start = 0
+    in_string = escaped = False
+    size = len(text)
+    while index < size:
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > DEPTH:  # skip to the bracket that closes this one, and put null in its place
+                out.append(text[start:index])
+                inner, index = 1, index + 1
+                in_string = escaped = False
+                while index < size and inner:
+                    char = text[index]
+                    if in_string:
+                        if escaped:
+                            escaped = False
+                        elif char == "\\":
+                            escaped = True
+                        elif char == '"':
+                            in_string = False
+                    elif char == '"':
+                        in_string = True
+                    elif char in "[{":
+                        inner += 1
+                    elif char in "]}":
+                        inner -= 1
+                    index += 1
+                if inner:
+                    return None
+                out.append("null")
+                depth -= 1
+                start = index
+                continue
+        elif char in "]}":
+            depth -= 1
+        index += 1
+    out.append(text[start:])
+    return "".join(out)
 
 
 def _no_surrogates(value: Any, depth: int) -> Any:
