@@ -77,3 +77,23 @@ def set_config(root: Path, **values: object) -> None:
 
     config = root / ".agent" / "runtime-continuity" / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), **values}))
+
+
+@contextlib.contextmanager
+def release_without(monkeypatch: pytest.MonkeyPatch, kind: str) -> Iterator[None]:
+    """This release as one from before the event kind `kind` existed: it does not know it, and reads past it."""
+    from events.codec import Codec, default_codec
+    from events.errors import UnknownEventType
+
+    decode = Codec.decode
+    marker = f'"kind":"{kind}"'.encode()
+
+    def older(self: Codec, raw: bytes) -> object:
+        if marker in raw:
+            raise UnknownEventType(kind)
+        return decode(self, raw)
+
+    with monkeypatch.context() as older_release:
+        older_release.setattr(Codec, "decode", older)
+        older_release.delitem(default_codec().current, kind)
+        yield

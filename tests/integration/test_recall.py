@@ -701,20 +701,10 @@ def test_events_of_a_kind_an_older_release_read_past_are_searched_after_the_upgr
         project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The recall index names the kinds it read past as unknown, as the read models do; the release that knows
     one rebuilds the index, so those events are found without a `rebuild`."""
-    from events.codec import Codec
-    from events.errors import UnknownEventType
-
-    decode = Codec.decode
-
-    def older(self: Codec, raw: bytes) -> object:  # the release before work.logged existed
-        if b'"kind":"work.logged"' in raw:
-            raise UnknownEventType("work.logged")
-        return decode(self, raw)
+    from tests.helpers import release_without
 
     zebra = log(capsys, "log", "-m", "zebrafish migration done")
-    with monkeypatch.context() as older_release:
-        older_release.setattr(Codec, "decode", older)
-        older_release.delitem(default_codec().current, "work.logged")
+    with release_without(monkeypatch, "work.logged"):
         assert recall(capsys, "zebrafish")["hits"] == []
         again = recall(capsys, "zebrafish")  # no rebuild loop on the old release
         assert again["hits"] == [] and "rebuilt" not in " ".join(again["warnings"])

@@ -11,7 +11,7 @@ from continuity.cli import main
 from continuity.core.store import Store
 from continuity.readside.writers import refresh
 from events.worklog import WorkLogged
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, release_without
 
 Capture = pytest.CaptureFixture[str]
 
@@ -160,24 +160,13 @@ def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgra
     The saved models name the kinds they read past; a release that knows one rebuilds them, once."""
     import json
 
-    from events.codec import Codec, default_codec
-    from events.errors import UnknownEventType
     from events.session import SessionStarted
 
     store = Store(project)
     log = store.open_log()
     log.append(WorkLogged(project="demo", message="known"))
     log.append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup", message="begun"))
-    decode = Codec.decode
-
-    def older(self: Codec, raw: bytes) -> object:  # the release before session.started existed
-        if b'"kind":"session.started"' in raw:
-            raise UnknownEventType("session.started")
-        return decode(self, raw)
-
-    with monkeypatch.context() as older_release:
-        older_release.setattr(Codec, "decode", older)
-        older_release.delitem(default_codec().current, "session.started")
+    with release_without(monkeypatch, "session.started"):
         first = refresh(store)
         assert "skipped 1 unreadable" in " ".join(first.warnings)
         assert refresh(store).warnings == [] and not refresh(store).rebuilt  # no rebuild loop on the old release
@@ -201,8 +190,6 @@ def test_models_saved_by_a_release_that_did_not_note_unknown_kinds_are_rebuilt_o
     import msgspec
 
     from continuity.readside import catchup
-    from events.codec import Codec, default_codec
-    from events.errors import UnknownEventType
     from events.session import SessionStarted
 
     def strip_lists() -> None:  # what the release before this one saved: no `unknown`, no `kinds`
@@ -224,16 +211,7 @@ def test_models_saved_by_a_release_that_did_not_note_unknown_kinds_are_rebuilt_o
     strip_lists()
     store.open_log().append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup",
                                            message="begun"))
-    decode = Codec.decode
-
-    def older(self: Codec, raw: bytes) -> object:
-        if b'"kind":"session.started"' in raw:
-            raise UnknownEventType("session.started")
-        return decode(self, raw)
-
-    with monkeypatch.context() as older_release:
-        older_release.setattr(Codec, "decode", older)
-        older_release.delitem(default_codec().current, "session.started")
+    with release_without(monkeypatch, "session.started"):
         refresh(store)
     strip_lists()
     upgraded = refresh(store)

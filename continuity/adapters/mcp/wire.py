@@ -94,13 +94,9 @@ def _shallow(text: str) -> str | None:
     """`text` with every array or object nested deeper than DEPTH levels replaced by `null`, so a line Python's
     parser gives up on (RecursionError) can still be read for its id; None when the brackets do not balance."""
     out: list[str] = []
-    depth = 0
-    index = 0
-    start = 0
-    in_string = escaped = False
-    size = len(text)
-    while index < size:
-        char = text[index]
+    depth = start = 0
+    cutting = in_string = escaped = False
+    for index, char in enumerate(text):
         if in_string:
             if escaped:
                 escaped = False
@@ -112,35 +108,16 @@ def _shallow(text: str) -> str | None:
             in_string = True
         elif char in "[{":
             depth += 1
-            if depth > DEPTH:  # skip to the bracket that closes this one, and put null in its place
+            if depth > DEPTH and not cutting:  # the deep value starts here: it is left out
                 out.append(text[start:index])
-                inner, index = 1, index + 1
-                in_string = escaped = False
-                while index < size and inner:
-                    char = text[index]
-                    if in_string:
-                        if escaped:
-                            escaped = False
-                        elif char == "\\":
-                            escaped = True
-                        elif char == '"':
-                            in_string = False
-                    elif char == '"':
-                        in_string = True
-                    elif char in "[{":
-                        inner += 1
-                    elif char in "]}":
-                        inner -= 1
-                    index += 1
-                if inner:
-                    return None
-                out.append("null")
-                depth -= 1
-                start = index
-                continue
+                cutting = True
         elif char in "]}":
             depth -= 1
-        index += 1
+            if depth == DEPTH and cutting:  # and ends here: null in its place
+                out.append("null")
+                start, cutting = index + 1, False
+    if depth or in_string:
+        return None
     out.append(text[start:])
     return "".join(out)
 
