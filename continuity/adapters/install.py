@@ -379,20 +379,9 @@ def _finite(text: str) -> float:
 
 def _has_comments(text: str) -> bool:
     """Whether JSON text holds a `//` or `/*` comment outside its strings."""
-    in_string = escaped = False
-    for here, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "/" and text[here + 1:here + 2] in ("/", "*"):
-            return True
-    return False
+    from continuity.core.text import outside_json_strings
+
+    return any(char == "/" and text[here + 1:here + 2] in ("/", "*") for here, char in outside_json_strings(text))
 
 
 def render_config(config: dict[str, Any], original: str | None) -> str:

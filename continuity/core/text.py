@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook path prints through this module
+    from collections.abc import Iterator
+
 #: The code points no view prints raw, as a regex class. Tab is left out on purpose (see above).
 UNSAFE = (
     "[\x00-\x08\x0a-\x1f"  # C0 controls but tab, including newline and carriage return
@@ -101,3 +105,20 @@ def escape_json_bytes(encoded: bytes) -> bytes:
     if not any(lead in encoded for lead in _UNSAFE_LEADS):
         return encoded
     return escape_json(encoded.decode()).encode()
+
+
+def outside_json_strings(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of JSON text outside its strings (the quotes neither), with its index."""
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        else:
+            yield index, char

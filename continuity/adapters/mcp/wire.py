@@ -93,20 +93,13 @@ DEPTH = 200
 def _shallow(text: str) -> str | None:
     """`text` with every array or object nested deeper than DEPTH levels replaced by `null`, so a line Python's
     parser gives up on (RecursionError) can still be read for its id; None when the brackets do not balance."""
+    from continuity.core.text import outside_json_strings
+
     out: list[str] = []
     depth = start = 0
-    cutting = in_string = escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    cutting = False
+    for index, char in outside_json_strings(text):
+        if char in "[{":
             depth += 1
             if depth > DEPTH and not cutting:  # the deep value starts here: it is left out
                 out.append(text[start:index])
@@ -116,7 +109,7 @@ def _shallow(text: str) -> str | None:
             if depth == DEPTH and cutting:  # and ends here: null in its place
                 out.append("null")
                 start, cutting = index + 1, False
-    if depth or in_string:
+    if depth:  # a string left open: the JSON parser refuses the result
         return None
     out.append(text[start:])
     return "".join(out)
