@@ -131,9 +131,9 @@ def follow(
                                 if name.endswith(".json") and names.parse_name(name) is not None)
             except FileNotFoundError:
                 continue
-            except OSError as error:  # said once; its events show once it can be listed
+            except OSError as error:  # said once; its events, and every later day's, show once it can be listed
                 warn_once(f"{day}/", f"skipped unreadable event {day}/: {error.strerror or error}")
-                continue
+                break
             landed.append((day, seen.new_names(folder, day, listed, mtime_ns), set(listed)))
             seen.marks[day] = mtime_ns
         shown: list[StoredEvent] = []

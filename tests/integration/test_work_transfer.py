@@ -757,3 +757,24 @@ def test_an_import_with_no_room_for_the_bundle_is_a_write_failure(exported: tupl
     assert len(done.stderr.strip().splitlines()) == 1
     assert sorted(path.name for path in c.iterdir()) == before
     assert cli("work", "import", str(folder), "--root", str(c))[0] == 0  # with room, it is taken
+
+
+def test_clone_store_counts_the_event_files_that_came_a_kind_it_does_not_know_included(
+        exported: tuple[World, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A teammate's event of a kind this release does not know came with the clone but was left out of "cloned N
+    events" (N counted what the read models folded): the count is the files that came."""
+    from continuity.cli import main
+    from events.session import SessionStarted
+    from tests.helpers import release_without
+
+    world, _ = exported
+    Store(world.a).open_log().append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup",
+                                                    message="a newer kind"))
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    c = world.clone("c", init=False)
+    with release_without(monkeypatch, "session.started"):
+        capsys.readouterr()
+        assert main(["clone-store", "origin", "--root", str(c)]) == 0
+        out = capsys.readouterr().out
+    assert out.startswith(f"cloned {len(event_names(world.a))} events from origin/continuity into "), out
+    assert event_names(c) == event_names(world.a)
