@@ -31,6 +31,7 @@ EXIT_VERSION_CONFLICT = 11
 EXIT_INVARIANT = 12  # seed 002's lifecycle exits 12 on any refusal
 EXIT_ROLE_CONFLICT = 13
 EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130  # continuity/core/guard.py returns it (the hook path does not load this module)
 
 #: code -> meaning, one line each; docs/cli.md is checked against this table.
 EXIT_CODES: dict[int, str] = {
@@ -63,6 +64,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
     "this agent, or already exists (nothing written)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT): the command stopped; the events it wrote stay and none is "
+    "half-written (`mcp` stops once the call in progress is answered; `watch` and `events tail -f` end with 0, "
+    "as Ctrl-C is how they stop)",
 }
 
 

@@ -46,6 +46,13 @@ def test_exit_code_table_lists_every_code_once() -> None:
     assert [int(code) for code, _ in rows] == list(EXIT_CODES)
 
 
+def test_the_guard_exits_interrupted_with_the_code_the_table_gives() -> None:
+    """The guard (on the hook path, so it keeps its own constant) and the table agree on Ctrl-C's code."""
+    from continuity.core import errors, guard
+
+    assert guard.EXIT_INTERRUPTED == errors.EXIT_INTERRUPTED in errors.EXIT_CODES
+
+
 def test_events_md_lists_every_type() -> None:
     """docs/events.md is current and names every event type with its version."""
     from events.base import kind_of

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession
 
 from tests.helpers import all_event_files
@@ -371,3 +372,127 @@ def test_a_cancel_naming_no_request_leaves_every_answer_owed(tmp_path: Path) -> 
     assert code == 0
     answered = {answer.get("id") for answer in answers if "result" in answer}
     assert answered == {"init", *range(1, 12)}, answers
+
+
+def _serving(root: Path, stdin: Any = None) -> Any:
+    """`continuity mcp` as a process, with `stdin` (a pipe when None) and stdout a pipe."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    return subprocess.Popen([sys.executable, "-m", "continuity", "mcp"], cwd=root, env=env,
+                            stdin=subprocess.PIPE if stdin is None else stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _opening() -> bytes:
+    lines = [{"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "script", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _answered(process: Any, request_id: Any) -> dict[str, Any]:
+    """The next answer on the server's stdout, which must be the one to `request_id` (30 s for it to come)."""
+    import select
+
+    ready, _, _ = select.select([process.stdout], [], [], 30)
+    assert ready, f"no answer to {request_id!r} within 30 s"
+    answer: dict[str, Any] = json.loads(process.stdout.readline())
+    assert answer.get("id") == request_id, answer
+    return answer
+
+
+def test_ctrl_c_stops_the_server_without_waiting_for_another_line(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) stopped answering, but the server exited only when the client wrote one more line: the
+    SDK waits for stdin in a thread nothing can stop. It exits now, with 130 (interrupted), from a pipe or a
+    terminal, once the call in progress is done."""
+    import os
+    import pty
+    import signal
+
+    root = make_project(tmp_path)
+    piped = _serving(root)
+    piped.stdin.write(_opening() + json.dumps(_call(1, "log", {"message": "before the interrupt"})).encode() + b"\n")
+    piped.stdin.flush()
+    _answered(piped, "init")
+    assert not _answered(piped, 1)["result"].get("isError")
+    primary, secondary = pty.openpty()
+    try:
+        on_terminal = _serving(root, stdin=secondary)
+        os.write(primary, _opening())
+        _answered(on_terminal, "init")
+        for process in (piped, on_terminal):
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=30) == 130, process.stderr.read()
+            assert process.stderr.read() == b""
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert [json.loads(path.read_bytes())["message"] for path in all_event_files(root)
+            if json.loads(path.read_bytes())["kind"] == "work.logged"] == ["before the interrupt"]
+
+
+def test_a_client_that_closes_stdout_but_keeps_stdin_ends_the_server(tmp_path: Path) -> None:
+    """A client gone from stdout while its stdin stays open left the server running for good (nothing could stop
+    its wait for the next line). The first answer it cannot write ends it, as a client leaving does: exit 0."""
+    root = make_project(tmp_path)
+    process = _serving(root)
+    process.stdout.close()
+    process.stdin.write(_opening())
+    process.stdin.flush()  # and stdin stays open
+    assert process.wait(timeout=60) == 0
+    assert process.stderr.read() == b""
+    process.stdin.close()
+
+
+def test_stdin_from_a_file_or_the_null_device_is_still_read_to_its_end(tmp_path: Path) -> None:
+    """Stdin that cannot be waited on by the event loop (a regular file, /dev/null) is read as before; a last line
+    without its newline is read too."""
+
+    root = make_project(tmp_path)
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_opening() + json.dumps(_call(2, "status", {})).encode())  # no newline at the end
+    for source in (requests, "/dev/null"):
+        with open(source, "rb") as stdin:
+            process = _serving(root, stdin=stdin)
+            out, err = process.communicate(timeout=60)
+        assert process.returncode == 0 and err == b"", err
+        ids = [json.loads(line)["id"] for line in out.splitlines()]
+        assert ids == (["init", 2] if source == requests else []), out
+
+
+@pytest.mark.stress
+def test_a_client_that_does_not_read_its_answers_is_held_back_not_buffered(tmp_path: Path) -> None:
+    """A client that wrote thousands of requests and read no answer made the server hold every answer (458 MB for
+    6,000): it read all of stdin at once. It stops reading once IN_FLIGHT requests are owed an answer, so the
+    client waits on its full pipe and memory stays bounded; once the client reads, every request is answered."""
+    import threading
+    import time
+
+    import continuity.adapters.mcp.tools  # noqa: F401 (registers `log`)
+    from continuity.adapters.mcp.registry import call
+    from continuity.adapters.mcp.wire import IN_FLIGHT
+
+    root = make_project(tmp_path)
+    for number in range(40):
+        call("log", {"message": f"{'x' * 1500} {number}"}, root=str(root), client=None)
+    count = 8 * IN_FLIGHT
+    process = _serving(root)
+    # each line padded to 1 kB (white space JSON allows), so the requests are far more than a pipe holds
+    data = _opening() + "".join(json.dumps(_call(n, "events", {"limit": 40})).ljust(1024) + "\n"
+                                for n in range(count)).encode()
+    writer = threading.Thread(target=lambda: (process.stdin.write(data), process.stdin.close()), daemon=True)
+    writer.start()
+    writer.join(timeout=20)
+    # Held back: the server leaves most requests unread in the pipe while its answers wait (each is ~150 kB)
+    assert writer.is_alive(), "the server read every request without its answers being read"
+    with open(f"/proc/{process.pid}/status") as status:
+        peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+    started = time.monotonic()
+    answers = [json.loads(line) for line in process.stdout]
+    assert process.wait(timeout=120) == 0, time.monotonic() - started
+    assert sorted(answer["id"] for answer in answers if answer["id"] != "init") == list(range(count))
+    assert all("result" in answer and not answer["result"].get("isError") for answer in answers)
+    assert peak_kb < 300_000, f"{peak_kb} kB while {count} requests waited"

@@ -136,8 +136,10 @@ def serve(root: str | None) -> None:
     wire.install()  # a request the SDK would drop unanswered is read again, or answered as an error
     server = build_server(root)
 
+    claimed = wire.StdinLines.claim()  # read so that Ctrl-C or a client gone from stdout ends the wait for a line
+
     async def run() -> None:
-        async with stdio_server() as streams:
+        async with stdio_server(stdin=claimed[0] if claimed else None) as streams:  # type: ignore[arg-type]
             read, write = wire.answered_before_eof(*streams)  # stdin's end waits for what is in flight
             await server.run(read, write, server.create_initialization_options())
 
@@ -145,3 +147,6 @@ def serve(root: str | None) -> None:
         anyio.run(run)
     except* (BrokenPipeError, ConnectionResetError):  # the client stopped reading: it left, as at stdin's end
         pass
+    finally:
+        if claimed:
+            claimed[1]()

@@ -17,6 +17,7 @@ cancelled by the client), so the server still stops on its own at stdin's end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from typing import Any
@@ -136,6 +137,11 @@ def _no_surrogates(value: Any, depth: int) -> Any:
     return value
 
 
+#: Requests read and not yet answered past which the server reads no more of stdin until some are: a client
+#: that writes requests without reading answers waits on its full pipe, instead of the server holding every answer.
+IN_FLIGHT = 64
+
+
 class _Pending:
     """The ids of requests read and not yet answered, and a wait for none left."""
 
@@ -143,8 +149,11 @@ class _Pending:
         import anyio
 
         self.ids: Counter[Any] = Counter()
+        self.owed = 0
         self._none_left = anyio.Event()
         self._none_left.set()
+        self._room = anyio.Event()
+        self._room.set()
 
     def read(self, item: Any) -> None:
         message = getattr(item, "message", None)
@@ -154,10 +163,13 @@ class _Pending:
         request_id = getattr(message, "id", None)
         if request_id is not None:  # a request: the server owes it an answer
             self.ids[_key(request_id)] += 1
-            if self._none_left.is_set():
-                import anyio
+            self.owed += 1
+            import anyio
 
+            if self._none_left.is_set():
                 self._none_left = anyio.Event()
+            if self.owed >= IN_FLIGHT and self._room.is_set():
+                self._room = anyio.Event()
         elif method == "notifications/cancelled":  # the client stopped waiting: no answer is owed
             params = getattr(message, "params", None)
             request_id = params.get("requestId") if isinstance(params, dict) else None
@@ -172,16 +184,24 @@ class _Pending:
 
     def _settle(self, request_id: Any) -> None:
         key = _key(request_id)
-        left = self.ids.get(key, 0) - 1
-        if left > 0:
-            self.ids[key] = left
+        held = self.ids.get(key, 0)
+        if held > 1:
+            self.ids[key] = held - 1
         else:  # an answer to what is no longer owed (a late answer after a cancel) changes nothing
             self.ids.pop(key, None)
+        self.owed -= min(held, 1)
         if not self.ids:
             self._none_left.set()
+        if self.owed < IN_FLIGHT:
+            self._room.set()
 
     async def none_left(self) -> None:
         await self._none_left.wait()
+
+    async def room(self) -> None:
+        """Wait while IN_FLIGHT requests are owed an answer."""
+        while not self._room.is_set():
+            await self._room.wait()
 
 
 def _key(request_id: Any) -> Any:
@@ -221,6 +241,7 @@ class _HeldRead(_Wrapped):
     async def receive(self) -> Any:
         import anyio
 
+        await self._pending.room()
         try:
             item = await self._inner.receive()
         except anyio.EndOfStream:
@@ -247,6 +268,88 @@ class _SeenWrite(_Wrapped):
     async def send(self, item: Any) -> None:
         await self._inner.send(item)
         self._pending.written(item)
+
+
+class StdinLines:
+    """The client's lines, read from a private copy of fd 0 in a wait that a cancel ends at once.
+
+    The SDK reads stdin in a worker thread that nothing can stop: Ctrl-C, or a client that closed
+    stdout but not stdin, left the server waiting for one more line before it could exit. Here
+    the wait is the event loop's (`anyio.wait_readable`); where the descriptor cannot be waited on
+    so (a regular file, /dev/null under epoll), a read there cannot block for long, so it is made
+    in a thread as before. fd 0 itself points at the null device while serving, as the SDK does,
+    so a child process of a tool never reads the client's requests.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = b""
+        self._ended = False
+        self._pollable = True
+
+    @classmethod
+    def claim(cls) -> tuple[StdinLines, Any] | None:
+        """The reader over a private copy of fd 0, and the call that points fd 0 back; None where that is not
+        possible (no fd 0, no POSIX descriptors, an anyio without `wait_readable`): the SDK reads stdin then."""
+        import os
+
+        import anyio
+
+        if os.name != "posix" or not hasattr(anyio, "wait_readable"):
+            return None
+        try:  # above 2: the guard opens the null device for any standard stream missing (not inheritable)
+            private = os.dup(0)
+        except OSError:
+            return None
+        if private <= 2:
+            os.close(private)
+            return None
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            try:
+                os.dup2(null, 0)
+            finally:
+                os.close(null)
+        except OSError:
+            os.close(private)
+            return None
+
+        def restore() -> None:
+            with contextlib.suppress(OSError):
+                os.dup2(private, 0)
+
+        return cls(private), restore
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self._buffer and not self._ended:
+            chunk = await self._read()
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._ended = True
+        if not self._buffer:
+            raise StopAsyncIteration
+        line, found, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", "replace") + found.decode()
+
+    async def _read(self) -> bytes:
+        import os
+
+        import anyio
+
+        if self._pollable:
+            try:
+                await anyio.wait_readable(self._fd)
+            except OSError:  # this descriptor cannot be waited on: its reads do not block for long
+                self._pollable = False
+            else:
+                return os.read(self._fd, 65536)
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(os.read, self._fd, 65536)
 
 
 def answered_before_eof(read: Any, write: Any) -> tuple[Any, Any]:
