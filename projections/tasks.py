@@ -283,17 +283,29 @@ def on_run_completed(state: TasksState, name: str, event: RunCompleted) -> Tasks
     return state
 
 
-def _add_run_summary(state: TasksState, run: Run) -> None:
-    """The run's output summary, into the task_outcome made from it before it completed.
+#: The memories a run's completion fills its output summary into (made before it, in seed 003's order).
+FILLED_BY_RUN = ("task_outcome", "blocker_resolution")
 
-    Seed 003's own order (`update_task` completed, then `complete_agent_run` in a `finally`) makes
-    the memory while the run has no summary yet; the memory's summary names it once it comes.
+
+def _add_run_summary(state: TasksState, run: Run) -> None:
+    """The run's output summary, into the task_outcome or blocker_resolution made from it before it completed.
+
+    Seed 003's own order (`update_task` completed or blocked, then `complete_agent_run` in a `finally`)
+    makes the memory while the run has no summary yet; the memory's summary names it once it comes,
+    keeping a blocker_resolution's blocker.
     """
     task = state.tasks.get(run.task_id or "")
+    if task is None:
+        return
     for memory in state.book.memories:
-        if memory.kind == "task_outcome" and memory.run_id == run.run_id and task is not None:
-            memory.summary = mem.task_summary(task.title, task.description or task.done_criteria,
-                                              run.output_summary, memory.files_touched, None)
+        if memory.run_id != run.run_id or memory.kind not in FILLED_BY_RUN:
+            continue
+        blocker = None
+        if memory.kind == "blocker_resolution":
+            note = memory.provenance.get("blocker")
+            blocker = note if isinstance(note, str) else ""
+        memory.summary = mem.task_summary(task.title, task.description or task.done_criteria, run.output_summary,
+                                          memory.files_touched, blocker)
 
 
 def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, name: str) -> None:
@@ -358,7 +370,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=3, state=TasksState, initial=TasksState,
+    "tasks", format=4, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,

@@ -22,6 +22,7 @@ from events.base import Event
 from events.errors import ContinuityError
 from projections.memories import Memory
 from projections.readmodel import Projects
+from projections.tasks import FILLED_BY_RUN
 
 MEMORIES_DIR = "memories"
 MARK = "memories-written"
@@ -64,14 +65,14 @@ class MemoryWriter:
         self.unwritten: set[str] = set()
 
     def __call__(self, state: Projects[Any], name: str, event: Event) -> None:
-        """Write the memory `event` made, if it made one, or the task_outcome its run's completion filled in."""
+        """Write the memory `event` made, if it made one, or the ones its run's completion filled in."""
         project = state.projects.get(event.project)
         memories = project.book.memories if project is not None else []
         if memories and memories[-1].event_id == event.event_id and event.event_id:
             self.write(memories[-1])
         elif event.run_id and event.kind == "run.completed":
             for memory in memories:
-                if memory.run_id == event.run_id and memory.kind == "task_outcome":
+                if memory.run_id == event.run_id and memory.kind in FILLED_BY_RUN:
                     self.write(memory)
 
     def write(self, memory: Memory) -> None:

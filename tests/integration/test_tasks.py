@@ -76,6 +76,24 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_in_the_seeds_order_a_blocker_resolution_names_the_runs_summary_too(root: Path) -> None:
+    """The seed's catch (`update_task` blocked) then finally (`complete_agent_run`): the blocker_resolution never
+    named the run's output summary, in `memory list` or its file; it does, its blocker line kept, after a rebuild
+    too."""
+    task = ok(root, "task", "create", "--title", "Fix auth", "--done-criteria", "tests pass")
+    run_id = ok(root, "run", "start", "--task", task)
+    ok(root, "log", "--file", "src/a.py", "-m", "edited")
+    ok(root, "task", "update", task, "--status", "blocked", "--note", "tests fail: see log")
+    ok(root, "run", "complete", run_id, "--output-summary", "fixed token refresh")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert memory["summary"] == ("Fix auth\nGoal: tests pass\nBlocker: tests fail: see log\nRun: fixed token refresh\n"
+                                 "Files touched: 1")
+    path = root / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md"
+    assert "Run: fixed token refresh" in path.read_text() and "Blocker: tests fail" in path.read_text()
+    ok(root, "rebuild")
+    assert as_json(root, "memory", "list")["memories"] == [memory] and "Run: fixed" in path.read_text()
+
+
 def test_in_the_seeds_order_the_outcome_names_the_runs_summary_once_the_run_completes(root: Path) -> None:
     """Seed 003's pattern updates the task (completed: the memory is made) and then completes the run in a
     `finally`: the memory's summary lacked the run's output summary for good. It names it once the run completes,

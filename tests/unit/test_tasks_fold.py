@@ -72,6 +72,21 @@ def test_blocked_synthesizes_a_blocker_resolution_carrying_the_note() -> None:
     assert memory.provenance["hook_point"] == "update_task:blocked" and memory.run_id == "r1"
 
 
+@pytest.mark.parametrize("note", ["tests fail: see log", None])
+def test_a_run_completed_after_the_block_adds_its_summary_and_keeps_the_blocker(note: str | None) -> None:
+    """Seed 003's own order, `update_task(blocked)` in the catch then `complete_agent_run` in the finally: the
+    blocker_resolution got the run's summary never (only a task_outcome did); it does, its blocker line kept."""
+    fold = Folder()
+    started(fold)
+    fold(WorkLogged, run_id="r1", refs=Refs(files=("a.py",)))
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="blocked", **({"note_text": note} if note else {}))
+    fold(RunCompleted, run_id="r1", output_summary="fixed token refresh")
+    [memory] = fold.memories()
+    assert memory.kind == "blocker_resolution"
+    assert memory.summary == (f"Title t1\nGoal: the goal\nBlocker: {note or '(no note)'}\nRun: fixed token refresh\n"
+                              "Files touched: 1")
+
+
 @pytest.mark.parametrize("status", ["failed", "cancelled", "in_progress", "queued"])
 def test_other_statuses_synthesize_nothing(status: str) -> None:
     """failed, cancelled (and non-final statuses) write no memory."""
