@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 
 from events import clock, names, osfs
-from events.errors import ContinuityError, EventExists, StoreUnsafe, WriteFailed
+from events.errors import ContinuityError, EventExists, EventsUnlisted, StoreUnsafe, WriteFailed
 from events.records import NamedTuple
 
 TYPE_CHECKING = False
@@ -231,6 +231,16 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
+def readable_days(events_dir: str) -> list[str]:
+    """`list_days` for a reader that must read every event: events/ that cannot be listed is EventsUnlisted (exit 1),
+    one line, not an OSError from deep inside (a catch-up instead serves its models as saved: readside/catchup.py)."""
+    try:
+        return list_days(events_dir)
+    except OSError as error:
+        raise EventsUnlisted(f"events/ cannot be listed ({error.strerror or type(error).__name__}): "
+                             "no event can be read") from None
+
+
 def own_node(local_dir: str) -> str | None:
     """The node id this machine writes this store under (`local/node`, made on this host), without making one; None
     when there is none (a store copied from another machine makes a new one on its first write)."""
@@ -283,7 +293,12 @@ def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str
         except OSError:
             return []
 
-    return now_limit(now_us, node, days if days is not None else list_days(events_dir), entries_of)
+    if days is None:
+        try:
+            days = list_days(events_dir)
+        except OSError:  # events/ cannot be listed: nothing is stamped early that a reader could reach
+            days = []
+    return now_limit(now_us, node, days, entries_of)
 
 
 #: The names of the first release's hour folders.
@@ -318,7 +333,11 @@ def hour_folders(events_dir: str) -> list[str]:
     No reader lists them: their events count only once moved into their day folder.
     """
     found: list[str] = []
-    for day in list_days(events_dir):
+    try:
+        days = list_days(events_dir)
+    except OSError:  # events/ cannot be listed: no hour folder can be found (a reader says why it reads nothing)
+        return []
+    for day in days:
         try:
             with os.scandir(os.path.join(events_dir, day)) as entries:
                 found.extend(f"{day}/{entry.name}" for entry in entries

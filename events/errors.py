@@ -57,6 +57,10 @@ class EventUndecodable(ContinuityError):
     exit_code = 1
 
 
+class EventsUnlisted(EventUndecodable):
+    """Raised when events/ itself cannot be listed (no permission, an I/O error): no event can be read."""
+
+
 class UnknownEventType(EventUndecodable):
     """Raised when an event's kind is not known to this version (a newer writer made it)."""
 

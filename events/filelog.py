@@ -12,7 +12,16 @@ from collections.abc import Callable, Iterator
 
 from events import names
 from events.codec import Codec
-from events.durable import DurableFolder, FileOps, Unreadable, list_days, read_event_file, real_folder, refuse_link
+from events.durable import (
+    DurableFolder,
+    FileOps,
+    Unreadable,
+    list_days,
+    read_event_file,
+    readable_days,
+    real_folder,
+    refuse_link,
+)
 from events.errors import EventUndecodable
 from events.log import EventLog
 from events.sealing import StoredEvent
@@ -47,7 +56,7 @@ class FileEventLog(DurableFolder, EventLog):
         to name.
         """
         after_day = names.shard_of(after) if after else ""
-        for day in list_days(self.events_dir):
+        for day in readable_days(self.events_dir):
             if day < after_day:
                 continue
             yield from self.read_day(day, after, include_malformed=include_malformed)
@@ -71,7 +80,7 @@ class FileEventLog(DurableFolder, EventLog):
         the newest few events of a year-long log cost one day's listing, not the year's.
         """
         after_day = names.shard_of(after) if after else ""
-        for day in reversed(list_days(self.events_dir)):
+        for day in reversed(readable_days(self.events_dir)):
             if limit is not None and day > limit:
                 continue
             if day < after_day:

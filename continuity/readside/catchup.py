@@ -26,7 +26,7 @@ from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
 from events.durable import hour_folders, hours_left_warning, unreadable_error
-from events.errors import ContinuityError, EventUndecodable, UnknownEventType
+from events.errors import ContinuityError, EventsUnlisted, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
 from projections.readmodel import Fold, Projects, ReadModel
@@ -96,6 +96,10 @@ class Outcome(msgspec.Struct, kw_only=True):
     #: Events read and skipped as unreadable, and the first of them ("name: why"), as the warning says.
     skipped: int = 0
     first_skipped: str | None = None
+    #: Why the read stopped short of the log's end (a day folder, or events/ itself, that cannot be listed).
+    stopped: str | None = None
+    #: events/ could not be listed: the models are as last saved, and nothing may be written from them.
+    as_saved: bool = False
 
 
 class _Head(msgspec.Struct, kw_only=True):
@@ -328,7 +332,12 @@ class Days:
         self.log = log
         self.events_dir = log.events_dir
         self.links: list[str] = []  # day names that are symlinks: never read, but a read says so
-        self.days = list_days(self.events_dir, self.links)
+        #: Why events/ itself cannot be listed (no permission, an I/O error), or None: then nothing is read.
+        self.unlistable: str | None = None
+        try:
+            self.days = list_days(self.events_dir, self.links)
+        except OSError as error:
+            self.days, self.unlistable = [], error.strerror or type(error).__name__
         #: With `now_us`, the day folders past what counts as now: their events are stamped early, and wait.
         self.early: list[str] = []
         if now_us is not None and self.days and self.days[-1] > names.last_day(now_us):
@@ -547,6 +556,10 @@ def _catch_up(
     adopted: bool = False, held: Held | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     days = Days(log, log.clock_us())
+    if days.unlistable is not None:
+        if force_rebuild:  # a rebuild from no event would claim an empty log
+            raise EventsUnlisted(f"events/ cannot be listed ({days.unlistable}): nothing rebuilt")
+        return _as_saved(store, names_wanted, views, days.unlistable)
     tracks: list[_Track] = []
     # Models saved by the same catch-up carry the same day marks and position: check those once.
     verdicts: list[tuple[dict[str, DayMark], str | None, str | None]] = []
@@ -613,8 +626,25 @@ def _catch_up(
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
                       linked_days=sorted(days.links), skipped=len(skipped) + len(still),
-                      first_skipped=next(iter(skipped or still), None))
+                      first_skipped=next(iter(skipped or still), None), stopped=stopped)
     return outcome, [(track.model, track.saved, track.changed) for track in tracks]
+
+
+def _as_saved(
+    store: Store, names_wanted: list[str] | None, views: Mapping[str, Any], why: str,
+) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
+    """The read models as last saved, nothing folded and nothing saved: events/ cannot be listed, so whether the
+    log moved is unknown (a read fails open on what it had; a write fails at the lock, closed). A model with no
+    saved state that reads is as before any event."""
+    found: dict[str, Any] = {}
+    for model in models(names_wanted):
+        head = _load_head(store, model)
+        try:
+            found[model.name] = model.empty() if head is None else _Track(model, head, None).view(views.get(model.name))
+        except _Unreadable:
+            found[model.name] = model.empty()
+    stopped = f"events/ cannot be listed ({why}): the read models are as last saved; no new event is read"
+    return Outcome(models=Models(found), warnings=[stopped], stopped=stopped, as_saved=True), []
 
 
 def _fold(

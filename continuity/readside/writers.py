@@ -271,7 +271,7 @@ def _refresh(
                               progress=progress, held=held)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
-    if writer is None:
+    if writer is None or outcome.as_saved:  # nothing read: no document or memory file is written from it
         return outcome
     flush(writers)
     for each in writers.values():

@@ -235,6 +235,9 @@ def catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool
 def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool,
               until: str | None, progress: Progress | None) -> CatchUp:
     days = Days(log, log.clock_us())  # events stamped early wait, as for the read models
+    if days.unlistable is not None:  # whether the log moved is unknown: the index answers as it stands, untouched
+        return CatchUp(warnings=[f"events/ cannot be listed ({days.unlistable}): the recall index is as last "
+                                 "caught up; no new event is read"])
     connection.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(connection)

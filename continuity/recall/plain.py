@@ -331,7 +331,10 @@ def _current(events_dir: str, position: str | None, marks: dict[str, list[int]])
     from events import names
     from events.durable import counts_as_now, list_days, own_node
 
-    days = list_days(events_dir)
+    try:
+        days = list_days(events_dir)
+    except OSError:  # events/ cannot be listed: the typed path answers, and says why
+        return False
     limit = counts_as_now(events_dir, store.now_us(), own_node(os.path.join(os.path.dirname(events_dir), "local")),
                           days)
     if days and days[-1] > limit:  # days of events stamped early: the index leaves them out, and the answer says so

@@ -82,9 +82,9 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
         drafts = decide.decide_park(state, identity, request, now)
     except decide.NothingToPark:
         return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
-    log = store.open_log()
+    codec = store.open_reader().codec  # only checked here: the lock is taken when the events are recorded
     for draft in drafts:  # a secret or an oversized field is refused (raised) before any remote is asked
-        prepare(draft, log.codec, redact=False)
+        prepare(draft, codec, redact=False)
     if handoff:
         found = _doctrine(store, request, drafts)
         if found:

@@ -54,7 +54,7 @@ def readable_roles(store: Store, project: str) -> tuple[RolesState | None, list[
         outcome = refresh_roles(store)
     except (OSError, ContinuityError) as error:
         return None, [f"role state not read ({error})"]
-    if outcome.linked_days or any(line.startswith("skipped ") for line in outcome.warnings):
+    if outcome.linked_days or outcome.skipped or outcome.stopped:  # events left out: an unread one may be a role's
         return None, outcome.warnings
     return roles_model.MODEL.project(outcome.models.state("roles"), project), outcome.warnings
 

@@ -22,6 +22,8 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
     log = store.open_reader()
     days = Days(log)
     builder = builder or Builder(project, since=since, until=until)
+    if days.unlistable is not None:  # the page says no event could be read, and why
+        builder.skipped.append(f"events/ cannot be listed ({days.unlistable}); no event is shown")
     low = clock.stamp(clock.parse_iso(since)) if since else None
     high = clock.stamp(clock.parse_iso(until)) if until else None
     wanted = [day for day in days.days

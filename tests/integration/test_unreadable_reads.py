@@ -201,3 +201,68 @@ def test_watch_holds_back_the_events_after_a_day_folder_it_cannot_list(tmp_path:
     assert shown == [] and len(warnings) == 1 and old_day in warnings[0] and "Permission denied" in warnings[0]
     monkeypatch.setattr(DurableFolder, "day_entries", real)
     assert watched() == (["three days ago", "today"], [])
+
+
+def test_an_events_folder_that_cannot_be_listed_fails_reads_open_and_the_rest_in_one_line(project: Path) -> None:
+    """`chmod 000` on events/ itself: status, resume-bundle, the SessionStart brief, briefing, resume, health and
+    work status exited 70 ("internal error: PermissionError"), and the recall index was emptied. The session
+    reads answer from the models as last saved with one warning; recall answers from its index untouched; reads
+    that must read every event (events list, tail, verify, a replay) and rebuild fail with one line, exit 1;
+    writes exit 5 as before."""
+    assert run(project, "log", "-m", "the first entry", "--next", "step one").returncode == 0
+    assert run(project, "snapshot", "core", "ash", "parser", "--objective", "ship it").returncode == 0
+    assert run(project, "rebuild").returncode == 0  # every read model saved
+    assert run(project, "recall", "first").returncode == 0  # the recall index made
+    events = project / ".agent" / "runtime-continuity" / "events"
+    said = "events/ cannot be listed (Permission denied)"
+    events.chmod(0o000)
+    try:
+        for args in (("status",), ("resume-bundle",), ("briefing", "core", "--agent", "ash"),
+                     ("resume", "core", "ash", "--max-age", "1h"), ("health", "core"), ("work", "status"),
+                     ("task", "list"), ("memory", "list"), ("inbox", "core", "--agent", "ash"),
+                     ("timeline", "--out", str(project.parent / "t.html"))):
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 0, (args, done.returncode, done.stderr)
+            assert "internal error" not in done.stderr and said in done.stderr, (args, done.stderr)
+        assert "step one" in run(project, "resume-bundle", unprivileged=True).stdout  # as last saved
+        found = run(project, "recall", "first", unprivileged=True)
+        assert found.returncode == 0 and "the [first] entry" in found.stdout and said in found.stderr, found
+        for args in (("events", "list"), ("events", "tail"), ("verify",), ("rebuild",),
+                     ("status", "--as-of", "2000-01-01T00:00:00Z")):
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 1 and done.stderr.count("\n") == 1 and said in done.stderr, (args, done)
+        done = run(project, "log", "-m", "not written", unprivileged=True)
+        assert done.returncode == 5 and done.stderr.count("\n") == 1, done.stderr
+        brief = run(project, "hook", "claude-code", unprivileged=True, stdin=json.dumps(
+            {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(project)}))
+        assert brief.returncode == 0 and "internal error" not in brief.stderr, brief.stderr
+        context = json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "step one" in context and said in context, context
+    finally:
+        events.chmod(0o755)
+    assert run(project, "verify").returncode == 0
+    assert "the [first] entry" in run(project, "recall", "first").stdout
+
+
+def test_park_says_unreadable_not_empty_on_every_try_and_its_banner_when_the_lock_cannot_be_opened(
+        project: Path) -> None:
+    """Seed 000: park exits 1 when the role state is unreadable rather than empty. The retry its own banner asks
+    for said "nothing to park" (exit 2): the unreadable claim was then "still left out", which park did not count.
+    And with local/ unwritable, park exited 5 without CHECKPOINT NOT WRITTEN (the lock opened before its guard)."""
+    assert run(project, "role", "create", "core", "solo").returncode == 0
+    assert run(project, "role", "claim", "core", "solo", "--agent", "bo").returncode == 0
+    claim = next(path for path in all_event_files(project) if b'"role.claimed"' in path.read_bytes())
+    local = project / ".agent" / "runtime-continuity" / "local"
+    local.chmod(0o000)
+    try:
+        done = run(project, "park", "core", "--agent", "bo", unprivileged=True)
+        assert done.returncode == 5 and "CHECKPOINT NOT WRITTEN" in done.stderr, done.stderr
+    finally:
+        local.chmod(0o755)
+    claim.chmod(0o644)
+    claim.write_text("garbage")
+    (local / "models" / "roles.msgpack").unlink()
+    for _ in range(3):
+        done = run(project, "park", "core", "--agent", "bo")
+        assert done.returncode == 1, done.stderr
+        assert "role state unreadable, not empty" in done.stderr and "CHECKPOINT NOT WRITTEN" in done.stderr
