@@ -164,6 +164,15 @@ def start_git_facts(root: str) -> None:
         _started[root] = GitCall(root, *_STATUS)
 
 
+def tree_written() -> None:
+    """This process wrote into the work tree (a derived document outside the store): a `git status` started
+    before that no longer describes it, so `git_facts` runs its own (the first brief after a workstream is
+    folded left out the `.ai-bridge/` it had just written, and the next brief listed it)."""
+    for call in _started.values():
+        call.cancel()
+    _started.clear()
+
+
 def path_text(path: str) -> str:
     """A file system path as event text: the UTF-8 its bytes are, whatever the locale decoded them as (under
     `LC_ALL=C PYTHONUTF8=0` a folder `réßü` comes as escapes an event cannot hold), bytes that are no UTF-8

@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # the models' modules are imported when a command loads them 
 #: What the session commands (status, archive, resume-bundle) read.
 SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
 #: What the resume brief reads: the session models, tasks, runs and memories, the active workstream, and the
-#: agent's team snapshots.
-BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team")
+#: agent's team snapshots; and `handoffs`, whose catch-up writes the `handoffs/<id>.json` documents the brief reads
+#: each mentioned handoff's state from (left to other commands, a handoff a sync or a pull brought showed
+#: "missing" until one ran).
+BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team", "handoffs")
 
 
 class Models:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import Any
 
 from continuity.core.fsio import pretty_json, write_if_changed
@@ -40,8 +41,12 @@ def write_runtime_doc(root: str, doc: dict[str, Any]) -> None:
     a link planted in the project (`.ai-bridge -> elsewhere`) is refused.
     """
     root = os.path.realpath(root)
+    changed = False
     for relative, data in ((RUNTIME_JSON, pretty_json(doc)), (RUNTIME_MD, runtime_markdown(doc).encode())):
-        write_if_changed(os.path.join(root, *relative.split("/")), data, within=root)
+        changed = write_if_changed(os.path.join(root, *relative.split("/")), data, within=root) or changed
+    facts = sys.modules.get("continuity.facts")  # not loaded: no git status was started that this could outdate
+    if changed and facts is not None:
+        facts.tree_written()
 
 
 def workstream_relpath(ws_id: str, archived: bool) -> str:

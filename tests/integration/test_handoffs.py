@@ -194,3 +194,29 @@ def test_only_a_named_sender_taker_or_addressee_moves_a_handoff(project: Path, c
     assert run(capsys, "handoff", "close", anonymous)[0] == EXIT_USAGE
     assert run(capsys, "handoff", "close", anonymous, "--agent", "bo")[0] == 0
     assert len(all_event_files(project)) == before + 5
+
+
+def test_a_handoff_a_pull_brings_shows_its_state_in_the_first_brief(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A teammate's handoff that arrives as event files (a `git pull` of committed events, a sync whose other
+    models waited) was "missing" in resume-bundle and the SessionStart brief until some handoff command ran: the
+    brief reads each handoff's state from `handoffs/<id>.json`, which only the handoffs model's catch-up writes,
+    and the brief did not load that model. It does now."""
+    other = project.parent / "teammate"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    assert main(["init", "--project", "demo"]) == 0
+    capsys.readouterr()
+    handoff_id = create(capsys, "--to", "bo")
+    monkeypatch.chdir(project)
+    for path in all_event_files(other):  # as a union of the two logs brings them
+        target = project / STORE / "events" / path.parent.name / path.name
+        target.parent.mkdir(exist_ok=True)
+        shutil.copy2(path, target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", "resume-bundle", "--format", "json", "--agent", "bo"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    pending = json.loads(done.stdout)["pending_handoffs"]
+    assert [(h["path"].rsplit("/", 1)[-1], h["state"]) for h in pending] == [(f"{handoff_id}.json", "pending")]
+    assert document(project, handoff_id)["state"] == "pending"

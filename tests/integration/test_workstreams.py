@@ -246,3 +246,28 @@ def test_a_replay_that_cannot_write_its_files_fails_and_leaves_none(root: Path, 
     assert [path.name for path in out.iterdir()] == [".continuity-replay"]
     assert run(["replay", "--until", marks[1], "--out", str(out)])[0] == 0  # the next one, with room, is whole
     assert json.loads((out / "workstreams/active/WS-1.json").read_text())["items"]
+
+
+def test_the_first_brief_after_a_workstream_arrives_lists_the_runtime_files_it_wrote_as_dirty(
+        root: Path, tmp_path: Path) -> None:
+    """The brief starts `git status` before it catches up; the catch-up that first folds a teammate's workstream
+    writes `.ai-bridge/context-runtime.*` into the work tree, so that brief's git facts left them out and the next
+    brief, with no event between, listed them. git is asked again once this process has written there."""
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+    (root / ".gitignore").write_text(".agent/\n")
+    subprocess.run(["git", "-C", str(root), "add", ".gitignore"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "start"], check=True)
+    other = tmp_path / "teammate"
+    other.mkdir()
+    init_store(other, project="demo", language=None)
+    write_doc(other, tracked(items=[item("A1", "IN_PROGRESS")], next_action="write the test"))
+    ok(other, "work", "checkpoint")
+    for path in all_event_files(other):  # as a union of the two logs brings them
+        target = root / STORE / "events" / path.parent.name / path.name
+        target.parent.mkdir(exist_ok=True)
+        shutil.copy2(path, target)
+    briefs = [json.loads(ok(root, "resume-bundle", "--format", "json"))["git"] for _ in range(2)]
+    assert (root / ".ai-bridge" / "context-runtime.json").is_file()
+    assert ".ai-bridge/" in briefs[0]["dirty_files"], briefs[0]
+    assert briefs[0]["dirty_files"] == briefs[1]["dirty_files"]
