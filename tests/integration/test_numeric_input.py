@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from continuity.adapters.mcp.registry import TOOL_MODULES
 from continuity.adapters.mcp.registry import call as call_tool
-from continuity.adapters.mcp.server import TOOL_MODULES
 from continuity.cli import main
 from continuity.core.errors import EXIT_USAGE, UsageError
 from events import sealing

@@ -31,6 +31,20 @@ class ToolSpec(NamedTuple):
 #: tool name -> its spec; the server's tool list is built from this, in this order.
 TOOLS: dict[str, ToolSpec] = {}
 
+#: Modules whose import registers tools (a later feature adds its own here).
+TOOL_MODULES = ("continuity.adapters.mcp.tools", "continuity.adapters.mcp.task_tools",
+                "continuity.adapters.mcp.work_tools", "continuity.adapters.mcp.team_tools",
+                "continuity.adapters.mcp.recall_tools")
+
+
+def load_tools() -> dict[str, ToolSpec]:
+    """Every tool registered (their modules imported once), by name, in the order they are served."""
+    import importlib
+
+    for module in TOOL_MODULES:
+        importlib.import_module(module)
+    return TOOLS
+
 #: Descriptions shown in the schemas, by field name (the Structs carry the types and defaults).
 FIELD_HELP = {
     "message": "what happened, in one line or a few",

@@ -5,15 +5,9 @@ The SDK is imported inside the functions here, so importing this module stays ch
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from continuity.adapters.mcp.registry import TOOLS, call, input_schema
-
-#: Modules whose import registers tools (a later feature adds its own here).
-TOOL_MODULES = ("continuity.adapters.mcp.tools", "continuity.adapters.mcp.task_tools",
-                "continuity.adapters.mcp.work_tools", "continuity.adapters.mcp.team_tools",
-                "continuity.adapters.mcp.recall_tools")
+from continuity.adapters.mcp.registry import TOOLS, call, input_schema, load_tools
 
 INSTRUCTIONS = (
     "continuity keeps this project's working state across sessions. Start a session with resume_bundle; "
@@ -29,8 +23,9 @@ def one_line(error: BaseException) -> str:
     return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
 
 
-def _as_tool_error(error: Exception, tool: str) -> Exception:
-    """A secret refusal as a tool caller can act on it: the tool's `redact` argument, or none (never a CLI flag)."""
+def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true`") -> Exception:
+    """An error as a tool caller can act on it: CLI flags it names as the tool's arguments, and a secret refusal
+    offering the tool's `redact` argument (spelt `redact_with`), or none (never a CLI flag)."""
     from events.errors import SecretRefused
 
     if not isinstance(error, SecretRefused):
@@ -38,7 +33,7 @@ def _as_tool_error(error: Exception, tool: str) -> Exception:
     spec = TOOLS.get(tool)
     offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
     return SecretRefused(error.field, error.rule, redactable=error.redactable,
-                         redact_with="`redact: true`" if offered else None)
+                         redact_with=redact_with if offered else None)
 
 
 #: CLI flags whose tool argument is not the flag's name with `_` for `-`.
@@ -94,8 +89,7 @@ def build_server(root: str | None) -> Any:
     from continuity.core.fsio import indented_json
     from events.plain import nested_deeper_than
 
-    for module in TOOL_MODULES:
-        importlib.import_module(module)
+    load_tools()
     # Calls run one at a time in a worker thread: the store's locks and temp names are per process.
     serial = anyio.Lock()
 
@@ -113,7 +107,7 @@ def build_server(root: str | None) -> Any:
                     lambda: call(params.name, params.arguments, root=root, client=client))
             text = indented_json(data).decode()
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
-            return CallToolResult(content=[TextContent(text=one_line(_as_tool_error(error, params.name)))],
+            return CallToolResult(content=[TextContent(text=one_line(as_tool_error(error, params.name)))],
                                   is_error=True)
         if nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded, or forged
             return CallToolResult(content=[TextContent(text=text)])

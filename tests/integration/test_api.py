@@ -1,0 +1,107 @@
+"""The Python API (continuity/api.py): the MCP tools for harnesses written in Python, on a real store."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from continuity.api import Continuity
+from continuity.core.errors import EXIT_NOT_FOUND, EXIT_USAGE, UsageError
+from continuity.core.initialize import init_store
+from events.errors import ContinuityError, SecretRefused
+from tests.helpers import all_event_files, cli_process
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in [name for name in os.environ if name.startswith("CONTINUITY_")]:
+        monkeypatch.delenv(name)
+    project = tmp_path / "proj"
+    project.mkdir()
+    init_store(project, project="demo", language=None)
+    return project
+
+
+def stored(root: Path) -> list[dict[str, object]]:
+    return [json.loads(path.read_bytes()) for path in all_event_files(root)]
+
+
+def test_the_api_writes_what_the_cli_reads_and_answers_in_jsons_types(root: Path) -> None:
+    """log, checkpoint and a task through the API are events the CLI then reads back; `host` is recorded as an MCP
+    client's name is; answers are JSON-shaped (lists, not tuples)."""
+    api = Continuity(str(root), host="my-harness")
+    logged = api.log(message="parsed the config", files=["src/config.py"])
+    assert logged["ok"] is True and logged["event"]["refs"]["files"] == ["src/config.py"]
+    api.checkpoint(message="parser done", next=["write the tests"])
+    task = api.call("create_task", title="Fix login")
+    assert task["status"] == "queued"
+    kinds = [event["kind"] for event in stored(root)]
+    assert kinds == ["work.logged", "checkpoint.recorded", "task.created"]
+    assert {event["host"] for event in stored(root)} == {"my-harness"}
+    bundle = cli_process("resume-bundle", "--format", "json", cwd=root)
+    assert bundle.returncode == 0 and json.loads(bundle.stdout)["next_action"] == "write the tests"
+    assert "Fix login" in cli_process("task", "list", cwd=root).stdout
+    brief = api.resume_bundle(format="md")["brief"]
+    assert "## Next action\nwrite the tests" in brief
+    assert api.events(limit=2)["count"] == 2 and api.status()["events"] == 3
+    assert api.tools()[:6] == ["log", "checkpoint", "archive", "resume_bundle", "status", "events"]
+
+
+def test_refusals_raise_the_commands_errors_with_their_exit_codes_and_write_nothing(root: Path) -> None:
+    """A misspelt argument, an unknown tool, a secret, an unknown task: the error the CLI exits with (its
+    exit_code), worded for a Python caller (`redact=True`, never a CLI flag); nothing is written."""
+    api = Continuity(str(root))
+    with pytest.raises(UsageError, match="unknown field `mesage`") as refused:
+        api.log(mesage="a typo")
+    assert refused.value.exit_code == EXIT_USAGE
+    with pytest.raises(UsageError, match="unknown tool 'lgo'"):
+        api.call("lgo", message="x")
+    with pytest.raises(SecretRefused, match=r"redact=True") as secret:
+        api.log(message="key AKIAIOSFODNN7EXAMPLE")
+    assert secret.value.exit_code == 4 and "AKIAIOSFODNN7EXAMPLE" not in str(secret.value)
+    assert "--redact" not in str(secret.value)
+    with pytest.raises(ContinuityError) as missing:
+        api.call("update_task", task_id="task-0000000000", status="completed")
+    assert missing.value.exit_code == EXIT_NOT_FOUND
+    assert stored(root) == []
+    assert api.log(message="key AKIAIOSFODNN7EXAMPLE", redact=True)["event"]["redacted"]
+
+
+def test_threads_of_one_process_each_get_their_event(root: Path) -> None:
+    """Calls from eight threads at once (the store's lock and temp names are per process): every entry is
+    written once and the log verifies."""
+    api = Continuity(str(root))
+    errors: list[BaseException] = []
+
+    def work(thread: int) -> None:
+        try:
+            for number in range(10):
+                api.log(message=f"thread {thread} entry {number}")
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    messages = sorted(str(event["message"]) for event in stored(root))
+    assert messages == sorted(f"thread {t} entry {n}" for t in range(8) for n in range(10))
+    assert cli_process("verify", cwd=root).returncode == 0
+
+
+def test_without_a_root_the_store_is_found_from_the_working_directory(root: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the CLI finds it; and with no store anywhere up, the CLI's error (exit 3)."""
+    (root / "src").mkdir()
+    monkeypatch.chdir(root / "src")
+    assert Continuity().log(message="from below")["ok"] is True
+    monkeypatch.chdir(root.parent)
+    with pytest.raises(ContinuityError) as none:
+        Continuity().log(message="nowhere")
+    assert none.value.exit_code == 3
