@@ -71,10 +71,16 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
     import orjson
 
     from continuity.cli.output import warn
+    from continuity.core.errors import StoreNotFound
     from continuity.team.service import ResumeRequest, resume
+    from events.errors import StoreUnsafe
 
-    result = resume(open_store(args), ResumeRequest(team=args.team, agent=args.agent, task=args.task,
-                                                    max_age=args.max_age, as_of=args.as_of))
+    try:
+        store, missing = open_store(args), ""
+    except (StoreNotFound, StoreUnsafe) as error:  # no store: no snapshot, as seed 000 reads an empty team folder
+        store, missing = None, str(error)
+    result = resume(store, ResumeRequest(team=args.team, agent=args.agent, task=args.task, max_age=args.max_age,
+                                         as_of=args.as_of), missing=missing)
     warn(result.warnings)
     if out.as_json:
         from continuity.core.text import escape_json_bytes

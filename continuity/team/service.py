@@ -174,11 +174,16 @@ def take_snapshot(store: Store, identity: Identity, request: Any) -> tuple[dict[
         warnings + emit_after_save(store, identity, [stored])
 
 
-def resume(store: Store, request: ResumeRequest) -> ResumeResult:
-    """The resume brief of an agent's newest snapshot (or one task's), its age now, and freshness. A pure read."""
+def resume(store: Store | None, request: ResumeRequest, *, missing: str = "no store") -> ResumeResult:
+    """The resume brief of an agent's newest snapshot (or one task's), its age now, and freshness. A pure read.
+
+    With no store (`missing` says why) there is no snapshot, as in seed 000's team folder with no files: the
+    "No continuity snapshot found." brief, and `--max-age` fails as for any unknown age (a cold start reads on).
+    """
     from continuity.team import resume as brief
 
-    read = TeamRead(store, ("team",), request.as_of)
+    read: TeamRead | NoStoreRead = (TeamRead(store, ("team",), request.as_of) if store is not None
+                                    else NoStoreRead(missing, request.as_of))
     member = read.of("team").teams.get(request.team, {}).get(request.agent)
     snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
     if snapshot is None and request.task is not None:  # a name saved by an earlier slug, typed as printed

@@ -399,3 +399,18 @@ def test_a_log_stamped_ahead_leaves_a_fresh_snapshot_fresh(project: Path, capsys
     code, out, err = run(capsys, "resume", "core", "bob", "--max-age", "1h")
     assert code == 2 and "checkpoint age is unknown" in out + err  # its own writer's clock was ahead (no taken_at:
     # an event of an earlier version, its age read from created_at as before)
+
+
+def test_resume_with_no_store_is_no_snapshot_as_seed_000_reads_an_empty_team_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """With no store anywhere up, `resume` was the "no store" error (exit 3) and printed no brief: a script reading
+    seed 000's `{"snapshot": null, ...}` or `--max-age`'s exit 2 got neither. Now: no snapshot, one warning."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["resume", "core", "amy"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "No continuity snapshot found.\n  checkpoint age: unknown\n"
+    assert err.count("\n") == 1 and "no store found" in err
+    assert main(["resume", "core", "amy", "--max-age", "1h", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"snapshot": None, "checkpoint_age_seconds": None, "error_code": "checkpoint-age-unknown"}
+    assert err.splitlines()[-1] == "resume: checkpoint age is unknown; freshness requirement failed"
