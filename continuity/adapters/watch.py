@@ -89,7 +89,7 @@ def follow(
     from continuity.core.store import now_us
     from continuity.readside.catchup import early_warning
     from events import names
-    from events.durable import list_days
+    from events.durable import list_days, readable_days
 
     log = store.open_reader()
     seen = _Days(after)
@@ -103,7 +103,13 @@ def follow(
     def drain() -> None:
         store.check_safe()  # the store swapped for a link while running: refused (exit 6), as every read
         links: list[str] = []
-        days = list_days(store.events_dir, links)
+        try:
+            days = list_days(store.events_dir, links)
+        except OSError as error:  # events/ made unlistable while following: said once, nothing shown until it lists
+            warn_once("events/", f"events/ cannot be listed ({error.strerror or error}): nothing new is shown until "
+                      "it can")
+            return
+        warned.discard("events/")
         for day in links:
             warn_once(f"{day}/", f"events/{day} is a symlink: its events are not read (see `continuity verify`)")
         limit = names.last_day(now_us())
@@ -156,7 +162,7 @@ def follow(
             on_event(stored)
 
     os.makedirs(store.events_dir, exist_ok=True)
-    seen.start(store.events_dir, list_days(store.events_dir))
+    seen.start(store.events_dir, readable_days(store.events_dir))  # no baseline to follow from: exit 1, one line
     drain()
     if on_ready is not None:
         on_ready()

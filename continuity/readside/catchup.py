@@ -637,13 +637,19 @@ def _as_saved(
     log moved is unknown (a read fails open on what it had; a write fails at the lock, closed). A model with no
     saved state that reads is as before any event."""
     found: dict[str, Any] = {}
+    unsaved: list[str] = []
     for model in models(names_wanted):
         head = _load_head(store, model)
         try:
             found[model.name] = model.empty() if head is None else _Track(model, head, None).view(views.get(model.name))
         except _Unreadable:
+            head = None
+        if head is None:  # missing, torn, or saved in another format (an upgrade): nothing to answer from
             found[model.name] = model.empty()
+            unsaved.append(model.name)
     stopped = f"events/ cannot be listed ({why}): the read models are as last saved; no new event is read"
+    if unsaved:
+        stopped += f" ({', '.join(unsaved)}: no saved state this release reads, so shown empty)"
     return Outcome(models=Models(found), warnings=[stopped], stopped=stopped, as_saved=True), []
 
 

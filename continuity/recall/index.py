@@ -45,7 +45,7 @@ from continuity.recall import plain
 from events import names
 from events.base import Event
 from events.durable import unreadable_error
-from events.errors import EventUndecodable, UnknownEventType
+from events.errors import EventsUnlisted, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog
 from projections import recall as texts
 
@@ -236,6 +236,8 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
               until: str | None, progress: Progress | None) -> CatchUp:
     days = Days(log, log.clock_us())  # events stamped early wait, as for the read models
     if days.unlistable is not None:  # whether the log moved is unknown: the index answers as it stands, untouched
+        if rebuild:  # an index built from no event (a rebuild, an --as-of search) would claim an empty log
+            raise EventsUnlisted(f"events/ cannot be listed ({days.unlistable}): no event can be read")
         return CatchUp(warnings=[f"events/ cannot be listed ({days.unlistable}): the recall index is as last "
                                  "caught up; no new event is read"])
     connection.execute("BEGIN IMMEDIATE")

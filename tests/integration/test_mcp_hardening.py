@@ -463,6 +463,20 @@ def test_stdin_from_a_file_or_the_null_device_is_still_read_to_its_end(tmp_path:
         assert ids == (["init", 2] if source == requests else []), out
 
 
+def test_lines_ended_by_a_lone_cr_and_a_line_of_megabytes_are_read(tmp_path: Path) -> None:
+    """Stdin is read by continuity now, not the SDK's text reader: a message ended by a lone CR (which that reader
+    took as a line end) is still read, and so is a line of many megabytes."""
+    import subprocess
+
+    root = make_project(tmp_path)
+    big = {"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"pad": "x" * (12 * 1024 * 1024)}}}
+    lines = _opening().replace(b"\n", b"\r") + b'{"jsonrpc": "2.0", "id": 3, "method": "ping"}\r\n'
+    process = _serving(root, stdin=subprocess.PIPE)
+    out, err = process.communicate(lines + json.dumps(big).encode() + b"\n", timeout=120)
+    assert process.returncode == 0 and err == b"", err
+    assert [json.loads(line)["id"] for line in out.splitlines()] == ["init", 3, 4]
+
+
 @pytest.mark.stress
 def test_a_client_that_does_not_read_its_answers_is_held_back_not_buffered(tmp_path: Path) -> None:
     """A client that wrote thousands of requests and read no answer made the server hold every answer (458 MB for

@@ -203,6 +203,60 @@ def test_watch_holds_back_the_events_after_a_day_folder_it_cannot_list(tmp_path:
     assert watched() == (["three days ago", "today"], [])
 
 
+def test_watch_waits_out_an_events_folder_it_cannot_list_while_following(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """events/ made unlistable while `watch` follows ended it with exit 70 (PermissionError); it says so once and
+    shows what came meanwhile once the folder lists again. (The listing fails by a patch, as above.)"""
+    import threading
+
+    import events.durable
+    from continuity.adapters.watch import follow
+    from continuity.core.initialize import init_store
+    from events.worklog import WorkLogged
+
+    store, _ = init_store(tmp_path, project="demo", language=None)
+    real = events.durable.list_days
+    blocked = threading.Event()
+
+    def refusing(events_dir: str, links: list[str] | None = None) -> list[str]:
+        if blocked.is_set() and threading.current_thread() is thread:  # the follower's listing, not the writer's
+            raise PermissionError(13, "Permission denied", events_dir)
+        return real(events_dir, links)
+
+    monkeypatch.setattr(events.durable, "list_days", refusing)
+    shown: list[str] = []
+    warnings: list[str] = []
+    ready, stop = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            follow(store, lambda stored: shown.append(stored.event.message), after=None,
+                   on_warning=warnings.append, stop=stop, on_ready=ready.set)
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(30)
+        blocked.set()
+        store.open_log().append(WorkLogged(project="demo", message="while unlistable"))
+        deadline = time.monotonic() + 30
+        while not warnings and time.monotonic() < deadline and not errors:
+            time.sleep(0.05)
+        assert errors == [] and shown == [], (errors, shown)
+        assert [line for line in warnings if "events/ cannot be listed (Permission denied)" in line] == warnings[:1]
+        blocked.clear()
+        store.open_log().append(WorkLogged(project="demo", message="listed again"))
+        while len(shown) < 2 and time.monotonic() < deadline + 30 and not errors:
+            time.sleep(0.05)
+        assert errors == [] and shown == ["while unlistable", "listed again"], (errors, shown)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
 def test_an_events_folder_that_cannot_be_listed_fails_reads_open_and_the_rest_in_one_line(project: Path) -> None:
     """`chmod 000` on events/ itself: status, resume-bundle, the SessionStart brief, briefing, resume, health and
     work status exited 70 ("internal error: PermissionError"), and the recall index was emptied. The session
@@ -227,12 +281,18 @@ def test_an_events_folder_that_cannot_be_listed_fails_reads_open_and_the_rest_in
         assert "step one" in run(project, "resume-bundle", unprivileged=True).stdout  # as last saved
         found = run(project, "recall", "first", unprivileged=True)
         assert found.returncode == 0 and "the [first] entry" in found.stdout and said in found.stderr, found
-        for args in (("events", "list"), ("events", "tail"), ("verify",), ("rebuild",),
-                     ("status", "--as-of", "2000-01-01T00:00:00Z")):
+        for args in (("events", "list"), ("events", "tail"), ("verify",), ("rebuild",), ("watch",),
+                     ("status", "--as-of", "2000-01-01T00:00:00Z"),
+                     ("recall", "first", "--as-of", "2000-01-01T00:00:00Z")):
             done = run(project, *args, unprivileged=True)
             assert done.returncode == 1 and done.stderr.count("\n") == 1 and said in done.stderr, (args, done)
         done = run(project, "log", "-m", "not written", unprivileged=True)
         assert done.returncode == 5 and done.stderr.count("\n") == 1, done.stderr
+        models = project / ".agent" / "runtime-continuity" / "local" / "models"
+        (models / "tasks.msgpack").rename(models / "kept")  # as after an upgrade that bumped its format
+        listed = run(project, "task", "list", unprivileged=True)  # said, not shown as "as last saved" alone
+        assert listed.returncode == 0 and "tasks: no saved state this release reads, so shown empty" in listed.stderr
+        (models / "kept").rename(models / "tasks.msgpack")
         brief = run(project, "hook", "claude-code", unprivileged=True, stdin=json.dumps(
             {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(project)}))
         assert brief.returncode == 0 and "internal error" not in brief.stderr, brief.stderr

@@ -283,7 +283,9 @@ class StdinLines:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._scanned = 0  # the buffer holds no line end before here
+        self._lines: list[str] = []  # the rest of a line that held lone CRs, split as a text reader splits it
         self._ended = False
         self._pollable = True
 
@@ -324,16 +326,29 @@ class StdinLines:
         return self
 
     async def __anext__(self) -> str:
-        while b"\n" not in self._buffer and not self._ended:
+        if self._lines:
+            return self._lines.pop(0)
+        end = self._buffer.find(b"\n", self._scanned)
+        while end < 0 and not self._ended:  # only what is new is searched: a long line costs linear time
+            self._scanned = len(self._buffer)
             chunk = await self._read()
             if chunk:
                 self._buffer += chunk
+                end = self._buffer.find(b"\n", self._scanned)
             else:
                 self._ended = True
-        if not self._buffer:
+        if end < 0 and not self._buffer:
             raise StopAsyncIteration
-        line, found, self._buffer = self._buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + found.decode()
+        cut = len(self._buffer) if end < 0 else end + 1
+        line = self._buffer[:cut].decode("utf-8", "replace")
+        del self._buffer[:cut]
+        self._scanned = 0
+        # a lone "\r" ends a line too, as the SDK's text reader (universal newlines) read it; "\r\n" is one end
+        parts = line.replace("\r\n", "\n").split("\r")
+        if len(parts) == 1:
+            return line
+        self._lines = [part if part.endswith("\n") else part + "\n" for part in parts[1:] if part not in ("", "\n")]
+        return parts[0] + "\n"
 
     async def _read(self) -> bytes:
         import os
