@@ -54,6 +54,9 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
     members: frozenset[str] | None = None
     #: Why the registry cannot be used (unreadable, malformed, another project's): writes fail closed.
     membership_problem: str | None = None
+    #: This clone's own repository id, as configured (`.ai/context/config.json`, config.json `work_repository`):
+    #: every write checks it against the registry too, as `work start` does (seed 002).
+    repository: str | None = None
 
 
 class ItemSet(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,12 +135,13 @@ def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Seq
 
 
 def require_members(facts: Facts, repositories: Iterable[str]) -> None:
-    """Refuse repositories the registry does not list, or any write when the registry cannot be read."""
+    """Refuse this clone's own repository or the named ones when the registry does not list them, or any write
+    when the registry cannot be read."""
     if facts.membership_problem is not None:
         refuse(f"{facts.membership_problem} (membership cannot be checked; nothing written)")
     if facts.members is None:
         return
-    for repository in repositories:
+    for repository in (*([facts.repository] if facts.repository else []), *repositories):
         if repository not in facts.members:
             refuse(not_registered(repository))
 

@@ -76,7 +76,8 @@ def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
 
         live = observe(store.root)
     return Facts(head=live.head if live else None, fingerprint=live.fingerprint if live else None,
-                 members=frozen_members(membership), membership_problem=membership.problem)
+                 members=frozen_members(membership), membership_problem=membership.problem,
+                 repository=membership.repository)
 
 
 def membership_of(store: Store, project: str, state: WorkstreamsState) -> Membership:

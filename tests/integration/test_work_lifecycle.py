@@ -66,6 +66,26 @@ def test_checkpoint_of_an_unregistered_repository_is_refused(project: Path,
     assert (project / DOC).exists()
 
 
+def test_a_clone_whose_own_repository_is_unregistered_writes_nothing(project: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`work start` refused a clone configured as an unregistered repository, but `work checkpoint` (checking only
+    the ids the document names) and the item and cursor commands wrote: seed 002 fails start and checkpoint
+    closed for an unregistered repository. Every write checks the clone's own id now; once it is registered,
+    the same writes go through."""
+    registry(project, REGISTRY_A)
+    write_doc(project, tracked(repository="repo-a"))
+    member(project, "repo-b")
+    before = all_event_files(project)
+    for argv in (["work", "checkpoint"], ["work", "item", "add", "A9", "--title", "x"],
+                 ["work", "cursor", "set", "--next-action", "go on"]):
+        assert main(argv) == EXIT_INVARIANT, argv
+        assert error_line(capsys) == UNREGISTERED_B
+    assert all_event_files(project) == before and (project / DOC).exists()
+    member(project, "repo-a")
+    assert main(["work", "checkpoint"]) == 0
+    assert main(["work", "item", "add", "A9", "--title", "x"]) == 0
+
+
 def test_a_ledger_entry_for_an_unregistered_repository_is_refused_both_ways(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Evidence about a repository the registry does not list: `work validate --repository repo-b` and a
