@@ -43,15 +43,37 @@ def record(store: Store, identity: Identity, decide: Callable[[WorkstreamsState]
     from continuity.workstreams.decide import require_members
 
     require_members(facts or checkpoint_facts(store, bind=False), ())
+    decided: list[Event] = []
+
+    def deciding(state: WorkstreamsState) -> list[Event]:
+        decided[:] = decide(state)
+        return decided
+
     try:
         return record_decided(store, MODEL, identity.project,
-                              lambda store, project: workstreams_state(store, project), decide, redact=redact,
+                              lambda store, project: workstreams_state(store, project), deciding, redact=redact,
                               what="workstream")
     except EventInvalid as error:
         if not str(error).startswith("event too large"):
             raise
-        raise EventInvalid(f"{error}: one work item, or a checkpoint's openQuestions and validation notes "
-                           "together, must fit one event; shorten them (nothing written)") from None
+        raise EventInvalid(f"{error}: {_too_large(decided)} must fit one event (one work item, or a checkpoint's "
+                           "openQuestions and validation notes together); shorten it (nothing written)") from None
+
+
+def _too_large(drafts: list[Event]) -> str:
+    """What to shorten, named: the biggest work item of the biggest event, or the checkpoint's notes."""
+    import msgspec
+
+    if not drafts:
+        return "what was written"
+    biggest = max(drafts, key=lambda draft: len(msgspec.json.encode(draft)))
+    parts = getattr(biggest, "items", None) or getattr(biggest, "revisions", None) or ()
+    if parts:
+        part = max(parts, key=lambda each: len(msgspec.json.encode(each)))
+        return f"work item {getattr(part, 'id', None) or getattr(part, 'item_id', '?')}"
+    if biggest.kind == "context.checkpointed":
+        return "the checkpoint's openQuestions and validation notes"
+    return f"the {biggest.kind} event"
 
 
 def after_write(store: Store) -> list[str]:

@@ -420,7 +420,14 @@ def test_long_evidence_lists_take_several_events_and_what_cannot_be_split_says_s
     before = all_event_files(started)
     assert checkpoint(started, tracked(openQuestions=[f"q{n} " + "q" * 3990 for n in range(70)])) == EXIT_USAGE
     error = last_error(capsys)
-    assert error.startswith("event too large") and "openQuestions and validation notes together" in error
+    assert error.startswith("event too large")
+    assert ": the checkpoint's openQuestions and validation notes must fit one event" in error
+    assert all_event_files(started) == before
+    # one item of 200 notes of 1,500 characters (each within its limit): the refusal names the item
+    notes = [f"n{n} " + "n" * 1490 for n in range(200)]
+    assert checkpoint(started, tracked(items=[item("A1", "IN_PROGRESS"), item("A2", notes=notes)])) == EXIT_USAGE
+    error = last_error(capsys)
+    assert ": work item A2 must fit one event" in error, error
     assert all_event_files(started) == before
 
 
