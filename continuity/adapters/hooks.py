@@ -85,7 +85,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         except ContinuityError as error:  # the brief is served whatever happens to the recording
             report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
             record = False
-    brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store), record=record)
+    brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record)
     for warning in brief.warnings:
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
     if brief.served is not None:
@@ -95,14 +95,20 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
 
 
-def _max_chars(store: Store) -> int:
-    """The brief's budget for hooks: `hook_max_chars` in config.json, within sane bounds."""
+#: Harnesses that cut a hook's output string past 10,000 characters to a preview (Claude Code, and Codex, whose
+#: output follows its shape): their brief never goes past that, whatever `hook_max_chars` asks.
+PREVIEW_CUT = {"claude-code": 10_000, "codex": 10_000}
+
+
+def _max_chars(store: Store, harness: str | None = None) -> int:
+    """The brief's budget for hooks: `hook_max_chars` in config.json, within sane bounds (the harness's cut)."""
     from continuity.sessions.brief import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
 
     value = store.config.get("hook_max_chars")
+    found = DEFAULT_MAX_CHARS
     if isinstance(value, int) and not isinstance(value, bool):
-        return min(max(value, MIN_MAX_CHARS), 100_000)
-    return DEFAULT_MAX_CHARS
+        found = min(max(value, MIN_MAX_CHARS), 100_000)
+    return min(found, PREVIEW_CUT.get(harness or "", found))
 
 
 def post_tool_use(harness: str, payload: dict[str, Any], store: Store) -> HookResult:

@@ -309,8 +309,14 @@ def _task_sections(work: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return sections
 
 
+def _units(text: str) -> int:
+    """`text`'s length as JavaScript counts it (UTF-16 code units: an emoji is two), which is how the harnesses
+    that cut a hook's output past 10,000 characters count: a budget held in these units holds there too."""
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
 def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """The brief, filled in priority order, never longer than `max_chars`."""
+    """The brief, filled in priority order, never longer than `max_chars` UTF-16 code units (`_units`)."""
     archive_line = (
         f"Latest archive {one_line(bundle['archive']['archive_id'])} ({bundle['archive_age']})."
         if bundle["archive"] else "No archive yet."
@@ -326,27 +332,27 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
     header.extend(f"Warning: {one_line(warning[:200])}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
     out = list(header)
-    size = sum(len(line) + 1 for line in out)
-    budget = max_chars - len(cut_note) - 2
+    size = sum(_units(line) + 1 for line in out)
+    budget = max_chars - _units(cut_note) - 2
     cut = False
     for index, (heading, lines) in enumerate(_lines(bundle)):
         opening = ["", heading]
-        cost = sum(len(line) + 1 for line in opening)
+        cost = sum(_units(line) + 1 for line in opening)
         if index == 0:  # the next action goes in whole, whatever else has to go
             out.extend(opening + lines)
-            size += cost + sum(len(line) + 1 for line in lines)
+            size += cost + sum(_units(line) + 1 for line in lines)
             continue
-        if size + cost + len(lines[0]) + 1 > budget:
+        if size + cost + _units(lines[0]) + 1 > budget:
             cut = True
             break
         out.extend(opening)
         size += cost
         for line in lines:
-            if size + len(line) + 1 > budget:
+            if size + _units(line) + 1 > budget:
                 cut = True
                 break
             out.append(line)
-            size += len(line) + 1
+            size += _units(line) + 1
         if cut:
             break
     if cut:

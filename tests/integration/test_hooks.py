@@ -51,6 +51,36 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
     assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
 
 
+def test_the_brief_stays_under_the_preview_cut_as_javascript_counts_it(project: Path) -> None:
+    """Claude Code cuts an output string past 10,000 characters as JavaScript counts them (an emoji is two): an
+    emoji-heavy log made a default brief of 14,792 such units (7,562 Python characters), and `hook_max_chars`
+    100,000 one of 31,745. The brief is measured in those units, and held under the cut for Claude Code and
+    Codex whatever `hook_max_chars` says; a harness with no such cut (Cursor) still gets what it asks for."""
+    env = {"HOME": os.environ["HOME"]}
+    rocket = "\U0001F680" * 990
+    blockers = [arg for n in range(5) for arg in ("--blocker", f"{n}{rocket}")]
+    cli_process("checkpoint", "-m", rocket, "--in-progress", rocket, "--next", rocket, "--next", rocket, *blockers,
+                cwd=project, env=env)
+    start = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+
+    def units(text: str) -> int:
+        return len(text.encode("utf-16-le")) // 2
+
+    brief = json.loads(hook("claude-code", start, project).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert units(brief) <= 8000 and "## Next action" in brief
+    wide = "b" * 1000
+    many = [arg for n in range(30) for arg in ("--blocker", f"{n}{wide}")]
+    cli_process("checkpoint", "-m", "x", "--next", wide, *many, cwd=project, env=env)
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "hook_max_chars": 100_000}))
+    for harness in ("claude-code", "codex"):
+        brief = json.loads(hook(harness, start, project).stdout)["hookSpecificOutput"]["additionalContext"]
+        assert 9000 < units(brief) <= 10_000, (harness, units(brief))
+    cursor = json.dumps({"conversation_id": "c1", "hook_event_name": "sessionStart", "workspace_roots": [str(project)]})
+    answer = json.loads(hook("cursor", cursor, project).stdout)
+    assert units(answer["additional_context"]) > 30_000
+
+
 @pytest.mark.parametrize(("model", "source", "recorded"), [
     ("claude-3-5-sonnet-v2@20241022", "startup", ("claude-3-5-sonnet-v2-20241022", "startup")),  # Vertex AI's names
     ("gpt-5+codex=high", "resume", ("gpt-5-codex-high", "resume")),
