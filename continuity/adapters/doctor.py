@@ -126,6 +126,9 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
             command["covered_by"] = fallback[command["events"][0]] if command["events"] else None
     for command in commands:
         problems.extend(command["problems"])
+    unread = install.block_past_cap(harness, scope, root, home) if events else None
+    if unread is not None:
+        problems.append(unread)
     hooked = {name for names in events.values() for name in names}
     return {"harness": harness, "scope": scope, "files": [str(path) for path in files], "installed": bool(events),
             "turns": set(install.TURN_EVENTS[harness]) <= hooked,

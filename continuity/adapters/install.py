@@ -326,6 +326,31 @@ def add_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
     return remove_block(text[:start] + block + text[stop:], keep_first=True, begin=begin, end=end)
 
 
+#: How much of its AGENTS.md files Codex reads, by default (`project_doc_max_bytes`): a block past it is never seen.
+CODEX_DOC_BYTES = 32 * 1024
+
+
+def block_past_cap(harness: str, scope: str, root: Path, home: Path) -> str | None:
+    """Why Codex would not see our instructions block (it ends past the bytes of AGENTS.md Codex reads), or None."""
+    if harness != "codex":
+        return None
+    _, markdown = target_paths(harness, scope, root, home)
+    try:
+        text = read_text(markdown) if markdown is not None else None
+    except UsageError:
+        return None
+    text = text or ""
+    stop = text.find(END)
+    if stop < 0:
+        return None
+    ends = len(text[:stop + len(END)].encode())
+    if ends <= CODEX_DOC_BYTES:
+        return None
+    return (f"{markdown}: continuity's block ends at byte {ends}, past the first {CODEX_DOC_BYTES // 1024} KiB of "
+            "AGENTS.md that Codex reads (project_doc_max_bytes): Codex never sees it; move the block nearer the "
+            "top or shorten the file")
+
+
 def remove_block(text: str, *, keep_first: bool = False, begin: str = BEGIN, end: str = END) -> str:
     """The text without the marked blocks, each with the line break and blank line install added."""
     spans = _blocks(text, begin, end)

@@ -133,6 +133,10 @@ def _notes(args: argparse.Namespace, root: Path, home: Path, exe: str | None, on
         notes.append(f"{args.harness}: {install.twice_line(args.harness)}")
     if args.install and changes[0].changed and args.harness in REVIEW:
         notes.append(REVIEW[args.harness])
+    unread = install.block_past_cap(args.harness, args.scope, root, home) if args.install and not args.dry_run \
+        else None
+    if unread is not None:
+        notes.append(unread)
     return notes
 
 

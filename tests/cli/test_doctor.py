@@ -113,6 +113,25 @@ def test_record_prompts_without_the_turn_hooks_is_a_problem(proj: Path) -> None:
     assert not any("record_prompts is on" in p for p in report["problems"])
 
 
+def test_a_codex_block_past_the_32_kib_codex_reads_is_said_at_install_and_a_doctor_problem(proj: Path) -> None:
+    """Codex reads the first 32 KiB of AGENTS.md: install appended its block after 36 KiB of the user's text, exit 0,
+    and doctor said ok, so Codex never saw the instructions. Install notes it; doctor reports it (exit 1) until the
+    block is moved up."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    agents = proj / "AGENTS.md"
+    agents.write_text("# Team rules\n" + "- keep the code tidy and documented, please.\n" * 820)
+    done = run("install", "codex", cwd=proj, path=path)
+    assert done.returncode == 0 and "past the first 32 KiB of AGENTS.md that Codex reads" in done.stdout + done.stderr
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and [p for p in report["problems"] if "32 KiB" in p], report["problems"]
+    text = agents.read_text()
+    start = text.index("<!-- continuity:begin")
+    agents.write_text(text[start:] + "\n" + text[:start])  # the block moved to the top
+    code, report = doctor(proj, path, "--no-probe")
+    assert (code, report["problems"]) == (0, [])
+
+
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
     """Without `continuity` on PATH, the project's portable hooks do nothing: doctor says so and exits 1."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
