@@ -23,10 +23,21 @@ _EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4}
 
 
 def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
-    """A payload value as one stored text: control characters but tab and newline dropped, cut at `limit`."""
+    """A payload value as one stored text: control characters but tab and newline dropped, cut at `limit`.
+
+    Another JSON type where a text belongs (a list, an object, `true`) is written as JSON, never as Python's repr.
+    """
     if value is None:
         return None
-    text = value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        text = value
+    else:
+        import json
+
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return None
     text = "".join(ch for ch in text if ch in "\t\n" or (ch >= " " and ch != "\x7f"))
     return text[:limit] if text else None
 
@@ -168,7 +179,8 @@ def _patch_files(tool_input: dict[str, Any]) -> list[str]:
 def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
     key = EDIT_TOOLS.get(tool)
     if key is not None:
-        path = text_of(tool_input.get(key), 1024)
+        value = tool_input.get(key)
+        path = text_of(value, 1024) if isinstance(value, str) else None  # a path, or none: never a list's text
         return [path] if path else []
     return _patch_files(tool_input)
 

@@ -51,6 +51,22 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
     assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
 
 
+def test_a_value_of_another_type_is_stored_as_json_never_as_a_python_repr(project: Path) -> None:
+    """`file_path: ["a", "b"]` was recorded as the file `['a', 'b']`, and an object where a text belongs as
+    `{'a': 1}`: Python's repr in the log. A path must be a string (else the edit names no file, so nothing is
+    recorded for it); another value where a text belongs is written as JSON."""
+    edit = {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": ["a", "b"]}}
+    stop = {"session_id": "s", "hook_event_name": "Stop", "last_assistant_message": {"a": [1, True]}}
+    for sent in (edit, stop):
+        assert hook("claude-code", json.dumps(sent), project).returncode == 0
+    recorded = events(project)
+    assert not any(entry.get("refs", {}).get("files") for entry in recorded)
+    assert [entry["note"]["last_assistant_message"] for entry in recorded
+            if (entry.get("note") or {}).get("last_assistant_message")] == ['{"a": [1, true]}']
+    assert "'a'" not in json.dumps(recorded)
+
+
 def test_the_brief_stays_under_the_preview_cut_as_javascript_counts_it(project: Path) -> None:
     """Claude Code cuts an output string past 10,000 characters as JavaScript counts them (an emoji is two): an
     emoji-heavy log made a default brief of 14,792 such units (7,562 Python characters), and `hook_max_chars`
