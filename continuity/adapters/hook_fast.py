@@ -37,6 +37,8 @@ def handle(harness: str, root: str | None) -> int:
     """Read the hook's stdin, handle it, print what the harness should see; always 0."""
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1)  # never more than the limit in memory
+        if len(raw) > MAX_STDIN:
+            _drain(sys.stdin.buffer)
     except (OSError, ValueError):
         raw = b""
     if record_plain(harness, raw, root) is None:
@@ -54,6 +56,21 @@ def handle(harness: str, root: str | None) -> int:
         except OSError:  # a full or broken stdout: the harness sees nothing, and the hook still exits 0
             pass
     return 0
+
+
+#: The most of an oversized payload a hook reads and drops (a stdin that never ends is not waited on past it).
+DRAIN_BYTES = 64 * 1024 * 1024
+
+
+def _drain(stream: Any) -> None:
+    """Read and drop the rest of an oversized payload (up to DRAIN_BYTES): a hook that exits with its stdin unread
+    makes the harness's write of it fail (EPIPE), which a harness may not expect from a hook it ran."""
+    left = DRAIN_BYTES
+    while left > 0:
+        chunk = stream.read(min(left, 1 << 20))
+        if not chunk:
+            return
+        left -= len(chunk)
 
 
 def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str] | None:

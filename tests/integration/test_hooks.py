@@ -51,6 +51,36 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
     assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
 
 
+def test_an_oversized_payload_is_read_to_its_end_so_the_harness_write_does_not_fail(project: Path) -> None:
+    """A payload over 4 MiB is not recorded (said in one line), but the hook exited with the rest of it unread,
+    so the harness writing it got EPIPE, which a harness may not handle for a hook it ran. The hook reads it
+    to the end (up to 64 MiB) and drops it."""
+    import subprocess
+    import sys
+    import threading
+
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Write",
+                          "tool_input": {"file_path": "big.txt", "content": "x" * (6 * 1024 * 1024)}}).encode()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    process = subprocess.Popen([sys.executable, "-m", "continuity", "hook", "claude-code"], cwd=project, env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            process.stdin.write(payload)  # type: ignore[union-attr]
+            process.stdin.close()  # type: ignore[union-attr]
+        except BaseException as error:  # reported below
+            failures.append(error)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    out, err = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]  # one line at most each
+    writer.join(timeout=60)
+    assert process.wait(timeout=60) == 0 and failures == [], failures
+    assert b"over 4194304 bytes ignored" in err and out == b""
+
+
 def test_a_value_of_another_type_is_stored_as_json_never_as_a_python_repr(project: Path) -> None:
     """`file_path: ["a", "b"]` was recorded as the file `['a', 'b']`, and an object where a text belongs as
     `{'a': 1}`: Python's repr in the log. A path must be a string (else the edit names no file, so nothing is
