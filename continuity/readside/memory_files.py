@@ -105,7 +105,7 @@ def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Ou
     writer = MemoryWriter(store) if write else None
     outcome, saved = catch_up(store, log, ("tasks",), writers={"tasks": writer} if writer else None,
                               force_rebuild=rebuild, views={"tasks": view} if view is not None else None)
-    if writer is None:
+    if writer is None or outcome.as_saved:  # events/ could not be listed: nothing is written from what was saved
         return outcome
     if view is not None and not any(changed for _, _, changed in saved):
         return outcome  # nothing read: no memory to write (and a view may not hold the memories)
