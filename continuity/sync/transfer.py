@@ -312,29 +312,6 @@ def _identity_problem(store: Store | None, root: str, repo: Repo, manifest: Mani
     return None
 
 
-def _refuse_other_project(reader: ObjectReader, head: str, manifest: Manifest) -> None:
-    """Refuse a transfer whose newest event names another project than its manifest: the manifest is not signed,
-    and a store made for `manifest.project` holding another project's events would show none of them (its
-    unresolved work gone from every view, without a word)."""
-    from continuity.sync.tree import read_snapshot
-    from events.base import MAX_EVENT_BYTES
-
-    snapshot = read_snapshot(reader, head)
-    for day in sorted(snapshot.days, reverse=True):
-        names = sorted((entry for entry in reader.read_tree(snapshot.days[day]) if entry.name.endswith(".json")),
-                       key=lambda entry: entry.name, reverse=True)
-        for entry in names[:1]:
-            _, raw = reader.read_bounded(entry.sha, MAX_EVENT_BYTES)
-            try:
-                found = orjson.loads(raw or b"").get("project")
-            except (orjson.JSONDecodeError, AttributeError):
-                return  # no event to read the project from: the import reads (and verifies) every event anyway
-            if isinstance(found, str) and found != manifest.project:
-                raise _refuse("import", f"transfer repository does not match this repository config. Transfer: "
-                              f"project {manifest.project} in its manifest, {found} in its events.")
-            return
-
-
 def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
     """Fetch the bundle's branch to an import ref (git checks the pack there); the ref. Refused when git cannot."""
     ref = f"refs/continuity/import/{branch}"
@@ -374,7 +351,7 @@ def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: s
     return False
 
 
-def _precheck_new_store(repo: Repo, bundle: str, branch: str, manifest: Manifest) -> None:
+def _precheck_new_store(repo: Repo, bundle: str, branch: str, head: str) -> None:
     """Before a store is made for the import: fetch the bundle and check its HEAD against the branch here, so
     every refusal comes while the folder is as it was (the checks run again under the store's lock)."""
     ref = None
@@ -383,8 +360,7 @@ def _precheck_new_store(repo: Repo, bundle: str, branch: str, manifest: Manifest
             ref = _fetch_bundle(repo, bundle, branch)
             reader = ObjectReader(repo)
             try:
-                _check_head(repo, reader, branch, manifest.head, repo.rev(f"refs/heads/{branch}"))
-                _refuse_other_project(reader, manifest.head, manifest)
+                _check_head(repo, reader, branch, head, repo.rev(f"refs/heads/{branch}"))
             finally:
                 reader.close()
     finally:
@@ -470,7 +446,7 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
         raise _refuse("import", f"transfer branch {manifest.branch!r} is not this store's branch {branch!r}.")
     undo = None
     if existing is None:
-        _precheck_new_store(repo, bundle, branch, manifest)
+        _precheck_new_store(repo, bundle, branch, manifest.head)
         undo = undo_new_store(root, Store(root).path)
     try:
         store = existing or init_store(root, project=manifest.project, language=None, adopt=False)[0]
@@ -483,7 +459,6 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
                 reader = ObjectReader(repo)
                 try:  # a conflict with the branch as it is refuses before this store's events are recorded on it
                     _check_head(repo, reader, branch, manifest.head, before)
-                    _refuse_other_project(reader, manifest.head, manifest)
                 finally:
                     reader.close()
                 tip = _record(store, repo, branch, held_by=manifest.head)

@@ -226,17 +226,6 @@ def test_import_refuses_a_malformed_manifest(exported: tuple[World, Path], edit:
     _refused_import(world, folder, "manifest")
 
 
-def test_import_refuses_a_manifest_naming_another_project_than_its_events(exported: tuple[World, Path]) -> None:
-    """The manifest is not signed: one edited to name project `other` made a store for `other` holding the
-    exported project's events, which no view of `other` shows (its unresolved work gone without a word).
-    The newest event's project must be the manifest's: refused, nothing made."""
-    world, folder = exported
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["project"] = "other"
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    _refused_import(world, folder, "Transfer: project other in its manifest, demo in its events.")
-
-
 def test_import_refuses_a_bundle_whose_head_is_not_the_manifests(exported: tuple[World, Path]) -> None:
     """A valid bundle of another branch tip, with size and SHA-256 updated: the HEAD check refuses it."""
     world, folder = exported
