@@ -160,15 +160,20 @@ def simple_entry(kind: str, payload: dict[str, Any], *, record_prompts: bool) ->
 def _command_text(tool_input: dict[str, Any]) -> str | None:
     command = tool_input.get("command")
     if isinstance(command, list):
-        command = " ".join(str(part) for part in command)
+        command = " ".join(_part(part) for part in command)
     return text_of(command, 4000)
+
+
+def _part(value: Any) -> str:
+    """One part of an argv list as text: a string as it is, another JSON value as its JSON (never Python's repr)."""
+    return value if isinstance(value, str) else (text_of(value, 4000) or "")
 
 
 def _patch_files(tool_input: dict[str, Any]) -> list[str]:
     """Files a patch names, wherever the harness put it (Codex sends `apply_patch` in `command`)."""
     for value in (tool_input.get("input"), tool_input.get("patch"), tool_input.get("command")):
         if isinstance(value, list):
-            value = "\n".join(str(part) for part in value)
+            value = "\n".join(_part(part) for part in value)
         if isinstance(value, str) and "*** " in value:
             found = [match.strip() for match in _PATCH_FILE.findall(value)]
             if found:

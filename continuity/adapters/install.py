@@ -35,7 +35,7 @@ from typing import Any
 
 from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
-from events.errors import WriteFailed
+from events.errors import ContinuityError, WriteFailed
 
 HARNESSES = ("claude-code", "codex", "cursor", "gemini")
 SCOPES = ("project", "user")
@@ -331,13 +331,14 @@ CODEX_DOC_BYTES = 32 * 1024
 
 
 def block_past_cap(harness: str, scope: str, root: Path, home: Path) -> str | None:
-    """Why Codex would not see our instructions block (it ends past the bytes of AGENTS.md Codex reads), or None."""
-    if harness != "codex":
+    """Why Codex would not see our instructions block (it ends past the bytes of the project's AGENTS.md Codex
+    reads by default), or None. The cap is on the project's docs; the home folder's AGENTS.md is read apart."""
+    if harness != "codex" or scope != "project":
         return None
     _, markdown = target_paths(harness, scope, root, home)
     try:
         text = read_text(markdown) if markdown is not None else None
-    except UsageError:
+    except ContinuityError:  # a file that cannot be read is not this check's to report
         return None
     text = text or ""
     stop = text.find(END)
@@ -347,8 +348,8 @@ def block_past_cap(harness: str, scope: str, root: Path, home: Path) -> str | No
     if ends <= CODEX_DOC_BYTES:
         return None
     return (f"{markdown}: continuity's block ends at byte {ends}, past the first {CODEX_DOC_BYTES // 1024} KiB of "
-            "AGENTS.md that Codex reads (project_doc_max_bytes): Codex never sees it; move the block nearer the "
-            "top or shorten the file")
+            "AGENTS.md that Codex reads by default (project_doc_max_bytes): Codex never sees it; move the block "
+            "nearer the top or shorten the file")
 
 
 def remove_block(text: str, *, keep_first: bool = False, begin: str = BEGIN, end: str = END) -> str:

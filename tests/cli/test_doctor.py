@@ -130,6 +130,16 @@ def test_a_codex_block_past_the_32_kib_codex_reads_is_said_at_install_and_a_doct
     agents.write_text(text[start:] + "\n" + text[:start])  # the block moved to the top
     code, report = doctor(proj, path, "--no-probe")
     assert (code, report["problems"]) == (0, [])
+    agents.rename(proj / "kept.md")
+    agents.symlink_to("AGENTS.md")  # a file that cannot be read is no reason for doctor to stop (it exited 5)
+    done = run("doctor", "--json", "--no-probe", cwd=proj, path=path)
+    assert done.returncode in (0, 1) and json.loads(done.stdout)["harnesses"], done.stderr
+    agents.unlink()
+    home = Path(os.environ["HOME"])  # the home folder's AGENTS.md is read apart from the project's 32 KiB
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "AGENTS.md").write_text("- a personal rule, kept short and clear.\n" * 900)
+    done = run("install", "codex", "--scope", "user", cwd=proj, path=path)
+    assert done.returncode == 0 and "32 KiB" not in done.stdout + done.stderr
 
 
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:

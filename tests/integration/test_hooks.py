@@ -88,12 +88,16 @@ def test_a_value_of_another_type_is_stored_as_json_never_as_a_python_repr(projec
     edit = {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Edit",
             "tool_input": {"file_path": ["a", "b"]}}
     stop = {"session_id": "s", "hook_event_name": "Stop", "last_assistant_message": {"a": [1, True]}}
-    for sent in (edit, stop):
+    argv = {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": ["echo", {"a": 1}, True, None]}, "tool_response": {"exit_code": 0}}
+    for sent in (edit, stop, argv):
         assert hook("claude-code", json.dumps(sent), project).returncode == 0
     recorded = events(project)
     assert not any(entry.get("refs", {}).get("files") for entry in recorded)
     assert [entry["note"]["last_assistant_message"] for entry in recorded
             if (entry.get("note") or {}).get("last_assistant_message")] == ['{"a": [1, true]}']
+    assert [entry["refs"]["commands"][0]["command"] for entry in recorded
+            if entry.get("refs", {}).get("commands")] == ['echo {"a": 1} true ']
     assert "'a'" not in json.dumps(recorded)
 
 
