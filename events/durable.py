@@ -231,6 +231,14 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     return sorted(days)
 
 
+def days_if_listed(events_dir: str) -> list[str]:
+    """`list_days` for a reader that can do without: none when events/ cannot be listed (no permission, EIO)."""
+    try:
+        return list_days(events_dir)
+    except OSError:
+        return []
+
+
 def readable_days(events_dir: str) -> list[str]:
     """`list_days` for a reader that must read every event: events/ that cannot be listed is EventsUnlisted (exit 1),
     one line, not an OSError from deep inside (a catch-up instead serves its models as saved: readside/catchup.py)."""
@@ -293,12 +301,7 @@ def counts_as_now(events_dir: str, now_us: int, node: str | None, days: list[str
         except OSError:
             return []
 
-    if days is None:
-        try:
-            days = list_days(events_dir)
-        except OSError:  # events/ cannot be listed: nothing is stamped early that a reader could reach
-            days = []
-    return now_limit(now_us, node, days, entries_of)
+    return now_limit(now_us, node, days if days is not None else days_if_listed(events_dir), entries_of)
 
 
 #: The names of the first release's hour folders.
@@ -333,11 +336,7 @@ def hour_folders(events_dir: str) -> list[str]:
     No reader lists them: their events count only once moved into their day folder.
     """
     found: list[str] = []
-    try:
-        days = list_days(events_dir)
-    except OSError:  # events/ cannot be listed: no hour folder can be found (a reader says why it reads nothing)
-        return []
-    for day in days:
+    for day in days_if_listed(events_dir):  # unlistable: no hour folder found (a reader says why it reads nothing)
         try:
             with os.scandir(os.path.join(events_dir, day)) as entries:
                 found.extend(f"{day}/{entry.name}" for entry in entries

@@ -21,7 +21,7 @@ import msgspec
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from events import clock, names, osfs
-from events.filelog import list_days
+from events.durable import days_if_listed
 
 STATE_NAME = "sync-state.json"
 OLD_AFTER_US = 24 * 3600 * 1_000_000  # unsynced events older than a day are worth a warning
@@ -77,7 +77,7 @@ def save(store: Store, state: SyncState) -> None:
 
 def newest_own(store: Store, node: str) -> str | None:
     """The newest event name this node wrote, looking back from the newest day folder."""
-    for day in reversed(_days(store)):
+    for day in reversed(days_if_listed(store.events_dir)):
         own = [name for name in _listing(store, day) if _node(name) == node]
         if own:
             return max(own)
@@ -91,7 +91,7 @@ def waiting(store: Store, node: str, pushed_through: str | None) -> Iterator[str
     its readers only count it and name the oldest (`count_and_first`).
     """
     first_day = names.shard_of(pushed_through) if pushed_through else ""
-    for day in _days(store):
+    for day in days_if_listed(store.events_dir):  # unlistable: nothing counts as waiting
         if day < first_day:
             continue
         yield from sorted(name for name in _listing(store, day)
@@ -140,14 +140,6 @@ def report(store: Store, node: str, remote: str, branch: str) -> dict[str, Any]:
         "last_success": msgspec.to_builtins(state.last_success),
         "last_failure": msgspec.to_builtins(state.last_failure),
     }
-
-
-def _days(store: Store) -> list[str]:
-    """The day folders (none when events/ cannot be listed: like an unlistable day, it counts as nothing waiting)."""
-    try:
-        return list_days(store.events_dir)
-    except OSError:
-        return []
 
 
 def _listing(store: Store, day: str) -> list[str]:

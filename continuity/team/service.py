@@ -93,6 +93,11 @@ class NoStoreRead:
         return REGISTRY[name].initial()
 
 
+def team_read(store: Store | None, names: tuple[str, ...], as_of: str | None, missing: str) -> TeamRead | NoStoreRead:
+    """The read of `names` from the store, or, with none (`missing` says why), every model before any event."""
+    return TeamRead(store, names, as_of) if store is not None else NoStoreRead(missing, as_of)
+
+
 def as_of_us(point: str) -> int:
     """`now` for an audit replay: the point's own time (an event id carries its stamp)."""
     from events import clock
@@ -182,8 +187,7 @@ def resume(store: Store | None, request: ResumeRequest, *, missing: str = "no st
     """
     from continuity.team import resume as brief
 
-    read: TeamRead | NoStoreRead = (TeamRead(store, ("team",), request.as_of) if store is not None
-                                    else NoStoreRead(missing, request.as_of))
+    read = team_read(store, ("team",), request.as_of, missing)
     member = read.of("team").teams.get(request.team, {}).get(request.agent)
     snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
     if snapshot is None and request.task is not None:  # a name saved by an earlier slug, typed as printed
@@ -224,8 +228,7 @@ def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "n
         team = checked_name(request.team, "team", "briefing")
     except UsageError as error:
         team, store, missing = "", None, str(error)
-    read: TeamRead | NoStoreRead = (TeamRead(store, BRIEFING_MODELS, request.as_of) if store is not None
-                                    else NoStoreRead(missing, request.as_of))
+    read = team_read(store, BRIEFING_MODELS, request.as_of, missing)
     agent = resolve_fields(read.project, {"agent_id": request.agent},  # the project as read; a bad name degrades
                            names_only=False)["agent_id"]
     try:  # from --agent or CONTINUITY_AGENT

@@ -149,7 +149,6 @@ class _Pending:
         import anyio
 
         self.ids: Counter[Any] = Counter()
-        self.owed = 0
         self._none_left = anyio.Event()
         self._none_left.set()
         self._room = anyio.Event()
@@ -163,12 +162,11 @@ class _Pending:
         request_id = getattr(message, "id", None)
         if request_id is not None:  # a request: the server owes it an answer
             self.ids[_key(request_id)] += 1
-            self.owed += 1
             import anyio
 
             if self._none_left.is_set():
                 self._none_left = anyio.Event()
-            if self.owed >= IN_FLIGHT and self._room.is_set():
+            if self.ids.total() >= IN_FLIGHT and self._room.is_set():
                 self._room = anyio.Event()
         elif method == "notifications/cancelled":  # the client stopped waiting: no answer is owed
             params = getattr(message, "params", None)
@@ -184,15 +182,14 @@ class _Pending:
 
     def _settle(self, request_id: Any) -> None:
         key = _key(request_id)
-        held = self.ids.get(key, 0)
-        if held > 1:
-            self.ids[key] = held - 1
+        left = self.ids.get(key, 0) - 1
+        if left > 0:
+            self.ids[key] = left
         else:  # an answer to what is no longer owed (a late answer after a cancel) changes nothing
             self.ids.pop(key, None)
-        self.owed -= min(held, 1)
         if not self.ids:
             self._none_left.set()
-        if self.owed < IN_FLIGHT:
+        if self.ids.total() < IN_FLIGHT:
             self._room.set()
 
     async def none_left(self) -> None:
