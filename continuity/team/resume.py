@@ -50,6 +50,7 @@ def format_age(seconds: Decimal | None) -> str:
     """`12.5s`, `3m (200s)`, `2h 5m (7500s)`, `1d 3h (97200s)`, or `unknown`."""
     if seconds is None:
         return "unknown"
+    seconds = round(seconds, 3)  # the unit follows the figure shown (59.9996 s is "1m (60s)", not "60s")
     whole = int(seconds)
     exact = f"({_seconds(seconds)}s)"
     if seconds < 60:

@@ -32,6 +32,7 @@ def test_invalid_durations(text: str) -> None:
 @pytest.mark.parametrize(("seconds", "shown"), [
     ("0", "0s"), ("12.5", "12.5s"), ("59.999", "59.999s"), ("200", "3m (200s)"), ("7500", "2h 5m (7500s)"),
     ("97200", "1d 3h (97200s)"), ("3600.25", "1h 0m (3600.25s)"),
+    ("59.9996", "1m (60s)"), ("59.9994", "59.999s"), ("3599.9996", "1h 0m (3600s)"), ("86399.9999", "1d 0h (86400s)"),
 ])
 def test_age_format(seconds: str, shown: str) -> None:
     """Seconds, minutes, hours, days, each with the exact seconds, trailing zeros trimmed."""
