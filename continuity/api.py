@@ -13,7 +13,9 @@ registry: its arguments are checked against the same Struct (an unknown or missp
 refused), the same decisions write the same events, and the answer is the tool's structured
 result as a dict. A refusal raises the command's error (`continuity.core.errors`), whose
 `exit_code` is the CLI's for the same refusal: `UsageError` (2), `SecretRefused` (4),
-`WriteFailed` (5), ... Identity comes from the arguments (`agent_id`, `session_id`, `host`
+`WriteFailed` (5), ... (`park` that wrote nothing and `resume` past `max_age` answer their verdict instead,
+in `ok`/`exit_code` and `freshness_failure`, as the MCP tools do). Arguments are JSON's types (`as_sent`).
+Identity comes from the arguments (`agent_id`, `session_id`, `host`
 where a tool takes them), else `CONTINUITY_AGENT`, `CONTINUITY_SESSION_ID` and the rest, as
 for the CLI; `host` given here stands where an MCP client's name would.
 
@@ -24,6 +26,7 @@ do.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -36,8 +39,15 @@ class Continuity:
     """The commands of one project's store: `root` (or `CONTINUITY_ROOT`), else found from the working directory
     upward at each call, as the CLI finds it."""
 
-    def __init__(self, root: str | None = None, *, host: str | None = None) -> None:
-        self.root = root
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, host: str | None = None) -> None:
+        """`root`: a path (text or `os.PathLike`); anything else raises `UsageError`."""
+        from continuity.core.errors import UsageError
+
+        if root is not None and not isinstance(root, str):
+            if not isinstance(root, os.PathLike) or not isinstance(path := os.fspath(root), str):
+                raise UsageError(f"root: a path as text or os.PathLike of text, not {type(root).__name__}")
+            root = path
+        self.root: str | None = root
         self.host = host
 
     def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -49,11 +59,12 @@ class Continuity:
         from events.errors import ContinuityError
 
         load_tools()
+        sent = as_sent(tool, arguments)
         try:
             with _SERIAL:
-                data = call(tool, arguments, root=self.root, client=self.host)
+                data = call(tool, sent, root=self.root, client=self.host)
         except ContinuityError as error:  # worded for this caller: `redact=True`, argument names, not CLI flags
-            said = as_tool_error(error, tool, "`redact=True`")
+            said = as_tool_error(error, tool, "`redact=True`", also=("root",))
             if said is error:
                 raise
             raise said from None
@@ -90,3 +101,62 @@ class Continuity:
     def events(self, **arguments: Any) -> dict[str, Any]:
         """The newest events of the log (`kind`, `limit`), oldest first."""
         return self.call("events", **arguments)
+
+
+#: Deeper than this, arguments are refused (an MCP request's limit: continuity/adapters/mcp/wire.py).
+DEPTH = 200
+_JSON_TYPES = "text, int, float, bool, None, a list or a dict with text keys"
+
+
+def as_sent(tool: object, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as an MCP client's arrive: JSON's types only (a `str` subclass as `str`, a tuple as a list);
+    a lone surrogate as the CLI reads its arguments (an `os.fsdecode`d name as the UTF-8 its bytes are, else
+    U+FFFD). Anything else (bytes, sets, objects, NaN, keys that are not text) raises `UsageError`: never stored
+    in another spelling, never past the secret guard in an encoding it does not read."""
+    from continuity.core.errors import UsageError
+    from events.plain import nested_deeper_than
+
+    if not isinstance(tool, str):
+        raise UsageError(f"a tool's name is text, not {type(tool).__name__} (Continuity.tools() lists them)")
+    if nested_deeper_than(arguments, DEPTH):
+        raise UsageError(f"{tool}: the arguments are nested more than {DEPTH} levels deep; nothing written")
+
+    def plain(value: Any, where: str) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return _text(value)
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise UsageError(f"{tool}: invalid arguments: {where} is {value}, which JSON cannot hold")
+            return float(value)
+        if isinstance(value, list | tuple):
+            return [plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        if isinstance(value, dict):
+            found: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise UsageError(f"{tool}: invalid arguments: {where} has a key of type {type(key).__name__} "
+                                     f"(keys are text)")
+                found[_text(key)] = plain(item, f"{where}.{_text(key)}" if where else _text(key))
+            return found
+        raise UsageError(f"{tool}: invalid arguments: {where} is {type(value).__name__}, not one of JSON's types "
+                         f"({_JSON_TYPES})")
+
+    sent: dict[str, Any] = plain(arguments, "")
+    return sent
+
+
+def _text(value: str) -> str:
+    """`value` as an exact `str`, its lone surrogates read as `facts.path_text` reads a path's."""
+    value = str.__str__(value)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a surrogate no file name decodes to: U+FFFD, as MCP's wire reads it
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value

@@ -13,6 +13,18 @@ class ContinuityError(Exception):
     #: Warnings the failing command had gathered before it failed, for the caller to print first.
     warnings: list[str] = []  # noqa: RUF012 (never mutated: an instance sets its own list)
 
+    def __str__(self) -> str:
+        """The message, with anything in it that looks like a secret as `[REDACTED:<rule>]`: a refusal often
+        quotes what it was given (`unknown task '...'`), and it is printed, logged and sent to clients."""
+        text = super().__str__()
+        from events.guard import might_hold_secret
+
+        if not might_hold_secret(text):
+            return text
+        from events.guard import redact_text
+
+        return redact_text(text)[0]
+
 
 class EventInvalid(ContinuityError):
     """Raised when an event does not match its Struct or breaks a limit (size, names)."""

@@ -105,3 +105,88 @@ def test_without_a_root_the_store_is_found_from_the_working_directory(root: Path
     with pytest.raises(ContinuityError) as none:
         Continuity().log(message="nowhere")
     assert none.value.exit_code == 3
+
+
+TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789AB"
+
+
+class _Text(str):
+    """A `str` subclass, as an enum or a wrapper type hands one over."""
+
+
+@pytest.mark.parametrize("value", [TOKEN.encode(), bytearray(TOKEN.encode()), memoryview(TOKEN.encode()),
+                                   {1, 2}, object(), float("nan"), float("inf"), {1: "a"}, Path("a")])
+def test_arguments_outside_jsons_types_are_refused_and_nothing_is_written(root: Path, value: object) -> None:
+    """Bytes (a harness's captured output), sets, objects, NaN, keys that are not text, paths: never stored in
+    another spelling (bytes became base64, past the secret guard), a `UsageError` naming where, nothing written."""
+    api = Continuity(str(root))
+    with pytest.raises(UsageError, match=r"log: invalid arguments: note\.stdout"):
+        api.log(message="ran the build", note={"stdout": value})
+    with pytest.raises(UsageError, match=r"invalid arguments: files\[1\]"):
+        api.log(message="ran the build", files=["a.py", value])
+    assert stored(root) == []
+
+
+def test_arguments_are_read_as_an_mcp_client_sends_them(root: Path) -> None:
+    """A `str` subclass is its text, a tuple a list; a lone surrogate is read as the CLI reads a path (an
+    `os.fsdecode`d name as the UTF-8 its bytes are, else U+FFFD), as MCP stores it, not refused."""
+    api = Continuity(root)  # an os.PathLike root
+    event = api.log(message=_Text("a\ud800b"), files=("src/\udcc3\udca9.py", os.fsdecode(b"src/\xff.py")))["event"]
+    assert event["message"] == "a\ufffdb"
+    assert event["refs"]["files"] == ["src/\u00e9.py", "src/\ufffd.py"]
+    assert type(stored(root)[0]["message"]) is str
+    deep: list[object] = []
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(UsageError, match="nested more than 200 levels"):
+        api.log(message="m", note={"a": deep})
+    with pytest.raises(UsageError, match="a tool's name is text, not list"):
+        api.call(["log"], message="m")  # type: ignore[arg-type]
+    for bad in (b".", 5):
+        with pytest.raises(UsageError, match="root: a path"):
+            Continuity(bad)  # type: ignore[arg-type]
+    assert len(stored(root)) == 1
+
+
+def test_errors_name_the_apis_arguments_and_keep_suggested_commands_whole(root: Path) -> None:
+    """`--note-json` is the `note` argument and `--root` the constructor's `root`; a CLI command an error suggests
+    is left as it runs (its values were taken for placeholders and dropped)."""
+    api = Continuity(str(root))
+    with pytest.raises(UsageError) as note:
+        api.archive(note={"next": 5})
+    assert str(note.value).startswith("note: ") and "--" not in str(note.value)
+    with pytest.raises(UsageError, match=r"^root contains a NUL character"):
+        Continuity("x\x00y").status()
+    item = {"id": "T1", "title": "Failing test", "status": "IN_PROGRESS", "priority": "HIGH"}
+    cursor = {"currentItemId": "T1", "lastCompletedItemId": None, "phase": "red", "lastCompletedAction": None,
+              "nextAction": "write the failing test"}
+    workstream = {"id": "WS-login", "title": "Login race", "status": "IN_PROGRESS", "objective": "No double refresh",
+                  "repositories": [{"repository": "web", "role": "primary"}], "cursor": cursor, "items": [item]}
+    api.call("work_checkpoint", document={
+        "schemaVersion": 2, "repository": "web", "scope": "login", "status": "IN_PROGRESS", "objective": "Fix",
+        "confirmedFindings": [], "decisions": [], "rejectedApproaches": [], "validation": [], "openQuestions": [],
+        "nextAction": "write the failing test",
+        "continuity": {"mode": "tracked", "validationLedger": [], "workstream": workstream}})
+    api.call("work_item_update", item_id="T1", status="COMPLETED")
+    with pytest.raises(ContinuityError) as reopen:
+        api.call("work_item_update", item_id="T1", status="PENDING")
+    assert "(continuity work item set T1 --status PENDING --reopen)" in str(reopen.value)
+
+
+def test_no_error_shows_a_secret_it_was_given(root: Path) -> None:
+    """An id that looks like a token, given where none exists: the error (raised, printed by the CLI, sent by
+    MCP) says `[REDACTED:<rule>]`, never the token."""
+    api = Continuity(str(root))
+    for tool, arguments in (("update_task", {"task_id": TOKEN, "status": "completed"}),
+                            ("start_agent_run", {"task_id": TOKEN}),
+                            ("handoff", {"action": "accept", "handoff_id": TOKEN, "agent": "amy"})):
+        with pytest.raises(ContinuityError) as refused:
+            api.call(tool, **arguments)
+        assert refused.value.exit_code == EXIT_NOT_FOUND
+        assert TOKEN not in str(refused.value) and "[REDACTED:" in str(refused.value)
+    shown = cli_process("handoff", "accept", TOKEN, "--agent", "amy", cwd=root)
+    assert shown.returncode == EXIT_NOT_FOUND and TOKEN not in shown.stdout + shown.stderr
+    assert "[REDACTED:" in shown.stderr
+    as_json = cli_process("--json", "task", "update", TOKEN, "--status", "completed", cwd=root)
+    assert as_json.returncode == EXIT_NOT_FOUND and TOKEN not in as_json.stdout + as_json.stderr
+    assert stored(root) == []

@@ -5,9 +5,12 @@ The SDK is imported inside the functions here, so importing this module stays ch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuity.adapters.mcp.registry import TOOLS, call, input_schema, load_tools
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 INSTRUCTIONS = (
     "continuity keeps this project's working state across sessions. Start a session with resume_bundle; "
@@ -23,13 +26,15 @@ def one_line(error: BaseException) -> str:
     return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
 
 
-def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true`") -> Exception:
-    """An error as a tool caller can act on it: CLI flags it names as the tool's arguments, and a secret refusal
-    offering the tool's `redact` argument (spelt `redact_with`), or none (never a CLI flag)."""
+def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true`", *,
+                  also: Collection[str] = ()) -> Exception:
+    """An error as a tool caller can act on it: CLI flags it names as the tool's arguments (or as one of `also`,
+    arguments the caller gives apart), and a secret refusal offering the tool's `redact` argument (spelt
+    `redact_with`), or none (never a CLI flag)."""
     from events.errors import SecretRefused
 
     if not isinstance(error, SecretRefused):
-        return _in_argument_names(error, tool)
+        return _in_argument_names(error, tool, also)
     spec = TOOLS.get(tool)
     offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
     return SecretRefused(error.field, error.rule, redactable=error.redactable,
@@ -37,25 +42,32 @@ def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true
 
 
 #: CLI flags whose tool argument is not the flag's name with `_` for `-`.
-_ARGUMENT_OF = {"to": "to_agent", "context-percent": "context_used_percent", "file": "files", "kind": "kinds"}
+_ARGUMENT_OF = {"to": "to_agent", "context-percent": "context_used_percent", "file": "files", "kind": "kinds",
+                "note-json": "note"}
+#: A flag, with the placeholder after it (`--to AGENT`); or a whole command suggested (`(continuity work item set
+#: T1 --status PENDING --reopen)`, in backquotes or parentheses), which is left as it is: it still runs as written.
+_FLAG_OR_COMMAND = r"`continuity [^`]*`|\(continuity [^)]*\)|(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?"
 
 
-def _in_argument_names(error: Exception, tool: str) -> Exception:
+def _in_argument_names(error: Exception, tool: str, also: Collection[str] = ()) -> Exception:
     """A refusal the decisions word for the CLI (`give --to AGENT or --to-host HOST`), in the tool's argument names
     (`give to_agent or to_host`), where the tool has that argument; any other error as it is."""
     import re
 
     spec = TOOLS.get(tool)
     fields = set(getattr(spec.input, "__struct_fields__", ())) if spec is not None else set()
+    fields.update(also)
     text = str(error)
 
     def named(found: re.Match[str]) -> str:
+        if found[1] is None:  # a command suggested: as written
+            return found[0]
         for argument in (found[1].replace("-", "_"), _ARGUMENT_OF.get(found[1])):
             if argument is not None and argument in fields:
                 return argument
         return found[0]
 
-    renamed = re.sub(r"(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?", named, text)
+    renamed = re.sub(_FLAG_OR_COMMAND, named, text)
     if renamed == text:
         return error
     try:
