@@ -17,7 +17,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         "per agent and host, sessions as bars, marks for checkpoints, archives, host switches, handoffs, "
         "snapshots, task transitions, decisions, session starts and ends and work-log lines; the message on "
         "hover, the whole event on click, a filter box and a day axis. Past 5,000 marks (or about 1.2 MB of them) "
-        "the page shows one mark per session-hour, so it stays under 2 MB. Default page: "
+        "the page shows one mark per session-hour (then per lane and hour, day, week, four weeks, or one per lane), "
+        "so it stays under 2 MB. Default page: "
         ".agent/runtime-continuity/local/timeline.html (docs/recall.md).",
     )
     parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole)")

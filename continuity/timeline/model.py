@@ -69,8 +69,12 @@ LABEL_CHARS = 160
 HOUR_US = 3_600_000_000
 DAY_US = 24 * HOUR_US
 #: Summary levels, finest first: (name, bucket width, whether sessions stay apart).
+#: The last, one mark per lane, bounds the page by the lanes (agent and host) whatever the log's length:
+#: a log of hundreds of agents over a year had more lane-weeks than the page holds (3 MB at 100k events).
 LEVELS: tuple[tuple[str, int, bool], ...] = (("session-hour", HOUR_US, True), ("lane-hour", HOUR_US, False),
-                                            ("lane-day", DAY_US, False), ("lane-week", 7 * DAY_US, False))
+                                            ("lane-day", DAY_US, False), ("lane-week", 7 * DAY_US, False),
+                                            ("lane-4-weeks", 28 * DAY_US, False),
+                                            ("lane", 28 * DAY_US * 10**6, False))
 _ENCODER = msgspec.json.Encoder()
 
 

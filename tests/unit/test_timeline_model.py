@@ -113,7 +113,7 @@ def test_the_bytes_limit_summarizes_too_and_coarser_levels_bound_the_marks() -> 
              (200, WorkLogged(**fixture.BOB, message="after lunch"))]
     levels = {limit: build(extra, mark_limit=1, summary_limit=limit) for limit in (6, 5, 4, 3, 1)}
     assert {limit: (page.summarized, len(page.marks)) for limit, page in levels.items()} == {
-        6: ("session-hour", 6), 5: ("lane-hour", 5), 4: ("lane-day", 4), 3: ("lane-week", 3), 1: ("lane-week", 3)}
+        6: ("session-hour", 6), 5: ("lane-hour", 5), 4: ("lane-day", 4), 3: ("lane-week", 3), 1: ("lane", 3)}
     for page in levels.values():  # the last level answers however many it makes
         assert sum(mark.count for mark in page.marks) == fixture.MARKS + 2
 

@@ -213,3 +213,19 @@ def test_held_buckets_do_not_grow_with_the_log() -> None:
     small, large = holding(3), holding(30)
     assert small[0] == small[1] == small[2] <= 20
     assert large[0] == large[1] == large[2] <= 20
+
+
+def test_many_lanes_over_many_weeks_end_in_one_mark_per_lane() -> None:
+    """More lane-weeks than the page holds (hundreds of agents over a year gave a 3 MB page): coarser levels
+    follow, down to one mark per lane, so the marks are bounded by the lanes, not the log's length; the page
+    is still the reference's."""
+    log = [(week * 7 * 24 * 60 + lane, lane, 1 + week % 3, week % len(KINDS), week % len(TEXTS))
+           for week in range(60) for lane in range(3)]
+    page, expected, builder = both(stored(log), mark_limit=10, summary_limit=50)  # 180 lane-weeks, 16 4-weeks a lane
+    assert page.summarized == expected.summarized == "lane-4-weeks" and len(page.marks) == 3 * 16
+    page, expected, builder = both(stored(log), mark_limit=10, summary_limit=5)
+    assert page.summarized == expected.summarized == "lane"
+    assert len(page.marks) == len(page.lanes) == 3
+    assert sum(mark.count for mark in page.marks) == sum(page.counts.values())
+    assert render(page) == render(expected)
+    assert held(builder)[0] == 3
