@@ -353,3 +353,45 @@ def test_a_message_from_no_one_is_refused(project: Path, capsys: Capture, monkey
     assert code == 2 and "give --agent or set CONTINUITY_AGENT" in err and err.count("\n") == 1
     assert len(all_event_files(project)) == before
     assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "hi")[0] == 0
+
+
+def test_briefing_of_the_whole_team_reads_each_role_once_and_matches_each_members_queue(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every member (no --agent), the board, handoffs and messages are read once and grouped by agent (per
+    member, 1,000 members took seconds): `role_json` runs once per role, not once per role and member; and each
+    member's part is what its own queue and briefing say."""
+    import continuity.team.board as board_module
+
+    agents = [f"a{n:02d}" for n in range(12)]
+    for number, agent in enumerate(agents):
+        run(capsys, "role", "create", "core", f"r{number:02d}")
+        run(capsys, "role", "claim", "core", f"r{number:02d}", "--agent", agent, "--ttl", "1h" if number % 3 else "3h")
+        run(capsys, "send", "core", "--agent", agents[number - 1], "--to", agent, "--message", f"hello {agent}")
+        if number % 2:
+            run(capsys, "handoff", "create", "--agent", agents[number - 1], "--to", agent, "--message", f"take {agent}")
+    run(capsys, "role", "create", "core", "zz-free")
+    later(monkeypatch, 3601)  # the 1h leases expired
+    calls: list[str] = []
+    real = board_module.role_json
+
+    def counted(role: Any, now_us: int) -> Any:
+        calls.append(role.role)
+        return real(role, now_us)
+
+    monkeypatch.setattr(board_module, "role_json", counted)
+    everyone = as_json(capsys, "briefing", "core")
+    assert sorted(calls) == [*sorted(f"r{n:02d}" for n in range(12)), "zz-free"]
+    health = as_json(capsys, "health", "core")
+    assert {row["agent"]: [lease["role"] for lease in row["leases"]] for row in health["agents"]} == {
+        agent: [f"r{n:02d}"] for n, agent in enumerate(agents)}
+    for agent in agents:
+        alone = as_json(capsys, "briefing", "core", "--agent", agent)
+        mine = [item for item in everyone["needs_me"]["items"] if item["agent"] == agent]
+        assert mine == alone["needs_me"]["items"] and mine
+        assert [m for m in everyone["inbox"]["items"] if m["to"] == agent] == alone["inbox"]["items"]
+        assert [h for h in everyone["pending_handoffs"]["items"] if h["to"] == agent] == \
+            alone["pending_handoffs"]["items"]
+        assert [(r["role"], r["holder"], r["lease_state"]) for r in alone["board"]["items"]] == \
+            [(r["role"], r["holder"], r["lease_state"]) for r in everyone["board"]["items"]]
+    assert [m["to"] for m in everyone["inbox"]["items"]] == agents
+    assert {item["kind"] for item in everyone["needs_me"]["items"]} == {"handoff", "lease-expired", "inbox"}
