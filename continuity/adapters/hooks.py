@@ -59,8 +59,11 @@ def _append(store: Store, events: list[Event]) -> list[str]:
 # -- handlers --------------------------------------------------------------------------------
 def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the session, then answer with the resume brief (recorded as context.served)."""
+    import time
+
     from continuity import facts
 
+    deadline = time.monotonic() + BRIEF_CATCH_UP_S
     facts.start_git_facts(store.root)  # git reads the tree while the brief's modules load
     from continuity.core.errors import ConfigBroken
     from continuity.sessions.decide import decide_session_start
@@ -85,7 +88,8 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         except ContinuityError as error:  # the brief is served whatever happens to the recording
             report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
             record = False
-    brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record)
+    brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record,
+                          deadline=deadline)
     for warning in brief.warnings:
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
     if brief.served is not None:
@@ -93,6 +97,12 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
     return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
+
+
+#: How long SessionStart's brief may spend catching the read models up (a first catch-up after a format change
+#: folds the whole log: seconds at 100k events) before it answers from what it folded: the install gives the hook
+#: HOOK_TIMEOUT (10 s), after which the harness kills it and the session starts with no brief at all.
+BRIEF_CATCH_UP_S = 4.0
 
 
 #: Harnesses that cut a hook's output string past 10,000 characters to a preview (Claude Code, and Codex, whose

@@ -500,21 +500,24 @@ def catch_up(
     views: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
     held: Held | None = None,
+    deadline: float | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
     `views` maps a model to the Struct its command reads of each project's state (a subset
     of its fields): a model with nothing to fold is then decoded only that far. `held`: the
     bytes of event files the caller has just written (day -> name -> bytes), folded without
-    reading the files back. Returns the outcome and, per model, its saved form and whether
-    it changed (to save).
+    reading the files back. `deadline` (`time.monotonic()`): a read that must answer in time
+    (a session start) stops folding at the first day folder that ends past it, keeps what it
+    folded (the next catch-up goes on from there) and says so in `stopped`. Returns the outcome
+    and, per model, its saved form and whether it changed (to save).
     """
     wanted = list(names_wanted) if names_wanted is not None else None
     unreadable: set[str] = set()
     while True:
         try:
             return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable, progress,
-                             held=held or {})
+                             held=held or {}, deadline=deadline)
         except _Unreadable as error:  # a saved state that does not decode: that model is rebuilt
             if error.name in unreadable:
                 raise
@@ -553,7 +556,7 @@ def adopt_first_release_folders(log: FileEventLog) -> tuple[int, str | None]:
 def _catch_up(
     store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
     force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
-    adopted: bool = False, held: Held | None = None,
+    adopted: bool = False, held: Held | None = None, deadline: float | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     days = Days(log, log.clock_us())
     if days.unlistable is not None:
@@ -586,7 +589,7 @@ def _catch_up(
         moved, unread = adopt_first_release_folders(log)
         if moved or unread:  # the day folders changed under the marks just checked: start again
             outcome, saved = _catch_up(store, log, names_wanted, writers, force_rebuild, views, unreadable,
-                                       progress, adopted=True, held=held)
+                                       progress, adopted=True, held=held, deadline=deadline)
             if moved:
                 outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
@@ -595,7 +598,7 @@ def _catch_up(
     if readable:
         tracks = [_Track(track.model, None, "an event file read past as unreadable can be read now")
                   if readable & set(track.saved.unread) else track for track in tracks]
-    folded, skipped, stopped = _fold(log, days, tracks, writers, progress, held or {})
+    folded, skipped, stopped = _fold(log, days, tracks, writers, progress, held or {}, deadline)
     kinds = None
     for track in tracks:
         if "*" in track.saved.unknown and track.saved.kinds != (kinds := kinds or known_kinds(log.codec.current)):
@@ -655,10 +658,11 @@ def _as_saved(
 
 def _fold(
     log: FileEventLog, days: Days, tracks: Sequence[_Track], writers: Mapping[str, Writer],
-    progress: Progress | None = None, held: Held | None = None,
+    progress: Progress | None = None, held: Held | None = None, deadline: float | None = None,
 ) -> tuple[int, list[str], str | None]:
     """Read each needed day once and fold its new events into every model behind them; the unreadable events,
-    and why it stopped early (a day folder that cannot be listed: it and every later day wait, in order)."""
+    and why it stopped early (a day folder that cannot be listed: it and every later day wait, in order; or
+    `deadline` passed with days still to fold: they wait for the next catch-up)."""
     decode: Callable[[bytes], Any] | None = None  # the codec is built only when an event is read
     skipped: list[str] = []
     # Days before every model's checkpoint day are never read: start at the oldest one needed,
@@ -667,10 +671,16 @@ def _fold(
     todo = days.days[bisect.bisect_left(days.days, oldest):]
     total = sum(days.count(day) for day in todo) if progress is not None else None
     read = 0
+    went_on = False  # at least one day with new events is folded, so every catch-up gets further
     for day in todo:
         needing = [track for track in tracks if track.wants_day(day, days)]
         if not needing:
             continue
+        if deadline is not None and went_on and time.monotonic() >= deadline:
+            return (max((track.folded for track in tracks), default=0), skipped,
+                    "the read models are still catching up (a rebuild, or new formats after an upgrade) and this "
+                    f"read ran out of time: events from events/{day}/ on are not in this answer yet; the next "
+                    "command goes on from there (`continuity rebuild` finishes now)")
         try:
             listed = days.listing(day)
         except OSError as error:
@@ -687,6 +697,7 @@ def _fold(
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
             skipped.extend(_fold_day(files, decode, wanted[0], needing, writers))
+            went_on = True
         for track in needing:
             mark = day_mark(days.mtime(day), listed, day, track.saved.last_read)
             if track.saved.days.get(day) != mark:

@@ -24,11 +24,12 @@ class View(msgspec.Struct, kw_only=True):
 
 
 def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of: str | None = None,
-                 write: bool = True, views: dict[str, Any] | None = None) -> View:
+                 write: bool = True, views: dict[str, Any] | None = None, deadline: float | None = None) -> View:
     """The named read models now (caught up and saved) or as of a point. Fails open.
 
     `views`: what the caller reads of a model's state, when it needs less than all of it
-    (catchup.py); an audit replay folds whole states.
+    (catchup.py); an audit replay folds whole states. `deadline`: a read that must answer in
+    time stops folding past it (catchup.catch_up) and says so in its warnings.
     """
     from continuity.readside.replay import models_until, resolve_point
     from continuity.readside.writers import refresh
@@ -44,7 +45,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         last_name, _ = resolve_point(log, as_of)
         return View(models=models_until(log, last_name, warnings, names), as_of=as_of, warnings=warnings)
     try:
-        outcome = refresh(store, names, write=write, views=views)
+        outcome = refresh(store, names, write=write, views=views, deadline=deadline)
     except OSError as error:
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
         return View(models=models_until(log, "~", warnings, names), warnings=warnings)

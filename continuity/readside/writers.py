@@ -242,6 +242,7 @@ def refresh(
     store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
     views: dict[str, Any] | None = None,
     progress: Progress | None = None, held: Held | None = None, finish_rebuild: bool = False,
+    deadline: float | None = None,
 ) -> Outcome:
     """Catch the named read models up with the log, save them and write what changed.
 
@@ -251,10 +252,10 @@ def refresh(
     just wrote (catch_up). `finish_rebuild`: the models were rebuilt by earlier calls, a
     part of the log at a time; write the documents and sweep the memories as after a
     rebuild. Never raises OSError for derived files: a file that cannot be written is a
-    warning. Catch-ups that write take turns (catchup.writing_turn).
+    warning. Catch-ups that write take turns (catchup.writing_turn). `deadline`: see catch_up.
     """
     kwargs: dict[str, Any] = {"rebuild": rebuild, "views": views, "progress": progress, "held": held,
-                              "finish_rebuild": finish_rebuild}
+                              "finish_rebuild": finish_rebuild, "deadline": deadline}
     if not write:
         return _refresh(store, names, write=False, **kwargs)
     return in_turn(store, lambda turn: _refresh(store, names, write=turn, **kwargs))
@@ -262,13 +263,13 @@ def refresh(
 
 def _refresh(
     store: Store, names: tuple[str, ...], *, rebuild: bool, write: bool, views: dict[str, Any] | None,
-    progress: Progress | None, held: Held | None, finish_rebuild: bool,
+    progress: Progress | None, held: Held | None, finish_rebuild: bool, deadline: float | None = None,
 ) -> Outcome:
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
     outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views,
-                              progress=progress, held=held)
+                              progress=progress, held=held, deadline=deadline)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None or outcome.as_saved:  # nothing read: no document or memory file is written from it
@@ -276,7 +277,9 @@ def _refresh(
     flush(writers)
     for each in writers.values():
         outcome.warnings.extend(each.warnings)
-    fresh = rebuild or outcome.rebuilt or finish_rebuild
+    # A rebuild that stopped short (a deadline, a day folder that cannot be read) holds only the log up to there: its
+    # documents are written newer-only and no memory file is pruned, until a later catch-up has read the rest.
+    fresh = (rebuild or outcome.rebuilt or finish_rebuild) and outcome.stopped is None
     try:
         if set(SESSION_MODELS) <= set(names) and (
             outcome.folded or fresh or not os.path.isfile(os.path.join(store.path, "state.json"))

@@ -159,9 +159,13 @@ def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
 
 def resume_bundle(
     store: Store, identity: Identity, *, fmt: str = "md", max_chars: int = bundle.DEFAULT_MAX_CHARS,
-    record: bool = False, as_of: str | None = None,
+    record: bool = False, as_of: str | None = None, deadline: float | None = None,
 ) -> Brief:
-    """The resume bundle now, or as of a point; recorded as `context.served` when asked."""
+    """The resume bundle now, or as of a point; recorded as `context.served` when asked.
+
+    `deadline` (`time.monotonic()`): a brief that must be served in time (a session start's hook) stops
+    catching the models up past it and says so (catchup.catch_up); the brief is then the log up to there.
+    """
     if fmt not in ("md", "json"):
         raise UsageError("--format must be md or json")
     if max_chars < bundle.MIN_MAX_CHARS:
@@ -171,7 +175,7 @@ def resume_bundle(
         return _replayed_bundle(store, identity, fmt=fmt, max_chars=max_chars, as_of=as_of)
     from projections.tasks import TaskBrief
 
-    view = current_view(store, BRIEF_MODELS, views={"tasks": TaskBrief})
+    view = current_view(store, BRIEF_MODELS, views={"tasks": TaskBrief}, deadline=deadline)
     state = view.project(project)
     record_archive = state.latest_archive()
     latest_md = None

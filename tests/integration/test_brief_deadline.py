@@ -1,0 +1,101 @@
+"""A session start's brief in time: a catch-up that would fold the whole log (a rebuild, an upgrade's new model
+formats) stops at the hook's deadline, answers from what it folded, says so, and the next start goes on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from continuity.adapters import hooks
+from continuity.core.store import find_store
+from events import clock
+from events.base import Summary
+from events.codec import default_codec
+from events.sealing import seal, sha256_hex
+from events.worklog import CheckpointRecorded
+
+DAY_US = 86_400_000_000
+START_US = clock.parse_iso("2026-11-01T09:00:00Z")
+PAYLOAD = {"session_id": "S-deadline", "hook_event_name": "SessionStart", "source": "startup"}
+
+
+def seed_days(project: Path, days: int) -> None:
+    """One checkpoint a day for `days` days (its next step names the day), chained as a writer would."""
+    store = find_store(root=str(project))
+    codec, node, prev = default_codec(), store.node(), None
+    for day in range(days):
+        draft = CheckpointRecorded(project="demo", message=f"day {day}", summary=Summary(next=(f"step of day {day}",)))
+        stored = seal(draft, at_us=START_US + day * DAY_US, node=node, prev=prev, codec=codec)
+        prev = sha256_hex(stored.raw)
+        folder = Path(store.events_dir, stored.name[:8])
+        folder.mkdir(exist_ok=True)
+        (folder / stored.name).write_bytes(stored.raw)
+
+
+def brief(project: Path) -> str:
+    result = hooks.session_start("claude-code", {**PAYLOAD, "cwd": str(project)}, find_store(root=str(project)))
+    text: str = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no time left, each start folds one more day folder (never none), serves a brief of the log up to
+    there with the warning, and keeps its progress; once caught up the brief is the whole log's, as a start
+    with time to spare gives it."""
+    seed_days(project, 4)
+    models = Path(find_store(root=str(project)).local_dir, "models")
+    shutil.rmtree(models, ignore_errors=True)
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    first = brief(project)
+    assert "still catching up" in first and "ran out of time" in first and "events/20261102/ on" in first
+    assert "## Next action\nstep of day 0" in first
+    second = brief(project)
+    assert "events/20261103/ on" in second and "## Next action\nstep of day 1" in second
+    brief(project)
+    brief(project)  # the newest day, where this hook's own events are: caught up
+    caught_up = brief(project)
+    assert "still catching up" not in caught_up and "## Next action\nstep of day 3" in caught_up
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 4.0)
+    shutil.rmtree(models)
+    in_time = brief(project)
+    assert "still catching up" not in in_time and "## Next action\nstep of day 3" in in_time
+
+
+def test_other_reads_and_writes_are_never_cut_short(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the session start's brief has a deadline: `resume-bundle` and writes catch up whole."""
+    from continuity.cli import main
+
+    seed_days(project, 3)
+    shutil.rmtree(Path(find_store(root=str(project)).local_dir, "models"), ignore_errors=True)
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    assert main(["resume-bundle"]) == 0
+    out = capsys.readouterr()
+    assert "step of day 2" in out.out and "still catching up" not in out.out + out.err
+
+
+def test_a_stopped_rebuild_neither_prunes_memory_files_nor_rolls_documents_back(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The brief that stops at the deadline while the models are rebuilt holds the log up to a past day: the
+    memory files of later memories stay, and `state.json` keeps its newer head (it was written from the partial
+    state, and the files it did not hold yet were deleted)."""
+    from continuity.cli import main
+
+    seed_days(project, 3)
+    assert main(["task", "create", "--title", "Ship it"]) == 0
+    task = capsys.readouterr().out.strip()
+    assert main(["task", "update", task, "--status", "completed"]) == 0
+    assert main(["rebuild"]) == 0
+    store = find_store(root=str(project))
+    memories = sorted(Path(store.path, "memories").glob("*.md"))
+    state = json.loads(Path(store.path, "state.json").read_text())
+    assert memories and state["latest_event"]
+    shutil.rmtree(Path(store.local_dir, "models"))
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    assert "still catching up" in brief(project)
+    assert sorted(Path(store.path, "memories").glob("*.md")) == memories
+    assert json.loads(Path(store.path, "state.json").read_text())["latest_event"] == state["latest_event"]
