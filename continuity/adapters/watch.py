@@ -166,9 +166,25 @@ def follow(
     drain()
     if on_ready is not None:
         on_ready()
-    try:
-        for _ in watch(store.events_dir, recursive=True, debounce=50, step=20, rust_timeout=POLL_MS,
-                       yield_on_timeout=True, stop_event=stop, raise_interrupt=True):
-            drain()
-    except KeyboardInterrupt:
-        return
+    while True:
+        try:
+            for _ in watch(store.events_dir, recursive=True, debounce=50, step=20, rust_timeout=POLL_MS,
+                           yield_on_timeout=True, stop_event=stop, raise_interrupt=True):
+                drain()
+            return
+        except KeyboardInterrupt:
+            return
+        except FileNotFoundError:  # events/ went from under the watcher: removed, renamed, or being swapped for a link
+            pass
+        if stop is not None and stop.is_set():
+            return
+        try:
+            store.check_safe()  # a link in its place is refused (exit 6), as every read refuses it
+            if not os.path.isdir(store.events_dir):
+                warn_once("gone", "events/ is gone (removed or renamed): nothing new is shown until it is back")
+            time.sleep(POLL_MS / 1000)
+            if os.path.isdir(store.events_dir):
+                warned.discard("gone")
+            drain()  # followed again once back
+        except KeyboardInterrupt:  # Ctrl-C while it is gone ends the follower as any Ctrl-C does
+            return

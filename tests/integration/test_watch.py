@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO, cli_process
 
 
@@ -214,3 +216,45 @@ def test_a_follower_refuses_an_events_folder_swapped_for_a_link(project: Path, t
     (tmp_path / "outside" / "20990101").mkdir()
     _, err = tail.communicate(timeout=10)
     assert tail.returncode == 6 and b"symlink" in err and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("swap", ["removed", "linked"])
+def test_events_gone_between_the_first_read_and_the_watch_is_not_an_internal_error(
+        project: Path, tmp_path: Path, swap: str) -> None:
+    """`events/` renamed away (or swapped for a link) after the first read, before the watcher starts: the watcher
+    found no path and the follower ended in an internal error (exit 70). Now a link is refused as every read
+    refuses it, and a folder gone is said once and followed again once it is back."""
+    import threading
+
+    from continuity.adapters.watch import follow
+    from continuity.core.store import find_store
+    from events.errors import StoreUnsafe
+
+    cli_process("log", "first", cwd=project)
+    store = find_store(root=str(project))
+    events = Path(store.events_dir)
+    stop, warnings, shown = threading.Event(), [], []
+
+    def away() -> None:
+        events.rename(tmp_path / "outside")
+        if swap == "linked":
+            events.symlink_to(tmp_path / "outside")
+
+    if swap == "linked":
+        with pytest.raises(StoreUnsafe, match="symlink"):
+            follow(store, shown.append, after=None, on_warning=warnings.append, stop=stop, on_ready=away)
+        return
+
+    def back() -> None:
+        time.sleep(1.5)
+        (tmp_path / "outside").rename(events)
+        cli_process("log", "after it came back", cwd=project)
+        time.sleep(2.0)
+        stop.set()
+
+    helper = threading.Thread(target=back)
+    helper.start()
+    follow(store, shown.append, after=None, on_warning=warnings.append, stop=stop, on_ready=away)
+    helper.join()
+    assert warnings == ["events/ is gone (removed or renamed): nothing new is shown until it is back"]
+    assert [stored.event.message for stored in shown][-1:] == ["after it came back"]
