@@ -103,11 +103,34 @@ class MemoryList(msgspec.Struct, kw_only=True):
     book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
 
 
+def _no_files() -> msgspec.Raw:
+    return msgspec.Raw(b"\x90")  # an empty msgpack array
+
+
+class RunGlance(Run, kw_only=True):
+    """What the brief reads of a run: its files left encoded (`run_files` decodes them for the few runs it shows).
+
+    A project may keep RUNS_LIMIT runs of up to RUN_FILES paths each: decoded for every session start, they made
+    its memory grow with the run history (86 MiB for 1,000 runs of 200 files)."""
+
+    files: msgspec.Raw = msgspec.field(default_factory=_no_files)  # type: ignore[assignment]
+
+
+def run_files(run: Run) -> list[str]:
+    """A run's files, whether the run was decoded whole or as a RunGlance."""
+    files: Any = run.files
+    if isinstance(files, msgspec.Raw):
+        decoded: list[str] = msgspec.msgpack.decode(files, type=list[str])
+        return decoded
+    return list(files)
+
+
 class TaskBrief(msgspec.Struct, kw_only=True):
-    """What the resume brief reads of a project's state: tasks, runs, the memories and merge problems."""
+    """What the resume brief reads of a project's state: tasks, runs at a glance, the memories (whole: the memory
+    files are written from every view of `tasks`) and merge problems."""
 
     tasks: dict[str, Task] = msgspec.field(default_factory=dict)
-    runs: dict[str, Run] = msgspec.field(default_factory=dict)
+    runs: dict[str, RunGlance] = msgspec.field(default_factory=dict)
     book: MemoryShelf = msgspec.field(default_factory=MemoryShelf)
     problems: list[str] = msgspec.field(default_factory=list)
 

@@ -47,12 +47,15 @@ def open_tasks(state: Any, agent_id: str | None, also: str | None = None) -> lis
 
 
 def _run(state: Any, run: Any, age: Age) -> dict[str, Any]:
+    from projections.tasks import run_files
+
     task = state.tasks.get(run.task_id or "")
+    files = run_files(run)
     return {"run_id": run.run_id, "task_id": run.task_id, "task_title": task.title if task else None,
             "task_status": task.status if task else None, "role": run.role, "context": run.context,
             "parent_run_id": run.parent_run_id, "session_id": run.session_id, "agent_id": run.agent_id,
-            "started_at": run.started_at, "started": age(run.started_at), "files": len(run.files),
-            "recent_files": run.files[-5:], "commands": run.commands, "git_branch": run.git_branch,
+            "started_at": run.started_at, "started": age(run.started_at), "files": len(files),
+            "recent_files": files[-5:], "commands": run.commands, "git_branch": run.git_branch,
             "git_commit": run.git_commit}
 
 

@@ -184,3 +184,28 @@ def test_the_session_start_hook_briefs_the_current_run_after_compaction(project:
     [current] = section(brief, "## Current run")
     assert current.startswith(f"- {run_id} on {task} \"Refund flow\" [queued]")
     assert [line.split()[1] for line in section(brief, "## Open tasks")] == [task]
+
+
+def test_a_brief_with_nothing_to_fold_reads_runs_at_a_glance(work: dict[str, str], capsys: Capture,
+                                                             project: Path) -> None:
+    """With nothing to fold, the brief decodes the tasks model as a glance (runs' files left encoded: 1,000 kept
+    runs of 200 files made a `resume-bundle` take 86 MiB), and says the same as from the whole state; the memory
+    files, written from every view of `tasks`, are still written from it."""
+    import shutil
+
+    from continuity.core.store import find_store
+    from continuity.readside.query import current_view
+    from continuity.readside.views import BRIEF_MODELS
+    from projections.tasks import RunGlance, TaskBrief, run_files
+
+    folded = json.loads(run(capsys, "resume-bundle", "--format", "json"))["tasks"]
+    glanced = json.loads(run(capsys, "resume-bundle", "--format", "json"))["tasks"]
+    assert glanced == folded and glanced["current_run"]["recent_files"] == ["src/auth.py"]
+    state = current_view(find_store(root=str(project)), BRIEF_MODELS, views={"tasks": TaskBrief}).project("demo").tasks
+    current = state.runs[work["run"]]
+    assert isinstance(current, RunGlance) and run_files(current) == ["src/auth.py"]
+    memories = Path(find_store(root=str(project)).path, "memories")
+    written = sorted(path.name for path in memories.glob("*.md"))
+    shutil.rmtree(memories)
+    assert json.loads(run(capsys, "resume-bundle", "--format", "json"))["tasks"] == glanced
+    assert sorted(path.name for path in memories.glob("*.md")) == written and written
