@@ -103,6 +103,11 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
 #: folds the whole log: seconds at 100k events) before it answers from what it folded: the install gives the hook
 #: HOOK_TIMEOUT (10 s), after which the harness kills it and the session starts with no brief at all.
 BRIEF_CATCH_UP_S = 4.0
+#: The same for PreCompact's checkpoint and parking (HOOK_TIMEOUT too), and for SessionEnd's parking (the
+#: install gives SessionEnd 2 s, Claude Code about 1.5 s): past it they write nothing that restates state,
+#: say so, and the catch-up keeps its progress for the next hook or command.
+HOOK_CATCH_UP_S = 4.0
+SESSION_END_CATCH_UP_S = 0.8
 
 
 #: Harnesses that cut a hook's output string past 10,000 characters to a preview (Claude Code, and Codex, whose
@@ -147,48 +152,75 @@ def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: 
 
 
 def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
-    """Checkpoint the session's state before the context is compacted."""
+    """Checkpoint the session's state before the context is compacted.
+
+    The checkpoint restates the agent's work state, so that state must be whole: when its catch-up cannot
+    finish within HOOK_CATCH_UP_S (a rebuild after an upgrade), the compaction is recorded as a log entry
+    instead (a checkpoint from a state days old would set next steps back), and nothing is parked.
+    """
+    import time
+
     from continuity.sessions.decide import decide_pre_compact
 
+    deadline = time.monotonic() + HOOK_CATCH_UP_S
     who = identity(harness, payload, store)
-    work = own_work(store, who)
     note = {key: value for key, value in {
         "trigger": text_of(payload.get("trigger"), 40),
         "custom_instructions": text_of(payload.get("custom_instructions")),
         "last_assistant_message": text_of(payload.get("last_assistant_message")),
     }.items() if value}
+    work = own_work(store, who, deadline)
+    if work is None:
+        from events.worklog import WorkLogged
+
+        why = "the read models are still catching up (a rebuild, or new formats after an upgrade)"
+        report(store, harness, "PreCompact", f"pre-compact checkpoint not written and no role parked: {why}; "
+                                             "the compaction is recorded as a log entry")
+        entry = WorkLogged(**who.fields(), phase="pre-compact", note=note or None,
+                           message=f"context about to be compacted ({note.get('trigger', 'auto')}); no checkpoint: "
+                                   f"{why}")
+        return HookResult(recorded=_append(store, [entry]))
     recorded = _append(store, decide_pre_compact(work, who, note))
-    return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work))
+    return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work, deadline))
 
 
-def own_work(store: Store, who: Identity) -> Any:
+def own_work(store: Store, who: Identity, deadline: float | None = None) -> Any:
     """The work state a write on the agent's behalf restates: its own (projections/agentwork.py).
 
-    Without a known agent, the project's: one agent, or agents that do not say who they are.
+    Without a known agent, the project's: one agent, or agents that do not say who they are. None when
+    `deadline` passed before the state was caught up whole (a partial one would restate old work).
     """
     from continuity.readside.query import current_view
 
     if not who.agent_id:
-        return current_view(store, ("worklog",)).project(who.project).work
+        view = current_view(store, ("worklog",), deadline=deadline)
+        return None if view.stopped else view.project(who.project).work
     from projections.agentwork import own_work as agent_work
 
-    return agent_work(current_view(store, ("agentwork",)).project(who.project).of("agentwork"), who.agent_id)
+    view = current_view(store, ("agentwork",), deadline=deadline)
+    return None if view.stopped else agent_work(view.project(who.project).of("agentwork"), who.agent_id)
 
 
-def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None) -> list[str]:
+def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None,
+               deadline: float | None = None) -> list[str]:
     """Park the roles the agent holds (PreCompact, SessionEnd), with the work log's goal and next steps.
 
     Fail open: a park that cannot be written is reported (hooks.log and one stderr line), never raised.
+    `deadline`: the state it parks from must be caught up by then (park_held).
     """
     from continuity.team.parking import park_held
+    from events.errors import ContinuityError
 
     def content() -> tuple[str | None, tuple[str, ...]]:
         nonlocal work
         if work is None:
-            work = own_work(store, who)
+            work = own_work(store, who, deadline)
+        if work is None:
+            raise ContinuityError("the work state is still catching up (a rebuild, or new formats after an "
+                                  "upgrade), so the snapshot's objective and next steps are unknown")
         return work.current_goal or None, tuple(work.next)[:50]
 
-    done = park_held(store, who, content)
+    done = park_held(store, who, content, deadline)
     for line in done.problems:
         report(store, harness, hook, line)
     for line in done.warnings:
@@ -211,8 +243,11 @@ def simple_event(kind: str) -> Callable[[str, dict[str, Any], Store], HookResult
 
 def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResult:
     """Record the end of the session; archive too when `archive_on_session_end` is set."""
+    import time
+
     from continuity.sessions.decide import ArchiveRequest, decide_session_end
 
+    started = time.monotonic()
     who = identity(harness, payload, store)
     recorded = _append(store, decide_session_end(who, reason=text_of(payload.get("reason"), 200)))
     if store.flag("archive_on_session_end"):
@@ -221,7 +256,7 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)
         stored, _ = archive(store, who, request, redact=True)
         recorded.extend(item.event_id for item in stored)
-    recorded.extend(_park_held(harness, "SessionEnd", store, who))
+    recorded.extend(_park_held(harness, "SessionEnd", store, who, deadline=started + SESSION_END_CATCH_UP_S))
     from continuity.sync import auto as autosync
 
     warning = autosync.start(store, "session_end")

@@ -17,6 +17,8 @@ class View(msgspec.Struct, kw_only=True):
     models: Models
     as_of: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    #: Why the catch-up stopped short of the log's end (catchup.Outcome.stopped), or None: the models are whole.
+    stopped: str | None = None
 
     def project(self, project: str) -> ProjectView:
         """One project's view."""
@@ -49,7 +51,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     except OSError as error:
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
         return View(models=models_until(log, "~", warnings, names), warnings=warnings)
-    return View(models=outcome.models, warnings=outcome.warnings)
+    return View(models=outcome.models, warnings=outcome.warnings, stopped=outcome.stopped)
 
 
 def now_for(view: View) -> str:

@@ -128,10 +128,12 @@ class HookPark(msgspec.Struct, kw_only=True):
 
 
 def park_held(store: Store, identity: Identity,
-              content: Callable[[], tuple[str | None, tuple[str, ...]]]) -> HookPark:
+              content: Callable[[], tuple[str | None, tuple[str, ...]]], deadline: float | None = None) -> HookPark:
     """Park every team's roles the agent holds under a fresh lease (PreCompact, SessionEnd). Never raises.
 
     `content` gives the snapshots' objective and next actions; it is asked only when something is held.
+    `deadline`: the role state must be caught up by then (a hook the harness kills after a few seconds);
+    past it, nothing is parked and the problem says so (the catch-up keeps its progress for the next one).
     """
     from continuity.core import store as clock
     from events.errors import ContinuityError
@@ -141,7 +143,7 @@ def park_held(store: Store, identity: Identity,
     if not agent:
         return done
     try:
-        state, warnings = service.readable_roles(store, identity.project)
+        state, warnings = service.readable_roles(store, identity.project, deadline)
         done.warnings.extend(warnings)
         if state is None:
             done.problems.append(f"park: could not determine which fresh roles {agent} holds (role state "

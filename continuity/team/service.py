@@ -17,11 +17,11 @@ from projections import roles as roles_model
 from projections.roles import RolesState
 
 
-def refresh_roles(store: Store) -> Outcome:
-    """Catch the `roles` model up (role documents written as it folds)."""
+def refresh_roles(store: Store, deadline: float | None = None) -> Outcome:
+    """Catch the `roles` model up (role documents written as it folds); `deadline`: see catchup.catch_up."""
     from continuity.readside.writers import refresh
 
-    return refresh(store, ("roles",))
+    return refresh(store, ("roles",), deadline=deadline)
 
 
 def record_roles(store: Store, identity: Identity, decide: Callable[[RolesState], list[Event]], *,
@@ -46,12 +46,12 @@ def caught_up(store: Store, project: str, names: tuple[str, ...]) -> tuple[dict[
     return states, outcome.warnings
 
 
-def readable_roles(store: Store, project: str) -> tuple[RolesState | None, list[str]]:
+def readable_roles(store: Store, project: str, deadline: float | None = None) -> tuple[RolesState | None, list[str]]:
     """The project's roles caught up, or None when they cannot be read whole (an unreadable event, a day
-    folder that is a symlink, an unsafe store, a failing disk): then which roles an agent holds is unknown,
-    not empty."""
+    folder that is a symlink, an unsafe store, a failing disk, or `deadline` passed first): then which roles
+    an agent holds is unknown, not empty."""
     try:
-        outcome = refresh_roles(store)
+        outcome = refresh_roles(store, deadline)
     except (OSError, ContinuityError) as error:
         return None, [f"role state not read ({error})"]
     if outcome.linked_days or outcome.skipped or outcome.stopped:  # events left out: an unread one may be a role's

@@ -99,3 +99,65 @@ def test_a_stopped_rebuild_neither_prunes_memory_files_nor_rolls_documents_back(
     assert "still catching up" in brief(project)
     assert sorted(Path(store.path, "memories").glob("*.md")) == memories
     assert json.loads(Path(store.path, "state.json").read_text())["latest_event"] == state["latest_event"]
+
+
+def kinds_since(project: Path, before: set[str]) -> list[str]:
+    """The kinds of the events written since `before` (file names), in name order."""
+    found = sorted(path for path in Path(find_store(root=str(project)).events_dir).glob("*/*.json")
+                   if path.name not in before)
+    return [json.loads(path.read_bytes())["kind"] for path in found]
+
+
+def names(project: Path) -> set[str]:
+    return {path.name for path in Path(find_store(root=str(project)).events_dir).glob("*/*.json")}
+
+
+def test_pre_compact_out_of_time_logs_the_compaction_instead_of_a_stale_checkpoint(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PreCompact restates the work state in its checkpoint: when that state cannot be caught up in time, a
+    checkpoint would set the next steps back days, so the compaction is a log entry and nothing is parked;
+    with time, the checkpoint restates the whole log's next step."""
+    seed_days(project, 3)
+    store = find_store(root=str(project))
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    monkeypatch.setattr(hooks, "HOOK_CATCH_UP_S", 0.0)
+    payload = {"session_id": "S-1", "hook_event_name": "PreCompact", "trigger": "auto", "cwd": str(project)}
+    before = names(project)
+    hooks.pre_compact("claude-code", payload, store)
+    assert kinds_since(project, before) == ["work.logged"]
+    assert "pre-compact checkpoint not written" in capsys.readouterr().err
+    monkeypatch.setattr(hooks, "HOOK_CATCH_UP_S", 4.0)
+    before = names(project)
+    hooks.pre_compact("claude-code", payload, store)
+    assert kinds_since(project, before) == ["checkpoint.recorded"]
+    [checkpoint] = [json.loads(path.read_bytes()) for path in Path(store.events_dir).glob("*/*.json")
+                    if path.name not in before]
+    assert checkpoint["summary"]["next"] == ["step of day 2"]
+
+
+def test_session_end_parks_only_from_whole_role_state_and_each_end_gets_further(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """SessionEnd has about 1.5 s: a role state still being rebuilt is not guessed from (the agent's held role
+    could be missing from it), nothing is parked and it says so; the catch-up keeps its progress, so a later
+    end parks the role."""
+    from continuity.cli import main
+
+    seed_days(project, 3)
+    assert main(["role", "create", "core", "rev"]) == 0
+    assert main(["role", "claim", "core", "rev", "--agent", "amy", "--ttl", "1d"]) == 0
+    store = find_store(root=str(project))
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    monkeypatch.setattr(hooks, "SESSION_END_CATCH_UP_S", 0.0)
+    monkeypatch.setenv("CONTINUITY_AGENT", "amy")
+    payload = {"session_id": "S-1", "hook_event_name": "SessionEnd", "reason": "exit", "cwd": str(project)}
+    capsys.readouterr()
+    before = names(project)
+    hooks.session_end("claude-code", payload, store)
+    assert kinds_since(project, before) == ["session.ended"]
+    assert "CHECKPOINT NOT WRITTEN" in capsys.readouterr().err
+    for _ in range(10):  # one more day folder of each model each time, then today's: the role is parked
+        before = names(project)
+        hooks.session_end("claude-code", payload, store)
+        if "snapshot.taken" in kinds_since(project, before):
+            break
+    assert {"snapshot.taken", "role.checkpointed"} <= set(kinds_since(project, before))
