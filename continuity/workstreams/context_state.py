@@ -31,7 +31,7 @@ class ContextFacts(msgspec.Struct, frozen=True, kw_only=True):
     remote_tip: str | None = None
     local_behind: bool = False  # the branch is an ancestor of the fetched remote branch
     remote_behind: bool = False  # the fetched remote branch is an ancestor of the branch
-    waiting: int = 0  # this clone's events not yet pushed
+    waiting: bool = False  # some event of this clone is not pushed yet
 
 
 def decide_state(facts: ContextFacts) -> str:
@@ -130,6 +130,6 @@ def observe_context(store: Store) -> ContextFacts:
     node = health.read_node(store)
     state = health.load(store)
     pending = health.waiting(store, node, state.pushed_through if state else None) if node else iter(())
-    waiting = health.count_and_first(pending)[0]
+    waiting = next(pending, None) is not None  # whether any waits: counting read a never-synced clone's whole log
     return ContextFacts(offline=offline, local_tip=local_tip, remote_tip=remote_tip, local_behind=local_behind,
                         remote_behind=remote_behind, waiting=waiting)

@@ -13,9 +13,9 @@ from continuity.workstreams.membership import Membership, parse_registry, unregi
     (ContextFacts(local_tip="a", remote_tip="a"), "CURRENT_OR_FETCHED"),
     (ContextFacts(local_tip="a", remote_tip="b", remote_behind=True), "CURRENT_OR_FETCHED"),
     (ContextFacts(local_tip="a", remote_tip="b", local_behind=True), "STALE_LOCAL_CONTEXT"),
-    (ContextFacts(local_tip="a", remote_tip="b", local_behind=True, waiting=2), "DIRTY_LOCAL_CONTEXT"),
-    (ContextFacts(waiting=1), "DIRTY_LOCAL_CONTEXT"),
-    (ContextFacts(local_tip="a", remote_tip="b", waiting=1), "DIVERGED_LOCAL_CONTEXT"),
+    (ContextFacts(local_tip="a", remote_tip="b", local_behind=True, waiting=True), "DIRTY_LOCAL_CONTEXT"),
+    (ContextFacts(waiting=True), "DIRTY_LOCAL_CONTEXT"),
+    (ContextFacts(local_tip="a", remote_tip="b", waiting=True), "DIVERGED_LOCAL_CONTEXT"),
     (ContextFacts(offline=True, local_tip="a", remote_tip="b"), "OFFLINE_IMPORTED_CONTEXT"),
 ])
 def test_decide_state(facts: ContextFacts, state: str) -> None:
