@@ -188,17 +188,17 @@ def own_work(store: Store, who: Identity, deadline: float | None = None) -> Any:
     """The work state a write on the agent's behalf restates: its own (projections/agentwork.py).
 
     Without a known agent, the project's: one agent, or agents that do not say who they are. None when
-    `deadline` passed before the state was caught up whole (a partial one would restate old work).
+    `deadline` passed before the state was caught up (a state days old would restate old work).
     """
     from continuity.readside.query import current_view
 
     if not who.agent_id:
         view = current_view(store, ("worklog",), deadline=deadline)
-        return None if view.stopped else view.project(who.project).work
+        return None if view.out_of_time else view.project(who.project).work
     from projections.agentwork import own_work as agent_work
 
     view = current_view(store, ("agentwork",), deadline=deadline)
-    return None if view.stopped else agent_work(view.project(who.project).of("agentwork"), who.agent_id)
+    return None if view.out_of_time else agent_work(view.project(who.project).of("agentwork"), who.agent_id)
 
 
 def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None,
@@ -252,10 +252,15 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
     recorded = _append(store, decide_session_end(who, reason=text_of(payload.get("reason"), 200)))
     if store.flag("archive_on_session_end"):
         from continuity.sessions.service import archive
+        from events.errors import ContinuityError
 
         request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)
-        stored, _ = archive(store, who, request, redact=True)
-        recorded.extend(item.event_id for item in stored)
+        try:
+            stored, _ = archive(store, who, request, redact=True, deadline=started + SESSION_END_CATCH_UP_S)
+        except ContinuityError as error:  # the roles are still parked
+            report(store, harness, "SessionEnd", str(error))
+        else:
+            recorded.extend(item.event_id for item in stored)
     recorded.extend(_park_held(harness, "SessionEnd", store, who, deadline=started + SESSION_END_CATCH_UP_S))
     from continuity.sync import auto as autosync
 

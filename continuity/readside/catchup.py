@@ -96,7 +96,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     #: Events read and skipped as unreadable, and the first of them ("name: why"), as the warning says.
     skipped: int = 0
     first_skipped: str | None = None
-    #: Why the read stopped short of the log's end (a day folder, or events/ itself, that cannot be listed).
+    #: Why the read stopped short of the log's end (a day folder, or events/ itself, that cannot be listed; or a
+    #: deadline, then it starts with OUT_OF_TIME).
     stopped: str | None = None
     #: events/ could not be listed: the models are as last saved, and nothing may be written from them.
     as_saved: bool = False
@@ -678,9 +679,9 @@ def _fold(
             continue
         if deadline is not None and went_on and time.monotonic() >= deadline:
             return (max((track.folded for track in tracks), default=0), skipped,
-                    "the read models are still catching up (a rebuild, or new formats after an upgrade) and this "
-                    f"read ran out of time: events from events/{day}/ on are not in this answer yet; the next "
-                    "command goes on from there (`continuity rebuild` finishes now)")
+                    f"{OUT_OF_TIME} (a rebuild, or new formats after an upgrade) and this read ran out of time: "
+                    f"events from events/{day}/ on are not in this answer yet; the next command goes on from there "
+                    "(`continuity rebuild` finishes now)")
         try:
             listed = days.listing(day)
         except OSError as error:
@@ -709,6 +710,15 @@ def _fold(
             progress(read, total)
     folded = max((track.folded for track in tracks), default=0)
     return folded, skipped, None
+
+
+#: How a catch-up stopped by its deadline starts its `stopped` line (out_of_time).
+OUT_OF_TIME = "the read models are still catching up"
+
+
+def out_of_time(stopped: str | None) -> bool:
+    """Whether a catch-up stopped at its deadline (not at a day folder or events/ that cannot be listed)."""
+    return stopped is not None and stopped.startswith(OUT_OF_TIME)
 
 
 #: Unreadable event files a saved model keeps to try again, at most (a store with more has worse problems; the

@@ -20,6 +20,13 @@ class View(msgspec.Struct, kw_only=True):
     #: Why the catch-up stopped short of the log's end (catchup.Outcome.stopped), or None: the models are whole.
     stopped: str | None = None
 
+    @property
+    def out_of_time(self) -> bool:
+        """Whether the catch-up stopped at its deadline: the models hold the log up to a day in the past."""
+        from continuity.readside.catchup import out_of_time
+
+        return out_of_time(self.stopped)
+
     def project(self, project: str) -> ProjectView:
         """One project's view."""
         return self.models.project(project)

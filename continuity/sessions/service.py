@@ -28,7 +28,7 @@ from continuity.sessions.recordable import recordable
 from events import clock
 from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
-from events.errors import ContinuityError
+from events.errors import ContinuityError, WriteFailed
 from events.sealing import StoredEvent, sha256_hex
 
 STALE_ARCHIVE_HOURS = 2
@@ -36,25 +36,30 @@ STALE_ARCHIVE_HOURS = 2
 
 # -- archive ---------------------------------------------------------------------------------
 def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact: bool = False,
-            facts: ArchiveFacts | None = None) -> tuple[list[StoredEvent], list[str]]:
+            facts: ArchiveFacts | None = None, deadline: float | None = None) -> tuple[list[StoredEvent], list[str]]:
     """Take an archive (and record a host switch when asked); returns the stored events and warnings.
 
-    `facts` given (the compat CLI gathers seed 004's) replace the git facts gathered here.
+    `facts` given (the compat CLI gathers seed 004's) replace the git facts gathered here. `deadline` (a hook
+    the harness kills): the work state must be caught up whole by then, else nothing is taken (WriteFailed:
+    an archive of a state days old would claim it as the latest); the catch-up keeps its progress.
     """
-    view = current_view(store, ("worklog",))
+    view = current_view(store, ("worklog",), deadline=deadline)
+    if view.out_of_time:
+        raise WriteFailed("archive not taken: the work state is still catching up (a rebuild, or new formats after "
+                          "an upgrade); `continuity archive` takes it once caught up")
     warnings = list(view.warnings)
     if facts is None:
         facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
     drafts = decide_archive(view.project(identity.project).work, facts, identity, request)
     stored = store.open_log().append_many(drafts, redact=redact)  # the switch's `prev` is its archive
-    warnings.extend(caught_up(store))
+    warnings.extend(caught_up(store, deadline))
     return stored, warnings
 
 
-def caught_up(store: Store) -> list[str]:
+def caught_up(store: Store, deadline: float | None = None) -> list[str]:
     """After a durable append: catch the read models up; any failure is a warning, never an error."""
     try:
-        return refresh(store).warnings
+        return refresh(store, deadline=deadline).warnings
     except (OSError, ContinuityError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         return [f"the event is saved, but projections were not updated: {reason}"]

@@ -185,3 +185,24 @@ def test_the_context_state_asks_whether_anything_waits_not_how_much(project: Pat
     facts = observe_context(find_store(root=str(project)))
     assert facts.waiting and decide_state(facts) == "DIRTY_LOCAL_CONTEXT"
     assert listed == ["20261101"]
+
+
+def test_session_end_takes_no_archive_from_a_partial_state_and_still_parks_nothing_wrong(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`archive_on_session_end`: out of time, the archive (which would claim a state days old as the latest) is not
+    taken and the hook says so; it still records the session's end; once caught up, the end archives."""
+    config = Path(find_store(root=str(project)).path, "config.json")
+    config.write_text(json.dumps({**json.loads(config.read_text()), "archive_on_session_end": True}))
+    seed_days(project, 3)
+    store = find_store(root=str(project))
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    monkeypatch.setattr(hooks, "SESSION_END_CATCH_UP_S", 0.0)
+    payload = {"session_id": "S-1", "hook_event_name": "SessionEnd", "reason": "exit", "cwd": str(project)}
+    before = names(project)
+    hooks.session_end("claude-code", payload, store)
+    assert kinds_since(project, before) == ["session.ended"]
+    assert "archive not taken: the work state is still catching up" in capsys.readouterr().err
+    monkeypatch.setattr(hooks, "SESSION_END_CATCH_UP_S", 4.0)
+    before = names(project)
+    hooks.session_end("claude-code", payload, store)
+    assert kinds_since(project, before) == ["session.ended", "archive.created"]
