@@ -64,8 +64,11 @@ def unreadable_line(agent: str, team: str) -> str:
             f"not empty) — {NOT_WRITTEN}. Nothing was parked; retry before ending the session.")
 
 
-def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: bool = False) -> ParkResult:
-    """Read the roles, decide, check the doctrine (with `handoff`), record under the lock, catch up."""
+def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: bool = False,
+         deadline: float | None = None) -> ParkResult:
+    """Read the roles, decide, check the doctrine (with `handoff`), record under the lock, catch up.
+
+    `deadline` (a hook the harness kills): the catch-up after the write stops there (the park stands)."""
     from continuity.core import store as clock
     from events.errors import WriteFailed
     from events.sealing import prepare
@@ -102,7 +105,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
 
         return ParkResult(code=EXIT_WRITE_FAILED, warnings=warnings, errors=[
             f"park: {error} — {NOT_WRITTEN}. Nothing was parked; retry before ending the session."])
-    _, caught = service.caught_up(store, identity.project, ("team", "roles"))
+    _, caught = service.caught_up(store, identity.project, ("team", "roles"), deadline)
     parked = []
     for index, each in enumerate(stored):
         event: Any = each.event
@@ -157,7 +160,7 @@ def park_held(store: Store, identity: Identity,
             request = ParkRequest(team=team, agent=decide.checked_name(agent, "agent", "park"), objective=objective,
                                   next_actions=next_actions)
             try:
-                result = park(store, identity, request)
+                result = park(store, identity, request, deadline=deadline)
             except ContinuityError as error:
                 done.problems.append(f"park: team/{team}: {error} — {NOT_WRITTEN}.")
                 continue

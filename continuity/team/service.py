@@ -33,13 +33,16 @@ def record_roles(store: Store, identity: Identity, decide: Callable[[RolesState]
                           redact=redact, what="role")
 
 
-def caught_up(store: Store, project: str, names: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
-    """After a write: the named models caught up (documents written), for one project; never raises."""
+def caught_up(store: Store, project: str, names: tuple[str, ...],
+              deadline: float | None = None) -> tuple[dict[str, Any], list[str]]:
+    """After a write: the named models caught up (documents written), for one project; never raises.
+
+    `deadline`: see catchup.catch_up (the write stands; a catch-up cut short says so in the warnings)."""
     from continuity.readside.writers import refresh
     from projections.registry import REGISTRY
 
     try:
-        outcome = refresh(store, names)
+        outcome = refresh(store, names, deadline=deadline)
     except (OSError, ContinuityError) as error:  # a durable write stands whatever the read side does
         return {}, [f"projections not caught up ({error})"]
     states = {name: REGISTRY[name].project(outcome.models.state(name), project) for name in names}
