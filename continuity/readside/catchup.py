@@ -280,13 +280,15 @@ NO_TURN = ("another process kept the read models' files for over {seconds:g} s (
            "folded in memory and nothing was saved")
 
 
-def in_turn(store: Store, run: Callable[[bool], Outcome]) -> Outcome:
-    """`run(write=True)` in this process's catch-up turn; `run(False)`, said so, when the turn does not come."""
-    with writing_turn(store) as turn:
+def in_turn(store: Store, run: Callable[[bool], Outcome], deadline: float | None = None) -> Outcome:
+    """`run(write=True)` in this process's catch-up turn; `run(False)`, said so, when the turn does not come
+    (within TURN_WAIT_SECONDS, or by `deadline` when that comes first: a hook the harness kills)."""
+    wait = TURN_WAIT_SECONDS if deadline is None else min(TURN_WAIT_SECONDS, max(0.0, deadline - time.monotonic()))
+    with writing_turn(store, wait) as turn:
         if turn:
             return run(True)
     outcome = run(False)
-    outcome.warnings.append(NO_TURN.format(seconds=TURN_WAIT_SECONDS))
+    outcome.warnings.append(NO_TURN.format(seconds=round(wait, 1)))
     return outcome
 
 

@@ -258,7 +258,7 @@ def refresh(
                               "finish_rebuild": finish_rebuild, "deadline": deadline}
     if not write:
         return _refresh(store, names, write=False, **kwargs)
-    return in_turn(store, lambda turn: _refresh(store, names, write=turn, **kwargs))
+    return in_turn(store, lambda turn: _refresh(store, names, write=turn, **kwargs), deadline)
 
 
 def _refresh(

@@ -157,7 +157,8 @@ def test_session_end_parks_only_from_whole_role_state_and_each_end_gets_further(
     before = names(project)
     hooks.session_end("claude-code", payload, store)
     assert kinds_since(project, before) == ["session.ended"]
-    assert "CHECKPOINT NOT WRITTEN" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "CHECKPOINT NOT WRITTEN" in said and "still catching up" in said and "unreadable" not in said
     for _ in range(10):  # one more day folder of each model each time, then today's: the role is parked
         before = names(project)
         hooks.session_end("claude-code", payload, store)
@@ -206,3 +207,32 @@ def test_session_end_takes_no_archive_from_a_partial_state_and_still_parks_nothi
     before = names(project)
     hooks.session_end("claude-code", payload, store)
     assert kinds_since(project, before) == ["session.ended", "archive.created"]
+
+
+def test_a_hook_waits_for_the_models_turn_no_longer_than_its_deadline(project: Path) -> None:
+    """Another process holding the read models' turn (a rebuild): a catch-up with a deadline waits for the turn
+    only until the deadline, not the usual 10 s (past the 2 s a SessionEnd has), then answers from memory."""
+    import threading
+    import time
+
+    from continuity.readside import catchup
+    from continuity.readside.writers import refresh
+
+    store = find_store(root=str(project))
+    held, done = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with catchup.writing_turn(store) as turn:
+            assert turn
+            held.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert held.wait(10)
+        outcome = refresh(store, ("roles",), deadline=time.monotonic() + 0.3)
+    finally:
+        done.set()
+        thread.join()
+    assert any("kept the read models' files for over 0.3 s" in line for line in outcome.warnings), outcome.warnings
