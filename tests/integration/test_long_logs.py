@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from continuity.adapters import hooks
-from continuity.core.store import find_store
+from continuity.core.store import Store, find_store
 from events import clock
 from events.base import Summary
 from events.codec import default_codec
@@ -38,6 +38,14 @@ def seed_days(project: Path, days: int) -> None:
         (folder / stored.name).write_bytes(stored.raw)
 
 
+def without_models(project: Path, days: int) -> Store:
+    """`days` days of checkpoints, and no saved read model (as after a format change): every catch-up rebuilds."""
+    seed_days(project, days)
+    store = find_store(root=str(project))
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    return store
+
+
 def brief(project: Path) -> str:
     result = hooks.session_start("claude-code", {**PAYLOAD, "cwd": str(project)}, find_store(root=str(project)))
     text: str = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -49,9 +57,7 @@ def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
     """With no time left, each start folds one more day folder (never none), serves a brief of the log up to
     there with the warning, and keeps its progress; once caught up the brief is the whole log's, as a start
     with time to spare gives it."""
-    seed_days(project, 4)
-    models = Path(find_store(root=str(project)).local_dir, "models")
-    shutil.rmtree(models, ignore_errors=True)
+    models = Path(without_models(project, 4).local_dir, "models")
     monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
     first = brief(project)
     assert "still catching up" in first and "ran out of time" in first and "events/20261102/ on" in first
@@ -73,8 +79,7 @@ def test_other_reads_and_writes_are_never_cut_short(project: Path, monkeypatch: 
     """Only the session start's brief has a deadline: `resume-bundle` and writes catch up whole."""
     from continuity.cli import main
 
-    seed_days(project, 3)
-    shutil.rmtree(Path(find_store(root=str(project)).local_dir, "models"), ignore_errors=True)
+    without_models(project, 3)
     monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
     assert main(["resume-bundle"]) == 0
     out = capsys.readouterr()
@@ -120,9 +125,7 @@ def test_pre_compact_out_of_time_logs_the_compaction_instead_of_a_stale_checkpoi
     """PreCompact restates the work state in its checkpoint: when that state cannot be caught up in time, a
     checkpoint would set the next steps back days, so the compaction is a log entry and nothing is parked;
     with time, the checkpoint restates the whole log's next step."""
-    seed_days(project, 3)
-    store = find_store(root=str(project))
-    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    store = without_models(project, 3)
     monkeypatch.setattr(hooks, "HOOK_CATCH_UP_S", 0.0)
     payload = {"session_id": "S-1", "hook_event_name": "PreCompact", "trigger": "auto", "cwd": str(project)}
     before = names(project)
@@ -194,9 +197,7 @@ def test_session_end_takes_no_archive_from_a_partial_state_and_still_parks_nothi
     taken and the hook says so; it still records the session's end; once caught up, the end archives."""
     config = Path(find_store(root=str(project)).path, "config.json")
     config.write_text(json.dumps({**json.loads(config.read_text()), "archive_on_session_end": True}))
-    seed_days(project, 3)
-    store = find_store(root=str(project))
-    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    store = without_models(project, 3)
     monkeypatch.setattr(hooks, "SESSION_END_CATCH_UP_S", 0.0)
     payload = {"session_id": "S-1", "hook_event_name": "SessionEnd", "reason": "exit", "cwd": str(project)}
     before = names(project)
