@@ -171,9 +171,9 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
     }.items() if value}
     work = own_work(store, who, deadline)
     if work is None:
+        from continuity.readside.catchup import OUT_OF_TIME as why
         from events.worklog import WorkLogged
 
-        why = "the read models are still catching up (a rebuild, or new formats after an upgrade)"
         report(store, harness, "PreCompact", f"pre-compact checkpoint not written and no role parked: {why}; "
                                              "the compaction is recorded as a log entry")
         entry = WorkLogged(**who.fields(), phase="pre-compact", note=note or None,
@@ -208,6 +208,7 @@ def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any =
     Fail open: a park that cannot be written is reported (hooks.log and one stderr line), never raised.
     `deadline`: the state it parks from must be caught up by then (park_held).
     """
+    from continuity.readside.catchup import OUT_OF_TIME
     from continuity.team.parking import park_held
     from events.errors import ContinuityError
 
@@ -216,8 +217,7 @@ def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any =
         if work is None:
             work = own_work(store, who, deadline)
         if work is None:
-            raise ContinuityError("the work state is still catching up (a rebuild, or new formats after an "
-                                  "upgrade), so the snapshot's objective and next steps are unknown")
+            raise ContinuityError(f"{OUT_OF_TIME}, so the snapshot's objective and next steps are unknown")
         return work.current_goal or None, tuple(work.next)[:50]
 
     done = park_held(store, who, content, deadline)
@@ -247,7 +247,7 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
 
     from continuity.sessions.decide import ArchiveRequest, decide_session_end
 
-    started = time.monotonic()
+    deadline = time.monotonic() + SESSION_END_CATCH_UP_S
     who = identity(harness, payload, store)
     recorded = _append(store, decide_session_end(who, reason=text_of(payload.get("reason"), 200)))
     if store.flag("archive_on_session_end"):
@@ -256,12 +256,12 @@ def session_end(harness: str, payload: dict[str, Any], store: Store) -> HookResu
 
         request = ArchiveRequest(gate="agent", reason="session ended", from_host=harness)
         try:
-            stored, _ = archive(store, who, request, redact=True, deadline=started + SESSION_END_CATCH_UP_S)
+            stored, _ = archive(store, who, request, redact=True, deadline=deadline)
         except ContinuityError as error:  # the roles are still parked
             report(store, harness, "SessionEnd", str(error))
         else:
             recorded.extend(item.event_id for item in stored)
-    recorded.extend(_park_held(harness, "SessionEnd", store, who, deadline=started + SESSION_END_CATCH_UP_S))
+    recorded.extend(_park_held(harness, "SessionEnd", store, who, deadline=deadline))
     from continuity.sync import auto as autosync
 
     warning = autosync.start(store, "session_end")

@@ -681,7 +681,7 @@ def _fold(
             continue
         if deadline is not None and went_on and time.monotonic() >= deadline:
             return (max((track.folded for track in tracks), default=0), skipped,
-                    f"{OUT_OF_TIME} (a rebuild, or new formats after an upgrade) and this read ran out of time: "
+                    f"{OUT_OF_TIME} and this read ran out of time: "
                     f"events from events/{day}/ on are not in this answer yet; the next command goes on from there "
                     "(`continuity rebuild` finishes now)")
         try:
@@ -715,7 +715,7 @@ def _fold(
 
 
 #: How a catch-up stopped by its deadline starts its `stopped` line (out_of_time).
-OUT_OF_TIME = "the read models are still catching up"
+OUT_OF_TIME = "the read models are still catching up (a rebuild, or new formats after an upgrade)"
 
 
 def out_of_time(stopped: str | None) -> bool:

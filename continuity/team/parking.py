@@ -149,11 +149,10 @@ def park_held(store: Store, identity: Identity,
         state, warnings = service.readable_roles(store, identity.project, deadline)
         done.warnings.extend(warnings)
         if state is None:
-            from continuity.readside.catchup import out_of_time
+            from continuity.readside.catchup import OUT_OF_TIME, out_of_time
 
-            why = ("the read models are still catching up after a rebuild or an upgrade; a later session end or "
-                   "`continuity park` parks them" if any(out_of_time(line) for line in warnings)
-                   else "role state unreadable, not empty")
+            why = (f"{OUT_OF_TIME}; a later session end or `continuity park` parks them"
+                   if any(out_of_time(line) for line in warnings) else "role state unreadable, not empty")
             done.problems.append(f"park: could not determine which fresh roles {agent} holds ({why}) — {NOT_WRITTEN}.")
             return done
         teams = decide.held_teams(state, agent, clock.now_us())
