@@ -14,6 +14,8 @@ from events.base import Event
 
 S = TypeVar("S")
 Fold = Callable[[Any, str, Any], Any]
+#: Told from an event alone: the fold leaves every state as it is for it (only the counters move).
+Passes = Callable[[Any], bool]
 
 
 class Projects(msgspec.Struct, Generic[S], kw_only=True):
@@ -30,6 +32,7 @@ class ReadModel(Generic[S]):
     def __init__(
         self, name: str, *, format: int, state: type[S], initial: Callable[[], S],
         folds: Mapping[type[Event], Callable[[S, str, Any], S]], bounds: Mapping[str, int] | None = None,
+        passes: Mapping[type[Event], Passes] | None = None,
     ) -> None:
         self.name = name
         self.format = format
@@ -38,16 +41,31 @@ class ReadModel(Generic[S]):
         self.folds: dict[type[Event], Fold] = dict(folds)
         #: Named size limits of the state (docs/projections.md lists them).
         self.bounds: dict[str, int] = dict(bounds or {})
-        self._dispatch: dict[type[Any], Fold | None] = {}
+        #: Per entry of `folds`: which events its fold passes over untouched, told without the state (a catch-up
+        #: then need not decode a big state for them: the tasks model's run files, say, for events of no run).
+        self.passes: dict[type[Event], Passes] = dict(passes or {})
+        if not self.passes.keys() <= self.folds.keys():
+            raise ValueError(f"{name}: passes names event types with no fold")
+        self._dispatch: dict[type[Any], tuple[Fold | None, Passes | None]] = {}
 
     def fold_for(self, kind: type[Any]) -> Fold | None:
         """The fold for an event class: its own entry, else its nearest base class's."""
+        return self.entry_for(kind)[0]
+
+    def entry_for(self, kind: type[Any]) -> tuple[Fold | None, Passes | None]:
+        """The fold for an event class and its `passes` test (None: every event of the class may change the state)."""
         try:
             return self._dispatch[kind]
         except KeyError:
-            found = next((self.folds[base] for base in kind.__mro__ if base in self.folds), None)
+            base = next((base for base in kind.__mro__ if base in self.folds), None)
+            found = (None, None) if base is None else (self.folds[base], self.passes.get(base))
             self._dispatch[kind] = found
             return found
+
+    def changes(self, event: Event) -> bool:
+        """Whether folding `event` may change a project's state (False: only the counters move)."""
+        fold, passes = self.entry_for(type(event))
+        return fold is not None and not (passes is not None and passes(event))
 
     def empty(self) -> Projects[S]:
         """The state before any event."""
@@ -60,8 +78,8 @@ class ReadModel(Generic[S]):
 
     def apply(self, state: Projects[S], name: str, event: Event) -> Projects[S]:
         """Fold one stored event (its file name and decoded event) into the state."""
-        fold = self.fold_for(type(event))
-        if fold is not None:
+        fold, passes = self.entry_for(type(event))
+        if fold is not None and not (passes is not None and passes(event)):  # passed over: no project made for it
             current = state.projects.get(event.project)
             if current is None:
                 current = state.projects[event.project] = self.initial()

@@ -387,15 +387,21 @@ def on_any(state: TasksState, name: str, event: Event) -> TasksState:
     return state
 
 
+def no_run_files(event: Event) -> bool:
+    """What `on_any` passes over, told from the event alone: no run named, or no files or commands."""
+    return not (event.run_id and (event.refs.files or event.refs.commands))
+
+
 def memories_of(state: Any) -> list[mem.Memory]:
     """The project's newest memories, oldest first."""
     return list(state.book.memories)
 
 
 MODEL = ReadModel(
-    "tasks", format=4, state=TasksState, initial=TasksState,
+    "tasks", format=5, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
+    passes={Event: no_run_files},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
             "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "PROBLEMS_LIMIT": PROBLEMS_LIMIT,
             "MEMORIES_LIMIT": mem.MEMORIES_LIMIT,

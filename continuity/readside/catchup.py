@@ -16,7 +16,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
@@ -29,7 +29,7 @@ from events.durable import hour_folders, hours_left_warning, unreadable_error
 from events.errors import ContinuityError, EventsUnlisted, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
-from projections.readmodel import Fold, Projects, ReadModel
+from projections.readmodel import Fold, Passes, Projects, ReadModel
 from projections.registry import models
 
 MODELS_DIR = "models"
@@ -101,6 +101,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     stopped: str | None = None
     #: events/ could not be listed: the models are as last saved, and nothing may be written from them.
     as_saved: bool = False
+    #: The models handed over whole (decoded; the others are the view asked for): those a fold may have changed.
+    whole: list[str] = msgspec.field(default_factory=list)
 
 
 class _Head(msgspec.Struct, kw_only=True):
@@ -121,6 +123,14 @@ class _Head(msgspec.Struct, kw_only=True):
     state: msgspec.Raw
 
 
+class _Counters(msgspec.Struct, kw_only=True):
+    """A saved state's counters, its projects left as encoded: `Projects` as saved, field for field."""
+
+    last_name: str | None = None
+    events_folded: int = 0
+    projects: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"\x80"))
+
+
 class _Unreadable(Exception):
     """A saved model's state does not decode (a torn or foreign file): rebuild that model."""
 
@@ -131,6 +141,7 @@ class _Unreadable(Exception):
 
 _ENCODER = msgspec.msgpack.Encoder()
 _HEAD = msgspec.msgpack.Decoder(_Head)
+_COUNTERS = msgspec.msgpack.Decoder(_Counters)
 _DECODERS: dict[str, msgspec.msgpack.Decoder[Any]] = {}
 _STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
 
@@ -162,7 +173,7 @@ def model_path(store: Store, model: ReadModel[Any]) -> str:
 
 # A saved model is a machine-local cache, rewritten on most catch-ups: it is overwritten in
 # place under an flock (no temp file and rename per model, which cost five directory
-# updates per catch-up), framed as MAGIC, payload length, SHA-256 of the payload, payload.
+# updates per catch-up), framed as MAGIC, payload length, CRC-32 of the payload, payload.
 # A reader takes the shared lock; a frame that does not check out (a writer killed
 # mid-write) reads as missing, and the model is rebuilt from the log. CRC-32 is enough to
 # catch a torn frame (this is no integrity guard against a hostile writer: the log is).
@@ -410,6 +421,10 @@ class _Track:
         self.changed = self.rebuilding
         self._raw: msgspec.Raw | None = None
         self.folded_before = 0
+        # Events gone past while the state stays undecoded (none it would change): counted in when it is decoded,
+        # or into the saved bytes' counters (`to_save`).
+        self.passed = 0
+        self.passed_last: str | None = None
         if head is None or why is not None:
             self.saved: Saved[Any] = Saved(format=model.format, state=model.empty())
             self.position: str | None = None  # the newest name already read; None: from the start
@@ -424,12 +439,19 @@ class _Track:
         """The model's whole state (decoded from the saved bytes on first use)."""
         if self._raw is not None:
             try:
-                self.saved.state = _state_decoder(self.model.state_type).decode(self._raw)
+                decoded: Projects[Any] = _state_decoder(self.model.state_type).decode(self._raw)
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 raise _Unreadable(self.model.name) from None
             self._raw = None
-            self.folded_before = self.saved.state.events_folded
+            self.folded_before = decoded.events_folded
+            self.saved.state = self._counted(decoded)
+            self.passed, self.passed_last = 0, None
         return self.saved.state
+
+    @property
+    def undecoded(self) -> bool:
+        """Whether the saved state is still bytes (nothing folded into it yet)."""
+        return self._raw is not None
 
     def view(self, kind: Any) -> Projects[Any]:
         """The state for the command: decoded as `kind` (a view naming some of its fields) if not decoded yet."""
@@ -439,12 +461,40 @@ class _Track:
             found: Projects[Any] = _state_decoder(kind).decode(self._raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise _Unreadable(self.model.name) from None
-        return found
+        counted: Projects[Any] = self._counted(found)
+        return counted
+
+    def _counted(self, state: Any) -> Any:
+        """`state` (decoded from the saved bytes) with the events gone past since counted in."""
+        if self.passed:
+            state.events_folded += self.passed
+            state.last_name = self.passed_last
+        return state
+
+    def go_past(self, count: int, last: str) -> None:
+        """`count` events up to `last` that this model folds or passes over: its counters move, and an undecoded
+        state stays so (what `ReadModel.apply` does to the counters)."""
+        if self._raw is None:
+            self.saved.state.events_folded += count
+            self.saved.state.last_name = last
+        else:
+            self.passed += count
+            self.passed_last = last
+
+    def to_save(self) -> Saved[Any]:
+        """The saved form: a state that was never decoded is saved as its bytes, with its counters moved."""
+        if self._raw is not None:
+            try:
+                counters = _COUNTERS.decode(self._raw)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                raise _Unreadable(self.model.name) from None
+            self.saved.state = cast(Any, self._counted(counters))
+        return self.saved
 
     @property
     def folded(self) -> int:
-        """How many events this catch-up folded into the model."""
-        return 0 if self._raw is not None else self.saved.state.events_folded - self.folded_before
+        """How many events this catch-up folded into the model (or went past: they move its counters)."""
+        return self.passed if self._raw is not None else self.saved.state.events_folded - self.folded_before
 
     @property
     def first_day(self) -> str:
@@ -626,14 +676,13 @@ def _catch_up(
         warnings.append(f"events/{min(days.links)} is a symlink: its events are not read (see `continuity verify`)")
     if days.early:
         warnings.append(early_warning(days.early))
-    for track in tracks:
-        if track.changed:
-            track.state  # noqa: B018 (decoded: it is saved whole)
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
                       linked_days=sorted(days.links), skipped=len(skipped) + len(still),
-                      first_skipped=next(iter(skipped or still), None), stopped=stopped)
-    return outcome, [(track.model, track.saved, track.changed) for track in tracks]
+                      first_skipped=next(iter(skipped or still), None), stopped=stopped,
+                      whole=[track.model.name for track in tracks if not track.undecoded])
+    return outcome, [(track.model, track.to_save() if track.changed else track.saved, track.changed)
+                     for track in tracks]
 
 
 def _as_saved(
@@ -826,14 +875,16 @@ def _fold_day(
     What `ReadModel.apply` does per event, with the bookkeeping done once per day: a model
     whose position is before `first` (a rebuild, or models saved together) folds every
     event, through folds looked up once per event class; a model whose position falls
-    inside the day skips the names up to it, event by event.
+    inside the day skips the names up to it, event by event. A model's saved state is decoded
+    at the first event that may change it (`ReadModel.changes`); the events it passes over
+    only move its counters, and its writer (whose documents its state makes) does not see them.
     """
     whole = [track for track in needing if track.position is None or track.position < first]
     partial = [track for track in needing if track not in whole]
-    states = [track.state for track in whole]  # decoded once, before the first fold
-    plans: dict[type[Any], list[tuple[dict[str, Any], Fold, Callable[[], Any]]]] = {}
-    calls = [(writer, state) for track, state in zip(whole, states, strict=True)
-             if (writer := writers.get(track.model.name)) is not None]
+    # Per event class, the models whose folds take it: (track, its projects or None while undecoded, fold, initial,
+    # passes, writer). Dropped when a state is decoded, so that later events find its projects.
+    plans: dict[type[Any], list[tuple[_Track, dict[str, Any] | None, Fold, Callable[[], Any], Passes | None,
+                                      Writer | None]]] = {}
     skipped: list[str] = []
     decoded = 0
     last_read = last_decoded = None
@@ -866,6 +917,9 @@ def _fold_day(
                 elif unknown is not None:
                     keep_unknown(track.saved.unknown, unknown)
                 continue
+            if not track.model.changes(event):
+                track.go_past(1, name)
+                continue
             track.model.apply(track.state, name, event)
             writer = writers.get(track.model.name)
             if writer is not None:
@@ -882,21 +936,26 @@ def _fold_day(
         kind = type(event)
         plan = plans.get(kind)
         if plan is None:
-            plan = plans[kind] = [(state.projects, fold, track.model.initial)
-                                  for track, state in zip(whole, states, strict=True)
-                                  if (fold := track.model.fold_for(kind)) is not None]
+            plan = plans[kind] = [
+                (track, None if track.undecoded else track.state.projects, fold, track.model.initial, passes,
+                 writers.get(track.model.name))
+                for track in whole for fold, passes in (track.model.entry_for(kind),) if fold is not None]
         project = event.project
-        for projects, fold, initial in plan:
+        for track, projects, fold, initial, passes, writer in plan:
+            if passes is not None and passes(event):
+                continue
+            if projects is None:
+                projects = track.state.projects
+                plans.clear()
             current = projects.get(project)
             projects[project] = fold(initial() if current is None else current, name, event)
-        for writer, state in calls:
-            writer(state, name, event)
-    for track, state in zip(whole, states, strict=True):
+            if writer is not None:
+                writer(track.saved.state, name, event)
+    for track in whole:
         if last_read is None:  # every wanted file vanished
             break
         track.saved.last_read = last_read
         track.changed = True
-        if decoded:
-            state.last_name = last_decoded
-            state.events_folded += decoded
+        if last_decoded is not None:
+            track.go_past(decoded, last_decoded)
     return skipped

@@ -107,8 +107,6 @@ def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Ou
                               force_rebuild=rebuild, views={"tasks": view} if view is not None else None)
     if writer is None or outcome.as_saved:  # events/ could not be listed: nothing is written from what was saved
         return outcome
-    if view is not None and not any(changed for _, _, changed in saved):
-        return outcome  # nothing read: no memory to write (and a view may not hold the memories)
     try:
         for model, state, changed in saved:
             if changed:
@@ -116,6 +114,8 @@ def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Ou
     except OSError as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {error.strerror or error}")
+    if view is not None and "tasks" not in outcome.whole:
+        return outcome  # nothing folded that makes a memory (and a view may not hold the memories)
     outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), writer, full=rebuild or outcome.rebuilt))
     return outcome
 

@@ -98,3 +98,82 @@ def test_a_command_loads_only_the_models_it_reads(store: Store) -> None:
     assert Path(model_path(store, REGISTRY["worklog"])).read_bytes() != saved
     assert {name: after[name] for name in SESSION_MODELS if name != "worklog"} == {
         name: before[name] for name in SESSION_MODELS if name != "worklog"}
+
+
+# --- events a model passes over: counters only, the saved state left undecoded ---------------------------------
+
+
+def test_passes_must_name_a_fold() -> None:
+    """`passes` speaks of the folds' own entries: one for an event type with no fold is a mistake, said at once."""
+    with pytest.raises(ValueError, match="no fold"):
+        ReadModel("words", format=1, state=Words, initial=Words, folds={WorkLogged: count_log},
+                  passes={Event: lambda event: True})
+
+
+def test_events_passed_over_move_the_counters_without_decoding_the_state(
+    store: Store, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tasks model passes over events of no run: a catch-up of only those saves its counters, never decoding
+    (nor re-encoding) the tasks, and the saved model is what a rebuild makes, byte for byte."""
+    from continuity.readside import catchup
+    from events.task import TaskCreated
+    from projections.tasks import TaskBrief, TasksState
+
+    store.open_log().append(TaskCreated(project="demo", task_id="T1", title="the task"))
+    refresh(store, ("tasks", "worklog"))
+    for word in ("nine", "ten", "eleven"):
+        store.open_log().append(WorkLogged(project="demo", message=word))
+    decoded: list[object] = []
+    real = catchup._state_decoder
+    monkeypatch.setattr(catchup, "_state_decoder", lambda kind: decoded.append(kind) or real(kind))
+    outcome = refresh(store, ("tasks", "worklog"), views={"tasks": TaskBrief})  # as the session-start brief reads
+    assert TasksState not in decoded and TaskBrief in decoded and outcome.whole == ["worklog"]
+    assert outcome.folded == 3
+    tasks = outcome.models.state("tasks")
+    assert tasks.events_folded == 6 and tasks.last_name == outcome.models.state("worklog").last_name
+    assert outcome.models.project("demo").of("tasks").tasks["T1"].title == "the task"
+    incremental = catchup.load(store, REGISTRY["tasks"])
+    refresh(store, ("tasks",), rebuild=True)
+    rebuilt = catchup.load(store, REGISTRY["tasks"])
+    assert incremental is not None and rebuilt is not None
+    assert msgspec.msgpack.encode(incremental.state) == msgspec.msgpack.encode(rebuilt.state)
+    assert refresh(store, ("tasks",)).folded == 0
+
+
+def test_an_event_a_model_passes_over_makes_no_project(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folded or replayed, an event passed over leaves the state as it was: not even a new project's empty state."""
+    from continuity.readside.replay import models_until
+
+    model = ReadModel("words", format=1, state=Words, initial=Words, folds={Event: count_words},
+                      passes={Event: lambda event: event.message.startswith("quiet")})
+    monkeypatch.setitem(REGISTRY, "words", model)
+    store.open_log().append(WorkLogged(project="third", message="quiet please"))
+    store.open_log().append(WorkLogged(project="demo", message="loud words"))
+    outcome = refresh(store, ("words",))
+    assert sorted(outcome.models.state("words").projects) == ["demo", "other"]
+    assert outcome.models.project("demo").of("words").words == 5
+    log = store.open_reader()
+    head = log.head_name()
+    assert head is not None
+    replayed = models_until(log, head, [], ("words",)).state("words")
+    assert msgspec.msgpack.encode(replayed) == msgspec.msgpack.encode(outcome.models.state("words"))
+
+
+def test_every_writer_acts_only_on_events_its_model_folds() -> None:
+    """A catch-up calls a model's writer only for the events its folds take (and do not pass over): each writer's
+    kinds (the documents it writes from them) must be among those, or its documents would go stale."""
+    from continuity.workstreams.files import KINDS
+    from events.codec import default_codec
+
+    by_kind = default_codec().by_kind
+    acts_on = {
+        "archives": ["archive.created"], "team": ["snapshot.taken"], "workstreams": sorted(KINDS),
+        "roles": [kind for kind in by_kind if kind.startswith("role.")],
+        "handoffs": [kind for kind in by_kind if kind.startswith("handoff.")],
+        "tasks": ["task.updated", "run.completed", "session.ended"],  # the kinds that make or fill in memories
+    }
+    for name, kinds in acts_on.items():
+        assert kinds, name
+        for kind in kinds:
+            fold, passes = REGISTRY[name].entry_for(by_kind[kind])
+            assert fold is not None and passes is None, (name, kind)

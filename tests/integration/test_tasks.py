@@ -76,6 +76,27 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_views_read_between_events_the_tasks_model_passes_over(root: Path) -> None:
+    """Events of no run (a `log`, a served brief) only move the tasks model's counters: `task list`, `memory list`
+    and the brief read its views after them, and a memory made later is still written to its file."""
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    assert task in ok(root, "task", "list")
+    ok(root, "log", "-m", "looked around")
+    assert task in ok(root, "task", "list")
+    ok(root, "resume-bundle", "--record")
+    assert as_json(root, "memory", "list")["memories"] == []
+    run_id = ok(root, "run", "start", "--task", task)
+    ok(root, "log", "-m", "still no file")
+    assert task in ok(root, "task", "list")
+    ok(root, "task", "update", task, "--status", "completed")
+    ok(root, "log", "-m", "after the task")
+    ok(root, "run", "complete", run_id, "--output-summary", "fixed")
+    assert task in ok(root, "task", "list")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert (root / ".agent/runtime-continuity/memories" / f"{memory['memory_id']}.md").is_file()
+    ok(root, "verify")
+
+
 def test_in_the_seeds_order_a_blocker_resolution_names_the_runs_summary_too(root: Path) -> None:
     """The seed's catch (`update_task` blocked) then finally (`complete_agent_run`): the blocker_resolution never
     named the run's output summary, in `memory list` or its file; it does, its blocker line kept, after a rebuild

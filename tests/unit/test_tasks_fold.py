@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from events.base import Event, Refs
+from events.base import CommandRef, Event, Refs
 from events.session import SessionEnded
 from events.task import RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from events.worklog import WorkLogged
@@ -240,3 +240,26 @@ def test_memories_are_bounded_and_ids_follow_the_event() -> None:
     book = fold.project.book
     assert len(book.memories) == mem.MEMORIES_LIMIT and book.total == mem.MEMORIES_LIMIT + 3
     assert book.memories[-1].memory_id == "mem-" + event.event_id.removeprefix("RCE-")
+
+
+@pytest.mark.parametrize("run_id", [None, "r1", "r2"])
+@pytest.mark.parametrize("refs", [Refs(), Refs(files=("a.py",)), Refs(commands=(CommandRef(command="make"),))])
+def test_what_the_model_passes_over_leaves_every_state_as_it_was(run_id: str | None, refs: Refs) -> None:
+    """`no_run_files` (told from the event alone) says True only for events whose fold changes nothing: a catch-up
+    skips decoding the state for those. Checked against a state with an open run, a completed one and none."""
+    import msgspec
+
+    for setup in ("open", "completed", "none"):
+        fold = Folder()
+        if setup != "none":
+            started(fold)
+        if setup == "completed":
+            fold(RunCompleted, run_id="r1", output_summary="done")
+        before = msgspec.msgpack.encode(fold.state.projects)
+        event = fold(WorkLogged, message="m", run_id=run_id, refs=refs)
+        changed = msgspec.msgpack.encode(fold.state.projects) != before
+        assert tasks.MODEL.changes(event) == (not tasks.no_run_files(event))
+        if tasks.no_run_files(event):
+            assert not changed, (setup, run_id, refs)
+        elif setup == "open" and run_id == "r1":
+            assert changed  # the run's files or commands: the test can tell a change
