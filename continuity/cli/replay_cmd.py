@@ -31,7 +31,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--until", required=True, metavar="EVENT_ID|ISO_TIME", help="the last point included")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="folder to write into: a new or empty one, or one an earlier replay wrote (what it "
-                        "wrote is replaced; never the store, a project's own folder or the live Markdown archives' "
+                        "wrote is replaced; never a store, a project's own folder or the live Markdown archives' "
                         "folder)")
     parser.set_defaults(handler=_replay)
 

@@ -40,7 +40,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     (catchup.py); an audit replay folds whole states. `deadline`: a read that must answer in
     time stops folding past it (catchup.catch_up) and says so in its warnings.
     """
-    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.replay import known_at, models_until, resolve_point
     from continuity.readside.writers import refresh
     from events.errors import StoreUnsafe
 
@@ -51,8 +51,9 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
     if as_of is not None:
         warnings: list[str] = []
-        last_name, _ = resolve_point(log, as_of)
-        return View(models=models_until(log, last_name, warnings, names), as_of=as_of, warnings=warnings)
+        last_name, point = resolve_point(log, as_of)
+        return View(models=models_until(log, last_name, warnings, names, only=known_at(last_name, point)),
+                    as_of=as_of, warnings=warnings)
     try:
         outcome = refresh(store, names, write=write, views=views, deadline=deadline)
     except OSError as error:

@@ -47,6 +47,33 @@ def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str
     return f"{stamp}-~", None  # sorts after every name with that stamp
 
 
+def known_at(name: str, stored: StoredEvent | None) -> Callable[[str, Event], bool] | None:
+    """At a served brief (a `context.served` point): which events up to the point this store held then.
+
+    The brief recorded, per clone that wrote events of its project, the stamp of the newest one it folded
+    (`folded_nodes`); a clone's events arrive in its own order, so an event of that project from another clone
+    stamped later, or from a clone it does not name, came in by a sync after it, stamped earlier. The serving
+    clone's own events up to the point were all written before it. Of other projects, what the store held then is
+    not recorded: their events are taken up to the point. None: every event up to the point (any other point, or a
+    brief recorded without `folded_nodes`).
+    """
+    from events.context import ContextServed
+
+    served = stored.event if stored is not None else None
+    point = names.parse_name(name)
+    if not isinstance(served, ContextServed) or not served.folded_nodes or point is None:
+        return None
+    project, nodes, own = served.project, served.folded_nodes, point.node
+
+    def known(name: str, event: Event) -> bool:
+        if event.project != project:
+            return True
+        parsed = names.parse_name(name)
+        return parsed is not None and (parsed.node == own or parsed.stamp <= nodes.get(parsed.node, ""))
+
+    return known
+
+
 def _head_us(log: EventLog) -> int:
     """The newest event's time (0 when none, or when it cannot be found)."""
     from continuity.core.store import now_us

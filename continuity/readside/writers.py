@@ -426,6 +426,18 @@ def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, new
         write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
 
 
+def _store_holding(path: str) -> str | None:
+    """The store (`<root>/.agent/runtime-continuity`) that `path` (a real path) is in or is, if any."""
+    from continuity.core.store import STORE_PARTS
+
+    parts = os.path.normpath(path).split(os.sep)
+    width = len(STORE_PARTS)
+    for end in range(width, len(parts) + 1):
+        if tuple(parts[end - width:end]) == STORE_PARTS:
+            return os.sep.join(parts[:end]) or os.sep
+    return None
+
+
 def _check_out_folder(store: Store, out: str) -> None:
     """A replay writes the log as it stood then: never over the store, the live Markdown archives or a
     folder that holds anything but an earlier replay.
@@ -441,6 +453,9 @@ def _check_out_folder(store: Store, out: str) -> None:
 
     if inside(out, store.path):
         raise UsageError(f"--out: {out} is inside the store ({store.path}); a replay writes only outside it")
+    other = _store_holding(os.path.realpath(out))
+    if other is not None:  # another project's store: its day folders, say, where its `verify` finds junk
+        raise UsageError(f"--out: {out} is inside a store ({other}); a replay writes only outside every store")
     live = contexts_dir(store)
     if inside(os.path.join(out, "contexts"), live) or inside(live, os.path.join(out, "contexts")):
         raise UsageError(f"--out: {out}/contexts would be the live Markdown archives ({live}); choose another folder")
@@ -488,11 +503,11 @@ def _sweep_earlier_replay(out: str) -> None:
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     """Write every projection as of `until` into `out` (state.json, archives/, contexts/)."""
-    from continuity.readside.replay import models_until, resolve_point
+    from continuity.readside.replay import known_at, models_until, resolve_point
     from events.errors import WriteFailed
 
     log = store.open_reader()
-    last_name, _ = resolve_point(log, until, "--until")
+    last_name, point = resolve_point(log, until, "--until")
     _check_out_folder(store, out)
     try:
         os.makedirs(out, exist_ok=True)
@@ -512,7 +527,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
         writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
         warnings: list[str] = []
         try:
-            models = models_until(log, last_name, warnings, names, writers=writers)
+            models = models_until(log, last_name, warnings, names, writers=writers, only=known_at(last_name, point))
             flush(writers)
             _write_documents(out, models, contexts=os.path.join(out, "contexts"))
             # what a catch-up only warns of (a document not written) fails a replay: its files are all it makes

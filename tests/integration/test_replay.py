@@ -112,6 +112,37 @@ def test_a_sync_bringing_earlier_events_leaves_a_served_brief_as_served(tmp_path
     assert code == 0 and "b edited the parser" in now
 
 
+def test_every_view_as_of_a_served_brief_leaves_out_what_a_later_sync_brought(
+    tmp_path: Path, capsys: Capture,
+) -> None:
+    """`status`, `restore`, `task list` and `replay --until` at a served brief answer as the store stood when it was
+    served, as `resume-bundle --as-of` does: another clone's archive and task, stamped earlier but synced in later,
+    are left out; the serving clone's own events up to the point stay in."""
+    clones = Clones(tmp_path, capsys)
+    run(capsys, clones.b, "archive", "--gate", "agent", "--reason", "b's offline archive")
+    run(capsys, clones.b, "task", "create", "--title", "b's offline task")
+    run(capsys, clones.a, "checkpoint", "-m", "a's work", "--next", "wire the CLI")
+    run(capsys, clones.a, "task", "create", "--title", "a's own task")
+    _, event = serve(capsys, clones.a, "--session", "S1")
+    point = event["event_id"]
+    before = {args: run(capsys, clones.a, *args, "--as-of", point)[1]
+              for args in (("status",), ("restore",), ("task", "list"))}
+    assert "no archive yet" in before[("status",)] and "a's own task" in before[("task", "list")]
+    clones.sync(clones.b)
+    clones.sync(clones.a)
+    for args, answer in before.items():
+        code, out, err = run(capsys, clones.a, *args, "--as-of", point)
+        assert (code, out) == (0, answer), args
+    assert "b's offline task" in run(capsys, clones.a, "task", "list")[1]  # now, the merged log has it
+    code, _, err = run(capsys, clones.a, "replay", "--until", point, "--out", str(tmp_path / "audit"))
+    assert code == 0, err
+    state = json.loads((tmp_path / "audit" / "state.json").read_text())
+    assert "b's offline archive" not in json.dumps(state)
+    # any other point is the log up to there as it is now: b's events, stamped before it, are in
+    code, out, _ = run(capsys, clones.a, "task", "list", "--as-of", event["created_at"])
+    assert code == 0 and "b's offline task" in out
+
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 #: Text the secret guard refuses (an AWS access key id's shape), as a file name in the work tree.
 SECRET_NAME = "AKIAIOSFODNN7EXAMPLQ.txt"
@@ -303,6 +334,26 @@ def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path,
     assert listing(store, home) == before
     assert json.loads((elsewhere / "archives" / "latest.json").read_text())["reason"] == "first"
     assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0  # its own earlier replay
+
+
+def test_replay_out_never_writes_into_another_projects_store(repo: Path, capsys: Capture, tmp_path: Path) -> None:
+    """Another project's store (a day folder not made yet, its events/, the store itself, a link to it): exit 2,
+    one line, nothing written; its `verify` stays intact. A folder merely named like a store's part is taken."""
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run(capsys, other, "init", "--project", "other")[0] == 0
+    theirs = other / ".agent" / "runtime-continuity"
+    (tmp_path / "link").symlink_to(theirs / "events")
+    before = contents(theirs)
+    for out in (theirs / "events" / "20991231", theirs / "events", theirs, theirs / "new" / "deeper",
+                tmp_path / "link" / "20991231"):
+        code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
+        assert (code, stdout) == (2, "") and "is inside a store" in err and err.count("\n") == 1, out
+        assert contents(theirs) == before, out
+    assert run(capsys, other, "verify")[0] == 0
+    named = tmp_path / "runtime-continuity" / ".agent"  # the parts, in the other order: no store
+    assert run(capsys, repo, "replay", "--until", point, "--out", str(named))[0] == 0
 
 
 def contents(folder: Path) -> dict[str, bytes]:
