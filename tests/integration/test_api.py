@@ -190,3 +190,21 @@ def test_no_error_shows_a_secret_it_was_given(root: Path) -> None:
     as_json = cli_process("--json", "task", "update", TOKEN, "--status", "completed", cwd=root)
     assert as_json.returncode == EXIT_NOT_FOUND and TOKEN not in as_json.stdout + as_json.stderr
     assert stored(root) == []
+
+
+def test_an_error_reworded_for_the_api_keeps_what_the_command_found_before_it_failed() -> None:
+    """`as_tool_error` rewords a refusal (flags as arguments, the redact spelling); the warnings the command had
+    gathered (a sync that failed after its catch-up warned, say) travel with the reworded error."""
+    from continuity.adapters.mcp.registry import load_tools
+    from continuity.adapters.mcp.server import as_tool_error
+
+    load_tools()
+    worded = UsageError("give --to AGENT")
+    worded.warnings = ["events/20990101/ cannot be read"]
+    secret = SecretRefused("message", "github-token")
+    secret.warnings = ["a warning before"]
+    for error, tool in ((worded, "handoff"), (secret, "log")):
+        said = as_tool_error(error, tool, "`redact=True`")
+        assert said is not error and said.warnings == error.warnings, tool
+    plain = UsageError("nothing to reword")
+    assert as_tool_error(plain, "log") is plain and plain.warnings == []

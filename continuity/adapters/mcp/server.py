@@ -34,11 +34,15 @@ def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true
     from events.errors import SecretRefused
 
     if not isinstance(error, SecretRefused):
-        return _in_argument_names(error, tool, also)
-    spec = TOOLS.get(tool)
-    offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
-    return SecretRefused(error.field, error.rule, redactable=error.redactable,
-                         redact_with=redact_with if offered else None)
+        said = _in_argument_names(error, tool, also)
+    else:
+        spec = TOOLS.get(tool)
+        offered = spec is not None and "redact" in getattr(spec.input, "__struct_fields__", ())
+        said = SecretRefused(error.field, error.rule, redactable=error.redactable,
+                             redact_with=redact_with if offered else None)
+    if said is not error and "warnings" in vars(error):  # what the command had found before it failed, kept
+        said.warnings = list(error.warnings)  # type: ignore[attr-defined]
+    return said
 
 
 #: CLI flags whose tool argument is not the flag's name with `_` for `-`.
