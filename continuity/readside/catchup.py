@@ -561,7 +561,8 @@ def catch_up(
     of its fields): a model with nothing to fold is then decoded only that far. `held`: the
     bytes of event files the caller has just written (day -> name -> bytes), folded without
     reading the files back. `deadline` (`time.monotonic()`): a read that must answer in time
-    (a session start) stops folding at the first day folder that ends past it, keeps what it
+    (a session start) stops folding at the first day folder that ends past it (or inside a dense
+    day, every MID_DAY_CHUNK events after the first chunk), keeps what it
     folded (the next catch-up goes on from there) and says so in `stopped`. Returns the outcome
     and, per model, its saved form and whether it changed (to save).
     """
@@ -748,8 +749,12 @@ def _fold(
             kept = held.get(day) if held else None
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
-            skipped.extend(_fold_day(files, decode, wanted[0], needing, writers))
+            # A dense day (a swarm's hundred thousand events) is cut short too, once MID_DAY_CHUNK of it are folded.
+            day_skipped, next_name = _fold_day(files, decode, wanted[0], needing, writers, deadline)
+            skipped.extend(day_skipped)
             went_on = True
+        else:
+            next_name = None
         for track in needing:
             mark = day_mark(days.mtime(day), listed, day, track.saved.last_read)
             if track.saved.days.get(day) != mark:
@@ -759,8 +764,17 @@ def _fold(
         if progress is not None and wanted:
             read += len(wanted)
             progress(read, total)
+        if next_name is not None:
+            return (max((track.folded for track in tracks), default=0), skipped,
+                    f"{OUT_OF_TIME} and this read ran out of time: "
+                    f"events from events/{day}/{next_name} on are not in this answer yet; the next command goes on "
+                    "from there (`continuity rebuild` finishes now)")
     folded = max((track.folded for track in tracks), default=0)
     return folded, skipped, None
+
+
+#: A catch-up with a deadline checks it inside a day folder once per this many events (never before the first ones).
+MID_DAY_CHUNK = 512
 
 
 #: How a catch-up stopped by its deadline starts its `stopped` line (out_of_time).
@@ -868,9 +882,11 @@ def _read_held(log: FileEventLog, day: str, wanted: list[str], kept: Mapping[str
 
 def _fold_day(
     files: Iterable[tuple[str, bytes]], decode: Callable[[bytes], Any], first: str,
-    needing: Sequence[_Track], writers: Mapping[str, Writer],
-) -> list[str]:
-    """Fold one day's events (`files`, in name order from `first`) into the models that need them; the unreadable.
+    needing: Sequence[_Track], writers: Mapping[str, Writer], deadline: float | None = None,
+) -> tuple[list[str], str | None]:
+    """Fold one day's events (`files`, in name order from `first`) into the models that need them; the unreadable,
+    and the name it stopped before when `deadline` passed (checked every MID_DAY_CHUNK events, after the first
+    chunk), else None.
 
     What `ReadModel.apply` does per event, with the bookkeeping done once per day: a model
     whose position is before `first` (a rebuild, or models saved together) folds every
@@ -886,9 +902,13 @@ def _fold_day(
     plans: dict[type[Any], list[tuple[_Track, dict[str, Any] | None, Fold, Callable[[], Any], Passes | None,
                                       Writer | None]]] = {}
     skipped: list[str] = []
-    decoded = 0
-    last_read = last_decoded = None
+    decoded = read = 0
+    last_read = last_decoded = stopped = None
     for name, raw in files:
+        read += 1
+        if deadline is not None and read % MID_DAY_CHUNK == 1 and read > 1 and time.monotonic() >= deadline:
+            stopped = name
+            break
         last_read = name
         retry = False
         unknown = None
@@ -958,4 +978,4 @@ def _fold_day(
         track.changed = True
         if last_decoded is not None:
             track.go_past(decoded, last_decoded)
-    return skipped
+    return skipped, stopped

@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from continuity.adapters import hooks
@@ -72,6 +73,52 @@ def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
     shutil.rmtree(models)
     in_time = brief(project)
     assert "still catching up" not in in_time and "## Next action\nstep of day 3" in in_time
+
+
+def seed_one_day(project: Path, count: int) -> Store:
+    """`count` checkpoints within one day (a swarm's dense day; the next step names each), and no saved model."""
+    store = find_store(root=str(project))
+    codec, node, prev = default_codec(), store.node(), None
+    for index in range(count):
+        draft = CheckpointRecorded(project="demo", message=f"event {index}", summary=Summary(next=(f"step {index}",)))
+        stored = seal(draft, at_us=START_US + index * 1_000_000, node=node, prev=prev, codec=codec)
+        prev = sha256_hex(stored.raw)
+        folder = Path(store.events_dir, stored.name[:8])
+        folder.mkdir(exist_ok=True)
+        (folder / stored.name).write_bytes(stored.raw)
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    return store
+
+
+def test_a_dense_day_is_cut_short_inside_and_the_next_start_goes_on_from_there(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One day folder with more events than a start has time for: the catch-up stops inside it (after a first
+    chunk), names the event it stopped before, and each start goes on from there without reading the day again
+    from its start; caught up, the models are what a rebuild makes."""
+    from continuity.readside import catchup
+    from continuity.readside.writers import refresh
+
+    store = seed_one_day(project, 2 * catchup.MID_DAY_CHUNK + 100)
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    first = brief(project)
+    assert "ran out of time" in first and "events from events/20261101/20261101_" in first
+    assert f"## Next action\nstep {catchup.MID_DAY_CHUNK - 1}\n" in first
+    second = brief(project)
+    assert "ran out of time" in second and f"## Next action\nstep {2 * catchup.MID_DAY_CHUNK - 1}\n" in second
+    third = brief(project)  # the dense day's end; this hook's own day waits for the next start
+    assert "events from events/20261101/" not in third and "rebuilt" not in third
+    assert f"## Next action\nstep {2 * catchup.MID_DAY_CHUNK + 99}\n" in third
+    fourth = brief(project)
+    assert "still catching up" not in fourth and "rebuilt" not in fourth
+    assert f"## Next action\nstep {2 * catchup.MID_DAY_CHUNK + 99}\n" in fourth
+    every = tuple(model.name for model in catchup.models(None))
+    refresh(store, every)  # the fourth start's own served brief, recorded after its catch-up
+    incremental = {name: catchup.load(store, catchup.models((name,))[0]) for name in every}
+    refresh(store, every, rebuild=True)
+    for model in catchup.models(None):
+        saved, again = incremental[model.name], catchup.load(store, model)
+        assert saved is not None and again is not None, model.name
+        assert msgspec.msgpack.encode(saved.state) == msgspec.msgpack.encode(again.state), model.name
 
 
 def test_other_reads_and_writes_are_never_cut_short(project: Path, monkeypatch: pytest.MonkeyPatch,
