@@ -181,7 +181,7 @@ MAGIC = b"CTMODEL2"
 _HEADER = len(MAGIC) + 8 + 4
 
 
-def _payload(store: Store, model: ReadModel[Any]) -> bytes | None:
+def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
     """A saved model's payload, or None when missing, torn or unreadable (read under the shared lock)."""
     try:
         fd = os.open(model_path(store, model), osfs.READ)
@@ -225,11 +225,12 @@ def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
     return saved if saved.format == model.format else None
 
 
-def _unframe(frame: bytes) -> bytes | None:
+def _unframe(frame: bytes) -> memoryview | None:
+    """The payload of a saved model's frame (a view of it: a big model's bytes are not copied), or None."""
     if len(frame) < _HEADER or not frame.startswith(MAGIC):
         return None
     length = int.from_bytes(frame[len(MAGIC):len(MAGIC) + 8], "big")
-    payload = frame[_HEADER:_HEADER + length]
+    payload = memoryview(frame)[_HEADER:_HEADER + length]
     if len(payload) != length or zlib.crc32(payload) != int.from_bytes(frame[len(MAGIC) + 8:_HEADER], "big"):
         return None
     return payload
@@ -309,15 +310,15 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
     `folder_checked`: the caller has made sure `local/models` is a real folder in the store.
     """
     payload = _ENCODER.encode(saved)
-    frame = MAGIC + len(payload).to_bytes(8, "big") + zlib.crc32(payload).to_bytes(4, "big") + payload
+    header = MAGIC + len(payload).to_bytes(8, "big") + zlib.crc32(payload).to_bytes(4, "big")
     path = model_path(store, model)
     if not folder_checked:
         ensure_folder(store.path, os.path.dirname(path))
     fd = os.open(path, osfs.UPDATE, 0o644)
     try:
         osfs.lock(fd)
-        written = osfs.pwrite(fd, frame, 0)
-        if written != len(frame):
+        # header and payload written apart: a model of megabytes is not copied into one frame first
+        if osfs.pwrite(fd, header, 0) != len(header) or osfs.pwrite(fd, payload, len(header)) != len(payload):
             raise OSError(errno.EIO, f"short write of {path}")
     finally:
         os.close(fd)
