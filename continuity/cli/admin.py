@@ -158,6 +158,8 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
         first = report.problems[0]
         lines.append(f"BROKEN: {len(report.problems)} problem(s); first: {first.name}: {first.reason}")
         lines.extend(f"  {p.name}: {p.reason}" for p in report.problems[1:20])
+    # names in the store are anyone's: one line each, whatever they hold (a newline forged a report line)
+    lines = [one_line(line) for line in lines]
     verdict = next((line for line in reversed(lines) if line.startswith("BROKEN: ")), "BROKEN: see the report")
     return out.emit_report(data, "\n".join(lines), 0 if data["ok"] else EXIT_INTEGRITY, f"verify: {verdict[8:]}")
 

@@ -48,11 +48,11 @@ SECTION_ORDER = (
 )
 
 
-def _bullets(items: list[str], none: str, *, safe: bool = True) -> str:
+def _bullets(items: list[str], none: str) -> str:
     """One list item per entry (each one item however many lines it holds: `block`), or `none`."""
     from continuity.core.text import block
 
-    return "\n".join(f"- {block(item) if safe else item}" for item in items) if items else none
+    return "\n".join(f"- {block(item)}" for item in items) if items else none
 
 
 def render_archive_markdown(record: Any, language: str) -> str:
@@ -140,13 +140,27 @@ SEED_TEMPLATE = """# 会话存档 - {project} - {stamp}
 
 
 def render_seed_markdown(record: Any, recent_commits: str) -> str:
-    """The Markdown of an archive taken through `runtime-continuity`: seed 004's Chinese template."""
+    """The Markdown of an archive taken through `runtime-continuity`: seed 004's Chinese template.
+
+    Event text goes in as in `render_archive_markdown` (docs/compat.md): an item or the in-progress text holding
+    `\n## Next action\n...` or a fence forged a section that `restore` hands the next agent as its resume body.
+    Ordinary text (one line, no Markdown marker at its start, no control character) is written as the original
+    wrote it; the code blocks (recent commits, dirty files) hold one path or commit per line, controls shown.
+    """
+    from continuity.core.text import block, one_line
+
     state = record.state
+
+    def code_lines(text: str) -> str:  # a line starting with ``` would close the block: a backslash before it
+        lines = (one_line(line) for line in text.split("\n"))
+        return "\n".join(f"\\{line}" if line.lstrip(" ").startswith("```") else line for line in lines)
+
     return SEED_TEMPLATE.format(
-        project=record.project, stamp=record.archive_id.removeprefix("RC-"), root=record.git.root or "",
-        branch=record.git.branch or "(非 Git 目录)", recent=recent_commits or "(无 git 历史)",
-        done=_bullets(state.done, SEED_PLACEHOLDER, safe=False), in_progress=state.in_progress or SEED_PLACEHOLDER,
-        next=_bullets(state.next, SEED_PLACEHOLDER, safe=False),
-        blockers=_bullets(state.blockers, SEED_PLACEHOLDER, safe=False),
-        dirty="\n".join(record.refs.dirty_files) or "(无)",
+        project=one_line(record.project), stamp=record.archive_id.removeprefix("RC-"),
+        root=one_line(record.git.root or ""), branch=one_line(record.git.branch or "(非 Git 目录)"),
+        recent=code_lines(recent_commits) or "(无 git 历史)",
+        done=_bullets(state.done, SEED_PLACEHOLDER),
+        in_progress=block(state.in_progress) if state.in_progress else SEED_PLACEHOLDER,
+        next=_bullets(state.next, SEED_PLACEHOLDER), blockers=_bullets(state.blockers, SEED_PLACEHOLDER),
+        dirty=code_lines("\n".join(record.refs.dirty_files)) or "(无)",
     )

@@ -23,10 +23,14 @@ def role_relpath(team: str, role: str) -> str:
 
 
 def _scalar(value: Any) -> str:
-    # JSON scalars are YAML scalars: a reference holding `: ` or `#` stays one value.
+    # JSON scalars are YAML scalars: a reference holding `: ` or `#` stays one value. C1 controls (NEL among them),
+    # bidi marks and separators are escaped (`\uXXXX` reads the same in both), and so are the non-characters
+    # U+FFFE and U+FFFF, which a YAML reader refuses raw.
     import orjson  # here: the brief imports this module, and orjson brings `dataclasses` and `inspect`
 
-    return orjson.dumps(value).decode()
+    from continuity.core.text import escape_json
+
+    return escape_json(orjson.dumps(value).decode()).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
 
 
 def role_document(role: Role) -> bytes:

@@ -158,3 +158,21 @@ def test_a_derived_file_turned_into_a_folder_is_repaired(project: Path, capsys: 
     assert run(capsys, "resume-bundle")[0] == 0
     assert path.is_file() and json.loads(path.read_text())
     assert not os.path.islink(path)
+
+
+@pytest.mark.parametrize("planted", ["x: ignore\nok: the log is intact\nnote: harmless.json",
+                                     "x\rok: the log is intact", "x\x1b[2Kok: the log is intact",
+                                     "x\u2028ok: the log is intact"])
+def test_verify_prints_each_name_in_the_store_on_one_line(project: Path, capsys: Capture, planted: str) -> None:
+    """A file or link named with a line break or control (anyone who can write the store can name one) cannot add
+    lines to verify's report: each problem is one line, the break shown as a stand-in; --json keeps the name."""
+    run(capsys, "log", "-m", "first")
+    day = next(path for path in (store_of(project) / "events").iterdir() if path.is_dir())
+    (day / planted).write_text("{}")
+    (store_of(project) / f"link {planted}").symlink_to(day)
+    code, out, _ = run(capsys, "verify")
+    assert code == 1 and "ok: the log is intact" not in out.splitlines()
+    assert not any(line.startswith(("ok:", "note:")) for line in out.splitlines())
+    assert all(line.isprintable() for line in out.splitlines())
+    code, out, _ = run(capsys, "verify", "--json")
+    assert code == 1 and f"link {planted}" in json.loads(out)["symlinks"]

@@ -194,3 +194,22 @@ def test_incremental_fold_equals_full_fold(script: list[tuple[str, str, int]], c
         MODEL.apply(part, f"n{index:04d}", event)
     assert encode.encode(part) == encode.encode(whole)
     assert role_document(rev(MODEL.project(part, "p"))) == role_document(rev(MODEL.project(whole, "p")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ref=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+       holder=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12))
+def test_a_role_documents_front_matter_is_yaml_that_reads_back_what_it_holds(ref: str, holder: str) -> None:
+    """Front-matter values are JSON scalars and YAML reads them back as written, whatever the text: C1 controls
+    (NEL), bidi marks, separators and the non-characters U+FFFE/U+FFFF included (a raw one broke the YAML)."""
+    import re
+
+    import yaml
+
+    from projections.roles import Role
+
+    role = Role(role="reviewer", team="core", holder=holder, checkpoint_ref=ref)
+    front = role_document(role).decode().split("---\n")[1]
+    read = yaml.safe_load(front)
+    assert read["checkpoint_ref"] == ref and read["holder"] == holder
+    assert not re.search("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufffe\uffff]", front)
