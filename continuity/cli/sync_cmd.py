@@ -18,7 +18,9 @@ SYNC_DESCRIPTION = (
     "(a name with two contents is refused, nothing changed), commits the union as a merge, pushes "
     "without force to this clone's ref (never contended) and to the branch (best effort: another "
     "clone may move it first) and catches the projections up. Only git plumbing is used: HEAD, "
-    "the index, the work tree and the stash are never touched."
+    "the index and the stash are never touched; in the work tree the catch-up rewrites only "
+    "continuity's own runtime files .ai-bridge/context-runtime.json and .md, when workstream events "
+    "arrive, as any command's catch-up does."
 )
 CLONE_DESCRIPTION = (
     "On a fresh clone of the code: fetch the remote's continuity branch, create the store if "
