@@ -82,6 +82,16 @@ def quoted(value: str, limit: int = 64) -> str:
     return f"'{text}{'…' if len(value) > limit else ''}'"
 
 
+def shown_id(value: str, limit: int = 64) -> str:
+    """A value a refusal names (an unknown id, say), as `repr` shows it: secret-looking text first made
+    `[REDACTED:<rule>]` in the whole value (a token cut short no longer matches its rule, and the cut
+    showed most of it), then cut at `limit` characters."""
+    from events.guard import redact_text
+
+    text = redact_text(value)[0]
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
 def _shown(value: Any) -> str:
     """`quoted(value) ` for a refused text value; "" when the value is no text."""
     return f"{quoted(value, SHOWN)} " if isinstance(value, str) else ""

@@ -126,3 +126,22 @@ def test_runtime_continuity_exit_code_in_range_is_recorded(
         assert compat_main(["log", "--project", "demo", "--gate", "agent", "--message", "m",
                             "--command", "make", "--exit-code", str(value)]) == 0
         assert json.loads(capsys.readouterr().out)["event"]["refs"]["commands"][0]["exit_code"] == value
+
+
+#: Tokens of rules that need more characters than the refusal shows of a value (32): cut first, they matched no rule.
+LONG_TOKENS = ["ghp_16C7e42F292c6912E7710c838347Ae178B4aXY", "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ3lN5",
+               "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"]
+
+
+@pytest.mark.parametrize("token", LONG_TOKENS, ids=["github", "openai", "slack"])
+@pytest.mark.parametrize("argv", [*INTEGER_OPTIONS, ["task", "create", "--title", "t", "--priority"],
+                                  ["recall", "push", "--limit"]], ids=lambda argv: " ".join(argv[:1] + argv[-1:]))
+def test_a_refused_integer_that_looks_like_a_secret_shows_none_of_it(
+        project: Path, capsys: Capture, argv: list[str], token: str) -> None:
+    """The refusal names the value redacted in whole before it is cut: no part of the token (the cut one showed
+    its first 29 characters, which no rule matched)."""
+    capsys.readouterr()
+    assert main([*argv, token]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "[REDACTED:" in err and err.count("\n") == 1
+    assert not any(token[start:start + 12] in err for start in range(len(token) - 12))

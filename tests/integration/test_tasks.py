@@ -526,3 +526,14 @@ def test_a_saved_state_that_does_not_decode_is_rebuilt(root: Path) -> None:
     assert done.returncode == 0 and [t["task_id"] for t in json.loads(done.stdout)["tasks"]] == [task]
     assert "rebuilt" in done.stderr
     assert as_json(root, "task", "list")["warnings"] == []
+
+
+@pytest.mark.parametrize("argv", [["task", "show"], ["memory", "show"], ["run", "show"],
+                                  ["task", "update", "--status", "completed", "--expected-version", "1"]])
+def test_an_unknown_id_of_any_length_is_named_in_one_short_line(root: Path, argv: list[str]) -> None:
+    """A 100,000-character id that names nothing: exit 7, one line cut to a readable length, not the whole id."""
+    long_id = "a" * 100_000
+    args = [*argv[:2], long_id, *argv[2:]] if argv[0] == "task" and argv[1] == "update" else [*argv, long_id]
+    done = run(root, *args)
+    assert done.returncode == EXIT_NOT_FOUND, done.stderr
+    assert done.stderr.count("\n") == 1 and len(done.stderr) < 300 and "…" in done.stderr
