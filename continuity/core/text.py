@@ -63,24 +63,39 @@ def terminal_text(text: str) -> str:
     return "\n".join(map(one_line, text.split("\n")))
 
 
-def block(text: str, indent: str = "  ") -> str:
+def block(text: str, indent: str = "  ", *, exact: bool = False) -> str:
     """`text` for Markdown: its own lines kept, indented after the first, none able to start a section.
 
     Each line is made safe as by `one_line`; a line that Markdown would read as a heading, a
     list item, a quote, a rule or a fence gets a backslash before its marker. The first line
     is not indented, so `"- " + block(text)` is one list item however many lines it has.
+    `exact`: only a line that CommonMark reads as such a block gets it (`**bold**`, `-v` and
+    `#1` stay as written: a format whose other text must come out as the original wrote it);
+    otherwise every line starting with a marker character does.
     """
     if "\n" not in text and "\r" not in text:
-        return _inert(one_line(text))
-    lines = [_inert(one_line(line)) for line in re.split(_LINE_BREAK, text)]
+        return _inert(one_line(text), exact)
+    lines = [_inert(one_line(line), exact) for line in re.split(_LINE_BREAK, text)]
     return "\n".join([lines[0], *(indent + line if line.strip() else "" for line in lines[1:])])
 
 
-def _inert(line: str) -> str:
+#: What CommonMark reads as the start of a block (after up to three spaces): an ATX heading, a list item,
+#: a quote, a numbered item, a thematic break, a setext underline, a fence, an HTML block.
+_BLOCK_START = re.compile(
+    r"#{1,6}(?:[ \t]|$)|[-+*](?:[ \t]|$)|>|\d{1,9}[.)](?:[ \t]|$)"
+    r"|(?:\*[ \t]*){3,}$|(?:-[ \t]*){3,}$|(?:_[ \t]*){3,}$|=+[ \t]*$|-+[ \t]*$"
+    r"|```|~~~|<[A-Za-z/!?]"
+)
+
+
+def _inert(line: str, exact: bool = False) -> str:
     """`line`, with a backslash before the marker if Markdown would start a block with it."""
     body = line.lstrip(" \t")
-    if not body or not (body[0] in _MARKERS or body.startswith(("```", "~~~"))
-                        or (body[0].isdecimal() and re.match(_LIST_NUMBER, body))):
+    if exact:
+        if not _BLOCK_START.match(body):
+            return line
+    elif not body or not (body[0] in _MARKERS or body.startswith(("```", "~~~"))
+                          or (body[0].isdecimal() and re.match(_LIST_NUMBER, body))):
         return line
     start = len(line) - len(body)
     return f"{line[:start]}\\{body}"

@@ -48,11 +48,11 @@ SECTION_ORDER = (
 )
 
 
-def _bullets(items: list[str], none: str) -> str:
+def _bullets(items: list[str], none: str, *, exact: bool = False) -> str:
     """One list item per entry (each one item however many lines it holds: `block`), or `none`."""
     from continuity.core.text import block
 
-    return "\n".join(f"- {block(item)}" for item in items) if items else none
+    return "\n".join(f"- {block(item, exact=exact)}" for item in items) if items else none
 
 
 def render_archive_markdown(record: Any, language: str) -> str:
@@ -159,8 +159,9 @@ def render_seed_markdown(record: Any, recent_commits: str) -> str:
         project=one_line(record.project), stamp=record.archive_id.removeprefix("RC-"),
         root=one_line(record.git.root or ""), branch=one_line(record.git.branch or "(非 Git 目录)"),
         recent=code_lines(recent_commits) or "(无 git 历史)",
-        done=_bullets(state.done, SEED_PLACEHOLDER),
-        in_progress=block(state.in_progress) if state.in_progress else SEED_PLACEHOLDER,
-        next=_bullets(state.next, SEED_PLACEHOLDER), blockers=_bullets(state.blockers, SEED_PLACEHOLDER),
+        done=_bullets(state.done, SEED_PLACEHOLDER, exact=True),
+        in_progress=block(state.in_progress, exact=True) if state.in_progress else SEED_PLACEHOLDER,
+        next=_bullets(state.next, SEED_PLACEHOLDER, exact=True),
+        blockers=_bullets(state.blockers, SEED_PLACEHOLDER, exact=True),
         dirty=code_lines("\n".join(record.refs.dirty_files)) or "(无)",
     )

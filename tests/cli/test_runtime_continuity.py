@@ -715,6 +715,15 @@ def test_archive_markdown_holds_hostile_text_as_text(rc: Any, work: Path, home: 
     assert restored.data["body"] == Path(run.data["latestPath"]).read_text()
 
 
+@pytest.mark.parametrize("item", ["**P1** shipped the parser", "-v flag now works", "#1 priority fixed",
+                                  "*then* wire the CLI", "<3 the new API", "1.5x faster", "=> done", "__init__ fixed"])
+def test_archive_markdown_keeps_ordinary_text_as_the_original_wrote_it(rc: Any, work: Path, item: str) -> None:
+    """Text that starts with a marker character but starts no Markdown block is written as is (no backslash)."""
+    run = rc("archive", "--project", "demo", "--gate", "user", "--note-json", json.dumps({"done": [item]}))
+    assert run.code == 0
+    assert f"\n- {item}\n" in Path(run.data["archivePath"]).read_text()
+
+
 def test_archive_outside_git_and_without_anything_logged(rc: Any, work: Path, home: Path) -> None:
     """Outside git every git value is "", the Markdown says so, and the defaults apply."""
     run = rc("archive", "--project", "demo", "--gate", "user")
