@@ -787,6 +787,13 @@ def out_of_time(stopped: str | None) -> bool:
     return stopped is not None and stopped.startswith(OUT_OF_TIME)
 
 
+def cut_short(line: str) -> bool:
+    """Whether a warning line says a catch-up stopped before the log's end: its deadline, a day folder that cannot
+    be read, or events/ that cannot be listed (the lines `_fold` and `_as_saved` write)."""
+    return out_of_time(line) or (line.startswith("events/") and (" cannot be read (" in line
+                                                                  or " cannot be listed (" in line))
+
+
 #: Unreadable event files a saved model keeps to try again, at most (a store with more has worse problems; the
 #: warning still counts them all).
 UNREAD_KEPT = 1000

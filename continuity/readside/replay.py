@@ -54,14 +54,18 @@ def known_at(name: str, stored: StoredEvent | None) -> Callable[[str, Event], bo
     (`folded_nodes`); a clone's events arrive in its own order, so an event of that project from another clone
     stamped later, or from a clone it does not name, came in by a sync after it, stamped earlier. The serving
     clone's own events up to the point were all written before it. Of other projects, what the store held then is
-    not recorded: their events are taken up to the point. None: every event up to the point (any other point, or a
-    brief recorded without `folded_nodes`).
+    not recorded: their events are taken up to the point. None: every event up to the point (any other point, a
+    brief recorded without `folded_nodes`, or one whose catch-up was cut short: its deadline, a day folder that
+    could not be read; what it folded is then less than the store held).
     """
+    from continuity.readside.catchup import cut_short
     from events.context import ContextServed
 
     served = stored.event if stored is not None else None
     point = names.parse_name(name)
     if not isinstance(served, ContextServed) or not served.folded_nodes or point is None:
+        return None
+    if any(cut_short(line) for line in served.inputs.warnings):
         return None
     project, nodes, own = served.project, served.folded_nodes, point.node
 

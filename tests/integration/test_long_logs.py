@@ -284,3 +284,29 @@ def test_a_hook_waits_for_the_models_turn_no_longer_than_its_deadline(project: P
         done.set()
         thread.join()
     assert any("kept the read models' files for over 0.3 s" in line for line in outcome.warnings), outcome.warnings
+
+
+def test_views_as_of_a_brief_cut_short_hold_what_the_store_held(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A brief whose catch-up ran out of time folded less than the store held: `--as-of` at it folds every event up
+    to it, another clone's task (synced in before the brief, past where the brief stopped) included."""
+    from continuity.cli import main
+    from events.task import TaskCreated
+
+    store = find_store(root=str(project))
+    seed_days(project, 1)
+    codec = default_codec()
+    draft = TaskCreated(project="demo", task_id="T-b", title="b's task")
+    stored = seal(draft, at_us=START_US + 2 * DAY_US, node="bbbbbbbb", prev=None, codec=codec)  # a teammate's
+    folder = Path(store.events_dir, stored.name[:8])
+    folder.mkdir(exist_ok=True)
+    (folder / stored.name).write_bytes(stored.raw)
+    shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    result = hooks.session_start("claude-code", {**PAYLOAD, "cwd": str(project)}, store)
+    assert "ran out of time" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    capsys.readouterr()
+    assert main(["events", "list", "--kind", "context.served", "--json", "--root", str(project)]) == 0
+    served = json.loads(capsys.readouterr().out)["events"][-1]["event_id"]
+    assert main(["task", "list", "--as-of", served, "--root", str(project)]) == 0
+    assert "b's task" in capsys.readouterr().out
