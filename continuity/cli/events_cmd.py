@@ -25,7 +25,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     listing = sub.add_parser("list", help="events in replay order", parents=[common],
                              description="Events in replay order, one line each.")
     listing.add_argument("--after", metavar="EVENT_ID", help="only events after this one")
-    listing.add_argument("--kind", help="only events of this kind, e.g. checkpoint.recorded")
+    listing.add_argument("--kind", help="only events of this kind, e.g. checkpoint.recorded, or of this family, "
+                         "e.g. checkpoint (an unknown kind is refused)")
     count = bounded_int(0, COUNT_MAX)
     listing.add_argument("--limit", type=count, metavar="N", help="at most N events (the first N)")
     listing.add_argument("--last", type=count, metavar="N", help="only the newest N events")
@@ -67,8 +68,12 @@ def _list(args: argparse.Namespace, out: Output) -> int:
         else:
             print_warnings([f"skipped unreadable event {one_line(f'{name}: {error}')}"])
 
+    from continuity.core.kinds import kinds_for
+
+    kinds = frozenset(kinds_for([args.kind])) if args.kind is not None else None  # an unknown kind is refused
+
     def kept(event: Event) -> bool:
-        return args.kind is None or event.kind == args.kind
+        return kinds is None or event.kind in kinds
 
     selected: Iterable[StoredEvent]
     if args.last is not None:

@@ -37,6 +37,7 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
     from continuity.cli.output import warn
+    from continuity.core.kinds import kinds_for
     from continuity.recall import service
     from continuity.recall.plain import answer, lines_of
     from continuity.recall.search import Filters
@@ -47,7 +48,7 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     if project is None:
         project, warnings = store.reading_project()
     now = service.now()
-    filters = Filters(project=project, kinds=service.kinds_for(args.kind), agent=args.agent,
+    filters = Filters(project=project, kinds=kinds_for(args.kind), agent=args.agent,
                       since=service.time_bound("--since", args.since, now),
                       until=service.time_bound("--until", args.until, now))
     from continuity.cli.progress import for_output

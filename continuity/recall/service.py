@@ -17,8 +17,6 @@ from continuity.readside.catchup import Progress
 from continuity.recall import index
 from continuity.recall.search import DEFAULT_LIMIT, Filters, Hit, fts_query, search, words
 from events import clock
-from events.base import kind_of
-from events.catalog import EVENT_TYPES
 from events.problems import quoted
 
 _DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
@@ -42,20 +40,6 @@ class Recalled(msgspec.Struct, kw_only=True):
     indexed: int = 0
     rebuilt: bool = False
     warnings: list[str] = msgspec.field(default_factory=list)
-
-
-def kinds_for(requested: list[str] | None) -> tuple[str, ...]:
-    """Event kinds named exactly or by family (`handoff` is every `handoff.*`); UsageError on an unknown one."""
-    known = sorted(kind_of(kind) for kind in EVENT_TYPES)
-    chosen: dict[str, None] = {}
-    for name in requested or ():
-        matched = [kind for kind in known if kind == name or kind.split(".")[0] == name]
-        if not matched:
-            families = sorted({kind.split(".")[0] for kind in known})
-            raise UsageError(f"--kind: unknown kind {quoted(name)}; use a kind such as work.logged or a family: "
-                             + ", ".join(families))
-        chosen.update(dict.fromkeys(matched))
-    return tuple(chosen)
 
 
 def time_bound(flag: str, text: str | None, now: int) -> str | None:

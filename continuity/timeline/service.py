@@ -12,6 +12,7 @@ written: the store's own files (the log, config, lock, node id) are never replac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -121,8 +122,13 @@ def _write(path: str, data: bytes, within: str | None) -> None:
     folder = os.path.dirname(path)
     if within is None and not os.path.isdir(folder):
         raise WriteFailed(f"timeline not written: the folder {folder} does not exist")
+    mode = 0o644
+    with contextlib.suppress(OSError):  # a page written over a file the user made private stays private
+        found = os.lstat(path)
+        if stat.S_ISREG(found.st_mode):
+            mode = found.st_mode & 0o777
     try:
-        write_atomic(path, data, durable=False, within=within)
+        write_atomic(path, data, durable=False, within=within, mode=mode)
     except IsADirectoryError:
         raise UsageError(f"--out: {path} is a folder; name the page's file (timeline.html)") from None
     except OSError as error:

@@ -527,3 +527,52 @@ def test_an_as_of_point_on_an_unsafe_store_fails_open(project: Path, capsys: Cap
     capsys.readouterr()
     assert main(["status", "--as-of", "RCE-x"]) == 0
     assert "nothing read" in capsys.readouterr().err
+
+
+READS_WITH_A_PROJECT = [["recall", "push"], ["timeline"], ["task", "list"], ["memory", "list"], ["status"],
+                        ["resume-bundle"], ["restore"], ["work", "status"]]
+
+
+@pytest.mark.parametrize("name", ["../..", "a b", "x\ny", "..", "a/b"])
+@pytest.mark.parametrize("argv", READS_WITH_A_PROJECT, ids=lambda argv: " ".join(argv))
+def test_a_project_no_event_can_name_is_refused_by_every_read(
+        project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], name: str) -> None:
+    """`--project` that is no project name: exit 2 with one line, as `status` always said; never an empty answer
+    ("no tasks", an empty timeline page) that reads as "nothing was recorded"."""
+    capsys.readouterr()
+    assert main([*argv, "--project", name]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "invalid project name" in captured.err and captured.err.count("\n") == 1
+    assert not (project / ".agent/runtime-continuity/local/timeline.html").exists()
+
+
+def test_events_list_refuses_a_kind_no_event_has_and_takes_a_family(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--kind work.log` (a typo) is refused, exit 2, as recall refuses it; `--kind work` is the family."""
+    assert main(["log", "-m", "edited the parser"]) == 0
+    capsys.readouterr()
+    assert main(["events", "list", "--kind", "work.log"]) == 2
+    assert "unknown kind 'work.log'" in capsys.readouterr().err
+    for kind in ("work", "work.logged"):
+        assert main(["events", "list", "--kind", kind]) == 0
+        assert "edited the parser" in capsys.readouterr().out
+    assert main(["events", "list", "--kind", "checkpoint"]) == 0
+    assert "edited the parser" not in capsys.readouterr().out
+
+
+def test_a_timeline_written_over_a_private_file_stays_private(project: Path, tmp_path: Path) -> None:
+    """`timeline --out` over a file the user made 0600 keeps 0600 (the page holds every event); a new page is
+    0644 under the usual umask."""
+    import os
+    import stat
+    private = tmp_path / "private.html"
+    private.write_text("mine")
+    private.chmod(0o600)
+    old = os.umask(0o022)
+    try:
+        assert main(["timeline", "--out", str(private)]) == 0
+        assert main(["timeline", "--out", str(tmp_path / "new.html")]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text() != "mine"
+    assert stat.S_IMODE((tmp_path / "new.html").stat().st_mode) == 0o644

@@ -29,13 +29,14 @@ class RecallInput(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
       "blockers, archives, snapshots, tasks, workstream items, handoffs) against a query, best first, with snippets.")
 def recall(request: Any, store: Store) -> dict[str, Any]:
     """The `recall` tool."""
+    from continuity.core.kinds import kinds_for
     from continuity.recall import service
     from continuity.recall.search import Filters
 
     said: list[str] = []
     project = read_project_of(request.project, store, said)
     now = service.now()
-    filters = Filters(project=project, kinds=service.kinds_for(request.kinds), agent=request.agent,
+    filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent,
                       since=service.time_bound("since", request.since, now),
                       until=service.time_bound("until", request.until, now))
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
