@@ -222,8 +222,11 @@ def lines_of(hits: list[dict[str, Any]]) -> str:
 
 def answer(project: str, query: str, as_of: str | None, hits: list[dict[str, Any]], *, indexed: int = 0,
            rebuilt: bool = False, warnings: list[str] | None = None) -> dict[str, Any]:
-    """The JSON answer of `recall`."""
-    return {"ok": True, "action": "recall", "project": project, "query": query, "as_of": as_of,
+    """The JSON answer of `recall` (a query that looks like it holds a secret is echoed redacted: answers are
+    printed, logged and sent to clients; the events it searched hold none)."""
+    from events.guard import redact_text
+
+    return {"ok": True, "action": "recall", "project": project, "query": redact_text(query)[0], "as_of": as_of,
             "count": len(hits), "hits": hits, "indexed": indexed, "rebuilt": rebuilt, "warnings": warnings or []}
 
 

@@ -724,3 +724,17 @@ def test_the_fast_path_leaves_an_index_with_events_to_try_again_to_the_command(
     connection.commit()
     connection.close()
     assert both_ways(capsys, monkeypatch, ["recall", "WAL"])[0] is taken
+
+
+def test_a_query_that_looks_like_a_secret_is_echoed_redacted(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The answer repeats its query (printed, logged, sent to clients): a token in it shows as [REDACTED:<rule>],
+    whether the index is built first (the argparse path), current (the fast path) or asked through the tools."""
+    from continuity.api import Continuity
+
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4aXY"
+    log(capsys, "log", "-m", "pushed the branch")
+    for _ in range(2):  # the first builds the index; the second answers on the fast path
+        found = recall(capsys, token)
+        assert token not in json.dumps(found) and "[REDACTED:github-token]" in found["query"]
+    through_tools = Continuity(str(project)).call("recall", query=token)
+    assert token not in json.dumps(through_tools) and "[REDACTED:github-token]" in through_tools["query"]

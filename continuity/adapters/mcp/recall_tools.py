@@ -32,6 +32,7 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     from continuity.core.kinds import kinds_for
     from continuity.recall import service
     from continuity.recall.search import Filters
+    from events.guard import redact_text
 
     said: list[str] = []
     project = read_project_of(request.project, store, said)
@@ -41,5 +42,6 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
                       until=service.time_bound("until", request.until, now))
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
-    return {"ok": True, "action": "recall", "project": project, "query": found.query, "as_of": found.as_of,
-            "count": len(found.hits), "hits": msgspec.to_builtins(found.hits), "warnings": [*said, *found.warnings]}
+    return {"ok": True, "action": "recall", "project": project, "query": redact_text(found.query)[0],
+            "as_of": found.as_of, "count": len(found.hits), "hits": msgspec.to_builtins(found.hits),
+            "warnings": [*said, *found.warnings]}
