@@ -121,8 +121,12 @@ def freshness(max_age: str | None, age: Decimal | None, snapshot: Snapshot | Non
     if max_age is None:
         return None, None
     bound = parse_duration(max_age)
-    if bound is None:
-        return "invalid-max-age", f"resume: invalid --max-age duration '{one_line(max_age)}'; use s, m, h, or d"
+    if bound is None:  # the value as given, unless it looks like a secret (redacted whole) or runs long (cut)
+        from events.guard import redact_text
+
+        shown = one_line(redact_text(max_age)[0])
+        shown = shown if len(shown) <= 64 else shown[:63] + "…"
+        return "invalid-max-age", f"resume: invalid --max-age duration '{shown}'; use s, m, h, or d"
     if snapshot is None or age is None:
         return "checkpoint-age-unknown", "resume: checkpoint age is unknown; freshness requirement failed"
     if age > bound:

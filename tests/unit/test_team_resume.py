@@ -104,4 +104,13 @@ def test_freshness_verdicts() -> None:
     assert resume.freshness("30m", age, snapshot) == (
         "checkpoint-stale", "resume: checkpoint is 1h 0m (3600s) old, exceeding --max-age 30m")
     assert resume.freshness("2h", age, snapshot) == (None, None)
+
+
+def test_an_invalid_max_age_that_looks_like_a_secret_or_runs_long_is_not_echoed_whole() -> None:
+    """Seed 000's line quotes the value given: a token shows as [REDACTED:<rule>], a long value is cut."""
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4aXY"
+    code, line = resume.freshness(token, None, None)
+    assert code == "invalid-max-age" and token not in line and "'[REDACTED:github-token]'" in line
+    code, line = resume.freshness("x" * 100_000, None, None)
+    assert code == "invalid-max-age" and len(line) < 200 and line.endswith("…'; use s, m, h, or d")
     assert resume.freshness(None, None, None) == (None, None)
