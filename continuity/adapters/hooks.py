@@ -68,13 +68,15 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     from continuity.core.errors import ConfigBroken
     from continuity.sessions.decide import decide_session_start
     from continuity.sessions.service import resume_bundle
+    from events.errors import StoreUnsafe
 
     recorded: list[str] = []
     try:
         who = identity(harness, payload, store)
-    except ConfigBroken:  # never record under a guessed project; still serve what the log knows
-        project, warnings = store.reading_project()
-        report(store, harness, "SessionStart", f"{warnings[0]}; nothing recorded")
+    except (ConfigBroken, StoreUnsafe) as error:  # never record under a guessed project or through a planted link;
+        project, warnings = store.reading_project()  # still serve what the log knows
+        said = str(error) if isinstance(error, StoreUnsafe) else warnings[0]
+        report(store, harness, "SessionStart", f"{said}; nothing recorded")
         who, record = Identity(project=project, host=harness), False
     else:
         source = clean_label(payload.get("source")) or "startup"

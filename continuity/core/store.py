@@ -244,6 +244,21 @@ class Store:
         self.check_safe(reading=True)
         return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
 
+    def open_events_only(self) -> Any:
+        """The event log for reading when `local/` cannot be trusted (a link planted there): nothing under `local/`
+        is read (no head hint, no node id; a folder that cannot exist stands in for it). StoreUnsafe when the
+        store or `events/` itself is a link or no folder."""
+        from events.filelog import FileEventLog
+
+        for path in (self.path, self.events_dir):
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+                raise StoreUnsafe(f"unsafe store: {path} is {'a symlink' if stat.S_ISLNK(mode) else 'not a folder'}")
+        return FileEventLog(self.events_dir, os.path.join(os.devnull, "local"), node=READ_ONLY_NODE, clock_us=now_us)
+
 
 def explicit_root(root: str | None = None) -> str | None:
     """The project root named by `--root`, else by CONTINUITY_ROOT (None: search upward)."""

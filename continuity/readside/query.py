@@ -40,25 +40,36 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     (catchup.py); an audit replay folds whole states. `deadline`: a read that must answer in
     time stops folding past it (catchup.catch_up) and says so in its warnings.
     """
+    from continuity.readside.catchup import out_of_time
     from continuity.readside.replay import known_at, models_until, resolve_point
     from continuity.readside.writers import refresh
     from events.errors import StoreUnsafe
 
+    unsafe = None
     try:
         log = store.open_reader()
-    except StoreUnsafe as error:  # reads fail open: answer as for an empty log, say why
-        # no log to find an as-of point in: the answer is the empty log's, as of now (`RCE-x` is never parsed)
-        return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
+    except StoreUnsafe as error:  # reads fail open
+        try:  # `local/` is what cannot be trusted: the log is replayed in memory, nothing saved is read
+            log = store.open_events_only()
+        except StoreUnsafe:  # the store or events/ itself: answer as for an empty log, say why
+            # no log to find an as-of point in: the answer is the empty log's, as of now (`RCE-x` is never parsed)
+            return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
+        unsafe = f"{error}: the saved read models are not read; the log was replayed in memory and nothing saved"
     if as_of is not None:
-        warnings: list[str] = []
+        warnings: list[str] = [unsafe] if unsafe else []
         last_name, point = resolve_point(log, as_of)
         return View(models=models_until(log, last_name, warnings, names, only=known_at(last_name, point)),
                     as_of=as_of, warnings=warnings)
+    if unsafe is not None:
+        warnings = [unsafe]
+        models = models_until(log, "~", warnings, names, deadline=deadline)
+        return View(models=models, warnings=warnings, stopped=next((line for line in warnings if out_of_time(line)),
+                                                                   None))
     try:
         outcome = refresh(store, names, write=write, views=views, deadline=deadline)
     except OSError as error:
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
-        return View(models=models_until(log, "~", warnings, names), warnings=warnings)
+        return View(models=models_until(log, "~", warnings, names, deadline=deadline), warnings=warnings)
     return View(models=outcome.models, warnings=outcome.warnings, stopped=outcome.stopped)
 
 

@@ -110,18 +110,29 @@ def point_time(point: str) -> str:
 def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
-    only: Callable[[str, Event], bool] | None = None,
+    only: Callable[[str, Event], bool] | None = None, deadline: float | None = None,
 ) -> Models:
     """Fold every event whose name sorts at or before `last_name` into fresh read models.
 
     `only`: which of them to fold (a served brief's own events: continuity/sessions/service.py).
+    `deadline` (`time.monotonic()`): past it, stop (checked every MID_DAY_CHUNK events) and say so in
+    `warnings`, with catchup.OUT_OF_TIME's words: the models hold the log up to there.
     """
+    import time
+
+    from continuity.readside.catchup import MID_DAY_CHUNK, OUT_OF_TIME
+
     chosen = models(names)
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
-    skipped = 0
+    skipped = read = 0
     for name, raw in log.read_raw():
         if name > last_name:
+            break
+        read += 1
+        if deadline is not None and read % MID_DAY_CHUNK == 0 and time.monotonic() >= deadline:
+            warnings.append(f"{OUT_OF_TIME} and this read ran out of time: events from {name} on are not in "
+                            "this answer")
             break
         if name.endswith("/"):  # a day folder that cannot be listed: as a catch-up, stop before it, in order
             from events.durable import unreadable_error

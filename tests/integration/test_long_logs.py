@@ -310,3 +310,21 @@ def test_views_as_of_a_brief_cut_short_hold_what_the_store_held(
     served = json.loads(capsys.readouterr().out)["events"][-1]["event_id"]
     assert main(["task", "list", "--as-of", served, "--root", str(project)]) == 0
     assert "b's task" in capsys.readouterr().out
+
+
+def test_a_replay_in_memory_stops_at_its_deadline_and_says_so(project: Path) -> None:
+    """`models_until` with a deadline (a brief replayed in memory when `local/` cannot be trusted) stops after a
+    chunk of events, with the catch-up's out-of-time words; without one it folds the whole log."""
+    import time
+
+    from continuity.readside import catchup
+    from continuity.readside.replay import models_until
+
+    store = seed_one_day(project, catchup.MID_DAY_CHUNK + 100)
+    warnings: list[str] = []
+    cut = models_until(store.open_reader(), "~", warnings, deadline=time.monotonic())
+    assert len(warnings) == 1 and catchup.out_of_time(warnings[0])
+    assert cut.project("demo").events == catchup.MID_DAY_CHUNK - 1
+    whole: list[str] = []
+    assert models_until(store.open_reader(), "~", whole).project("demo").events == catchup.MID_DAY_CHUNK + 100
+    assert whole == []

@@ -176,3 +176,33 @@ def test_verify_prints_each_name_in_the_store_on_one_line(project: Path, capsys:
     assert all(line.isprintable() for line in out.splitlines())
     code, out, _ = run(capsys, "verify", "--json")
     assert code == 1 and f"link {planted}" in json.loads(out)["symlinks"]
+
+
+@pytest.mark.parametrize("planted", ["local", "local/models"])
+def test_a_link_planted_in_local_leaves_the_brief_of_the_log(
+        project: Path, capsys: Capture, tmp_path: Path, planted: str) -> None:
+    """`local/` or `local/models` replaced by a link (the saved models cannot be trusted): `events/` is intact, so
+    the SessionStart brief, `status` and `resume-bundle` are the log replayed in memory, with a warning; nothing is
+    read or written through the link, and nothing is recorded (writes refuse, exit 6)."""
+    from continuity.adapters import hooks
+    from continuity.core.store import find_store
+
+    assert run(capsys, "checkpoint", "-m", "parser done", "--next", "wire the CLI")[0] == 0
+    link = store_of(project) / planted
+    target = tmp_path / "planted"
+    link.rename(target)
+    link.symlink_to(target)
+    before = sorted((path, path.stat().st_mtime_ns) for path in target.rglob("*"))
+    events_before = all_event_files(project)
+    payload = {"session_id": "S1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    result = hooks.session_start("claude-code", payload, find_store(root=str(project)))
+    brief = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "## Next action\nwire the CLI" in brief and "saved read models are not read" in brief
+    assert result.recorded == []
+    code, out, err = run(capsys, "status")
+    assert code == 0 and "(1 events)" in out and "replayed in memory" in err
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0 and "wire the CLI" in out
+    assert run(capsys, "log", "-m", "refused")[0] == 6
+    assert sorted((path, path.stat().st_mtime_ns) for path in target.rglob("*")) == before
+    assert all_event_files(project) == events_before
