@@ -71,25 +71,19 @@ def _at(document: Any, path: str) -> Any:
     return value
 
 
-def quoted(value: str, limit: int = 64) -> str:
+def quoted(value: str, limit: int = 64, *, redact: bool = False) -> str:
     """A value a user gave, for a one-line refusal: quoted, cut at `limit` characters, what is not printable
-    as `\\uXXXX`, and never a value that looks like a secret."""
-    from events.guard import find_secret
+    as `\\uXXXX`, and never a value that looks like a secret: not shown, or with `redact` (an unknown id, say)
+    each match made `[REDACTED:<rule>]` in the whole value before the cut (a token cut short no longer matches
+    its rule, and the cut showed most of it)."""
+    from events.guard import find_secret, redact_text
 
-    if find_secret(value) is not None:
+    if redact:
+        value = redact_text(value)[0]
+    elif find_secret(value) is not None:
         return "(a value that looks like a secret, not shown)"
     text = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in value[:limit])
     return f"'{text}{'…' if len(value) > limit else ''}'"
-
-
-def shown_id(value: str, limit: int = 64) -> str:
-    """A value a refusal names (an unknown id, say), as `repr` shows it: secret-looking text first made
-    `[REDACTED:<rule>]` in the whole value (a token cut short no longer matches its rule, and the cut
-    showed most of it), then cut at `limit` characters."""
-    from events.guard import redact_text
-
-    text = redact_text(value)[0]
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _shown(value: Any) -> str:

@@ -57,12 +57,9 @@ def out_of_range(text: str, low: int, high: int) -> str | None:
     # ASCII digits only: not `٣`, `０`, `1_000` or `+5`, which int() takes too
     if digits.isascii() and digits.isdigit() and len(digits) <= 40 and low <= int(core) <= high:
         return None
-    from continuity.core.text import one_line
-    from events.guard import redact_text
+    from events.problems import quoted
 
-    text = redact_text(text)[0]  # in the whole value: a token cut short no longer matches, and showed most of it
-    shown = one_line(text) if len(text) <= 32 else one_line(text[:29]) + "..."
-    return f"must be an integer from {low} to {high}, not {shown!r}"
+    return f"must be an integer from {low} to {high}, not {quoted(text, 32, redact=True)}"
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:

@@ -75,11 +75,11 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 
     from continuity.core.errors import TaskNotFound
     from continuity.readside.memory_files import render
-    from events.problems import shown_id
+    from events.problems import quoted
 
     state, warnings = _state(args)
     found = next((m for m in state.book.memories if m.memory_id == args.memory_id), None)
     if found is None:
-        raise TaskNotFound(f"unknown memory {shown_id(args.memory_id)} (or older than the newest kept)")
+        raise TaskNotFound(f"unknown memory {quoted(args.memory_id, redact=True)} (or older than the newest kept)")
     out.emit({"ok": True, "memory": msgspec.to_builtins(found), "warnings": warnings}, render(found).decode())
     return 0

@@ -7,7 +7,7 @@ from typing import Any
 
 from continuity.cli.common import Output, Parser, bounded_int, open_store
 from continuity.core.text import one_line
-from events.problems import shown_id
+from events.problems import quoted
 
 READY_RULE = (" Ready: queued, the parent task (if any) not blocked, failed or cancelled, no unfinished "
               "subtasks; most urgent priority first.")
@@ -240,7 +240,7 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     _, state, warnings = _state(args, _task_list())
     task = state.tasks.get(args.task_id)
     if task is None:
-        raise TaskNotFound(f"unknown task {shown_id(args.task_id)}")
+        raise TaskNotFound(f"unknown task {quoted(args.task_id, redact=True)}")
     data = task_dict(task)
     lines = [f"{task.task_id} [{task.status}] v{task.version} {task.title}"]
     lines += [f"  {key}: {value}" for key, value in data.items()
@@ -323,7 +323,7 @@ def _show_run(args: argparse.Namespace, out: Output) -> int:
     _, state, warnings = _state(args)
     run = state.runs.get(args.run_id)
     if run is None:
-        raise TaskNotFound(f"unknown run {shown_id(args.run_id)}")
+        raise TaskNotFound(f"unknown run {quoted(args.run_id, redact=True)}")
     data = task_dict(run)
     lines = [f"{run.run_id} task {run.task_id} ({run.context}) " + ("completed" if run.completed_at else "open")]
     lines += [f"  {key}: {value}" for key, value in data.items()

@@ -92,15 +92,7 @@ class Store:
         read (`task list`) answers, and its derived writes warn.
         """
         folders = (os.path.join(self.local_dir, "models"),) if reading else self.local_folders()
-        for path in (self.path, self.events_dir, self.local_dir, *folders):
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:  # missing (made when first written), or not reachable: as islink/exists said
-                continue
-            if stat.S_ISLNK(mode):
-                raise StoreUnsafe(f"unsafe store: {path} is a symlink")
-            if not stat.S_ISDIR(mode):
-                raise StoreUnsafe(f"unsafe store: {path} is not a folder")
+        _refuse_unsafe((self.path, self.events_dir, self.local_dir, *folders))
 
     def local_folders(self) -> tuple[str, ...]:
         """The folders the program writes under `local/` and the store (tmp, models, archives)."""
@@ -250,14 +242,22 @@ class Store:
         store or `events/` itself is a link or no folder."""
         from events.filelog import FileEventLog
 
-        for path in (self.path, self.events_dir):
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                continue
-            if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
-                raise StoreUnsafe(f"unsafe store: {path} is {'a symlink' if stat.S_ISLNK(mode) else 'not a folder'}")
+        _refuse_unsafe((self.path, self.events_dir))
         return FileEventLog(self.events_dir, os.path.join(os.devnull, "local"), node=READ_ONLY_NODE, clock_us=now_us)
+
+
+def _refuse_unsafe(folders: tuple[str, ...]) -> None:
+    """StoreUnsafe for the first of the store's `folders` that is a symlink or no folder (a missing one, made when
+    first written, or one not reachable passes: as islink/exists would say)."""
+    for path in folders:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            raise StoreUnsafe(f"unsafe store: {path} is a symlink")
+        if not stat.S_ISDIR(mode):
+            raise StoreUnsafe(f"unsafe store: {path} is not a folder")
 
 
 def explicit_root(root: str | None = None) -> str | None:

@@ -14,7 +14,7 @@ import msgspec
 from continuity.core.errors import InvalidTransition, TaskNotFound, UsageError, VersionConflict
 from continuity.core.identity import Identity
 from events.base import Event
-from events.problems import shown_id
+from events.problems import quoted
 from events.task import STATUSES, TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections.tasks import TasksState
 
@@ -95,7 +95,7 @@ def decide_create_task(state: TasksState, identity: Identity, request: TaskCreat
     """`task create`: one `task.created` (queued) under a new id."""
     _check_title(request.title)
     if request.parent_task_id is not None and request.parent_task_id not in state.tasks:
-        raise TaskNotFound(f"unknown parent task {shown_id(request.parent_task_id)}; nothing written")
+        raise TaskNotFound(f"unknown parent task {quoted(request.parent_task_id, redact=True)}; nothing written")
     return [TaskCreated(**_envelope(identity, task_id=task_id), title=request.title.strip(),
                         description=request.description, done_criteria=request.done_criteria,
                         priority=request.priority, labels=request.labels, assigned_to=request.assigned_to,
@@ -110,7 +110,7 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
     """
     task = state.tasks.get(request.task_id)
     if task is None:
-        raise TaskNotFound(f"unknown task {shown_id(request.task_id)}; nothing written")
+        raise TaskNotFound(f"unknown task {quoted(request.task_id, redact=True)}; nothing written")
     if seen is not None:
         seen["status"] = task.status
     if request.expected_version is not None and request.expected_version != task.version:
@@ -147,13 +147,13 @@ def decide_start_run(state: TasksState, identity: Identity, request: RunStart, r
     """`run start`: one `run.started` on a known, unfinished task (a parent run must be known too)."""
     task = state.tasks.get(request.task_id)
     if task is None:
-        raise TaskNotFound(f"unknown task {shown_id(request.task_id)}; nothing written")
+        raise TaskNotFound(f"unknown task {quoted(request.task_id, redact=True)}; nothing written")
     if task.status in TERMINAL:
         raise InvalidTransition(f"task {task.task_id} is {task.status}: reopen it before starting a run")
     if request.context not in ("primary", "subagent"):
         raise UsageError(f"unknown run context {request.context!r} (primary or subagent)")
     if request.parent_run_id is not None and request.parent_run_id not in state.runs:
-        raise TaskNotFound(f"unknown parent run {shown_id(request.parent_run_id)}; nothing written")
+        raise TaskNotFound(f"unknown parent run {quoted(request.parent_run_id, redact=True)}; nothing written")
     return [RunStarted(**_envelope(identity, task_id=task.task_id, run_id=run_id), role=request.role,
                        context=request.context, parent_run_id=request.parent_run_id,  # type: ignore[arg-type]
                        git_branch=git.branch, git_commit=git.commit,
@@ -164,7 +164,7 @@ def decide_complete_run(state: TasksState, identity: Identity, request: RunCompl
     """`run complete`: one `run.completed` for a known run not yet completed; the task's status is untouched."""
     run = state.runs.get(request.run_id)
     if run is None:
-        raise TaskNotFound(f"unknown run {shown_id(request.run_id)}; nothing written")
+        raise TaskNotFound(f"unknown run {quoted(request.run_id, redact=True)}; nothing written")
     if run.completed_at is not None:
         raise InvalidTransition(f"run {run.run_id} is already completed; nothing written")
     return [RunCompleted(**_envelope(identity, task_id=run.task_id, run_id=run.run_id),

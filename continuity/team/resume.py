@@ -122,11 +122,10 @@ def freshness(max_age: str | None, age: Decimal | None, snapshot: Snapshot | Non
         return None, None
     bound = parse_duration(max_age)
     if bound is None:  # the value as given, unless it looks like a secret (redacted whole) or runs long (cut)
-        from events.guard import redact_text
+        from events.problems import quoted
 
-        shown = one_line(redact_text(max_age)[0])
-        shown = shown if len(shown) <= 64 else shown[:63] + "…"
-        return "invalid-max-age", f"resume: invalid --max-age duration '{shown}'; use s, m, h, or d"
+        shown = quoted(max_age, redact=True)
+        return "invalid-max-age", f"resume: invalid --max-age duration {shown}; use s, m, h, or d"
     if snapshot is None or age is None:
         return "checkpoint-age-unknown", "resume: checkpoint age is unknown; freshness requirement failed"
     if age > bound:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -26,17 +27,23 @@ START_US = clock.parse_iso("2026-11-01T09:00:00Z")
 PAYLOAD = {"session_id": "S-deadline", "hook_event_name": "SessionStart", "source": "startup"}
 
 
-def seed_days(project: Path, days: int) -> None:
-    """One checkpoint a day for `days` days (its next step names the day), chained as a writer would."""
-    store = find_store(root=str(project))
-    codec, node, prev = default_codec(), store.node(), None
-    for day in range(days):
-        draft = CheckpointRecorded(project="demo", message=f"day {day}", summary=Summary(next=(f"step of day {day}",)))
-        stored = seal(draft, at_us=START_US + day * DAY_US, node=node, prev=prev, codec=codec)
+def plant(store: Store, stamped: list[tuple[Any, int]], node: str | None = None) -> None:
+    """Seal each (draft, time in µs) into the store's day folders, chained as one writer (`node`, else the store's)
+    would: fixtures written without the write path."""
+    codec, node, prev = default_codec(), node or store.node(), None
+    for draft, at_us in stamped:
+        stored = seal(draft, at_us=at_us, node=node, prev=prev, codec=codec)
         prev = sha256_hex(stored.raw)
         folder = Path(store.events_dir, stored.name[:8])
         folder.mkdir(exist_ok=True)
         (folder / stored.name).write_bytes(stored.raw)
+
+
+def seed_days(project: Path, days: int) -> None:
+    """One checkpoint a day for `days` days (its next step names the day), chained as a writer would."""
+    plant(find_store(root=str(project)), [
+        (CheckpointRecorded(project="demo", message=f"day {day}", summary=Summary(next=(f"step of day {day}",))),
+         START_US + day * DAY_US) for day in range(days)])
 
 
 def without_models(project: Path, days: int) -> Store:
@@ -78,14 +85,9 @@ def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
 def seed_one_day(project: Path, count: int) -> Store:
     """`count` checkpoints within one day (a swarm's dense day; the next step names each), and no saved model."""
     store = find_store(root=str(project))
-    codec, node, prev = default_codec(), store.node(), None
-    for index in range(count):
-        draft = CheckpointRecorded(project="demo", message=f"event {index}", summary=Summary(next=(f"step {index}",)))
-        stored = seal(draft, at_us=START_US + index * 1_000_000, node=node, prev=prev, codec=codec)
-        prev = sha256_hex(stored.raw)
-        folder = Path(store.events_dir, stored.name[:8])
-        folder.mkdir(exist_ok=True)
-        (folder / stored.name).write_bytes(stored.raw)
+    plant(store, [
+        (CheckpointRecorded(project="demo", message=f"event {index}", summary=Summary(next=(f"step {index}",))),
+         START_US + index * 1_000_000) for index in range(count)])
     shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
     return store
 
@@ -295,12 +297,8 @@ def test_views_as_of_a_brief_cut_short_hold_what_the_store_held(
 
     store = find_store(root=str(project))
     seed_days(project, 1)
-    codec = default_codec()
-    draft = TaskCreated(project="demo", task_id="T-b", title="b's task")
-    stored = seal(draft, at_us=START_US + 2 * DAY_US, node="bbbbbbbb", prev=None, codec=codec)  # a teammate's
-    folder = Path(store.events_dir, stored.name[:8])
-    folder.mkdir(exist_ok=True)
-    (folder / stored.name).write_bytes(stored.raw)
+    plant(store, [(TaskCreated(project="demo", task_id="T-b", title="b's task"), START_US + 2 * DAY_US)],
+          node="bbbbbbbb")  # a teammate's
     shutil.rmtree(Path(store.local_dir, "models"), ignore_errors=True)
     monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
     result = hooks.session_start("claude-code", {**PAYLOAD, "cwd": str(project)}, store)
