@@ -249,15 +249,24 @@ def readable_days(events_dir: str) -> list[str]:
                              "no event can be read") from None
 
 
+def node_record(node: str, local_dir: str) -> bytes:
+    """What `local/node` holds: the id, the host it was made on and the folder it was made in (`local/`'s inode
+    number), so that a copy of the store (`cp -r` of the project, a backup restored beside it) is not taken for the
+    store it was copied from: two copies writing under one node id fork that node's chain for good."""
+    return f"{node} {os.uname().nodename} {os.lstat(local_dir).st_ino}\n".encode()
+
+
 def own_node(local_dir: str) -> str | None:
-    """The node id this machine writes this store under (`local/node`, made on this host), without making one; None
-    when there is none (a store copied from another machine makes a new one on its first write)."""
+    """The node id this machine writes this store under (`local/node`, `node_record`), without making one; None
+    when there is none, or when the file was made on another host or in another folder (a store copied, here or to
+    another machine, makes a new one on its first write; a file of the first releases, without the folder, too)."""
     try:
-        node, _, made_on = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode(
-            ).strip().partition(" ")
+        fields = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode().split()
+        if len(fields) != 3 or fields[1] != os.uname().nodename or not names.NODE_PATTERN.match(fields[0]):
+            return None
+        return fields[0] if fields[2] == str(os.lstat(local_dir).st_ino) else None
     except (OSError, UnicodeDecodeError):
         return None
-    return node if made_on == os.uname().nodename and names.NODE_PATTERN.match(node) else None
 
 
 #: How far back a clock may have gone and still follow what its own node wrote: further ahead than this, an event

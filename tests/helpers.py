@@ -31,6 +31,16 @@ def all_event_files(root: Path) -> list[Path]:
     return sorted(p for p in events.rglob("*") if p.is_file())
 
 
+def pin_node(root: Path, node: str) -> None:
+    """Make `node` the node id of the store under `root` (a node file records the folder it was made in: a copied
+    store would otherwise make a new one on its first write)."""
+    from events.durable import node_record
+
+    local = root / ".agent" / "runtime-continuity" / "local"
+    local.mkdir(exist_ok=True)
+    (local / "node").write_bytes(node_record(node, str(local)))
+
+
 def make_read_only(store: Path) -> list[Path]:
     """Make the store really read-only: a read-only bind mount as root, else permissions."""
     if os.geteuid() != 0:

@@ -188,13 +188,14 @@ class Store:
         return name, [f"{problem}; answering for project {name} (run `continuity init --repair`)"]
 
     def node(self) -> str:
-        """This machine's node id for this store, made on first use (and after a move).
+        """This machine's node id for this store, made on first use, and again in a copy of the store or on another
+        host (`durable.node_record`).
 
         Made under the append lock, so writers that start together on a new host (a new container, a
         store carried to another machine) agree on one id: each used to make its own, and the ids of
         all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
         """
-        from events.durable import open_lock, own_node
+        from events.durable import node_record, open_lock, own_node
 
         node = own_node(self.local_dir)
         if node is not None:
@@ -207,8 +208,7 @@ class Store:
                 return node
             node = os.urandom(4).hex()
             try:
-                write_atomic(os.path.join(self.local_dir, "node"), f"{node} {os.uname().nodename}\n".encode(),
-                             within=self.path)
+                write_atomic(os.path.join(self.local_dir, "node"), node_record(node, self.local_dir), within=self.path)
             except OSError as error:
                 raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
             return node

@@ -155,10 +155,9 @@ def _node(name: str) -> str:
 
 
 def read_node(store: Store) -> str | None:
-    """This store's node id, without creating one (status never writes)."""
-    try:
-        node = osfs.read_regular(os.path.join(store.local_dir, "node"), limit=osfs.SMALL_LIMIT).decode(
-            "ascii").strip().partition(" ")[0]
-    except (OSError, UnicodeDecodeError):
-        return None
-    return node if names.NODE_PATTERN.match(node) else None
+    """This store's node id, without creating one (status never writes); None in a copy of the store or on another
+    host until its first write makes one (`durable.own_node`): the events of the node it was copied from are not its
+    own."""
+    from events.durable import own_node
+
+    return own_node(store.local_dir)

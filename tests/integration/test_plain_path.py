@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from continuity.adapters import hook_fast
 from continuity.adapters.hooks import run_hook, run_typed
 from continuity.cli import main, plain_log
 from continuity.core import store as stores
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, pin_node
 
 NODE = "feed1234"
 START_US = 1_785_000_000_000_000
@@ -87,9 +86,7 @@ def template(tmp_path: Path) -> Path:
     root = tmp_path / "template"
     root.mkdir()
     assert main(["--root", str(root), "init", "--project", "demo"]) == 0
-    local = root / ".agent" / "runtime-continuity" / "local"
-    local.mkdir(exist_ok=True)
-    (local / "node").write_text(f"{NODE} {socket.gethostname()}\n")
+    pin_node(root, NODE)
     return root
 
 
@@ -106,6 +103,7 @@ class Runs:
         if self.root.exists():
             shutil.rmtree(self.root)
         shutil.copytree(self.template, self.root, symlinks=True)
+        pin_node(self.root, NODE)
         store = self.root / ".agent" / "runtime-continuity"
         if config is not None:
             (store / "config.json").write_bytes(config)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from continuity.cli import main, plain_snapshot
 from continuity.core import store as stores
 from continuity.core.fsio import pretty_json
 from continuity.team.plain import pretty, write_documents
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, pin_node
 from tests.integration.test_plain_path import BENIGN, HEAVY, NAMES, NODE, START_US, VALUES, imported_by
 
 STORE = Path(".agent", "runtime-continuity")
@@ -55,7 +54,7 @@ def template(tmp_path: Path) -> Path:
     root = tmp_path / "template"
     root.mkdir()
     assert main(["--root", str(root), "init", "--project", "demo"]) == 0
-    (root / STORE / "local" / "node").write_text(f"{NODE} {socket.gethostname()}\n")
+    pin_node(root, NODE)
     return root
 
 
@@ -68,6 +67,7 @@ class Runs:
         if self.root.exists():
             shutil.rmtree(self.root)
         shutil.copytree(self.template, self.root, symlinks=True)
+        pin_node(self.root, NODE)
 
     def outcome(self) -> dict[str, Any]:
         files = {str(path.relative_to(self.root)): path.read_bytes() for path in all_event_files(self.root)}

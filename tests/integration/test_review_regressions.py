@@ -39,6 +39,30 @@ def test_reads_never_write_the_node_id(project: Path, capsys: Capture) -> None:
     assert not node.exists()
 
 
+def test_a_node_file_names_its_host_and_folder(project: Path) -> None:
+    """`local/node` counts as this store's only on the host and in the folder it was made in: a node file of the
+    first releases (id and host only) or one carried over with a copy of the store gives way to a new node on the
+    next write; the store's own is kept, write after write."""
+    import socket
+
+    from events.durable import own_node
+
+    store = Store(project)
+    local = Path(store.local_dir)
+    node = store.node()
+    record = (local / "node").read_text().split()
+    assert record == [node, socket.gethostname(), str(os.lstat(local).st_ino)]
+    assert own_node(str(local)) == node and Store(project).node() == node
+    for stale in (f"{node} {record[1]}\n", f"{node} {record[1]} {int(record[2]) + 1}\n", f"{node} other {record[2]}\n",
+                  f"{node} {record[1]} {record[2]} more\n", "\n", f"{node}0 {record[1]} {record[2]}\n"):
+        (local / "node").write_text(stale)
+        assert own_node(str(local)) is None, stale
+        made = Store(project).node()
+        assert made != node and own_node(str(local)) == made, stale
+        main(["log", "after", "--root", str(project)])
+        assert Store(project).node() == made
+
+
 def test_stray_entries_in_the_events_folder_fail_open(project: Path, capsys: Capture) -> None:
     """A file named like a day and a folder named like an event: reads still answer."""
     main(["log", "x"])

@@ -16,10 +16,11 @@ import pytest
 from continuity.cli import main
 from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_SYNC_GAVE_UP, EXIT_USAGE
 from continuity.core.store import Store
+from continuity.sync import health
 from continuity.sync.engine import sync
 from continuity.sync.git import Repo
 from events.worklog import WorkLogged
-from tests.helpers import branch_event_paths, cli_process
+from tests.helpers import branch_event_paths, cli_process, pin_node
 
 STORE = Path(".agent", "runtime-continuity")
 IDENTITY = {"GIT_AUTHOR_NAME": "Tess Ter", "GIT_AUTHOR_EMAIL": "tess@example.invalid",
@@ -663,15 +664,39 @@ def test_a_refused_branch_still_delivers_through_the_node_refs(world: World) -> 
     assert event_names(fresh) == event_names(world.b)
 
 
-def test_a_copied_store_pushing_the_same_node_converges(world: World) -> None:
-    """A store copied to another clone keeps the node id: both push one node ref. With the branch declined
-    the ref is the only way in, so the second sync must take the first one's commit as a parent for its
-    push to be a fast-forward (else it is refused until the retry time runs out)."""
+def test_a_copied_store_writes_under_a_node_of_its_own(world: World) -> None:
+    """A store copied beside its original (`cp -r` of the project) kept the node id: the two copies then wrote two
+    children of one parent under one node, which `verify` names as a forgery in every clone, for good. The copy
+    now makes a node of its own on its first write; both sync and every clone verifies clean."""
+    import shutil
+
+    append(world.a, "before the copy")
+    node_a = Store(world.a).node()
+    shutil.rmtree(world.b / STORE)
+    shutil.copytree(world.a / STORE, world.b / STORE)
+    assert health.read_node(Store(world.b)) is None  # the copy's status names no node of its own yet
+    append(world.a, "on a")
+    append(world.b, "on b")
+    assert Store(world.a).node() == node_a and Store(world.b).node() != node_a
+    assert synced(world.a).pushed and synced(world.b).pushed
+    synced(world.a)
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 3
+    for root in (world.a, world.b):
+        code, report = cli("verify", "--root", str(root))
+        assert code == 0 and len(report["forks"]) == 1, report  # a fork of two nodes: a merge, not an error
+
+
+def test_a_cloned_machine_pushing_the_same_node_converges(world: World) -> None:
+    """A machine cloned whole (a VM image, a file-system snapshot: same host name, same folders) keeps the node id:
+    both push one node ref. With the branch declined the ref is the only way in, so the second sync must take the
+    first one's commit as a parent for its push to be a fast-forward (else it is refused until the retry time runs
+    out)."""
     import shutil
 
     append(world.a, "before the copy")
     shutil.rmtree(world.b / STORE)
     shutil.copytree(world.a / STORE, world.b / STORE)
+    pin_node(world.b, Store(world.a).node())
     assert Store(world.b).node() == Store(world.a).node()
     refuse_branch_updates(world.remote)
     config = world.b / STORE / "config.json"
