@@ -70,6 +70,7 @@ from continuity.sync.tree import (
     write_index,
     write_root,
 )
+from events.durable import list_days
 from events.errors import ContinuityError, WriteFailed
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
@@ -120,6 +121,8 @@ class SyncReport(msgspec.Struct, kw_only=True):
     #: Events the local branch gained from another store of this repository (each git worktree has its
     #: own store, and they share the branch), written into this one.
     added_branch: int = 0
+    #: Events of the branch that the store lacked (a file deleted by hand), written back.
+    written_back: int = 0
     pushed: bool = False
     branch_updated: bool = False
     merged: bool = False
@@ -470,8 +473,9 @@ class Syncer:
         return all(set(day_names) <= day_entries(self.reader, target.days.get(day)).keys()
                    for day, day_names in missing.items())
 
-    def record(self) -> int:
-        """Commit the local events the branch lacks; how many."""
+    def record(self, *, write_back: bool = True) -> int:
+        """Commit the local events the branch lacks; how many. Write back those the branch holds and the store
+        lost (`_write_back`)."""
         marks = files.load_marks(self.store, self.ref, self.tip)
         if not marks:  # every day folder is listed below anyway; with marks, the first release's are long gone
             self._adopt_first_release_folders()
@@ -483,7 +487,10 @@ class Syncer:
             return set(day_entries(self.reader, index.days.get(day)))
 
         wrong_day: list[str] = []
-        missing, self.marks = files.unrecorded(self.store, on_branch, marks, wrong_day)
+        lost: dict[str, set[str]] = {}
+        missing, self.marks = files.unrecorded(self.store, on_branch, marks, wrong_day, lost)
+        if write_back:  # else a restore follows, which streams them in
+            self._write_back(index, lost)
         if wrong_day:
             _warn_once(self.report.warnings, (
                 f"{len(wrong_day)} event file(s) filed under another day than their name's are not carried (first: "
@@ -515,6 +522,32 @@ class Syncer:
         self.indexes[commit] = after
         self._move(commit)
         return count
+
+    def _write_back(self, index: Snapshot, lost: dict[str, set[str]]) -> None:
+        """Write back the events the branch holds and the store lost (a file or a day folder deleted by hand): a
+        store ends a sync with every event of its branch. Events are never removed, so the next write would otherwise
+        follow an older head than the branch's and fork this node's own chain for good (`verify` in every clone)."""
+        gone: dict[str, set[str] | None] = {**lost}  # None: the whole day folder is gone
+        if index.days:
+            here = set(list_days(self.store.events_dir))
+            gone.update((day, None) for day in index.days if day not in here)
+        if not gone:
+            return
+        first, written, last = "", 0, max(gone)
+        batch: list[tuple[str, Entry]] = []
+        for day in sorted(gone):
+            names = gone[day]
+            batch.extend((day, entry) for entry in self.reader.read_tree(index.days[day])
+                         if (names is None or entry.name in names) and is_event(day, entry))
+            first = first or (f"events/{batch[0][0]}/{batch[0][1].name}" if batch else "")
+            if len(batch) >= RESTORE_BATCH or day == last:  # a whole events/ deleted: memory stays bounded
+                written += self._bring_in(batch, [], quiet=True)
+                batch = []
+        self.report.written_back += written
+        if written:
+            self.report.warnings.append(
+                f"wrote back {written} event(s) of branch {self.branch} that the store lacked (first: {first}): "
+                "event files are never removed; one deleted by hand comes back with the next sync")
 
     def _adopt_first_release_folders(self) -> None:
         """Move the first release's hour folders into their days (else their events are listed nowhere, never
@@ -647,7 +680,7 @@ class Syncer:
         report = self.report
         if not restore:
             report.added_branch = self.adopt()
-        report.added_local = self.record()
+        report.added_local = self.record(write_back=not restore)
         deadline = time.monotonic() + self.retry_seconds
         seen = files.load_seen(self.store, self.nodes)
         while True:

@@ -163,16 +163,20 @@ def save_seen(store: Store, folder: str, seen: dict[str, str]) -> None:
 
 # -- local events not on the branch --------------------------------------------------------
 def unrecorded(store: Store, on_branch: Callable[[str], set[str]], marks: dict[str, int],
-               misfiled: list[str] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
+               misfiled: list[str] | None = None,
+               lost: dict[str, set[str]] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
     """Local event files whose names the branch lacks, by day; and the day marks after listing.
 
     `on_branch(day)` gives the names the branch holds for a day. A day whose mtime matches
     its mark is skipped, except the newest day. The mark is taken before the listing: a
     file landing after it changes the mtime, so the next sync lists that day again. An event
     filed under another day than its name's is not recorded (a branch holds an event only
-    under its own day); its `events/<day>/<name>` is added to `misfiled`.
+    under its own day); its `events/<day>/<name>` is added to `misfiled`. The names the branch
+    holds for a listed day and the store does not (a file deleted by hand changes its day's
+    mtime) go to `lost`, by day, unless filed under another day here.
     """
     days = list_days(store.events_dir)
+    elsewhere: set[str] = set()
     missing: dict[str, list[str]] = {}
     new_marks: dict[str, int] = {}
     for day in days:
@@ -195,13 +199,22 @@ def unrecorded(store: Store, on_branch: Callable[[str], set[str]], marks: dict[s
                     local.add(entry)
                 else:
                     wrong = True
+                    elsewhere.add(entry)
                     if misfiled is not None:
                         misfiled.append(f"events/{day}/{entry}")
-        absent = sorted(local - on_branch(day))
+        branch = on_branch(day)
+        absent = sorted(local - branch)
         if absent:
             missing[day] = absent
+        if lost is not None and len(branch) > len(local) - len(absent):
+            lost[day] = branch - local
         if not wrong:  # a day holding a misfiled event is listed (and warned of) again by every sync
             new_marks[day] = mtime_ns
+    if lost is not None:
+        for day in list(lost):
+            lost[day] -= elsewhere
+            if not lost[day]:
+                del lost[day]
     return missing, new_marks
 
 

@@ -686,6 +686,36 @@ def test_a_copied_store_writes_under_a_node_of_its_own(world: World) -> None:
         assert code == 0 and len(report["forks"]) == 1, report  # a fork of two nodes: a merge, not an error
 
 
+def test_events_deleted_by_hand_come_back_with_the_next_sync(world: World) -> None:
+    """An event file deleted from a synced store (the newest, one in the middle, a whole day folder) never came back:
+    sync compared only the days the branch changed, the next write followed an older head, and that fork of one
+    node's chain made `verify` fail in every clone for good. Sync now writes back what the branch holds and the store
+    lacks, and says so."""
+    import shutil
+
+    append(world.a, "one", "two", "three")
+    assert synced(world.a).pushed
+    events = world.a / STORE / "events"
+    files = sorted(events.glob("*/*.json"))
+    files[-1].unlink()
+    files[1].unlink()
+    report = synced(world.a)
+    assert report.written_back == 2 and sorted(events.glob("*/*.json")) == files
+    assert any("wrote back 2 event(s)" in warning and files[1].name in warning for warning in report.warnings)
+    append(world.a, "four (never synced: deleted for good below)")
+    for day in events.iterdir():
+        shutil.rmtree(day)
+    report = synced(world.a)
+    assert report.written_back == 3 and sorted(events.glob("*/*.json")) == files
+    assert synced(world.a).written_back == 0  # once: nothing is lost any more
+    append(world.a, "five")
+    assert synced(world.a).pushed
+    synced(world.b)
+    for root in (world.a, world.b):
+        code, out = cli("verify", "--root", str(root))
+        assert code == 0 and out["events"] == 4 and out["forks"] == [], out
+
+
 def test_a_cloned_machine_pushing_the_same_node_converges(world: World) -> None:
     """A machine cloned whole (a VM image, a file-system snapshot: same host name, same folders) keeps the node id:
     both push one node ref. With the branch declined the ref is the only way in, so the second sync must take the
