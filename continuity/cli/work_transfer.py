@@ -32,10 +32,13 @@ def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
     reconnect = sub.add_parser("reconnect", help="leave offline mode: push or fast-forward by ancestry only",
                                parents=[both[0]], description="Record local events, fetch the remote's branch, "
                                "then: remote behind -> push (no force); local behind -> fast-forward; both "
-                               "advanced -> refused (exit 12), both histories and the offline marker kept. Never "
-                               "merges, rebases, resets or force-pushes. A remote URL with credentials is refused "
-                               "(exit 2) without printing them.")
+                               "advanced -> refused (exit 12), both histories and the offline marker kept, unless "
+                               "--union. Never rebases, resets or force-pushes, and merges only when asked. A remote "
+                               "URL with credentials is refused (exit 2) without printing them.")
     reconnect.add_argument("--remote", metavar="NAME", help="git remote (default: sync_remote, else origin)")
+    reconnect.add_argument("--union", action="store_true",
+                           help="when both advanced, unite the histories as `continuity sync` unites clones (a merge "
+                           "commit, pushed without force): every event of both is kept, none rewritten")
     reconnect.set_defaults(handler=_reconnect)
 
 
@@ -85,7 +88,7 @@ def _reconnect(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync.transfer import reconnect
 
     with _file_errors("reconnect"):
-        result = reconnect(open_store(args), args.remote)
+        result = reconnect(open_store(args), args.remote, union=args.union)
     warn(result["warnings"])
     out.emit(result, f"reconnected to {result['remote']}/{result['branch']}: {result['result']}")
     return 0

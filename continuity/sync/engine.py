@@ -823,12 +823,13 @@ def open_repo(store: Store) -> Repo:
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: str | None = None,
          progress: Progress | None = None, catch_up: bool = True, restore: bool = False,
-         landing: Landing | None = None) -> SyncReport:
+         landing: Landing | None = None, reconnecting: bool = False) -> SyncReport:
     """Exchange events with the remote's continuity branch (see the module docstring).
 
     `restore` also writes every event on the branch that the store lacks (clone-store), telling
     `landing` of each batch it brings in. A remote URL that embeds credentials is refused before
-    git contacts it (credentials.py).
+    git contacts it (credentials.py). A store brought in offline is refused unless `reconnecting`
+    (`work reconnect --union`, which asked for this union).
     """
     store.check_safe()
     repo = open_repo(store)
@@ -836,10 +837,10 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     remote = remote_of(store, remote)
     warnings = guard_remote(repo, remote)
     refuse_checked_out(repo, branch)
-    if os.path.exists(health.offline_marker(store)):
+    if not reconnecting and os.path.exists(health.offline_marker(store)):
         raise UsageError("this store was brought in offline (`continuity work import`): leave offline mode with "
                          "`continuity work reconnect`, which pushes or fast-forwards and never merges diverged "
-                         "histories")
+                         "histories unless asked (`--union`)")
     with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, remote, progress)
         syncer.landing = landing

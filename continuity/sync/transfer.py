@@ -503,8 +503,12 @@ def reconnect_action(local: str | None, remote: str | None, local_in_remote: boo
     return "diverged"
 
 
-def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
-    """Leave offline mode by ancestry (see the module docstring); the marker goes only on success."""
+def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -> dict[str, Any]:
+    """Leave offline mode by ancestry (see the module docstring); the marker goes only on success.
+
+    Histories that both advanced are refused, unless `union`: then they are united as `continuity sync` unites
+    clones (a merge commit whose parents are both tips, pushed without force). Event files are immutable and
+    uniquely named, so the union keeps every event of both and rewrites none; only the user asks for it."""
     from continuity.readside.writers import refresh
     from projections.registry import REGISTRY
 
@@ -536,13 +540,16 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
                 bool(local and remote_tip and repo.is_ancestor(local, remote_tip)),
                 bool(local and remote_tip and repo.is_ancestor(remote_tip, local)))
             added = adopted
-            if action == "diverged":
+            if action == "diverged" and not union:
                 assert local is not None and remote_tip is not None
                 raise _refuse("reconnect", f"local and remote continuity histories diverged (local {local[:12]}, "
                               f"remote {remote_tip[:12]}); both are kept"
                               + (" and the store stays offline-imported" if offline else "")
-                              + ". Nothing was merged, rebased, reset or force-pushed.")
-            if action == "push":
+                              + ". Nothing was merged, rebased, reset or force-pushed. To unite them, keeping "
+                              "every event of both, run `continuity work reconnect --union`.")
+            if action == "diverged":
+                pass  # united below, by sync, once this lock is let go
+            elif action == "push":
                 assert local is not None
                 refused = repo.push(name, local, branch)
                 if refused is not None:
@@ -558,14 +565,23 @@ def reconnect(store: Store, remote: str | None = None) -> dict[str, Any]:
             else:
                 syncer.in_sync = True
             files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
-            if syncer.recorded_through is not None:
+            if syncer.recorded_through is not None and action != "diverged":  # a union: sync says when pushed
                 state = health.load(store) or health.SyncState()
                 state.pushed_through = syncer.recorded_through
                 health.save(store, state)
         finally:
             syncer.close()
+        if offline and action != "diverged":
+            os.unlink(health.offline_marker(store))
+    if action == "diverged":
+        from continuity.sync.engine import sync
+
+        report = sync(store, remote=name, branch=branch, reconnecting=True)
         if offline:
             os.unlink(health.offline_marker(store))
+        return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": "union",
+                "commit": report.commit, "added_remote": added + report.added_remote, "was_offline": offline,
+                "warnings": report.warnings}
     outcome = refresh(store, tuple(REGISTRY))
     return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": action,
             "commit": syncer.tip, "added_remote": added, "was_offline": offline, "warnings": outcome.warnings}

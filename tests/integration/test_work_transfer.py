@@ -144,6 +144,48 @@ def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[Wor
     assert code == EXIT_INVARIANT and "conflicts with the existing context cache HEAD" in out["message"]
 
 
+def test_reconnect_union_is_the_way_out_of_diverged_histories(exported: tuple[World, Path]) -> None:
+    """Both advanced: every way out was refused (reconnect 12, sync and clone-store 2, a newer import 12) and the
+    refusal named none. It now names `work reconnect --union`, which unites them as sync unites clones: a merge
+    commit whose parents are both tips, pushed without force; every event of both kept, the marker gone, both clones
+    equal and verify clean. A refused union (a remote that declines) keeps the marker."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    append(c, "offline work")
+    append(world.a, "online work")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    remote_before = git(world.remote, "rev-parse", "continuity").strip()
+    git(c, "remote", "add", "origin", str(world.remote))
+    code, out = cli("work", "reconnect", "--root", str(c))
+    assert code == EXIT_INVARIANT and "`continuity work reconnect --union`" in out["message"]
+    local_before = git(c, "rev-parse", "refs/heads/continuity").strip()
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho declined >&2\nexit 1\n")
+    hook.chmod(0o755)
+    config = c / ".agent/runtime-continuity/config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_retry_seconds": 1}))
+    code, out = cli("work", "reconnect", "--union", "--root", str(c))
+    assert code != 0 and (c / MARKER).exists() and git(world.remote, "rev-parse", "continuity").strip() == remote_before
+    hook.unlink()
+    code, out = cli("work", "reconnect", "--union", "--root", str(c))
+    assert code == 0 and out["result"] == "union" and out["was_offline"] and out["added_remote"] == 1, out
+    assert not (c / MARKER).exists()
+    tip = git(world.remote, "rev-parse", "continuity").strip()
+    assert tip == git(c, "rev-parse", "refs/heads/continuity").strip()
+    assert git(c, "merge-base", "--is-ancestor", remote_before, tip) == "" and \
+        git(c, "merge-base", "--is-ancestor", local_before, tip) == ""  # no history rewritten
+    assert cli("sync", "--root", str(c))[0] == 0 and cli("sync", "--root", str(world.a))[0] == 0
+    assert event_names(c) == event_names(world.a)
+    messages = {json.loads(path.read_text()).get("message") for path in all_event_files(c)}
+    assert {"offline work", "online work"} <= messages
+    for root in (c, world.a):
+        code, report = cli("verify", "--root", str(root))
+        assert code == 0, report
+    code, status = cli("work", "status", "--root", str(c))
+    assert status["contextState"] != "OFFLINE_IMPORTED_CONTEXT"
+
+
 def _refused_import(world: World, folder: Path, fragment: str) -> None:
     c = offline_clone(world, "c")
     code, out = cli("work", "import", str(folder), "--root", str(c))
