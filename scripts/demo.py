@@ -80,6 +80,8 @@ def main() -> None:
              cwd=project, env=env)
         timeline = ["timeline"] + (["--out", str(Path(options.timeline).resolve())] if options.timeline else [])
         step("the project's history as one HTML page", *timeline, cwd=project, env=env)
+        if not options.timeline:
+            print("(the demo's folder goes when it ends, that page with it: `scripts/run --timeline FILE` keeps it)")
 
 
 if __name__ == "__main__":

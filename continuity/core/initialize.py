@@ -101,7 +101,9 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         for folder in (store.path, store.events_dir, store.local_dir):
             os.makedirs(folder, exist_ok=True)
         store.check_safe()
-        if created and adopt:  # over the original seed-004 tool's folder: its README, schemas, state.json kept
+        # over the original seed-004 tool's folder: its README, schemas, state.json kept; not over a store of ours
+        # that lost its config.json (its log or node id says so): those files are this tool's own
+        if created and adopt and not (_holds_events(store) or os.path.lexists(os.path.join(store.local_dir, "node"))):
             seed004.keep_original_files(store, adopted)
         home = Path(store.path)
         _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")

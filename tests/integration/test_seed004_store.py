@@ -62,6 +62,23 @@ def log_events(root: Path) -> list[dict[str, Any]]:
     return [json.loads(path.read_bytes()) for path in all_event_files(root) if path.parent.name != "events"]
 
 
+def test_a_store_of_ours_that_lost_its_config_keeps_nothing_as_the_originals(tmp_path: Path) -> None:
+    """`init --repair` of a continuity store whose config.json is gone copied this tool's own README, schemas and
+    state.json to local/seed004/ and said it "kept the original's" files; it now keeps nothing and says nothing of an
+    original, with or without events (a node id says the store is ours)."""
+    for write in (True, False):
+        root = tmp_path / f"project-{write}"
+        root.mkdir()
+        assert run(root, "init", "--project", "keep").returncode == 0
+        if write:
+            assert run(root, "log", "one").returncode == 0
+        (root / S / "config.json").unlink()
+        done = run(root, "init", "--repair")
+        assert done.returncode == 0 and "original" not in done.stdout, done.stdout
+        assert not (root / S / "local" / "seed004").exists()
+        assert json.loads((root / S / "config.json").read_text())["project"] == ("keep" if write else "project-False")
+
+
 def test_init_carries_the_history_once_and_keeps_the_originals(tmp_path: Path) -> None:
     root = tmp_path / "project"
     written = original_store(root)
