@@ -250,23 +250,41 @@ def readable_days(events_dir: str) -> list[str]:
 
 
 def node_record(node: str, local_dir: str) -> bytes:
-    """What `local/node` holds: the id, the host it was made on and the folder it was made in (`local/`'s inode
-    number), so that a copy of the store (`cp -r` of the project, a backup restored beside it) is not taken for the
-    store it was copied from: two copies writing under one node id fork that node's chain for good."""
-    return f"{node} {os.uname().nodename} {os.lstat(local_dir).st_ino}\n".encode()
+    """What `local/node` holds: the id and the host it was made on (the first releases' one line), then the folder it
+    was made in (`local/`'s inode number) on a line of its own, so that a copy of the store (`cp -r` of the project, a
+    backup restored beside it) is not taken for the store it was copied from: two copies writing under one node id
+    fork that node's chain for good. The host name is the rest of the first line (it may hold spaces, or be empty)."""
+    return f"{node} {os.uname().nodename}\n{os.lstat(local_dir).st_ino}\n".encode()
+
+
+def node_file(local_dir: str) -> tuple[str | None, bool]:
+    """(the node id `local/node` names for this host and folder, or None; whether the file says which folder).
+
+    A file of the first releases (one line: id and host) names its node on the host it was made on, as it did
+    then; `Store.node` adds the folder on the next write, keeping the id (so an upgrade changes no node).
+    """
+    try:
+        text = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode()
+    except (OSError, UnicodeDecodeError):
+        return None, False
+    lines = text.removesuffix("\n").split("\n")
+    node, space, host = lines[0].partition(" ")
+    if not space or host != os.uname().nodename or not names.NODE_PATTERN.match(node) or len(lines) > 2:
+        return None, False
+    if len(lines) == 1:
+        return node, False
+    try:
+        here = str(os.lstat(local_dir).st_ino)
+    except OSError:
+        return None, False
+    return (node, True) if lines[1] == here else (None, False)
 
 
 def own_node(local_dir: str) -> str | None:
     """The node id this machine writes this store under (`local/node`, `node_record`), without making one; None
     when there is none, or when the file was made on another host or in another folder (a store copied, here or to
-    another machine, makes a new one on its first write; a file of the first releases, without the folder, too)."""
-    try:
-        fields = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode().split()
-        if len(fields) != 3 or fields[1] != os.uname().nodename or not names.NODE_PATTERN.match(fields[0]):
-            return None
-        return fields[0] if fields[2] == str(os.lstat(local_dir).st_ino) else None
-    except (OSError, UnicodeDecodeError):
-        return None
+    another machine, makes a new one on its first write)."""
+    return node_file(local_dir)[0]
 
 
 #: How far back a clock may have gone and still follow what its own node wrote: further ahead than this, an event

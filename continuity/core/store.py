@@ -195,18 +195,20 @@ class Store:
         store carried to another machine) agree on one id: each used to make its own, and the ids of
         all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
         """
-        from events.durable import node_record, open_lock, own_node
+        from events.durable import node_file, node_record, open_lock
 
-        node = own_node(self.local_dir)
-        if node is not None:
+        node, whole = node_file(self.local_dir)
+        if whole:
+            assert node is not None
             return node
         fd = open_lock(os.path.join(self.local_dir, "lock"))
         try:
             osfs.lock(fd)
-            node = own_node(self.local_dir)  # made by a writer this one waited for
-            if node is not None:
+            node, whole = node_file(self.local_dir)  # made by a writer this one waited for
+            if whole:
+                assert node is not None
                 return node
-            node = os.urandom(4).hex()
+            node = node or os.urandom(4).hex()  # a first release's file: its id, now with the folder
             try:
                 write_atomic(os.path.join(self.local_dir, "node"), node_record(node, self.local_dir), within=self.path)
             except OSError as error:

@@ -490,7 +490,7 @@ class Syncer:
         lost: dict[str, set[str]] = {}
         missing, self.marks = files.unrecorded(self.store, on_branch, marks, wrong_day, lost)
         if write_back:  # else a restore follows, which streams them in
-            self._write_back(index, lost)
+            self._write_back(index, lost, {path.rpartition("/")[2] for path in wrong_day})
         if wrong_day:
             _warn_once(self.report.warnings, (
                 f"{len(wrong_day)} event file(s) filed under another day than their name's are not carried (first: "
@@ -523,7 +523,7 @@ class Syncer:
         self._move(commit)
         return count
 
-    def _write_back(self, index: Snapshot, lost: dict[str, set[str]]) -> None:
+    def _write_back(self, index: Snapshot, lost: dict[str, set[str]], misfiled: set[str]) -> None:
         """Write back the events the branch holds and the store lost (a file or a day folder deleted by hand): a
         store ends a sync with every event of its branch. Events are never removed, so the next write would otherwise
         follow an older head than the branch's and fork this node's own chain for good (`verify` in every clone)."""
@@ -537,8 +537,9 @@ class Syncer:
         batch: list[tuple[str, Entry]] = []
         for day in sorted(gone):
             names = gone[day]
-            batch.extend((day, entry) for entry in self.reader.read_tree(index.days[day])
-                         if (names is None or entry.name in names) and is_event(day, entry))
+            batch.extend((day, entry) for entry in self.reader.read_tree(index.days[day])  # one filed under another
+                         if (names is None or entry.name in names) and entry.name not in misfiled  # day is there
+                         and is_event(day, entry))
             first = first or (f"events/{batch[0][0]}/{batch[0][1].name}" if batch else "")
             if len(batch) >= RESTORE_BATCH or day == last:  # a whole events/ deleted: memory stays bounded
                 written += self._bring_in(batch, [], quiet=True)

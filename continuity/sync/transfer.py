@@ -577,6 +577,11 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
         from continuity.sync.engine import sync
 
         report = sync(store, remote=name, branch=branch, reconnecting=True)
+        if not report.branch_updated:  # this clone's ref landed, the team's branch did not move: as a refused push
+            raise _refuse("reconnect", f"the remote took this clone's ref but not branch {branch!r} (another clone "
+                          "moved it, or the remote declines it); the events are on the remote"
+                          + (" and the store stays offline-imported" if offline else "")
+                          + ": run `continuity work reconnect --union` again.")
         if offline:
             os.unlink(health.offline_marker(store))
         return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": "union",

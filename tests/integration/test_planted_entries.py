@@ -108,8 +108,12 @@ def test_a_file_under_another_days_name_is_never_taken_as_the_head(project: Path
     """A file named for a later day, planted in the newest day folder (not where the log keeps that name):
     every write path appends as before, chained to the real newest event, never exit 70 (the head's
     path, made from the name, led to a folder that does not exist); verify names the file."""
+    import datetime
+
     newest = all_event_files(project)[-1]
-    planted = newest.parent / PLANTED
+    later = datetime.datetime.strptime(newest.parent.name, "%Y%m%d") + datetime.timedelta(days=1)
+    name = f"{later:%Y%m%d}{PLANTED[8:]}"  # the day after the folder's, whenever the test runs (midnight included)
+    planted = newest.parent / name
     if kind == "not JSON":
         planted.write_text("{not json")
     else:
@@ -124,13 +128,13 @@ def test_a_file_under_another_days_name_is_never_taken_as_the_head(project: Path
                              "--project", "demo", "--gate", "agent"], cwd=project, env=env,
                             capture_output=True, text=True, timeout=60)
     assert compat.returncode == 0, compat.stdout
-    events = [path for path in all_event_files(project) if path.name != PLANTED]
+    events = [path for path in all_event_files(project) if path.name != name]
     assert len(events) == 5
     chain = [json.loads(path.read_bytes()) for path in events]
     for before, after in zip(events, chain[1:], strict=False):
         assert after["prev"] == hashlib.sha256(before.read_bytes()).hexdigest()
     checked = run(project, "verify")
-    assert checked.returncode == 1 and PLANTED in checked.stdout + checked.stderr
+    assert checked.returncode == 1 and name in checked.stdout + checked.stderr
 
 
 def test_a_real_event_moved_to_another_days_folder_is_named_by_verify_and_sync(project: Path,

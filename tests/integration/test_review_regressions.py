@@ -39,28 +39,39 @@ def test_reads_never_write_the_node_id(project: Path, capsys: Capture) -> None:
     assert not node.exists()
 
 
-def test_a_node_file_names_its_host_and_folder(project: Path) -> None:
-    """`local/node` counts as this store's only on the host and in the folder it was made in: a node file of the
-    first releases (id and host only) or one carried over with a copy of the store gives way to a new node on the
-    next write; the store's own is kept, write after write."""
+def test_a_node_file_names_its_host_and_folder(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`local/node` counts as this store's only on the host and in the folder it was made in: one carried over with
+    a copy of the store gives way to a new node on the next write; a first release's file (id and host only) keeps its
+    id and gains the folder (an upgrade changes no node: its waiting events and early ones stay its own); a host name
+    with spaces, or none, keeps one node write after write."""
     import socket
+    from types import SimpleNamespace
 
     from events.durable import own_node
 
     store = Store(project)
     local = Path(store.local_dir)
     node = store.node()
-    record = (local / "node").read_text().split()
-    assert record == [node, socket.gethostname(), str(os.lstat(local).st_ino)]
+    host, ino = socket.gethostname(), os.lstat(local).st_ino
+    assert (local / "node").read_text() == f"{node} {host}\n{ino}\n"
     assert own_node(str(local)) == node and Store(project).node() == node
-    for stale in (f"{node} {record[1]}\n", f"{node} {record[1]} {int(record[2]) + 1}\n", f"{node} other {record[2]}\n",
-                  f"{node} {record[1]} {record[2]} more\n", "\n", f"{node}0 {record[1]} {record[2]}\n"):
+    (local / "node").write_text(f"{node} {host}\n")  # the first releases' file
+    assert own_node(str(local)) == node and Store(project).node() == node
+    assert (local / "node").read_text() == f"{node} {host}\n{ino}\n"
+    for stale in (f"{node} {host}\n{ino + 1}\n", f"{node} other\n{ino}\n", f"{node} {host} {ino}\n",
+                  f"{node} {host}\n{ino}\nmore\n", "\n", f"{node}0 {host}\n{ino}\n", f"{node}\n{ino}\n"):
         (local / "node").write_text(stale)
         assert own_node(str(local)) is None, stale
         made = Store(project).node()
         assert made != node and own_node(str(local)) == made, stale
         main(["log", "after", "--root", str(project)])
         assert Store(project).node() == made
+        node = made
+    for name in ("build box", ""):
+        monkeypatch.setattr(os, "uname", lambda name=name: SimpleNamespace(nodename=name))
+        made = Store(project).node()
+        assert made != node and [Store(project).node() for _ in range(3)] == [made] * 3, repr(name)
+        node = made
 
 
 def test_stray_entries_in_the_events_folder_fail_open(project: Path, capsys: Capture) -> None:

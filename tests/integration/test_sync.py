@@ -716,6 +716,30 @@ def test_events_deleted_by_hand_come_back_with_the_next_sync(world: World) -> No
         assert code == 0 and out["events"] == 4 and out["forks"] == [], out
 
 
+def test_a_misfiled_event_whose_day_folder_is_gone_is_not_written_back_twice(world: World) -> None:
+    """An event moved by hand into another day folder, its own folder then removed: the write-back took the folder
+    as lost and wrote the event into it again, so reads showed it twice and verify said "duplicate event id"."""
+    import time
+
+    from events.filelog import FileEventLog
+
+    store = Store(world.a)
+    earlier = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
+                           clock_us=lambda: time.time_ns() // 1000 - 2 * 86_400_000_000)
+    earlier.append(WorkLogged(project="demo", message="an earlier day"))
+    earlier.close()
+    append(world.a, "today")
+    assert synced(world.a).pushed
+    events = world.a / STORE / "events"
+    old_day, new_day = sorted(events.iterdir())
+    moved = next(old_day.iterdir())
+    moved.rename(new_day / moved.name)
+    old_day.rmdir()
+    report = synced(world.a)
+    assert report.written_back == 0 and len(list(events.glob("*/*.json"))) == 2
+    assert any("filed under another day" in warning for warning in report.warnings)
+
+
 def test_a_cloned_machine_pushing_the_same_node_converges(world: World) -> None:
     """A machine cloned whole (a VM image, a file-system snapshot: same host name, same folders) keeps the node id:
     both push one node ref. With the branch declined the ref is the only way in, so the second sync must take the

@@ -16,7 +16,7 @@ from continuity.core.errors import EXIT_INTEGRITY, EXIT_INVARIANT, EXIT_UNSAFE_S
 from continuity.core.store import Store
 from events.worklog import WorkLogged
 from tests.helpers import all_event_files
-from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git
+from tests.integration.test_sync import IDENTITY, World, append, cli, event_names, git, refuse_branch_updates
 from tests.workstream_docs import tracked
 
 MARKER = Path(".agent/runtime-continuity/local/offline-import.json")
@@ -184,6 +184,29 @@ def test_reconnect_union_is_the_way_out_of_diverged_histories(exported: tuple[Wo
         assert code == 0, report
     code, status = cli("work", "status", "--root", str(c))
     assert status["contextState"] != "OFFLINE_IMPORTED_CONTEXT"
+
+
+def test_a_union_whose_branch_push_is_refused_keeps_the_store_offline(exported: tuple[World, Path]) -> None:
+    """A remote that takes this clone's node ref but declines the branch: the union's events are on the remote, but
+    the team's branch did not move, so the store stays offline-imported (exit 12, as a refused push of plain
+    reconnect); it was said to have reconnected (exit 0, the marker gone). Once the branch is taken, reconnect
+    pushes."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
+    append(c, "offline work")
+    append(world.a, "online work")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    remote_before = git(world.remote, "rev-parse", "continuity").strip()
+    git(c, "remote", "add", "origin", str(world.remote))
+    refuse_branch_updates(world.remote)
+    code, out = cli("work", "reconnect", "--union", "--root", str(c))
+    assert code == EXIT_INVARIANT and "took this clone's ref but not branch" in out["message"], out
+    assert (c / MARKER).exists() and git(world.remote, "rev-parse", "continuity").strip() == remote_before
+    (world.remote / "hooks" / "update").unlink()
+    code, out = cli("work", "reconnect", "--root", str(c))  # the union is made: the remote's branch is behind it
+    assert code == 0 and out["result"] == "push" and not (c / MARKER).exists(), out
+    assert git(world.remote, "rev-parse", "continuity") == git(c, "rev-parse", "refs/heads/continuity")
 
 
 def _refused_import(world: World, folder: Path, fragment: str) -> None:
