@@ -579,7 +579,15 @@ class DurableFolder:
         except OSError as error:  # something planted under an event's name: no event can chain to it
             raise StoreUnsafe(f"the newest event {found} cannot be read ({error.strerror or error}): nothing "
                               "was written; see `continuity verify`") from None
-        return head_of(found, raw)
+        head = head_of(found, raw)
+        parsed = names.parse_name(found)
+        if parsed is None or head.sha256[:names.HASH_CHARS] != parsed.hash12:
+            # edited by hand (`sed -i`, an editor saving by rename): a new event chained to these bytes would name a
+            # parent no clone holds once the original comes back, and `verify` would fail everywhere for good
+            raise StoreUnsafe(f"the newest event {found} does not match the hash in its name (edited?): nothing was "
+                              "written; move it out of the store and run `continuity sync` (a synced event comes "
+                              "back as it was written); see `continuity verify`")
+        return head
 
     def _head_from_hint(self, limit: str | None = None, days: list[str] | None = None) -> Head | None:
         """The head as the last writer recorded it, if nothing changed since (else None).

@@ -716,6 +716,33 @@ def test_events_deleted_by_hand_come_back_with_the_next_sync(world: World) -> No
         assert code == 0 and out["events"] == 4 and out["forks"] == [], out
 
 
+def test_a_write_never_chains_to_a_newest_event_edited_by_hand(world: World) -> None:
+    """The newest event edited by hand (saved by rename, so the head hint is not trusted): the next write chained to
+    the edited bytes, a parent no clone holds once the original came back, so `verify` failed in every clone for good.
+    The write is now refused (exit 6, nothing written) and names the way back, which leaves every clone clean."""
+    append(world.a, "one", "two")
+    assert synced(world.a).pushed
+    newest = sorted((world.a / STORE / "events").glob("*/*.json"))[-1]
+    original = newest.read_bytes()
+    edited = newest.with_name("edit.tmp")
+    edited.write_bytes(original.replace(b"two", b"tw0"))
+    edited.rename(newest)
+    for argv in (["log", "-m", "after the edit"], ["log", "-m", "typed", "--log-level", "warning"],
+                 ["checkpoint", "-m", "c", "--next", "n"]):
+        done = cli_process(*argv, cwd=world.a)
+        assert done.returncode == 6 and "does not match the hash in its name" in done.stderr, done.stderr
+        assert "continuity sync" in done.stderr and "Traceback" not in done.stderr
+    assert len(list((world.a / STORE / "events").glob("*/*.json"))) == 2
+    newest.rename(world.a / "edited.json")  # out of the store, as the line says
+    assert synced(world.a).written_back == 1 and newest.read_bytes() == original
+    assert cli_process("log", "-m", "after the way back", cwd=world.a).returncode == 0
+    assert synced(world.a).pushed
+    synced(world.b)
+    for root in (world.a, world.b):
+        code, out = cli("verify", "--root", str(root))
+        assert code == 0 and out["events"] == 3, out
+
+
 def test_a_misfiled_event_whose_day_folder_is_gone_is_not_written_back_twice(world: World) -> None:
     """An event moved by hand into another day folder, its own folder then removed: the write-back took the folder
     as lost and wrote the event into it again, so reads showed it twice and verify said "duplicate event id"."""
