@@ -20,7 +20,7 @@ _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)
 
 def branch_of(store: Store, override: str | None = None) -> str:
     """The continuity branch's name: the flag, `sync_branch` in config.json, else `continuity`."""
-    name = override or store.config.get("sync_branch") or DEFAULT_BRANCH
+    name = _setting(store, "sync_branch", override, DEFAULT_BRANCH)
     # git's ref-name rules (no part ending in `.` or `.lock`), and not `HEAD`: refs/heads/HEAD makes the name
     # ambiguous in every git command, and its tracking ref would be the remote's default-branch link
     # Nor a name git reads as another ref first or as well: git's own pseudo-refs (`FETCH_HEAD`, ...), and
@@ -55,10 +55,20 @@ def shadowed_remote(branch: str, remotes: list[str]) -> str | None:
 
 def remote_of(store: Store, override: str | None = None) -> str:
     """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
-    name = override or store.config.get("sync_remote") or DEFAULT_REMOTE
+    name = _setting(store, "sync_remote", override, DEFAULT_REMOTE)
     if not isinstance(name, str) or not name or name.startswith("-") or "\x00" in name:
         raise UsageError(f"invalid remote {mask_url(str(name))!r}")
     return name
+
+
+def _setting(store: Store, key: str, override: str | None, default: str) -> object:
+    """The flag, else config.json's value, else `default`: a value set to `""`, `false`, `0`, `[]` or `{}` is the
+    caller's to refuse (it fell back to the default, syncing with a branch or remote nobody named); only a key absent
+    or null takes the default."""
+    if override is not None:
+        return override
+    value = store.config.get(key)
+    return default if value is None else value
 
 
 def layout_of(store: Store) -> str:

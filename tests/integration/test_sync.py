@@ -387,6 +387,24 @@ def test_a_branch_name_git_refuses_or_reads_as_head_is_a_usage_error(world: Worl
     assert code == EXIT_USAGE and "invalid sync branch name" in error["message"], error
 
 
+@pytest.mark.parametrize("key", ["sync_branch", "sync_remote"])
+@pytest.mark.parametrize("value", ["", False, 0, [], {}])
+def test_a_sync_setting_set_to_nothing_is_refused_not_defaulted(world: World, key: str, value: object) -> None:
+    """`"sync_branch": ""` (or false, 0, [], {}) synced with `continuity`, and `"sync_remote": ""` with origin: a
+    branch or remote nobody named. Refused (exit 2) before anything moves, as an unusable name is; absent or null
+    takes the default."""
+    config_path = world.a / STORE / "config.json"
+    config = json.loads(config_path.read_text())
+    append(world.a, "a1")
+    refs, remote_refs = git(world.a, "for-each-ref"), git(world.remote, "for-each-ref")
+    config_path.write_text(json.dumps({**config, key: value}))
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_USAGE and "invalid" in error["message"], error
+    assert git(world.a, "for-each-ref") == refs and git(world.remote, "for-each-ref") == remote_refs
+    config_path.write_text(json.dumps({**config, key: None}))
+    assert cli("sync", "--root", str(world.a))[0] == 0
+
+
 @pytest.mark.parametrize("name", ["origin/main", "origin/continuity", "upstream/x"])
 def test_a_branch_named_like_a_remotes_tracking_ref_is_refused(world: World, name: str) -> None:
     """sync_branch `origin/main`: refs/heads/origin/main is what git reads for `origin/main` before the user's
