@@ -210,6 +210,37 @@ def false_days(events_dir: str) -> list[str]:
                   if len(entry) == 8 and entry.isascii() and entry.isdigit() and not names.is_day(entry))
 
 
+def unread_entries(events_dir: str) -> list[tuple[str, str]]:
+    """(path, why) of the entries of an events folder that hold what no reader takes, for `verify`: a file (or FIFO)
+    named like a day folder, and a folder named like no day that holds event files (a day folder renamed:
+    `20261204.bak`). Links are named by `verify` as such; names of eight digits that are no date by `false_days`."""
+    found: list[tuple[str, str]] = []
+    try:
+        with os.scandir(events_dir) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        if names.is_day(entry.name):
+            if not entry.is_dir(follow_symlinks=False):
+                found.append((f"events/{entry.name}", "is named like a day folder but is no folder: the log holds "
+                              "nothing there (a synced day comes back with `continuity sync` once it is moved away)"))
+            continue
+        if not entry.is_dir(follow_symlinks=False) or (len(entry.name) == 8 and entry.name.isdigit()):
+            continue
+        try:
+            count = sum(1 for name in os.listdir(entry.path) if names.parse_name(name) is not None)
+        except OSError:
+            continue
+        if count:
+            found.append((f"events/{entry.name}/", f"holds {count} event file(s) outside any day folder (a day folder "
+                          "renamed?): no reader takes them; move each into events/<the first 8 characters of its "
+                          "name>/"))
+    return found
+
+
 def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
     """The day folders of an events folder, oldest first.
 

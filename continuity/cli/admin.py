@@ -67,13 +67,14 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     from continuity.readside.catchup import adopt_first_release_folders, moved_line
-    from events.durable import false_days, hour_folders, misfiled
+    from events.durable import false_days, hour_folders, misfiled, unread_entries
 
     moved, not_moved = adopt_first_release_folders(store.open_reader())  # else the first release's events go unread
     unread = hour_folders(store.events_dir)
     report = store.open_reader().verify()
     wrong_day = [f"events/{day}/{name}" for day, name in misfiled(store.events_dir)]
     no_day = [f"events/{day}/" for day in false_days(store.events_dir)]
+    stray = unread_entries(store.events_dir)
     links = symlinks_in(store.path)
     from continuity.core.store import now_us
     from continuity.facts import clock_ahead_warning
@@ -88,11 +89,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
     data = msgspec.to_builtins(report)
     data["clock_warning"] = ahead
     data["early_day_folders"] = [f"events/{day}/" for day in early]
-    data["ok"] = report.ok and not links and not unread and not wrong_day and not no_day
+    data["ok"] = report.ok and not links and not unread and not wrong_day and not no_day and not stray
     data["misfiled"] = wrong_day
     data["hour_folders_moved"] = moved
     data["unread_hour_folders"] = unread
     data["false_day_folders"] = no_day
+    data["unread_entries"] = [path for path, _ in stray]
     data["first_problem"] = msgspec.to_builtins(report.first_problem)
     data["symlinks"] = links
     data["leftover_temps"] = temps
@@ -144,10 +146,12 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
                           "order here, never carried by sync: move it there)") for path in wrong_day[:20])
     lines.extend(one_line(f"UNREAD: {folder} is named like a day folder but is no real date: no reader takes "
                           "what it holds") for folder in no_day[:20])
-    if report.ok and not links and not unread and not wrong_day and not no_day:
+    lines.extend(f"UNREAD: {path} {why}" for path, why in stray[:20])
+    if report.ok and not links and not unread and not wrong_day and not no_day and not stray:
         lines.append("ok: the log is intact" if not (broken or task_broken) else "the log itself is intact")
     elif report.ok and not links and not unread and not wrong_day:
-        lines.append(f"BROKEN: {len(no_day)} folder(s) named like a day that is no real date")
+        lines.append(f"BROKEN: {len(no_day)} folder(s) named like a day that is no real date" if not stray else
+                     f"BROKEN: {len(no_day) + len(stray)} entry(ies) of events/ hold events no reader takes")
     elif report.ok and not links and not unread:
         lines.append(f"BROKEN: {len(wrong_day)} event file(s) filed under another day than their name's")
     elif report.ok and not links:

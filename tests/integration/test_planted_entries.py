@@ -217,6 +217,34 @@ def test_a_folder_named_like_a_day_that_is_no_date_is_named_by_verify(project: P
     assert json.loads(run(project, "verify", "--json").stdout)["false_day_folders"] == [f"events/{folder}/"]
 
 
+@pytest.mark.parametrize("damage", ["day folder made a file", "day folder made a FIFO", "day folder renamed"])
+def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, damage: str) -> None:
+    """A day folder replaced by a file (or FIFO) of its name, or renamed to `<day>.bak`: reads showed an empty log
+    and `verify` said "ok: the log is intact". It now names the entry (exit 1, `unread_entries` in --json), with how
+    many events a renamed folder holds; a folder holding no event file is left alone."""
+    events = project / ".agent" / "runtime-continuity" / "events"
+    (events / "notes").mkdir()  # no event file in it: not the log's business
+    (events / "notes" / "todo.txt").write_text("x")
+    day = next(path for path in events.iterdir() if path.name != "notes")
+    if damage == "day folder renamed":
+        day.rename(events / f"{day.name}.bak")
+        expected, said = f"events/{day.name}.bak/", "holds 1 event file(s) outside any day folder"
+    else:
+        for path in day.iterdir():
+            path.unlink()
+        day.rmdir()
+        if damage.endswith("FIFO"):
+            os.mkfifo(day)
+        else:
+            day.write_text("junk")
+        expected, said = f"events/{day.name}", "is named like a day folder but is no folder"
+    checked = run(project, "verify")
+    assert checked.returncode == 1 and f"UNREAD: {expected} {said}" in checked.stdout, checked.stdout
+    assert "BROKEN: 1 entry(ies) of events/ hold events no reader takes" in checked.stdout
+    report = json.loads(run(project, "verify", "--json").stdout)
+    assert report["unread_entries"] == [expected] and not report["ok"]
+
+
 def test_the_recall_index_is_not_rebuilt_over_a_name_of_no_real_time(project: Path) -> None:
     """A junk file under an event-shaped name of hour 25 in the newest day: the recall index stopped before it but
     counted it, so every search rebuilt the whole index ("events arrived in the past")."""
