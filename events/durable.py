@@ -212,8 +212,9 @@ def false_days(events_dir: str) -> list[str]:
 
 def unread_entries(events_dir: str) -> list[tuple[str, str]]:
     """(path, why) of the entries of an events folder that hold what no reader takes, for `verify`: a file (or FIFO)
-    named like a day folder, and a folder named like no day that holds event files (a day folder renamed:
-    `20261204.bak`). Links are named by `verify` as such; names of eight digits that are no date by `false_days`."""
+    named like a day folder, an event file outside any day folder, and a folder named like no day that holds event
+    files at any depth (a day folder renamed, `20261204.bak`, or moved into another). Links are named by `verify` as
+    such; names of eight digits that are no date by `false_days`; seed 004's flat files are no event names."""
     found: list[tuple[str, str]] = []
     try:
         with os.scandir(events_dir) as scan:
@@ -228,12 +229,14 @@ def unread_entries(events_dir: str) -> list[tuple[str, str]]:
                 found.append((f"events/{entry.name}", "is named like a day folder but is no folder: the log holds "
                               "nothing there (a synced day comes back with `continuity sync` once it is moved away)"))
             continue
-        if not entry.is_dir(follow_symlinks=False) or (len(entry.name) == 8 and entry.name.isdigit()):
+        if not entry.is_dir(follow_symlinks=False):
+            if names.parse_name(entry.name) is not None:
+                found.append((f"events/{entry.name}", f"is an event file outside any day folder: no reader takes "
+                              f"it; move it into events/{entry.name[:8]}/"))
             continue
-        try:
-            count = sum(1 for name in os.listdir(entry.path) if names.parse_name(name) is not None)
-        except OSError:
+        if len(entry.name) == 8 and entry.name.isdigit():
             continue
+        count = sum(1 for _, _, files in os.walk(entry.path) for name in files if names.parse_name(name) is not None)
         if count:
             found.append((f"events/{entry.name}/", f"holds {count} event file(s) outside any day folder (a day folder "
                           "renamed?): no reader takes them; move each into events/<the first 8 characters of its "
@@ -284,31 +287,40 @@ def node_record(node: str, local_dir: str) -> bytes:
     """What `local/node` holds: the id and the host it was made on (the first releases' one line), then the folder it
     was made in (`local/`'s inode number) on a line of its own, so that a copy of the store (`cp -r` of the project, a
     backup restored beside it) is not taken for the store it was copied from: two copies writing under one node id
-    fork that node's chain for good. The host name is the rest of the first line (it may hold spaces, or be empty)."""
-    return f"{node} {os.uname().nodename}\n{os.lstat(local_dir).st_ino}\n".encode()
+    fork that node's chain for good. The host name is the rest of the first line (it may hold spaces, or be empty;
+    `_host`)."""
+    return f"{node} {_host()}\n{os.lstat(local_dir).st_ino}\n".encode("utf-8", "surrogateescape")
+
+
+def _host() -> str:
+    """This host's name as `local/node` spells it: a line break or backslash in it escaped (the kernel takes any
+    bytes), bytes that are not UTF-8 kept as they are (surrogateescape)."""
+    return os.uname().nodename.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def node_file(local_dir: str) -> tuple[str | None, bool]:
-    """(the node id `local/node` names for this host and folder, or None; whether the file says which folder).
+    """(the node id `local/node` names for this host and folder, or None; whether the file is in today's form).
 
     A file of the first releases (one line: id and host) names its node on the host it was made on, as it did
-    then; `Store.node` adds the folder on the next write, keeping the id (so an upgrade changes no node).
+    then, and so does one of a few development builds (id, host and folder on one line); `Store.node` rewrites
+    either in today's form on the next write, keeping the id (so an upgrade changes no node).
     """
     try:
-        text = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode()
-    except (OSError, UnicodeDecodeError):
-        return None, False
-    lines = text.removesuffix("\n").split("\n")
-    node, space, host = lines[0].partition(" ")
-    if not space or host != os.uname().nodename or not names.NODE_PATTERN.match(node) or len(lines) > 2:
-        return None, False
-    if len(lines) == 1:
-        return node, False
-    try:
+        text = osfs.read_regular(os.path.join(local_dir, "node"), limit=osfs.SMALL_LIMIT).decode(
+            "utf-8", "surrogateescape")
         here = str(os.lstat(local_dir).st_ino)
     except OSError:
         return None, False
-    return (node, True) if lines[1] == here else (None, False)
+    lines = text.removesuffix("\n").split("\n")
+    node, space, host = lines[0].partition(" ")
+    if not space or not names.NODE_PATTERN.match(node) or len(lines) > 2:
+        return None, False
+    if len(lines) == 2:
+        return (node, True) if host == _host() and lines[1] == here else (None, False)
+    if host == _host():
+        return node, False
+    before, _, folder = host.rpartition(" ")
+    return (node, False) if before == _host() and folder == here else (None, False)
 
 
 def own_node(local_dir: str) -> str | None:

@@ -217,7 +217,8 @@ def test_a_folder_named_like_a_day_that_is_no_date_is_named_by_verify(project: P
     assert json.loads(run(project, "verify", "--json").stdout)["false_day_folders"] == [f"events/{folder}/"]
 
 
-@pytest.mark.parametrize("damage", ["day folder made a file", "day folder made a FIFO", "day folder renamed"])
+@pytest.mark.parametrize("damage", ["day folder made a file", "day folder made a FIFO", "day folder renamed",
+                                    "day folder moved into another", "event moved out of its day"])
 def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, damage: str) -> None:
     """A day folder replaced by a file (or FIFO) of its name, or renamed to `<day>.bak`: reads showed an empty log
     and `verify` said "ok: the log is intact". It now names the entry (exit 1, `unread_entries` in --json), with how
@@ -229,6 +230,14 @@ def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, dama
     if damage == "day folder renamed":
         day.rename(events / f"{day.name}.bak")
         expected, said = f"events/{day.name}.bak/", "holds 1 event file(s) outside any day folder"
+    elif damage == "day folder moved into another":
+        (events / "old").mkdir()
+        day.rename(events / "old" / day.name)
+        expected, said = "events/old/", "holds 1 event file(s) outside any day folder"
+    elif damage == "event moved out of its day":
+        event = next(day.iterdir())
+        event.rename(events / event.name)
+        expected, said = f"events/{event.name}", "is an event file outside any day folder"
     else:
         for path in day.iterdir():
             path.unlink()

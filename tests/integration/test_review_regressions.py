@@ -55,10 +55,11 @@ def test_a_node_file_names_its_host_and_folder(project: Path, monkeypatch: pytes
     host, ino = socket.gethostname(), os.lstat(local).st_ino
     assert (local / "node").read_text() == f"{node} {host}\n{ino}\n"
     assert own_node(str(local)) == node and Store(project).node() == node
-    (local / "node").write_text(f"{node} {host}\n")  # the first releases' file
-    assert own_node(str(local)) == node and Store(project).node() == node
-    assert (local / "node").read_text() == f"{node} {host}\n{ino}\n"
-    for stale in (f"{node} {host}\n{ino + 1}\n", f"{node} other\n{ino}\n", f"{node} {host} {ino}\n",
+    for earlier in (f"{node} {host}\n", f"{node} {host} {ino}\n"):  # the first releases', a development build's
+        (local / "node").write_text(earlier)
+        assert own_node(str(local)) == node and Store(project).node() == node
+        assert (local / "node").read_text() == f"{node} {host}\n{ino}\n"
+    for stale in (f"{node} {host}\n{ino + 1}\n", f"{node} other\n{ino}\n", f"{node} {host} {ino + 1}\n",
                   f"{node} {host}\n{ino}\nmore\n", "\n", f"{node}0 {host}\n{ino}\n", f"{node}\n{ino}\n"):
         (local / "node").write_text(stale)
         assert own_node(str(local)) is None, stale
@@ -67,7 +68,7 @@ def test_a_node_file_names_its_host_and_folder(project: Path, monkeypatch: pytes
         main(["log", "after", "--root", str(project)])
         assert Store(project).node() == made
         node = made
-    for name in ("build box", ""):
+    for name in ("build box", "", "line\nbreak", "back\\slash", "not utf-8 \udcff", " padded "):
         monkeypatch.setattr(os, "uname", lambda name=name: SimpleNamespace(nodename=name))
         made = Store(project).node()
         assert made != node and [Store(project).node() for _ in range(3)] == [made] * 3, repr(name)
