@@ -577,7 +577,9 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
         from continuity.sync.engine import sync
 
         report = sync(store, remote=name, branch=branch, reconnecting=True)
-        if not report.branch_updated:  # this clone's ref landed, the team's branch did not move: as a refused push
+        # this clone's ref landed, the team's branch did not move: as a refused push (a branch that already held the
+        # union, another clone's sync having made it, is the branch moved)
+        if not report.branch_updated and (report.commit is None or report.commit != report.remote_commit):
             raise _refuse("reconnect", f"the remote took this clone's ref but not branch {branch!r} (another clone "
                           "moved it, or the remote declines it); the events are on the remote"
                           + (" and the store stays offline-imported" if offline else "")
