@@ -244,12 +244,14 @@ def unread_entries(events_dir: str) -> list[tuple[str, str]]:
     return found
 
 
-def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
+def list_days(events_dir: str, links: list[str] | None = None, others: list[str] | None = None) -> list[str]:
     """The day folders of an events folder, oldest first.
 
     A stray file named like a day is not one, and neither is a symlink: nothing outside
-    the store is read as events (`verify` reports such links; with `links`, their names
-    are added to it, for a read to warn of what it leaves out).
+    the store is read as events (`verify` reports both). With `links`, the names of such
+    symlinks are added to it, for a read to warn of what it leaves out; with `others`, the
+    names of the rest (a file or FIFO where a day folder was): they hold no event, but a
+    read says so (`no_folder`), as a day folder deleted and replaced looks like an empty log.
     """
     days = []
     try:
@@ -258,11 +260,23 @@ def list_days(events_dir: str, links: list[str] | None = None) -> list[str]:
                 if names.is_day(entry.name):
                     if entry.is_dir(follow_symlinks=False):
                         days.append(entry.name)
-                    elif links is not None and entry.is_symlink():
-                        links.append(entry.name)
+                    elif entry.is_symlink():
+                        if links is not None:
+                            links.append(entry.name)
+                    elif others is not None:
+                        others.append(entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(days)
+
+
+def no_folder(events_dir: str, day: str) -> str:
+    """How a read names an entry `list_days` left out under a day's name: `events/<day> is a symlink` (or `is no
+    folder`: a file or FIFO in its place), then what that means."""
+    if os.path.islink(os.path.join(events_dir, day)):
+        return f"events/{day} is a symlink: its events are not read (see `continuity verify`)"
+    return (f"events/{day} is no folder: it holds no events, and that day's are not in this store (see "
+            "`continuity verify`)")
 
 
 def days_if_listed(events_dir: str) -> list[str]:

@@ -89,7 +89,7 @@ def follow(
     from continuity.core.store import now_us
     from continuity.readside.catchup import early_warning
     from events import names
-    from events.durable import list_days, readable_days
+    from events.durable import list_days, no_folder, readable_days
 
     log = store.open_reader()
     seen = _Days(after)
@@ -104,14 +104,14 @@ def follow(
         store.check_safe()  # the store swapped for a link while running: refused (exit 6), as every read
         links: list[str] = []
         try:
-            days = list_days(store.events_dir, links)
+            days = list_days(store.events_dir, links, links)
         except OSError as error:  # events/ made unlistable while following: said once, nothing shown until it lists
             warn_once("events/", f"events/ cannot be listed ({error.strerror or error}): nothing new is shown until "
                       "it can")
             return
         warned.discard("events/")
         for day in links:
-            warn_once(f"{day}/", f"events/{day} is a symlink: its events are not read (see `continuity verify`)")
+            warn_once(f"{day}/", no_folder(store.events_dir, day))
         limit = names.last_day(now_us())
         if days and days[-1] > limit:  # events stamped early wait, as in reads
             limit = log.now_limit(now_us(), days)

@@ -25,7 +25,7 @@ from continuity.core.store import Store
 from continuity.readside.views import Models
 from events import names, osfs
 from events.base import Event
-from events.durable import hour_folders, hours_left_warning, unreadable_error
+from events.durable import hour_folders, hours_left_warning, no_folder, unreadable_error
 from events.errors import ContinuityError, EventsUnlisted, EventUndecodable, UnknownEventType
 from events.filelog import FileEventLog, list_days
 from events.log import Head
@@ -347,10 +347,11 @@ class Days:
         self.log = log
         self.events_dir = log.events_dir
         self.links: list[str] = []  # day names that are symlinks: never read, but a read says so
+        self.others: list[str] = []  # day names of a file or FIFO: no events there, but a read says so
         #: Why events/ itself cannot be listed (no permission, an I/O error), or None: then nothing is read.
         self.unlistable: str | None = None
         try:
-            self.days = list_days(self.events_dir, self.links)
+            self.days = list_days(self.events_dir, self.links, self.others)
         except OSError as error:
             self.days, self.unlistable = [], error.strerror or type(error).__name__
         #: With `now_us`, the day folders past what counts as now: their events are stamped early, and wait.
@@ -675,7 +676,9 @@ def _catch_up(
     if stopped:
         warnings.append(stopped)
     if days.links:
-        warnings.append(f"events/{min(days.links)} is a symlink: its events are not read (see `continuity verify`)")
+        warnings.append(no_folder(days.events_dir, min(days.links)))
+    if days.others:
+        warnings.append(no_folder(days.events_dir, min(days.others)))
     if days.early:
         warnings.append(early_warning(days.early))
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})

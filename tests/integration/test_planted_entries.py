@@ -250,6 +250,11 @@ def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, dama
     checked = run(project, "verify")
     assert checked.returncode == 1 and f"UNREAD: {expected} {said}" in checked.stdout, checked.stdout
     assert "BROKEN: 1 entry(ies) of events/ hold events no reader takes" in checked.stdout
+    if damage.startswith("day folder made"):  # reads say what they leave out (they said nothing)
+        for args in (("status",), ("resume-bundle",)):
+            done = run(project, *args)
+            assert done.returncode == 0 and f"{expected} is no folder: it holds no events" in done.stderr, (
+                args, done.stderr)
     report = json.loads(run(project, "verify", "--json").stdout)
     assert report["unread_entries"] == [expected] and not report["ok"]
 
