@@ -635,7 +635,8 @@ class DurableFolder:
             raise
         except OSError as error:  # something planted under an event's name: no event can chain to it
             raise StoreUnsafe(f"the newest event {found} cannot be read ({error.strerror or error}): nothing "
-                              "was written; see `continuity verify`") from None
+                              "was written; move it out of the store and run `continuity sync` (a synced event comes "
+                              "back as it was written); see `continuity verify`") from None
         head = head_of(found, raw)
         parsed = names.parse_name(found)
         if parsed is None or head.sha256[:names.HASH_CHARS] != parsed.hash12:

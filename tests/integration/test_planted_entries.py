@@ -73,6 +73,7 @@ def test_an_append_refuses_to_chain_to_a_planted_head(project: Path, kind: str) 
         done = run(project, *args)
         assert done.returncode == 6, done.stderr
         assert done.stderr.count("\n") == 1 and PLANTED in done.stderr and "Traceback" not in done.stderr
+        assert "move it out of the store and run `continuity sync`" in done.stderr  # the way back
     assert [path for path in all_event_files(project) if path != planted] == before
 
 
