@@ -533,21 +533,27 @@ class Syncer:
             gone.update((day, None) for day in index.days if day not in here)
         if not gone:
             return
-        first, written, last = "", 0, max(gone)
+        # newest first, and the newest alone in the first batch: a write that lands meanwhile (a hook, a `log`) follows
+        # the real head; oldest first, it followed an old one between batches, a second child from this node: a fork
+        newest, written, limit = "", 0, 1
         batch: list[tuple[str, Entry]] = []
-        for day in sorted(gone):
+        for day in sorted(gone, reverse=True):
             names = gone[day]
-            batch.extend((day, entry) for entry in self.reader.read_tree(index.days[day])  # one filed under another
-                         if (names is None or entry.name in names) and entry.name not in misfiled  # day is there
-                         and is_event(day, entry))
-            first = first or (f"events/{batch[0][0]}/{batch[0][1].name}" if batch else "")
-            if len(batch) >= RESTORE_BATCH or day == last:  # a whole events/ deleted: memory stays bounded
-                written += self._bring_in(batch, [], quiet=True)
-                batch = []
+            entries = [entry for entry in self.reader.read_tree(index.days[day])  # one filed under another day is
+                       if (names is None or entry.name in names) and entry.name not in misfiled  # there already
+                       and is_event(day, entry)]
+            for entry in sorted(entries, key=lambda each: each.name, reverse=True):
+                newest = newest or f"events/{day}/{entry.name}"
+                batch.append((day, entry))
+                if len(batch) >= limit:  # then RESTORE_BATCH at a time: a whole events/ deleted stays bounded
+                    written += self._bring_in(batch, [], quiet=True)
+                    batch, limit = [], RESTORE_BATCH
+        if batch:
+            written += self._bring_in(batch, [], quiet=True)
         self.report.written_back += written
         if written:
             self.report.warnings.append(
-                f"wrote back {written} event(s) of branch {self.branch} that the store lacked (first: {first}): "
+                f"wrote back {written} event(s) of branch {self.branch} that the store lacked (newest: {newest}): "
                 "event files are never removed; one deleted by hand comes back with the next sync")
 
     def _adopt_first_release_folders(self) -> None:

@@ -719,7 +719,8 @@ def test_events_deleted_by_hand_come_back_with_the_next_sync(world: World) -> No
     files[1].unlink()
     report = synced(world.a)
     assert report.written_back == 2 and sorted(events.glob("*/*.json")) == files
-    assert any("wrote back 2 event(s)" in warning and files[1].name in warning for warning in report.warnings)
+    assert any("wrote back 2 event(s)" in warning and f"newest: events/{files[-1].parent.name}/{files[-1].name}"
+               in warning for warning in report.warnings)
     append(world.a, "four (never synced: deleted for good below)")
     for day in events.iterdir():
         shutil.rmtree(day)
@@ -759,6 +760,51 @@ def test_a_write_never_chains_to_a_newest_event_edited_by_hand(world: World) -> 
     for root in (world.a, world.b):
         code, out = cli("verify", "--root", str(root))
         assert code == 0 and out["events"] == 3, out
+
+
+def test_a_write_while_the_write_back_runs_follows_the_real_head(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write-back went oldest day first, a batch at a time: a `log` or a hook between batches followed an old
+    event as the head, a second child from this node, and the next sync carried that fork to every clone for good.
+    It now writes back the newest event first, alone, then the rest newest first: a write between batches follows
+    the real head."""
+    import time
+
+    from continuity.sync import engine
+    from events.filelog import FileEventLog
+
+    store = Store(world.a)
+    earlier = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
+                           clock_us=lambda: time.time_ns() // 1000 - 2 * 86_400_000_000)
+    for message in ("one", "two", "three"):
+        earlier.append(WorkLogged(project="demo", message=message))
+    earlier.close()
+    append(world.a, "four", "five")
+    assert synced(world.a).pushed
+    events = world.a / STORE / "events"
+    for path in events.glob("*/*.json"):
+        path.unlink()
+    monkeypatch.setattr(engine, "RESTORE_BATCH", 2)
+    real = engine.Syncer._bring_in
+    batches: list[list[str]] = []
+
+    def spied(self: Any, incoming: Any, local_only: Any, **options: Any) -> int:
+        done = real(self, incoming, local_only, **options)
+        batches.append([entry.name for _, entry in incoming])
+        if len(batches) == 1:
+            append(world.a, "written between two batches")  # a hook's event, mid write-back
+        return done
+
+    monkeypatch.setattr(engine.Syncer, "_bring_in", spied)
+    assert synced(world.a).written_back == 5
+    monkeypatch.setattr(engine.Syncer, "_bring_in", real)
+    names = [name for batch in batches for name in batch]
+    assert names == sorted(names, reverse=True) and len(batches[0]) == 1 and sorted(names) == sorted(
+        path.name for path in events.glob("*/*.json") if "written between" not in path.read_text())
+    assert synced(world.a).pushed
+    synced(world.b)
+    for root in (world.a, world.b):
+        code, out = cli("verify", "--root", str(root))
+        assert code == 0 and out["events"] == 6 and not any("same node" in str(p) for p in out["problems"]), out
 
 
 def test_a_misfiled_event_whose_day_folder_is_gone_is_not_written_back_twice(world: World) -> None:
