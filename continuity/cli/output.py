@@ -112,10 +112,10 @@ class Output:
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:
-    """Print warnings on stderr, one line each: `<prog>: warning: <text>` (stdout stays the result)."""
+    """Print warnings on stderr, one line each: `<prog>: warning: <text>` (stdout stays the result); a warning that
+    several catch-ups of one command each gave (park, role claim, work checkpoint) is said once."""
     from continuity.core.text import one_line
 
-    for warning in warnings:
-        line = one_line(" ".join(str(warning).split()))
+    for line in dict.fromkeys(one_line(" ".join(str(warning).split())) for warning in warnings):
         sys.stderr.write(f"{prog}: warning: {line}\n")
     sys.stderr.flush()

@@ -70,6 +70,7 @@ from continuity.sync.tree import (
     write_index,
     write_root,
 )
+from events import names
 from events.durable import list_days
 from events.errors import ContinuityError, WriteFailed
 
@@ -534,13 +535,17 @@ class Syncer:
         if not gone:
             return
         # newest first, and the newest alone in the first batch: a write that lands meanwhile (a hook, a `log`) follows
-        # the real head; oldest first, it followed an old one between batches, a second child from this node: a fork
+        # the real head; oldest first, it followed an old one between batches, a second child from this node: a fork.
+        # The days that count as now go first: a day stamped early holds no head an append follows (`counts_as_now`)
+        from continuity.core.store import now_us  # at call time: a test's clock
+
+        now_day = names.last_day(now_us())
         newest, written, limit = "", 0, 1
         batch: list[tuple[str, Entry]] = []
-        for day in sorted(gone, reverse=True):
-            names = gone[day]
+        for day in sorted(gone, key=lambda day: (day <= now_day, day), reverse=True):
+            wanted = gone[day]
             entries = [entry for entry in self.reader.read_tree(index.days[day])  # one filed under another day is
-                       if (names is None or entry.name in names) and entry.name not in misfiled  # there already
+                       if (wanted is None or entry.name in wanted) and entry.name not in misfiled  # there already
                        and is_event(day, entry)]
             for entry in sorted(entries, key=lambda each: each.name, reverse=True):
                 newest = newest or f"events/{day}/{entry.name}"

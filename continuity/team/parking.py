@@ -119,7 +119,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
     shadows = emit_after_save(store, identity, stored)  # fail open: lines, never the park's exit code
     started = auto.start(store, "park")
     return ParkResult(code=0, parked=parked,
-                      warnings=warnings + more + caught + shadows + ([started] if started else []))
+                      warnings=list(dict.fromkeys(warnings + more + caught + shadows + ([started] if started else []))))
 
 
 class HookPark(msgspec.Struct, kw_only=True):

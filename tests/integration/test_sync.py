@@ -779,6 +779,11 @@ def test_a_write_while_the_write_back_runs_follows_the_real_head(world: World, m
         earlier.append(WorkLogged(project="demo", message=message))
     earlier.close()
     append(world.a, "four", "five")
+    head = sorted((world.a / STORE / "events").glob("*/*.json"))[-1].name
+    ahead = FileEventLog(store.events_dir, store.local_dir, node="teammate",  # a teammate's clock 3 days ahead:
+                         clock_us=lambda: time.time_ns() // 1000 + 3 * 86_400_000_000)  # no head an append follows
+    ahead.append(WorkLogged(project="demo", message="stamped early"))
+    ahead.close()
     assert synced(world.a).pushed
     events = world.a / STORE / "events"
     for path in events.glob("*/*.json"):
@@ -795,16 +800,17 @@ def test_a_write_while_the_write_back_runs_follows_the_real_head(world: World, m
         return done
 
     monkeypatch.setattr(engine.Syncer, "_bring_in", spied)
-    assert synced(world.a).written_back == 5
+    assert synced(world.a).written_back == 6
     monkeypatch.setattr(engine.Syncer, "_bring_in", real)
     names = [name for batch in batches for name in batch]
-    assert names == sorted(names, reverse=True) and len(batches[0]) == 1 and sorted(names) == sorted(
-        path.name for path in events.glob("*/*.json") if "written between" not in path.read_text())
+    assert batches[0] == [head] and names[1:-1] == sorted(names[1:-1], reverse=True) and "teammate" in names[-1]
+    assert sorted(names) == sorted(path.name for path in events.glob("*/*.json")
+                                   if "written between" not in path.read_text())
     assert synced(world.a).pushed
     synced(world.b)
     for root in (world.a, world.b):
         code, out = cli("verify", "--root", str(root))
-        assert code == 0 and out["events"] == 6 and not any("same node" in str(p) for p in out["problems"]), out
+        assert code == 0 and out["events"] == 7 and not any("same node" in str(p) for p in out["problems"]), out
 
 
 def test_a_misfiled_event_whose_day_folder_is_gone_is_not_written_back_twice(world: World) -> None:

@@ -172,7 +172,8 @@ def test_a_stray_file_named_like_a_day_is_no_part_of_the_log(project: Path, caps
     roles(capsys, "rev")
     (project / STORE / "events" / "20200101").write_text("not a folder")
     done = cli_process("park", "core", "--agent", "amy", cwd=project)
-    assert done.returncode == 0 and "events/20200101 is no folder: it holds no events" in done.stderr, done.stderr
+    assert done.returncode == 0 and done.stderr.count("events/20200101 is no folder: it holds no events") == 1, (
+        done.stderr)  # once, though park's catch-ups each said it
     assert done.stdout == "parked rev -> team/core/member/amy/continuity/role-rev/latest.json\n"
 
 

@@ -218,10 +218,10 @@ def test_watch_waits_out_an_events_folder_it_cannot_list_while_following(tmp_pat
     real = events.durable.list_days
     blocked = threading.Event()
 
-    def refusing(events_dir: str, links: list[str] | None = None) -> list[str]:
+    def refusing(events_dir: str, *lists: list[str] | None) -> list[str]:
         if blocked.is_set() and threading.current_thread() is thread:  # the follower's listing, not the writer's
             raise PermissionError(13, "Permission denied", events_dir)
-        return real(events_dir, links)
+        return real(events_dir, *lists)
 
     monkeypatch.setattr(events.durable, "list_days", refusing)
     shown: list[str] = []

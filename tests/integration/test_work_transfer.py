@@ -118,25 +118,32 @@ def test_reconnect_fast_forwards_when_only_the_remote_moved(exported: tuple[Worl
     assert git(c, "rev-parse", "refs/heads/continuity") == git(world.remote, "rev-parse", "continuity")
 
 
-def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[World, Path]) -> None:
-    """Both advanced: exit 12, both branches unchanged, marker and local events kept; a newer import is refused."""
+def diverged_offline(exported: tuple[World, Path]) -> tuple[Path, str]:
+    """Clone `c` imported the transfer offline, then it and clone `a` (synced) both advanced; `c` has the remote
+    back. (`c`, the remote's branch commit.)"""
     world, folder = exported
     c = offline_clone(world, "c")
     assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
     append(c, "offline work")
     append(world.a, "online work")
     assert cli("sync", "--root", str(world.a))[0] == 0
-    remote_before = git(world.remote, "rev-parse", "continuity")
     git(c, "remote", "add", "origin", str(world.remote))
+    return c, git(world.remote, "rev-parse", "continuity").strip()
+
+
+def test_reconnect_refuses_diverged_histories_and_keeps_both(exported: tuple[World, Path]) -> None:
+    """Both advanced: exit 12, both branches unchanged, marker and local events kept; a newer import is refused."""
+    world, folder = exported
+    c, remote_before = diverged_offline(exported)
     names_before = event_names(c)
     code, out = cli("work", "reconnect", "--root", str(c))
     assert code == EXIT_INVARIANT
     assert "histories diverged" in out["message"] and "offline-imported" in out["message"]
-    assert git(world.remote, "rev-parse", "continuity") == remote_before
+    assert git(world.remote, "rev-parse", "continuity").strip() == remote_before
     assert (c / MARKER).exists()
     assert event_names(c) == names_before
     local = git(c, "rev-parse", "refs/heads/continuity").strip()
-    assert local != remote_before.strip() and git(c, "cat-file", "-t", local).strip() == "commit"
+    assert local != remote_before and git(c, "cat-file", "-t", local).strip() == "commit"
     code, status = cli("work", "status", "--root", str(c))
     assert status["contextState"] == "OFFLINE_IMPORTED_CONTEXT"
     assert cli("work", "export", "--out", str(folder.parent / "later"), "--root", str(world.a))[0] == 0
@@ -149,14 +156,8 @@ def test_reconnect_union_is_the_way_out_of_diverged_histories(exported: tuple[Wo
     refusal named none. It now names `work reconnect --union`, which unites them as sync unites clones: a merge
     commit whose parents are both tips, pushed without force; every event of both kept, the marker gone, both clones
     equal and verify clean. A refused union (a remote that declines) keeps the marker."""
-    world, folder = exported
-    c = offline_clone(world, "c")
-    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
-    append(c, "offline work")
-    append(world.a, "online work")
-    assert cli("sync", "--root", str(world.a))[0] == 0
-    remote_before = git(world.remote, "rev-parse", "continuity").strip()
-    git(c, "remote", "add", "origin", str(world.remote))
+    world, _ = exported
+    c, remote_before = diverged_offline(exported)
     code, out = cli("work", "reconnect", "--root", str(c))
     assert code == EXIT_INVARIANT and "`continuity work reconnect --union`" in out["message"]
     local_before = git(c, "rev-parse", "refs/heads/continuity").strip()
@@ -191,14 +192,8 @@ def test_a_union_whose_branch_push_is_refused_keeps_the_store_offline(exported: 
     the team's branch did not move, so the store stays offline-imported (exit 12, as a refused push of plain
     reconnect); it was said to have reconnected (exit 0, the marker gone). Once the branch is taken, reconnect
     pushes."""
-    world, folder = exported
-    c = offline_clone(world, "c")
-    assert cli("work", "import", str(folder), "--root", str(c))[0] == 0
-    append(c, "offline work")
-    append(world.a, "online work")
-    assert cli("sync", "--root", str(world.a))[0] == 0
-    remote_before = git(world.remote, "rev-parse", "continuity").strip()
-    git(c, "remote", "add", "origin", str(world.remote))
+    world, _ = exported
+    c, remote_before = diverged_offline(exported)
     refuse_branch_updates(world.remote)
     code, out = cli("work", "reconnect", "--union", "--root", str(c))
     assert code == EXIT_INVARIANT and "took this clone's ref but not branch" in out["message"], out
