@@ -445,16 +445,22 @@ def real_folder(path: str) -> bool:
         return False
 
 
-def refuse_link(path: str) -> None:
-    """StoreUnsafe when `path` exists as a symlink or as something other than a folder."""
+def refuse_link(path: str, *, note: str = " (nothing written)", passing: type[OSError] = FileNotFoundError) -> None:
+    """StoreUnsafe when `path` exists as a symlink or as something other than a folder (`note` ends the line). A
+    path whose `lstat` fails with `passing` passes (the store's own check passes any it cannot reach: `Store`)."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except passing:
         return
     if stat.S_ISLNK(mode):
-        raise StoreUnsafe(f"unsafe store: {path} is a symlink (nothing written)")
+        raise StoreUnsafe(f"unsafe store: {path} is a symlink{note}")
     if not stat.S_ISDIR(mode):
-        raise StoreUnsafe(f"unsafe store: {path} is not a folder (nothing written)")
+        raise StoreUnsafe(f"unsafe store: {path} is not a folder{note}")
+
+
+#: How a write refused over a newest event that is not what its name says ends its line.
+WAY_BACK = ("move it out of the store and run `continuity sync` (a synced event comes back as it was written); see "
+            "`continuity verify`")
 
 
 def _newest_name(entries: list[str], day: str) -> str | None:
@@ -635,16 +641,14 @@ class DurableFolder:
             raise
         except OSError as error:  # something planted under an event's name: no event can chain to it
             raise StoreUnsafe(f"the newest event {found} cannot be read ({error.strerror or error}): nothing "
-                              "was written; move it out of the store and run `continuity sync` (a synced event comes "
-                              "back as it was written); see `continuity verify`") from None
+                              f"was written; {WAY_BACK}") from None
         head = head_of(found, raw)
         parsed = names.parse_name(found)
         if parsed is None or head.sha256[:names.HASH_CHARS] != parsed.hash12:
             # edited by hand (`sed -i`, an editor saving by rename): a new event chained to these bytes would name a
             # parent no clone holds once the original comes back, and `verify` would fail everywhere for good
             raise StoreUnsafe(f"the newest event {found} does not match the hash in its name (edited?): nothing was "
-                              "written; move it out of the store and run `continuity sync` (a synced event comes "
-                              "back as it was written); see `continuity verify`")
+                              f"written; {WAY_BACK}")
         return head
 
     def _head_from_hint(self, limit: str | None = None, days: list[str] | None = None) -> Head | None:

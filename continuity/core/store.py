@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import time
 
 from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
 from events import osfs
-from events.errors import ContinuityError, StoreUnsafe, WriteFailed
+from events.errors import ContinuityError, WriteFailed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
@@ -251,15 +250,10 @@ class Store:
 def _refuse_unsafe(folders: tuple[str, ...]) -> None:
     """StoreUnsafe for the first of the store's `folders` that is a symlink or no folder (a missing one, made when
     first written, or one not reachable passes: as islink/exists would say)."""
+    from events.durable import refuse_link
+
     for path in folders:
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            continue
-        if stat.S_ISLNK(mode):
-            raise StoreUnsafe(f"unsafe store: {path} is a symlink")
-        if not stat.S_ISDIR(mode):
-            raise StoreUnsafe(f"unsafe store: {path} is not a folder")
+        refuse_link(path, note="", passing=OSError)
 
 
 def explicit_root(root: str | None = None) -> str | None:

@@ -547,9 +547,7 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
                               + (" and the store stays offline-imported" if offline else "")
                               + ". Nothing was merged, rebased, reset or force-pushed. To unite them, keeping "
                               "every event of both, run `continuity work reconnect --union`.")
-            if action == "diverged":
-                pass  # united below, by sync, once this lock is let go
-            elif action == "push":
+            if action == "push":
                 assert local is not None
                 refused = repo.push(name, local, branch)
                 if refused is not None:
@@ -562,18 +560,21 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
                 added += syncer.restore(remote_tip)
                 syncer._move(remote_tip)
                 syncer.in_sync = True
-            else:
+            elif action == "in-sync":
                 syncer.in_sync = True
+            # diverged, with --union: not in sync yet; united below, by sync, once this lock is let go
             files.save_marks(store, syncer.ref, syncer.tip, syncer.marks)
-            if syncer.recorded_through is not None and action != "diverged":  # a union: sync says when pushed
+            if syncer.recorded_through is not None and syncer.in_sync:  # a union: sync says when pushed
                 state = health.load(store) or health.SyncState()
                 state.pushed_through = syncer.recorded_through
                 health.save(store, state)
         finally:
             syncer.close()
-        if offline and action != "diverged":
+        if offline and syncer.in_sync:
             os.unlink(health.offline_marker(store))
-    if action == "diverged":
+    answer = {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": action,
+              "commit": syncer.tip, "added_remote": added, "was_offline": offline}
+    if not syncer.in_sync:
         from continuity.sync.engine import sync
 
         report = sync(store, remote=name, branch=branch, reconnecting=True)
@@ -586,9 +587,6 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
                           + ": run `continuity work reconnect --union` again.")
         if offline:
             os.unlink(health.offline_marker(store))
-        return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": "union",
-                "commit": report.commit, "added_remote": added + report.added_remote, "was_offline": offline,
+        return {**answer, "result": "union", "commit": report.commit, "added_remote": added + report.added_remote,
                 "warnings": report.warnings}
-    outcome = refresh(store, tuple(REGISTRY))
-    return {"ok": True, "action": "work-reconnect", "remote": mask_url(name), "branch": branch, "result": action,
-            "commit": syncer.tip, "added_remote": added, "was_offline": offline, "warnings": outcome.warnings}
+    return {**answer, "warnings": refresh(store, tuple(REGISTRY)).warnings}
