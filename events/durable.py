@@ -462,6 +462,41 @@ def refuse_link(path: str, *, note: str = " (nothing written)", passing: type[OS
 WAY_BACK = ("move it out of the store and run `continuity sync` (a synced event comes back as it was written); see "
             "`continuity verify`")
 
+# A file in `local/` that only a sync writes (continuity/sync/files.py): its presence says this store's events may have
+# left it, so one deleted by hand may live on in other clones.
+SYNC_MARKS = "sync.json"
+LOST_WAY_BACK = ("run `continuity sync`: a synced event comes back as it was written, and one that never left this "
+                 "store is let go; see docs/sync.md")
+
+
+def forget_lost_head(events_dir: str, local_dir: str) -> bool:
+    """Remove the head hint when the event it names is gone (sync calls this once it has written back what the
+    branch holds: what is still missing then never left this store). True if it was removed."""
+    path = os.path.join(local_dir, "head")
+    name = _hinted(path)
+    if name is None or os.path.lexists(os.path.join(events_dir, names.shard_of(name), name)):
+        return False
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+    return True
+
+
+def _hinted(path: str, *, completed: bool = False) -> str | None:
+    """The event name a head hint file holds (None when it holds none; with `completed`, also when it is pending)."""
+    try:
+        fd = os.open(path, osfs.READ)
+    except OSError:
+        return None
+    try:
+        name, sha, _ = osfs.pread(fd, 200, 0).decode().split()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+    if names.parse_name(name) is None or (completed and sha == "-" * 64):
+        return None
+    return name
+
 
 def _newest_name(entries: list[str], day: str) -> str | None:
     """The greatest event name among a day folder's entries (parsing one name, not all of them).
@@ -633,6 +668,12 @@ class DurableFolder:
         if hinted is not None:
             return hinted
         found = self._newest(adopt=True, limit=limit)
+        lost = self._lost_head(found, limit)
+        if lost is not None:
+            # deleted by hand after this store wrote it: a new event would follow an older one, two children of one
+            # parent under one node, which `verify` names a forgery in every clone that holds both, for good
+            raise StoreUnsafe(f"the newest event this store wrote, events/{names.shard_of(lost)}/{lost}, is gone "
+                              f"(deleted?): nothing was written; {LOST_WAY_BACK}")
         if found is None:
             return None
         try:
@@ -650,6 +691,20 @@ class DurableFolder:
             raise StoreUnsafe(f"the newest event {found} does not match the hash in its name (edited?): nothing was "
                               f"written; {WAY_BACK}")
         return head
+
+    def _lost_head(self, found: str | None, limit: str | None) -> str | None:
+        """The event the hint names, when it is gone, newer than `found` and may have left this store by a sync.
+
+        Only a completed hint counts (a pending one may name an event never linked), read by its path (a sync that
+        forgot it unlinked the file this object may still hold open). In a store that never synced (no SYNC_MARKS)
+        a deleted event never left it, and no clone can hold a sibling of the next one: nothing to refuse.
+        """
+        name = _hinted(self.hint_path, completed=True)
+        if name is None or (found is not None and name <= found):
+            return None
+        if (limit is not None and names.shard_of(name) > limit) or os.path.lexists(self.path_of(name)):
+            return None
+        return name if os.path.lexists(os.path.join(self.local_dir, SYNC_MARKS)) else None
 
     def _head_from_hint(self, limit: str | None = None, days: list[str] | None = None) -> Head | None:
         """The head as the last writer recorded it, if nothing changed since (else None).
@@ -718,6 +773,10 @@ class DurableFolder:
     def _hint_file(self) -> int:
         if self._hint_fd is None:
             self._hint_fd = _open_local(self.hint_path)
+        elif os.fstat(self._hint_fd).st_nlink == 0:  # a sync removed it since: a hint nobody else would read
+            os.close(self._hint_fd)
+            self._hint_fd = None
+            return self._hint_file()
         return self._hint_fd
 
     def _newest(self, *, adopt: bool = False, limit: str | None = None) -> str | None:

@@ -71,7 +71,7 @@ from continuity.sync.tree import (
     write_root,
 )
 from events import names
-from events.durable import list_days
+from events.durable import forget_lost_head, list_days
 from events.errors import ContinuityError, WriteFailed
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
@@ -693,6 +693,8 @@ class Syncer:
         if not restore:
             report.added_branch = self.adopt()
         report.added_local = self.record(write_back=not restore)
+        # the branch's events are back: a head hint naming one still gone names one that never left this store
+        forget_lost_head(self.store.events_dir, self.store.local_dir)
         deadline = time.monotonic() + self.retry_seconds
         seen = files.load_seen(self.store, self.nodes)
         while True:

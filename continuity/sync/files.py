@@ -31,11 +31,11 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, read_event_file, real_folder, refuse_link
+from events.durable import READ_LIMIT, SYNC_MARKS, read_event_file, real_folder, refuse_link
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
-MARKS_NAME = "sync.json"
+MARKS_NAME = SYNC_MARKS  # its presence also tells a writer that events may have left the store
 #: 2: the commit saved is one whose every event the store holds (sync brings in what another store of
 #: the repository put on the branch); a file without it is read as none, so such events come in once.
 MARKS_FORMAT = 2

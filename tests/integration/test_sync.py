@@ -19,6 +19,7 @@ from continuity.core.store import Store
 from continuity.sync import health
 from continuity.sync.engine import sync
 from continuity.sync.git import Repo
+from events.errors import ContinuityError
 from events.worklog import WorkLogged
 from tests.helpers import branch_event_paths, cli_process, pin_node
 
@@ -760,6 +761,69 @@ def test_a_write_never_chains_to_a_newest_event_edited_by_hand(world: World) -> 
     for root in (world.a, world.b):
         code, out = cli("verify", "--root", str(root))
         assert code == 0 and out["events"] == 3, out
+
+
+def test_a_write_after_the_newest_event_was_deleted_waits_for_sync(world: World) -> None:
+    """The newest event of a synced store deleted by hand: the next write followed the event before it, a second
+    child of one parent under one node, and once the sync brought the deleted one back `verify` named that fork a
+    forgery in every clone, for good. The write is now refused (exit 6, nothing written, the line names the way
+    back) until a sync has brought it back; one that never left the store is let go by that sync."""
+    import time
+
+    from events.filelog import FileEventLog
+
+    store = Store(world.a)
+    long_lived = FileEventLog(store.events_dir, store.local_dir, node=store.node(),  # an MCP server's writer: it
+                              clock_us=lambda: time.time_ns() // 1000)  # keeps the hint file open between appends
+    append(world.a, "one")
+    long_lived.append(WorkLogged(project="demo", message="two"))
+    assert synced(world.a).pushed
+    events = world.a / STORE / "events"
+    newest = sorted(events.glob("*/*.json"))[-1]
+    original = newest.read_bytes()
+    newest.unlink()
+    hook = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}, "cwd": str(world.a)})
+    for argv in (["log", "-m", "after the delete"], ["checkpoint", "-m", "c", "--next", "n"],
+                 ["log", "-m", "typed", "--log-level", "warning"]):
+        done = cli_process(*argv, cwd=world.a)
+        assert done.returncode == 6, (argv, done.stderr)
+        assert f"the newest event this store wrote, events/{newest.parent.name}/{newest.name}, is gone" \
+            in done.stderr and "continuity sync" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    done = cli_process("hook", "claude-code", cwd=world.a, stdin=hook, env={"HOME": str(world.tmp)})
+    assert done.returncode == 0 and "is gone" in (world.a / STORE / "local" / "hooks.log").read_text()
+    with pytest.raises(ContinuityError, match="is gone"):
+        long_lived.append(WorkLogged(project="demo", message="refused"))
+    assert len(list(events.glob("*/*.json"))) == 1
+    assert synced(world.a).written_back == 1 and newest.read_bytes() == original
+    long_lived.append(WorkLogged(project="demo", message="three"))
+    assert cli_process("log", "-m", "four", cwd=world.a).returncode == 0
+    assert synced(world.a).pushed
+    # an event written after the last sync and deleted never left this store: the sync lets it go
+    long_lived.append(WorkLogged(project="demo", message="five (never synced)"))
+    sorted(events.glob("*/*.json"))[-1].unlink()
+    assert cli_process("log", "-m", "refused", cwd=world.a).returncode == 6
+    assert synced(world.a).written_back == 0  # nothing to bring back, nothing new to push
+    long_lived.append(WorkLogged(project="demo", message="six"))
+    long_lived.close()
+    assert synced(world.a).pushed
+    synced(world.b)
+    for root in (world.a, world.b):
+        code, out = cli("verify", "--root", str(root))
+        assert code == 0 and out["events"] == 5 and out["forks"] == [], out
+
+
+def test_a_store_that_never_synced_writes_past_its_deleted_newest_event(tmp_path: Path) -> None:
+    """No sync ever ran: a deleted event never left the store, so no clone can hold a sibling of the next one, and the
+    next write follows the event before it as it did (refusing would stop a store with no way to sync for good)."""
+    assert cli("init", "--project", "demo", "--root", str(tmp_path))[0] == 0
+    append(tmp_path, "one", "two")
+    events = tmp_path / STORE / "events"
+    sorted(events.glob("*/*.json"))[-1].unlink()
+    assert not (tmp_path / STORE / "local" / "sync.json").exists()
+    assert cli_process("log", "-m", "three", cwd=tmp_path).returncode == 0
+    code, out = cli("verify", "--root", str(tmp_path))
+    assert code == 0 and out["events"] == 2 and out["forks"] == [], out
 
 
 def test_a_write_while_the_write_back_runs_follows_the_real_head(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
