@@ -1,8 +1,9 @@
 """The secret guard, text level: find secret-like material in a string, or redact it.
 
 Every string field of every event written passes through here. One combined regex (one
-named group per rule) is compiled on first use, and only for text holding a word some
-rule needs; the leftmost match decides the rule. Rules, in
+named group per rule) of the rules whose words a text holds is compiled on first use (each
+set once per process); text holding no rule's word needs none. The leftmost match decides
+the rule. Rules, in
 the order they are tried at one position:
 
 - ``private-key-block``: ``-----BEGIN ... PRIVATE KEY-----`` (RSA, EC, DSA, OPENSSH, PGP,
@@ -18,7 +19,7 @@ the order they are tried at one position:
 - ``slack-webhook``: ``hooks.slack.com/services|workflows|triggers/`` + 20 or more.
 - ``slack-token``: ``xoxb- xoxp- xoxa- xoxo- xoxs- xoxr- xoxe(.xoxp)- xapp-`` + digits + more.
 - ``anthropic-key``: ``sk-ant-`` + 20 or more.
-- ``openai-key``: ``sk-proj- sk-svcacct- sk-admin-`` + 20 or more, or ``sk-`` + 32 or more
+- ``openai-key``: ``sk-proj- sk-svcacct- sk-admin- sk-None-`` + 20 or more, or ``sk-`` + 32 or more
   letters and digits in one run (so ``sk-learn`` passes).
 - ``stripe-key``: ``sk_live_ sk_test_ rk_live_ rk_test_`` + 16 or more, ``whsec_`` + 24 or
   more (publishable ``pk_`` keys are public and pass).
@@ -27,6 +28,22 @@ the order they are tried at one position:
 - ``pypi-token``: ``pypi-AgEIcHlwaS5vcmc`` (the pypi.org macaroon header) + 50 or more.
 - ``huggingface-token``: ``hf_`` + 34 or more letters and digits, one upper-case at least.
 - ``jwt``: ``eyJ<header>.eyJ<payload>.<signature>``.
+- ``ai-api-key``: OpenRouter ``sk-or-v1-`` + 32 or more hex, Groq ``gsk_``, xAI ``xai-``,
+  Perplexity ``pplx-``, Replicate ``r8_``, Tavily ``tvly-``, LangSmith ``lsv2_pt_``/``lsv2_sk_``,
+  Pinecone ``pcsk_``, Firecrawl ``fc-``, E2B ``e2b_``, Amazon Bedrock ``ABSK``, each with the
+  length of its service's keys.
+- ``cloud-token``: DigitalOcean ``dop_v1_ doo_v1_ dor_v1_``, HashiCorp Vault ``hvs. hvb. hvr.``
+  (90 or more), Doppler ``dp.pt. dp.st.`` ..., Supabase ``sbp_ sb_secret_``, PlanetScale
+  ``pscale_tkn_ pscale_pw_ pscale_oauth_``, Heroku ``HRKU-``, Fly.io ``fo1_ fm1a_ fm1r_ fm2_``,
+  Pulumi ``pul-``, Databricks ``dapi``, Docker Hub ``dckr_pat_ dckr_oat_``, Sentry ``sntryu_
+  sntrys_``, Grafana ``glsa_ glc_``, New Relic ``NRAK- NRII-``, Netlify ``nfp_``, Prefect ``pnu_``,
+  Dynatrace ``dt0c01.``, OpenShift ``sha256~``, and Azure AD client secrets (``...8Q~...``:
+  the four characters before ``Q~`` stay).
+- ``saas-token``: Linear ``lin_api_ lin_oauth_``, Notion ``ntn_`` and ``secret_`` + 43 (a digit
+  among them), Shopify ``shpat_ shpca_ shppa_ shpss_``, Square ``sq0atp- sq0csp-``, Postman
+  ``PMAK-``, SendGrid ``SG.<22>.<43>``, Atlassian ``ATATT3 ATCTT3``, Bitbucket ``ATBB``, Google
+  OAuth ``GOCSPX-`` and ``ya29.``, RubyGems ``rubygems_``.
+- ``age-secret-key``: ``AGE-SECRET-KEY-1`` + 58 Bech32 characters.
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
   ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them.
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
@@ -76,7 +93,7 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
     from typing import Any
 
 
-__all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree", "strings_in"]
+__all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree", "strings_in", "unsplit"]
 
 # Each rule is written as (first character, rest): the first character stays outside the
 # rule's group, so the regex engine skips a rule with one character test wherever its first
@@ -146,7 +163,7 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     (
         "openai-key",
         "s",
-        r"(?<![A-Za-z0-9_-]s)k-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
+        r"(?<![A-Za-z0-9_-]s)k-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
     ),
     (
         "stripe-key",
@@ -159,6 +176,48 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     ("pypi-token", "p", r"(?<![A-Za-z0-9_-]p)ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
     ("huggingface-token", "h", r"(?<![A-Za-z0-9_]h)f_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
     ("jwt", "e", r"(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # AI model and agent-tool APIs: OpenRouter, Groq, xAI, Perplexity, Replicate, Tavily, LangSmith, Pinecone,
+    # Firecrawl, E2B, Amazon Bedrock (long-lived).
+    (
+        "ai-api-key",
+        "[sgxprtlfeA]",
+        r"(?<![A-Za-z0-9_-].)(?:(?<=s)k-or-v[0-9]+-[A-Fa-f0-9]{32,}|(?<=g)sk_[A-Za-z0-9]{32,}"
+        r"|(?<=x)ai-[A-Za-z0-9]{60,}|(?<=p)(?:plx-[A-Za-z0-9]{40,}|csk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,})"
+        r"|(?<=r)8_[A-Za-z0-9]{32,}|(?<=t)vly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"
+        r"|(?<=l)sv2_(?:pt|sk)_[A-Fa-f0-9]{32}_[A-Fa-f0-9]{10}|(?<=f)c-[a-f0-9]{32}|(?<=e)2b_[a-f0-9]{40}"
+        r"|(?<=A)BSK[A-Za-z0-9+/]{100,}={0,2})(?![A-Za-z0-9])"
+    ),
+    # Hosting, infrastructure and observability: DigitalOcean, HashiCorp Vault, Doppler, Supabase, PlanetScale,
+    # Heroku, Fly.io, Pulumi, Databricks, Docker Hub, Sentry, Grafana, New Relic, Netlify, Prefect, Dynatrace,
+    # OpenShift, Azure AD client secrets.
+    (
+        "cloud-token",
+        "[dhspHfgNnQ]",
+        r"(?<![A-Za-z0-9_-].)(?:(?<=d)(?:o[opr]_v1_[A-Fa-f0-9]{64}|p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}"
+        r"|api[a-f0-9]{32}(?:-[0-9])?|ckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}|t0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})"
+        r"|(?<=h)v[sbr]\.[A-Za-z0-9_-]{90,}"
+        r"|(?<=s)(?:bp_[A-Fa-f0-9]{40}|b_secret_[A-Za-z0-9_-]{24,}|ntry(?:u_[A-Fa-f0-9]{64}|s_eyJ[A-Za-z0-9+/=_]{40,})"
+        r"|ha256~[A-Za-z0-9_-]{43})"
+        r"|(?<=p)(?:scale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,}|ul-[A-Fa-f0-9]{40}|nu_[A-Za-z0-9]{36})"
+        r"|(?<=H)RKU-[A-Za-z0-9_-]{58,}|(?<=f)(?:o1_[A-Za-z0-9_-]{43}|m(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3})"
+        r"|(?<=g)(?:lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/]{32,}={0,3})"
+        r"|(?<=N)R(?:AK-[A-Z0-9]{27}|II-[A-Za-z0-9_-]{32})|(?<=n)fp_[A-Za-z0-9]{36})(?![A-Za-z0-9])"
+        # an Azure AD client secret has no prefix of its own: three characters and a digit before its `Q~`
+        r"|(?<=[A-Za-z0-9_~.]{3}[0-9]Q)~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"
+    ),
+    # Other services' API tokens: Linear, Notion, Shopify, Postman, SendGrid, Atlassian, Bitbucket, Google OAuth,
+    # Square, RubyGems.
+    (
+        "saas-token",
+        "[lnsPSAGyr]",
+        r"(?<![A-Za-z0-9_-].)(?:(?<=l)in_(?:api|oauth)_[A-Za-z0-9]{40,}|(?<=n)tn_[A-Za-z0-9]{40,}"
+        r"|(?<=s)(?:ecret_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{43}|hp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}|q0(?:atp|csp)-[A-Za-z0-9_-]{22,})"
+        r"|(?<=P)MAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|(?<=S)G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
+        r"|(?<=A)T(?:(?:ATT|CTT)3[A-Za-z0-9_=-]{150,}|BB[A-Za-z0-9]{32})"
+        r"|(?<=G)OCSPX-[A-Za-z0-9_-]{24,}|(?<=y)a29\.[A-Za-z0-9_-]{30,}|(?<=r)ubygems_[a-f0-9]{48})"
+        r"(?![A-Za-z0-9])"
+    ),
+    ("age-secret-key", "A", r"(?<![A-Za-z0-9_-]A)GE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
 )
 
 _PRIVATE_KEY_BLOCK = (
@@ -262,34 +321,83 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 RULE_NAMES: tuple[str, ...] = (*(rule[0] for rule in _RULES[:-1]), "dotenv-line", _RULES[-1][0])
-_SOURCE = "|".join(f"{first}(?P<{name.replace('-', '_')}>{rest})" for name, first, rest in _RULES)
-_compiled: list[re.Pattern[str]] = []
 
-# Every rule needs one of these (lower-cased) somewhere in the text: the key words of the
-# assignment rules, the prefixes of the token rules, `://` of URLs. Text with none of them
-# cannot match, so the big pattern is only compiled (10+ ms) when some text might: most
-# work-log lines never pay for it. tests/unit/test_guard_corpus.py holds this to the rules.
-_TRIGGERS = (
-    "private key", "secret", "passw", "passphrase", "pwd", "token", "credential", "://",
-    "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
-    "glrt-", "glptt-", "glcbt-", "glsoat-", "glffct-", "hooks.slack.com", "xox", "xapp-", "sk-",
-    "k_live_", "k_test_", "whsec_", "aiza", "npm_", "pypi-", "hf_", "eyj", "authorization",
-    "bearer", *(f"{p}{s}key" for p in ("api", "access", "private", "account", "master", "client")
-                for s in ("_", "-", "")),
-)  # fmt: skip
+# The words each rule needs (lower-cased) somewhere in the text: the key words of the
+# assignment rules, the prefixes of the token rules, `://` of URLs. A rule whose words are all
+# missing cannot match, so only the rules a text might hold are compiled and scanned for: most
+# work-log lines need none (the whole pattern takes about 10 ms to compile, the assignment rule a
+# third of that), a line with a URL only the URL rule. tests/unit/test_guard_corpus.py holds
+# each rule to its words. `sk-` counts only where a key can start (_key_opening); the words in
+# _CASED_WORDS count only as written (lower-cased, SendGrid's `sg.` is in every `msg.`).
+_KEY_NAMES = tuple(f"{p}{s}key" for p in ("api", "access", "private", "account", "master", "client")
+                   for s in ("_", "-", ""))  # fmt: skip
+_WORDS: dict[str, tuple[str, ...]] = {
+    "private-key-block": ("private key",),
+    "aws-secret-access-key": ("secret",),
+    "basic-auth-url": ("://",),
+    "aws-access-key-id": ("akia", "asia"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "glffct-"),
+    "slack-webhook": ("hooks.slack.com",),
+    "slack-token": ("xox", "xapp-"),
+    "anthropic-key": ("sk-",),
+    "openai-key": ("sk-",),
+    "stripe-key": ("k_live_", "k_test_", "whsec_"),
+    "google-api-key": ("aiza",),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-",),
+    "huggingface-token": ("hf_",),
+    "jwt": ("eyj",),
+    "ai-api-key": ("sk-", "gsk_", "xai-", "pplx-", "pcsk_", "r8_", "tvly-", "lsv2_", "fc-", "e2b_", "absk"),
+    "cloud-token": (
+        "dop_v1_", "doo_v1_", "dor_v1_", "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.", "dapi",
+        "dckr_", "dt0c01.", "hvs.", "hvb.", "hvr.", "sbp_", "sb_secret_", "sntry", "sha256~", "pscale_", "pul-",
+        "pnu_", "hrku-", "fo1_", "fm1a_", "fm1r_", "fm2_", "glsa_", "glc_", "nrak-", "nrii-", "nfp_", "q~",
+    ),
+    "saas-token": (
+        "lin_api_", "lin_oauth_", "ntn_", "secret", "shpat_", "shpca_", "shppa_", "shpss_", "sq0atp-", "sq0csp-",
+        "pmak-", "SG.", "atatt3", "atctt3", "atbb", "gocspx-", "ya29.", "rubygems_",
+    ),
+    "age-secret-key": ("secret",),
+    "auth-header": ("authorization", "bearer"),
+    "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
+}  # fmt: skip
+_CASED_WORDS = frozenset({"SG."})
+# word -> the indices (in _RULES) of the rules that need it
+_RULES_OF_WORD: dict[str, tuple[int, ...]] = {}
+for _index, (_name, _, _) in enumerate(_RULES):
+    for _word in _WORDS[_name]:
+        _RULES_OF_WORD[_word] = (*_RULES_OF_WORD.get(_word, ()), _index)
+del _index, _name, _word
+_ALL_RULES = tuple(range(len(_RULES)))
+_compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
+_COMPILED_KEPT = 64  # patterns of rule sets kept per process (a long-lived server meets many)
 
 
-def _pattern() -> re.Pattern[str]:
-    """The combined pattern, compiled on first use."""
-    if not _compiled:
-        _compiled.append(re.compile(_SOURCE))
-    return _compiled[0]
+def _rules_in(text: str) -> tuple[int, ...]:
+    """The indices of the rules `text` holds the words of, in rule order (the only ones that can match)."""
+    lowered = text.lower()
+    found: set[int] = set()
+    for word, rules in _RULES_OF_WORD.items():
+        if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)):
+            found.update(rules)
+    return tuple(sorted(found))
+
+
+def _pattern(rules: tuple[int, ...] = _ALL_RULES) -> re.Pattern[str]:
+    """The combined pattern of `rules` (every rule by default), compiled on first use."""
+    pattern = _compiled.get(rules)
+    if pattern is None:
+        if len(_compiled) >= _COMPILED_KEPT:
+            _compiled.clear()
+        source = "|".join(f"{_RULES[i][1]}(?P<{_RULES[i][0].replace('-', '_')}>{_RULES[i][2]})" for i in rules)
+        pattern = _compiled[rules] = re.compile(source)
+    return pattern
 
 
 def might_hold_secret(text: str) -> bool:
     """False when `text` holds none of the words every rule needs (so no rule can match)."""
-    lowered = text.lower()
-    return any(trigger in lowered and (trigger != "sk-" or _key_opening(text)) for trigger in _TRIGGERS)
+    return bool(_rules_in(text))
 
 
 def _key_opening(text: str) -> bool:
@@ -328,7 +436,7 @@ def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
         start, end = match.span(value_group)
         if start >= 0:
             # A value with a shape of its own is reported under that rule (GITHUB_TOKEN=ghp_).
-            inner = _pattern().match(match.string, start)
+            inner = match.re.match(match.string, start)
             if inner is not None and inner.lastgroup is not None:
                 name = _RULE_OF_GROUP[inner.lastgroup]
                 if name in _TOKEN_NAMES:
@@ -337,18 +445,39 @@ def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
     return rule, None
 
 
+def unsplit(text: str, index: int, *, before: int = 16_384, after: int = 4_096) -> int:
+    """`index`, or the start of a secret-like match that spans it: text cut there splits no secret, so the part
+    before it holds a whole secret (which the guard then finds) or none of it. A text cut to a length limit, or
+    read from one of its lines on, kept a token's first characters (too few for its rule) or a private key's lines
+    without their header. Only `before` characters back and `after` on are read (a key block is a few kB)."""
+    low = max(0, index - before)
+    window = text[low : index + after]
+    rules = _rules_in(window)
+    if not rules:
+        return index
+    for match in _pattern(rules).finditer(window):
+        start, end = low + match.start(), low + match.end()
+        if start >= index:
+            break
+        if end > index:
+            return start
+    return index
+
+
 def find_secret(text: str) -> str | None:
     """The name of the first rule that matches `text`, or None."""
-    if not might_hold_secret(text):
+    rules = _rules_in(text)
+    if not rules:
         return None
-    match = _pattern().search(text)
+    match = _pattern(rules).search(text)
     return None if match is None else _rule_of(match)[0]
 
 
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []
-    if not might_hold_secret(text):
+    rules = _rules_in(text)
+    if not rules:
         return text, ()
 
     def replace(match: re.Match[str]) -> str:
@@ -364,11 +493,16 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     # A replacement can expose a neighbour that a lookbehind or lookahead hid (`AKIA...ghp_...`
     # with nothing between), so repeat until nothing matches; every round shrinks the
     # unredacted text, and a marker never matches.
+    # A marker can bring words of other rules (`[REDACTED:github-token]` holds `token`): each round
+    # takes the rules of the text it scans.
     for _ in range(_MAX_ROUNDS):
-        redacted = _pattern().sub(replace, text)
+        redacted = _pattern(rules).sub(replace, text)
         if redacted == text:
             break
         text = redacted
+        rules = _rules_in(text)
+        if not rules:
+            break
     return text, tuple(applied)
 
 

@@ -58,6 +58,36 @@ JWT = _j(
     "SflKxwRJSMeKKF2QT4fwpM",
 )  # fmt: skip
 KEY_BODY = _j("MIIEow", "IBAAKCAQEA", "x7Kp" * 12)
+# ai-api-key
+OPENROUTER = _j("sk-", "or-v1-", "9f3a0c7e" * 8)
+GROQ = _j("gs", "k_", "Qw7Er9Ty" * 6, "Ab12")
+XAI = _j("xa", "i-", "Pl4Ok8Ij" * 10)
+PERPLEXITY = _j("pp", "lx-", "Mn3Bv5Cx" * 6)
+REPLICATE = _j("r8", "_", "Hg6Fd4Sa" * 4, "Z9x1Q")
+TAVILY = _j("tv", "ly-", "dev-", "Kj2Hg7Fd" * 4)
+LANGSMITH = _j("ls", "v2_pt_", "0a1b2c3d" * 4, "_", "9e8f7a6b5c")
+PINECONE = _j("pc", "sk_", "4Xq9Z", "_", "Rt5Yu7Io" * 6)
+# cloud-token
+DIGITALOCEAN = _j("do", "p_v1_", "7c1e4b9a" * 8)
+VAULT = _j("hv", "s.", "CAESIJ", "Lm4Nb6Vc" * 12)
+DOPPLER = _j("dp", ".st.", "prd.", "Wq3Er5Ty" * 6)
+SUPABASE = _j("sb", "p_", "3f9e2d1c" * 5)
+SENTRY = _j("sn", "tryu_", "5a4b3c2d" * 8)
+GRAFANA = _j("gl", "sa_", "Zx8Cv6Bn" * 4, "_", "1a2b3c4d")
+NEWRELIC = _j("NR", "AK-", "Q7W8E9R0T1Y2U3I4O5P6A7S8D9F")
+DATABRICKS = _j("da", "pi", "0f1e2d3c" * 4)
+AZURE_AD = _j("k7P", "8Q~", "Yt6Re4Wq2-Lk9Jh7Gf5Ds3Aa1Zx0Cv.")
+# saas-token
+LINEAR = _j("li", "n_api_", "Ty6Ui8Op" * 5)
+NOTION = _j("nt", "n_", "51234567890", "Ab3Cd5Ef" * 4, "Gh7")
+NOTION_OLD = _j("sec", "ret_", "Ab3Cd5Ef7G" * 4, "h9I")
+SHOPIFY = _j("sh", "pat_", "a1b2c3d4" * 4)
+POSTMAN = _j("PM", "AK-", "64a1b2c3d4e5f6a7b8c9d0e1", "-", "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e")
+SENDGRID = _j("SG", ".", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5P", ".", "Qr7St9Uv1Wx3Yz5Ab7Cd9Ef1Gh3Ij5Kl7Mn9Op1Qr3S")
+GOOGLE_OAUTH = _j("GO", "CSPX-", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9s")
+GOOGLE_ACCESS = _j("ya", "29.", "a0Af", "Hg6Fd4Sa-Jk2Lm9" * 5)
+# age-secret-key
+AGE_KEY = _j("AGE-", "SECRET-", "KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:74]
 BEGIN, END, PRIV = "-----BEGIN ", "-----END ", _j("PRIV", "ATE KEY-----")
 BASIC = base64.b64encode(_j("deploy:", PW1).encode()).decode()
 
@@ -336,6 +366,43 @@ POSITIVES: tuple[Positive, ...] = (
     ),
     Positive("jwt-log", _j("DEBUG decoded id_token=", JWT, " exp=1700000000"), "jwt", JWT),
     Positive("jwt-json", _j('{"jwt": "', JWT, '", "user": 42}'), "jwt", JWT),
+    # ai-api-key
+    Positive("openrouter-env", _j("export OPENROUTER_API_KEY ", OPENROUTER), "ai-api-key", OPENROUTER),
+    Positive("groq-curl", _j('curl https://api.groq.com -H "x-key: ', GROQ, '"'), "ai-api-key", GROQ),
+    Positive("xai-json", _j('{"provider": "xai", "key": "', XAI, '"}'), "ai-api-key", XAI),
+    Positive("perplexity-log", _j("using ", PERPLEXITY, " for search"), "ai-api-key", PERPLEXITY),
+    Positive("replicate-arg", _j("replicate run --token ", REPLICATE, " model"), "ai-api-key", REPLICATE),
+    Positive("tavily-yaml", _j("tavily:\n  key: ", TAVILY, "\n"), "ai-api-key", TAVILY),
+    Positive("langsmith-output", _j("LangSmith key ", LANGSMITH, " set"), "ai-api-key", LANGSMITH),
+    Positive("pinecone-python", _j("Pinecone(", '"', PINECONE, '")'), "ai-api-key", PINECONE),
+    # cloud-token
+    Positive("digitalocean-doctl", _j("doctl auth init -t ", DIGITALOCEAN), "cloud-token", DIGITALOCEAN),
+    Positive("vault-login", _j("Success! token ", VAULT, " policies [default]"), "cloud-token", VAULT),
+    Positive("doppler-run", _j("doppler run --token ", DOPPLER, " -- make"), "cloud-token", DOPPLER),
+    Positive("supabase-cli", _j("supabase login --token ", SUPABASE), "cloud-token", SUPABASE),
+    Positive("sentry-cli", _j("sentry-cli --auth-token ", SENTRY, " releases new"), "cloud-token", SENTRY),
+    Positive("grafana-header", _j("X-Grafana-Key: ", GRAFANA), "cloud-token", GRAFANA),
+    Positive("newrelic-json", _j('{"apiKey": "', NEWRELIC, '"}'), "cloud-token", NEWRELIC),
+    Positive("databricks-cfg", _j("[DEFAULT]\nhost = https://x.cloud.databricks.com\ndb ", DATABRICKS, "\n"),
+             "cloud-token", DATABRICKS),
+    Positive("azure-ad-secret", _j("az ad sp credential reset: ", AZURE_AD, " (shown once)"), "cloud-token",
+             AZURE_AD[4:]),
+    # saas-token
+    Positive("linear-graphql", _j("curl https://api.linear.app/graphql -H 'x: ", LINEAR, "'"), "saas-token", LINEAR),
+    Positive("notion-client", _j("Client(auth=", '"', NOTION, '")'), "saas-token", NOTION),
+    Positive("notion-internal", _j("NOTION_KEY ", NOTION_OLD), "saas-token", NOTION_OLD),
+    Positive("shopify-admin", _j("X-Shopify-Access-Token: ", SHOPIFY), "saas-token", SHOPIFY),
+    Positive("postman-newman", _j("newman run https://api.getpostman.com/x?k=", POSTMAN), "saas-token", POSTMAN),
+    Positive("sendgrid-env-file", _j("SENDGRID_KEY ", SENDGRID, "\n"), "saas-token", SENDGRID),
+    Positive("google-oauth-client", _j('{"installed": {"client_id": "1.apps", "c": "', GOOGLE_OAUTH, '"}}'),
+             "saas-token", GOOGLE_OAUTH),
+    Positive("google-access-token", _j("gcloud auth print-access-token\n", GOOGLE_ACCESS, "\n"), "saas-token",
+             GOOGLE_ACCESS),
+    # age-secret-key
+    Positive("age-keygen", _j("# created: 2026-12-05\n# public key: age1xyz\n", AGE_KEY, "\n"), "age-secret-key",
+             AGE_KEY),
+    Positive("age-sops-env", _j("SOPS_AGE_KEY ", AGE_KEY), "age-secret-key", AGE_KEY),
+    Positive("age-json", _j('{"identity": "', AGE_KEY, '"}'), "age-secret-key", AGE_KEY),
     # auth-header
     Positive(
         "auth-bearer-curl",
@@ -575,6 +642,14 @@ NEGATIVES: tuple[str, ...] = (
     "docker run -e API_TOKEN -e DB_PASSWORD app:latest",
     "npm config get registry",
     "hf_hub_download(repo_id='gpt2', filename='config.json')",
+    # the new token rules' prefixes in ordinary text
+    "model = 'xai-grok-2-vision-1212'; fallback = 'pplx-70b-online'",
+    "see RFC-9110 and msg.SG.value; rfc-0123456789abcdef0123456789abcdef",
+    "hvs.reshape_to_something_long_enough_to_matter(x)",
+    "rnd_" + "a1B2c3D4" * 4 + " and secret_keyforthetestsuitethatisverylongnamexx",
+    "tvly-search, e2b_sandbox_template_id, dapi_version, pul-request, sha256~ of x",
+    "Q~ and abc1Q~short; v1.0-beta; v1.0-" + "0a" * 12 + "; ya29.x; ATBB; lin_api_ is Linear's prefix",
+    "docker image sha256:" + "0a" * 32,
 )
 
 
@@ -697,6 +772,52 @@ def test_prefilter_never_hides_a_match(parts: list[str], glue: str, mutate: obje
         assert guard.might_hold_secret(text)
 
 
+_SINGLE = [re.compile(f"{first}(?P<{name.replace('-', '_')}>{rest})") for name, first, rest in guard._RULES]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
+    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    mutate=_MUTATIONS,
+)
+def test_each_rule_is_compiled_whenever_it_can_match(parts: list[str], glue: str, mutate: object) -> None:
+    """Only the rules whose words a text holds are compiled and scanned for: every rule that matches the text on
+    its own is among them (a rule left out would let its secret through)."""
+    text = mutate(glue.join(parts))  # type: ignore[operator]
+    chosen = guard._rules_in(text)
+    for index, single in enumerate(_SINGLE):
+        if single.search(text) is not None:
+            assert index in chosen, (guard._RULES[index][0], text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
+    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+)
+def test_the_rules_a_text_needs_find_what_every_rule_finds(parts: list[str], glue: str) -> None:
+    """Scanning with the rules whose words a text holds finds and redacts exactly what scanning with every rule
+    does (the same rule names, the same output)."""
+    text = glue.join(parts)
+    chosen_only = (find_secret(text), redact_text(text))
+    original = guard._rules_in
+    guard._rules_in = lambda seen: guard._ALL_RULES if original(seen) else ()  # type: ignore[assignment]
+    try:
+        every_rule = (find_secret(text), redact_text(text))
+    finally:
+        guard._rules_in = original  # type: ignore[assignment]
+    assert chosen_only == every_rule
+
+
+def test_a_url_alone_compiles_only_the_url_rule() -> None:
+    """A line with a URL and no other rule's words compiles one rule, not the whole pattern (about 10 ms on the
+    hook path)."""
+    chosen = guard._rules_in("curl -s https://example.com/api/v1/items | jq .")
+    assert [guard._RULES[index][0] for index in chosen] == ["basic-auth-url"]
+    assert guard._rules_in("edited the parser") == ()
+
+
 @pytest.mark.parametrize("case", _positive_params())
 def test_prefilter_lets_every_positive_through(case: Positive) -> None:
     """Every positive in the corpus passes the prefilter (so the regex sees it)."""
@@ -716,3 +837,22 @@ def test_the_key_prefix_counts_only_where_a_key_can_start() -> None:
         assert guard.might_hold_secret(text), text
     for text in ("task-1", "Xsk-abc", "9sk-abc", "_sk-abc", "-sk-abc", "SK-abc"):
         assert not guard.might_hold_secret(text), text
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_a_cut_moved_by_unsplit_never_splits_a_secret(case: Positive) -> None:
+    """Text cut at `unsplit(text, index)` keeps a secret whole or none of it, wherever the index falls."""
+    start = case.text.index(case.secret)
+    end = start + len(case.secret)
+    for index in range(len(case.text) + 1):
+        cut = guard.unsplit(case.text, index)
+        assert cut <= index
+        assert cut <= start or cut >= end, (index, cut)
+
+
+def test_unsplit_leaves_a_cut_outside_secrets_where_it_is() -> None:
+    """A cut that splits nothing (no secret, or one wholly before it) stays put."""
+    assert guard.unsplit("edited the parser", 6) == 6
+    text = _j("push ", GH_PAT, " done and more words")
+    assert guard.unsplit(text, len(text) - 3) == len(text) - 3
+    assert guard.unsplit(text, 9) == 5
