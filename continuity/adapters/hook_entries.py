@@ -39,7 +39,11 @@ def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
         except (TypeError, ValueError, RecursionError):
             return None
     text = "".join(ch for ch in text if ch in "\t\n" or (ch >= " " and ch != "\x7f"))
-    return text[:limit] if text else None
+    if len(text) > limit:  # cut before a secret the limit would split: its first characters match no rule
+        from events.guard import unsplit
+
+        text = text[:unsplit(text, limit)]
+    return text or None
 
 
 def input_problem(raw: bytes) -> str | None:
@@ -198,8 +202,7 @@ def _error_line(payload: dict[str, Any]) -> str | None:
         error = _summary(response) if isinstance(response, dict) else None
     if not isinstance(error, str):
         return None
-    lines = [line.strip() for line in error.splitlines() if line.strip()]
-    return text_of(lines[-1], 300) if lines else None
+    return text_of(_last_line(error).strip(), 300) if error.strip() else None
 
 
 def _exit_code_in(text: str | None) -> int | None:
@@ -225,10 +228,25 @@ def _summary(response: Any) -> str | None:
     """The last output line: from stderr, stdout or output, or the response itself when it is text
     (Codex's PostToolUse gives a shell call's output as a plain string)."""
     if isinstance(response, str) and response.strip():
-        return response.strip().splitlines()[-1]
+        return _last_line(response)
     if isinstance(response, dict):
         for key in ("stderr", "stdout", "output"):
             value = response.get(key)
             if isinstance(value, str) and value.strip():
-                return value.strip().splitlines()[-1]
+                return _last_line(value)
     return None
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line of `text`; a line inside a private key whose header is on a line above (a command
+    that printed a key's first lines) is the key's redaction marker: the guard reads the stored line alone."""
+    text = text.strip()
+    last = text.splitlines()[-1]
+    if "PRIVATE KEY" in text[-16_384:]:
+        from events.guard import redact_text, unsplit
+
+        start = len(text) - len(last)
+        begins = unsplit(text, start)
+        if begins < start:
+            return redact_text(text[begins:])[0].strip().splitlines()[-1]
+    return last

@@ -42,6 +42,13 @@ def check_project_name(name: object) -> str:
         raise UsageError(
             "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
         )
+    from events.guard import find_secret
+
+    rule = find_secret(name)
+    if rule is not None:  # every event would carry it: refused at init, not at each write after
+        from events.errors import SecretRefused
+
+        raise SecretRefused("project", rule, redactable=False)
     return name
 
 

@@ -580,3 +580,27 @@ def test_a_timeline_written_over_a_private_file_stays_private(project: Path, tmp
         os.umask(old)
     assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text() != "mine"
     assert stat.S_IMODE((tmp_path / "new.html").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("argv", [*READS_WITH_A_PROJECT, ["init"]], ids=lambda argv: " ".join(argv))
+def test_a_project_named_like_a_secret_is_refused_and_never_echoed(
+        project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """`init --project <token>` wrote the token to config.json (which is not git-ignored) and printed it, and every
+    write after was refused for the project field; reads echoed it. Every command now refuses it (exit 4, one line,
+    the rule named, the value never shown)."""
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    capsys.readouterr()
+    before = (project / ".agent/runtime-continuity/config.json").read_bytes()
+    assert main([*argv, "--project", token]) == 4
+    captured = capsys.readouterr()
+    assert captured.out == "" and "looks like a secret (rule github-token)" in captured.err
+    assert token not in captured.err and captured.err.count("\n") == 1
+    assert (project / ".agent/runtime-continuity/config.json").read_bytes() == before
+
+
+def test_a_folder_named_like_a_secret_gets_no_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without `--project` a store is named after its folder: a folder named like a token made a store whose
+    config.json held it (the folder made too, under --root). Refused before anything is made."""
+    root = tmp_path / ("gh" + "p_" + "a1B2c3D4" * 4 + "e5F6")
+    assert main(["--root", str(root), "init"]) == 4
+    assert "looks like a secret" in capsys.readouterr().err and not root.exists()

@@ -196,6 +196,32 @@ def test_post_tool_use_ignores_reads_and_redacts_secrets(project: Path) -> None:
     assert token not in json.dumps(stored) and stored["redacted"]
 
 
+def test_secrets_a_hook_would_cut_or_read_a_line_of_are_never_stored(project: Path) -> None:
+    """A hook keeps a command's first 4,000 characters, an error's last line (300) and an output's last line: a
+    token split by the cut kept its first characters, too few for its rule, and a command that printed a private
+    key's first lines (`head -6 ~/.ssh/id_ed25519`) stored a line of key material without the header the guard
+    knows it by. The cut now falls before such a token, and such a line is the key's redaction marker."""
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    body = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "QyNTUxOQAAACDx" * 5]
+    key_lines = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\n" + "\n".join(body)
+    data = json.loads(payload("claude_post_tool_use_bash", project))
+    data["tool_input"]["command"] = "echo " + "a" * 3964 + " " + token
+    data["tool_response"] = {"stdout": key_lines, "stderr": "", "interrupted": False}
+    assert hook("claude-code", json.dumps(data), project).returncode == 0
+    failure = json.loads(payload("claude_post_tool_use_failure_bash", project))
+    failure["error"] = "Exit code 1\n" + "x" * 280 + " " + token
+    assert hook("claude-code", json.dumps(failure), project).returncode == 0
+    failure["error"] = "Exit code 1\n" + key_lines
+    assert hook("claude-code", json.dumps(failure), project).returncode == 0
+    stored = json.dumps(events(project))
+    assert token[:8] not in stored and body[0][:16] not in stored and body[1][:12] not in stored, stored
+    recorded = events(project)
+    command = recorded[0]["refs"]["commands"][0]
+    assert command["command"] == "echo " + "a" * 3964 + " " and command["summary"] == "[REDACTED:private-key-block]"
+    assert recorded[1]["note"]["error"] == "x" * 280 + " "
+    assert recorded[2]["note"]["error"] == "[REDACTED:private-key-block]"
+
+
 @pytest.mark.parametrize(
     ("name", "kind", "type_"),
     [

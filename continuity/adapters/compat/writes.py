@@ -51,11 +51,12 @@ def store_for_write(root: str, project: str) -> Any:
         from continuity.core.errors import UsageError
         from continuity.core.initialize import init_store
         from continuity.core.store import check_project_name
+        from events.errors import SecretRefused
 
         try:
             default: str | None = check_project_name(project)
-        except UsageError:  # "my project" is a valid seed-004 name (I4), not a continuity config name
-            default = None
+        except (UsageError, SecretRefused):  # "my project" is a valid seed-004 name (I4), not a continuity config
+            default = None  # name; a secret-like one is refused by the write that would carry it
         store, _ = init_store(root, project=default, language=None, ignore_in_project=False)
         skipped = [line for line in store.adopted if line.startswith("skipped ")]
     else:
