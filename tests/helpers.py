@@ -25,6 +25,15 @@ def cli_process(*args: str, cwd: Path, env: dict[str, str] | None = None,
     )
 
 
+def default_sigint() -> None:
+    """A child's `preexec_fn` that gives it SIGINT's default: a test run started in the background by a
+    non-interactive shell (`... &`) ignores SIGINT, and a child inherits an ignored signal, so a test of Ctrl-C
+    would wait for good."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def all_event_files(root: Path) -> list[Path]:
     """Every file under the store's events folder."""
     events = root / ".agent" / "runtime-continuity" / "events"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, default_sigint
 from tests.integration.test_mcp_server import error_line, make_project, payload, with_session
 
 
@@ -383,7 +383,7 @@ def _serving(root: Path, stdin: Any = None) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     return subprocess.Popen([sys.executable, "-m", "continuity", "mcp"], cwd=root, env=env,
                             stdin=subprocess.PIPE if stdin is None else stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=default_sigint)
 
 
 def _opening() -> bytes:

@@ -13,20 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, cli_process
-
-
-def _default_sigint() -> None:
-    # A test run started in the background by a non-interactive shell (`... &`) ignores SIGINT,
-    # and a child inherits an ignored signal: Ctrl-C is what is tested here, so give it back.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+from tests.helpers import REPO, cli_process, default_sigint
 
 
 def start(project: Path, *args: str, warnings: int = 0) -> subprocess.Popen[bytes]:
     """The command running, once it listens; `warnings`: how many warning lines may come before it says so."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
     process = subprocess.Popen([sys.executable, "-m", "continuity", *args], cwd=project, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)
     assert process.stderr is not None
     ready = process.stderr.readline().decode()  # the "watching ..." line comes once it listens
     for _ in range(warnings):
