@@ -33,6 +33,9 @@ def main() -> None:
         subprocess.run([after, "checkpoint", "-m", "parser done", "--next", "wire the CLI"], cwd=store, env=env,
                        check=True, capture_output=True)
         payload = post_tool_use_payload(store)
+        with_url = json.loads(payload)  # a command naming a URL: the secret guard's URL rule has a word to look at
+        with_url["tool_input"]["command"] = "curl -s https://example.com/api/v1/items | jq ."
+        url_payload = json.dumps(with_url).encode()
         start = json.dumps({"session_id": "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71", "cwd": store,
                             "hook_event_name": "SessionStart", "source": "startup"}).encode()
         medians = interleaved({
@@ -45,9 +48,11 @@ def main() -> None:
                                                                cwd=store)),
                 ("SessionStart", lambda exe=exe: run_with_stdin([exe, "hook", "claude-code"], start, env,
                                                                 cwd=store)),
+                ("PostToolUse (a URL)", lambda exe=exe: run_with_stdin([exe, "hook", "claude-code"], url_payload,
+                                                                       env, cwd=store)),
             )
         }, rounds)
-    for name in ("log", "PostToolUse", "SessionStart"):
+    for name in ("log", "PostToolUse", "SessionStart", "PostToolUse (a URL)"):
         old, new = medians[f"{name} before"], medians[f"{name} after"]
         print(f"{name}: before {old * 1000:.1f} ms, after {new * 1000:.1f} ms -> {new / old:.2f}x")
 
