@@ -742,12 +742,15 @@ _FILLER = st.text(
     alphabet=st.sampled_from([*"aAzZ09_-.:=/@'\" \n\t\\[]{}()$%*!~#", "é", "\u2022"]),
     max_size=12,
 )
+# Corpus pieces and filler, joined by a glue: the texts the property tests below are given.
+_PARTS = st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8)
+_GLUES = st.sampled_from(["", " ", "\n", "=", ":", '"', "_"])
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
-    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    parts=_PARTS,
+    glue=_GLUES,
 )
 def test_redacted_output_never_matches(parts: list[str], glue: str) -> None:
     """For any mix of corpus pieces and filler, redacted output holds no match and is stable."""
@@ -761,8 +764,8 @@ _MUTATIONS = st.sampled_from([str.upper, str.lower, str.title, lambda text: text
 
 @settings(max_examples=400, deadline=None)
 @given(
-    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
-    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    parts=_PARTS,
+    glue=_GLUES,
     mutate=_MUTATIONS,
 )
 def test_prefilter_never_hides_a_match(parts: list[str], glue: str, mutate: object) -> None:
@@ -777,8 +780,8 @@ _SINGLE = [re.compile(f"{first}(?P<{name.replace('-', '_')}>{rest})") for name, 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
-    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    parts=_PARTS,
+    glue=_GLUES,
     mutate=_MUTATIONS,
 )
 def test_each_rule_is_compiled_whenever_it_can_match(parts: list[str], glue: str, mutate: object) -> None:
@@ -793,8 +796,8 @@ def test_each_rule_is_compiled_whenever_it_can_match(parts: list[str], glue: str
 
 @settings(max_examples=300, deadline=None)
 @given(
-    parts=st.lists(st.one_of(st.sampled_from(_PIECES), _FILLER), min_size=1, max_size=8),
-    glue=st.sampled_from(["", " ", "\n", "=", ":", '"', "_"]),
+    parts=_PARTS,
+    glue=_GLUES,
 )
 def test_the_rules_a_text_needs_find_what_every_rule_finds(parts: list[str], glue: str) -> None:
     """Scanning with the rules whose words a text holds finds and redacts exactly what scanning with every rule
