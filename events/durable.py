@@ -473,12 +473,30 @@ def forget_lost_head(events_dir: str, local_dir: str) -> bool:
     """Remove the head hint when the event it names is gone (sync calls this once it has written back what the
     branch holds: what is still missing then never left this store). True if it was removed."""
     path = os.path.join(local_dir, "head")
-    name = _hinted(path)
+    name = _hinted(path, completed=True)  # a pending hint: a writer between its links and its hint
     if name is None or os.path.lexists(os.path.join(events_dir, names.shard_of(name), name)):
         return False
     with suppress(FileNotFoundError):
         os.unlink(path)
     return True
+
+
+def untrust_hint(local_dir: str) -> None:
+    """Make the head hint untrusted (its day mtime 0) but keep the event it names: a writer lists the day folders
+    again, and still knows the newest event this store wrote when it is gone (`DurableFolder._lost_head`)."""
+    path = os.path.join(local_dir, "head")
+    try:
+        fd = os.open(path, os.O_RDWR | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK)
+    except OSError:
+        return
+    try:
+        name, sha, recorded = osfs.pread(fd, 200, 0).decode().split()
+        osfs.pwrite(fd, f"{name} {sha} {0:>{len(recorded)}}\n".encode(), 0)
+    except (OSError, ValueError, UnicodeDecodeError):
+        with suppress(OSError):
+            os.unlink(path)
+    finally:
+        os.close(fd)
 
 
 def _hinted(path: str, *, completed: bool = False) -> str | None:

@@ -185,7 +185,7 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
         r"|(?<=x)ai-[A-Za-z0-9]{60,}|(?<=p)(?:plx-[A-Za-z0-9]{40,}|csk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,})"
         r"|(?<=r)8_[A-Za-z0-9]{32,}|(?<=t)vly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"
         r"|(?<=l)sv2_(?:pt|sk)_[A-Fa-f0-9]{32}_[A-Fa-f0-9]{10}|(?<=f)c-[a-f0-9]{32}|(?<=e)2b_[a-f0-9]{40}"
-        r"|(?<=A)BSK[A-Za-z0-9+/]{100,}={0,2})(?![A-Za-z0-9])"
+        r"|(?<=A)(?<![+/=]A)BSK[A-Za-z0-9+/]{100,}={0,2})(?![A-Za-z0-9])"
     ),
     # Hosting, infrastructure and observability: DigitalOcean, HashiCorp Vault, Doppler, Supabase, PlanetScale,
     # Heroku, Fly.io, Pulumi, Databricks, Docker Hub, Sentry, Grafana, New Relic, Netlify, Prefect, Dynatrace,
@@ -203,7 +203,8 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
         r"|(?<=g)(?:lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/]{32,}={0,3})"
         r"|(?<=N)R(?:AK-[A-Z0-9]{27}|II-[A-Za-z0-9_-]{32})|(?<=n)fp_[A-Za-z0-9]{36})(?![A-Za-z0-9])"
         # an Azure AD client secret has no prefix of its own: three characters and a digit before its `Q~`
-        r"|(?<=[A-Za-z0-9_~.]{3}[0-9]Q)~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"
+        r"|(?<=[A-Za-z0-9_~.]{3}[0-9]Q)(?<![A-Za-z0-9_~.-][A-Za-z0-9_~.]{3}[0-9]Q)~[A-Za-z0-9_~.-]{31,34}"
+        r"(?![A-Za-z0-9_~.-])"
     ),
     # Other services' API tokens: Linear, Notion, Shopify, Postman, SendGrid, Atlassian, Bitbucket, Google OAuth,
     # Square, RubyGems.
@@ -377,6 +378,8 @@ _COMPILED_KEPT = 64  # patterns of rule sets kept per process (a long-lived serv
 def _rules_in(text: str) -> tuple[int, ...]:
     """The indices of the rules `text` holds the words of, in rule order (the only ones that can match)."""
     lowered = text.lower()
+    if not lowered.isascii():  # what the rules' case-insensitive parts also take: `ſ` is s, `ı` and `İ` i, K k
+        lowered = lowered.replace("\u017f", "s").replace("\u0131", "i").replace("i\u0307", "i").replace("\u212a", "k")
     found: set[int] = set()
     for word, rules in _RULES_OF_WORD.items():
         if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)):

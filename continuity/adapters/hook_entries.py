@@ -130,7 +130,7 @@ def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | Non
         summary = error if failed else text_of(_summary(response), 300)
         ref = {"command": command, "exit_code": exit_code, "summary": summary}
         return {"type": "command_failed" if failed else "command", "refs": {"commands": [ref]}, "note": note,
-                "message": f"ran{outcome} {command.splitlines()[0][:200]}"}
+                "message": f"ran{outcome} {text_of(command.splitlines()[0], 200) or ''}"}
     if failed and tool:
         message = f"{tool} failed: {error or 'no detail'}"
         return {"type": "tool_failed", "note": note, "message": message[:MESSAGE_CHARS]}

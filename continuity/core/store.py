@@ -129,9 +129,11 @@ class Store:
             return {}, f"{self.config_path} is not valid JSON ({json_problem(raw, error)})"
         if not isinstance(loaded, dict):
             return {}, f"{self.config_path} is not a JSON object"
+        from events.errors import SecretRefused
+
         try:
             check_project_name(loaded.get("project"))
-        except UsageError:
+        except (UsageError, SecretRefused):  # a name an earlier version took, this one refuses: `init --repair`
             return loaded, f"{self.config_path} names no valid project"
         return loaded, None
 

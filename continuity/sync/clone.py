@@ -31,7 +31,7 @@ from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, 
 from continuity.sync.tree import day_entries, is_event, read_snapshot
 from events import osfs
 from events.durable import READ_LIMIT
-from events.errors import ContinuityError, WriteFailed
+from events.errors import ContinuityError, SecretRefused, WriteFailed
 
 NEWEST_COMMITS = 16  # commits read for the newest event's project name
 HELD_BYTES = 32 << 20  # bytes of a restored batch kept in memory for its fold (the rest are read back)
@@ -73,7 +73,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
             project = _newest_project(repo, [tip] if tip is not None else heads)
             try:
                 store, _ = init_store(root, project=project, language=None, adopt=False)
-            except UsageError:  # a project name this version refuses: fall back to the folder's name
+            except (UsageError, SecretRefused):  # a name this version refuses: fall back to the folder's name
                 store, _ = init_store(root, project=None, language=None, adopt=False)
         store = _remember(store, branch_name, remote_name)
         folding = Folding(store)

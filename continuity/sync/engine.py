@@ -693,8 +693,8 @@ class Syncer:
         if not restore:
             report.added_branch = self.adopt()
         report.added_local = self.record(write_back=not restore)
-        # the branch's events are back: a head hint naming one still gone names one that never left this store
-        forget_lost_head(self.store.events_dir, self.store.local_dir)
+        if not restore:  # the branch's events are back: a hint naming one still gone names one that never left
+            forget_lost_head(self.store.events_dir, self.store.local_dir)
         deadline = time.monotonic() + self.retry_seconds
         seen = files.load_seen(self.store, self.nodes)
         while True:
@@ -738,6 +738,8 @@ class Syncer:
             time.sleep(min(left, random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** report.attempts))))
         if restore and not self.restored:
             report.added_remote += self.restore(self.tip)
+        if restore:  # clone-store: what the branch holds is in the store only now
+            forget_lost_head(self.store.events_dir, self.store.local_dir)
         files.save_marks(self.store, self.ref, self.tip, self.marks)
 
     def restore(self, commit: str | None, *, kept: bool = True) -> int:

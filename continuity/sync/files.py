@@ -31,7 +31,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, SYNC_MARKS, read_event_file, real_folder, refuse_link
+from events.durable import READ_LIMIT, SYNC_MARKS, read_event_file, real_folder, refuse_link, untrust_hint
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -381,9 +381,8 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
             if isinstance(error, OSError):
                 raise WriteFailed(f"remote events not written: {error.strerror or error}") from None
             raise
-        if linked or moved:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(store.local_dir, "head"))
+        if linked or moved:  # the head may have changed: the hint is not trusted, but still names our newest
+            untrust_hint(store.local_dir)
     days = {day for day, _, _ in todo} | set(moved)
     return len(linked) + sum(count for _, count in whole), days
 

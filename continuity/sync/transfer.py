@@ -425,10 +425,11 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
         existing.check_safe()
     else:  # the name the store made for the import takes: a refused transfer (exit 12), as every manifest fault
         from continuity.core.store import check_project_name
+        from events.errors import SecretRefused
 
         try:
             check_project_name(manifest.project)
-        except UsageError as error:
+        except (UsageError, SecretRefused) as error:
             raise _refuse("import", f"invalid transfer manifest: {error}") from None
     problem = _identity_problem(existing, root, repo, manifest)
     if problem:

@@ -604,3 +604,17 @@ def test_a_folder_named_like_a_secret_gets_no_store(tmp_path: Path, capsys: pyte
     root = tmp_path / ("gh" + "p_" + "a1B2c3D4" * 4 + "e5F6")
     assert main(["--root", str(root), "init"]) == 4
     assert "looks like a secret" in capsys.readouterr().err and not root.exists()
+
+
+def test_a_config_naming_a_project_now_refused_as_a_secret_can_be_repaired(project: Path) -> None:
+    """An earlier version took a project name that now reads as a secret: every command refused the store, `init
+    --repair` too. The config is reported as naming no valid project (reads answer, with a warning) and `init
+    --repair` names it after its events."""
+    config = project / ".agent/runtime-continuity/config.json"
+    assert main(["log", "-m", "before"]) == 0
+    data = json.loads(config.read_text())
+    data["project"] = "fc-" + "0123456789abcdef" * 2
+    config.write_text(json.dumps(data))
+    assert main(["status"]) == 0  # a read answers for the project its events name, with a warning
+    assert main(["init", "--repair"]) == 0
+    assert json.loads(config.read_text())["project"] == "demo"

@@ -208,6 +208,9 @@ def test_secrets_a_hook_would_cut_or_read_a_line_of_are_never_stored(project: Pa
     data["tool_input"]["command"] = "echo " + "a" * 3964 + " " + token
     data["tool_response"] = {"stdout": key_lines, "stderr": "", "interrupted": False}
     assert hook("claude-code", json.dumps(data), project).returncode == 0
+    data["tool_input"]["command"] = "cd /home/dev/" + "p" * 150 + " && ./deploy.sh " + token + " --prod"
+    data["tool_response"] = {"stdout": "deployed", "stderr": "", "interrupted": False}
+    assert hook("claude-code", json.dumps(data), project).returncode == 0  # the message keeps 200 characters
     failure = json.loads(payload("claude_post_tool_use_failure_bash", project))
     failure["error"] = "Exit code 1\n" + "x" * 280 + " " + token
     assert hook("claude-code", json.dumps(failure), project).returncode == 0
@@ -218,8 +221,9 @@ def test_secrets_a_hook_would_cut_or_read_a_line_of_are_never_stored(project: Pa
     recorded = events(project)
     command = recorded[0]["refs"]["commands"][0]
     assert command["command"] == "echo " + "a" * 3964 + " " and command["summary"] == "[REDACTED:private-key-block]"
-    assert recorded[1]["note"]["error"] == "x" * 280 + " "
-    assert recorded[2]["note"]["error"] == "[REDACTED:private-key-block]"
+    assert recorded[1]["message"].endswith("./deploy.sh ") and recorded[1]["redacted"]
+    assert recorded[2]["note"]["error"] == "x" * 280 + " "
+    assert recorded[3]["note"]["error"] == "[REDACTED:private-key-block]"
 
 
 @pytest.mark.parametrize(

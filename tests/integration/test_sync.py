@@ -346,7 +346,8 @@ def test_union_makes_the_head_hint_stale(world: World) -> None:
     day = world.a / STORE / "events" / event_names(world.b)[-1][:8]
     mtime = day.stat().st_mtime_ns
     assert synced(world.a).added_remote == 1
-    assert day.stat().st_mtime_ns != mtime and not hint.exists()  # sync also drops it: mtimes can be coarse
+    assert day.stat().st_mtime_ns != mtime  # sync also makes the hint untrusted (mtimes can be coarse), keeping
+    assert Store(world.a).open_log()._head_from_hint() is None and hint.read_bytes()[:40] == hinted[:40]  # its name
     hint.write_bytes(hinted)
     assert Store(world.a).open_log()._head_from_hint() is None  # stale by itself: its day's mtime moved
     newest = sorted((world.a / STORE / "events").glob("*/*.json"))[-1]
@@ -811,6 +812,25 @@ def test_a_write_after_the_newest_event_was_deleted_waits_for_sync(world: World)
     for root in (world.a, world.b):
         code, out = cli("verify", "--root", str(root))
         assert code == 0 and out["events"] == 5 and out["forks"] == [], out
+
+
+def test_a_deleted_newest_event_is_still_waited_for_after_a_sync_brought_events_in(world: World) -> None:
+    """A sync that brought a teammate's events in removed the head hint, so the store forgot which event it wrote
+    last: deleted then, the next write followed the one before it and the store forked. The hint is now made
+    untrusted instead, and still names the event."""
+    append(world.b, "b1")
+    assert synced(world.b).pushed
+    append(world.a, "a1", "a2")
+    assert synced(world.a).added_remote == 1
+    newest = sorted((world.a / STORE / "events").glob("*/*.json"), key=lambda path: path.name)[-1]
+    newest.unlink()
+    done = cli_process("log", "-m", "after the delete", cwd=world.a)
+    assert done.returncode == 6 and "is gone" in done.stderr, done.stderr
+    assert synced(world.a).written_back == 1 and newest.exists()
+    assert cli_process("log", "-m", "after the sync", cwd=world.a).returncode == 0
+    assert synced(world.a).pushed
+    code, out = cli("verify", "--root", str(world.a))
+    assert code == 0 and not any("same node" in str(problem) for problem in out["problems"]), out
 
 
 def test_a_store_that_never_synced_writes_past_its_deleted_newest_event(tmp_path: Path) -> None:

@@ -650,6 +650,8 @@ NEGATIVES: tuple[str, ...] = (
     "tvly-search, e2b_sandbox_template_id, dapi_version, pul-request, sha256~ of x",
     "Q~ and abc1Q~short; v1.0-beta; v1.0-" + "0a" * 12 + "; ya29.x; ATBB; lin_api_ is Linear's prefix",
     "docker image sha256:" + "0a" * 32,
+    "a1Q~" * 40,
+    "data:image/png;base64,iVBORw0KGgo/ABSK" + "Qw8+" * 40,
 )
 
 
@@ -859,3 +861,15 @@ def test_unsplit_leaves_a_cut_outside_secrets_where_it_is() -> None:
     text = _j("push ", GH_PAT, " done and more words")
     assert guard.unsplit(text, len(text) - 3) == len(text) - 3
     assert guard.unsplit(text, 9) == 5
+
+
+def test_case_folded_spellings_choose_their_rules() -> None:
+    """The rules' case-insensitive parts take `ſ` for s and `ı` for i: their words are looked for so spelled too."""
+    assert find_secret(_j("AWS_\u017fECRET_ACCESS_KEY=", AWS_SECRET)) == "aws-secret-access-key"
+    assert find_secret("Author\u0131zation: token ab12cd34ef56gh78ij90") == "auth-header"
+
+
+def test_a_run_of_azure_like_fragments_is_redacted_in_one_round() -> None:
+    """`a1Q~` repeated matched once per round, past the rounds' limit, in seconds for 100 kB."""
+    out, rules = redact_text("a1Q~" * 25_000)
+    assert rules == () and find_secret(out) is None
