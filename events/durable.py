@@ -465,6 +465,7 @@ WAY_BACK = ("move it out of the store and run `continuity sync` (a synced event 
 # A file in `local/` that only a sync writes (continuity/sync/files.py): its presence says this store's events may have
 # left it, so one deleted by hand may live on in other clones.
 SYNC_MARKS = "sync.json"
+HINT_NAME = "head"  # the head hint file in `local/`
 LOST_WAY_BACK = ("run `continuity sync`: a synced event comes back as it was written, and one that never left this "
                  "store is let go; see docs/sync.md")
 
@@ -472,7 +473,7 @@ LOST_WAY_BACK = ("run `continuity sync`: a synced event comes back as it was wri
 def forget_lost_head(events_dir: str, local_dir: str) -> bool:
     """Remove the head hint when the event it names is gone (sync calls this once it has written back what the
     branch holds: what is still missing then never left this store). True if it was removed."""
-    path = os.path.join(local_dir, "head")
+    path = os.path.join(local_dir, HINT_NAME)
     name = _hinted(path, completed=True)  # a pending hint: a writer between its links and its hint
     if name is None or os.path.lexists(os.path.join(events_dir, names.shard_of(name), name)):
         return False
@@ -484,7 +485,7 @@ def forget_lost_head(events_dir: str, local_dir: str) -> bool:
 def untrust_hint(local_dir: str) -> None:
     """Make the head hint untrusted (its day mtime 0) but keep the event it names: a writer lists the day folders
     again, and still knows the newest event this store wrote when it is gone (`DurableFolder._lost_head`)."""
-    path = os.path.join(local_dir, "head")
+    path = os.path.join(local_dir, HINT_NAME)
     try:
         fd = os.open(path, os.O_RDWR | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK)
     except OSError:
@@ -541,7 +542,7 @@ class DurableFolder:
         self.local_dir = local
         self.tmp_dir = os.path.join(local, "tmp")
         self.lock_path = os.path.join(local, "lock")
-        self.hint_path = os.path.join(local, "head")
+        self.hint_path = os.path.join(local, HINT_NAME)
         self.fs = fs or FileOps()
         self._swept = False
         self.moved_from_hours = 0  # events of the first release's hour folders this object moved
