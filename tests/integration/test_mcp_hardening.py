@@ -434,6 +434,32 @@ def test_ctrl_c_stops_the_server_without_waiting_for_another_line(tmp_path: Path
             if json.loads(path.read_bytes())["kind"] == "work.logged"] == ["before the interrupt"]
 
 
+def test_ctrl_c_just_after_a_request_line_is_an_interrupt_not_an_internal_error(tmp_path: Path) -> None:
+    """Ctrl-C a millisecond after a request line sometimes ended the server with exit 70 and "internal error:
+    ExceptionGroup": the SDK's stdin reader, sending the line on to a consumer already cancelled, raised
+    `BrokenResourceError`, and asyncio turns SIGINT into KeyboardInterrupt only when the main task ends
+    cancelled. Every round is exit 130 with nothing on stderr now."""
+    import signal
+    import time
+
+    root = make_project(tmp_path)
+    outcomes = []
+    for round_ in range(12):
+        process = _serving(root)
+        process.stdin.write(_opening())
+        process.stdin.flush()
+        _answered(process, "init")
+        process.stdin.write(json.dumps(_call(round_, "status", {})).encode() + b"\n")
+        process.stdin.flush()
+        time.sleep(0.0005 * (round_ % 3))
+        process.send_signal(signal.SIGINT)
+        outcomes.append((process.wait(timeout=30), process.stderr.read().decode()))
+        process.stdout.close()
+        process.stdin.close()
+        process.stderr.close()
+    assert [outcome for outcome in outcomes if outcome != (130, "")] == []
+
+
 def test_a_client_that_closes_stdout_but_keeps_stdin_ends_the_server(tmp_path: Path) -> None:
     """A client gone from stdout while its stdin stays open left the server running for good (nothing could stop
     its wait for the next line). The first answer it cannot write ends it, as a client leaving does: exit 0."""

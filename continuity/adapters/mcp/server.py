@@ -147,16 +147,59 @@ def serve(root: str | None) -> None:
     server = build_server(root)
 
     claimed = wire.StdinLines.claim()  # read so that Ctrl-C or a client gone from stdout ends the wait for a line
+    interrupted = _Interrupts()
 
     async def run() -> None:
+        interrupted.follow()
         async with stdio_server(stdin=claimed[0] if claimed else None) as streams:  # type: ignore[arg-type]
             read, write = wire.answered_before_eof(*streams)  # stdin's end waits for what is in flight
             await server.run(read, write, server.create_initialization_options())
 
     try:
-        anyio.run(run)
-    except* (BrokenPipeError, ConnectionResetError):  # the client stopped reading: it left, as at stdin's end
-        pass
+        try:
+            anyio.run(run)
+        except* (BrokenPipeError, ConnectionResetError):  # the client stopped reading: it left, as at stdin's end
+            pass
+    except BaseException:
+        if interrupted.seen:  # Ctrl-C: whatever the SDK's tasks raised as they were cancelled, it is an interrupt
+            raise KeyboardInterrupt from None
+        raise
     finally:
+        interrupted.unfollow()
         if claimed:
             claimed[1]()
+
+
+class _Interrupts:
+    """Whether SIGINT arrived while serving, told without taking Ctrl-C from the event loop.
+
+    asyncio turns the first SIGINT into a cancel of the main task and raises KeyboardInterrupt
+    only when that task ends cancelled; the SDK's task groups can end with the errors their
+    streams raise as they close (`BrokenResourceError` from a reader whose consumer was
+    cancelled, a few ms after a request line), which then reached the user as an internal error.
+    The loop's own handler still runs: this one only notes the signal before calling it.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._handler: Any = None
+
+    def follow(self) -> None:
+        import signal
+
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):  # SIGINT ignored or left to the system: nothing to follow
+            return
+
+        def noted(signum: int, frame: Any) -> None:
+            self.seen = True
+            previous(signum, frame)
+
+        self._handler = noted
+        signal.signal(signal.SIGINT, noted)
+
+    def unfollow(self) -> None:
+        import signal
+
+        if self._handler is not None and signal.getsignal(signal.SIGINT) is self._handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
