@@ -163,6 +163,7 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
     import time
 
     from continuity.sessions.decide import decide_pre_compact
+    from events.errors import ContinuityError
 
     deadline = time.monotonic() + HOOK_CATCH_UP_S
     who = identity(harness, payload, store)
@@ -171,7 +172,11 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         "custom_instructions": text_of(payload.get("custom_instructions")),
         "last_assistant_message": text_of(payload.get("last_assistant_message")),
     }.items() if value}
-    work = own_work(store, who, deadline)
+    try:
+        work = own_work(store, who, deadline)
+    except ContinuityError as error:  # an unsafe store: the roles' park is still tried, and says what it could not do
+        report(store, harness, "PreCompact", f"pre-compact checkpoint not written: {error}")
+        return HookResult(recorded=_park_held(harness, "PreCompact", store, who, deadline=deadline))
     if work is None:
         from continuity.readside.catchup import OUT_OF_TIME as why
         from events.worklog import WorkLogged
@@ -182,7 +187,11 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
                            message=f"context about to be compacted ({note.get('trigger', 'auto')}); no checkpoint: "
                                    f"{why}")
         return HookResult(recorded=_append(store, [entry]))
-    recorded = _append(store, decide_pre_compact(work, who, note))
+    try:
+        recorded = _append(store, decide_pre_compact(work, who, note))
+    except ContinuityError as error:  # a write refused (a newest event edited by hand): the roles' park says so too
+        report(store, harness, "PreCompact", f"pre-compact checkpoint not written: {error}")
+        recorded = []
     return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work, deadline))
 
 

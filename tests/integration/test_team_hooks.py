@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import all_event_files, cli_process
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
@@ -94,6 +96,33 @@ def test_an_unparkable_state_is_loud_but_never_blocks(project: Path) -> None:
     assert "session end not recorded: the newest event" in result.stderr
     assert "CHECKPOINT NOT WRITTEN" in (project / STORE / "local" / "hooks.log").read_text()
     assert all_event_files(project) == before  # nothing chained to bytes that are not what their name says
+
+
+@pytest.mark.parametrize("damage", ["a damaged newest event", "a symlinked day folder"])
+@pytest.mark.parametrize("name", ["claude_pre_compact", "claude_session_end"])
+def test_a_store_no_write_can_go_to_still_says_checkpoint_not_written(project: Path, name: str, damage: str) -> None:
+    """PreCompact on a store whose writes are refused (a newest event whose bytes do not match its name, a day
+    folder replaced by a link) said only the refusal: the park was never tried, so the CHECKPOINT NOT WRITTEN
+    line the docs promise for a session that cannot park was missing. Both hooks now say it, exit 0."""
+    claim(project, "core", "reviewer")
+    newest = all_event_files(project)[-1]
+    if damage == "a damaged newest event":
+        stamp, node, _ = newest.name.split("-")
+        later = stamp[:-6] + f"{int(stamp[-6:]) + 1:06d}"
+        (newest.parent / f"{later}-{node}-{'0' * 12}.json").write_bytes(b'{"kind": "role.claimed", "team": ')
+    else:
+        day = newest.parent
+        moved = project.parent / f"moved-{day.name}"
+        day.rename(moved)
+        day.symlink_to(moved)
+    before = sorted(path.name for path in all_event_files(project))
+    result = hook(project, name)
+    assert result.returncode == 0 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert any("not written" in line or "not recorded" in line for line in lines[:1]), result.stderr
+    assert sum("CHECKPOINT NOT WRITTEN" in line for line in lines) == 1, result.stderr
+    assert "CHECKPOINT NOT WRITTEN" in (project / STORE / "local" / "hooks.log").read_text()
+    assert sorted(path.name for path in all_event_files(project)) == before
 
 
 def test_a_failing_moment_sink_does_not_change_the_hook(project: Path, tmp_path: Path) -> None:
