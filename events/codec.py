@@ -105,10 +105,32 @@ class Codec:
         except msgspec.ValidationError as error:
             from events.problems import readable
 
-            raise EventInvalid(f"invalid event: {readable(_first_line(error), msgspec.json.decode(raw))}") from None
+            document = msgspec.json.decode(raw)
+            line = _first_line(error)
+            if line.endswith("- at `$.message`"):
+                line = self._beyond_message(document) or line
+            raise EventInvalid(f"invalid event: {readable(line, document)}") from None
         except RecursionError:
             raise EventInvalid(f"invalid event: {NESTED}") from None
         return event
+
+    def _beyond_message(self, document: Any) -> str | None:
+        """What else a draft whose message was refused breaks, or None: the message is made from what a user gave
+        (`snapshot <team>/...`, `work item ... added: <title>`), and the refusal should name that field."""
+        from events.problems import AS_IS, one_line_problem
+
+        if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
+            return None
+        decoder = self.decoder_of(document["kind"])
+        if decoder is None:
+            return None
+        stand_in = {**document, "message": "-"}
+        try:
+            decoder.decode(msgspec.json.encode(stand_in))
+        except msgspec.ValidationError as error:
+            return _first_line(error)
+        problem = one_line_problem(stand_in)
+        return None if problem is None else f"{AS_IS}{problem}"
 
     def decode(self, raw: bytes) -> Event:
         """An event from stored bytes of any known version; EventUndecodable otherwise."""

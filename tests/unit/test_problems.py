@@ -99,3 +99,53 @@ def test_first_control() -> None:
     assert first_control("a\tb") == "U+0009 at character 2"
     assert first_control("a\tb\n", breaks_allowed=True) is None
     assert first_control("ok") is None and first_control(5) is None
+
+
+def test_a_value_too_long_is_named_with_its_limit() -> None:
+    """msgspec's `Expected `str` of length <= 128 - at `$.team`` is said in words, with the value cut."""
+    holder = msgspec.defstruct("Holder", [("team", base.Name)])
+    document = {"team": "x" * 129}
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert(document, holder)
+    text = readable(str(raised.value), document)
+    assert text.startswith("team 'xxx") and text.endswith("…' is too long: at most 128 characters"), text
+
+
+def _refusal(draft: Any) -> str:
+    from events.codec import default_codec
+    from events.errors import EventInvalid
+
+    codec = default_codec()
+    with pytest.raises(EventInvalid) as raised:
+        codec.validate(codec.encode(draft))
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("bad", ["a\x01", "x" * 129, "a b"])
+def test_a_refusal_names_the_field_a_message_was_made_from(bad: str) -> None:
+    """A draft's message is made from what the user gave (`snapshot <team>/<agent>/<task>`); the event checks
+    `message` first, so a team with a control character was refused as "message holds a control character" and
+    the user was never told which value to fix. The field given is named now."""
+    from events.team import SnapshotTaken
+
+    text = _refusal(SnapshotTaken(project="p", team=bad, agent="amy", task="t", objective="o",
+                                  message=f"snapshot {bad}/amy/t"))
+    assert text.startswith("invalid event: team '"), text
+    assert "message" not in text and all(char.isprintable() for char in text)
+
+
+def test_a_title_with_a_control_character_is_named_as_the_title() -> None:
+    from events.workstream import WorkItemAdded, WorkItemData
+
+    title = "evil\x1b[2Jtitle"
+    text = _refusal(WorkItemAdded(project="p", workstream_id="WS-1", items=(WorkItemData(id="T3", title=title),),
+                                  message=f"workstream WS-1: work item T3 added: {title}"))
+    assert text == ("invalid event: items[0].title holds a control character (U+001B at character 5); it is one "
+                    "line of text"), text
+
+
+def test_a_message_refused_on_its_own_is_still_named_as_the_message() -> None:
+    from events.worklog import WorkLogged
+
+    assert _refusal(WorkLogged(project="p", message="a\x1bb")).startswith(
+        "invalid event: message holds a control character (U+001B at character 2)")
