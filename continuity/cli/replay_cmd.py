@@ -18,7 +18,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
             "archives/, the user-level Markdown, and the recall index when there is one), then remove the temp "
             "files a killed writer left in the store, the Markdown folder or `.ai-bridge/` (`.<name>.<pid>.tmp` "
             "whose process is gone or that are over an hour old). Progress shows on stderr when it is a terminal "
-            "(never with --json).",
+            "(never with --json). A file it cannot write (a full disk) is exit 5 naming what failed; the log is "
+            "untouched, and the next catch-up or rebuild writes what is missing.",
         )
         parser.set_defaults(handler=_rebuild)
         return
@@ -54,6 +55,11 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
         from events.errors import WriteFailed
 
         raise WriteFailed(next(w for w in outcome.warnings if w.startswith("projections not saved")))
+    if outcome.unwritten:  # what a rebuild is for: the documents, written again from the log
+        from events.errors import WriteFailed
+
+        raise WriteFailed(f"rebuild not finished: {outcome.unwritten[0]}; the log is intact, and `continuity "
+                          "rebuild` writes them once they can be written")
     indexed = _rebuild_recall_index(store, out)
     from continuity.core.leftovers import remove_stale_temps_everywhere
     from continuity.core.store import now_us

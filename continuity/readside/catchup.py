@@ -103,6 +103,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     as_saved: bool = False
     #: The models handed over whole (decoded; the others are the view asked for): those a fold may have changed.
     whole: list[str] = msgspec.field(default_factory=list)
+    #: What could not be written of the models' own documents (archives, role and handoff files, memories...).
+    unwritten: list[str] = msgspec.field(default_factory=list)
 
 
 class _Head(msgspec.Struct, kw_only=True):

@@ -16,7 +16,7 @@ from continuity.core.fsio import ensure_folder, folder_locked, pretty_json, writ
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
-from continuity.readside.catchup import Held, Outcome, Progress, catch_up, in_turn, models_dir, save
+from continuity.readside.catchup import Held, Outcome, Progress, catch_up, in_turn, model_path, models_dir, save
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -295,10 +295,20 @@ def _refresh(
         # every later command fold a growing tail again; past RETRY_FOLDS events the model is saved
         # and the warning says how to write what is missing.
         unwritten = {name for name, each in writers.items() if each.warnings}
+        outcome.unwritten = [line for name in sorted(unwritten) for line in writers[name].warnings]
         if unwritten and outcome.folded > RETRY_FOLDS:
             unwritten = set()
             outcome.warnings.append("documents that could not be written are not retried any more: "
                                     "`continuity rebuild` writes them once their folder is writable")
+        if unwritten and (rebuild or outcome.rebuilt or finish_rebuild):
+            # A rebuild folds from nothing, not from the saved copy, which may be past these events already: left
+            # in place, the next catch-up would find nothing to fold and the documents would stay as the failed
+            # rebuild left them (a role or handoff rolled back to an earlier event). Without it, that model is
+            # rebuilt and its documents written again.
+            for model, _, _ in saved:
+                if model.name in unwritten:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(model_path(store, model))
         changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
         if changed:
             ensure_folder(store.path, models_dir(store))
