@@ -35,8 +35,10 @@ class SyscallFaults:
     """
 
     def __init__(self, error: int = errno.ENOSPC, *, at: int | None = None, persistent: bool = True,
-                 match: Callable[[str, Any], bool] | None = None, removals: bool = False) -> None:
+                 match: Callable[[str, Any], bool] | None = None, removals: bool = False, short: bool = False) -> None:
         self.error, self.at, self.persistent, self.match = error, at, persistent, match
+        #: The first failing `write` writes half its bytes and returns that count, as a disk filling up does.
+        self.short = short
         self.wrapped = CHANGES_DISK + REMOVES if removals else CHANGES_DISK
         self.calls = 0
         self.hits: list[tuple[str, Any]] = []
@@ -58,6 +60,8 @@ class SyscallFaults:
             first = args[0] if args else None
             if self._fails(name, first):
                 self.hits.append((name, first))
+                if self.short and name == "write" and len(self.hits) == 1 and len(args[1]) > 1:
+                    return real(args[0], bytes(args[1][:len(args[1]) // 2]))
                 named = isinstance(first, (str, bytes, os.PathLike))  # as the system's error names its path
                 raise OSError(self.error, os.strerror(self.error), *([first] if named else []))
             return real(*args, **kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     from continuity.core import seed004
 
     adopted = seed004.Adopted()
+    made = _missing_folders(store.path)  # a new store: taken away whole if init cannot finish it
     try:
         for folder in (store.path, store.events_dir, store.local_dir):
             os.makedirs(folder, exist_ok=True)
@@ -111,19 +114,51 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         from continuity.sessions.archives import archive_schema
 
         _write_if_changed(home / "archive.schema.json", archive_schema())
-        if ignore_in_project and config.get("commit_events_with_code") is not True:
-            ignore_store_in_project(store.root)
-    except OSError as error:
+        store._config, store._config_problem = config, None
+        store.config_kept = kept
+        store.node()
+        _start_projection(store)
+        if ignore_in_project and config.get("commit_events_with_code") is not True:  # last: a store init takes
+            ignore_store_in_project(store.root)  # back leaves the user's .gitignore as it was
+    except (OSError, ContinuityError) as error:
+        _take_back(made)
+        if isinstance(error, ContinuityError):
+            raise
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
-    store._config, store._config_problem = config, None
-    store.config_kept = kept
-    store.node()
-    _start_projection(store)
     flat = seed004.flat_events(store) if adopt else []
     if flat:  # the original's work history, carried into the log (once: see continuity/core/seed004.py)
         seed004.carry_events(store, flat, adopted)
     store.adopted = adopted.lines()
     return store, created
+
+
+def _missing_folders(path: str) -> list[str]:
+    """The folders from `path` up that do not exist yet (the store, `.agent`), deepest first."""
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
+
+
+def _take_back(made: list[str]) -> None:
+    """Remove a store init made and could not finish (a full disk): a half-made store, not git-ignored, would be
+    written into by the next command as if it were whole. Only folders this init made; best effort."""
+    if not made:
+        return
+    import shutil
+
+    store_folder = made[0]
+    if os.path.isdir(store_folder) and not os.path.islink(store_folder):
+        shutil.rmtree(store_folder, ignore_errors=True)
+    for folder in made[1:]:
+        try:
+            os.rmdir(folder)
+        except OSError:  # not empty (something else was put there meanwhile), or gone
+            break
 
 
 PROJECT_IGNORE = f"{STORE_REL}/"
@@ -178,9 +213,29 @@ def ignore_store_in_project(root: str) -> None:
     if any(line.strip() in _IGNORES_STORE for line in text.splitlines()):
         return
     lead = "\n" if text and not text.endswith("\n") else ""
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(f"{lead}# continuity's store: its events travel on the `continuity` git branch "
-                     f"(continuity sync)\n{PROJECT_IGNORE}\n")
+    added = (f"{lead}# continuity's store: its events travel on the `continuity` git branch "
+             f"(continuity sync)\n{PROJECT_IGNORE}\n").encode()
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        size = -1
+    # Appended in place (a .gitignore that is a link stays one), and cut back to its own bytes when the
+    # append fails part-way (a full disk): the user's file never ends in half a line of ours.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, added)
+        if written != len(added):
+            raise OSError(errno.ENOSPC, f"short write of {path}")
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            if size < 0:
+                os.unlink(path)
+            else:
+                os.ftruncate(fd, size)
+        raise
+    finally:
+        os.close(fd)
 
 
 def _start_projection(store: Store) -> None:
