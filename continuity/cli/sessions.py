@@ -41,7 +41,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
         parser.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME",
                             help="answer as the log stood then (audit replay)")
     if name == "warm":
-        parser.add_argument("--auto", action="store_true", help="also record a session start")
+        parser.add_argument("--auto", action="store_true", help="also record a session start (one that cannot be "
+                            "recorded is a warning: the rhythm is printed, exit 0)")
         parser.add_argument("--source", default="startup", help="what started the session (default: startup)")
     if name in ("archive", "host-switch"):
         parser.add_argument("--gate", choices=["user", "agent"], help="who asked for the archive")
@@ -100,21 +101,28 @@ def _note(args: argparse.Namespace) -> dict[str, Any] | None:
 def _warm(args: argparse.Namespace, out: Output) -> int:
     result: dict[str, Any] = {"ok": True, "action": "warm", "duration_hours": 5, "checkpoint_reminder_hours": 4,
                               "prompt_for_host_paste": WARM_PROMPT}
-    if args.auto:
+    if args.auto:  # session start: the rhythm is printed whatever happens to the record (as a brief is served)
         from continuity.sessions.decide import decide_session_start
-
-        store = open_store(args)
-        from continuity.facts import path_text
+        from events.errors import ContinuityError
 
         try:
-            cwd: str | None = path_text(os.getcwd())
-        except FileNotFoundError:  # removed under this shell (--root found the store): the session has no folder
-            cwd = None
-        drafts = decide_session_start(_identity(args, store), source=args.source, cwd=cwd,
-                                      message="session started")
-        stored = store.open_log().append_many(drafts)[0]
-        result |= {"auto_init": True, "event_id": stored.event_id}
-    out.emit(result, WARM_PROMPT + (f"\nrecorded: {result['event_id']}" if args.auto else ""))
+            store = open_store(args)
+            from continuity.facts import path_text
+
+            try:
+                cwd: str | None = path_text(os.getcwd())
+            except FileNotFoundError:  # removed under this shell (--root found the store): the session has no folder
+                cwd = None
+            drafts = decide_session_start(_identity(args, store), source=args.source, cwd=cwd,
+                                          message="session started")
+            stored = store.open_log().append_many(drafts)[0]
+        except ContinuityError as error:
+            result |= {"auto_init": False, "warnings": [f"the session start is not recorded: {error}"]}
+            warn(result["warnings"])
+        else:
+            result |= {"auto_init": True, "event_id": stored.event_id}
+    recorded = f"\nrecorded: {result['event_id']}" if result.get("auto_init") else ""
+    out.emit(result, WARM_PROMPT + recorded)
     return 0
 
 

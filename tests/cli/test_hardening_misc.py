@@ -618,3 +618,32 @@ def test_a_config_naming_a_project_now_refused_as_a_secret_can_be_repaired(proje
     assert main(["status"]) == 0  # a read answers for the project its events name, with a warning
     assert main(["init", "--repair"]) == 0
     assert json.loads(config.read_text())["project"] == "demo"
+
+
+def test_warm_auto_prints_the_rhythm_when_the_session_start_cannot_be_recorded(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`warm --auto` is a session start: on a full disk (or with no store) it printed nothing and exited 5 (3),
+    so the agent started without its working rhythm. It prints it now, says the start is not recorded, exit 0,
+    as `resume-bundle --record` serves its brief; nothing is written."""
+    import errno
+
+    from continuity.cli.sessions import WARM_PROMPT
+    from tests.injected import SyscallFaults, event_files, run
+
+    before = event_files(project)
+    code, out, err = run(["warm", "--auto"], SyscallFaults(errno.ENOSPC, at=0))
+    assert code == 0 and out.startswith(WARM_PROMPT) and "recorded:" not in out, (code, err)
+    assert err.startswith("continuity: warning: the session start is not recorded: ") and err.count("\n") == 1
+    assert event_files(project) == before
+    code, out, err = run(["--json", "warm", "--auto"], SyscallFaults(errno.ENOSPC, at=0))
+    answer = json.loads(out)
+    assert code == 0 and answer["auto_init"] is False and "event_id" not in answer
+    assert answer["prompt_for_host_paste"] == WARM_PROMPT and len(answer["warnings"]) == 1
+    elsewhere = tmp_path / "no-store"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = run(["warm", "--auto"])
+    assert code == 0 and out.startswith(WARM_PROMPT) and "no store" in err.lower(), err
+    monkeypatch.chdir(project)
+    code, out, _ = run(["warm", "--auto"])
+    assert code == 0 and "recorded: " in out and len(event_files(project)) == len(before) + 1
