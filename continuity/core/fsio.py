@@ -283,3 +283,16 @@ def move_aside(path: str) -> str | None:
     except FileNotFoundError:
         return None
     return aside
+
+
+def missing_folders(path: str) -> list[str]:
+    """The folders from `path` up that do not exist yet, deepest first: what making `path` makes (and what a
+    command that fails takes away again)."""
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from continuity.core.errors import ConfigBroken, UsageError
-from continuity.core.fsio import schema_json, write_atomic, write_if_changed
+from continuity.core.fsio import missing_folders, schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
 from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, now_us, project_name_for
 from events import clock, osfs
@@ -99,7 +99,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     from continuity.core import seed004
 
     adopted = seed004.Adopted()
-    made = _missing_folders(store.path)  # a new store: taken away whole if init cannot finish it
+    made = missing_folders(store.path)  # a new store: taken away whole if init cannot finish it
     try:
         for folder in (store.path, store.events_dir, store.local_dir):
             os.makedirs(folder, exist_ok=True)
@@ -130,18 +130,6 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         seed004.carry_events(store, flat, adopted)
     store.adopted = adopted.lines()
     return store, created
-
-
-def _missing_folders(path: str) -> list[str]:
-    """The folders from `path` up that do not exist yet (the store, `.agent`), deepest first."""
-    missing = []
-    while not os.path.lexists(path):
-        missing.append(path)
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    return missing
 
 
 def _take_back(made: list[str]) -> None:

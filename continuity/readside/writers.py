@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any
 
-from continuity.core.fsio import ensure_folder, folder_locked, pretty_json, write_if_changed
+from continuity.core.fsio import ensure_folder, folder_locked, missing_folders, pretty_json, write_if_changed
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
@@ -511,6 +511,18 @@ def _sweep_earlier_replay(out: str) -> None:
             os.unlink(path)
 
 
+def _remove_made(made: list[str], mark: str | None) -> None:
+    """Take away the mark (when this replay made it) and the folders it made, deepest first (best effort)."""
+    for path in ([mark] if mark else []):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    for folder in made:
+        try:
+            os.rmdir(folder)
+        except OSError:  # not empty, or gone
+            break
+
+
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     """Write every projection as of `until` into `out` (state.json, archives/, contexts/)."""
     from continuity.readside.replay import known_at, models_until, resolve_point
@@ -519,10 +531,16 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     log = store.open_reader()
     last_name, point = resolve_point(log, until, "--until")
     _check_out_folder(store, out)
+    # What this replay makes besides its files (the folders up to `out`, the mark), taken away when it fails:
+    # "nothing of it is left" holds for a new folder too.
+    made = missing_folders(os.path.abspath(out))
+    mark_path = os.path.join(out, REPLAY_MARK)
+    marked = os.path.lexists(mark_path)
     try:
         os.makedirs(out, exist_ok=True)
-        mark = os.open(os.path.join(out, REPLAY_MARK), osfs.UPDATE, 0o644)
+        mark = os.open(mark_path, osfs.UPDATE, 0o644)
     except OSError as error:
+        _remove_made(made, None if marked else mark_path)
         raise WriteFailed(f"replay not written: {error.strerror or error} ({error.filename or out})") from None
     try:  # held on the mark: two replays into one folder run one after the other (one swept the other's files)
         osfs.lock(mark)
@@ -531,6 +549,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
                 os.write(mark, b"written by `continuity replay`\n")
             _sweep_earlier_replay(out)
         except OSError as error:  # the path that failed, not the folder
+            _remove_made(made, None if marked else mark_path)
             raise WriteFailed(f"replay not written: {error.strerror or error} ({error.filename or out})") from None
         writer = ArchiveWriter(store, os.path.join(out, "archives"), os.path.join(out, "contexts"))
         names = tuple(REGISTRY)
@@ -550,6 +569,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
             except OSError as error:
                 raise WriteFailed(f"{failed}; what it wrote stays in {out} (not removed: {error.strerror or error} "
                                   f"({error.filename or out}))") from None
+            _remove_made(made, None if marked else mark_path)
             raise WriteFailed(f"{failed}; nothing of it is left in {out}")
     finally:
         os.close(mark)

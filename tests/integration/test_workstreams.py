@@ -243,9 +243,16 @@ def test_a_replay_that_cannot_write_its_files_fails_and_leaves_none(root: Path, 
                        SyscallFaults(errno.ENOSPC, match=path_contains(failing)))
     assert code == 5 and said.format(out=out) in err and err.strip().endswith(f"nothing of it is left in {out}"), err
     assert "output not written" not in err and len(err.strip().splitlines()) == 1
-    assert [path.name for path in out.iterdir()] == [".continuity-replay"]
+    assert not out.exists()  # the folder it made (and its mark) went too: nothing of it is left
+    out.mkdir()  # a folder given empty stays, empty
+    code, _, err = run(["replay", "--until", marks[1], "--out", str(out)],
+                       SyscallFaults(errno.ENOSPC, match=path_contains(failing)))
+    assert code == 5 and list(out.iterdir()) == [], err
     assert run(["replay", "--until", marks[1], "--out", str(out)])[0] == 0  # the next one, with room, is whole
     assert json.loads((out / "workstreams/active/WS-1.json").read_text())["items"]
+    code, _, err = run(["replay", "--until", marks[1], "--out", str(out)],  # an earlier replay's folder keeps
+                       SyscallFaults(errno.ENOSPC, match=path_contains(failing)))  # its mark, for the next one
+    assert code == 5 and [path.name for path in out.iterdir()] == [".continuity-replay"], err
 
 
 def test_the_first_brief_after_a_workstream_arrives_lists_the_runtime_files_it_wrote_as_dirty(
