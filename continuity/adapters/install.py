@@ -814,6 +814,20 @@ class Backups:
             return target
         raise WriteFailed(f"{path}: no free backup name in {self.folder}")
 
+    def discard(self, copies: list[Path]) -> None:
+        """Remove copies of files a failed install left as they were, and the folders that leaves empty (up to
+        the backups folder): on a full disk each retry kept another whole copy of what it did not change."""
+        for copy in copies:
+            with contextlib.suppress(OSError):
+                copy.unlink()
+            folder = copy.parent
+            while folder != self.folder and self.folder in folder.parents:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty: another copy, or the user's
+                    break
+                folder = folder.parent
+
     def earlier(self, path: Path) -> Iterator[str]:
         """What `path` held before earlier changes, newest first: copies here and old ones beside it."""
         found = _legacy_backups(path)
@@ -917,6 +931,8 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
             change.path.unlink()
             _drop_empty_harness_folder(change.path.parent)
     except OSError as error:
+        if saved is not None:  # the file is as it was (written whole or not at all): its copy is no backup of a change
+            backups.discard([saved])
         raise WriteFailed(f"{change.path}: cannot write ({error.strerror or error})") from None
     return saved
 

@@ -226,6 +226,7 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
     files, lines, saved_any = [], [], False
     applied: list[install.FileChange] = []
+    copies: list[Path] = []
     for change in changes:
         if change.before is None and change.after is None:
             continue  # absent and left absent (settings.local.json when PATH finds continuity)
@@ -233,10 +234,14 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
             backup = None if args.dry_run else install.apply_change(change, stamp, backups)
         except ContinuityError as error:  # fail closed: the files written before this one are put back
             stuck = install.put_back(applied)
+            if not stuck:  # every file is as it was: copies of them are no backups of a change
+                backups.discard(copies)
             done = (f"could not put back {', '.join(map(str, stuck))} (copies in {backups.folder})" if stuck
                     else "nothing changed" if not applied else "the files changed before it were put back")
             raise type(error)(f"{error}; {done}") from None
         applied.append(change)
+        if backup is not None:
+            copies.append(backup)
         saved_any = saved_any or backup is not None
         entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
                                  "backup": None if backup is None else str(backup), "status": change.status}

@@ -407,6 +407,14 @@ def test_a_file_that_cannot_be_written_leaves_none_changed(proj: Path, monkeypat
     if action == "uninstall":
         assert main(["install", "claude-code"]) == 0
     before = {p: p.read_bytes() for p in (proj / ".claude" / "settings.json", proj / "CLAUDE.md")}
+    import os
+
+    places = {proj.parent, Path(os.environ["HOME"]), Path(os.environ.get("XDG_STATE_HOME") or os.environ["HOME"])}
+
+    def files() -> set[Path]:
+        return {path for place in places for path in place.rglob("*") if path.is_file()}
+
+    kept = files()
     real = install.write_text_atomic
 
     def failing(path: Path, text: str) -> None:
@@ -420,6 +428,8 @@ def test_a_file_that_cannot_be_written_leaves_none_changed(proj: Path, monkeypat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "CLAUDE.md: cannot write" in err and "were put back" in err
     assert {p: p.read_bytes() for p in before} == before
+    # nothing changed, so no copy is kept of it (each retry on a full disk kept another whole set)
+    assert files() == kept
 
 
 def test_install_waits_for_an_uninstall_running_beside_it(proj: Path, monkeypatch: pytest.MonkeyPatch,
