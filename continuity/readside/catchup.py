@@ -103,7 +103,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     as_saved: bool = False
     #: The models handed over whole (decoded; the others are the view asked for): those a fold may have changed.
     whole: list[str] = msgspec.field(default_factory=list)
-    #: What could not be written of the models' own documents (archives, role and handoff files, memories...).
+    #: What could not be written of the models' documents in the store (archives, role and handoff files,
+    #: memories...); the user-level Markdown copies of archives are warnings only (a read-only home).
     unwritten: list[str] = msgspec.field(default_factory=list)
 
 

@@ -138,6 +138,8 @@ class ArchiveWriter:
         self.home = user_home() if contexts is None and self.contexts == default_contexts() else None
         self.language = str(store.config.get("language") or "en")
         self.warnings: list[str] = []
+        #: Those of the warnings about the user-level Markdown copies (outside the store: a read-only home).
+        self.outside: list[str] = []
 
     def __call__(self, state: Projects[ArchivesState], name: str, event: Event) -> None:
         if event.kind != "archive.created":
@@ -158,7 +160,7 @@ class ArchiveWriter:
             self._warn(f"archive JSON not written: {reason_of(error)}")
         if self.home is not None and not os.path.isdir(self.home):
             self._warn(f"Markdown archive not written: the home folder {self.home} does not exist (set contexts_dir "
-                       "in config.json, or CONTINUITY_CONTEXTS_DIR)")
+                       "in config.json, or CONTINUITY_CONTEXTS_DIR)", outside=True)
             return
         try:
             path = markdown_path(self.store, record, self.contexts)
@@ -168,11 +170,13 @@ class ArchiveWriter:
                 write_if_changed(path, render_seed_markdown(record, seed_commits).encode())
             link_latest(os.path.join(os.path.dirname(path), LATEST_LINK), path, absolute=seed_commits is not None)
         except OSError as error:
-            self._warn(f"Markdown archive not written: {reason_of(error)}")
+            self._warn(f"Markdown archive not written: {reason_of(error)}", outside=True)
 
-    def _warn(self, message: str) -> None:
+    def _warn(self, message: str, *, outside: bool = False) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
+            if outside:
+                self.outside.append(message)
 
 
 def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
@@ -295,18 +299,21 @@ def _refresh(
         # every later command fold a growing tail again; past RETRY_FOLDS events the model is saved
         # and the warning says how to write what is missing.
         unwritten = {name for name, each in writers.items() if each.warnings}
-        outcome.unwritten = [line for name in sorted(unwritten) for line in writers[name].warnings]
+        outcome.unwritten = [line for name in sorted(unwritten) for line in writers[name].warnings
+                             if line not in getattr(writers[name], "outside", ())]
+        inside = {name for name in unwritten if any(line in outcome.unwritten for line in writers[name].warnings)}
         if unwritten and outcome.folded > RETRY_FOLDS:
             unwritten = set()
             outcome.warnings.append("documents that could not be written are not retried any more: "
                                     "`continuity rebuild` writes them once their folder is writable")
         if unwritten and (rebuild or outcome.rebuilt or finish_rebuild):
             # A rebuild folds from nothing, not from the saved copy, which may be past these events already: left
-            # in place, the next catch-up would find nothing to fold and the documents would stay as the failed
-            # rebuild left them (a role or handoff rolled back to an earlier event). Without it, that model is
-            # rebuilt and its documents written again.
+            # in place, the next catch-up would find nothing to fold and the documents in the store would stay as
+            # the failed rebuild left them (a role or handoff rolled back to an earlier event). Without it, that
+            # model is rebuilt and its documents written again. (Markdown copies in a read-only home are retried
+            # as a catch-up retries them, not by rebuilding the model at every command.)
             for model, _, _ in saved:
-                if model.name in unwritten:
+                if model.name in inside:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(model_path(store, model))
         changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
