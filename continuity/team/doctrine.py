@@ -76,6 +76,22 @@ def check_push(claim: PushClaim, read: RemoteRead) -> str | None:
     return None
 
 
+#: A full commit hash as a word of an artifact's text.
+_HASH_WORD = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})(?![0-9A-Za-z])")
+#: A web address (a pull request, a commit page): a link to look at, not a claim of what a remote holds.
+_WEB = re.compile(r"^https?://\S+$", re.IGNORECASE)
+
+
+def unparsed_claims(artifacts: tuple[str, ...], claims: list[PushClaim]) -> list[str]:
+    """Findings for artifacts that name a commit but not as `<remote>#<ref>@<commit>`: a state asserted that
+    nothing can verify (`repo.git @ main <hash>`, `<hash> on main`)."""
+    claimed = {claim.artifact for claim in claims}
+    return [f"artifact {artifact!r} names a commit but not as <remote>#<ref>@<commit>, so its push cannot be "
+            "verified; write it so, or say IMPORT NOT DONE"
+            for artifact in artifacts
+            if artifact not in claimed and not _WEB.match(artifact.strip()) and _HASH_WORD.search(artifact)]
+
+
 def says_import_not_done(texts: list[str]) -> bool:
     """Whether the snapshot says `IMPORT NOT DONE` followed by a recipe (a literal git command)."""
     return any(_RECIPE.search(text) for text in texts)
@@ -112,6 +128,7 @@ def findings(*, texts: list[str], artifacts: tuple[str, ...], reads: dict[str, R
     unread = RemoteRead(error="not read")
     unverified = [problem for claim in claims
                   if (problem := check_push(claim, reads.get(claim.artifact, unread))) is not None]
+    unverified += unparsed_claims(artifacts, claims)
     if unverified and not says_import_not_done(texts):
         found += unverified
     found += one_home(artifacts, claims)
