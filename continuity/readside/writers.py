@@ -306,12 +306,12 @@ def _refresh(
             unwritten = set()
             outcome.warnings.append("documents that could not be written are not retried any more: "
                                     "`continuity rebuild` writes them once their folder is writable")
-        if unwritten and (rebuild or outcome.rebuilt or finish_rebuild):
-            # A rebuild folds from nothing, not from the saved copy, which may be past these events already: left
+        if unwritten and rebuild:
+            # `rebuild` folds from nothing, not from the saved copy, which may be past these events already: left
             # in place, the next catch-up would find nothing to fold and the documents in the store would stay as
-            # the failed rebuild left them (a role or handoff rolled back to an earlier event). Without it, that
-            # model is rebuilt and its documents written again. (Markdown copies in a read-only home are retried
-            # as a catch-up retries them, not by rebuilding the model at every command.)
+            # the failed rebuild left them (a role or handoff rolled back to an earlier event). Without it, the
+            # next catch-up rebuilds that model once and writes its documents again. (Files outside the store, a
+            # read-only home's Markdown, are retried as a catch-up retries them.)
             for model, _, _ in saved:
                 if model.name in inside:
                     with contextlib.suppress(FileNotFoundError):

@@ -70,6 +70,8 @@ class WorkstreamWriter:
         self.ended: dict[str, Workstream] = {}
         self.last_retired: str | None = None
         self.warnings: list[str] = []
+        #: Those of the warnings about files outside the store (the project's `.ai-bridge/`).
+        self.outside: list[str] = []
 
     def __call__(self, state: Projects[WorkstreamsState], name: str, event: Event) -> None:
         if event.project != self.project or event.kind not in KINDS:
@@ -107,7 +109,13 @@ class WorkstreamWriter:
             ws = project.workstreams.get(ws_id)
             if ws is not None:
                 self._write_document(ws_id, ws)
-        write_runtime(self.root_folder, project, self.project or "")
+        try:
+            write_runtime(self.root_folder, project, self.project or "")
+        except (OSError, ContinuityError) as error:  # the project's .ai-bridge/: outside the store
+            message = f"workstream runtime files (.ai-bridge/) not written: {getattr(error, 'strerror', None) or error}"
+            if message not in self.warnings:
+                self.warnings.append(message)
+                self.outside.append(message)
 
     def _write_document(self, ws_id: str, ws: Workstream) -> None:
         archived = ws.status in TERMINAL

@@ -278,3 +278,22 @@ def test_the_first_brief_after_a_workstream_arrives_lists_the_runtime_files_it_w
     assert (root / ".ai-bridge" / "context-runtime.json").is_file()
     assert ".ai-bridge/" in briefs[0]["dirty_files"], briefs[0]
     assert briefs[0]["dirty_files"] == briefs[1]["dirty_files"]
+
+
+def test_a_rebuild_that_cannot_write_the_projects_ai_bridge_warns_and_succeeds(root: Path) -> None:
+    """`.ai-bridge/` is the project's, not the store's (a read-only project root, a file in its place): like the
+    Markdown copies in a home, what cannot be written there is a warning; `rebuild` still succeeds, exit 0, and
+    every later command reads the saved model without rebuilding it."""
+    import shutil
+
+    from tests.helpers import cli_process
+
+    build_history(root)
+    shutil.rmtree(root / ".ai-bridge")
+    (root / ".ai-bridge").write_text("x")
+    done = cli_process("rebuild", cwd=root)
+    assert done.returncode == 0 and done.stdout.startswith("rebuilt from"), done.stderr
+    assert "workstream runtime files (.ai-bridge/) not written" in done.stderr
+    assert (root / ".agent" / "runtime-continuity" / "workstreams" / "active" / "WS-2.json").is_file()
+    later = cli_process("work", "status", cwd=root)
+    assert "rebuilt" not in later.stderr, later.stderr
