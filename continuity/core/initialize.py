@@ -118,13 +118,19 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         store.config_kept = kept
         store.node()
         _start_projection(store)
-        if ignore_in_project and config.get("commit_events_with_code") is not True:  # last: a store init takes
-            ignore_store_in_project(store.root)  # back leaves the user's .gitignore as it was
     except (OSError, ContinuityError) as error:
-        _take_back(made)
+        _take_back(made, store.events_dir)
         if isinstance(error, ContinuityError):
             raise
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
+    if ignore_in_project and config.get("commit_events_with_code") is not True:  # last: the store is whole
+        try:
+            ignore_store_in_project(store.root)
+        except OSError as error:
+            path = os.path.join(store.root, ".gitignore")
+            raise WriteFailed(f"store initialized, but {path} was not changed ({error.strerror or error}): the "
+                              f"store is not git-ignored; run `continuity init` again, or add {PROJECT_IGNORE} to "
+                              "it") from None
     flat = seed004.flat_events(store) if adopt else []
     if flat:  # the original's work history, carried into the log (once: see continuity/core/seed004.py)
         seed004.carry_events(store, flat, adopted)
@@ -132,13 +138,19 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     return store, created
 
 
-def _take_back(made: list[str]) -> None:
-    """Remove a store init made and could not finish (a full disk): a half-made store, not git-ignored, would be
-    written into by the next command as if it were whole. Only folders this init made; best effort."""
+def _take_back(made: list[str], events_dir: str) -> None:
+    """Remove a store init made and could not finish (a full disk): a half-made store would be written into by the
+    next command as if it were whole. Only folders this init made, and never once events are in it (another
+    process finished the store meanwhile and wrote to it; init writes none); best effort."""
     if not made:
         return
     import shutil
 
+    try:
+        if os.listdir(events_dir):
+            return
+    except OSError:  # not made yet, or not a folder: no events of anyone's
+        pass
     store_folder = made[0]
     if os.path.isdir(store_folder) and not os.path.islink(store_folder):
         shutil.rmtree(store_folder, ignore_errors=True)
@@ -207,6 +219,7 @@ def ignore_store_in_project(root: str) -> None:
         size = os.stat(path).st_size
     except FileNotFoundError:
         size = -1
+    made = os.path.realpath(path)  # what O_CREAT makes: a dangling link's target, the link itself left alone
     # Appended in place (a .gitignore that is a link stays one), and cut back to its own bytes when the
     # append fails part-way (a full disk): the user's file never ends in half a line of ours.
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -218,7 +231,7 @@ def ignore_store_in_project(root: str) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             if size < 0:
-                os.unlink(path)
+                os.unlink(made)
             else:
                 os.ftruncate(fd, size)
         raise

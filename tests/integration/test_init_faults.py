@@ -50,9 +50,13 @@ def test_a_new_store_is_whole_or_not_there(tmp_path: Path, monkeypatch: pytest.M
             assert ignore.startswith(USERS_OWN + b"\n") and ignore.endswith(b".agent/runtime-continuity/\n")
         else:
             assert code == 5 and err.count("\n") == 1, (at, err)
-            assert not (project / ".agent").exists(), (at, sorted(p.name for p in project.rglob("*")))
             assert ignore == USERS_OWN, (at, ignore)
-            assert run(["log", "-m", "after a failed init"])[0] == 3  # no store: nothing to write into
+            if "store initialized, but" in err:  # the store is whole; only its line in .gitignore failed, and says so
+                assert "is not git-ignored" in err
+                assert run(["log", "-m", "into a whole store"])[0] == 0
+            else:
+                assert not (project / ".agent").exists(), (at, sorted(p.name for p in project.rglob("*")))
+                assert run(["log", "-m", "after a failed init"])[0] == 3  # no store: nothing to write into
         assert run(["init", "--project", "demo"])[0] == 0
         assert (project / ".gitignore").read_bytes().count(b".agent/runtime-continuity/") == 1
 
@@ -109,3 +113,52 @@ def test_gitignore_cut_short_by_the_file_size_limit_keeps_its_own_bytes(tmp_path
     assert (project / ".gitignore").read_bytes().endswith(b"*.log\n# continuity's store: its events travel on the "
                                                           b"`continuity` git branch (continuity sync)\n"
                                                           b".agent/runtime-continuity/\n")
+
+
+def test_a_dangling_gitignore_link_stays_a_link_when_the_append_fails(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `.gitignore` that is a link to a file not made yet: the append makes the target, and a failed one removed
+    the user's link instead, leaving the empty target. The link stays now, and the target is not left behind."""
+    import os
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    subprocess.run(["git", "init", "-q"], check=True)
+    os.symlink("gitignore-target", project / ".gitignore")
+    fails_on_write = SyscallFaults(errno.ENOSPC, match=lambda name, first: name == "write" and isinstance(first, int)
+                                   and os.readlink(f"/proc/self/fd/{first}").endswith("gitignore-target"))
+    code, _, err = run(["init", "--project", "demo"], fails_on_write)
+    assert code == 5 and "is not git-ignored" in err, err
+    assert os.readlink(project / ".gitignore") == "gitignore-target"
+    assert not (project / "gitignore-target").exists()
+    assert run(["init"])[0] == 0
+    assert (project / "gitignore-target").read_bytes().endswith(b".agent/runtime-continuity/\n")
+
+
+def test_a_store_finished_by_another_process_meanwhile_is_never_taken_back(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Init takes back only what it made: when another process finished the store and wrote an event into it while
+    this init ran, a failure here leaves that store (and its event) alone."""
+    from continuity.core import initialize
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    real = initialize.missing_folders
+    armed = []
+
+    def meanwhile(path: str) -> list[str]:
+        found = real(path)  # as this init saw it: no store yet
+        monkeypatch.setattr(initialize, "missing_folders", real)  # the other process's init is an ordinary one
+        assert run(["init", "--project", "demo"])[0] == 0  # then another init finishes one, and a log writes to it
+        assert run(["log", "-m", "written meanwhile"])[0] == 0
+        armed.append(True)  # and this init's next write fails
+        return found
+
+    monkeypatch.setattr(initialize, "missing_folders", meanwhile)
+    code, _, err = run(["init", "--project", "demo", "--language", "zh"],
+                       SyscallFaults(errno.ENOSPC, match=lambda name, first: bool(armed)))
+    assert code == 5, err
+    code, out, _ = run(["events", "list"])
+    assert code == 0 and "written meanwhile" in out
