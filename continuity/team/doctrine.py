@@ -76,20 +76,25 @@ def check_push(claim: PushClaim, read: RemoteRead) -> str | None:
     return None
 
 
-#: A full commit hash as a word of an artifact's text.
-_HASH_WORD = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})(?![0-9A-Za-z])")
+#: A full commit hash as a word of an artifact's text (not a digest written `sha256:<hex>`, an image's say).
+_HASH_WORD = re.compile(r"(?<![0-9A-Za-z:])(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})(?![0-9A-Za-z])")
+#: Words that put a hash in git's terms: a repository, a remote, a branch or ref, a push.
+_GIT_WORDS = re.compile(r"\.git\b|\bgit@|\brefs/|\b(?:origin|upstream|main|master|trunk|develop|HEAD|branch|"
+                        r"pushed|push|commit)\b", re.IGNORECASE)
 #: A web address (a pull request, a commit page): a link to look at, not a claim of what a remote holds.
 _WEB = re.compile(r"^https?://\S+$", re.IGNORECASE)
 
 
 def unparsed_claims(artifacts: tuple[str, ...], claims: list[PushClaim]) -> list[str]:
-    """Findings for artifacts that name a commit but not as `<remote>#<ref>@<commit>`: a state asserted that
-    nothing can verify (`repo.git @ main <hash>`, `<hash> on main`)."""
+    """Findings for artifacts that state a pushed commit but not as `<remote>#<ref>@<commit>`: a state asserted
+    that nothing can verify (`repo.git @ main <hash>`, `<hash> on main`, `pushed <hash>`). A hash with no word of
+    git beside it (a checksum, a content-addressed path, an image digest) is no such claim."""
     claimed = {claim.artifact for claim in claims}
     return [f"artifact {artifact!r} names a commit but not as <remote>#<ref>@<commit>, so its push cannot be "
             "verified; write it so, or say IMPORT NOT DONE"
             for artifact in artifacts
-            if artifact not in claimed and not _WEB.match(artifact.strip()) and _HASH_WORD.search(artifact)]
+            if artifact not in claimed and not _WEB.match(artifact.strip()) and _HASH_WORD.search(artifact)
+            and _GIT_WORDS.search(_HASH_WORD.sub(" ", artifact))]
 
 
 def says_import_not_done(texts: list[str]) -> bool:

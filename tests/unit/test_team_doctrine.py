@@ -63,14 +63,16 @@ def test_a_commit_named_outside_the_claim_form_is_a_finding() -> None:
     """`repo.git @ main <hash>` (spaces), `<hash> on main`, a 64-digit hash: a state asserted that nothing
     verified passed the check as a plain artifact. It is a finding now, excused by IMPORT NOT DONE as an
     unverified claim is; a web page that names a commit, a short hash and a plain path are not."""
-    for artifact in (f"/srv/r.git @ main {SHA}", f"{SHA} on main", f"ext::sh -c x#main@{SHA} y", "c" * 64,
-                     f"pushed {SHA.upper()}"):
+    for artifact in (f"/srv/r.git @ main {SHA}", f"{SHA} on main", f"ext::sh -c x.git#main@{SHA} y",
+                     f"{'c' * 64} pushed to origin", f"pushed {SHA.upper()}", f"git@host:o/r {SHA}"):
         found = doctrine.findings(texts=[PREFLIGHT], artifacts=(artifact,), reads={}, missing_docs=[])
         assert len(found) == 1 and "names a commit but not as <remote>#<ref>@<commit>" in found[0], artifact
         texts = ["IMPORT NOT DONE: git push origin main", PREFLIGHT]
         assert doctrine.findings(texts=texts, artifacts=(artifact,), reads={}, missing_docs=[]) == []
     for artifact in (f"https://github.example/o/r/commit/{SHA}", "notes/plan.md", "abc1234 on main",
-                     "x" + SHA, "PR-12"):
+                     "x" + SHA, "PR-12", f"ghcr.io/acme/app@sha256:{'c' * 64}", f"dist/app.tar.gz sha256 {'c' * 64}",
+                     f"s3://bucket/builds/{SHA}/app.zip", f"docs/review-{SHA}.md", f"build cache key {SHA}",
+                     "c" * 64):
         assert doctrine.findings(texts=[PREFLIGHT], artifacts=(artifact,), reads={}, missing_docs=[]) == [], artifact
     verified = {f"r.git#main@{SHA}": RemoteRead(refs=((SHA, "refs/heads/main"),))}
     assert doctrine.findings(texts=[PREFLIGHT], artifacts=(f"r.git#main@{SHA}",), reads=verified,
