@@ -107,9 +107,8 @@ class Codec:
 
             document = msgspec.json.decode(raw)
             line = _first_line(error)
-            if line.endswith("- at `$.message`"):
-                line = self._beyond_message(document) or line
-            raise EventInvalid(f"invalid event: {readable(line, document)}") from None
+            words = self._beyond_message(document) if line.endswith("- at `$.message`") else None
+            raise EventInvalid(f"invalid event: {words or readable(line, document)}") from None
         except RecursionError:
             raise EventInvalid(f"invalid event: {NESTED}") from None
         return event
@@ -117,7 +116,7 @@ class Codec:
     def _beyond_message(self, document: Any) -> str | None:
         """What else a draft whose message was refused breaks, or None: the message is made from what a user gave
         (`snapshot <team>/...`, `work item ... added: <title>`), and the refusal should name that field."""
-        from events.problems import AS_IS, one_line_problem
+        from events.problems import one_line_problem, readable
 
         if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
             return None
@@ -128,9 +127,8 @@ class Codec:
         try:
             decoder.decode(msgspec.json.encode(stand_in))
         except msgspec.ValidationError as error:
-            return _first_line(error)
-        problem = one_line_problem(stand_in)
-        return None if problem is None else f"{AS_IS}{problem}"
+            return readable(_first_line(error), stand_in)
+        return one_line_problem(stand_in)
 
     def decode(self, raw: bytes) -> Event:
         """An event from stored bytes of any known version; EventUndecodable otherwise."""

@@ -31,8 +31,6 @@ _RULES = (
     ("[0-9]{8}_[0-9]{6}_[0-9]{6}", "is not a stamp (YYYYMMDD_HHMMSS_ffffff)"),
 )
 _LENGTH = re.compile(r"^Expected `str` of length <= (?P<most>[0-9]+) - at `\$(?P<path>[^`]*)`$")
-#: Marks a line `readable` passes on as it is (a problem already said in words).
-AS_IS = "\x00"
 #: Shown of a refused value at most (characters).
 SHOWN = 60
 
@@ -43,8 +41,6 @@ def readable(line: str, document: Any = None) -> str:
     `document`: the plain-JSON form of what was validated, to name the value and its first
     offending character.
     """
-    if line.startswith(AS_IS):  # already in words
-        return line[len(AS_IS):]
     longest = _LENGTH.match(line)
     if longest is not None:
         path = longest["path"].lstrip(".") or "the value"

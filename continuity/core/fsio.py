@@ -296,3 +296,13 @@ def missing_folders(path: str) -> list[str]:
             break
         path = parent
     return missing
+
+
+def remove_empty_folders(folders: list[str]) -> None:
+    """Remove `folders` (missing_folders' list, deepest first) while each is empty; stop at the first that is not
+    (something else was put there meanwhile) or is gone. Best effort."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break

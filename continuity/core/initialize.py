@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from continuity.core.errors import ConfigBroken, UsageError
-from continuity.core.fsio import missing_folders, schema_json, write_atomic, write_if_changed
+from continuity.core.fsio import missing_folders, remove_empty_folders, schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
 from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, now_us, project_name_for
 from events import clock, osfs
@@ -154,11 +154,7 @@ def _take_back(made: list[str], events_dir: str) -> None:
     store_folder = made[0]
     if os.path.isdir(store_folder) and not os.path.islink(store_folder):
         shutil.rmtree(store_folder, ignore_errors=True)
-    for folder in made[1:]:
-        try:
-            os.rmdir(folder)
-        except OSError:  # not empty (something else was put there meanwhile), or gone
-            break
+    remove_empty_folders(made[1:])
 
 
 PROJECT_IGNORE = f"{STORE_REL}/"

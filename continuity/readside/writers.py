@@ -12,7 +12,14 @@ import os
 import re
 from typing import Any
 
-from continuity.core.fsio import ensure_folder, folder_locked, missing_folders, pretty_json, write_if_changed
+from continuity.core.fsio import (
+    ensure_folder,
+    folder_locked,
+    missing_folders,
+    pretty_json,
+    remove_empty_folders,
+    write_if_changed,
+)
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
@@ -299,9 +306,10 @@ def _refresh(
         # every later command fold a growing tail again; past RETRY_FOLDS events the model is saved
         # and the warning says how to write what is missing.
         unwritten = {name for name, each in writers.items() if each.warnings}
-        outcome.unwritten = [line for name in sorted(unwritten) for line in writers[name].warnings
-                             if line not in getattr(writers[name], "outside", ())]
-        inside = {name for name in unwritten if any(line in outcome.unwritten for line in writers[name].warnings)}
+        in_store = {name: [line for line in writers[name].warnings if line not in getattr(writers[name], "outside", ())]
+                    for name in sorted(unwritten)}
+        outcome.unwritten = [line for lines in in_store.values() for line in lines]
+        inside = {name for name, lines in in_store.items() if lines}
         if unwritten and outcome.folded > RETRY_FOLDS:
             unwritten = set()
             outcome.warnings.append("documents that could not be written are not retried any more: "
@@ -520,14 +528,10 @@ def _sweep_earlier_replay(out: str) -> None:
 
 def _remove_made(made: list[str], mark: str | None) -> None:
     """Take away the mark (when this replay made it) and the folders it made, deepest first (best effort)."""
-    for path in ([mark] if mark else []):
+    if mark:
         with contextlib.suppress(OSError):
-            os.unlink(path)
-    for folder in made:
-        try:
-            os.rmdir(folder)
-        except OSError:  # not empty, or gone
-            break
+            os.unlink(mark)
+    remove_empty_folders(made)
 
 
 def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
