@@ -191,6 +191,11 @@ class TreeWriter(_BatchProcess):
     slash, a mode that does not match its object: only a hand-made tree holds one, and a
     teammate can push it) are left out of the tree written, and named in `dropped`: carrying
     them would fail every sync that rewrites that tree, on every clone.
+
+    An entry whose object this repository lacks is damage, never left out (that would take an
+    event off the branch). A refusal naming no such entry is written once more by a new
+    process: a running mktree never looks for packs made after its first lookup, so a gc
+    repacking beside the sync makes objects it already saw loose "unavailable" to it.
     """
 
     def __init__(self, repo: Repo) -> None:
@@ -204,14 +209,16 @@ class TreeWriter(_BatchProcess):
             return self._write(listed)
         except WriteFailed:
             kinds = self.repo.object_types(sorted({entry.sha for entry in listed if entry.kind != "commit"}))
+            for entry in listed:
+                if entry.kind != "commit" and kinds.get(entry.sha) == "missing":
+                    raise WriteFailed(f"sync failed: git object {entry.sha} ({entry.name!r}) is missing from this "
+                                      "clone's repository; `git fsck` names the damage") from None
             writable = [entry for entry in listed
                         if "/" not in entry.name and (entry.kind == "commit" or entry.kind == kinds.get(entry.sha))]
-            if len(writable) == len(listed):
-                raise
             self.close()  # mktree ended when it refused
             self._spawn(self.repo, "mktree", "--batch", "-z")
             self.dropped += [entry.name for entry in listed if entry not in writable]
-            return self._write(writable)
+            return self._write(writable)  # every object there: once more, by a process that sees today's packs
 
     def _write(self, entries: list[Entry]) -> str:
         body = "".join(f"{entry.mode} {entry.kind} {entry.sha}\t{entry.name}\0" for entry in entries)

@@ -1,0 +1,80 @@
+"""The git objects sync writes trees from: packs made beside a running writer, and objects a clone has lost."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from continuity.core.errors import EXIT_WRITE_FAILED
+from continuity.sync.git import Repo
+from continuity.sync.objects import Entry, TreeWriter
+from tests.helpers import cli_process
+from tests.integration.test_sync import (  # noqa: F401  # _git_identity: the autouse identity fixture
+    STORE,
+    World,
+    _git_identity,
+    append,
+    event_names,
+    git,
+)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    """A bare remote, clone `a` (which pushed the code) and clone `b`, both with a store."""
+    return World(tmp_path)
+
+
+def loose_blob(repo: Path, data: bytes) -> str:
+    """A new loose blob in `repo`; its id."""
+    return subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=data,
+                          capture_output=True, check=True).stdout.decode().strip()
+
+
+def test_a_pack_made_while_the_tree_writer_runs_does_not_fail_its_next_tree(tmp_path: Path) -> None:
+    """A gc beside a sync packs loose objects and removes them. A running `git mktree --batch` looked for packs
+    once, at its first lookup, and never again, so the next tree naming a moved object was refused ('object ...
+    is unavailable', exit 5 sending the user to the remote or fsck). The writer now writes it once more with a
+    new process, which finds the pack."""
+    git(tmp_path, "init", "-q", "repo")
+    repo = tmp_path / "repo"
+    first, second = loose_blob(repo, b"first\n"), loose_blob(repo, b"second\n")
+    writer = TreeWriter(Repo(str(repo)))
+    try:
+        writer.write([Entry("100644", "a.json", first)])
+        subprocess.run(["git", "-C", str(repo), "pack-objects", "-q", ".git/objects/pack/pack"],
+                       input=f"{first}\n{second}\n".encode(), stdout=subprocess.DEVNULL, check=True)
+        git(repo, "prune-packed")
+        assert not (repo / ".git" / "objects" / second[:2] / second[2:]).exists()  # packed, not loose
+        tree = writer.write([Entry("100644", "b.json", second), Entry("100644", "c.json", first)])
+    finally:
+        writer.close()
+    assert writer.dropped == []
+    assert git(repo, "ls-tree", tree).split() == ["100644", "blob", second, "b.json",
+                                                  "100644", "blob", first, "c.json"]
+
+
+def test_an_event_whose_object_the_clone_lost_fails_the_sync_and_stays_on_the_branch(world: World) -> None:
+    """A clone whose git folder lost an event's object (a disk fault, a hand-run clean-up) wrote the day's tree
+    without that event and said nothing: the event left the team's branch. Now the sync fails (exit 5) naming
+    the object and `git fsck`, and the branch keeps every event."""
+    append(world.a, "a1")
+    assert cli_process("sync", cwd=world.a).returncode == 0
+    assert cli_process("sync", cwd=world.b).returncode == 0
+    [name] = event_names(world.b)
+    [path] = (world.b / STORE / "events").glob(f"*/{name}")
+    sha = git(world.b, "hash-object", str(path)).strip()
+    loose = world.b / ".git" / "objects" / sha[:2] / sha[2:]
+    assert loose.is_file(), "the fetched event is a loose object"
+    loose.chmod(0o600)
+    loose.unlink()
+    before = git(world.remote, "ls-tree", "-r", "--name-only", "continuity")
+    append(world.b, "b1")
+    result = cli_process("sync", cwd=world.b)
+    assert result.returncode == EXIT_WRITE_FAILED, result.stderr
+    assert f"git object {sha}" in result.stderr and "is missing from this clone's repository" in result.stderr
+    assert "git fsck" in result.stderr and "Traceback" not in result.stderr
+    assert git(world.remote, "ls-tree", "-r", "--name-only", "continuity") == before
+    assert any(line.endswith(name) for line in before.splitlines())
