@@ -290,6 +290,13 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
         who = _identity(args, store, project, names_only=False)
         if record:
             record, not_recorded = False, [f"the brief is served but not recorded: {error}"]
+    from continuity.core.identity import without_secret_ids
+
+    who, left_out = without_secret_ids(who)
+    if left_out and record:
+        record, not_recorded = False, [f"the brief is served but not recorded: {left_out[0]}"]
+    else:
+        not_recorded += left_out
     brief = resume_bundle(store, who, fmt=fmt, max_chars=args.max_chars, record=record, as_of=args.as_of)
     warn(not_recorded + brief.warnings)
     if brief.format == "json":  # the same JSON (a served brief's own format), no C1 or bidi control raw

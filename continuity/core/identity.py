@@ -47,3 +47,19 @@ def resolve_identity(
     fields: dict[str, Any] = resolve_fields(config_project, flags, harness, environ=environ, clean=clean,
                                                  changed=changed, names_only=names_only)
     return Identity(**fields)
+
+
+def without_secret_ids(identity: Identity) -> tuple[Identity, list[str]]:
+    """For a read that shows whom it answers for (the brief's open tasks "for <agent>", the bundle's ids): the
+    identity less each id that looks like a secret, and one line per id left out. A write refuses such an id when
+    it seals the event; a read answers without it."""
+    from events.guard import find_secret
+
+    dropped: dict[str, None] = {}
+    lines = []
+    for field, value in identity.fields().items():
+        rule = find_secret(value) if field != "project" and isinstance(value, str) else None
+        if rule is not None:
+            dropped[field] = None
+            lines.append(f"{field} looks like a secret (rule {rule}); it is left out")
+    return (msgspec.structs.replace(identity, **dropped) if dropped else identity), lines

@@ -126,7 +126,9 @@ def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> 
         return text
     found = words(text)
     if not found:
-        raise QueryError(f"the query {one_line(text[:40])!r} has no words to search for "
+        from events.problems import quoted  # redacts before it cuts
+
+        raise QueryError(f"the query {quoted(text[:4096], 40, redact=True)} has no words to search for "
                          "(use --match for FTS5 operators such as prefix*)")
     if len(found) > MAX_TERMS:
         raise QueryError(f"the query has {len(found)} words; at most {MAX_TERMS}")

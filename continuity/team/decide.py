@@ -67,15 +67,26 @@ MAX_TTL_S = 366 * 86_400
 
 
 def checked_name(value: str, kind: str, command: str) -> str:
-    """`value` if it is a valid name (letters, digits, `._:@+=-`, no `..` or `/`), else a one-line usage error."""
-    try:
-        return msgspec.convert(value, Name)
-    except msgspec.ValidationError:
-        from continuity.core.text import one_line
+    """`value` if it is a valid name (letters, digits, `._:@+=-`, no `..` or `/`), else a one-line usage error.
 
-        shown = one_line(value[:40]) + ("..." if len(value) > 40 else "")
-        raise UsageError(f"{command}: invalid {kind} name {shown!r} (letters, digits and ._:@+=- ; "
-                         "no '..' or '/')") from None
+    A name that looks like a secret is refused (SecretRefused, exit 4) on reads too: every view and tool
+    answer shows the team, agent or role it was asked about, and events carry them as ids.
+    """
+    from events.problems import quoted
+
+    try:
+        name = msgspec.convert(value, Name)
+    except msgspec.ValidationError:  # quoted redacts before it cuts: a secret cut short no longer matches
+        raise UsageError(f"{command}: invalid {kind} name {quoted(value[:4096], 40, redact=True)} (letters, digits "
+                         "and ._:@+=- ; no '..' or '/')") from None
+    from events.guard import find_secret
+
+    rule = find_secret(name)
+    if rule is not None:
+        from events.errors import SecretRefused
+
+        raise SecretRefused(kind, rule, redactable=False)
+    return name
 
 
 def ttl_seconds(text: str | None, command: str) -> int:
@@ -86,10 +97,10 @@ def ttl_seconds(text: str | None, command: str) -> int:
 
     seconds = parse_duration(text)
     if seconds is None or not 1 <= seconds <= MAX_TTL_S:
-        from continuity.core.text import one_line
+        from events.problems import quoted
 
-        raise UsageError(f"{command}: invalid --ttl {one_line(text[:40])!r}; use 30s, 15m, 12h or 2d "
-                         "(1s to 366d)")
+        raise UsageError(f"{command}: invalid --ttl {quoted(text[:4096], 40, redact=True)}; use 30s, 15m, 12h or "
+                         "2d (1s to 366d)")
     return int(seconds.to_integral_value(rounding="ROUND_CEILING"))
 
 

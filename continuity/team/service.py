@@ -226,17 +226,18 @@ def briefing(store: Store | None, request: BriefingRequest, *, missing: str = "n
     from continuity.core.idfields import resolve_fields
     from continuity.team import board
     from continuity.team.decide import checked_name
+    from events.errors import SecretRefused
 
-    try:  # a name that cannot be one (a path, a control character, 10 MB) reads nothing, and blocks nothing
+    try:  # a name that cannot be one (a path, a control character, 10 MB, a token) reads nothing, blocks nothing
         team = checked_name(request.team, "team", "briefing")
-    except UsageError as error:
+    except (UsageError, SecretRefused) as error:
         team, store, missing = "", None, str(error)
     read = team_read(store, BRIEFING_MODELS, request.as_of, missing)
     agent = resolve_fields(read.project, {"agent_id": request.agent},  # the project as read; a bad name degrades
                            names_only=False)["agent_id"]
     try:  # from --agent or CONTINUITY_AGENT
         agent = None if agent is None else checked_name(agent, "agent", "briefing")
-    except UsageError as error:
+    except (UsageError, SecretRefused) as error:
         agent, read = None, NoStoreRead(str(error), request.as_of)
     degraded = degraded_reason(read.warnings)
     data = board.briefing(inbox=read.of("inbox"), roles=read.of("roles"), teams=read.of("team"),

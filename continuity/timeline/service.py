@@ -50,13 +50,16 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
     if not out.strip():
         raise UsageError("--out: the file name is empty")
     path = os.path.abspath(out)
+    from events.problems import quoted
+
+    shown = quoted(out[:4096], 200, redact=True)  # redacted before it is cut: a token cut short shows most of it
     # `pages/` names a folder even before it exists: abspath would drop the slash and write a file `pages`.
     if os.path.basename(out) in ("", ".", "..") or os.path.isdir(path):  # a link to a folder is one too
-        raise UsageError(f"--out: {out[:200]!r} is a folder; name the page's file (timeline.html)")
+        raise UsageError(f"--out: {shown} is a folder; name the page's file (timeline.html)")
     if _special(path):  # replacing /dev/null or /dev/stdout (as root) or a pipe would break what uses it
-        raise UsageError(f"--out: {out[:200]!r} is not a regular file (a device, a pipe, a socket or a "
+        raise UsageError(f"--out: {shown} is not a regular file (a device, a pipe, a socket or a "
                          "process's open file such as /dev/stdout); name the page's file (timeline.html)")
-    refused = UsageError(f"--out: {out[:200]!r} would replace a file of the store; inside the store a page "
+    refused = UsageError(f"--out: {shown} would replace a file of the store; inside the store a page "
                          "must be an .html file outside events/")
     home = os.path.realpath(store.path)
     prefix = _store_prefix(path, home)

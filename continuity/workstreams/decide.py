@@ -214,10 +214,10 @@ def _unique_lists(item_id: str, lists: dict[str, Any]) -> None:
                 try:
                     msgspec.convert(value, WorkId)
                 except msgspec.ValidationError:
-                    from continuity.core.text import one_line
+                    from events.problems import quoted
 
-                    raise UsageError(f"invalid work item: item {item_id} {field} names {one_line(value[:80])!r}, "
-                                     "which is no work item id") from None
+                    raise UsageError(f"invalid work item: item {item_id} {field} names "
+                                     f"{quoted(value[:4096], 80, redact=True)}, which is no work item id") from None
 
 
 def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,

@@ -141,7 +141,9 @@ def unique(values: tuple[str, ...] | None, where: str, what: str = "checkpoint d
     seen: set[str] = set()
     for value in values or ():
         if value in seen:
-            raise UsageError(f"invalid {what}: {where} lists {value[:80]!r} twice")
+            from events.problems import quoted
+
+            raise UsageError(f"invalid {what}: {where} lists {quoted(value[:4096], 80, redact=True)} twice")
         seen.add(value)
 
 

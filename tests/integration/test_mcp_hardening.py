@@ -536,3 +536,34 @@ def test_a_client_that_does_not_read_its_answers_is_held_back_not_buffered(tmp_p
     assert sorted(answer["id"] for answer in answers if answer["id"] != "init") == list(range(count))
     assert all("result" in answer and not answer["result"].get("isError") for answer in answers)
     assert peak_kb < 300_000, f"{peak_kb} kB while {count} requests waited"
+
+
+SECRET = "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("briefing", {"team": SECRET}), ("briefing", {"team": "t1", "agent": SECRET}),
+    ("inbox", {"team": SECRET, "agent": "amy"}), ("inbox", {"team": "t1", "agent": SECRET}),
+    ("inbox", {"team": f"token {SECRET} here", "agent": "amy"}), ("park", {"team": f"a/{SECRET}", "agent": "amy"}),
+    ("work_status", {"project": SECRET}), ("list_tasks", {"project": SECRET}), ("list_memories", {"project": SECRET}),
+    ("resume_bundle", {"agent_id": SECRET}), ("resume_bundle", {"agent_id": SECRET, "format": "json"}),
+    ("resume_bundle", {"agent_id": SECRET, "record": True}),
+])
+def test_no_tool_answers_with_a_secret_like_name_it_was_given(tmp_path: Path, tool: str,
+                                                               arguments: dict[str, Any]) -> None:
+    """briefing and inbox echoed a team or agent name that looks like a token, work_status its project, and
+    resume_bundle's brief named the agent ("Open tasks for ghp_..."); a name cut to be quoted showed all but the
+    token's last characters. Each answer is now a refusal, or an answer without the name, never the token."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("create_task", {"title": "the parser", "assigned_to": "amy"})
+        before = len(all_event_files(root))
+        result = await session.call_tool(tool, arguments)
+        return result.is_error, json.dumps(result.model_dump(mode="json")), len(all_event_files(root)) - before
+
+    is_error, text, written = with_session(tmp_path, root, body)
+    body_of_token = SECRET[4:]
+    assert not any(body_of_token[start:start + 10] in text for start in range(len(body_of_token) - 9)), text
+    assert is_error or "looks like a secret" in text, text
+    assert written == 0  # a brief asked to be recorded is served, not recorded under the token

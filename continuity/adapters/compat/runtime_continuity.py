@@ -72,6 +72,19 @@ def check_project(project: str) -> None:
     """I4: a project name is a folder name under C; no separators, no `..`, not `.`."""
     if "/" in project or "\\" in project or ".." in project or project == ".":
         raise Failure("invalid_arguments", "invalid --project: must not contain '/', '\\' or '..'")
+    refuse_secret_project(project)
+
+
+def refuse_secret_project(project: str | None) -> None:
+    """A project that looks like a secret is `invalid_arguments` in every mode (docs/compat.md): each echoes the
+    project, and the writing ones put it into events, folder names and the harness's run file."""
+    if not project:
+        return
+    from events.guard import find_secret
+
+    rule = find_secret(project)
+    if rule is not None:
+        raise Failure("invalid_arguments", f"invalid --project: it looks like a secret (rule {rule}); not shown")
 
 
 def dispatch(args: Args) -> tuple[str, str | None]:
@@ -79,8 +92,10 @@ def dispatch(args: Args) -> tuple[str, str | None]:
     mode = args.mode
     if mode == "assess":
         _gate(args, BOTH_GATES)
+        refuse_secret_project(args.get("project"))
         return mode, args.get("project")
     if mode in ("warm", "list-contexts"):
+        refuse_secret_project(args.get("project"))
         return mode, args.get("project")
     project = args.get("project")
     if project is None:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from continuity.adapters.mcp.registry import pick, tool, tool_input
-from continuity.adapters.mcp.tools import WriteOptions, identity
+from continuity.adapters.mcp.tools import WriteOptions, asked_project, identity
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from continuity.tasks.decide import RunComplete, RunStart, TaskCreate, TaskUpdate
@@ -191,7 +191,7 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
     from continuity.tasks import queries, service
     from projections.tasks import TaskList
 
-    project = request.project or store.reading_project()[0]
+    project = asked_project(request.project, store)
     state, warnings, _ = service.tasks_state(store, project, view=TaskList)
     found = queries.ready(state, request.assigned_to) if request.ready else \
         queries.newest_first(state, request.status, request.assigned_to)
@@ -207,7 +207,7 @@ def list_memories(request: Any, store: Store) -> dict[str, Any]:
     from continuity.tasks import queries, service
     from projections.tasks import MemoryList
 
-    project = request.project or store.reading_project()[0]
+    project = asked_project(request.project, store)
     state, warnings, _ = service.tasks_state(store, project, view=MemoryList)
     found = queries.memories(state, request.kind, request.task_id)
     shown, more = queries.page(found, request.limit)

@@ -92,6 +92,12 @@ def project_of(project: str | None, store: Store) -> str:
     return check_project_name(project or store.project)
 
 
+def asked_project(project: str | None, store: Store) -> str:
+    """For a read of the workstreams, tasks or memories: the project asked for (refused as the CLI refuses a name
+    no event could carry: a token is never echoed in the answer), else the one the store reads under."""
+    return check_project_name(project) if project else store.reading_project()[0]
+
+
 def read_project_of(project: str | None, store: Store, warnings: list[str]) -> str:
     """For a read: the project asked for, else config.json's, else (a broken config) the log's, with a warning
     added to `warnings`; a store a write would refuse is read as the CLI reads it (reads fail open)."""
@@ -157,6 +163,14 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
         if record:
             record = False
             said.append(f"the brief is served but not recorded: {error}")
+    from continuity.core.identity import without_secret_ids
+
+    who, left_out = without_secret_ids(who)
+    if left_out and record:
+        record = False
+        said.append(f"the brief is served but not recorded: {left_out[0]}")
+    else:
+        said += left_out
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
                                   record=record, as_of=request.as_of)
     body = {"brief": brief.text} if brief.format == "md" else {"bundle": brief.data}  # a served brief: as served

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from continuity.adapters.mcp.registry import pick, tool, tool_input
-from continuity.adapters.mcp.tools import WriteOptions, identity
+from continuity.adapters.mcp.tools import WriteOptions, asked_project, identity
 from continuity.core.store import Store, now_us
 from continuity.workstreams.decide import CursorSet, ItemSet
 from continuity.workstreams.document import Checkpoint
@@ -117,7 +117,7 @@ def work_status(request: Any, store: Store) -> dict[str, Any]:
     from continuity.workstreams.documents import runtime_document
     from continuity.workstreams.service import live_status, workstreams_state
 
-    project = request.project or store.reading_project()[0]
+    project = asked_project(request.project, store)
     state, warnings, _ = workstreams_state(store, project, as_of=request.as_of)
     doc = runtime_document(state, project)
     healthy = live_status(store, project, state, doc) if request.as_of is None else not doc["problems"]

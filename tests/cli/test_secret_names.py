@@ -1,0 +1,135 @@
+"""A name or id that looks like a secret (a team, agent, role, project, repository id) is never shown back or
+written: every command refuses it (exit 4; the compat CLI's `invalid_arguments`), a read that never fails (the
+briefing) degrades without naming it, and a refusal that quotes a bad value redacts the value before cutting it
+(a token cut short no longer matches its rule and showed most of it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli_process
+
+#: Tokens of four of the guard's rules, in the shapes their vendors issue.
+TOKENS = ["ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+          "AKIA" + "Q3EGRIV5NZ7XMPLK",
+          "xoxb-" + "123456789012-123456789012-" + "abcdefABCDEF0123456789ab",
+          "sk-ant-api03-" + "x4Rk9Lm2Np7Qs1Tv6Wy3Zb8Cd5Fg0Hj2Kl4Mn6Pq8Rs1Tu3Vw5Xy7Za9Bc2De4Fg6Hi8Jk0Lm2No4Pq6Rs8Tu0" +
+          "VwAA"]
+
+
+def fragments(token: str) -> list[str]:
+    """Every 10-character piece of the token's secret part: none may be shown."""
+    body = token.split("_", 1)[-1] if token.startswith("ghp_") else token[4:] if token.startswith("AKIA") else \
+        token.rsplit("-", 1)[-1]
+    return [body[start:start + 10] for start in range(len(body) - 9)]
+
+
+def shown_anywhere(token: str, texts: list[str], roots: list[Path]) -> list[str]:
+    """Where any piece of the token appears: in the texts given, or in any file under the roots."""
+    pieces = fragments(token)
+    found = [f"output {index}" for index, text in enumerate(texts) if any(piece in text for piece in pieces)]
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                data = path.read_bytes()
+                if any(piece.encode() in data for piece in pieces):
+                    found.append(str(path))
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git project with a store and team t1 holding role r1."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for args in (["init"], ["role", "create", "t1", "r1"], ["role", "claim", "t1", "r1", "--agent", "amy"]):
+        assert cli_process(*args, cwd=root).returncode == 0
+    return root
+
+
+REFUSED = [  # (arguments with {T} for the token, environment)
+    ("queue t1 --agent {T}", {}), ("queue {T} --agent amy", {}), ("queue t1", {"CONTINUITY_AGENT": "{T}"}),
+    ("inbox t1 --agent {T}", {}), ("inbox {T} --agent amy", {}), ("inbox t1", {"CONTINUITY_AGENT": "{T}"}),
+    ("health {T}", {}), ("role list {T}", {}), ("role show t1 {T}", {}), ("moments list {T}", {}),
+    ("moments deliver {T} --agent amy", {}), ("send t1 --to {T} --message hi --agent amy", {}),
+    ("role claim t1 {T} --agent amy", {}), ("handoff show {T}", {}),
+    ("install ai-context --repository {T}", {}), ("install ai-context --repository {T} --dry-run", {}),
+]
+
+
+@pytest.mark.parametrize("token", TOKENS[:2])
+@pytest.mark.parametrize(("args", "env"), REFUSED)
+def test_a_secret_like_name_is_refused_and_never_shown(project: Path, tmp_path: Path, args: str,
+                                                        env: dict[str, str], token: str) -> None:
+    before = sorted(path.relative_to(project) for path in project.rglob("*") if ".git" not in path.parts)
+    result = cli_process(*args.format(T=token).split(), cwd=project,
+                         env={key: value.format(T=token) for key, value in env.items()})
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "looks like a secret" in result.stderr and "Traceback" not in result.stderr
+    assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+    assert sorted(path.relative_to(project) for path in project.rglob("*")
+                  if ".git" not in path.parts and "local" not in path.parts) == \
+        [path for path in before if "local" not in path.parts]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("env", [False, True])
+def test_the_briefing_never_fails_and_never_names_a_secret_like_agent_or_team(project: Path, tmp_path: Path,
+                                                                               token: str, env: bool) -> None:
+    for args in (["briefing", "t1"] + ([] if env else ["--agent", token]), ["briefing", token],
+                 ["briefing", "t1", "--json"] + ([] if env else ["--agent", token])):
+        result = cli_process(*args, cwd=project, env={"CONTINUITY_AGENT": token} if env else None)
+        assert result.returncode == 0, result.stderr
+        assert "looks like a secret" in result.stderr + result.stdout
+        assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("args", ["role list team.{T}/x", "role claim t1 r1 --agent amy --ttl ttl:{T}",
+                                  "role list abcdefghijklmnopqrstuvwxyz0123.{T}/x",
+                                  "inbox t1 --agent a/{T}"])
+def test_a_refusal_quoting_a_bad_value_redacts_it_before_cutting_it(project: Path, tmp_path: Path, args: str,
+                                                                    token: str) -> None:
+    """The value is cut to 40 characters to be quoted; the cut used to come first, so a token after a short
+    prefix was shown but for its last characters."""
+    from events.guard import find_secret
+
+    assert find_secret(args.format(T=token)) is not None  # the guard sees the token inside the value
+    result = cli_process(*args.format(T=token).split(), cwd=project)
+    assert result.returncode == 2, result.stderr
+    assert "[REDACTED" in result.stderr or "looks like a secret" in result.stderr, result.stderr
+    assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+
+
+COMPAT = ["status", "restore --gate user --auto", "restore --gate user --load latest", "restore --gate user --list",
+          "resume-bundle", "warm", "warm --auto", "assess --gate user", "list-contexts",
+          "log --gate agent --message hi", "checkpoint --gate agent --message hi", "archive --gate user",
+          "host-switch --gate user --to-host codex"]
+
+
+@pytest.mark.parametrize("token", TOKENS[::3])
+@pytest.mark.parametrize("mode", COMPAT)
+def test_the_compat_cli_takes_no_secret_like_project_in_any_mode(project: Path, tmp_path: Path, mode: str,
+                                                                 token: str) -> None:
+    """runtime-continuity echoed the project in its answer and wrote it into the harness's run file (status,
+    restore, warm --auto) and into the contexts folder's names."""
+    runs = project / ".agent" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "r1.json").write_text('{"run_id": "r1", "status": "running", "events": []}\n')
+    result = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity",
+                             *mode.split(), "--project", token], cwd=project, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2, result.stdout
+    answer = json.loads(result.stdout)
+    assert list(answer) == ["ok", "error", "message"] and answer["ok"] is False
+    assert answer["error"] == "invalid_arguments"
+    assert re.fullmatch(r"invalid --project: it looks like a secret \(rule [a-z0-9-]+\); not shown", answer["message"])
+    assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+    assert (runs / "r1.json").read_text() == '{"run_id": "r1", "status": "running", "events": []}\n'
