@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from continuity.api import Continuity
-from continuity.core.errors import EXIT_NOT_FOUND, EXIT_USAGE, UsageError
+from continuity.core.errors import EXIT_NOT_FOUND, EXIT_SECRET, EXIT_USAGE, UsageError
 from continuity.core.initialize import init_store
 from events.errors import ContinuityError, SecretRefused
 from tests.helpers import all_event_files, cli_process
@@ -175,18 +175,20 @@ def test_errors_name_the_apis_arguments_and_keep_suggested_commands_whole(root: 
 
 def test_no_error_shows_a_secret_it_was_given(root: Path) -> None:
     """An id that looks like a token, given where none exists: the error (raised, printed by the CLI, sent by
-    MCP) says `[REDACTED:<rule>]`, never the token."""
+    MCP) says `[REDACTED:<rule>]`, never the token; a team feature's name (a handoff id) is refused as a secret
+    before it is looked up (exit 4), as its team, agent and role names are."""
     api = Continuity(str(root))
-    for tool, arguments in (("update_task", {"task_id": TOKEN, "status": "completed"}),
-                            ("start_agent_run", {"task_id": TOKEN}),
-                            ("handoff", {"action": "accept", "handoff_id": TOKEN, "agent": "amy"})):
+    for tool, arguments, code in (("update_task", {"task_id": TOKEN, "status": "completed"}, EXIT_NOT_FOUND),
+                                  ("start_agent_run", {"task_id": TOKEN}, EXIT_NOT_FOUND),
+                                  ("handoff", {"action": "accept", "handoff_id": TOKEN, "agent": "amy"}, EXIT_SECRET)):
         with pytest.raises(ContinuityError) as refused:
             api.call(tool, **arguments)
-        assert refused.value.exit_code == EXIT_NOT_FOUND
-        assert TOKEN not in str(refused.value) and "[REDACTED:" in str(refused.value)
+        assert refused.value.exit_code == code
+        assert TOKEN not in str(refused.value)
+        assert "[REDACTED:" in str(refused.value) or "looks like a secret" in str(refused.value)
     shown = cli_process("handoff", "accept", TOKEN, "--agent", "amy", cwd=root)
-    assert shown.returncode == EXIT_NOT_FOUND and TOKEN not in shown.stdout + shown.stderr
-    assert "[REDACTED:" in shown.stderr
+    assert shown.returncode == EXIT_SECRET and TOKEN not in shown.stdout + shown.stderr
+    assert "looks like a secret" in shown.stderr
     as_json = cli_process("--json", "task", "update", TOKEN, "--status", "completed", cwd=root)
     assert as_json.returncode == EXIT_NOT_FOUND and TOKEN not in as_json.stdout + as_json.stderr
     assert stored(root) == []

@@ -567,3 +567,65 @@ def test_no_tool_answers_with_a_secret_like_name_it_was_given(tmp_path: Path, to
     assert not any(body_of_token[start:start + 10] in text for start in range(len(body_of_token) - 9)), text
     assert is_error or "looks like a secret" in text, text
     assert written == 0  # a brief asked to be recorded is served, not recorded under the token
+
+
+def test_every_request_with_an_id_is_answered_even_when_the_sdk_cannot_read_it(tmp_path: Path) -> None:
+    """An integer of more digits than Python converts (in an argument), and params that are a list rather than an
+    object: the SDK dropped the line and the client waited for good. A call is answered as a one-line tool error,
+    any other method as JSON-RPC's "Method not found" naming why; nothing is written and the server keeps serving."""
+    root = make_project(tmp_path)
+    process, send, read = _raw_session(root, tmp_path)
+    digits = "9" * 5000
+    try:
+        send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"events","arguments":{"limit":'
+             + digits + "}}}")
+        answer = read()
+        assert answer["id"] == 1 and answer["result"]["isError"] is True, answer
+        assert "more digits" in answer["result"]["content"][0]["text"]
+        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"log","arguments":{"message":"m",'
+             '"note":{"n":-' + digits + "}}}}")
+        answer = read()
+        assert answer["id"] == 2 and answer["result"]["isError"] is True, answer
+        send('{"jsonrpc":"2.0","id":"three","method":"tools/call","params":[{"name":"log"}]}')
+        answer = read()
+        assert answer["id"] == "three" and answer["result"]["isError"] is True, answer
+        assert "params are not a tool call" in answer["result"]["content"][0]["text"]
+        send('{"jsonrpc":"2.0","id":4,"method":"tools/list","params":[1]}')
+        answer = read()
+        assert answer["id"] == 4 and answer["error"]["code"] == -32601, answer
+        assert "params cannot be read" in answer["error"]["data"]
+        send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"status","arguments":{}}}')
+        assert "result" in read()
+    finally:
+        process.stdin.close()
+        process.wait(30)
+    assert all_event_files(root) == []
+
+
+def test_what_a_client_is_sent_holds_no_raw_terminal_control_and_no_megabyte_error(tmp_path: Path) -> None:
+    """A refusal quoting an argument passed ESC, NUL, C1 controls and bidi overrides to the client raw (a harness
+    shows tool results to a person; `\\x1b]0;...\\x07` retitles the terminal), and a 1 MB argument made a 1 MB
+    one-line error; a result's JSON text held U+009B and U+202E raw. Errors now show stand-ins, as the CLI's
+    stderr does, and are cut; a result's text escapes them as `--json` does (the same JSON)."""
+    root = make_project(tmp_path)
+    hostile = "a\x00b\x1b[31m\u009b31m\u202eevil\x1b]0;pwned\x07"
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("log", {"message": "seen \u009b and \u202e here"})
+        return [await session.call_tool(name, arguments) for name, arguments in (
+            ("work_resolve", {"workstream_id": hostile, "reason": "r", "all": True}),
+            ("handoff", {"action": hostile}),
+            ("handoff", {"action": "x" * 1_000_000}), ("events", {"limit": 5}),
+            ("events", {"kind": "bogus"}), ("events", {"kind": "work"}))]
+
+    results = with_session(tmp_path, root, body)
+    for result in results[:3]:
+        text = error_line(result)
+        assert not any(char in text for char in "\x00\x1b\x07\u009b\u202e"), text
+        assert len(text) <= 2100
+    assert "\u241b" in error_line(results[0])  # ESC shown as its control picture
+    listed = results[3].content[0].text
+    assert "\\u009b" in listed and "\\u202e" in listed and "\u009b" not in listed and "\u202e" not in listed
+    assert json.loads(listed)["events"][0]["message"] == "seen \u009b and \u202e here"  # the same JSON
+    assert "bogus" in error_line(results[4])
+    assert [event["kind"] for event in payload(results[5])["events"]] == ["work.logged"]

@@ -18,11 +18,19 @@ INSTRUCTIONS = (
 )
 
 
+#: The most of an error a client is sent: a refusal quoting a 1 MB argument is not a 1 MB line.
+ERROR_CHARS = 2000
+
+
 def one_line(error: BaseException) -> str:
-    """An error as the one line a client sees (never a traceback)."""
+    """An error as the one line a client sees (never a traceback): whitespace runs as one space, a control or bidi
+    character as a visible stand-in (a harness shows the line to a person, as the CLI's stderr does), at most
+    ERROR_CHARS characters (the message was redacted whole before it is cut)."""
+    from continuity.core.text import one_line as visible
+    from continuity.core.text import shortened
     from events.errors import ContinuityError
 
-    text = " ".join(str(error).split())
+    text = shortened(visible(" ".join(str(error).split())), ERROR_CHARS)
     return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
 
 
@@ -103,6 +111,7 @@ def build_server(root: str | None) -> Any:
 
     from continuity import __version__
     from continuity.core.fsio import indented_json
+    from continuity.core.text import escape_json
     from events.plain import nested_deeper_than
 
     load_tools()
@@ -121,7 +130,7 @@ def build_server(root: str | None) -> Any:
                 client = _client_name(ctx)
                 data = await anyio.to_thread.run_sync(
                     lambda: call(params.name, params.arguments, root=root, client=client))
-            text = indented_json(data).decode()
+            text = escape_json(indented_json(data).decode())  # C1 and bidi controls escaped, as `--json` prints
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(as_tool_error(error, params.name)))],
                                   is_error=True)

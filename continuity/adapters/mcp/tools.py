@@ -67,7 +67,8 @@ ArchiveInput = tool_input("ArchiveInput", "An archive to take, and who takes it.
 BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it is served to.",
                          BundleRequest, Identity)
 StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
-EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest)
+EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest, help_for={
+    "kind": "only events of this kind (checkpoint.recorded) or family (checkpoint); an unknown kind is refused"})
 
 def identity(request: Any, store: Store, *, reading: list[str] | None = None, names_only: bool = True) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project.
@@ -192,9 +193,12 @@ def status(request: Any, store: Store) -> dict[str, Any]:
 @tool("events", EventsInput, "The newest events of the log (optionally of one kind), oldest first. Read-only.")
 def events(request: Any, store: Store) -> dict[str, Any]:
     """The `events` tool."""
+    from continuity.core.kinds import kinds_for
+
     warnings: list[str] = []
+    kinds = frozenset(kinds_for([request.kind])) if request.kind is not None else None  # as `events list --kind`
     recent = store.open_reader().read_newest(  # from the end of the log: a long history costs nothing more
-        request.limit, keep=lambda event: request.kind is None or event.kind == request.kind,
+        request.limit, keep=lambda event: kinds is None or event.kind in kinds,
         on_error=lambda name, error: warnings.append(f"{name}: {error}"))
     return {"ok": True, "action": "events", "count": len(recent), "warnings": warnings,
             "events": [msgspec.to_builtins(s.event) for s in recent]}

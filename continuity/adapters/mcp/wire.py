@@ -39,7 +39,13 @@ class _Tolerant:
             again = readable_again(data)
             if again is None:
                 raise
+        try:
             return self._adapter.validate_json(again, *args, **kwargs)
+        except Exception:
+            last = answerable(again)
+            if last is None:
+                raise
+            return self._adapter.validate_json(last, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._adapter, name)
@@ -63,6 +69,15 @@ def readable_again(data: Any) -> str | None:
     deep = False
     try:
         message = json.loads(data)
+    except ValueError as error:  # an integer of more digits than Python converts: read for the id, refused
+        if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
+            return None
+        try:
+            message = json.loads(data, parse_int=lambda digits: int(digits) if len(digits) <= 4000 else 0)
+        except (ValueError, RecursionError):
+            return None
+        return _refused_call(message, "an argument holds an integer of more digits than any tool takes; nothing "
+                                      "written")
     except RecursionError:  # deeper than Python's parser goes: read it with the deep part cut, for its id
         text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
         shallow = _shallow(text) if isinstance(text, str) else None
@@ -71,24 +86,53 @@ def readable_again(data: Any) -> str | None:
         except (ValueError, RecursionError):
             return None
         deep = True
-    except (ValueError, TypeError):
+    except TypeError:
         return None
     if not isinstance(message, dict):
         return None
     cleaned = None if deep else _no_surrogates(message, 0)
     if cleaned is None:  # nested past what anyone sends: only a call can be answered, and only by its id
-        if message.get("method") != "tools/call" or "id" not in message:
-            return None
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        cleaned = {"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
-                   "params": {"name": name[:200] if isinstance(name, str) else "", "arguments": {
-                       REFUSED: f"the request is nested more than {DEPTH} levels deep; nothing written"}}}
+        return _refused_call(message, f"the request is nested more than {DEPTH} levels deep; nothing written")
     return json.dumps(cleaned, ensure_ascii=False)
+
+
+def _refused_call(message: Any, reason: str) -> str | None:
+    """A `tools/call` whose arguments say why it is refused, for the call's id (the tool answers it as an error of
+    one line); a request of another method as `answerable` makes it; None without a usable id."""
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    if message.get("method") != "tools/call":
+        return answerable(json.dumps(message))
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
+                       "params": {"name": name[:200] if isinstance(name, str) else "", "arguments": {
+                           REFUSED: reason}}}, ensure_ascii=False)
 
 
 #: Deeper than this, a request is refused rather than read again (the SDK refuses a few hundred levels).
 DEPTH = 200
+
+
+def answerable(line: str) -> str | None:
+    """A request the SDK still cannot read (its params a list, say) as one it answers with an error for its id:
+    a `tools/call` whose arguments say what is wrong (a tool error), any other method as a method of that name
+    that does not exist (JSON-RPC's "Method not found", the reason in its data). None without a usable id."""
+    message = json.loads(line)
+    request_id = message.get("id") if isinstance(message, dict) else None
+    method = message.get("method") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(method, str):
+        return None
+    if method == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {
+            "name": name[:200] if isinstance(name, str) else "",
+            "arguments": {REFUSED: "the request's params are not a tool call (an object with the tool's name and its "
+                                   "arguments as an object); nothing written"}}}, ensure_ascii=False)
+    return json.dumps({"jsonrpc": "2.0", "id": request_id,
+                       "method": f"{method[:100]} (its params cannot be read: not an object of that method's shape)",
+                       "params": {}}, ensure_ascii=False)
 
 
 def _shallow(text: str) -> str | None:
