@@ -200,8 +200,8 @@ def write_if_changed(
 JSON_LIMIT = 16 << 20
 
 
-def read_json(path: str | os.PathLike[str], *, within: str | None = None) -> Any:
-    """A JSON file's value, or None when it is missing, not JSON, or more than JSON_LIMIT bytes.
+def read_json(path: str | os.PathLike[str], *, within: str | None = None, unread: Any = None) -> Any:
+    """A JSON file's value, or `unread` (None) when it is missing, not JSON, or more than JSON_LIMIT bytes.
 
     `within` (the project): a path that leads outside it, through `..` or a symlink, is not
     read (None), so no file from elsewhere is copied into the project's own files.
@@ -213,10 +213,10 @@ def read_json(path: str | os.PathLike[str], *, within: str | None = None) -> Any
             return msgspec.json.decode(osfs.read_regular(path, limit=JSON_LIMIT))
         real = project_file(within, os.fspath(path))
         if real is None:
-            return None
+            return unread
         return msgspec.json.decode(osfs.read_regular(real, follow=False, limit=JSON_LIMIT))
     except (OSError, msgspec.DecodeError, RecursionError):
-        return None
+        return unread
 
 
 def pretty_json(data: Any) -> bytes:

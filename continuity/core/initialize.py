@@ -119,7 +119,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         store.node()
         _start_projection(store)
     except (OSError, ContinuityError) as error:
-        _take_back(made, store.events_dir)
+        take_back(made, store.events_dir)
         if isinstance(error, ContinuityError):
             raise
         raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
@@ -138,7 +138,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     return store, created
 
 
-def _take_back(made: list[str], events_dir: str) -> None:
+def take_back(made: list[str], events_dir: str) -> None:
     """Remove a store init made and could not finish (a full disk): a half-made store would be written into by the
     next command as if it were whole. Only folders this init made, and never once events are in it (another
     process finished the store meanwhile and wrote to it; init writes none); best effort."""

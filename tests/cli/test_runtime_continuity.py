@@ -380,6 +380,33 @@ def test_active_run_prefers_running_then_newest_of_any_status(rc: Any, work: Pat
     assert rc("log", "--project", "demo", "--gate", "agent", "--run-id", "R-flag").data["event"]["run_id"] == "R-flag"
 
 
+@pytest.mark.parametrize("content", ["[]", '"text"', "null", "7"])
+def test_a_run_file_of_json_that_is_no_object_keeps_its_mtime(rc: Any, work: Path, content: str) -> None:
+    """§4: only an unparseable run file counts as mtime 0. JSON that is no object parses: it is no running run,
+    but as the newest file it is the newest of any status (it counted as mtime 0, so an older run won)."""
+    add_run(work, "R-older", "completed", age=100)
+    newest = add_run(work, "R-newest", "completed", age=0)
+    newest.write_text(content)
+    os.utime(newest, (1_700_000_000, 1_700_000_000))
+    assert rc("log", "--project", "demo", "--gate", "agent").data["event"]["run_id"] == "R-newest"
+    newest.write_text("{not json")
+    os.utime(newest, (1_700_000_000, 1_700_000_000))
+    assert rc("log", "--project", "demo", "--gate", "agent").data["event"]["run_id"] == "R-older"
+
+
+@pytest.mark.parametrize("name", ["\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667-x.json",
+                                  "\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18.md"])
+def test_a_handoff_named_with_digits_of_another_script_is_not_listed(rc: Any, work: Path, name: str) -> None:
+    """Handoffs(n) takes names starting with 8 digits as JavaScript's `\\d` reads them: ASCII 0-9 only (Python's
+    `\\d` took Arabic-Indic and full-width digits too)."""
+    handoffs = work / ".agent" / "handoffs"
+    handoffs.mkdir(parents=True)
+    (handoffs / name).write_text("x")
+    (handoffs / "20260101-y.md").write_text("y")
+    listed = rc("resume-bundle", "--project", "demo").data["pending_handoffs"]
+    assert listed == [".agent/handoffs/20260101-y.md"]
+
+
 def test_session_of_the_project_fills_session_id(rc: Any, work: Path) -> None:
     """Session of P: the newest session file whose project is P or whose current_task_id contains P."""
     sessions = work / ".agent" / "sessions"
@@ -569,6 +596,51 @@ def test_log_refused_by_the_secret_guard_is_write_failed(rc: Any, work: Path) ->
     run = rc("log", "--project", "demo", "--gate", "agent", "--message", "token ghp_" + "a" * 36)
     assert run.code == 2 and run.data["error"] == "write_failed" and "ghp_" not in run.raw
     assert event_files(work) == []
+
+
+@pytest.mark.parametrize(("run", "session"), [
+    ("R[1]", None), ("a..b", None), ("x" * 200, None), ("ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", None),
+    (None, "S/evil"), (None, "s" * 193), (None, "a\x1bb"), ("R[1]", "S/evil")])
+def test_an_id_the_harness_files_hold_that_no_event_can_never_fails_the_write(work: Path, run: str | None,
+                                                                               session: str | None) -> None:
+    """§8 fills run_id and session_id from the harness's own files (the active run's file name, the session file
+    naming P). A name with `[`, `..`, a control character, over 192 characters or a token's shape failed every
+    `log` and `checkpoint` (write_failed, exit 2): the user could only pass --run-id and --session-id by hand.
+    Such an id is left out of the event now (null), with one warning line each on stderr."""
+    if run is not None:
+        add_run(work, run, "running")
+    if session is not None:
+        (work / ".agent" / "sessions").mkdir(parents=True)
+        (work / ".agent" / "sessions" / "S1.json").write_text(json.dumps({"project": "demo", "session_id": session}))
+    for mode in ("log", "checkpoint"):
+        done = process(work, mode, "--project", "demo", "--gate", "agent", "--message", "m")
+        assert done.returncode == 0, done.stdout
+        event = json.loads(done.stdout)["event"]
+        assert event["run_id"] is None and event["session_id"] is None
+        warnings = done.stderr.decode().splitlines()
+        assert len(warnings) == (run is not None) + (session is not None), warnings
+        assert all(line.startswith("runtime-continuity: warning: ") and "left out of the event" in line
+                   for line in warnings), warnings
+        assert "ghp_" not in done.stdout.decode() + done.stderr.decode()
+    assert len(event_files(work)) == 2
+
+
+@pytest.mark.parametrize("args", [
+    ("log", "--project", "demo", "--gate", "agent", "--message", "a\x01b"),
+    ("checkpoint", "--project", "demo", "--gate", "agent", "--message", "token ghp_" + "a" * 36),
+    ("archive", "--project", "a\nb", "--gate", "user"),
+    ("archive", "--project", "demo", "--gate", "user", "--note-json", json.dumps({"done": ["x"] * 300})),
+    ("host-switch", "--project", "demo", "--gate", "user", "--note-json", json.dumps({"next": ["x" * 2000]})),
+])
+def test_a_refused_first_write_leaves_no_store_behind(rc: Any, work: Path, args: tuple[str, ...]) -> None:
+    """docs/compat.md promises "nothing written" for a refused write; the first write of a project made the
+    store (config.json, schemas, README, local/) before the event was refused, and left it."""
+    (work / ".gitignore").write_text("node_modules/\n")
+    run = rc(*args)
+    assert run.code == 2 and run.data["error"] in ("write_failed", "archive_failed", "host_switch_archive_failed")
+    assert sorted(path.name for path in work.iterdir()) == [".gitignore"]
+    assert rc("log", "--project", "demo", "--gate", "agent", "--message", "fine").code == 0  # and the next one works
+    assert len(event_files(work)) == 1
 
 
 def test_first_write_creates_the_store_and_leaves_the_project_gitignore_alone(rc: Any, work: Path) -> None:

@@ -129,6 +129,12 @@ def test_the_first_runtime_continuity_write_carries_the_history(tmp_path: Path) 
         result: dict[str, Any] = json.loads(done.stdout)
         return result
 
+    # Before any write, the reads list the original's events as the original did (Events(n) of §12: its
+    # `*-event.json` files, newest first); they listed none until a write carried them into the log.
+    before = compat("resume-bundle", "--project", "demo")["runtime_events"]
+    assert sorted(before) == [f".agent/runtime-continuity/events/{name}" for name in (
+        "20260723_010203_001-event.json", "20260724_010203_001-event.json", "20260725_000000_001-event.json")]
+    assert not (root / S / "config.json").exists()  # a read adopts nothing
     # The write that adopts the folder names the file that is no event, once (it was silent).
     compat("log", "--project", "demo", "--gate", "agent", "--message", "after the switch",
            stderr="runtime-continuity: warning: adopting the original store: skipped events/"

@@ -60,6 +60,9 @@ def event_listing(root: str, count: int) -> list[str]:
     from events.durable import DurableFolder
 
     base = os.path.join(root, STORE_REL, "events")
+    if not os.path.isfile(os.path.join(root, STORE_REL, "config.json")):  # not continuity's store (yet): the
+        # original's, whose events the first write carries into the log (docs/compat.md); until then, §12 as it was
+        return [path for path in json_listing(root, base, count) if path.endswith("-event.json")]
     folder = DurableFolder(base, os.path.join(root, STORE_REL, "local"))  # moves the first release's hour folders
     try:
         days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
@@ -99,7 +102,7 @@ def _kind_of(path: str) -> object:
     return value.get("kind") if isinstance(value, dict) else None
 
 
-_HANDOFF = re.compile(r"^(H-|\d{8})")
+_HANDOFF = re.compile(r"^(H-|[0-9]{8})")  # ASCII digits, as JavaScript's `\d`
 
 
 def handoff_listing(root: str, count: int) -> list[str]:
@@ -134,11 +137,12 @@ def active_run(root: str) -> str | None:
     except OSError:
         return None
     runs = []
+    unread = object()
     for name in names:
         path = os.path.join(folder, name)
-        data = read_json(path, within=root)
-        try:
-            mtime = mtime_ms(os.stat(path)) if isinstance(data, dict) else 0.0
+        data = read_json(path, within=root, unread=unread)
+        try:  # §4: an unparseable file counts as mtime 0; JSON that is no object (`[]`, `null`) parses
+            mtime = mtime_ms(os.stat(path)) if data is not unread else 0.0
         except OSError:
             continue
         runs.append((-mtime, name, path, data))

@@ -6,6 +6,7 @@ log, mirrors a run event (§16) and returns the result object.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ from continuity.core.paths import LATEST_LINK
 from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from events.archive import GitFacts
 
 WARM_PROMPT = "\n".join(
@@ -40,6 +43,51 @@ WARM_PROMPT = "\n".join(
 #: not on stderr, which stays empty (§1) but for the warnings compat.md lists.
 _REBUILT = re.compile(r": projections( \([^)]*\))? rebuilt from [0-9]+ events\Z")
 NOTE_KEYS = ("goal", "current_goal", "done", "in_progress", "blocked", "next", "blockers", "pitfalls")
+
+
+def _recordable(value: str | None, what: str) -> str | None:
+    """An id read from the harness's files, or None (with a warning) when no event can hold it (a `/`, `[`, `..`,
+    a control character, over 192 characters, a secret's shape): a file the harness wrote never fails the write
+    it only fills in for. An id given as a flag is the caller's, and is refused as before."""
+    if value is None:
+        return None
+    import msgspec
+
+    from events.base import Ident
+    from events.guard import find_secret
+
+    try:
+        msgspec.convert(value, Ident)
+    except msgspec.ValidationError:
+        why = "it is no id an event can hold"
+    else:
+        if find_secret(value) is None:
+            return value
+        why = "it looks like a secret"
+    from continuity.adapters.compat.common import PROGRAM
+    from continuity.cli.output import warn
+
+    warn([f"{what} is left out of the event: {why}"], PROGRAM)
+    return None
+
+
+@contextlib.contextmanager
+def taken_back_on_failure(root: str) -> Iterator[None]:
+    """A store this write makes (the first write of a project makes it: there is no init step, I11) is taken away
+    again when the write fails (a refused field, a full disk): "nothing written" holds for the store too. Never a
+    store that was there, nor one another writer put events into meanwhile."""
+    from continuity.core.fsio import missing_folders
+    from continuity.core.paths import STORE_REL
+
+    store_path = os.path.join(root, STORE_REL)
+    made = missing_folders(store_path)
+    try:
+        yield
+    except BaseException:
+        from continuity.core.initialize import take_back
+
+        take_back(made, os.path.join(store_path, "events"))
+        raise
 
 
 def store_for_write(root: str, project: str) -> Any:
@@ -112,7 +160,8 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
     flags = {"project": project, "host": args.get("host"), "agent_id": args.get("agent-id"),
              "run_id": args.get("run-id"), "session_id": args.get("session-id"),
              "task_id": args.get("task-id"), "mission_id": args.get("mission-id")}
-    harness = {"run_id": run_id_of(root), "session_id": session_of(root, project)}
+    harness = {"run_id": _recordable(run_id_of(root), "the active run's id (.agent/runs/)"),
+               "session_id": _recordable(session_of(root, project), f"the session id of {project} (.agent/sessions/)")}
     # §8: each from its flag (any value), never CONTINUITY_*
     identity = resolve_identity(project, flags, harness, environ={}, names_only=False)
     if identity.host is None:
@@ -132,8 +181,9 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         note=stored_note(note) or None,
     )
     drafts = decide_checkpoint(identity, request) if checkpoint else decide_log(identity, request, allow_empty=True)
-    store = store_for_write(root, project)
-    stored = store.open_log().append_many(drafts)[0]
+    with taken_back_on_failure(root):
+        store = store_for_write(root, project)
+        stored = store.open_log().append_many(drafts)[0]
     relpath = event_relpath(stored.name)
     event = seed_event(stored.event)
     from continuity.adapters.compat.state import write_state
@@ -238,8 +288,9 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
-    store = store_for_write(root, project)
-    stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
+    with taken_back_on_failure(root):
+        store = store_for_write(root, project)
+        stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
     warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
         from continuity.cli.output import warn
