@@ -1,6 +1,57 @@
 """continuity: keeps AI coding agents' working state alive across sessions, hosts and machines."""
 
-import events as _events  # noqa: F401  (installs events/loading.py before anything loads msgspec)
+import os as _os
+import sys as _sys
+
+
+def _interrupted_starting(signum: int, frame: object) -> None:
+    """Ctrl-C while a command's modules load (before its guard runs): exit 130, as an interrupted command does,
+    without the traceback of whichever import it landed in. Nothing is written before the guard runs."""
+    _os._exit(130)
+
+
+#: Modules msgspec calls back into while it builds a type's decoder or encoder: an exception raised there by
+#: Ctrl-C can crash the process (SIGSEGV, msgspec 0.23), so an interrupt landing in them ends it at once.
+_TYPE_BUILDING = ("msgspec", "typing", "inspect", "dataclasses", "enum", "abc")
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C as Python's KeyboardInterrupt (the guard turns it into exit 130, its cleanup runs), unless it lands
+    while msgspec builds a type: then exit 130 at once, as a kill would (every write survives a kill)."""
+    while frame is not None:
+        name = getattr(frame, "f_globals", {}).get("__name__", "")
+        if name.split(".", 1)[0] in _TYPE_BUILDING:
+            _os._exit(130)
+        frame = getattr(frame, "f_back", None)
+    raise KeyboardInterrupt
+
+
+def interrupts_as_usual() -> None:
+    """Give SIGINT to `_interrupted` (a KeyboardInterrupt the guard catches), if the start installed its own."""
+    import _signal  # type: ignore[import-not-found]  # (the C module: `signal` costs 0.6 ms more on the hook path)
+
+    if _signal.getsignal(_signal.SIGINT) is _interrupted_starting:
+        _signal.signal(_signal.SIGINT, _interrupted)
+
+
+def _as_command() -> bool:
+    """Whether this process is one of the two commands (their console scripts, or `python -m` of their modules)
+    rather than a program importing continuity (a test runner, an API caller, the MCP server's own entry)."""
+    if _sys.argv and _os.path.basename(_sys.argv[0]).removesuffix(".exe") in ("continuity", "runtime-continuity"):
+        return True
+    argv = getattr(_sys, "orig_argv", [])
+    after_m = [argv[index + 1] for index in range(1, len(argv) - 1) if argv[index] == "-m"]
+    return after_m[:1] in (["continuity"], ["continuity.adapters.compat.runtime_continuity"])
+
+
+# Only as a command: a program importing continuity keeps its own SIGINT handling.
+if _as_command():
+    import _signal  # the C module: `signal` costs 0.6 ms more on the hook path
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # an ignored SIGINT stays ignored
+        _signal.signal(_signal.SIGINT, _interrupted_starting)
+
+import events as _events  # noqa: E402, F401  (installs events/loading.py before anything loads msgspec)
 
 __version__ = "0.1.0"
 

@@ -67,7 +67,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT): the command stopped; the events it wrote stay and none is "
     "half-written (`mcp` stops once the call in progress is answered; `watch` and `events tail -f` end with 0, "
-    "as Ctrl-C is how they stop)",
+    "as Ctrl-C is how they stop), whenever it comes, also while the modules load (only within Python's own start, "
+    "its first 10-20 ms, can Python still print a traceback)",
 }
 
 

@@ -87,10 +87,16 @@ SERVING_GC_THRESHOLDS = (700, 10, 10)
 
 
 def serving() -> None:
-    """Give a long-running command the collector's usual thresholds back (see exit_with)."""
+    """Give a long-running command the collector's usual thresholds back (see exit_with), and SIGINT Python's own
+    handler: asyncio (the MCP server) turns Ctrl-C into a cancel of its main task only under that handler."""
     import gc
+    import signal
+
+    import continuity
 
     gc.set_threshold(*SERVING_GC_THRESHOLDS)
+    if signal.getsignal(signal.SIGINT) is continuity._interrupted:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def exit_with(main: Callable[[], int]) -> None:
@@ -106,7 +112,13 @@ def exit_with(main: Callable[[], int]) -> None:
     _text_any_terminal_takes()
     code = 0
     with contextlib.suppress(BrokenPipeError):
-        code = main()
+        try:
+            from continuity import interrupts_as_usual
+
+            interrupts_as_usual()  # from here, Ctrl-C is a KeyboardInterrupt this function or the guard turns into 130
+            code = main()
+        except KeyboardInterrupt:
+            code = EXIT_INTERRUPTED
         try:
             sys.stdout.flush()
         except OSError as error:  # the last of the output did not go out: say so, unless already failing
