@@ -90,13 +90,26 @@ def revision_of(item: Item, data: WorkItemData) -> ItemRevision | None:
 
 def item_events(env: dict[str, Any], ws_id: str, added: list[WorkItemData], revisions: list[ItemRevision],
                  changes: list[StatusChange]) -> list[Event]:
+    """The item events of a checkpoint, ordered so that every prefix of them keeps the workstream's invariants
+    whenever the whole does (a batch lands file by file: a kill leaves a prefix). New items come first (what
+    later events name exists), then the status changes out of BLOCKED (an item stops being blocked before a
+    revision empties its blockedBy), the revisions (a blocker is named before its item becomes BLOCKED), and
+    the other status changes."""
     events: list[Event] = []
     for run in chunks(added):
         events.append(WorkItemAdded(**env, workstream_id=ws_id, items=tuple(run),
                                     message=f"workstream {ws_id}: {len(run)} work item(s) added"))
+    unblocking = [change for change in changes if change.from_status == "BLOCKED"]
+    events += _status_events(env, ws_id, unblocking)
     for revised in chunks(revisions):
         events.append(WorkItemRevised(**env, workstream_id=ws_id, revisions=tuple(revised),
                                       message=f"workstream {ws_id}: {len(revised)} work item(s) revised"))
+    events += _status_events(env, ws_id, [change for change in changes if change.from_status != "BLOCKED"])
+    return events
+
+
+def _status_events(env: dict[str, Any], ws_id: str, changes: list[StatusChange]) -> list[Event]:
+    events: list[Event] = []
     for changed in chunks(changes):
         text = ", ".join(f"{c.item_id} {c.from_status} -> {c.status}" for c in changed[:5])
         more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
@@ -106,11 +119,19 @@ def item_events(env: dict[str, Any], ws_id: str, added: list[WorkItemData], revi
 
 
 def started_events(env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
+    """A new workstream: started, its items, and (when the cursor names an item) the cursor once they exist, so a
+    kill after the first event leaves no cursor naming an item that is not there."""
     repositories = tuple(RepositoryRole(repository=r.repository, role=r.role) for r in doc.repositories)
+    cursor = cursor_of(doc.cursor)
+    first = msgspec.structs.replace(cursor, current_item_id=None, last_completed_item_id=None)
     started: list[Event] = [WorkstreamStarted(
         **env, workstream_id=doc.id, title=doc.title, status=doc.status, objective=doc.objective,
-        repositories=repositories, cursor=cursor_of(doc.cursor), message=f"workstream {doc.id} started: {doc.title}")]
-    return started + item_events(env, doc.id, [item_data(item) for item in doc.items], [], [])
+        repositories=repositories, cursor=first, message=f"workstream {doc.id} started: {doc.title}")]
+    started += item_events(env, doc.id, [item_data(item) for item in doc.items], [], [])
+    if first != cursor:
+        started.append(CursorMoved(**env, workstream_id=doc.id, cursor=cursor,
+                                   message=f"workstream {doc.id}: next {cursor.next_action[:200]}"))
+    return started
 
 
 def workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWorkstream) -> list[Event]:

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from continuity.core.errors import EXIT_INVARIANT, InvariantRefused, UsageError, WorkNotFound
 from continuity.core.identity import Identity
@@ -517,3 +519,60 @@ def test_the_items_on_a_cycle_are_every_item_that_reaches_itself() -> None:
 
         assert cyclic_items(ws) == [item_id for item_id in ids if _reaches_itself(ws, item_id)]
         assert (dependency_cycle(ws) is None) == (cyclic_items(ws) == [])
+
+
+OPEN = ("PENDING", "IN_PROGRESS", "BLOCKED")
+
+
+@st.composite
+def documents(draw: Any) -> list[dict[str, Any]]:
+    """Three to six checkpoints of one workstream: items added, statuses moved among the open ones, blockers and
+    dependencies on earlier items (new ones too), the cursor anywhere."""
+    steps = []
+    count = draw(st.integers(1, 3))
+    for _ in range(draw(st.integers(3, 6))):
+        count = min(6, count + draw(st.integers(0, 2)))
+        ids = [f"A{index}" for index in range(1, count + 1)]
+        items = []
+        for index, item_id in enumerate(ids):
+            status = draw(st.sampled_from(OPEN))
+            others = [other for other in ids if other != item_id]
+            blockers = draw(st.lists(st.sampled_from(others), max_size=2, unique=True)) if others and \
+                status == "BLOCKED" else []
+            if status == "BLOCKED" and not blockers:
+                status = "PENDING"
+            depends = draw(st.lists(st.sampled_from(ids[:index]), max_size=2, unique=True)) if index else []
+            items.append(item(item_id, status, blockedBy=blockers, dependsOn=depends))
+        current = draw(st.sampled_from([None, *ids]))
+        steps.append(edited(tracked(), items=items, cursor={
+            "currentItemId": current, "lastCompletedItemId": None, "phase": None, "lastCompletedAction": None,
+            "nextAction": "go on"}))
+    return steps
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents())
+def test_every_prefix_of_a_checkpoints_events_keeps_the_invariants(steps: list[dict[str, Any]]) -> None:
+    """A batch lands file by file, so a kill leaves a prefix of it. A new workstream's first event named a cursor
+    item its next event added, and an item leaving BLOCKED lost its blockers (a revision) before its status
+    changed: the prefix broke the invariants `verify` checks. Every prefix keeps them now."""
+    state = WorkstreamsState()
+    for doc in steps:
+        try:
+            events = decide.decide_checkpoint(state, WHO, parse(doc), FACTS)
+        except InvariantRefused:
+            continue
+        for cut in range(1, len(events) + 1):
+            ws = decide.folded(state, events[:cut]).workstreams.get("WS-1")
+            assert ws is None or structure_problems(ws) == [], (cut, [event.kind for event in events])
+        state = decide.folded(state, events)
+
+
+def test_a_new_workstream_gets_its_cursor_once_its_items_exist() -> None:
+    doc = tracked(current="A2")
+    events, state = checkpoint(WorkstreamsState(), doc)
+    assert kinds(events) == ["workstream.started", "work_item.added", "workstream.cursor_moved",
+                             "context.checkpointed"]
+    assert isinstance(events[0], WorkstreamStarted) and events[0].cursor.current_item_id is None
+    ws = active(state)
+    assert ws is not None and ws.cursor.current_item_id == "A2"
