@@ -205,13 +205,15 @@ def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: in
     return raw
 
 
-def open_append(path: str | os.PathLike[str], mode: int = 0o644) -> int:
-    """A descriptor appending to a regular file (made when missing), opened without blocking.
+def open_append(path: str | os.PathLike[str], mode: int = 0o644, *, readable: bool = False) -> int:
+    """A descriptor appending to a regular file (made when missing), opened without blocking (`readable`: and
+    reading it, with `os.pread`).
 
     A FIFO planted where a log or an outbox belongs fails at once (ENXIO with no reader, else
     EINVAL "not a regular file") instead of blocking the writer, and a symlink is refused.
     """
-    fd = os.open(path, APPEND | NONBLOCK, mode)
+    flags = (APPEND & ~os.O_WRONLY) | os.O_RDWR if readable else APPEND
+    fd = os.open(path, flags | NONBLOCK, mode)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))

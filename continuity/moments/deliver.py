@@ -128,16 +128,26 @@ def _line(data: dict[str, Any]) -> bytes:
 
 
 def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:
-    """Append one JSON line per moment to the outbox (made durable); all or, on failure, none counted."""
+    """Append one JSON line per moment to the outbox (made durable); all or, on failure, none counted.
+
+    Exactly once, also across a kill: a delivery killed after its lines were written and before
+    they were recorded left them at the outbox's end, so moments found there are counted as sent
+    (and then recorded) rather than written again. A line a kill cut short is ended first, so the
+    next one never runs into it.
+    """
     from continuity.core.fsio import ensure_folder
 
     relative = config.outbox_relpath(team, channel)
     path = os.path.join(store.path, *relative.split("/"))
+    payload = [_line(each) for each in records]
     try:
         ensure_folder(store.path, os.path.dirname(path))
-        fd = osfs.open_append(path)
+        fd = osfs.open_append(path, readable=True)
         try:
-            view = memoryview(b"".join(_line(each) for each in records))
+            written, torn = _tail_ids(fd, 2 * sum(map(len, payload)) + (64 << 10))
+            data = (b"\n" if torn else b"") + b"".join(
+                line for line, each in zip(payload, records, strict=True) if each["moment_id"] not in written)
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
@@ -146,6 +156,29 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
     except (OSError, ContinuityError) as error:
         return 0, f"{relative}: {getattr(error, 'strerror', None) or error}"
     return len(records), None
+
+
+def _tail_ids(fd: int, span: int) -> tuple[set[str], bool]:
+    """The moment ids on the whole lines in the last `span` bytes of an outbox, and whether it ends mid-line."""
+    import json
+
+    size = os.fstat(fd).st_size
+    if not size:
+        return set(), False
+    start = max(0, size - span)
+    tail = os.pread(fd, size - start, start)
+    lines = tail.split(b"\n")
+    if start:  # the first piece may be the end of a line that began before the span
+        lines = lines[1:]
+    ids = set()
+    for line in lines[:-1]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("moment_id"), str):
+            ids.add(value["moment_id"])
+    return ids, not tail.endswith(b"\n")
 
 
 def to_command(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:

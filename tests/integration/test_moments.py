@@ -467,3 +467,38 @@ def test_a_failed_delivery_gives_the_json_failure_shape(project: Path, capsys: C
     answer = json.loads(out)
     assert code == 5 and answer["ok"] is False and answer["exit_code"] == 5
     assert answer["message"].startswith("moments deliver: not delivered to command")
+
+
+def test_a_delivery_cut_off_before_its_record_sends_nothing_twice(project: Path, capsys: Capture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delivery killed after the outbox lines were made durable and before `moments.delivered` was recorded
+    (here: the record refused, which leaves the same state) wrote the same moments again on the next delivery,
+    silently. The outbox lines it finds at its end count as delivered now, and are recorded; a line a kill cut
+    short is ended first, so the next line never runs into it."""
+    from events.filelog import FileEventLog
+
+    for task in ("a", "b"):
+        assert snapshot(capsys, task=task)[0] == 0
+    configure(ok_config())
+    real = FileEventLog.append_many
+
+    def refused(self: Any, drafts: Any, **kwargs: Any) -> Any:
+        if any(getattr(draft, "kind", "") == "moments.delivered" for draft in drafts):
+            raise OSError(5, "Input/output error")
+        return real(self, drafts, **kwargs)
+
+    monkeypatch.setattr(FileEventLog, "append_many", refused)
+    code, _, err = run(capsys, "moments", "deliver", "core")
+    assert code == 0 and "the delivery was not recorded" in err
+    monkeypatch.setattr(FileEventLog, "append_many", real)
+    assert [json.loads(each["note"])["task"] for each in outbox()] == ["a", "b"]
+    assert snapshot(capsys, task="c")[0] == 0  # a save delivers its own moment only
+    assert run(capsys, "moments", "deliver", "core")[1] == "delivered 2 moment(s): 2 to outbox\n"  # recorded now
+    assert [json.loads(each["note"])["task"] for each in outbox()] == ["a", "b", "c"]  # not written again
+    assert run(capsys, "moments", "deliver", "core")[1] == "checkpoint channel for team/core: ok; nothing delivered\n"
+    with OUTBOX.open("ab") as torn:  # a write a kill cut short
+        torn.write(b'{"moment_id":"RCE-cut')
+    assert snapshot(capsys, task="d")[0] == 0
+    lines = OUTBOX.read_bytes().split(b"\n")
+    assert lines[-2].startswith(b'{"moment_id"') and json.loads(lines[-2])["note"].count('"task":"d"') == 1
+    assert lines[-3] == b'{"moment_id":"RCE-cut'
