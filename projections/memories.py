@@ -58,6 +58,9 @@ class MemoryBook(msgspec.Struct, kw_only=True):
     synthesized: dict[str, str] = msgspec.field(default_factory=dict)
     skipped: list[Skipped] = msgspec.field(default_factory=list)
     total: int = 0
+    #: A blocker_resolution's blocker (the blocking update's note) by memory id, kept to write its summary again
+    #: when the run's output comes (the contract's provenance holds no such key); the newest MEMORIES_LIMIT.
+    blockers: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def capped(text: str, limit: int) -> str:

@@ -266,7 +266,9 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
         event_id=event.event_id, created_at=event.created_at,
     )
     if blocked:
-        memory.provenance["blocker"] = note
+        book.blockers[memory.memory_id] = note
+        while len(book.blockers) > mem.MEMORIES_LIMIT:  # as memories are: the older ones have left the book
+            del book.blockers[next(iter(book.blockers))]
     mem.file_memory(book, memory, key)
 
 
@@ -325,8 +327,7 @@ def _add_run_summary(state: TasksState, run: Run) -> None:
             continue
         blocker = None
         if memory.kind == "blocker_resolution":
-            note = memory.provenance.get("blocker")
-            blocker = note if isinstance(note, str) else ""
+            blocker = state.book.blockers.get(memory.memory_id, "")
         memory.summary = mem.task_summary(task.title, task.description or task.done_criteria, run.output_summary,
                                           memory.files_touched, blocker)
 
@@ -398,7 +399,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=5, state=TasksState, initial=TasksState,
+    "tasks", format=6, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

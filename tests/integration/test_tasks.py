@@ -164,7 +164,8 @@ def test_a_blocker_is_the_blocking_updates_note_not_an_older_one(root: Path) -> 
     ok(root, "task", "update", task, "--status", "blocked")
     [memory] = as_json(root, "memory", "list")["memories"]
     assert "Blocker: (no note)" in memory["summary"] and "reading the auth module" not in memory["summary"]
-    assert memory["provenance"]["blocker"] == ""
+    assert memory["provenance"] == {"hook_point": "update_task:blocked", "run_id": memory["run_id"],
+                                    "files_touched": []}  # the contract's keys, no others
 
 
 def test_a_run_records_the_git_branch_and_commit_it_started_at(root: Path) -> None:
