@@ -29,6 +29,9 @@ PACK_FROM = 100  # objects; like git's fetch.unpackLimit: fewer stay loose, more
 #: Signs in git's messages that the remote answered but its ref was locked or moved: retried.
 CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old value", "unable to lock",
                     "failed to lock", "reference already exists")
+#: Signs in a push's refusal that the remote could not store the objects at all (a full disk, a quota, a broken
+#: repository): not contention, so never retried for the minute a sync may spend.
+STORAGE_SIGNS = ("(unpacker error)", "(missing necessary objects)")
 #: Signs in git's messages that this clone's git could not write a ref (a `.lock` a git that died left behind,
 #: a ref of this clone whose folder has the ref's name, a read-only folder): the remote is not to blame.
 LOCAL_REF_SIGNS = ("unable to create", "unable to write", "exists; cannot create", "read-only file system",
@@ -368,6 +371,14 @@ class Repo:
         listing = self.run("for-each-ref", "--format=%(refname)", f"--merged={commit}", f"{folder}/")
         return {ref[len(folder) + 1:] for ref in listing.decode(errors="replace").split()}
 
+    def _remote_reason(self, stderr: bytes, summary: str) -> str:
+        """The remote's own line about why it could not take a push (`remote: fatal: write error: No space left
+        on device`), else git's line that the remote's unpacking failed, else git's summary; secrets masked."""
+        lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
+        said = [line for line in lines if line.startswith("remote:") and ("fatal" in line or "error" in line)]
+        said += [line for line in lines if line.startswith("error: remote unpack failed")]  # index-pack died
+        return mask_text((said or [summary])[0], self.hidden)
+
     def push(self, remote: str, commit: str, branch: str) -> str | None:
         """Push `commit` to the remote's branch without force; None when done, else why it was refused."""
         return self.push_refs(remote, [(commit, f"refs/heads/{branch}")])[f"refs/heads/{branch}"]
@@ -391,6 +402,10 @@ class Repo:
             ref = spec.rpartition(":")[2]
             if ref not in {wanted for _, wanted in updates}:
                 continue
+            if flag == "!" and any(sign in summary for sign in STORAGE_SIGNS):  # no retry stores it
+                raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: the remote could not store what was "
+                                        f"pushed ({self._remote_reason(result.stderr, summary)}) (events stay safe "
+                                        "locally; sync again once the remote is fixed)")
             if flag == "!" and summary.startswith(("[rejected]", "[remote rejected]")):
                 outcome[ref] = mask_text(summary, self.hidden)
             elif flag == "!":

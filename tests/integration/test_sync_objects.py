@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from continuity.core.errors import EXIT_WRITE_FAILED
+from continuity.core.errors import EXIT_REMOTE, EXIT_WRITE_FAILED
 from continuity.sync.git import Repo
 from continuity.sync.objects import Entry, TreeWriter
 from tests.helpers import cli_process
@@ -78,3 +80,34 @@ def test_an_event_whose_object_the_clone_lost_fails_the_sync_and_stays_on_the_br
     assert "git fsck" in result.stderr and "Traceback" not in result.stderr
     assert git(world.remote, "ls-tree", "-r", "--name-only", "continuity") == before
     assert any(line.endswith(name) for line in before.splitlines())
+
+
+def test_a_remote_that_cannot_store_the_push_fails_the_sync_at_once(world: World) -> None:
+    """A remote whose disk is full (here: its index-pack held to a small file size, as a full disk or a quota
+    does) refuses every push with `[remote rejected] (unpacker error)`. Sync took that for contention and retried
+    for its whole minute, then gave up (exit 10, "the next sync will carry them"). It fails at once now (exit 8),
+    naming the remote's own reason; the events stay, and once the remote can store them a sync delivers them."""
+    import resource
+    import signal
+    import time
+
+    git(world.remote, "config", "receive.unpackLimit", "1")  # the remote keeps what it receives as one pack
+    for index in range(12):
+        append(world.a, f"{index} " + os.urandom(2400).hex())  # incompressible: a pack of about 60 kB
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, 30_000))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails (EFBIG), as on a full disk
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "continuity", "sync"], cwd=world.a, env=env, capture_output=True,
+                            text=True, timeout=120, preexec_fn=small_files)
+    assert result.returncode == EXIT_REMOTE, result.stderr
+    assert time.monotonic() - started < 30  # not the minute of retries
+    assert "could not store what was pushed" in result.stderr, result.stderr
+    assert "remote:" in result.stderr or "remote unpack failed" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert cli_process("sync", cwd=world.a).returncode == 0  # the remote can store them again
+    assert cli_process("sync", cwd=world.b).returncode == 0
+    assert len(event_names(world.b)) == 12
