@@ -89,6 +89,7 @@ def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channe
     from continuity.team.plain import snapshot_relpath
 
     drafts = []
+    to_settle: set[str] = set()  # the outbox's moments this delivery records
     tag_lines: list[str] = []
     tags_of: dict[str, tuple[list[str] | None, str | None]] = {}
     for sink in channel.sinks():
@@ -107,6 +108,8 @@ def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channe
         sent, problem = SINKS[sink](store, team, channel, records)
         if sent:
             done.delivered[sink] = sent
+            if sink == "outbox":
+                to_settle = {moment.moment_id for moment in due[:sent]}
             drafts.extend(decide_delivered(identity, team, sink, [moment.moment_id for moment in due[:sent]]))
         if problem is not None:
             done.failed.append(sink)
@@ -118,7 +121,10 @@ def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channe
             store.open_log().append_many(drafts)
         except (OSError, ContinuityError) as error:
             done.lines.append(f"checkpoint moment: delivered, but the delivery was not recorded ({error}); "
-                              "a later delivery may send these moments again")
+                              "a later delivery records it (a command sink may receive these moments again)")
+        else:
+            if to_settle:
+                settle(intent_path(store, config.outbox_relpath(team, channel)), to_settle)
 
 
 def _line(data: dict[str, Any]) -> bytes:
@@ -130,27 +136,37 @@ def _line(data: dict[str, Any]) -> bytes:
 def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:
     """Append one JSON line per moment to the outbox (made durable); all or, on failure, none counted.
 
-    Exactly once, also across a kill: a delivery killed after its lines were written and before
-    they were recorded left them at the outbox's end, so moments found there are counted as sent
-    (and then recorded) rather than written again. A line a kill cut short is ended first, so the
-    next one never runs into it.
+    Exactly once, also across a kill: before it writes, a delivery notes in `local/` where the
+    outbox ended and which moments it writes (made durable); the note goes once the delivery is
+    recorded. A delivery that finds a note (one cut off before its record, or whose record failed)
+    reads the outbox from that point on and counts the moments it finds there as sent: they are
+    recorded now, not written again. A line a kill cut short is ended first, so the next line never
+    runs into it.
     """
-    from continuity.core.fsio import ensure_folder
+    import json
+
+    from continuity.core.fsio import ensure_folder, write_atomic
 
     relative = config.outbox_relpath(team, channel)
     path = os.path.join(store.path, *relative.split("/"))
-    payload = [_line(each) for each in records]
+    intent = intent_path(store, relative)
     try:
         ensure_folder(store.path, os.path.dirname(path))
         fd = osfs.open_append(path, readable=True)
         try:
-            written, torn = _tail_ids(fd, 2 * sum(map(len, payload)) + (64 << 10))
-            data = (b"\n" if torn else b"") + b"".join(
-                line for line, each in zip(payload, records, strict=True) if each["moment_id"] not in written)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            size = os.fstat(fd).st_size
+            noted = _noted(intent)
+            written = _ids_after(fd, min(noted[0], size), size) & noted[1] if noted is not None else set()
+            todo = [(_line(each), each["moment_id"]) for each in records if each["moment_id"] not in written]
+            if todo:
+                offset = min(noted[0], size) if noted is not None else size
+                ids = sorted((noted[1] if noted is not None else set()) | {moment_id for _, moment_id in todo})
+                write_atomic(intent, json.dumps({"offset": offset, "moments": ids}).encode(), durable=True)
+                torn = size > 0 and osfs.pread(fd, 1, size - 1) != b"\n"
+                view = memoryview((b"\n" if torn else b"") + b"".join(line for line, _ in todo))
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
         finally:
             os.close(fd)
     except (OSError, ContinuityError) as error:
@@ -158,27 +174,64 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
     return len(records), None
 
 
-def _tail_ids(fd: int, span: int) -> tuple[set[str], bool]:
-    """The moment ids on the whole lines in the last `span` bytes of an outbox, and whether it ends mid-line."""
+def intent_path(store: Store, relative: str) -> str:
+    """The note of an outbox delivery not recorded yet (one per outbox)."""
+    import hashlib
+
+    return os.path.join(store.local_dir, f"moments-outbox-{hashlib.sha256(relative.encode()).hexdigest()[:16]}.intent")
+
+
+def settle(intent: str, recorded: set[str]) -> None:
+    """Take the moments now recorded off an outbox's note; the note goes when none is left (best effort: a note
+    left behind only makes the next delivery read the outbox from its offset)."""
     import json
 
-    size = os.fstat(fd).st_size
-    if not size:
-        return set(), False
-    start = max(0, size - span)
-    tail = os.pread(fd, size - start, start)
-    lines = tail.split(b"\n")
-    if start:  # the first piece may be the end of a line that began before the span
-        lines = lines[1:]
-    ids = set()
-    for line in lines[:-1]:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("moment_id"), str):
-            ids.add(value["moment_id"])
-    return ids, not tail.endswith(b"\n")
+    from continuity.core.fsio import write_atomic
+
+    noted = _noted(intent)
+    if noted is None:
+        return
+    left = noted[1] - recorded
+    try:
+        if left:
+            write_atomic(intent, json.dumps({"offset": noted[0], "moments": sorted(left)}).encode(), durable=True)
+        else:
+            os.unlink(intent)
+    except OSError:
+        pass
+
+
+def _noted(intent: str) -> tuple[int, set[str]] | None:
+    """(where the outbox ended, the moments written after) of an unrecorded delivery; None when none is noted."""
+    from continuity.core.fsio import read_json
+
+    value = read_json(intent)
+    if not isinstance(value, dict) or not isinstance(value.get("offset"), int) or value["offset"] < 0:
+        return None
+    moments = value.get("moments")
+    return value["offset"], {each for each in moments if isinstance(each, str)} if isinstance(moments, list) else set()
+
+
+def _ids_after(fd: int, offset: int, size: int) -> set[str]:
+    """The moment ids on the whole lines of an outbox from `offset` (a line's start) to `size`."""
+    import json
+
+    ids: set[str] = set()
+    rest = b""
+    while offset < size:
+        chunk = osfs.pread(fd, min(1 << 20, size - offset), offset)
+        if not chunk:
+            break
+        offset += len(chunk)
+        *lines, rest = (rest + chunk).split(b"\n")
+        for line in lines:
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict) and isinstance(value.get("moment_id"), str):
+                ids.add(value["moment_id"])
+    return ids
 
 
 def to_command(store: Store, team: str, channel: Channel, records: list[dict[str, Any]]) -> tuple[int, str | None]:

@@ -502,3 +502,32 @@ def test_a_delivery_cut_off_before_its_record_sends_nothing_twice(project: Path,
     lines = OUTBOX.read_bytes().split(b"\n")
     assert lines[-2].startswith(b'{"moment_id"') and json.loads(lines[-2])["note"].count('"task":"d"') == 1
     assert lines[-3] == b'{"moment_id":"RCE-cut'
+
+
+def test_a_cut_off_delivery_is_found_however_much_was_delivered_after_it(project: Path, capsys: Capture,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The moments of a delivery whose record was lost are found wherever they are in the outbox: saves after it
+    (here 2 MB of other deliveries' lines) append their own moments, and a look at the outbox's last kilobytes
+    missed them and wrote them again."""
+    from events.filelog import FileEventLog
+
+    for task in ("a", "b"):
+        assert snapshot(capsys, task=task)[0] == 0
+    configure(ok_config())
+    real = FileEventLog.append_many
+
+    def refused(self: Any, drafts: Any, **kwargs: Any) -> Any:
+        if any(getattr(draft, "kind", "") == "moments.delivered" for draft in drafts):
+            raise OSError(5, "Input/output error")
+        return real(self, drafts, **kwargs)
+
+    monkeypatch.setattr(FileEventLog, "append_many", refused)
+    assert run(capsys, "moments", "deliver", "core")[0] == 0
+    monkeypatch.setattr(FileEventLog, "append_many", real)
+    with OUTBOX.open("ab") as other:
+        for number in range(4000):
+            other.write(json.dumps({"moment_id": f"RCE-other-{number}", "note": "x" * 400}).encode() + b"\n")
+    assert run(capsys, "moments", "deliver", "core")[1] == "delivered 2 moment(s): 2 to outbox\n"
+    tasks = [json.loads(each["note"])["task"] for each in outbox() if not each["moment_id"].startswith("RCE-other")]
+    assert tasks == ["a", "b"]
+    assert not list((project / STORE / "local").glob("moments-outbox-*.intent"))  # recorded: the note is gone
