@@ -39,9 +39,15 @@ def _as_command() -> bool:
     rather than a program importing continuity (a test runner, an API caller, the MCP server's own entry)."""
     if _sys.argv and _os.path.basename(_sys.argv[0]).removesuffix(".exe") in ("continuity", "runtime-continuity"):
         return True
-    argv = getattr(_sys, "orig_argv", [])
-    after_m = [argv[index + 1] for index in range(1, len(argv) - 1) if argv[index] == "-m"]
-    return after_m[:1] in (["continuity"], ["continuity.adapters.compat.runtime_continuity"])
+    options = iter(getattr(_sys, "orig_argv", [])[1:])
+    for option in options:  # the interpreter's options only: they end at `-m`, `-c`, `-`, `--` or a script
+        if option in ("-W", "-X", "--check-hash-based-pycs"):  # an option taking the next argument
+            next(options, None)
+        elif option.startswith("-m"):
+            return (option[2:] or next(options, "")) in ("continuity", "continuity.adapters.compat.runtime_continuity")
+        elif option in ("-c", "-", "--") or not option.startswith("-") or option.startswith("-c"):
+            return False
+    return False
 
 
 # Only as a command: a program importing continuity keeps its own SIGINT handling.

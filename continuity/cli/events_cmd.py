@@ -137,6 +137,9 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
         print_warnings(_hours_left(log))
         return 0
     from continuity.adapters.watch import follow
+    from continuity.core.guard import serving
+
+    serving()  # it keeps running: Python's own Ctrl-C (a KeyboardInterrupt that ends it with 0) and collector
 
     def ready() -> None:
         sys.stderr.write(f"continuity: following {one_line(store.events_dir)} (Ctrl-C to stop)\n")

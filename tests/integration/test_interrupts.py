@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,19 +41,35 @@ def test_ctrl_c_while_the_modules_load_exits_130_in_silence(tmp_path: Path) -> N
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
 
 
-def test_a_program_importing_continuity_keeps_its_own_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("arguments", [[], ["-m", "continuity"], ["-mcontinuity", "-c", "x"]])
+def test_a_program_importing_continuity_keeps_its_own_ctrl_c(tmp_path: Path, arguments: list[str]) -> None:
     """Only a command changes how SIGINT is handled: a program (a test runner, an API caller) gets its
-    KeyboardInterrupt as before."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+    KeyboardInterrupt as before, also when its own arguments hold `-m continuity` (`pytest -m continuity`
+    selects a marker: only the interpreter's options name the module it runs)."""
+    program = tmp_path / "program.py"
+    program.write_text(textwrap.dedent("""
         import os, signal, continuity
         try:
             os.kill(os.getpid(), signal.SIGINT)
             import time; time.sleep(5)
         except KeyboardInterrupt:
             print("KeyboardInterrupt")
-    """)], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-        timeout=60, preexec_fn=default_sigint)
+    """))
+    done = subprocess.run([sys.executable, "-W", "ignore", str(program), *arguments], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=60, preexec_fn=default_sigint)
     assert (done.returncode, done.stdout) == (0, "KeyboardInterrupt\n"), done.stderr
+
+
+def test_python_dash_m_of_the_commands_counts_as_the_command(tmp_path: Path) -> None:
+    """`python -X utf8 -m continuity` (the start again in UTF-8 mode) and the launcher's `-m` of the compat CLI
+    are the commands: their start is covered."""
+    for module in ("continuity", "continuity.adapters.compat.runtime_continuity"):
+        done = subprocess.run([sys.executable, "-X", "utf8", "-c", "import sys; sys.orig_argv[:] = "
+                               f"[sys.executable, '-X', 'utf8', '-m', {module!r}]; import continuity; "
+                               "print(continuity._as_command())"], cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+        assert done.stdout == "True\n", (module, done.stderr)
 
 
 def test_ctrl_c_while_msgspec_builds_a_type_ends_the_command_at_once(tmp_path: Path) -> None:
