@@ -109,11 +109,21 @@ def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
         if error:
             message = error.get("message") if isinstance(error, dict) else error
             out["hook_event_name"] = "PostToolUseFailure"
-            out["error"] = message if isinstance(message, str) or message is None else str(message)
-        out["tool_response"] = _gemini_response(payload.get("tool_name"), response)
+            out["error"] = message if isinstance(message, str) or message is None else _json_text(message)
+        out["tool_response"] = _gemini_response(payload.get("tool_name"), response, failed=bool(error))
     elif event == "AfterAgent":
         out["last_assistant_message"] = payload.get("prompt_response")
     return out
+
+
+def _json_text(value: Any) -> str | None:
+    """Another JSON type where a text belongs, as its JSON text (never Python's repr: `['disk', True]`)."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 #: How Gemini CLI (0.61) wraps a tool's text for the model, and the closing tag as escaped inside it.
@@ -128,11 +138,12 @@ def _unwrapped(content: Any) -> Any:
     return content
 
 
-def _gemini_response(tool: Any, response: dict[str, Any]) -> dict[str, Any]:
+def _gemini_response(tool: Any, response: dict[str, Any], *, failed: bool = False) -> dict[str, Any]:
     """A shell call's output and exit code, read from the text Gemini CLI hands the model.
 
     The shell tool writes `Output: ...` and, only for a non-zero code, an `Exit Code: N` line;
-    a finished command with neither that line, an `Error:` nor a `Signal:` line exited 0.
+    a finished command with neither that line, an `Error:` nor a `Signal:` line exited 0, unless
+    the response says it failed (a timeout, a cancel): then its code is unknown.
     """
     content = _unwrapped(response.get("llmContent"))
     if tool != "run_shell_command" or not isinstance(content, str) or not content.startswith("Output: "):
@@ -147,6 +158,6 @@ def _gemini_response(tool: Any, response: dict[str, Any]) -> dict[str, Any]:
     exit_code: int | None = None
     if re.fullmatch(r"-?\d{1,10}", code):
         exit_code = int(code)
-    elif not {"Exit Code: ", "Error: ", "Signal: "} & trailer.keys():  # an unreadable code is unknown, not 0
+    elif not failed and not {"Exit Code: ", "Error: ", "Signal: "} & trailer.keys():  # unreadable: unknown, not 0
         exit_code = 0
     return {"output": "" if output == "(empty)" else output, "exit_code": exit_code}

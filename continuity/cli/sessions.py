@@ -294,7 +294,7 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
 
     who, left_out = without_secret_ids(who)
     if left_out and record:
-        record, not_recorded = False, [f"the brief is served but not recorded: {left_out[0]}"]
+        record, not_recorded = False, [f"the brief is served but not recorded: {'; '.join(left_out)}"]
     else:
         not_recorded += left_out
     brief = resume_bundle(store, who, fmt=fmt, max_chars=args.max_chars, record=record, as_of=args.as_of)

@@ -98,7 +98,13 @@ class Store:
         read (`task list`) answers, and its derived writes warn.
         """
         folders = (os.path.join(self.local_dir, "models"),) if reading else self.local_folders()
-        _refuse_unsafe((self.path, self.events_dir, self.local_dir, *folders))
+        _refuse_unsafe((self.agent_dir, self.path, self.events_dir, self.local_dir, *folders))
+
+    @property
+    def agent_dir(self) -> str:
+        """The project's `.agent/` folder, which holds the store: a link there (a cloned repository can carry one)
+        would take every write into another project's store."""
+        return os.path.dirname(self.path)
 
     def local_folders(self) -> tuple[str, ...]:
         """The folders the program writes under `local/` and the store (tmp, models, archives)."""
@@ -252,7 +258,7 @@ class Store:
         store or `events/` itself is a link or no folder."""
         from events.filelog import FileEventLog
 
-        _refuse_unsafe((self.path, self.events_dir))
+        _refuse_unsafe((self.agent_dir, self.path, self.events_dir))
         return FileEventLog(self.events_dir, os.path.join(os.devnull, "local"), node=READ_ONLY_NODE, clock_us=now_us)
 
 

@@ -31,7 +31,7 @@ CONTENTION_SIGNS = ("failed to update ref", "cannot lock ref", "incorrect old va
                     "failed to lock", "reference already exists")
 #: Signs in a push's refusal that the remote could not store the objects at all (a full disk, a quota, a broken
 #: repository): not contention, so never retried for the minute a sync may spend.
-STORAGE_SIGNS = ("(unpacker error)", "(missing necessary objects)")
+STORAGE_SIGNS = ("(unpacker error)", "(missing necessary objects)", "(unable to migrate objects to permanent storage)")
 #: Signs in git's messages that this clone's git could not write a ref (a `.lock` a git that died left behind,
 #: a ref of this clone whose folder has the ref's name, a read-only folder): the remote is not to blame.
 LOCAL_REF_SIGNS = ("unable to create", "unable to write", "exists; cannot create", "read-only file system",

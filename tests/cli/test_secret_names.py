@@ -133,3 +133,15 @@ def test_the_compat_cli_takes_no_secret_like_project_in_any_mode(project: Path, 
     assert re.fullmatch(r"invalid --project: it looks like a secret \(rule [a-z0-9-]+\); not shown", answer["message"])
     assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
     assert (runs / "r1.json").read_text() == '{"run_id": "r1", "status": "running", "events": []}\n'
+
+
+def test_resume_bundle_names_every_id_it_leaves_out(project: Path, tmp_path: Path) -> None:
+    """resume-bundle is a read: ids that look like secrets are left out of the brief, and each is named (with
+    --record, in the line saying the brief was not recorded; that line named only the first)."""
+    for record in ([], ["--record"]):
+        result = cli_process("resume-bundle", "--agent", TOKENS[0], "--session", TOKENS[1], *record, cwd=project)
+        assert result.returncode == 0, result.stderr
+        assert "agent_id looks like a secret" in result.stderr and "session_id looks like a secret" in result.stderr
+        assert ("not recorded" in result.stderr) == bool(record)
+        assert shown_anywhere(TOKENS[0], [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+        assert shown_anywhere(TOKENS[1], [result.stdout, result.stderr], [project, tmp_path / "home"]) == []

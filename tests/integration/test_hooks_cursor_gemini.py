@@ -142,6 +142,36 @@ def test_gemini_an_exit_code_line_that_cannot_be_read_is_no_success(project: Pat
     assert event["refs"]["commands"][0]["exit_code"] is None
 
 
+@pytest.mark.parametrize(("error", "expected"), [
+    ({"message": ["disk", {"full": True}]}, '["disk", {"full": true}]'),
+    ([1, {"x": True, "y": None}], '[1, {"x": true, "y": null}]'),
+    ({"message": {"code": 5, "ok": False}}, '{"code": 5, "ok": false}'),
+    (True, "true"),
+])
+def test_gemini_an_error_that_is_no_text_is_stored_as_json_text(project: Path, error: Any, expected: str) -> None:
+    """docs/adapters.md: a value of another JSON type where a text belongs is stored as its JSON text. A tool
+    error Gemini CLI gave as a list or an object was stored as Python's repr (`['disk', {'full': True}]`)."""
+    body = {"hook_event_name": "AfterTool", "session_id": "g", "cwd": str(project), "tool_name": "run_shell_command",
+            "tool_input": {"command": "make"}, "tool_response": {"llmContent": "Output: x", "error": error}}
+    assert hook("gemini", json.dumps(body), project).returncode == 0
+    [event] = events_of(project)
+    assert event["type"] == "command_failed" and event["refs"]["commands"][0]["summary"] == expected
+    assert event["note"]["error"] == expected
+
+
+def test_gemini_a_failed_shell_call_without_an_exit_code_line_has_no_code(project: Path) -> None:
+    """A shell call that failed without an `Exit Code` line (a timeout, a cancel) was recorded as failed with exit
+    code 0: the missing line means 0 only for a call that did not fail."""
+    body = {"hook_event_name": "AfterTool", "session_id": "g", "cwd": str(project), "tool_name": "run_shell_command",
+            "tool_input": {"command": "sleep 999"}, "tool_response": {
+                "llmContent": "Output: partial", "error": {"message": "Command timed out after 60s"}}}
+    assert hook("gemini", json.dumps(body), project).returncode == 0
+    [event] = events_of(project)
+    assert event["type"] == "command_failed"
+    assert event["refs"]["commands"][0]["exit_code"] is None
+    assert event["refs"]["commands"][0]["summary"] == "Command timed out after 60s"
+
+
 def test_gemini_shell_result_wrapped_as_untrusted_context(project: Path) -> None:
     """Gemini CLI 0.61 wraps a tool's text in <untrusted_context>: the exit code and summary are read inside it."""
     hook("gemini", payload("gemini", "after_tool_shell_wrapped_exit_3", project), project)

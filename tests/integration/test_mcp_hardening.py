@@ -594,8 +594,12 @@ def test_every_request_with_an_id_is_answered_even_when_the_sdk_cannot_read_it(t
         answer = read()
         assert answer["id"] == 4 and answer["error"]["code"] == -32601, answer
         assert "params cannot be read" in answer["error"]["data"]
+        send('{"jsonrpc":"2.0","id":' + digits + ',"method":"ping"}')  # no id an answer can carry: none
+        send('{"jsonrpc":"2.0","id":6,"method":"ping","params":{"n":' + digits + "}}")
+        answer = read()  # never "id 0" for the one before (a client's pending request 0 would take it)
+        assert answer["id"] == 6 and "more digits" in answer["error"]["data"], answer
         send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"status","arguments":{}}}')
-        assert "result" in read()
+        assert read()["id"] == 5
     finally:
         process.stdin.close()
         process.wait(30)

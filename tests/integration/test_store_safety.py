@@ -206,3 +206,37 @@ def test_a_link_planted_in_local_leaves_the_brief_of_the_log(
     assert run(capsys, "log", "-m", "refused")[0] == 6
     assert sorted((path, path.stat().st_mtime_ns) for path in target.rglob("*")) == before
     assert all_event_files(project) == events_before
+
+
+def test_a_linked_agent_folder_takes_no_write_anywhere(project: Path, tmp_path: Path) -> None:
+    """A project whose `.agent/` is a link (a cloned repository can carry one) to another project's `.agent/`:
+    `log`, every harness's hooks and `sync` wrote this project's work into the other store, while a linked
+    `runtime-continuity/` was refused. Each is refused now (the hooks still exit 0), and nothing reaches the
+    other store; `status` says why."""
+    import shutil
+    import subprocess
+    import sys
+
+    other = tmp_path / "other"
+    shutil.copytree(project / ".agent", other / ".agent", symlinks=True)
+    before = sorted(path.name for path in (other / ".agent").rglob("*.json"))
+    shutil.rmtree(project / ".agent")
+    (project / ".agent").symlink_to(other / ".agent", target_is_directory=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+
+    def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "continuity", *args], cwd=project, env=env, input=stdin,
+                              capture_output=True, text=True, timeout=60)
+
+    logged = cli("log", "-m", "to the wrong store")
+    assert logged.returncode == 6 and ".agent is a symlink" in logged.stderr, logged.stderr
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
+    claude = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                         "tool_input": {"command": "ls"}, "tool_response": {"stdout": "x"}, "cwd": str(project)})
+    for harness, payload in (("claude-code", claude), ("codex", claude),
+                             ("cursor", (fixtures / "cursor" / "after_shell_execution.json").read_text()),
+                             ("gemini", (fixtures / "gemini" / "after_tool_shell.json").read_text())):
+        assert cli("hook", harness, stdin=payload.replace("{cwd}", str(project))).returncode == 0
+    status = cli("status")
+    assert "symlink" in status.stderr + status.stdout
+    assert sorted(path.name for path in (other / ".agent").rglob("*.json")) == before

@@ -111,3 +111,21 @@ def test_a_remote_that_cannot_store_the_push_fails_the_sync_at_once(world: World
     assert cli_process("sync", cwd=world.a).returncode == 0  # the remote can store them again
     assert cli_process("sync", cwd=world.b).returncode == 0
     assert len(event_names(world.b)) == 12
+
+
+def test_a_remote_that_cannot_move_what_it_received_into_place_fails_at_once(world: World) -> None:
+    """receive-pack's other storage refusal, `(unable to migrate objects to permanent storage)` (its pack folder
+    unusable: a disk that filled while it moved the objects, a shared repository's permissions), was retried as
+    contention for the whole minute (exit 10). It fails at once (exit 8) too."""
+    import shutil
+    import time
+
+    git(world.remote, "config", "receive.unpackLimit", "1")
+    pack = world.remote / "objects" / "pack"
+    shutil.rmtree(pack)
+    pack.write_text("not a folder\n")
+    append(world.a, "a1")
+    started = time.monotonic()
+    result = cli_process("sync", cwd=world.a)
+    assert result.returncode == EXIT_REMOTE, result.stderr
+    assert time.monotonic() - started < 30 and "could not store what was pushed" in result.stderr, result.stderr

@@ -169,7 +169,7 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     who, left_out = without_secret_ids(who)
     if left_out and record:
         record = False
-        said.append(f"the brief is served but not recorded: {left_out[0]}")
+        said.append(f"the brief is served but not recorded: {'; '.join(left_out)}")
     else:
         said += left_out
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,

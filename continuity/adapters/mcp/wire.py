@@ -72,9 +72,11 @@ def readable_again(data: Any) -> str | None:
     except ValueError as error:  # an integer of more digits than Python converts: read for the id, refused
         if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
             return None
-        try:
-            message = json.loads(data, parse_int=lambda digits: int(digits) if len(digits) <= 4000 else 0)
+        try:  # each such integer read as a marker: never a number, so never taken for an id
+            message = json.loads(data, parse_int=lambda digits: int(digits) if len(digits) <= 4000 else _TOO_LONG)
         except (ValueError, RecursionError):
+            return None
+        if not isinstance(message, dict) or message.get("id") is _TOO_LONG:  # no id to answer under
             return None
         return _refused_call(message, "an argument holds an integer of more digits than any tool takes; nothing "
                                       "written")
@@ -96,13 +98,17 @@ def readable_again(data: Any) -> str | None:
     return json.dumps(cleaned, ensure_ascii=False)
 
 
+#: What `readable_again` reads an integer too long for Python as (a marker no JSON value decodes to).
+_TOO_LONG = "\ufffe too long an integer"
+
+
 def _refused_call(message: Any, reason: str) -> str | None:
     """A `tools/call` whose arguments say why it is refused, for the call's id (the tool answers it as an error of
-    one line); a request of another method as `answerable` makes it; None without a usable id."""
+    one line); a request of another method as `answerable` makes it, saying `reason`; None without a usable id."""
     if not isinstance(message, dict) or "id" not in message:
         return None
     if message.get("method") != "tools/call":
-        return answerable(json.dumps(message))
+        return answerable(json.dumps(message), reason)
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
     return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
@@ -114,7 +120,7 @@ def _refused_call(message: Any, reason: str) -> str | None:
 DEPTH = 200
 
 
-def answerable(line: str) -> str | None:
+def answerable(line: str, reason: str | None = None) -> str | None:
     """A request the SDK still cannot read (its params a list, say) as one it answers with an error for its id:
     a `tools/call` whose arguments say what is wrong (a tool error), any other method as a method of that name
     that does not exist (JSON-RPC's "Method not found", the reason in its data). None without a usable id."""
@@ -130,9 +136,9 @@ def answerable(line: str) -> str | None:
             "name": name[:200] if isinstance(name, str) else "",
             "arguments": {REFUSED: "the request's params are not a tool call (an object with the tool's name and its "
                                    "arguments as an object); nothing written"}}}, ensure_ascii=False)
-    return json.dumps({"jsonrpc": "2.0", "id": request_id,
-                       "method": f"{method[:100]} (its params cannot be read: not an object of that method's shape)",
-                       "params": {}}, ensure_ascii=False)
+    why = reason or "its params cannot be read: not an object of that method's shape"
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": f"{method[:100]} ({why})", "params": {}},
+                      ensure_ascii=False)
 
 
 def _shallow(text: str) -> str | None:
