@@ -41,12 +41,19 @@ def _as_command() -> bool:
         return True
     options = iter(getattr(_sys, "orig_argv", [])[1:])
     for option in options:  # the interpreter's options only: they end at `-m`, `-c`, `-`, `--` or a script
-        if option in ("-W", "-X", "--check-hash-based-pycs"):  # an option taking the next argument
+        if option == "--check-hash-based-pycs":  # a long option taking the next argument
             next(options, None)
-        elif option.startswith("-m"):
-            return (option[2:] or next(options, "")) in ("continuity", "continuity.adapters.compat.runtime_continuity")
-        elif option in ("-c", "-", "--") or not option.startswith("-") or option.startswith("-c"):
+        elif option in ("-", "--") or not option.startswith("-") or option.startswith("--"):
             return False
+        else:  # short options, one or more in a token (`-Im`): c, m, W and X take the rest or the next argument
+            for index, letter in enumerate(option[1:], 2):
+                if letter in "cmWX":
+                    value = option[index:] or next(options, "")
+                    if letter == "m":
+                        return value in ("continuity", "continuity.adapters.compat.runtime_continuity")
+                    if letter == "c":
+                        return False
+                    break
     return False
 
 

@@ -124,7 +124,8 @@ def _deliver_locked(store: Store, identity: Identity, team: str, channel: Channe
                               "a later delivery records it (a command sink may receive these moments again)")
         else:
             if to_settle:
-                settle(intent_path(store, config.outbox_relpath(team, channel)), to_settle)
+                settle(intent_path(store, config.outbox_relpath(team, channel)), to_settle,
+                       {moment.moment_id for moment in pending(moments, "outbox", None)})
 
 
 def _line(data: dict[str, Any]) -> bytes:
@@ -156,12 +157,17 @@ def to_outbox(store: Store, team: str, channel: Channel, records: list[dict[str,
         try:
             size = os.fstat(fd).st_size
             noted = _noted(intent)
-            written = _ids_after(fd, min(noted[0], size), size) & noted[1] if noted is not None else set()
+            # an offset past the end: a consumer emptied the outbox since; what is left is read from its start
+            start = (noted[0] if noted[0] <= size else 0) if noted is not None else size
+            written = _ids_after(fd, start, size) & noted[1] if noted is not None else set()
             todo = [(_line(each), each["moment_id"]) for each in records if each["moment_id"] not in written]
             if todo:
-                offset = min(noted[0], size) if noted is not None else size
                 ids = sorted((noted[1] if noted is not None else set()) | {moment_id for _, moment_id in todo})
-                write_atomic(intent, json.dumps({"offset": offset, "moments": ids}).encode(), durable=True)
+                try:
+                    write_atomic(intent, json.dumps({"offset": start, "moments": ids}).encode(), durable=True)
+                except OSError as error:  # without its note a cut-off delivery could be sent twice: none now
+                    return 0, (f"{os.path.relpath(intent, store.path)} (the delivery's note) cannot be written: "
+                               f"{error.strerror or error}")
                 torn = size > 0 and osfs.pread(fd, 1, size - 1) != b"\n"
                 view = memoryview((b"\n" if torn else b"") + b"".join(line for line, _ in todo))
                 while view:
@@ -181,9 +187,11 @@ def intent_path(store: Store, relative: str) -> str:
     return os.path.join(store.local_dir, f"moments-outbox-{hashlib.sha256(relative.encode()).hexdigest()[:16]}.intent")
 
 
-def settle(intent: str, recorded: set[str]) -> None:
-    """Take the moments now recorded off an outbox's note; the note goes when none is left (best effort: a note
-    left behind only makes the next delivery read the outbox from its offset)."""
+def settle(intent: str, recorded: set[str], due: set[str]) -> None:
+    """Keep on an outbox's note only the moments still due to it (`due`: before this delivery) and not recorded now;
+    the note goes when none is left (best effort: a note left behind only makes the next delivery read the
+    outbox from its offset). A moment no longer due (recorded by a delivery killed before it settled, or gone
+    from the model) leaves the note too, so no note outlives what it is for."""
     import json
 
     from continuity.core.fsio import write_atomic
@@ -191,7 +199,7 @@ def settle(intent: str, recorded: set[str]) -> None:
     noted = _noted(intent)
     if noted is None:
         return
-    left = noted[1] - recorded
+    left = (noted[1] & due) - recorded
     try:
         if left:
             write_atomic(intent, json.dumps({"offset": noted[0], "moments": sorted(left)}).encode(), durable=True)

@@ -61,15 +61,21 @@ def test_a_program_importing_continuity_keeps_its_own_ctrl_c(tmp_path: Path, arg
     assert (done.returncode, done.stdout) == (0, "KeyboardInterrupt\n"), done.stderr
 
 
-def test_python_dash_m_of_the_commands_counts_as_the_command(tmp_path: Path) -> None:
-    """`python -X utf8 -m continuity` (the start again in UTF-8 mode) and the launcher's `-m` of the compat CLI
-    are the commands: their start is covered."""
-    for module in ("continuity", "continuity.adapters.compat.runtime_continuity"):
-        done = subprocess.run([sys.executable, "-X", "utf8", "-c", "import sys; sys.orig_argv[:] = "
-                               f"[sys.executable, '-X', 'utf8', '-m', {module!r}]; import continuity; "
-                               "print(continuity._as_command())"], cwd=tmp_path,
-                              env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
-        assert done.stdout == "True\n", (module, done.stderr)
+@pytest.mark.parametrize(("options", "command"), [
+    (["-X", "utf8", "-m", "continuity"], True), (["-m", "continuity.adapters.compat.runtime_continuity"], True),
+    (["-Im", "continuity"], True), (["-IW", "ignore", "-m", "continuity"], True),
+    (["-qX", "utf8", "-mcontinuity"], True),
+    (["-Xutf8", "-P", "-m", "continuity"], True), (["-Ic", "import continuity"], False),
+    (["script.py", "-m", "continuity"], False), (["-m", "pytest", "-m", "continuity"], False),
+])
+def test_python_dash_m_of_the_commands_counts_as_the_command(tmp_path: Path, options: list[str],
+                                                             command: bool) -> None:
+    """`python -X utf8 -m continuity` (the start again in UTF-8 mode), the launcher's `-m` of the compat CLI and
+    short options run together (`-Im`) are the commands: their start is covered; nothing else is."""
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.orig_argv[:] = [sys.executable, *sys.argv[1:]]; "
+                           "import continuity; print(continuity._as_command())", *options], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+    assert done.stdout == f"{command}\n", done.stderr
 
 
 def test_ctrl_c_while_msgspec_builds_a_type_ends_the_command_at_once(tmp_path: Path) -> None:

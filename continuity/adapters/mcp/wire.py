@@ -72,14 +72,12 @@ def readable_again(data: Any) -> str | None:
     except ValueError as error:  # an integer of more digits than Python converts: read for the id, refused
         if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
             return None
-        try:  # each such integer read as a marker: never a number, so never taken for an id
-            message = json.loads(data, parse_int=lambda digits: int(digits) if len(digits) <= 4000 else _TOO_LONG)
-        except (ValueError, RecursionError):
-            return None
+        message = _read_with_long_integers(data)
         if not isinstance(message, dict) or message.get("id") is _TOO_LONG:  # no id to answer under
             return None
-        return _refused_call(message, "an argument holds an integer of more digits than any tool takes; nothing "
-                                      "written")
+        cleaned = _no_surrogates(message, 0)  # the id and the tool's name as they are answered
+        return _refused_call(cleaned if cleaned is not None else message,
+                             "an argument holds an integer of more digits than any tool takes; nothing written")
     except RecursionError:  # deeper than Python's parser goes: read it with the deep part cut, for its id
         text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
         shallow = _shallow(text) if isinstance(text, str) else None
@@ -100,6 +98,25 @@ def readable_again(data: Any) -> str | None:
 
 #: What `readable_again` reads an integer too long for Python as (a marker no JSON value decodes to).
 _TOO_LONG = "\ufffe too long an integer"
+
+
+def _read_with_long_integers(data: Any) -> Any:
+    """A line holding integers too long for Python, each read as _TOO_LONG (never a number, so never taken for an
+    id); nested past Python's parser, read with the deep part cut; None when it still cannot be read."""
+    def parse_int(digits: str) -> Any:
+        return int(digits) if len(digits) <= 4000 else _TOO_LONG
+
+    try:
+        return json.loads(data, parse_int=parse_int)
+    except RecursionError:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
+        shallow = _shallow(text) if isinstance(text, str) else None
+        try:
+            return None if shallow is None else json.loads(shallow, parse_int=parse_int)
+        except (ValueError, RecursionError):
+            return None
+    except ValueError:
+        return None
 
 
 def _refused_call(message: Any, reason: str) -> str | None:
@@ -127,7 +144,8 @@ def answerable(line: str, reason: str | None = None) -> str | None:
     message = json.loads(line)
     request_id = message.get("id") if isinstance(message, dict) else None
     method = message.get("method") if isinstance(message, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(method, str):
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(method, str) or (
+            _TOO_LONG in method):
         return None
     if method == "tools/call":
         params = message.get("params")
