@@ -469,12 +469,9 @@ def test_a_failed_delivery_gives_the_json_failure_shape(project: Path, capsys: C
     assert answer["message"].startswith("moments deliver: not delivered to command")
 
 
-def test_a_delivery_cut_off_before_its_record_sends_nothing_twice(project: Path, capsys: Capture,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """A delivery killed after the outbox lines were made durable and before `moments.delivered` was recorded
-    (here: the record refused, which leaves the same state) wrote the same moments again on the next delivery,
-    silently. The outbox lines it finds at its end count as delivered now, and are recorded; a line a kill cut
-    short is ended first, so the next line never runs into it."""
+def delivered_unrecorded(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Snapshots a and b, then a delivery whose record is refused: the state a kill between a delivery's outbox
+    write and its record leaves. The delivery's stderr."""
     from events.filelog import FileEventLog
 
     for task in ("a", "b"):
@@ -489,8 +486,18 @@ def test_a_delivery_cut_off_before_its_record_sends_nothing_twice(project: Path,
 
     monkeypatch.setattr(FileEventLog, "append_many", refused)
     code, _, err = run(capsys, "moments", "deliver", "core")
-    assert code == 0 and "the delivery was not recorded" in err
+    assert code == 0
     monkeypatch.setattr(FileEventLog, "append_many", real)
+    return err
+
+
+def test_a_delivery_cut_off_before_its_record_sends_nothing_twice(project: Path, capsys: Capture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delivery killed after the outbox lines were made durable and before `moments.delivered` was recorded
+    (here: the record refused, which leaves the same state) wrote the same moments again on the next delivery,
+    silently. The outbox lines it finds at its end count as delivered now, and are recorded; a line a kill cut
+    short is ended first, so the next line never runs into it."""
+    assert "the delivery was not recorded" in delivered_unrecorded(capsys, monkeypatch)
     assert [json.loads(each["note"])["task"] for each in outbox()] == ["a", "b"]
     assert snapshot(capsys, task="c")[0] == 0  # a save delivers its own moment only
     assert run(capsys, "moments", "deliver", "core")[1] == "delivered 2 moment(s): 2 to outbox\n"  # recorded now
@@ -509,21 +516,7 @@ def test_a_cut_off_delivery_is_found_however_much_was_delivered_after_it(project
     """The moments of a delivery whose record was lost are found wherever they are in the outbox: saves after it
     (here 2 MB of other deliveries' lines) append their own moments, and a look at the outbox's last kilobytes
     missed them and wrote them again."""
-    from events.filelog import FileEventLog
-
-    for task in ("a", "b"):
-        assert snapshot(capsys, task=task)[0] == 0
-    configure(ok_config())
-    real = FileEventLog.append_many
-
-    def refused(self: Any, drafts: Any, **kwargs: Any) -> Any:
-        if any(getattr(draft, "kind", "") == "moments.delivered" for draft in drafts):
-            raise OSError(5, "Input/output error")
-        return real(self, drafts, **kwargs)
-
-    monkeypatch.setattr(FileEventLog, "append_many", refused)
-    assert run(capsys, "moments", "deliver", "core")[0] == 0
-    monkeypatch.setattr(FileEventLog, "append_many", real)
+    delivered_unrecorded(capsys, monkeypatch)
     with OUTBOX.open("ab") as other:
         for number in range(4000):
             other.write(json.dumps({"moment_id": f"RCE-other-{number}", "note": "x" * 400}).encode() + b"\n")
