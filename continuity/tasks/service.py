@@ -36,14 +36,20 @@ def tasks_state(store: Store, project: str, *, as_of: str | None = None,
     `view` (`TaskList`, `MemoryList` of projections/tasks.py) names what a read uses: then
     the state may hold only those fields, and a listing costs the same however much is kept.
     """
-    if as_of is not None:
-        from continuity.readside.query import current_view
+    from events.errors import StoreUnsafe
 
-        found = current_view(store, ("tasks",), as_of=as_of)
-        return MODEL.project(found.models.state("tasks"), project), found.warnings, found.models.last_name
-    outcome = refresh_tasks(store, view=view)
-    state = outcome.models.state("tasks")
-    return MODEL.project(state, project), outcome.warnings, state.last_name
+    if as_of is None:
+        try:
+            outcome = refresh_tasks(store, view=view)
+        except StoreUnsafe:  # reads fail open: a linked store or local/ answers as current_view answers, warned
+            pass
+        else:
+            state = outcome.models.state("tasks")
+            return MODEL.project(state, project), outcome.warnings, state.last_name
+    from continuity.readside.query import current_view
+
+    found = current_view(store, ("tasks",), as_of=as_of, write=False)
+    return MODEL.project(found.models.state("tasks"), project), found.warnings, found.models.last_name
 
 
 def record(store: Store, identity: Identity, decide: Decide, *,

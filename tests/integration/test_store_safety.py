@@ -240,3 +240,26 @@ def test_a_linked_agent_folder_takes_no_write_anywhere(project: Path, tmp_path: 
     status = cli("status")
     assert "symlink" in status.stderr + status.stdout
     assert sorted(path.name for path in (other / ".agent").rglob("*.json")) == before
+
+
+@pytest.mark.parametrize("linked", ["store", "local"])
+def test_task_and_memory_lists_read_a_linked_store_as_the_other_reads_do(project: Path, capsys: Capture,
+                                                                         tmp_path: Path, linked: str) -> None:
+    """docs/architecture.md: a linked store answers as an empty log with the warning, a linked `local/` from the log
+    replayed in memory. `status`, `work status` and `role list` did; `task list` and `memory list` exited 6. A
+    task write is still refused and writes nothing through the link."""
+    import shutil
+
+    assert run(capsys, "task", "create", "--title", "the parser")[0] == 0
+    place = store_of(project) if linked == "store" else store_of(project) / "local"
+    shutil.move(str(place), str(tmp_path / "moved"))
+    place.symlink_to(tmp_path / "moved", target_is_directory=True)
+    before = sorted(path.relative_to(tmp_path / "moved") for path in (tmp_path / "moved").rglob("*"))
+    for args in (["task", "list"], ["memory", "list"]):
+        code, out, err = run(capsys, *args)
+        assert code == 0 and "is a symlink" in err, (args, err)
+        if args[0] == "task":
+            assert ("the parser" in out) == (linked == "local"), out  # the log replayed, or nothing read
+    code, _, err = run(capsys, "task", "create", "--title", "through the link")
+    assert code == 6 and "is a symlink" in err
+    assert sorted(path.relative_to(tmp_path / "moved") for path in (tmp_path / "moved").rglob("*")) == before
