@@ -201,6 +201,31 @@ def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
     return _unframe(frame)
 
 
+#: What an explicit `rebuild` whose store documents could not all be written leaves where the model's saved copy
+#: was (readside/writers.py): no saved model, so the next catch-up rebuilds it and writes them, saying why.
+UNFINISHED = b"continuity: the last rebuild did not finish writing this model's documents\n"
+
+
+def mark_unfinished(store: Store, model: ReadModel[Any]) -> None:
+    """Put UNFINISHED where the model's saved copy is (removed instead if that cannot be written)."""
+    from continuity.core.fsio import write_atomic
+
+    path = model_path(store, model)
+    try:
+        write_atomic(path, UNFINISHED, durable=False)
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _unfinished(store: Store, model: ReadModel[Any]) -> bool:
+    """Whether a failed `rebuild` left UNFINISHED in place of the model's saved copy."""
+    try:
+        return osfs.read_regular(model_path(store, model), follow=False, limit=len(UNFINISHED)) == UNFINISHED
+    except (OSError, ValueError):
+        return False
+
+
 def _load_head(store: Store, model: ReadModel[Any]) -> _Head | None:
     """A saved model with its state undecoded, or None when missing, torn, unreadable or from another format."""
     payload = _payload(store, model)
@@ -629,7 +654,8 @@ def _catch_up(
         head = None if force_rebuild or model.name in unreadable else _load_head(store, model)
         why: str | None = "forced" if force_rebuild else None
         if head is None:
-            why = why or "the saved projection was missing, unreadable or from another version"
+            why = why or ("the last `continuity rebuild` did not finish writing its documents" if _unfinished(
+                store, model) else "the saved projection was missing, unreadable or from another version")
             tracks.append(_Track(model, None, why))
             continue
         track = _Track(model, head, None)

@@ -23,7 +23,16 @@ from continuity.core.fsio import (
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK
 from continuity.core.store import Store
-from continuity.readside.catchup import Held, Outcome, Progress, catch_up, in_turn, model_path, models_dir, save
+from continuity.readside.catchup import (
+    Held,
+    Outcome,
+    Progress,
+    catch_up,
+    in_turn,
+    mark_unfinished,
+    models_dir,
+    save,
+)
 from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
@@ -322,8 +331,7 @@ def _refresh(
             # read-only home's Markdown, are retried as a catch-up retries them.)
             for model, _, _ in saved:
                 if model.name in inside:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(model_path(store, model))
+                    mark_unfinished(store, model)
         changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
         if changed:
             ensure_folder(store.path, models_dir(store))
