@@ -476,6 +476,16 @@ def find_secret(text: str) -> str | None:
     return None if match is None else _rule_of(match)[0]
 
 
+def refuse_secret_id(field: str, value: str) -> None:
+    """SecretRefused (exit 4) when an id or a name looks like a secret: it is shown back and carried by events as
+    it is, and an id cannot be redacted."""
+    rule = find_secret(value)
+    if rule is not None:
+        from events.errors import SecretRefused
+
+        raise SecretRefused(field, rule, redactable=False)
+
+
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []

@@ -76,15 +76,20 @@ def _at(document: Any, path: str) -> Any:
     return value
 
 
+#: How far past the shown part `quoted` redacts: more than any token a rule matches is long.
+REDACTED_REACH = 4096
+
+
 def quoted(value: str, limit: int = 64, *, redact: bool = False) -> str:
     """A value a user gave, for a one-line refusal: quoted, cut at `limit` characters, what is not printable
     as `\\uXXXX`, and never a value that looks like a secret: not shown, or with `redact` (an unknown id, say)
-    each match made `[REDACTED:<rule>]` in the whole value before the cut (a token cut short no longer matches
-    its rule, and the cut showed most of it)."""
+    each match made `[REDACTED:<rule>]` before the cut (a token cut short no longer matches its rule, and the cut
+    showed most of it), in as much of the value as a token starting within the shown part can reach (a 10 MB
+    argument is not scanned whole to show 40 characters of it)."""
     from events.guard import find_secret, redact_text
 
     if redact:
-        value = redact_text(value)[0]
+        value = redact_text(value[:limit + REDACTED_REACH])[0]
     elif find_secret(value) is not None:
         return "(a value that looks like a secret, not shown)"
     text = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in value[:limit])

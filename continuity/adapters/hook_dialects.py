@@ -109,21 +109,15 @@ def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
         if error:
             message = error.get("message") if isinstance(error, dict) else error
             out["hook_event_name"] = "PostToolUseFailure"
-            out["error"] = message if isinstance(message, str) or message is None else _json_text(message)
+            if not isinstance(message, str) and message is not None:  # its JSON text, never Python's repr
+                from continuity.adapters.hook_entries import MAX_STDIN, text_of
+
+                message = text_of(message, MAX_STDIN)
+            out["error"] = message
         out["tool_response"] = _gemini_response(payload.get("tool_name"), response, failed=bool(error))
     elif event == "AfterAgent":
         out["last_assistant_message"] = payload.get("prompt_response")
     return out
-
-
-def _json_text(value: Any) -> str | None:
-    """Another JSON type where a text belongs, as its JSON text (never Python's repr: `['disk', True]`)."""
-    import json
-
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return None
 
 
 #: How Gemini CLI (0.61) wraps a tool's text for the model, and the closing tag as escaped inside it.

@@ -161,15 +161,11 @@ def _ai_context(args: argparse.Namespace, root: Path, backups: Any) -> list[Any]
             from continuity.core.errors import UsageError
             from events.problems import quoted
 
-            raise UsageError(f"invalid repository id {quoted(repository[:4096], 128, redact=True)}: 1-128 of "
+            raise UsageError(f"invalid repository id {quoted(repository, 128, redact=True)}: 1-128 of "
                              "A-Za-z0-9._- (not starting with . _ -)")
-        from events.guard import find_secret
+        from events.guard import refuse_secret_id
 
-        rule = find_secret(repository)
-        if rule is not None:  # it goes into a file the team commits
-            from events.errors import SecretRefused
-
-            raise SecretRefused("repository", rule, redactable=False)
+        refuse_secret_id("repository", repository)  # it goes into a file the team commits
     project = _project_name(root)
     return ai_context.plan_install(root, project=project, repository=repository, force=args.force)
 

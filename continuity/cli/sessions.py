@@ -290,13 +290,10 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
         who = _identity(args, store, project, names_only=False)
         if record:
             record, not_recorded = False, [f"the brief is served but not recorded: {error}"]
-    from continuity.core.identity import without_secret_ids
+    from continuity.core.identity import served_to
 
-    who, left_out = without_secret_ids(who)
-    if left_out and record:
-        record, not_recorded = False, [f"the brief is served but not recorded: {'; '.join(left_out)}"]
-    else:
-        not_recorded += left_out
+    who, record, left_out = served_to(who, record)
+    not_recorded += left_out
     brief = resume_bundle(store, who, fmt=fmt, max_chars=args.max_chars, record=record, as_of=args.as_of)
     warn(not_recorded + brief.warnings)
     if brief.format == "json":  # the same JSON (a served brief's own format), no C1 or bidi control raw

@@ -49,10 +49,10 @@ def resolve_identity(
     return Identity(**fields)
 
 
-def without_secret_ids(identity: Identity) -> tuple[Identity, list[str]]:
-    """For a read that shows whom it answers for (the brief's open tasks "for <agent>", the bundle's ids): the
-    identity less each id that looks like a secret, and one line per id left out. A write refuses such an id when
-    it seals the event; a read answers without it."""
+def served_to(identity: Identity, record: bool) -> tuple[Identity, bool, list[str]]:
+    """Whom a brief is served to (it shows whom it answers for: "Open tasks for <agent>", the bundle's ids): the
+    identity less each id that looks like a secret, whether it is still recorded (never under such an id: a write
+    refuses one when it seals the event), and the warning lines saying what was left out."""
     from events.guard import find_secret
 
     dropped: dict[str, None] = {}
@@ -62,4 +62,8 @@ def without_secret_ids(identity: Identity) -> tuple[Identity, list[str]]:
         if rule is not None:
             dropped[field] = None
             lines.append(f"{field} looks like a secret (rule {rule}); it is left out")
-    return (msgspec.structs.replace(identity, **dropped) if dropped else identity), lines
+    if not dropped:
+        return identity, record, []
+    if record:
+        lines = [f"the brief is served but not recorded: {'; '.join(lines)}"]
+    return msgspec.structs.replace(identity, **dropped), False, lines

@@ -42,13 +42,9 @@ def check_project_name(name: object) -> str:
         raise UsageError(
             "invalid project name: use letters, digits and ._:@+=- (no '..', '/', spaces or control characters)"
         )
-    from events.guard import find_secret
+    from events.guard import refuse_secret_id
 
-    rule = find_secret(name)
-    if rule is not None:  # every event would carry it: refused at init, not at each write after
-        from events.errors import SecretRefused
-
-        raise SecretRefused("project", rule, redactable=False)
+    refuse_secret_id("project", name)  # every event would carry it: refused at init, not at each write after
     return name
 
 

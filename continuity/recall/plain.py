@@ -128,7 +128,7 @@ def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> 
     if not found:
         from events.problems import quoted  # redacts before it cuts
 
-        raise QueryError(f"the query {quoted(text[:4096], 40, redact=True)} has no words to search for "
+        raise QueryError(f"the query {quoted(text, 40, redact=True)} has no words to search for "
                          "(use --match for FTS5 operators such as prefix*)")
     if len(found) > MAX_TERMS:
         raise QueryError(f"the query has {len(found)} words; at most {MAX_TERMS}")

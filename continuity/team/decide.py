@@ -77,15 +77,11 @@ def checked_name(value: str, kind: str, command: str) -> str:
     try:
         name = msgspec.convert(value, Name)
     except msgspec.ValidationError:  # quoted redacts before it cuts: a secret cut short no longer matches
-        raise UsageError(f"{command}: invalid {kind} name {quoted(value[:4096], 40, redact=True)} (letters, digits "
+        raise UsageError(f"{command}: invalid {kind} name {quoted(value, 40, redact=True)} (letters, digits "
                          "and ._:@+=- ; no '..' or '/')") from None
-    from events.guard import find_secret
+    from events.guard import refuse_secret_id
 
-    rule = find_secret(name)
-    if rule is not None:
-        from events.errors import SecretRefused
-
-        raise SecretRefused(kind, rule, redactable=False)
+    refuse_secret_id(kind, name)
     return name
 
 
@@ -99,7 +95,7 @@ def ttl_seconds(text: str | None, command: str) -> int:
     if seconds is None or not 1 <= seconds <= MAX_TTL_S:
         from events.problems import quoted
 
-        raise UsageError(f"{command}: invalid --ttl {quoted(text[:4096], 40, redact=True)}; use 30s, 15m, 12h or "
+        raise UsageError(f"{command}: invalid --ttl {quoted(text, 40, redact=True)}; use 30s, 15m, 12h or "
                          "2d (1s to 366d)")
     return int(seconds.to_integral_value(rounding="ROUND_CEILING"))
 

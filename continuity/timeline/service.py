@@ -52,7 +52,7 @@ def output_path(store: Store, out: str | None) -> tuple[str, str | None]:
     path = os.path.abspath(out)
     from events.problems import quoted
 
-    shown = quoted(out[:4096], 200, redact=True)  # redacted before it is cut: a token cut short shows most of it
+    shown = quoted(out, 200, redact=True)  # redacted before it is cut: a token cut short shows most of it
     # `pages/` names a folder even before it exists: abspath would drop the slash and write a file `pages`.
     if os.path.basename(out) in ("", ".", "..") or os.path.isdir(path):  # a link to a folder is one too
         raise UsageError(f"--out: {shown} is a folder; name the page's file (timeline.html)")

@@ -217,7 +217,7 @@ def _unique_lists(item_id: str, lists: dict[str, Any]) -> None:
                     from events.problems import quoted
 
                     raise UsageError(f"invalid work item: item {item_id} {field} names "
-                                     f"{quoted(value[:4096], 80, redact=True)}, which is no work item id") from None
+                                     f"{quoted(value, 80, redact=True)}, which is no work item id") from None
 
 
 def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemData,

@@ -143,7 +143,7 @@ def unique(values: tuple[str, ...] | None, where: str, what: str = "checkpoint d
         if value in seen:
             from events.problems import quoted
 
-            raise UsageError(f"invalid {what}: {where} lists {quoted(value[:4096], 80, redact=True)} twice")
+            raise UsageError(f"invalid {what}: {where} lists {quoted(value, 80, redact=True)} twice")
         seen.add(value)
 
 

@@ -164,14 +164,10 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
         if record:
             record = False
             said.append(f"the brief is served but not recorded: {error}")
-    from continuity.core.identity import without_secret_ids
+    from continuity.core.identity import served_to
 
-    who, left_out = without_secret_ids(who)
-    if left_out and record:
-        record = False
-        said.append(f"the brief is served but not recorded: {'; '.join(left_out)}")
-    else:
-        said += left_out
+    who, record, left_out = served_to(who, record)
+    said += left_out
     brief = service.resume_bundle(store, who, fmt=request.format, max_chars=request.max_chars,
                                   record=record, as_of=request.as_of)
     body = {"brief": brief.text} if brief.format == "md" else {"bundle": brief.data}  # a served brief: as served

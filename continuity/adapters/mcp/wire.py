@@ -64,99 +64,86 @@ def install() -> None:
 
 
 def readable_again(data: Any) -> str | None:
-    """The line with its lone surrogates as U+FFFD, or a `tools/call` that cannot be read made one that says so;
-    None when it is no JSON object at all (the SDK's own error stands)."""
-    deep = False
+    """The line with its lone surrogates as U+FFFD, or a request that cannot be read made one that says why
+    (`_answer`); None when it is no JSON object at all (the SDK's own error stands)."""
     try:
-        message = json.loads(data)
+        message, deep = _parsed(data)
     except ValueError as error:  # an integer of more digits than Python converts: read for the id, refused
-        if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
+        if "digits" not in str(error):
             return None
-        message = _read_with_long_integers(data)
-        if not isinstance(message, dict) or message.get("id") is _TOO_LONG:  # no id to answer under
-            return None
-        cleaned = _no_surrogates(message, 0)  # the id and the tool's name as they are answered
-        return _refused_call(cleaned if cleaned is not None else message,
-                             "an argument holds an integer of more digits than any tool takes; nothing written")
-    except RecursionError:  # deeper than Python's parser goes: read it with the deep part cut, for its id
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
-        shallow = _shallow(text) if isinstance(text, str) else None
         try:
-            message = None if shallow is None else json.loads(shallow)
-        except (ValueError, RecursionError):
+            message, deep = _parsed(data, long_integers=True)
+        except ValueError:
             return None
-        deep = True
-    except TypeError:
-        return None
+        cleaned = None if deep else _no_surrogates(message, 0)  # the id and the tool's name as they are answered
+        return _answer(cleaned if cleaned is not None else message,
+                       "an argument holds an integer of more digits than any tool takes; nothing written")
     if not isinstance(message, dict):
         return None
     cleaned = None if deep else _no_surrogates(message, 0)
     if cleaned is None:  # nested past what anyone sends: only a call can be answered, and only by its id
-        return _refused_call(message, f"the request is nested more than {DEPTH} levels deep; nothing written")
+        return _answer(message, f"the request is nested more than {DEPTH} levels deep; nothing written")
     return json.dumps(cleaned, ensure_ascii=False)
 
 
-#: What `readable_again` reads an integer too long for Python as (a marker no JSON value decodes to).
+#: What `_parsed` reads an integer too long for Python as (a marker no JSON value decodes to).
 _TOO_LONG = "\ufffe too long an integer"
 
 
-def _read_with_long_integers(data: Any) -> Any:
-    """A line holding integers too long for Python, each read as _TOO_LONG (never a number, so never taken for an
-    id); nested past Python's parser, read with the deep part cut; None when it still cannot be read."""
+def _parsed(data: Any, *, long_integers: bool = False) -> tuple[Any, bool]:
+    """(the line's JSON value, whether its deep part was cut): nested past Python's parser (RecursionError), it is
+    read with everything deeper than DEPTH as `null`, for its id. `long_integers`: each integer too long for
+    Python read as _TOO_LONG (never a number, so never taken for an id). ValueError when it cannot be read."""
     def parse_int(digits: str) -> Any:
         return int(digits) if len(digits) <= 4000 else _TOO_LONG
 
+    options: dict[str, Any] = {"parse_int": parse_int} if long_integers else {}
     try:
-        return json.loads(data, parse_int=parse_int)
+        return json.loads(data, **options), False
     except RecursionError:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
         shallow = _shallow(text) if isinstance(text, str) else None
+        if shallow is None:
+            raise ValueError("unbalanced brackets") from None
         try:
-            return None if shallow is None else json.loads(shallow, parse_int=parse_int)
-        except (ValueError, RecursionError):
-            return None
-    except ValueError:
-        return None
-
-
-def _refused_call(message: Any, reason: str) -> str | None:
-    """A `tools/call` whose arguments say why it is refused, for the call's id (the tool answers it as an error of
-    one line); a request of another method as `answerable` makes it, saying `reason`; None without a usable id."""
-    if not isinstance(message, dict) or "id" not in message:
-        return None
-    if message.get("method") != "tools/call":
-        return answerable(json.dumps(message), reason)
-    params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
-                       "params": {"name": name[:200] if isinstance(name, str) else "", "arguments": {
-                           REFUSED: reason}}}, ensure_ascii=False)
+            return json.loads(shallow, **options), True
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+    except TypeError:
+        raise ValueError("no JSON text") from None
 
 
 #: Deeper than this, a request is refused rather than read again (the SDK refuses a few hundred levels).
 DEPTH = 200
 
 
-def answerable(line: str, reason: str | None = None) -> str | None:
-    """A request the SDK still cannot read (its params a list, say) as one it answers with an error for its id:
-    a `tools/call` whose arguments say what is wrong (a tool error), any other method as a method of that name
-    that does not exist (JSON-RPC's "Method not found", the reason in its data). None without a usable id."""
+def answerable(line: str) -> str | None:
+    """A request the SDK still cannot read once read again (its params a list, say), as `_answer` makes it."""
     message = json.loads(line)
-    request_id = message.get("id") if isinstance(message, dict) else None
-    method = message.get("method") if isinstance(message, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(method, str) or (
-            _TOO_LONG in method):
+    call = isinstance(message, dict) and message.get("method") == "tools/call"
+    return _answer(message, "the request's params are not a tool call (an object with the tool's name and its "
+                            "arguments as an object); nothing written" if call else
+                            "its params cannot be read: not an object of that method's shape")
+
+
+def _answer(message: Any, reason: str) -> str | None:
+    """A request the SDK cannot read, as one it answers with an error for its id: a `tools/call` whose arguments say
+    `reason` (the tool answers it as an error of one line), any other method as a method of that name that does not
+    exist (JSON-RPC's "Method not found", the reason in its data). None without a usable id or method."""
+    if not isinstance(message, dict):
         return None
-    if method == "tools/call":
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {
-            "name": name[:200] if isinstance(name, str) else "",
-            "arguments": {REFUSED: "the request's params are not a tool call (an object with the tool's name and its "
-                                   "arguments as an object); nothing written"}}}, ensure_ascii=False)
-    why = reason or "its params cannot be read: not an object of that method's shape"
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": f"{method[:100]} ({why})", "params": {}},
-                      ensure_ascii=False)
+    request_id, method = message.get("id"), message.get("method")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or request_id == _TOO_LONG:
+        return None
+    if not isinstance(method, str) or _TOO_LONG in method:
+        return None
+    if method != "tools/call":
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": f"{method[:100]} ({reason})", "params": {}},
+                          ensure_ascii=False)
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {
+        "name": name[:200] if isinstance(name, str) else "", "arguments": {REFUSED: reason}}}, ensure_ascii=False)
 
 
 def _shallow(text: str) -> str | None:
