@@ -77,10 +77,16 @@ Deliberately not caught (each would flag ordinary text): secrets in prose withou
 after ``:``, ``= `` or a flag (``password: supersecret``), passphrases with spaces, all-digit values, unquoted values
 past a ``, ; & ) ] }`` or backslash (the rest stays), quoted values holding a quote or a
 backslash, ``-pSECRET`` short flags, bare 40-character strings with no AWS key name
-(git SHAs look the same), keys of 65 characters or more.
+(git SHAs look the same), keys of 65 characters or more, and a token of fixed length
+(``AKIA...``, ``AIza...``, ``NRAK-...``) with a letter or digit glued to its end (its rule
+needs a boundary there, or it would take one from a longer word).
 
 Redaction replaces the whole match, except for the rules with a key or a URL around the
-value, where only the value goes: ``password=[REDACTED:password-assignment]``.
+value, where only the value goes: ``password=[REDACTED:password-assignment]``. A token rule
+(``aws-access-key-id`` to ``age-secret-key``) matches after anything but an ASCII letter or
+digit (``team-xoxb-...``, ``KEY_sk-ant-...``), and its redaction takes what is glued to the
+token's end (letters, digits, ``_``, ``-``, and ``.`` between them): a second token written
+with nothing between leaves nothing of its body.
 """
 
 from __future__ import annotations
@@ -99,7 +105,8 @@ __all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree
 # rule's group, so the regex engine skips a rule with one character test wherever its first
 # character cannot start it (a rule that opens with a lookbehind is tried in full at every
 # position, several times slower). Word-boundary lookbehinds are therefore written one
-# character wider: `(?<![A-Za-z0-9_]g)` after the `g` of `ghp_`.
+# character wider: `(?<![A-Za-z0-9]g)` after the `g` of `ghp_`. A token's shape may start after
+# anything but an ASCII letter or digit: `team-xoxb-...` and `KEY_sk-ant-...` hold a token too.
 
 # One character of an unquoted value: whitespace, quotes, backquote, separators, brackets
 # and backslash end it (escaped JSON: `...=hunter22\n` stops before the `\`).
@@ -141,12 +148,12 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     (
         "github-token",
         "g",
-        r"(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})",
+        r"(?<![A-Za-z0-9]g)(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})",
     ),
     (
         "gitlab-token",
         "g",
-        r"(?<![A-Za-z0-9_-]g)l(?:pat|dt|rt|ptt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}",
+        r"(?<![A-Za-z0-9]g)l(?:pat|dt|rt|ptt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}",
     ),
     (
         "slack-webhook",
@@ -157,31 +164,31 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     (
         "slack-token",
         "x",
-        r"(?<![A-Za-z0-9_-]x)(?:ox[abposre](?:\.xox[a-z])?|app)-[0-9]+-[A-Za-z0-9-]{8,}",
+        r"(?<![A-Za-z0-9]x)(?:ox[abposre](?:\.xox[a-z])?|app)-[0-9]+-[A-Za-z0-9-]{8,}",
     ),
-    ("anthropic-key", "s", r"(?<![A-Za-z0-9_-]s)k-ant-[A-Za-z0-9_-]{20,}"),
+    ("anthropic-key", "s", r"(?<![A-Za-z0-9]s)k-ant-[A-Za-z0-9_-]{20,}"),
     (
         "openai-key",
         "s",
-        r"(?<![A-Za-z0-9_-]s)k-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
+        r"(?<![A-Za-z0-9]s)k-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})",
     ),
     (
         "stripe-key",
         "[srw]",
-        r"(?<![A-Za-z0-9_].)(?:(?<=[sr])k_(?:live|test)_[A-Za-z0-9]{16,}"
+        r"(?<![A-Za-z0-9].)(?:(?<=[sr])k_(?:live|test)_[A-Za-z0-9]{16,}"
         r"|(?<=w)hsec_[A-Za-z0-9]{24,})",
     ),
-    ("google-api-key", "A", r"(?<![A-Za-z0-9_-]A)Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
-    ("npm-token", "n", r"(?<![A-Za-z0-9_]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    ("pypi-token", "p", r"(?<![A-Za-z0-9_-]p)ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
-    ("huggingface-token", "h", r"(?<![A-Za-z0-9_]h)f_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
-    ("jwt", "e", r"(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("google-api-key", "A", r"(?<![A-Za-z0-9]A)Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+    ("npm-token", "n", r"(?<![A-Za-z0-9]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("pypi-token", "p", r"(?<![A-Za-z0-9]p)ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    ("huggingface-token", "h", r"(?<![A-Za-z0-9]h)f_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
+    ("jwt", "e", r"(?<![A-Za-z0-9]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     # AI model and agent-tool APIs: OpenRouter, Groq, xAI, Perplexity, Replicate, Tavily, LangSmith, Pinecone,
     # Firecrawl, E2B, Amazon Bedrock (long-lived).
     (
         "ai-api-key",
         "[sgxprtlfeA]",
-        r"(?<![A-Za-z0-9_-].)(?:(?<=s)k-or-v[0-9]+-[A-Fa-f0-9]{32,}|(?<=g)sk_[A-Za-z0-9]{32,}"
+        r"(?<![A-Za-z0-9].)(?:(?<=s)k-or-v[0-9]+-[A-Fa-f0-9]{32,}|(?<=g)sk_[A-Za-z0-9]{32,}"
         r"|(?<=x)ai-[A-Za-z0-9]{60,}|(?<=p)(?:plx-[A-Za-z0-9]{40,}|csk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,})"
         r"|(?<=r)8_[A-Za-z0-9]{32,}|(?<=t)vly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"
         r"|(?<=l)sv2_(?:pt|sk)_[A-Fa-f0-9]{32}_[A-Fa-f0-9]{10}|(?<=f)c-[a-f0-9]{32}|(?<=e)2b_[a-f0-9]{40}"
@@ -193,7 +200,7 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     (
         "cloud-token",
         "[dhspHfgNnQ]",
-        r"(?<![A-Za-z0-9_-].)(?:(?<=d)(?:o[opr]_v1_[A-Fa-f0-9]{64}|p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}"
+        r"(?<![A-Za-z0-9].)(?:(?<=d)(?:o[opr]_v1_[A-Fa-f0-9]{64}|p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}"
         r"|api[a-f0-9]{32}(?:-[0-9])?|ckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}|t0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})"
         r"|(?<=h)v[sbr]\.[A-Za-z0-9_-]{90,}"
         r"|(?<=s)(?:bp_[A-Fa-f0-9]{40}|b_secret_[A-Za-z0-9_-]{24,}|ntry(?:u_[A-Fa-f0-9]{64}|s_eyJ[A-Za-z0-9+/=_]{40,})"
@@ -211,14 +218,14 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     (
         "saas-token",
         "[lnsPSAGyr]",
-        r"(?<![A-Za-z0-9_-].)(?:(?<=l)in_(?:api|oauth)_[A-Za-z0-9]{40,}|(?<=n)tn_[A-Za-z0-9]{40,}"
+        r"(?<![A-Za-z0-9].)(?:(?<=l)in_(?:api|oauth)_[A-Za-z0-9]{40,}|(?<=n)tn_[A-Za-z0-9]{40,}"
         r"|(?<=s)(?:ecret_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{43}|hp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}|q0(?:atp|csp)-[A-Za-z0-9_-]{22,})"
         r"|(?<=P)MAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|(?<=S)G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
         r"|(?<=A)T(?:(?:ATT|CTT)3[A-Za-z0-9_=-]{150,}|BB[A-Za-z0-9]{32})"
         r"|(?<=G)OCSPX-[A-Za-z0-9_-]{24,}|(?<=y)a29\.[A-Za-z0-9_-]{30,}|(?<=r)ubygems_[a-f0-9]{48})"
         r"(?![A-Za-z0-9])"
     ),
-    ("age-secret-key", "A", r"(?<![A-Za-z0-9_-]A)GE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("age-secret-key", "A", r"(?<![A-Za-z0-9]A)GE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
 )
 
 _PRIVATE_KEY_BLOCK = (
@@ -404,7 +411,7 @@ def might_hold_secret(text: str) -> bool:
 
 
 def _key_opening(text: str) -> bool:
-    """Whether `sk-` appears where a key rule can start: no ASCII letter, digit, `_` or `-` before it.
+    """Whether `sk-` appears where a key rule can start: no ASCII letter or digit before it.
 
     The `sk-` rules look behind for exactly that (they are case-sensitive), so a task id
     such as `task-1f2e` or a word such as `desk-` never costs the pattern's compilation.
@@ -412,7 +419,7 @@ def _key_opening(text: str) -> bool:
     start = text.find("sk-")
     while start >= 0:
         before = text[start - 1] if start else " "
-        if not (before.isascii() and (before.isalnum() or before in "_-")):
+        if not (before.isascii() and before.isalnum()):
             return True
         start = text.find("sk-", start + 1)
     return False
@@ -426,6 +433,8 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _TOKEN_NAMES = frozenset(name for name, _, _ in _TOKEN_RULES)
 _MAX_ROUNDS = 64
+#: What is glued to a token's end and goes with it (another token's body, dotted parts included: `ya29.`, `hvs.`).
+_GLUED = re.compile(r"[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
 
 
 def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
@@ -493,15 +502,36 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     if not rules:
         return text, ()
 
-    def replace(match: re.Match[str]) -> str:
-        rule, span = _rule_of(match)
-        if rule not in applied:
-            applied.append(rule)
-        marker = f"[REDACTED:{rule}]"
-        if span is None:
-            return marker
-        whole, offset = match.group(0), match.start()
-        return whole[: span[0] - offset] + marker + whole[span[1] - offset :]
+    def redacted_once(pattern: re.Pattern[str], text: str) -> str:
+        parts: list[str] = []
+        done = 0  # text[:done] is in parts
+        match = pattern.search(text)
+        while match is not None:
+            rule, span = _rule_of(match)
+            if rule not in applied:
+                applied.append(rule)
+            marker = f"[REDACTED:{rule}]"
+            start, end = span if span is not None else match.span()
+            following = pattern.search(text, max(match.end(), match.start() + 1))
+            if span is None and rule in _TOKEN_NAMES:
+                # a token's rule stops where its alphabet does (`ghp_` at `-`, `xoxb-` at `_`): a second token
+                # glued on would leave its body (`ghp_...xoxb-1-SECRET` kept `-1-SECRET`), so what is glued on
+                # goes too, up to a token of its own (`AKIA...-ghp_...` and `AKIA...ghp_...` stay two)
+                tail = _GLUED.match(text, end)  # always matches (it may be empty)
+                glued = end if tail is None else tail.end()
+                if glued > end:  # up to a token of its own there, which the next round finds after this marker
+                    inner = pattern.search(" " + text[end:glued])
+                    stop = glued if inner is None else end + inner.start() - 1
+                    if text[end:stop].strip("_-"):
+                        end = stop
+                        if following is not None and following.start() < end:
+                            following = pattern.search(text, end)
+            parts.append(text[done:start])
+            parts.append(marker)
+            done = end
+            match = following
+        parts.append(text[done:])
+        return "".join(parts)
 
     # A replacement can expose a neighbour that a lookbehind or lookahead hid (`AKIA...ghp_...`
     # with nothing between), so repeat until nothing matches; every round shrinks the
@@ -509,7 +539,7 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     # A marker can bring words of other rules (`[REDACTED:github-token]` holds `token`): each round
     # takes the rules of the text it scans.
     for _ in range(_MAX_ROUNDS):
-        redacted = _pattern(rules).sub(replace, text)
+        redacted = redacted_once(_pattern(rules), text)
         if redacted == text:
             break
         text = redacted

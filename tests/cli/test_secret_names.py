@@ -145,3 +145,16 @@ def test_resume_bundle_names_every_id_it_leaves_out(project: Path, tmp_path: Pat
         assert ("not recorded" in result.stderr) == bool(record)
         assert shown_anywhere(TOKENS[0], [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
         assert shown_anywhere(TOKENS[1], [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize(("args", "code"), [("queue team-{T} --agent amy", 4), ("inbox t1 --agent amy_{T}", 4),
+                                            ("role claim t1 r1 --agent amy --ttl ttl-{T}", 2)])
+def test_a_token_glued_to_a_name_by_a_hyphen_or_underscore_is_seen(project: Path, tmp_path: Path, args: str,
+                                                                    code: int, token: str) -> None:
+    """`team-xoxb-...` or `ttl-sk-ant-...`: the guard's rules took a token only after a non-word character, so
+    these were shown back (and a name recorded) as given."""
+    result = cli_process(*args.format(T=token).split(), cwd=project)
+    assert result.returncode == code, result.stderr
+    assert "[REDACTED" in result.stderr or "looks like a secret" in result.stderr, result.stderr
+    assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []

@@ -719,6 +719,33 @@ def test_adjacent_secrets_are_all_redacted() -> None:
     assert find_secret(out) is None
 
 
+_TOKEN_CASES = tuple(case for case in POSITIVES
+                     if case.rule in guard._TOKEN_NAMES and find_secret(case.secret) == case.rule)
+
+
+@pytest.mark.parametrize("prefix", ["team-", "ttl-", "KEY_", "-", "_", "a-b_", "x.y-"])
+def test_a_token_after_a_hyphen_or_an_underscore_is_caught(prefix: str) -> None:
+    """A name glued to a token by `-` or `_` (`team-xoxb-...`, `KEY_sk-ant-...`) hides none of it: every token
+    rule's samples are reported under their rule and redacted whole, the prefix kept."""
+    assert {case.rule for case in _TOKEN_CASES} == guard._TOKEN_NAMES  # a sample of every token rule
+    for case in _TOKEN_CASES:
+        text = prefix + case.secret
+        assert find_secret(text) == case.rule, case.id
+        assert redact_text(text) == (f"{prefix}[REDACTED:{case.rule}]", (case.rule,)), case.id
+
+
+@pytest.mark.parametrize("first", [GH_PAT, GH_FINE, GL_PAT, SLACK_BOT, ANTHROPIC, OPENAI_PROJ, OPENAI_LEGACY,
+                                   PYPI, HF, GROQ, VAULT, GOOGLE_ACCESS], ids=lambda text: text[:6])
+def test_a_token_glued_to_the_end_of_another_leaves_nothing_of_either(first: str) -> None:
+    """A token written right after one whose rule takes any length (`ghp_...xoxb-1-...`: the first rule stops where
+    its alphabet does, in the second's body) leaves no part of the second's body behind."""
+    for case in _TOKEN_CASES:
+        out, rules = redact_text(first + case.secret)
+        assert find_secret(out) is None, (case.id, out)
+        assert first[-10:] not in out and case.secret[-10:] not in out, (case.id, out)
+        assert rules[0] == find_secret(first), case.id
+
+
 def test_rule_names_are_stable_kebab_case() -> None:
     """RULE_NAMES lists each rule once, in kebab-case."""
     assert len(set(RULE_NAMES)) == len(RULE_NAMES)
@@ -837,10 +864,12 @@ def test_plain_work_log_text_skips_the_pattern() -> None:
 
 
 def test_the_key_prefix_counts_only_where_a_key_can_start() -> None:
-    """`sk-` passes at the start, after a space, a quote or non-ASCII; never after a letter, digit, _ or -."""
-    for text in ("sk-abc", "key sk-abc", '"sk-abc', "=sk-abc", "\u212ask-abc", "\u00e9sk-abc", "task-1 sk-2"):
+    """`sk-` counts at the start, after a space, a quote, `_`, `-` or non-ASCII; never after an ASCII letter or
+    digit (`task-1`, `desk-`)."""
+    for text in ("sk-abc", "key sk-abc", '"sk-abc', "=sk-abc", "\u212ask-abc", "\u00e9sk-abc", "task-1 sk-2",
+                 "_sk-abc", "-sk-abc", "team-sk-abc"):
         assert guard.might_hold_secret(text), text
-    for text in ("task-1", "Xsk-abc", "9sk-abc", "_sk-abc", "-sk-abc", "SK-abc"):
+    for text in ("task-1", "Xsk-abc", "9sk-abc", "SK-abc", "desk-abc"):
         assert not guard.might_hold_secret(text), text
 
 
