@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import orjson
 
-from continuity.core.errors import TransferRefused, UsageError
+from continuity.core.errors import EventConflict, TransferRefused, UsageError
 from continuity.core.fsio import ensure_folder, write_atomic
 from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_REL
 from continuity.core.store import Store
@@ -41,6 +41,7 @@ from continuity.sync.settings import branch_of, remote_of
 from continuity.workstreams.membership import member_repository
 from events import osfs
 from events.errors import WriteFailed
+from events.problems import quoted
 
 if TYPE_CHECKING:
     from projections.workstreams import WorkstreamsState
@@ -128,19 +129,41 @@ def _record(store: Store, repo: Repo, branch: str, held_by: str | None = None) -
         syncer.close()
 
 
-def check_tracked(repo: Repo, tip: str) -> int:
+class Tracked(msgspec.Struct):
+    """What the checked history holds: how many event files, and the projects they name."""
+
+    events: int
+    projects: set[str]
+
+
+def _unfit_path(path: str) -> bool:
+    """Whether a path on the branch is none the branch's writers make: `events/<day>/<event of that day>`, or the
+    note a merge's tree holds (`events/README`). Anything else (`.git/config`, `..`, another root entry) would be
+    carried to every clone the transfer reaches."""
+    from continuity.sync.tree import EVENTS, MERGE_NOTE, is_day
+    from events import names
+
+    parts = path.split("/")
+    if parts == [EVENTS, MERGE_NOTE]:
+        return False
+    return not (len(parts) == 3 and parts[0] == EVENTS and is_day(parts[1]) and names.parse_name(parts[2]) is not None
+                and names.shard_of(parts[2]) == parts[1])
+
+
+def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
     """Refuse the first file in the branch's history (the bundle carries all of it: under `delta` the tip's tree
-    holds only what its commit adds) that is not a regular UTF-8 file free of secret-like material, or is bigger
-    than any event can be (read no further: a teammate's huge file must not fill this clone's memory); the
-    number of event files in that history.
+    holds only what its commit adds) that is not a regular UTF-8 file free of secret-like material at a path the
+    branch's writers make, or is bigger than any event can be (read no further: a teammate's huge file must not
+    fill this clone's memory); the event files in that history.
 
     Every file each commit adds or changes, from git's raw log (merges against each parent), each blob once.
+    `action`: `export`, or `import` (a transfer's history, checked as its export would: a hand-made bundle must
+    not bring in what no export here would carry on, to be pushed at the reconnect).
     """
+    from continuity.core.text import one_line, shortened
     from continuity.sync.objects import ObjectReader
-    from continuity.sync.tree import EVENTS, is_day
-    from events import names
     from events.durable import READ_LIMIT
-    from events.guard import find_secret
+    from events.guard import find_secret, redact_text
 
     listing = repo.run("log", "--format=", "--raw", "-r", "-z", "--no-abbrev", "--no-renames", "--root", "-m",
                        "--diff-filter=AMT", tip)
@@ -148,6 +171,7 @@ def check_tracked(repo: Repo, tip: str) -> int:
     reader = ObjectReader(repo)
     checked: set[tuple[str, str]] = set()
     events: set[str] = set()
+    projects: set[str] = set()
     try:
         for meta, raw_path in zip(fields[0::2], fields[1::2], strict=False):
             parts = meta.decode(errors="replace").lstrip("\n:").split(" ")
@@ -157,27 +181,40 @@ def check_tracked(repo: Repo, tip: str) -> int:
             if (sha, path) in checked:
                 continue
             checked.add((sha, path))
+            shown = shortened(one_line(redact_text(path)[0]), 200)  # a hand-made tree's name: any bytes
             if mode != "100644":
-                raise _refuse("export", f"unsupported file in tracked context (mode {mode}): {path}")
+                raise _refuse(action, f"unsupported file in tracked context (mode {mode}): {shown}")
+            if _unfit_path(path):
+                raise _refuse(action, f"unsupported path in tracked context: {shown}")
             kind, data = reader.read_bounded(sha, READ_LIMIT)
             if kind != "blob":
-                raise _refuse("export", f"unsupported file in tracked context ({kind}): {path}")
+                raise _refuse(action, f"unsupported file in tracked context ({kind}): {shown}")
             if data is None:
-                raise _refuse("export", f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
-                              f"{path}")
+                raise _refuse(action, f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
+                              f"{shown}")
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
-                raise _refuse("export", f"tracked context file is not UTF-8 text: {path}") from None
+                raise _refuse(action, f"tracked context file is not UTF-8 text: {shown}") from None
             if find_secret(text) is not None:
-                raise _refuse("export", f"refused secret-like material in tracked file: {path}")
-            folder, _, rest = path.partition("/")
-            day, _, name = rest.partition("/")
-            if folder == EVENTS and is_day(day) and names.parse_name(name) is not None:
+                raise _refuse(action, f"refused secret-like material in tracked file: {shown}")
+            if not path.endswith("/README"):
                 events.add(path)
+                project = _project_of(data)
+                if project is not None:
+                    projects.add(project)
     finally:
         reader.close()
-    return len(events)
+    return Tracked(len(events), projects)
+
+
+def _project_of(data: bytes) -> str | None:
+    """The `project` an event file names (None when it names none readable)."""
+    try:
+        project = orjson.loads(data).get("project")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return project if isinstance(project, str) else None
 
 
 def _cursor(state: WorkstreamsState) -> dict[str, Any] | None:
@@ -232,7 +269,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         tip = _record(store, repo, branch)
         if tip is None:
             raise UsageError("nothing to export: the store has no events")
-        count = check_tracked(repo, tip)
+        count = check_tracked(repo, tip).events
         root = os.path.realpath(store.root)  # the root may be reached through the user's own link
         folder = os.path.abspath(out) if out else os.path.join(root, *TRANSFER_REL.split("/"))
         if out is None:  # inside the project: a link planted on the way (.ai-bridge -> elsewhere) is refused
@@ -351,21 +388,37 @@ def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: s
     return False
 
 
-def _precheck_new_store(repo: Repo, bundle: str, branch: str, head: str) -> None:
-    """Before a store is made for the import: fetch the bundle and check its HEAD against the branch here, so
-    every refusal comes while the folder is as it was (the checks run again under the store's lock)."""
+def _precheck_new_store(repo: Repo, bundle: str, manifest: Manifest) -> None:
+    """Before a store is made for the import: fetch the bundle, check its HEAD against the branch here and its
+    history as an export checks it, so every refusal comes while the folder is as it was (the HEAD's checks run
+    again under the store's lock). The store takes the manifest's project: its events must name it."""
     ref = None
     try:
         with files.flocked(os.path.join(repo.common_dir, files.REPOSITORY_LOCK)):
-            ref = _fetch_bundle(repo, bundle, branch)
+            ref = _fetch_bundle(repo, bundle, manifest.branch)
             reader = ObjectReader(repo)
             try:
-                _check_head(repo, reader, branch, head, repo.rev(f"refs/heads/{branch}"))
+                _check_head(repo, reader, manifest.branch, manifest.head, repo.rev(f"refs/heads/{manifest.branch}"))
             finally:
                 reader.close()
+            tracked = _checked_transfer(repo, manifest)
+            if tracked.events and manifest.project not in tracked.projects:
+                named = ", ".join(quoted(name, 64) for name in sorted(tracked.projects)[:3]) or "none readable"
+                raise _refuse("import", f"the transfer's events are of another project than its manifest's "
+                              f"{quoted(manifest.project, 64)} (they name {named}); nothing changed.")
     finally:
         if ref is not None:
             repo.try_run("update-ref", "-d", ref)
+
+
+def _checked_transfer(repo: Repo, manifest: Manifest) -> Tracked:
+    """The transfer's history (fetched) checked as its export would be, and its event count against the
+    manifest's."""
+    tracked = check_tracked(repo, manifest.head, "import")
+    if tracked.events != manifest.events:
+        raise _refuse("import", f"the manifest counts {manifest.events} event(s), the bundle's history holds "
+                      f"{tracked.events}; nothing changed.")
+    return tracked
 
 
 def undo_new_store(root: str, store_path: str) -> Callable[[], None]:
@@ -441,13 +494,14 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
     if f"refs/heads/{manifest.branch}" not in heads or heads[heads.index(f"refs/heads/{manifest.branch}") - 1] \
             != manifest.head:
         raise _refuse("import", "the bundle's context HEAD does not match the manifest.")
-    refuse_checked_out(repo, manifest.branch)  # another branch is refused below
     branch = branch_of(existing or Store(root))  # a new store's: the default
-    if branch != manifest.branch:
-        raise _refuse("import", f"transfer branch {manifest.branch!r} is not this store's branch {branch!r}.")
+    if branch != manifest.branch:  # before asking to switch a work tree off the branch the manifest names
+        raise _refuse("import", f"transfer branch {quoted(manifest.branch, 64)} is not this store's branch "
+                      f"{branch!r}.")
+    refuse_checked_out(repo, branch)
     undo = None
     if existing is None:
-        _precheck_new_store(repo, bundle, branch, manifest.head)
+        _precheck_new_store(repo, bundle, manifest)
         undo = undo_new_store(root, Store(root).path)
     try:
         store = existing or init_store(root, project=manifest.project, language=None, adopt=False)[0]
@@ -462,6 +516,8 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
                     _check_head(repo, reader, branch, manifest.head, before)
                 finally:
                     reader.close()
+                if existing is not None:  # a new store's was checked before it was made
+                    _checked_transfer(repo, manifest)
                 tip = _record(store, repo, branch, held_by=manifest.head)
                 syncer = Syncer(store, repo, branch, remote_of(store), None)
                 try:
@@ -469,7 +525,11 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
                     if _check_head(repo, syncer.reader, branch, manifest.head, tip, recorded=tip != before):
                         added = 0  # the branch already holds the transfer
                     else:
-                        added = syncer.restore(manifest.head, kept=undo is None)  # a new store goes on refusal
+                        try:
+                            added = syncer.restore(manifest.head, kept=undo is None)  # a new store goes on refusal
+                        except EventConflict as error:  # a file that is not the event its name says: refused
+                            raise _refuse("import", str(error).replace(" on the remote ", " in the transfer ").replace(
+                                files.REFUSED, "nothing changed")) from None
                         if tip != manifest.head:
                             repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
                             undo = None  # the branch holds the transfer: its events stay with it

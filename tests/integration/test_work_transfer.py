@@ -335,7 +335,8 @@ def test_export_refuses_a_file_bigger_than_any_event_unread(tmp_path: Path) -> N
     git(world.a, "update-ref", "refs/heads/continuity", git(world.a, "commit-tree", root, "-p", "continuity",
                                                              "-m", "big").strip())
     code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(world.a))
-    assert code == EXIT_INVARIANT and out["message"].endswith("bigger than any event (1 MiB): notes.txt"), out
+    # a file where the branch's writers put none is refused by its path, before it is read
+    assert code == EXIT_INVARIANT and out["message"].endswith("unsupported path in tracked context: notes.txt"), out
     assert not (tmp_path / "t" / "context.bundle").exists()
 
 
@@ -522,7 +523,9 @@ def _an_event_unlike_its_name(world: World, folder: Path, c: Path, *, last: bool
     run("read-tree", head)
     run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path[:-len('.json') - 12]}{'0' * 12}.json")
     git(world.a, "update-ref", "refs/heads/continuity", run("commit-tree", run("write-tree"), "-p", head, "-m", "x"))
-    _rebundle(folder, world.a, "refs/heads/continuity")
+    held = {path for path in git(world.a, "log", "--format=", "--name-only", "--root", "-m", "continuity").split()
+            if path.startswith("events/") and not path.endswith("/README")}
+    _rebundle(folder, world.a, "refs/heads/continuity", events=len(held))  # the manifest counts the copy too
 
 
 @pytest.mark.parametrize(("make", "code", "fragment"), [
@@ -531,7 +534,7 @@ def _an_event_unlike_its_name(world: World, folder: Path, c: Path, *, last: bool
     (_another_branch, EXIT_INVARIANT, "transfer branch 'ctx' is not this store's branch 'continuity'"),
     (_a_branch_of_code, EXIT_INVARIANT, "it is not a continuity branch"),
     (_a_diverged_branch_here, EXIT_INVARIANT, "conflicts with the existing context cache HEAD"),
-    (_an_event_unlike_its_name, EXIT_INTEGRITY, "does not match the hash in its name"),
+    (_an_event_unlike_its_name, EXIT_INVARIANT, "does not match the hash in its name"),
 ], ids=lambda value: value.__name__.strip("_") if callable(value) else None)
 def test_a_refused_import_leaves_a_folder_without_a_store_as_it_was(
         exported: tuple[World, Path], make: object, code: int, fragment: str) -> None:
@@ -630,15 +633,16 @@ def test_into_a_new_folder_a_later_batch_refused_leaves_nothing_and_says_so(
     before = folder_state(c)
     monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
     code, out = cli("work", "import", str(folder), "--root", str(c))
-    assert code == EXIT_INTEGRITY, out
-    assert "changed nothing" in out["message"] and "are kept" not in out["message"]
+    assert code == EXIT_INVARIANT, out  # a refused transfer (it was exit 1, sync's word for a tampered remote)
+    assert out["message"].startswith("Refused import: ") and " in the transfer " in out["message"]
+    assert "nothing changed" in out["message"] and "are kept" not in out["message"]
     assert folder_state(c) == before
 
 
 def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
         exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A history restored in batches (RESTORE_BATCH events at a time; 1 here) whose last day holds an event unlike
-    its name: the events of the batches before it were checked and written, so the refusal (exit 13) says so
+    its name: the events of the batches before it were checked and written, so the refusal (exit 12) says so
     instead of "changed nothing"; the branch does not take the transfer, no marker is written."""
     from continuity.core.store import now_us
     from continuity.sync import engine
@@ -656,7 +660,7 @@ def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
     before = set(event_names(c))
     monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
     code, out = cli("work", "import", str(folder), "--root", str(c))
-    assert code == EXIT_INTEGRITY, out
+    assert code == EXIT_INVARIANT, out
     written = set(event_names(c)) - before
     assert written and "does not match the hash in its name" in out["message"]
     assert f"the {len(written):,} events written before it (each checked against its name) are kept" in out["message"]
@@ -838,3 +842,118 @@ def test_clone_store_counts_the_event_files_that_came_a_kind_it_does_not_know_in
         out = capsys.readouterr().out
     assert out.startswith(f"cloned {len(event_names(world.a))} events from origin/continuity into "), out
     assert event_names(c) == event_names(world.a)
+
+
+def _planted(world: World, folder: Path, path: str | None, data: bytes, **manifest: object) -> str:
+    """world.a's branch gains a file (at `path`, else at an event name of its first event's day), rebundled into
+    the transfer with the manifest counting what its export would; the path."""
+    head = git(world.a, "rev-parse", "continuity").strip()
+    first = next(line.split("\t")[1] for line in git(world.a, "ls-tree", "-r", head).splitlines()
+                 if line.split("\t")[1].startswith("events/"))
+    path = path or f"{first[:-len('.json') - 12]}{'0' * 12}.json"
+    blob = subprocess.run(["git", "-C", str(world.a), "hash-object", "-w", "--stdin"], input=data,
+                          capture_output=True, check=True).stdout.decode().strip()
+
+    def tree(listing: str) -> str:  # mktree checks no name (update-index refuses `.git` and `..`)
+        return subprocess.run(["git", "-C", str(world.a), "mktree"], input=listing.encode(), capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    def planted(tree_id: str | None, parts: list[str]) -> str:  # the tree with the blob at parts, made as it goes
+        listing = git(world.a, "ls-tree", tree_id) if tree_id else ""
+        entries = {line.split("\t", 1)[1]: line for line in listing.splitlines()}
+        name = parts[0]
+        if len(parts) == 1:
+            entries[name] = f"100644 blob {blob}\t{name}"
+        else:
+            below = entries.get(name)
+            inner = planted(below.split()[2] if below and below.split()[1] == "tree" else None, parts[1:])
+            entries[name] = f"040000 tree {inner}\t{name}"
+        return tree("".join(line + "\n" for line in entries.values()))
+
+    root = planted(git(world.a, "rev-parse", f"{head}^{{tree}}").strip(), path.split("/"))
+    commit = git(world.a, "commit-tree", root, "-p", head, "-m", "x").strip()
+    git(world.a, "update-ref", "refs/heads/continuity", commit)
+    counted = json.loads((folder / "manifest.json").read_text())["events"]
+    _rebundle(folder, world.a, "refs/heads/continuity", **{"events": counted + 1, **manifest})
+    return path
+
+
+TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8L9z0"
+
+
+@pytest.mark.parametrize(("path", "data", "fragment"), [
+    (None, json.dumps({"project": "demo", "message": f"deploy with {TOKEN}"}).encode(),
+     "refused secret-like material in tracked file: events/"),
+    (None, b'{"project": "demo", "message": "\xff\xfe"}', "tracked context file is not UTF-8 text: events/"),
+    (".git/config", b"[core]\n\tfsmonitor = touch /tmp/pwned\n", "unsupported path in tracked context: .git/config"),
+    ("events/README/x", b"note", "unsupported path in tracked context: events/README/x"),
+    ("events/20261205/..", b"x", "unsupported path in tracked context: events/20261205/.."),
+], ids=["secret", "not-utf8", "dot-git", "under-readme", "dot-dot"])
+@pytest.mark.parametrize("with_store", [False, True])
+def test_import_refuses_what_an_export_would_refuse(exported: tuple[World, Path], path: str | None, data: bytes,
+                                                    fragment: str, with_store: bool) -> None:
+    """A hand-made transfer with a secret, a file that is not UTF-8 text, or a path no writer makes (`.git/config`)
+    was imported (exit 0), after which every export refused and the reconnect pushed it to the team's remote. It
+    is refused now as its export would be (exit 12), nothing changed: no store made, no event, no branch."""
+    world, folder = exported
+    _planted(world, folder, path, data)
+    c = offline_clone(world, "c")
+    if with_store:
+        assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
+    before = folder_state(c)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert out["message"].startswith("Refused import: ") and fragment in out["message"], out
+    assert TOKEN not in json.dumps(out)
+    after = folder_state(c)
+    after["files"].pop(".agent/runtime-continuity/local/sync.lock", None)  # the lock the import held
+    assert after == before and git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
+
+
+def test_export_refuses_a_path_no_writer_makes(exported: tuple[World, Path], tmp_path: Path) -> None:
+    """`.git/config` on the branch (a hand-made commit a sync brought in) was exported and carried on."""
+    world, folder = exported
+    _planted(world, folder, ".git/config", b"[core]\n")
+    code, out = cli("work", "export", "--out", str(tmp_path / "again"), "--root", str(world.a))
+    assert code == EXIT_INVARIANT and out["message"].endswith("unsupported path in tracked context: .git/config")
+    assert not (tmp_path / "again" / "context.bundle").exists()
+
+
+@pytest.mark.parametrize("change", [{"events": -99}, {"events": 1}, {"events": 10**6}])
+def test_import_refuses_a_manifest_that_miscounts_the_events(exported: tuple[World, Path],
+                                                             change: dict[str, int]) -> None:
+    world, folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, **change}))
+    c = offline_clone(world, "c")
+    before = folder_state(c)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT and f"the manifest counts {change['events']} event(s)" in out["message"], out
+    assert folder_state(c) == before
+
+
+def test_import_into_a_new_folder_refuses_a_manifest_naming_another_project(exported: tuple[World, Path]) -> None:
+    """The store an import makes takes the manifest's project: one naming none of its events' made a store whose
+    every view was empty (`resume-bundle`: 0 events; the workstream gone), exit 0."""
+    world, folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "project": "evil", "repository": None}))
+    c = offline_clone(world, "c")
+    before = folder_state(c)
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert "the transfer's events are of another project than its manifest's 'evil' (they name 'demo')" in \
+        out["message"], out
+    assert folder_state(c) == before
+
+
+def test_import_naming_the_checked_out_branch_is_a_refused_transfer(exported: tuple[World, Path]) -> None:
+    """A manifest naming `main` (checked out here) was told to switch the user's work tree off it (exit 2): the
+    branch is not this store's, which is what is refused (exit 12)."""
+    world, folder = exported
+    _rebundle(folder, world.a, "refs/heads/main", branch="main")
+    c = offline_clone(world, "c")
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == EXIT_INVARIANT, out
+    assert "transfer branch 'main' is not this store's branch 'continuity'" in out["message"]
+    assert "switch" not in out["message"]
