@@ -85,8 +85,9 @@ Redaction replaces the whole match, except for the rules with a key or a URL aro
 value, where only the value goes: ``password=[REDACTED:password-assignment]``. A token rule
 (``aws-access-key-id`` to ``age-secret-key``) matches after anything but an ASCII letter or
 digit (``team-xoxb-...``, ``KEY_sk-ant-...``), and its redaction takes what is glued to the
-token's end (letters, digits, ``_``, ``-``, and ``.`` between them): a second token written
-with nothing between leaves nothing of its body.
+token's end (letters, digits, ``_``, ``-``, and parts after a ``.`` of 8 characters or
+more, not a file's extension): a second token written with nothing between leaves nothing
+of its body.
 """
 
 from __future__ import annotations
@@ -433,8 +434,10 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _TOKEN_NAMES = frozenset(name for name, _, _ in _TOKEN_RULES)
 _MAX_ROUNDS = 64
-#: What is glued to a token's end and goes with it (another token's body, dotted parts included: `ya29.`, `hvs.`).
-_GLUED = re.compile(r"[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+#: What is glued to a token's end and goes with it: another token's body, with its dotted parts (`ya29.`, `hvs.`,
+#: `dp.st.prd.`, a JWT's), but not a file's extension (`notes/<token>.md` keeps `.md`, `.tar.gz` too: dotted parts
+#: go only up to one of 8 characters or more).
+_GLUED = re.compile(r"[A-Za-z0-9_-]*(?:(?:\.[A-Za-z0-9_-]{1,7})*\.[A-Za-z0-9_-]{8,})*")
 
 
 def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
