@@ -386,7 +386,18 @@ def parse_config(text: str) -> dict[str, Any]:
         raise UsageError("it is not valid JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise UsageError("it does not hold a JSON object")
+    from events.plain import nested_deeper_than
+
+    if nested_deeper_than(value, JSON_DEPTH):
+        raise UsageError(f"it is not valid JSON for install (nested too deeply: more than {JSON_DEPTH} levels)")
     return value
+
+
+#: The deepest settings install takes. Python's reader stops only at the interpreter's recursion limit, less the
+#: frames below it, and the writes and uninstall's comparison with the backups encode deeper in the stack: a file
+#: just within what the reader took was left without its bytes back, or crashed uninstall. Far below, every step
+#: takes what the first did.
+JSON_DEPTH = 256
 
 
 def _not_json(word: str) -> float:
