@@ -82,7 +82,8 @@ class UnknownEventType(EventUndecodable):
 
 
 class StoreUnsafe(ContinuityError):
-    """Raised when a folder the program reads or writes inside the store is a symlink or not a folder."""
+    """Raised when a folder the program reads or writes inside the store is a symlink or not a folder, or when a
+    file install or uninstall would write resolves inside the store (a symlink into it)."""
 
     exit_code = 6
 

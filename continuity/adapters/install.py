@@ -620,6 +620,37 @@ def refuse_dangling_link(path: Path) -> None:
         return
 
 
+def refuse_store_targets(changes: list[FileChange], root: Path) -> None:
+    """Refuse (StoreUnsafe) before any write a file that resolves inside a continuity store: a symlink (the file's,
+    or a folder's above it) into `.agent/runtime-continuity/`. Written through, an event file would no longer match
+    the hash in its name, and the append-only log would be broken."""
+    from continuity.core.store import STORE_PARTS, Store
+    from events.errors import StoreUnsafe
+
+    store = os.path.realpath(Store(root).path)
+    for change in changes:
+        real = os.path.realpath(change.path)
+        parts = Path(real).parts
+        in_a_store = any(parts[at:at + 2] == STORE_PARTS for at in range(len(parts)))
+        if in_a_store or real == store or real.startswith(store + os.sep):
+            raise StoreUnsafe(f"unsafe store: {change.path} resolves to {real}, inside the store; install and "
+                              "uninstall never write the store's files (remove the link); nothing changed")
+
+
+def shown(path: Path, base: Path) -> str:
+    """How the output names a file: with where it really is when a symlink takes it out of `base` (the project,
+    or the home folder for --scope user), so a link a repository holds cannot send a write elsewhere unseen."""
+    real = outside_target(path, base)
+    return str(path) if real is None else f"{path} (-> {real})"
+
+
+def outside_target(path: Path, base: Path) -> str | None:
+    """Where `path` really is, when symlinks take it out of `base`; None inside it."""
+    from continuity.core.fsio import project_file
+
+    return os.path.realpath(path) if project_file(str(base), str(path)) is None else None
+
+
 def plan_uninstall(harness: str, scope: str, root: Path, home: Path, *,
                    earlier: Earlier = _no_earlier) -> list[FileChange]:
     """The changes `uninstall` makes: our hooks and block taken out, old bytes back where nothing else changed."""

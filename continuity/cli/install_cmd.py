@@ -225,11 +225,13 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
                                        earlier=backups.earlier)
     else:
         changes = install.plan_uninstall(args.harness, args.scope, root, home, earlier=backups.earlier)
+    install.refuse_store_targets(changes, root)
     if not args.dry_run and any(change.changed and change.before is not None for change in changes):
         backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
     files, lines, saved_any = [], [], False
+    base = root if args.scope == "project" else home  # a file a symlink takes out of it is named with its target
     applied: list[install.FileChange] = []
     copies: list[Path] = []
     for change in changes:
@@ -249,9 +251,10 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
             copies.append(backup)
         saved_any = saved_any or backup is not None
         entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
-                                 "backup": None if backup is None else str(backup), "status": change.status}
+                                 "backup": None if backup is None else str(backup), "status": change.status,
+                                 "target": install.outside_target(change.path, base)}
         status = change.status if not args.dry_run or not change.changed else f"would be {change.status}"
-        line = f"{change.path}: {status}" + (f" (backup: {backup})" if backup else "")
+        line = f"{install.shown(change.path, base)}: {status}" + (f" (backup: {backup})" if backup else "")
         if args.dry_run:
             entry["diff"] = change.diff()
             lines.append(entry["diff"].rstrip("\n"))

@@ -46,8 +46,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
                        "or stdout took no more output (what was stored stays)",
-    EXIT_UNSAFE_STORE: ("unsafe store: the store or one of its folders is a symlink or not a folder, or the newest "
-                        "event was edited or deleted by hand (nothing written; the line says the way back)"),
+    EXIT_UNSAFE_STORE: ("unsafe store: the store or one of its folders is a symlink or not a folder, a file "
+                        "install or uninstall would write is a symlink into the store, or the newest event was "
+                        "edited or deleted by hand (nothing written; the line says the way back)"),
     EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream, work item or archive "
     "with that id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, "
     "a link out of the store, more than 4 MiB, not an archive)",

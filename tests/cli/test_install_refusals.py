@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -54,3 +55,59 @@ def test_the_deepest_settings_install_takes_uninstall_takes_too(proj: Path) -> N
         done = cli_process(action, "claude-code", cwd=proj)
         assert done.returncode == 0, (taken, done.stderr)
     assert settings.read_text() == nested(taken) and not (proj / "CLAUDE.md").exists()
+
+
+STORE = Path(".agent", "runtime-continuity")
+
+
+def files_under(folder: Path) -> dict[Path, bytes]:
+    """Every file below `folder` (links not followed) and its bytes."""
+    return {path: path.read_bytes() for path in folder.rglob("*") if path.is_file() and not path.is_symlink()}
+
+
+@pytest.mark.parametrize(("link", "into", "args"), [
+    (".claude/settings.json", "config.json", ("claude-code",)),
+    ("CLAUDE.md", "an event file", ("claude-code",)),
+    (".claude", "local", ("claude-code",)),
+    ("AGENTS.md", "an event file", ("codex",)),
+    (".ai/context/config.json", "config.json", ("ai-context", "--repository", "repo-a")),
+])
+def test_a_file_linked_into_the_store_is_refused(proj: Path, link: str, into: str, args: tuple[str, ...]) -> None:
+    """A settings or instructions file (or its folder) that is a symlink into the store: install and uninstall exit 6
+    with one line naming it, and write nothing (install appended its block to an event file, breaking the log).
+    Uninstall leaves the member config alone, so ai-context's is refused by install only."""
+    assert cli_process("init", "--project", "demo", cwd=proj).returncode == 0
+    assert cli_process("checkpoint", "-m", "first step", cwd=proj).returncode == 0
+    [event] = (proj / STORE / "events").rglob("*.json")
+    target = event if into == "an event file" else proj / STORE / into
+    (proj / link).parent.mkdir(parents=True, exist_ok=True)
+    (proj / link).symlink_to(target)
+    before = files_under(proj)
+    for action in ("install", "uninstall")[:1 if args[0] == "ai-context" else 2]:
+        done = cli_process(action, *args if action == "install" else args[:1], cwd=proj)
+        assert done.returncode == 6, done.stderr
+        assert done.stderr.count("\n") == 1 and str(proj / link) in done.stderr and "inside the store" in done.stderr
+        assert files_under(proj) == before
+    assert cli_process("verify", cwd=proj).returncode == 0
+
+
+def test_a_link_out_of_the_project_is_followed_and_named(proj: Path, tmp_path: Path) -> None:
+    """A settings file linked to a dotfiles folder outside the project is changed there, and the output line names
+    where it went (it named only the link, so a planted link sent the write elsewhere unseen)."""
+    target = tmp_path / "dotfiles" / "settings.json"
+    target.parent.mkdir()
+    target.write_text('{"model": "opus"}\n')
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").symlink_to(target)
+    (proj / "AGENTS.md").write_text("notes\n")
+    (proj / "CLAUDE.md").symlink_to("AGENTS.md")  # a link within the project needs no arrow
+    done = cli_process("install", "claude-code", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{proj / '.claude' / 'settings.json'} (-> {target}): updated (backup: ")
+    assert lines[1].startswith(f"{proj / 'CLAUDE.md'}: updated (backup: ")
+    assert "continuity hook claude-code" in target.read_text()
+    done = cli_process("uninstall", "claude-code", "--json", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    assert [entry["target"] for entry in json.loads(done.stdout)["files"]] == [str(target), None]
+    assert target.read_text() == '{"model": "opus"}\n'
