@@ -954,6 +954,8 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
     if not change.changed:
         return None
     saved = None
+    if change.before is not None and read_only(change.path):
+        raise WriteFailed(f"{change.path}: cannot write (read-only: no write permission)")
     if change.before is not None:
         try:
             mode, data = stat.S_IMODE(change.path.stat().st_mode), change.path.read_bytes()
@@ -977,6 +979,20 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
             backups.discard([saved])
         raise WriteFailed(f"{change.path}: cannot write ({error.strerror or error})") from None
     return saved
+
+
+def read_only(path: Path) -> bool:
+    """Whether a file is not to be written: no write bit for anyone (`chmod 444`), or one this user may not write.
+
+    The rename that replaces a file whole asks only the folder's permission, and root may write any file
+    (`os.access` says yes), so a file made read-only would be replaced as if it were not: the mode bits say
+    what its owner meant, for root too.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # gone, or a link to nothing: the write says what is wrong
+        return False
+    return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
 #: The folders install makes for a harness's settings (`.codex/hooks.json`, ...): removed with their last file.

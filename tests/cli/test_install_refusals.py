@@ -111,3 +111,23 @@ def test_a_link_out_of_the_project_is_followed_and_named(proj: Path, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert [entry["target"] for entry in json.loads(done.stdout)["files"]] == [str(target), None]
     assert target.read_text() == '{"model": "opus"}\n'
+
+
+@pytest.mark.parametrize("read_only", [".claude/settings.json", "CLAUDE.md"])
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_read_only_file_is_not_replaced(proj: Path, tmp_path: Path, read_only: str, action: str) -> None:
+    """A file made read-only (mode 0444) was replaced by the temp file's rename (the folder allows it, and root may
+    write anything): exit 5, one line, every file as it was (one written before it is put back), no copy kept."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus"}\n')
+    (proj / "CLAUDE.md").write_text("notes\n")
+    if action == "uninstall":
+        assert cli_process("install", "claude-code", cwd=proj).returncode == 0
+    (proj / read_only).chmod(0o444)
+    before, home = files_under(proj), files_under(tmp_path / "home")
+    done = cli_process(action, "claude-code", cwd=proj)
+    assert done.returncode == 5, done.stderr
+    assert done.stderr.count("\n") == 1 and f"{proj / read_only}: cannot write (read-only" in done.stderr
+    assert files_under(proj) == before and files_under(tmp_path / "home") == home
+    assert (proj / read_only).stat().st_mode & 0o777 == 0o444
