@@ -373,7 +373,7 @@ def parse_config(text: str) -> dict[str, Any]:
         raise UsageError("it starts with a byte order mark (U+FEFF), which JSON does not allow: save it as "
                          "UTF-8 without one")
     try:
-        value = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite, object_pairs_hook=_once_each)
     except ValueError as error:
         if "integer string conversion" in str(error):  # Python's guard against huge numbers; its advice is not ours
             raise UsageError("it is not valid JSON for install (a number with more than 4300 digits)") from None
@@ -398,6 +398,20 @@ def parse_config(text: str) -> dict[str, Any]:
 #: just within what the reader took was left without its bytes back, or crashed uninstall. Far below, every step
 #: takes what the first did.
 JSON_DEPTH = 256
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: of two equal keys a reader keeps one (Python the last), so
+    writing the file back would drop the other without a word."""
+    from events.problems import quoted
+
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise UsageError(f"it gives the key {quoted(key)} twice in one object (readers keep only one of them); "
+                             "keep one")
+        seen.add(key)
+    return dict(pairs)
 
 
 def _not_json(word: str) -> float:

@@ -131,3 +131,21 @@ def test_a_read_only_file_is_not_replaced(proj: Path, tmp_path: Path, read_only:
     assert done.stderr.count("\n") == 1 and f"{proj / read_only}: cannot write (read-only" in done.stderr
     assert files_under(proj) == before and files_under(tmp_path / "home") == home
     assert (proj / read_only).stat().st_mode & 0o777 == 0o444
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('{"hooks": {"Stop": []}, "model": "opus", "hooks": {"PreToolUse": []}}\n', "hooks"),
+    ('{"env": {"FOO": "1", "FOO": "2"}}\n', "FOO"),
+])
+def test_a_key_given_twice_is_refused(proj: Path, text: str, key: str) -> None:
+    """Two equal keys in one object: exit 2, one line naming the file and the key, nothing written (the first was
+    dropped without a word, say the user's own "hooks")."""
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(text)
+    for action in ("install", "uninstall"):
+        done = cli_process(action, "claude-code", cwd=proj)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and str(settings) in done.stderr and f"'{key}' twice" in done.stderr
+        assert settings.read_text() == text and sorted(path.name for path in proj.rglob("*")) == [".claude",
+                                                                                                 "settings.json"]
