@@ -3,9 +3,10 @@
 Writes `.ai/context/context.sh` and `.ai/context/context.ps1` (thin calls of `continuity work
 <action>` for start, status, checkpoint, audit, export, import, reconnect), a marked policy block
 in AGENTS.md (the eight rules seed 002 requires of a member), and with `--repository ID` the
-member config `.ai/context/config.json` ({schemaVersion 1, projectId, repositoryId}). So a member
-whose agents run `bash .ai/context/context.sh start` keeps working. A launcher that is not ours is
-refused unless --force; uninstall removes only what is ours.
+member config `.ai/context/config.json` ({schemaVersion 1, projectId, repositoryId}; in an existing
+one only repositoryId is set, its other keys kept). So a member whose agents run `bash
+.ai/context/context.sh start` keeps working. A launcher that is not ours is refused unless --force;
+uninstall removes only what is ours.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from continuity.adapters.install import (
     FileChange,
     add_block,
     md_change,
+    parse_config,
     read_text,
     refuse_dangling_links,
     remove_block,
+    render_config,
 )
 from continuity.core.errors import UsageError
 
@@ -119,12 +122,26 @@ def _launcher(path: Path, text: str, *, force: bool) -> FileChange:
     return FileChange(path, before, text, shared=True)
 
 
+def _member_config(path: Path, project: str, repository: str) -> FileChange:
+    """The member config naming this repository. An existing one keeps every other key, its projectId too (a
+    member may share one with other repositories, or carry keys of its own such as "remote"); schemaVersion and
+    projectId are filled in only where missing."""
+    before = read_text(path)
+    if before is None:
+        return FileChange(path, before, config_text(project, repository), shared=True)
+    try:
+        config = parse_config(before)
+    except UsageError as error:
+        raise UsageError(f"{path}: {error}; nothing changed") from None
+    new = {"schemaVersion": 1, "projectId": project, **config, "repositoryId": repository}
+    return FileChange(path, before, before if new == config else render_config(new, before), shared=True)
+
+
 def plan_install(root: Path, *, project: str, repository: str | None, force: bool) -> list[FileChange]:
     """The launchers, the policy block, and the member config when a repository id is given."""
     changes = [_launcher(root / SH_REL, sh_text(), force=force), _launcher(root / PS1_REL, ps1_text(), force=force)]
     if repository is not None:
-        before = read_text(root / CONFIG_REL)
-        changes.append(FileChange(root / CONFIG_REL, before, config_text(project, repository), shared=True))
+        changes.append(_member_config(root / CONFIG_REL, project, repository))
     block = policy_block()
     changes.append(md_change(root / "AGENTS.md", lambda text: add_block(text, block, BEGIN, END), shared=True))
     refuse_dangling_links(changes)  # as install's: never made through a link that names nothing (`.ai -> x`)

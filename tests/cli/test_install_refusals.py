@@ -149,3 +149,33 @@ def test_a_key_given_twice_is_refused(proj: Path, text: str, key: str) -> None:
         assert done.stderr.count("\n") == 1 and str(settings) in done.stderr and f"'{key}' twice" in done.stderr
         assert settings.read_text() == text and sorted(path.name for path in proj.rglob("*")) == [".claude",
                                                                                                  "settings.json"]
+
+
+def test_ai_context_keeps_what_the_member_config_holds(proj: Path) -> None:
+    """`install ai-context --repository` on an existing .ai/context/config.json sets repositoryId and keeps every
+    other key and the projectId there (the file was replaced whole: "remote" lost, projectId overwritten)."""
+    assert cli_process("init", "--project", "demo", cwd=proj).returncode == 0
+    config = proj / ".ai" / "context" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{\n    "schemaVersion": 1,\n    "projectId": "shop",\n    "repositoryId": "old",\n'
+                      '    "remote": "git@example.com:team/context.git"\n}\n')
+    done = cli_process("install", "ai-context", "--repository", "repo-a", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    assert config.read_text() == ('{\n    "schemaVersion": 1,\n    "projectId": "shop",\n    "repositoryId": "repo-a",'
+                                  '\n    "remote": "git@example.com:team/context.git"\n}\n')
+    config.write_text('{"remote": "r"}\n')
+    assert cli_process("install", "ai-context", "--repository", "repo-a", cwd=proj).returncode == 0
+    assert json.loads(config.read_text()) == {"schemaVersion": 1, "projectId": "demo", "remote": "r",
+                                              "repositoryId": "repo-a"}
+
+
+@pytest.mark.parametrize("text", ['["repo-a"]\n', '{"remote": "r",}\n'])
+def test_ai_context_refuses_a_member_config_that_is_no_json_object(proj: Path, text: str) -> None:
+    """A member config that is not a JSON object: exit 2, one line naming it, nothing written (it was replaced)."""
+    config = proj / ".ai" / "context" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(text)
+    done = cli_process("install", "ai-context", "--repository", "repo-a", cwd=proj)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(config) in done.stderr, done.stderr
+    assert config.read_text() == text and sorted(path.name for path in proj.rglob("*")) == [".ai", "config.json",
+                                                                                           "context"]
