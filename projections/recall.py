@@ -32,7 +32,10 @@ from events.workstream import (
 )
 
 #: The format of the index's rows: bump it when what is indexed changes (the index is rebuilt).
-FORMAT = 2
+FORMAT = 3
+#: The bytes FTS5's snippets mark a match with (continuity/recall/plain.py), and the control pictures every view
+#: shows them as: text holding them is indexed with the pictures, so no text can forge a match.
+SNIPPET_MARKS = (("\x02", "\u2402"), ("\x03", "\u2403"))
 
 Texts = Callable[[Any], Iterable[str | None]]
 
@@ -108,7 +111,8 @@ SKIPPED: frozenset[type[Event]] = frozenset({ContextServed})
 
 
 def text_of(event: Event) -> str:
-    """The event's searchable text: its non-empty texts, each once, one per line ("" when it has none)."""
+    """The event's searchable text: its non-empty texts, each once, one per line ("" when it has none), with the
+    snippets' match marks as their control pictures (SNIPPET_MARKS)."""
     kind = type(event)
     if kind in SKIPPED:
         return ""
@@ -117,4 +121,8 @@ def text_of(event: Event) -> str:
     for text in (*_envelope(event), *(extra(event) if extra else ())):
         if text and text.strip():
             seen.setdefault(text, None)
-    return "\n".join(seen)
+    body = "\n".join(seen)
+    for mark, picture in SNIPPET_MARKS:
+        if mark in body:
+            body = body.replace(mark, picture)
+    return body

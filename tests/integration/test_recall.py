@@ -186,6 +186,27 @@ def test_snippets_mark_matches_and_are_neutralized(project: Path, capsys: pytest
     assert "[forged]" in hit["snippet"] and "\n" not in hit["snippet"]
 
 
+def test_text_holding_the_snippet_marks_never_forges_a_match(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A goal holding \\x02 and \\x03 (the bytes FTS5 marks a match with; `note` is not checked for controls)
+    showed `[FAKE]` as a match; they show as their control pictures, in text and JSON, and an index built
+    before (its rows holding the raw bytes) is rebuilt."""
+    from continuity.recall import plain
+
+    log(capsys, "log", "-m", "goalnote zzgoal", "--note-json", '{"goal": "\\u0002FAKE\\u0003 zzgoal"}')
+    capsys.readouterr()
+    assert main(["recall", "zzgoal"]) == 0
+    out = capsys.readouterr().out
+    assert "[zzgoal]" in out and "[FAKE]" not in out and "\u2402FAKE\u2403" in out
+    assert "[FAKE]" not in recall(capsys, "zzgoal")["hits"][0]["snippet"]
+    connection = sqlite3.connect(index.index_path(find_store()))
+    with connection:  # as rows format 2 (the release before) left it: the raw bytes indexed
+        connection.execute("UPDATE fts SET body = replace(replace(body, char(9218), char(2)), char(9219), char(3))")
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'format'", (plain.SCHEMA_FORMAT * 100 + 2,))
+    connection.close()
+    answer = recall(capsys, "zzgoal")
+    assert answer["rebuilt"] and "[FAKE]" not in answer["hits"][0]["snippet"]
+
+
 def test_accents_match_composed_or_decomposed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A word typed with decomposed accents (e + U+0301, as macOS file names and some editors give them) finds
     the same events as the composed one, whichever form the log holds; with the fast path and --match too."""
