@@ -1,11 +1,11 @@
 """The timeline page: lay the page model out as inline SVG and render it with Jinja2 (autoescaping on).
 
-Event text is untrusted: it reaches the page only through Jinja2's escaping (hover titles and
-lane labels, where controls and bidi marks show as stand-ins, `one_line`) or inside the JSON
-block, where `<`, `>`, `&`, U+2028 and U+2029 are written as JSON escapes so nothing in an
-event can close the block (`script_json`). The page's own script is allowed by its hash in a
-Content-Security-Policy that also forbids any request: no fonts, images, styles or scripts
-from anywhere, so the page works from a file, offline."""
+Event text is untrusted: it reaches the page only through Jinja2's escaping (hover titles, lane
+labels and the project's name, where controls and bidi marks show as stand-ins, `one_line`) or
+inside the JSON block, where `<`, `>`, `&`, U+2028 and U+2029 are written as JSON escapes so
+nothing in an event can close the block (`script_json`). The page's own script is allowed by
+its hash in a Content-Security-Policy that also forbids any request: no fonts, images, styles
+or scripts from anywhere, so the page works from a file, offline."""
 
 from __future__ import annotations
 
@@ -215,6 +215,6 @@ def render(page: Page) -> bytes:
     shown = (f"{clock.iso(page.first_us)[:19]} to {clock.iso(page.last_us)[:19]}".replace("T", " ")
              if page.first_us is not None and page.last_us is not None else None)
     text = _environment().get_template("page.html.j2").render(
-        page=page, window=window, shown=shown, chart=layout(page), script=Markup(script),
-        script_hash=f"sha256-{digest}", data=script_json([mark.payload for mark in page.marks]))
+        page=page, project=one_line(page.project), window=window, shown=shown, chart=layout(page),
+        script=Markup(script), script_hash=f"sha256-{digest}", data=script_json([mark.payload for mark in page.marks]))
     return text.encode("utf-8")

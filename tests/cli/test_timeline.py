@@ -302,3 +302,21 @@ def test_events_at_the_ends_of_time_still_make_a_page(logged: Path, tmp_path: Pa
     assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
     page = (tmp_path / "p.html").read_text()
     assert ("0001-01-01" in page) == ("first" in ends) and ("9999-12-" in page) == ("last" in ends)
+
+
+def test_the_project_name_in_the_header_is_neutralized(project: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A project name holding a bidi override, a line separator and a C1 control (`runtime-continuity` writes
+    any one-line name; a broken config.json answers for the newest event's) shows them as stand-ins in the
+    page's title, heading and chart label, as lane labels do; it went through raw."""
+    from continuity.adapters.compat.runtime_continuity import main as compat_main
+
+    name = "de\u202emo\u2028x\x9by"
+    assert compat_main(["log", "--gate", "agent", "--project", name, "--message", "hi"]) == 0
+    (project / STORE / "config.json").write_text("{")
+    target = tmp_path / "p.html"
+    code, _, err = run(capsys, "timeline", "--out", str(target))
+    assert code == 0 and "answering for project" in err
+    shown = target.read_text().split('<script type="application/json"')[0]  # the event's bytes follow, as stored
+    assert not any(char in shown for char in "\u202e\u2028\x9b")
+    assert shown.count("de\ufffdmo\ufffdx\ufffdy") == 3
