@@ -243,6 +243,8 @@ class Page:
     #: None: one mark per event; else the summary level (`session-hour`, ...).
     summarized: str | None = None
     skipped: list[str] = field(default_factory=list)
+    #: What the read says besides the events it skipped (day folders stamped early), each as said.
+    warnings: list[str] = field(default_factory=list)
 
 
 class Builder:
@@ -265,6 +267,7 @@ class Builder:
         self.first_us: int | None = None
         self.last_us: int | None = None
         self.skipped: list[str] = []
+        self.warnings: list[str] = []
         self._kept: list[tuple[str, bytes, Event, int, int, int | None, str]] | None = []
         self._kept_bytes = 0
         #: Summary buckets at the finest level that can still be shown (`_level`, an index of LEVELS): a level
@@ -347,7 +350,7 @@ class Builder:
                     sessions=self.sessions, marks=marks, counts={c: self.counts[c] for c in CATEGORIES
                                                                  if self.counts[c]},
                     events=self.events, read=self.read, first_us=self.first_us, last_us=self.last_us,
-                    summarized=summarized, skipped=self.skipped)
+                    summarized=summarized, skipped=self.skipped, warnings=self.warnings)
 
     def _summaries(self) -> tuple[str, list[Mark]]:
         """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise)."""

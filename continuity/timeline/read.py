@@ -3,12 +3,16 @@
 Day folders and event files outside --since/--until are skipped by name (a file's name
 starts with its time), so a narrow window reads only its own days. Unreadable events are
 skipped with one warning, as every read does; so are events larger than any writer makes.
+The events the read models and recall leave out are left out too, with their warnings: one
+whose content is not what its file name spells (renamed or forged), and day folders stamped
+more than a day ahead of this machine's clock (one year-9999 event made every real event
+fall on one point of the axis).
 """
 
 from __future__ import annotations
 
 from continuity.core.store import Store
-from continuity.readside.catchup import Days, Progress
+from continuity.readside.catchup import Days, Progress, early_warning
 from continuity.timeline.model import Builder, Page
 from events import clock, names
 from events.base import MAX_EVENT_BYTES
@@ -20,8 +24,10 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
               progress: Progress | None = None, builder: Builder | None = None) -> Page:
     """The page model of `project`'s events from `since` to `until` (ISO times; None: no bound)."""
     log = store.open_reader()
-    days = Days(log)
+    days = Days(log, log.clock_us())  # events stamped early wait, as for the read models and recall
     builder = builder or Builder(project, since=since, until=until)
+    if days.early:
+        builder.warnings.append(early_warning(days.early))
     if days.unlistable is not None:  # the page says no event could be read, and why
         builder.skipped.append(f"events/ cannot be listed ({days.unlistable}); no event is shown")
     low = clock.stamp(clock.parse_iso(since)) if since else None
@@ -46,6 +52,9 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
                 event = log.codec.decode(raw)
             except EventUndecodable as error:
                 builder.skipped.append(f"{name}: {unreadable_error(raw, error)}")
+                continue
+            if not names.content_matches(name, event.event_id, event.created_at):
+                builder.skipped.append(f"{name}: {names.FORGED}")  # never shown under another event's id or time
                 continue
             builder.add(name, raw, event)
         days.forget(day)

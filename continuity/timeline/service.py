@@ -140,5 +140,6 @@ def _write(path: str, data: bytes, within: str | None) -> None:
 
 def _warnings(page: Page) -> list[str]:
     if not page.skipped:
-        return []
-    return [f"skipped {len(page.skipped)} unreadable event(s) in the timeline; first: {page.skipped[0]}"]
+        return list(page.warnings)
+    skipped = f"skipped {len(page.skipped)} unreadable event(s) in the timeline; first: {page.skipped[0]}"
+    return [*page.warnings, skipped]

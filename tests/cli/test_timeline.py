@@ -231,8 +231,9 @@ def test_an_html_page_elsewhere_in_the_store_is_written(logged: Path, capsys: py
 @pytest.mark.parametrize("created_at", ["garbage", "", "2026-13-45T99:00:00Z"])
 def test_an_event_whose_time_is_not_a_time_is_skipped_with_a_warning(
         logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], created_at: str) -> None:
-    """Reads fail open: an event that decodes but whose created_at is no time (a foreign clone's) is left out
-    with one warning, and the rest of the page is made (exit 0, no internal error)."""
+    """Reads fail open: an event that decodes but whose created_at is no time (a foreign clone's; never the time its
+    file name spells, so it is renamed or forged) is left out with one warning, and the rest of the page is made
+    (exit 0, no internal error)."""
     day = logged / STORE / "events" / "20261130"
     first = sorted(day.iterdir())[1]
     event = json.loads(first.read_bytes())
@@ -243,7 +244,7 @@ def test_an_event_whose_time_is_not_a_time_is_skipped_with_a_warning(
         assert code == 0, err
         assert json.loads(out)["events"] == fixture.EVENTS
         assert err.startswith("continuity: warning: skipped 1 unreadable event(s) in the timeline")
-        assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
+        assert "-fixture9-" in err and "renamed or forged" in err and err.count("\n") == 1
 
 
 def test_an_event_larger_than_any_writer_makes_is_skipped(logged: Path, tmp_path: Path,
@@ -277,9 +278,10 @@ def test_control_characters_in_the_out_path_never_reach_the_terminal(
 @pytest.mark.parametrize("ends", [("first",), ("last",), ("first", "last")])
 def test_events_at_the_ends_of_time_still_make_a_page(logged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       ends: tuple[str, ...]) -> None:
-    """An event stamped in year 1 or at the end of 9999 (a remote's broken clock; `verify` calls the log intact)
-    made the page's padded axis leave the times a date can spell: exit 70 (OverflowError). A `created_at` whose
-    offset puts it past 9999 in UTC is no time: left out with the warning."""
+    """An event stamped in year 1 (a remote's broken clock; `verify` calls the log intact) made the page's padded
+    axis leave the times a date can spell: exit 70 (OverflowError). One at the end of 9999 is stamped early: left
+    out with the read models' warning. A `created_at` whose offset puts it past 9999 in UTC is not the time its
+    name spells: left out with the warning."""
     from events import clock, names
     from events.codec import default_codec
     from events.sealing import seal
@@ -298,10 +300,12 @@ def test_events_at_the_ends_of_time_still_make_a_page(logged: Path, tmp_path: Pa
     (day / sorted(day.iterdir())[1].name.replace("-fixture1-", "-fixture9-")).write_bytes(json.dumps(event).encode())
     code, out, err = run(capsys, "timeline", "--out", str(tmp_path / "p.html"), "--json")
     assert code == 0, err
-    assert json.loads(out)["events"] == fixture.EVENTS + len(ends)
-    assert "-fixture9-" in err and "is not a time" in err and err.count("\n") == 1
+    assert json.loads(out)["events"] == fixture.EVENTS + ("first" in ends)
+    assert "-fixture9-" in err and "renamed or forged" in err
+    assert ("stamped more than a day ahead" in err) == ("last" in ends)
+    assert err.count("\n") == 1 + ("last" in ends)
     page = (tmp_path / "p.html").read_text()
-    assert ("0001-01-01" in page) == ("first" in ends) and ("9999-12-" in page) == ("last" in ends)
+    assert ("0001-01-01" in page) == ("first" in ends) and "9999-12-" not in page
 
 
 def test_the_project_name_in_the_header_is_neutralized(project: Path, tmp_path: Path,
@@ -320,3 +324,49 @@ def test_the_project_name_in_the_header_is_neutralized(project: Path, tmp_path: 
     shown = target.read_text().split('<script type="application/json"')[0]  # the event's bytes follow, as stored
     assert not any(char in shown for char in "\u202e\u2028\x9b")
     assert shown.count("de\ufffdmo\ufffdx\ufffdy") == 3
+
+
+@pytest.mark.parametrize("claim", ["another event's id", "another time"])
+def test_the_events_recall_leaves_out_are_left_out_with_its_warnings(project: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     claim: str) -> None:
+    """A well-named file whose content claims another event's id or time (renamed or forged), and an event stamped
+    in 9999 (a day folder far ahead of this clock) were drawn: the forged message shown under a real id, and the
+    axis stretched to 9999 so every real event fell on one x. Both are left out, warned of as recall warns."""
+    import hashlib
+    import re
+
+    from events import clock, names
+    from events.codec import default_codec
+    from events.sealing import seal
+    from events.worklog import WorkLogged
+
+    for text in ("genuine entry", "second entry", "third entry"):
+        assert run(capsys, "log", "-m", text)[0] == 0
+    genuine = sorted((project / STORE / "events").rglob("*.json"))[0]
+    forged = json.loads(genuine.read_bytes())
+    forged["message"] = "IMPERSONATED approval"
+    if claim == "another time":
+        forged["event_id"] = "RCE-" + genuine.name[:22] + "-forger01"
+        forged["created_at"] = "1960-01-01T00:00:00.000000Z"
+    raw = json.dumps(forged).encode()
+    name = names.file_name(genuine.name[:16] + "999999", "forger01", hashlib.sha256(raw).hexdigest())
+    (genuine.parent / name).write_bytes(raw)
+    far = seal(WorkLogged(project="demo", message="from year 9999"), at_us=clock.LAST_US - 1_000_000,
+               node="teammate", prev=None, codec=default_codec())
+    folder = project / STORE / "events" / names.shard_of(far.name)
+    folder.mkdir()
+    (folder / far.name).write_bytes(far.raw)
+    target = tmp_path / "p.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["events"] == 3 and answer["marks"] == 3
+    recalled = json.loads(run(capsys, "recall", "entry", "--json")[1])
+    early = [line for line in recalled["warnings"] if "stamped more than a day ahead" in line]
+    assert len(early) == 1 and early[0] in answer["warnings"]
+    skipped = f"skipped 1 unreadable event(s) in the timeline; first: {name}: {names.FORGED}"
+    assert answer["warnings"] == [early[0], skipped]
+    assert any(line.endswith(f"{name}: {names.FORGED}") for line in recalled["warnings"])
+    page = target.read_text()
+    assert "IMPERSONATED" not in page and "9999" not in page and "1960" not in page
+    assert len(set(re.findall(r'<circle cx="([0-9.]+)"', page))) == 3  # the real events stand apart on the axis
