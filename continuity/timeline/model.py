@@ -13,13 +13,16 @@ its counts and one event, whatever the number of events it stands for).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
+from continuity.core.text import one_line
 from events import clock
 from events.archive import HostSwitched
 from events.base import Event
@@ -54,10 +57,9 @@ _RANK = {name: rank for rank, name in enumerate(CATEGORIES)}
 
 #: Individual marks shown at most; past this (or BYTES_LIMIT), the page is summarized.
 MARK_LIMIT = 5000
-#: The page's bytes for its marks at most (each event's own bytes plus its SVG and hover text, about
-#: MARK_OVERHEAD) before it is summarized: with the rest of the page, it stays under 2 MB.
+#: The page's bytes for its marks at most (`mark_bytes`: each event's bytes as the page writes them, its SVG and
+#: hover text) before it is summarized: with the rest of the page, it stays under 2 MB.
 BYTES_LIMIT = 1_200_000
-MARK_OVERHEAD = 320
 #: Summary marks shown at most at one level, and their page bytes at most (`page_bytes`), before a
 #: coarser level is used: with the session bars (at most 1,000) the page stays under 2 MB.
 SUMMARY_LIMIT = 1500
@@ -66,6 +68,9 @@ SUMMARY_BYTES = 1_650_000
 MARK_SVG = 190
 #: Hover text is cut to this many characters (the whole event is one click away).
 LABEL_CHARS = 160
+#: At the coarsest level, what a summary embeds of its most telling event (each text, each list) is cut to
+#: the first of these lengths that keeps the marks within the summary bytes (`fit`).
+CUTS = (2000, 500, 120, 40)
 HOUR_US = 3_600_000_000
 DAY_US = 24 * HOUR_US
 #: Summary levels, finest first: (name, bucket width, whether sessions stay apart).
@@ -216,11 +221,57 @@ def _folded(buckets: Iterable[_Bucket], finer: int, level: int) -> dict[tuple[in
     return merged
 
 
-def page_bytes(mark: Mark) -> int:
-    """About what a mark adds to the page: its JSON (with the block's escapes), its escaped hover text, its SVG."""
-    payload = mark.payload
+def mark_bytes(payload: bytes, label: str) -> int:
+    """About what a mark adds to the page: its JSON as the block writes it (`<`, `>` and `&` as 6-byte escapes,
+    U+2028 and U+2029 too: render.script_json), its hover text as shown and escaped, its SVG."""
     escapes = payload.count(b"<") + payload.count(b">") + payload.count(b"&")
-    return len(payload) + 5 * escapes + len(html.escape(mark.label).encode()) + MARK_SVG
+    separators = payload.count("\u2028".encode()) + payload.count("\u2029".encode())
+    return len(payload) + 5 * escapes + 3 * separators + len(html.escape(one_line(label)).encode()) + MARK_SVG
+
+
+def page_bytes(mark: Mark) -> int:
+    """About what a mark adds to the page (`mark_bytes`)."""
+    return mark_bytes(mark.payload, mark.label)
+
+
+def fit(marks: list[Mark], budget: int) -> list[Mark]:
+    """Summary marks of the coarsest level, each embedding its most telling event with its texts and lists cut to
+    the first of CUTS that brings the marks within `budget` page bytes (the shortest when none does); the marks as
+    they are when they fit whole. A cut summary says so, and names the event `events show` prints whole."""
+    if sum(map(page_bytes, marks)) <= budget:
+        return marks
+    summaries = [msgspec.json.decode(mark.payload) for mark in marks]
+    for chars in CUTS:
+        cut = [dataclasses.replace(mark, payload=_cut_summary(summary, chars))
+               for mark, summary in zip(marks, summaries, strict=True)]
+        if sum(map(page_bytes, cut)) <= budget:
+            break
+    return cut
+
+
+def _cut_summary(summary: dict[str, Any], chars: int) -> bytes:
+    told, sessions = summary["most_telling"], summary["sessions"]
+    shorter = _cut(told, chars)
+    if shorter == told and len(sessions) <= chars:
+        return _ENCODER.encode(summary)
+    said = (f"cut to keep the page small: each text of most_telling to {chars} characters, each list (and "
+            f"sessions) to {chars} items")
+    event_id = told.get("event_id") if isinstance(told, dict) else None
+    if isinstance(event_id, str):
+        said += f"; `continuity events show {one_line(event_id)[:64]}` prints it whole"
+    return _ENCODER.encode({**summary, "sessions": sessions[:chars], "most_telling": shorter, "cut": said})
+
+
+def _cut(value: Any, chars: int) -> Any:
+    """Decoded JSON with each string longer than `chars` cut to them (an ellipsis marking the cut), each list and
+    object to its first `chars` items."""
+    if isinstance(value, str):
+        return value if len(value) <= chars else value[:chars] + "…"
+    if isinstance(value, list):
+        return [_cut(item, chars) for item in value[:chars]]
+    if isinstance(value, dict):
+        return {_cut(key, chars): _cut(item, chars) for key, item in list(value.items())[:chars]}
+    return value
 
 
 @dataclass(slots=True)
@@ -268,7 +319,7 @@ class Builder:
         self.last_us: int | None = None
         self.skipped: list[str] = []
         self.warnings: list[str] = []
-        self._kept: list[tuple[str, bytes, Event, int, int, int | None, str]] | None = []
+        self._kept: list[tuple[bytes, str, int, int, int | None, str]] | None = []
         self._kept_bytes = 0
         #: Summary buckets at the finest level that can still be shown (`_level`, an index of LEVELS): a level
         #: whose buckets outnumber `summary_limit` never can again, so its buckets are folded into the next.
@@ -321,8 +372,9 @@ class Builder:
             return
         self.counts[category] += 1
         if self._kept is not None:
-            self._kept.append((name, raw, event, at, lane, session, category))
-            self._kept_bytes += len(raw) + MARK_OVERHEAD
+            label = label_of(event)
+            self._kept.append((raw, label, at, lane, session, category))
+            self._kept_bytes += mark_bytes(raw, label)
             if len(self._kept) > self.mark_limit or self._kept_bytes > self.bytes_limit:
                 self._kept = None  # summarized from here on: memory stays bounded by the buckets
         hour = at // HOUR_US
@@ -342,8 +394,8 @@ class Builder:
         """The page: one mark per event, or summary marks when there are too many (see the module's doc)."""
         summarized: str | None = None
         if self._kept is not None:
-            marks = [Mark(at_us=at, lane=lane, session=session, category=category, label=label_of(event),
-                          payload=raw) for _, raw, event, at, lane, session, category in self._kept]
+            marks = [Mark(at_us=at, lane=lane, session=session, category=category, label=label, payload=raw)
+                     for raw, label, at, lane, session, category in self._kept]
         else:
             summarized, marks = self._summaries()
         return Page(project=self.project, since=self.since, until=self.until, lanes=self.lanes,
@@ -353,7 +405,8 @@ class Builder:
                     summarized=summarized, skipped=self.skipped, warnings=self.warnings)
 
     def _summaries(self) -> tuple[str, list[Mark]]:
-        """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise)."""
+        """Summary marks at the finest level within `summary_limit` and `summary_bytes` (the coarsest otherwise,
+        its embedded events cut to fit: `fit`)."""
         for index in range(self._level, len(LEVELS)):
             level = LEVELS[index][0]
             buckets = (self._buckets if index == self._level
@@ -362,7 +415,9 @@ class Builder:
             if len(buckets) > self.summary_limit and not last:
                 continue
             marks = [self._summary(level, bucket) for bucket in sorted(buckets.values(), key=lambda b: b.seq)]
-            if sum(map(page_bytes, marks)) <= self.summary_bytes or last:
+            if last:  # no coarser level: the embedded events are cut to fit
+                marks = fit(marks, self.summary_bytes)
+            if last or sum(map(page_bytes, marks)) <= self.summary_bytes:
                 marks.sort(key=lambda mark: (mark.at_us, mark.lane))
                 return level, marks
         raise AssertionError("unreachable: the last level always answers")

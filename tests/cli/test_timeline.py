@@ -370,3 +370,50 @@ def test_the_events_recall_leaves_out_are_left_out_with_its_warnings(project: Pa
     page = target.read_text()
     assert "IMPERSONATED" not in page and "9999" not in page and "1960" not in page
     assert len(set(re.findall(r'<circle cx="([0-9.]+)"', page))) == 3  # the real events stand apart on the axis
+
+
+def page_data(page: Path) -> list[dict[str, object]]:
+    """The marks' JSON block of a written page (what a click shows)."""
+    text = page.read_text()
+    start = text.index('<script type="application/json" id="timeline-data">')
+    block = text[text.index(">", start) + 1:text.index("</script>", start)]
+    found: list[dict[str, object]] = json.loads(block)
+    return found
+
+
+def test_text_the_page_escapes_counts_as_escaped_against_the_2_mb_bound(project: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`<`, `>` and `&` are 6-byte escapes in the page's JSON block: 56 events of 16,000 `<` were counted as
+    0.95 MB of marks, shown one by one, and made a 6.4 MB page. Counted as written, the page is summarized
+    and stays under 2 MB."""
+    for _ in range(56):
+        assert main(["log", "-m", "<" * 16000, "--next", "&" * 1000]) == 0
+    capsys.readouterr()
+    target = tmp_path / "p.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["events"] == 56 and answer["summarized"] is not None
+    assert answer["bytes"] == target.stat().st_size < 2_000_000
+
+
+def test_at_the_coarsest_level_the_embedded_events_are_cut_to_fit(project: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One mark per lane, each embedding its most telling event whole, was accepted whatever its size: 30 agents
+    each logging a 125 KB note of `<` made a 22 MB page. The embedded events' texts are cut so the page fits, and
+    each cut summary says so and names the event `events show` prints whole."""
+    note = json.dumps({"text": "<" * 125_000})
+    ids = set()
+    for agent in range(30):
+        capsys.readouterr()
+        assert main(["log", "-m", "long note", "--agent", f"agent{agent}", "--note-json", note, "--json"]) == 0
+        ids.add(json.loads(capsys.readouterr().out)["event_id"])
+    target = tmp_path / "p.html"
+    code, out, _ = run(capsys, "timeline", "--out", str(target), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["summarized"] == "lane" and answer["marks"] == 30
+    assert answer["bytes"] == target.stat().st_size < 2_000_000
+    marks = page_data(target)
+    assert all("events show" in str(mark["cut"]) for mark in marks)
+    told = [mark["most_telling"] for mark in marks]
+    assert {event["event_id"] for event in told if isinstance(event, dict)} == ids
+    assert all(isinstance(event, dict) and len(event["note"]["text"]) <= 2001 for event in told)

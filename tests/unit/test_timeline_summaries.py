@@ -79,7 +79,9 @@ class Reference(Builder):
             if len(merged) > self.summary_limit and not last:
                 continue
             marks = [self._old_summary(level, group) for group in merged.values()]
-            if sum(map(model.page_bytes, marks)) <= self.summary_bytes or last:
+            if last:  # cutting the embedded events is no part of folding: the builder's own
+                marks = model.fit(marks, self.summary_bytes)
+            if last or sum(map(model.page_bytes, marks)) <= self.summary_bytes:
                 marks.sort(key=lambda mark: (mark.at_us, mark.lane))
                 return level, marks
         raise AssertionError("unreachable")
