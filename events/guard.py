@@ -83,11 +83,12 @@ needs a boundary there, or it would take one from a longer word).
 
 Redaction replaces the whole match, except for the rules with a key or a URL around the
 value, where only the value goes: ``password=[REDACTED:password-assignment]``. A token rule
-(``aws-access-key-id`` to ``age-secret-key``) matches after anything but an ASCII letter or
-digit (``team-xoxb-...``, ``KEY_sk-ant-...``), and its redaction takes what is glued to the
-token's end (letters, digits, ``_``, ``-``, and parts after a ``.`` of 8 characters or
-more, not a file's extension): a second token written with nothing between leaves nothing
-of its body.
+(``aws-access-key-id`` to ``age-secret-key``) matches after ``-``, ``_`` and anything else
+but an ASCII letter or digit (``team-xoxb-...``, ``KEY_sk-ant-...``; the AWS key id's rule
+after a lower-case letter too, Azure's ``Q~`` after its own four characters), and its
+redaction takes what is glued to the token's end (letters, digits, ``_``, ``-``, and parts
+after a ``.`` up to one of 8 characters or more, not a file's extension): a second token
+written with nothing between leaves nothing of its body.
 """
 
 from __future__ import annotations
@@ -437,6 +438,9 @@ _MAX_ROUNDS = 64
 #: What is glued to a token's end and goes with it: another token's body, with its dotted parts (`ya29.`, `hvs.`,
 #: `dp.st.prd.`, a JWT's), but not a file's extension (`notes/<token>.md` keeps `.md`, `.tar.gz` too: dotted parts
 #: go only up to one of 8 characters or more).
+#: How far past a token's end what is glued on is looked at (the longest token body is about 1,000 characters): an
+#: unbroken run of many tokens costs each of them this much, not the rest of the run (it was quadratic).
+GLUED_REACH = 4096
 _GLUED = re.compile(r"[A-Za-z0-9_-]*(?:(?:\.[A-Za-z0-9_-]{1,7})*\.[A-Za-z0-9_-]{8,})*")
 
 
@@ -520,7 +524,8 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
                 # a token's rule stops where its alphabet does (`ghp_` at `-`, `xoxb-` at `_`): a second token
                 # glued on would leave its body (`ghp_...xoxb-1-SECRET` kept `-1-SECRET`), so what is glued on
                 # goes too, up to a token of its own (`AKIA...-ghp_...` and `AKIA...ghp_...` stay two)
-                tail = _GLUED.match(text, end)  # always matches (it may be empty)
+                limit = end + GLUED_REACH if following is None else min(end + GLUED_REACH, following.start())
+                tail = _GLUED.match(text, end, limit)  # always matches (it may be empty); up to the next token
                 glued = end if tail is None else tail.end()
                 if glued > end:  # up to a token of its own there, which the next round finds after this marker
                     inner = pattern.search(" " + text[end:glued])

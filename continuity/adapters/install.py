@@ -299,18 +299,39 @@ def render_block(command: str) -> str:
     ])
 
 
+def _marker_lines(text: str, begin: str, end: str) -> Iterator[tuple[str, int]]:
+    """Each marker that is a line of its own (trailing spaces allowed) outside a fenced code block, with its
+    offset: a marker quoted in the user's prose (`... the <!-- continuity:begin --> block ...`) or shown in an
+    example between ``` fences is the user's text, never our block's edge."""
+    fence = ""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip()
+        opening = bare.lstrip()[:3]
+        if fence:
+            if bare.lstrip().startswith(fence):
+                fence = ""
+        elif opening in ("```", "~~~"):
+            fence = opening
+        elif bare in (begin, end):
+            yield bare, offset
+        offset += len(line)
+
+
 def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, int]]:
-    """Each begin marker with the first end marker after it (a lazy regex would rescan the text from every
-    begin marker without an end: quadratic)."""
+    """Each begin marker line with the first end marker line after it (`_marker_lines`), one pass."""
     spans: list[tuple[int, int]] = []
-    start = text.find(begin)
-    while start != -1:
-        stop = text.find(end, start + len(begin))
-        if stop == -1:
-            break
-        spans.append((start, stop + len(end)))
-        start = text.find(begin, stop + len(end))
-    if text.count(begin) != len(spans) or text.count(end) != len(spans):
+    start: int | None = None
+    unpaired = False
+    for marker, offset in _marker_lines(text, begin, end):
+        if marker == begin and start is None:
+            start = offset
+        elif marker == end and start is not None:
+            spans.append((start, offset + len(end)))
+            start = None
+        else:
+            unpaired = True
+    if unpaired or start is not None:
         raise UsageError(f"its {begin} / {end} markers do not pair up; fix them by hand")
     return spans
 
@@ -340,11 +361,13 @@ def block_past_cap(harness: str, scope: str, root: Path, home: Path) -> str | No
         text = read_text(markdown) if markdown is not None else None
     except ContinuityError:  # a file that cannot be read is not this check's to report
         return None
-    text = text or ""
-    stop = text.find(END)
-    if stop < 0:
+    try:
+        spans = _blocks(text or "")
+    except UsageError:  # markers that do not pair up: install says so itself
         return None
-    ends = len(text[:stop + len(END)].encode())
+    if not spans:
+        return None
+    ends = len((text or "")[:spans[0][1]].encode())
     if ends <= CODEX_DOC_BYTES:
         return None
     return (f"{markdown}: continuity's block ends at byte {ends}, past the first {CODEX_DOC_BYTES // 1024} KiB of "
@@ -461,6 +484,23 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
         return False
 
 
+def _holds_none_of_ours(text: str) -> bool:
+    """Whether a kept copy of a settings file is readable and holds none of our hooks (a copy from before any
+    install, not one a later install kept of what an earlier one wrote)."""
+    try:
+        return not any(_count_ours(groups) for groups in hooks_of(parse_config(text)).values())
+    except UsageError:
+        return False
+
+
+def _no_block(text: str) -> bool:
+    """Whether a kept copy of a Markdown file holds no block of ours (see _holds_none_of_ours)."""
+    try:
+        return not _blocks(text)
+    except UsageError:
+        return False
+
+
 def _md_original(text: str, stripped: str) -> bool:
     """True when `text` holds no block and adding then removing one gives `stripped`."""
     try:
@@ -559,12 +599,14 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if new == config:
         return FileChange(path, before, before, shared)
+    existed = False  # a copy holding none of ours: the file was there before an install, so it is never removed
     if restore is not None:
         harness, earlier = restore
         for text in earlier(path):
             if _json_original(text, new, harness):
                 return FileChange(path, before, text, shared)
-    after = None if not new and before is not None and config else render_config(new, before)
+            existed = existed or _holds_none_of_ours(text)
+    after = None if not new and before is not None and config and not existed else render_config(new, before)
     return FileChange(path, before, after, shared)
 
 
@@ -577,10 +619,12 @@ def md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: 
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if after == (before or ""):
         return FileChange(path, before, before, shared)
+    existed = False  # as _json_change's: a copy without our block says the file was there before an install
     for text in earlier(path) if earlier is not None else ():
         if _md_original(text, after):
             return FileChange(path, before, text, shared)
-    return FileChange(path, before, after if after.strip() else None, shared)
+        existed = existed or _no_block(text)
+    return FileChange(path, before, after if after.strip() or existed else None, shared)
 
 
 def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | None, *, on_path: bool,
@@ -654,8 +698,10 @@ def refuse_store_targets(changes: list[FileChange], root: Path) -> None:
 def shown(path: Path, base: Path) -> str:
     """How the output names a file: with where it really is when a symlink takes it out of `base` (the project,
     or the home folder for --scope user), so a link a repository holds cannot send a write elsewhere unseen."""
+    from continuity.core.text import one_line
+
     real = outside_target(path, base)
-    return str(path) if real is None else f"{path} (-> {real})"
+    return str(path) if real is None else f"{path} (-> {one_line(real)})"  # a planted link's name: any bytes
 
 
 def outside_target(path: Path, base: Path) -> str | None:
@@ -831,6 +877,9 @@ class Backups:
     base: Path
     store_root: Path | None = None
     note: str | None = None
+    #: Other folders copies may be in (read, never written): the project's under the state home, where an
+    #: install made before `continuity init` kept them.
+    also: tuple[Path, ...] = ()
 
     def _relative(self, path: Path) -> Path:
         try:
@@ -888,10 +937,10 @@ class Backups:
         """What `path` held before earlier changes, newest first: copies here and old ones beside it."""
         found = _legacy_backups(path)
         relative = self._relative(path)
-        try:
-            folders = list(self.folder.iterdir())
-        except OSError:
-            folders = []
+        folders: list[Path] = []
+        for place in (self.folder, *self.also):
+            with contextlib.suppress(OSError):
+                folders.extend(place.iterdir())
         for folder in folders:
             key = _stamp_key(folder.name)
             if key is not None and (folder / relative).is_file():
@@ -923,10 +972,10 @@ def backups_for(scope: str, root: Path, home: Path, state_home: Path) -> Backups
     if scope == "user":
         return Backups(state_home / "continuity" / "backups" / "user", home)
     store = Store(root)
-    if os.path.lexists(store.path):
-        return Backups(Path(store.local_dir) / "backups", root, store_root=root)
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
     folder = state_home / "continuity" / "backups" / f"{project_name_for(str(root))}-{digest}"
+    if os.path.lexists(store.path):  # copies an install made before the store are still read
+        return Backups(Path(store.local_dir) / "backups", root, store_root=root, also=(folder,))
     return Backups(folder, root, note=f"{root} has no continuity store, so backups are kept in {folder}")
 
 

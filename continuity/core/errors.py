@@ -62,7 +62,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INVARIANT: "refused: the change would break a workstream invariant (lost or reopened work items, "
     "a dependency cycle, a blocked item without a blocker, a reused validation id, an unterminated active "
     "workstream, an unregistered repository), or an offline transfer refused (export, import, reconnect); "
-    "nothing written",
+    "nothing written (an import whose later batch of events is refused keeps the batches it wrote before, each "
+    "checked against its name, and says so)",
     EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
     "this agent, or already exists (nothing written)",
     EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",

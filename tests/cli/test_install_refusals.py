@@ -179,3 +179,62 @@ def test_ai_context_refuses_a_member_config_that_is_no_json_object(proj: Path, t
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(config) in done.stderr, done.stderr
     assert config.read_text() == text and sorted(path.name for path in proj.rglob("*")) == [".ai", "config.json",
                                                                                            "context"]
+
+
+def test_markers_quoted_in_the_users_text_are_the_users(proj: Path) -> None:
+    """AGENTS.md quoting the markers in a sentence, and showing a block in a fenced example: install took the first
+    for its block's edges (the user's sentence was split, and uninstall deleted what lay between), and the second
+    was overwritten. Only marker lines of their own, outside fences, are the block's."""
+    begin, end = "<!-- continuity:begin -->", "<!-- continuity:end -->"
+    original = (f"# Agents\nInstall adds a marked `{begin}` ... `{end}` block; do not edit it.\n\n"
+                f"Example:\n\n```markdown\n{begin}\nexample rules\n{end}\n```\n\nMore rules.\n")
+    (proj / "AGENTS.md").write_text(original)
+    done = cli_process("install", "codex", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    text = (proj / "AGENTS.md").read_text()
+    assert text.startswith(original) and text.count(begin) == 3  # the block appended after the user's text
+    done = cli_process("uninstall", "codex", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    assert (proj / "AGENTS.md").read_text() == original
+
+
+def test_a_file_the_user_had_before_an_install_made_before_init_comes_back(proj: Path) -> None:
+    """`{"hooks": {}}` installed into before `continuity init` (the copy kept under the state home), then init, then
+    uninstall: the copy was looked for only in the new store, and the file, stripped to nothing, was removed."""
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    (proj / "CLAUDE.md").write_text("")
+    assert cli_process("install", "claude-code", cwd=proj).returncode == 0
+    assert cli_process("init", cwd=proj).returncode == 0
+    done = cli_process("uninstall", "claude-code", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    assert (proj / ".claude" / "settings.json").read_text() == '{"hooks": {}}\n'
+    assert (proj / "CLAUDE.md").read_text() == ""
+
+
+def test_a_file_kept_a_copy_of_is_never_removed_by_uninstall(proj: Path) -> None:
+    """The user's file, edited since the install (so no copy matches it), that uninstall strips to nothing: it was
+    there before the install (a copy without our hooks says so), so it stays, as `{}`, instead of going."""
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text('{"model": "opus"}\n')
+    assert cli_process("init", cwd=proj).returncode == 0
+    assert cli_process("install", "claude-code", cwd=proj).returncode == 0
+    settings = json.loads((proj / ".claude" / "settings.json").read_text())
+    del settings["model"]  # the user's own key, removed by the user since
+    (proj / ".claude" / "settings.json").write_text(json.dumps(settings))
+    done = cli_process("uninstall", "claude-code", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((proj / ".claude" / "settings.json").read_text()) == {}
+
+
+def test_a_link_target_with_a_line_break_stays_on_its_line(proj: Path, tmp_path: Path) -> None:
+    """The output names a link's target out of the project: a planted target's name with a line break and an
+    escape sequence added a line of its own to the output."""
+    target = tmp_path / "out\x1b[31mRED\nfake: line"
+    target.write_text("# notes\n")
+    (proj / "CLAUDE.md").symlink_to(target)
+    done = cli_process("install", "claude-code", cwd=proj)
+    assert done.returncode == 0, done.stderr
+    named = [line for line in done.stdout.splitlines() if "(-> " in line]
+    assert len(named) == 1 and "fake: line" in named[0] and "RED" in named[0], done.stdout
+    assert "\x1b" not in done.stdout and not any(line.startswith("fake") for line in done.stdout.splitlines())
