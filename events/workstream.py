@@ -45,6 +45,9 @@ PRIORITIES: tuple[str, ...] = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
 TERMINAL: frozenset[str] = frozenset({"COMPLETED", "CANCELLED", "SUPERSEDED"})
 
 
+#: Work items a workstream holds at most (a checkpoint document lists every one of them).
+MAX_ITEMS = 5000
+
 class WorkItemData(msgspec.Struct, frozen=True, kw_only=True):
     """One work item as a checkpoint states it (seed 002's WorkItem, snake_case)."""
 
@@ -150,7 +153,7 @@ class WorkItemAdded(Event, frozen=True, kw_only=True, tag="work_item.added"):
 
     type: Label = "workstream"
     workstream_id: WorkId
-    items: Annotated[tuple[WorkItemData, ...], msgspec.Meta(min_length=1, max_length=5000)]
+    items: Annotated[tuple[WorkItemData, ...], msgspec.Meta(min_length=1, max_length=MAX_ITEMS)]
 
 
 class WorkItemStatusChanged(Event, frozen=True, kw_only=True, tag="work_item.status_changed"):
@@ -158,7 +161,7 @@ class WorkItemStatusChanged(Event, frozen=True, kw_only=True, tag="work_item.sta
 
     type: Label = "workstream"
     workstream_id: WorkId
-    changes: Annotated[tuple[StatusChange, ...], msgspec.Meta(min_length=1, max_length=5000)]
+    changes: Annotated[tuple[StatusChange, ...], msgspec.Meta(min_length=1, max_length=MAX_ITEMS)]
 
 
 class WorkItemRevised(Event, frozen=True, kw_only=True, tag="work_item.revised"):
@@ -166,7 +169,7 @@ class WorkItemRevised(Event, frozen=True, kw_only=True, tag="work_item.revised")
 
     type: Label = "workstream"
     workstream_id: WorkId
-    revisions: Annotated[tuple[ItemRevision, ...], msgspec.Meta(min_length=1, max_length=5000)]
+    revisions: Annotated[tuple[ItemRevision, ...], msgspec.Meta(min_length=1, max_length=MAX_ITEMS)]
 
 
 class CursorMoved(Event, frozen=True, kw_only=True, tag="workstream.cursor_moved"):

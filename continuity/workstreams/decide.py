@@ -23,6 +23,7 @@ from continuity.workstreams.membership import not_registered
 from continuity.workstreams.rules import introduced, refuse, structure_problems, transition
 from events.base import Event
 from events.workstream import (
+    MAX_ITEMS,
     TERMINAL,
     ContextCheckpointed,
     Cursor,
@@ -228,6 +229,9 @@ def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemD
     if item.id in ws.items:
         raise UsageError(f"work item {item.id} already exists in workstream {ws.id} "
                          "(change it with `continuity work item set`)")
+    if len(ws.items) >= MAX_ITEMS:  # a document lists every item: one past it could never be checkpointed again
+        raise UsageError(f"workstream {ws.id} holds {len(ws.items)} work items, the most one can hold "
+                         f"({MAX_ITEMS}); nothing written")
     drafts: list[Event] = [WorkItemAdded(**identity.fields(), workstream_id=ws.id, items=(item,),
                                          message=f"workstream {ws.id}: work item {item.id} added: {item.title}")]
     check_after(state, drafts, ws.id, whole=False)

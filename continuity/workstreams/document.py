@@ -17,6 +17,7 @@ from continuity.core.errors import UsageError
 from events import osfs
 from events.base import Label, Text
 from events.workstream import (
+    MAX_ITEMS,
     CheckpointStatus,
     Entries,
     Ids,
@@ -80,7 +81,7 @@ class DocWorkstream(_Doc, frozen=True, kw_only=True):
     objective: Text
     repositories: Annotated[tuple[DocRepository, ...], msgspec.Meta(min_length=1, max_length=64)]
     cursor: DocCursor
-    items: Annotated[tuple[DocItem, ...], msgspec.Meta(max_length=5000)] = ()
+    items: Annotated[tuple[DocItem, ...], msgspec.Meta(max_length=MAX_ITEMS)] = ()
 
 
 class DocValidation(_Doc, frozen=True, kw_only=True):

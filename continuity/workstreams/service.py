@@ -47,7 +47,7 @@ def record(store: Store, identity: Identity, decide: Callable[[WorkstreamsState]
 
     def deciding(state: WorkstreamsState) -> list[Event]:
         decided[:] = decide(state)
-        return decided
+        return list(decided)  # a list of its own: the decision under the lock is compared with the first one
 
     try:
         return record_decided(store, MODEL, identity.project,

@@ -297,3 +297,44 @@ def test_a_rebuild_that_cannot_write_the_projects_ai_bridge_warns_and_succeeds(r
     assert (root / ".agent" / "runtime-continuity" / "workstreams" / "active" / "WS-2.json").is_file()
     later = cli_process("work", "status", cwd=root)
     assert "rebuilt" not in later.stderr, later.stderr
+
+
+def test_a_writer_that_got_in_first_makes_the_decision_taken_again(root: Path) -> None:
+    """Between a `work item set`'s decision and its append another process sets the item BLOCKED: under the lock the
+    decision is taken again from the state with that write, and found changed, so it is decided once more from a
+    fresh catch-up. The first decision was compared with itself (one list, refilled), so a stale `IN_PROGRESS ->
+    PENDING` was appended over BLOCKED and `work status` reported a conflict in one clone, with no merge."""
+    from continuity.core.identity import Identity
+    from continuity.core.store import Store
+    from continuity.workstreams import decide, service
+
+    write_doc(root, tracked(items=[item("A1", "IN_PROGRESS"), item("A2")]))
+    ok(root, "work", "checkpoint")
+    who = Identity(project="demo", host="test")
+    calls: list[str] = []
+
+    def deciding(state: Any) -> list[Any]:
+        if not calls:  # a real second process writes after the first decision, before the append
+            ok(root, "work", "item", "set", "A1", "--status", "BLOCKED", "--blocked-by", "A2")
+        calls.append(state.workstreams["WS-1"].items["A1"].status if state is not None else "?")
+        return decide.decide_item_set(state, who, decide.ItemSet(item_id="A1", status="PENDING"))
+
+    service.record(Store(str(root)), who, deciding)
+    assert calls == ["IN_PROGRESS", "BLOCKED", "BLOCKED"]  # decided, again under the lock, then from the fresh state
+    status = json.loads(ok(root, "work", "status", "--json"))
+    assert status["problems"] == [], status["problems"]
+    assert '"status": "PENDING"' in ok(root, "work", "item", "show", "A1", "--json").replace('":"', '": "')
+
+
+def test_a_workstream_at_the_most_items_takes_no_more(root: Path) -> None:
+    """`work item add` had no cap: past 5,000 items (what a document may list) the workstream could no longer be
+    checkpointed from a document (its list too long, a shorter one losing items)."""
+    from events.workstream import MAX_ITEMS
+
+    write_doc(root, tracked(items=[item(f"A{n}") for n in range(MAX_ITEMS)]))
+    ok(root, "work", "checkpoint")
+    done = cli_process("work", "item", "add", "EXTRA", "--title", "one more", cwd=root)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().endswith(f"holds {MAX_ITEMS} work items, the most one can hold ({MAX_ITEMS}); nothing "
+                                        "written")
+    assert "EXTRA" not in "".join(path.read_text() for path in all_event_files(root))
