@@ -65,10 +65,10 @@ class DocRepository(_Doc, frozen=True, kw_only=True):
 class DocCursor(_Doc, frozen=True, kw_only=True):
     """The execution cursor."""
 
-    current_item_id: WorkId | None = None
-    last_completed_item_id: WorkId | None = None
-    phase: Short | None = None
-    last_completed_action: Short | None = None
+    current_item_id: WorkId | None  # each of the four given, null or not (seed 002): left out, the cursor would
+    last_completed_item_id: WorkId | None  # be cleared without a word
+    phase: Short | None
+    last_completed_action: Short | None
     next_action: NextAction
 
 
@@ -81,7 +81,7 @@ class DocWorkstream(_Doc, frozen=True, kw_only=True):
     objective: Text
     repositories: Annotated[tuple[DocRepository, ...], msgspec.Meta(min_length=1, max_length=64)]
     cursor: DocCursor
-    items: Annotated[tuple[DocItem, ...], msgspec.Meta(max_length=MAX_ITEMS)] = ()
+    items: Annotated[tuple[DocItem, ...], msgspec.Meta(max_length=MAX_ITEMS)]
 
 
 class DocValidation(_Doc, frozen=True, kw_only=True):
@@ -95,7 +95,7 @@ class DocValidation(_Doc, frozen=True, kw_only=True):
     summary: Text
     timestamp: Short
     command: Text | None
-    evidence_refs: Entries = ()
+    evidence_refs: Entries
 
 
 class DocContinuity(_Doc, frozen=True, kw_only=True):
@@ -103,7 +103,7 @@ class DocContinuity(_Doc, frozen=True, kw_only=True):
 
     mode: Literal["snapshot", "tracked"]
     workstream: DocWorkstream | None
-    validation_ledger: Annotated[tuple[DocValidation, ...], msgspec.Meta(max_length=256)] = ()
+    validation_ledger: Annotated[tuple[DocValidation, ...], msgspec.Meta(max_length=256)]
 
 
 class _Checkpoint(_Doc, frozen=True, kw_only=True):

@@ -338,3 +338,27 @@ def test_a_workstream_at_the_most_items_takes_no_more(root: Path) -> None:
     assert done.stderr.strip().endswith(f"holds {MAX_ITEMS} work items, the most one can hold ({MAX_ITEMS}); nothing "
                                         "written")
     assert "EXTRA" not in "".join(path.read_text() for path in all_event_files(root))
+
+
+@pytest.mark.parametrize(("path", "field"), [
+    (("continuity", "validationLedger"), "validation_ledger"),
+    (("continuity", "workstream", "items"), "items"),
+    (("continuity", "workstream", "cursor", "currentItemId"), "current_item_id"),
+    (("continuity", "workstream", "cursor", "phase"), "phase"),
+    (("continuity", "validationLedger", 0, "evidenceRefs"), "evidence_refs"),
+])
+def test_a_document_without_a_key_seed_002_requires_is_refused(root: Path, path: tuple[Any, ...],
+                                                                field: str) -> None:
+    """The cursor's four fields (each given, null or not), the items, the ledger and an entry's evidenceRefs are
+    required: left out, they were taken as empty (an agent leaving out `currentItemId` cleared the cursor)."""
+    doc = tracked(items=[item("A1", "IN_PROGRESS")], current="A1", ledger=[ledger_entry("V1")])
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    write_doc(root, doc)
+    done = cli_process("work", "checkpoint", cwd=root)
+    assert done.returncode == 2, done.stderr
+    camel = path[-1]
+    assert f"missing required field `{camel}`" in done.stderr, done.stderr
+    assert all_event_files(root) == []
