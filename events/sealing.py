@@ -15,7 +15,7 @@ from events.base import MAX_EVENT_BYTES, Event
 from events.codec import Codec
 from events.durable import sha256_hex
 from events.errors import EventInvalid, SecretRefused
-from events.guard import find_secret, might_hold_secret, redact_text, redact_tree, strings_in
+from events.guard import find_secret, might_hold_secret, redact_tree, strings_in
 from events.plain import MAX_DEPTH, nested_deeper_than
 
 __all__ = ["StoredEvent", "guard", "odd_number", "prepare", "seal", "sha256_hex"]
@@ -74,9 +74,9 @@ def _unredactable(tree: dict[str, Any], draft: Event) -> tuple[str, str]:
         if rule is None:
             continue
         field = path.split(".")[0].split("[")[0]
-        trial = {**tree, field: redact_text(tree[field])[0]} if isinstance(tree.get(field), str) else None
-        if trial is None:
+        if field not in tree:
             continue
+        trial = {**tree, field: redact_tree(tree[field], field, [])}  # a list or object of ids too (`labels`)
         try:
             msgspec.convert(trial, kind)
         except msgspec.ValidationError:

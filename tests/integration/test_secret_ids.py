@@ -80,3 +80,18 @@ def test_a_read_with_an_id_no_event_may_carry_still_answers(project: Path, capsy
     assert "## Next action" in captured.out
     assert ("served but not recorded" in captured.err) is record
     assert all_event_files(project) == []
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("redact", [False, True])
+def test_a_secret_in_a_list_of_ids_is_named_with_its_rule(project: Path, capsys: Capture, token: str,
+                                                           redact: bool) -> None:
+    """A task's labels are ids (no redaction marker fits one): the refusal named "field an id field ... (rule
+    secret)" for any secret in a list; it names the entry and the rule, as for a top-level id."""
+    from events.guard import find_secret
+
+    code = main(["task", "create", "--title", "fix login", "--label", "ok", "--label", token,
+                 *(["--redact"] if redact else [])])
+    err = capsys.readouterr().err
+    assert code == 4 and f"field labels[1] looks like a secret (rule {find_secret(token)})" in err, err
+    assert token not in err and all_event_files(project) == []
