@@ -98,8 +98,13 @@ def decide_create_task(state: TasksState, identity: Identity, request: TaskCreat
         raise TaskNotFound(f"unknown parent task {quoted(request.parent_task_id, redact=True)}; nothing written")
     return [TaskCreated(**_envelope(identity, task_id=task_id), title=request.title.strip(),
                         description=request.description, done_criteria=request.done_criteria,
-                        priority=request.priority, labels=request.labels, assigned_to=request.assigned_to,
+                        priority=request.priority, labels=_once(request.labels), assigned_to=request.assigned_to,
                         parent_task_id=request.parent_task_id, message=f"task created: {request.title.strip()}"[:300])]
+
+
+def _once(labels: tuple[str, ...]) -> tuple[str, ...]:
+    """Labels each given once, in the order first given (`--label a --label a` is one label)."""
+    return tuple(dict.fromkeys(labels))
 
 
 def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdate,
@@ -138,8 +143,9 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
         **_envelope(identity, task_id=task.task_id), status=status, from_status=task.status if status else None,  # type: ignore[arg-type]
         reopen=request.reopen, version=task.version + 1, note_text=request.note or "",
         title=request.title.strip() if request.title is not None else None, description=request.description,
-        done_criteria=request.done_criteria, priority=request.priority, labels=request.labels,
-        assigned_to=request.assigned_to, message=message,
+        done_criteria=request.done_criteria, priority=request.priority,
+        labels=None if request.labels is None else _once(request.labels), assigned_to=request.assigned_to,
+        message=message,
     )]
 
 

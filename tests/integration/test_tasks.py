@@ -538,3 +538,11 @@ def test_an_unknown_id_of_any_length_is_named_in_one_short_line(root: Path, argv
     done = run(root, *args)
     assert done.returncode == EXIT_NOT_FOUND, done.stderr
     assert done.stderr.count("\n") == 1 and len(done.stderr) < 300 and "…" in done.stderr
+
+
+def test_a_label_given_twice_is_one_label(root: Path) -> None:
+    """`--label a --label a` stored ["a", "a"] (create and update): labels are each kept once, in the order given."""
+    task = ok(root, "task", "create", "--title", "Fix auth", "--label", "ui", "--label", "auth", "--label", "ui")
+    assert as_json(root, "task", "show", task)["task"]["labels"] == ["ui", "auth"]
+    ok(root, "task", "update", task, "--label", "x", "--label", "x")
+    assert as_json(root, "task", "show", task)["task"]["labels"] == ["x"]
