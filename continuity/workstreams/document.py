@@ -7,6 +7,7 @@ workstream exactly when the mode is `tracked`. Version 1 has no `continuity` blo
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 from typing import Annotated, Any, Literal
@@ -176,6 +177,7 @@ def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
     """A checked document from JSON bytes; UsageError (exit 2) naming what is wrong."""
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise UsageError(f"invalid {where}: {len(raw)} bytes, more than the {MAX_DOCUMENT_BYTES} allowed")
+    raw = _utf8(raw, where)
     try:
         doc: Checkpoint = _DECODER.decode(raw)
     except msgspec.ValidationError as error:
@@ -191,6 +193,26 @@ def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
     except RecursionError:
         raise UsageError(f"invalid {where}: nested too deeply") from None
     return check(doc)
+
+
+#: Byte order marks a document may start with, and the encoding each says (JSON allows a reader to ignore one).
+_MARKS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _utf8(raw: bytes, where: str) -> bytes:
+    """The document as UTF-8 without a byte order mark. Windows PowerShell 5 writes one by default (`Set-Content
+    -Encoding UTF8` a UTF-8 mark; `>` and `Out-File` UTF-16 with its mark), and seed 002's members run the
+    `context.ps1` launcher `install ai-context` writes: such a document was refused as malformed JSON."""
+    for mark, encoding in _MARKS:
+        if raw.startswith(mark):
+            if encoding == "utf-8":
+                return raw[len(mark):]
+            try:
+                return raw[len(mark):].decode(encoding).encode()
+            except UnicodeDecodeError as error:
+                raise UsageError(f"invalid {where}: not valid {encoding.upper()} text after its byte order mark "
+                                 f"({error.reason} at byte {error.start + len(mark)})") from None
+    return raw
 
 
 def _short(text: str) -> str:

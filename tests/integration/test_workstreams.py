@@ -362,3 +362,25 @@ def test_a_document_without_a_key_seed_002_requires_is_refused(root: Path, path:
     camel = path[-1]
     assert f"missing required field `{camel}`" in done.stderr, done.stderr
     assert all_event_files(root) == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be"])
+def test_a_document_windows_powershell_wrote_is_read(root: Path, encoding: str) -> None:
+    """Windows PowerShell 5 writes a byte order mark (`Set-Content -Encoding UTF8`: UTF-8's; `>` and `Out-File`:
+    UTF-16's), and seed 002's members run the context.ps1 launcher: such a document was "not valid JSON"."""
+    doc = tracked(items=[item("A1", "IN_PROGRESS", title="Connexion réparée")], current="A1")
+    path = root / ".ai-bridge" / "context-checkpoint.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, ensure_ascii=False)
+    path.write_bytes(text.encode(encoding) if encoding != "utf-16-be" else b"\xfe\xff" + text.encode("utf-16-be"))
+    ok(root, "work", "checkpoint")
+    assert "Connexion réparée" in ok(root, "work", "item", "show", "A1")
+
+
+def test_a_document_whose_utf16_is_broken_is_refused_in_one_line(root: Path) -> None:
+    path = root / ".ai-bridge" / "context-checkpoint.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xfe" + json.dumps(tracked()).encode("utf-16-le")[:-1])  # a byte short
+    done = cli_process("work", "checkpoint", cwd=root)
+    assert done.returncode == 2 and "not valid UTF-16-LE text after its byte order mark" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and all_event_files(root) == []
