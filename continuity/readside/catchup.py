@@ -873,7 +873,7 @@ def reads_now(unknown: Sequence[str], kinds: int | None, current: Mapping[str, i
 
 
 def _keep_unread(track: _Track, name: str) -> None:
-    if name not in track.saved.unread and len(track.saved.unread) < UNREAD_KEPT:
+    if len(track.saved.unread) < UNREAD_KEPT and name not in track.saved.unread:  # full: no scan of 1,000 names
         track.saved.unread.append(name)
 
 

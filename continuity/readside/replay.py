@@ -15,6 +15,7 @@ from events import clock, names
 from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
+from events.names import FORGED, content_matches
 from events.problems import quoted
 from events.sealing import StoredEvent
 from projections.readmodel import Projects
@@ -125,7 +126,7 @@ def models_until(
     chosen = models(names)
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
-    skipped = read = 0
+    skipped = read = forged = 0
     for name, raw in log.read_raw():
         if name > last_name:
             break
@@ -145,6 +146,9 @@ def models_until(
         except EventUndecodable:
             skipped += 1
             continue
+        if not content_matches(name, event.event_id, event.created_at):  # renamed or forged: as a catch-up
+            forged += 1
+            continue
         if only is not None and not only(name, event):
             continue
         for model in chosen:
@@ -154,4 +158,6 @@ def models_until(
                 writer(states[model.name], name, event)
     if skipped:
         warnings.append(f"skipped {skipped} unreadable event(s) during replay")
+    if forged:
+        warnings.append(f"left out {forged} event(s) during replay: {FORGED}")
     return Models(states)

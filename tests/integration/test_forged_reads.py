@@ -1,0 +1,81 @@
+"""Events whose content is not what their file names spell (renamed or forged by hand, or brought in by a sync) are
+left out of every read that folds the log: the as-of views and the reads that replay it in memory too."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from continuity.adapters.hooks import run_hook
+from continuity.cli import main
+from events import clock, names
+
+Capture = pytest.CaptureFixture[str]
+
+
+def plant_forged(project: Path, created_at: str, message: str, *, claim_id: bool = False) -> str:
+    """A copy of the newest event, a second later under its own well-formed name, whose content says another time
+    (or the copied event's own id and time, with `claim_id`): its hash matches its bytes, as a synced file's does."""
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    newest = sorted(day.iterdir())[-1]
+    event = json.loads(newest.read_bytes())
+    parsed = names.parse_name(newest.name)
+    assert parsed is not None
+    stamp = parsed.stamp[:-1] + str((int(parsed.stamp[-1]) + 1) % 10)
+    if not claim_id:
+        event["created_at"] = created_at
+        event["event_id"] = names.event_id(stamp, parsed.node)
+    event.update(message=message, summary={**(event.get("summary") or {}), "next": [message]})
+    raw = json.dumps(event, separators=(",", ":")).encode()
+    name = names.file_name(stamp, parsed.node, hashlib.sha256(raw).hexdigest())
+    (day / name).write_bytes(raw)
+    return name
+
+
+@pytest.mark.parametrize(("created_at", "claim_id"), [("bogus", False), ("2026-12-05T12:00:00Z", False),
+                                                      ("", True)])
+def test_an_as_of_brief_leaves_a_forged_event_out(project: Path, capsys: Capture, created_at: str,
+                                                  claim_id: bool) -> None:
+    """`resume-bundle --as-of` folded every decodable event: a time no reader takes ended in exit 70 (`Invalid
+    isoformat string`), a plausible one or another event's id showed the forger's next action as the session's."""
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    plant_forged(project, created_at, "FORGED NEXT", claim_id=claim_id)
+    capsys.readouterr()
+    now = clock.iso(int(time.time() * 1_000_000))  # after both files' stamps
+    for fmt in ("md", "json"):
+        assert main(["resume-bundle", "--as-of", now, "--format", fmt]) == 0
+        out, err = capsys.readouterr()
+        assert "FORGED" not in out and "the real next step" in out, out
+        assert "renamed or forged" in err, err
+
+
+def test_a_brief_replayed_in_memory_leaves_a_forged_event_out(project: Path, capsys: Capture) -> None:
+    """With `local/models` unusable the brief is the log replayed in memory (the as-of replay): the forged event
+    made `resume-bundle` exit 70 and the SessionStart hook print nothing at all."""
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    plant_forged(project, "bogus", "FORGED NEXT")
+    models = project / ".agent/runtime-continuity/local/models"
+    for child in models.iterdir():
+        child.unlink()
+    models.rmdir()
+    models.write_text("")  # a file where the folder belongs: the saved models cannot be trusted
+    capsys.readouterr()
+    assert main(["resume-bundle"]) == 0
+    out, _ = capsys.readouterr()
+    assert "FORGED" not in out and "the real next step" in out
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)}
+    result = run_hook("claude-code", json.dumps(payload).encode(), str(project))
+    brief = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "the real next step" in brief and "FORGED" not in brief
+
+
+def test_a_brief_never_fails_on_a_time_no_reader_takes() -> None:
+    """Defence in depth: an age the brief cannot compute is `unknown`, never an internal error."""
+    from continuity.sessions.brief import age
+
+    assert age("bogus", "2026-12-05T12:00:00Z") == "unknown"
+    assert age("2026-12-05T11:00:00Z", "2026-12-05T12:00:00Z") == "1h ago"
