@@ -438,9 +438,6 @@ _MAX_ROUNDS = 64
 #: What is glued to a token's end and goes with it: another token's body, with its dotted parts (`ya29.`, `hvs.`,
 #: `dp.st.prd.`, a JWT's), but not a file's extension (`notes/<token>.md` keeps `.md`, `.tar.gz` too: dotted parts
 #: go only up to one of 8 characters or more).
-#: How far past a token's end what is glued on is looked at (the longest token body is about 1,000 characters): an
-#: unbroken run of many tokens costs each of them this much, not the rest of the run (it was quadratic).
-GLUED_REACH = 4096
 _GLUED = re.compile(r"[A-Za-z0-9_-]*(?:(?:\.[A-Za-z0-9_-]{1,7})*\.[A-Za-z0-9_-]{8,})*")
 
 
@@ -524,8 +521,10 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
                 # a token's rule stops where its alphabet does (`ghp_` at `-`, `xoxb-` at `_`): a second token
                 # glued on would leave its body (`ghp_...xoxb-1-SECRET` kept `-1-SECRET`), so what is glued on
                 # goes too, up to a token of its own (`AKIA...-ghp_...` and `AKIA...ghp_...` stay two)
-                limit = end + GLUED_REACH if following is None else min(end + GLUED_REACH, following.start())
-                tail = _GLUED.match(text, end, limit)  # always matches (it may be empty); up to the next token
+                # up to the next match: what is read here lies before it, so a run of many tokens glued one to the
+                # next is read once (read to the run's end for each token, it was quadratic: 6 s for 256 kB)
+                limit = len(text) if following is None else following.start()
+                tail = _GLUED.match(text, end, limit)  # always matches (it may be empty)
                 glued = end if tail is None else tail.end()
                 if glued > end:  # up to a token of its own there, which the next round finds after this marker
                     inner = pattern.search(" " + text[end:glued])

@@ -299,23 +299,47 @@ def render_block(command: str) -> str:
     ])
 
 
-def _marker_lines(text: str, begin: str, end: str) -> Iterator[tuple[str, int]]:
-    """Each marker that is a line of its own (trailing spaces allowed) outside a fenced code block, with its
-    offset: a marker quoted in the user's prose (`... the <!-- continuity:begin --> block ...`) or shown in an
-    example between ``` fences is the user's text, never our block's edge."""
-    fence = ""
+def _marker_lines(text: str, begin: str, end: str) -> Iterator[tuple[str, int, int]]:
+    """Each marker that opens a line (after spaces or a byte order mark) outside a fenced code block, with where it
+    starts and ends: a marker quoted in the user's prose (`... the <!-- continuity:begin --> block ...`) or shown
+    in an example between ``` fences is the user's text, never our block's edge. Only a fence that closes hides
+    what it holds (one left open to the end of the file hides nothing: the block appended after it must be found
+    again, never appended once more at every install)."""
+    lines: list[tuple[int, str]] = []
     offset = 0
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip()
-        opening = bare.lstrip()[:3]
-        if fence:
-            if bare.lstrip().startswith(fence):
-                fence = ""
-        elif opening in ("```", "~~~"):
-            fence = opening
-        elif bare in (begin, end):
-            yield bare, offset
-        offset += len(line)
+    for line in text.split("\n"):  # "\n" alone: a form feed or U+2028 inside a line does not end it here
+        lines.append((offset, line))
+        offset += len(line) + 1
+    hidden = _fenced(lines)
+    for number, (offset, line) in enumerate(lines):
+        if number in hidden:
+            continue
+        bare = line.lstrip(" \t\ufeff")
+        for marker in (begin, end):
+            if bare.startswith(marker):
+                start = offset + len(line) - len(bare)
+                yield marker, start, start + len(marker)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+
+
+def _fenced(lines: list[tuple[int, str]]) -> set[int]:
+    """The numbers of the lines inside fenced code blocks that close (CommonMark's fences: three or more backticks
+    or tildes after at most three spaces, a backtick fence's info string holding no backtick, closed by a line of
+    at least as many of the same character)."""
+    hidden: set[int] = set()
+    opened: tuple[int, str] | None = None  # (its line number, its fence)
+    for number, (_, line) in enumerate(lines):
+        found = _FENCE.fullmatch(line.rstrip("\r"))
+        if opened is None:
+            if found and not (found.group(1)[0] == "`" and "`" in found.group(2)):
+                opened = (number, found.group(1))
+        elif found and found.group(1)[0] == opened[1][0] and len(found.group(1)) >= len(opened[1]) \
+                and not found.group(2).strip():
+            hidden.update(range(opened[0], number + 1))
+            opened = None
+    return hidden
 
 
 def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, int]]:
@@ -323,11 +347,11 @@ def _blocks(text: str, begin: str = BEGIN, end: str = END) -> list[tuple[int, in
     spans: list[tuple[int, int]] = []
     start: int | None = None
     unpaired = False
-    for marker, offset in _marker_lines(text, begin, end):
+    for marker, at, stop in _marker_lines(text, begin, end):
         if marker == begin and start is None:
-            start = offset
+            start = at
         elif marker == end and start is not None:
-            spans.append((start, offset + len(end)))
+            spans.append((start, stop))
             start = None
         else:
             unpaired = True
@@ -484,23 +508,6 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
         return False
 
 
-def _holds_none_of_ours(text: str) -> bool:
-    """Whether a kept copy of a settings file is readable and holds none of our hooks (a copy from before any
-    install, not one a later install kept of what an earlier one wrote)."""
-    try:
-        return not any(_count_ours(groups) for groups in hooks_of(parse_config(text)).values())
-    except UsageError:
-        return False
-
-
-def _no_block(text: str) -> bool:
-    """Whether a kept copy of a Markdown file holds no block of ours (see _holds_none_of_ours)."""
-    try:
-        return not _blocks(text)
-    except UsageError:
-        return False
-
-
 def _md_original(text: str, stripped: str) -> bool:
     """True when `text` holds no block and adding then removing one gives `stripped`."""
     try:
@@ -599,14 +606,12 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if new == config:
         return FileChange(path, before, before, shared)
-    existed = False  # a copy holding none of ours: the file was there before an install, so it is never removed
     if restore is not None:
         harness, earlier = restore
         for text in earlier(path):
             if _json_original(text, new, harness):
                 return FileChange(path, before, text, shared)
-            existed = existed or _holds_none_of_ours(text)
-    after = None if not new and before is not None and config and not existed else render_config(new, before)
+    after = None if not new and before is not None and config else render_config(new, before)
     return FileChange(path, before, after, shared)
 
 
@@ -619,12 +624,10 @@ def md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: 
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if after == (before or ""):
         return FileChange(path, before, before, shared)
-    existed = False  # as _json_change's: a copy without our block says the file was there before an install
     for text in earlier(path) if earlier is not None else ():
         if _md_original(text, after):
             return FileChange(path, before, text, shared)
-        existed = existed or _no_block(text)
-    return FileChange(path, before, after if after.strip() or existed else None, shared)
+    return FileChange(path, before, after if after.strip() else None, shared)
 
 
 def plan_install(harness: str, scope: str, root: Path, home: Path, exe: str | None, *, on_path: bool,

@@ -229,9 +229,10 @@ def decide_item_add(state: WorkstreamsState, identity: Identity, item: WorkItemD
     if item.id in ws.items:
         raise UsageError(f"work item {item.id} already exists in workstream {ws.id} "
                          "(change it with `continuity work item set`)")
-    if len(ws.items) >= MAX_ITEMS:  # a document lists every item: one past it could never be checkpointed again
-        raise UsageError(f"workstream {ws.id} holds {len(ws.items)} work items, the most one can hold "
-                         f"({MAX_ITEMS}); nothing written")
+    open_items = len(unresolved(ws))
+    if open_items >= MAX_ITEMS:  # a document lists every unresolved item: one more and none could list them all
+        raise UsageError(f"workstream {ws.id} holds {open_items} unresolved work items, the most a checkpoint "
+                         f"document can list ({MAX_ITEMS}); end some first; nothing written")
     drafts: list[Event] = [WorkItemAdded(**identity.fields(), workstream_id=ws.id, items=(item,),
                                          message=f"workstream {ws.id}: work item {item.id} added: {item.title}")]
     check_after(state, drafts, ws.id, whole=False)

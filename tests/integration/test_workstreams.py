@@ -326,17 +326,19 @@ def test_a_writer_that_got_in_first_makes_the_decision_taken_again(root: Path) -
     assert '"status": "PENDING"' in ok(root, "work", "item", "show", "A1", "--json").replace('":"', '": "')
 
 
-def test_a_workstream_at_the_most_items_takes_no_more(root: Path) -> None:
-    """`work item add` had no cap: past 5,000 items (what a document may list) the workstream could no longer be
-    checkpointed from a document (its list too long, a shorter one losing items)."""
+def test_a_workstream_at_the_most_unresolved_items_takes_no_more(root: Path) -> None:
+    """`work item add` had no cap: past 5,000 unresolved items (what a document may list; a document need not list
+    finished ones) the workstream could no longer be checkpointed from a document. Finished items do not count."""
     from events.workstream import MAX_ITEMS
 
-    write_doc(root, tracked(items=[item(f"A{n}") for n in range(MAX_ITEMS)]))
+    write_doc(root, tracked(items=[item(f"A{n}", "COMPLETED" if n < 2 else "PENDING") for n in range(MAX_ITEMS)]))
     ok(root, "work", "checkpoint")
-    done = cli_process("work", "item", "add", "EXTRA", "--title", "one more", cwd=root)
+    ok(root, "work", "item", "add", "B1", "--title", "one more")  # 4,999 unresolved before it
+    ok(root, "work", "item", "add", "B2", "--title", "and another")
+    done = cli_process("work", "item", "add", "EXTRA", "--title", "one too many", cwd=root)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().endswith(f"holds {MAX_ITEMS} work items, the most one can hold ({MAX_ITEMS}); nothing "
-                                        "written")
+    assert done.stderr.strip().endswith(f"holds {MAX_ITEMS} unresolved work items, the most a checkpoint document "
+                                        f"can list ({MAX_ITEMS}); end some first; nothing written"), done.stderr
     assert "EXTRA" not in "".join(path.read_text() for path in all_event_files(root))
 
 

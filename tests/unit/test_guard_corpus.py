@@ -902,3 +902,11 @@ def test_a_run_of_azure_like_fragments_is_redacted_in_one_round() -> None:
     """`a1Q~` repeated matched once per round, past the rounds' limit, in seconds for 100 kB."""
     out, rules = redact_text("a1Q~" * 25_000)
     assert rules == () and find_secret(out) is None
+
+
+def test_a_long_token_glued_to_another_goes_whole() -> None:
+    """A 7 kB JWT glued to an AWS key id: a cap on what is read past a token's end (4 kB, one version) left the
+    JWT's last 3 kB, its signature with it, in clear."""
+    jwt = _j("eyJhbGciOiJIUzI1NiJ9.", "eyJ", "a1B2" * 1750, ".", "sIg9" * 10)
+    out, rules = redact_text(_j("note ", AWS_ID, jwt, " end"))
+    assert (out, rules) == ("note [REDACTED:aws-access-key-id][REDACTED:jwt] end", ("aws-access-key-id", "jwt"))
