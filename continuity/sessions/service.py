@@ -29,6 +29,7 @@ from events import clock
 from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError, WriteFailed
+from events.guard import redact_text, redact_tree
 from events.sealing import StoredEvent, sha256_hex
 
 STALE_ARCHIVE_HOURS = 2
@@ -155,11 +156,23 @@ class Brief(msgspec.Struct, kw_only=True):
 
 
 def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
+    """The brief's text. The guard runs on writes only, so an event a sync brought in (or one written by hand) may
+    hold a secret: the text shown (to the agent, by the SessionStart hook) has it redacted. `data` is redacted
+    already for JSON (`_shown`); Markdown is redacted as one text (walking the data costs the hook ~10 ms)."""
     if fmt == "json":
         import orjson
 
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
-    return bundle.render_markdown(data, max_chars)
+    text = redact_text(bundle.render_markdown(data, max_chars))[0]
+    return text if len(text) <= max_chars else text[:max_chars]  # a marker longer than what it replaced
+
+
+def _shown(data: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """The brief's data as a JSON brief shows it: what looks like a secret redacted (see `_render`)."""
+    if fmt != "json":
+        return data
+    shown: dict[str, Any] = redact_tree(data, "", [])
+    return shown
 
 
 def resume_bundle(
@@ -197,8 +210,8 @@ def resume_bundle(
     if earlier:  # part of the inputs: a served brief replays with the hits it showed
         inputs = msgspec.structs.replace(inputs, recall=earlier)
     inputs = recordable(inputs)  # the brief is rendered from what its event can record
-    data = bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
-                        run_id=identity.run_id, host=identity.host)
+    data = _shown(bundle.build(state, inputs, session_id=identity.session_id, agent_id=identity.agent_id,
+                               run_id=identity.run_id, host=identity.host), fmt)
     text = _render(data, fmt, max_chars)
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings), format=fmt)
     if record:
@@ -311,8 +324,8 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
                 f"the log before this point changed since it was served ({state.events} events of "
                 f"{served.project} now, {served.events_folded} then): the brief may differ"
             )
-        data = bundle.build(state, served.inputs, session_id=served.served_to, agent_id=served.agent_id,
-                            run_id=served.run_id, host=served.host)
+        data = _shown(bundle.build(state, served.inputs, session_id=served.served_to, agent_id=served.agent_id,
+                                   run_id=served.run_id, host=served.host), served.format)
         text = _render(data, served.format, served.max_chars)
         if sha256_hex(text.encode()) != served.brief_sha256:
             other = f" (served by {served.renderer}, replayed by {renderer()})" if (
@@ -321,6 +334,6 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
     inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))
-    data = bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id, agent_id=identity.agent_id,
-                        host=identity.host)
+    data = _shown(bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id,
+                               agent_id=identity.agent_id, host=identity.host), fmt)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

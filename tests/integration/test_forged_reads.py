@@ -79,3 +79,39 @@ def test_a_brief_never_fails_on_a_time_no_reader_takes() -> None:
 
     assert age("bogus", "2026-12-05T12:00:00Z") == "unknown"
     assert age("2026-12-05T11:00:00Z", "2026-12-05T12:00:00Z") == "1h ago"
+
+
+TOKEN = "ghp_" + "Zq8xW2mK9pLr7Tn5Vb3Hc1Jd6Fg4Sa0Qe2Ry8Ui"
+
+
+def plant_synced(project: Path, message: str) -> None:
+    """A well-formed event of another clone, just after the newest, as a sync writes it: its name spells its
+    id and time and its hash matches its bytes. A clone's guard runs on its own writes, not on what comes in."""
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    newest = sorted(day.iterdir())[-1]
+    event = json.loads(newest.read_bytes())
+    parsed = names.parse_name(newest.name)
+    assert parsed is not None
+    at = clock.parse_stamp(parsed.stamp) + 1_000  # a millisecond later: before the as-of "now" below
+    stamp, node = clock.stamp(at), "0badc10e"
+    event.update(event_id=names.event_id(stamp, node), created_at=clock.iso(at), message=message,
+                 summary={**(event.get("summary") or {}), "next": [message]}, prev=None)
+    raw = json.dumps(event, separators=(",", ":")).encode()
+    (day / names.file_name(stamp, node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+
+
+def test_a_secret_a_sync_brought_in_is_never_shown_in_a_brief(project: Path, capsys: Capture) -> None:
+    """The brief (and the SessionStart hook, which puts it in the agent's context) showed a token held by an event
+    another clone wrote: it is redacted in every brief, Markdown and JSON, now and as of a point."""
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    plant_synced(project, f"deploy with {TOKEN} then rotate")
+    capsys.readouterr()
+    now = clock.iso(int(time.time() * 1_000_000))
+    for args in (["resume-bundle"], ["resume-bundle", "--format", "json"], ["resume-bundle", "--as-of", now],
+                 ["resume-bundle", "--as-of", now, "--format", "json"]):
+        assert main(args) == 0, args
+        out, _ = capsys.readouterr()
+        assert TOKEN[4:14] not in out and "[REDACTED:github-token]" in out, (args, out)
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)}
+    result = run_hook("claude-code", json.dumps(payload).encode(), str(project))
+    assert TOKEN[4:14] not in result.stdout and "[REDACTED:github-token]" in result.stdout
