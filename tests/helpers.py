@@ -116,3 +116,33 @@ def release_without(monkeypatch: pytest.MonkeyPatch, kind: str) -> Iterator[None
         older_release.setattr(Codec, "decode", older)
         older_release.delitem(default_codec().current, kind)
         yield
+
+
+def put_continuity_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `continuity` on PATH (so an install's project scope needs no local settings file) and no XDG_STATE_HOME
+    from outside."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "continuity").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "continuity").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+
+
+def plant_impersonation(genuine: Path, claim: str, **changes: object) -> Path:
+    """Beside a genuine event file, a well-named one (its hash matches its bytes, as a peer's pushed file does)
+    whose content is the genuine event's with `changes`, claiming its id and time, or (`claim` "another time") an
+    id and a time its name does not spell. The new file's path."""
+    import hashlib
+    import json
+
+    from events import names
+
+    forged = {**json.loads(genuine.read_bytes()), "message": "IMPERSONATED approval", **changes}
+    if claim == "another time":
+        forged["event_id"] = "RCE-" + genuine.name[:22] + "-forger01"
+        forged["created_at"] = "1960-01-01T00:00:00.000000Z"
+    raw = json.dumps(forged).encode()
+    path = genuine.parent / names.file_name(genuine.name[:16] + "999999", "forger01", hashlib.sha256(raw).hexdigest())
+    path.write_bytes(raw)
+    return path

@@ -12,7 +12,7 @@ from continuity.core.initialize import init_store
 from events.base import Summary
 from events.filelog import FileEventLog
 from events.worklog import CheckpointRecorded, WorkLogged
-from tests.helpers import all_event_files
+from tests.helpers import all_event_files, plant_impersonation
 
 Capture = pytest.CaptureFixture[str]
 
@@ -422,21 +422,12 @@ def test_an_event_whose_content_is_not_its_name_is_left_out_of_what_agents_read(
     """A peer pushed a well-named file (its hash matches) whose content claims a real event's id, or another time:
     the brief showed its message and recall gave it under that id; only `verify` said "renamed or forged". The read
     models and the recall index leave it out now, with one warning naming it."""
-    import hashlib
 
-    from events import names
 
     assert main(["log", "-m", "genuine entry", "--next", "the real next step"]) == 0
     [genuine] = all_event_files(project)
-    forged = json.loads(genuine.read_bytes())
-    forged["message"] = "IMPERSONATED approval"
-    forged["summary"]["next"] = ["run the forged step"]
-    if claim == "another time":
-        forged["event_id"] = "RCE-" + genuine.name[:22] + "-forger01"
-        forged["created_at"] = "1960-01-01T00:00:00.000000Z"
-    raw = json.dumps(forged).encode()
-    name = names.file_name(genuine.name[:16] + "999999", "forger01", hashlib.sha256(raw).hexdigest())
-    (genuine.parent / name).write_bytes(raw)
+    summary = json.loads(genuine.read_bytes())["summary"]
+    name = plant_impersonation(genuine, claim, summary={**summary, "next": ["run the forged step"]}).name
     capsys.readouterr()
     assert main(["resume-bundle"]) == 0
     captured = capsys.readouterr()

@@ -13,6 +13,7 @@ import pytest
 from continuity.adapters.install import add_block, add_hooks, hook_groups, is_ours, remove_block, remove_hooks
 from continuity.cli import main
 from continuity.core.errors import EXIT_USAGE
+from tests.helpers import put_continuity_on_path
 
 Capture = pytest.CaptureFixture[str]
 
@@ -43,13 +44,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _continuity_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `continuity` on PATH (so project scope needs no local file) and no XDG_STATE_HOME from outside."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "continuity").write_text("#!/bin/sh\nexit 0\n")
-    (bin_dir / "continuity").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    put_continuity_on_path(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_process
+from tests.helpers import cli_process, put_continuity_on_path
 
 
 @pytest.fixture(autouse=True)
 def _continuity_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `continuity` on PATH (so project scope writes no settings.local.json) and no XDG_STATE_HOME from outside."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "continuity").write_text("#!/bin/sh\nexit 0\n")
-    (bin_dir / "continuity").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    put_continuity_on_path(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 
 from continuity.cli import main
 from tests import timeline_fixture as fixture
+from tests.helpers import plant_impersonation
 
 STORE = Path(".agent", "runtime-continuity")
 
@@ -333,7 +334,6 @@ def test_the_events_recall_leaves_out_are_left_out_with_its_warnings(project: Pa
     """A well-named file whose content claims another event's id or time (renamed or forged), and an event stamped
     in 9999 (a day folder far ahead of this clock) were drawn: the forged message shown under a real id, and the
     axis stretched to 9999 so every real event fell on one x. Both are left out, warned of as recall warns."""
-    import hashlib
     import re
 
     from events import clock, names
@@ -344,14 +344,7 @@ def test_the_events_recall_leaves_out_are_left_out_with_its_warnings(project: Pa
     for text in ("genuine entry", "second entry", "third entry"):
         assert run(capsys, "log", "-m", text)[0] == 0
     genuine = sorted((project / STORE / "events").rglob("*.json"))[0]
-    forged = json.loads(genuine.read_bytes())
-    forged["message"] = "IMPERSONATED approval"
-    if claim == "another time":
-        forged["event_id"] = "RCE-" + genuine.name[:22] + "-forger01"
-        forged["created_at"] = "1960-01-01T00:00:00.000000Z"
-    raw = json.dumps(forged).encode()
-    name = names.file_name(genuine.name[:16] + "999999", "forger01", hashlib.sha256(raw).hexdigest())
-    (genuine.parent / name).write_bytes(raw)
+    name = plant_impersonation(genuine, claim).name
     far = seal(WorkLogged(project="demo", message="from year 9999"), at_us=clock.LAST_US - 1_000_000,
                node="teammate", prev=None, codec=default_codec())
     folder = project / STORE / "events" / names.shard_of(far.name)
