@@ -499,6 +499,21 @@ def refuse_secret_id(field: str, value: str) -> None:
         raise SecretRefused(field, rule, redactable=False)
 
 
+def _glued_end(pattern: re.Pattern[str], text: str, end: int, limit: int) -> int:
+    """Where the redaction of a token ending at `end` ends. A token's rule stops where its alphabet does (`ghp_` at
+    `-`, `xoxb-` at `_`), so a second token glued on would leave its body (`ghp_...xoxb-1-SECRET` kept
+    `-1-SECRET`): what is glued on goes too, up to a token of its own there (the next round finds it after this
+    marker: `AKIA...ghp_...` stays two), and never past `limit`, the next match (so a run of many tokens glued one
+    to the next is read once; read to the run's end for each token, it was quadratic)."""
+    tail = _GLUED.match(text, end, limit)  # always matches (it may be empty)
+    glued = end if tail is None else tail.end()
+    if glued == end:
+        return end
+    inner = pattern.search(" " + text[end:glued])  # a space: a token at `end` is found as after a separator
+    stop = glued if inner is None else end + inner.start() - 1
+    return stop if text[end:stop].strip("_-") else end
+
+
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []
@@ -518,21 +533,7 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
             start, end = span if span is not None else match.span()
             following = pattern.search(text, max(match.end(), match.start() + 1))
             if span is None and rule in _TOKEN_NAMES:
-                # a token's rule stops where its alphabet does (`ghp_` at `-`, `xoxb-` at `_`): a second token
-                # glued on would leave its body (`ghp_...xoxb-1-SECRET` kept `-1-SECRET`), so what is glued on
-                # goes too, up to a token of its own (`AKIA...-ghp_...` and `AKIA...ghp_...` stay two)
-                # up to the next match: what is read here lies before it, so a run of many tokens glued one to the
-                # next is read once (read to the run's end for each token, it was quadratic: 6 s for 256 kB)
-                limit = len(text) if following is None else following.start()
-                tail = _GLUED.match(text, end, limit)  # always matches (it may be empty)
-                glued = end if tail is None else tail.end()
-                if glued > end:  # up to a token of its own there, which the next round finds after this marker
-                    inner = pattern.search(" " + text[end:glued])
-                    stop = glued if inner is None else end + inner.start() - 1
-                    if text[end:stop].strip("_-"):
-                        end = stop
-                        if following is not None and following.start() < end:
-                            following = pattern.search(text, end)
+                end = _glued_end(pattern, text, end, len(text) if following is None else following.start())
             parts.append(text[done:start])
             parts.append(marker)
             done = end

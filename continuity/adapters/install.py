@@ -450,11 +450,11 @@ JSON_DEPTH = 256
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object whose keys are each given once: of two equal keys a reader keeps one (Python the last), so
     writing the file back would drop the other without a word."""
-    from events.problems import quoted
-
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
+            from events.problems import quoted
+
             raise UsageError(f"it gives the key {quoted(key)} twice in one object (readers keep only one of them); "
                              "keep one")
         seen.add(key)
@@ -685,30 +685,20 @@ def refuse_store_targets(changes: list[FileChange], root: Path) -> None:
     """Refuse (StoreUnsafe) before any write a file that resolves inside a continuity store: a symlink (the file's,
     or a folder's above it) into `.agent/runtime-continuity/`. Written through, an event file would no longer match
     the hash in its name, and the append-only log would be broken."""
-    from continuity.core.store import STORE_PARTS, Store
+    from continuity.core.store import STORE_PARTS
     from events.errors import StoreUnsafe
 
-    store = os.path.realpath(Store(root).path)
     for change in changes:
         real = os.path.realpath(change.path)
         parts = Path(real).parts
-        in_a_store = any(parts[at:at + 2] == STORE_PARTS for at in range(len(parts)))
-        if in_a_store or real == store or real.startswith(store + os.sep):
+        if any(parts[at:at + 2] == STORE_PARTS for at in range(len(parts))):  # this project's store or another's
             raise StoreUnsafe(f"unsafe store: {change.path} resolves to {real}, inside the store; install and "
                               "uninstall never write the store's files (remove the link); nothing changed")
 
 
-def shown(path: Path, base: Path) -> str:
-    """How the output names a file: with where it really is when a symlink takes it out of `base` (the project,
-    or the home folder for --scope user), so a link a repository holds cannot send a write elsewhere unseen."""
-    from continuity.core.text import one_line
-
-    real = outside_target(path, base)
-    return str(path) if real is None else f"{path} (-> {one_line(real)})"  # a planted link's name: any bytes
-
-
 def outside_target(path: Path, base: Path) -> str | None:
-    """Where `path` really is, when symlinks take it out of `base`; None inside it."""
+    """Where `path` really is, when symlinks take it out of `base` (the project, or the home folder for --scope
+    user); None inside it. The output names it, so a link a repository holds cannot send a write elsewhere unseen."""
     from continuity.core.fsio import project_file
 
     return os.path.realpath(path) if project_file(str(base), str(path)) is None else None

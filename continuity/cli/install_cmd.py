@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.cli.common import Output
+from continuity.core.text import one_line
 
 HELP = {
     "install": "register continuity's hooks with Claude Code, Codex, Cursor or Gemini CLI, or install the "
@@ -250,11 +251,13 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
         if backup is not None:
             copies.append(backup)
         saved_any = saved_any or backup is not None
+        target = install.outside_target(change.path, base)
         entry: dict[str, Any] = {"path": str(change.path), "changed": change.changed, "commit": change.shared,
                                  "backup": None if backup is None else str(backup), "status": change.status,
-                                 "target": install.outside_target(change.path, base)}
+                                 "target": target}
         status = change.status if not args.dry_run or not change.changed else f"would be {change.status}"
-        line = f"{install.shown(change.path, base)}: {status}" + (f" (backup: {backup})" if backup else "")
+        named = str(change.path) if target is None else f"{change.path} (-> {one_line(target)})"  # a link: any bytes
+        line = f"{named}: {status}" + (f" (backup: {backup})" if backup else "")
         if args.dry_run:
             entry["diff"] = change.diff()
             lines.append(entry["diff"].rstrip("\n"))

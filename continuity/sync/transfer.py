@@ -160,10 +160,9 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
     `action`: `export`, or `import` (a transfer's history, checked as its export would: a hand-made bundle must
     not bring in what no export here would carry on, to be pushed at the reconnect).
     """
-    from continuity.core.text import one_line, shortened
     from continuity.sync.objects import ObjectReader
     from events.durable import READ_LIMIT
-    from events.guard import find_secret, redact_text
+    from events.guard import find_secret
 
     listing = repo.run("log", "--format=", "--raw", "-r", "-z", "--no-abbrev", "--no-renames", "--root", "-m",
                        "--diff-filter=AMT", tip)
@@ -181,23 +180,22 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
             if (sha, path) in checked:
                 continue
             checked.add((sha, path))
-            shown = shortened(one_line(redact_text(path)[0]), 200)  # a hand-made tree's name: any bytes
             if mode != "100644":
-                raise _refuse(action, f"unsupported file in tracked context (mode {mode}): {shown}")
+                raise _refuse(action, f"unsupported file in tracked context (mode {mode}): {_shown(path)}")
             if _unfit_path(path):
-                raise _refuse(action, f"unsupported path in tracked context: {shown}")
+                raise _refuse(action, f"unsupported path in tracked context: {_shown(path)}")
             kind, data = reader.read_bounded(sha, READ_LIMIT)
             if kind != "blob":
-                raise _refuse(action, f"unsupported file in tracked context ({kind}): {shown}")
+                raise _refuse(action, f"unsupported file in tracked context ({kind}): {_shown(path)}")
             if data is None:
                 raise _refuse(action, f"tracked context file is bigger than any event ({READ_LIMIT >> 20} MiB): "
-                              f"{shown}")
+                              f"{_shown(path)}")
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
-                raise _refuse(action, f"tracked context file is not UTF-8 text: {shown}") from None
+                raise _refuse(action, f"tracked context file is not UTF-8 text: {_shown(path)}") from None
             if find_secret(text) is not None:
-                raise _refuse(action, f"refused secret-like material in tracked file: {shown}")
+                raise _refuse(action, f"refused secret-like material in tracked file: {_shown(path)}")
             if not path.endswith("/README"):
                 events.add(path)
                 project = _project_of(data)
@@ -206,6 +204,14 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
     finally:
         reader.close()
     return Tracked(len(events), projects)
+
+
+def _shown(path: str) -> str:
+    """A path on the branch for a refusal: a hand-made tree's names may hold any bytes (a secret, controls)."""
+    from continuity.core.text import one_line, shortened
+    from events.guard import redact_text
+
+    return shortened(one_line(redact_text(path)[0]), 200)
 
 
 def _project_of(data: bytes) -> str | None:
