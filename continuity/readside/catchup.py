@@ -96,6 +96,9 @@ class Outcome(msgspec.Struct, kw_only=True):
     #: Events read and skipped as unreadable, and the first of them ("name: why"), as the warning says.
     skipped: int = 0
     first_skipped: str | None = None
+    #: Of those, the ones this catch-up met first (the others, read past before, were tried again), and the first.
+    met: int = 0
+    first_met: str | None = None
     #: Why the read stopped short of the log's end (a day folder, or events/ itself, that cannot be listed; or a
     #: deadline, then it starts with OUT_OF_TIME).
     stopped: str | None = None
@@ -713,7 +716,8 @@ def _catch_up(
     result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
                       linked_days=sorted(days.links), skipped=len(skipped) + len(still),
-                      first_skipped=next(iter(skipped or still), None), stopped=stopped,
+                      first_skipped=next(iter(skipped or still), None), met=len(skipped),
+                      first_met=next(iter(skipped), None), stopped=stopped,
                       whole=[track.model.name for track in tracks if not track.undecoded])
     return outcome, [(track.model, track.to_save() if track.changed else track.saved, track.changed)
                      for track in tracks]

@@ -99,7 +99,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     else:
         outcome = refresh(store, tuple(REGISTRY), finish_rebuild=True, progress=rebuilt)
         outcome.folded = outcome.models.events_folded  # every event the models hold, as a rebuild counts them
-        folding.count_skipped(outcome.skipped, outcome.first_skipped)
+        folding.count_skipped(outcome.met, outcome.first_met)  # those tried again were counted when first met
         outcome.warnings = [line for line in outcome.warnings if not _skipped_line(line)]
         if folding.skipped:  # one line for the whole restore, as one rebuild says it
             outcome.warnings.insert(0, f"skipped {folding.skipped} unreadable event(s); first: "
@@ -197,7 +197,7 @@ class Folding:
         except Exception as error:  # the rebuild after the restore meets it again, and reports it
             self._fail(f"{type(error).__name__}: {error}")
             return
-        self._count(outcome.warnings, outcome.rebuilt, outcome.skipped, outcome.first_skipped)
+        self._count(outcome.warnings, outcome.rebuilt, outcome.met, outcome.first_met)
 
     def _answer(self) -> None:
         if not self.waiting or self.worker is None:
@@ -254,7 +254,9 @@ def _worker_log_kept(store: Store) -> bool:
 
 
 def _skipped_line(line: str) -> bool:
-    return line.startswith("skipped ") and " unreadable event(s); first: " in line
+    """A catch-up's line about unreadable events: met now, or read past before and still unreadable."""
+    return (line.startswith("skipped ") and " unreadable event(s); first: " in line) or \
+        " unreadable event(s) are still left out " in line
 
 
 def _start_worker(store: Store) -> subprocess.Popen[bytes]:

@@ -12,7 +12,8 @@ day half moved in.
 Frames both ways: 8 bytes big-endian length, then msgpack. Asked `{"rebuild": bool, "held":
 {day: {name: bytes}}}`, it folds with `refresh` (rebuilding first when asked) and answers
 `{"folded": int, "rebuilt": bool, "skipped": int, "first_skipped": str | None, "warnings":
-[str]}`, or `{"failed": str}` when the fold raised. It ends at the end of its input. Nothing
+[str]}` (skipped: the unreadable events this fold met first; those an earlier batch met are counted
+there), or `{"failed": str}` when the fold raised. It ends at the end of its input. Nothing
 is printed: the parent reports. Started with `-P`, so nothing in the folder it runs in (the
 user's project) is imported in place of continuity's own modules.
 """
@@ -76,8 +77,8 @@ def serve(root: str, source: IO[bytes], answers: IO[bytes]) -> None:
         except Exception as error:  # the parent rebuilds from the files after the restore, and reports that
             write_frame(answers, {"failed": f"{type(error).__name__}: {error}"})
             return
-        write_frame(answers, {"folded": outcome.folded, "rebuilt": outcome.rebuilt, "skipped": outcome.skipped,
-                              "first_skipped": outcome.first_skipped, "warnings": outcome.warnings})
+        write_frame(answers, {"folded": outcome.folded, "rebuilt": outcome.rebuilt, "skipped": outcome.met,
+                              "first_skipped": outcome.first_met, "warnings": outcome.warnings})
 
 
 def main(argv: list[str]) -> int:
