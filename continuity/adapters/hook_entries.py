@@ -119,7 +119,7 @@ def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | Non
         if not files:
             return None
         return {"type": "edit_failed" if failed else "edit", "refs": {"files": files}, "note": note,
-                "message": f"{tool}{outcome} {', '.join(files)}"[:MESSAGE_CHARS]}
+                "message": text_of(f"{tool}{outcome} {', '.join(files)}")}  # cut before a secret, as text_of cuts
     if tool in SHELL_TOOLS:
         if not command:
             return None
@@ -133,7 +133,7 @@ def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | Non
                 "message": f"ran{outcome} {text_of(command.splitlines()[0], 200) or ''}"}
     if failed and tool:
         message = f"{tool} failed: {error or 'no detail'}"
-        return {"type": "tool_failed", "note": note, "message": message[:MESSAGE_CHARS]}
+        return {"type": "tool_failed", "note": note, "message": message}  # a name of 200 and an error line of 300
     return None
 
 

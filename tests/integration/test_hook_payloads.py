@@ -104,3 +104,24 @@ def test_valid_json_msgspec_refuses_is_still_recorded(project: Path, capsys: pyt
     start = run_hook("claude-code", session_start, root=str(project))
     assert json.loads(start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert len(start.recorded) == 2
+
+
+def test_a_message_cut_to_its_length_keeps_no_part_of_a_secret(project: Path) -> None:
+    """A message longer than its limit (a patch naming many files) is cut before a token the cut would split, for
+    every token rule and wherever the cut falls in the token: its first characters match no rule, so the guard
+    could not find them, and the event kept them."""
+    from continuity.adapters.hook_entries import MESSAGE_CHARS
+    from tests.unit.test_guard_corpus import _TOKEN_CASES
+
+    for case in _TOKEN_CASES:
+        for inside in (1, 6, 12, len(case.secret) - 1):
+            head = f"apply_patch {'a' * 1000}, "
+            files = ["a" * 1000, "b" * (MESSAGE_CHARS - len(head) - 2 - inside), case.secret + ".txt"]
+            patch = "*** Begin Patch\n" + "".join(f"*** Update File: {name}\n" for name in files) + "*** End Patch"
+            body = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(project),
+                    "tool_name": "apply_patch", "tool_input": {"input": patch}}
+            before = set(all_event_files(project))
+            assert run_hook("codex", json.dumps(body).encode(), root=str(project)).recorded, case.id
+            [path] = set(all_event_files(project)) - before
+            message = json.loads(path.read_bytes())["message"]
+            assert len(message) <= MESSAGE_CHARS and case.secret[:max(inside, 4)] not in message, (case.id, inside)
