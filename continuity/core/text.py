@@ -46,8 +46,15 @@ def _stand_in(match: re.Match[str]) -> str:
 
 
 def shortened(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, an ellipsis marking the cut (a title or item in a one-line entry)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`text` cut to `limit` characters, an ellipsis marking the cut (a title or item in a one-line entry).
+
+    Cut before a secret the cut would split: its first characters match no rule, so a view redacted after it is
+    put together (the brief) would show them."""
+    if len(text) <= limit:
+        return text
+    from events.guard import unsplit
+
+    return text[: unsplit(text, limit - 1)] + "…"
 
 
 def one_line(text: str) -> str:

@@ -7,6 +7,7 @@ log and the inputs its `context.served` event recorded.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -20,6 +21,7 @@ from continuity.team.brief import team_lines, team_part
 from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
 from events import clock
 from events.context import ViewInputs
+from projections.overview import MESSAGE_CHARS
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
@@ -115,7 +117,8 @@ def build(
             "last_checkpoint_age": age(work.last_checkpoint_at, now) if work.last_checkpoint_at else None,
         },
         "runtime_events": [
-            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now)}
+            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now),
+                                          "message": _whole_words(entry.message)}
             for entry in reversed(project.recent)
         ],
         "runs": {
@@ -280,6 +283,14 @@ def _where(git: dict[str, Any]) -> str:
     return one_line(f"{branch} at {head}" if branch else f"detached HEAD at {head}")
 
 
+def _whole_words(message: str) -> str:
+    """A recent event's message as the read model keeps it (cut to its first MESSAGE_CHARS), without the word the
+    cut split: that may be a token's first characters, which match no rule, so the brief's redaction misses them."""
+    if len(message) < MESSAGE_CHARS:
+        return message
+    return re.sub(r"\S+\Z", "", message).rstrip() + "…"
+
+
 def _short(text: str, limit: int = TITLE_CHARS) -> str:
     """`text` cut to `limit` characters (a title in a one-line entry)."""
     return shortened(text, limit)
@@ -332,7 +343,7 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
         count = bundle["compaction"]["compactions"]
         header.append(f"Context was just compacted (compaction {count} of this session): "
                       "what follows is rebuilt from the log, not from memory.")
-    header.extend(f"Warning: {one_line(warning[:200])}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
+    header.extend(f"Warning: {one_line(shortened(warning, 200))}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
     out = list(header)
     size = sum(_units(line) + 1 for line in out)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from continuity.core.errors import EXIT_INTEGRITY
+from continuity.core.text import shortened
 from tests.helpers import cli_process, set_config
 from tests.integration.test_sync import World, cli, event_names
 from tests.integration.test_sync import _git_identity as _git_identity  # autouse: a git identity
@@ -67,7 +68,7 @@ def test_an_item_added_on_one_clone_to_a_workstream_the_other_ended_is_reported(
         brief = cli_process("resume-bundle", cwd=root)
         assert brief.returncode == 0, brief.stderr
         warning = f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {expected}"
-        assert f"Warning: {warning[:200]}" in brief.stdout.splitlines()  # the header cuts each warning at 200
+        assert f"Warning: {shortened(warning, 200)}" in brief.stdout.splitlines()  # the header cuts each at 200
     # b carries N1 into a new workstream and settles it in the archived one: the state is whole again.
     checkpoint(b, tracked("WS-2", [item("N1", "PENDING")]))
     code, out = cli("work", "item", "set", "N1", "--workstream", "WS-1", "--status", "SUPERSEDED",
@@ -106,7 +107,7 @@ def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a
         lines = brief.stdout.splitlines()
         warnings = [f"1 workstream problem(s) left by a merge (`continuity work status` lists them): {broken}",
                     f"1 task conflict(s) left by a merge (`continuity verify` lists them): {contested}"]
-        assert [f"Warning: {warning[:200]}" for warning in warnings] == lines[2:4]
+        assert [f"Warning: {shortened(warning, 200)}" for warning in warnings] == lines[2:4]
         briefs.append(lines[2:4])
     assert briefs[0] == briefs[1]
 

@@ -115,3 +115,18 @@ def test_a_secret_a_sync_brought_in_is_never_shown_in_a_brief(project: Path, cap
     payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)}
     result = run_hook("claude-code", json.dumps(payload).encode(), str(project))
     assert TOKEN[4:14] not in result.stdout and "[REDACTED:github-token]" in result.stdout
+
+
+def test_a_secret_split_by_a_cut_is_not_shown_in_a_brief(project: Path, capsys: Capture) -> None:
+    """The read models keep a recent event's first 300 characters: a synced token the cut splits leaves its first
+    characters, which no rule matches, so the brief's redaction missed them. The brief drops the split word."""
+    from projections.overview import MESSAGE_CHARS
+
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    for inside in (4, 10, 30):
+        plant_synced(project, "w " * ((MESSAGE_CHARS - inside) // 2) + TOKEN)
+    capsys.readouterr()
+    for args in (["resume-bundle"], ["resume-bundle", "--format", "json"]):
+        assert main(args) == 0, args
+        out, _ = capsys.readouterr()
+        assert TOKEN[:4] not in out and out.count("w w w…") == 3, (args, out)
