@@ -70,7 +70,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
 
     `deadline` (a hook the harness kills): the catch-up after the write stops there (the park stands)."""
     from continuity.core import store as clock
-    from events.errors import WriteFailed
+    from events.errors import StoreUnsafe, WriteFailed
     from events.sealing import prepare
 
     where = f"team/{request.team}"
@@ -100,7 +100,7 @@ def park(store: Store, identity: Identity, request: ParkRequest, *, handoff: boo
             store, identity, lambda fresh: decide.decide_park(fresh, identity, request, now))
     except decide.NothingToPark:
         return ParkResult(code=EXIT_NOTHING_HELD, errors=[nothing], warnings=warnings)
-    except WriteFailed as error:
+    except (WriteFailed, StoreUnsafe) as error:  # a lock file planted as a link or a folder too: loud, as the seed says
         from continuity.core.errors import EXIT_WRITE_FAILED
 
         return ParkResult(code=EXIT_WRITE_FAILED, warnings=warnings, errors=[

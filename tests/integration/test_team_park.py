@@ -193,6 +193,25 @@ def test_a_failed_write_is_loud(project: Path, capsys: Capture, monkeypatch: pyt
     assert code == EXIT_WRITE_FAILED and "CHECKPOINT NOT WRITTEN" in err and all_event_files(project) == before
 
 
+@pytest.mark.parametrize("planted", ["a folder", "a link"])
+def test_a_lock_file_that_cannot_be_opened_is_loud(project: Path, capsys: Capture, planted: str) -> None:
+    """The store's lock file planted as a folder or a link: park said only "unsafe store" with exit 6. Seed 000: park
+    is loud when it cannot write its checkpoint; docs/team.md: a lock file that cannot be opened is exit 5 with the
+    banner. Nothing written, and the MCP tool's exit codes are those park documents."""
+    roles(capsys, "rev")
+    before = all_event_files(project)
+    lock = project / STORE / "local" / "lock"
+    lock.unlink(missing_ok=True)
+    if planted == "a folder":
+        lock.mkdir()
+    else:
+        lock.symlink_to(project / "elsewhere")
+    code, out, err = run(capsys, "park", "core", "--agent", "amy")
+    assert code == EXIT_WRITE_FAILED and out == "", (code, err)
+    assert "CHECKPOINT NOT WRITTEN" in err and "local/lock" in err and len(err.splitlines()) == 1, err
+    assert all_event_files(project) == before and not (project / "elsewhere").exists()
+
+
 @pytest.mark.parametrize(("flag", "value"), [("team", "../x"), ("team", "a/b"), ("agent", "a\x00b"),
                                              ("role", "../../etc"), ("agent", "x" * 10_000_000),
                                              ("role", "a\x1b[2J")])
