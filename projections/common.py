@@ -14,8 +14,17 @@ def append_bounded(items: list[T], item: T, limit: int) -> None:
         del items[: len(items) - limit]
 
 
+def append_unique(items: list[str], new: tuple[str, ...] | list[str], limit: int) -> None:
+    """Append the new items not already present (an item stated again keeps its place), keeping at most `limit`."""
+    for item in new:
+        if item not in items:
+            items.append(item)
+    if len(items) > limit:
+        del items[: len(items) - limit]
+
+
 def merge_unique(items: list[str], new: tuple[str, ...] | list[str], limit: int) -> None:
-    """Append the new items not already present (newest last), keeping at most `limit`."""
+    """Add the new items, each as the newest (an item stated again moves to the end), keeping at most `limit`."""
     for item in new:
         if item in items:
             items.remove(item)

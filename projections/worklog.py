@@ -12,7 +12,7 @@ import msgspec
 from events.archive import ArchiveCreated
 from events.base import Event
 from events.worklog import CheckpointRecorded, WorkLogged
-from projections.common import append_bounded, merge_unique
+from projections.common import append_bounded, append_unique
 from projections.readmodel import ReadModel
 
 #: As many done items as one archive holds (events/base.py's Texts): an archive of the state keeps them all.
@@ -65,7 +65,7 @@ def on_archive(state: WorkState, name: str, event: ArchiveCreated) -> WorkState:
 def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded) -> WorkState:
     """A log entry adds what it states; a checkpoint replaces in progress, next and blockers."""
     summary = event.summary
-    merge_unique(state.done, summary.done, DONE_LIMIT)
+    append_unique(state.done, summary.done, DONE_LIMIT)  # seed 004: done is appended without duplicates
     states_something = bool(summary.done or summary.in_progress or summary.next or summary.blockers)
     if isinstance(event, CheckpointRecorded):
         if states_something:
@@ -92,7 +92,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
 
 
 MODEL = ReadModel(
-    "worklog", format=3, state=WorkState, initial=WorkState,
+    "worklog", format=4, state=WorkState, initial=WorkState,
     folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
     bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
 )

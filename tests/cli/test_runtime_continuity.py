@@ -846,6 +846,16 @@ def test_archive_without_a_note_takes_the_newest_archives_state_as_it_is(rc: Any
     assert rc("archive", "--project", "H", "--gate", "user").data["archive"]["state"]["done"] == [*done, "d60"]
 
 
+def test_done_stated_again_keeps_its_place(rc: Any) -> None:
+    """I10: done is appended without duplicates: an item logged done again stays where it was (it moved to the
+    end, reordering the archive's done list and its Markdown), within a log too."""
+    rc("archive", "--project", "pb", "--gate", "user", "--note-json", '{"done": ["a", "b"]}')
+    rc("log", "--project", "pb", "--gate", "agent", "--done", "x")
+    rc("log", "--project", "pb", "--gate", "agent", "--done", "a\nx\ny\ny")
+    run = rc("archive", "--project", "pb", "--gate", "user")
+    assert run.data["archive"]["state"]["done"] == ["a", "b", "x", "y"]
+
+
 def test_archive_refused_is_archive_failed_and_takes_no_archive(rc: Any, work: Path) -> None:
     """A refused archive (a secret in the reason) is archive_failed, exit 2, nothing archived."""
     run = rc("archive", "--project", "demo", "--gate", "user", "--reason", "key AKIA" + "A" * 16)
