@@ -965,6 +965,35 @@ def test_host_switch_never_writes_a_session_file_through_a_link_out_of_the_proje
                                                                "status": "running"}
 
 
+@pytest.mark.parametrize(("mode", "error"), [("archive", "archive_failed"),
+                                             ("host-switch", "host_switch_archive_failed")])
+@pytest.mark.parametrize("blocked", ["a file in the contexts folder's place", "the project's folder read-only"])
+def test_an_archive_whose_markdown_cannot_be_written_fails_and_records_nothing(
+        rc: Any, work: Path, home: Path, mode: str, error: str, blocked: str) -> None:
+    """§9: a Markdown archive that cannot be written is `archive_failed` (the system's error text), exit 2. It was
+    exit 0 with a warning on stderr, reporting an archivePath and a latestPath that did not exist; nothing is
+    recorded now (no store made, no event, no session file)."""
+    contexts = home / ".agent" / "contexts"
+    if blocked.startswith("a file"):
+        contexts.parent.mkdir(parents=True, exist_ok=True)
+        contexts.write_text("not a folder")
+    else:
+        (contexts / "demo").mkdir(parents=True)
+        (contexts / "demo").chmod(0o555)
+        if os.access(contexts / "demo", os.W_OK):
+            (contexts / "demo").chmod(0o755)
+            (contexts / "demo").rmdir()
+            (contexts / "demo").write_text("a file where the project's folder goes")  # root writes anywhere
+    try:
+        run = rc(mode, "--project", "demo", "--gate", "user", "--to-host", "cursor")
+    finally:
+        if (contexts / "demo").is_dir():
+            (contexts / "demo").chmod(0o755)
+    assert (run.code, run.data["ok"], run.data["error"]) == (2, False, error), run.text
+    assert run.data["message"] and "\n" not in run.data["message"]
+    assert sorted(path.name for path in work.iterdir()) == []
+
+
 def test_host_switch_refused_is_host_switch_archive_failed(rc: Any, work: Path) -> None:
     """A refused host-switch archive is host_switch_archive_failed and writes no session."""
     run = rc("host-switch", "--project", "demo", "--gate", "user", "--reason", "ghp_" + "b" * 36)

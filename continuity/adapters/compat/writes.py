@@ -288,6 +288,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
+    _markdown_writable(os.path.join(contexts_root(), project))
     with taken_back_on_failure(root):
         store = store_for_write(root, project)
         stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
@@ -308,6 +309,16 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         "latestJsonPath": os.path.join(store.path, "archives", "latest.json"),
     }
     return store, stored, fields
+
+
+def _markdown_writable(folder: str) -> None:
+    """§9: the archive fails (`archive_failed`, the system's error) when its Markdown cannot be written, before
+    anything is recorded. The Markdown is written from the archive's event once it is recorded: a folder that
+    takes no file (not writable, a file in its place) is found here, by making one there and removing it."""
+    os.makedirs(folder, exist_ok=True)
+    probe = os.path.join(folder, f".ctx-probe-{os.getpid()}-{os.urandom(4).hex()}")
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    os.unlink(probe)
 
 
 def archive_mode(args: Args, project: str | None) -> dict[str, Any]:
