@@ -31,6 +31,9 @@ _RULES = (
     ("[0-9]{8}_[0-9]{6}_[0-9]{6}", "is not a stamp (YYYYMMDD_HHMMSS_ffffff)"),
 )
 _LENGTH = re.compile(r"^Expected `str` of length <= (?P<most>[0-9]+) - at `\$(?P<path>[^`]*)`$")
+_BOUND = re.compile(r"^Expected `(?P<type>str|array|object|int|float)`(?P<of> of length)? (?P<op>[<>]=?) "
+                    r"(?P<bound>-?[0-9.]+) - at `\$(?P<path>[^`]*)`$")
+_OPS = {"<=": "at most", "<": "less than", ">=": "at least", ">": "more than"}
 #: Shown of a refused value at most (characters).
 SHOWN = 60
 
@@ -45,6 +48,9 @@ def readable(line: str, document: Any = None) -> str:
     if longest is not None:
         path = longest["path"].lstrip(".") or "the value"
         return f"{path} {_shown(_at(document, longest['path']))}is too long: at most {longest['most']} characters"
+    bound = _BOUND.match(line)
+    if bound is not None:
+        return _bound_line(bound)
     found = _PATTERN.match(line)
     if found is None:
         return line
@@ -61,6 +67,18 @@ def readable(line: str, document: Any = None) -> str:
             return f"{path} must hold some text (not only spaces)"
         return _control_line(path, bad, breaks)
     return f"{path} {_shown(value)}does not have the required form"
+
+
+def _bound_line(found: re.Match[str]) -> str:
+    """A length or a number out of its bounds, in words: `next has too many items: at most 256`."""
+    path, kind, op, bound = found["path"].lstrip(".") or "the value", found["type"], found["op"], found["bound"]
+    if kind == "str":
+        return f"{path} must not be empty" if op == ">=" and bound == "1" else \
+            f"{path} must have {_OPS[op]} {bound} characters"
+    if found["of"]:
+        return f"{path} has too many items: {_OPS[op]} {bound}" if op.startswith("<") else \
+            f"{path} must have {_OPS[op]} {bound} item(s)"
+    return f"{path} must be {_OPS[op]} {bound}"
 
 
 def _at(document: Any, path: str) -> Any:

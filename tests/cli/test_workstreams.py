@@ -141,7 +141,7 @@ def test_refusal_switching_the_active_workstream(started: Path, capsys: pytest.C
     (edited(tracked(), items=[item("A1"), item("A2", dependsOn=["A1\n"])]),
      "continuity.workstream.items[1].dependsOn[0] 'A1\\u000a' is not a valid id"),
     (tracked(schemaVersion=3), "Invalid value 3 - at `$.schemaVersion`"),
-    (tracked(nextAction=""), "Expected `str` of length >= 1"),
+    (tracked(nextAction=""), "nextAction must not be empty"),
     (tracked(decisions=["same", "same"]), "decisions lists 'same' twice"),
     (edited(tracked(), items=[item("A1"), item("A1")]), "workstream.items ids lists 'A1' twice"),
     ({k: v for k, v in tracked().items() if k != "continuity"}, "missing required field `continuity`"),

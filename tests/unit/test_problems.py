@@ -3,7 +3,7 @@ value (events/problems.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import pytest
@@ -149,3 +149,23 @@ def test_a_message_refused_on_its_own_is_still_named_as_the_message() -> None:
 
     assert _refusal(WorkLogged(project="p", message="a\x1bb")).startswith(
         "invalid event: message holds a control character (U+001B at character 2)")
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("Expected `str` of length >= 1 - at `$.transcript_path`", "transcript_path must not be empty"),
+    ("Expected `str` of length >= 3 - at `$.code`", "code must have at least 3 characters"),
+    ("Expected `array` of length <= 256 - at `$.next_actions`", "next_actions has too many items: at most 256"),
+    ("Expected `array` of length >= 1 - at `$.texts`", "texts must have at least 1 item(s)"),
+    ("Expected `object` of length <= 64 - at `$.note.extra`", "note.extra has too many items: at most 64"),
+    ("Expected `int` >= 0 - at `$.percent`", "percent must be at least 0"),
+    ("Expected `int` <= 100 - at `$.refs.commands[0].exit_code`", "refs.commands[0].exit_code must be at most 100"),
+    ("Expected `float` > 0.0 - at `$.ttl`", "ttl must be more than 0.0"),
+    ("Expected `int` < -1 - at `$`", "the value must be less than -1"),
+])
+def test_a_length_or_a_number_out_of_bounds_is_said_in_words(line: str, said: str) -> None:
+    """msgspec's bounds (`Expected `array` of length <= 256 - at `$.next_actions``) reached users as they are."""
+    assert readable(line) == said
+    holder = msgspec.defstruct("Holder", [("items", Annotated[list[str], msgspec.Meta(max_length=2)])])
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert({"items": ["a", "b", "c"]}, holder)
+    assert readable(str(raised.value)) == "items has too many items: at most 2"
