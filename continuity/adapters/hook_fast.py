@@ -12,6 +12,7 @@ the answer of record. Nothing is written before that choice is made.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from continuity.adapters.hook_dialects import ack, normalize, store_start
@@ -35,12 +36,32 @@ PLAIN_HOOKS = {
 
 def handle(harness: str, root: str | None) -> int:
     """Read the hook's stdin, handle it, print what the harness should see; always 0."""
+    import time
+
+    deadline = time.monotonic() + INPUT_SECONDS
+    found: bytes | None = b""
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)  # never more than the limit in memory
-        if len(raw) > MAX_STDIN:
-            _drain(sys.stdin.buffer)
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):  # a stream with no file under it (an embedding program's): read as it is
+        fd = None
+        with contextlib.suppress(OSError, ValueError):
+            found = sys.stdin.buffer.read(MAX_STDIN + 1)
+    except AttributeError:  # no stdin at all (closed: sys.stdin is None)
+        fd = None
+    try:
+        if fd is not None:
+            found = _read(fd, MAX_STDIN + 1, deadline)  # never more than the limit in memory
+            if found is not None and len(found) > MAX_STDIN:
+                _read(fd, DRAIN_BYTES, deadline, keep=False)
     except (OSError, ValueError):
-        raw = b""
+        found = b""
+    if found is None:  # a payload is written and closed at once: recording it later could outlive the harness
+        from continuity.adapters.hooks import _store_for_logging, report
+
+        report(_store_for_logging(root), harness, "?", f"hook input not closed within {INPUT_SECONDS:g} s; nothing "
+               "recorded")
+        return 0
+    raw = found
     if record_plain(harness, raw, root) is None:
         from continuity.adapters.hooks import run_typed
 
@@ -62,15 +83,33 @@ def handle(harness: str, root: str | None) -> int:
 DRAIN_BYTES = 64 * 1024 * 1024
 
 
-def _drain(stream: Any) -> None:
-    """Read and drop the rest of an oversized payload (up to DRAIN_BYTES): a hook that exits with its stdin unread
-    makes the harness's write of it fail (EPIPE), which a harness may not expect from a hook it ran."""
-    left = DRAIN_BYTES
-    while left > 0:
-        chunk = stream.read(min(left, 1 << 20))
+#: How long a hook waits for its input to end (the install gives a hook 10 s; a harness writes its payload and
+#: closes it at once). Past it the hook records nothing: the harness may have given up on it.
+INPUT_SECONDS = 10.0
+
+
+def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes | None:
+    """Up to `limit` bytes of `fd` until its end; None when it has not ended by `deadline` (`time.monotonic()`).
+
+    `keep=False` drops what it reads: the rest of an oversized payload (a hook that exits with its stdin unread
+    makes the harness's write of it fail with EPIPE, which a harness may not expect from a hook it ran)."""
+    import os
+    import select
+    import time
+
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, min(limit - size, 1 << 20))
         if not chunk:
-            return
-        left -= len(chunk)
+            break
+        size += len(chunk)
+        if keep:
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str] | None:

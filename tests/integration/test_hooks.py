@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import cli_process
+from tests.helpers import all_event_files, cli_process
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 
@@ -441,3 +442,33 @@ def test_a_failed_tool_whose_name_holds_control_characters_is_recorded(project: 
     failed = [event for event in events(project) if event["type"] == "tool_failed"]
     assert len(failed) == 1 and "failed:" in failed[0]["message"]
     assert not any(ord(char) < 32 or ord(char) == 127 for char in failed[0]["message"] + failed[0]["note"]["tool"])
+
+
+def test_input_never_closed_ends_the_hook_with_nothing_recorded(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A payload whose stdin is never closed held the hook until it was: past the harness's timeout (which kills
+    only the `sh` the install runs it with) it then recorded what the harness had given up on. The hook waits
+    INPUT_SECONDS, says so in hooks.log, records nothing and exits 0; a payload closed in time is recorded."""
+    import io
+
+    from continuity.adapters import hook_fast
+
+    monkeypatch.setattr(hook_fast, "INPUT_SECONDS", 0.3)
+    stop = json.dumps({"hook_event_name": "Stop", "session_id": "s1", "cwd": str(project)}).encode()
+    for closed in (False, True):
+        read, write = os.pipe()
+        os.write(write, stop)
+        if closed:
+            os.close(write)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.FileIO(read, "rb")))
+        try:
+            assert hook_fast.handle("claude-code", str(project)) == 0
+        finally:
+            sys.stdin.close()
+            if not closed:
+                os.close(write)
+        recorded = [path for path in all_event_files(project) if b"turn_end" in path.read_bytes()]
+        assert len(recorded) == (1 if closed else 0), closed
+    log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
+    assert log.count("hook input not closed within 0.3 s; nothing recorded") == 1, log
+    assert capsys.readouterr().err == "continuity hook: hook input not closed within 0.3 s; nothing recorded\n"
