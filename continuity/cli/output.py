@@ -21,18 +21,15 @@ class Output:
         self.as_json = as_json
 
     def emit(self, data: Any, text: str | None = None) -> None:
-        """Print `data` as JSON, or `text` for people."""
+        """Print `data` as JSON, or `text` for people (what looks like a secret redacted: see `shown_json`)."""
         if self.as_json or text is None:
-            from continuity.core.fsio import indented_json
-            from continuity.core.text import escape_json_bytes
-
             sys.stdout.flush()  # text written before goes out first
-            sys.stdout.buffer.write(escape_json_bytes(indented_json(data)) + b"\n")
+            sys.stdout.buffer.write(shown_json(data) + b"\n")
             sys.stdout.flush()
         else:  # a path, an id or an archive's text may hold what a terminal acts on: shown as stand-ins
             from continuity.core.text import terminal_text
 
-            sys.stdout.write(terminal_text(text if text.endswith("\n") else text + "\n"))
+            sys.stdout.write(terminal_text(shown_text(text if text.endswith("\n") else text + "\n")))
             sys.stdout.flush()
 
     def emit_report(self, data: dict[str, Any], text: str, code: int, message: str) -> int:
@@ -45,7 +42,7 @@ class Output:
         """Print text lines as they come (a long listing is never held whole), or `empty` when there are none."""
         write, any_line = sys.stdout.write, False
         for line in lines:
-            write(line + "\n")
+            write(shown_text(line) + "\n")
             any_line = True
         if not any_line:
             write(empty + "\n")
@@ -61,16 +58,13 @@ class Output:
         import shutil
         import tempfile
 
-        from continuity.core.fsio import indented_json
-        from continuity.core.text import escape_json_bytes
-
         count = 0
         with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
             for item in items:
                 spool.write(b",\n    " if count else b"    ")
-                spool.write(escape_json_bytes(indented_json(item)).replace(b"\n", b"\n    "))
+                spool.write(shown_json(item).replace(b"\n", b"\n    "))
                 count += 1
-            document = escape_json_bytes(indented_json({**head(count), key: []}))
+            document = shown_json({**head(count), key: []})
             if not count:
                 sys.stdout.buffer.write(document + b"\n")
             else:
@@ -109,6 +103,52 @@ class Output:
                 sys.stdout.flush()  # text written before goes out first
                 sys.stdout.buffer.write(encoded + b"\n")
                 sys.stdout.flush()
+
+
+def shown_text(text: str) -> str:
+    """`text` as a view prints it: what looks like a secret redacted. The guard runs on writes only, so an event a
+    sync brought in (another clone's, an older release's, one written by hand) may hold one; a view's output may go
+    to an agent's model as well as to a terminal, as the brief does (which is redacted the same way)."""
+    from events.guard import redact_text
+
+    return redact_text(text)[0]
+
+
+def shown_json(data: Any) -> bytes:
+    """`data` as a view prints it in JSON (indented, escaped for terminals), what looks like a secret redacted."""
+    return shown_data(data)[1].encode("utf-8", "surrogatepass")
+
+
+def shown_data(data: Any) -> tuple[Any, str]:
+    """`data` and its indented JSON text (escaped for terminals) as a view shows them, what looks like a secret
+    redacted: the text is checked first, and only data whose text holds a rule's words is walked. The data is None
+    when it nests past what a walk takes (a forged event): only the text, redacted as text, is shown then."""
+    from continuity.core.fsio import indented_json
+    from continuity.core.text import escape_json
+    from events.guard import might_hold_secret, redact_tree
+
+    text = indented_json(data).decode("utf-8", "surrogatepass")
+    if might_hold_secret(text):
+        try:
+            data = redact_tree(data, "", [])
+            text = indented_json(data).decode("utf-8", "surrogatepass")
+        except RecursionError:
+            data, text = None, shown_text(text)
+    return data, escape_json(text)
+
+
+def shown_raw(raw: bytes) -> bytes:
+    """An event's stored bytes as a view prints them: as they are, or, when they hold what looks like a secret, the
+    event with it redacted (compact JSON; see shown_text)."""
+    from events.guard import might_hold_secret
+
+    if not might_hold_secret(raw.decode("utf-8", "replace")):
+        return raw
+    import msgspec
+
+    from events.guard import redact_tree
+
+    return msgspec.json.encode(redact_tree(msgspec.json.decode(raw), "", []))
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, bounded_int, open_store
+from continuity.cli.output import shown_json, shown_text
 
 HELP = {
     "snapshot": "record a structured team snapshot of an agent's task (seed 000)",
@@ -68,8 +69,6 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
 
 
 def _resume(args: argparse.Namespace, out: Output) -> int:
-    import orjson
-
     from continuity.cli.output import warn
     from continuity.core.errors import StoreNotFound
     from continuity.team.service import ResumeRequest, resume
@@ -83,11 +82,9 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
                                          as_of=args.as_of), missing=missing)
     warn(result.warnings)
     if out.as_json:
-        from continuity.core.text import escape_json_bytes
-
-        sys.stdout.buffer.write(escape_json_bytes(orjson.dumps(result.data, option=orjson.OPT_INDENT_2)) + b"\n")
+        sys.stdout.buffer.write(shown_json(result.data) + b"\n")
     else:
-        sys.stdout.write(result.brief)
+        sys.stdout.write(shown_text(result.brief))
     sys.stdout.flush()
     if result.line is not None:
         sys.stderr.write(result.line + "\n")

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import COUNT_MAX, Output, bounded_int, open_store
+from continuity.cli.output import shown_raw, shown_text
 from continuity.cli.output import warn as print_warnings
 from continuity.core.text import escape_json_bytes, one_line
 
@@ -28,10 +29,10 @@ def print_line(out: Output, stored: Any) -> None:
     event = stored.event
     if out.as_json:
         # the stored canonical bytes, one JSON line, with what a terminal acts on as escapes (the same JSON)
-        sys.stdout.buffer.write(escape_json_bytes(stored.raw) + b"\n")
+        sys.stdout.buffer.write(escape_json_bytes(shown_raw(stored.raw)) + b"\n")
     else:
         line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
-        sys.stdout.write(one_line(line.rstrip()) + "\n")
+        sys.stdout.write(one_line(shown_text(line.rstrip())) + "\n")
     sys.stdout.flush()
 
 

@@ -130,3 +130,26 @@ def test_a_secret_split_by_a_cut_is_not_shown_in_a_brief(project: Path, capsys: 
         assert main(args) == 0, args
         out, _ = capsys.readouterr()
         assert TOKEN[:4] not in out and out.count("w w w…") == 3, (args, out)
+
+
+def test_a_secret_a_sync_brought_in_is_redacted_by_every_view_of_the_log(project: Path, capsys: Capture) -> None:
+    """The brief was redacted, but `events list`, `events tail`, `events show` and `watch` (text and JSON) printed
+    a token another clone's event held: output that goes to an agent's model as well as to a terminal."""
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    plant_synced(project, f"deploy with {TOKEN} then rotate")
+    capsys.readouterr()
+    assert main(["events", "list"]) == 0
+    listed = capsys.readouterr().out
+    planted = next(line.split()[0] for line in listed.splitlines() if "deploy with" in line)
+    views = [listed]
+    for args in (["--json", "events", "list"], ["events", "tail"], ["--json", "events", "tail"],
+                 ["events", "show", planted], ["--json", "events", "show", planted]):
+        assert main(args) == 0, args
+        views.append(capsys.readouterr().out)
+    for view in views:
+        assert TOKEN[4:14] not in view and "[REDACTED:github-token]" in view and "then rotate" in view, view
+    assert json.loads(views[1])["events"][-1]["message"] == "deploy with [REDACTED:github-token] then rotate"
+    assert main(["checkpoint", "-m", "clean work"]) == 0  # a view of clean events prints them as they are
+    capsys.readouterr()
+    assert main(["--json", "events", "tail", "-n", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["message"] == "clean work"

@@ -634,3 +634,39 @@ def test_what_a_client_is_sent_holds_no_raw_terminal_control_and_no_megabyte_err
     assert json.loads(listed)["events"][0]["message"] == "seen \u009b and \u202e here"  # the same JSON
     assert "bogus" in error_line(results[4])
     assert [event["kind"] for event in payload(results[5])["events"]] == ["work.logged"]
+
+
+@pytest.mark.parametrize("depth", [0, 900])
+def test_a_secret_a_sync_brought_in_is_redacted_in_every_answer(tmp_path: Path, depth: int) -> None:
+    """Every tool answer goes into the agent's context, as the brief does: a token another clone's event held was
+    in the `events` tool's answer (text and structured content). Redacted now; an event nested past what a walk of
+    the answer takes is answered as text, redacted as text."""
+    import hashlib
+
+    from continuity.cli import main
+    from tests.integration.test_forged_reads import TOKEN
+
+    root = make_project(tmp_path)
+    assert main(["--root", str(root), "log", "-m", "first"]) == 0
+    event = json.loads(all_event_files(root)[0].read_bytes())
+    stamp, node = "20200101_000000_000002", "deadbeef"
+    event.update(event_id=f"RCE-{stamp}-{node}", created_at="2020-01-01T00:00:00.000002Z", prev=None,
+                 message=f"deploy with {TOKEN} then rotate", note={"a": "NESTED"})
+    nested = "[" * depth + "]" * depth or "[]"  # past what Python's json (or a recursive walk) takes
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":")).replace('"NESTED"', nested).encode()
+    folder = root / ".agent" / "runtime-continuity" / "events" / "20200101"
+    folder.mkdir()
+    (folder / f"{stamp}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json").write_bytes(raw)
+
+    async def body(session: ClientSession) -> Any:
+        return await session.call_tool("events", {"limit": 5})
+
+    listed = session_as(tmp_path, root, "codex", body)
+    text = listed.content[0].text
+    assert TOKEN[4:14] not in text and "deploy with [REDACTED:github-token] then rotate" in text, text[:3000]
+    if depth:
+        assert listed.structured_content is None
+    else:
+        assert TOKEN[4:14] not in json.dumps(listed.structured_content)
+        assert listed.structured_content["events"][0]["message"] == \
+            "deploy with [REDACTED:github-token] then rotate"

@@ -110,8 +110,7 @@ def build_server(root: str | None) -> Any:
     from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
     from continuity import __version__
-    from continuity.core.fsio import indented_json
-    from continuity.core.text import escape_json
+    from continuity.cli.output import shown_data
     from events.plain import nested_deeper_than
 
     load_tools()
@@ -130,11 +129,12 @@ def build_server(root: str | None) -> Any:
                 client = _client_name(ctx)
                 data = await anyio.to_thread.run_sync(
                     lambda: call(params.name, params.arguments, root=root, client=client))
-            text = escape_json(indented_json(data).decode())  # C1 and bidi controls escaped, as `--json` prints
+            data, text = shown_data(data)  # C1 and bidi controls escaped, secrets redacted, as `--json` prints
         except Exception as error:  # every failure is a tool error of one line; the server keeps serving
             return CallToolResult(content=[TextContent(text=one_line(as_tool_error(error, params.name)))],
                                   is_error=True)
-        if nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded, or forged
+        if data is None or nested_deeper_than(data, STRUCTURED_DEPTH):  # an event stored before notes were bounded,
+            # or forged
             return CallToolResult(content=[TextContent(text=text)])
         return CallToolResult(content=[TextContent(text=text)], structured_content=data)
 
