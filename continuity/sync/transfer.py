@@ -308,13 +308,29 @@ def _refuse_foreign_files(folder: str) -> None:
     from continuity.core.text import one_line
 
     taken = [name for name in (TRANSFER_MANIFEST, TRANSFER_BUNDLE) if os.path.lexists(os.path.join(folder, name))]
-    if not taken:
-        return
+    if not taken or (taken == [TRANSFER_BUNDLE] and _git_bundle(os.path.join(folder, TRANSFER_BUNDLE))):
+        return  # nothing there, or an export stopped (killed) between its bundle and its manifest: written again
     try:
         read_manifest(folder)
     except TransferRefused:
         raise UsageError(f"--out: {one_line(folder)} already holds {' and '.join(taken)}, and not from an earlier "
                          "export; choose a new or empty folder (nothing written)") from None
+
+
+def _git_bundle(path: str) -> bool:
+    """Whether `path` is a regular file that opens as a git bundle does (`# v2 git bundle`, `# v3 git bundle`)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 16) in (b"# v2 git bundle\n", b"# v3 git bundle\n")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def read_manifest(folder: str) -> Manifest:

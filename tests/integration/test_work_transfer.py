@@ -744,6 +744,26 @@ def test_export_never_replaces_files_that_are_no_earlier_export(exported: tuple[
     assert json.loads((folder / "manifest.json").read_text())["events"] == out["manifest"]["events"]
 
 
+def test_an_export_killed_before_its_manifest_is_written_again(exported: tuple[World, Path], tmp_path: Path) -> None:
+    """An export killed between its bundle and its manifest left a folder whose next export was refused as no
+    earlier export's (the user had to empty it by hand): a git bundle with no manifest is taken over. A file of
+    that name that is no git bundle is still refused."""
+    world, folder = exported
+    stopped = tmp_path / "stopped"
+    stopped.mkdir()
+    shutil.copy(folder / "context.bundle", stopped / "context.bundle")
+    (stopped / f".manifest.json.{os.getpid()}.tmp").write_text("{")  # what the kill left beside it
+    code, out = cli("work", "export", "--out", str(stopped), "--root", str(world.a))
+    assert code == 0, out
+    assert json.loads((stopped / "manifest.json").read_text()) == out["manifest"]
+    assert sorted(path.name for path in stopped.iterdir()) == ["context.bundle", "manifest.json"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "context.bundle").write_bytes(b"# v2 git bundles of mine\n")
+    code, out = cli("work", "export", "--out", str(other), "--root", str(world.a))
+    assert code == EXIT_USAGE and "not from an earlier export" in out["message"], out
+
+
 KILLED_BEFORE_THE_BRANCH_MOVES = """
 import os, sys
 from continuity.sync import git
