@@ -103,6 +103,8 @@ class Repo:
                                   env=env or self.env, timeout=timeout)
         except FileNotFoundError:
             raise UsageError("sync needs git, and git is not installed") from None
+        except OSError as error:  # no process to be had (too many open files, no memory): nothing was done
+            raise WriteFailed(f"sync failed: git {args[0]} could not be started ({error.strerror or error})") from None
         except subprocess.TimeoutExpired:
             if network:
                 raise RemoteUnreachable(f"git {args[0]} did not finish within {timeout:g} s "

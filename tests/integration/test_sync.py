@@ -1589,3 +1589,29 @@ def test_a_git_that_answers_nonsense_is_named_not_an_internal_error(world: World
                                                     "REAL_GIT": str(shutil.which("git"))})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "no sense" in result.stderr and "internal error" not in result.stderr
+
+
+def test_no_process_to_be_had_is_a_failed_write_not_an_internal_error(world: World) -> None:
+    """Too many open files when sync starts git (a `subprocess` pipe, or `cat-file`'s long-lived process) was exit
+    70, "internal error": exit 5 with one line naming the git command, nothing recorded on the branch. With the
+    limit lifted, the same sync goes through."""
+    import resource
+
+    from continuity.core.errors import EXIT_WRITE_FAILED
+
+    append(world.a, "one")
+    before = store_bytes(world.a)
+    for limit in (8, 10, 12, 14, 16):
+        def capped(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+        done = subprocess.run([sys.executable, "-m", "continuity", "sync"], cwd=world.a, env=env, text=True,
+                              capture_output=True, timeout=120, preexec_fn=capped)
+        if done.returncode == 0:  # this limit left enough for the whole sync
+            continue
+        assert done.returncode == EXIT_WRITE_FAILED, (limit, done.stderr)
+        assert done.stderr.startswith("continuity: error: sync failed: git ") and "could not be started (Too many " \
+            "open files)" in done.stderr and len(done.stderr.splitlines()) == 1, (limit, done.stderr)
+        assert store_bytes(world.a) == before
+    assert cli("sync", "--root", str(world.a))[0] == 0
