@@ -83,15 +83,20 @@ class Output:
 
     def error(self, message: str, code: int) -> None:
         """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
-        from continuity.core.text import one_line
+        try:
+            from continuity.core.text import one_line
 
-        line = one_line(" ".join(message.split()))
+            line = one_line(" ".join(message.split()))
+        except (ImportError, OSError):  # no module loads now (no file descriptor left): every unsafe one escaped
+            line = " ".join(message.split()).encode("ascii", "backslashreplace").decode()
         with contextlib.suppress(OSError):  # a stderr that takes nothing more: the exit code still tells
             sys.stderr.write(f"continuity: error: {line}\n")
             sys.stderr.flush()
         if self.as_json:
-            import orjson
-
+            try:
+                import orjson
+            except (ImportError, OSError):  # as above: the line on stderr and the exit code tell
+                return
             data = {"ok": False, "exit_code": code, "message": line}
             try:
                 encoded = orjson.dumps(data)

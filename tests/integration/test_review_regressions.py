@@ -255,3 +255,28 @@ def test_models_saved_by_a_release_that_did_not_note_unknown_kinds_are_rebuilt_o
     capsys.readouterr()
     assert main(["--json", "status"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 2
     assert (refresh(store).rebuilt, refresh(store).warnings) == (False, [])
+
+
+@pytest.mark.parametrize("command", [["snapshot", "core", "ash", "build", "--objective", "ship"],
+                                     ["send", "core", "--to", "bo", "--message", "hello", "--agent", "ash"],
+                                     ["log", "-m", "hi"], ["task", "create", "--title", "t"]])
+def test_no_file_descriptor_left_is_one_line_never_a_traceback(project: Path, command: list[str]) -> None:
+    """With every file descriptor but a couple taken (`ulimit -n 5`), the snapshot's failure printer imported a
+    module to print its one line, which failed the same way: three chained tracebacks, exit 1. One line now, with
+    the write's documented exit code (3 for snapshot, 5 for the others), nothing written."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.helpers import all_event_files
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (5, 5))
+
+    before = all_event_files(project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, env=env, text=True,
+                          capture_output=True, timeout=60, preexec_fn=capped)
+    assert done.returncode == (3 if command[0] == "snapshot" else 5), done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Too many open files" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and all_event_files(project) == before
