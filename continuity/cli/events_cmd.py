@@ -58,9 +58,10 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
     from continuity.core.text import one_line
 
-    log = open_store(args).open_reader()
+    log, warnings = open_store(args).open_events_reader()
+    if not out.as_json:  # with --json, the document's warnings
+        print_warnings(warnings)
     after = log.find(args.after).name if args.after else None
-    warnings: list[str] = []
 
     def on_error(name: str, error: Exception) -> None:
         if out.as_json:  # the document's warnings, printed before the events: kept until the end
@@ -100,7 +101,8 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 
     from events.errors import EventNotFound
 
-    log = open_store(args).open_reader()
+    log, unsafe = open_store(args).open_events_reader()
+    print_warnings(unsafe)
     try:
         stored = log.find(args.event_id)
     except EventNotFound:
@@ -125,7 +127,8 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.text import one_line
 
     store = open_store(args)
-    log = store.open_reader()
+    log, unsafe = store.open_events_reader()
+    print_warnings(unsafe)
     after = start_after(log, args.lines)
 
     def warn(message: str) -> None:

@@ -32,7 +32,10 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.set_defaults(handler={"send": _send, "inbox": _inbox, "queue": _queue, "beat": _beat}[name])
 
 
-def _who(args: argparse.Namespace, command: str, *, required: bool = True) -> tuple[Any, Any, str, str | None]:
+def _who(args: argparse.Namespace, command: str, *, required: bool = True,
+         reading: bool = False) -> tuple[Any, Any, str, str | None]:
+    """The store, the identity, the team and the agent of a message command. `reading`: a read answers whatever a
+    write would be refused for (a broken config.json, a planted `local/`), with a warning, as every read does."""
     from continuity.core.errors import UsageError
     from continuity.core.identity import resolve_identity
     from continuity.team.decide import checked_name
@@ -41,7 +44,14 @@ def _who(args: argparse.Namespace, command: str, *, required: bool = True) -> tu
     if args.agent is not None:
         checked_name(args.agent, "agent", command)
     store = open_store(args)
-    identity = resolve_identity(store.project, {"agent_id": args.agent})
+    if reading:
+        from continuity.cli.output import warn
+
+        project, warnings = store.reading_project()
+        warn(warnings)
+    else:
+        project = store.project
+    identity = resolve_identity(project, {"agent_id": args.agent})
     if required and not identity.agent_id:
         raise UsageError(f"{command}: give --agent or set CONTINUITY_AGENT")
     agent = None if identity.agent_id is None else checked_name(identity.agent_id, "agent", command)
@@ -79,7 +89,7 @@ def _inbox(args: argparse.Namespace, out: Output) -> int:
     from continuity.team import render
     from continuity.team.service import InboxRequest, inbox
 
-    store, identity, team, agent = _who(args, "inbox")
+    store, identity, team, agent = _who(args, "inbox", reading=args.ack is None)
     data, warnings = inbox(store, identity, InboxRequest(team=team, agent=agent, ack=args.ack, all=args.all),
                            as_of=args.as_of)
     warn(warnings)
@@ -97,7 +107,7 @@ def _queue(args: argparse.Namespace, out: Output) -> int:
     from continuity.team import board, render
     from continuity.team.service import TeamRead
 
-    store, _, team, agent = _who(args, "queue")
+    store, _, team, agent = _who(args, "queue", reading=True)
     assert agent is not None
     read = TeamRead(store, ("inbox", "handoffs", "roles"), args.as_of)
     warn(read.warnings)

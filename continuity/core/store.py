@@ -248,6 +248,17 @@ class Store:
         self.check_safe(reading=True)
         return FileEventLog(self.events_dir, self.local_dir, node=READ_ONLY_NODE, clock_us=now_us)
 
+    def open_events_reader(self) -> tuple[Any, list[str]]:
+        """The log for a read of the events alone (`events list`, the timeline): `open_reader`, or, when `local/`
+        cannot be trusted (a link or a file planted there), the events without it and the warning that says so (a
+        read fails open). StoreUnsafe when the store or `events/` itself is a link or no folder."""
+        from events.errors import StoreUnsafe
+
+        try:
+            return self.open_reader(), []
+        except StoreUnsafe as error:
+            return self.open_events_only(), [f"{error}: nothing under local/ is read"]
+
     def open_events_only(self) -> Any:
         """The event log for reading when `local/` cannot be trusted (a link planted there): nothing under `local/`
         is read (no head hint, no node id; a folder that cannot exist stands in for it). StoreUnsafe when the

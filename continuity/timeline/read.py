@@ -23,9 +23,10 @@ from events.errors import EventUndecodable
 def read_page(store: Store, project: str, *, since: str | None = None, until: str | None = None,
               progress: Progress | None = None, builder: Builder | None = None) -> Page:
     """The page model of `project`'s events from `since` to `until` (ISO times; None: no bound)."""
-    log = store.open_reader()
+    log, unsafe = store.open_events_reader()
     days = Days(log, log.clock_us())  # events stamped early wait, as for the read models and recall
     builder = builder or Builder(project, since=since, until=until)
+    builder.warnings.extend(unsafe)
     if days.early:
         builder.warnings.append(early_warning(days.early))
     if days.unlistable is not None:  # the page says no event could be read, and why

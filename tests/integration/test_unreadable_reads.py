@@ -326,3 +326,30 @@ def test_park_says_unreadable_not_empty_on_every_try_and_its_banner_when_the_loc
         done = run(project, "park", "core", "--agent", "bo")
         assert done.returncode == 1, done.stderr
         assert "role state unreadable, not empty" in done.stderr and "CHECKPOINT NOT WRITTEN" in done.stderr
+
+
+@pytest.mark.parametrize("planted", ["a file", "a link"])
+def test_reads_of_the_log_answer_when_local_models_is_planted(project: Path, tmp_path: Path, planted: str) -> None:
+    """`local/models` as a file (or a link out of the store): `inbox`, `queue`, `events list|show|tail` and the
+    timeline exited 6 ("unsafe store") where the other reads answer with a warning. They answer now, from the
+    events alone, with one warning line; a write (an ack) is still refused."""
+    assert run(project, "send", "core", "--to", "bo", "--message", "hello", "--agent", "ash").returncode == 0
+    models = project / ".agent" / "runtime-continuity" / "local" / "models"
+    shutil.rmtree(models)
+    if planted == "a file":
+        models.write_text("x")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        models.symlink_to(tmp_path / "elsewhere")
+    event_id = json.loads(run(project, "--json", "events", "list").stdout)["events"][0]["event_id"]
+    for args in (["inbox", "core", "--agent", "bo"], ["queue", "core", "--agent", "bo"], ["events", "list"],
+                 ["events", "tail"], ["events", "show", event_id], ["timeline", "--out", str(tmp_path / "t.html")]):
+        done = run(project, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert len(done.stderr.splitlines()) == 1 and "local/models" in done.stderr, (args, done.stderr)
+        assert "hello" in done.stdout or "MSG-" in done.stdout or "timeline of 1 events" in done.stdout, args
+    listed = json.loads(run(project, "--json", "events", "list").stdout)
+    assert listed["count"] == 1 and "local/models" in listed["warnings"][0]
+    assert run(project, "inbox", "core", "--agent", "bo", "--ack", "MSG-x").returncode == 6
+    if planted == "a link":  # nothing written where it leads
+        assert not any((tmp_path / "elsewhere").iterdir())

@@ -191,9 +191,9 @@ def events(request: Any, store: Store) -> dict[str, Any]:
     """The `events` tool."""
     from continuity.core.kinds import kinds_for
 
-    warnings: list[str] = []
+    log, warnings = store.open_events_reader()
     kinds = frozenset(kinds_for([request.kind])) if request.kind is not None else None  # as `events list --kind`
-    recent = store.open_reader().read_newest(  # from the end of the log: a long history costs nothing more
+    recent = log.read_newest(  # from the end of the log: a long history costs nothing more
         request.limit, keep=lambda event: kinds is None or event.kind in kinds,
         on_error=lambda name, error: warnings.append(f"{name}: {error}"))
     return {"ok": True, "action": "events", "count": len(recent), "warnings": warnings,
