@@ -141,27 +141,28 @@ def first_control(value: Any, breaks_allowed: bool = False) -> str | None:
 ONE_LINE_FIELDS = {"title": False, "next_action": True}
 
 
-def one_line_problem(document: Any, path: str = "") -> str | None:
+def one_line_problem(document: Any, path: str = "", fields: dict[str, bool] = ONE_LINE_FIELDS) -> str | None:
     """The first title or next action in an event's plain form holding a control character, in words.
 
-    The event's fields only: the free-form `note` (a caller's own JSON) is not looked into.
+    The event's fields only: the free-form `note` (a caller's own JSON) is not looked into. `fields`: the names
+    checked, each with whether line breaks are allowed (a seed-002 document's are `title` and `nextAction`).
     """
     if isinstance(document, dict):
         for key, value in document.items():
             where = f"{path}.{key}" if path else str(key)
             if not path and key == "note":
                 continue
-            if key in ONE_LINE_FIELDS and isinstance(value, str):
-                bad = first_control(value, ONE_LINE_FIELDS[key])
+            if key in fields and isinstance(value, str):
+                bad = first_control(value, fields[key])
                 if bad is not None:
-                    return _control_line(where, bad, ONE_LINE_FIELDS[key])
+                    return _control_line(where, bad, fields[key])
             elif isinstance(value, (dict, list)):
-                found = one_line_problem(value, where)
+                found = one_line_problem(value, where, fields)
                 if found is not None:
                     return found
     elif isinstance(document, list):
         for index, value in enumerate(document):
-            found = one_line_problem(value, f"{path}[{index}]")
+            found = one_line_problem(value, f"{path}[{index}]", fields)
             if found is not None:
                 return found
     return None

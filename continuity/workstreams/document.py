@@ -192,7 +192,38 @@ def parse(raw: bytes, where: str = "checkpoint document") -> Checkpoint:
         raise UsageError(f"invalid {where}: not valid JSON ({_short(str(error))})") from None
     except RecursionError:
         raise UsageError(f"invalid {where}: nested too deeply") from None
+    _as_written(raw, where)
     return check(doc)
+
+
+#: The document's one-line texts (False) and its next actions (True: tab and line breaks allowed), as the events
+#: they become take them: a control character there was refused by the event, naming the event's field.
+DOCUMENT_TEXTS = {"title": False, "nextAction": True}
+
+
+def _as_written(raw: bytes, where: str) -> None:
+    """What the Structs cannot see of a document: a key given twice in one object (the reader keeps the last, so
+    the first, an item list say, went without a word) and a control character in a title or next action."""
+    import json
+
+    from events.problems import one_line_problem, quoted
+
+    def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise UsageError(f"invalid {where}: an object gives the key {quoted(key, 80)} twice (keep one)")
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        plain = json.loads(raw, object_pairs_hook=once_each)
+    except (ValueError, RecursionError):  # what msgspec read and Python's reader does not: the Structs' verdict
+        return
+    if b"\\u00" in raw or b"\\b" in raw or b"\\f" in raw or b"\x7f" in raw:  # a control character, escaped
+        problem = one_line_problem(plain, fields=DOCUMENT_TEXTS)
+        if problem is not None:
+            raise UsageError(f"invalid {where}: {_short(problem)}")
 
 
 #: Byte order marks a document may start with, and the encoding each says (JSON allows a reader to ignore one).
