@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from continuity.cli.common import COUNT_MAX, Output, Parser, bounded_int, open_store
+from continuity.cli.output import shown_text
 from continuity.cli.output import warn as print_warnings
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ def _list(args: argparse.Namespace, out: Output) -> int:
         out.emit_listing((msgspec.to_builtins(s.event) for s in selected), "events",
                          lambda count: {"ok": True, "count": count, "warnings": warnings + _hours_left(log)})
         return 0
-    out.emit_lines((one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: {s.event.message}".rstrip())
-                    for s in selected), "(no events)")
+    out.emit_lines((one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: "
+                             f"{shown_text(s.event.message)}".rstrip()) for s in selected), "(no events)")
     print_warnings(_hours_left(log))
     return 0
 
@@ -112,11 +113,10 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.emit(data)
     else:
-        from continuity.core.fsio import indented_json
-        from continuity.core.text import escape_json, one_line
+        from continuity.cli.output import shown_data
+        from continuity.core.text import one_line
 
-        body = escape_json(indented_json(data).decode())
-        out.emit(None, f"# {one_line(stored.name)}\n{body}")
+        out.emit(None, f"# {one_line(stored.name)}\n{shown_data(data)[1]}", shown=True)
     return 0
 
 

@@ -20,8 +20,9 @@ class Output:
     def __init__(self, *, as_json: bool) -> None:
         self.as_json = as_json
 
-    def emit(self, data: Any, text: str | None = None) -> None:
-        """Print `data` as JSON, or `text` for people (what looks like a secret redacted: see `shown_json`)."""
+    def emit(self, data: Any, text: str | None = None, *, shown: bool = False) -> None:
+        """Print `data` as JSON, or `text` for people, what looks like a secret redacted (see `shown_data`;
+        `shown`: the text is redacted already, part by part)."""
         if self.as_json or text is None:
             sys.stdout.flush()  # text written before goes out first
             sys.stdout.buffer.write(shown_json(data) + b"\n")
@@ -29,7 +30,8 @@ class Output:
         else:  # a path, an id or an archive's text may hold what a terminal acts on: shown as stand-ins
             from continuity.core.text import terminal_text
 
-            sys.stdout.write(terminal_text(shown_text(text if text.endswith("\n") else text + "\n")))
+            text = text if text.endswith("\n") else text + "\n"
+            sys.stdout.write(terminal_text(text if shown else shown_text(text)))
             sys.stdout.flush()
 
     def emit_report(self, data: dict[str, Any], text: str, code: int, message: str) -> int:
@@ -41,8 +43,8 @@ class Output:
     def emit_lines(self, lines: Iterable[str], empty: str) -> None:
         """Print text lines as they come (a long listing is never held whole), or `empty` when there are none."""
         write, any_line = sys.stdout.write, False
-        for line in lines:
-            write(shown_text(line) + "\n")
+        for line in lines:  # redacted by the caller, a field at a time (the line joins fields: `type: message`)
+            write(line + "\n")
             any_line = True
         if not any_line:
             write(empty + "\n")
@@ -126,14 +128,14 @@ def shown_json(data: Any) -> bytes:
 
 def shown_data(data: Any) -> tuple[Any, str]:
     """`data` and its indented JSON text (escaped for terminals) as a view shows them, what looks like a secret
-    redacted: the text is checked first, and only data whose text holds a rule's words is walked. The data is None
+    redacted: the text is checked first, and only data whose text a rule matches is walked. The data is None
     when it nests past what a walk takes (a forged event): only the text, redacted as text, is shown then."""
     from continuity.core.fsio import indented_json
     from continuity.core.text import escape_json
-    from events.guard import might_hold_secret, redact_tree
+    from events.guard import redact_tree
 
     text = indented_json(data).decode("utf-8", "surrogatepass")
-    if might_hold_secret(text):
+    if _may_hold_secret(text):
         try:
             data = redact_tree(data, "", [])
             text = indented_json(data).decode("utf-8", "surrogatepass")
@@ -142,18 +144,29 @@ def shown_data(data: Any) -> tuple[Any, str]:
     return data, escape_json(text)
 
 
+def _may_hold_secret(text: str) -> bool:
+    """Whether JSON text may hold a value that looks like a secret: a rule matches the text (its quotes unescaped).
+    Every value stands in the text as it is, but for escapes, and the rules stop at a backslash as at a space; a
+    match that only the joining of a key and its value makes (`"next_token": "page2"`) costs a walk, no more."""
+    from events.guard import find_secret, might_hold_secret
+
+    return might_hold_secret(text) and find_secret(text.replace('\\"', '"')) is not None
+
+
 def shown_raw(raw: bytes) -> bytes:
     """An event's stored bytes as a view prints them: as they are, or, when they hold what looks like a secret, the
-    event with it redacted (compact JSON; see shown_text)."""
-    from events.guard import might_hold_secret
-
-    if not might_hold_secret(raw.decode("utf-8", "replace")):
+    event with it redacted (compact JSON; data nested past what a walk takes: the text, redacted as text)."""
+    text = raw.decode("utf-8", "replace")
+    if not _may_hold_secret(text):
         return raw
     import msgspec
 
     from events.guard import redact_tree
 
-    return msgspec.json.encode(redact_tree(msgspec.json.decode(raw), "", []))
+    try:
+        return msgspec.json.encode(redact_tree(msgspec.json.decode(raw), "", []))
+    except RecursionError:
+        return shown_text(text).encode()
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:

@@ -31,8 +31,8 @@ def print_line(out: Output, stored: Any) -> None:
         # the stored canonical bytes, one JSON line, with what a terminal acts on as escapes (the same JSON)
         sys.stdout.buffer.write(escape_json_bytes(shown_raw(stored.raw)) + b"\n")
     else:
-        line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {event.message}"
-        sys.stdout.write(one_line(shown_text(line.rstrip())) + "\n")
+        line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {shown_text(event.message)}"
+        sys.stdout.write(one_line(line.rstrip()) + "\n")
     sys.stdout.flush()
 
 
