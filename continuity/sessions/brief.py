@@ -7,7 +7,6 @@ log and the inputs its `context.served` event recorded.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
@@ -21,7 +20,6 @@ from continuity.team.brief import team_lines, team_part
 from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
 from events import clock
 from events.context import ViewInputs
-from projections.overview import MESSAGE_CHARS
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
@@ -117,8 +115,7 @@ def build(
             "last_checkpoint_age": age(work.last_checkpoint_at, now) if work.last_checkpoint_at else None,
         },
         "runtime_events": [
-            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now),
-                                          "message": _whole_words(entry.message)}
+            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now)}
             for entry in reversed(project.recent)
         ],
         "runs": {
@@ -281,14 +278,6 @@ def _where(git: dict[str, Any]) -> str:
     if not head:
         return one_line(f"{branch} (no commit yet)" if branch else "no commit yet")
     return one_line(f"{branch} at {head}" if branch else f"detached HEAD at {head}")
-
-
-def _whole_words(message: str) -> str:
-    """A recent event's message as the read model keeps it (cut to its first MESSAGE_CHARS), without the word the
-    cut split: that may be a token's first characters, which match no rule, so the brief's redaction misses them."""
-    if len(message) < MESSAGE_CHARS:
-        return message
-    return re.sub(r"\S+\Z", "", message).rstrip() + "…"
 
 
 def _short(text: str, limit: int = TITLE_CHARS) -> str:
