@@ -1496,3 +1496,18 @@ def test_an_archive_of_a_tree_with_thousands_of_changes_is_written(work: Path, h
     assert captured.err == ("runtime-continuity: warning: git status too long for the archive: it keeps "
                             f"{len(dirty)} of 3001 changed files and {lines} of 3001 lines of its status "
                             "(`git status` has them all)\n")
+
+
+def test_the_archive_checks_and_reports_the_contexts_folder_it_writes(rc: Any, work: Path, home: Path) -> None:
+    """config.json's contexts_dir is where the Markdown goes: the write check probed ~/.agent/contexts instead
+    (refusing an archive whose Markdown could be written, and leaving a folder there), and archivePath named it."""
+    assert rc("log", "--project", "demo", "--gate", "agent", "--message", "first").code == 0
+    config = work / S / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "contexts_dir": "ctx"}))
+    (home / ".agent").mkdir(parents=True, exist_ok=True)
+    (home / ".agent" / "contexts").write_text("not a folder")  # the default's place: not where this one writes
+    run = rc("archive", "--project", "demo", "--gate", "user")
+    assert run.code == 0, run.text
+    assert run.data["archivePath"].startswith(str(work / "ctx" / "demo" / "ctx_"))
+    assert Path(run.data["archivePath"]).is_file() and (work / "ctx" / "demo" / "latest.md").is_symlink()
+    assert [path.name for path in (work / "ctx" / "demo").iterdir() if path.name.startswith(".ctx-probe")] == []

@@ -288,9 +288,9 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
-    _markdown_writable(os.path.join(contexts_root(), project))
     with taken_back_on_failure(root):
         store = store_for_write(root, project)
+        _markdown_writable(store, project)
         stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
     warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
@@ -300,7 +300,9 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     record = own_archive(store, project, stored[0].event_id)
     if record is None:
         raise OSError("the archive event was written but its projection is missing")
-    folder = os.path.join(contexts_root(), project)
+    from continuity.readside.writers import contexts_dir
+
+    folder = os.path.join(contexts_dir(store), project)  # where the archive's Markdown is written
     stamp = record.archive_id.removeprefix("RC-")
     json_path = os.path.join(store.path, "archives", f"{record.archive_id}.json")
     fields = {
@@ -311,10 +313,19 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     return store, stored, fields
 
 
-def _markdown_writable(folder: str) -> None:
+def _markdown_writable(store: Any, project: str) -> None:
     """§9: the archive fails (`archive_failed`, the system's error) when its Markdown cannot be written, before
-    anything is recorded. The Markdown is written from the archive's event once it is recorded: a folder that
-    takes no file (not writable, a file in its place) is found here, by making one there and removing it."""
+    anything is recorded. The Markdown is written from the archive's event once it is recorded (into the contexts
+    folder `continuity` uses: CONTINUITY_CONTEXTS_DIR, config.json's contexts_dir, ~/.agent/contexts): a folder
+    that takes no file (not writable, a file in its place) is found here, by making one there and removing it. A
+    home folder that does not exist is not made (the archive is taken, and a warning says where the Markdown is
+    not), as for every archive."""
+    from continuity.readside.writers import contexts_dir, default_contexts, user_home
+
+    contexts = contexts_dir(store)
+    if contexts == default_contexts() and not os.path.isdir(user_home()):
+        return
+    folder = os.path.join(contexts, project)
     os.makedirs(folder, exist_ok=True)
     probe = os.path.join(folder, f".ctx-probe-{os.getpid()}-{os.urandom(4).hex()}")
     os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
