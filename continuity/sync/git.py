@@ -64,6 +64,11 @@ def first_message(stderr: bytes, hidden: Iterable[str] = (), code: int | None = 
     return f"exited {code} without a message" if code else "no message"
 
 
+def not_started(command: str, error: OSError) -> WriteFailed:
+    """The failure of a git command that could not be started (too many open files, no memory): exit 5."""
+    return WriteFailed(f"sync failed: git {command} could not be started ({error.strerror or error})")
+
+
 class Repo:
     """The git work tree holding a store, driven with plumbing commands."""
 
@@ -104,12 +109,20 @@ class Repo:
         except FileNotFoundError:
             raise UsageError("sync needs git, and git is not installed") from None
         except OSError as error:  # no process to be had (too many open files, no memory): nothing was done
-            raise WriteFailed(f"sync failed: git {args[0]} could not be started ({error.strerror or error})") from None
+            raise not_started(args[0], error) from None
         except subprocess.TimeoutExpired:
             if network:
                 raise RemoteUnreachable(f"git {args[0]} did not finish within {timeout:g} s "
                                         "(events stay safe locally; sync again later)") from None
             raise WriteFailed(f"sync failed: git {args[0]} did not finish within {timeout:g} s") from None
+
+    def start(self, *args: str, stdout: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
+        """A long-lived git process fed on stdin (its stderr piped); WriteFailed when none can be started."""
+        try:
+            return subprocess.Popen(["git", "-C", self.root, *args], stdin=subprocess.PIPE, stdout=stdout,
+                                    stderr=subprocess.PIPE, env=self.env)
+        except OSError as error:  # too many open files, no memory: nothing was done
+            raise not_started(args[0], error) from None
 
     def run(self, *args: str, input: bytes | None = None) -> bytes:
         """Run a local git command; its stdout, or WriteFailed with git's message."""
@@ -221,9 +234,7 @@ class Repo:
 
     def _pack_files(self, paths: list[str]) -> list[str]:
         digest = hashlib.sha256 if self.oid_bytes == 32 else hashlib.sha1
-        process = subprocess.Popen(["git", "-C", self.root, "fast-import", "--quiet", "--done"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   env=self.env)
+        process = self.start("fast-import", "--quiet", "--done", stdout=subprocess.DEVNULL)
         assert process.stdin is not None and process.stderr is not None
         shas = []
         try:
@@ -356,12 +367,18 @@ class Repo:
     def each_commit(self, heads: Iterable[str], bases: Iterable[str] = ()) -> Iterator[str]:
         """The commits reachable from `heads` and not from `bases`, newest first, read from a temp file as they
         are taken (a long history's list never sits in memory)."""
-        with tempfile.TemporaryFile() as out:
+        try:
+            spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by the `with` below; its own failure is ours)
+        except OSError as error:
+            raise not_started("rev-list", error) from None
+        with spool as out:
             try:
                 result = subprocess.run(["git", "-C", self.root, "rev-list", "--stdin"], input=_revisions(heads, bases),
                                         stdout=out, stderr=subprocess.PIPE, env=self.env, timeout=LOCAL_TIMEOUT)
             except subprocess.TimeoutExpired:
                 raise WriteFailed(f"sync failed: git rev-list did not finish within {LOCAL_TIMEOUT:g} s") from None
+            except OSError as error:
+                raise not_started("rev-list", error) from None
             if result.returncode != 0:
                 raise WriteFailed(f"sync failed: git rev-list: {self.message(result.stderr, result.returncode)}")
             out.seek(0)

@@ -62,11 +62,7 @@ class _BatchProcess:
 
     def _spawn(self, repo: Repo, *args: str) -> None:
         self.repo = repo
-        try:
-            self.process = subprocess.Popen(["git", "-C", repo.root, *args], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=repo.env)
-        except OSError as error:  # too many open files, no memory: as try_run says it
-            raise WriteFailed(f"sync failed: git {args[0]} could not be started ({error.strerror or error})") from None
+        self.process = repo.start(*args)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin = self.process.stdin
         self.stdout = self.process.stdout

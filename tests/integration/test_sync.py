@@ -1598,20 +1598,24 @@ def test_no_process_to_be_had_is_a_failed_write_not_an_internal_error(world: Wor
     import resource
 
     from continuity.core.errors import EXIT_WRITE_FAILED
+    from continuity.sync.git import PACK_FROM
 
-    append(world.a, "one")
+    append(world.a, *(f"event {i}" for i in range(PACK_FROM + 20)))  # enough to be packed by `git fast-import`
     before = store_bytes(world.a)
-    for limit in (8, 10, 12, 14, 16):
+    failed = []
+    for limit in range(8, 24):
         def capped(limit: int = limit) -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
         done = subprocess.run([sys.executable, "-m", "continuity", "sync"], cwd=world.a, env=env, text=True,
                               capture_output=True, timeout=120, preexec_fn=capped)
-        if done.returncode == 0:  # this limit left enough for the whole sync
-            continue
+        if done.returncode == 0:  # this limit left enough for the whole sync: the next ones do too
+            break
+        failed.append(done.stderr)
         assert done.returncode == EXIT_WRITE_FAILED, (limit, done.stderr)
         assert done.stderr.startswith("continuity: error: sync failed: git ") and "could not be started (Too many " \
             "open files)" in done.stderr and len(done.stderr.splitlines()) == 1, (limit, done.stderr)
         assert store_bytes(world.a) == before
+    assert any("git fast-import could not be started" in line for line in failed), failed
     assert cli("sync", "--root", str(world.a))[0] == 0
