@@ -123,41 +123,68 @@ def shown_text(text: str) -> str:
 
 def shown_json(data: Any) -> bytes:
     """`data` as a view prints it in JSON (indented, escaped for terminals), what looks like a secret redacted."""
-    return shown_data(data)[1].encode("utf-8", "surrogatepass")
+    if _clean(data):
+        from continuity.core.fsio import indented_json
+        from continuity.core.text import escape_json_bytes
+
+        return escape_json_bytes(indented_json(data))
+    return shown_data(data, checked=True)[1].encode("utf-8", "surrogatepass")
 
 
-def shown_data(data: Any) -> tuple[Any, str]:
+def shown_data(data: Any, *, checked: bool = False) -> tuple[Any, str]:
     """`data` and its indented JSON text (escaped for terminals) as a view shows them, what looks like a secret
-    redacted: the text is checked first, and only data whose text a rule matches is walked. The data is None
-    when it nests past what a walk takes (a forged event): only the text, redacted as text, is shown then."""
+    redacted: only data whose values a rule matches is walked (`checked`: known to be such). The data is None when
+    it nests past what a walk takes (a forged event): only the text, redacted as text, is shown then."""
     from continuity.core.fsio import indented_json
     from continuity.core.text import escape_json
     from events.guard import redact_tree
 
-    text = indented_json(data).decode("utf-8", "surrogatepass")
-    if _may_hold_secret(text):
+    if checked or not _clean(data):
         try:
             data = redact_tree(data, "", [])
-            text = indented_json(data).decode("utf-8", "surrogatepass")
         except RecursionError:
-            data, text = None, shown_text(text)
-    return data, escape_json(text)
+            return None, escape_json(shown_text(indented_json(data).decode("utf-8", "surrogatepass")))
+    return data, escape_json(indented_json(data).decode("utf-8", "surrogatepass"))
 
 
-def _may_hold_secret(text: str) -> bool:
-    """Whether JSON text may hold a value that looks like a secret: a rule matches the text (its quotes unescaped).
-    Every value stands in the text as it is, but for escapes, and the rules stop at a backslash as at a space; a
-    match that only the joining of a key and its value makes (`"next_token": "page2"`) costs a walk, no more."""
-    from events.guard import find_secret, might_hold_secret
+def _clean(data: Any) -> bool:
+    """Whether no rule matches any value of `data` (its keys too, but the event fields the guard leaves alone): the
+    values joined, scanned once. A match only the joining makes costs a walk, no more; data nested past what a walk
+    takes is scanned as its JSON text (whose quotes are unescaped: the rules stop at a backslash as at a space)."""
+    from events.guard import UNSCANNED, find_secret, might_hold_secret
 
-    return might_hold_secret(text) and find_secret(text.replace('\\"', '"')) is not None
+    try:
+        text = "\n".join(_values(data, [], UNSCANNED))
+    except RecursionError:
+        from continuity.core.fsio import indented_json
+
+        text = indented_json(data).decode("utf-8", "surrogatepass").replace('\\"', '"')
+    return not might_hold_secret(text) or find_secret(text) is None
+
+
+def _values(node: Any, into: list[str], unscanned: frozenset[str] = frozenset()) -> list[str]:
+    """Every string of a tree (a dict's keys too), in order, but the top level's `unscanned` fields."""
+    if isinstance(node, str):
+        into.append(node)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key not in unscanned:
+                if not unscanned:
+                    into.append(str(key))
+                _values(value, into)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            _values(value, into)
+    return into
 
 
 def shown_raw(raw: bytes) -> bytes:
     """An event's stored bytes as a view prints them: as they are, or, when they hold what looks like a secret, the
     event with it redacted (compact JSON; data nested past what a walk takes: the text, redacted as text)."""
+    from events.guard import find_secret, might_hold_secret
+
     text = raw.decode("utf-8", "replace")
-    if not _may_hold_secret(text):
+    if not might_hold_secret(text) or find_secret(text.replace('\\"', '"')) is None:  # see _clean
         return raw
     import msgspec
 
