@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from continuity.cli.common import COUNT_MAX, Output, Parser, bounded_int, open_store
-from continuity.cli.output import shown_text
 from continuity.cli.output import warn as print_warnings
 
 if TYPE_CHECKING:
@@ -86,10 +85,31 @@ def _list(args: argparse.Namespace, out: Output) -> int:
         out.emit_listing((msgspec.to_builtins(s.event) for s in selected), "events",
                          lambda count: {"ok": True, "count": count, "warnings": warnings + _hours_left(log)})
         return 0
-    out.emit_lines((one_line(f"{s.event.event_id}  {s.event.kind:<20} {s.event.type}: "
-                             f"{shown_text(s.event.message)}".rstrip()) for s in selected), "(no events)")
+    out.emit_lines(_lines(selected), "(no events)")
     print_warnings(_hours_left(log))
     return 0
+
+
+def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
+    """`events list`'s lines, the messages redacted (a batch of events checked at a time: shown_lines)."""
+    from continuity.cli.output import LINES_BATCH_CHARS, shown_lines
+    from continuity.core.text import one_line
+
+    def lines(batch: list[tuple[str, str]]) -> Iterator[str]:
+        for (head, _), message in zip(batch, shown_lines(message for _, message in batch), strict=True):
+            yield one_line(f"{head}{message}".rstrip())
+
+    batch: list[tuple[str, str]] = []  # the line before its message, and the message: not the events
+    size = 0
+    for stored in selected:
+        event = stored.event
+        head = f"{event.event_id}  {event.kind:<20} {event.type}: "
+        batch.append((head, event.message))
+        size += len(head) + len(event.message)
+        if size >= LINES_BATCH_CHARS:
+            yield from lines(batch)
+            batch, size = [], 0
+    yield from lines(batch)
 
 
 def _hours_left(log: FileEventLog) -> list[str]:

@@ -7,7 +7,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it a few ms
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 #: How much of a listing printed with --json is kept in memory before the rest goes to a temporary file.
@@ -62,7 +62,7 @@ class Output:
 
         count = 0
         with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
-            for item in items:
+            for item in items:  # each checked alone: its values are a fifth of its JSON text to scan
                 spool.write(b",\n    " if count else b"    ")
                 spool.write(shown_json(item).replace(b"\n", b"\n    "))
                 count += 1
@@ -119,6 +119,35 @@ def shown_text(text: str) -> str:
     from events.guard import redact_text
 
     return redact_text(text)[0]
+
+
+#: How much of a listing's lines (characters) is checked for secrets as one text (see shown_lines): a listing
+#: holds only that much more at a time.
+LINES_BATCH_CHARS = 2 << 10
+
+
+def shown_lines(texts: Iterable[str]) -> Iterator[str]:
+    """Each text as a view prints it (see shown_text), checked a batch at a time: the batch's texts joined are
+    scanned once, and only a batch a rule matches is redacted text by text (a match only the joining makes costs
+    that, no more: every text stands in the joined one as it is). A listing of clean events pays one scan."""
+    from events.guard import find_secret, might_hold_secret
+
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= LINES_BATCH_CHARS:
+            yield from _batch(batch, find_secret, might_hold_secret)
+            batch, size = [], 0
+    yield from _batch(batch, find_secret, might_hold_secret)
+
+
+def _batch(batch: list[str], find: Callable[[str], str | None], words: Callable[[str], bool]) -> list[str]:
+    joined = "\n".join(batch)
+    if not words(joined) or find(joined) is None:
+        return batch
+    return [shown_text(text) for text in batch]
 
 
 def shown_json(data: Any) -> bytes:
