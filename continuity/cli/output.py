@@ -187,8 +187,18 @@ def _clean(data: Any) -> bool:
     except RecursionError:
         from continuity.core.fsio import indented_json
 
-        text = indented_json(data).decode("utf-8", "surrogatepass").replace('\\"', '"')
+        text = indented_json(data).decode("utf-8", "surrogatepass")
+        return _clean_json(text)
     return not might_hold_secret(text) or find_secret(text) is None
+
+
+def _clean_json(text: str) -> bool:
+    """`_clean` of data given as its JSON text: its quotes unescaped (the rules stop at a backslash as at a space,
+    so every value is read as itself), and never clean when it holds an escaped control character (`\\u0007` ends a
+    value there that a rule would read on through)."""
+    from events.guard import find_secret, might_hold_secret
+
+    return "\\u00" not in text and (not might_hold_secret(text) or find_secret(text.replace('\\"', '"')) is None)
 
 
 def _values(node: Any, into: list[str], unscanned: frozenset[str] = frozenset()) -> list[str]:
@@ -210,10 +220,8 @@ def _values(node: Any, into: list[str], unscanned: frozenset[str] = frozenset())
 def shown_raw(raw: bytes) -> bytes:
     """An event's stored bytes as a view prints them: as they are, or, when they hold what looks like a secret, the
     event with it redacted (compact JSON; data nested past what a walk takes: the text, redacted as text)."""
-    from events.guard import find_secret, might_hold_secret
-
     text = raw.decode("utf-8", "replace")
-    if not might_hold_secret(text) or find_secret(text.replace('\\"', '"')) is None:  # see _clean
+    if _clean_json(text):
         return raw
     import msgspec
 

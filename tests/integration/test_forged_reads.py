@@ -189,3 +189,25 @@ def test_views_redact_values_not_what_joining_them_makes(project: Path, capsys: 
         assert main(args) == 0, args
         out = capsys.readouterr().out
         assert TOKEN[4:14] not in out and "deploy with [REDACTED:github-token] then rotate" in out, (args, out[-300:])
+
+
+def test_a_secret_after_a_control_character_is_redacted_in_the_stored_bytes_view(project: Path,
+                                                                                 capsys: Capture) -> None:
+    """`--json events tail` prints an event's stored bytes, checked as JSON text: there a control character is an
+    escape (`\\u0007`), where the rules stop as at a space, so a note's `password=abc<BEL>defghijk` read as a
+    placeholder (`abc`) and was printed whole. Such text is checked value by value."""
+    assert main(["checkpoint", "-m", "real work"]) == 0
+    plant_synced(project, "deploy then rotate")
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    newest = sorted(day.iterdir())[-1]
+    event = json.loads(newest.read_bytes())
+    event["note"] = {"how": "password=abc\x07defghijk"}
+    raw = json.dumps(event, separators=(",", ":")).encode()
+    newest.unlink()
+    stamp, node = newest.name.split("-")[:2]
+    (day / names.file_name(stamp, node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    capsys.readouterr()
+    for args in (["--json", "events", "tail"], ["--json", "events", "list"]):
+        assert main(args) == 0, args
+        out = capsys.readouterr().out
+        assert "defghijk" not in out and "[REDACTED:password-assignment]" in out, (args, out[-400:])
