@@ -95,17 +95,18 @@ def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
     from continuity.cli.output import LINES_BATCH_CHARS, shown_lines
     from continuity.core.text import one_line
 
-    def lines(batch: list[tuple[str, str]]) -> Iterator[str]:
-        for (head, _), message in zip(batch, shown_lines(message for _, message in batch), strict=True):
-            yield one_line(f"{head}{message}".rstrip())
+    def lines(batch: list[tuple[str, str, str]]) -> Iterator[str]:
+        shown = iter(shown_lines(text for _, kind_of, message in batch for text in (kind_of, message)))
+        for head, _, _ in batch:  # the type and the message redacted each alone (joined they say `type: message`)
+            yield one_line(f"{head}{next(shown)}: {next(shown)}".rstrip())
 
-    batch: list[tuple[str, str]] = []  # the line before its message, and the message: not the events
+    batch: list[tuple[str, str, str]] = []  # the line's fixed part, the type and the message: not the events
     size = 0
     for stored in selected:
         event = stored.event
-        head = f"{event.event_id}  {event.kind:<20} {event.type}: "
-        batch.append((head, event.message))
-        size += len(head) + len(event.message)
+        head = f"{event.event_id}  {event.kind:<20} "
+        batch.append((head, event.type, event.message))
+        size += len(head) + len(event.type) + len(event.message)
         if size >= LINES_BATCH_CHARS:
             yield from lines(batch)
             batch, size = [], 0

@@ -162,55 +162,63 @@ def shown_json(data: Any) -> bytes:
 
 def shown_data(data: Any, *, checked: bool = False) -> tuple[Any, str]:
     """`data` and its indented JSON text (escaped for terminals) as a view shows them, what looks like a secret
-    redacted: only data whose values a rule matches is walked (`checked`: known to be such). The data is None when
-    it nests past what a walk takes (a forged event): only the text, redacted as text, is shown then."""
+    redacted: only data whose values a rule matches is walked (`checked`: known to be such). Every field is looked
+    at (an event a sync brought in may hold one in `prev` too). The data is None when it nests past even a deep walk
+    (a forged event): only its text, redacted as text, is shown then."""
     from continuity.core.fsio import indented_json
     from continuity.core.text import escape_json
-    from events.guard import redact_tree
 
     if checked or not _clean(data):
         try:
-            data = redact_tree(data, "", [])
+            data = _redacted(data)
         except RecursionError:
             return None, escape_json(shown_text(indented_json(data).decode("utf-8", "surrogatepass")))
     return data, escape_json(indented_json(data).decode("utf-8", "surrogatepass"))
 
 
 def _clean(data: Any) -> bool:
-    """Whether no rule matches any value of `data` (its keys too, but the event fields the guard leaves alone): the
-    values joined, scanned once. A match only the joining makes costs a walk, no more; data nested past what a walk
-    takes is scanned as its JSON text (whose quotes are unescaped: the rules stop at a backslash as at a space)."""
-    from events.guard import UNSCANNED, find_secret, might_hold_secret
+    """Whether no rule matches any string of `data` (keys too): its strings joined, scanned once. A match only the
+    joining makes costs a walk, no more. Data nested past even a deep walk is not clean."""
+    from events.guard import find_secret, might_hold_secret
 
     try:
-        text = "\n".join(_values(data, [], UNSCANNED))
+        text = "\n".join(_deep(_values, data, []))
     except RecursionError:
-        from continuity.core.fsio import indented_json
-
-        text = indented_json(data).decode("utf-8", "surrogatepass")
-        return _clean_json(text)
+        return False
     return not might_hold_secret(text) or find_secret(text) is None
 
 
-def _clean_json(text: str) -> bool:
-    """`_clean` of data given as its JSON text: its quotes unescaped (the rules stop at a backslash as at a space,
-    so every value is read as itself), and never clean when it holds an escaped control character (`\\u0007` ends a
-    value there that a rule would read on through)."""
-    from events.guard import find_secret, might_hold_secret
+def _redacted(data: Any) -> Any:
+    """A copy of `data` with what looks like a secret redacted in every string, the fields the write guard leaves
+    alone included (`"$"`: no field of the top level is skipped)."""
+    from events.guard import redact_tree
 
-    return "\\u00" not in text and (not might_hold_secret(text) or find_secret(text.replace('\\"', '"')) is None)
+    return _deep(redact_tree, data, "$", [])
 
 
-def _values(node: Any, into: list[str], unscanned: frozenset[str] = frozenset()) -> list[str]:
-    """Every string of a tree (a dict's keys too), in order, but the top level's `unscanned` fields."""
+def _deep(call: Callable[..., Any], *args: Any) -> Any:
+    """`call(*args)` with room for data nested as deep as a stored event may be (the reader takes a few thousand
+    levels; Python's own limit is 1,000 frames)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, DEEP_FRAMES))
+    try:
+        return call(*args)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: The frames a walk of a stored event may take (see _deep).
+DEEP_FRAMES = 20_000
+
+
+def _values(node: Any, into: list[str]) -> list[str]:
+    """Every string of a tree, a dict's keys too, in order."""
     if isinstance(node, str):
         into.append(node)
     elif isinstance(node, dict):
         for key, value in node.items():
-            if key not in unscanned:
-                if not unscanned:
-                    into.append(str(key))
-                _values(value, into)
+            into.append(str(key))
+            _values(value, into)
     elif isinstance(node, list | tuple):
         for value in node:
             _values(value, into)
@@ -218,19 +226,17 @@ def _values(node: Any, into: list[str], unscanned: frozenset[str] = frozenset())
 
 
 def shown_raw(raw: bytes) -> bytes:
-    """An event's stored bytes as a view prints them: as they are, or, when they hold what looks like a secret, the
-    event with it redacted (compact JSON; data nested past what a walk takes: the text, redacted as text)."""
-    text = raw.decode("utf-8", "replace")
-    if _clean_json(text):
-        return raw
+    """An event's stored bytes as a view prints them: as they are, or, when a string of the event looks like a
+    secret, the event with it redacted (compact JSON)."""
     import msgspec
 
-    from events.guard import redact_tree
-
     try:
-        return msgspec.json.encode(redact_tree(msgspec.json.decode(raw), "", []))
-    except RecursionError:
-        return shown_text(text).encode()
+        data = _deep(msgspec.json.decode, raw)
+        if _clean(data):
+            return raw
+        return msgspec.json.encode(_redacted(data))
+    except (msgspec.DecodeError, RecursionError):  # read by the log, so not expected: its text, redacted as text
+        return shown_text(raw.decode("utf-8", "replace")).encode()
 
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:

@@ -31,7 +31,8 @@ def print_line(out: Output, stored: Any) -> None:
         # the stored canonical bytes, one JSON line, with what a terminal acts on as escapes (the same JSON)
         sys.stdout.buffer.write(escape_json_bytes(shown_raw(stored.raw)) + b"\n")
     else:
-        line = f"{event.created_at}  {event.event_id}  {event.kind:<20} {event.type}: {shown_text(event.message)}"
+        line = (f"{event.created_at}  {event.event_id}  {event.kind:<20} {shown_text(event.type)}: "
+                f"{shown_text(event.message)}")
         sys.stdout.write(one_line(line.rstrip()) + "\n")
     sys.stdout.flush()
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,56 @@ def test_a_secret_after_a_control_character_is_redacted_in_the_stored_bytes_view
         assert main(args) == 0, args
         out = capsys.readouterr().out
         assert "defghijk" not in out and "[REDACTED:password-assignment]" in out, (args, out[-400:])
+
+
+def plant_edited(project: Path, edit: Any) -> str:
+    """Another clone's event (name and hash as a sync writes them) made from the newest one by `edit(event)`."""
+    plant_synced(project, "edited")
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    newest = sorted(day.iterdir())[-1]
+    event = json.loads(newest.read_bytes())
+    edit(event)
+    raw = json.dumps(event, separators=(",", ":")).encode()
+    newest.unlink()
+    stamp, node = newest.name.split("-")[:2]
+    (day / names.file_name(stamp, node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    return str(event["event_id"])
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("where", ["type", "prev", "redacted", "after a line break", "after a tab in a note",
+                                   "after a line break, a note nested 900 deep"])
+def test_every_field_of_a_synced_event_is_redacted_in_every_view(project: Path, capsys: Capture,
+                                                                   where: str) -> None:
+    """A token in any field of an event another clone wrote, and after an escaped line break or tab (where, read as
+    JSON text, a rule saw the letter `n` or `t` glued before it), is shown by no view; an event nested past Python's
+    own recursion limit too."""
+    import sys
+
+    edits: dict[str, Any] = {
+        "type": lambda e: e.update(type=TOKEN), "prev": lambda e: e.update(prev=TOKEN),
+        "redacted": lambda e: e.update(redacted=[TOKEN]),
+        "after a line break": lambda e: e.update(message="step one\n" + TOKEN),
+        "after a tab in a note": lambda e: e.update(note={"cmd": "export\t" + TOKEN}),
+        "after a line break, a note nested 900 deep": lambda e: e.update(message="step one\n" + TOKEN,
+                                                                          note={"a": nested(900)}),
+    }
+    assert main(["checkpoint", "-m", "real work"]) == 0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)  # json.dumps of the planted note
+    try:
+        event_id = plant_edited(project, edits[where])
+    finally:
+        sys.setrecursionlimit(limit)
+    capsys.readouterr()
+    for args in (["events", "list"], ["--json", "events", "list"], ["events", "tail"], ["--json", "events", "tail"],
+                 ["events", "show", event_id], ["--json", "events", "show", event_id]):
+        assert main(args) == 0, args
+        out = capsys.readouterr().out
+        assert event_id in out and TOKEN[4:14] not in out, (args, out[-400:])
