@@ -12,7 +12,6 @@ the answer of record. Nothing is written before that choice is made.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 from continuity.adapters.hook_dialects import ack, normalize, store_start
@@ -36,32 +35,13 @@ PLAIN_HOOKS = {
 
 def handle(harness: str, root: str | None) -> int:
     """Read the hook's stdin, handle it, print what the harness should see; always 0."""
-    import time
-
-    deadline = time.monotonic() + INPUT_SECONDS
-    found: bytes | None = b""
-    try:
-        fd = sys.stdin.fileno()
-    except (OSError, ValueError):  # a stream with no file under it (an embedding program's): read as it is
-        fd = None
-        with contextlib.suppress(OSError, ValueError):
-            found = sys.stdin.buffer.read(MAX_STDIN + 1)
-    except AttributeError:  # no stdin at all (closed: sys.stdin is None)
-        fd = None
-    try:
-        if fd is not None:
-            found = _read(fd, MAX_STDIN + 1, deadline)  # never more than the limit in memory
-            if found is not None and len(found) > MAX_STDIN:
-                _read(fd, DRAIN_BYTES, deadline, keep=False)
-    except (OSError, ValueError):
-        found = b""
-    if found is None:  # a payload is written and closed at once: recording it later could outlive the harness
+    raw = _payload()
+    if raw is None:  # a payload is written and closed at once: recording it later could outlive the harness
         from continuity.adapters.hooks import _store_for_logging, report
 
         report(_store_for_logging(root), harness, "?", f"hook input not closed within {INPUT_SECONDS:g} s; nothing "
                "recorded")
         return 0
-    raw = found
     if record_plain(harness, raw, root) is None:
         from continuity.adapters.hooks import run_typed
 
@@ -86,6 +66,30 @@ DRAIN_BYTES = 64 * 1024 * 1024
 #: How long a hook waits for its input to end (the install gives a hook 10 s; a harness writes its payload and
 #: closes it at once). Past it the hook records nothing: the harness may have given up on it.
 INPUT_SECONDS = 10.0
+
+
+def _payload() -> bytes | None:
+    """stdin's bytes (up to MAX_STDIN + 1: never more than the limit in memory), b"" when there is no stdin, None
+    when it has not ended within INPUT_SECONDS."""
+    import time
+
+    deadline = time.monotonic() + INPUT_SECONDS
+    if sys.stdin is None:  # closed
+        return b""
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):  # a stream with no file under it (an embedding program's): read as it is
+        try:
+            return sys.stdin.buffer.read(MAX_STDIN + 1)
+        except (OSError, ValueError, AttributeError):
+            return b""
+    try:
+        found = _read(fd, MAX_STDIN + 1, deadline)
+        if found is not None and len(found) > MAX_STDIN:
+            _read(fd, DRAIN_BYTES, deadline, keep=False)
+        return found
+    except (OSError, ValueError):
+        return b""
 
 
 def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes | None:

@@ -91,7 +91,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
-    """`events list`'s lines, the messages redacted (a batch of events checked at a time: shown_lines)."""
+    """`events list`'s lines, each type and message redacted alone (a batch of lines checked at a time: shown_lines)."""
     from continuity.cli.output import LINES_BATCH_CHARS, shown_lines
     from continuity.core.text import one_line
 
