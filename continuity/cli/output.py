@@ -123,7 +123,7 @@ def shown_text(text: str) -> str:
 
 #: How much of a listing's lines (characters) is checked for secrets as one text (see shown_lines): a listing
 #: holds only that much more at a time.
-LINES_BATCH_CHARS = 2 << 10
+LINES_BATCH_CHARS = 1 << 10
 
 
 def shown_lines(texts: Iterable[str]) -> Iterator[str]:

@@ -146,11 +146,15 @@ def test_a_whole_listing_is_printed_as_it_is_read(long_store: Path, tmp_path: Pa
 
     monkeypatch.setattr(output, "SPOOL_BYTES", 64 << 10, raising=False)  # the JSON spool goes to a file past 64 KiB
     out = tmp_path / "listing"
-    assert run([*argv, "--limit", "1", "--root", str(long_store)], out) == 0  # modules loaded, caches filled
+    # modules loaded, caches filled: the whole listing once (the secret guard compiles the rules the messages it
+    # meets call for, once per process, and a listing's first lines need not call for them all)
+    assert run([*argv, "--root", str(long_store)], out) == 0
     small = peak_of(lambda: run([*argv, "--limit", "10", "--root", str(long_store)], out))
     peak = peak_of(lambda: run([*argv, "--root", str(long_store)], out))
     printed = out.stat().st_size
-    assert peak < small + printed / 4, (small, peak, printed)  # held whole, the listing alone is over 10x that
+    # held whole, the listing alone is several times the bound; what a listing holds whatever its length (the reader's
+    # day listing, a batch of lines checked for secrets) is a few tens of kB
+    assert peak < small + printed / 2, (small, peak, printed)
 
 
 def test_a_streamed_json_listing_is_byte_for_byte_the_whole_document(tmp_path: Path,
