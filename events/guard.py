@@ -101,7 +101,7 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
     from typing import Any
 
 
-__all__ = ["RULE_NAMES", "UNSCANNED", "find_secret", "redact_text", "redact_tree", "strings_in", "unsplit"]
+__all__ = ["RULE_NAMES", "UNSCANNED", "cut", "find_secret", "redact_text", "redact_tree", "strings_in", "unsplit"]
 
 # Each rule is written as (first character, rest): the first character stays outside the
 # rule's group, so the regex engine skips a rule with one character test wherever its first
@@ -478,6 +478,11 @@ def unsplit(text: str, index: int, *, before: int = 16_384, after: int = 4_096) 
         if end > index:
             return start
     return index
+
+
+def cut(text: str, limit: int, *, before: int = 16_384, after: int = 4_096) -> str:
+    """`text` within `limit` characters, cut before a secret the cut would split (see unsplit)."""
+    return text if len(text) <= limit else text[:unsplit(text, limit, before=before, after=after)]
 
 
 def find_secret(text: str) -> str | None:

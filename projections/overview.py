@@ -58,9 +58,9 @@ def _cut(message: str) -> str:
     one: its first characters match no rule, so a view that redacts what it shows would show them)."""
     if len(message) <= MESSAGE_CHARS:
         return message
-    from events.guard import unsplit
+    from events.guard import cut
 
-    return message[:unsplit(message, MESSAGE_CHARS, before=MESSAGE_CHARS, after=MESSAGE_CHARS)]
+    return cut(message, MESSAGE_CHARS, before=MESSAGE_CHARS, after=MESSAGE_CHARS)
 
 
 def on_event(state: Overview, name: str, event: Event) -> Overview:

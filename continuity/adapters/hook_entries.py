@@ -40,9 +40,9 @@ def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
             return None
     text = "".join(ch for ch in text if ch in "\t\n" or (ch >= " " and ch != "\x7f"))
     if len(text) > limit:  # cut before a secret the limit would split: its first characters match no rule
-        from events.guard import unsplit
+        from events.guard import cut
 
-        text = text[:unsplit(text, limit)]
+        text = cut(text, limit)
     return text or None
 
 

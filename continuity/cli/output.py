@@ -130,22 +130,22 @@ def shown_lines(texts: Iterable[str]) -> Iterator[str]:
     """Each text as a view prints it (see shown_text), checked a batch at a time: the batch's texts joined are
     scanned once, and only a batch a rule matches is redacted text by text (a match only the joining makes costs
     that, no more: every text stands in the joined one as it is). A listing of clean events pays one scan."""
-    from events.guard import find_secret, might_hold_secret
-
     batch: list[str] = []
     size = 0
     for text in texts:
         batch.append(text)
         size += len(text)
         if size >= LINES_BATCH_CHARS:
-            yield from _batch(batch, find_secret, might_hold_secret)
+            yield from _batch(batch)
             batch, size = [], 0
-    yield from _batch(batch, find_secret, might_hold_secret)
+    yield from _batch(batch)
 
 
-def _batch(batch: list[str], find: Callable[[str], str | None], words: Callable[[str], bool]) -> list[str]:
+def _batch(batch: list[str]) -> list[str]:
+    from events.guard import find_secret, might_hold_secret
+
     joined = "\n".join(batch)
-    if not words(joined) or find(joined) is None:
+    if not might_hold_secret(joined) or find_secret(joined) is None:
         return batch
     return [shown_text(text) for text in batch]
 
@@ -231,7 +231,7 @@ def shown_raw(raw: bytes) -> bytes:
     import msgspec
 
     try:
-        data = _deep(msgspec.json.decode, raw)
+        data = msgspec.json.decode(raw)
         if _clean(data):
             return raw
         return msgspec.json.encode(_redacted(data))

@@ -52,9 +52,9 @@ def shortened(text: str, limit: int) -> str:
     put together (the brief) would show them."""
     if len(text) <= limit:
         return text
-    from events.guard import unsplit
+    from events.guard import cut
 
-    return text[: unsplit(text, limit - 1)] + "…"
+    return cut(text, limit - 1) + "…"
 
 
 def one_line(text: str) -> str:

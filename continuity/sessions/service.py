@@ -29,7 +29,7 @@ from events import clock
 from events.base import Event
 from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError, WriteFailed
-from events.guard import redact_text, redact_tree
+from events.guard import cut, redact_text, redact_tree
 from events.sealing import StoredEvent, sha256_hex
 
 STALE_ARCHIVE_HOURS = 2
@@ -252,20 +252,10 @@ def _earlier(store: Store, state: Any) -> tuple[RecalledEvent, ...]:
     except (OSError, ContinuityError):
         return ()
     return tuple(RecalledEvent(event_id=hit.event_id, created_at=hit.created_at, kind=hit.kind,
-                               agent_id=hit.agent_id, snippet=_cut(hit.snippet)) for hit in hits)
+                               agent_id=hit.agent_id, snippet=cut(hit.snippet, SNIPPET_CHARS)) for hit in hits)
 
 
 SNIPPET_CHARS = 300
-
-
-def _cut(snippet: str) -> str:
-    """A hit's snippet within SNIPPET_CHARS, cut before a secret the cut would split (the brief is redacted after it
-    is put together: a token's first characters match no rule)."""
-    if len(snippet) <= SNIPPET_CHARS:
-        return snippet
-    from events.guard import unsplit
-
-    return snippet[:unsplit(snippet, SNIPPET_CHARS)]
 
 
 class _ArchivedGit(msgspec.Struct, frozen=True):
