@@ -98,7 +98,7 @@ def _inbox(args: argparse.Namespace, out: Output) -> int:
         return 0
     items = data["messages"]
     text = f"inbox of {agent} in team/{team}: " + (f"{len(items)} message(s)\n" if items else "empty\n")
-    out.emit(data, text + "".join(line + "\n" for line in render.messages(items)))
+    out.emit(data, text + "".join(line + "\n" for line in render.messages(items, whole=True)))
     return 0
 
 

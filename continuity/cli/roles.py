@@ -144,6 +144,13 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+#: The options of a work checkpoint (`continuity checkpoint -m ...`), which the role form does not take.
+WORK_FORM = (("-m/--message", "message"), ("--type", "type"), ("--phase", "phase"), ("--done", "done"),
+             ("--in-progress", "in_progress"), ("--next", "next"), ("--blocker", "blocker"), ("--file", "file"),
+             ("--artifact", "artifact"), ("--handoff", "handoff"), ("--command", "command"),
+             ("--exit-code", "exit_code"), ("--command-summary", "command_summary"), ("--note-json", "note_json"))
+
+
 def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
     """`checkpoint <team> --role R [--ref PATH]`: set the role's resume point, or show it and its brief."""
     from continuity.cli.output import warn
@@ -152,6 +159,10 @@ def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
 
     if not args.text:
         raise UsageError("checkpoint --role: name the team first: continuity checkpoint <team> --role R")
+    given = [flag for flag, value in WORK_FORM if getattr(args, value) not in (None, [])]
+    if given:  # a work checkpoint's content would be dropped without a word
+        raise UsageError(f"checkpoint --role takes only --ref (and --agent, --redact); {', '.join(given)} "
+                         "belong to a work checkpoint (continuity checkpoint without --role)")
     team = decide.checked_name(args.text, "team", "checkpoint")
     role = decide.checked_name(args.role, "role", "checkpoint")
     store = open_store(args)

@@ -257,6 +257,10 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     from continuity.tasks.service import task_dict
 
     limit = limit_of(args)
+    if args.assigned is not None:  # an id no task can be assigned to is a mistake to say, not "no tasks"
+        from continuity.team.decide import checked_name
+
+        checked_name(args.assigned, "agent", "task list --assigned")
     _, state, warnings = _state(args, _task_list())
     found = ready(state, args.assigned) if args.ready else \
         newest_first(state, getattr(args, "status", None), args.assigned)

@@ -45,6 +45,8 @@ class SnapshotRequest(msgspec.Struct, frozen=True, kw_only=True):
 def decide_snapshot(identity: Identity, request: SnapshotRequest, now_us: int) -> list[Event]:
     """One snapshot taken at `now_us` (the wall clock); the event's own checks refuse bad names and oversized
     text."""
+    from continuity.team.plain import filled
+
     if not request.objective.strip():
         raise UsageError("snapshot: --objective must not be empty")
     if request.context_used_percent is not None and not 0 <= request.context_used_percent <= 100:
@@ -53,8 +55,8 @@ def decide_snapshot(identity: Identity, request: SnapshotRequest, now_us: int) -
     task = task_slug(request.task)
     return [SnapshotTaken(
         **fields, team=request.team, agent=request.agent, task=task,
-        objective=request.objective, decisions=request.decisions, next_actions=request.next_actions,
-        open_questions=request.open_questions, artifacts=request.artifacts,
+        objective=request.objective, decisions=filled(request.decisions), next_actions=filled(request.next_actions),
+        open_questions=filled(request.open_questions), artifacts=filled(request.artifacts),
         context_used_percent=request.context_used_percent, transcript_path=request.transcript_path,
         taken_at=clock.iso(now_us), message=f"snapshot {request.team}/{request.agent}/{task}",
     )]

@@ -137,7 +137,8 @@ def findings(*, texts: list[str], artifacts: tuple[str, ...], reads: dict[str, R
     if unverified and not says_import_not_done(texts):
         found += unverified
     found += one_home(artifacts, claims)
-    found += [f"role document {path} is missing; create the role before parking" for path in missing_docs]
+    found += [f"role document {path} is missing (the log holds the role: `continuity rebuild` writes it again)"
+              for path in missing_docs]
     if not has_preflight(texts):
         found.append("no operator pre-flight checklist: add '## Operator pre-flight' with '- [ ]' items "
                      "(for example with --next)")

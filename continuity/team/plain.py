@@ -70,11 +70,16 @@ def snapshot_event(request: dict[str, Any], identity: dict[str, Any], now_us: in
     fields = {**identity, "agent_id": identity["agent_id"] or request["agent"]}
     return complete("snapshot.taken", {
         **fields, "team": request["team"], "agent": request["agent"], "task": task,
-        "objective": request["objective"], "decisions": request["decisions"],
-        "next_actions": request["next_actions"], "open_questions": request["open_questions"],
-        "artifacts": request["artifacts"], "context_used_percent": percent,
+        "objective": request["objective"], "decisions": filled(request["decisions"]),
+        "next_actions": filled(request["next_actions"]), "open_questions": filled(request["open_questions"]),
+        "artifacts": filled(request["artifacts"]), "context_used_percent": percent,
         "transcript_path": request["transcript_path"], "taken_at": clock.iso(now_us),
         "message": f"snapshot {request['team']}/{request['agent']}/{task}"})
+
+
+def filled(items: tuple[str, ...]) -> tuple[str, ...]:
+    """The list items that say something: `--next ""` (an empty shell variable) adds no empty action."""
+    return tuple(item for item in items if item.strip())
 
 
 def checkpoint_id(event: dict[str, Any]) -> str:

@@ -5,25 +5,42 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from continuity.core.text import one_line
+from continuity.core.text import one_line, shortened
 from continuity.team.resume import format_age
+
+#: A message or handoff shown in a listing (queue, briefing) at most; `inbox` shows messages whole.
+GIST_CHARS = 300
 
 
 def _age(seconds: float | None) -> str:
     return format_age(None if seconds is None else Decimal(str(seconds)))
 
 
-def messages(items: list[dict[str, Any]]) -> list[str]:
-    """`  - <id> from <agent> (<sent_at>): <text>` per message."""
-    return [f"  - {m['message_id']} from {one_line(m['from'] or '-')} ({m['sent_at']}): {one_line(m['text'])}"
+def messages(items: list[dict[str, Any]], *, whole: bool = False) -> list[str]:
+    """`  - <id> from <agent> (<sent_at>): <text>` per message (`whole`: the text uncut, as `inbox` reads it)."""
+    return [f"  - {m['message_id']} from {one_line(m['from'] or '-')} ({m['sent_at']}): "
+            f"{one_line(m['text'] if whole else gist(m['text'], 'continuity inbox shows it whole'))}"
             + (" [read]" if m.get("acked_at") else "") for m in items]
 
 
 def handoffs(items: list[dict[str, Any]]) -> list[str]:
     """`  - <id> from <agent>: <message>` per pending handoff."""
     return [f"  - {h['handoff_id']} from {one_line(h['from'] or '-')}"
-            + (f" (task {one_line(h['task'])})" if h.get("task") else "") + f": {one_line(h['message'])}"
-            for h in items]
+            + (f" (task {one_line(h['task'])})" if h.get("task") else "")
+            + f": {one_line(_handoff_gist(h))}" for h in items]
+
+
+def _handoff_gist(handoff: dict[str, Any]) -> str:
+    return gist(handoff["message"], f"continuity handoff show {handoff['handoff_id']}")
+
+
+def gist(text: str, whole: str) -> str:
+    """A message as a listing shows it: up to GIST_CHARS characters, then how many more there are and `whole`,
+    the command that shows it all."""
+    if len(text) <= GIST_CHARS:
+        return text
+    shown = shortened(text, GIST_CHARS)
+    return f"{shown} ({len(text) - len(shown) + 1} more characters: {whole})"
 
 
 def queue_text(data: dict[str, Any]) -> str:
@@ -54,7 +71,7 @@ def briefing_text(data: dict[str, Any]) -> str:
                                 if r["holder"] else "free") for r in data["board"]["items"]])
     lines += _section("Inbox", data["inbox"], messages(data["inbox"]["items"]))
     lines += _section("Needs me", data["needs_me"], [
-        f"  - {one_line(n['agent'])}: " + (f"handoff {n['handoff_id']}: {one_line(n['message'])}"
+        f"  - {one_line(n['agent'])}: " + (f"handoff {n['handoff_id']}: {one_line(_handoff_gist(n))}"
                                            if n["kind"] == "handoff" else
                                            f"{n['unread']} unread message(s): {n['command']}" if n["kind"] == "inbox"
                                            else f"lease on {n['role']} expired: {n['command']}")

@@ -187,9 +187,17 @@ def resume(store: Store | None, request: ResumeRequest, *, missing: str = "no st
 
     With no store (`missing` says why) there is no snapshot, as in seed 000's team folder with no files: the
     "No continuity snapshot found." brief, and `--max-age` fails as for any unknown age (a cold start reads on).
+    So with a team or agent name no snapshot can have (`../x`, `a b`): the warning says which, as briefing's does.
     """
+    from continuity.core.errors import UsageError
     from continuity.team import resume as brief
+    from continuity.team.decide import checked_name
 
+    try:  # not "none found" and nothing more: the name is the mistake
+        checked_name(request.team, "team", "resume")
+        checked_name(request.agent, "agent", "resume")
+    except UsageError as error:  # a secret-like name is refused (exit 4): shown back, it would print the secret
+        store, missing = None, str(error)
     read = team_read(store, ("team",), request.as_of, missing)
     member = read.of("team").teams.get(request.team, {}).get(request.agent)
     snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))

@@ -414,3 +414,44 @@ def test_resume_with_no_store_is_no_snapshot_as_seed_000_reads_an_empty_team_fol
     out, err = capsys.readouterr()
     assert json.loads(out) == {"snapshot": None, "checkpoint_age_seconds": None, "error_code": "checkpoint-age-unknown"}
     assert err.splitlines()[-1] == "resume: checkpoint age is unknown; freshness requirement failed"
+
+
+@pytest.mark.parametrize(("team", "agent", "said"), [("../x", "ash", "team"), ("core", "a b", "agent"),
+                                                      ("core", "", "agent"), ("co/re", "ash", "team")])
+def test_resume_refuses_a_name_no_snapshot_can_have(project: Path, capsys: Capture, team: str, agent: str,
+                                                    said: str) -> None:
+    """A team or agent snapshot would refuse: the no-snapshot brief (a session start reads on, as briefing does) and
+    a warning naming the mistake, not "No continuity snapshot found." alone; --max-age still fails."""
+    run(capsys, "snapshot", "core", "ash", "t", "--objective", "o")
+    code, out, err = run(capsys, "resume", team, agent)
+    assert (code, out) == (0, "No continuity snapshot found.\n  checkpoint age: unknown\n")
+    assert f"resume: invalid {said} name" in err and len(err.splitlines()) == 1
+    code, out, err = run(capsys, "resume", team, agent, "--max-age", "1h", "--json")
+    assert code == 2 and json.loads(out)["error_code"] == "checkpoint-age-unknown" and f"invalid {said} name" in err
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_blank_list_items_are_left_out_of_a_snapshot(project: Path, capsys: Capture, typed: bool) -> None:
+    """`--next ""` (an empty shell variable) adds no empty item, on the typed path and the plain one alike."""
+    args = ("snapshot", "core", "ash", "t", "--objective", "o", "--next", "", "--next", " \t", "--next", "land it",
+            "--decision", "", "--open-question", "  ", "--artifact", "")
+    if typed:
+        assert run(capsys, *args)[0] == 0
+    else:
+        assert cli_process(*args, cwd=project).returncode == 0
+    document = json.loads((team_dir(project) / "core" / "member" / "ash" / "continuity" / "t" / "latest.json")
+                          .read_text())
+    assert (document["next_actions"], document["decisions"], document["open_questions"], document["artifacts"]) \
+        == (["land it"], [], [], [])
+    assert "  next actions:\n    - land it\n  checkpoint age: " in run(capsys, "resume", "core", "ash")[1]
+
+
+def test_a_role_checkpoint_refuses_a_work_checkpoints_options(project: Path, capsys: Capture) -> None:
+    """`checkpoint core --role r -m x` would drop the message without a word: refused, exit 2, nothing written."""
+    assert run(capsys, "role", "create", "core", "r")[0] == 0
+    before = all_event_files(project)
+    for extra in (("-m", "x"), ("--next", "y"), ("--ref", "p", "--done", "z"), ("--exit-code", "0")):
+        code, out, err = run(capsys, "checkpoint", "core", "--role", "r", *extra)
+        assert (code, out) == (2, "") and "belong to a work checkpoint" in err and extra[-2] in err
+    assert all_event_files(project) == before
+    assert run(capsys, "checkpoint", "core", "--role", "r", "--ref", "p")[0] == 0

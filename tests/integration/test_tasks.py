@@ -546,3 +546,10 @@ def test_a_label_given_twice_is_one_label(root: Path) -> None:
     assert as_json(root, "task", "show", task)["task"]["labels"] == ["ui", "auth"]
     ok(root, "task", "update", task, "--label", "x", "--label", "x")
     assert as_json(root, "task", "show", task)["task"]["labels"] == ["x"]
+
+
+@pytest.mark.parametrize("agent", ["../x", "a b", ""])
+def test_list_refuses_an_assignee_no_task_can_have(root: Path, agent: str) -> None:
+    """`task list --assigned` with an id `task create --assign` refuses: exit 2 naming it, not "no tasks"."""
+    done = run(root, "task", "list", "--assigned", agent)
+    assert done.returncode == 2 and done.stdout == "" and "task list --assigned: invalid agent name" in done.stderr

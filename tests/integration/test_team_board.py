@@ -395,3 +395,38 @@ def test_briefing_of_the_whole_team_reads_each_role_once_and_matches_each_member
             [(r["role"], r["holder"], r["lease_state"]) for r in everyone["board"]["items"]]
     assert [m["to"] for m in everyone["inbox"]["items"]] == agents
     assert {item["kind"] for item in everyone["needs_me"]["items"]} == {"handoff", "lease-expired", "inbox"}
+
+
+def test_listings_show_a_long_message_in_part_and_inbox_shows_it_whole(project: Path, capsys: Capture) -> None:
+    """briefing and queue show a message or handoff up to GIST_CHARS characters, then how many more and the command
+    that shows it all; inbox (the reader) and --json show it whole."""
+    from continuity.team.render import GIST_CHARS
+
+    long = "word " * 3000  # 15,000 characters
+    run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", long.strip())
+    run(capsys, "handoff", "create", "--agent", "amy", "--to", "bo", "--message", long.strip())
+    for command in (("briefing", "core", "--agent", "bo"), ("queue", "core", "--agent", "bo")):
+        code, text, _ = run(capsys, *command)
+        rows = [line for line in text.splitlines() if "word word" in line]
+        assert code == 0 and len(rows) >= 2, text
+        assert all(len(line) < GIST_CHARS + 200 for line in rows)
+        assert any("more characters: continuity inbox shows it whole)" in line for line in rows)
+        assert any("more characters: continuity handoff show HO-" in line for line in rows)
+    code, text, _ = run(capsys, "inbox", "core", "--agent", "bo")
+    assert code == 0 and long.strip() in text and "more characters" not in text
+    assert as_json(capsys, "briefing", "core", "--agent", "bo")["inbox"]["items"][0]["text"] == long.strip()
+
+
+def test_a_gist_cut_never_keeps_the_first_characters_of_a_token() -> None:
+    """The cut falls before a token that straddles it (its first characters alone match no rule, so a view's
+    redaction would let them through), for every cut point across the token."""
+    from continuity.team.render import GIST_CHARS, gist
+    from events.guard import find_secret
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    assert find_secret(token) == "github-token"
+    for offset in range(1, len(token)):
+        text = "x" * (GIST_CHARS - offset) + " " + token + " tail"
+        shown = gist(text, "more")
+        assert "ghp_" not in shown and token[:4] not in shown
+        assert shown.startswith("x" * (GIST_CHARS - offset)) and "more characters: more)" in shown

@@ -340,4 +340,9 @@ def test_handoff_findings_each_on_a_line(project: Path, capsys: Capture, remote:
     assert code == 3 and len(findings) == 4
     assert any("could not read" in line for line in findings) and any("more than one home" in line
                                                                        for line in findings)
-    assert any("roles/rev.md is missing" in line for line in findings) and "pre-flight" in findings[-1]
+    assert any("roles/rev.md is missing (the log holds the role: `continuity rebuild` writes it again)" in line
+               for line in findings) and "pre-flight" in findings[-1]
+    assert run(capsys, "rebuild")[0] == 0  # the remedy the finding gives
+    assert (project / STORE / "team" / "core" / "roles" / "rev.md").is_file()
+    code, _, err = run(capsys, "park", "core", "--agent", "amy", "--handoff", "--next", PREFLIGHT)
+    assert (code, err) == (0, "")
