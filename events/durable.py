@@ -549,6 +549,9 @@ class DurableFolder:
         self.hours_left: str | None = None  # why a day listing left some of them unread (for a reader to warn)
         self._lock_fd: int | None = None
         self._hint_fd: int | None = None
+        #: How long an append waits for the append lock (None: as long as it takes). A hook sets it: its harness
+        #: kills it after a few seconds, and a holder stopped mid-append (Ctrl-Z) must not hold the agent up.
+        self.lock_wait: float | None = None
 
     def now_limit(self, now_us: int, days: list[str] | None = None) -> str:
         """For a reader: the newest day folder that counts as now, with this machine's own node (`counts_as_now`)."""
@@ -572,7 +575,11 @@ class DurableFolder:
         if self._lock_fd is None:
             self._lock_fd = open_lock(self.lock_path)
         fd = self._lock_fd
-        osfs.lock(fd)
+        if self.lock_wait is None:
+            osfs.lock(fd)
+        elif not osfs.lock_within(fd, self.lock_wait):
+            raise WriteFailed(f"event not written: another process has held the append lock ({self.lock_path}) for "
+                              f"{self.lock_wait:g} s")
         try:
             try:
                 if not self._swept:

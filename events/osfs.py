@@ -73,8 +73,9 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
 
-    def try_lock(fd: int) -> bool:
-        """Take the exclusive lock on `fd` if it is free; whether this process holds it now."""
+    def try_lock(fd: int, *, shared: bool = False) -> bool:
+        """Take the lock on `fd` if it is free (exclusive on Windows); whether this process holds it now."""
+        del shared
         os.lseek(fd, 0, os.SEEK_SET)
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
@@ -103,11 +104,15 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         return os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
 
     @contextmanager
-    def folder_lock(folder: str) -> Iterator[None]:
-        """Hold an exclusive lock named after `folder` (a `.lock` file in it: folders cannot be opened)."""
+    def folder_lock(folder: str, seconds: float | None = None) -> Iterator[None]:
+        """Hold an exclusive lock named after `folder` (a `.lock` file in it: folders cannot be opened); waiting
+        at most `seconds` (then OSError) when given."""
         fd = os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
         try:
-            lock(fd)
+            if seconds is None:
+                lock(fd)
+            elif not lock_within(fd, seconds):
+                raise OSError(errno.EWOULDBLOCK, f"{folder} is locked by another process")
             yield
         finally:
             os.close(fd)
@@ -123,10 +128,10 @@ else:
         """Release the lock on `fd` (closing the descriptor releases it too)."""
         fcntl.flock(fd, fcntl.LOCK_UN)
 
-    def try_lock(fd: int) -> bool:
-        """Take the exclusive lock on `fd` if it is free; whether this process holds it now."""
+    def try_lock(fd: int, *, shared: bool = False) -> bool:
+        """Take the lock on `fd` (shared or exclusive) if it is free; whether this process holds it now."""
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
@@ -152,14 +157,34 @@ else:
         return os.open(folder, os.O_RDONLY | DIRECTORY | CLOEXEC | NOFOLLOW)
 
     @contextmanager
-    def folder_lock(folder: str) -> Iterator[None]:
-        """Hold an exclusive `flock` on the folder itself."""
+    def folder_lock(folder: str, seconds: float | None = None) -> Iterator[None]:
+        """Hold an exclusive `flock` on the folder itself; waiting at most `seconds` (then OSError) when given."""
         fd = os.open(folder, os.O_RDONLY | DIRECTORY | CLOEXEC)
         try:
-            lock(fd)
+            if seconds is None:
+                lock(fd)
+            elif not lock_within(fd, seconds):
+                raise OSError(errno.EWOULDBLOCK, f"{folder} is locked by another process")
             yield
         finally:
             os.close(fd)
+
+
+def lock_within(fd: int, seconds: float, *, shared: bool = False) -> bool:
+    """Take the lock on `fd` within `seconds` (polling, pauses growing to 50 ms); whether this process holds it.
+
+    For the waits that must end: a holder stopped mid-write (Ctrl-Z, a hung mount) would otherwise hold up
+    every session start behind it."""
+    import time
+
+    deadline, pause = time.monotonic() + seconds, 0.001
+    while not try_lock(fd, shared=shared):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+    return True
 
 
 #: What `read_regular` reads at most unless told otherwise: every file it serves is one of ours or git's

@@ -59,6 +59,12 @@ def handle(harness: str, root: str | None) -> int:
     return 0
 
 
+#: How long a hook's append waits for the store's append lock before it records nothing and says so (a sync installs
+#: its events under that lock: seconds for a big one). The install gives a hook 10 s; a holder stopped mid-append
+#: (Ctrl-Z, a hung mount) must not hold the agent up that long on every tool call.
+HOOK_LOCK_S = 5.0
+
+
 #: The most of an oversized payload a hook reads and drops (a stdin that never ends is not waited on past it).
 DRAIN_BYTES = 64 * 1024 * 1024
 
@@ -154,6 +160,7 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     if what is None:
         raise plain.Unsure(f"hook {hook}")
     store = find_store(start=store_start(harness, payload), root=root)
+    store.lock_wait = HOOK_LOCK_S
     project = store.project  # StoreUnsafe, ConfigBroken: the typed path reports them
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
     changed: list[tuple[str, str, str]] = []

@@ -15,6 +15,7 @@ from typing import Any
 
 from continuity.adapters.hook_dialects import brief_output, normalize, store_start
 from continuity.adapters.hook_entries import input_problem, lenient_payload, simple_entry, text_of, tool_entry
+from continuity.adapters.hook_fast import HOOK_LOCK_S
 from continuity.core.identity import Identity, clean_label, clean_name, resolve_identity
 from continuity.core.store import Store, find_store
 from events.base import CommandRef, Event, Refs
@@ -67,7 +68,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     facts.start_git_facts(store.root)  # git reads the tree while the brief's modules load
     from continuity.core.errors import ConfigBroken
     from continuity.sessions.decide import decide_session_start
-    from continuity.sessions.service import resume_bundle
+    from continuity.sessions.service import NOT_RECORDED, resume_bundle
     from events.errors import StoreUnsafe
 
     recorded: list[str] = []
@@ -92,8 +93,9 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
             record = False
     brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record,
                           deadline=deadline)
-    for warning in brief.warnings:
-        report(store, harness, "SessionStart", f"warning: {warning}", quiet=True)
+    for warning in brief.warnings:  # in the brief already; a record that failed is said on stderr too, as the
+        # session's own (hooks.log may fail with it: a full disk)
+        report(store, harness, "SessionStart", f"warning: {warning}", quiet=not warning.startswith(NOT_RECORDED))
     if brief.served is not None:
         recorded.append(brief.served.event_id)
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
@@ -101,6 +103,9 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
 
 
+#: How long SessionStart's two records (the session, the brief served) wait for the append lock (other hooks:
+#: hook_fast.HOOK_LOCK_S): the brief comes whatever happens to them, within HOOK_TIMEOUT after its catch-up.
+SESSION_START_LOCK_S = 2.0
 #: How long SessionStart's brief may spend catching the read models up (a first catch-up after a format change
 #: folds the whole log: seconds at 100k events) before it answers from what it folded: the install gives the hook
 #: HOOK_TIMEOUT (10 s), after which the harness kills it and the session starts with no brief at all.
@@ -378,6 +383,7 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
             report(None, harness, hook, f"{error}; nothing recorded",
                    quiet=harness == "gemini" and isinstance(error, StoreNotFound))
             return HookResult()
+        store.lock_wait = SESSION_START_LOCK_S if hook == "SessionStart" else HOOK_LOCK_S
         return handler(harness, payload, store)
     except ContinuityError as error:
         report(store, harness, hook, str(error))

@@ -45,7 +45,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
-                       "or stdout took no more output (what was stored stays)",
+                       "or stdout took no more output: a full disk, or a file size limit (`ulimit -f`) that cut it "
+                       "short (what was stored stays)",
     EXIT_UNSAFE_STORE: ("unsafe store: the store or one of its folders is a symlink or not a folder, a file "
                         "install or uninstall would write is a symlink into the store, or the newest event was "
                         "edited or deleted by hand (nothing written; the line says the way back)"),

@@ -18,17 +18,23 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
 
 
 @contextlib.contextmanager
-def folder_locked(folder: str) -> Iterator[None]:
+def folder_locked(folder: str, seconds: float | None = None) -> Iterator[None]:
     """Hold an exclusive lock on `folder` while a "newest" document in it is compared and replaced.
 
-    Fails open: a folder that cannot be locked (missing, or a file system without locks) is
-    written without it. Never nest two of these on one folder in a process: the second waits
-    for the first forever.
+    Fails open: a folder that cannot be locked (missing, or a file system without locks), or whose
+    lock another process holds past `seconds` (when given), is written without it. Never nest two
+    of these on one folder in a process: the second waits for the first forever (or `seconds`).
     """
     with contextlib.ExitStack() as stack:
         with contextlib.suppress(OSError):
-            stack.enter_context(osfs.folder_lock(folder))
+            stack.enter_context(osfs.folder_lock(folder, seconds))
         yield
+
+
+#: How long a catch-up waits for the lock of a folder it writes a derived document in. Its holders hold it for a
+#: compare and a rename (milliseconds): one that holds it longer is stopped (Ctrl-Z, a hung mount), and a session
+#: start must not wait for it. The document is written without the lock then (a later catch-up fixes its order).
+DOCUMENT_LOCK_SECONDS = 2.0
 
 
 def ensure_folder(base: str, folder: str) -> None:

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import sys
 from collections.abc import Callable, Sequence
 
 from events.errors import ContinuityError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_INTERRUPTED = 130
 
@@ -109,6 +114,7 @@ def exit_with(main: Callable[[], int]) -> None:
     _in_utf8_mode()
     gc.set_threshold(*GC_THRESHOLDS)
     _no_missing_streams()
+    _whole_writes()
     _text_any_terminal_takes()
     code = 0
     with contextlib.suppress(BrokenPipeError):
@@ -139,6 +145,54 @@ def _text_any_terminal_takes() -> None:
     if encoding not in ("utf-8", "utf8") and hasattr(stream, "reconfigure"):
         with contextlib.suppress(Exception):  # a stream of another kind stays as it is
             stream.reconfigure(errors="backslashreplace")
+
+
+class WholeWrites(io.FileIO):
+    """stdout's file, its writes whole or failed. A write past a file size limit (`ulimit -f`) is short, and
+    Python's buffered stream let the rest go without a word (a brief cut at 1 KiB, exit 0): written on, the next
+    write says why (EFBIG), and the command fails as it does on a full disk (exit 5). After a failure the rest is
+    dropped: the command has said its output was not written, and the flush at exit must not fail again."""
+
+    failed = False
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        total = len(view)
+        if self.failed:
+            return total
+        try:
+            while view:
+                done = super().write(view)
+                if done is None:  # a stdout made non-blocking by whoever reads it: wait until it takes more
+                    import select
+
+                    select.select([], [self.fileno()], [])
+                    continue
+                if done == 0:
+                    raise OSError(errno.EIO, "stdout took nothing")
+                view = view[done:]
+        except OSError:
+            self.failed = True
+            raise
+        return total
+
+
+def _whole_writes() -> None:
+    """Put stdout's file under WholeWrites (same encoding, errors, newlines and line buffering); a stream that is
+    not the process's own text file (an embedding program's) stays as it is."""
+    import os
+
+    stream = sys.stdout
+    if type(stream) is not io.TextIOWrapper:
+        return
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(WholeWrites(fd, "w", closefd=False)), encoding=stream.encoding,
+                                  errors=stream.errors, newline=None if os.name == "nt" else "\n",
+                                  line_buffering=stream.line_buffering)
 
 
 def _no_missing_streams() -> None:

@@ -78,6 +78,8 @@ class Store:
         self.events_dir = os.path.join(self.path, "events")
         self.local_dir = os.path.join(self.path, "local")
         self.config_path = os.path.join(self.path, "config.json")
+        #: How long this store's appends wait for the append lock (None: as long as it takes; hooks set it).
+        self.lock_wait: float | None = None
         self._config: dict[str, Any] | None = None
         self._config_problem: str | None = None
         #: Where `init --repair` copied a config.json that did not parse before replacing it.
@@ -213,7 +215,11 @@ class Store:
             return node
         fd = open_lock(os.path.join(self.local_dir, "lock"))
         try:
-            osfs.lock(fd)
+            if self.lock_wait is None:
+                osfs.lock(fd)
+            elif not osfs.lock_within(fd, self.lock_wait):
+                raise WriteFailed(f"event not written: another process has held the append lock for "
+                                  f"{self.lock_wait:g} s")
             node, whole = node_file(self.local_dir)  # made by a writer this one waited for
             if whole:
                 assert node is not None
@@ -232,14 +238,18 @@ class Store:
         from events.filelog import FileEventLog
 
         self.check_safe()
-        return FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
+        log = FileEventLog(self.events_dir, self.local_dir, node=self.node(), clock_us=now_us)
+        log.lock_wait = self.lock_wait
+        return log
 
     def open_folder(self) -> Any:
         """The write protocol of this store's log alone (a DurableFolder): the plain append path writes through it."""
         from events.durable import DurableFolder
 
         self.check_safe()
-        return DurableFolder(self.events_dir, self.local_dir)
+        folder = DurableFolder(self.events_dir, self.local_dir)
+        folder.lock_wait = self.lock_wait
+        return folder
 
     def open_reader(self) -> Any:
         """The file event log for reading only: it never writes (not even the node id)."""

@@ -184,6 +184,10 @@ def model_path(store: Store, model: ReadModel[Any]) -> str:
 # mid-write) reads as missing, and the model is rebuilt from the log. CRC-32 is enough to
 # catch a torn frame (this is no integrity guard against a hostile writer: the log is).
 MAGIC = b"CTMODEL2"
+#: How long a model's lock is waited for. A save holds it for a write of the model (milliseconds); a holder past
+#: this is stopped (Ctrl-Z, a hung mount): a read folds the model from the log instead, a save is skipped (it is a
+#: cache; the warning names the file), and no session start waits for that holder.
+MODEL_LOCK_SECONDS = 1.0
 _HEADER = len(MAGIC) + 8 + 4
 
 
@@ -194,7 +198,8 @@ def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
     except OSError:
         return None
     try:
-        osfs.lock(fd, shared=True)
+        if not osfs.lock_within(fd, MODEL_LOCK_SECONDS, shared=True):
+            return None  # its saver is stopped mid-save: fold from the log rather than wait for it
         size = os.fstat(fd).st_size
         frame = osfs.pread(fd, size, 0) if size else b""
     except OSError:
@@ -300,13 +305,7 @@ def writing_turn(store: Store, wait: float | None = None) -> Iterator[bool]:
         yield True
         return
     try:
-        deadline, pause = time.monotonic() + (TURN_WAIT_SECONDS if wait is None else wait), 0.001
-        while not osfs.try_lock(fd):
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        else:
+        if osfs.lock_within(fd, TURN_WAIT_SECONDS if wait is None else wait):
             _TURNS_HELD[thread] = 1
             try:
                 yield True
@@ -347,7 +346,8 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
         ensure_folder(store.path, os.path.dirname(path))
     fd = os.open(path, osfs.UPDATE, 0o644)
     try:
-        osfs.lock(fd)
+        if not osfs.lock_within(fd, MODEL_LOCK_SECONDS):
+            raise OSError(errno.EWOULDBLOCK, f"{path} is locked by another process (waited {MODEL_LOCK_SECONDS:g} s)")
         # header and payload written apart: a model of megabytes is not copied into one frame first
         if osfs.pwrite(fd, header, 0) != len(header) or osfs.pwrite(fd, payload, len(header)) != len(payload):
             raise OSError(errno.EIO, f"short write of {path}")
@@ -546,6 +546,12 @@ class _Track:
         return not (mark is not None and mark.mtime_ns == days.mtime(day))
 
 
+#: Why a saved model is read again from the start: a day folder it had read is gone (deleted, or moved away).
+VANISHED = "a day folder vanished"
+#: The same for a day before the newest one read that changed (a merge brought events there, or some were removed).
+PAST_CHANGED = "events before the last catch-up changed (a merge brought some, or some were removed)"
+
+
 def _validate(saved: Saved[Any], position: str | None, days: Days) -> str | None:
     """Why a saved model (read up to `position`) must be rebuilt (the log changed in its past), or None."""
     return validate_marks(saved.days, position, days)
@@ -554,14 +560,14 @@ def _validate(saved: Saved[Any], position: str | None, days: Days) -> str | None
 def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None:
     """Why what was read up to `position`, with these day marks, must be read again from the start, or None."""
     if set(marks) - set(days.days):
-        return "a day folder vanished"
+        return VANISHED
     last_day = names.shard_of(position) if position else ""
     for day in days.days:
         if day >= last_day:
             break
         mark = marks.get(day)
         if mark is None or days.mtime(day) != mark.mtime_ns:
-            return "events arrived in the past (a merge?)"
+            return PAST_CHANGED
     mark = marks.get(last_day) if last_day else None
     # The newest folded day is listed (where mtimes tick coarsely, older kernels and NFS, a
     # file landing in the same tick as the last catch-up keeps the mtime) unless the head
@@ -570,7 +576,7 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
         if (mark is not None and last_day in days.days and position is not None
                 and not days.settled(last_day, position, mark)
                 and bisect.bisect_right(days.listing(last_day), position) != mark.count):
-            return "events arrived in the past (a merge?)"
+            return PAST_CHANGED
     except OSError:  # a day folder that cannot be listed: the fold stops there and says so, nothing is rebuilt
         return None
     return None
@@ -693,7 +699,8 @@ def _catch_up(
             track.saved.kinds, track.changed = kinds, True
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
-    if rebuilt and folded and not force_rebuild:
+    # every event gone is said too, unless a day folder turned into a link or a file (said below) is why
+    if rebuilt and not force_rebuild and (folded or (rebuilt[0].why == VANISHED and not (days.links or days.others))):
         reason = rebuilt[0].why
         which = "projections" if len(rebuilt) == len(tracks) else \
             "projections (" + ", ".join(track.model.name for track in rebuilt) + ")"

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from continuity.core.fsio import (
+    DOCUMENT_LOCK_SECONDS,
     ensure_folder,
     folder_locked,
     missing_folders,
@@ -203,7 +204,7 @@ def link_latest(link: str, target: str, *, absolute: bool = False) -> None:
     newer archive (a later `ctx_<stamp>.md`) is kept.
     """
     relative = os.path.abspath(target) if absolute else os.path.basename(target)
-    with folder_locked(os.path.dirname(link)):
+    with folder_locked(os.path.dirname(link), DOCUMENT_LOCK_SECONDS):
         _link_latest(link, target, relative)
 
 
@@ -418,7 +419,7 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
     write what they folded, and the one that folded less may finish last: without the check,
     latest.json named an older archive than the newest one.
     """
-    with folder_locked(folder):
+    with folder_locked(folder, DOCUMENT_LOCK_SECONDS):
         if newer_only and (_folded_in(folder) or 0) > models.events_folded:
             log_event("debug", "documents kept: written from more events", folded=models.events_folded)
             return

@@ -220,10 +220,12 @@ def resume_bundle(
         try:
             brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
-            brief.warnings.append(f"brief served but not recorded: {error}")
+            brief.warnings.append(f"{NOT_RECORDED}: {error}")
     return brief
 
 
+#: How a brief's warnings begin when the brief was served and its `context.served` could not be written.
+NOT_RECORDED = "brief served but not recorded"
 #: How many earlier events on the brief's subject it shows by default (`brief_recall` in config.json).
 BRIEF_RECALL_DEFAULT = 3
 BRIEF_RECALL_MAX = 10
@@ -308,8 +310,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     from continuity.readside.replay import bound_of, models_until, point_time, resolve_point
     from continuity.readside.views import Models
 
-    log = store.open_reader()
-    warnings: list[str] = []
+    log, warnings = store.open_events_reader()  # a replay reads the log alone: a planted local/ fails it open
     last_name, point = resolve_point(log, as_of)
     if point is not None and isinstance(point.event, ContextServed):
         served = point.event

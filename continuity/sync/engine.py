@@ -912,6 +912,7 @@ def _now_iso() -> str:
 
 
 def _catch_up(store: Store, report: SyncReport, progress: Progress | None = None) -> None:
+    from continuity.readside.catchup import PAST_CHANGED
     from continuity.readside.writers import refresh
     from continuity.recall.service import catch_up_index
     from projections.registry import REGISTRY
@@ -920,7 +921,7 @@ def _catch_up(store: Store, report: SyncReport, progress: Progress | None = None
     outcome = refresh(store, tuple(REGISTRY), progress=counted)  # every model: tasks and memories too
     report.projections_rebuilt = outcome.rebuilt
     report.events_folded = outcome.folded
-    report.warnings.extend(warning for warning in outcome.warnings if "arrived in the past" not in warning)
+    report.warnings.extend(warning for warning in outcome.warnings if PAST_CHANGED not in warning)
     report.warnings.extend(catch_up_index(store, counting(progress, "indexed for recall") if progress else None))
 
 

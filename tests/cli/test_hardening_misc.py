@@ -267,6 +267,38 @@ def test_a_full_stdout_is_one_line_and_the_write_failed_code(project: Path, args
         assert len(all_event_files(project)) == 1
 
 
+@pytest.mark.parametrize("args", [["resume-bundle", "--format", "json"], ["events", "list"],
+                                  ["events", "list", "--json"], ["--json", "events", "tail", "-n", "40"]])
+def test_output_cut_by_a_file_size_limit_is_the_write_failed_code(project: Path, args: list[str]) -> None:
+    """stdout redirected to a file under `ulimit -f` (1 KiB): a write past the limit is short, and Python's buffered
+    stream dropped the rest without a word (a JSON document cut at 1 KiB, exit 0). Exit 5 and the one line now;
+    the same output unlimited is whole and parses."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    for index in range(40):  # output well past 1 KiB whatever the command
+        assert main(["log", "-m", f"step {index} of a long enough session to fill a page of output"]) == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    command = [sys.executable, "-m", "continuity", *args]
+    with open(project / "out.txt", "wb") as out:
+        done = subprocess.run(command, cwd=project, env=env, stdout=out, stderr=subprocess.PIPE, text=True,
+                              timeout=60, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024)))
+    errors = [line for line in done.stderr.splitlines() if "projections not saved" not in line]
+    assert done.returncode == 5, done.stderr
+    assert errors == ["continuity: error: output not written (File too large); what the command wrote to the store "
+                      "stays written"]
+    with open(project / "out.txt", "wb") as out:
+        done = subprocess.run(command, cwd=project, env=env, stdout=out, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0 and (project / "out.txt").stat().st_size > 4096
+    text = (project / "out.txt").read_text()
+    if "tail" in args:  # one JSON document per line
+        assert len([json.loads(line) for line in text.splitlines()]) == 40
+    elif "json" in args or "--json" in args:
+        json.loads(text)
+
+
 def test_events_stamped_early_fold_once_this_clock_reaches_their_day(project: Path, capsys: Capture,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A teammate's clock three days ahead: its checkpoint waits (the brief keeps this clone's next action) until

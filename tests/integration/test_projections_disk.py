@@ -131,7 +131,7 @@ def test_an_event_merged_in_the_past_is_folded_in(tmp_path: Path) -> None:
     merged = other.append(WorkLogged(project="demo", message="second, from another clone"))
     Path(store.open_log().path_of(merged.name)).write_bytes(merged.raw)
     outcome = refresh(store)
-    assert outcome.rebuilt and "in the past" in outcome.warnings[0]
+    assert outcome.rebuilt and "events before the last catch-up changed (a merge brought some" in outcome.warnings[0]
     messages = [entry.message for entry in outcome.models.project("demo").recent]
     assert messages == ["first", "second, from another clone", "third"]
 

@@ -353,3 +353,36 @@ def test_reads_of_the_log_answer_when_local_models_is_planted(project: Path, tmp
     assert run(project, "inbox", "core", "--agent", "bo", "--ack", "MSG-x").returncode == 6
     if planted == "a link":  # nothing written where it leads
         assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_a_log_whose_events_all_vanished_says_so(project: Path) -> None:
+    """Every event removed by hand after a catch-up: the brief says a day folder vanished (it said "0 events" and
+    nothing else); one removed from an earlier point says events before the last catch-up changed."""
+    for message in ("one", "two", "three"):
+        assert run(project, "log", "-m", message).returncode == 0
+    assert run(project, "status").returncode == 0  # the models saved, with the day folders they read
+    events = project / ".agent" / "runtime-continuity" / "events"
+    first = sorted(events.glob("*/*.json"))[0]
+    first.unlink()
+    done = run(project, "status")
+    assert done.returncode == 0
+    assert "events before the last catch-up changed (a merge brought some, or some were removed)" in done.stderr
+    for day in events.iterdir():
+        shutil.rmtree(day)
+    done = run(project, "resume-bundle")
+    assert done.returncode == 0 and "Warning: a day folder vanished: projections (" in done.stdout
+    assert ") rebuilt from 0 events" in done.stdout
+
+
+def test_a_brief_as_of_a_point_reads_the_log_when_local_cannot_be_trusted(project: Path) -> None:
+    """`local/` planted as a file: `resume-bundle --as-of` reads the events alone with a warning, as the brief
+    without --as-of does (it was exit 6, unsafe store)."""
+    assert run(project, "checkpoint", "-m", "parser done", "--next", "wire the CLI").returncode == 0
+    event_id = json.loads(sorted((project / ".agent" / "runtime-continuity" / "events").glob("*/*.json"))[0]
+                          .read_text())["event_id"]
+    local = project / ".agent" / "runtime-continuity" / "local"
+    shutil.rmtree(local)
+    local.write_text("planted")
+    done = run(project, "resume-bundle", "--as-of", event_id)
+    assert done.returncode == 0 and "wire the CLI" in done.stdout
+    assert "nothing under local/ is read" in done.stdout + done.stderr

@@ -264,3 +264,61 @@ def test_windows_try_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error
         assert msvcrt.calls == [(msvcrt.LK_NBLCK, 1, 0)]
     finally:
         os.close(fd)
+
+
+def _holder(lock_file: Path, shared: bool) -> subprocess.Popen[str]:
+    """A process holding the lock on `lock_file` (a file, or a folder as folder_lock locks it) until killed (it
+    says `held` once it does)."""
+    code = textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from events import osfs
+        path = {str(lock_file)!r}
+        fd = osfs.open_folder_lock(path) if os.path.isdir(path) else os.open(path, osfs.UPDATE, 0o644)
+        osfs.lock(fd, shared={shared!r})
+        print("held", flush=True)
+        time.sleep(120)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "held\n"
+    return child
+
+
+@pytest.mark.parametrize(("held_shared", "shared", "taken"), [(False, False, False), (False, True, False),
+                                                              (True, False, False), (True, True, True)])
+def test_lock_within_gives_up_on_a_held_lock_and_takes_a_compatible_one(tmp_path: Path, held_shared: bool,
+                                                                         shared: bool, taken: bool) -> None:
+    """lock_within polls for `seconds` and says whether it holds the lock: an exclusive holder keeps everyone out,
+    shared holders keep writers out only; once the holder is gone the lock is taken."""
+    lock_file = tmp_path / "lock"
+    holder = _holder(lock_file, held_shared)
+    fd = os.open(lock_file, osfs.UPDATE, 0o644)
+    try:
+        assert osfs.lock_within(fd, 0.2, shared=shared) is taken
+        if taken:
+            osfs.unlock(fd)
+        holder.kill()
+        holder.wait()
+        assert osfs.lock_within(fd, 5, shared=shared) is True
+    finally:
+        os.close(fd)
+        holder.kill()
+        holder.wait()
+
+
+def test_a_folder_lock_with_a_bound_raises_instead_of_waiting(tmp_path: Path) -> None:
+    """folder_lock(seconds=...) raises OSError while another process holds the folder's lock (folder_locked then
+    writes without it); without a bound it waits."""
+    from continuity.core.fsio import folder_locked
+
+    holder = _holder(tmp_path, False)  # the folder itself is the lock on POSIX
+    try:
+        with pytest.raises(OSError, match="locked by another process"), osfs.folder_lock(str(tmp_path), 0.1):
+            pass
+        ran = []
+        with folder_locked(str(tmp_path), 0.1):
+            ran.append(True)
+        assert ran == [True]
+    finally:
+        holder.kill()
+        holder.wait()

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from continuity.adapters.compat.common import contexts_root
-from continuity.core.fsio import folder_locked
+from continuity.core.fsio import DOCUMENT_LOCK_SECONDS, folder_locked
 from continuity.core.paths import LATEST_LINK
 from continuity.readside.seedstate import seed_state, write_seed_state
 
@@ -28,7 +28,7 @@ def write_state(store: Any, name: str, event: Any) -> None:
                           newest_archive_id=newest_archive_id(store.path),
                           markdown=markdown if os.path.lexists(markdown) else None)
     try:
-        with folder_locked(store.path):  # a catch-up writing it at once holds the same lock
+        with folder_locked(store.path, DOCUMENT_LOCK_SECONDS):  # a catch-up writing it at once holds this lock
             write_seed_state(store.path, document, newer_only=True)
     except OSError:
         return
