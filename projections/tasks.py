@@ -221,13 +221,15 @@ def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
 
 
 def _run_of(state: TasksState, task: Task, event: Event) -> Run | None:
-    """The run an update is made in: its own run if it belongs to the task, else the task's newest run."""
+    """The run an update is made in: its own run if it belongs to the task, else the task's newest primary run (an
+    update made in no run is no subagent's: a subagent's run on the task must not take the task's outcome)."""
     run = state.runs.get(event.run_id or "")
     if run is not None and run.task_id == task.task_id:
         return run
     for run_id in reversed(task.runs):
-        if run_id in state.runs:
-            return state.runs[run_id]
+        run = state.runs.get(run_id)
+        if run is not None and run.context == "primary":
+            return run
     return None
 
 
@@ -399,7 +401,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=6, state=TasksState, initial=TasksState,
+    "tasks", format=7, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

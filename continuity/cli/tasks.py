@@ -267,7 +267,10 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     tasks, more = page(found, limit)
     lines = [f"{t.task_id} [{t.status}] v{t.version} {t.title}" + (f" @{t.assigned_to}" if t.assigned_to else "")
              for t in tasks]
-    lines += [one_line(f"PROBLEM: {problem}") for problem in state.problems]
+    if not out.as_json:  # stdout is one line per task shown (it pipes): the merge problems are warnings beside it
+        from continuity.cli.output import warn
+
+        warn(f"PROBLEM: {problem}" for problem in state.problems)
     emit_listing(out, {"ok": True, "tasks": [task_dict(t) for t in tasks], "total": len(found), "more": more,
                        "problems": list(state.problems), "warnings": warnings}, lines, more, "tasks")
     return 0
@@ -305,17 +308,12 @@ def _complete(args: argparse.Namespace, out: Output) -> int:
     who = _who(args, store)
     request = decide.RunComplete(run_id=args.run_id, output_summary=args.output_summary,
                                  artifacts=tuple(args.artifact))
-    context: dict[str, str] = {}
-
-    def decide_it(state: Any) -> list[Any]:
-        run = state.runs.get(args.run_id)
-        context["context"] = run.context if run is not None else ""
-        return decide.decide_complete_run(state, who, request)
-
-    stored, warnings = service.record(store, who, decide_it, redact=args.redact)
+    stored, warnings = service.record(store, who, lambda state: decide.decide_complete_run(state, who, request),
+                                      redact=args.redact)
     clear_current(store.local_dir, who.session_id, args.run_id)
-    if context.get("context") == "subagent":
-        warnings = warnings + service.after_write(store)
+    # a subagent's completion files a delegation_summary; a primary run's fills its task's memory in (the file is
+    # rewritten): the memory files follow the write, as the MCP tool's do
+    warnings = warnings + service.after_write(store)
     return _written(out, store, "run-complete", stored, warnings, {"run_id": args.run_id},
                     f"{args.run_id}: completed")
 

@@ -75,6 +75,13 @@ def _envelope(identity: Identity, **ids: str | None) -> dict[str, Any]:
     return {**identity.fields(), **ids}
 
 
+def _run_on(state: TasksState, run_id: str | None, task_id: str) -> str | None:
+    """`run_id` when it is a run of `task_id` (or not known here), else None: an update of another task than the
+    session's current run is on is not that run's work (docs/tasks.md)."""
+    run = state.runs.get(run_id or "")
+    return None if run is not None and run.task_id != task_id else run_id
+
+
 def _check_title(title: str) -> None:
     """A title is one line of text: refused (exit 2) empty or with a control character, named as the title.
 
@@ -140,7 +147,8 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
         raise UsageError("nothing to update: give --status, --note or a field to change")
     message = f"task {task.task_id}: {task.status} -> {status}" if status else f"task {task.task_id} updated"
     return [TaskUpdated(
-        **_envelope(identity, task_id=task.task_id), status=status, from_status=task.status if status else None,  # type: ignore[arg-type]
+        **_envelope(identity, task_id=task.task_id, run_id=_run_on(state, identity.run_id, task.task_id)),
+        status=status, from_status=task.status if status else None,  # type: ignore[arg-type]
         reopen=request.reopen, version=task.version + 1, note_text=request.note or "",
         title=request.title.strip() if request.title is not None else None, description=request.description,
         done_criteria=request.done_criteria, priority=request.priority,

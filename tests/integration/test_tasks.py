@@ -553,3 +553,44 @@ def test_list_refuses_an_assignee_no_task_can_have(root: Path, agent: str) -> No
     """`task list --assigned` with an id `task create --assign` refuses: exit 2 naming it, not "no tasks"."""
     done = run(root, "task", "list", "--assigned", agent)
     assert done.returncode == 2 and done.stdout == "" and "task list --assigned: invalid agent name" in done.stderr
+
+
+def test_the_memory_file_names_the_runs_summary_as_soon_as_the_run_completes(root: Path) -> None:
+    """`run complete` of a primary run fills the task's memory in: its file is rewritten by that command (it waited
+    for the next command that caught the model up; the MCP tool did it at once)."""
+    task = ok(root, "task", "create", "--title", "file check", "--description", "goal")
+    run_id = ok(root, "run", "start", "--task", task)
+    ok(root, "task", "update", task, "--status", "completed")
+    [path] = (root / ".agent/runtime-continuity/memories").glob("*.md")
+    assert "Run: the run summary" not in path.read_text()
+    ok(root, "run", "complete", run_id, "--output-summary", "the run summary")
+    assert "Run: the run summary" in path.read_text()
+
+
+def test_a_task_completed_after_its_subagent_run_gets_its_outcome(root: Path) -> None:
+    """Seed 003's delegation: a subagent run on the task completes (a delegation_summary), then the task is
+    completed in no run (the subagent's completion cleared the session's current run): the outcome is the
+    primary run's, not skipped as the subagent's (the newest run of the task)."""
+    task = ok(root, "task", "create", "--title", "deleg same task")
+    parent = ok(root, "run", "start", "--task", task, "--role", "software_engineer")
+    child = ok(root, "run", "start", "--task", task, "--context", "subagent", "--parent-run", parent)
+    ok(root, "run", "complete", child, "--output-summary", "subagent found the bug")
+    ok(root, "task", "update", task, "--status", "completed")
+    ok(root, "run", "complete", parent, "--output-summary", "parent done")
+    memories = {memory["kind"]: memory for memory in as_json(root, "memory", "list", "--all")["memories"]}
+    assert set(memories) == {"delegation_summary", "task_outcome"}
+    assert memories["task_outcome"]["run_id"] == parent and "Run: parent done" in memories["task_outcome"]["summary"]
+
+
+def test_an_update_of_another_task_is_not_the_current_runs_work(root: Path) -> None:
+    """The session's current run is on task A; `task update B` is not A's run's work: the event carries no run
+    (it carried A's run id beside B's task id)."""
+    first = ok(root, "task", "create", "--title", "A")
+    second = ok(root, "task", "create", "--title", "B")
+    run_a = ok(root, "run", "start", "--task", first)
+    ok(root, "task", "update", second, "--status", "completed")
+    [event] = as_json(root, "events", "list", "--last", "1")["events"]
+    assert (event["kind"], event["task_id"], event["run_id"]) == ("task.updated", second, None)
+    ok(root, "task", "update", first, "--note", "on it")
+    [event] = as_json(root, "events", "list", "--last", "1")["events"]
+    assert (event["task_id"], event["run_id"]) == (first, run_a)

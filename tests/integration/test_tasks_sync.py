@@ -130,6 +130,11 @@ def test_conflicting_task_and_run_edits_merged_by_sync_are_reported_until_settle
         assert any(p.startswith(f"run {run_id} of task {task}: completed twice") for p in problems), problems
         shown = as_json(root, "task", "show", task)
         assert shown["problems"] == problems and as_json(root, "task", "list")["problems"] == problems
+        listed = cli_process("task", "list", cwd=root, env={"HOME": os.environ["HOME"]})  # stdout: one line a task
+        assert listed.returncode == 0 and listed.stdout.splitlines() == [line for line in listed.stdout.splitlines()
+                                                                         if line.startswith(f"{task} [")]
+        assert [line for line in listed.stderr.splitlines() if "PROBLEM: " in line] == [
+            f"continuity: warning: PROBLEM: {problem}" for problem in problems]
     # a decision taken on the merged state settles them
     ok(one, "task", "update", task, "--note", "kept as merged")
     assert as_json(one, "task", "show", task)["problems"] == []
