@@ -97,12 +97,14 @@ class GitCall:
     from `output()`, as `git_bytes` reports them.
     """
 
-    def __init__(self, root: str, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: str, *args: str, env: dict[str, str] | None = None, given: bytes | None = None) -> None:
         self._problem: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._given = given  # written to its stdin (`hash-object --stdin-paths`) when read
         try:
             self._process = subprocess.Popen(
-                ["git", "-C", root, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                ["git", "-C", root, *args], stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=git_environ(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", **(env or {})),
             )
         except FileNotFoundError:
@@ -116,7 +118,7 @@ class GitCall:
         if process is None:
             raise GitUnavailable(self._problem or "git did not start")
         try:
-            out, _ = process.communicate(timeout=GIT_TIMEOUT)
+            out, _ = process.communicate(self._given, timeout=GIT_TIMEOUT)
         except (subprocess.TimeoutExpired, OSError) as error:
             _stop(process)
             raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None

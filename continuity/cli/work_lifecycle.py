@@ -86,7 +86,7 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.sync.health import offline_marker
     from continuity.workstreams.decide import require_members
-    from continuity.workstreams.membership import member_repository
+    from continuity.workstreams.membership import NO_REPOSITORY_ID, member_repository
     from continuity.workstreams.service import after_write, checkpoint_facts, membership_of, workstreams_state
 
     store = open_store(args)
@@ -97,8 +97,7 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     if membership.managed and membership.repository is None:
         from continuity.workstreams.rules import refuse
 
-        refuse("This repository has no repository id (repositoryId in .ai/context/config.json, or "
-               "work_repository in config.json): it cannot be checked against repositories/repositories.yaml.")
+        refuse(NO_REPOSITORY_ID)
     require_members(facts, [membership.repository] if membership.repository else [])
     fetched: str | None = None
     if not args.no_fetch and not os.path.exists(offline_marker(store)):

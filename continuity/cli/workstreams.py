@@ -237,11 +237,15 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
     facts = service.checkpoint_facts(store, bind=True)  # HEAD, fingerprint and membership
     stored, warnings = service.record(store, who, lambda state: decide.decide_validate(state, who, entry, facts),
                                       redact=args.redact, facts=facts)
+    event: Any = stored[0].event
     if facts.fingerprint is None:
         warnings = [*warnings, "not in a git worktree: the entry is not bound to a HEAD or fingerprint (UNBOUND)"]
-    return _written(out, store, "work-validate", stored, {"validation_id": args.validation_id, "head": facts.head,
-                                                          "fingerprint": facts.fingerprint},
-                    f"{args.validation_id}: {args.result} recorded at {(facts.head or '-')[:12]}", warnings)
+    elif event.fingerprint is None:
+        warnings = [*warnings, f"evidence about repository {event.entries[0].repository}, not this clone's "
+                    f"({facts.repository}): recorded unbound; its freshness is judged in that repository's clone"]
+    return _written(out, store, "work-validate", stored, {"validation_id": args.validation_id, "head": event.head,
+                                                          "fingerprint": event.fingerprint},
+                    f"{args.validation_id}: {args.result} recorded at {(event.head or '-')[:12]}", warnings)
 
 
 def _resolve(args: argparse.Namespace, out: Output) -> int:

@@ -11,6 +11,7 @@ append lock (continuity/workstreams/service.py), so two racing writers cannot bo
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 from typing import Any
 
 import msgspec
@@ -128,11 +129,17 @@ def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Seq
     if reused:
         refuse(f"Validation ledger entry ids are immutable and already exist: {', '.join(reused)}")
     new = [entry for entry in entries if entry.id not in state.validations]
-    return [ValidationRecorded(**env, workstream_id=ws_id, entries=tuple(run), head=facts.head,
-                               fingerprint=facts.fingerprint,
-                               message=f"validation {run[0].id}: {run[0].result}" + (
-                                   f" and {len(run) - 1} more" if len(run) > 1 else ""))
-            for run in chunks(new)]
+    events: list[Event] = []
+    # bound to this worktree only when it is about this clone's repository: another repository's evidence (a gate run
+    # in that clone) is recorded unbound, never judged against a worktree it was not run in
+    for bound, group in groupby(new, lambda entry: facts.repository in (None, entry.repository)):
+        events += [ValidationRecorded(**env, workstream_id=ws_id, entries=tuple(run),
+                                      head=facts.head if bound else None,
+                                      fingerprint=facts.fingerprint if bound else None,
+                                      message=f"validation {run[0].id}: {run[0].result}" + (
+                                          f" and {len(run) - 1} more" if len(run) > 1 else ""))
+                   for run in chunks(list(group))]
+    return events
 
 
 def require_members(facts: Facts, repositories: Iterable[str]) -> None:

@@ -3,9 +3,11 @@
 The fingerprint covers every tracked and every untracked-not-ignored file: the SHA-256 of
 the sorted lines `path NUL blob-id`, where blob-id is git's object id of the file's
 content. Files git's index already holds unchanged take their id from the index
-(`git ls-files -s`); only the files `git status` reports changed or untracked are read
-and hashed. So the cost follows git's own stat-based status, not the size of the tree,
-and staging a file (same content) does not change the fingerprint. continuity's own
+(`git ls-files -s`); only the files `git status` reports changed or untracked (and those
+marked assume-unchanged or skip-worktree, which status does not look at) are read and
+hashed, as `git add` would (`git hash-object`: content cleaned by git's filters, line
+endings included). So the cost follows git's own stat-based status, not the size of the
+tree, and staging a file (same content) does not change the fingerprint. continuity's own
 files (the store, `.ai-bridge/`) are left out: recording a validation rewrites them.
 """
 
@@ -65,19 +67,25 @@ def blob_id(path: str) -> bytes:
     return digest.hexdigest().encode() if read == info.st_size else b"changing"
 
 
-def _index(listed: bytes) -> dict[bytes, bytes]:
-    """path -> blob id of every stage-0 index entry, from `git ls-files -s -z`."""
+def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes]]:
+    """path -> blob id of every stage-0 index entry, and the paths git status does not look at (marked
+    assume-unchanged or skip-worktree: `git update-index`), from `git ls-files -s -v -z`."""
     entries: dict[bytes, bytes] = {}
+    unwatched: set[bytes] = set()
     for record in listed.split(b"\x00"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
         fields = meta.split(b" ")
-        if len(fields) == 3 and fields[2] == b"0":
-            entries[path] = fields[1]
-    return entries
+        if len(fields) == 4 and fields[3] == b"0":
+            entries[path] = fields[2]
+            if fields[0].islower() or fields[0] == b"S":
+                unwatched.add(path)
+    return entries, unwatched
 
 
+#: The index listing the fingerprint reads: stage, blob id and path, with the letters that mark entries status skips.
+LS_ARGS = ("ls-files", "-s", "-v", "-z")
 #: The `git status` call the fingerprint reads: it names HEAD too (`# branch.oid`).
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
                "--ignore-submodules=none")
@@ -112,7 +120,7 @@ OWN_FOLDERS = (f"{STORE_REL}/", f"{BRIDGE_REL}/")
 def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, str]:
     """HEAD and the fingerprint of the worktree at `top`, leaving out paths under `exclude` (GitUnavailable
     without git)."""
-    return _fingerprint(top, exclude, GitCall(top, "ls-files", "-s", "-z"), GitCall(top, *STATUS_ARGS))
+    return _fingerprint(top, exclude, GitCall(top, *LS_ARGS), GitCall(top, *STATUS_ARGS))
 
 
 #: How deep submodules within submodules are followed; deeper ones count as `folder`.
@@ -130,27 +138,34 @@ def nested_id(path: str, depth: int = 1) -> bytes:
         return b"folder"
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(path))}
     try:
-        head, printed = _fingerprint(path, (), GitCall(path, "ls-files", "-s", "-z", env=ceiling),
-                                     GitCall(path, *STATUS_ARGS, env=ceiling), depth)
+        head, printed = _fingerprint(path, (), GitCall(path, *LS_ARGS, env=ceiling),
+                                     GitCall(path, *STATUS_ARGS, env=ceiling), depth, ceiling)
     except GitUnavailable:
         return b"unreadable-repository"
     return f"repository {head or '-'} {printed}".encode()
 
 
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
-                 depth: int = 0) -> tuple[str | None, str]:
+                 depth: int = 0, env: dict[str, str] | None = None) -> tuple[str | None, str]:
     try:
-        index = _index(listing.output())
+        index, unwatched = _index(listing.output())
         head, changed, gone = _status(status.output())
     finally:
         listing.cancel()
         status.cancel()
     ids = {path: blob for path, blob in index.items() if path not in gone and not path.startswith(exclude)}
+    # status skips what is marked assume-unchanged or skip-worktree: edits there count all the same (a sparse
+    # checkout's entry that is not on disk keeps its index id)
+    changed |= {path for path in unwatched if os.path.lexists(os.path.join(top, os.fsdecode(path)))}
+    files: list[bytes] = []
     for path in changed:
         if path.startswith(exclude):
             continue
         where = os.path.join(top, os.fsdecode(path))
         try:
+            if stat.S_ISREG(os.lstat(where).st_mode) and b"\n" not in path:
+                files.append(path)
+                continue
             ids[path] = blob_id(where)
             if ids[path] == b"folder":  # a submodule or nested repository: what is in it counts
                 ids[path] = nested_id(where, depth + 1)
@@ -158,10 +173,39 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
             ids.pop(path, None)
         except OSError:
             ids[path] = b"unreadable"
+    for path in files:  # its id now is the cleaned content's (or none: removed meanwhile)
+        ids.pop(path, None)
+    ids.update(_cleaned_ids(top, files, env))
     digest = hashlib.sha256()
     for path in sorted(ids):
         digest.update(path + b"\x00" + ids[path] + b"\n")
     return head, digest.hexdigest()
+
+
+def _cleaned_ids(top: str, paths: list[bytes], env: dict[str, str] | None) -> dict[bytes, bytes]:
+    """The blob ids `git add` would give these files: their content as git's filters clean it (line endings under
+    `core.autocrlf` or `eol`/`text` attributes, a clean filter), which is what the index holds of a file once it is
+    staged. Hashed as they are, a file staged with the same content moved the fingerprint (CRLF on disk, LF in the
+    index). One `git hash-object` for all of them; where it fails (a file gone meanwhile, a filter that is not
+    installed), each file's content as it is."""
+    if not paths:
+        return {}
+    try:
+        printed = GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n").output()
+        found = printed.split()
+        if len(found) == len(paths):
+            return dict(zip(paths, found, strict=True))
+    except GitUnavailable:
+        pass
+    ids: dict[bytes, bytes] = {}
+    for path in paths:
+        try:
+            ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
+        except FileNotFoundError:
+            continue
+        except OSError:
+            ids[path] = b"unreadable"
+    return ids
 
 
 class Observation:
@@ -179,7 +223,7 @@ class Observation:
             prefix = os.path.relpath(os.path.abspath(root), self.top)
             self._own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}")
                               for folder in OWN_FOLDERS)
-            self._calls = (GitCall(self.top, "ls-files", "-s", "-z"), GitCall(self.top, *STATUS_ARGS))
+            self._calls = (GitCall(self.top, *LS_ARGS), GitCall(self.top, *STATUS_ARGS))
 
     def cancel(self) -> None:
         """Stop the git calls (the observation is no longer wanted)."""

@@ -59,6 +59,11 @@ class Membership(msgspec.Struct, frozen=True, kw_only=True):
         return self.registry is not None
 
 
+#: What `work start` refuses, and `work status` reports, in a managed project whose clone names no repository.
+NO_REPOSITORY_ID = ("This repository has no repository id (repositoryId in .ai/context/config.json, or "
+                    "work_repository in config.json): it cannot be checked against repositories/repositories.yaml.")
+
+
 def not_registered(repository: str) -> str:
     """The contract's refusal for an unregistered repository."""
     return f"Repository '{repository}' is not registered in {REGISTRY_REL}."
@@ -77,7 +82,7 @@ def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str
         return None, {}, "the registry is not a mapping with a `repositories` list"
     declared = data.get("project")
     if declared is not None and not isinstance(declared, str):
-        return None, {}, "`project` is not a string"
+        return None, {}, f"`project` is not a string{_unquoted(declared)}"
     raw = data.get("repositories")
     if isinstance(raw, dict):
         raw = [{"id": key, **(value if isinstance(value, dict) else {"role": "" if value is None else value})}
@@ -92,7 +97,8 @@ def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str
         repo = entry.get("id", entry.get("repository"))
         role, path = entry.get("role", ""), entry.get("path")
         if not isinstance(repo, str) or not _ID.fullmatch(repo):
-            return declared, members, f"repositories entry {number} has no valid id (1-128 of A-Za-z0-9._-)"
+            return declared, members, (f"repositories entry {number} has no valid id (1-128 of A-Za-z0-9._-)"
+                                       f"{_unquoted(repo)}")
         if not isinstance(role, str) or (path is not None and not isinstance(path, str)):
             return declared, members, f"repository {repo}: `role` and `path` must be strings"
         if repo in members:
@@ -101,6 +107,16 @@ def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str
     if declared is not None and project is not None and declared != project:
         return declared, members, f"the registry is for project {declared!r}, not {project!r}"
     return declared, members, None
+
+
+def _unquoted(value: Any) -> str:
+    """What to say of a YAML scalar read as a number or a boolean where text belongs (`id: 2024`, `id: on`): YAML
+    reads it so unless it is quoted, and a number's digits may not survive it (`0123` is octal 83)."""
+    if isinstance(value, bool):
+        return ": YAML reads it as a boolean (true/false, yes/no, on/off unquoted); quote the text"
+    if isinstance(value, int | float):
+        return f": YAML reads {value!r} as a number; quote the text (\"{value}\" if those are its characters)"
+    return ""
 
 
 def registry_path(root: str, config: dict[str, Any]) -> str:
@@ -132,26 +148,44 @@ def read_yaml(path: str) -> Any:
         raise ValueError("it is not valid YAML") from None
 
 
-def member_repository(root: str) -> str | None:
-    """`repositoryId` of `.ai/context/config.json`, when the file is there and names a valid id."""
+def member_config(root: str) -> dict[str, Any]:
+    """`.ai/context/config.json` (seed 002's member config) as data; empty when it is not there or not an object."""
     try:
         raw = osfs.read_regular(os.path.join(root, *MEMBER_CONFIG_REL.split("/")), limit=REGISTRY_LIMIT)
     except OSError:
-        return None
+        return {}
     import orjson  # only where the file exists: orjson loads dataclasses and inspect (about 15 ms)
 
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return None
-    value = data.get("repositoryId") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def member_repository(root: str) -> str | None:
+    """`repositoryId` of `.ai/context/config.json`, when the file is there and names a valid id."""
+    value = member_config(root).get("repositoryId")
     return value if isinstance(value, str) and _ID.fullmatch(value) else None
+
+
+def foreign_project(member: dict[str, Any], project: str | None) -> str | None:
+    """The problem when the member config names another project than the registry's (seed 002: "A member config
+    must use the same project ID and a repository ID present in that registry"), else None."""
+    named = member.get("projectId")
+    if named is None or project is None or named == project:
+        return None
+    if not isinstance(named, str):
+        return f"{MEMBER_CONFIG_REL}: projectId is not a string"
+    return f"{MEMBER_CONFIG_REL}: projectId {named!r} is not this project's id {project!r}"
 
 
 def load(root: str, config: dict[str, Any], project: str | None,
          checkpoint_repository: str | None = None) -> Membership:
     """Read the registry and this clone's repository id (fail open: a problem, never an exception)."""
-    repository = member_repository(root)
+    member = member_config(root)
+    repository = member.get("repositoryId")
+    repository = repository if isinstance(repository, str) and _ID.fullmatch(repository) else None
     source: str | None = MEMBER_CONFIG_REL
     if repository is None:
         configured = config.get("work_repository")
@@ -171,7 +205,7 @@ def load(root: str, config: dict[str, Any], project: str | None,
                           repository=repository, repository_source=source)
     declared, members, problem = parse_registry(data, project)
     return Membership(registry=path, project=declared, members=members,
-                      problem=f"{REGISTRY_REL}: {problem}" if problem else None,
+                      problem=f"{REGISTRY_REL}: {problem}" if problem else foreign_project(member, declared or project),
                       repository=repository, repository_source=source)
 
 
@@ -184,6 +218,8 @@ def diagnostics(membership: Membership, ids: Iterable[str]) -> dict[str, Any]:
     """The membership section of the runtime document: managed or not, this repository, what is wrong."""
     wanted = [membership.repository] if membership.repository else []
     problems = ([membership.problem] if membership.problem else []) + unregistered(membership, [*wanted, *ids])
+    if membership.managed and membership.repository is None:  # `work start` refuses it: status says so
+        problems.append(NO_REPOSITORY_ID)
     return {"managed": membership.managed, "registry": membership.registry, "repository": membership.repository,
             "repositorySource": membership.repository_source,
             "registered": sorted(membership.members) if membership.members is not None else None,

@@ -125,16 +125,22 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     from events import clock
 
     live = observation.result() if observation is not None else observe(store.root)
+    membership = membership_of(store, project, state)
+    here = membership.repository
     doc["validationFreshness"] = {
         "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
-        "entries": {v.entry.id: freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
+        "entries": {v.entry.id: OTHER_REPOSITORY if here is not None and v.entry.repository != here
+                    else freshness(v.head, v.fingerprint, live) for v in state.validations.values()}}
     context = observe_context(store)
     doc["contextState"] = decide_state(context)
-    membership = membership_of(store, project, state)
     ws = active(state)
     doc["membership"] = diagnostics(membership, [r.repository for r in ws.repositories] if ws else [])
     doc["observedAt"] = clock.iso(now_us())
     return not doc["problems"] and doc["membership"]["healthy"]
+
+
+#: The freshness of evidence about another repository than this clone's: judged in that repository's own clone.
+OTHER_REPOSITORY = "OTHER_REPOSITORY"
 
 
 def invariant_problems(store: Store) -> tuple[list[str], list[dict[str, Any]], list[str]]:

@@ -154,6 +154,9 @@ def test_registered_repository_checkpoints(project: Path, capsys: pytest.Capture
     ("repositories:\n  - id: repo-a\n    role: [x]\n", "must be strings"),
     ("project: other\nrepositories: [repo-a]\n", "for project 'other'"),
     ("!!python/object/apply:os.system ['echo pwned']\n", "not valid YAML"),
+    ("repositories:\n  - id: repo-a\n  - id: 2024\n", "YAML reads 2024 as a number; quote the text (\"2024\""),
+    ("repositories:\n  - id: repo-a\n  - id: on\n", "YAML reads it as a boolean"),
+    ("project: 123\nrepositories: [repo-a]\n", "`project` is not a string: YAML reads 123 as a number"),
 ])
 def test_a_broken_registry_fails_writes_closed_and_status_unhealthy(
         project: Path, capsys: pytest.CaptureFixture[str], text: str, reason: str) -> None:
@@ -168,6 +171,39 @@ def test_a_broken_registry_fails_writes_closed_and_status_unhealthy(
     assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
     doc = json.loads(capsys.readouterr().out)
     assert any(reason in problem for problem in doc["membership"]["problems"])
+
+
+def test_a_member_config_of_another_project_fails_writes_closed_and_status_unhealthy(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seed 002: "A member config must use the same project ID and a repository ID present in that registry": a
+    projectId of another project was never looked at (start, checkpoint and status all healthy)."""
+    registry(project, REGISTRY_A)
+    member(project, "repo-a", project="other")
+    write_doc(project, tracked())
+    before = all_event_files(project)
+    said = ".ai/context/config.json: projectId 'other' is not this project's id 'demo'"
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    assert said in error_line(capsys) and all_event_files(project) == before
+    assert main(["work", "start"]) == EXIT_INVARIANT
+    capsys.readouterr()
+    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
+    assert said in json.loads(capsys.readouterr().out)["membership"]["problems"]
+    member(project, "repo-a")
+    assert main(["work", "checkpoint"]) == 0
+
+
+def test_status_is_unhealthy_where_start_refuses_a_clone_without_a_repository_id(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A registry, and no repository id for this clone (no member config, no work_repository, no checkpoint): start
+    refuses it, and status said healthy (exit 0); it says what start says, exit 1."""
+    registry(project, "project: demo\nrepositories:\n  - id: api\n")
+    assert main(["work", "start", "--no-fetch"]) == EXIT_INVARIANT
+    refused = error_line(capsys)
+    assert "has no repository id" in refused
+    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
+    doc = json.loads(capsys.readouterr().out)
+    assert not doc["membership"]["healthy"] and refused.removeprefix("continuity: error: ") in doc["membership"][
+        "problems"]
 
 
 def test_status_reports_an_unregistered_repository_and_exits_unhealthy(

@@ -150,6 +150,25 @@ def test_ledger_ids_are_immutable_and_checkpoint_entries_are_bound(repo: Path) -
     assert freshness(repo) == {"V1": "CURRENT", "V2": "CURRENT"}
 
 
+def test_evidence_about_another_repository_is_not_judged_against_this_worktree(repo: Path) -> None:
+    """A gate of repository `api` recorded from `repo-a`'s clone was bound to repo-a's worktree (CURRENT while api
+    was never looked at, STALE on an edit of repo-a): recorded unbound, shown OTHER_REPOSITORY; this clone's own
+    evidence is bound as before."""
+    (repo / ".ai" / "context").mkdir(parents=True)
+    (repo / ".ai" / "context" / "config.json").write_text(json.dumps({"schemaVersion": 1, "projectId": "demo",
+                                                                      "repositoryId": "repo-a"}))
+    done = cli_process("work", "validate", "--id", "V-api", "--kind", "unit", "--result", "PASS", "--scope", "s",
+                       "--summary", "ok", "--repository", "api", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert (json.loads(done.stdout)["head"], json.loads(done.stdout)["fingerprint"]) == (None, None)
+    assert "evidence about repository api, not this clone's (repo-a): recorded unbound" in done.stderr
+    ok(repo, "work", "validate", "--id", "V-own", "--kind", "unit", "--result", "PASS", "--scope", "s",
+       "--summary", "ok")
+    assert freshness(repo) == {"V-api": "OTHER_REPOSITORY", "V-own": "CURRENT"}
+    (repo / "README.md").write_text("edited\n")
+    assert freshness(repo) == {"V-api": "OTHER_REPOSITORY", "V-own": "STALE"}
+
+
 def test_outside_git_entries_are_unbound(tmp_path: Path) -> None:
     """No git worktree: recorded with a warning, shown UNBOUND (never CURRENT)."""
     root = tmp_path / "plain"
@@ -177,6 +196,53 @@ def test_fingerprint_follows_content_not_the_index(repo: Path) -> None:
     assert observe(str(repo)) == with_ignore
     (repo / "src/app.py").unlink()
     assert observe(str(repo)).fingerprint != with_ignore.fingerprint
+
+
+@pytest.mark.parametrize("setup", ["autocrlf", "eol-attribute", "clean-filter"])
+def test_staging_a_file_git_cleans_keeps_the_fingerprint(repo: Path, setup: str) -> None:
+    """Content git's filters clean on `git add` (CRLF under core.autocrlf or an eol attribute, a clean filter):
+    changed on disk, then staged, the fingerprint stays (the changed file hashed as it is differed from the index's
+    cleaned blob, so staging made evidence STALE); untracked then added too."""
+    if setup == "autocrlf":
+        git(repo, "config", "core.autocrlf", "true")
+    elif setup == "eol-attribute":
+        (repo / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    else:
+        git(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+        git(repo, "config", "filter.upper.smudge", "cat")
+        (repo / ".gitattributes").write_text("*.txt filter=upper\n")
+    (repo / "c.txt").write_bytes(b"l1\nl2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "text")
+    (repo / "c.txt").write_bytes(b"l1\r\nl2\r\nl3\r\n")
+    (repo / "new.txt").write_bytes(b"n1\r\nn2\r\n")
+    changed = observe(str(repo))
+    git(repo, "add", "c.txt")
+    assert observe(str(repo)) == changed
+    git(repo, "add", "new.txt")
+    assert observe(str(repo)) == changed
+    ok(repo, "work", "validate", "--id", "V-crlf", "--kind", "unit", "--result", "PASS", "--scope", "all",
+       "--summary", "ok")
+    assert freshness(repo)["V-crlf"] == "CURRENT"
+
+
+@pytest.mark.parametrize("mark", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_git_status_is_told_to_skip_still_makes_evidence_stale(repo: Path, mark: str) -> None:
+    """A file marked assume-unchanged or skip-worktree (git status does not look at it): editing it moves the
+    fingerprint all the same; a sparse checkout's entry that is not on disk keeps its index id."""
+    ok(repo, "work", "validate", "--id", "V-marked", "--kind", "unit", "--result", "PASS", "--scope", "all",
+       "--summary", "ok")
+    git(repo, "update-index", mark, "README.md")
+    assert freshness(repo)["V-marked"] == "CURRENT"
+    (repo / "README.md").write_text("edited behind git status's back\n")
+    assert git(repo, "status", "--porcelain", "README.md") == ""
+    assert freshness(repo)["V-marked"] == "STALE"
+    (repo / "README.md").write_text("demo\n")
+    assert freshness(repo)["V-marked"] == "CURRENT"
+    if mark == "--skip-worktree":  # not on disk, as a sparse checkout leaves it
+        before = observe(str(repo))
+        (repo / "README.md").unlink()
+        assert observe(str(repo)) == before
 
 
 def test_an_observation_started_early_sees_the_tree_as_git_reports_it(repo: Path) -> None:
