@@ -13,6 +13,7 @@ import bisect
 import contextlib
 import errno
 import os
+import stat
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -344,13 +345,22 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
     path = model_path(store, model)
     if not folder_checked:
         ensure_folder(store.path, os.path.dirname(path))
-    fd = os.open(path, osfs.UPDATE, 0o644)
     try:
+        fd = os.open(path, osfs.UPDATE, 0o644)
+    except OSError as error:  # ELOOP: a link planted there (never followed)
+        raise OSError(error.errno, f"{path} is a symbolic link" if error.errno == errno.ELOOP
+                      else f"{error.strerror or error} ({path})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device planted there: said so, by its path
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
         if not osfs.lock_within(fd, MODEL_LOCK_SECONDS):
             raise OSError(errno.EWOULDBLOCK, f"{path} is locked by another process (waited {MODEL_LOCK_SECONDS:g} s)")
         # header and payload written apart: a model of megabytes is not copied into one frame first
         if osfs.pwrite(fd, header, 0) != len(header) or osfs.pwrite(fd, payload, len(header)) != len(payload):
             raise OSError(errno.EIO, f"short write of {path}")
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise OSError(error.errno, reason if path in reason else f"{reason} ({path})") from None
     finally:
         os.close(fd)
 

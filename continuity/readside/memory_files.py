@@ -112,8 +112,10 @@ def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Ou
             if changed:
                 save(store, model, state)
     except OSError as error:
+        from continuity.readside.writers import reason_of
+
         outcome.saved = False
-        outcome.warnings.append(f"projections not saved: {error.strerror or error}")
+        outcome.warnings.append(f"projections not saved: {reason_of(error)}")
     if view is not None and "tasks" not in outcome.whole:
         return outcome  # nothing folded that makes a memory (and a view may not hold the memories)
     outcome.warnings.extend(sweep(store, outcome.models.state("tasks"), writer, full=rebuild or outcome.rebuilt))

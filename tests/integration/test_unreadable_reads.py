@@ -386,3 +386,26 @@ def test_a_brief_as_of_a_point_reads_the_log_when_local_cannot_be_trusted(projec
     done = run(project, "resume-bundle", "--as-of", event_id)
     assert done.returncode == 0 and "wire the CLI" in done.stdout
     assert "nothing under local/ is read" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link", "folder"])
+def test_a_model_file_planted_as_no_file_is_named_in_the_warning(project: Path, planted: str) -> None:
+    """A FIFO, a link or a folder where a saved model belongs: the read folds from the log, and the warning names
+    the file and what stands there (it said "Illegal seek" or "Too many levels of symbolic links" alone)."""
+    assert run(project, "log", "-m", "one").returncode == 0
+    assert run(project, "status").returncode == 0
+    model = project / ".agent" / "runtime-continuity" / "local" / "models" / "worklog.msgpack"
+    model.unlink()
+    if planted == "fifo":
+        os.mkfifo(model)
+    elif planted == "link":
+        model.symlink_to(project / "elsewhere")
+    else:
+        model.mkdir()
+    assert run(project, "log", "-m", "two").returncode == 0
+    done = run(project, "status")
+    assert done.returncode == 0
+    said = {"fifo": f"{model} is not a regular file", "link": f"{model} is a symbolic link",
+            "folder": f"Is a directory ({model})"}[planted]
+    assert f"projections not saved: {said}" in done.stderr
+    assert not (project / "elsewhere").exists()
