@@ -679,7 +679,8 @@ class DurableFolder:
         try:
             entries = os.listdir(self.tmp_dir)
         except FileNotFoundError:
-            os.makedirs(self.tmp_dir, exist_ok=True)
+            with suppress(FileExistsError):  # local/ is there (the lock was taken in it): tmp/ alone is made
+                os.mkdir(self.tmp_dir)
             return
         for entry in entries:
             with suppress(OSError):
@@ -876,7 +877,13 @@ class DurableFolder:
         if real_folder(path):
             return path
         refuse_link(path)
-        os.makedirs(self.events_dir, exist_ok=True)
+        try:  # events/ again where a user removed it, never the store around it: a store moved away stays gone
+            os.mkdir(self.events_dir)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            raise WriteFailed(f"event not written: the store is gone ({os.path.dirname(self.events_dir)} is not "
+                              "there: moved or removed)") from None
         try:
             self.fs.mkdir(path)
         except FileExistsError:
@@ -908,7 +915,14 @@ def _open_local(path: str) -> int:
     try:
         return os.open(path, osfs.UPDATE, 0o644)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        folder = os.path.dirname(path)
+        try:  # local/ again (machine-local, rebuildable), never the store around it: a store moved away stays gone
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            raise WriteFailed(f"event not written: the store is gone ({os.path.dirname(folder)} is not there: moved "
+                              "or removed)") from None
         return os.open(path, osfs.UPDATE, 0o644)
 
 

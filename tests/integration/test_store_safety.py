@@ -263,3 +263,30 @@ def test_task_and_memory_lists_read_a_linked_store_as_the_other_reads_do(project
     code, _, err = run(capsys, "task", "create", "--title", "through the link")
     assert code == 6 and "is a symlink" in err
     assert sorted(path.relative_to(tmp_path / "moved") for path in (tmp_path / "moved").rglob("*")) == before
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_a_writer_whose_store_was_moved_away_never_makes_it_again(project: Path, tmp_path: Path,
+                                                                 plain: bool) -> None:
+    """The store moved (or removed) while a writer holds its log open (a long-lived MCP server, a hook racing the
+    move): the append fails, saying the store is gone; it made `.agent/runtime-continuity/events/<day>/` (and
+    `local/`) again at the old place, an empty shell without config.json that every later command took for a
+    broken store, and could write an event into it."""
+    import shutil
+
+    from continuity.core.store import find_store
+    from events import plain as plain_log
+    from events.errors import WriteFailed
+    from events.worklog import WorkLogged
+
+    store = find_store(root=str(project))
+    log = store.open_folder() if plain else store.open_log()
+    moved = tmp_path / "moved"
+    shutil.move(str(project / ".agent"), str(moved))
+    with pytest.raises(WriteFailed, match="the store is gone"):
+        if plain:
+            tree = plain_log.prepare(plain_log.complete("work.logged", {"project": "demo", "message": "late"}))
+            plain_log.append(log, "0badc0de", lambda: 1_800_000_000_000_000, [tree])
+        else:
+            log.append(WorkLogged(project="demo", message="late"))
+    assert not (project / ".agent").exists()
