@@ -297,15 +297,16 @@ def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: Curs
 def decide_validate(state: WorkstreamsState, identity: Identity, entry: ValidationEntry, facts: Facts) -> list[Event]:
     """`work validate`: one new ledger entry bound to the observed HEAD and fingerprint; its id must be new.
 
-    An empty `repository` takes the newest checkpoint's repository (else the active workstream's first).
+    An empty `repository` takes this clone's configured id, else the newest checkpoint's repository, else the
+    active workstream's first.
     """
     if entry.id in state.validations:
         refuse(f"Validation ledger entry ids are immutable and already exist: {entry.id}")
     unique(entry.evidence_refs, f"validation ledger entry {entry.id} evidenceRefs", "validation ledger entry")
     ws = active(state)
-    if not entry.repository:  # default: the newest checkpoint's repository, else the workstream's first
-        known = state.checkpoint.repository if state.checkpoint is not None else (
-            ws.repositories[0].repository if ws is not None else None)
+    if not entry.repository:  # default: this clone's, else the newest checkpoint's, else the workstream's first
+        known = facts.repository or (state.checkpoint.repository if state.checkpoint is not None else (
+            ws.repositories[0].repository if ws is not None else None))
         if known is None:
             raise UsageError("name the repository validated with --repository (no checkpoint names one yet)")
         entry = msgspec.structs.replace(entry, repository=known)

@@ -6,9 +6,11 @@ content. Files git's index already holds unchanged take their id from the index
 (`git ls-files -s`); only the files `git status` reports changed or untracked (and those
 marked assume-unchanged or skip-worktree, which status does not look at) are read and
 hashed, as `git add` would (`git hash-object`: content cleaned by git's filters, line
-endings included). So the cost follows git's own stat-based status, not the size of the
-tree, and staging a file (same content) does not change the fingerprint. continuity's own
-files (the store, `.ai-bridge/`) are left out: recording a validation rewrites them.
+endings included; a file whose index copy holds CRLF, which `git add` leaves so, and a
+name `--stdin-paths` cannot carry are hashed as they are). So the cost follows git's own
+stat-based status, not the size of the tree, and staging a file (same content) does not
+change the fingerprint. continuity's own files (the store, `.ai-bridge/`) are left out:
+recording a validation rewrites them.
 """
 
 from __future__ import annotations
@@ -67,25 +69,30 @@ def blob_id(path: str) -> bytes:
     return digest.hexdigest().encode() if read == info.st_size else b"changing"
 
 
-def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes]]:
-    """path -> blob id of every stage-0 index entry, and the paths git status does not look at (marked
-    assume-unchanged or skip-worktree: `git update-index`), from `git ls-files -s -v -z`."""
+def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes], set[bytes]]:
+    """path -> blob id of every stage-0 index entry; the paths git status does not look at (marked assume-unchanged
+    or skip-worktree: `git update-index`); the paths whose index copy holds CRLF (`git add` keeps CRLF there, even
+    under core.autocrlf): from `git ls-files -s -v --eol -z`."""
     entries: dict[bytes, bytes] = {}
     unwatched: set[bytes] = set()
+    crlf: set[bytes] = set()
     for record in listed.split(b"\x00"):
         if not record:
             continue
-        meta, _, path = record.partition(b"\t")
+        meta, _, rest = record.partition(b"\t")
+        eol, _, path = rest.partition(b"\t")
         fields = meta.split(b" ")
         if len(fields) == 4 and fields[3] == b"0":
             entries[path] = fields[2]
             if fields[0].islower() or fields[0] == b"S":
                 unwatched.add(path)
-    return entries, unwatched
+            if eol.startswith((b"i/crlf", b"i/mixed")):
+                crlf.add(path)
+    return entries, unwatched, crlf
 
 
 #: The index listing the fingerprint reads: stage, blob id and path, with the letters that mark entries status skips.
-LS_ARGS = ("ls-files", "-s", "-v", "-z")
+LS_ARGS = ("ls-files", "-s", "-v", "--eol", "-z")
 #: The `git status` call the fingerprint reads: it names HEAD too (`# branch.oid`).
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
                "--ignore-submodules=none")
@@ -148,7 +155,7 @@ def nested_id(path: str, depth: int = 1) -> bytes:
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
                  depth: int = 0, env: dict[str, str] | None = None) -> tuple[str | None, str]:
     try:
-        index, unwatched = _index(listing.output())
+        index, unwatched, crlf = _index(listing.output())
         head, changed, gone = _status(status.output())
     finally:
         listing.cancel()
@@ -163,7 +170,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
             continue
         where = os.path.join(top, os.fsdecode(path))
         try:
-            if stat.S_ISREG(os.lstat(where).st_mode) and b"\n" not in path:
+            if stat.S_ISREG(os.lstat(where).st_mode) and path not in crlf and _plain_line(path):
                 files.append(path)
                 continue
             ids[path] = blob_id(where)
@@ -180,6 +187,12 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
     for path in sorted(ids):
         digest.update(path + b"\x00" + ids[path] + b"\n")
     return head, digest.hexdigest()
+
+
+def _plain_line(path: bytes) -> bool:
+    """Whether `git hash-object --stdin-paths` reads `path` back as it is: a line starting with `"` is unquoted
+    as C (`"x"` is `x`), and a line's CR and LF are taken off. Other paths are hashed as they are."""
+    return not path.startswith(b'"') and b"\n" not in path and b"\r" not in path
 
 
 def _cleaned_ids(top: str, paths: list[bytes], env: dict[str, str] | None) -> dict[bytes, bytes]:

@@ -31,6 +31,8 @@ from events import osfs
 
 REGISTRY_REL = "repositories/repositories.yaml"
 MEMBER_CONFIG_REL = ".ai/context/config.json"
+#: Where this clone's id came from when config.json's `work_repository` gave it.
+WORK_REPOSITORY = "config.json work_repository"
 REGISTRY_LIMIT = 1 << 20  # bytes; a registry is a short list
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -52,6 +54,12 @@ class Membership(msgspec.Struct, frozen=True, kw_only=True):
     problem: str | None = None
     repository: str | None = None
     repository_source: str | None = None
+
+    @property
+    def configured(self) -> str | None:
+        """This clone's repository id as configured (member config, `work_repository`): not the newest checkpoint's,
+        which may be another clone's, synced in."""
+        return self.repository if self.repository_source in (MEMBER_CONFIG_REL, WORK_REPOSITORY) else None
 
     @property
     def managed(self) -> bool:
@@ -170,8 +178,9 @@ def member_repository(root: str) -> str | None:
 
 
 def foreign_project(member: dict[str, Any], project: str | None) -> str | None:
-    """The problem when the member config names another project than the registry's (seed 002: "A member config
-    must use the same project ID and a repository ID present in that registry"), else None."""
+    """The problem when the member config names another project than the registry's `project` (seed 002: "A member
+    config must use the same project ID and a repository ID present in that registry"), else None (none when the
+    registry names no project: the store's own name may be only its folder's)."""
     named = member.get("projectId")
     if named is None or project is None or named == project:
         return None
@@ -190,7 +199,7 @@ def load(root: str, config: dict[str, Any], project: str | None,
     if repository is None:
         configured = config.get("work_repository")
         if isinstance(configured, str) and _ID.fullmatch(configured):
-            repository, source = configured, "config.json work_repository"
+            repository, source = configured, WORK_REPOSITORY
         elif checkpoint_repository is not None:
             repository, source = checkpoint_repository, "the newest checkpoint"
         else:
@@ -205,7 +214,7 @@ def load(root: str, config: dict[str, Any], project: str | None,
                           repository=repository, repository_source=source)
     declared, members, problem = parse_registry(data, project)
     return Membership(registry=path, project=declared, members=members,
-                      problem=f"{REGISTRY_REL}: {problem}" if problem else foreign_project(member, declared or project),
+                      problem=f"{REGISTRY_REL}: {problem}" if problem else foreign_project(member, declared),
                       repository=repository, repository_source=source)
 
 

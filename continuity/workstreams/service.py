@@ -126,7 +126,7 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
 
     live = observation.result() if observation is not None else observe(store.root)
     membership = membership_of(store, project, state)
-    here = membership.repository
+    here = membership.configured  # as `work validate` binds: the newest checkpoint may be another clone's
     doc["validationFreshness"] = {
         "head": live.head, "fingerprint": live.fingerprint, "problem": live.problem,
         "entries": {v.entry.id: OTHER_REPOSITORY if here is not None and v.entry.repository != here

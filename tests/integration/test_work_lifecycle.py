@@ -192,6 +192,19 @@ def test_a_member_config_of_another_project_fails_writes_closed_and_status_unhea
     assert main(["work", "checkpoint"]) == 0
 
 
+def test_a_registry_naming_no_project_checks_no_member_projectid(project: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The registry says no `project:`: nothing to compare the member config's projectId with (the store's name may
+    be only its folder's), so writes go on."""
+    registry(project, "repositories:\n  - id: repo-a\n")
+    member(project, "repo-a", project="acme")
+    write_doc(project, tracked())
+    assert main(["work", "checkpoint"]) == 0
+    capsys.readouterr()
+    assert main(["work", "status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["membership"]["healthy"]
+
+
 def test_status_is_unhealthy_where_start_refuses_a_clone_without_a_repository_id(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A registry, and no repository id for this clone (no member config, no work_repository, no checkpoint): start

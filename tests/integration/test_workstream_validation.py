@@ -169,6 +169,28 @@ def test_evidence_about_another_repository_is_not_judged_against_this_worktree(r
     assert freshness(repo) == {"V-api": "OTHER_REPOSITORY", "V-own": "STALE"}
 
 
+def test_this_clones_repository_is_its_configured_id_on_both_sides(repo: Path) -> None:
+    """`work validate` without --repository records this clone's configured id (not the newest checkpoint's, which
+    may be another clone's), bound; and a later checkpoint naming another repository (synced from its clone) never
+    turns this clone's evidence into OTHER_REPOSITORY or another's into CURRENT. With no configured id, evidence
+    is judged against this worktree, as it was recorded."""
+    ok(repo, "work", "validate", "--id", "V-unconfigured", "--kind", "unit", "--result", "PASS", "--scope", "s",
+       "--summary", "ok", "--repository", "api")
+    assert freshness(repo) == {"V-unconfigured": "CURRENT"}
+    (repo / ".ai" / "context").mkdir(parents=True)
+    (repo / ".ai" / "context" / "config.json").write_text(json.dumps({"schemaVersion": 1, "projectId": "demo",
+                                                                      "repositoryId": "repo-b"}))
+    done = cli_process("work", "validate", "--id", "V-here", "--kind", "unit", "--result", "PASS", "--scope", "s",
+                       "--summary", "tests pass here", "--json", cwd=repo)
+    assert done.returncode == 0 and json.loads(done.stdout)["fingerprint"] is not None and "unbound" not in done.stderr
+    assert freshness(repo)["V-here"] == "CURRENT"
+    document = tracked(repository="api")
+    document["continuity"]["workstream"]["repositories"] = [{"repository": "api", "role": "primary"}]
+    (repo / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(document))
+    ok(repo, "work", "checkpoint")
+    assert freshness(repo) == {"V-unconfigured": "OTHER_REPOSITORY", "V-here": "CURRENT"}
+
+
 def test_outside_git_entries_are_unbound(tmp_path: Path) -> None:
     """No git worktree: recorded with a warning, shown UNBOUND (never CURRENT)."""
     root = tmp_path / "plain"
@@ -224,6 +246,41 @@ def test_staging_a_file_git_cleans_keeps_the_fingerprint(repo: Path, setup: str)
     ok(repo, "work", "validate", "--id", "V-crlf", "--kind", "unit", "--result", "PASS", "--scope", "all",
        "--summary", "ok")
     assert freshness(repo)["V-crlf"] == "CURRENT"
+
+
+@pytest.mark.parametrize("name", ['"x"', "cr\r", "lf\nname"])
+def test_a_name_hash_object_cannot_read_back_is_hashed_as_it_is(repo: Path, name: str) -> None:
+    """`git hash-object --stdin-paths` reads `"x"` as `x` (C quoting) and takes a line's CR off: such a file's edits
+    must still move the fingerprint, and one such name must not send every other changed file to raw hashing
+    (under autocrlf, staging a CRLF file then moved the fingerprint)."""
+    git(repo, "config", "core.autocrlf", "true")
+    (repo / "x").write_text("plain\n")
+    (repo / name).write_text("one\n")
+    (repo / "t.txt").write_bytes(b"a\nb\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "names")
+    (repo / name).write_text("two\n")
+    two = observe(str(repo))
+    (repo / name).write_text("three\n")
+    three = observe(str(repo))
+    assert two.fingerprint != three.fingerprint
+    (repo / "t.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    changed = observe(str(repo))
+    git(repo, "add", "t.txt")
+    assert observe(str(repo)) == changed
+
+
+def test_a_file_committed_with_crlf_under_autocrlf_keeps_its_fingerprint_when_staged(repo: Path) -> None:
+    """`git add` keeps CRLF where the index copy already holds it (core.autocrlf's safety rule), which `git
+    hash-object` does not know: such a file is hashed as it is, as the index will hold it."""
+    (repo / "w.txt").write_bytes(b"a\r\nb\r\n")
+    git(repo, "add", "w.txt")
+    git(repo, "commit", "-qm", "crlf")
+    git(repo, "config", "core.autocrlf", "true")
+    (repo / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    changed = observe(str(repo))
+    git(repo, "add", "w.txt")
+    assert observe(str(repo)) == changed
 
 
 @pytest.mark.parametrize("mark", ["--assume-unchanged", "--skip-worktree"])
