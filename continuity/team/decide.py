@@ -46,7 +46,10 @@ def decide_snapshot(identity: Identity, request: SnapshotRequest, now_us: int) -
     """One snapshot taken at `now_us` (the wall clock); the event's own checks refuse bad names and oversized
     text."""
     from continuity.team.plain import filled
+    from events.guard import refuse_secret_id
 
+    for kind, name in (("team", request.team), ("agent", request.agent)):  # named as given (the event's message,
+        refuse_secret_id(kind, name)  # made of them, was the field the refusal named)
     if not request.objective.strip():
         raise UsageError("snapshot: --objective must not be empty")
     if request.context_used_percent is not None and not 0 <= request.context_used_percent <= 100:

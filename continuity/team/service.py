@@ -292,7 +292,7 @@ def inbox(store: Store, identity: Identity, request: InboxRequest, as_of: str | 
         from continuity.readside.decided import record_decided, refreshed
         from projections.inbox import MODEL
 
-        message_id = checked_name(request.ack, "message", "inbox")
+        message_id = checked_name(request.ack, "ack", "inbox")
         stored, warnings = record_decided(store, MODEL, identity.project, refreshed(MODEL),
                                           lambda state: decide_ack(state, identity, team, agent, message_id),
                                           what="inbox")

@@ -206,3 +206,38 @@ def test_park_refuses_secret_names_and_says_so_when_the_store_cannot_be_read(tmp
     refused = with_session(tmp_path, root, unsafe)
     assert refused["ok"] is False and refused["exit_code"] == 1
     assert "CHECKPOINT NOT WRITTEN" in refused["message"] and "is a symlink" in refused["errors"][0]
+
+
+def test_handoff_refuses_arguments_its_action_does_not_take(tmp_path: Path) -> None:
+    """A note given to `create`, a message to `accept`, a handoff_id to `list`: each was dropped without a word
+    (the stored handoff had no note); refused as the CLI's parser refuses an option, nothing written."""
+    root = make_project(tmp_path)
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+    async def body(session: ClientSession) -> Any:
+        before = all_event_files(root)
+        create = error_line(await session.call_tool("handoff", {
+            "action": "create", "agent": "amy", "to_agent": "bo", "message": "m", "note": "IMPORTANT NOTE",
+            "handoff_id": "HO-ignored"}))
+        listing = error_line(await session.call_tool("handoff", {"action": "list", "message": "x"}))
+        unchanged = all_event_files(root) == before
+        made = payload(await session.call_tool("handoff", {"action": "create", "agent": "amy", "to_agent": "bo",
+                                                           "message": "m"}))
+        accept = error_line(await session.call_tool("handoff", {"action": "accept", "agent": "bo",
+                                                                "handoff_id": made["handoff_id"],
+                                                                "message": "dropped", "artifacts": ["a"]}))
+        listed = error_line(await session.call_tool("list_tasks", {"assigned_to": "../x"}))
+        secret = error_line(await session.call_tool("list_tasks", {"assigned_to": token}))
+        ack = error_line(await session.call_tool("inbox", {"team": "core", "agent": "bo", "ack": token}))
+        team = error_line(await session.call_tool("snapshot", {"team": f"tok {token} x", "agent": "a1", "task": "t",
+                                                               "objective": "o"}))
+        return create, listing, unchanged, accept, listed, secret, ack, team
+
+    create, listing, unchanged, accept, listed, secret, ack, team = with_session(tmp_path, root, body)
+    assert create == "handoff create does not take handoff_id, note" and unchanged
+    assert listing == "handoff list does not take message"
+    assert accept == "handoff accept does not take message, artifacts"
+    assert listed.startswith("list_tasks assigned_to: invalid agent name '../x'")
+    assert secret.startswith("refused: field agent looks like a secret") and token not in secret
+    assert ack.startswith("refused: field ack looks like a secret") and token not in ack
+    assert team.startswith("refused: field team looks like a secret") and token not in team

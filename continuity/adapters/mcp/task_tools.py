@@ -191,6 +191,10 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
     from continuity.tasks import queries, service
     from projections.tasks import TaskList
 
+    if request.assigned_to is not None:  # as `task list --assigned`: an id no task can have is a mistake to say
+        from continuity.team.decide import checked_name
+
+        checked_name(request.assigned_to, "agent", "list_tasks assigned_to")
     project = asked_project(request.project, store)
     state, warnings, _ = service.tasks_state(store, project, view=TaskList)
     found = queries.ready(state, request.assigned_to) if request.ready else \

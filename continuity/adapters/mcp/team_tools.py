@@ -174,12 +174,28 @@ def send(request: Any, store: Store) -> dict[str, Any]:
     return {**data, "warnings": warnings}
 
 
+#: The `handoff` tool's arguments each action takes, beside HANDOFF_ANY (a misspelt or misplaced one is refused).
+HANDOFF_ARGS = {"create": frozenset({"to_agent", "to_host", "for_task", "message", "artifacts"}),
+                "accept": frozenset({"handoff_id", "note"}), "reject": frozenset({"handoff_id", "note"}),
+                "close": frozenset({"handoff_id", "note"}), "list": frozenset({"state"})}
+HANDOFF_ANY = frozenset({"action", "agent", "project", "host", "session_id"})
+
+
+def _given(request: Any) -> list[str]:
+    """The arguments of `request` given another value than their default."""
+    return [field.name for field in msgspec.structs.fields(request)
+            if field.default is not msgspec.NODEFAULT and getattr(request, field.name) != field.default]
+
+
 @tool("handoff", HandoffInput, "Hand work to another agent or host and track it: create (to_agent or to_host, "
       "message), accept, reject, close (handoff_id), or list.")
 def handoff(request: Any, store: Store) -> dict[str, Any]:
     """The `handoff` tool."""
     from continuity.handoffs import service
 
+    stray = [name for name in _given(request) if name not in HANDOFF_ANY | HANDOFF_ARGS[request.action]]
+    if stray:  # as the CLI's parser refuses an option the action does not take: never dropped without a word
+        raise UsageError(f"handoff {request.action} does not take {', '.join(stray)}")
     if request.action == "list":  # a read: no writer to name (the CLI's `handoff list` fails open the same way)
         return service.listing(store, request.state, None)
     who = _who(request, store, request.agent)
