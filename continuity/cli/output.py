@@ -177,15 +177,33 @@ def shown_data(data: Any, *, checked: bool = False) -> tuple[Any, str]:
 
 
 def _clean(data: Any) -> bool:
-    """Whether no rule matches any string of `data` (keys too): its strings joined, scanned once. A match only the
-    joining makes costs a walk, no more. Data nested past even a deep walk is not clean."""
+    """Whether no rule matches any string of `data` (keys too): the strings not known clean joined, scanned once.
+    A match only the joining makes costs a walk, no more. Data nested past even a deep walk is not clean.
+
+    A string is redacted alone (see _redacted), so one found clean stays clean: the short ones (keys, kinds, names)
+    are remembered for the process, and a listing of thousands of events scans each key once, not once an event."""
     from events.guard import find_secret, might_hold_secret
 
     try:
-        text = "\n".join(_deep(_values, data, []))
+        texts = _deep(_values, data, [])
     except RecursionError:
         return False
-    return not might_hold_secret(text) or find_secret(text) is None
+    unseen = [text for text in texts if text not in _KNOWN_CLEAN]
+    if not unseen:
+        return True
+    joined = "\n".join(unseen)
+    if might_hold_secret(joined) and find_secret(joined) is not None:
+        return False
+    if len(_KNOWN_CLEAN) > KNOWN_CLEAN_MOST:
+        _KNOWN_CLEAN.clear()
+    _KNOWN_CLEAN.update(text for text in unseen if len(text) <= KNOWN_CLEAN_CHARS)
+    return True
+
+
+#: Strings found clean (see _clean): at most KNOWN_CLEAN_MOST of them, each at most KNOWN_CLEAN_CHARS characters.
+_KNOWN_CLEAN: set[str] = set()
+KNOWN_CLEAN_MOST = 20_000
+KNOWN_CLEAN_CHARS = 64
 
 
 def _redacted(data: Any) -> Any:

@@ -183,16 +183,17 @@ def _whole_writes() -> None:
     import os
 
     stream = sys.stdout
-    if type(stream) is not io.TextIOWrapper:
-        return
+    if os.name == "nt" or stream is not sys.__stdout__ or type(stream) is not io.TextIOWrapper:
+        return  # Windows: a console's own raw stream writes text a plain file would garble (sys.__stdout__ keeps
+        # the stream replaced here open)
     try:
         fd = stream.fileno()
         stream.flush()
     except (OSError, ValueError):
         return
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(WholeWrites(fd, "w", closefd=False)), encoding=stream.encoding,
-                                  errors=stream.errors, newline=None if os.name == "nt" else "\n",
-                                  line_buffering=stream.line_buffering)
+                                  errors=stream.errors, newline="\n", line_buffering=stream.line_buffering,
+                                  write_through=stream.write_through)
 
 
 def _no_missing_streams() -> None:
