@@ -24,8 +24,8 @@ SYNC_DESCRIPTION = (
 )
 CLONE_DESCRIPTION = (
     "On a fresh clone of the code: fetch the remote's continuity branch, create the store if "
-    "missing (project name from the newest event), write the branch's events into it and rebuild "
-    "the projections, so `resume-bundle` works at once. A non-default --branch or remote is "
+    "missing (project name from the newest readable event that counts as now), write the branch's events "
+    "into it and rebuild the projections, so `resume-bundle` works at once. A non-default --branch or remote is "
     "remembered in config.json for later syncs."
 )
 

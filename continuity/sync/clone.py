@@ -311,10 +311,19 @@ def _holds_events(store: Store) -> bool:
 
 
 def _newest_project(repo: Repo, commits: list[str]) -> str | None:
-    """The `project` of the newest event on these commits (None when they hold none)."""
+    """The `project` of the newest readable event on these commits that counts as now (None when they hold none).
+
+    An event stamped days ahead (a forged clock, or one forged to name another project: the read models leave such
+    an event out until its day comes) or one that is not what its name says, or no JSON object with a project,
+    names no project: the next one down does (NEWEST_TRIED at most)."""
+    from continuity.core.store import now_us
+    from continuity.sync.files import hash_matches
+    from events import names
+
     reader = ObjectReader(repo)
+    limit = names.last_day(now_us())
     try:
-        newest: tuple[str, str] | None = None  # (name, blob)
+        candidates: dict[str, str] = {}  # name -> blob, of each commit's newest days that count as now
         for head in commits:
             try:  # under `delta` a commit's tree holds what it adds (a merge's nothing): the newest few commits
                 recent = [line[0] for line in repo.rev_list([head], limit=NEWEST_COMMITS)]
@@ -322,23 +331,27 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
             except WriteFailed:  # a node ref sync cannot read: the sync that follows skips it with a warning
                 continue
             for snapshot in snapshots:
-                for day in sorted(snapshot.days, reverse=True):
+                for day in sorted((day for day in snapshot.days if day <= limit), reverse=True):
                     entries = [e for e in day_entries(reader, snapshot.days[day]).values() if is_event(day, e)]
+                    candidates.update((entry.name, entry.sha) for entry in entries)
                     if entries:
-                        entry = max(entries, key=lambda item: item.name)
-                        newest = max(newest or (entry.name, entry.sha), (entry.name, entry.sha))
                         break
-        if newest is None:
-            return None
-        _, raw = reader.read_bounded(newest[1], READ_LIMIT)
-        if raw is None:  # bigger than an event can be: the sync that follows refuses it
-            return None
-        project = orjson.loads(raw).get("project")
-        return project if isinstance(project, str) and project else None
-    except (orjson.JSONDecodeError, AttributeError):
+        for name in sorted(candidates, reverse=True)[:NEWEST_TRIED]:
+            _, raw = reader.read_bounded(candidates[name], READ_LIMIT)
+            if raw is None or not hash_matches(name, raw):  # the sync that follows refuses it, naming it
+                continue
+            with contextlib.suppress(orjson.JSONDecodeError):
+                event = orjson.loads(raw)
+                project = event.get("project") if isinstance(event, dict) else None
+                if isinstance(project, str) and project:
+                    return project
         return None
     finally:
         reader.close()
+
+
+#: How many of the newest events `_newest_project` reads at most for one that names a project.
+NEWEST_TRIED = 50
 
 
 def _remember(store: Store, branch: str, remote: str) -> Store:

@@ -709,6 +709,8 @@ class Syncer:
                 self.in_sync = self.delivered = target is not None and target == remote_tip
                 files.save_seen(self.store, self.nodes, {**seen, **fresh})
                 break
+            for union in unions:  # what the union takes in is checked before it goes anywhere (`land` stages it
+                files.check_incoming(self.reader, union.incoming)  # after the push): refused, nothing was pushed
             self._say(report.added_local, f"pushing to {self.shown}/{self.branch}")
             outcome = self.repo.push_refs(self.remote, [(target, self.node_ref), (target, self.ref)])
             refused = outcome[self.node_ref]

@@ -273,6 +273,20 @@ class Staged:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]]) -> None:
+    """EventConflict for the first remote event whose bytes are not what its name says (or are bigger than any
+    event), as `stage` refuses it: read before a union that holds it is pushed anywhere, so a refused sync has
+    changed nothing on the remote either."""
+    for (day, entry), (kind, raw) in zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT),
+                                         strict=True):
+        if raw is None:
+            raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
+                                f"(tampered?): {REFUSED}")
+        if kind != "blob" or not hash_matches(entry.name, raw):
+            raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
+                                f"name (tampered?): {REFUSED}")
+
+
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
           progress: Callable[[str], None] | None = None, keep: int = 0, *, prevs: bool = True) -> Staged:
     """Write each incoming blob to a temp file, checking its bytes against its name; then make them durable.

@@ -218,6 +218,29 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert event_names(fresh) == []
 
 
+def test_a_remote_event_unlike_its_name_is_refused_before_anything_is_pushed(world: World) -> None:
+    """A new file on the branch whose bytes are not what its name says, met by a clone with events to push: the
+    sync is refused and the remote is as it was (it pushed the union holding the forged file to the shared branch
+    and to its own node ref first, then refused: every later sync of every clone failed on it, and rewriting the
+    branch did not help while that node ref held it)."""
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    forged = real.with_name(real.name[:-17] + "000000000000.json")  # its hash part names other bytes
+    forged.write_bytes(real.read_bytes().replace(b"original", b"forged!!"))
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "forge")
+    git(scratch, "push", "-q", "origin", "continuity")
+    refs_before = git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)")
+    append(world.b, "to push")
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and "does not match the hash in its name" in error["message"], error
+    assert forged.name in error["message"]
+    assert git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)") == refs_before
+
+
 def test_oversized_remote_blob_under_an_event_name_is_refused_unread(world: World) -> None:
     """A remote blob of 48 MB under a new event's name: refused by sync and clone-store, named, nothing
     written, and never held in memory (the reader skips it without allocating it)."""
@@ -308,6 +331,36 @@ def test_push_race_on_the_branch_still_delivers_through_the_node_ref(world: Worl
     assert git(world.a, "rev-parse", "continuity") == git(world.remote, "rev-parse", "continuity")
     status = cli("sync", "--status", "--root", str(world.a))[1]
     assert status["waiting"] == 0
+
+
+@pytest.mark.parametrize("newest", ["far-future", "no-json"])
+def test_clone_store_names_the_store_after_the_newest_event_that_counts(world: World, newest: str) -> None:
+    """The newest file on the branch named the new store's project: one stamped in 2099 saying `evil` (which the
+    read models leave out until its day) made the clone write under `evil`; a file of no JSON (its name's hash
+    right) made it the folder's name. The newest readable event that counts as now names it."""
+    import hashlib
+
+    append(world.a, "ours")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    day = "20991231" if newest == "far-future" else real.parent.name
+    stamp = f"{day}_235959_999999"
+    raw = json.dumps({"kind": "work.logged", "v": 1, "event_id": f"RCE-{stamp}-0badc0de", "created_at":
+                      f"{day[:4]}-{day[4:6]}-{day[6:]}T23:59:59.999999Z", "project": "evil", "message": "x"}).encode()
+    if newest == "no-json":
+        raw = b"not json at all"
+    digest = hashlib.sha256(raw).hexdigest()
+    (scratch / "events" / day).mkdir(exist_ok=True)
+    (scratch / "events" / day / f"{stamp}-0badc0de-{digest[:12]}.json").write_bytes(raw)
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "newest")
+    git(scratch, "push", "-q", "origin", "continuity")
+    fresh = world.tmp / "new-machine"
+    git(world.tmp, "clone", "-q", str(world.remote), str(fresh))
+    cli("clone-store", "origin", "--root", str(fresh))
+    assert json.loads((fresh / STORE / "config.json").read_text())["project"] == "demo"
 
 
 def test_clone_store_resumes_on_a_fresh_clone(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
