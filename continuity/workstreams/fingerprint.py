@@ -69,30 +69,25 @@ def blob_id(path: str) -> bytes:
     return digest.hexdigest().encode() if read == info.st_size else b"changing"
 
 
-def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes], set[bytes]]:
-    """path -> blob id of every stage-0 index entry; the paths git status does not look at (marked assume-unchanged
-    or skip-worktree: `git update-index`); the paths whose index copy holds CRLF (`git add` keeps CRLF there, even
-    under core.autocrlf): from `git ls-files -s -v --eol -z`."""
+def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes]]:
+    """path -> blob id of every stage-0 index entry, and the paths git status does not look at (marked
+    assume-unchanged or skip-worktree: `git update-index`), from `git ls-files -s -v -z`."""
     entries: dict[bytes, bytes] = {}
     unwatched: set[bytes] = set()
-    crlf: set[bytes] = set()
     for record in listed.split(b"\x00"):
         if not record:
             continue
-        meta, _, rest = record.partition(b"\t")
-        eol, _, path = rest.partition(b"\t")
+        meta, _, path = record.partition(b"\t")
         fields = meta.split(b" ")
         if len(fields) == 4 and fields[3] == b"0":
             entries[path] = fields[2]
             if fields[0].islower() or fields[0] == b"S":
                 unwatched.add(path)
-            if eol.startswith((b"i/crlf", b"i/mixed")):
-                crlf.add(path)
-    return entries, unwatched, crlf
+    return entries, unwatched
 
 
 #: The index listing the fingerprint reads: stage, blob id and path, with the letters that mark entries status skips.
-LS_ARGS = ("ls-files", "-s", "-v", "--eol", "-z")
+LS_ARGS = ("ls-files", "-s", "-v", "-z")
 #: The `git status` call the fingerprint reads: it names HEAD too (`# branch.oid`).
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames",
                "--ignore-submodules=none")
@@ -155,7 +150,7 @@ def nested_id(path: str, depth: int = 1) -> bytes:
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
                  depth: int = 0, env: dict[str, str] | None = None) -> tuple[str | None, str]:
     try:
-        index, unwatched, crlf = _index(listing.output())
+        index, unwatched = _index(listing.output())
         head, changed, gone = _status(status.output())
     finally:
         listing.cancel()
@@ -170,7 +165,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
             continue
         where = os.path.join(top, os.fsdecode(path))
         try:
-            if stat.S_ISREG(os.lstat(where).st_mode) and path not in crlf and _plain_line(path):
+            if stat.S_ISREG(os.lstat(where).st_mode) and _plain_line(path):
                 files.append(path)
                 continue
             ids[path] = blob_id(where)
@@ -182,7 +177,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
             ids[path] = b"unreadable"
     for path in files:  # its id now is the cleaned content's (or none: removed meanwhile)
         ids.pop(path, None)
-    ids.update(_cleaned_ids(top, files, env))
+    ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env))
     digest = hashlib.sha256()
     for path in sorted(ids):
         digest.update(path + b"\x00" + ids[path] + b"\n")
@@ -195,30 +190,56 @@ def _plain_line(path: bytes) -> bool:
     return not path.startswith(b'"') and b"\n" not in path and b"\r" not in path
 
 
-def _cleaned_ids(top: str, paths: list[bytes], env: dict[str, str] | None) -> dict[bytes, bytes]:
+def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[str, str] | None) -> dict[bytes, bytes]:
     """The blob ids `git add` would give these files: their content as git's filters clean it (line endings under
     `core.autocrlf` or `eol`/`text` attributes, a clean filter), which is what the index holds of a file once it is
     staged. Hashed as they are, a file staged with the same content moved the fingerprint (CRLF on disk, LF in the
-    index). One `git hash-object` for all of them; where it fails (a file gone meanwhile, a filter that is not
-    installed), each file's content as it is."""
+    index). One `git hash-object` for all of them, beside one `git ls-files --eol` of the `tracked` ones: a file
+    whose index copy holds CRLF is hashed as it is (`git add` keeps CRLF there under core.autocrlf, which
+    hash-object does not know). Where either fails (a file gone meanwhile, a filter that is not installed), each
+    file's content as it is."""
     if not paths:
         return {}
+    hashing = GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n")
+    # --eol on these paths only: on the whole tree it reads every file (a tenth of a second at 10k files)
+    eols = GitCall(top, "--literal-pathspecs", "ls-files", "--eol", "-z", "--", *map(os.fsdecode, tracked),
+                   env=env) if tracked and len(tracked) <= EOL_PATHS else None
+    ids: dict[bytes, bytes] = {}
     try:
-        printed = GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n").output()
-        found = printed.split()
+        found = hashing.output().split()
+        as_they_are = _crlf_in_index(eols.output()) if eols is not None else set()
         if len(found) == len(paths):
-            return dict(zip(paths, found, strict=True))
+            ids = dict(zip(paths, found, strict=True))
+            paths = [path for path in paths if path in as_they_are]
     except GitUnavailable:
         pass
-    ids: dict[bytes, bytes] = {}
+    finally:
+        hashing.cancel()
+        if eols is not None:
+            eols.cancel()
     for path in paths:
         try:
             ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
         except FileNotFoundError:
-            continue
+            ids.pop(path, None)
         except OSError:
             ids[path] = b"unreadable"
     return ids
+
+
+#: The most changed tracked files whose index line endings are asked for (one command line; past it, hash-object's
+#: cleaning stands for them all).
+EOL_PATHS = 2000
+
+
+def _crlf_in_index(listed: bytes) -> set[bytes]:
+    """The paths of `git ls-files --eol -z` whose index copy holds CRLF (`i/crlf`, `i/mixed`)."""
+    found: set[bytes] = set()
+    for record in listed.split(b"\x00"):
+        info, _, path = record.partition(b"\t")
+        if info.startswith((b"i/crlf", b"i/mixed")):
+            found.add(path)
+    return found
 
 
 class Observation:
