@@ -597,6 +597,31 @@ class Syncer:
         # offline transfer made from one of them fast-forwards later
         return self._commit(joined.snapshot(), [target, *others], message), unions
 
+    def _checked_union(self, remote_tip: str | None, fresh: dict[str, str], push: bool) -> tuple[
+            str | None, list[Union], dict[str, str]]:
+        """`union_with`, what it takes in checked before it is pushed anywhere (`land` stages it after the push):
+        an event that is not what its name says refuses the sync, nothing pushed, unless a clone's node ref alone
+        brought it, which is then skipped with a warning naming it (one clone's ref must not stop the team's
+        syncs; the branch holding it does)."""
+        while True:
+            target, unions = self.union_with(remote_tip, fresh)
+            if not fresh and (not push or target is None or target == remote_tip):
+                return target, unions, fresh  # nothing goes out, no clone's ref in it: `land` refuses it unwritten
+            try:
+                for union in unions:
+                    files.check_incoming(self.reader, union.incoming)
+            except files.Forged as forged:
+                known = [commit for commit in (self.tip, remote_tip) if commit is not None]
+                holding = [node for node, commit in fresh.items() if self.repo.holds_object(commit, known, forged.sha)]
+                if not holding or self.repo.holds_object(remote_tip, [c for c in [self.tip] if c], forged.sha):
+                    raise
+                for node in holding:
+                    _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
+                                                     f"{str(forged).removesuffix(': ' + files.REFUSED)}")
+                    del fresh[node]
+                continue
+            return target, unions, fresh
+
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's
         own ref whenever the branch here does not hold it (a copy of the store pushed it, or the branch
@@ -703,14 +728,12 @@ class Syncer:
                                              report.warnings)
             report.remote_commit = remote_tip
             fresh = self._readable(self._fresh(nodes, seen, remote_tip), remote_tip)
-            target, unions = self.union_with(remote_tip, fresh)
+            target, unions, fresh = self._checked_union(remote_tip, fresh, push)
             if not push or target is None or target == remote_tip:
                 report.added_remote += self.land(target, unions)
                 self.in_sync = self.delivered = target is not None and target == remote_tip
                 files.save_seen(self.store, self.nodes, {**seen, **fresh})
                 break
-            for union in unions:  # what the union takes in is checked before it goes anywhere (`land` stages it
-                files.check_incoming(self.reader, union.incoming)  # after the push): refused, nothing was pushed
             self._say(report.added_local, f"pushing to {self.shown}/{self.branch}")
             outcome = self.repo.push_refs(self.remote, [(target, self.node_ref), (target, self.ref)])
             refused = outcome[self.node_ref]
@@ -757,11 +780,15 @@ class Syncer:
         days = self.index_of(commit).days
         added = 0
         batch: list[tuple[str, Entry]] = []
+        skipped: list[str] = []  # said as a sync's union says them (the first five)
         for number, day in enumerate(sorted(days), 1):
             folder = os.path.join(self.store.events_dir, day)
             present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
             for entry in self.reader.read_tree(days[day]):
-                if is_event(day, entry) and entry.name not in present:
+                if not is_event(day, entry):
+                    if len(skipped) < 5:
+                        skipped.append(f"events/{day}/{entry.name}")
+                elif entry.name not in present:
                     present.add(entry.name)  # once: a hand-made tree may list a name twice
                     batch.append((day, entry))
             if len(batch) >= RESTORE_BATCH or number == len(days):
@@ -777,6 +804,7 @@ class Syncer:
                 batch = []
                 if self.progress is not None and added:
                     self.progress(f"restored {added:,} events ({number}/{len(days)} days)")
+        self.report.warnings.extend(f"not an event file, left on the branch only: {path}" for path in skipped)
         return added
 
     def _bring_in(self, incoming: list[tuple[str, Entry]], local_only: list[tuple[str, Entry]], *,

@@ -273,18 +273,26 @@ class Staged:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class Forged(EventConflict):
+    """A remote event whose bytes are not what its name says, or bigger than any event (`sha`: its blob)."""
+
+    def __init__(self, message: str, sha: str) -> None:
+        super().__init__(message)
+        self.sha = sha
+
+
 def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]]) -> None:
-    """EventConflict for the first remote event whose bytes are not what its name says (or are bigger than any
-    event), as `stage` refuses it: read before a union that holds it is pushed anywhere, so a refused sync has
-    changed nothing on the remote either."""
+    """Forged for the first remote event whose bytes are not what its name says (or are bigger than any event), as
+    `stage` refuses it: read before a union that holds it is pushed anywhere, so a refused sync has changed nothing
+    on the remote either."""
     for (day, entry), (kind, raw) in zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT),
                                          strict=True):
         if raw is None:
-            raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
-                                f"(tampered?): {REFUSED}")
+            raise Forged(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
+                         f"(tampered?): {REFUSED}", entry.sha)
         if kind != "blob" or not hash_matches(entry.name, raw):
-            raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
-                                f"name (tampered?): {REFUSED}")
+            raise Forged(f"events/{day}/{entry.name} on the remote does not match the hash in its "
+                         f"name (tampered?): {REFUSED}", entry.sha)
 
 
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],

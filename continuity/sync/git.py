@@ -385,6 +385,13 @@ class Repo:
             for line in out:
                 yield line.decode("ascii", "replace").strip()
 
+    def holds_object(self, head: str | None, bases: list[str], sha: str) -> bool:
+        """Whether `head`'s history past `bases` reaches the object `sha` (a blob a commit there added)."""
+        if head is None:
+            return False
+        listed = self.run("rev-list", "--objects", head, *(f"^{base}" for base in bases), "--")
+        return any(line.split(b" ", 1)[0] == sha.encode() for line in listed.splitlines())
+
     def merged_into(self, folder: str, commit: str) -> set[str]:
         """The refs directly under a folder whose commits `commit` already holds (is or descends from)."""
         listing = self.run("for-each-ref", "--format=%(refname)", f"--merged={commit}", f"{folder}/")

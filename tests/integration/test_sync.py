@@ -241,6 +241,52 @@ def test_a_remote_event_unlike_its_name_is_refused_before_anything_is_pushed(wor
     assert git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)") == refs_before
 
 
+def test_a_clones_node_ref_holding_a_forged_event_is_skipped_not_a_stop_for_everyone(world: World) -> None:
+    """A node ref (one clone's) holding an event that is not what its name says: every sync and clone-store of
+    every clone refused, and no rewrite of the branch helped. That ref is skipped with a warning naming it; the
+    branch and the other clones' events go on, and the forged event is never written or pushed."""
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    forged = real.with_name(real.name[:-17] + "000000000000.json")
+    forged.write_bytes(real.read_bytes().replace(b"original", b"forged!!"))
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "forge")
+    git(scratch, "push", "-q", "origin", "HEAD:refs/continuity/continuity/nodes/bad00001")
+    branch_before = git(world.remote, "rev-parse", "refs/heads/continuity")
+    append(world.b, "from b")
+    code, report = cli("sync", "--root", str(world.b))
+    assert code == 0, report
+    assert any("skipped refs/continuity/continuity/nodes/bad00001" in w and forged.name in w
+               for w in report["warnings"]), report["warnings"]
+    assert forged.name not in event_names(world.b) and len(event_names(world.b)) == 2
+    assert forged.name not in git(world.remote, "ls-tree", "-r", "--name-only", "refs/heads/continuity")
+    assert git(world.remote, "rev-parse", "refs/heads/continuity") != branch_before  # b's event went out
+    fresh = world.clone("fresh")
+    code, report = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and forged.name not in event_names(fresh) and len(event_names(fresh)) == 2, report
+
+
+def test_clone_store_names_the_files_it_leaves_on_the_branch_as_sync_does(world: World) -> None:
+    """A file in a day folder of the branch that is no event: sync said it was left on the branch; clone-store (a
+    restore) skipped it without a word."""
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    (real.parent / "notes.txt").write_text("not an event\n")
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "a stray file")
+    git(scratch, "push", "-q", "origin", "continuity")
+    fresh = world.clone("fresh")
+    code, report = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == 0 and len(event_names(fresh)) == 1
+    assert f"not an event file, left on the branch only: events/{real.parent.name}/notes.txt" in report["warnings"]
+
+
 def test_oversized_remote_blob_under_an_event_name_is_refused_unread(world: World) -> None:
     """A remote blob of 48 MB under a new event's name: refused by sync and clone-store, named, nothing
     written, and never held in memory (the reader skips it without allocating it)."""
