@@ -15,6 +15,7 @@ recording a validation rewrites them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -194,29 +195,32 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
     """The blob ids `git add` would give these files: their content as git's filters clean it (line endings under
     `core.autocrlf` or `eol`/`text` attributes, a clean filter), which is what the index holds of a file once it is
     staged. Hashed as they are, a file staged with the same content moved the fingerprint (CRLF on disk, LF in the
-    index). One `git hash-object` for all of them, beside one `git ls-files --eol` of the `tracked` ones: a file
-    whose index copy holds CRLF is hashed as it is (`git add` keeps CRLF there under core.autocrlf, which
-    hash-object does not know). Where either fails (a file gone meanwhile, a filter that is not installed), each
-    file's content as it is."""
+    index). One `git hash-object` for all of them, beside `git ls-files --eol` of the `tracked` ones: a file whose
+    index copy holds CRLF under automatic line endings is hashed as it is (`git add` keeps CRLF there, which
+    hash-object does not know). Where hash-object fails (a file gone meanwhile, a filter that is not installed),
+    each file's content as it is."""
     if not paths:
         return {}
     hashing = GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n")
-    # --eol on these paths only: on the whole tree it reads every file (a tenth of a second at 10k files)
-    eols = GitCall(top, "--literal-pathspecs", "ls-files", "--eol", "-z", "--", *map(os.fsdecode, tracked),
-                   env=env) if tracked and len(tracked) <= EOL_PATHS else None
+    # --eol on these paths only (on the whole tree it reads every file: a tenth of a second at 10k files), a
+    # command line of at most EOL_ARGS bytes each
+    eols = [GitCall(top, "--literal-pathspecs", "ls-files", "--eol", "-z", "--", *map(os.fsdecode, part), env=env)
+            for part in _parts(tracked, EOL_ARGS)]
     ids: dict[bytes, bytes] = {}
     try:
         found = hashing.output().split()
-        as_they_are = _crlf_in_index(eols.output()) if eols is not None else set()
         if len(found) == len(paths):
             ids = dict(zip(paths, found, strict=True))
+            as_they_are: set[bytes] = set()
+            for call in eols:
+                with contextlib.suppress(GitUnavailable):  # not told: hash-object's cleaning stands for them
+                    as_they_are |= _kept_crlf(call.output())
             paths = [path for path in paths if path in as_they_are]
     except GitUnavailable:
         pass
     finally:
-        hashing.cancel()
-        if eols is not None:
-            eols.cancel()
+        for call in (hashing, *eols):
+            call.cancel()
     for path in paths:
         try:
             ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
@@ -227,17 +231,32 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
     return ids
 
 
-#: The most changed tracked files whose index line endings are asked for (one command line; past it, hash-object's
-#: cleaning stands for them all).
-EOL_PATHS = 2000
+#: The most bytes of paths one `git ls-files --eol` command line carries (Windows takes 32K characters in all).
+EOL_ARGS = 24_000
 
 
-def _crlf_in_index(listed: bytes) -> set[bytes]:
-    """The paths of `git ls-files --eol -z` whose index copy holds CRLF (`i/crlf`, `i/mixed`)."""
+def _parts(paths: list[bytes], most: int) -> list[list[bytes]]:
+    """`paths` in runs of at most `most` bytes (a longer path alone)."""
+    parts: list[list[bytes]] = []
+    size = most
+    for path in paths:
+        if size + len(path) + 1 > most:
+            parts.append([])
+            size = 0
+        parts[-1].append(path)
+        size += len(path) + 1
+    return parts
+
+
+def _kept_crlf(listed: bytes) -> set[bytes]:
+    """The paths of `git ls-files --eol -z` whose index copy holds CRLF (`i/crlf`, `i/mixed`) under automatic line
+    endings (no `text` attribute, or `text=auto`): `git add` keeps CRLF there. With `text` or `eol=` set, it
+    converts, as hash-object does."""
     found: set[bytes] = set()
     for record in listed.split(b"\x00"):
         info, _, path = record.partition(b"\t")
-        if info.startswith((b"i/crlf", b"i/mixed")):
+        attribute = info.partition(b"attr/")[2].strip()
+        if info.startswith((b"i/crlf", b"i/mixed")) and (not attribute or attribute.startswith(b"text=auto")):
             found.add(path)
     return found
 

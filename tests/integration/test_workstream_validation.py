@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,41 @@ def test_a_file_committed_with_crlf_under_autocrlf_keeps_its_fingerprint_when_st
     (repo / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
     changed = observe(str(repo))
     git(repo, "add", "w.txt")
+    assert observe(str(repo)) == changed
+
+
+def test_a_crlf_file_under_an_explicit_text_attribute_keeps_its_fingerprint_when_staged(repo: Path) -> None:
+    """CRLF in the index, and `* text` set since: `git add` converts it (only automatic line endings keep CRLF), so
+    it is hashed as hash-object cleans it, and staging moves nothing."""
+    (repo / "f.txt").write_bytes(b"a\r\nb\r\n")
+    git(repo, "add", "f.txt")
+    git(repo, "commit", "-qm", "crlf")
+    (repo / ".gitattributes").write_text("* text\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    changed = observe(str(repo))
+    git(repo, "add", "f.txt")
+    assert observe(str(repo)) == changed
+
+
+def test_line_endings_asked_for_many_long_paths_in_parts(repo: Path) -> None:
+    """More changed files than one command line carries: their index line endings are asked for in parts (one
+    call failing, E2BIG, sent every file to raw hashing), so staging under autocrlf still moves nothing."""
+    from continuity.workstreams import fingerprint
+
+    git(repo, "config", "core.autocrlf", "true")
+    folder = repo / ("d" * 200) / ("e" * 200)
+    folder.mkdir(parents=True)
+    for index in range(150):
+        (folder / f"{index:04d}.txt").write_bytes(b"a\nb\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "many")
+    for index in range(150):
+        (folder / f"{index:04d}.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    paths = [os.fsencode(str(path.relative_to(repo))) for path in folder.iterdir()]
+    assert len(fingerprint._parts(paths, fingerprint.EOL_ARGS)) > 1
+    changed = observe(str(repo))
+    git(repo, "add", "-A")
     assert observe(str(repo)) == changed
 
 
