@@ -587,6 +587,8 @@ class DurableFolder:
                     self._swept = True
                 head = self._head_locked(now_us, node)
             except OSError as error:  # a day folder that cannot be listed (EACCES, EIO): nothing is written
+                if not os.path.isdir(os.path.dirname(self.events_dir)):  # moved away since this log took its lock
+                    raise WriteFailed(gone(os.path.dirname(self.events_dir))) from None
                 raise _write_failed(error) from None
             yield head
         finally:
@@ -850,6 +852,8 @@ class DurableFolder:
             self._write_hint(last.name, sha256_hex(last.raw), mtime_ns)
         except OSError as error:
             self._undo(finals)
+            if not os.path.isdir(os.path.dirname(self.events_dir)):  # moved away since this log took its lock
+                raise WriteFailed(gone(os.path.dirname(self.events_dir))) from None
             raise _write_failed(error) from None
         except WriteFailed:
             self._undo(finals)
@@ -882,8 +886,7 @@ class DurableFolder:
         except FileExistsError:
             pass
         except FileNotFoundError:
-            raise WriteFailed(f"event not written: the store is gone ({os.path.dirname(self.events_dir)} is not "
-                              "there: moved or removed)") from None
+            raise WriteFailed(gone(os.path.dirname(self.events_dir))) from None
         try:
             self.fs.mkdir(path)
         except FileExistsError:
@@ -921,8 +924,7 @@ def _open_local(path: str) -> int:
         except FileExistsError:
             pass
         except FileNotFoundError:
-            raise WriteFailed(f"event not written: the store is gone ({os.path.dirname(folder)} is not there: moved "
-                              "or removed)") from None
+            raise WriteFailed(gone(os.path.dirname(folder))) from None
         return os.open(path, osfs.UPDATE, 0o644)
 
 
@@ -936,6 +938,11 @@ def open_lock(path: str) -> int:
             raise StoreUnsafe(f"unsafe store: {path} is not a regular file (a symlink, a folder or a FIFO planted "
                               "there); nothing written") from None
         raise _write_failed(error) from None
+
+
+def gone(store: str) -> str:
+    """What an append says when the store it was opened on is no longer there."""
+    return f"event not written: the store is gone ({store} is not there: moved or removed)"
 
 
 def _write_failed(error: OSError) -> WriteFailed:

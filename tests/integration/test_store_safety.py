@@ -281,6 +281,8 @@ def test_a_writer_whose_store_was_moved_away_never_makes_it_again(project: Path,
 
     store = find_store(root=str(project))
     log = store.open_folder() if plain else store.open_log()
+    if not plain:  # a writer that appended before (its lock file open): the same line
+        log.append(WorkLogged(project="demo", message="before"))
     moved = tmp_path / "moved"
     shutil.move(str(project / ".agent"), str(moved))
     with pytest.raises(WriteFailed, match="the store is gone"):
