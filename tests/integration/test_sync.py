@@ -218,21 +218,28 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert event_names(fresh) == []
 
 
-def test_a_remote_event_unlike_its_name_is_refused_before_anything_is_pushed(world: World) -> None:
-    """A new file on the branch whose bytes are not what its name says, met by a clone with events to push: the
-    sync is refused and the remote is as it was (it pushed the union holding the forged file to the shared branch
-    and to its own node ref first, then refused: every later sync of every clone failed on it, and rewriting the
-    branch did not help while that node ref held it)."""
+def push_forged(world: World, refspec: str) -> Path:
+    """Clone `a` syncs one event; then a file whose bytes are not what its name says (its hash part names other
+    bytes) is committed beside it on the continuity branch and pushed to `refspec`. Returns its path there."""
     append(world.a, "original")
     synced(world.a)
     scratch = world.clone("scratch", init=False)
     git(scratch, "switch", "-q", "continuity")
     [real] = list((scratch / "events").glob("*/*.json"))
-    forged = real.with_name(real.name[:-17] + "000000000000.json")  # its hash part names other bytes
+    forged = real.with_name(real.name[:-17] + "000000000000.json")
     forged.write_bytes(real.read_bytes().replace(b"original", b"forged!!"))
     git(scratch, "add", "-A")
     git(scratch, "commit", "-q", "-m", "forge")
-    git(scratch, "push", "-q", "origin", "continuity")
+    git(scratch, "push", "-q", "origin", refspec)
+    return forged
+
+
+def test_a_remote_event_unlike_its_name_is_refused_before_anything_is_pushed(world: World) -> None:
+    """A new file on the branch whose bytes are not what its name says, met by a clone with events to push: the
+    sync is refused and the remote is as it was (it pushed the union holding the forged file to the shared branch
+    and to its own node ref first, then refused: every later sync of every clone failed on it, and rewriting the
+    branch did not help while that node ref held it)."""
+    forged = push_forged(world, "continuity")
     refs_before = git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)")
     append(world.b, "to push")
     code, error = cli("sync", "--root", str(world.b))
@@ -245,16 +252,7 @@ def test_a_clones_node_ref_holding_a_forged_event_is_skipped_not_a_stop_for_ever
     """A node ref (one clone's) holding an event that is not what its name says: every sync and clone-store of
     every clone refused, and no rewrite of the branch helped. That ref is skipped with a warning naming it; the
     branch and the other clones' events go on, and the forged event is never written or pushed."""
-    append(world.a, "original")
-    synced(world.a)
-    scratch = world.clone("scratch", init=False)
-    git(scratch, "switch", "-q", "continuity")
-    [real] = list((scratch / "events").glob("*/*.json"))
-    forged = real.with_name(real.name[:-17] + "000000000000.json")
-    forged.write_bytes(real.read_bytes().replace(b"original", b"forged!!"))
-    git(scratch, "add", "-A")
-    git(scratch, "commit", "-q", "-m", "forge")
-    git(scratch, "push", "-q", "origin", "HEAD:refs/continuity/continuity/nodes/bad00001")
+    forged = push_forged(world, "HEAD:refs/continuity/continuity/nodes/bad00001")
     branch_before = git(world.remote, "rev-parse", "refs/heads/continuity")
     append(world.b, "from b")
     code, report = cli("sync", "--root", str(world.b))
