@@ -575,11 +575,7 @@ class DurableFolder:
         if self._lock_fd is None:
             self._lock_fd = open_lock(self.lock_path)
         fd = self._lock_fd
-        if self.lock_wait is None:
-            osfs.lock(fd)
-        elif not osfs.lock_within(fd, self.lock_wait):
-            raise WriteFailed(f"event not written: another process has held the append lock ({self.lock_path}) for "
-                              f"{self.lock_wait:g} s")
+        take_lock(fd, self.lock_wait, self.lock_path)
         try:
             try:
                 if not self._swept:
@@ -938,6 +934,15 @@ def open_lock(path: str) -> int:
             raise StoreUnsafe(f"unsafe store: {path} is not a regular file (a symlink, a folder or a FIFO planted "
                               "there); nothing written") from None
         raise _write_failed(error) from None
+
+
+def take_lock(fd: int, wait: float | None, path: str) -> None:
+    """Take the append lock on `fd`: as long as it takes (`wait` None), or within `wait` seconds, else WriteFailed
+    (a hook's: a holder stopped mid-append must not hold the agent up)."""
+    if wait is None:
+        osfs.lock(fd)
+    elif not osfs.lock_within(fd, wait):
+        raise WriteFailed(f"event not written: another process has held the append lock ({path}) for {wait:g} s")
 
 
 def gone(store: str) -> str:

@@ -207,19 +207,16 @@ class Store:
         store carried to another machine) agree on one id: each used to make its own, and the ids of
         all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
         """
-        from events.durable import node_file, node_record, open_lock
+        from events.durable import node_file, node_record, open_lock, take_lock
 
         node, whole = node_file(self.local_dir)
         if whole:
             assert node is not None
             return node
-        fd = open_lock(os.path.join(self.local_dir, "lock"))
+        lock_path = os.path.join(self.local_dir, "lock")
+        fd = open_lock(lock_path)
         try:
-            if self.lock_wait is None:
-                osfs.lock(fd)
-            elif not osfs.lock_within(fd, self.lock_wait):
-                raise WriteFailed(f"event not written: another process has held the append lock for "
-                                  f"{self.lock_wait:g} s")
+            take_lock(fd, self.lock_wait, lock_path)
             node, whole = node_file(self.local_dir)  # made by a writer this one waited for
             if whole:
                 assert node is not None
