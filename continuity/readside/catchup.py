@@ -189,6 +189,9 @@ MAGIC = b"CTMODEL2"
 #: this is stopped (Ctrl-Z, a hung mount): a read folds the model from the log instead, a save is skipped (it is a
 #: cache; the warning names the file), and no session start waits for that holder.
 MODEL_LOCK_SECONDS = 1.0
+#: The models whose saved copy this process found locked past MODEL_LOCK_SECONDS (so a catch-up says why it folds
+#: them from the log).
+_LOCKED: set[str] = set()
 _HEADER = len(MAGIC) + 8 + 4
 
 
@@ -200,7 +203,9 @@ def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
         return None
     try:
         if not osfs.lock_within(fd, MODEL_LOCK_SECONDS, shared=True):
-            return None  # its saver is stopped mid-save: fold from the log rather than wait for it
+            _LOCKED.add(model.name)  # its saver is stopped mid-save: fold from the log rather than wait for it
+            return None
+        _LOCKED.discard(model.name)  # (a server's process reads it again later)
         size = os.fstat(fd).st_size
         frame = osfs.pread(fd, size, 0) if size else b""
     except OSError:
@@ -674,7 +679,9 @@ def _catch_up(
         why: str | None = "forced" if force_rebuild else None
         if head is None:
             why = why or ("the last `continuity rebuild` did not finish writing its documents" if _unfinished(
-                store, model) else "the saved projection was missing, unreadable or from another version")
+                store, model) else f"the saved projection is locked by another process (waited "
+                f"{MODEL_LOCK_SECONDS:g} s)" if model.name in _LOCKED else
+                "the saved projection was missing, unreadable or from another version")
             tracks.append(_Track(model, None, why))
             continue
         track = _Track(model, head, None)

@@ -77,6 +77,8 @@ def test_a_held_model_lock_slows_a_read_and_never_blocks_it(project: Path) -> No
         done = run(project, "resume-bundle")
         assert done.returncode == 0 and "wire the CLI" in done.stdout
         assert "overview.msgpack is locked by another process" in done.stderr
+        assert "the saved projection is locked by another process (waited 1 s): projections (overview) rebuilt" \
+            in done.stderr
         assert run(project, "status").returncode == 0
         done = run(project, "hook", "claude-code", stdin=start_payload(project))
         assert done.returncode == 0 and "wire the CLI" in brief_of(done.stdout)
