@@ -91,12 +91,12 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
-    """`events list`'s lines, each type and message redacted alone (a batch of lines checked at a time: shown_lines)."""
-    from continuity.cli.output import LINES_BATCH_CHARS, shown_lines
+    """`events list`'s lines, each type and message redacted alone (a batch of lines checked at a time: shown_batch)."""
+    from continuity.cli.output import LINES_BATCH_CHARS, shown_batch
     from continuity.core.text import one_line
 
     def lines(batch: list[tuple[str, str, str]]) -> Iterator[str]:
-        shown = iter(shown_lines(text for _, kind_of, message in batch for text in (kind_of, message)))
+        shown = iter(shown_batch([text for _, kind_of, message in batch for text in (kind_of, message)]))
         for head, _, _ in batch:  # the type and the message redacted each alone (joined they say `type: message`)
             yield one_line(f"{head}{next(shown)}: {next(shown)}".rstrip())
 

@@ -7,7 +7,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it a few ms
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 #: How much of a listing printed with --json is kept in memory before the rest goes to a temporary file.
@@ -121,27 +121,15 @@ def shown_text(text: str) -> str:
     return redact_text(text)[0]
 
 
-#: How much of a listing's lines (characters) is checked for secrets as one text (see shown_lines): a listing
+#: How much of a listing's lines (characters) is checked for secrets as one text (see shown_batch): a listing
 #: holds only that much more at a time.
 LINES_BATCH_CHARS = 1 << 10
 
 
-def shown_lines(texts: Iterable[str]) -> Iterator[str]:
-    """Each text as a view prints it (see shown_text), checked a batch at a time: the batch's texts joined are
-    scanned once, and only a batch a rule matches is redacted text by text (a match only the joining makes costs
-    that, no more: every text stands in the joined one as it is). A listing of clean events pays one scan."""
-    batch: list[str] = []
-    size = 0
-    for text in texts:
-        batch.append(text)
-        size += len(text)
-        if size >= LINES_BATCH_CHARS:
-            yield from _batch(batch)
-            batch, size = [], 0
-    yield from _batch(batch)
-
-
-def _batch(batch: list[str]) -> list[str]:
+def shown_batch(batch: list[str]) -> list[str]:
+    """Each text as a view prints it (see shown_text), the batch checked at once: its texts joined are scanned
+    once, and only a batch a rule matches is redacted text by text (a match only the joining makes costs that, no
+    more: every text stands in the joined one as it is). A listing of clean events pays one scan a batch."""
     from events.guard import find_secret, might_hold_secret
 
     joined = "\n".join(batch)
