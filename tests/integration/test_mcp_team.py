@@ -156,6 +156,33 @@ def test_handoff_lifecycle(tmp_path: Path) -> None:
     assert "give message" in missing
 
 
+def test_handoff_list_filters_by_agent_as_the_cli_does(tmp_path: Path) -> None:
+    """`handoff list --to bo` on the CLI; the tool refused `to_agent` for list (no way to ask for one agent's
+    handoffs); an invalid or secret-looking name is refused as the CLI refuses it."""
+    root = make_project(tmp_path)
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+    async def body(session: ClientSession) -> Any:
+        to_bo = payload(await session.call_tool("handoff", {"action": "create", "agent": "amy", "to_agent": "bo",
+                                                            "message": "review"}))
+        payload(await session.call_tool("handoff", {"action": "create", "agent": "amy", "to_agent": "cy",
+                                                    "message": "deploy"}))
+        payload(await session.call_tool("handoff", {"action": "create", "agent": "amy", "to_host": "codex",
+                                                    "message": "any agent there"}))
+        for_bo = payload(await session.call_tool("handoff", {"action": "list", "to_agent": "bo"}))
+        for_nobody = payload(await session.call_tool("handoff", {"action": "list", "to_agent": "dee"}))
+        every = payload(await session.call_tool("handoff", {"action": "list"}))
+        bad = error_line(await session.call_tool("handoff", {"action": "list", "to_agent": "../x"}))
+        secret = error_line(await session.call_tool("handoff", {"action": "list", "to_agent": token}))
+        return to_bo, for_bo, for_nobody, every, bad, secret
+
+    to_bo, for_bo, for_nobody, every, bad, secret = with_session(tmp_path, root, body)
+    assert [h["handoff_id"] for h in for_bo["handoffs"]] == [to_bo["handoff_id"]]
+    assert for_nobody["handoffs"] == [] and len(every["handoffs"]) == 3
+    assert bad.startswith("handoff list to_agent: invalid agent name '../x'")
+    assert token not in secret and token[:12] not in secret
+
+
 @pytest.mark.parametrize("tool, arguments", [
     ("snapshot", {"team": "../x", "agent": "ash", "task": "t", "objective": "o"}),
     ("snapshot", {"team": "core", "agent": "a/b", "task": "t", "objective": "o"}),

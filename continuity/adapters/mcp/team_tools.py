@@ -55,7 +55,8 @@ TEAM_HELP = {
     "transcript_path": "the session transcript", "max_age": "fail freshness unless at most this old: 30s, 15m, 12h, 2d",
     "role": "park only this role", "handoff": "parking for a successor: check the parking doctrine first",
     "all": "every member (briefing) or read messages too (inbox)", "ack": "acknowledge this message id",
-    "to": "the agent the message is for", "to_agent": "create: the agent it is for",
+    "to": "the agent the message is for",
+    "to_agent": "create: the agent it is for; list: only the handoffs addressed to this agent",
     "to_host": "create: the host it is for", "for_task": "create: the task it concerns",
     "handoff_id": "accept, reject, close: the handoff", "note": "accept, reject, close: a note",
     "state": "list: which state (default pending and accepted)",
@@ -177,7 +178,7 @@ def send(request: Any, store: Store) -> dict[str, Any]:
 #: The `handoff` tool's arguments each action takes, beside HANDOFF_ANY (a misspelt or misplaced one is refused).
 HANDOFF_ARGS = {"create": frozenset({"to_agent", "to_host", "for_task", "message", "artifacts"}),
                 "accept": frozenset({"handoff_id", "note"}), "reject": frozenset({"handoff_id", "note"}),
-                "close": frozenset({"handoff_id", "note"}), "list": frozenset({"state"})}
+                "close": frozenset({"handoff_id", "note"}), "list": frozenset({"state", "to_agent"})}
 HANDOFF_ANY = frozenset({"action", "agent", "project", "host", "session_id"})
 
 
@@ -188,16 +189,19 @@ def _given(request: Any) -> list[str]:
 
 
 @tool("handoff", HandoffInput, "Hand work to another agent or host and track it: create (to_agent or to_host, "
-      "message), accept, reject, close (handoff_id), or list.")
+      "message), accept, reject, close (handoff_id), or list (state, to_agent).")
 def handoff(request: Any, store: Store) -> dict[str, Any]:
     """The `handoff` tool."""
     from continuity.handoffs import service
+    from continuity.team import decide
 
     stray = [name for name in _given(request) if name not in HANDOFF_ANY | HANDOFF_ARGS[request.action]]
     if stray:  # as the CLI's parser refuses an option the action does not take: never dropped without a word
         raise UsageError(f"handoff {request.action} does not take {', '.join(stray)}")
     if request.action == "list":  # a read: no writer to name (the CLI's `handoff list` fails open the same way)
-        return service.listing(store, request.state, None)
+        if request.to_agent is not None:  # as the CLI's `handoff list --to`
+            decide.checked_name(request.to_agent, "agent", "handoff list to_agent")
+        return service.listing(store, request.state, request.to_agent)
     who = _who(request, store, request.agent)
     if request.action == "create":
         if request.message is None:
