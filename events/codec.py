@@ -153,7 +153,7 @@ class Codec:
             return self._decode_slow(raw)
         except msgspec.DecodeError as error:
             raise EventUndecodable(f"not JSON: {_first_line(error)}") from None
-        if event.v < self.current[kind_of(type(event))]:
+        if event.v != self.current[kind_of(type(event))]:  # older: upcast; newer: not known to this release
             return self._decode_slow(raw)
         return event
 
@@ -190,8 +190,10 @@ class Codec:
         """Apply upcasters until the object is at the current version of its kind."""
         kind = obj["kind"]
         version = obj.get("v", 0)
-        if not isinstance(version, int):
+        if not isinstance(version, int) or isinstance(version, bool):
             raise EventUndecodable(f"invalid version {version!r}")
+        if version > self.current[kind]:
+            raise UnknownEventType(kind, version)
         while version < self.current[kind]:
             step = self.upcasters.get((kind, version))
             if step is None:

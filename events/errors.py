@@ -74,11 +74,19 @@ class EventsUnlisted(EventUndecodable):
 
 
 class UnknownEventType(EventUndecodable):
-    """Raised when an event's kind is not known to this version (a newer writer made it)."""
+    """Raised when an event's kind, or its kind's version, is not known to this version (a newer writer made it).
 
-    def __init__(self, kind: str) -> None:
-        super().__init__(f"unknown event type {kind!r} (written by a newer version?)")
-        self.kind = kind
+    `kind` names what was not known: the kind, or for a version newer than this release reads, `<kind> v<N>`
+    (folded as the version this release knows, its fields could mean something else).
+    """
+
+    def __init__(self, kind: str, version: int | None = None) -> None:
+        if version is None:
+            super().__init__(f"unknown event type {kind!r} (written by a newer version?)")
+            self.kind = kind
+        else:
+            super().__init__(f"unknown version {version} of event type {kind!r} (written by a newer version?)")
+            self.kind = f"{kind} v{version}"
 
 
 class StoreUnsafe(ContinuityError):

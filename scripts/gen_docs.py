@@ -106,6 +106,9 @@ Evolution rules: new fields get defaults; a field never changes type; a tag neve
 a new version of a type registers an upcaster from the previous one
 (`Codec.register(kind, from_version)`), so old files stay readable forever. Readers ignore
 fields they do not know; projections skip unknown kinds with a warning, `verify` reports them.
+An event of a known kind whose `v` is newer than this release reads counts as unknown too (named
+`<kind> v<N>` in the warning and in `verify`'s `unknown_types`), never as the version this release
+knows: the release that reads that version rebuilds the read models that went past it, once.
 
 """
 

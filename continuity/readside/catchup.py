@@ -890,14 +890,21 @@ def keep_unknown(unknown: list[str], kind: str) -> bool:
 
 
 def known_kinds(current: Mapping[str, int]) -> int:
-    """A fingerprint of the event kinds a release knows."""
-    return zlib.crc32("\n".join(sorted(current)).encode())
+    """A fingerprint of the event kinds, and their versions, a release knows."""
+    return zlib.crc32("\n".join(f"{kind} v{version}" for kind, version in sorted(current.items())).encode())
 
 
 def reads_now(unknown: Sequence[str], kinds: int | None, current: Mapping[str, int]) -> bool:
     """Whether this release knows a kind a model (or the recall index) read past as unknown, so it must be rebuilt
-    to hold those events: a named kind it knows now, or "*" saved by a release that knew other kinds."""
-    return any(kind in current for kind in unknown) or ("*" in unknown and kinds != known_kinds(current))
+    to hold those events: a named kind (or `<kind> v<N>`, UnknownEventType.kind) it knows now, or "*" saved by a
+    release that knew other kinds."""
+    return any(_known(entry, current) for entry in unknown) or ("*" in unknown and kinds != known_kinds(current))
+
+
+def _known(entry: str, current: Mapping[str, int]) -> bool:
+    kind, _, version = entry.partition(" v")
+    return kind in current and (not version or (version.isascii() and version.isdigit() and len(version) < 10
+                                                and current[kind] >= int(version)))
 
 
 def _keep_unread(track: _Track, name: str) -> None:

@@ -215,6 +215,45 @@ def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgra
     assert (again.rebuilt, again.warnings) == (False, [])
 
 
+def test_an_event_of_a_newer_version_of_a_known_kind_is_read_past_until_a_release_reads_that_version(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
+    """`"v": 2` on `session.started` (known at v1 here) was folded as v1 with no word (a newer writer's fields
+    could mean something else) and verify said intact. It is read past as an unknown kind is, said once, named in
+    verify; the release that reads v2 rebuilds the models once and folds it."""
+    import hashlib
+    import json
+
+    from events import names
+    from events.codec import default_codec
+    from events.session import SessionStarted
+
+    store = Store(project)
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="known"))
+    stored = log.append(SessionStarted(project="demo", session_id="s2", host="hostB", source="startup",
+                                       message="begun"))
+    path = Path(log.path_of(stored.name))
+    assert stored.raw.endswith(b',"v":1}')
+    raw = stored.raw[:-2] + b"2}"
+    parsed = names.parse_name(stored.name)
+    assert parsed is not None
+    path.unlink()
+    path.with_name(names.file_name(parsed.stamp, parsed.node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    first = refresh(store)
+    assert "unknown version 2 of event type 'session.started'" in " ".join(first.warnings)
+    assert (refresh(store).rebuilt, refresh(store).warnings) == (False, [])
+    capsys.readouterr()
+    assert main(["--json", "status"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 1
+    assert main(["--json", "verify"]) == 1
+    assert json.loads(capsys.readouterr().out)["unknown_types"] == {"session.started v2": 1}
+    monkeypatch.setitem(default_codec().current, "session.started", 2)  # the release that reads v2
+    upgraded = refresh(store)
+    assert upgraded.rebuilt and upgraded.warnings[0].startswith("events of a kind this release")
+    capsys.readouterr()
+    assert main(["--json", "status"]) == 0 and json.loads(capsys.readouterr().out)["events"] == 2
+    assert (refresh(store).rebuilt, refresh(store).warnings) == (False, [])
+
+
 def test_models_saved_by_a_release_that_did_not_note_unknown_kinds_are_rebuilt_once_when_it_read_past_some(
         project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
     """A model saved before kinds read past were noted carries no list: it read as "nothing read past" and was

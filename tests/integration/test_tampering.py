@@ -151,6 +151,27 @@ def test_unknown_type_and_malformed_names_are_reported(chain: tuple[FileEventLog
     assert len(list(log.read(on_error=lambda name, error: None))) == 6
 
 
+@pytest.mark.parametrize("version", [2, 999, 2**63, 2**64])
+def test_a_known_kind_of_a_newer_version_is_reported_and_read_past(
+        chain: tuple[FileEventLog, list[str]], version: int) -> None:
+    """`"v": 999` on a kind this release knows at v1 was decoded as v1: folded (its fields may mean something else
+    to the writer), and verify said intact. Now it is what an unknown kind is: reported, and read past."""
+    log, stored = chain
+    head_raw = path_of(log, stored[-1]).read_bytes()
+    at_us = clock.parse_stamp(names.parse_name(stored[-1]).stamp) + 5  # type: ignore[union-attr]
+    _, raw = forge(head_raw, at_us, "node0002", "from a newer writer")
+    assert raw.endswith(b',"v":1}')
+    raw = raw[:-len(b'1}')] + b'%d}' % version
+    name = names.file_name(clock.stamp(at_us), "node0002", hashlib.sha256(raw).hexdigest())
+    write_file(log, name, raw)
+    report = log.verify()
+    assert f"unknown type: work.logged v{version}" in [p.reason for p in report.problems]
+    assert report.unknown_types == {f"work.logged v{version}": 1}
+    errors: list[str] = []
+    assert len(list(log.read(on_error=lambda name, error: errors.append(str(error))))) == 6
+    assert errors == [f"unknown version {version} of event type 'work.logged' (written by a newer version?)"]
+
+
 def test_merged_histories_are_forks_not_errors(tmp_path: Path, fake_clock: FakeClock) -> None:
     """Two nodes that both continued one event: reported as a fork (a merge), verify ok."""
     left = MemoryEventLog(node="aaaaaaaa", clock_us=fake_clock)
