@@ -417,11 +417,15 @@ def _key_opening(text: str) -> bool:
 
     The `sk-` rules look behind for exactly that (they are case-sensitive), so a task id
     such as `task-1f2e` or a word such as `desk-` never costs the pattern's compilation.
+    In JSON text (the encoded event the write path checks first) a control character before `sk-` is an escape,
+    whose last character is a letter or a hex digit (`\\n`, `\\t`, `\\u001b`): the text it stands for has no letter
+    there.
     """
     start = text.find("sk-")
     while start >= 0:
         before = text[start - 1] if start else " "
-        if not (before.isascii() and before.isalnum()):
+        if (not (before.isascii() and before.isalnum()) or (start >= 2 and text[start - 2] == "\\")
+                or (start >= 6 and text[start - 6:start - 4] == "\\u")):
             return True
         start = text.find("sk-", start + 1)
     return False

@@ -158,3 +158,41 @@ def test_a_token_glued_to_a_name_by_a_hyphen_or_underscore_is_seen(project: Path
     assert result.returncode == code, result.stderr
     assert "[REDACTED" in result.stderr or "looks like a secret" in result.stderr, result.stderr
     assert shown_anywhere(token, [result.stdout, result.stderr], [project, tmp_path / "home"]) == []
+
+
+#: A key of each `sk-` shape (the rules that look behind for a letter), built from parts.
+SK_KEYS = ["sk-ant-api03-" + "Qw3_Er5-" * 8, "sk-proj-" + "Zx9-Cv8_" * 6, "sk-" + "Ab12Cd34" * 6,
+           "sk-or-v1-" + "9f3a0c7e" * 8]
+
+
+@pytest.mark.parametrize("before", ["\n", "\t", "\r\n"])
+def test_a_key_after_a_line_break_or_a_tab_is_refused_or_redacted_on_every_write_path(
+        tmp_path: Path, before: str) -> None:
+    """`done:<line break>sk-ant-...` was stored whole by `log`, `checkpoint`, `work validate`, the hooks, MCP and
+    the compat CLI: the write path's first look at the encoded event saw `\\nsk-` (a letter before the key) and
+    skipped the scan. Refused with exit 4 (the plain path and the typed one), redacted with --redact and by hooks."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert cli_process("init", "--project", "p", cwd=root).returncode == 0
+    home = {"HOME": str(tmp_path / "home")}
+    outputs: list[str] = []
+    for key in SK_KEYS:
+        text = f"done:{before}{key}"
+        for args in (["log", "-m", text], ["checkpoint", "-m", "phase", "--next", text],
+                     ["log", "-m", "structured", "--note-json", json.dumps({"said": text})]):
+            refused = cli_process(*args, cwd=root, env=home)
+            assert refused.returncode == 4, (args, refused.stderr)
+            outputs += [refused.stdout, refused.stderr]
+        kept = cli_process("log", "-m", text, "--redact", cwd=root, env=home)
+        assert kept.returncode == 0, kept.stderr
+        stop = json.dumps({"hook_event_name": "Stop", "session_id": "s1", "cwd": str(root),
+                           "last_assistant_message": text})
+        hook = cli_process("hook", "claude-code", cwd=root, env=home, stdin=stop)
+        assert hook.returncode == 0
+        outputs += [kept.stdout, kept.stderr, hook.stdout, hook.stderr]
+    stored = b"".join(path.read_bytes() for path in (root / ".agent").rglob("*.json") if path.is_file())
+    assert stored.count(b"[REDACTED") >= 2 * len(SK_KEYS)
+    for key in SK_KEYS:
+        body = key[-20:-4]
+        assert body.encode() not in stored and not any(body in text for text in outputs), key
+        assert shown_anywhere(key, outputs, [root, tmp_path / "home"]) == []

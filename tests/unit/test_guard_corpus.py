@@ -856,6 +856,34 @@ def test_prefilter_lets_every_positive_through(case: Positive) -> None:
     assert guard.might_hold_secret(case.text)
 
 
+#: Characters JSON writes as an escape ending in a letter or a hex digit (`\\n`, `\\u001b`), and two it writes as
+#: `\\"` and `\\\\`; before a key, each left `sk-` after a letter in the encoded event, and the write path's first
+#: check on that text let `<line break>sk-ant-...` through unscanned.
+ESCAPED = ["\n", "\t", "\r", "\b", "\f", "\x00", "\x1b", "\x7f", "\\", '"']
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_prefilter_on_the_encoded_event_lets_every_positive_through_after_any_escaped_character(
+        case: Positive) -> None:
+    """What the write paths check first is the event's JSON (msgspec's, or the plain path's json): every positive
+    after any character JSON escapes still passes, in both encoders' text."""
+    import json
+
+    import msgspec
+
+    checked = 0
+    for before in ESCAPED:
+        for field in (f"x{before}{case.text}", f"{before}{case.text}",
+                      case.text.replace(case.secret, f"{before}{case.secret}"), f"x{before}{case.secret}"):
+            if find_secret(field) is None:  # the character broke what the rule needs around the secret
+                continue
+            checked += 1
+            for encoded in (msgspec.json.encode({"message": field}).decode(),
+                            json.dumps({"message": field}, ensure_ascii=False)):
+                assert guard.might_hold_secret(encoded), (before, encoded)
+    assert checked >= len(ESCAPED)
+
+
 def test_plain_work_log_text_skips_the_pattern() -> None:
     """Ordinary work-log lines do not even need the pattern compiled."""
     for text in ("edited the parser", "48 passed in 2.1s", "refactor order totals", "src/app/models.py",
