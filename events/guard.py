@@ -56,6 +56,9 @@ the order they are tried at one position:
   master/client + key, or is the lower-case word pwd (``PWD`` is the shell's working
   directory). Quoted or not: JSON, YAML, Python (type annotations included), query strings,
   escaped JSON (``{\\"password\\": \\"...\\"}``).
+  In a structured value (a note, a hook's tool input) each entry with a string value is also
+  read as the JSON text it is written as, so ``{"db": {"password": "..."}}`` is caught
+  (its value redacted whole) although neither the key nor the value alone is a secret.
 
 The assignment rules (and the value parts of ``basic-auth-url`` and ``auth-header``) never
 flag a placeholder or a reference: a value under 6 characters (4 in a URL), ``$VAR``,
@@ -577,8 +580,24 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{shown}" if path else shown
 
 
+def _pair(key: str, value: str) -> str:
+    """A nested entry as the JSON text it is written as (`"password": "..."`): the assignment rules need the key and
+    the value together, which a walk of the strings alone never sees."""
+    return f'"{key}": "{value}"'
+
+
+def _paired_secret(key: str, value: str) -> str | None:
+    """The rule a nested entry's key and string value match together and neither alone (a password under a key
+    named `password`), or None."""
+    rule = find_secret(_pair(key, value))
+    if rule is None or find_secret(value) is not None or find_secret(key) is not None:
+        return None
+    return rule
+
+
 def strings_in(node: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(path, text) of every string in a tree, dict keys included (a key can hold a secret too)."""
+    """(path, text) of every string in a tree, dict keys included (a key can hold a secret too), and of every nested
+    entry with a string value as its JSON text (`"password": "..."`: a secret only with its key)."""
     if isinstance(node, str):
         yield path, node
     elif isinstance(node, dict):
@@ -587,6 +606,8 @@ def strings_in(node: Any, path: str) -> Iterator[tuple[str, str]]:
                 child = _child(path, str(key))
                 if path:
                     yield f"{child} (a key)", str(key)
+                    if isinstance(value, str):
+                        yield child, _pair(str(key), value)
                 yield from strings_in(value, child)
     elif isinstance(node, list | tuple):
         for index, value in enumerate(node):
@@ -608,6 +629,10 @@ def redact_tree(node: Any, path: str, applied: list[str]) -> Any:
             child = _child(path, str(key))
             new_key = str(key)
             if path:
+                paired = _paired_secret(str(key), value) if isinstance(value, str) else None
+                if paired is not None:  # the whole value goes: the key says what it is
+                    value = f"[REDACTED:{paired}]"
+                    applied.append(f"{child}:{paired}")
                 new_key, rules = redact_text(str(key))
                 applied.extend(f"{child} (a key):{rule}" for rule in rules)
             cleaned[new_key] = redact_tree(value, child, applied)

@@ -196,3 +196,37 @@ def test_a_key_after_a_line_break_or_a_tab_is_refused_or_redacted_on_every_write
         body = key[-20:-4]
         assert body.encode() not in stored and not any(body in text for text in outputs), key
         assert shown_anywhere(key, outputs, [root, tmp_path / "home"]) == []
+
+
+#: A value a key names as a secret, in a structured note: no rule matches the value alone.
+PAIRED = {"db": {"password": "KEYVAL" + "Hunter2222x", "api_key": "KEYVAL" + "abcdef0123456789ABCDEF"},
+          "steps": [{"aws_secret_access_key": "KEYVAL" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzz"}],
+          "fine": {"token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}"}}
+
+
+def test_a_secret_under_a_key_that_names_it_is_refused_or_redacted_in_a_note(tmp_path: Path) -> None:
+    """`--note-json '{"db": {"password": "..."}}'` was stored: the guard looked at the key and at the value one by
+    one, and the assignment rules need both. An entry is also looked at as the JSON text it is written as: refused
+    (exit 4, naming the entry), and with --redact the value goes; prose and placeholders under such keys stay."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    home = {"HOME": str(tmp_path / "home")}
+    assert cli_process("init", "--project", "p", cwd=root, env=home).returncode == 0
+    note = json.dumps(PAIRED)
+    outputs = []
+    for args in (["log", "-m", "creds", "--note-json", note], ["checkpoint", "-m", "creds", "--note-json", note]):
+        refused = cli_process(*args, cwd=root, env=home)
+        assert refused.returncode == 4 and "note.db.password looks like a secret" in refused.stderr, refused.stderr
+        outputs += [refused.stdout, refused.stderr]
+    assert list((root / ".agent" / "runtime-continuity" / "events").rglob("*.json")) == []
+    kept = cli_process("--json", "log", "-m", "creds", "--note-json", note, "--redact", cwd=root, env=home)
+    assert kept.returncode == 0, kept.stderr
+    stored = json.loads(next((root / ".agent" / "runtime-continuity" / "events").rglob("*.json")).read_bytes())
+    assert stored["note"] == {
+        "db": {"password": "[REDACTED:password-assignment]", "api_key": "[REDACTED:password-assignment]"},
+        "steps": [{"aws_secret_access_key": "[REDACTED:aws-secret-access-key]"}], "fine": PAIRED["fine"]}
+    assert sorted(stored["redacted"]) == ["note.db.api_key:password-assignment",
+                                          "note.db.password:password-assignment",
+                                          "note.steps[0].aws_secret_access_key:aws-secret-access-key"]
+    for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI"):
+        assert not any(value in text for text in [*outputs, kept.stdout, kept.stderr])

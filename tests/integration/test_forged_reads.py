@@ -164,19 +164,20 @@ def test_a_secret_a_sync_brought_in_is_redacted_by_every_view_of_the_log(project
 
 def test_views_redact_values_not_what_joining_them_makes(project: Path, capsys: Capture) -> None:
     """A view's text joins fields (`type: message`, a JSON body's `"key": "value"`): redacting the joined text
-    took `"next_token": "page2abc"` and `password: reset2024 flow` for assignments, though each value passed the
-    guard alone. Each value is redacted alone now; an event nested past a walk still prints (`--json events tail`
-    ended in an internal error), its token redacted."""
-    assert main(["log", "-m", "paging", "--note-json", '{"next_token": "page2abc"}']) == 0
+    took `password: reset2024 flow` for an assignment, though each value passed the guard alone. Each value is
+    redacted alone now (an entry with its key, as the write path reads it: `"next_token": "page2abc"` is refused
+    there); an event nested past a walk still prints (`--json events tail` ended in an internal error), its token
+    redacted."""
+    assert main(["log", "-m", "paging", "--note-json", '{"next_page": "page2abc"}']) == 0
     assert main(["log", "--type", "password", "-m", "reset2024 flow done"]) == 0
     capsys.readouterr()
     assert main(["events", "list"]) == 0
     assert "password: reset2024 flow done" in capsys.readouterr().out
     assert main(["--json", "events", "list"]) == 0
     shown = json.loads(capsys.readouterr().out)["events"][0]
-    assert shown["note"] == {"next_token": "page2abc"}
+    assert shown["note"] == {"next_page": "page2abc"}
     assert main(["events", "show", shown["event_id"]]) == 0
-    assert '"next_token": "page2abc"' in capsys.readouterr().out
+    assert '"next_page": "page2abc"' in capsys.readouterr().out
     plant_synced(project, f"deploy with {TOKEN} then rotate")
     day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
     newest = sorted(day.iterdir())[-1]
