@@ -65,8 +65,10 @@ def json_problem(raw: bytes, error: ValueError) -> str:
 
 def project_name_for(root: str) -> str:
     """A valid project name derived from a folder's name."""
+    from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
+
     name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
-    return name.replace("..", ".")[:128]
+    return cut(name.replace("..", "."), 128).strip("-.") or "project"
 
 
 class Store:

@@ -14,6 +14,7 @@ import msgspec
 from continuity.core.errors import InvalidTransition, TaskNotFound, UsageError, VersionConflict
 from continuity.core.identity import Identity
 from events.base import Event
+from events.guard import cut
 from events.problems import quoted
 from events.task import STATUSES, TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections.tasks import TasksState
@@ -106,7 +107,8 @@ def decide_create_task(state: TasksState, identity: Identity, request: TaskCreat
     return [TaskCreated(**_envelope(identity, task_id=task_id), title=request.title.strip(),
                         description=request.description, done_criteria=request.done_criteria,
                         priority=request.priority, labels=_once(request.labels), assigned_to=request.assigned_to,
-                        parent_task_id=request.parent_task_id, message=f"task created: {request.title.strip()}"[:300])]
+                        parent_task_id=request.parent_task_id,
+                        message=cut(f"task created: {request.title.strip()}", 300))]
 
 
 def _once(labels: tuple[str, ...]) -> tuple[str, ...]:

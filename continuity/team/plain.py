@@ -32,7 +32,9 @@ def task_slug(task: str) -> str:
     characters, no `-`, `.` or `_` at the start (an id starts with a letter or digit), no `-` or `.` at the end.
     A slug is its own slug, so `resume` finds a task by either name.
     The pointer's own name is refused: that task's folder would stand where the agent's `LATEST.json` belongs."""
-    slug = _DOTS.sub(".", _NOT_SEGMENT.sub("-", task))[:128].lstrip("-._").rstrip("-.")
+    from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
+
+    slug = cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), 128).lstrip("-._").rstrip("-.")
     if not slug or names_pointer(slug):
         from continuity.core.errors import UsageError
 

@@ -23,6 +23,7 @@ from continuity.workstreams.document import ITEM_LISTS, Checkpoint, CheckpointV1
 from continuity.workstreams.membership import not_registered
 from continuity.workstreams.rules import introduced, refuse, structure_problems, transition
 from events.base import Event
+from events.guard import cut
 from events.workstream import (
     MAX_ITEMS,
     TERMINAL,
@@ -187,7 +188,7 @@ def decide_checkpoint(state: WorkstreamsState, identity: Identity, doc: Checkpoi
         repository=doc.repository, scope=doc.scope, status=doc.status, objective=doc.objective,
         next_action=doc.next_action, open_questions=doc.open_questions, validation_notes=doc.validation,
         workstream_id=ws_id, acknowledged=acknowledged,
-        message=f"checkpoint ({doc.status}): next {doc.next_action[:200]}"))
+        message=f"checkpoint ({doc.status}): next {cut(doc.next_action, 200)}"))
     return events
 
 
@@ -289,7 +290,7 @@ def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: Curs
     if cursor == old:
         raise UsageError("nothing to change: the cursor is already so")
     drafts: list[Event] = [CursorMoved(**identity.fields(), workstream_id=ws.id, cursor=cursor,
-                                       message=f"workstream {ws.id}: next {next_action[:200]}")]
+                                       message=f"workstream {ws.id}: next {cut(next_action, 200)}")]
     check_after(state, drafts, ws.id, whole=False)
     return drafts
 
@@ -347,5 +348,5 @@ def decide_resolve(state: WorkstreamsState, identity: Identity, problem_ids: Seq
     ws_ids = {p.workstream_id for p in state.problems if p.id in chosen}
     return [WorkProblemsResolved(**identity.fields(), workstream_id=ws_ids.pop() if len(ws_ids) == 1 else None,
                                  problem_ids=tuple(run), reason=reason,
-                                 message=f"resolved {len(run)} workstream problem(s): {reason[:200]}")
+                                 message=f"resolved {len(run)} workstream problem(s): {cut(reason, 200)}")
             for run in (chosen[i:i + 256] for i in range(0, len(chosen), 256))]

@@ -16,6 +16,7 @@ import msgspec
 from continuity.workstreams.document import Checkpoint, DocCursor, DocItem, DocWorkstream
 from continuity.workstreams.rules import refuse, transition
 from events.base import Event
+from events.guard import cut
 from events.workstream import (
     TERMINAL,
     ApproachRejected,
@@ -130,7 +131,7 @@ def started_events(env: dict[str, Any], doc: DocWorkstream) -> list[Event]:
     started += item_events(env, doc.id, [item_data(item) for item in doc.items], [], [])
     if first != cursor:
         started.append(CursorMoved(**env, workstream_id=doc.id, cursor=cursor,
-                                   message=f"workstream {doc.id}: next {cursor.next_action[:200]}"))
+                                   message=f"workstream {doc.id}: next {cut(cursor.next_action, 200)}"))
     return started
 
 
@@ -180,7 +181,7 @@ def workstream_events(state: WorkstreamsState, env: dict[str, Any], doc: DocWork
     cursor = cursor_of(doc.cursor)
     if cursor != known.cursor:
         events.append(CursorMoved(**env, workstream_id=doc.id, cursor=cursor,
-                                  message=f"workstream {doc.id}: next {cursor.next_action[:200]}"))
+                                  message=f"workstream {doc.id}: next {cut(cursor.next_action, 200)}"))
     if doc.status != known.status:
         if not workstream_transition_ok(known.status, doc.status):
             refuse(f"Invalid workstream status transition for {doc.id}: {known.status} -> {doc.status}")
@@ -198,5 +199,5 @@ def evidence_events(state: WorkstreamsState, env: dict[str, Any], doc: Checkpoin
         known = {entry.text for entry in kept}
         new = tuple(text for text in texts if text not in known)
         for run in chunks(new) if new else ():  # as items are: a long list takes several events, each within bounds
-            events.append(kind(**env, workstream_id=ws_id, texts=tuple(run), message=run[0][:300]))
+            events.append(kind(**env, workstream_id=ws_id, texts=tuple(run), message=cut(run[0], 300)))
     return events

@@ -230,3 +230,25 @@ def test_a_secret_under_a_key_that_names_it_is_refused_or_redacted_in_a_note(tmp
                                           "note.steps[0].aws_secret_access_key:aws-secret-access-key"]
     for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI"):
         assert not any(value in text for text in [*outputs, kept.stdout, kept.stderr])
+
+
+@pytest.mark.parametrize("before", [100, 120, 127, 250, 290])
+def test_a_name_or_message_cut_to_its_length_keeps_no_part_of_a_token(tmp_path: Path, before: int) -> None:
+    """A task title near the message's 300 characters (with --redact), a folder name near a project name's 128
+    and a task near a snapshot slug's 128: the plain cut kept the token's first characters (`ghp_LEAKa1b2...`),
+    too few for its rule, so they were stored. Each cut now falls before the token."""
+    from continuity.core.store import project_name_for
+    from continuity.team.plain import task_slug
+
+    token = "ghp_" + "Zq7Wm3Xk9P" * 4
+    folder = tmp_path / ("a" * (before if before < 128 else 90) + "-" + token)  # a name: 255 bytes at most
+    folder.mkdir()
+    home = {"HOME": str(tmp_path / "home")}
+    assert cli_process("init", cwd=folder, env=home).returncode == 0
+    made = cli_process("task", "create", "--title", "t" * before + " " + token, "--redact", cwd=folder, env=home)
+    assert made.returncode == 0, made.stderr
+    stored = "".join(path.read_text() for path in (folder / ".agent").rglob("*.json") if path.is_file())
+    named = [project_name_for(str(folder)), task_slug("t" * before + "-" + token)]
+    for text in (stored, *named, made.stdout):
+        assert "ghp_" not in text and "Zq7Wm3" not in text
+    assert all(named)

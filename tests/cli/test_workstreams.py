@@ -198,6 +198,18 @@ def test_a_secret_in_the_document_is_refused_or_redacted(project: Path, capsys: 
     assert token not in "".join(path.read_text() for path in all_event_files(project))
 
 
+@pytest.mark.parametrize("before", [180, 190, 199, 280, 295])
+def test_a_text_cut_for_a_message_keeps_no_part_of_a_token(project: Path, before: int) -> None:
+    """With --redact, a next action or a decision holding a token near the message's cut (200 and 300 characters)
+    left the token's first characters in the message (`next <180 characters> ghp_WSNEXT...`): too few for its rule,
+    so stored. The cut now falls before the token."""
+    token = "ghp_" + "Zq7Wm3Xk9P" * 4
+    text = "x" * before + " " + token
+    assert checkpoint(project, tracked(next_action=text, decisions=[text]), "--redact") == 0
+    stored = "".join(path.read_text() for path in all_event_files(project))
+    assert "ghp_" not in stored and "Zq7Wm3" not in stored
+
+
 def test_file_flag_and_keep(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--file reads another path; --keep leaves it."""
     path = write_doc(project, tracked(), "elsewhere/doc.json")
