@@ -30,6 +30,9 @@ def bad_point(point: str, flag: str = "--as-of") -> UsageError:
 def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str, StoredEvent | None]:
     """The last file name included at `point`, and the event itself when it is an id."""
     if point.startswith("RCE-"):
+        parsed = names.parse_event_id(point)
+        if parsed is not None:  # an event stamped early is no point to replay to until its time, as in every read
+            _past(log, clock.parse_stamp(parsed[0]), point, flag)
         try:
             stored = log.find(point)
         except EventUndecodable as error:  # the point itself: nothing to answer from, but say which event
@@ -41,11 +44,17 @@ def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str
         stamp = clock.stamp(at_us)
     except (ValueError, OverflowError):
         raise bad_point(point, flag) from None
+    _past(log, at_us, point, flag)
+    return f"{stamp}-~", None  # sorts after every name with that stamp
+
+
+def _past(log: EventLog, at_us: int, point: str, flag: str) -> None:
+    """Refuse a point in the future: past this machine's clock and past the log's head (a log stamped ahead, a fast
+    writer's clock, holds that time); an event stamped early is no point to replay to until its time comes."""
     from continuity.core.store import now_us
 
-    if at_us > now_us() and at_us > _head_us(log):  # a log stamped ahead (a fast writer's clock) holds that time
+    if at_us > now_us() and at_us > _head_us(log):
         raise UsageError(f"{flag}: {quoted(point)} is in the future; an audit replays the past")
-    return f"{stamp}-~", None  # sorts after every name with that stamp
 
 
 def known_at(name: str, stored: StoredEvent | None) -> Callable[[str, Event], bool] | None:

@@ -301,6 +301,20 @@ def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
     return folded
 
 
+def _unreplayable(served: ContextServed) -> str | None:
+    """Why a served brief's record cannot be built again (its time, or the last event it folded, is none), or None."""
+    from continuity.readside.replay import bound_of
+    from events.problems import quoted
+
+    try:
+        clock.parse_iso(served.inputs.now)
+    except (ValueError, OverflowError):
+        return f"its time {quoted(served.inputs.now)} is not a time"
+    if served.as_of and bound_of(served.as_of) is None:
+        return f"the last event it folded, {quoted(served.as_of)}, is no event id"
+    return None
+
+
 def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: int, as_of: str) -> Brief:
     """The brief as of a point: a served brief again, byte for byte, or the log as it stood then.
 
@@ -312,10 +326,14 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
 
     log, warnings = store.open_events_reader()  # a replay reads the log alone: a planted local/ fails it open
     last_name, point = resolve_point(log, as_of)
-    if point is not None and isinstance(point.event, ContextServed):
+    unusable = _unreplayable(point.event) if point is not None and isinstance(point.event, ContextServed) else None
+    if unusable is not None:  # a served event a writer of ours never made: the log as it stood there, and why
+        warnings.append(f"{as_of} recorded a brief that cannot be replayed ({unusable}): shown as the log stood "
+                        "at that point")
+    elif point is not None and isinstance(point.event, ContextServed):
         served = point.event
         # the last event folded bounds the replay by its id alone: unreadable now, it is skipped and said
-        until = (bound_of(served.as_of) or log.find(served.as_of).name) if served.as_of else ""
+        until = (bound_of(served.as_of) or "") if served.as_of else ""  # an id: _unreplayable
         folded = _folded_by(served) if until else None
         models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded) if folded
                   else Models.empty(BRIEF_MODELS))

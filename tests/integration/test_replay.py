@@ -500,3 +500,56 @@ def test_a_sweep_that_fails_names_the_path(repo: Path, capsys: Capture, monkeypa
     code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(out))
     assert (code, stdout) == (5, "") and err.count("\n") == 1
     assert f"({stuck / 'x.md'})" in err and "Operation not permitted" in err
+
+
+def rewrite(root: Path, event_id: str, new_id: str | None = None, **changes: Any) -> str:
+    """The event `event_id` as a writer of ours never wrote it: `changes` at the top (a dict merged one level
+    down), under `new_id` (its time too) when given; its file named after its new bytes. The new id."""
+    from events import clock, names
+
+    stamp, node = names.parse_event_id(event_id)  # type: ignore[misc]
+    old = next((root / ".agent" / "runtime-continuity" / "events").rglob(f"{stamp}-{node}-*.json"))
+    event = json.loads(old.read_bytes())
+    for key, value in changes.items():
+        event[key] = {**event[key], **value} if isinstance(value, dict) else value
+    if new_id is not None:
+        stamp, node = names.parse_event_id(new_id)  # type: ignore[misc]
+        event["event_id"], event["created_at"] = new_id, clock.iso(clock.parse_stamp(stamp))
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+    old.unlink()
+    folder = old.parent.parent / stamp[:8]
+    folder.mkdir(exist_ok=True)
+    (folder / names.file_name(stamp, node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    return str(event["event_id"])
+
+
+@pytest.mark.parametrize(("changes", "why"), [
+    ({"inputs": {"now": "garbage"}}, "its time 'garbage' is not a time"),
+    ({"inputs": {"now": "9999-99-99"}}, "its time '9999-99-99' is not a time"),
+    ({"as_of": "RCE-nope"}, "the last event it folded, 'RCE-nope', is no event id"),
+])
+def test_a_served_brief_whose_record_cannot_be_built_again_shows_the_log_at_that_point(
+        repo: Path, capsys: Capture, changes: dict[str, Any], why: str) -> None:
+    """A `context.served` whose recorded time is no time ended in an internal error (exit 70), and one whose last
+    folded event is no id in "no event 'RCE-nope'" (exit 7, an id the asker never gave). A writer of ours never
+    makes either: the replay says so and answers as the log stood at that point, exit 0."""
+    _, served = serve(capsys, repo, "--session", "S2")
+    damaged = rewrite(repo, served["event_id"], **changes)
+    code, out, err = run(capsys, repo, "resume-bundle", "--as-of", damaged)
+    assert code == 0 and "wire the CLI" in out, err
+    assert err == (f"continuity: warning: {damaged} recorded a brief that cannot be replayed ({why}): shown as "
+                   "the log stood at that point\n")
+
+
+def test_as_of_an_event_stamped_in_the_future_is_refused_as_a_future_time_is(repo: Path, capsys: Capture) -> None:
+    """`--as-of 2099-01-01T00:00:00Z` is refused (exit 2), but the id of an event stamped then was taken: the
+    replay folded an event every read leaves out until its time, and answered "brief generated 2099-01-01"."""
+    code, out, _ = run(capsys, repo, "events", "list", "--json")
+    assert code == 0
+    first = json.loads(out)["events"][0]["event_id"]
+    ahead = f"RCE-20990101_000000_000000-{first.rsplit('-', 1)[1]}"
+    rewrite(repo, first, ahead)
+    message = f"'{ahead}' is in the future; an audit replays the past\n"
+    for command in (["resume-bundle", "--as-of"], ["status", "--as-of"], ["replay", "--out", "r", "--until"]):
+        assert run(capsys, repo, *command, ahead) == (2, "", f"continuity: error: {command[-1]}: {message}"), command
+    assert not (repo / "r").exists()
