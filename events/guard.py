@@ -387,11 +387,17 @@ _compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
 _COMPILED_KEPT = 64  # patterns of rule sets kept per process (a long-lived server meets many)
 
 
+def _lowered(text: str) -> str:
+    """`text` in lower case as the rules' case-insensitive parts read it: `ſ` is s, `ı` and `İ` i, K k."""
+    lowered = text.lower()
+    if not lowered.isascii():
+        lowered = lowered.replace("\u017f", "s").replace("\u0131", "i").replace("i\u0307", "i").replace("\u212a", "k")
+    return lowered
+
+
 def _rules_in(text: str) -> tuple[int, ...]:
     """The indices of the rules `text` holds the words of, in rule order (the only ones that can match)."""
-    lowered = text.lower()
-    if not lowered.isascii():  # what the rules' case-insensitive parts also take: `ſ` is s, `ı` and `İ` i, K k
-        lowered = lowered.replace("\u017f", "s").replace("\u0131", "i").replace("i\u0307", "i").replace("\u212a", "k")
+    lowered = _lowered(text)
     found: set[int] = set()
     for word, rules in _RULES_OF_WORD.items():
         if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)):
@@ -580,16 +586,25 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{shown}" if path else shown
 
 
-def _pair(key: str, value: str) -> str:
-    """A nested entry as the JSON text it is written as (`"password": "..."`): the assignment rules need the key and
-    the value together, which a walk of the strings alone never sees."""
+#: What a key the key-and-value rules look for holds (password-assignment's key words and `...key` names, `pwd`,
+#: aws-secret-access-key's `secret`, auth-header's `authorization`), in lower case: a first look at a key.
+_SECRET_KEY_PARTS = ("pass", "secret", "token", "credential", "key", "pwd", "auth")
+
+
+def entry_text(key: str, value: str) -> str | None:
+    """A structured entry as the JSON text it is written as (`"password": "..."`) when its key may name a secret,
+    else None: the key-and-value rules need both, which a walk of the strings one by one never sees."""
+    lowered = _lowered(key)
+    if not any(part in lowered for part in _SECRET_KEY_PARTS):
+        return None
     return f'"{key}": "{value}"'
 
 
 def _paired_secret(key: str, value: str) -> str | None:
     """The rule a nested entry's key and string value match together and neither alone (a password under a key
     named `password`), or None."""
-    rule = find_secret(_pair(key, value))
+    text = entry_text(key, value)
+    rule = None if text is None else find_secret(text)
     if rule is None or find_secret(value) is not None or find_secret(key) is not None:
         return None
     return rule
@@ -606,8 +621,9 @@ def strings_in(node: Any, path: str) -> Iterator[tuple[str, str]]:
                 child = _child(path, str(key))
                 if path:
                     yield f"{child} (a key)", str(key)
-                    if isinstance(value, str):
-                        yield child, _pair(str(key), value)
+                    entry = entry_text(str(key), value) if isinstance(value, str) else None
+                    if entry is not None:
+                        yield child, entry
                 yield from strings_in(value, child)
     elif isinstance(node, list | tuple):
         for index, value in enumerate(node):

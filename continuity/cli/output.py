@@ -170,10 +170,10 @@ def _clean(data: Any) -> bool:
 
     A string is redacted alone (see _redacted), so one found clean stays clean: the short ones (keys, kinds, names)
     are remembered for the process, and a listing of thousands of events scans each key once, not once an event."""
-    from events.guard import find_secret, might_hold_secret
+    from events.guard import entry_text, find_secret, might_hold_secret
 
     try:
-        texts = _deep(_values, data, [])
+        texts = _deep(_values, data, [], entry_text)
     except RecursionError:
         return False
     unseen = [text for text in texts if text not in _KNOWN_CLEAN]
@@ -217,17 +217,20 @@ def _deep(call: Callable[..., Any], *args: Any) -> Any:
 DEEP_FRAMES = 20_000
 
 
-def _values(node: Any, into: list[str]) -> list[str]:
-    """Every string of a tree, a dict's keys too, in order."""
+def _values(node: Any, into: list[str], entry: Callable[[str, str], str | None]) -> list[str]:
+    """Every string of a tree, a dict's keys too, in order, and each entry whose key may name a secret as its JSON
+    text (`entry`: events.guard.entry_text; `"password": "..."` is a secret where neither string alone is)."""
     if isinstance(node, str):
         into.append(node)
     elif isinstance(node, dict):
         for key, value in node.items():
             into.append(str(key))
-            _values(value, into)
+            if isinstance(value, str) and (text := entry(str(key), value)) is not None:
+                into.append(text)
+            _values(value, into, entry)
     elif isinstance(node, list | tuple):
         for value in node:
-            _values(value, into)
+            _values(value, into, entry)
     return into
 
 
