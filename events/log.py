@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from events import names
 from events.base import Event
 from events.codec import Codec, default_codec
-from events.durable import Head, Precondition, append_sealed, unreadable_error
+from events.durable import Head, Precondition, Unreadable, append_sealed, unreadable_error
 from events.errors import EventNotFound, EventUndecodable
 from events.problems import quoted
 from events.sealing import StoredEvent, prepare, seal
@@ -88,11 +88,12 @@ class EventLog(abc.ABC):
         """
 
     def read(self, after: str | None = None, on_error: OnError | None = None) -> Iterator[StoredEvent]:
-        """Decoded events after the named one; bad ones go to `on_error` (or raise)."""
+        """Decoded events after the named one; bad ones go to `on_error` (or raise): undecodable, or renamed or
+        forged (its content claims another id or time than its name spells: shown, it would stand for that one)."""
         decode = self.codec.decode
         for name, raw in self.read_raw(after):
             try:
-                event = decode(raw)
+                event = _matching(name, decode(raw))
             except EventUndecodable as error:
                 if on_error is None:
                     raise EventUndecodable(f"{name}: {unreadable_error(raw, error)}") from None
@@ -121,7 +122,7 @@ class EventLog(abc.ABC):
         decode = self.codec.decode
         for name, raw in self.read_raw_newest_first(after) if count > 0 else ():
             try:
-                event = decode(raw)
+                event = _matching(name, decode(raw))
             except EventUndecodable as error:
                 if on_error is None:
                     raise EventUndecodable(f"{name}: {unreadable_error(raw, error)}") from None
@@ -147,13 +148,26 @@ class EventLog(abc.ABC):
         return None if head is None else head.name
 
     def find(self, event_id: str) -> StoredEvent:
-        """The event with this id; EventNotFound when there is none."""
+        """The event with this id; EventNotFound when there is none, EventUndecodable naming its file when it cannot
+        be read."""
+        name, raw = self._found(event_id)
+        try:
+            return StoredEvent(name, raw, self.codec.decode(raw))
+        except EventUndecodable as error:  # named, so that it can be looked at (`events show` decodes only)
+            why = f"({raw.reason})" if isinstance(raw, Unreadable) else f"({error})"
+            raise EventUndecodable(f"event {event_id} ({names.shard_of(name)}/{name}) cannot be read {why}") from None
+
+    def find_name(self, event_id: str) -> str:
+        """The file name of the event with this id (its bytes not decoded); EventNotFound when there is none."""
+        return self._found(event_id)[0]
+
+    def _found(self, event_id: str) -> tuple[str, bytes]:
         parsed = names.parse_event_id(event_id)
         if parsed is not None:
             prefix = f"{parsed[0]}-{parsed[1]}-"
             for name, raw in self._candidates(parsed[0]):
                 if name.startswith(prefix):
-                    return StoredEvent(name, raw, self.codec.decode(raw))
+                    return name, raw
         raise EventNotFound(f"no event {quoted(event_id)}")
 
     def _candidates(self, stamp: str) -> Iterator[tuple[str, bytes]]:
@@ -165,3 +179,10 @@ class EventLog(abc.ABC):
         from events.verify import verify_records
 
         return verify_records(lambda: self.read_raw(include_malformed=True), self.codec)
+
+
+def _matching(name: str, event: Event) -> Event:
+    """`event`, read from the file `name`; EventUndecodable when its content is not what the name spells."""
+    if not names.content_matches(name, event.event_id, event.created_at):
+        raise EventUndecodable(names.FORGED)
+    return event

@@ -28,8 +28,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     listing.add_argument("--kind", help="only events of this kind, e.g. checkpoint.recorded, or of this family, "
                          "e.g. checkpoint (an unknown kind is refused)")
     count = bounded_int(0, COUNT_MAX)
-    listing.add_argument("--limit", type=count, metavar="N", help="at most N events (the first N)")
-    listing.add_argument("--last", type=count, metavar="N", help="only the newest N events")
+    which = listing.add_mutually_exclusive_group()  # `--last 3 --limit 1` printed 3: one of them was dropped
+    which.add_argument("--limit", type=count, metavar="N", help="at most N events (the first N)")
+    which.add_argument("--last", type=count, metavar="N", help="only the newest N events")
     listing.set_defaults(handler=_list)
     tail = sub.add_parser("tail", help="the newest events; --follow keeps printing new ones", parents=[common],
                           description="The newest events, one line each (JSON lines with --json); with --follow, "
@@ -59,9 +60,10 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.text import one_line
 
     log, warnings = open_store(args).open_events_reader()
+    warnings += _left_out(log)
     if not out.as_json:  # with --json, the document's warnings
         print_warnings(warnings)
-    after = log.find(args.after).name if args.after else None
+    after = log.find_name(args.after) if args.after else None  # an event that cannot be read is still a place
 
     def on_error(name: str, error: Exception) -> None:
         if out.as_json:  # the document's warnings, printed before the events: kept until the end
@@ -113,6 +115,19 @@ def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
     yield from lines(batch)
 
 
+def _left_out(log: FileEventLog) -> list[str]:
+    """What a listing of the log leaves out without a word otherwise: a symlink or a file where a day folder was
+    (the read models say so; `events list` and `tail` listed the rest as if that day held nothing)."""
+    from events.durable import list_days, no_folder
+
+    links: list[str] = []
+    try:
+        list_days(log.events_dir, links, links)
+    except OSError:  # events/ that cannot be listed: the read says so itself
+        return []
+    return [no_folder(log.events_dir, day) for day in sorted(links)]
+
+
 def _hours_left(log: FileEventLog) -> list[str]:
     """The warning of a listing that met the first release's hour folders and could not move them all."""
     return [log.hours_left] if log.hours_left else []
@@ -121,6 +136,7 @@ def _hours_left(log: FileEventLog) -> list[str]:
 def _show(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
+    from events import names
     from events.errors import EventNotFound
 
     log, unsafe = open_store(args).open_events_reader()
@@ -128,8 +144,10 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     try:
         stored = log.find(args.event_id)
     except EventNotFound:
-        print_warnings(_hours_left(log))
+        print_warnings(_hours_left(log) + _left_out(log))
         raise
+    if not names.content_matches(stored.name, stored.event.event_id, stored.event.created_at):
+        print_warnings([f"{stored.name}: {names.FORGED}"])  # shown, as asked for: what a forger wrote is evidence
     data = msgspec.to_builtins(stored.event)
     if out.as_json:
         out.emit(data)
@@ -149,7 +167,7 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
 
     store = open_store(args)
     log, unsafe = store.open_events_reader()
-    print_warnings(unsafe)
+    print_warnings(unsafe + ([] if args.follow else _left_out(log)))  # a follower says so itself (adapters/watch.py)
     after = start_after(log, args.lines)
 
     def warn(message: str) -> None:

@@ -35,9 +35,8 @@ def resolve_point(log: EventLog, point: str, flag: str = "--as-of") -> tuple[str
             _past(log, clock.parse_stamp(parsed[0]), point, flag)
         try:
             stored = log.find(point)
-        except EventUndecodable as error:  # the point itself: nothing to answer from, but say which event
-            raise EventUndecodable(f"{flag}: event {point} cannot be read ({error}); "
-                                   "`continuity verify` names what is wrong") from None
+        except EventUndecodable as error:  # the point itself: nothing to answer from (the error names the event)
+            raise EventUndecodable(f"{flag}: {error}; `continuity verify` names what is wrong") from None
         return stored.name, stored
     try:
         at_us = clock.parse_iso(point)

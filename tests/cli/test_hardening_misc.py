@@ -670,3 +670,81 @@ def test_warm_auto_prints_the_rhythm_when_the_session_start_cannot_be_recorded(
     monkeypatch.chdir(project)
     code, out, _ = run(["warm", "--auto"])
     assert code == 0 and "recorded: " in out and len(event_files(project)) == len(before) + 1
+
+
+@pytest.mark.parametrize("claim", ["another event's id", "another time"])
+def test_the_event_listings_leave_out_an_event_whose_content_is_not_its_name(project: Path, capsys: Capture,
+                                                                              claim: str) -> None:
+    """`events list` printed two lines with one id (the genuine event and the impersonator), `--after` that id
+    started at the impersonator, `events tail` printed its false time, all with no warning, while every other
+    read left it out. The listings leave it out with the warning reads give; `events show` of its own id prints
+    what it holds (evidence), with that warning."""
+    assert main(["log", "-m", "genuine entry"]) == 0
+    [genuine] = all_event_files(project)
+    forged = plant_impersonation(genuine, claim)
+    own_id = "RCE-" + forged.name[:22] + "-forger01"
+    assert main(["log", "-m", "later entry"]) == 0
+    capsys.readouterr()
+    for args in (["events", "list"], ["events", "tail"], ["events", "list", "--last", "5"]):
+        assert main(args) == 0, args
+        out, err = capsys.readouterr()
+        assert "IMPERSONATED" not in out and out.count("genuine entry") == 1 and "later entry" in out, (args, out)
+        assert f"{forged.name}: renamed or forged" in err, (args, err)
+    assert main(["--json", "events", "list"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["message"] for e in listed["events"]] == ["genuine entry", "later entry"]
+    assert any("renamed or forged" in warning for warning in listed["warnings"])
+    genuine_id = listed["events"][0]["event_id"]
+    assert main(["--json", "events", "list", "--after", genuine_id]) == 0
+    assert [e["message"] for e in json.loads(capsys.readouterr().out)["events"]] == ["later entry"]
+    assert main(["events", "show", own_id]) == 0
+    out, err = capsys.readouterr()
+    assert "IMPERSONATED" in out and f"{forged.name}: renamed or forged" in err
+
+
+@pytest.mark.parametrize("planted", ["a symlink", "a file"])
+def test_the_event_listings_say_what_stands_where_a_day_folder_was(project: Path, tmp_path: Path, capsys: Capture,
+                                                                   planted: str) -> None:
+    """A day folder that is a symlink (to a folder of real events) or a file: the brief and verify said so, `events
+    list` and `events tail` listed the rest as if that day held nothing."""
+    assert main(["log", "-m", "today"]) == 0
+    day = project / ".agent" / "runtime-continuity" / "events" / "20261101"
+    if planted == "a symlink":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        day.symlink_to(elsewhere)
+        said = "events/20261101 is a symlink: its events are not read"
+    else:
+        day.write_text("not a folder")
+        said = "events/20261101 is no folder: it holds no events"
+    capsys.readouterr()
+    for args in (["events", "list"], ["events", "tail"]):
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert said in err and "today" in out, (args, err)
+    assert main(["--json", "events", "list"]) == 0
+    assert any(said in warning for warning in json.loads(capsys.readouterr().out)["warnings"])
+
+
+def test_events_list_refuses_limit_with_last_and_names_an_event_it_cannot_read(project: Path,
+                                                                                capsys: Capture) -> None:
+    """`--limit 1 --last 3` printed three events (one option dropped without a word); `events show` of an event
+    that cannot be read said "not JSON: ..." naming nothing, and `--after` it failed the same way, though a place
+    in the log needs only its name."""
+    for message in ("one", "two", "three"):
+        assert main(["log", "-m", message]) == 0
+    capsys.readouterr()
+    assert main(["events", "list", "--limit", "1", "--last", "3"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    files = all_event_files(project)
+    files[1].write_bytes(b"garbage")
+    assert main(["--json", "events", "list"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["message"] for e in listed["events"]] == ["one", "three"]
+    damaged = "RCE-" + "-".join(files[1].name.split("-")[:2])
+    assert main(["--json", "events", "list", "--after", damaged]) == 0
+    assert [e["message"] for e in json.loads(capsys.readouterr().out)["events"]] == ["three"]
+    assert main(["events", "show", damaged]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"continuity: error: event {damaged} ({files[1].parent.name}/{files[1].name}) cannot be "
+                          "read (not JSON: ") and err.count("\n") == 1

@@ -453,7 +453,9 @@ def test_a_replay_over_unreadable_events_fails_open_or_names_the_event(repo: Pat
     event_file(repo, event["event_id"]).write_bytes(b"garbage")
     code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
     assert (code, out) == (1, "") and err.count("\n") == 1
-    assert err.startswith(f"continuity: error: --as-of: event {event['event_id']} cannot be read (")
+    stored = event_file(repo, event["event_id"])
+    assert err.startswith(f"continuity: error: --as-of: event {event['event_id']} ({stored.parent.name}/"
+                          f"{stored.name}) cannot be read (not JSON: ")
 
 
 def test_two_replays_into_one_folder_each_leave_their_whole_output(repo: Path, capsys: Capture) -> None:
