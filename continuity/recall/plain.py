@@ -49,9 +49,10 @@ TOKENIZER = "porter unicode61 remove_diacritics 2 separators '\u061c\u2066\u2067
 TOKENIZE = "tokenize='" + TOKENIZER.replace("'", "''") + "'"
 #: How a match is marked in a snippet (the text around it is neutralized for the terminal).
 MARK_OPEN, MARK_CLOSE = "[", "]"
-#: A word: letters and digits with the combining marks that follow them (`\w` takes no mark, so a decomposed
-#: `résumé`, e + U+0301, was two words), as FTS5's unicode61 tokenizer keeps them in one token.
-_WORD = r"\w[\w\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*"
+#: What a word is made of: letters and digits with the combining marks that follow them (`\w` takes no mark, so a
+#: decomposed `résumé`, e + U+0301, was two words), as FTS5's unicode61 tokenizer keeps them in one token.
+_WORD_CHARS = r"\w\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_NOT_WORD_CHAR = re.compile(rf"[^{_WORD_CHARS}\s]")
 #: The hit fields, in the order the JSON answer lists them.
 HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id", "snippet", "score")
 #: The columns of a ranked row (then the snippet and the body); `d` is docs, `fts` the text. No bm25()
@@ -79,8 +80,32 @@ CONTENDERS_RANK_SQL = (
 
 
 def words(text: str) -> list[str]:
-    """The words of a text, as the default query mode searches them (composed first: NFC, as most text is)."""
-    return re.findall(_WORD, unicodedata.normalize("NFC", text))
+    """The words of a text, as the default query mode searches them (composed first: NFC, as most text is).
+
+    A word is never split where the index does not split a term: unicode61 reads characters by Unicode 6.1, and
+    keeps some that `\\w` does not in a word (`fixed🥺`, whose emoji came later, is one term there), so a search
+    for `fixed🥺` searched `fixed` and never found it. Such characters of the text are asked of FTS5 itself.
+    (A word split less finely than the index splits it is searched as the phrase of its terms: `push_race`.)
+    """
+    text = unicodedata.normalize("NFC", text)
+    kept = "".join(char for char in sorted(set(_NOT_WORD_CHAR.findall(text))) if _in_a_term(char))
+    if not kept:
+        return re.findall(rf"\w[{_WORD_CHARS}]*", text)
+    kept = re.escape(kept)
+    return re.findall(rf"[\w{kept}][{_WORD_CHARS}{kept}]*", text)
+
+
+_IN_A_TERM: dict[str, bool] = {}
+
+
+def _in_a_term(char: str) -> bool:
+    """Whether the index's tokenizer keeps `char` inside a term (asked once a process for each character)."""
+    found = _IN_A_TERM.get(char)
+    if found is None:
+        if len(_IN_A_TERM) >= 4096:
+            _IN_A_TERM.clear()
+        found = _IN_A_TERM[char] = len(indexed_terms(f"a{char}b")) == 1
+    return found
 
 
 #: How long one search may run (ranking and snippets): prefix terms (`a* OR b* ...`) with a large

@@ -759,3 +759,14 @@ def test_a_query_that_looks_like_a_secret_is_echoed_redacted(project: Path, caps
         assert token not in json.dumps(found) and "[REDACTED:github-token]" in found["query"]
     through_tools = Continuity(str(project)).call("recall", query=token)
     assert token not in json.dumps(through_tools) and "[REDACTED:github-token]" in through_tools["query"]
+
+
+@pytest.mark.parametrize("query", ["fixed🥺", "🥺fixed", "fixed🥺 parser", "the FIXED🥺"])
+def test_a_word_with_a_character_newer_than_the_tokenizers_tables_is_found_as_typed(
+        project: Path, capsys: pytest.CaptureFixture[str], query: str) -> None:
+    """The index keeps an emoji newer than Unicode 6.1 inside a term (`fixed🥺` is one); the query split its words
+    with `\\w` and searched `fixed` alone, so the event was never found by what it says (docs/recall.md)."""
+    wanted = log(capsys, "log", "-m", "the parser: emoji 🥺fixed and fixed🥺")
+    log(capsys, "log", "-m", "fixed the parser")
+    found = recall(capsys, query)
+    assert ids(found) == [wanted], found
