@@ -258,11 +258,15 @@ def _catch_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: boo
         unread, unknown = _kept(meta.get("unread")), _kept(meta.get("unknown"))
         if reason is None and unknown and reads_now(unknown, meta.get("kinds"), log.codec.current):
             reason = UNKNOWN_READ_NOW
+        left_out: list[str] = []  # each with why
         if reason is None and unread:
-            unread, reason = _read_again(log, days, unread)
+            unread, left_out, reason = _read_again(log, days, unread)
         outcome = CatchUp(rebuilt=reason is not None, reason=reason, kinds=known_kinds(log.codec.current))
         if reason is None:
             outcome.unread, outcome.unknown = unread, unknown
+        if reason is None and left_out:  # said at every catch-up, as the read models say theirs
+            outcome.warnings.append(f"{len(left_out)} unreadable event(s) are still left out of the recall index "
+                                    f"(each catch-up tries them again); first: {left_out[0]}")
         if days.early:
             from continuity.readside.catchup import early_warning
 
@@ -393,11 +397,12 @@ def _kept(value: Any) -> list[str]:
     return found[:UNREAD_KEPT]
 
 
-def _read_again(log: FileEventLog, days: Days, unread: list[str]) -> tuple[list[str], str | None]:
-    """The events read past as unreadable, tried again: those still unreadable, and a reason to rebuild when one
-    reads now (it is indexed in order by the rebuild). A vanished one is dropped."""
+def _read_again(log: FileEventLog, days: Days, unread: list[str]) -> tuple[list[str], list[str], str | None]:
+    """The events read past as unreadable, tried again: those still unreadable (their names, and each with why), and
+    a reason to rebuild when one reads now (it is indexed in order by the rebuild). A vanished one is dropped."""
     real = set(days.days)
     still: list[str] = []
+    why: list[str] = []
     wanted = sorted(name for name in unread if names.parse_name(name) is not None and names.shard_of(name) in real)
     for day in sorted({names.shard_of(name) for name in wanted}):
         for name, raw in log.read_files(day, [name for name in wanted if name.startswith(day)],
@@ -405,12 +410,13 @@ def _read_again(log: FileEventLog, days: Days, unread: list[str]) -> tuple[list[
             try:
                 log.codec.decode(raw)
             except UnknownEventType:
-                return [], "an event file read past as unreadable is whole now"  # rebuilt: its kind is kept then
-            except EventUndecodable:
+                return [], [], "an event file read past as unreadable is whole now"  # rebuilt: its kind kept then
+            except EventUndecodable as error:
                 still.append(name)
+                why.append(f"{name}: {unreadable_error(raw, error)}")
             else:
-                return [], "an event file read past as unreadable is whole now"
-    return still, None
+                return [], [], "an event file read past as unreadable is whole now"
+    return still, why, None
 
 
 def projects_of(connection: sqlite3.Connection) -> list[str]:

@@ -770,3 +770,20 @@ def test_a_word_with_a_character_newer_than_the_tokenizers_tables_is_found_as_ty
     log(capsys, "log", "-m", "fixed the parser")
     found = recall(capsys, query)
     assert ids(found) == [wanted], found
+
+
+def test_an_unreadable_event_left_out_is_said_at_every_search(project: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The first search said "skipped 1 unreadable event(s)"; every later one answered `"warnings": []` although
+    its hits still left that event out (the read models say so at every catch-up)."""
+    log(capsys, "log", "-m", "foo one")
+    day = next((project / ".agent" / "runtime-continuity" / "events").iterdir())
+    bad = day / f"{day.name}_100000_000000-abcdefgh-0123456789ab.json"
+    bad.write_bytes(b"\x00garbage")
+    said = [" ".join(recall(capsys, "foo")["warnings"]) for _ in range(3)]
+    assert "skipped 1 unreadable event(s) in the recall index" in said[0] and bad.name in said[0]
+    for later in said[1:]:
+        assert "1 unreadable event(s) are still left out of the recall index" in later and bad.name in later
+    bad.unlink()
+    recall(capsys, "foo")  # the index is rebuilt (an event it had listed is gone), and says so
+    assert recall(capsys, "foo")["warnings"] == []
