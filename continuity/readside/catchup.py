@@ -45,10 +45,12 @@ Held = Mapping[str, Mapping[str, bytes]]
 
 
 class DayMark(msgspec.Struct, array_like=True):
-    """A day folder as last folded: its mtime and how many event files it held."""
+    """A day folder as last folded: its mtime and how many event files it held; for the day a reader stands in,
+    a digest of the names up to its position (0: none taken, a mark an earlier release saved)."""
 
     mtime_ns: int
     count: int
+    names: int = 0
 
 
 #: Each day folder's mark, by day.
@@ -61,7 +63,10 @@ def day_mark(mtime_ns: int, listed: list[str], day: str, position: str | None, w
     time, junk) after it is never read, and must not read as an event that arrived in the past."""
     if whole and not (position and position.startswith(day)):
         return DayMark(mtime_ns, len(listed))
-    return DayMark(mtime_ns, bisect.bisect_right(listed, position or ""))
+    count = bisect.bisect_right(listed, position or "")
+    return DayMark(mtime_ns, count, names.digest(listed[:count]))
+
+
 
 
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
@@ -589,9 +594,11 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
     # hint shows it settled (Days.settled).
     try:
         if (mark is not None and last_day in days.days and position is not None
-                and not days.settled(last_day, position, mark)
-                and bisect.bisect_right(days.listing(last_day), position) != mark.count):
-            return PAST_CHANGED
+                and not days.settled(last_day, position, mark)):
+            listing = days.listing(last_day)
+            count = bisect.bisect_right(listing, position)
+            if count != mark.count or (mark.names and names.digest(listing[:count]) != mark.names):
+                return PAST_CHANGED
     except OSError:  # a day folder that cannot be listed: the fold stops there and says so, nothing is rebuilt
         return None
     return None

@@ -31,7 +31,6 @@ from continuity.core.store import Store
 from continuity.readside.catchup import (
     UNKNOWN_READ_NOW,
     UNREAD_KEPT,
-    DayMark,
     Days,
     Marks,
     Progress,
@@ -341,7 +340,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             position = name
             outcome.read += 1
             if outcome.read % BATCH == 0:
-                marks[day] = DayMark(days.mtime(day), bisect.bisect_right(listed, position))
+                marks[day] = day_mark(days.mtime(day), listed, day, position, whole=False)
                 outcome.indexed += _flush(connection, rows, position, marks, projects, outcome)
                 connection.execute("COMMIT")
                 connection.execute("BEGIN IMMEDIATE")

@@ -384,4 +384,6 @@ def _current(events_dir: str, position: str | None, marks: dict[str, list[int]])
                         if len(name) == names.NAME_LENGTH and name.endswith(".json"))
         if position is None or bisect.bisect_right(listed, position) != len(listed) or len(listed) != mark[1]:
             return False
+        if len(mark) > 2 and mark[2] and names.digest(listed) != mark[2]:  # as many, but others (index.py)
+            return False
     return True

@@ -319,3 +319,59 @@ def test_no_file_descriptor_left_is_one_line_never_a_traceback(project: Path, co
     assert done.returncode == (3 if command[0] == "snapshot" else 5), done.stderr
     assert len(done.stderr.splitlines()) == 1 and "Too many open files" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and all_event_files(project) == before
+
+
+def test_an_event_removed_while_another_arrived_before_the_position_is_seen_by_every_reader(
+        project: Path, capsys: Capture) -> None:
+    """In the newest day, one event removed and another (a merge) arrived before the last one read: as many names
+    up to the readers' position as before, so the read models and the recall index (command and fast path) kept the
+    removed event and never read the new one, until `rebuild`. A digest of those names now tells."""
+    import hashlib
+    import json
+
+    from events import clock, names
+
+    store = Store(project)
+    log = store.open_log()
+    stored = [log.append(WorkLogged(project="demo", message=text)) for text in ("first alpha", "second bravo",
+                                                                                "third charlie")]
+    refresh(store)
+    assert main(["recall", "alpha"]) == 0
+    gone = Path(log.path_of(stored[1].name))
+    event = json.loads(gone.read_bytes())
+    gone.unlink()
+    parsed = names.parse_name(stored[1].name)
+    assert parsed is not None
+    stamp = clock.stamp(clock.parse_stamp(parsed.stamp) + 1)
+    event.update(message="merged echo", event_id=names.event_id(stamp, "zzzzzzzz"),
+                 created_at=clock.iso(clock.parse_stamp(stamp)))
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+    (gone.parent / names.file_name(stamp, "zzzzzzzz", hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    assert len(os.listdir(gone.parent)) == 3
+    from tests.helpers import cli_process
+
+    fast = cli_process("recall", "echo", "--json", cwd=project)  # a new process: the fast path looks first
+    assert fast.returncode == 0 and [hit["snippet"] for hit in json.loads(fast.stdout)["hits"]] == ["merged [echo]"]
+    gone_again = next(gone.parent.glob("*-zzzzzzzz-*.json"))
+    moved = gone_again.read_bytes()
+    gone_again.unlink()  # and once more: B back in its place under another node, the index current as it stands
+    event.update(message="second bravo again", event_id=names.event_id(stamp, "yyyyyyyy"))
+    raw = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+    (gone.parent / names.file_name(stamp, "yyyyyyyy", hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    fast = cli_process("recall", "again", "--json", cwd=project)
+    assert fast.returncode == 0 and [hit["snippet"] for hit in json.loads(fast.stdout)["hits"]] == \
+        ["second bravo [again]"], fast.stdout
+    next(gone.parent.glob("*-yyyyyyyy-*.json")).unlink()
+    gone_again.write_bytes(moved)
+    capsys.readouterr()
+    for args in (["recall", "echo", "--json"], ["recall", "bravo", "--json"]):
+        assert main(args) == 0
+        found = json.loads(capsys.readouterr().out)
+        assert [hit["snippet"] for hit in found["hits"]] == (["merged [echo]"] if "echo" in args else []), args
+    assert main(["--json", "events", "list"]) == 0
+    capsys.readouterr()
+    again = refresh(store)
+    assert again.rebuilt and "events before the last catch-up changed" in again.warnings[0]
+    assert main(["--json", "resume-bundle"]) == 0
+    brief = capsys.readouterr().out
+    assert "merged echo" in brief and "second bravo" not in brief
