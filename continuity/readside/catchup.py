@@ -64,7 +64,14 @@ def day_mark(mtime_ns: int, listed: list[str], day: str, position: str | None, w
     if whole and not (position and position.startswith(day)):
         return DayMark(mtime_ns, len(listed))
     count = bisect.bisect_right(listed, position or "")
-    return DayMark(mtime_ns, count, names.digest(listed[:count]))
+    last = _LAST_DIGEST
+    if last[0] is not listed or last[1] != count:  # every model of a catch-up marks the same listing: once
+        last[:] = [listed, count, names.digest(listed[:count])]
+    return DayMark(mtime_ns, count, last[2])
+
+
+#: The listing, count and digest day_mark took last.
+_LAST_DIGEST: list[Any] = [None, -1, 0]
 
 
 
