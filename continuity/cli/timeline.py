@@ -50,6 +50,10 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
         if progress is not None:
             progress.close()
     warnings.extend(written.warnings)
+    if args.project is not None and not written.events and since is None and until is None:  # a misspelt name
+        from events.problems import quoted
+
+        warnings.append(f"the store holds no event of project {quoted(project, redact=True)}: the page is empty")
     warn(warnings)
     shown = f"one mark per {written.summarized}" if written.summarized else "one mark per event"
     out.emit({"ok": True, "action": "timeline", "project": project, "since": since, "until": until,

@@ -410,3 +410,14 @@ def test_at_the_coarsest_level_the_embedded_events_are_cut_to_fit(project: Path,
     told = [mark["most_telling"] for mark in marks]
     assert {event["event_id"] for event in told if isinstance(event, dict)} == ids
     assert all(isinstance(event, dict) and len(event["note"]["text"]) <= 2001 for event in told)
+
+
+def test_a_project_the_store_does_not_hold_is_said(logged: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`--project nope` wrote an empty page with no word (a misspelt name looked like a project with no history)."""
+    out = str(tmp_path / "page.html")
+    code, _, err = run(capsys, "timeline", "--project", "nope", "--out", out)
+    assert code == 0 and err == ("continuity: warning: the store holds no event of project 'nope': the page is "
+                                 "empty\n")
+    code, _, err = run(capsys, "timeline", "--out", out)
+    assert code == 0 and "no event of project" not in err
