@@ -148,7 +148,7 @@ def _show(args: argparse.Namespace, out: Output) -> int:
         raise
     if not names.content_matches(stored.name, stored.event.event_id, stored.event.created_at):
         print_warnings([f"{stored.name}: {names.FORGED}"])  # shown, as asked for: what a forger wrote is evidence
-    data = msgspec.to_builtins(stored.event)
+    data = msgspec.json.decode(stored.raw)  # as stored: fields a newer writer added kept, none filled in
     if out.as_json:
         out.emit(data)
     else:

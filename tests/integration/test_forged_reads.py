@@ -286,3 +286,22 @@ def test_a_secret_under_a_key_that_names_it_in_a_synced_event_is_redacted_in_eve
         assert main(args) == 0
         out = capsys.readouterr().out
         assert "[REDACTED:password-assignment]" in out and "db1" in out, (args, out[-400:])
+
+
+def test_events_show_prints_an_event_as_stored(project: Path, capsys: Capture) -> None:
+    """`events show` ("print one event as stored") printed the decoded event: a field a newer writer added was
+    dropped, and a field the file does not hold was shown with its default, as if it were there."""
+    assert main(["checkpoint", "-m", "real work"]) == 0
+
+    def newer(event: dict[str, Any]) -> None:
+        event["zzz_extra"] = {"a": 1}
+        del event["phase"]
+
+    event_id = plant_edited(project, newer)
+    capsys.readouterr()
+    assert main(["--json", "events", "show", event_id]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["zzz_extra"] == {"a": 1} and "phase" not in shown and shown["event_id"] == event_id
+    assert main(["events", "show", event_id]) == 0
+    text = capsys.readouterr().out
+    assert '"zzz_extra"' in text and '"phase"' not in text
