@@ -47,10 +47,8 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     project = args.project
     if project is None:
         project, warnings = store.reading_project()
-    now = service.now()
-    filters = Filters(project=project, kinds=kinds_for(args.kind), agent=args.agent,
-                      since=service.time_bound("--since", args.since, now),
-                      until=service.time_bound("--until", args.until, now))
+    since, until = service.time_window(args.since, args.until, service.now())
+    filters = Filters(project=project, kinds=kinds_for(args.kind), agent=args.agent, since=since, until=until)
     from continuity.cli.progress import for_output
 
     progress = for_output("indexing for recall", as_json=out.as_json)

@@ -33,7 +33,7 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.cli.progress import for_output
     from continuity.core.text import one_line
-    from continuity.recall.service import now, time_bound
+    from continuity.recall.service import now, time_window
     from continuity.timeline.service import timeline
 
     store = open_store(args)
@@ -41,8 +41,7 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
     project = args.project
     if project is None:
         project, warnings = store.reading_project()
-    at = now()
-    since, until = time_bound("--since", args.since, at), time_bound("--until", args.until, at)
+    since, until = time_window(args.since, args.until, now())
     progress = for_output("reading the log for the timeline", as_json=out.as_json)
     try:
         written = timeline(store, project, out=args.out, since=since, until=until, progress=progress)

@@ -54,7 +54,19 @@ def time_bound(flag: str, text: str | None, now: int) -> str | None:
             raise ValueError(bound)
         return bound
     except (ValueError, OverflowError):
+        if found:  # a duration, but longer than the calendar reaches back
+            raise UsageError(f"{flag}: {quoted(text)} reaches back before the year 1") from None
         raise UsageError(f"{flag}: {quoted(text)} is neither an ISO time nor a duration such as 12h or 7d") from None
+
+
+def time_window(since: str | None, until: str | None, now: int, flags: tuple[str, str] = ("--since", "--until")
+                ) -> tuple[str | None, str | None]:
+    """--since and --until as bounds (time_bound); a window that ends before it starts is a usage error (recall
+    answered it with "no matches", the timeline refused it)."""
+    low, high = time_bound(flags[0], since, now), time_bound(flags[1], until, now)
+    if low is not None and high is not None and low > high:
+        raise UsageError(f"{flags[0]} ({low}) is after {flags[1]} ({high}): the window is empty")
+    return low, high
 
 
 def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LIMIT, operators: bool = False,

@@ -77,6 +77,7 @@ def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
     (["--until", "-3d"], 2, "--until: '-3d' is neither an ISO time nor a duration"),
     (["--since", "0001-01-01T00:00:00+14:00"], 2, "--since: '0001-01-01T00:00:00+14:00' is neither"),
     (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "is after --until"),
+    (["--since", "999999999d"], 2, "--since: '999999999d' reaches back before the year 1"),
     (["--out", "."], 2, "is a folder"),
     (["--out", "pages/"], 2, "is a folder"),
     (["--out", "page.html/."], 2, "is a folder"),
@@ -421,3 +422,23 @@ def test_a_project_the_store_does_not_hold_is_said(logged: Path, tmp_path: Path,
                                  "empty\n")
     code, _, err = run(capsys, "timeline", "--out", out)
     assert code == 0 and "no event of project" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--since", "1d", "--until", "2d"], "is after --until"),
+    (["--since", "2026-12-02", "--until", "2026-12-01"], "is after --until"),
+    (["--until", "999999999d"], "--until: '999999999d' reaches back before the year 1"),
+])
+def test_recall_refuses_a_window_as_the_timeline_does(logged: Path, capsys: pytest.CaptureFixture[str],
+                                                       argv: list[str], message: str) -> None:
+    """`recall x --since 1d --until 2d` answered "no matches" (exit 0) where the timeline refused the same empty
+    window; a duration past the year 1 was called "neither an ISO time nor a duration". Both refuse, one line."""
+    for args in (["recall", "parser", *argv], ["--json", "recall", "parser", *argv]):
+        got, out, err = run(capsys, *args)
+        assert got == 2 and err.count("\n") == 1 and message in err, (args, err)
+        assert (json.loads(out)["exit_code"] == 2) if args[0] == "--json" else out == ""
+    from continuity.api import Continuity
+    from continuity.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^since \(.*\) is after until \(.*\): the window is empty$"):
+        Continuity(str(logged)).call("recall", query="parser", since="1d", until="2d")

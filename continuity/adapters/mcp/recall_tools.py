@@ -36,10 +36,8 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
 
     said: list[str] = []
     project = read_project_of(request.project, store, said)
-    now = service.now()
-    filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent,
-                      since=service.time_bound("since", request.since, now),
-                      until=service.time_bound("until", request.until, now))
+    since, until = service.time_window(request.since, request.until, service.now(), ("since", "until"))
+    filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent, since=since, until=until)
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
     return {"ok": True, "action": "recall", "project": project, "query": redact_text(found.query)[0],
