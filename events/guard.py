@@ -46,6 +46,10 @@ the order they are tried at one position:
 - ``age-secret-key``: ``AGE-SECRET-KEY-1`` + 58 Bech32 characters.
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
   ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them.
+- ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` (curl's,
+  and any command's that takes credentials so); the password needs a digit or 16 characters,
+  and a ``$VAR``, ``%VAR%``, ``{{ tpl }}`` or ``<placeholder>`` is left alone (so is docker's uid
+  and gid pair: too short).
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
   APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
@@ -251,6 +255,15 @@ _BASIC_AUTH_URL = (
     rf"(?![^\s/?#@]{{0,64}}?{_MASK})"
     r"(?P<basic_auth_url__v>[^\s/?#@\"'<>]{4,})@(?=[A-Za-z0-9\[])"
 )
+# user-flag: curl's and wget's `-u user:password` / `--user user:password` (the first `-` is the rule's first char).
+_USER_FLAG = (
+    r"(?<![\w-].)(?:u|-user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
+    r"[^\s:\"'$%{<]{1,64}:"
+    r"(?![$%{<\[*])"
+    rf"(?![^\s\"']{{0,64}}?{_MASK})"
+    r"(?=[^\s\"']{0,15}[0-9]|[^\s\"']{16})"
+    r"(?P<user_flag__v>[^\s\"']{6,})"
+)
 _AUTH_HEADER = (
     r"(?<![A-Za-z0-9_-].)(?:"
     r"(?<=[Aa])(?i:uthorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
@@ -325,6 +338,7 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("basic-auth-url", "[A-Za-z]", _BASIC_AUTH_URL),
     *_TOKEN_RULES,
     ("auth-header", "[AaBb]", _AUTH_HEADER),
+    ("user-flag", "-", _USER_FLAG),
     # One alternative for both assignment rules, so their value pattern is compiled once;
     # the empty `dotenv_line` group tells them apart.
     (
@@ -373,6 +387,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     ),
     "age-secret-key": ("secret",),
     "auth-header": ("authorization", "bearer"),
+    "user-flag": ("-u ", "-u\t", "-u=", "--user"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
 _CASED_WORDS = frozenset({"SG."})
@@ -443,6 +458,7 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "aws-secret-access-key": ("aws_secret_access_key__v",),
     "basic-auth-url": ("basic_auth_url__v",),
     "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3"),
+    "user-flag": ("user_flag__v",),
     "dotenv-line": ("assign__v",),
     "password-assignment": ("assign__v",),
 }

@@ -252,3 +252,22 @@ def test_a_name_or_message_cut_to_its_length_keeps_no_part_of_a_token(tmp_path: 
     for text in (stored, *named, made.stdout):
         assert "ghp_" not in text and "Zq7Wm3" not in text
     assert all(named)
+
+
+def test_a_password_in_a_curl_user_flag_is_never_stored(tmp_path: Path) -> None:
+    """A PostToolUse hook recorded `curl -u deploy:<password> ...` whole (no rule read `-u user:password`); `log`
+    stored it too. The hook redacts the password, `log` refuses it (exit 4)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    home = {"HOME": str(tmp_path / "home")}
+    assert cli_process("init", "--project", "p", cwd=root, env=home).returncode == 0
+    password = "Tr0ub4" + "dor3x"
+    command = f"curl -fsS -u deploy:{password} https://api.example.com/v1/releases"
+    payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(root),
+                          "tool_name": "Bash", "tool_input": {"command": command},
+                          "tool_response": {"stdout": "ok"}})
+    assert cli_process("hook", "claude-code", cwd=root, env=home, stdin=payload).returncode == 0
+    refused = cli_process("log", "-m", f"ran {command}", cwd=root, env=home)
+    assert refused.returncode == 4 and "user-flag" in refused.stderr
+    stored = b"".join(path.read_bytes() for path in (root / ".agent").rglob("*") if path.is_file())
+    assert password.encode() not in stored and b"deploy:[REDACTED:user-flag]" in stored

@@ -178,6 +178,25 @@ POSITIVES: tuple[Positive, ...] = (
         "basic-auth-url",
         PW5,
     ),
+    # user-flag
+    Positive(
+        "curl-user-flag",
+        _j("curl -fsS -u deploy:", PW1, " https://api.example.com/v1/releases"),
+        "user-flag",
+        PW1,
+    ),
+    Positive(
+        "curl-user-long-equals",
+        _j("curl --user=ci:", OPAQUE, " -X POST https://ci.example.com/hook"),
+        "user-flag",
+        OPAQUE,
+    ),
+    Positive(
+        "curl-user-quoted",
+        _j('$ curl -s -u "svc-bot:', PW5, '" https://registry.example.com/v2/'),
+        "user-flag",
+        PW5,
+    ),
     # aws-access-key-id
     Positive(
         "aws-id-log",
@@ -518,6 +537,14 @@ POSITIVES: tuple[Positive, ...] = (
 )
 
 NEGATIVES: tuple[str, ...] = (
+    # -u and --user that carry no password, or a placeholder
+    "git push -u origin main && curl https://example.com",
+    "docker run -u 1000:1000 alpine sh -c 'curl -fsS https://example.com'",
+    "curl -u admin:$API_PASSWORD https://example.com",
+    'curl -u "$USER:$PASS" https://example.com',
+    "curl -u admin:*** https://example.com",
+    "curl --user admin:changeme https://example.com",
+    "curl -u {{ user }}:{{ password }} https://example.com",
     # placeholders and references in assignments
     "password=",
     'password=""',
