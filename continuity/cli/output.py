@@ -213,6 +213,9 @@ def _deep(call: Callable[..., Any], *args: Any) -> Any:
         sys.setrecursionlimit(limit)
 
 
+#: Keys that name no secret (events.guard.entry_text said so): their entries are not read as JSON text again.
+_PLAIN_KEYS: set[str] = set()
+
 #: The frames a walk of a stored event may take (see _deep).
 DEEP_FRAMES = 20_000
 
@@ -224,9 +227,14 @@ def _values(node: Any, into: list[str], entry: Callable[[str, str], str | None])
         into.append(node)
     elif isinstance(node, dict):
         for key, value in node.items():
-            into.append(str(key))
-            if isinstance(value, str) and (text := entry(str(key), value)) is not None:
-                into.append(text)
+            name = str(key)
+            into.append(name)
+            if isinstance(value, str) and name not in _PLAIN_KEYS:
+                text = entry(name, value)
+                if text is not None:
+                    into.append(text)
+                elif len(_PLAIN_KEYS) < KNOWN_CLEAN_MOST:  # None: the key names no secret, whatever its value
+                    _PLAIN_KEYS.add(name)
             _values(value, into, entry)
     elif isinstance(node, list | tuple):
         for value in node:
