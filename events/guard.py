@@ -61,8 +61,10 @@ the order they are tried at one position:
   directory). Quoted or not: JSON, YAML, Python (type annotations included), query strings,
   escaped JSON (``{\\"password\\": \\"...\\"}``).
   In a structured value (a note, a hook's tool input) each entry with a string value is also
-  read as the JSON text it is written as, so ``{"db": {"password": "..."}}`` is caught
-  (its value redacted whole) although neither the key nor the value alone is a secret.
+  read as ``key: value``, so ``{"db": {"password": "<a password>"}}`` is caught (its value
+  redacted whole) although neither the key nor the value alone is a secret; read unquoted, the
+  value needs a digit or 16 characters, so a ``credentials`` key set to ``same-origin``, a type name, a
+  label or a reference such as ``settings.API_KEY`` stays.
 
 The assignment rules (and the value parts of ``basic-auth-url`` and ``auth-header``) never
 flag a placeholder or a reference: a value under 6 characters (4 in a URL), ``$VAR``,
@@ -608,12 +610,14 @@ _SECRET_KEY_PARTS = ("pass", "secret", "token", "credential", "key", "pwd", "aut
 
 
 def entry_text(key: str, value: str) -> str | None:
-    """A structured entry as the JSON text it is written as (`"password": "..."`) when its key may name a secret,
-    else None: the key-and-value rules need both, which a walk of the strings one by one never sees."""
+    """A structured entry as `key: value` when its key may name a secret, else None: the key-and-value rules need
+    both, which a walk of the strings one by one never sees. Unquoted, as YAML writes it: the assignment rule then
+    wants a digit or 16 characters in the value, and leaves dotted names, calls and numbers (quoted, as JSON writes
+    it, any word of 6 letters would do: `credentials` set to `same-origin`, `password` to a column type)."""
     lowered = _lowered(key)
     if not any(part in lowered for part in _SECRET_KEY_PARTS):
         return None
-    return f'"{key}": "{value}"'
+    return f"{key}: {value}"
 
 
 def _paired_secret(key: str, value: str) -> str | None:
@@ -628,7 +632,7 @@ def _paired_secret(key: str, value: str) -> str | None:
 
 def strings_in(node: Any, path: str) -> Iterator[tuple[str, str]]:
     """(path, text) of every string in a tree, dict keys included (a key can hold a secret too), and of every nested
-    entry with a string value as its JSON text (`"password": "..."`: a secret only with its key)."""
+    entry with a string value as `key: value` (entry_text: a password is a secret only with its key)."""
     if isinstance(node, str):
         yield path, node
     elif isinstance(node, dict):

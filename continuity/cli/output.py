@@ -221,8 +221,8 @@ DEEP_FRAMES = 20_000
 
 
 def _values(node: Any, into: list[str], entry: Callable[[str, str], str | None]) -> list[str]:
-    """Every string of a tree, a dict's keys too, in order, and each entry whose key may name a secret as its JSON
-    text (`entry`: events.guard.entry_text; `"password": "..."` is a secret where neither string alone is)."""
+    """Every string of a tree, a dict's keys too, in order, and each entry whose key may name a secret as `key:
+    value` (`entry`: events.guard.entry_text; a password under `password` is a secret where neither string alone is)."""
     if isinstance(node, str):
         into.append(node)
     elif isinstance(node, dict):

@@ -201,7 +201,13 @@ def test_a_key_after_a_line_break_or_a_tab_is_refused_or_redacted_on_every_write
 #: A value a key names as a secret, in a structured note: no rule matches the value alone.
 PAIRED = {"db": {"password": "KEYVAL" + "Hunter2222x", "api_key": "KEYVAL" + "abcdef0123456789ABCDEF"},
           "steps": [{"aws_secret_access_key": "KEYVAL" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzz"}],
-          "fine": {"token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}"}}
+          "fine": {"token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}",
+                   # what a key naming a secret often holds that is none (quoted, each read as a password)
+                   "credentials": "same-origin", "test_reset_password": "FAILED", "api_token": "Optional[str]",
+                   "columns": {"password": "VARCHAR(255)", "refreshToken": "String?"}, "login.password": "Kennwort",
+                   "api_key": "settings.API_KEY", "apiKey": "process.env.OPENAI_API_KEY", "auth_token": "get_token()",
+                   "pwd": "src/app", "private_key": "server.key", "lexer": [{"token": "LPAREN"}],
+                   "refresh_token": "rotated", "existingSecret": "grafana-admin"}}
 
 
 def test_a_secret_under_a_key_that_names_it_is_refused_or_redacted_in_a_note(tmp_path: Path) -> None:
