@@ -620,12 +620,20 @@ def entry_text(key: str, value: str) -> str | None:
     return f"{key}: {value}"
 
 
+_MARKERS = re.compile(r"\[REDACTED:[a-z-]+\]")
+
+
 def _paired_secret(key: str, value: str) -> str | None:
-    """The rule a nested entry's key and string value match together and neither alone (a password under a key
-    named `password`), or None."""
+    """The rule a nested entry's key and string value match together, not the key alone (a password under a key
+    named `password`), or None. The value is read with what its own rules find already redacted: a password with
+    a token glued to it goes whole (only the token went), a token alone under such a key is its own rule's."""
     text = entry_text(key, value)
+    if text is None:
+        return None
+    if _rules_in(value):  # each match a space: a marker reads as a placeholder, or a subscript (`x_[REDACTED`)
+        text = entry_text(key, _MARKERS.sub(" ", redact_text(value)[0]))
     rule = None if text is None else find_secret(text)
-    if rule is None or find_secret(value) is not None or find_secret(key) is not None:
+    if rule is None or find_secret(key) is not None:
         return None
     return rule
 
