@@ -87,6 +87,9 @@ class UnknownEventType(EventUndecodable):
         else:
             super().__init__(f"unknown version {version} of event type {kind!r} (written by a newer version?)")
             self.kind = f"{kind} v{version}"
+        #: What a reader notes to know when a release reads it (catchup.keep_unknown): `kind`, or "*" for a kind
+        #: spelt like a versioned one (`work.logged v1`, a kind no writer makes), which would read as one it knows.
+        self.noted = "*" if version is None and " v" in kind else self.kind
 
 
 class StoreUnsafe(ContinuityError):

@@ -1010,7 +1010,7 @@ def _fold_day(
             # kind kept, so that the release that knows it rebuilds. One that could not be read or parsed (no
             # permission, a copy caught mid-write) is tried again.
             retry = not isinstance(error, UnknownEventType)
-            unknown = error.kind if isinstance(error, UnknownEventType) else None
+            unknown = error.noted if isinstance(error, UnknownEventType) else None
         else:
             if not names.content_matches(name, event.event_id, event.created_at):  # said once, like a kind unknown
                 skipped.append(f"{name}: {names.FORGED}")

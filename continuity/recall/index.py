@@ -326,7 +326,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
                 skipped.append(f"{name}: {unreadable_error(raw, error)}")
                 event = None
                 if isinstance(error, UnknownEventType):  # the release that knows the kind rebuilds the index
-                    keep_unknown(outcome.unknown, error.kind)
+                    keep_unknown(outcome.unknown, error.noted)
                 elif name not in outcome.unread and len(outcome.unread) < UNREAD_KEPT:  # tried again next time
                     outcome.unread.append(name)
             if event is not None and not names.content_matches(name, event.event_id, event.created_at):

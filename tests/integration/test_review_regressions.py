@@ -375,3 +375,33 @@ def test_an_event_removed_while_another_arrived_before_the_position_is_seen_by_e
     assert main(["--json", "resume-bundle"]) == 0
     brief = capsys.readouterr().out
     assert "merged echo" in brief and "second bravo" not in brief
+
+
+@pytest.mark.parametrize("kind", ["work.logged v1", "work.logged v0", "session.started v1"])
+def test_a_kind_spelt_like_a_known_kind_of_a_version_is_read_past_once(project: Path, capsys: Capture,
+                                                                       kind: str) -> None:
+    """A kind `work.logged v1` (no writer makes it) was noted as read past, then read as "work.logged at v1", which
+    this release reads: every command rebuilt the read models and the recall index, forever."""
+    import hashlib
+    import json
+
+    from events import names
+
+    store = Store(project)
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="alpha known"))
+    stored = log.append(WorkLogged(project="demo", message="alpha odd"))
+    path = Path(log.path_of(stored.name))
+    raw = stored.raw.replace(b'"kind":"work.logged"', b'"kind":' + json.dumps(kind).encode())
+    parsed = names.parse_name(stored.name)
+    assert parsed is not None and raw != stored.raw
+    path.unlink()
+    path.with_name(names.file_name(parsed.stamp, parsed.node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
+    assert "unknown event type" in " ".join(refresh(store).warnings)
+    assert main(["--json", "recall", "alpha"]) == 0
+    capsys.readouterr()
+    for _ in range(2):
+        again = refresh(store)
+        assert (again.rebuilt, again.warnings) == (False, [])
+        assert main(["--json", "recall", "alpha"]) == 0
+        assert json.loads(capsys.readouterr().out)["rebuilt"] is False
