@@ -161,6 +161,10 @@ class EventLog(abc.ABC):
         """The file name of the event with this id (its bytes not decoded); EventNotFound when there is none."""
         return self._found(event_id)[0]
 
+    def find_raw(self, event_id: str) -> tuple[str, bytes]:
+        """The file name and bytes of the event with this id (not decoded); EventNotFound when there is none."""
+        return self._found(event_id)
+
     def _found(self, event_id: str) -> tuple[str, bytes]:
         parsed = names.parse_event_id(event_id)
         if parsed is not None:

@@ -137,25 +137,33 @@ def _show(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
     from events import names
-    from events.errors import EventNotFound
+    from events.errors import EventNotFound, EventUndecodable, UnknownEventType
 
     log, unsafe = open_store(args).open_events_reader()
     print_warnings(unsafe)
     try:
-        stored = log.find(args.event_id)
+        name, raw = log.find_raw(args.event_id)
     except EventNotFound:
         print_warnings(_hours_left(log) + _left_out(log))
         raise
-    if not names.content_matches(stored.name, stored.event.event_id, stored.event.created_at):
-        print_warnings([f"{stored.name}: {names.FORGED}"])  # shown, as asked for: what a forger wrote is evidence
-    data = msgspec.json.decode(stored.raw)  # as stored: fields a newer writer added kept, none filled in
+    try:
+        event = log.codec.decode(raw)
+    except UnknownEventType as error:  # a newer writer's kind or version: shown as stored, and said
+        print_warnings([f"{name}: {error}"])
+    except EventUndecodable:
+        log.find(args.event_id)  # raises the one line that names the event and its file
+        raise
+    else:
+        if not names.content_matches(name, event.event_id, event.created_at):
+            print_warnings([f"{name}: {names.FORGED}"])  # shown, as asked for: what a forger wrote is evidence
+    data = msgspec.json.decode(raw)  # as stored: fields a newer writer added kept, none filled in
     if out.as_json:
         out.emit(data)
     else:
         from continuity.cli.output import shown_data
         from continuity.core.text import one_line
 
-        out.emit(None, f"# {one_line(stored.name)}\n{shown_data(data)[1]}", shown=True)
+        out.emit(None, f"# {one_line(name)}\n{shown_data(data)[1]}", shown=True)
     return 0
 
 

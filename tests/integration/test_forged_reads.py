@@ -305,3 +305,17 @@ def test_events_show_prints_an_event_as_stored(project: Path, capsys: Capture) -
     assert main(["events", "show", event_id]) == 0
     text = capsys.readouterr().out
     assert '"zzz_extra"' in text and '"phase"' not in text
+
+
+@pytest.mark.parametrize("edit", [{"v": 2}, {"kind": "future.happened"}])
+def test_events_show_prints_an_event_of_a_newer_writer_with_a_warning(project: Path, capsys: Capture,
+                                                                     edit: dict[str, Any]) -> None:
+    """`verify` names an event of a kind or a version this release does not read; `events show` of it was exit 1
+    ("unknown version 2 ..."), the only command that could show it refused to."""
+    assert main(["checkpoint", "-m", "real work"]) == 0
+    event_id = plant_edited(project, lambda e: e.update(edit))
+    capsys.readouterr()
+    for args in (["events", "show", event_id], ["--json", "events", "show", event_id]):
+        assert main(args) == 0, args
+        out, err = capsys.readouterr()
+        assert event_id in out and "written by a newer version?" in err and err.count("\n") == 1
