@@ -545,6 +545,10 @@ NEGATIVES: tuple[str, ...] = (
     "curl -u admin:*** https://example.com",
     "curl --user admin:changeme https://example.com",
     "curl -u {{ user }}:{{ password }} https://example.com",
+    # a user and a group, in commands that are no curl
+    "docker exec -u postgres:postgres15 db psql -f migrate.sql",
+    "kubectl exec -u root:wheel123 web-0 -- sh",
+    "docker run --rm -u node:node20 app npm test; curl -fsS https://example.com/health",
     # placeholders and references in assignments
     "password=",
     'password=""',
