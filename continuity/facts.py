@@ -313,8 +313,10 @@ def _status(problem: str | None, data: Any) -> str:
     if isinstance(data, dict):
         for key in ("status", "state"):
             value = data.get(key)
-            if isinstance(value, str):
-                return value[:64]
+            if isinstance(value, str):  # cut before a token the cut would split (its start matches no rule)
+                from events.guard import cut
+
+                return cut(value, 64)
     return "present"
 
 

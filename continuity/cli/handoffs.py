@@ -126,8 +126,8 @@ def handoff_text(handoff: Any) -> str:
 
 
 def _list(args: argparse.Namespace, out: Output) -> int:
-    from continuity.cli.output import warn
-    from continuity.core.text import one_line
+    from continuity.cli.output import shown_text, warn
+    from continuity.core.text import one_line, shortened
     from continuity.handoffs.service import listing
     from continuity.team.decide import checked_name
 
@@ -137,7 +137,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     warn(data.pop("warnings"))
     lines = [f"{each['handoff_id']}\t{each['state']}\t{one_line(each['from']['agent'] or '-')} -> "
              f"{one_line(each['to']['agent'] or 'host ' + (each['to']['host'] or '-'))}\t"
-             f"{one_line(each['message'])[:80]}"
+             f"{one_line(shortened(shown_text(each['message']), 80))}"
              for each in data["handoffs"]]
     out.emit(data, "\n".join(lines) if lines else "no handoffs")
     return 0

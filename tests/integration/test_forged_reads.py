@@ -319,3 +319,23 @@ def test_events_show_prints_an_event_of_a_newer_writer_with_a_warning(project: P
         assert main(args) == 0, args
         out, err = capsys.readouterr()
         assert event_id in out and "written by a newer version?" in err and err.count("\n") == 1
+
+
+def test_a_token_near_a_cut_in_a_handoff_status_or_listing_is_never_shown_in_part(project: Path,
+                                                                                   capsys: Capture) -> None:
+    """Two texts cut to a length with no regard for a token across the cut: a handoff file's `status` (64
+    characters, in the brief and in the `context.served` record) and `handoff list`'s message (80 characters, of a
+    handoff another clone wrote). The token's first characters match no rule, so they were shown and stored."""
+    (project / "handoff.json").write_text(json.dumps({"status": "waiting on review of the deploy, see " + TOKEN}))
+    assert main(["log", "-m", "handed over", "--handoff", "handoff.json"]) == 0
+    assert main(["handoff", "create", "--to", "bo", "--message", "review", "--agent", "amy"]) == 0
+    plant_synced(project, "x" * 66 + " " + TOKEN)
+    capsys.readouterr()
+    assert main(["resume-bundle", "--record"]) == 0
+    assert main(["handoff", "list"]) == 0
+    out = capsys.readouterr().out
+    stored = b"".join(path.read_bytes() for path in (project / ".agent").rglob("*.json")
+                      if "-0badc10e-" not in path.name)  # all but the other clone's event, which holds it
+    for text in (out, stored.decode()):
+        assert TOKEN[:8] not in text, text[-600:]
+    assert "waiting on review of the deploy, see" in out and "x" * 66 in out
