@@ -18,6 +18,8 @@ from continuity.core.store import Store
 from events.errors import EventUndecodable, UnknownEventType
 from events.sealing import StoredEvent
 
+#: What a follower says once when events/ goes from under it.
+GONE = "events/ is gone (removed or renamed): nothing new is shown until it is back"
 #: How long the loop waits for file-system news before checking again anyway (ms).
 POLL_MS = 500
 #: A day folder changed this recently is listed again at every turn: folder times tick coarsely (a few ms), so a
@@ -58,12 +60,13 @@ class _Days:
         mark = self.marks.get(day)
         if mark is None:  # listed for the first time: a day from the first one to show on, or one made since
             return [name for name in listed if self.after is None or name > self.after or day < self.first]
-        # an older day that changed after the start: the files linked into it since (a sync, a merge). The last
-        # file linked before the start has the folder's time as its own: later than that is new.
+        # an older day that changed after the start: the files written into it since (a sync, a merge). A file
+        # written before the start is no newer than the folder's time then. Its change time says nothing: a chmod,
+        # a hard link or a restore (`cp -a`, `rsync -a`) moves it, and every older event was shown again.
         fresh = []
         for name in listed:
             try:
-                if os.stat(os.path.join(folder, name)).st_ctime_ns > mark:
+                if os.stat(os.path.join(folder, name)).st_mtime_ns > mark:
                     fresh.append(name)
             except OSError:
                 continue
@@ -102,6 +105,10 @@ def follow(
 
     def drain() -> None:
         store.check_safe()  # the store swapped for a link while running: refused (exit 6), as every read
+        if not os.path.isdir(store.events_dir):  # removed or renamed: the watcher may go on without a word
+            warn_once("gone", GONE)
+            return
+        warned.discard("gone")
         links: list[str] = []
         try:
             days = list_days(store.events_dir, links, links)
@@ -147,17 +154,22 @@ def follow(
             retry: set[str] = set()
             for name, raw in log.read_files(day, fresh, unreadable_as_empty=True):
                 try:
-                    shown.append(StoredEvent(name, raw, log.codec.decode(raw)))
+                    event = log.codec.decode(raw)
                 except EventUndecodable as error:
                     warn_once(name, f"skipped unreadable event {name}: {error}")
                     if not isinstance(error, UnknownEventType):
                         retry.add(name)  # a copy caught mid-write: read again at the next change
+                    continue
+                if not names.content_matches(name, event.event_id, event.created_at):  # left out, as every read
+                    warn_once(name, f"skipped unreadable event {name}: {names.FORGED}")  # leaves it (a copy showed
+                    continue  # one event twice, under its id)
+                shown.append(StoredEvent(name, raw, event))
             seen.known[day] = (seen.known.get(day, set()) | names_listed) - retry
         if shown and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 
-            for warning in refresh(store).warnings:
-                on_warning(warning)
+            for warning in refresh(store).warnings:  # each said once: every refresh says what it still leaves out
+                warn_once(warning, warning)
         for stored in sorted(shown, key=lambda stored: stored.name):
             on_event(stored)
 
@@ -181,7 +193,7 @@ def follow(
         try:
             store.check_safe()  # a link in its place is refused (exit 6), as every read refuses it
             if not os.path.isdir(store.events_dir):
-                warn_once("gone", "events/ is gone (removed or renamed): nothing new is shown until it is back")
+                warn_once("gone", GONE)
             time.sleep(POLL_MS / 1000)
             if os.path.isdir(store.events_dir):
                 warned.discard("gone")

@@ -252,3 +252,48 @@ def test_events_gone_between_the_first_read_and_the_watch_is_not_an_internal_err
     helper.join()
     assert warnings == ["events/ is gone (removed or renamed): nothing new is shown until it is back"]
     assert [stored.event.message for stored in shown][-1:] == ["after it came back"]
+
+
+def test_a_follower_leaves_out_a_copy_under_another_name_and_old_files_whose_mode_changed(
+        project: Path, tmp_path: Path) -> None:
+    """A copy of an event under another name was shown (the same event twice, under its id) with no word, where
+    every read leaves it out; a chmod (or a restore that keeps times) of an older day's files showed all of them
+    again when a teammate's event landed there; `events/` removed while following was said nowhere (the watcher
+    went on without a word). Each: left out and said once, only the new event shown, and the folder's absence
+    said once."""
+    import shutil
+    import threading
+
+    from continuity.adapters.watch import GONE, follow
+    from continuity.core.store import find_store
+
+    teammate_event(project, "two days back, before the start", seconds_ago=2 * 86_400)
+    cli_process("log", "real event", cwd=project)
+    store = find_store(root=str(project))
+    events = Path(store.events_dir)
+    stop, warnings, shown = threading.Event(), [], []
+
+    def acts() -> None:
+        day = sorted(events.iterdir())[-1]
+        real = sorted(day.iterdir())[-1]
+        copy = day / (real.name[:9] + "235959_999999" + real.name[22:])
+        shutil.copyfile(real, tmp_path / "copy")
+        os.rename(tmp_path / "copy", copy)  # a well-made name, content claiming another id and time
+        old_day = sorted(events.iterdir())[0]
+        for path in old_day.iterdir():
+            path.chmod(0o640)
+        time.sleep(1.0)
+        teammate_event(project, "two days back, after the start", seconds_ago=2 * 86_400 - 1)
+        time.sleep(1.5)
+        events.rename(tmp_path / "away")
+        time.sleep(1.5)
+        (tmp_path / "away").rename(events)
+        time.sleep(0.5)
+        stop.set()
+
+    helper = threading.Thread(target=acts)
+    follow(store, shown.append, after=sorted(p.name for p in events.rglob("*.json"))[-1], on_warning=warnings.append,
+           stop=stop, on_ready=helper.start)
+    helper.join()
+    assert [stored.event.message for stored in shown] == ["two days back, after the start"]
+    assert len([w for w in warnings if "renamed or forged" in w]) == 1 and warnings.count(GONE) == 1, warnings
