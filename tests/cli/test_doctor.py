@@ -393,3 +393,24 @@ def test_an_unreadable_settings_file_is_named_once(proj: Path) -> None:
         f"claude-code (project): {proj / '.claude' / 'settings.json'}: not a regular file",
         f"codex (project): {proj / '.codex' / 'hooks.json'}: not valid UTF-8",
         f"gemini (project): {proj / '.gemini' / 'settings.json'}: its \"hooks\".AfterTool is not a JSON array"]
+
+
+def test_a_hook_that_never_finishes_is_said_so(proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `continuity` on PATH that hangs: doctor said "the installed command exits None" (Python's None for a
+    process it had to kill)."""
+    from continuity.adapters import doctor as doctor_module
+
+    hung_bin = tmp_path / "hung-bin"
+    hung_bin.mkdir()
+    (hung_bin / "continuity").write_text('#!/bin/sh\n[ "$1" = --version ] && echo "continuity 9.9.9" && exit 0\n'
+                                         "exec sleep 300\n")
+    (hung_bin / "continuity").chmod(0o755)
+    monkeypatch.setattr(doctor_module, "PROBE_TIMEOUT", 1)
+    monkeypatch.setenv("PATH", f"{hung_bin}:/usr/bin:/bin")
+    command = install.hook_command("codex")
+    report = doctor_module.command_report("codex", command, ["SessionStart"], proj, probe=True, scope="project",
+                                          versions={})
+    assert (report["harness_exit"], report["hook_exit"]) == (None, None)
+    assert report["problems"][-2:] == ["the installed command did not finish: timed out after 1 s",
+                                       f"`{hung_bin / 'continuity'} hook codex` did not finish: timed out after 1 s"]
+    assert not any("None" in problem for problem in report["problems"])
