@@ -116,6 +116,14 @@ def digest(listed: list[str]) -> int:
     """A digest of a day's event names, as a reader's day mark keeps it (never 0: a mark without one). A count alone
     missed an event removed while another arrived before the reader's position (a merge): the same count, other
     events."""
+    return names_crc(listed) + 1
+
+
+def names_crc(listed: list[str], crc: int = 0) -> int:
+    """The CRC-32 of the names, each followed by a line break, going on from `crc` (the names before them): a digest
+    of a longer run of names goes on from the shorter one's."""
     import zlib
 
-    return zlib.crc32("\n".join(listed).encode("utf-8", "surrogateescape")) + 1
+    if not listed:
+        return crc
+    return zlib.crc32(("\n".join(listed) + "\n").encode("utf-8", "surrogateescape"), crc)

@@ -64,14 +64,24 @@ def day_mark(mtime_ns: int, listed: list[str], day: str, position: str | None, w
     if whole and not (position and position.startswith(day)):
         return DayMark(mtime_ns, len(listed))
     count = bisect.bisect_right(listed, position or "")
-    last = _LAST_DIGEST
-    if last[0] is not listed or last[1] != count:  # every model of a catch-up marks the same listing: once
-        last[:] = [listed, count, names.digest(listed[:count])]
-    return DayMark(mtime_ns, count, last[2])
+    return DayMark(mtime_ns, count, prefix_digest(listed, count))
 
 
-#: The listing, count and digest day_mark took last.
-_LAST_DIGEST: list[Any] = [None, -1, 0]
+def prefix_digest(listed: list[str], count: int) -> int:
+    """`names.digest(listed[:count])`, going on from the last one taken of the same listing: a catch-up checks the
+    names up to where its models stood, then marks them up to where they stand now (one pass over the day's
+    names, not one for the check and one for each model's mark)."""
+    last = _LAST_PREFIX
+    if last[0] is listed and last[1] <= count:
+        crc = names.names_crc(listed[last[1]:count], last[2])
+    else:
+        crc = names.names_crc(listed[:count])
+    last[:] = [listed, count, crc]
+    return crc + 1
+
+
+#: The listing, count and CRC prefix_digest took last (the listing is held, so another cannot take its place).
+_LAST_PREFIX: list[Any] = [None, 0, 0]
 
 
 
@@ -604,7 +614,7 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
                 and not days.settled(last_day, position, mark)):
             listing = days.listing(last_day)
             count = bisect.bisect_right(listing, position)
-            if count != mark.count or (mark.names and names.digest(listing[:count]) != mark.names):
+            if count != mark.count or (mark.names and prefix_digest(listing, count) != mark.names):
                 return PAST_CHANGED
     except OSError:  # a day folder that cannot be listed: the fold stops there and says so, nothing is rebuilt
         return None

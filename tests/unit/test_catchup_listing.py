@@ -56,3 +56,18 @@ def test_unknown_kinds_are_bounded_and_a_star_stands_for_the_rest() -> None:
     assert not reads_now(unknown, known_kinds(release), release)  # saved by this release: nothing new to read
     assert reads_now(unknown, known_kinds(release), {**release, "made.up999": 1})  # knows more now: "*" may be it
     assert reads_now(["future.a"], None, {**release, "future.a": 1}) and not reads_now(["future.b"], None, release)
+
+
+@given(st.lists(st.text(alphabet="0123456789abcdef_-.json", min_size=1, max_size=12), max_size=40),
+       st.lists(st.integers(min_value=0, max_value=45), min_size=1, max_size=6))
+def test_a_digest_going_on_from_a_shorter_one_is_the_digest_taken_whole(listed: list[str], counts: list[int]) -> None:
+    """prefix_digest goes on from the last digest of the same listing (the check, then the marks): the same value
+    as the digest of those names taken whole, whatever counts it is asked for, in any order."""
+    from continuity.readside.catchup import prefix_digest
+    from events import names
+
+    listed = sorted(set(listed))
+    for count in counts:
+        assert prefix_digest(listed, count) == names.digest(listed[:count])
+    other = list(listed)  # another listing object with the same names: never taken for the one before
+    assert prefix_digest(other, len(other)) == names.digest(other)
