@@ -92,7 +92,7 @@ def follow(
     from continuity.core.store import now_us
     from continuity.readside.catchup import early_warning
     from events import names
-    from events.durable import list_days, no_folder, readable_days
+    from events.durable import list_days, no_folder, readable_days, unreadable_error
 
     log = store.open_reader()
     seen = _Days(after)
@@ -156,7 +156,7 @@ def follow(
                 try:
                     event = log.codec.decode(raw)
                 except EventUndecodable as error:
-                    warn_once(name, f"skipped unreadable event {name}: {error}")
+                    warn_once(name, f"skipped unreadable event {name}: {unreadable_error(raw, error)}")
                     if not isinstance(error, UnknownEventType):
                         retry.add(name)  # a copy caught mid-write: read again at the next change
                     continue

@@ -297,3 +297,29 @@ def test_a_follower_leaves_out_a_copy_under_another_name_and_old_files_whose_mod
     helper.join()
     assert [stored.event.message for stored in shown] == ["two days back, after the start"]
     assert len([w for w in warnings if "renamed or forged" in w]) == 1 and warnings.count(GONE) == 1, warnings
+
+
+def test_a_follower_names_why_an_entry_shaped_like_an_event_cannot_be_read(project: Path) -> None:
+    """A FIFO (or a folder) under an event's name: every read says "cannot be read (not a regular file)"; the
+    follower said "not JSON: Input data was truncated", of a file it never read."""
+    import threading
+
+    from continuity.adapters.watch import follow
+    from continuity.core.store import find_store
+
+    cli_process("log", "first", cwd=project)
+    store = find_store(root=str(project))
+    day = sorted(Path(store.events_dir).iterdir())[-1]
+    real = sorted(day.iterdir())[-1].name
+    stop, warnings, shown = threading.Event(), [], []
+
+    def plant() -> None:
+        os.mkfifo(day / (real[:16] + "999999" + real[22:31] + "-0123456789ab.json"))
+        (day / (real[:16] + "999998" + real[22:31] + "-0123456789ab.json")).mkdir()
+        time.sleep(1.5)
+        stop.set()
+
+    follow(store, shown.append, after=real, on_warning=warnings.append, stop=stop,
+           on_ready=lambda: threading.Thread(target=plant).start())
+    assert shown == [] and len(warnings) == 2, warnings
+    assert all("cannot be read (" in warning and "not JSON" not in warning for warning in warnings), warnings
