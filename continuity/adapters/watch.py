@@ -82,8 +82,10 @@ def follow(
     refresh_projections: bool = False,
     stop: threading.Event | None = None,
     on_ready: Callable[[], None] | None = None,
+    reader_gone: Callable[[], bool] | None = None,
 ) -> None:
-    """Call `on_event` for each event after `after`, as they land, until `stop` is set or Ctrl-C."""
+    """Call `on_event` for each event after `after`, as they land, until `stop` is set, Ctrl-C, or `reader_gone`
+    says whoever read the output has gone (checked at every turn, new events or not)."""
     import os
     import time
 
@@ -183,6 +185,8 @@ def follow(
             for _ in watch(store.events_dir, recursive=True, debounce=50, step=20, rust_timeout=POLL_MS,
                            yield_on_timeout=True, stop_event=stop, raise_interrupt=True):
                 drain()
+                if reader_gone is not None and reader_gone():  # `watch | head -1` when no event comes: ended
+                    return
             return
         except KeyboardInterrupt:
             return
@@ -198,5 +202,7 @@ def follow(
             if os.path.isdir(store.events_dir):
                 warned.discard("gone")
             drain()  # followed again once back
+            if reader_gone is not None and reader_gone():
+                return
         except KeyboardInterrupt:  # Ctrl-C while it is gone ends the follower as any Ctrl-C does
             return

@@ -170,7 +170,7 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 def _tail(args: argparse.Namespace, out: Output) -> int:
     import sys
 
-    from continuity.cli.watch_cmd import print_line, start_after
+    from continuity.cli.watch_cmd import print_line, start_after, stdout_closed
     from continuity.core.text import one_line
 
     store = open_store(args)
@@ -195,5 +195,6 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
         sys.stderr.write(f"continuity: following {one_line(store.events_dir)} (Ctrl-C to stop)\n")
         sys.stderr.flush()
 
-    follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn, on_ready=ready)
+    follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn, on_ready=ready,
+           reader_gone=stdout_closed)
     return 0

@@ -83,5 +83,18 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         sys.stderr.flush()
 
     follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn,
-           refresh_projections=True, on_ready=ready)
+           refresh_projections=True, on_ready=ready, reader_gone=stdout_closed)
     return 0
+
+
+def stdout_closed() -> bool:
+    """Whether the reader of stdout's pipe has gone (`| head -1` done): a write would say so, but a follower that
+    sees no new event writes nothing and would follow on for good. A terminal or a file is never closed so."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLERR)
+        return bool(poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no fileno (a test's capture), no poll (Windows)
+        return False

@@ -323,3 +323,23 @@ def test_a_follower_names_why_an_entry_shaped_like_an_event_cannot_be_read(proje
            on_ready=lambda: threading.Thread(target=plant).start())
     assert shown == [] and len(warnings) == 2, warnings
     assert all("cannot be read (" in warning and "not JSON" not in warning for warning in warnings), warnings
+
+
+@pytest.mark.parametrize("args", [("watch", "--last", "1"), ("events", "tail", "-n", "1", "--follow")])
+def test_a_follower_ends_when_its_reader_goes_even_with_no_new_event(project: Path, args: tuple[str, ...]) -> None:
+    """`continuity watch | head -1`: the reader gone, a follower noticed only at its next write, so with no new
+    event it followed on for good (GNU `tail -f` ends). It ends within a turn of its loop, exit 0."""
+    cli_process("log", "the one event", cwd=project)
+    follower = start(project, *args)
+    line, _ = read_line(follower, 10.0)
+    assert b"the one event" in line
+    assert follower.stdout is not None
+    _buffers.pop(follower.stdout.fileno(), None)  # its fd number is another pipe's in a later test
+    follower.stdout.close()
+    try:
+        code = follower.wait(timeout=10)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert code == 0
+    assert follower.stderr is not None and b"Traceback" not in follower.stderr.read()
