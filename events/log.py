@@ -150,22 +150,15 @@ class EventLog(abc.ABC):
     def find(self, event_id: str) -> StoredEvent:
         """The event with this id; EventNotFound when there is none, EventUndecodable naming its file when it cannot
         be read."""
-        name, raw = self._found(event_id)
+        name, raw = self.find_raw(event_id)
         try:
             return StoredEvent(name, raw, self.codec.decode(raw))
-        except EventUndecodable as error:  # named, so that it can be looked at (`events show` decodes only)
+        except EventUndecodable as error:  # named, so that it can be looked at (`events show` prints its bytes)
             why = f"({raw.reason})" if isinstance(raw, Unreadable) else f"({error})"
             raise EventUndecodable(f"event {event_id} ({names.shard_of(name)}/{name}) cannot be read {why}") from None
 
-    def find_name(self, event_id: str) -> str:
-        """The file name of the event with this id (its bytes not decoded); EventNotFound when there is none."""
-        return self._found(event_id)[0]
-
     def find_raw(self, event_id: str) -> tuple[str, bytes]:
         """The file name and bytes of the event with this id (not decoded); EventNotFound when there is none."""
-        return self._found(event_id)
-
-    def _found(self, event_id: str) -> tuple[str, bytes]:
         parsed = names.parse_event_id(event_id)
         if parsed is not None:
             prefix = f"{parsed[0]}-{parsed[1]}-"

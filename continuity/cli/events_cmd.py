@@ -63,7 +63,7 @@ def _list(args: argparse.Namespace, out: Output) -> int:
     warnings += _left_out(log)
     if not out.as_json:  # with --json, the document's warnings
         print_warnings(warnings)
-    after = log.find_name(args.after) if args.after else None  # an event that cannot be read is still a place
+    after = log.find_raw(args.after)[0] if args.after else None  # an event that cannot be read is still a place
 
     def on_error(name: str, error: Exception) -> None:
         if out.as_json:  # the document's warnings, printed before the events: kept until the end
