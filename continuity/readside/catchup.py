@@ -84,8 +84,6 @@ def prefix_digest(listed: list[str], count: int) -> int:
 _LAST_PREFIX: list[Any] = [None, 0, 0]
 
 
-
-
 class Saved(msgspec.Struct, Generic[S], kw_only=True):
     """One saved read model: its state plus what the log looked like when it was saved."""
 
