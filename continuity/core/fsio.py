@@ -226,10 +226,15 @@ def read_json(path: str | os.PathLike[str], *, within: str | None = None, unread
 
 
 def pretty_json(data: Any) -> bytes:
-    """Pretty JSON for files people read: two-space indent, field order as declared, newline."""
+    """Pretty JSON for files people read: two-space indent, field order as declared, newline. A string holding a
+    lone surrogate (a path whose bytes are not UTF-8: a HOME or contexts folder so named) is written as its escape
+    (surrogate_json); msgspec refuses it, and the catch-up writing state.json ended every read in exit 70."""
     import msgspec
 
-    return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+    try:
+        return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+    except UnicodeEncodeError:
+        return surrogate_json(data, indent=2) + b"\n"
 
 
 def indented_json(data: Any) -> bytes:

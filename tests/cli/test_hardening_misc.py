@@ -748,3 +748,25 @@ def test_events_list_refuses_limit_with_last_and_names_an_event_it_cannot_read(p
     err = capsys.readouterr().err
     assert err.startswith(f"continuity: error: event {damaged} ({files[1].parent.name}/{files[1].name}) cannot be "
                           "read (not JSON: ") and err.count("\n") == 1
+
+
+def test_a_contexts_folder_whose_name_is_not_utf8_is_no_internal_error(tmp_path: Path) -> None:
+    """HOME (or CONTINUITY_CONTEXTS_DIR) named with bytes that are not UTF-8: `archive` recorded its event, then
+    ended in exit 70 (state.json could not hold the path), and so did every later `status`, `resume-bundle` and
+    `rebuild` (the catch-up that writes it was never saved). The path is written as its escape."""
+    import os
+
+    from tests.helpers import cli_process
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    home = os.fsdecode(bytes(tmp_path) + b"/h\xff")
+    os.mkdir(home)
+    assert cli_process("init", "--project", "ne", cwd=root, env={"HOME": home}).returncode == 0
+    assert cli_process("log", "-m", "x", "--next", "n", cwd=root, env={"HOME": home}).returncode == 0
+    for args in (["archive"], ["status"], ["resume-bundle"], ["rebuild"], ["host-switch", "--from-host", "a",
+                                                                         "--to-host", "b"]):
+        done = cli_process(*args, cwd=root, env={"HOME": home})
+        assert done.returncode == 0 and "internal error" not in done.stderr, (args, done.stderr)
+    state = json.loads((root / ".agent" / "runtime-continuity" / "state.json").read_bytes())
+    assert os.fsencode(state["latest_markdown_archive"]) == bytes(tmp_path) + b"/h\xff/.agent/contexts/ne/latest.md"
