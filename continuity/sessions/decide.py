@@ -50,9 +50,16 @@ def _note_list(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         return (value,) if value.strip() else ()
-    if isinstance(value, list):
-        return tuple(str(item) for item in value if str(item).strip())
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):  # `None`, `False`, a dict's repr
+        return tuple(item for item in value if item.strip())  # were stored as text
     raise UsageError("--note-json: done, next and blockers must be strings or lists of strings")
+
+
+def _note_text(note: dict[str, Any], key: str) -> str | None:
+    value = note[key]
+    if value is None or isinstance(value, str):
+        return value or None
+    raise UsageError(f"--note-json: {key} must be a string or null")
 
 
 def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedState:
@@ -68,7 +75,7 @@ def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedStat
         return state
     changes: dict[str, Any] = {}
     if "goal" in note:
-        changes["current_goal"] = str(note["goal"]) if note["goal"] else None
+        changes["current_goal"] = _note_text(note, "goal")
     for key in ("done", "next"):
         if key in note:
             changes[key] = _note_list(note[key])
@@ -78,7 +85,7 @@ def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedStat
             break
     for key in ("in_progress", "blocked"):
         if key in note:
-            changes["in_progress"] = str(note[key]) if note[key] else None
+            changes["in_progress"] = _note_text(note, key)
             break
     return msgspec.structs.replace(state, **changes)
 

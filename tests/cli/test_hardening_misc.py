@@ -770,3 +770,21 @@ def test_a_contexts_folder_whose_name_is_not_utf8_is_no_internal_error(tmp_path:
         assert done.returncode == 0 and "internal error" not in done.stderr, (args, done.stderr)
     state = json.loads((root / ".agent" / "runtime-continuity" / "state.json").read_bytes())
     assert os.fsencode(state["latest_markdown_archive"]) == bytes(tmp_path) + b"/h\xff/.agent/contexts/ne/latest.md"
+
+
+@pytest.mark.parametrize("note", ['{"next": [null, false]}', '{"done": ["a", {"k": 1}]}', '{"goal": true}',
+                                  '{"goal": 0}', '{"in_progress": {"k": 1}}', '{"blocked": ["x"]}',
+                                  '{"blockers": [2.5]}'])
+def test_archive_refuses_a_note_whose_values_are_no_text(project: Path, capsys: Capture, note: str) -> None:
+    """`archive --note-json '{"next": [null, false]}'` stored `["None", "False"]` (Python's reprs; a dict's as
+    `{'k': 1}`), and `goal: 0` silently became no goal: refused (exit 2, nothing written), as the message the code
+    already had says."""
+    assert main(["log", "-m", "work", "--next", "n"]) == 0
+    before = all_event_files(project)
+    capsys.readouterr()
+    for command in ("archive", "host-switch"):
+        args = [command, "--note-json", note] + (["--from-host", "a", "--to-host", "b"] if command != "archive" else [])
+        assert main(args) == 2, args
+        assert "--note-json: " in capsys.readouterr().err
+    assert all_event_files(project) == before
+    assert main(["archive", "--note-json", '{"next": ["ship", ""], "goal": "g", "in_progress": null}']) == 0
