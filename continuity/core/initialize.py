@@ -109,6 +109,9 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         if created and adopt and not (_holds_events(store) or os.path.lexists(os.path.join(store.local_dir, "node"))):
             seed004.keep_original_files(store, adopted)
         home = Path(store.path)
+        if (home / "config.json").is_dir() and not (home / "config.json").is_symlink():  # nothing init removes
+            raise WriteFailed(f"store not initialized: {home / 'config.json'} is a folder: move it out of the store, "
+                              "then run `continuity init --repair`")
         _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
         write_generated(store.path, durable=True)
         from continuity.sessions.archives import archive_schema
@@ -122,7 +125,8 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         take_back(made, store.events_dir)
         if isinstance(error, ContinuityError):
             raise
-        raise WriteFailed(f"store not initialized: {error.strerror or error} ({store.path})") from None
+        where = os.fsdecode(error.filename) if isinstance(error, OSError) and error.filename else store.path
+        raise WriteFailed(f"store not initialized: {error.strerror or error} ({where})") from None
     if ignore_in_project and config.get("commit_events_with_code") is not True:  # last: the store is whole
         try:
             ignore_store_in_project(store.root)

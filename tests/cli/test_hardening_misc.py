@@ -788,3 +788,19 @@ def test_archive_refuses_a_note_whose_values_are_no_text(project: Path, capsys: 
         assert "--note-json: " in capsys.readouterr().err
     assert all_event_files(project) == before
     assert main(["archive", "--note-json", '{"next": ["ship", ""], "goal": "g", "in_progress": null}']) == 0
+
+
+def test_init_repair_names_a_config_that_is_a_folder_and_the_way_out(project: Path, capsys: Capture) -> None:
+    """config.json turned into a folder with something in it: every command said "run `continuity init --repair`",
+    and repair said "store not initialized: Directory not empty (<the store>)", exit 5, naming the store. It names
+    the folder and how to get out: move it away, then repair."""
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.unlink()
+    (config / "sub").mkdir(parents=True)
+    capsys.readouterr()
+    assert main(["init", "--repair"]) == 5
+    assert capsys.readouterr().err == (f"continuity: error: store not initialized: {config} is a folder: move it out "
+                                       "of the store, then run `continuity init --repair`\n")
+    (config / "sub").rmdir()
+    config.rmdir()
+    assert main(["init", "--repair"]) == 0 and config.is_file()
