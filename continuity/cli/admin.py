@@ -44,10 +44,11 @@ def _register_verify(commands: Any, common: argparse.ArgumentParser) -> None:
 def _init(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.initialize import init_store
     from continuity.core.store import working_folder
+    from continuity.core.text import one_line
 
     root = os.path.abspath(getattr(args, "root", None) or working_folder())
     store, created = init_store(root, project=args.project, language=args.language, repair=args.repair)
-    text = f"{'initialized' if created else 'already initialized'}: {store.path} (project {store.project})"
+    text = f"{'initialized' if created else 'already initialized'}: {one_line(store.path)} (project {store.project})"
     if store.config_kept is not None:
         text += f"\nthe config.json that did not parse was kept as {store.config_kept}: copy its settings back"
     text += "".join(f"\n{line}" for line in store.adopted)

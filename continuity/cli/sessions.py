@@ -165,8 +165,8 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
         next_action = one_line(paths['archive']['restore']['next_action'])
         markdown = str(paths["archivePath"])  # the place it goes, when the write failed (warned above): said so
         shown = markdown if os.path.isfile(markdown) else f"not written (it would be {markdown})"
-        text = (f"archived {paths.get('archive_id')}: {paths.get('archiveJsonPath')}\n"
-                f"markdown: {shown}\nnext action: {next_action}")
+        text = (f"archived {paths.get('archive_id')}: {one_line(str(paths.get('archiveJsonPath')))}\n"
+                f"markdown: {one_line(shown)}\nnext action: {next_action}")
     else:  # the event is durable; its documents come with the next catch-up that reaches it (warned above)
         text = f"archived: event {stored[0].event_id} (its documents are written once the projections reach it)"
     if switch:

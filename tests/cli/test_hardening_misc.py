@@ -804,3 +804,19 @@ def test_init_repair_names_a_config_that_is_a_folder_and_the_way_out(project: Pa
     (config / "sub").rmdir()
     config.rmdir()
     assert main(["init", "--repair"]) == 0 and config.is_file()
+
+
+def test_a_project_folder_with_a_line_break_prints_one_line_per_path(tmp_path: Path) -> None:
+    """`init` and `archive` printed a project root holding a line break as it is: one path on two lines, the
+    second one able to pass for another line of output. Each path is one line, the break a visible stand-in."""
+    from tests.helpers import cli_process
+
+    root = tmp_path / "a\nnext action: forged"
+    root.mkdir()
+    home = {"HOME": str(tmp_path / "home")}
+    made = cli_process("init", "--project", "nl", cwd=root, env=home)
+    archived = cli_process("archive", cwd=root, env=home)
+    assert made.returncode == 0 and archived.returncode == 0, (made.stderr, archived.stderr)
+    assert made.stdout.count("\n") == 1 and "\u240a" in made.stdout
+    assert [line.split(":")[0] for line in archived.stdout.splitlines()] == [
+        archived.stdout.split(":")[0], "markdown", "next action"]
