@@ -46,10 +46,10 @@ the order they are tried at one position:
 - ``age-secret-key``: ``AGE-SECRET-KEY-1`` + 58 Bech32 characters.
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
   ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them.
-- ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a curl or
-  wget command (up to a ``|``, ``;`` or ``&``: docker's and kubectl's ``-u user:group`` is none);
-  the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}`` or
-  ``<placeholder>`` is left alone.
+- ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a text that
+  names curl or wget (docker's and kubectl's ``-u user:group`` in a text that names neither is
+  none); the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}``
+  or ``<placeholder>`` is left alone.
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
   APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
@@ -257,10 +257,10 @@ _BASIC_AUTH_URL = (
     rf"(?![^\s/?#@]{{0,64}}?{_MASK})"
     r"(?P<basic_auth_url__v>[^\s/?#@\"'<>]{4,})@(?=[A-Za-z0-9\[])"
 )
-# user-flag: curl's and wget's `-u user:password` / `--user user:password`, in their command (the `c` of curl or
-# the `w` of wget is the rule's first char): docker's and kubectl's `-u user:group` is none.
+# user-flag: curl's and wget's `-u user:password` / `--user user:password` (the first `-` is the rule's first char),
+# looked for only in a text that names curl or wget (_FLAG_WORDS): docker's `-u user:group` alone is none.
 _USER_FLAG = (
-    r"(?<![\w-].)(?:url|get)[ \t](?:[^\n|;&]{0,256}?[ \t])??(?:-u|--user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
+    r"(?<![\w-].)(?:u|-user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
     r"[^\s:\"'$%{<]{1,64}:"
     r"(?![$%{<\[*])"
     rf"(?![^\s\"']{{0,64}}?{_MASK})"
@@ -341,7 +341,7 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("basic-auth-url", "[A-Za-z]", _BASIC_AUTH_URL),
     *_TOKEN_RULES,
     ("auth-header", "[AaBb]", _AUTH_HEADER),
-    ("user-flag", "[cw]", _USER_FLAG),
+    ("user-flag", "-", _USER_FLAG),
     # One alternative for both assignment rules, so their value pattern is compiled once;
     # the empty `dotenv_line` group tells them apart.
     (
@@ -394,6 +394,8 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
 _CASED_WORDS = frozenset({"SG."})
+#: user-flag's words count only in a text that names curl or wget: `-u user:group` is docker's or kubectl's too.
+_FLAG_WORDS = frozenset(_WORDS["user-flag"])
 # word -> the indices (in _RULES) of the rules that need it
 _RULES_OF_WORD: dict[str, tuple[int, ...]] = {}
 for _index, (_name, _, _) in enumerate(_RULES):
@@ -418,7 +420,8 @@ def _rules_in(text: str) -> tuple[int, ...]:
     lowered = _lowered(text)
     found: set[int] = set()
     for word, rules in _RULES_OF_WORD.items():
-        if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)):
+        if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)) and (
+                word not in _FLAG_WORDS or "curl" in lowered or "wget" in lowered):
             found.update(rules)
     return tuple(sorted(found))
 

@@ -197,6 +197,18 @@ POSITIVES: tuple[Positive, ...] = (
         "user-flag",
         PW5,
     ),
+    Positive(
+        "curl-user-after-a-query-and-a-header",
+        _j("curl 'https://h.example.com/api?a=1&b=2' -H 'Content-Type: text/plain; charset=utf-8' -u admin:", PW1),
+        "user-flag",
+        PW1,
+    ),
+    Positive(
+        "curl-user-continued-line",
+        _j("CURL https://h.example.com/api \\\n  -X POST \\\n  -u admin:", PW2),
+        "user-flag",
+        PW2,
+    ),
     # aws-access-key-id
     Positive(
         "aws-id-log",
@@ -545,10 +557,9 @@ NEGATIVES: tuple[str, ...] = (
     "curl -u admin:*** https://example.com",
     "curl --user admin:changeme https://example.com",
     "curl -u {{ user }}:{{ password }} https://example.com",
-    # a user and a group, in commands that are no curl
-    "docker exec -u postgres:postgres15 db psql -f migrate.sql",
-    "kubectl exec -u root:wheel123 web-0 -- sh",
-    "docker run --rm -u node:node20 app npm test; curl -fsS https://example.com/health",
+    # a user and a group, in a text that names no curl (assembled: this file names curl)
+    _j("docker exec -u postgres", ":postgres15 db psql -f migrate.sql"),
+    _j("kubectl exec -u root", ":wheel123 web-0 -- sh"),
     # placeholders and references in assignments
     "password=",
     'password=""',
@@ -846,11 +857,13 @@ _SINGLE = [re.compile(f"{first}(?P<{name.replace('-', '_')}>{rest})") for name, 
 )
 def test_each_rule_is_compiled_whenever_it_can_match(parts: list[str], glue: str, mutate: object) -> None:
     """Only the rules whose words a text holds are compiled and scanned for: every rule that matches the text on
-    its own is among them (a rule left out would let its secret through)."""
+    its own is among them (a rule left out would let its secret through); user-flag where the text names curl or
+    wget (the one rule that looks at the whole text)."""
     text = mutate(glue.join(parts))  # type: ignore[operator]
     chosen = guard._rules_in(text)
+    fetched = "curl" in text.lower() or "wget" in text.lower()
     for index, single in enumerate(_SINGLE):
-        if single.search(text) is not None:
+        if single.search(text) is not None and (fetched or guard._RULES[index][0] != "user-flag"):
             assert index in chosen, (guard._RULES[index][0], text)
 
 
@@ -861,11 +874,20 @@ def test_each_rule_is_compiled_whenever_it_can_match(parts: list[str], glue: str
 )
 def test_the_rules_a_text_needs_find_what_every_rule_finds(parts: list[str], glue: str) -> None:
     """Scanning with the rules whose words a text holds finds and redacts exactly what scanning with every rule
-    does (the same rule names, the same output)."""
+    does (the same rule names, the same output); every rule but user-flag where the text names no curl or wget,
+    the one rule that looks at the whole text (docker's `-u user:group` is no password)."""
     text = glue.join(parts)
     chosen_only = (find_secret(text), redact_text(text))
     original = guard._rules_in
-    guard._rules_in = lambda seen: guard._ALL_RULES if original(seen) else ()  # type: ignore[assignment]
+    flag = [name for name, _, _ in guard._RULES].index("user-flag")
+
+    def every_rule(seen: str) -> tuple[int, ...]:
+        if not original(seen):
+            return ()
+        fetched = "curl" in seen.lower() or "wget" in seen.lower()
+        return tuple(index for index in guard._ALL_RULES if fetched or index != flag)
+
+    guard._rules_in = every_rule  # type: ignore[assignment]
     try:
         every_rule = (find_secret(text), redact_text(text))
     finally:
