@@ -60,13 +60,14 @@ class _Days:
         mark = self.marks.get(day)
         if mark is None:  # listed for the first time: a day from the first one to show on, or one made since
             return [name for name in listed if self.after is None or name > self.after or day < self.first]
-        # an older day that changed after the start: the files written into it since (a sync, a merge). A file
-        # written before the start is no newer than the folder's time then. Its change time says nothing: a chmod,
-        # a hard link or a restore (`cp -a`, `rsync -a`) moves it, and every older event was shown again.
+        # an older day that changed after the start: the files linked into it since (a sync, a merge). The last
+        # file linked before the start has the folder's time as its own: later than that is new. By its change
+        # time, not its write time: a sync that keeps times (`cp -p`, rsync, Syncthing) would be missed for good,
+        # where a chmod or a restore of older files while following shows them once more.
         fresh = []
         for name in listed:
             try:
-                if os.stat(os.path.join(folder, name)).st_mtime_ns > mark:
+                if os.stat(os.path.join(folder, name)).st_ctime_ns > mark:
                     fresh.append(name)
             except OSError:
                 continue

@@ -254,13 +254,12 @@ def test_events_gone_between_the_first_read_and_the_watch_is_not_an_internal_err
     assert [stored.event.message for stored in shown][-1:] == ["after it came back"]
 
 
-def test_a_follower_leaves_out_a_copy_under_another_name_and_old_files_whose_mode_changed(
+def test_a_follower_leaves_out_a_copy_under_another_name_and_shows_a_synced_file_that_kept_its_time(
         project: Path, tmp_path: Path) -> None:
     """A copy of an event under another name was shown (the same event twice, under its id) with no word, where
-    every read leaves it out; a chmod (or a restore that keeps times) of an older day's files showed all of them
-    again when a teammate's event landed there; `events/` removed while following was said nowhere (the watcher
-    went on without a word). Each: left out and said once, only the new event shown, and the folder's absence
-    said once."""
+    every read leaves it out; `events/` removed while following was said nowhere (the watcher went on without a
+    word). Each is left out, or said, once; and a teammate's event synced into an older day with its own time kept
+    (`cp -p`, rsync) is shown (taken by its write time, a first fix missed it for good)."""
     import shutil
     import threading
 
@@ -279,11 +278,10 @@ def test_a_follower_leaves_out_a_copy_under_another_name_and_old_files_whose_mod
         copy = day / (real.name[:9] + "235959_999999" + real.name[22:])
         shutil.copyfile(real, tmp_path / "copy")
         os.rename(tmp_path / "copy", copy)  # a well-made name, content claiming another id and time
-        old_day = sorted(events.iterdir())[0]
-        for path in old_day.iterdir():
-            path.chmod(0o640)
         time.sleep(1.0)
         teammate_event(project, "two days back, after the start", seconds_ago=2 * 86_400 - 1)
+        landed = sorted(sorted(events.iterdir())[0].iterdir())[-1]
+        os.utime(landed, ns=(1_000_000_000, 1_000_000_000))  # as a sync that keeps times leaves it
         time.sleep(1.5)
         events.rename(tmp_path / "away")
         time.sleep(1.5)
