@@ -634,8 +634,9 @@ def _paired_secret(key: str, value: str) -> str | None:
     text = entry_text(key, value)
     if text is None:
         return None
-    if _rules_in(value):  # each match a space: a marker reads as a placeholder, or a subscript (`x_[REDACTED`)
-        text = entry_text(key, _MARKERS.sub(" ", redact_text(value)[0]))
+    if _rules_in(value):  # each match a space: a marker reads as a placeholder, or a subscript (`x_[REDACTED`);
+        # what the token leaves at the front (`!`, `@`, `/` between it and a password) goes too
+        text = entry_text(key, _MARKERS.sub(" ", redact_text(value)[0]).lstrip(" \t!@#$%^&*,;:/|~.-_=+"))
     rule = None if text is None else find_secret(text)
     if rule is None or find_secret(key) is not None:
         return None

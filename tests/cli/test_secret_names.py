@@ -200,8 +200,9 @@ def test_a_key_after_a_line_break_or_a_tab_is_refused_or_redacted_on_every_write
 
 #: A value a key names as a secret, in a structured note: no rule matches the value alone.
 PAIRED = {"db": {"password": "KEYVAL" + "Hunter2222x", "api_key": "KEYVAL" + "abcdef0123456789ABCDEF",
-                 # a password with a token glued to it: whole, not the token alone
-                 "db_password": "hunter2secretX9_" + "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"},
+                 # a password with a token glued to it, before or after: whole, not the token alone
+                 "db_password": "hunter2secretX9_" + "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                 "root_password": "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789" + "!hunter2secret99"},
           "steps": [{"aws_secret_access_key": "KEYVAL" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzz"}],
           "fine": {"token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}",
                    # what a key naming a secret often holds that is none (quoted, each read as a password)
@@ -232,13 +233,14 @@ def test_a_secret_under_a_key_that_names_it_is_refused_or_redacted_in_a_note(tmp
     stored = json.loads(next((root / ".agent" / "runtime-continuity" / "events").rglob("*.json")).read_bytes())
     assert stored["note"] == {
         "db": {"password": "[REDACTED:password-assignment]", "api_key": "[REDACTED:password-assignment]",
-               "db_password": "[REDACTED:password-assignment]"},
+               "db_password": "[REDACTED:password-assignment]", "root_password": "[REDACTED:password-assignment]"},
         "steps": [{"aws_secret_access_key": "[REDACTED:aws-secret-access-key]"}], "fine": PAIRED["fine"]}
     assert sorted(stored["redacted"]) == ["note.db.api_key:password-assignment",
                                           "note.db.db_password:password-assignment",
                                           "note.db.password:password-assignment",
+                                          "note.db.root_password:password-assignment",
                                           "note.steps[0].aws_secret_access_key:aws-secret-access-key"]
-    for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI", "hunter2secretX9"):
+    for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI", "hunter2secretX9", "hunter2secret99"):
         assert not any(value in text for text in [*outputs, kept.stdout, kept.stderr])
 
 
