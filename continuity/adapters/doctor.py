@@ -165,8 +165,8 @@ def command_report(harness: str, command: str, events: list[str], root: Path, *,
            "CURSOR_PROJECT_DIR": str(root)}
     outer = _run(["/bin/sh", "-c", command], payload, env, root)
     report["harness_exit"] = outer["exit"]
-    if outer["exit"] is None:  # it never exited: the harness kills it at its own timeout, with no brief
-        problems.append(f"the installed command did not finish: {outer['stderr']}")
+    if outer["exit"] is None:  # it never ran, or never exited (the harness kills it at its own timeout)
+        problems.append(f"the installed command did not run to its end: {outer['stderr']}")
     elif outer["exit"] != 0:
         problems.append(f"the installed command exits {outer['exit']} (the harness may treat 2 as blocking): "
                         f"{outer['stderr']}")
@@ -176,7 +176,7 @@ def command_report(harness: str, command: str, events: list[str], root: Path, *,
         inner = _run([runs, "hook", harness], payload, env, root)
         report["hook_exit"] = inner["exit"]
         if inner["exit"] is None:
-            problems.append(f"`{runs} hook {harness}` did not finish: {inner['stderr']}")
+            problems.append(f"`{runs} hook {harness}` did not run to its end: {inner['stderr']}")
         elif inner["exit"] != 0 or inner["stderr"]:
             problems.append(f"`{runs} hook {harness}` exits {inner['exit']}: {inner['stderr'] or 'no message'}"
                             " (the installed command's `exit 0` hides it; is that continuity too old for "

@@ -411,6 +411,7 @@ def test_a_hook_that_never_finishes_is_said_so(proj: Path, tmp_path: Path, monke
     report = doctor_module.command_report("codex", command, ["SessionStart"], proj, probe=True, scope="project",
                                           versions={})
     assert (report["harness_exit"], report["hook_exit"]) == (None, None)
-    assert report["problems"][-2:] == ["the installed command did not finish: timed out after 1 s",
-                                       f"`{hung_bin / 'continuity'} hook codex` did not finish: timed out after 1 s"]
+    assert report["problems"][-2:] == [
+        "the installed command did not run to its end: timed out after 1 s",
+        f"`{hung_bin / 'continuity'} hook codex` did not run to its end: timed out after 1 s"]
     assert not any("None" in problem for problem in report["problems"])
