@@ -106,12 +106,11 @@ def _inside(path: str, folder: str) -> bool:
 
 def timeline(store: Store, project: str, *, out: str | None = None, since: str | None = None,
              until: str | None = None, progress: Progress | None = None) -> Written:
-    """Write the timeline page of `project` (events from `since` to `until`); what was written."""
+    """Write the timeline page of `project` (events from `since` to `until`, as recall.service.time_window gives
+    them: an empty window is refused there); what was written."""
     from continuity.timeline.read import read_page
     from continuity.timeline.render import render
 
-    if since is not None and until is not None and since > until:
-        raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty")
     path, within = output_path(store, out)
     page = read_page(store, project, since=since, until=until, progress=progress)
     data = render(page)
