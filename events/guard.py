@@ -618,10 +618,18 @@ def entry_text(key: str, value: str) -> str | None:
     both, which a walk of the strings one by one never sees. Unquoted, as YAML writes it: the assignment rule then
     wants a digit or 16 characters in the value, and leaves dotted names, calls and numbers (quoted, as JSON writes
     it, any word of 6 letters would do: `credentials` set to `same-origin`, `password` to a column type)."""
-    lowered = _lowered(key)
-    if not any(part in lowered for part in _SECRET_KEY_PARTS):
-        return None
-    return f"{key}: {value}"
+    named = _NAMES_A_SECRET.get(key)
+    if named is None:  # each key is looked at once a process: a view walks the same few keys in every event
+        lowered = _lowered(key)
+        named = any(part in lowered for part in _SECRET_KEY_PARTS)
+        if len(_NAMES_A_SECRET) < _KEYS_KEPT:
+            _NAMES_A_SECRET[key] = named
+    return f"{key}: {value}" if named else None
+
+
+#: Keys entry_text has looked at, and whether each may name a secret (at most _KEYS_KEPT of them).
+_NAMES_A_SECRET: dict[str, bool] = {}
+_KEYS_KEPT = 20_000
 
 
 _MARKERS = re.compile(r"\[REDACTED:[a-z-]+\]")

@@ -213,9 +213,6 @@ def _deep(call: Callable[..., Any], *args: Any) -> Any:
         sys.setrecursionlimit(limit)
 
 
-#: Keys that name no secret (events.guard.entry_text said so): their entries are not read as JSON text again.
-_PLAIN_KEYS: set[str] = set()
-
 #: The frames a walk of a stored event may take (see _deep).
 DEEP_FRAMES = 20_000
 
@@ -229,12 +226,8 @@ def _values(node: Any, into: list[str], entry: Callable[[str, str], str | None])
         for key, value in node.items():
             name = str(key)
             into.append(name)
-            if isinstance(value, str) and name not in _PLAIN_KEYS:
-                text = entry(name, value)
-                if text is not None:
-                    into.append(text)
-                elif len(_PLAIN_KEYS) < KNOWN_CLEAN_MOST:  # None: the key names no secret, whatever its value
-                    _PLAIN_KEYS.add(name)
+            if isinstance(value, str) and (text := entry(name, value)) is not None:
+                into.append(text)
             _values(value, into, entry)
     elif isinstance(node, list | tuple):
         for value in node:
