@@ -12,7 +12,11 @@ the order they are tried at one position:
   keys pass.
 - ``aws-secret-access-key``: 40 base64 characters after an ``aws_secret_access_key`` /
   ``SecretAccessKey`` key (``=``, ``:`` or a space, as in ``aws configure set``).
-- ``basic-auth-url``: the password of ``scheme://user:password@host``.
+- ``basic-auth-url``: the password of ``scheme://user:password@host`` (to the last ``@`` before the host: a
+  password typed with an ``@`` in it goes whole).
+- ``signed-url``: the value of a pre-signed URL's ``sig=`` (Azure SAS), ``X-Amz-Signature=``,
+  ``X-Amz-Security-Token=`` (also as a header), ``X-Goog-Signature=`` or ``Signature=`` (CloudFront) after
+  ``?`` or ``&``: 16 or more URL characters, a digit among them.
 - ``aws-access-key-id``: ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
 - ``github-token``: ``ghp_ gho_ ghu_ ghs_ ghr_`` + 36 or more, ``github_pat_`` + 22 or more.
 - ``gitlab-token``: ``glpat- gldt- glrt- glptt- glcbt- glsoat- glffct-`` + 20 or more.
@@ -44,8 +48,14 @@ the order they are tried at one position:
   ``PMAK-``, SendGrid ``SG.<22>.<43>``, Atlassian ``ATATT3 ATCTT3``, Bitbucket ``ATBB``, Google
   OAuth ``GOCSPX-`` and ``ya29.``, RubyGems ``rubygems_``.
 - ``age-secret-key``: ``AGE-SECRET-KEY-1`` + 58 Bech32 characters.
+- ``discord-webhook``: ``discord.com/api/webhooks/<id>/<token>`` (``discordapp.com``, ``ptb.``, ``canary.``).
+- ``telegram-bot-token``: ``<bot id>:AA`` + 33 (as in ``api.telegram.org/bot<token>/``).
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
-  ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them.
+  ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them; and a key
+  named ``auth`` holding 16 or more base64 characters (``"auth": "<user:password in base64>"`` in
+  Docker's ``config.json``).
+- ``cookie-header``: the values of a ``Cookie:`` or ``Set-Cookie:`` header, from its first cookie's
+  value to the end of the line (or a quote), when they hold a digit and 16 or more characters.
 - ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a text that
   names curl or wget (docker's and kubectl's ``-u user:group`` in a text that names neither is
   none); the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}``
@@ -237,6 +247,13 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
         r"(?![A-Za-z0-9])"
     ),
     ("age-secret-key", "A", r"(?<![A-Za-z0-9]A)GE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    # the URL is the credential: anyone holding it posts as the webhook
+    (
+        "discord-webhook",
+        "[hd]",
+        r"(?:(?<=h)(?<![A-Za-z0-9]h)ttps?://(?:(?:ptb|canary)\.)?d|(?<=d)(?<![A-Za-z0-9]d))"
+        r"iscord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,}",
+    ),
 )
 
 _PRIVATE_KEY_BLOCK = (
@@ -255,7 +272,16 @@ _BASIC_AUTH_URL = (
     r"(?!(?P=basic_auth_url__u)@)(?![$%{<\[*])"
     r"(?!(?i:pass(?:wo?r?d)?|pwd|secret|token|changeme|redacted|example|foo|bar|baz|test)@)"
     rf"(?![^\s/?#@]{{0,64}}?{_MASK})"
-    r"(?P<basic_auth_url__v>[^\s/?#@\"'<>]{4,})@(?=[A-Za-z0-9\[])"
+    # to the authority's last `@`: a password typed with an `@` in it (`p@ss`) goes whole, as URL parsers read it
+    r"(?P<basic_auth_url__v>[^\s/?#\"'<>]{4,})@(?=[A-Za-z0-9\[])"
+)
+# signed-url: the signature (or session token) that makes a pre-signed URL a credential on its own: Azure SAS `sig=`,
+# S3 `X-Amz-Signature=` / `X-Amz-Security-Token=` (also as a header), Google Cloud Storage `X-Goog-Signature=`,
+# CloudFront's `Signature=`; after `?` or `&` (`&amp;` too), with a digit in it (a word or a `${VAR}` stays).
+_SIGNED_URL = (
+    r"(?:(?<=[?&])(?:amp;)?(?i:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature)="
+    r"|(?<=[Xx])(?<![A-Za-z0-9_-].)(?i:-amz-security-token)(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?)"
+    r"(?=[A-Za-z0-9%+/=_.~-]*?[0-9])(?P<signed_url__v>[A-Za-z0-9%+/=_.~-]{16,})"
 )
 # user-flag: curl's and wget's `-u user:password` / `--user user:password` (the first `-` is the rule's first char),
 # looked for only in a text that names curl or wget (_FLAG_WORDS): docker's `-u user:group` alone is none.
@@ -273,7 +299,16 @@ _AUTH_HEADER = (
     r"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])(?P<auth_header__v1>(?:[A-Za-z0-9+/]{4}){2,}"
     r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=])"
     rf"|(?i:token)[ \t]+{_HAS_DIGIT}(?P<auth_header__v2>{_OPAQUE}{{16,}}=*))"
-    rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*))"
+    rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*)"
+    # a key named `auth` holding base64 (`user:password`, as Docker's and npm's config files keep it)
+    r"|(?<=[Aa])(?i:uth)(?:\\?[\"'])?:[ \t]*(?:\\?[\"'])?(?=[A-Za-z0-9+/]*[A-Z0-9])"
+    r"(?P<auth_header__v4>(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=]))"
+)
+# cookie-header: a `Cookie:` or `Set-Cookie:` header's values, from its first cookie's (a session cookie signs its
+# holder in), when they hold a digit: `Cookie: theme=dark` and prose about the header stay.
+_COOKIE_HEADER = (
+    r"(?<![A-Za-z0-9_-].)(?:(?<=[Ss])(?i:et-c)|(?<=[Cc]))(?i:ookie)(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?"
+    r"[^\s\"'\\=;]{1,64}=(?=[^\r\n\"'\\]{0,200}?[0-9])(?P<cookie_header__v>[^\r\n\"'\\]{16,})"
 )
 
 # dotenv-line: an upper-case name holding a secret word, unless its ending makes it metadata.
@@ -339,8 +374,12 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("private-key-block", "-", _PRIVATE_KEY_BLOCK),
     ("aws-secret-access-key", "[AaSs]", _AWS_SECRET_ACCESS_KEY),
     ("basic-auth-url", "[A-Za-z]", _BASIC_AUTH_URL),
+    ("signed-url", "[?&Xx]", _SIGNED_URL),
     *_TOKEN_RULES,
+    # `<bot id>:AA<33>`, as in `api.telegram.org/bot<token>/sendMessage` (its digits follow `bot`: not a token rule)
+    ("telegram-bot-token", "[0-9]", r"(?<![0-9]\d)[0-9]{7,11}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     ("auth-header", "[AaBb]", _AUTH_HEADER),
+    ("cookie-header", "[CcSs]", _COOKIE_HEADER),
     ("user-flag", "-", _USER_FLAG),
     # One alternative for both assignment rules, so their value pattern is compiled once;
     # the empty `dotenv_line` group tells them apart.
@@ -365,6 +404,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "private-key-block": ("private key",),
     "aws-secret-access-key": ("secret",),
     "basic-auth-url": ("://",),
+    "signed-url": ("sig=", "signature=", "security-token"),
     "aws-access-key-id": ("akia", "asia"),
     "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "glffct-"),
@@ -389,7 +429,10 @@ _WORDS: dict[str, tuple[str, ...]] = {
         "pmak-", "SG.", "atatt3", "atctt3", "atbb", "gocspx-", "ya29.", "rubygems_",
     ),
     "age-secret-key": ("secret",),
-    "auth-header": ("authorization", "bearer"),
+    "discord-webhook": ("discord.com/api/", "discordapp.com/api/"),
+    "telegram-bot-token": (":aa",),
+    "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\"),
+    "cookie-header": ("cookie",),
     "user-flag": ("-u ", "-u\t", "-u=", "--user"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
@@ -463,7 +506,9 @@ _RULE_OF_GROUP = {name.replace("-", "_"): name for name, _, _ in _RULES}
 _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "aws-secret-access-key": ("aws_secret_access_key__v",),
     "basic-auth-url": ("basic_auth_url__v",),
-    "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3"),
+    "signed-url": ("signed_url__v",),
+    "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3", "auth_header__v4"),
+    "cookie-header": ("cookie_header__v",),
     "user-flag": ("user_flag__v",),
     "dotenv-line": ("assign__v",),
     "password-assignment": ("assign__v",),

@@ -90,6 +90,14 @@ GOOGLE_ACCESS = _j("ya", "29.", "a0Af", "Hg6Fd4Sa-Jk2Lm9" * 5)
 AGE_KEY = _j("AGE-", "SECRET-", "KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:74]
 BEGIN, END, PRIV = "-----BEGIN ", "-----END ", _j("PRIV", "ATE KEY-----")
 BASIC = base64.b64encode(_j("deploy:", PW1).encode()).decode()
+DOCKER_AUTH = base64.b64encode(_j("ci-bot:", OPAQUE).encode()).decode()
+SAS_SIG = _j("k3Jd8sLm2Qp", "Xz9WvB4nT6yHa1cE5fG7iK0oRuVbNq", "%2FM%3D")
+AMZ_SIG = _j("a1b2c3d4e5f6", "0718293a4b5c6d7e" * 3, "8f90a1b2")
+AMZ_SESSION = _j("IQoJb3JpZ2luX2Vj", "EJr//////////wEa", "CXVzLWVhc3QtMSJH" * 3)
+GOOG_SIG = _j("0f1e2d3c", "4b5a6978" * 15)
+DISCORD_HOOK = _j("https://discord.com/api/", "webhooks/", "112233445566778899", "/", "aB3dE_fG6hI-jK9l" * 4)
+TELEGRAM = _j("7345", "12098", ":AA", "Hd9Qw_E4rTy7uIo0pAsDf", "GhJkLzXcVbN2")
+SESSION_COOKIE = _j("s%3A", "9fK2mQ7xZ3", "pL8vN4", ".Hq5Rt1Yw")
 
 
 class Positive(NamedTuple):
@@ -177,6 +185,46 @@ POSITIVES: tuple[Positive, ...] = (
         _j("pip install --index-url https://__token__:", PW5, "@pypi.example.com/simple pkg"),
         "basic-auth-url",
         PW5,
+    ),
+    Positive(
+        "url-at-sign-in-password",
+        _j("git remote add origin https://deploy:", PW1, "@", PW2, "@git.example.com/org/repo.git"),
+        "basic-auth-url",
+        _j(PW1, "@", PW2),
+    ),
+    # signed-url
+    Positive(
+        "azure-sas-curl",
+        _j("curl -o data.csv 'https://acct.blob.core.windows.net/exports/data.csv?sv=2022-11-02&ss=b&srt=o&sp=r",
+           "&se=2026-12-31T00:00:00Z&sig=", SAS_SIG, "'"),
+        "signed-url",
+        SAS_SIG,
+    ),
+    Positive(
+        "s3-presigned-get",
+        _j("wget 'https://bucket.s3.amazonaws.com/build.tgz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261205T",
+           "000000Z&X-Amz-Expires=3600&X-Amz-Signature=", AMZ_SIG, "&X-Amz-SignedHeaders=host'"),
+        "signed-url",
+        AMZ_SIG,
+    ),
+    Positive(
+        "s3-session-token-param",
+        _j("GET /k?X-Amz-Security-Token=", AMZ_SESSION, "&X-Amz-Algorithm=AWS4-HMAC-SHA256 HTTP/1.1"),
+        "signed-url",
+        AMZ_SESSION,
+    ),
+    Positive(
+        "s3-session-token-header",
+        _j("> X-Amz-Security-Token: ", AMZ_SESSION, "\n> Host: bucket.s3.amazonaws.com"),
+        "signed-url",
+        AMZ_SESSION,
+    ),
+    Positive(
+        "gcs-signed-html",
+        _j('<a href="https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&amp;X-Goog-Signature=',
+           GOOG_SIG, '">download</a>'),
+        "signed-url",
+        GOOG_SIG,
     ),
     # user-flag
     Positive(
@@ -434,7 +482,57 @@ POSITIVES: tuple[Positive, ...] = (
              AGE_KEY),
     Positive("age-sops-env", _j("SOPS_AGE_KEY ", AGE_KEY), "age-secret-key", AGE_KEY),
     Positive("age-json", _j('{"identity": "', AGE_KEY, '"}'), "age-secret-key", AGE_KEY),
+    # discord-webhook
+    Positive("discord-webhook-curl", _j("curl -X POST -d '{\"content\": \"deployed\"}' ", DISCORD_HOOK),
+             "discord-webhook", DISCORD_HOOK),
+    Positive("discord-webhook-env", _j("export DISCORD_HOOK_ENDPOINT=", DISCORD_HOOK), "discord-webhook",
+             DISCORD_HOOK),
+    Positive("discord-webhook-json", _j('{"notify": {"url": "', DISCORD_HOOK, '"}}'), "discord-webhook",
+             DISCORD_HOOK),
+    # telegram-bot-token
+    Positive("telegram-api-url", _j("curl https://api.telegram.org/bot", TELEGRAM, "/getUpdates"),
+             "telegram-bot-token", TELEGRAM),
+    Positive("telegram-env", _j("export TG_BOT=", TELEGRAM), "telegram-bot-token", TELEGRAM),
+    Positive("telegram-yaml", _j("telegram:\n  bot: ", TELEGRAM, "\n  chat: -100123"), "telegram-bot-token",
+             TELEGRAM),
     # auth-header
+    Positive(
+        "docker-config-auth",
+        _j('{"auths": {"ghcr.io": {"auth": "', DOCKER_AUTH, '"}}}'),
+        "auth-header",
+        DOCKER_AUTH,
+    ),
+    Positive(
+        "dockerconfig-yaml",
+        _j("registry:\n  ghcr.io:\n    auth: ", DOCKER_AUTH, "\n"),
+        "auth-header",
+        DOCKER_AUTH,
+    ),
+    Positive(
+        "dockerconfig-escaped-json",
+        _j('{"stdout": "{\\"auths\\":{\\"ghcr.io\\":{\\"auth\\":\\"', DOCKER_AUTH, '\\"}}}"}'),
+        "auth-header",
+        DOCKER_AUTH,
+    ),
+    # cookie-header
+    Positive(
+        "cookie-curl",
+        _j('curl -H "Cookie: connect.sid=', SESSION_COOKIE, '; theme=dark" http://localhost:3000/api/me'),
+        "cookie-header",
+        SESSION_COOKIE,
+    ),
+    Positive(
+        "set-cookie-log",
+        _j("< HTTP/1.1 302 Found\n< Set-Cookie: sessionid=", SESSION_COOKIE, "; HttpOnly; Path=/\n"),
+        "cookie-header",
+        SESSION_COOKIE,
+    ),
+    Positive(
+        "cookie-json-header",
+        _j('{"headers": {"Cookie": "sid=', SESSION_COOKIE, '"}}'),
+        "cookie-header",
+        SESSION_COOKIE,
+    ),
     Positive(
         "auth-bearer-curl",
         _j('curl -H "Authorization: Bearer ', OPAQUE, '" https://api.example.com/v1/items'),
@@ -549,6 +647,30 @@ POSITIVES: tuple[Positive, ...] = (
 )
 
 NEGATIVES: tuple[str, ...] = (
+    # signed URLs' other parameters, placeholders and words
+    "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31T00:00:00Z",
+    "curl \"https://acct.blob.core.windows.net/c/f?$SAS\" and ?sig=${SAS_SIG}",
+    "set ?signature=required_when_public in the form",
+    "X-Amz-Security-Token: <session token>",
+    "the X-Amz-Signature= parameter is checked first",
+    # cookies with no digit, and prose about the header
+    "Cookie: theme=dark; lang=en-US",
+    "the Cookie: header is sent on every request",
+    "cookie: 2 cookies were set",
+    "Set-Cookie: flash=saved; Path=/",
+    # `auth` keys that hold no base64 pair
+    "auth: none",
+    "auth: BasicAuthentication",
+    '{"auth": "oauth2", "author": "QUJDREVGR0hJSktMTU5PUA=="}',
+    "oauth: QUJDREVGR0hJSktMTU5PUA==",
+    # discord and telegram: no token
+    "https://discord.com/api/webhooks/112233445566778899",
+    "see discord.com/api/webhooks for the docs",
+    "at 12:30:AA the build ran",
+    "ratio 1234567:AAbbccddeeffgghhiijjkkllmmnnooppqq-too-long",
+    # an at sign after the host (a path or a scoped package)
+    "https://registry.example.com/@scope/pkg@1.2.3",
+    "https://user:password@example.com/path@v2",
     # -u and --user that carry no password, or a placeholder
     "git push -u origin main && curl https://example.com",
     "docker run -u 1000:1000 alpine sh -c 'curl -fsS https://example.com'",
@@ -840,9 +962,12 @@ _MUTATIONS = st.sampled_from([str.upper, str.lower, str.title, lambda text: text
     mutate=_MUTATIONS,
 )
 def test_prefilter_never_hides_a_match(parts: list[str], glue: str, mutate: object) -> None:
-    """Whenever the full pattern matches, the cheap prefilter says the text might hold one."""
+    """Whenever the full pattern matches, the cheap prefilter says the text might hold one (user-flag counts only in
+    a text that names curl or wget: docker's `-u user:group` is no password)."""
     text = mutate(glue.join(parts))  # type: ignore[operator]
-    if guard._pattern().search(text) is not None:
+    fetched = "curl" in text.lower() or "wget" in text.lower()
+    rules = tuple(index for index in guard._ALL_RULES if fetched or guard._RULES[index][0] != "user-flag")
+    if guard._pattern(rules).search(text) is not None:
         assert guard.might_hold_secret(text)
 
 
