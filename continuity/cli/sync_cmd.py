@@ -78,6 +78,8 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
     warn(report.warnings)
     if report.branch_updated:
         pushed = "pushed"
+    elif report.pushed and report.branch_refused:
+        pushed = "pushed to this clone's ref (the remote refused the shared branch: see the warning)"
     elif report.pushed:
         pushed = "pushed to this clone's ref (the shared branch moved meanwhile: a later sync brings it up to date)"
     else:

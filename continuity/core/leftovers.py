@@ -121,7 +121,7 @@ def _walk(top: str, enter: Callable[[str], bool] = _not_the_log,
 def outside_folder(store: Store) -> str | None:
     """The folder outside the store that continuity writes through the atomic writer: this project's
     Markdown archives (`~/.agent/contexts/<project>`, readside/writers.py); None when it cannot be told."""
-    from continuity.readside.writers import contexts_dir
+    from continuity.core.paths import contexts_dir
     from events.errors import ContinuityError
 
     try:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from events import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the plain path imports this module without `typing`
     from typing import Final
+
+    from continuity.core.store import Store
 
 #: The store's folder relative to the project root.
 STORE_REL = ".agent/runtime-continuity"
@@ -48,3 +52,48 @@ SEED_READ_FIRST = ("AGENTS.md", ".agent/rules/core-principles.md", ".agent/rules
                    ".agent/rules/code-standards.md", LATEST_ARCHIVE_REL)
 #: N of the contract (§18): the launcher command line seed 004's outputs recommend.
 SEED_COMMAND = "node .agent/skills/runtime-continuity/scripts/index.js"
+
+
+def contexts_dir(store: Store) -> str:
+    """Where user-level Markdown archives go: CONTINUITY_CONTEXTS_DIR, `contexts_dir` in config.json, or
+    ~/.agent/contexts.
+
+    A relative `contexts_dir` is taken from the project root, as every path in a project's config is:
+    taken from the working directory, each command run from another folder would write elsewhere.
+    """
+    configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
+    if configured:
+        return os.path.abspath(_expand(configured))
+    configured = store.config.get("contexts_dir")
+    if isinstance(configured, str) and configured:
+        return os.path.abspath(os.path.join(store.root, _expand(configured)))
+    return default_contexts()
+
+
+def default_contexts() -> str:
+    """Where the Markdown archives go when nothing else is configured: `~/.agent/contexts`."""
+    return os.path.join(user_home(), ".agent", "contexts")
+
+
+def user_home() -> str:
+    """$HOME when it is an absolute path, else the account's home folder.
+
+    Python reads an empty HOME as `/` and a relative one from the working directory: a hook
+    started with such an environment would write the Markdown archives there.
+    """
+    given = os.environ.get("HOME", "")
+    if os.path.isabs(given):
+        return given
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:  # no account entry (a container's made-up uid): where Python would have looked
+        return os.path.expanduser("~")
+
+
+def _expand(path: str) -> str:
+    """`~` and `~/...` from `user_home()`; `~user/...` as the system says."""
+    if path == "~" or path.startswith("~/"):
+        return user_home() + path[1:]
+    return os.path.expanduser(path)

@@ -22,7 +22,7 @@ from continuity.core.fsio import (
     write_if_changed,
 )
 from continuity.core.logs import log as log_event
-from continuity.core.paths import LATEST_LINK
+from continuity.core.paths import LATEST_LINK, contexts_dir, default_contexts, user_home
 from continuity.core.store import Store
 from continuity.readside.catchup import (
     Held,
@@ -45,51 +45,6 @@ from events.names import NODE, STAMP
 from projections.archives import ArchivesState
 from projections.readmodel import Projects
 from projections.registry import REGISTRY
-
-
-def contexts_dir(store: Store) -> str:
-    """Where user-level Markdown archives go: CONTINUITY_CONTEXTS_DIR, `contexts_dir` in config.json, or
-    ~/.agent/contexts.
-
-    A relative `contexts_dir` is taken from the project root, as every path in a project's config is:
-    taken from the working directory, each command run from another folder would write elsewhere.
-    """
-    configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
-    if configured:
-        return os.path.abspath(_expand(configured))
-    configured = store.config.get("contexts_dir")
-    if isinstance(configured, str) and configured:
-        return os.path.abspath(os.path.join(store.root, _expand(configured)))
-    return default_contexts()
-
-
-def default_contexts() -> str:
-    """Where the Markdown archives go when nothing else is configured: `~/.agent/contexts`."""
-    return os.path.join(user_home(), ".agent", "contexts")
-
-
-def user_home() -> str:
-    """$HOME when it is an absolute path, else the account's home folder.
-
-    Python reads an empty HOME as `/` and a relative one from the working directory: a hook
-    started with such an environment would write the Markdown archives there.
-    """
-    given = os.environ.get("HOME", "")
-    if os.path.isabs(given):
-        return given
-    import pwd
-
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except KeyError:  # no account entry (a container's made-up uid): where Python would have looked
-        return os.path.expanduser("~")
-
-
-def _expand(path: str) -> str:
-    """`~` and `~/...` from `user_home()`; `~user/...` as the system says."""
-    if path == "~" or path.startswith("~/"):
-        return user_home() + path[1:]
-    return os.path.expanduser(path)
 
 
 def archives_dir(store: Store) -> str:

@@ -17,11 +17,11 @@ import msgspec
 from continuity import facts as live
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
-from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME
+from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME, contexts_dir
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
 from continuity.readside.views import BRIEF_MODELS
-from continuity.readside.writers import contexts_dir, markdown_path, refresh
+from continuity.readside.writers import markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
 from continuity.sessions.recordable import recordable

@@ -317,7 +317,7 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
     an event out until its day comes) or one that is not what its name says, or no JSON object with a project,
     names no project: the next one down does (NEWEST_TRIED at most)."""
     from continuity.core.store import now_us
-    from continuity.sync.files import hash_matches
+    from continuity.sync.files import unfit_event
     from events import names
 
     reader = ObjectReader(repo)
@@ -338,7 +338,7 @@ def _newest_project(repo: Repo, commits: list[str]) -> str | None:
                         break
         for name in sorted(candidates, reverse=True)[:NEWEST_TRIED]:
             _, raw = reader.read_bounded(candidates[name], READ_LIMIT)
-            if raw is None or not hash_matches(name, raw):  # the sync that follows refuses it, naming it
+            if raw is None or unfit_event(name, raw) is not None:  # the sync that follows refuses it, naming it
                 continue
             with contextlib.suppress(orjson.JSONDecodeError):
                 event = orjson.loads(raw)

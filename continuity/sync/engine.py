@@ -51,7 +51,7 @@ from continuity.core.errors import EventConflict, SyncGaveUp, UsageError
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.git import NETWORK_TIMEOUT, Repo, node_refs
+from continuity.sync.git import CONTENTION_SIGNS, NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
 from continuity.sync.settings import branch_of, layout_of, remote_of, shadowed_remote, shadowing
 from continuity.sync.tree import (
@@ -126,6 +126,9 @@ class SyncReport(msgspec.Struct, kw_only=True):
     written_back: int = 0
     pushed: bool = False
     branch_updated: bool = False
+    #: Why the remote refused the shared branch while it took this clone's ref (a hook that declines it, a
+    #: non-bare remote with it checked out); None when it moved, or moved meanwhile (a later sync catches up).
+    branch_refused: str | None = None
     merged: bool = False
     forks: int = 0
     attempts: int = 0
@@ -407,11 +410,15 @@ class Syncer:
         """refuse_foreign with this sync's repository, reader and branch."""
         refuse_foreign(self.repo, self.reader, self.branch, commit, where, related)
 
-    def check_branches(self) -> None:
+    def check_branches(self, *, ask_remote: bool = False) -> None:
         """Refuse a branch of code before anything moves (refuse_foreign): the branch here (unless it shares
         history with the commit this store last left it at) and its copy of the remote's. The remote's own is
         checked when fetched (_union_branch, reconnect), under undo_new_branch. A branch named like a remote's
-        tracking ref (`origin/main`) is refused first: git would read it for the user's `origin/main`."""
+        tracking ref (`origin/main`) is refused first: git would read it for the user's `origin/main`.
+
+        `ask_remote` (a sync, which goes to the remote next anyway): a copy of code that the remote's branch no
+        longer is (the copy a push of code left here, the remote repaired since) is left to the fetch, which
+        replaces it and checks what it brings; refusing it would refuse every sync until someone fetched."""
         shadowed = shadowed_remote(self.branch, self.repo.remotes())
         if shadowed is not None:
             raise UsageError(shadowing(self.branch, shadowed))
@@ -420,7 +427,11 @@ class Syncer:
         copy = None
         with contextlib.suppress(UsageError):  # a remote git does not know: there is no copy of its branch here
             copy = self.repo.rev(self.tracking)
-        self.refuse_foreign(copy, f"of {self.shown}", self.tip)
+        try:
+            self.refuse_foreign(copy, f"of {self.shown}", self.tip)
+        except UsageError:
+            if not ask_remote or self.repo.list_remote(self.remote, self.branch)[0] == copy:
+                raise
 
     @contextlib.contextmanager
     def undo_new_branch(self) -> Iterator[None]:
@@ -709,7 +720,7 @@ class Syncer:
     def run(self, *, push: bool, restore: bool) -> None:
         """Take in what the branch gained here (adopt), record, then fetch, unite and push until this clone's
         node ref lands or the retry time runs out."""
-        self.check_branches()
+        self.check_branches(ask_remote=True)
         with self.undo_new_branch():
             self._run(push=push, restore=restore)
 
@@ -741,6 +752,12 @@ class Syncer:
                 report.added_remote += self.land(target, unions)
                 report.pushed = self.delivered = True
                 report.branch_updated = self.in_sync = outcome[self.ref] is None
+                declined = outcome[self.ref]
+                if declined is not None and declined.startswith("[remote rejected]") and not any(
+                        sign in declined for sign in CONTENTION_SIGNS):  # not the branch moving: the remote's no
+                    report.branch_refused = declined
+                    report.warnings.append(f"{self.shown} refused the shared branch {self.ref} ({declined}): this "
+                                           "clone's ref carried the events; other clones take them from it")
                 if self.in_sync:
                     report.remote_commit = target
                     with contextlib.suppress(WriteFailed):

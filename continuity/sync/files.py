@@ -67,6 +67,37 @@ def hash_matches(name: str, raw: bytes) -> bool:
     return parsed is not None and hashlib.sha256(raw).hexdigest()[: names.HASH_CHARS] == parsed.hash12
 
 
+class _Named(msgspec.Struct):
+    event_id: str
+    created_at: str
+
+
+_NAMED = msgspec.json.Decoder(_Named)
+
+
+def names_its_event(name: str, raw: bytes) -> bool:
+    """True when the bytes are a JSON object with the event id and time its (well-formed) file name spells.
+
+    The hash in a name says only that these are the bytes someone named so: a file of anything else (text that is
+    no JSON, another event's id: an impersonation) would be carried to every clone, where the read models leave it
+    out and `verify` fails for good. The rest of the event is not decoded here: a kind or a version this release
+    does not read is another release's event, carried as it is."""
+    try:
+        claimed = _NAMED.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False
+    return names.content_matches(name, claimed.event_id, claimed.created_at)
+
+
+def unfit_event(name: str, raw: bytes) -> str | None:
+    """Why an event file's bytes are not the event its name says (None when they are): its hash, or its content."""
+    if not hash_matches(name, raw):
+        return "does not match the hash in its name"
+    if not names_its_event(name, raw):
+        return "is not the event its name says (no event, or another event's id or time)"
+    return None
+
+
 # -- locks and marks -----------------------------------------------------------------------
 @contextlib.contextmanager
 def flocked(path: str) -> Iterator[None]:
@@ -290,9 +321,9 @@ def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]]) -> N
         if raw is None:
             raise Forged(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                          f"(tampered?): {REFUSED}", entry.sha)
-        if kind != "blob" or not hash_matches(entry.name, raw):
-            raise Forged(f"events/{day}/{entry.name} on the remote does not match the hash in its "
-                         f"name (tampered?): {REFUSED}", entry.sha)
+        unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
+        if unfit is not None:
+            raise Forged(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}", entry.sha)
 
 
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
@@ -316,9 +347,9 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
             if raw is None:
                 raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                                     f"(tampered?): {REFUSED}")
-            if kind != "blob" or not hash_matches(entry.name, raw):
-                raise EventConflict(f"events/{day}/{entry.name} on the remote does not match the hash in its "
-                                    f"name (tampered?): {REFUSED}")
+            unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
+            if unfit is not None:
+                raise EventConflict(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}")
             if day != folder_day:
                 day_folder, folder_day = staged.day_folder(day), day
                 if day not in made:  # a batch need not come day by day

@@ -197,6 +197,11 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
             if find_secret(text) is not None:
                 raise _refuse(action, f"refused secret-like material in tracked file: {_shown(path)}")
             if not path.endswith("/README"):
+                unfit = files.unfit_event(path.rsplit("/", 1)[-1], data)
+                if unfit is not None:
+                    raise _refuse(action, f"tracked context file {unfit}: {_shown(path)}")
+                if _secret_in_strings(data):  # its strings as they read: JSON escapes (`\u0067hp_`) hide none
+                    raise _refuse(action, f"refused secret-like material in tracked file: {_shown(path)}")
                 events.add(path)
                 project = _project_of(data)
                 if project is not None:
@@ -204,6 +209,13 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
     finally:
         reader.close()
     return Tracked(len(events), projects)
+
+
+def _secret_in_strings(data: bytes) -> bool:
+    """Whether an event's strings (and nested entries, as the write path reads them) hold a secret-like match."""
+    from events.guard import find_secret, strings_in
+
+    return any(find_secret(text) is not None for _, text in strings_in(orjson.loads(data), ""))
 
 
 def _shown(path: str) -> str:
@@ -298,7 +310,14 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
                       tool="continuity"),
         bundle=BundleInfo(file=TRANSFER_BUNDLE, bytes=size, sha256=digest), cursor=_cursor(state))
     document = orjson.dumps(msgspec.to_builtins(manifest), option=orjson.OPT_INDENT_2) + b"\n"
-    write_atomic(os.path.join(folder, TRANSFER_MANIFEST), document, sweep=True)
+    try:
+        write_atomic(os.path.join(folder, TRANSFER_MANIFEST), document, sweep=True)
+    except OSError as error:  # a full disk: no bundle is left without the manifest that vouches for it
+        with contextlib.suppress(OSError):
+            os.unlink(bundle)
+        raise WriteFailed(f"export failed: {TRANSFER_MANIFEST} not written ({error.strerror or error}); the bundle "
+                          "written beside it was removed (the store and its branch are as the export left them)"
+                          ) from None
     return {"ok": True, "action": "work-export", "folder": folder, "manifest": msgspec.to_builtins(manifest)}
 
 

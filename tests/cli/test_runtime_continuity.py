@@ -596,6 +596,10 @@ def test_log_refused_by_the_secret_guard_is_write_failed(rc: Any, work: Path) ->
     run = rc("log", "--project", "demo", "--gate", "agent", "--message", "token ghp_" + "a" * 36)
     assert run.code == 2 and run.data["error"] == "write_failed" and "ghp_" not in run.raw
     assert event_files(work) == []
+    # this CLI has no --redact (the original's contract): the message never points at one, also when given
+    for extra in ((), ("--redact",)):
+        run = rc("log", "--project", "demo", "--gate", "agent", "--message", "token ghp_" + "a" * 36, *extra)
+        assert run.data["message"].endswith("(rule github-token); remove it"), run.data
 
 
 @pytest.mark.parametrize(("run", "session"), [
@@ -856,11 +860,54 @@ def test_done_stated_again_keeps_its_place(rc: Any) -> None:
     assert run.data["archive"]["state"]["done"] == ["a", "b", "x", "y"]
 
 
-def test_archive_refused_is_archive_failed_and_takes_no_archive(rc: Any, work: Path) -> None:
-    """A refused archive (a secret in the reason) is archive_failed, exit 2, nothing archived."""
-    run = rc("archive", "--project", "demo", "--gate", "user", "--reason", "key AKIA" + "A" * 16)
-    assert run.code == 2 and run.data["error"] == "archive_failed"
+@pytest.mark.parametrize(("mode", "project", "extra"), [
+    ("archive", "demo", ("--reason", "key AKIA" + "A" * 16)),
+    ("archive", "fresh", ("--note-json", '{"done": ["AKIA' + "B" * 16 + '"]}')),
+    ("archive", "q[1]", ()),
+    ("archive", "e\x1b[2J", ()),
+    ("host-switch", "hs", ("--to-host", "key AKIA" + "C" * 16)),
+], ids=["secret-reason", "secret-note", "bracket-name", "control-name", "host-switch"])
+def test_archive_refused_is_archive_failed_and_takes_no_archive(rc: Any, work: Path, home: Path, mode: str,
+                                                                project: str, extra: tuple[str, ...]) -> None:
+    """A refused archive (a secret in the reason or the note, a name no event takes) is archive_failed (host-switch:
+    host_switch_archive_failed), exit 2, nothing archived, and nothing made in the contexts folder (its `C/P`
+    was made before the archive was refused, and stayed)."""
+    run = rc(mode, "--project", project, "--gate", "user", *extra)
+    assert run.code == 2 and run.data["error"] == ("archive_failed" if mode == "archive" else
+                                                   "host_switch_archive_failed"), run.data
     assert not (work / S / "archives").exists()
+    assert not (home / ".agent").exists()
+
+
+def test_the_reads_look_where_archive_writes_with_a_contexts_dir_in_config(rc: Any, work: Path, home: Path) -> None:
+    """`contexts_dir` in config.json: archive wrote the Markdown there, while restore, status, list-contexts,
+    resume-bundle and state.json looked in ~/.agent/contexts (no archive, `exists: false`)."""
+    rc("log", "--project", "cfg", "--gate", "agent", "--message", "m")
+    config = work / S / "config.json"
+    elsewhere = work.parent / "altctx"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "contexts_dir": str(elsewhere)}))
+    archived = rc("archive", "--project", "cfg", "--gate", "user")
+    assert archived.data["archivePath"].startswith(str(elsewhere / "cfg" / "ctx_")), archived.data
+    assert rc("status", "--project", "cfg").data["count"] == 1
+    restored = rc("restore", "--project", "cfg", "--gate", "user")
+    assert restored.code == 0 and restored.data["ok"] is True, restored.data
+    assert [entry["project"] for entry in rc("list-contexts").data["projects"]] == ["cfg"]
+    assert rc("resume-bundle", "--project", "cfg").data["latest_markdown_archive"] == str(elsewhere / "cfg" /
+                                                                                          "latest.md")
+    rc("log", "--project", "cfg", "--gate", "agent", "--message", "m2")
+    state = json.loads((work / S / "state.json").read_text())
+    assert state["latest_markdown_archive"] == str(elsewhere / "cfg" / "latest.md")
+    assert not (home / ".agent").exists()
+
+
+def test_archive_is_archive_failed_when_latest_md_is_a_folder(rc: Any, work: Path, home: Path) -> None:
+    """A folder where `C/P/latest.md` belongs: the link cannot be made, so §9's first step fails (archive_failed,
+    nothing written). It answered ok with a warning, and restore then found no archive."""
+    (home / ".agent" / "contexts" / "ld" / "latest.md" / "sub").mkdir(parents=True)
+    run = rc("archive", "--project", "ld", "--gate", "user")
+    assert run.code == 2 and run.data["error"] == "archive_failed" and "latest.md" in run.data["message"], run.data
+    assert not (work / S / "archives").exists()
+    assert sorted(path.name for path in (home / ".agent" / "contexts" / "ld").iterdir()) == ["latest.md"]
 
 
 def test_two_archives_never_share_a_name(rc: Any) -> None:
@@ -1192,6 +1239,24 @@ def test_runtime_events_are_the_work_events_only(rc: Any, work: Path, monkeypatc
     assert archive.data["archive"]["refs"]["latest_events"] == work_events
     monkeypatch.setattr(listings, "EVENTS_SCANNED", 8)  # 4 archives, 3 snapshots, then the checkpoint
     assert rc("resume-bundle", "--project", "demo").data["runtime_events"] == work_events[:1]
+
+
+def test_runtime_events_never_list_a_day_folder_that_is_a_symlink(rc: Any, work: Path) -> None:
+    """A day folder of the store that is a symlink out of it (holding copies of real events): its events are not
+    the log's, which skips it; `runtime_events` and an archive's `latest_events` listed them (paths inside the store
+    whose content came from outside)."""
+    rc("log", "--project", "demo", "--gate", "agent", "--message", "first")
+    work_events = [str(path.relative_to(work)) for path in reversed(event_files(work))]
+    outside = work.parent / "outside" / "20990101"
+    outside.mkdir(parents=True)
+    for path in event_files(work):
+        (outside / path.name).write_bytes(path.read_bytes())
+    linked = work / S / "events" / "20000101"
+    linked.symlink_to(outside)
+    assert rc("resume-bundle", "--project", "demo").data["runtime_events"] == work_events
+    archive = process(work, "archive", "--project", "demo", "--gate", "user")
+    assert archive.returncode == 0, archive.stderr
+    assert json.loads(archive.stdout)["archive"]["refs"]["latest_events"] == work_events
 
 
 @pytest.mark.parametrize(("read_first", "expected"), [("", READ_FIRST), (None, READ_FIRST), (False, READ_FIRST),

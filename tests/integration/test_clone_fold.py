@@ -171,10 +171,13 @@ def test_unreadable_events_in_several_batches_are_one_warning_as_after_one_rebui
     for day in listed[:3] if days == "the older days" else listed[-3:]:
         source = sorted(day.glob("*.json"))[0]
         document = json.loads(source.read_bytes())
-        del document["kind"], document["type"]  # no event of this version
-        raw = json.dumps(document).encode()
+        del document["kind"], document["type"]  # no event of this version (its id and time those of its name)
         stamp, node, _ = source.name.split("-")
-        name = f"{stamp[:-1]}{'8' if stamp[-1] == '9' else '9'}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json"
+        stamp = f"{stamp[:-1]}{'8' if stamp[-1] == '9' else '9'}"
+        document["event_id"] = f"RCE-{stamp}-{node}"
+        document["created_at"] = document["created_at"][:-2] + stamp[-1] + "Z"
+        raw = json.dumps(document).encode()
+        name = f"{stamp}-{node}-{hashlib.sha256(raw).hexdigest()[:12]}.json"
         (day / name).write_bytes(raw)
         planted.append(name)
     assert cli("sync", "--root", str(world.a))[0] == 0

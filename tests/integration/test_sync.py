@@ -218,6 +218,31 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert event_names(fresh) == []
 
 
+@pytest.mark.parametrize("content", [b"{not json", b"{}", b'{"event_id": "RCE-20200101_000000_000000-00000000", '
+                                     b'"created_at": "2020-01-01T00:00:00.000000Z"}'],
+                         ids=["no-json", "no-id", "another-id"])
+def test_a_remote_file_hashed_as_named_but_no_event_of_that_name_is_refused(world: World, content: bytes) -> None:
+    """A file whose bytes do hash to its name but are no event, or another event's (an impersonation): refused like a
+    tampered one, nothing changed here. It was carried to every clone, where the read models left it out and
+    `verify` failed for good (a sync writes back what is removed)."""
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    planted = real.with_name(real.name[:-17] + hashlib.sha256(content).hexdigest()[:12] + ".json")
+    planted.write_bytes(content)
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "plant")
+    git(scratch, "push", "-q", "origin", "continuity")
+    append(world.b, "mine")
+    before = store_bytes(world.b)
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY and planted.name in error["message"], error
+    assert "is not the event its name says" in error["message"]
+    assert store_bytes(world.b) == before
+
+
 def push_forged(world: World, refspec: str) -> Path:
     """Clone `a` syncs one event; then a file whose bytes are not what its name says (its hash part names other
     bytes) is committed beside it on the continuity branch and pushed to `refspec`. Returns its path there."""
@@ -381,7 +406,8 @@ def test_push_race_on_the_branch_still_delivers_through_the_node_ref(world: Worl
 def test_clone_store_names_the_store_after_the_newest_event_that_counts(world: World, newest: str) -> None:
     """The newest file on the branch named the new store's project: one stamped in 2099 saying `evil` (which the
     read models leave out until its day) made the clone write under `evil`; a file of no JSON (its name's hash
-    right) made it the folder's name. The newest readable event that counts as now names it."""
+    right) made it the folder's name. The newest readable event that counts as now names it; a file of no JSON
+    is no event its name says, so the sync of clone-store refuses it (and takes back the store it began)."""
     import hashlib
 
     append(world.a, "ours")
@@ -403,7 +429,11 @@ def test_clone_store_names_the_store_after_the_newest_event_that_counts(world: W
     git(scratch, "push", "-q", "origin", "continuity")
     fresh = world.tmp / "new-machine"
     git(world.tmp, "clone", "-q", str(world.remote), str(fresh))
-    cli("clone-store", "origin", "--root", str(fresh))
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    if newest == "no-json":
+        assert code == EXIT_INTEGRITY and "is not the event its name says" in out["message"], out
+        assert not (fresh / STORE).exists()
+        return
     assert json.loads((fresh / STORE / "config.json").read_text())["project"] == "demo"
 
 
@@ -759,12 +789,15 @@ def test_each_clone_pushes_its_own_node_ref_and_the_branch(world: World) -> None
 
 def test_a_refused_branch_still_delivers_through_the_node_refs(world: World) -> None:
     """The remote declines the shared branch: every sync exits 0, the events travel on the clones' node refs,
-    `sync --status` counts nothing waiting, and the CLI says the branch was not moved."""
+    `sync --status` counts nothing waiting, and the CLI says the remote refused the branch, with its reason (it
+    said the branch had moved meanwhile, with no warning, on every sync for good)."""
     refuse_branch_updates(world.remote)
     append(world.a, "a1", "a2")
     append(world.b, "b1")
     code, out = cli("sync", "--root", str(world.a))
     assert code == 0 and out["pushed"] and not out["branch_updated"]
+    assert out["branch_refused"] is not None and "[remote rejected]" in out["branch_refused"], out
+    assert any("refused the shared branch refs/heads/continuity" in line for line in out["warnings"]), out
     code, out = cli("sync", "--root", str(world.b))
     assert code == 0 and out["added_remote"] == 2 and not out["branch_updated"]
     assert synced(world.a).added_remote == 1
@@ -774,7 +807,8 @@ def test_a_refused_branch_still_delivers_through_the_node_refs(world: World) -> 
     append(world.b, "b2")
     result = subprocess.run([sys.executable, "-m", "continuity", "sync", "--root", str(world.b)],
                             capture_output=True, text=True)
-    assert result.returncode == 0 and "the shared branch moved meanwhile" in result.stdout
+    assert result.returncode == 0 and "the remote refused the shared branch" in result.stdout, result
+    assert "moved meanwhile" not in result.stdout and "refused the shared branch" in result.stderr, result
     fresh = world.clone("fresh", init=False)
     code, out = cli("clone-store", "origin", "--root", str(fresh))
     assert code == 0 and out["project"] == "demo" and out["events"] == 4
@@ -1447,6 +1481,31 @@ def test_a_sync_branch_that_holds_code_is_refused_before_anything_moves(world: W
         code, error = cli(*command, "--root", str(world.a))
         assert code == EXIT_USAGE and "not a continuity branch" in error["message"], (command, error)
         assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
+
+
+@pytest.mark.parametrize("synced_before", [True, False], ids=["clone-that-synced", "clone-with-no-branch"])
+def test_a_branch_of_code_refused_on_the_remote_refuses_no_sync_once_the_remote_is_repaired(
+        world: World, synced_before: bool) -> None:
+    """The shared branch forced to a branch of code: a sync refuses it (exit 2), then the remote is put back: the
+    next sync takes it as it is now (in the clone that pushed the code too). The refused sync (or the push) left
+    this clone's copy of the remote's branch on the code, and every later sync refused that copy before fetching,
+    the remote repaired or not (for good)."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    good = git(world.remote, "rev-parse", "continuity").strip()
+    if synced_before:
+        assert cli("sync", "--root", str(world.b))[0] == 0
+    append(world.b, "b1")
+    git(world.a, "push", "-q", "--force", "origin", "main:continuity")  # a branch of code lands on the remote
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_USAGE and "not a continuity branch" in error["message"], error
+    code, error = cli("work", "export", "--root", str(world.b))  # offline: the copy here says what the remote is
+    assert code == EXIT_USAGE and "not a continuity branch" in error["message"], error
+    git(world.remote, "update-ref", "refs/heads/continuity", good)  # repaired
+    code, report = cli("sync", "--root", str(world.b))
+    assert code == 0, report
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 2
 
 
 @pytest.mark.parametrize("command", ["sync", "clone-store"])

@@ -299,8 +299,11 @@ def test_import_refuses_a_bundle_whose_head_is_not_the_manifests(exported: tuple
     _refused_import(world, folder, "HEAD does not match the manifest")
 
 
-def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_path: Path) -> None:
-    """An event file holding a token (bytes matching its name) blocks export; the message names only the file."""
+@pytest.mark.parametrize("escaped", [False, True], ids=["as-written", "json-escaped"])
+def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_path: Path, escaped: bool) -> None:
+    """An event file holding a token (bytes matching its name) blocks export; the message names only the file.
+    Written with JSON escapes (`\\u0067hp_`), the token is the same string once read: refused too (it was
+    exported, and imported into every clone the transfer reached)."""
     world = World(tmp_path)
     append(world.a, "ordinary")
     store = Store(str(world.a))
@@ -309,6 +312,9 @@ def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_
     raw = json.loads(first.read_bytes())
     raw["message"] = f"leaked {token}"
     data = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    if escaped:
+        data = data.replace(b"ghp_", b"\\u0067hp_")
+        assert b"ghp_" not in data and json.loads(data)["message"] == f"leaked {token}"
     name = first.name[:-len("xxxxxxxxxxxx.json")] + hashlib.sha256(data).hexdigest()[:12] + ".json"
     planted = first.parent / name
     planted.write_bytes(data)
@@ -318,6 +324,40 @@ def test_export_refuses_secret_like_material_naming_the_file_not_the_secret(tmp_
     assert out["message"].endswith(f"refused secret-like material in tracked file: events/{first.parent.name}/{name}")
     assert token not in json.dumps(out)
     assert not (tmp_path / "t" / "context.bundle").exists()
+
+
+def test_an_export_whose_manifest_cannot_be_written_leaves_no_bundle(tmp_path: Path) -> None:
+    """A disk that fills between the bundle and its manifest: exit 5, and no bundle is left without the manifest
+    that vouches for it (a half transfer was left, while the exit code says nothing was written)."""
+    from tests.injected import SyscallFaults, path_contains
+    from tests.injected import run as run_in_process
+
+    world = World(tmp_path)
+    append(world.a, "ordinary")
+    out = tmp_path / "t"
+    code, _, err = run_in_process(["work", "export", "--out", str(out), "--root", str(world.a)],
+                                  SyscallFaults(match=path_contains("manifest.json")))
+    assert code == 5 and "the bundle written beside it was removed" in err, err
+    assert sorted(os.listdir(out)) == []
+    code, _ = cli("work", "export", "--out", str(out), "--root", str(world.a))  # the disk has room again
+    assert code == 0 and sorted(os.listdir(out)) == ["context.bundle", "manifest.json"]
+
+
+@pytest.mark.parametrize("content", [b"not an event at all", b'{"event_id": "RCE-20200101_000000_000000-00000000"}'],
+                         ids=["no-json", "another-id"])
+def test_export_refuses_a_file_that_is_not_the_event_its_name_says(tmp_path: Path, content: bytes) -> None:
+    """A file on the branch whose bytes hash to its name but hold no event, or another event's id: export refuses
+    it (exit 12, naming the file); it was carried to every clone, whose `verify` then failed for good."""
+    world = World(tmp_path)
+    append(world.a, "ordinary")
+    first = all_event_files(world.a)[0]
+    name = first.name[:-len("xxxxxxxxxxxx.json")] + hashlib.sha256(content).hexdigest()[:12] + ".json"
+    (first.parent / name).write_bytes(content)
+    code, out = cli("work", "export", "--out", str(tmp_path / "t"), "--root", str(world.a))
+    assert code == EXIT_INVARIANT, out
+    assert out["message"].endswith(f"tracked context file is not the event its name says (no event, or another "
+                                   f"event's id or time): events/{first.parent.name}/{name}")
+    assert not (tmp_path / "t").exists()
 
 
 def test_export_refuses_a_file_bigger_than_any_event_unread(tmp_path: Path) -> None:
@@ -616,8 +656,9 @@ def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
 
 def test_into_a_new_folder_a_later_batch_refused_leaves_nothing_and_says_so(
         exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same transfer into a clone with no store: the store the import made goes, with the events the
-    earlier batches wrote, so the refusal says "changed nothing" (it said they were kept)."""
+    """The same transfer into a clone with no store: refused (each file is checked against its name before any
+    batch is written), nothing changed (the store the import made goes, with the events earlier batches wrote,
+    so the refusal never says they were kept)."""
     from continuity.core.store import now_us
     from continuity.sync import engine
     from events.filelog import FileEventLog
@@ -634,16 +675,17 @@ def test_into_a_new_folder_a_later_batch_refused_leaves_nothing_and_says_so(
     monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
     code, out = cli("work", "import", str(folder), "--root", str(c))
     assert code == EXIT_INVARIANT, out  # a refused transfer (it was exit 1, sync's word for a tampered remote)
-    assert out["message"].startswith("Refused import: ") and " in the transfer " in out["message"]
-    assert "nothing changed" in out["message"] and "are kept" not in out["message"]
+    assert out["message"].startswith("Refused import: ") and "does not match the hash in its name" in out["message"]
+    assert "are kept" not in out["message"]
     assert folder_state(c) == before
 
 
 def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
         exported: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A history restored in batches (RESTORE_BATCH events at a time; 1 here) whose last day holds an event unlike
-    its name: the events of the batches before it were checked and written, so the refusal (exit 12) says so
-    instead of "changed nothing"; the branch does not take the transfer, no marker is written."""
+    its name: an import refuses it before any batch is written (exit 12; each file of the transfer is checked
+    against its name first); clone-store of the same branch writes the batches before it, checked, and says so
+    instead of "changed nothing". The branch does not take the transfer, no marker is written."""
     from continuity.core.store import now_us
     from continuity.sync import engine
     from events.filelog import FileEventLog
@@ -661,12 +703,17 @@ def test_a_tampered_event_in_a_later_batch_says_what_the_earlier_batches_wrote(
     monkeypatch.setattr(engine, "RESTORE_BATCH", 1)
     code, out = cli("work", "import", str(folder), "--root", str(c))
     assert code == EXIT_INVARIANT, out
-    written = set(event_names(c)) - before
+    assert set(event_names(c)) == before and "does not match the hash in its name" in out["message"]
+    assert not (c / MARKER).exists()
+    assert git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
+    git(world.a, "push", "-q", "--force", "origin", "continuity")
+    fresh = world.clone("fresh", init=False)
+    code, out = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == EXIT_INTEGRITY, out
+    written = set(event_names(fresh))
     assert written and "does not match the hash in its name" in out["message"]
     assert f"the {len(written):,} events written before it (each checked against its name) are kept" in out["message"]
     assert "changed nothing" not in out["message"]
-    assert not (c / MARKER).exists()
-    assert git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
 
 
 def test_a_clone_store_refused_before_any_event_landed_leaves_no_store(exported: tuple[World, Path]) -> None:

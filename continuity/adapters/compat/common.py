@@ -81,11 +81,18 @@ def project_root() -> str:
 
 
 def contexts_root() -> str:
-    """C: `$HOME/.agent/contexts` (or CONTINUITY_CONTEXTS_DIR, as for `continuity`)."""
-    configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(os.path.expanduser("~"), ".agent", "contexts")
+    """C: `$HOME/.agent/contexts`, or where R's store writes its Markdown archives instead, as `continuity` does
+    (CONTINUITY_CONTEXTS_DIR, `contexts_dir` in R's config.json; an empty or relative HOME read as the account's
+    home). The reads look where the archives are written: restore, status and list-contexts looked in
+    `~/.agent/contexts` while archive wrote where config.json said."""
+    from continuity.core.paths import contexts_dir, default_contexts
+    from continuity.core.store import Store
+
+    try:
+        root = project_root()
+    except OSError:  # the working folder is gone: no store to ask
+        return default_contexts()
+    return contexts_dir(Store(root))
 
 
 # -- values (§4) -----------------------------------------------------------------------------

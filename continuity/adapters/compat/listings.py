@@ -74,6 +74,8 @@ def event_listing(root: str, count: int) -> list[str]:
     found: list[str] = []
     scanned = 0
     for day in days:
+        if os.path.islink(os.path.join(base, day)):  # its events are not the log's (continuity's reads skip it)
+            continue
         try:
             files = sorted((name for name in folder.day_entries(os.path.join(base, day))
                             if names.parse_name(name) is not None), reverse=True)

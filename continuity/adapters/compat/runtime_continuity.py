@@ -122,7 +122,7 @@ def _envelope(code: str, message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one mode; the exit code (0 result, 2 error envelope, 1 crash)."""
-    from events.errors import ContinuityError
+    from events.errors import ContinuityError, SecretRefused
 
     # Node reads undecodable argument bytes as U+FFFD; so does this drop-in.
     argv_list = [arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -142,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failure as failure:
         return _envelope(failure.code, failure.message)
     except ContinuityError as error:
+        if isinstance(error, SecretRefused):  # this CLI has no --redact (the original's contract): never point at one
+            error = SecretRefused(error.field, error.rule, redactable=error.redactable, redact_with=None)
         if mode in WRITE_FAILURES:
             return _envelope(WRITE_FAILURES[mode], str(error))
         return _envelope("write_failed", str(error))

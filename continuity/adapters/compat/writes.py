@@ -7,6 +7,7 @@ log, mirrors a run event (§16) and returns the result object.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -72,21 +73,24 @@ def _recordable(value: str | None, what: str) -> str | None:
 
 
 @contextlib.contextmanager
-def taken_back_on_failure(root: str) -> Iterator[None]:
+def taken_back_on_failure(root: str) -> Iterator[list[str]]:
     """A store this write makes (the first write of a project makes it: there is no init step, I11) is taken away
     again when the write fails (a refused field, a full disk): "nothing written" holds for the store too. Never a
-    store that was there, nor one another writer put events into meanwhile."""
-    from continuity.core.fsio import missing_folders
+    store that was there, nor one another writer put events into meanwhile. Folders the write made outside the
+    store (the contexts folder's `C/P`, listed into what it yields, deepest first) go too while they are empty."""
+    from continuity.core.fsio import missing_folders, remove_empty_folders
     from continuity.core.paths import STORE_REL
 
     store_path = os.path.join(root, STORE_REL)
     made = missing_folders(store_path)
+    outside: list[str] = []
     try:
-        yield
+        yield outside
     except BaseException:
         from continuity.core.initialize import take_back
 
         take_back(made, os.path.join(store_path, "events"))
+        remove_empty_folders(outside)
         raise
 
 
@@ -288,9 +292,9 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
-    with taken_back_on_failure(root):
+    with taken_back_on_failure(root) as outside:
         store = store_for_write(root, project)
-        _markdown_writable(store, project)
+        outside.extend(_markdown_writable(store, project))
         stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
     warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
@@ -300,7 +304,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     record = own_archive(store, project, stored[0].event_id)
     if record is None:
         raise OSError("the archive event was written but its projection is missing")
-    from continuity.readside.writers import contexts_dir
+    from continuity.core.paths import contexts_dir
 
     folder = os.path.join(contexts_dir(store), project)  # where the archive's Markdown is written
     stamp = record.archive_id.removeprefix("RC-")
@@ -313,23 +317,33 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     return store, stored, fields
 
 
-def _markdown_writable(store: Any, project: str) -> None:
+def _markdown_writable(store: Any, project: str) -> list[str]:
     """§9: the archive fails (`archive_failed`, the system's error) when its Markdown cannot be written, before
     anything is recorded. The Markdown is written from the archive's event once it is recorded (into the contexts
     folder `continuity` uses: CONTINUITY_CONTEXTS_DIR, config.json's contexts_dir, ~/.agent/contexts): a folder
     that takes no file (not writable, a file in its place) is found here, by making one there and removing it. A
     home folder that does not exist is not made (the archive is taken, and a warning says where the Markdown is
-    not), as for every archive."""
-    from continuity.readside.writers import contexts_dir, default_contexts, user_home
+    not), as for every archive. Returns the folders it made, deepest first (a refusal after it takes them back)."""
+    from continuity.core.fsio import missing_folders, remove_empty_folders
+    from continuity.core.paths import contexts_dir, default_contexts, user_home
 
     contexts = contexts_dir(store)
     if contexts == default_contexts() and not os.path.isdir(user_home()):
-        return
+        return []
     folder = os.path.join(contexts, project)
-    os.makedirs(folder, exist_ok=True)
-    probe = os.path.join(folder, f".ctx-probe-{os.getpid()}-{os.urandom(4).hex()}")
-    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-    os.unlink(probe)
+    made = missing_folders(folder)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        probe = os.path.join(folder, f".ctx-probe-{os.getpid()}-{os.urandom(4).hex()}")
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        os.unlink(probe)
+        latest = os.path.join(folder, LATEST_LINK)
+        if os.path.isdir(latest) and not os.path.islink(latest):  # the link cannot replace a folder: §9 step 1 fails
+            raise IsADirectoryError(errno.EISDIR, "a folder is where the latest.md link belongs", latest)
+    except OSError:
+        remove_empty_folders(made)
+        raise
+    return made
 
 
 def archive_mode(args: Args, project: str | None) -> dict[str, Any]:
