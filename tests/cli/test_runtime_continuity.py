@@ -1471,6 +1471,18 @@ def test_launcher_install_refuses_a_foreign_file_and_uninstall_is_exact(work: Pa
     assert not (work / ".agent" / "skills").exists()
 
 
+def test_a_log_whose_answer_cannot_be_written_says_its_event_stays(work: Path) -> None:
+    """stdout is a full device: the event is recorded, and the one stderr line says so (it said only `OSError:
+    [Errno 28] ...`, and a caller retrying the log wrote it twice); exit 1, as for any crash of the drop-in."""
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*COMMAND, "log", "--project", "demo", "--gate", "agent", "--message", "m"], cwd=work,
+                              stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.decode() == ("runtime-continuity: output not written (No space left on device); what the "
+                                    "command wrote stays written\n")
+    assert len(event_files(work)) == 1
+
+
 def test_the_log_path_imports_nothing_it_does_not_use(work: Path) -> None:
     """Once the store exists, `runtime-continuity log` loads no argparse, orjson, subprocess or projections.
 

@@ -133,7 +133,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         mode, project = dispatch(args)
         result = _handler(mode)(args, project)
         after = result.pop("__after__", None)
-        emit(result)
+        try:
+            emit(result)
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # stdout itself failed (a full disk, /dev/full): the mode's writes are done, and a
+            # caller that retries would write them twice
+            if error.filename is not None:
+                raise
+            sys.stderr.write(f"runtime-continuity: output not written ({error.strerror or error}); what the "
+                             f"command wrote stays written\n")
+            return EXIT_CRASH
         if after is not None:
             after()
         return 0
