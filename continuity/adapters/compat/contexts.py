@@ -210,8 +210,8 @@ def _zone(tokens: list[str], index: int) -> tuple[int | None, int]:
 def _compose(numbers: list[str], month: int | None, clock: list[int] | None, meridiem: str | None,
              offset_minutes: int | None) -> float | None:
     """The time value of the parts read, or None when they make no date."""
-    def year_like(number: str) -> bool:  # 0 is no month or day: V8 reads it as the year 2000
-        return len(number) > 2 or int(number) > 31 or int(number) == 0
+    def year_like(number: str) -> bool:  # by value, as V8's IsDay: `0026/12/31` is M/D/Y (and no date); 0 is no
+        return int(number) > 31 or int(number) == 0  # month or day: V8 reads it as the year 2000
 
     # V8's defaults where a part is missing: day 1, and the year 2001 (not the current one)
     if month is not None:
@@ -240,7 +240,7 @@ def _compose(numbers: list[str], month: int | None, clock: list[int] | None, mer
     else:
         return None
     year = int(year_text)
-    if len(year_text) <= 2:
+    if year < 100:  # by value, however many digits: `Dec 31, 0026` is 2026 to V8
         year += 2000 if year < 50 else 1900
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return None
