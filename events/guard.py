@@ -300,15 +300,20 @@ _AUTH_HEADER = (
     r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=])"
     rf"|(?i:token)[ \t]+{_HAS_DIGIT}(?P<auth_header__v2>{_OPAQUE}{{16,}}=*))"
     rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*)"
-    # a key named `auth` holding base64 (`user:password`, as Docker's and npm's config files keep it)
-    r"|(?<=[Aa])(?i:uth)(?:\\?[\"'])?:[ \t]*(?:\\?[\"'])?(?=[A-Za-z0-9+/]*[A-Z0-9])"
+    # a key named `auth` (npm's `_auth`) holding base64 (`user:password`, as Docker's config.json and .npmrc keep it):
+    # padded, or with two digits (an identifier such as `ServicePrincipal` or `oauth2ProviderGoogle` is none)
+    r"|(?:(?<=_)(?i:auth)|(?<=[Aa])(?i:uth))(?:\\?[\"'])?[:=][ \t]*(?:\\?[\"'])?"
+    r"(?=(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)|(?:[A-Za-z+/]*[0-9]){2})"
     r"(?P<auth_header__v4>(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=]))"
 )
 # cookie-header: a `Cookie:` or `Set-Cookie:` header's values, from its first cookie's (a session cookie signs its
-# holder in), when they hold a digit: `Cookie: theme=dark` and prose about the header stay.
+# holder in), when one of them is a run of 16 or more characters with a digit: `Cookie: theme=dark`, an
+# `Expires=` date, `Max-Age=31536000`, `_ga=GA1.1.123` and prose about the header stay.
 _COOKIE_HEADER = (
     r"(?<![A-Za-z0-9_-].)(?:(?<=[Ss])(?i:et-c)|(?<=[Cc]))(?i:ookie)(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?"
-    r"[^\s\"'\\=;]{1,64}=(?=[^\r\n\"'\\]{0,200}?[0-9])(?P<cookie_header__v>[^\r\n\"'\\]{16,})"
+    r"[^\s\"'\\=;]{1,64}="
+    r"(?=(?:[^\r\n\"'\\]{0,400}?[=\s])?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    r"(?P<cookie_header__v>[^\r\n\"'\\]{16,})"
 )
 
 # dotenv-line: an upper-case name holding a secret word, unless its ending makes it metadata.
@@ -378,7 +383,7 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     *_TOKEN_RULES,
     # `<bot id>:AA<33>`, as in `api.telegram.org/bot<token>/sendMessage` (its digits follow `bot`: not a token rule)
     ("telegram-bot-token", "[0-9]", r"(?<![0-9]\d)[0-9]{7,11}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
-    ("auth-header", "[AaBb]", _AUTH_HEADER),
+    ("auth-header", "[AaBb_]", _AUTH_HEADER),
     ("cookie-header", "[CcSs]", _COOKIE_HEADER),
     ("user-flag", "-", _USER_FLAG),
     # One alternative for both assignment rules, so their value pattern is compiled once;
@@ -431,7 +436,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "age-secret-key": ("secret",),
     "discord-webhook": ("discord.com/api/", "discordapp.com/api/"),
     "telegram-bot-token": (":aa",),
-    "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\"),
+    "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\", "auth="),
     "cookie-header": ("cookie",),
     "user-flag": ("-u ", "-u\t", "-u=", "--user"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),

@@ -37,8 +37,12 @@ def limit_of(args: argparse.Namespace) -> int:
 
 
 def emit_listing(out: Output, data: dict[str, Any], lines: list[str], more: int, what: str) -> None:
-    """A listing: one line per entry on stdout, and on stderr how many were left out (JSON: `more`)."""
-    out.emit(data, "\n".join(one_line(line) for line in lines) if lines else f"no {what}")
+    """A listing: one line per entry on stdout, and on stderr how many were left out (JSON: `more`), or that there
+    are none (stdout holds entries only: a script reading ids read `no` as one)."""
+    if lines or out.as_json:
+        out.emit(data, "\n".join(one_line(line) for line in lines))
+    else:
+        out.note(f"no {what}")
     if more:
         out.note(f"… {more} more {what}: --limit N or --all")
 

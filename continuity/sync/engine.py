@@ -620,7 +620,7 @@ class Syncer:
                 return target, unions, fresh  # nothing goes out, no clone's ref in it: `land` refuses it unwritten
             try:
                 for union in unions:
-                    files.check_incoming(self.reader, union.incoming)
+                    files.check_incoming(self.reader, union.incoming, self.store.events_dir)
             except files.Forged as forged:
                 known = [commit for commit in (self.tip, remote_tip) if commit is not None]
                 holding = [node for node, commit in fresh.items() if self.repo.holds_object(commit, known, forged.sha)]

@@ -312,16 +312,43 @@ class Forged(EventConflict):
         self.sha = sha
 
 
-def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]]) -> None:
-    """Forged for the first remote event whose bytes are not what its name says (or are bigger than any event), as
-    `stage` refuses it: read before a union that holds it is pushed anywhere, so a refused sync has changed nothing
-    on the remote either."""
+class Twins:
+    """Finds a second file of one event: another name (another hash) for an event id already met among the incoming
+    events or already in the store's day folder. A writer never stamps two events alike under one node, so a
+    second file of an id is forged or replayed; taken in, every clone's `verify` failed on it for good, and a
+    reader saw whichever file it listed first."""
+
+    def __init__(self, events_dir: str | None) -> None:
+        self.events_dir = events_dir
+        self.met: dict[str, str] = {}  # event id (a name's first 31 characters) -> the name met with it
+        self.listed: set[str] = set()  # days whose store folder was read into `met`
+
+    def of(self, day: str, name: str) -> str | None:
+        """The other file's name when `name` is a second file of its event (None: the first one met)."""
+        if self.events_dir is not None and day not in self.listed:
+            self.listed.add(day)
+            with contextlib.suppress(OSError):  # no such day here yet
+                for here in os.listdir(os.path.join(self.events_dir, day)):
+                    if names.parse_name(here) is not None:
+                        self.met.setdefault(here[:31], here)
+        other = self.met.setdefault(name[:31], name)
+        return None if other == name else other
+
+
+def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]], events_dir: str | None = None) -> None:
+    """Forged for the first remote event whose bytes are not what its name says (or are bigger than any event), or
+    that is a second file of an event met already (Twins; in the store too, with `events_dir`), as `stage`
+    refuses it: read before a union that holds it is pushed anywhere, so a refused sync has changed nothing on the
+    remote either."""
+    twins = Twins(events_dir)
     for (day, entry), (kind, raw) in zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT),
                                          strict=True):
         if raw is None:
             raise Forged(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                          f"(tampered?): {REFUSED}", entry.sha)
         unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
+        if unfit is None and (other := twins.of(day, entry.name)) is not None:
+            unfit = f"is a second file of the event {other} names"
         if unfit is not None:
             raise Forged(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}", entry.sha)
 
@@ -340,6 +367,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
     staged.discard()  # leftovers of a sync that died (only syncs use it, one at a time)
     try:
         os.makedirs(staged.folder)
+        twins = Twins(store.events_dir)
         day_folder, folder_day, made = "", None, set()
         for count, ((day, entry), (kind, raw)) in enumerate(
             zip(incoming, reader.read_many([entry.sha for _, entry in incoming], READ_LIMIT), strict=True), 1
@@ -348,6 +376,8 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
                 raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                                     f"(tampered?): {REFUSED}")
             unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
+            if unfit is None and (other := twins.of(day, entry.name)) is not None:
+                unfit = f"is a second file of the event {other} names"
             if unfit is not None:
                 raise EventConflict(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}")
             if day != folder_day:

@@ -200,8 +200,9 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
                 unfit = files.unfit_event(path.rsplit("/", 1)[-1], data)
                 if unfit is not None:
                     raise _refuse(action, f"tracked context file {unfit}: {_shown(path)}")
-                if _secret_in_strings(data):  # its strings as they read: JSON escapes (`\u0067hp_`) hide none
-                    raise _refuse(action, f"refused secret-like material in tracked file: {_shown(path)}")
+                refused = _strings_refused(data)  # its strings as they read: JSON escapes (`\u0067hp_`) hide none
+                if refused is not None:
+                    raise _refuse(action, f"{refused}: {_shown(path)}")
                 events.add(path)
                 project = _project_of(data)
                 if project is not None:
@@ -211,11 +212,17 @@ def check_tracked(repo: Repo, tip: str, action: str = "export") -> Tracked:
     return Tracked(len(events), projects)
 
 
-def _secret_in_strings(data: bytes) -> bool:
-    """Whether an event's strings (and nested entries, as the write path reads them) hold a secret-like match."""
+def _strings_refused(data: bytes) -> str | None:
+    """Why an event's strings (and nested entries, as the write path reads them) refuse the transfer: a secret-like
+    match, or a nesting too deep to walk (no writer of events nests that deep); None when they do not."""
     from events.guard import find_secret, strings_in
 
-    return any(find_secret(text) is not None for _, text in strings_in(orjson.loads(data), ""))
+    try:
+        if any(find_secret(text) is not None for _, text in strings_in(orjson.loads(data), "")):
+            return "refused secret-like material in tracked file"
+    except (RecursionError, orjson.JSONDecodeError):
+        return "tracked context file is nested too deeply to read"
+    return None
 
 
 def _shown(path: str) -> str:

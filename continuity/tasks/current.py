@@ -56,8 +56,8 @@ def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | Non
             "utf-8", "replace").split()
     except (OSError, ValueError):
         return None
-    if not parts or len(parts) > 2:
-        return None
+    if not parts or len(parts) > 2 or not all(_SAFE.fullmatch(part) and ".." not in part for part in parts):
+        return None  # an id no event may carry (a control character, `..`): taken, it failed every write
     return parts[0], (parts[1] if len(parts) == 2 else None)
 
 

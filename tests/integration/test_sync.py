@@ -243,6 +243,37 @@ def test_a_remote_file_hashed_as_named_but_no_event_of_that_name_is_refused(worl
     assert store_bytes(world.b) == before
 
 
+@pytest.mark.parametrize("first_here", [False, True], ids=["both-incoming", "one-here"])
+def test_a_second_file_of_one_event_on_the_remote_is_refused(world: World, first_here: bool) -> None:
+    """A file named for an event that another file already is (same id, other bytes, so another hash): refused
+    like a tampered one, whether the first file comes in with it or is here already; nothing changed here. Taken
+    in, both files reached every clone, `verify` failed there for good, and each reader saw the one it listed
+    first."""
+    append(world.a, "original")
+    synced(world.a)
+    if first_here:
+        synced(world.b)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    content = real.read_bytes().replace(b"original", b"replayed")
+    twin = real.with_name(real.name[:-17] + hashlib.sha256(content).hexdigest()[:12] + ".json")
+    twin.write_bytes(content)
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "twin")
+    git(scratch, "push", "-q", "origin", "continuity")
+    append(world.b, "mine")
+    before = store_bytes(world.b)
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_INTEGRITY, error
+    assert f"is a second file of the event {real.name} names" in error["message"] or (
+        not first_here and f"is a second file of the event {twin.name} names" in error["message"]), error
+    assert store_bytes(world.b) == before
+    fresh = world.clone("fresh", init=False)
+    code, error = cli("clone-store", "origin", "--root", str(fresh))
+    assert code == EXIT_INTEGRITY and "is a second file of the event" in error["message"], error
+
+
 def push_forged(world: World, refspec: str) -> Path:
     """Clone `a` syncs one event; then a file whose bytes are not what its name says (its hash part names other
     bytes) is committed beside it on the continuity branch and pushed to `refspec`. Returns its path there."""

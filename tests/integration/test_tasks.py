@@ -76,6 +76,35 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+@pytest.mark.parametrize("hint", ["\x1b[31mevil task-x", "../../etc task-x", "run-ok task\u202ex", "a b c"])
+def test_a_current_run_hint_no_event_can_carry_is_no_run(root: Path, hint: str) -> None:
+    """The session's current-run hint (a local file) holding an id no event may carry: it is no run, and every
+    write goes on (each failed with exit 2 naming a run id nobody gave, the hooks recorded nothing)."""
+    runs = root / ".agent/runtime-continuity/local/runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    (runs / f"current-{SESSION['CONTINUITY_SESSION_ID']}").write_text(hint + "\n")
+    task = ok(root, "task", "create", "--title", "h")
+    ok(root, "log", "-m", "hello")
+    ok(root, "checkpoint", "-m", "x", "--next", "y")
+    ok(root, "task", "update", task, "--status", "completed")
+    hook = {"session_id": SESSION["CONTINUITY_SESSION_ID"], "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": "src/token.py"}, "tool_response": {}}
+    before = len(all_event_files(root))
+    assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(hook)).returncode == 0
+    assert len(all_event_files(root)) == before + 1
+    assert all(event.get("run_id") is None for event in (json.loads(path.read_bytes())
+                                                         for path in all_event_files(root)))
+
+
+@pytest.mark.parametrize(("argv", "what"), [(["task", "list", "--status", "failed"], "tasks"),
+                                            (["task", "ready"], "tasks"), (["memory", "list"], "memories")])
+def test_an_empty_listing_leaves_stdout_empty(root: Path, argv: list[str], what: str) -> None:
+    """stdout holds one line per entry (docs/tasks.md), so none when there are none: `no tasks` goes to stderr (a
+    script reading ids read `no` as one)."""
+    done = run(root, *argv)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == f"no {what}\n", done
+
+
 def test_views_read_between_events_the_tasks_model_passes_over(root: Path) -> None:
     """Events of no run (a `log`, a served brief) only move the tasks model's counters: `task list`, `memory list`
     and the brief read its views after them, and a memory made later is still written to its file."""

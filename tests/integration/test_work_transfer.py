@@ -343,6 +343,23 @@ def test_an_export_whose_manifest_cannot_be_written_leaves_no_bundle(tmp_path: P
     assert code == 0 and sorted(os.listdir(out)) == ["context.bundle", "manifest.json"]
 
 
+def test_an_event_nested_too_deeply_to_walk_refuses_the_transfer_unread() -> None:
+    """An event (its name's hash, id and time right, as msgspec reads it) nested deeper than the walk of its strings
+    can go: a reason to refuse (exit 12, naming the file), never an internal error (exit 70, RecursionError)."""
+    import inspect
+
+    from continuity.sync.transfer import _strings_refused
+
+    deep = b'{"message":"x","deep":' + b'{"a":' * 600 + b"1" + b"}" * 600 + b"}"
+    assert _strings_refused(b'{"message":"x","deep":{"a":1}}') is None
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 300)  # the walk meets the limit, as a deep enough event does
+    try:
+        assert _strings_refused(deep) == "tracked context file is nested too deeply to read"
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 @pytest.mark.parametrize("content", [b"not an event at all", b'{"event_id": "RCE-20200101_000000_000000-00000000"}'],
                          ids=["no-json", "another-id"])
 def test_export_refuses_a_file_that_is_not_the_event_its_name_says(tmp_path: Path, content: bytes) -> None:

@@ -509,6 +509,12 @@ POSITIVES: tuple[Positive, ...] = (
         DOCKER_AUTH,
     ),
     Positive(
+        "npmrc-auth",
+        _j("//registry.example.com/:_auth=", DOCKER_AUTH, "\nalways-auth=true\n"),
+        "auth-header",
+        DOCKER_AUTH,
+    ),
+    Positive(
         "dockerconfig-escaped-json",
         _j('{"stdout": "{\\"auths\\":{\\"ghcr.io\\":{\\"auth\\":\\"', DOCKER_AUTH, '\\"}}}"}'),
         "auth-header",
@@ -653,7 +659,12 @@ NEGATIVES: tuple[str, ...] = (
     "set ?signature=required_when_public in the form",
     "X-Amz-Security-Token: <session token>",
     "the X-Amz-Signature= parameter is checked first",
-    # cookies with no digit, and prose about the header
+    # cookies with no long value holding a digit (dates, ages and short ids are none), and prose about the header
+    "Set-Cookie: theme=dark; Max-Age=31536000",
+    "Set-Cookie: lang=en-US; Path=/; Expires=Wed, 09 Jun 2021 10:18:14 GMT",
+    "Set-Cookie: __Host-ID=123; Secure; Path=/",
+    "< set-cookie: _gh_sess=; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    "Cookie: _ga=GA1.1.123; _gid=GA1.1.456",
     "Cookie: theme=dark; lang=en-US",
     "the Cookie: header is sent on every request",
     "cookie: 2 cookies were set",
@@ -661,6 +672,12 @@ NEGATIVES: tuple[str, ...] = (
     # `auth` keys that hold no base64 pair
     "auth: none",
     "auth: BasicAuthentication",
+    "auth: ServicePrincipal",
+    "auth: UsernamePassword",
+    "auth: AuthenticationFailed",
+    '{"auth": "oauth2ProviderGoogle"}',
+    "new Octokit({ auth: authenticateUser, baseUrl })",
+    "app.use({ auth: passportStrategy })",
     '{"auth": "oauth2", "author": "QUJDREVGR0hJSktMTU5PUA=="}',
     "oauth: QUJDREVGR0hJSktMTU5PUA==",
     # discord and telegram: no token
@@ -864,6 +881,18 @@ def test_assignments_keep_key_and_separator() -> None:
         ("password-assignment",),
     )
     assert redact_text(_j('DB_PASSWORD="', PW2, '"'))[0] == 'DB_PASSWORD="[REDACTED:dotenv-line]"'
+
+
+@pytest.mark.parametrize("after_host", ["/path@v2", "/@scope/pkg@1.2.3", "?ref=user@example.com"])
+def test_a_url_password_ends_at_the_authority_whatever_at_signs_follow(after_host: str) -> None:
+    """The password runs to the last `@` before the host, never past the authority: what follows the host (a path,
+    a query holding an `@`) stays as written."""
+    text = _j("https://deploy:", PW1, "@example.com", after_host)
+    assert redact_text(text) == (f"https://deploy:[REDACTED:basic-auth-url]@example.com{after_host}",
+                                 ("basic-auth-url",))
+    glued = _j("https://deploy:", PW1, "@", PW2, "@example.com", after_host)  # an `@` in the password itself
+    assert redact_text(glued) == (f"https://deploy:[REDACTED:basic-auth-url]@example.com{after_host}",
+                                  ("basic-auth-url",))
 
 
 def test_rules_applied_are_in_order_of_first_appearance() -> None:
