@@ -18,8 +18,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
             "archives/, the user-level Markdown, and the recall index when there is one), then remove the temp "
             "files a killed writer left in the store, the Markdown folder or `.ai-bridge/` (`.<name>.<pid>.tmp` "
             "whose process is gone or that are over an hour old). Progress shows on stderr when it is a terminal "
-            "(never with --json). A file it cannot write (a full disk) is exit 5 naming what failed; the log is "
-            "untouched, and the next catch-up or rebuild writes what is missing.",
+            "(never with --json). A file of the store it cannot write (a full disk) is exit 5 naming what failed; "
+            "the log is untouched, and the next catch-up or rebuild writes what is missing. The user-level Markdown "
+            "(outside the store: a read-only home folder) that cannot be written is a warning.",
         )
         parser.set_defaults(handler=_rebuild)
         return

@@ -176,7 +176,11 @@ def _keep_unparsed_config(store: Store) -> str | None:
     """
     try:
         raw = osfs.read_regular(store.config_path, follow=False, limit=CONFIG_LIMIT)
-    except OSError:
+    except OSError as error:
+        if error.errno == errno.EFBIG:  # what it holds is not copied, and must not be overwritten unkept either
+            raise WriteFailed(f"config.json not repaired: {store.config_path} is bigger than a config holds "
+                              f"({CONFIG_LIMIT >> 20} MiB) and is not copied: move it out of the store, then run "
+                              "`continuity init --repair`") from None
         return None
     if not raw.strip():
         return None

@@ -328,8 +328,8 @@ class Twins:
         if self.events_dir is not None and day not in self.listed:
             self.listed.add(day)
             with contextlib.suppress(OSError):  # no such day here yet
-                for here in os.listdir(os.path.join(self.events_dir, day)):
-                    if names.parse_name(here) is not None:
+                for here in os.listdir(os.path.join(self.events_dir, day)):  # a name's id is its first 31
+                    if here.endswith(".json") and not here.startswith("."):  # characters (no temp file's)
                         self.met.setdefault(here[:31], here)
         other = self.met.setdefault(name[:31], name)
         return None if other == name else other

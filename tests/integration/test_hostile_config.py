@@ -131,6 +131,21 @@ def test_a_hand_edited_config_says_where_it_breaks_and_repair_keeps_it(
     assert "did not parse was kept as" in out and len(list((store / "local").glob("config.unparsed-*.json"))) == 2
 
 
+def test_repair_of_a_config_too_big_to_copy_refuses_and_overwrites_nothing(project: Path, capsys: Capture) -> None:
+    """A config.json over the size a config is read at (1 MiB) that does not parse: `init --repair` refuses (exit 5,
+    one line saying to move it out) and leaves it as it is; it was replaced with no copy kept (what it held lost)."""
+    assert main(["log", "-m", "first"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    content = b'{"sync_remote": "up", "notes": "' + b"x" * (2 << 20) + b'"'  # no closing brace: no JSON
+    (store / "config.json").write_bytes(content)
+    capsys.readouterr()
+    assert main(["init", "--repair"]) == 5
+    err = capsys.readouterr().err
+    assert "is bigger than a config holds (1 MiB) and is not copied: move it out of the store" in err, err
+    assert (store / "config.json").read_bytes() == content
+    assert list((store / "local").glob("config.unparsed-*")) == []
+
+
 def test_repair_of_a_config_that_parses_keeps_its_settings_and_copies_nothing(project: Path, capsys: Capture) -> None:
     """Valid JSON with a bad project name: repair replaces the name only; nothing is copied to local/."""
     assert main(["log", "-m", "first"]) == 0
