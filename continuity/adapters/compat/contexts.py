@@ -150,12 +150,14 @@ def _parse_legacy(text: str) -> float | None:
         if token.isascii() and token.isalpha():
             if lower in ("am", "pm") and clock is not None and meridiem is None:
                 meridiem = lower
-            elif lower in _ZONES and offset_minutes is None:
+            elif lower in _ZONES and offset_minutes is None and (numbers or clock):  # V8: a zone after a number
                 offset_minutes = _ZONES[lower] * 60
             elif len(lower) >= 3 and lower[:3] in _MONTHS and month is None:
                 month = _MONTHS.index(lower[:3]) + 1
             elif not ((len(lower) >= 3 and lower[:3] in _DAYS) or not (numbers or clock or month)):
                 return None  # a weekday, or any word before the date, is skipped
+            elif index < len(tokens) and tokens[index].isascii() and tokens[index].isdigit():
+                return None  # but not one glued to the first number (`M12`, `T12/31/2026`, `UTC12/02/2026`)
             continue
         if token in "+-" and (clock is not None or offset_minutes == 0) and index < len(tokens) \
                 and tokens[index].isdigit() and tokens[index].isascii():
