@@ -334,6 +334,14 @@ class Twins:
         other = self.met.setdefault(name[:31], name)
         return None if other == name else other
 
+    def refusal(self, day: str, name: str, kind: str, raw: bytes) -> str | None:
+        """Why a remote event is refused (not a file, not what its name says, a second file of an event met
+        already), or None."""
+        unfit = "is not a file" if kind != "blob" else unfit_event(name, raw)
+        if unfit is None and (other := self.of(day, name)) is not None:
+            unfit = f"is a second file of the event {other} names"
+        return unfit
+
 
 def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]], events_dir: str | None = None) -> None:
     """Forged for the first remote event whose bytes are not what its name says (or are bigger than any event), or
@@ -346,9 +354,7 @@ def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]], even
         if raw is None:
             raise Forged(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                          f"(tampered?): {REFUSED}", entry.sha)
-        unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
-        if unfit is None and (other := twins.of(day, entry.name)) is not None:
-            unfit = f"is a second file of the event {other} names"
+        unfit = twins.refusal(day, entry.name, kind, raw)
         if unfit is not None:
             raise Forged(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}", entry.sha)
 
@@ -375,9 +381,7 @@ def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],
             if raw is None:
                 raise EventConflict(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
                                     f"(tampered?): {REFUSED}")
-            unfit = "is not a file" if kind != "blob" else unfit_event(entry.name, raw)
-            if unfit is None and (other := twins.of(day, entry.name)) is not None:
-                unfit = f"is a second file of the event {other} names"
+            unfit = twins.refusal(day, entry.name, kind, raw)
             if unfit is not None:
                 raise EventConflict(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}")
             if day != folder_day:
