@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -218,6 +219,21 @@ def test_tampered_remote_event_is_refused(world: World) -> None:
     assert event_names(fresh) == []
 
 
+def plant_beside_the_event(world: World, content_of: Callable[[bytes], bytes]) -> tuple[Path, Path]:
+    """The remote's branch (holding one event) gains a file named for that event's id whose bytes are
+    `content_of(its bytes)`, the hash in its name right; (the event's file, the planted one) in a scratch clone."""
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    content = content_of(real.read_bytes())
+    planted = real.with_name(real.name[:-17] + hashlib.sha256(content).hexdigest()[:12] + ".json")
+    planted.write_bytes(content)
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "plant")
+    git(scratch, "push", "-q", "origin", "continuity")
+    return real, planted
+
+
 @pytest.mark.parametrize("content", [b"{not json", b"{}", b'{"event_id": "RCE-20200101_000000_000000-00000000", '
                                      b'"created_at": "2020-01-01T00:00:00.000000Z"}'],
                          ids=["no-json", "no-id", "another-id"])
@@ -227,14 +243,7 @@ def test_a_remote_file_hashed_as_named_but_no_event_of_that_name_is_refused(worl
     `verify` failed for good (a sync writes back what is removed)."""
     append(world.a, "original")
     synced(world.a)
-    scratch = world.clone("scratch", init=False)
-    git(scratch, "switch", "-q", "continuity")
-    [real] = list((scratch / "events").glob("*/*.json"))
-    planted = real.with_name(real.name[:-17] + hashlib.sha256(content).hexdigest()[:12] + ".json")
-    planted.write_bytes(content)
-    git(scratch, "add", "-A")
-    git(scratch, "commit", "-q", "-m", "plant")
-    git(scratch, "push", "-q", "origin", "continuity")
+    _, planted = plant_beside_the_event(world, lambda _: content)
     append(world.b, "mine")
     before = store_bytes(world.b)
     code, error = cli("sync", "--root", str(world.b))
@@ -253,15 +262,7 @@ def test_a_second_file_of_one_event_on_the_remote_is_refused(world: World, first
     synced(world.a)
     if first_here:
         synced(world.b)
-    scratch = world.clone("scratch", init=False)
-    git(scratch, "switch", "-q", "continuity")
-    [real] = list((scratch / "events").glob("*/*.json"))
-    content = real.read_bytes().replace(b"original", b"replayed")
-    twin = real.with_name(real.name[:-17] + hashlib.sha256(content).hexdigest()[:12] + ".json")
-    twin.write_bytes(content)
-    git(scratch, "add", "-A")
-    git(scratch, "commit", "-q", "-m", "twin")
-    git(scratch, "push", "-q", "origin", "continuity")
+    real, twin = plant_beside_the_event(world, lambda raw: raw.replace(b"original", b"replayed"))
     append(world.b, "mine")
     before = store_bytes(world.b)
     code, error = cli("sync", "--root", str(world.b))
