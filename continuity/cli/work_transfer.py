@@ -15,8 +15,10 @@ def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
     """Add `work export`, `work import` and `work reconnect`."""
     export = sub.add_parser("export", help="bundle the continuity branch and a manifest for an offline move",
                             parents=[both[0]], description="Record local events on the continuity branch, refuse "
-                            "(exit 12) when a file on it is not regular UTF-8 text, is bigger than any event (1 MiB) "
-                            "or holds secret-like material (the file is named, never the secret), and write "
+                            "(exit 12) when a file on it is not regular UTF-8 text, is bigger than any event (1 MiB), "
+                            "is not the event its name says (its hash, id and time) or holds secret-like material "
+                            "(its strings as they read: the file is named, never the secret; the local events "
+                            "recorded before stay on the branch), and write "
                             "context.bundle plus manifest.json (identity, branch, HEAD, provenance, byte length, "
                             "SHA-256, cursor summary) into .ai-bridge/context-transfer/ (git-ignored) or --out DIR.")
     export.add_argument("--out", metavar="DIR", help="the folder to write (default: .ai-bridge/context-transfer)")
