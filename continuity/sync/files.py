@@ -81,10 +81,13 @@ def names_its_event(name: str, raw: bytes) -> bool:
     The hash in a name says only that these are the bytes someone named so: a file of anything else (text that is
     no JSON, another event's id: an impersonation) would be carried to every clone, where the read models leave it
     out and `verify` fails for good. The rest of the event is not decoded here: a kind or a version this release
-    does not read is another release's event, carried as it is."""
+    does not read is another release's event, carried as it is; so is one nested too deeply to read at all (its
+    readers skip it with a warning, as they always did)."""
     try:
         claimed = _NAMED.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+    except RecursionError:
+        return True
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     return names.content_matches(name, claimed.event_id, claimed.created_at)
 
