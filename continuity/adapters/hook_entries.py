@@ -22,8 +22,27 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
 
 
+#: A terminal's escape sequences (CSI, as ESC [ or the 8-bit 0x9B; OSC, to BEL or ST; two-character escapes), and
+#: any other control character but tab and newline (C0, DEL, C1).
+_CONTROLS = None
+
+
+def _spaced_controls(text: str) -> str:
+    """`text` with each escape sequence and control character (but tab and newline) made one space: dropped, a
+    colour code's remainder (`[1m`) or the word before glued itself to a token that follows (`echo\x1bghp_...`),
+    and no secret rule matched a token glued to a letter."""
+    global _CONTROLS
+    if _CONTROLS is None:
+        import re
+
+        _CONTROLS = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?"
+                               r"|\x9b[0-?]*[ -/]*[@-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    return _CONTROLS.sub(" ", text)
+
+
 def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
-    """A payload value as one stored text: control characters but tab and newline dropped, cut at `limit`.
+    """A payload value as one stored text: escape sequences and control characters but tab and newline made a space
+    each, cut at `limit`.
 
     Another JSON type where a text belongs (a list, an object, `true`) is written as JSON, never as Python's repr.
     """
@@ -38,7 +57,8 @@ def text_of(value: Any, limit: int = MESSAGE_CHARS) -> str | None:
             text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError, RecursionError):
             return None
-    text = "".join(ch for ch in text if ch in "\t\n" or (ch >= " " and ch != "\x7f"))
+    if not text.isprintable():  # most texts hold no control character: no pattern for them
+        text = _spaced_controls(text)
     if len(text) > limit:  # cut before a secret the limit would split: its first characters match no rule
         from events.guard import cut
 

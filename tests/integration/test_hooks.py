@@ -197,6 +197,23 @@ def test_post_tool_use_ignores_reads_and_redacts_secrets(project: Path) -> None:
     assert token not in json.dumps(stored) and stored["redacted"]
 
 
+@pytest.mark.parametrize("before", ["\x1b[1m", "\x1b[38;5;208m", "echo\x1b", "x\x00", "\x9b31m", "\x1b]0;t\x07"],
+                         ids=["bold", "256-colour", "bare-escape", "nul", "8-bit-csi", "title"])
+def test_a_token_after_a_terminal_escape_is_never_stored(project: Path, before: str) -> None:
+    """A token printed in colour (`\\e[1mghp_...\\e[0m`), or after a lone control character: dropping the control
+    characters kept a colour code's remainder (`[1m`, ending in a letter) or glued the token to the word before,
+    and no token rule matched a token glued to a letter: it was stored in clear. Each escape sequence and control
+    character is now one space."""
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    data = json.loads(payload("claude_post_tool_use_bash", project))
+    data["tool_input"]["command"] = f"gh auth token {before}{token}\x1b[0m"
+    data["tool_response"] = {"stdout": f"{before}{token}\x1b[0m", "stderr": "", "interrupted": False}
+    assert hook("claude-code", json.dumps(data), project).returncode == 0
+    [stored] = events(project)
+    assert token[4:20] not in json.dumps(stored) and stored["redacted"], stored
+    assert "\x1b" not in json.dumps(stored, ensure_ascii=False)
+
+
 def test_secrets_a_hook_would_cut_or_read_a_line_of_are_never_stored(project: Path) -> None:
     """A hook keeps a command's first 4,000 characters, an error's last line (300) and an output's last line: a
     token split by the cut kept its first characters, too few for its rule, and a command that printed a private
