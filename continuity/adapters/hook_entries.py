@@ -183,9 +183,23 @@ def simple_entry(kind: str, payload: dict[str, Any], *, record_prompts: bool) ->
 
 def _command_text(tool_input: dict[str, Any]) -> str | None:
     command = tool_input.get("command")
-    if isinstance(command, list):
-        command = " ".join(_part(part) for part in command)
+    if isinstance(command, list):  # past what is kept (4,000, and what a cut looks at beyond it) nothing is read
+        command = _joined(command, " ", 4000 + 4096)
     return text_of(command, 4000)
+
+
+def _joined(parts: list[Any], separator: str, enough: int) -> str:
+    """An argv list's parts as one text, read only until it holds `enough` characters (or 100,000 parts): a list of
+    millions of small values took longer than a harness waits for its hook."""
+    texts: list[str] = []
+    size = 0
+    for part in parts[:100_000]:
+        text = _part(part)
+        texts.append(text)
+        size += len(text) + len(separator)
+        if size > enough:
+            break
+    return separator.join(texts)
 
 
 def _part(value: Any) -> str:
@@ -197,7 +211,7 @@ def _patch_files(tool_input: dict[str, Any]) -> list[str]:
     """Files a patch names, wherever the harness put it (Codex sends `apply_patch` in `command`)."""
     for value in (tool_input.get("input"), tool_input.get("patch"), tool_input.get("command")):
         if isinstance(value, list):
-            value = "\n".join(_part(part) for part in value)
+            value = _joined(value, "\n", 1 << 20)
         if isinstance(value, str) and "*** " in value:
             found = [match.strip() for match in _PATCH_FILE.findall(value)]
             if found:

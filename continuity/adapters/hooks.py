@@ -318,8 +318,10 @@ def report(store: Store | None, harness: str, hook: str, message: str, *, quiet:
     import sys
 
     from continuity.core.logs import append_error_line
+    from continuity.core.text import one_line
 
-    line = " ".join(message.split())[:500]
+    line = one_line(" ".join(message.split()))[:500]  # a store path may hold what a terminal acts on (Gemini CLI
+    # shows a hook's stderr to the user): stand-ins, as every other view shows them
     from continuity.core.logs import log
 
     log("warning", "hook problem", harness=harness, hook=hook, message=line)

@@ -125,3 +125,15 @@ def test_a_message_cut_to_its_length_keeps_no_part_of_a_secret(project: Path) ->
             [path] = set(all_event_files(project)) - before
             message = json.loads(path.read_bytes())["message"]
             assert len(message) <= MESSAGE_CHARS and case.secret[:max(inside, 4)] not in message, (case.id, inside)
+
+
+@pytest.mark.parametrize("parts", [[1] * 50_000, ["ab"] * 30_000, [{"k": "v" * 50}] * 5_000, ["x" * 9_000, "tail"]],
+                         ids=["numbers", "short-strings", "objects", "one-long-part"])
+def test_a_long_argv_list_is_read_only_as_far_as_it_is_kept(parts: list[object]) -> None:
+    """A command given as a list of many parts: only as much is read as the stored command keeps (4,000 characters,
+    and what a cut looks at past them), and the text stored is the same as the whole list's would be (a list of
+    two million values took 15 s, past the harness's 10 s)."""
+    from continuity.adapters.hook_entries import _command_text, _part, text_of
+
+    whole = text_of(" ".join(_part(part) for part in parts), 4000)
+    assert _command_text({"command": parts}) == whole

@@ -267,6 +267,23 @@ def test_control_characters_are_dropped(project: Path, harness: str, name: str, 
     assert event["refs"]["commands"][0]["command"] == "echo    hi"  # the colour code, BEL and NUL: a space each
 
 
+@pytest.mark.parametrize("harness", ["gemini", "claude-code"])
+def test_a_hook_problem_names_a_store_path_with_escapes_as_stand_ins(tmp_path: Path, harness: str) -> None:
+    """A project folder whose name holds terminal escapes (clear the screen, set the title) and a broken config:
+    the one stderr line (Gemini CLI shows a hook's stderr to its user) and hooks.log show them as stand-ins, as
+    every view does; they went out raw."""
+    project = tmp_path / "pesc\x1b[2J\x1b]0;owned\x07"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert cli_process("init", "--project", "demo", cwd=project).returncode == 0
+    (project / ".agent" / "runtime-continuity" / "config.json").write_text("{")
+    result = hook(harness, json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}), project)
+    assert result.returncode == 0 and result.stderr.count("\n") == 1 and "pesc" in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
+    log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
+    assert "pesc" in log and "\x1b" not in log and "\\u001b" not in log, log
+
+
 @pytest.mark.parametrize(("harness", "name"), [(h, n) for h, n, _, _ in CASES] + [
     ("cursor", "session_start"), ("gemini", "session_start")])
 def test_a_broken_store_never_blocks(project: Path, harness: str, name: str) -> None:
