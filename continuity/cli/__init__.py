@@ -27,7 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def body() -> int:
         bad = first_non_utf8(args_list)
-        if bad is not None:
+        if bad is not None and args_list[:1] in (["briefing"], ["resume"]):
+            # reads that fail open (briefing always exits 0): such a name is one no event holds, as `../x` is
+            args_list[:] = [arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for arg in args_list]
+        elif bad is not None:
             raise UsageError(f"argument {bad} is not valid UTF-8")
         if args_list == ["--version"]:  # asked by doctor and scripts: no command tree to build
             from continuity import package_version

@@ -67,6 +67,16 @@ def test_arguments_are_read_as_utf8_whatever_the_locale(project: Path, locale: d
     assert len(json.loads(run(project, "--json", "events", "list", env={}).stdout)["events"]) == 1
 
 
+@pytest.mark.parametrize("argv", [[b"briefing", b"c\xffore"], [b"briefing", b"core", b"--agent", b"u\xff8"],
+                                  [b"resume", b"core", b"u\xff8"]], ids=["briefing-team", "briefing-agent", "resume"])
+def test_the_reads_that_fail_open_take_a_name_in_bytes_as_one_no_event_holds(project: Path, argv: list[bytes]) -> None:
+    """briefing always exits 0 (seed 000) and resume fails open on a name no event holds (`../x`): a name in bytes
+    that are not UTF-8 is such a name (shown with U+FFFD, sections degraded), not exit 2 (it was)."""
+    done = subprocess.run([sys.executable, "-m", "continuity", *argv], cwd=project, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "invalid" in done.stderr.decode() and "\ufffd" in done.stderr.decode(), done.stderr
+
+
 @pytest.mark.parametrize(("folder", "locale"), [(b"bad\xff", {}),
                                                ("r\u00e9\u00df\u00fc \u9879\u76ee".encode(), LOCALES[2])],
                          ids=["not-utf8-bytes", "utf8-under-C"])
