@@ -32,9 +32,7 @@ def _spaced_controls(text: str) -> str:
     colour code's remainder (`[1m`) or the word before glued itself to a token that follows (`echo\x1bghp_...`),
     and no secret rule matched a token glued to a letter."""
     global _CONTROLS
-    if _CONTROLS is None:
-        import re
-
+    if _CONTROLS is None:  # compiled on first use: most hook calls meet no control character
         _CONTROLS = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?"
                                r"|\x9b[0-?]*[ -/]*[@-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
     return _CONTROLS.sub(" ", text)
