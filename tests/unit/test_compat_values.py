@@ -173,6 +173,10 @@ LEGACY = [
     ("GMT+0100 12/02/2026", None, None),
     ("UTC 12/02/2026", 1796169600, 1796187600),
     ("Dec2 2026", 1796169600, 1796187600),
+    # AM/PM glued to the minutes or seconds is no date to V8; after milliseconds it is
+    ("12/02/2026 10:00PM", None, None),
+    ("12/02/2026 10:00:00PM", None, None),
+    ("12/02/2026 10:00:00.5PM", 1796248800.5, 1796266800.5),
     ("2026-12-02 25:00", None, None),
     ("2026-12-02 13:00 PM", None, None),
     ("13/02/2026", None, None),

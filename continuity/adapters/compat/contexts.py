@@ -149,6 +149,8 @@ def _parse_legacy(text: str) -> float | None:
         after_clock = False
         if token.isascii() and token.isalpha():
             if lower in ("am", "pm") and clock is not None and meridiem is None:
+                if index >= 3 and tokens[index - 2].isdigit() and tokens[index - 3] == ":":
+                    return None  # glued to the minutes or seconds (`10:00PM`): V8 takes it after milliseconds only
                 meridiem = lower
             elif lower in _ZONES and offset_minutes is None and (numbers or clock):  # V8: a zone after a number
                 offset_minutes = _ZONES[lower] * 60
