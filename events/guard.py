@@ -52,10 +52,11 @@ the order they are tried at one position:
 - ``telegram-bot-token``: ``<bot id>:AA`` + 33 (as in ``api.telegram.org/bot<token>/``).
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
   ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them; and a key
-  named ``auth`` holding 16 or more base64 characters (``"auth": "<user:password in base64>"`` in
-  Docker's ``config.json``).
+  named ``auth`` (``_auth=`` in ``.npmrc``) holding 16 or more base64 characters, padded or with two
+  digits (``"auth": "<user:password in base64>"`` in Docker's ``config.json``; ``ServicePrincipal`` stays).
 - ``cookie-header``: the values of a ``Cookie:`` or ``Set-Cookie:`` header, from its first cookie's
-  value to the end of the line (or a quote), when they hold a digit and 16 or more characters.
+  value to the end of the line (or a quote), when one value is a run of 16 or more characters with a
+  digit (a date, ``Max-Age=31536000`` or ``_ga=GA1.1.123`` is none).
 - ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a text that
   names curl or wget (docker's and kubectl's ``-u user:group`` in a text that names neither is
   none); the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}``
@@ -293,18 +294,24 @@ _USER_FLAG = (
     r"(?=[^\s\"']{0,15}[0-9]|[^\s\"']{16})"
     r"(?P<user_flag__v>[^\s\"']{6,})"
 )
+# A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
+_B64_END = r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"
+
+
+def _base64(groups: int) -> str:
+    return rf"(?:[A-Za-z0-9+/]{{4}}){{{groups},}}{_B64_END}?(?![A-Za-z0-9+/=])"
+
+
 _AUTH_HEADER = (
     r"(?<![A-Za-z0-9_-].)(?:"
     r"(?<=[Aa])(?i:uthorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
-    r"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])(?P<auth_header__v1>(?:[A-Za-z0-9+/]{4}){2,}"
-    r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=])"
+    rf"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])(?P<auth_header__v1>{_base64(2)})"
     rf"|(?i:token)[ \t]+{_HAS_DIGIT}(?P<auth_header__v2>{_OPAQUE}{{16,}}=*))"
     rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*)"
     # a key named `auth` (npm's `_auth`) holding base64 (`user:password`, as Docker's config.json and .npmrc keep it):
     # padded, or with two digits (an identifier such as `ServicePrincipal` or `oauth2ProviderGoogle` is none)
     r"|(?:(?<=_)(?i:auth)|(?<=[Aa])(?i:uth))(?:\\?[\"'])?[:=][ \t]*(?:\\?[\"'])?"
-    r"(?=(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)|(?:[A-Za-z+/]*[0-9]){2})"
-    r"(?P<auth_header__v4>(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=]))"
+    rf"(?=(?:[A-Za-z0-9+/]{{4}}){{4,}}{_B64_END}|(?:[A-Za-z+/]*[0-9]){{2}})(?P<auth_header__v4>{_base64(4)}))"
 )
 # cookie-header: a `Cookie:` or `Set-Cookie:` header's values, from its first cookie's (a session cookie signs its
 # holder in), when one of them is a run of 16 or more characters with a digit: `Cookie: theme=dark`, an

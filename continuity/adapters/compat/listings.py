@@ -57,15 +57,15 @@ def event_listing(root: str, count: int) -> list[str]:
     """
     from continuity.core.store import now_us
     from events import names
-    from events.durable import DurableFolder
+    from events.durable import DurableFolder, list_days
 
     base = os.path.join(root, STORE_REL, "events")
     if not os.path.isfile(os.path.join(root, STORE_REL, "config.json")):  # not continuity's store (yet): the
         # original's, whose events the first write carries into the log (docs/compat.md); until then, §12 as it was
         return [path for path in json_listing(root, base, count) if path.endswith("-event.json")]
     folder = DurableFolder(base, os.path.join(root, STORE_REL, "local"))  # moves the first release's hour folders
-    try:
-        days = sorted((day for day in os.listdir(base) if day.isdigit()), reverse=True)
+    try:  # the log's own day folders: not a symlink (its events are not the log's), nor a file named like a day
+        days = list_days(base)[::-1]
     except OSError:
         return []
     if days and days[0] > names.last_day(now_us()):  # events stamped early wait, as in continuity's own reads
@@ -74,8 +74,6 @@ def event_listing(root: str, count: int) -> list[str]:
     found: list[str] = []
     scanned = 0
     for day in days:
-        if os.path.islink(os.path.join(base, day)):  # its events are not the log's (continuity's reads skip it)
-            continue
         try:
             files = sorted((name for name in folder.day_entries(os.path.join(base, day))
                             if names.parse_name(name) is not None), reverse=True)
