@@ -48,7 +48,8 @@ the order they are tried at one position:
   ``PMAK-``, SendGrid ``SG.<22>.<43>``, Atlassian ``ATATT3 ATCTT3``, Bitbucket ``ATBB``, Google
   OAuth ``GOCSPX-`` and ``ya29.``, RubyGems ``rubygems_``.
 - ``age-secret-key``: ``AGE-SECRET-KEY-1`` + 58 Bech32 characters.
-- ``discord-webhook``: ``discord.com/api/webhooks/<id>/<token>`` (``discordapp.com``, ``ptb.``, ``canary.``).
+- ``discord-webhook``: ``discord.com/api/webhooks/<id>/<token>`` (``discordapp.com``, ``ptb.``, ``canary.``; the
+  host in any case).
 - ``telegram-bot-token``: ``<bot id>:AA`` + 33 (as in ``api.telegram.org/bot<token>/``).
 - ``auth-header``: ``Authorization: Basic <base64>``, ``Authorization: token <opaque>`` and
   ``Bearer <opaque>``; an opaque value needs 16 or more characters, a digit among them; and a key
@@ -60,7 +61,8 @@ the order they are tried at one position:
 - ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a text that
   names curl or wget (docker's and kubectl's ``-u user:group`` in a text that names neither is
   none); the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}``
-  or ``<placeholder>`` is left alone.
+  or ``<placeholder>`` is left alone; and curl's ``-b name=value`` / ``--cookie name=value`` (a
+  cookie given inline, not a cookie file), read as ``cookie-header`` reads a header's values.
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
   APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
@@ -251,9 +253,10 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     # the URL is the credential: anyone holding it posts as the webhook
     (
         "discord-webhook",
-        "[hd]",
-        r"(?:(?<=h)(?<![A-Za-z0-9]h)ttps?://(?:(?:ptb|canary)\.)?d|(?<=d)(?<![A-Za-z0-9]d))"
-        r"iscord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,}",
+        "[hHdD]",
+        # a host name and a scheme are read in any case (`HTTPS://Discord.com`), as clients read them
+        r"(?:(?<=[hH])(?<![A-Za-z0-9][hH])(?i:ttps?://(?:(?:ptb|canary)\.)?d)|(?<=[dD])(?<![A-Za-z0-9][dD]))"
+        r"(?i:iscord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/)[0-9]{17,20}/[A-Za-z0-9_-]{60,}",
     ),
 )
 
@@ -287,12 +290,17 @@ _SIGNED_URL = (
 # user-flag: curl's and wget's `-u user:password` / `--user user:password` (the first `-` is the rule's first char),
 # looked for only in a text that names curl or wget (_FLAG_WORDS): docker's `-u user:group` alone is none.
 _USER_FLAG = (
-    r"(?<![\w-].)(?:u|-user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
+    r"(?<![\w-].)(?:(?:u|-user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
     r"[^\s:\"'$%{<]{1,64}:"
     r"(?![$%{<\[*])"
     rf"(?![^\s\"']{{0,64}}?{_MASK})"
     r"(?=[^\s\"']{0,15}[0-9]|[^\s\"']{16})"
     r"(?P<user_flag__v>[^\s\"']{6,})"
+    # curl's `-b name=value` / `--cookie name=value` (a cookie given inline, not a file name: it holds `=`), read as a
+    # Cookie header's values are (cookie-header)
+    r"|(?:b|-cookie)(?:[ \t]+|=)(?:(?P<user_flag__cq>[\"'])|)[^\s\"'\\=;$%{<]{1,64}="
+    r"(?=(?:[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    r"(?P<user_flag__c>(?(user_flag__cq)[^\r\n\"'\\]|[^\s\"'\\]){16,}))"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
 _B64_END = r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"
@@ -446,7 +454,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "telegram-bot-token": (":aa",),
     "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\", "auth="),
     "cookie-header": ("cookie",),
-    "user-flag": ("-u ", "-u\t", "-u=", "--user"),
+    "user-flag": ("-u ", "-u\t", "-u=", "--user", "-b ", "-b\t", "-b=", "--cookie"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
 _CASED_WORDS = frozenset({"SG."})
@@ -522,7 +530,7 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "signed-url": ("signed_url__v",),
     "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3", "auth_header__v4"),
     "cookie-header": ("cookie_header__v",),
-    "user-flag": ("user_flag__v",),
+    "user-flag": ("user_flag__v", "user_flag__c"),
     "dotenv-line": ("assign__v",),
     "password-assignment": ("assign__v",),
 }

@@ -252,6 +252,24 @@ POSITIVES: tuple[Positive, ...] = (
         PW1,
     ),
     Positive(
+        "curl-cookie-flag-quoted",
+        _j("curl -sS -b 'theme=dark; sid=", SESSION_COOKIE, "' https://app.example.com/api/me"),
+        "user-flag",
+        SESSION_COOKIE,
+    ),
+    Positive(
+        "curl-cookie-long-unquoted",
+        _j("curl --cookie connect.sid=", SESSION_COOKIE, " https://app.example.com/api/me"),
+        "user-flag",
+        SESSION_COOKIE,
+    ),
+    Positive(
+        "curl-cookie-flag-after-header",
+        _j('curl -H "Accept: application/json" -b "session=', SESSION_COOKIE, '" -X DELETE https://h.example.com/x'),
+        "user-flag",
+        SESSION_COOKIE,
+    ),
+    Positive(
         "curl-user-continued-line",
         _j("CURL https://h.example.com/api \\\n  -X POST \\\n  -u admin:", PW2),
         "user-flag",
@@ -489,6 +507,12 @@ POSITIVES: tuple[Positive, ...] = (
              DISCORD_HOOK),
     Positive("discord-webhook-json", _j('{"notify": {"url": "', DISCORD_HOOK, '"}}'), "discord-webhook",
              DISCORD_HOOK),
+    Positive("discord-webhook-upper-case-host", _j("POST ", DISCORD_HOOK.replace("https://discord.com", "HTTPS://Discord.COM")),
+             "discord-webhook", DISCORD_HOOK.replace("https://discord.com", "HTTPS://Discord.COM")),
+    Positive("discord-webhook-cased-canary-v10",
+             _j("hook: ", DISCORD_HOOK.replace("https://discord.com/api/", "Https://Canary.DiscordApp.Com/API/v10/")),
+             "discord-webhook",
+             DISCORD_HOOK.replace("https://discord.com/api/", "Https://Canary.DiscordApp.Com/API/v10/")),
     # telegram-bot-token
     Positive("telegram-api-url", _j("curl https://api.telegram.org/bot", TELEGRAM, "/getUpdates"),
              "telegram-bot-token", TELEGRAM),
@@ -696,6 +720,11 @@ NEGATIVES: tuple[str, ...] = (
     "curl -u admin:*** https://example.com",
     "curl --user admin:changeme https://example.com",
     "curl -u {{ user }}:{{ password }} https://example.com",
+    # curl's -b with a cookie file, a short cookie or a placeholder: no cookie value to hide
+    "curl -b cookies.txt -c cookies.txt https://example.com/login",
+    "curl -b 'theme=dark; lang=en-US' https://example.com",
+    'curl --cookie "sid=$SESSION_ID" https://example.com',
+    "curl -b ~/.config/app/cookie-jar-2026-12-06.txt https://example.com",
     # a user and a group, in a text that names no curl (assembled: this file names curl)
     _j("docker exec -u postgres", ":postgres15 db psql -f migrate.sql"),
     _j("kubectl exec -u root", ":wheel123 web-0 -- sh"),
