@@ -38,7 +38,8 @@ class TaskCreated(Event, frozen=True, kw_only=True, tag="task.created"):
 
 
 class TaskUpdated(Event, frozen=True, kw_only=True, tag="task.updated"):
-    """A task changed: its status (`from_status` -> `status`) and/or fields; None or () is unchanged.
+    """A task changed: its status (`from_status` -> `status`) and/or fields; a field that is None is unchanged
+    (`labels=()` leaves the task without labels, `unassign` without an assignee).
 
     `reopen` marks the explicit transition out of a terminal status. `note` is the
     blocker text of a `blocked` update. `version` is the task's version this update made.
@@ -56,6 +57,7 @@ class TaskUpdated(Event, frozen=True, kw_only=True, tag="task.updated"):
     priority: Priority | None = None
     labels: Labels | None = None
     assigned_to: Name | None = None
+    unassign: bool = False
 
 
 class RunStarted(Event, frozen=True, kw_only=True, tag="run.started"):

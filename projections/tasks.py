@@ -184,6 +184,8 @@ def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
             setattr(task, field, value)
     if event.labels is not None:
         task.labels = list(event.labels)
+    if event.unassign:
+        task.assigned_to = None
     if event.note_text:
         task.note = event.note_text
     if event.status is not None:

@@ -68,6 +68,9 @@ def _fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
     parser.add_argument("--label", action="append", default=None, metavar="LABEL",
                         help="a label (repeatable)" + ("" if create else "; replaces the labels"))
     parser.add_argument("--assign", metavar="AGENT", help="the agent the task is assigned to")
+    if not create:
+        parser.add_argument("--no-labels", action="store_true", help="leave the task without labels")
+        parser.add_argument("--unassign", action="store_true", help="leave the task assigned to no one")
     parser.add_argument("--redact", action="store_true",
                         help="store secret-like text as [REDACTED:<rule>] instead of refusing")
 
@@ -195,6 +198,17 @@ def _create(args: argparse.Namespace, out: Output) -> int:
                                                                   "version": 1}, task_id)
 
 
+def _labels(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """`--label` values (they replace the labels), () for `--no-labels`, None when neither was given."""
+    if args.no_labels:
+        from continuity.core.errors import UsageError
+
+        if args.label is not None:
+            raise UsageError("give labels or --no-labels, not both; nothing written")
+        return ()
+    return tuple(args.label) if args.label is not None else None
+
+
 def _update(args: argparse.Namespace, out: Output) -> int:
     from continuity.tasks import decide, service
 
@@ -203,7 +217,7 @@ def _update(args: argparse.Namespace, out: Output) -> int:
     request = decide.TaskUpdate(
         task_id=args.task_id, status=args.status, note=args.note, title=args.title, description=args.description,
         done_criteria=args.done_criteria, priority=args.priority,
-        labels=tuple(args.label) if args.label is not None else None, assigned_to=args.assign,
+        labels=_labels(args), assigned_to=args.assign, unassign=args.unassign,
         expected_version=args.expected_version, reopen=args.reopen)
     seen: dict[str, str] = {}
     stored, warnings = service.record(store, who, lambda state: decide.decide_update_task(state, who, request, seen),

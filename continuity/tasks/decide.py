@@ -33,7 +33,8 @@ class TaskCreate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TaskUpdate(msgspec.Struct, frozen=True, kw_only=True):
-    """What `task update` was asked to change; None or () leaves a field as it is."""
+    """What `task update` was asked to change; None leaves a field as it is (`labels=()` clears the labels,
+    `unassign` the assignee)."""
 
     task_id: str
     status: str | None = None
@@ -46,6 +47,7 @@ class TaskUpdate(msgspec.Struct, frozen=True, kw_only=True):
     assigned_to: str | None = None
     expected_version: int | None = None
     reopen: bool = False
+    unassign: bool = False
 
 
 class RunStart(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,8 +145,11 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
                                 "nothing written")
     if request.title is not None:
         _check_title(request.title)
+    if request.unassign and request.assigned_to is not None:
+        raise UsageError("give an agent to assign or unassign the task, not both; nothing written")
     changes = (status, request.note or None, request.title, request.description, request.done_criteria,
-               request.priority, request.labels, request.assigned_to)  # an empty note changes nothing
+               request.priority, request.labels, request.assigned_to,
+               request.unassign or None)  # an empty note changes nothing
     if all(value is None for value in changes):
         raise UsageError("nothing to update: give --status, --note or a field to change")
     message = f"task {task.task_id}: {task.status} -> {status}" if status else f"task {task.task_id} updated"
@@ -155,7 +160,7 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
         title=request.title.strip() if request.title is not None else None, description=request.description,
         done_criteria=request.done_criteria, priority=request.priority,
         labels=None if request.labels is None else _once(request.labels), assigned_to=request.assigned_to,
-        message=message,
+        unassign=request.unassign, message=message,
     )]
 
 

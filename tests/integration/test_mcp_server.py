@@ -245,6 +245,24 @@ def test_seed_pattern_over_mcp_synthesizes_one_task_outcome(tmp_path: Path) -> N
     assert memory["title"] == "Task complete: Fix the auth flow regression" and memory["run_id"] == run["run_id"]
 
 
+def test_update_task_clears_labels_and_the_assignee_as_the_cli_does(tmp_path: Path) -> None:
+    """`labels: []` and `unassign: true` leave a task without labels and assignee; both with `assigned_to` refused."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        task = payload(await session.call_tool("create_task", {"title": "t", "labels": ["ui"], "assigned_to": "ann"}))
+        both = error_line(await session.call_tool("update_task", {"task_id": task["task_id"], "unassign": True,
+                                                                  "assigned_to": "bob"}))
+        payload(await session.call_tool("update_task", {"task_id": task["task_id"], "unassign": True, "labels": []}))
+        listed = payload(await session.call_tool("list_tasks", {}))
+        return both, listed
+
+    both, listed = with_session(tmp_path, root, body)
+    assert "assign or unassign the task, not both" in both
+    [task] = listed["tasks"]
+    assert (task["assigned_to"], task["labels"], task["version"]) == (None, [], 2)
+
+
 def test_list_tools_page_as_the_cli_does(tmp_path: Path) -> None:
     """list_tasks and list_memories take `limit` as `task list`/`memory list` take --limit: the first 30 by
     default, 0 for all; their schemas describe their own fields (not the events tool's)."""

@@ -577,6 +577,29 @@ def test_a_label_given_twice_is_one_label(root: Path) -> None:
     assert as_json(root, "task", "show", task)["task"]["labels"] == ["x"]
 
 
+def test_labels_and_the_assignee_can_be_cleared_and_stay_cleared_after_a_rebuild(root: Path) -> None:
+    """`--no-labels` and `--unassign` leave the task without labels or assignee (before them, neither could be
+    cleared); `--label`/`--assign` beside them is refused, writing nothing; the ready queue and `--assigned` follow."""
+    task = ok(root, "task", "create", "--title", "Fix auth", "--label", "ui", "--assign", "ann")
+    _unchanged(root, ["task", "update", task, "--unassign", "--assign", "bob"], EXIT_USAGE,
+               "assign or unassign the task, not both")
+    _unchanged(root, ["task", "update", task, "--no-labels", "--label", "x"], EXIT_USAGE,
+               "labels or --no-labels, not both")
+    assert [t["task_id"] for t in as_json(root, "task", "list", "--assigned", "ann")["tasks"]] == [task]
+    ok(root, "task", "update", task, "--unassign")
+    shown = as_json(root, "task", "show", task)["task"]
+    assert shown["assigned_to"] is None and shown["labels"] == ["ui"] and shown["version"] == 2
+    assert run(root, "task", "list", "--assigned", "ann").stdout == ""
+    ok(root, "task", "update", task, "--no-labels")
+    ok(root, "task", "update", task, "--title", "Fix auth flow")  # a later update of another field keeps both cleared
+    ok(root, "rebuild")
+    shown = as_json(root, "task", "show", task)["task"]
+    assert (shown["assigned_to"], shown["labels"], shown["title"], shown["version"]) == (None, [], "Fix auth flow", 4)
+    ok(root, "task", "update", task, "--assign", "bob", "--label", "api")
+    shown = as_json(root, "task", "show", task)["task"]
+    assert (shown["assigned_to"], shown["labels"]) == ("bob", ["api"])
+
+
 @pytest.mark.parametrize("agent", ["../x", "a b", ""])
 def test_list_refuses_an_assignee_no_task_can_have(root: Path, agent: str) -> None:
     """`task list --assigned` with an id `task create --assign` refuses: exit 2 naming it, not "no tasks"."""

@@ -69,7 +69,9 @@ UpdateInput = tool_input("UpdateTaskInput", "A change to a task: status, note, f
                          TaskUpdate, Who, WriteOptions, help_for={
                              "status": "queued, in_progress, completed (synthesizes a task_outcome), blocked "
                              "(a blocker_resolution, with note as the blocker), failed or cancelled",
-                             "note": "for blocked: what blocks and what was tried"})
+                             "note": "for blocked: what blocks and what was tried",
+                             "labels": "the task's labels (they replace its labels; [] leaves none)",
+                             "unassign": "true: leave the task assigned to no one"})
 StartInput = tool_input("StartRunInput", "An agent run to start on a task.", RunStart, SeedRunNames, Who,
                         filled=("project", "context"),  # unset (None) when not given: told apart from "primary"
                         help_for={"context": "primary, or subagent (only writes a delegation_summary)",
