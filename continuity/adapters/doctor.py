@@ -60,6 +60,7 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
                         f"hooks are not installed, so no prompt is recorded (`continuity install {h['harness']}"
                         f"{'' if h['scope'] == 'project' else ' --scope user'} --turns`)"
                         for h in harnesses if h["installed"] and not h["turns"])
+    problems.extend(report["store"]["settings"])
     if any(h["installed"] and h["scope"] == "project" for h in harnesses):
         store = report["store"]
         if not store["found"]:
@@ -81,15 +82,19 @@ def store_report(root: Path) -> dict[str, Any]:
     try:
         store = find_store(start=str(root))
     except ContinuityError as error:
-        return {"found": False, "path": None, "project": None, "problem": str(error), "record_prompts": False}
+        return {"found": False, "path": None, "project": None, "problem": str(error), "record_prompts": False,
+                "settings": []}
     try:
         store.check_safe()
         project, warnings = store.reading_project()
         prompts = store.flag("record_prompts") if not warnings else False
     except (ContinuityError, OSError) as error:
-        return {"found": True, "path": store.path, "project": None, "problem": str(error), "record_prompts": False}
+        return {"found": True, "path": store.path, "project": None, "problem": str(error), "record_prompts": False,
+                "settings": []}
+    from continuity.adapters.doctor_settings import settings_problems
+
     return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None,
-            "record_prompts": prompts}
+            "record_prompts": prompts, "settings": [] if warnings else settings_problems(store.config)}
 
 
 def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: bool,

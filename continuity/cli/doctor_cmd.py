@@ -18,7 +18,8 @@ DESCRIPTION = (
     "know the harness, a crash). Exits 1 when it finds a problem (hooks that do nothing, a probe that fails, "
     "installed hooks without a store or with one they cannot write (a broken config.json), record_prompts on "
     "in config.json without the turn hooks, a harness hooked both in the project and in the home folder, which "
-    "records every event twice), else 0. "
+    "records every event twice, a setting in config.json that is read as something else than it says: a "
+    "wrong type, a value out of range, a key no command reads), else 0. "
     "PATH is this shell's: a harness started from a desktop launcher "
     "may see another."
 )

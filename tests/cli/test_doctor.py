@@ -75,7 +75,7 @@ def test_all_four_harnesses_installed_and_healthy(proj: Path) -> None:
     assert code == 0 and report["ok"] is True and report["problems"] == []
     assert report["version"] == version("continuity") and report["path"]["continuity"] == CONTINUITY
     assert report["store"] == {"found": True, "path": str(store), "project": "demo", "problem": None,
-                               "record_prompts": False}
+                               "record_prompts": False, "settings": []}
     installed = [h for h in report["harnesses"] if h["installed"]]
     assert [(h["harness"], h["scope"]) for h in installed] == [(h, "project") for h in HARNESSES]
     for entry in installed:
@@ -140,6 +140,46 @@ def test_a_codex_block_past_the_32_kib_codex_reads_is_said_at_install_and_a_doct
     (home / ".codex" / "AGENTS.md").write_text("- a personal rule, kept short and clear.\n" * 900)
     done = run("install", "codex", "--scope", "user", cwd=proj, path=path)
     assert done.returncode == 0 and "32 KiB" not in done.stdout + done.stderr
+
+
+def test_settings_read_as_something_else_than_they_say_are_problems(proj: Path) -> None:
+    """Each setting of the wrong type or out of range (read as its default or nearest bound: a command never fails
+    on one) and each key no command reads is one problem line saying what is read instead; every setting as
+    docs/architecture.md documents it is none; a secret-like value is not shown."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    config = proj / ".agent" / "runtime-continuity" / "config.json"
+    written = json.loads(config.read_text())
+    good = {"sync_remote": "backup", "sync_branch": "ctx", "sync_timeout": 30, "sync_retry_seconds": 0,
+            "sync_after": ["archive", "session_end"], "sync_layout": "full", "commit_events_with_code": False,
+            "contexts_dir": "../contexts", "hook_max_chars": 9000, "brief_recall": False, "record_prompts": False,
+            "archive_on_session_end": True, "work_registry": "repos.yaml", "work_repository": "app-1",
+            "language": "zh"}
+    config.write_text(json.dumps({**written, **good}))
+    code, report = doctor(proj, path, "--no-probe")
+    assert (code, report["problems"], report["store"]["settings"]) == (0, [], [])
+    token = "gh" + "p_" + "a1B2" * 9
+    config.write_text(json.dumps({**written, "record_prompt": True, "archive_on_session_end": "true",
+                                  "brief_recall": 50, "hook_max_chars": "9000", "sync_after": ["sessionend", "park"],
+                                  "sync_timeout": 0, "language": "fr", "work_repository": "a b",
+                                  "contexts_dir": token, "brief_recall\u202e": 1}))
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1 and report["problems"] == report["store"]["settings"] == [  # in config.json's order
+        'config.json: language is "fr", not one of en, zh: read as en',
+        'config.json: "record_prompt" is no setting, so nothing reads it (did you mean record_prompts?)',
+        'config.json: archive_on_session_end is "true", not JSON true or false: read as false',
+        "config.json: brief_recall is 50, out of range (0 to 10): read as 10",
+        'config.json: hook_max_chars is "9000", not a whole number: read as 8000',
+        'config.json: sync_after is ["sessionend", "park"], "sessionend" is none of archive, session_end, park: '
+        'read as ["park"]',
+        "config.json: sync_timeout is 0, out of range (1 to 86400): read as 120",
+        'config.json: work_repository is "a b", not a repository id: read as none',
+        # the bidi override shown as U+FFFD
+        'config.json: "brief_recall\ufffd" is no setting, so nothing reads it (did you mean brief_recall?)',
+    ]
+    assert token not in json.dumps(report)
+    human = run("doctor", "--no-probe", cwd=proj, path=path)
+    assert human.returncode == 1 and "config.json: sync_timeout is 0" in human.stdout + human.stderr
 
 
 def test_hooks_that_would_do_nothing_are_a_problem(proj: Path) -> None:
