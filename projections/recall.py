@@ -14,6 +14,7 @@ from typing import Any
 from events.archive import ArchiveCreated, HostSwitched
 from events.base import Event
 from events.context import ContextServed
+from events.guard import might_hold_secret, redact_text
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
 from events.session import SessionEnded
 from events.task import RunCompleted, TaskCreated, TaskUpdated
@@ -32,7 +33,7 @@ from events.workstream import (
 )
 
 #: The format of the index's rows: bump it when what is indexed changes (the index is rebuilt).
-FORMAT = 3
+FORMAT = 4
 #: The bytes FTS5's snippets mark a match with (continuity/recall/plain.py), and the control pictures every view
 #: shows them as: text holding them is indexed with the pictures, so no text can forge a match.
 SNIPPET_MARKS = (("\x02", "\u2402"), ("\x03", "\u2403"))
@@ -112,7 +113,12 @@ SKIPPED: frozenset[type[Event]] = frozenset({ContextServed})
 
 def text_of(event: Event) -> str:
     """The event's searchable text: its non-empty texts, each once, one per line ("" when it has none), with the
-    snippets' match marks as their control pictures (SNIPPET_MARKS)."""
+    snippets' match marks as their control pictures (SNIPPET_MARKS), and what looks like a secret redacted.
+
+    Redacted here, not in the answers: an event another clone wrote (or one older than a guard rule) can hold a
+    secret, and a snippet that starts inside it (FTS5 cuts by words) shows the token's body without the prefix
+    its rule needs, which no redaction of the answer can find; nor is a secret searchable or kept in the index.
+    """
     kind = type(event)
     if kind in SKIPPED:
         return ""
@@ -125,4 +131,4 @@ def text_of(event: Event) -> str:
     for mark, picture in SNIPPET_MARKS:
         if mark in body:
             body = body.replace(mark, picture)
-    return body
+    return redact_text(body)[0] if might_hold_secret(body) else body

@@ -170,11 +170,28 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
         connection = None
         warnings.append(f"the recall index is unavailable ({error})")
     if connection is None:
-        warnings.append("answered from an index built in memory")
-        connection = connect(":memory:")
-        outcome = catch_up(connection, log, rebuild=True, progress=progress)
+        connection, outcome = _in_memory(log, warnings, progress)
     outcome.warnings[:0] = warnings
     return connection, outcome
+
+
+def rebuilt_after(store: Store, log: FileEventLog, error: sqlite3.Error,
+                  progress: Progress | None = None) -> tuple[sqlite3.Connection, CatchUp]:
+    """The index rebuilt after SQLite found it corrupt while searching it (a damaged page that catching up never
+    reads): on disk, else in memory for this answer, with warnings saying which."""
+    warnings: list[str] = []
+    connection, outcome = _rebuilt(index_path(store), log, warnings, error, progress)
+    if connection is None:
+        connection, outcome = _in_memory(log, warnings, progress)
+    outcome.warnings[:0] = warnings
+    return connection, outcome
+
+
+def _in_memory(log: FileEventLog, warnings: list[str],
+               progress: Progress | None) -> tuple[sqlite3.Connection, CatchUp]:
+    warnings.append("answered from an index built in memory")
+    connection = connect(":memory:")
+    return connection, catch_up(connection, log, rebuild=True, progress=progress)
 
 
 #: What SQLite says of a database whose tables are not the index's (OperationalError, like a lock).

@@ -34,7 +34,7 @@ INDEX_NAME = RECALL_INDEX_NAME
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
 SCHEMA_FORMAT = 6
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
-ROWS_FORMAT = 3
+ROWS_FORMAT = 4
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT
 
 MAX_QUERY_CHARS = 1000

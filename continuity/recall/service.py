@@ -88,7 +88,17 @@ def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LI
     else:
         connection, outcome = index.open_current(store, log, progress=progress)
     try:
-        hits = search(connection, query, filters, limit)
+        try:
+            hits = search(connection, query, filters, limit)
+        except sqlite3.DatabaseError as error:
+            # a page only a search reads is damaged (malformed, not a database): the file is a cache, made again
+            if isinstance(error, sqlite3.OperationalError) or as_of is not None:  # locked, I/O: not the file's
+                raise
+            connection.close()
+            connection, again = index.rebuilt_after(store, log, error, progress)
+            outcome.warnings.extend(again.warnings)
+            outcome.indexed, outcome.rebuilt = again.indexed, True
+            hits = search(connection, query, filters, limit)
     finally:
         connection.close()
     return Recalled(hits=hits, query=query, as_of=as_of, indexed=outcome.indexed, rebuilt=outcome.rebuilt,

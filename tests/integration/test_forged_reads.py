@@ -339,3 +339,33 @@ def test_a_token_near_a_cut_in_a_handoff_status_or_listing_is_never_shown_in_par
     for text in (out, stored.decode()):
         assert TOKEN[:8] not in text, text[-600:]
     assert "waiting on review of the deploy, see" in out and "x" * 66 in out
+
+
+def test_a_synced_secret_is_never_found_or_shown_by_recall_nor_served_and_recorded_by_the_brief(
+        project: Path, capsys: Capture) -> None:
+    """Recall snippets start where FTS5's word window does: inside a synced token that window showed its body
+    without the `ghp_` its rule needs, so no redaction of the answer found it, and the brief's earlier-on-the-subject
+    section served it to the agent and recorded it in `context.served`. The index holds the text redacted."""
+    assert main(["log", "-m", "first"]) == 0
+    filler = " ".join(f"w{n}" for n in range(14))
+    plant_synced(project, f"deploy token {TOKEN} {filler} kumquat")
+    for number in range(40):  # enough later events that the brief's recent list does not hold the planted one
+        assert main(["log", "-m", f"filler {number}"]) == 0
+    assert main(["checkpoint", "-m", "cp", "--next", "kumquat review"]) == 0
+    capsys.readouterr()
+    body = TOKEN[4:14]
+    for args in (["recall", "kumquat"], ["recall", "kumquat", "--json"], ["recall", "kumquat", "--kind", "work.logged"],
+                 ["recall", "deploy"]):
+        assert main(args) == 0, args
+        out = capsys.readouterr().out
+        assert "kumquat" in out or "deploy" in out, args
+        assert body not in out and ("token]" in out if "kumquat" in args else "[REDACTED:github-token]" in out), (
+            args, out)
+    assert main(["recall", TOKEN[4:], "--json"]) == 0  # the secret is no searchable word
+    assert json.loads(capsys.readouterr().out)["hits"] == []
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(project)}
+    result = run_hook("claude-code", json.dumps(payload).encode(), str(project))
+    assert "Earlier, on the same subject" in result.stdout and body not in result.stdout
+    stored = [path.name for path in (project / ".agent/runtime-continuity/events").rglob("*.json")
+              if body.encode() in path.read_bytes()]
+    assert len(stored) == 1  # the planted event, nothing this store wrote

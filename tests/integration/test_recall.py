@@ -347,6 +347,34 @@ def test_a_corrupt_index_file_is_rebuilt(project: Path, capsys: pytest.CaptureFi
     assert index_rows(project) == rebuilt_rows(project)
 
 
+def test_an_index_with_a_damaged_page_only_a_search_reads_is_rebuilt(project: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The text's root page of a valid index overwritten: catching up reads only meta and passes, the search met
+    "database disk image is malformed" and every recall ended in exit 70 until `rebuild`. Now the search rebuilds
+    the index (a cache) with a warning and answers; the next recall finds a sound index."""
+    first = log(capsys, "log", "-m", "push race queue retry")
+    for number in range(60):
+        log(capsys, "log", "-m", f"entry {number} backoff number {number}")
+    assert ids(recall(capsys, "queue")) == [first]
+    path = project / STORE / "local" / index.INDEX_NAME
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'fts_data'").fetchone()[0]
+    size = connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.close()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * size)
+        file.write(b"\xff" * size)
+    capsys.readouterr()
+    assert main(["recall", "queue"]) == 0
+    out = capsys.readouterr()
+    assert first in out.out and "malformed" in out.err and "rebuilt it" in out.err
+    assert main(["recall", "queue"]) == 0
+    again = capsys.readouterr()
+    assert first in again.out and again.err == ""
+    assert index_rows(project) == rebuilt_rows(project)
+
+
 def test_a_symlinked_index_is_not_followed(project: Path, capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     """local/recall.sqlite3 as a link out of the store: answered from memory, the target untouched."""
