@@ -26,6 +26,7 @@ from continuity.core.text import one_line
 from events import clock
 from events.archive import HostSwitched
 from events.base import Event
+from events.guard import might_hold_secret, redact_text
 from events.task import TaskUpdated
 from projections.recall import text_of
 
@@ -98,6 +99,8 @@ def label_of(event: Event) -> str:
     said = _said(event)
     line = f"{event.created_at[:19].replace('T', ' ')} {event.kind} {who}" + (f": {said}" if said else "")
     line = " ".join(line.split())
+    if might_hold_secret(line):  # before the cut: a token it splits would keep characters no rule matches
+        line = redact_text(line)[0]
     return line if len(line) <= LABEL_CHARS else line[:LABEL_CHARS - 1] + "…"
 
 

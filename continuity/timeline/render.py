@@ -42,6 +42,19 @@ _DAY_STEPS = (1, 2, 7, 14, 28, 91, 182, 364)
 SESSION_BARS = 1000
 
 
+def shown_payload(payload: bytes) -> bytes:
+    """A mark's event (or summary) as the page shows it on click: as stored, or with what looks like a secret
+    redacted (`shown_raw`), as every view shows an event another clone wrote or one older than a guard rule. Bytes
+    with no escape and none of the words any rule needs are as stored, without being decoded."""
+    from events.guard import might_hold_secret
+
+    if b"\\" not in payload and not might_hold_secret(payload.decode("utf-8", "replace")):
+        return payload
+    from continuity.cli.output import shown_raw
+
+    return shown_raw(payload)
+
+
 def script_json(payloads: list[bytes]) -> Markup:
     """A JSON array of the payloads, safe inside <script type="application/json">: nothing can close the block.
 
@@ -216,5 +229,6 @@ def render(page: Page) -> bytes:
              if page.first_us is not None and page.last_us is not None else None)
     text = _environment().get_template("page.html.j2").render(
         page=page, project=one_line(page.project), window=window, shown=shown, chart=layout(page),
-        script=Markup(script), script_hash=f"sha256-{digest}", data=script_json([mark.payload for mark in page.marks]))
+        script=Markup(script), script_hash=f"sha256-{digest}",
+        data=script_json([shown_payload(mark.payload) for mark in page.marks]))
     return text.encode("utf-8")

@@ -85,9 +85,10 @@ def test_a_brief_never_fails_on_a_time_no_reader_takes() -> None:
 TOKEN = "ghp_" + "Zq8xW2mK9pLr7Tn5Vb3Hc1Jd6Fg4Sa0Qe2Ry8Ui"
 
 
-def plant_synced(project: Path, message: str) -> None:
+def plant_synced(project: Path, message: str, **changes: Any) -> None:
     """A well-formed event of another clone, just after the newest, as a sync writes it: its name spells its
-    id and time and its hash matches its bytes. A clone's guard runs on its own writes, not on what comes in."""
+    id and time and its hash matches its bytes. A clone's guard runs on its own writes, not on what comes in.
+    `changes`: other fields it holds."""
     day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
     newest = sorted(day.iterdir())[-1]
     event = json.loads(newest.read_bytes())
@@ -96,7 +97,7 @@ def plant_synced(project: Path, message: str) -> None:
     at = clock.parse_stamp(parsed.stamp) + 1_000  # a millisecond later: before the as-of "now" below
     stamp, node = clock.stamp(at), "0badc10e"
     event.update(event_id=names.event_id(stamp, node), created_at=clock.iso(at), message=message,
-                 summary={**(event.get("summary") or {}), "next": [message]}, prev=None)
+                 summary={**(event.get("summary") or {}), "next": [message]}, prev=None, **changes)
     raw = json.dumps(event, separators=(",", ":")).encode()
     (day / names.file_name(stamp, node, hashlib.sha256(raw).hexdigest())).write_bytes(raw)
 
@@ -369,3 +370,25 @@ def test_a_synced_secret_is_never_found_or_shown_by_recall_nor_served_and_record
     stored = [path.name for path in (project / ".agent/runtime-continuity/events").rglob("*.json")
               if body.encode() in path.read_bytes()]
     assert len(stored) == 1  # the planted event, nothing this store wrote
+
+
+@pytest.mark.parametrize("summarized", [False, True])
+def test_a_synced_secret_is_never_written_into_the_timeline_page(project: Path, capsys: Capture,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 summarized: bool) -> None:
+    """The page embeds each mark's event (shown on click) and a hover label: both showed a synced token whole. Now
+    both are redacted, in single marks and in the summaries' most telling event; the rest of the event is kept."""
+    from continuity.timeline import model
+
+    if summarized:  # one mark at most: the page shows summary marks, each with its most telling event
+        monkeypatch.setattr(model.Builder.__init__, "__kwdefaults__",
+                            {**model.Builder.__init__.__kwdefaults__, "mark_limit": 1})
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    plant_synced(project, f"deploy with {TOKEN} then rotate", agent_id="mallory")  # its own lane: a summary's top
+    out = project / "page.html"
+    capsys.readouterr()
+    assert main(["timeline", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert ('"most_telling":' in page) is summarized
+    assert TOKEN[4:14] not in page
+    assert page.count("[REDACTED:github-token]") >= 2 and "then rotate" in page
