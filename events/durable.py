@@ -279,6 +279,18 @@ def no_folder(events_dir: str, day: str) -> str:
             "`continuity verify`)")
 
 
+def left_out(events_dir: str) -> list[str]:
+    """What a listing of the log leaves out without a word otherwise: a symlink or a file where a day folder was
+    (the read models say so; `events list`, `tail` and the MCP `events` tool listed the rest as if that day held
+    nothing), one `no_folder` line each."""
+    links: list[str] = []
+    try:
+        list_days(events_dir, links, links)
+    except OSError:  # events/ that cannot be listed: the read says so itself
+        return []
+    return [no_folder(events_dir, day) for day in sorted(links)]
+
+
 def days_if_listed(events_dir: str) -> list[str]:
     """`list_days` for a reader that can do without: none when events/ cannot be listed (no permission, EIO)."""
     try:

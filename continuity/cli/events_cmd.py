@@ -116,16 +116,9 @@ def _lines(selected: Iterable[StoredEvent]) -> Iterator[str]:
 
 
 def _left_out(log: FileEventLog) -> list[str]:
-    """What a listing of the log leaves out without a word otherwise: a symlink or a file where a day folder was
-    (the read models say so; `events list` and `tail` listed the rest as if that day held nothing)."""
-    from events.durable import list_days, no_folder
+    from events.durable import left_out
 
-    links: list[str] = []
-    try:
-        list_days(log.events_dir, links, links)
-    except OSError:  # events/ that cannot be listed: the read says so itself
-        return []
-    return [no_folder(log.events_dir, day) for day in sorted(links)]
+    return left_out(log.events_dir)
 
 
 def _hours_left(log: FileEventLog) -> list[str]:

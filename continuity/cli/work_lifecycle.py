@@ -63,22 +63,14 @@ def _text(doc: dict[str, Any]) -> str:
     return runtime_markdown(doc)
 
 
-def _unhealthy(doc: dict[str, Any]) -> str:
-    """The one line a failing `work status` or `work start` gives as its --json `message`: the first problem."""
-    from continuity.core.text import one_line
-
-    found = [*doc.get("problems", ()), *doc.get("membership", {}).get("problems", ())]
-    first = found[0] if found else "see the report"
-    return one_line(f"unhealthy: {len(found)} problem(s); first: {first}")
-
-
 def _status(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.workstreams.documents import unhealthy_line
 
     store = open_store(args)
     doc, healthy, warnings = _runtime(store, args, args.as_of)
     return out.emit_report({"ok": healthy, "action": "work-status", "as_of": args.as_of, **doc, "warnings": warnings},
-                           _text(doc), 0 if healthy else EXIT_INTEGRITY, _unhealthy(doc))
+                           _text(doc), 0 if healthy else EXIT_INTEGRITY, unhealthy_line(doc))
 
 
 def _start(args: argparse.Namespace, out: Output) -> int:
@@ -86,6 +78,7 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.sync.health import offline_marker
     from continuity.workstreams.decide import require_members
+    from continuity.workstreams.documents import unhealthy_line
     from continuity.workstreams.membership import NO_REPOSITORY_ID, member_repository
     from continuity.workstreams.service import after_write, checkpoint_facts, membership_of, workstreams_state
 
@@ -112,7 +105,7 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     warn(failed)
     more += failed
     return out.emit_report({"ok": healthy, "action": "work-start", **doc, "warnings": warnings + more}, _text(doc),
-                           0 if healthy else EXIT_INTEGRITY, _unhealthy(doc))
+                           0 if healthy else EXIT_INTEGRITY, unhealthy_line(doc))
 
 
 def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:

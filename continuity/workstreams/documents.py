@@ -161,6 +161,14 @@ def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
     }
 
 
+def unhealthy_line(doc: dict[str, Any]) -> str:
+    """The one line a failing `work status` or `work start` gives as its `message` (CLI --json and the MCP
+    `work_status`): how many problems, and the first."""
+    found = [*doc.get("problems", ()), *doc.get("membership", {}).get("problems", ())]
+    first = found[0] if found else "see the report"
+    return one_line(f"unhealthy: {len(found)} problem(s); first: {first}")
+
+
 def _item_line(item: dict[str, Any]) -> str:
     line = f"- [{item['status']}] {item['id']} ({item['priority']}): {one_line(item['title'])}"
     if item["dependsOn"]:

@@ -14,6 +14,7 @@ import msgspec
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
+from continuity.core.errors import EXIT_INTEGRITY
 from continuity.core.initialize import init_store
 from continuity.worklog.decide import Identity, WorkRequest
 from tests.helpers import REPO
@@ -346,3 +347,36 @@ def test_recall_over_mcp_ranks_and_refuses_bad_syntax_in_one_line(tmp_path: Path
     assert ranked["hits"][0]["agent_id"] == "ann" and by_kind["hits"] == []
     assert bad.startswith("invalid search syntax: unterminated string")
     assert "unknown kind" in unknown
+
+
+def test_read_tools_say_what_the_cli_says_of_the_same_store(tmp_path: Path) -> None:
+    """Three answers that differed from the CLI's: `events` said nothing of a day folder that is a symlink (the log
+    looked empty), an unhealthy `work_status` carried neither the CLI's `exit_code` nor its `message`, and
+    `list_tasks` with `ready` dropped a `status` without a word (`task ready` takes no --status)."""
+    root = make_project(tmp_path)
+    store = root / ".agent" / "runtime-continuity"
+    assert subprocess.run([sys.executable, "-m", "continuity", "log", "-m", "one"], cwd=root,
+                          capture_output=True).returncode == 0
+    day = next((store / "events").iterdir())
+    outside = tmp_path / "outside"
+    day.rename(outside)
+    day.symlink_to(outside)
+    (root / "repositories").mkdir()
+    (root / "repositories" / "repositories.yaml").write_text("this: [is: not valid yaml\n")
+
+    async def body(session: ClientSession) -> Any:
+        events = payload(await session.call_tool("events", {}))
+        status = payload(await session.call_tool("work_status", {}))
+        both = error_line(await session.call_tool("list_tasks", {"ready": True, "status": "completed"}))
+        return events, status, both
+
+    events, status, both = with_session(tmp_path, root, body)
+    cli = {args[0]: json.loads(subprocess.run([sys.executable, "-m", "continuity", *args, "--json"], cwd=root,
+                                              capture_output=True, text=True).stdout)
+           for args in (["events", "list"], ["work", "status"])}
+    assert events["count"] == 0 and events["warnings"] == cli["events"]["warnings"] != []
+    assert "is a symlink" in events["warnings"][0]
+    assert status["ok"] is False and status["exit_code"] == cli["work"]["exit_code"] == EXIT_INTEGRITY
+    assert status["message"] == cli["work"]["message"] and status["message"].startswith("unhealthy: ")
+    assert {key: status[key] for key in ("action", "as_of")} == {"action": "work-status", "as_of": None}
+    assert "give ready or status, not both" in both

@@ -36,6 +36,26 @@ def test_a_long_integer_beside_another_unreadable_part_is_still_answered(line: s
     assert "more digits" in body["params"]["arguments"][REFUSED]
 
 
+DEEP_300 = '{"a":' * 300 + "1" + "}" * 300
+
+
+@pytest.mark.parametrize(("line", "request_id", "name"), [
+    ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log\\ud83d","arguments":{"note":' + DEEP_300
+     + "}}}", 1, "log\ufffd"),
+    ('{"jsonrpc":"2.0","id":"r\\ud83d","method":"tools/call","params":{"name":"log","arguments":{"note":' + DEEP_300
+     + "}}}", "r\ufffd", "log"),
+    ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"log","arguments":{"note":'
+     + "[" * 100_000 + "]" * 100_000 + ',"m":"\\ud83d"}}}', 2, "log"),
+])
+def test_a_lone_surrogate_beside_nesting_too_deep_is_still_answered(line: str, request_id: Any, name: str) -> None:
+    """A lone surrogate in the tool's name or the id of a request nested past DEPTH: the answer made for the depth
+    kept the surrogate, the SDK could not read it either, and the request went unanswered."""
+    message = read(line)
+    body = json.loads(message.model_dump_json(by_alias=True, exclude_none=True))
+    assert (body["id"], body["params"]["name"]) == (request_id, name)
+    assert "nested more than" in body["params"]["arguments"][REFUSED]
+
+
 def test_a_long_integer_as_the_method_or_the_id_is_not_answered_under_a_made_up_name() -> None:
     for line in ('{"jsonrpc":"2.0","id":3,"method":' + DIGITS + "}",
                  '{"jsonrpc":"2.0","id":' + DIGITS + ',"method":"ping"}'):

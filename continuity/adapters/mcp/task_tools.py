@@ -197,6 +197,10 @@ def list_tasks(request: Any, store: Store) -> dict[str, Any]:
         from continuity.team.decide import checked_name
 
         checked_name(request.assigned_to, "agent", "list_tasks assigned_to")
+    if request.ready and request.status is not None:  # as `task ready`, which takes no --status: never dropped
+        from continuity.core.errors import UsageError
+
+        raise UsageError("list_tasks: ready lists queued tasks only; give ready or status, not both")
     project = asked_project(request.project, store)
     state, warnings, _ = service.tasks_state(store, project, view=TaskList)
     found = queries.ready(state, request.assigned_to) if request.ready else \

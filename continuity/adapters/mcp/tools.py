@@ -190,11 +190,15 @@ def status(request: Any, store: Store) -> dict[str, Any]:
 def events(request: Any, store: Store) -> dict[str, Any]:
     """The `events` tool."""
     from continuity.core.kinds import kinds_for
+    from events.durable import left_out
 
     log, warnings = store.open_events_reader()
+    warnings += left_out(log.events_dir)  # as `events list`: a day that is a symlink or a file, said
     kinds = frozenset(kinds_for([request.kind])) if request.kind is not None else None  # as `events list --kind`
     recent = log.read_newest(  # from the end of the log: a long history costs nothing more
         request.limit, keep=lambda event: kinds is None or event.kind in kinds,
         on_error=lambda name, error: warnings.append(f"{name}: {error}"))
+    if log.hours_left:
+        warnings.append(log.hours_left)
     return {"ok": True, "action": "events", "count": len(recent), "warnings": warnings,
             "events": [msgspec.to_builtins(s.event) for s in recent]}

@@ -137,13 +137,17 @@ def _answer(message: Any, reason: str) -> str | None:
         return None
     if not isinstance(method, str) or _TOO_LONG in method:
         return None
+    # the id, method and name of a message too deep to be cleaned whole: a lone surrogate there left the line
+    # unreadable again, and the request went unanswered
+    request_id, method = _no_surrogates(request_id, 0), _no_surrogates(method, 0)
     if method != "tools/call":
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": f"{method[:100]} ({reason})", "params": {}},
                           ensure_ascii=False)
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {
-        "name": name[:200] if isinstance(name, str) else "", "arguments": {REFUSED: reason}}}, ensure_ascii=False)
+        "name": _no_surrogates(name[:200], 0) if isinstance(name, str) else "", "arguments": {REFUSED: reason}}},
+        ensure_ascii=False)
 
 
 def _shallow(text: str) -> str | None:

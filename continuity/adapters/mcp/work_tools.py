@@ -114,14 +114,18 @@ def work_checkpoint(request: Any, store: Store) -> dict[str, Any]:
       "freshness, and problems. Read-only.")
 def work_status(request: Any, store: Store) -> dict[str, Any]:
     """The `work_status` tool."""
-    from continuity.workstreams.documents import runtime_document
+    from continuity.core.errors import EXIT_INTEGRITY
+    from continuity.workstreams.documents import runtime_document, unhealthy_line
     from continuity.workstreams.service import live_status, workstreams_state
 
     project = asked_project(request.project, store)
     state, warnings, _ = workstreams_state(store, project, as_of=request.as_of)
     doc = runtime_document(state, project)
     healthy = live_status(store, project, state, doc) if request.as_of is None else not doc["problems"]
-    return {"ok": healthy, **doc, "warnings": warnings}
+    result = {"ok": healthy, "action": "work-status", "as_of": request.as_of, **doc, "warnings": warnings}
+    if not healthy:  # a verdict, as `work status --json` gives it (exit 12): the report stays the answer
+        result.update(exit_code=EXIT_INTEGRITY, message=unhealthy_line(doc))
+    return result
 
 
 @tool("work_validate", ValidateInput, "Record a validation actually run, bound to git HEAD and the worktree "
