@@ -135,8 +135,36 @@ def registry_path(root: str, config: dict[str, Any]) -> str:
     return os.path.join(root, *REGISTRY_REL.split("/"))
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: Any, line: int) -> None:
+        super().__init__(key, line)
+        self.key, self.line = key, line
+
+
+def _unique_loader(base: Any) -> Any:
+    """`base` (a safe loader) refusing a mapping that names a key twice: YAML forbids it, and PyYAML keeps the last,
+    so a registry listing `repositories:` twice dropped the first list without a word."""
+    class Unique(base):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise _RepeatedKey(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+                except TypeError:  # an unhashable key: the base refuses it with its own words
+                    break
+            return super().construct_mapping(node, deep)
+
+    return Unique
+
+
 def read_yaml(path: str) -> Any:
-    """A YAML file's data (safe loader only); ValueError with the reason when it cannot be read."""
+    """A YAML file's data (safe loader only, no key named twice in a mapping); ValueError with the reason when it
+    cannot be read."""
     import yaml
 
     try:  # a FIFO or a device standing there is refused at once, never waited on
@@ -145,9 +173,14 @@ def read_yaml(path: str) -> Any:
         if error.errno == errno.EFBIG:
             raise ValueError(f"it is larger than {REGISTRY_LIMIT} bytes") from None
         raise ValueError(f"cannot read it ({error.strerror or error})") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = _unique_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     try:
         return yaml.load(raw, Loader=loader)
+    except _RepeatedKey as repeated:
+        from events.problems import quoted
+
+        shown = quoted(repeated.key, 64) if isinstance(repeated.key, str) else repr(repeated.key)[:64]
+        raise ValueError(f"it names the key {shown} twice in one mapping (line {repeated.line})") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -158,17 +191,36 @@ def read_yaml(path: str) -> Any:
 
 def member_config(root: str) -> dict[str, Any]:
     """`.ai/context/config.json` (seed 002's member config) as data; empty when it is not there or not an object."""
+    return read_member_config(root)[0]
+
+
+def read_member_config(root: str) -> tuple[dict[str, Any], str | None]:
+    """`.ai/context/config.json` as data, and what is wrong with it when it is there but says no member: not
+    readable, not a JSON object, a `repositoryId` that is no repository id (None: absent, or fine)."""
+    from events.problems import quoted
+
+    path = os.path.join(root, *MEMBER_CONFIG_REL.split("/"))
     try:
-        raw = osfs.read_regular(os.path.join(root, *MEMBER_CONFIG_REL.split("/")), limit=REGISTRY_LIMIT)
-    except OSError:
-        return {}
+        raw = osfs.read_regular(path, limit=REGISTRY_LIMIT)
+    except FileNotFoundError:
+        return {}, None
+    except OSError as error:
+        if not os.path.lexists(path):
+            return {}, None
+        return {}, f"{MEMBER_CONFIG_REL} is unreadable: {error.strerror or error}"
     import orjson  # only where the file exists: orjson loads dataclasses and inspect (about 15 ms)
 
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return {}, f"{MEMBER_CONFIG_REL} is not valid JSON"
+    if not isinstance(data, dict):
+        return {}, f"{MEMBER_CONFIG_REL} is not a JSON object"
+    value = data.get("repositoryId")
+    if value is not None and not (isinstance(value, str) and _ID.fullmatch(value)):
+        shown = quoted(value, 64, redact=True) if isinstance(value, str) else f"a {type(value).__name__}"
+        return data, f"{MEMBER_CONFIG_REL}: repositoryId {shown} is not a repository id"
+    return data, None
 
 
 def member_repository(root: str) -> str | None:
@@ -192,7 +244,7 @@ def foreign_project(member: dict[str, Any], project: str | None) -> str | None:
 def load(root: str, config: dict[str, Any], project: str | None,
          checkpoint_repository: str | None = None) -> Membership:
     """Read the registry and this clone's repository id (fail open: a problem, never an exception)."""
-    member = member_config(root)
+    member, member_problem = read_member_config(root)
     repository = member.get("repositoryId")
     repository = repository if isinstance(repository, str) and _ID.fullmatch(repository) else None
     source: str | None = MEMBER_CONFIG_REL
@@ -213,9 +265,11 @@ def load(root: str, config: dict[str, Any], project: str | None,
         return Membership(registry=path, members={}, problem=f"{REGISTRY_REL} is unreadable: {error}",
                           repository=repository, repository_source=source)
     declared, members, problem = parse_registry(data, project)
+    # a member config that is there but says no member fails membership closed, as one naming another does: its id
+    # was dropped without a word and the clone took the newest checkpoint's
     return Membership(registry=path, project=declared, members=members,
-                      problem=f"{REGISTRY_REL}: {problem}" if problem else foreign_project(member, declared),
-                      repository=repository, repository_source=source)
+                      problem=f"{REGISTRY_REL}: {problem}" if problem else member_problem
+                      or foreign_project(member, declared), repository=repository, repository_source=source)
 
 
 def frozen_members(membership: Membership) -> frozenset[str] | None:

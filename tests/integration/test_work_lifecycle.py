@@ -192,6 +192,50 @@ def test_a_member_config_of_another_project_fails_writes_closed_and_status_unhea
     assert main(["work", "checkpoint"]) == 0
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"repositoryId": "api", "projectId": "other",}', ".ai/context/config.json is not valid JSON"),
+    ('["repo-a"]', ".ai/context/config.json is not a JSON object"),
+    ('{"repositoryId": 123}', ".ai/context/config.json: repositoryId a int is not a repository id"),
+    ('{"repositoryId": "a b"}', ".ai/context/config.json: repositoryId 'a b' is not a repository id"),
+])
+def test_a_member_config_that_says_no_member_fails_writes_closed_and_status_unhealthy(
+        project: Path, capsys: pytest.CaptureFixture[str], text: str, said: str) -> None:
+    """A member config with a trailing comma (naming an unregistered repository of another project), not an object,
+    or with a repositoryId that is no id was dropped without a word: the clone took the newest checkpoint's
+    repository and every write went through. It fails membership closed now, as a foreign projectId does."""
+    registry(project, REGISTRY_A)
+    write_doc(project, tracked(repository="repo-a"))
+    assert main(["work", "checkpoint"]) == 0  # the newest checkpoint names repo-a
+    (project / ".ai" / "context").mkdir(parents=True, exist_ok=True)
+    (project / ".ai" / "context" / "config.json").write_text(text)
+    before = all_event_files(project)
+    capsys.readouterr()
+    assert main(["work", "item", "add", "Q1", "--title", "q"]) == EXIT_INVARIANT
+    assert said in error_line(capsys) and all_event_files(project) == before
+    assert main(["work", "start"]) == EXIT_INVARIANT
+    capsys.readouterr()
+    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
+    assert said in json.loads(capsys.readouterr().out)["membership"]["problems"]
+    member(project, "repo-a")
+    assert main(["work", "item", "add", "Q1", "--title", "q"]) == 0
+
+
+def test_a_registry_naming_a_key_twice_is_unreadable(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two `repositories:` lists: PyYAML kept the last, dropping `repo-a` without a word (YAML forbids a key named
+    twice; the checkpoint document's reader refuses repeated keys for the same reason)."""
+    registry(project, "project: demo\nrepositories:\n  - {id: repo-a, role: primary}\nrepositories:\n"
+                      "  - {id: repo-b, role: primary}\n")
+    member(project, "repo-b")
+    write_doc(project, tracked(repository="repo-b"))
+    before = all_event_files(project)
+    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    assert "it names the key 'repositories' twice in one mapping (line 4)" in error_line(capsys)
+    assert all_event_files(project) == before
+    registry(project, "base: &b {role: primary}\nproject: demo\nrepositories:\n  - {<<: *b, id: repo-a}\n"
+                      "  - {<<: *b, id: repo-b}\n")
+    assert main(["work", "checkpoint"]) == 0  # a merge key is no repetition
+
+
 def test_a_registry_naming_no_project_checks_no_member_projectid(project: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """The registry says no `project:`: nothing to compare the member config's projectId with (the store's name may
