@@ -327,7 +327,9 @@ def on_status(state: WorkstreamsState, name: str, event: WorkstreamStatusChanged
     ws = _known(state, event)
     if ws is None:
         return state
-    if ws.status != event.from_status or not workstream_transition_ok(ws.status, event.status):
+    # a change to where it already is (two clones made the same one) is no conflict
+    if ws.status != event.status and (ws.status != event.from_status
+                                      or not workstream_transition_ok(ws.status, event.status)):
         _problem(state, event, "stale_workstream_status", ws.id, [],
                  f"workstream {ws.id}: {event.from_status} -> {event.status} recorded while it was "
                  f"{ws.status} (concurrent writers merged?)")
@@ -362,7 +364,9 @@ def on_item_status(state: WorkstreamsState, name: str, event: WorkItemStatusChan
         item = ws.items.get(change.item_id)
         if item is None:
             continue
-        if item.status != change.from_status or not item_transition_ok(item.status, change.status, change.reopen):
+        # a change to where it already is (two clones made the same one) is no conflict
+        if item.status != change.status and (item.status != change.from_status
+                                             or not item_transition_ok(item.status, change.status, change.reopen)):
             _problem(state, event, "stale_item_status", ws.id, [item.id],
                      f"work item {item.id} of {ws.id}: {change.from_status} -> {change.status} recorded "
                      f"while it was {item.status} (concurrent writers merged?)")
@@ -472,7 +476,7 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
 
 
 MODEL = ReadModel(
-    "workstreams", format=4, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=5, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,

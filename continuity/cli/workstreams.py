@@ -171,7 +171,8 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     doc = document.parse(raw, f"checkpoint document {path}")
     who = _who(args, store)
     facts = service.checkpoint_facts(store, bind=bool(getattr(getattr(doc, "continuity", None),
-                                                              "validation_ledger", ())))
+                                                              "validation_ledger", ())),
+                                     leaving=None if args.keep else path)
     stored, warnings = service.record(store, who, lambda state: decide.decide_checkpoint(state, who, doc, facts),
                                       redact=args.redact, facts=facts)
     removed = None

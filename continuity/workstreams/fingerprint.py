@@ -149,13 +149,18 @@ def nested_id(path: str, depth: int = 1) -> bytes:
 
 
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
-                 depth: int = 0, env: dict[str, str] | None = None) -> tuple[str | None, str]:
+                 depth: int = 0, env: dict[str, str] | None = None, leaving: bytes | None = None
+                 ) -> tuple[str | None, str]:
     try:
         index, unwatched = _index(listing.output())
         head, changed, gone = _status(status.output())
     finally:
         listing.cancel()
         status.cancel()
+    if leaving is not None:  # the worktree as it is once that file is removed: gone, as git status would say
+        gone.add(leaving)
+        changed.discard(leaving)
+        unwatched.discard(leaving)
     ids = {path: blob for path, blob in index.items() if path not in gone and not path.startswith(exclude)}
     # status skips what is marked assume-unchanged or skip-worktree: edits there count all the same (a sparse
     # checkout's entry that is not on disk keeps its index id)
@@ -268,14 +273,19 @@ class Observation:
     the tree runs beside it.
     """
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, leaving: str | None = None) -> None:
         self.top = work_tree_root(root)
         self._calls: tuple[GitCall, GitCall] | None = None
         self._own: tuple[bytes, ...] = ()
+        self._leaving: bytes | None = None
         if self.top is not None:
             prefix = os.path.relpath(os.path.abspath(root), self.top)
             self._own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}")
                               for folder in OWN_FOLDERS)
+            if leaving is not None:
+                where = os.path.relpath(os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(leaving))),
+                                                     os.path.basename(leaving)), self.top)
+                self._leaving = None if where.startswith("..") else os.fsencode(where.replace(os.sep, "/"))
             self._calls = (GitCall(self.top, *LS_ARGS), GitCall(self.top, *STATUS_ARGS))
 
     def cancel(self) -> None:
@@ -288,15 +298,16 @@ class Observation:
         if self.top is None or self._calls is None:
             return Worktree(problem="not in a git worktree")
         try:
-            head, printed = _fingerprint(self.top, self._own, *self._calls)
+            head, printed = _fingerprint(self.top, self._own, *self._calls, leaving=self._leaving)
         except GitUnavailable as error:
             return Worktree(problem=str(error))
         return Worktree(head=head, fingerprint=printed)
 
 
-def observe(root: str) -> Worktree:
-    """HEAD and fingerprint of the worktree holding `root`; a reason instead when git cannot tell."""
-    return Observation(root).result()
+def observe(root: str, leaving: str | None = None) -> Worktree:
+    """HEAD and fingerprint of the worktree holding `root`; a reason instead when git cannot tell. `leaving`: a file
+    the command removes once it has recorded (`work checkpoint --file`'s document), observed as removed."""
+    return Observation(root, leaving).result()
 
 
 def freshness(head: str | None, printed: str | None, live: Worktree) -> str:

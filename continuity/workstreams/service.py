@@ -86,8 +86,9 @@ def after_write(store: Store) -> list[str]:
         return [f"the events are saved, but workstream documents were not updated: {error}"]
 
 
-def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
-    """The facts a checkpoint is decided with: membership always; HEAD and fingerprint when `bind`."""
+def checkpoint_facts(store: Store, *, bind: bool, leaving: str | None = None) -> Facts:
+    """The facts a checkpoint is decided with: membership always; HEAD and fingerprint when `bind` (the worktree
+    without `leaving`, the document the checkpoint removes once recorded: evidence it binds is not stale at once)."""
     from continuity.workstreams.decide import Facts
     from continuity.workstreams.membership import frozen_members, load
 
@@ -96,7 +97,7 @@ def checkpoint_facts(store: Store, *, bind: bool) -> Facts:
     if bind:  # git and hashing only for a document whose ledger binds entries to the worktree
         from continuity.workstreams.fingerprint import observe
 
-        live = observe(store.root)
+        live = observe(store.root, leaving)
     return Facts(head=live.head if live else None, fingerprint=live.fingerprint if live else None,
                  members=frozen_members(membership), membership_problem=membership.problem,
                  repository=membership.repository)

@@ -296,6 +296,22 @@ def test_granular_refusals_and_not_found(started: WorkstreamsState) -> None:
         decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", status="PENDING", reopen=True))
 
 
+def test_the_same_change_made_by_two_clones_is_no_conflict(started: WorkstreamsState) -> None:
+    """Both clones moved A2 PENDING -> COMPLETED (and the workstream to BLOCKED): the second change found it where it
+    lands and was reported as a stale status change, making `work status` and `verify` fail on nothing broken. A
+    change that lands elsewhere is still a conflict."""
+    same = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
+        StatusChange(item_id="A2", from_status="PENDING", status="COMPLETED"),))
+    moved = WorkstreamStatusChanged(project="demo", workstream_id="WS-1", from_status="IN_PROGRESS",
+                                    status="BLOCKED")
+    state = decide.folded(started, [same, same, moved, moved])
+    ws = active(state)
+    assert state.problems == [] and ws is not None and (ws.items["A2"].status, ws.status) == ("COMPLETED", "BLOCKED")
+    other = WorkItemStatusChanged(project="demo", workstream_id="WS-1", changes=(
+        StatusChange(item_id="A2", from_status="PENDING", status="CANCELLED"),))
+    assert [(p.kind, p.ids) for p in decide.folded(state, [other]).problems] == [("stale_item_status", ["A2"])]
+
+
 def test_cycle_detection_ignores_unknown_dependencies() -> None:
     """An unknown dependency is its own problem, not a cycle."""
     _, state = checkpoint(WorkstreamsState(), tracked())
@@ -398,9 +414,11 @@ def test_work_left_open_in_a_workstream_another_clone_ended_is_a_problem(
 
 
 def _stale(ws_id: str, item_id: str) -> WorkItemStatusChanged:
-    """A status change decided on a state the item no longer had (what a merge brings)."""
+    """A status change decided on a state the item no longer had (what a merge brings), to another status than the
+    one it has (A1 is IN_PROGRESS, A2 PENDING)."""
+    status = "PENDING" if item_id == "A1" else "IN_PROGRESS"
     return WorkItemStatusChanged(project="demo", event_id=f"RCE-{ws_id}-{item_id}", workstream_id=ws_id,
-                                 changes=(StatusChange(item_id=item_id, from_status="BLOCKED", status="IN_PROGRESS"),))
+                                 changes=(StatusChange(item_id=item_id, from_status="BLOCKED", status=status),))
 
 
 def test_a_checkpoint_of_the_workstream_resolves_the_recorded_conflicts_it_was_decided_with(
