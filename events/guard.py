@@ -466,6 +466,17 @@ for _index, (_name, _, _) in enumerate(_RULES):
     for _word in _WORDS[_name]:
         _RULES_OF_WORD[_word] = (*_RULES_OF_WORD.get(_word, ()), _index)
 del _index, _name, _word
+#: The characters most texts lack, rarest first: a word holding one is looked for only in a text that holds it
+#: too (a text without `_` is not searched for `ghp_` and the forty other words holding one).
+_RARE = "\t\\~=_:-\"'./"
+
+
+_grouped: dict[str | None, list[tuple[str, tuple[int, ...]]]] = {}
+for _word, _rules in _RULES_OF_WORD.items():
+    _grouped.setdefault(next((char for char in _RARE if char in _word.lower()), None), []).append((_word, _rules))
+#: The words grouped by their rarest character (None: letters, digits and spaces only, looked for in every text).
+_WORD_GROUPS = tuple((char, tuple(_grouped[char])) for char in (None, *_RARE) if char in _grouped)
+del _grouped, _word, _rules
 _ALL_RULES = tuple(range(len(_RULES)))
 _compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
 _COMPILED_KEPT = 64  # patterns of rule sets kept per process (a long-lived server meets many)
@@ -483,10 +494,14 @@ def _rules_in(text: str) -> tuple[int, ...]:
     """The indices of the rules `text` holds the words of, in rule order (the only ones that can match)."""
     lowered = _lowered(text)
     found: set[int] = set()
-    for word, rules in _RULES_OF_WORD.items():
-        if (word in text if word in _CASED_WORDS else word in lowered) and (word != "sk-" or _key_opening(text)) and (
-                word not in _FLAG_WORDS or "curl" in lowered or "wget" in lowered):
-            found.update(rules)
+    for char, group in _WORD_GROUPS:
+        if char is not None and char not in lowered:
+            continue
+        for word, rules in group:
+            if (word in text if word in _CASED_WORDS else word in lowered) and (
+                    word != "sk-" or _key_opening(text)) and (
+                    word not in _FLAG_WORDS or "curl" in lowered or "wget" in lowered):
+                found.update(rules)
     return tuple(sorted(found))
 
 

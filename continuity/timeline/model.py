@@ -96,21 +96,25 @@ def label_of(event: Event) -> str:
     """One line for hover: time, kind, who and where, then what the event says (cut to LABEL_CHARS)."""
     who = " ".join(part for part in (event.agent_id, event.host and f"@{event.host}",
                                      event.session_id and f"[{event.session_id}]") if part)
+    if might_hold_secret(who):  # ids of an event another clone wrote: only their shape was checked
+        who = redact_text(who)[0]
     said = _said(event)
     line = f"{event.created_at[:19].replace('T', ' ')} {event.kind} {who}" + (f": {said}" if said else "")
     line = " ".join(line.split())
-    if might_hold_secret(line):  # before the cut: a token it splits would keep characters no rule matches
-        line = redact_text(line)[0]
     return line if len(line) <= LABEL_CHARS else line[:LABEL_CHARS - 1] + "…"
 
 
 def _said(event: Event) -> str:
+    """What the event says, what looks like a secret redacted (before the label's cut: a token it splits would keep
+    characters no rule matches); recall's text is redacted already."""
     if isinstance(event, HostSwitched):
-        return f"{event.from_host} -> {event.to_host}" + (f" ({event.reason})" if event.reason else "")
-    if isinstance(event, TaskUpdated) and event.status is not None:
+        said = f"{event.from_host} -> {event.to_host}" + (f" ({event.reason})" if event.reason else "")
+    elif isinstance(event, TaskUpdated) and event.status is not None:
         moved = f"{event.from_status or '?'} -> {event.status}"
-        return f"{event.task_id or ''} {moved}" + (f": {event.note_text}" if event.note_text else "")
-    return text_of(event).replace("\n", " · ")
+        said = f"{event.task_id or ''} {moved}" + (f": {event.note_text}" if event.note_text else "")
+    else:
+        return text_of(event).replace("\n", " · ")
+    return redact_text(said)[0] if might_hold_secret(said) else said
 
 
 @dataclass(slots=True)
