@@ -155,5 +155,5 @@ def plan_uninstall(root: Path, *, earlier: Earlier) -> list[FileChange]:
         before = read_text(root / rel)
         changes.append(FileChange(root / rel, before, None if _ours(before) else before, shared=True))
     changes.append(md_change(root / "AGENTS.md", lambda text: remove_block(text, begin=BEGIN, end=END),
-                             shared=True))
+                             shared=True, earlier=earlier))  # back to its original bytes, as the harnesses' are
     return changes

@@ -50,7 +50,8 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
     }
     versions: dict[str, str | None] = {}
     harnesses = [harness_report(harness, scope, root, home, probe=probe, versions=versions)
-                 for harness in install.HARNESSES for scope in install.SCOPES]
+                 for harness in install.HARNESSES for scope in install.SCOPES
+                 if scope == "user" or not _home_file(harness, root, home)]
     report["harnesses"] = harnesses
     problems = [f"{h['harness']} ({h['scope']}): {line}" for h in harnesses for line in h["problems"]]
     problems.extend(f"{harness}: {install.twice_line(harness)}" for harness in install.HARNESSES
@@ -74,6 +75,13 @@ def diagnose(root: Path, home: Path, *, probe: bool = True) -> dict[str, Any]:
     return report
 
 
+def _home_file(harness: str, root: Path, home: Path) -> bool:
+    """Whether the project's settings file is the home folder's (doctor run in the home folder): the hooks there
+    are the user scope's, reported once, and no project store is wanted for them."""
+    project, user = (install.target_paths(harness, scope, root, home)[0] for scope in install.SCOPES)
+    return os.path.realpath(project) == os.path.realpath(user)
+
+
 def store_report(root: Path) -> dict[str, Any]:
     """The store the hooks would find from the project root, and whether it can be read and written safely."""
     from continuity.core.store import find_store
@@ -87,6 +95,7 @@ def store_report(root: Path) -> dict[str, Any]:
     try:
         store.check_safe()
         project, warnings = store.reading_project()
+        warnings = warnings or _unwritable(store)
         prompts = store.flag("record_prompts") if not warnings else False
     except (ContinuityError, OSError) as error:
         return {"found": True, "path": store.path, "project": None, "problem": str(error), "record_prompts": False,
@@ -95,6 +104,27 @@ def store_report(root: Path) -> dict[str, Any]:
 
     return {"found": True, "path": store.path, "project": project, "problem": warnings[0] if warnings else None,
             "record_prompts": prompts, "settings": [] if warnings else settings_problems(store.config)}
+
+
+def _unwritable(store: Any) -> list[str]:
+    """Why a hook could not record in this store (a folder it writes that this user cannot: a read-only mount, a
+    store `sudo continuity init` made root's), or none. The probe writes nothing, so it cannot tell."""
+    folders = [store.path, store.events_dir, store.local_dir]
+    newest = max((day for day in _listed(store.events_dir) if len(day) == 8 and day.isdigit()), default=None)
+    if newest is not None:
+        folders.append(os.path.join(store.events_dir, newest))
+    for folder in folders:
+        if os.path.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK, effective_ids=os.access in
+                                                   os.supports_effective_ids):
+            return [f"{folder} is not writable by this user: the hooks record nothing"]
+    return []
+
+
+def _listed(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: bool,

@@ -18,7 +18,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         "init", help="create the store here (idempotent)", parents=[common],
         description="Create .agent/runtime-continuity in the project root (the working "
         "directory, or --root): config.json, README.md, .gitignore, event.schema.json. "
-        "Running it again keeps the config and refreshes the generated files.",
+        "Running it again keeps the config and refreshes the generated files. The store is added to the "
+        "project's .gitignore (never through a symlink out of the project: exit 5, the store made, the line to "
+        "add named).",
     )
     parser.add_argument("--project", help="project name (default: the folder's name)")
     parser.add_argument("--language", choices=["en", "zh"], help="language of Markdown archives")

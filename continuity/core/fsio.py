@@ -125,7 +125,8 @@ def write_atomic(
 
     `durable` fsyncs the data first. Derived files skip it: after a power cut one may be
     empty or old, and the next read rebuilds it from the log, which is durable.
-    `mode` is a new file's permissions; `keep_mode` keeps an existing file's instead;
+    `mode` is a new file's permissions; `keep_mode` keeps an existing file's instead (and its owner, when root
+    writes another user's file);
     `follow_symlink` replaces a symlink's target instead of the link; `within` (the store's
     folder) makes the parents as real folders and refuses any symlink between it and the file.
     The temp file is removed on every failure path; one a killed writer left is removed by `sweep` (for
@@ -139,9 +140,15 @@ def write_atomic(
         ensure_folder(within, folder)
     elif make_parents and folder:
         os.makedirs(folder, exist_ok=True)
+    owner = None
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
-            mode = os.stat(path).st_mode & 0o7777
+            found = os.stat(path)
+            mode = found.st_mode & 0o7777
+            # root writing another user's file (`sudo continuity install`) gives it back to that user: replaced by a
+            # file of root's, a 0600 settings file could no longer be read by its owner
+            if os.geteuid() == 0 and (found.st_uid, found.st_gid) != (0, 0):
+                owner = (found.st_uid, found.st_gid)
     if sweep:
         import time
 
@@ -164,6 +171,8 @@ def write_atomic(
                 view = view[os.write(fd, view):]
             if durable:
                 os.fsync(fd)
+            if owner is not None:
+                os.fchown(fd, *owner)
             if keep_mode:
                 os.fchmod(fd, mode)
         except OSError as error:  # a full disk names the file it could not write (no error of stdout's)

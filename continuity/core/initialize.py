@@ -14,6 +14,7 @@ from continuity.core.errors import ConfigBroken, UsageError
 from continuity.core.fsio import missing_folders, remove_empty_folders, schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
 from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, now_us, project_name_for
+from continuity.core.text import one_line
 from events import clock, osfs
 from events.errors import ContinuityError, WriteFailed
 
@@ -207,6 +208,11 @@ def ignore_store_in_project(root: str) -> None:
     `init` skips this when config.json says `"commit_events_with_code": true`.
     """
     path = os.path.join(root, ".gitignore")
+    if os.path.islink(path):  # a link a cloned repository put there: never followed out of the project
+        target = os.path.realpath(path)
+        if not target.startswith(os.path.realpath(root) + os.sep):
+            raise OSError(errno.EPERM, f"it is a symlink out of the project ({one_line(target)}), which init does "
+                          "not write through")
     try:
         text = osfs.read_regular(path).decode("utf-8", "replace")
     except FileNotFoundError:

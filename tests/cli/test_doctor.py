@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from continuity.adapters import install
+from tests.helpers import make_read_only
 
 VENV_BIN = Path(str(install.executable())).parent
 CONTINUITY = str(VENV_BIN / "continuity")
@@ -248,6 +249,20 @@ def test_user_scope_paths_are_resolved_and_checked(proj: Path, tmp_path: Path) -
     assert code == 1 and report["problems"][0].startswith(f"cursor (user): {gone} is not an executable file")
 
 
+def test_run_in_the_home_folder_user_hooks_are_reported_once(tmp_path: Path) -> None:
+    """From the home folder, the project's settings file is the home folder's: the user-scope hooks were listed as
+    both scopes' and, taken for project hooks, wanted a store there (exit 1 that one folder down did not give)."""
+    home = Path(os.environ["HOME"])
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    assert run("install", "claude-code", "--scope", "user", cwd=home, path=path).returncode == 0
+    code, report = doctor(home, path, "--no-probe")
+    assert (code, report["problems"]) == (0, [])
+    assert [(h["harness"], h["scope"]) for h in report["harnesses"] if h["installed"]] == [("claude-code", "user")]
+    below = home / "below"
+    below.mkdir()
+    assert doctor(below, path, "--no-probe")[0] == 0
+
+
 def test_hooks_in_both_scopes_are_a_problem(proj: Path) -> None:
     """One harness hooked from the project and the home folder runs both: every event would be recorded twice."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
@@ -297,6 +312,29 @@ def test_a_store_the_hooks_cannot_write_is_a_problem(proj: Path, tmp_path: Path)
     store.symlink_to(moved)
     code, report = doctor(proj, path, "--no-probe")
     assert code == 1 and len(report["problems"]) == 1 and "is a symlink" in report["problems"][0]
+
+
+def test_a_read_only_store_is_a_problem(proj: Path) -> None:
+    """A store the hooks cannot write (a read-only mount; a store `sudo continuity init` made root's): doctor said
+    ok while every hook said "event not written". The probe writes nothing, so the folders are checked."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    run("init", "--project", "demo", cwd=proj, path=path)
+    run("install", "claude-code", cwd=proj, path=path)
+    assert run("log", "-m", "a day folder", cwd=proj, path=path).returncode == 0
+    store = proj / ".agent" / "runtime-continuity"
+    mounted = make_read_only(store)
+    try:
+        assert run("log", "-m", "x", cwd=proj, path=path).returncode == 5
+        code, report = doctor(proj, path, "--no-probe")
+        assert code == 1 and len(report["problems"]) == 1, report["problems"]
+        assert "is not writable by this user: the hooks record nothing" in report["problems"][0]
+    finally:
+        for folder in mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+        for folder in (store / "events", store / "local"):
+            os.chmod(folder, 0o755)
+    code, report = doctor(proj, path, "--no-probe")
+    assert (code, report["problems"]) == (0, [])
 
 
 def test_a_command_naming_a_path_with_a_nul_is_not_ours(proj: Path) -> None:

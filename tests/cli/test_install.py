@@ -151,6 +151,27 @@ def test_uninstall_restores_the_originals(proj: Path, capsys: Capture, harness: 
     assert code == 0 and [f["changed"] for f in data["files"]] == [False, False]
 
 
+def test_install_and_uninstall_keep_each_files_owner_and_mode(proj: Path, capsys: Capture) -> None:
+    """`sudo continuity install` replaced a user's 0600 settings and CLAUDE.md with files of root's, which their
+    owner could then not read. Run as root, the files keep their owner (and mode); run as anyone else, they stay
+    that user's own, as they were."""
+    import os
+
+    settings, md = proj / ".claude/settings.json", proj / "CLAUDE.md"
+    write_json(settings, SETTINGS)
+    md.write_text(NOTES)
+    owner = (65534, 65534) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    for path in (settings, md):
+        if os.geteuid() == 0:
+            os.chown(path, *owner)
+        path.chmod(0o600)
+    for action in ("install", "uninstall"):
+        assert run(capsys, action, "claude-code")[0] == 0
+        for path in (settings, md):
+            found = path.stat()
+            assert ((found.st_uid, found.st_gid), found.st_mode & 0o777) == (owner, 0o600), (action, path)
+
+
 def test_files_install_created_are_removed_by_uninstall(proj: Path, capsys: Capture) -> None:
     """Files install created hold only continuity's part; uninstall removes them."""
     code, data = run(capsys, "install", "codex")

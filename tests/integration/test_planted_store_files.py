@@ -83,6 +83,26 @@ def test_init_with_a_fifo_for_gitignore_says_so(tmp_path: Path) -> None:
     assert (root / ".gitignore").is_fifo()
 
 
+@pytest.mark.parametrize("target", ["outside", "made-by-init"])
+def test_init_never_writes_through_a_gitignore_link_out_of_the_project(tmp_path: Path, target: str) -> None:
+    """A `.gitignore` a cloned repository made a link out of the project: init appended the store's lines to the
+    file it named (or made it, where nothing was), saying nothing. Now it says so, exit 5, the target untouched;
+    a link to a file of the project is still followed."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    (tmp_path / "outside").write_text("user-line\n")
+    os.symlink(tmp_path / target, root / ".gitignore")
+    done = run(root, "init", "--project", "demo")
+    assert done.returncode == 5 and "a symlink out of the project" in done.stderr and done.stderr.count("\n") == 1
+    assert (tmp_path / "outside").read_text() == "user-line\n" and not (tmp_path / "made-by-init").exists()
+    assert os.path.islink(root / ".gitignore")
+    (root / ".gitignore").unlink()
+    (root / "shared.ignore").write_text("*.log\n")
+    os.symlink("shared.ignore", root / ".gitignore")
+    assert run(root, "init").returncode == 0
+    assert (root / "shared.ignore").read_text().endswith(".agent/runtime-continuity/\n")
+
+
 @pytest.mark.parametrize("relative", ["state.json", "projects.json", "archives/latest.json"])
 def test_a_derived_file_replaced_by_a_fifo_is_repaired(project: Path, relative: str) -> None:
     """Derived documents are continuity's own: the next write puts the document back in the FIFO's place."""

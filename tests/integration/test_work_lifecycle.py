@@ -436,6 +436,20 @@ def test_install_ai_context_refuses_a_foreign_launcher_and_uninstall_keeps_what_
     assert main(["install", "ai-context", "--repository", "../x"]) == 2
 
 
+@pytest.mark.parametrize("original", [b"# mine", b"# mine\r\n\r\nrules\r\n", b"\n\n# spaced\n\n\n"])
+def test_uninstall_ai_context_gives_back_the_original_bytes_of_agents_md(
+        project: Path, capsys: pytest.CaptureFixture[str], original: bytes) -> None:
+    """Where nothing else changed since install, AGENTS.md gets its original bytes back (`# mine` came back as
+    `# mine\n`: the harnesses' uninstall read the backups, this one did not), after codex shared the file too."""
+    (project / "AGENTS.md").write_bytes(original)
+    assert main(["install", "ai-context"]) == 0
+    assert main(["uninstall", "ai-context"]) == 0
+    assert (project / "AGENTS.md").read_bytes() == original
+    assert main(["install", "codex"]) == 0 and main(["install", "ai-context"]) == 0
+    assert main(["uninstall", "codex"]) == 0 and main(["uninstall", "ai-context"]) == 0
+    assert (project / "AGENTS.md").read_bytes() == original
+
+
 @pytest.mark.parametrize("link", [".ai", ".ai/context", "AGENTS.md"])
 def test_install_ai_context_never_creates_through_a_link_naming_nothing(
         project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str) -> None:
