@@ -172,7 +172,11 @@ def write_atomic(
             if durable:
                 os.fsync(fd)
             if owner is not None:
-                os.fchown(fd, *owner)
+                try:
+                    os.fchown(fd, *owner)
+                except OSError as error:  # best effort: an owner a user namespace's root cannot give (unmapped)
+                    if error.errno not in (errno.EPERM, errno.EINVAL):
+                        raise
             if keep_mode:
                 os.fchmod(fd, mode)
         except OSError as error:  # a full disk names the file it could not write (no error of stdout's)

@@ -211,8 +211,9 @@ def ignore_store_in_project(root: str) -> None:
     if os.path.islink(path):  # a link a cloned repository put there: never followed out of the project
         target = os.path.realpath(path)
         if not target.startswith(os.path.realpath(root) + os.sep):
-            raise OSError(errno.EPERM, f"it is a symlink out of the project ({one_line(target)}), which init does "
-                          "not write through")
+            raise WriteFailed(f"store initialized, but {one_line(path)} is a symlink out of the project "
+                              f"({one_line(target)}), which init does not write through: the store is not "
+                              f"git-ignored; add {PROJECT_IGNORE} to the file it names yourself")
     try:
         text = osfs.read_regular(path).decode("utf-8", "replace")
     except FileNotFoundError:

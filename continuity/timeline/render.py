@@ -42,6 +42,14 @@ _DAY_STEPS = (1, 2, 7, 14, 28, 91, 182, 364)
 SESSION_BARS = 1000
 
 
+def shown_text(text: str) -> str:
+    """An id or name as the page shows it, on one line: the agent, host and session of an event another clone
+    wrote were checked only for their shape, so what looks like a secret is redacted."""
+    from events.guard import might_hold_secret, redact_text
+
+    return one_line(redact_text(text)[0] if might_hold_secret(text) else text)
+
+
 def shown_payload(payload: bytes) -> bytes:
     """A mark's event (or summary) as the page shows it on click: as stored, or with what looks like a secret
     redacted (`shown_raw`), as every view shows an event another clone wrote or one older than a guard rule. Bytes
@@ -182,7 +190,8 @@ def layout(page: Page) -> dict[str, Any]:
     for index, lane in enumerate(page.lanes):
         height = counts[index] * ROW + LANE_GAP
         lane_top.append(y)
-        lanes.append({"label": one_line(lane.label), "y": y, "height": height, "events": lane.events, "odd": index % 2})
+        lanes.append({"label": shown_text(lane.label), "y": y, "height": height, "events": lane.events,
+                      "odd": index % 2})
         y += height
     height = y + 10
 
@@ -195,7 +204,7 @@ def layout(page: Page) -> dict[str, Any]:
     for index, session in enumerate(page.sessions if not merged else ()):
         x0, x1 = axis.x(session.first_us), axis.x(session.last_us)
         sessions.append({"x": x0, "y": row_y(session.lane, row_of[index]) - 6, "width": max(round(x1 - x0, 1), 3),
-                         "title": f"session {one_line(session.session_id)}: {session.events} events, "
+                         "title": f"session {shown_text(session.session_id)}: {session.events} events, "
                                   f"{clock.iso(session.first_us)[:19]} to {clock.iso(session.last_us)[:19]}"})
     marks = []
     for index, mark in enumerate(page.marks):
@@ -228,7 +237,7 @@ def render(page: Page) -> bytes:
     shown = (f"{clock.iso(page.first_us)[:19]} to {clock.iso(page.last_us)[:19]}".replace("T", " ")
              if page.first_us is not None and page.last_us is not None else None)
     text = _environment().get_template("page.html.j2").render(
-        page=page, project=one_line(page.project), window=window, shown=shown, chart=layout(page),
+        page=page, project=shown_text(page.project), window=window, shown=shown, chart=layout(page),
         script=Markup(script), script_hash=f"sha256-{digest}",
         data=script_json([shown_payload(mark.payload) for mark in page.marks]))
     return text.encode("utf-8")

@@ -285,7 +285,8 @@ class Observation:
             if leaving is not None:
                 where = os.path.relpath(os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(leaving))),
                                                      os.path.basename(leaving)), self.top)
-                self._leaving = None if where.startswith("..") else os.fsencode(where.replace(os.sep, "/"))
+                outside = where == os.pardir or where.startswith(os.pardir + os.sep)  # not `..notes.json`
+                self._leaving = None if outside else os.fsencode(where.replace(os.sep, "/"))
             self._calls = (GitCall(self.top, *LS_ARGS), GitCall(self.top, *STATUS_ARGS))
 
     def cancel(self) -> None:

@@ -384,7 +384,9 @@ def test_a_synced_secret_is_never_written_into_the_timeline_page(project: Path, 
         monkeypatch.setattr(model.Builder.__init__, "__kwdefaults__",
                             {**model.Builder.__init__.__kwdefaults__, "mark_limit": 1})
     assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
-    plant_synced(project, f"deploy with {TOKEN} then rotate", agent_id="mallory")  # its own lane: a summary's top
+    # its own lane (a summary's top), named by ids that hold tokens: the lane label and the session bar show them
+    plant_synced(project, f"deploy with {TOKEN} then rotate", agent_id=f"x-{TOKEN}", session_id=TOKEN,
+                 host=f"h-{TOKEN}")
     out = project / "page.html"
     capsys.readouterr()
     assert main(["timeline", "--out", str(out)]) == 0

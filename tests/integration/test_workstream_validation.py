@@ -72,17 +72,19 @@ def test_edit_makes_it_stale_revert_makes_it_current_a_commit_makes_it_stale(rep
     assert "- V1 STALE PASS (unit-tests, repo-a): pytest -q passed" in md
 
 
-@pytest.mark.parametrize("committed", [False, True])
-def test_evidence_a_checkpoint_file_binds_is_current_once_the_file_is_removed(repo: Path, committed: bool) -> None:
+@pytest.mark.parametrize(("committed", "name"), [(False, "checkpoint.json"), (True, "checkpoint.json"),
+                                                 (False, "..checkpoint.json")])
+def test_evidence_a_checkpoint_file_binds_is_current_once_the_file_is_removed(repo: Path, committed: bool,
+                                                                              name: str) -> None:
     """`work checkpoint --file F` inside the worktree took the fingerprint while F was still there and then removed
     F: the ledger entries it had just recorded read STALE though nothing else changed. The worktree is observed as
     it is once F is removed (untracked, or tracked and then deleted); with --keep, F stays and counts."""
-    document = repo / "checkpoint.json"
+    document = repo / name
     document.write_text(json.dumps(tracked(ledger=[ledger_entry("V1")])))
     if committed:
-        git(repo, "add", "checkpoint.json")
+        git(repo, "add", name)
         git(repo, "commit", "-qm", "the document")
-    ok(repo, "work", "checkpoint", "--file", "checkpoint.json")
+    ok(repo, "work", "checkpoint", "--file", name)
     assert not document.exists()
     assert freshness(repo) == {"V1": "CURRENT"}
     document.write_text(json.dumps(tracked(ledger=[ledger_entry("V1"), ledger_entry("V2")])))

@@ -116,3 +116,35 @@ def test_write_atomic_in_a_folder_that_takes_no_new_files_says_so_not_that_the_f
         write_atomic("/proc/version", b"x")
     assert refused.value.filename == "/proc/version"
     assert refused.value.strerror == "this folder takes no new files"
+
+
+@pytest.mark.parametrize("refused", [1, 22])  # EPERM, EINVAL
+def test_write_atomic_keeps_the_owner_where_it_can_and_writes_where_it_cannot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: int) -> None:
+    """Root writing another user's file gives the new file that owner; where the owner cannot be given (a user
+    namespace's root and an unmapped uid: EINVAL; EPERM), the write goes on as before instead of failing.
+    The kernel's refusal is injected: this machine cannot map users."""
+    from continuity.core import fsio
+
+    path = tmp_path / "settings.json"
+    path.write_bytes(b"{}")
+    real = path.stat()
+    calls: list[tuple[int, int]] = []
+
+    def fake_stat(where: object, *args: object, **kwargs: object) -> os.stat_result:
+        found = os.lstat(where)  # type: ignore[arg-type]
+        if str(where) == str(path):
+            return os.stat_result((found.st_mode, found.st_ino, found.st_dev, found.st_nlink, 4242, 4343,
+                                   found.st_size, found.st_atime, found.st_mtime, found.st_ctime))
+        return found
+
+    def fake_fchown(fd: int, uid: int, gid: int) -> None:
+        calls.append((uid, gid))
+        raise OSError(refused, os.strerror(refused))
+
+    monkeypatch.setattr(fsio.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(fsio.os, "stat", fake_stat)
+    monkeypatch.setattr(fsio.os, "fchown", fake_fchown)
+    fsio.write_atomic(path, b'{"a": 1}', keep_mode=True)
+    assert calls == [(4242, 4343)] and path.read_bytes() == b'{"a": 1}'
+    assert os.lstat(path).st_uid == real.st_uid  # the writer's own, as before

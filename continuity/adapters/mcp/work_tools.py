@@ -123,7 +123,7 @@ def work_status(request: Any, store: Store) -> dict[str, Any]:
     doc = runtime_document(state, project)
     healthy = live_status(store, project, state, doc) if request.as_of is None else not doc["problems"]
     result = {"ok": healthy, "action": "work-status", "as_of": request.as_of, **doc, "warnings": warnings}
-    if not healthy:  # a verdict, as `work status --json` gives it (exit 12): the report stays the answer
+    if not healthy:  # a verdict, as `work status --json` gives it (exit 1): the report stays the answer
         result.update(exit_code=EXIT_INTEGRITY, message=unhealthy_line(doc))
     return result
 
