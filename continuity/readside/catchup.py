@@ -732,6 +732,9 @@ def _catch_up(
         tracks = [_Track(track.model, None, "an event file read past as unreadable can be read now")
                   if readable & set(track.saved.unread) else track for track in tracks]
     folded, skipped, stopped = _fold(log, days, tracks, writers, progress, held or {}, deadline)
+    if force_rebuild and stopped is not None and not out_of_time(stopped):
+        # a rebuild that could not read a day would save the log up to there over models that held it all
+        raise EventsUnlisted(f"{stopped}; nothing rebuilt")
     kinds = None
     for track in tracks:
         if "*" in track.saved.unknown and track.saved.kinds != (kinds := kinds or known_kinds(log.codec.current)):

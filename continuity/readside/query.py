@@ -58,8 +58,8 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     if as_of is not None:
         warnings: list[str] = [unsafe] if unsafe else []
         last_name, point = resolve_point(log, as_of)
-        return View(models=models_until(log, last_name, warnings, names, only=known_at(last_name, point)),
-                    as_of=as_of, warnings=warnings)
+        return View(models=models_until(log, last_name, warnings, names, only=known_at(last_name, point),
+                                        whole=True), as_of=as_of, warnings=warnings)
     if unsafe is not None:
         warnings = [unsafe]
         models = models_until(log, "~", warnings, names, deadline=deadline)

@@ -119,11 +119,13 @@ def point_time(point: str) -> str:
 def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
-    only: Callable[[str, Event], bool] | None = None, deadline: float | None = None,
+    only: Callable[[str, Event], bool] | None = None, deadline: float | None = None, whole: bool = False,
 ) -> Models:
     """Fold every event whose name sorts at or before `last_name` into fresh read models.
 
     `only`: which of them to fold (a served brief's own events: continuity/sessions/service.py).
+    `whole`: an audit replay, which must read every event before its point: a day folder that cannot be listed
+    stops it (EventsUnlisted, exit 1) instead of answering as a log that ends there.
     `deadline` (`time.monotonic()`): past it, stop (checked every MID_DAY_CHUNK events) and say so in
     `warnings`, with catchup.OUT_OF_TIME's words: the models hold the log up to there.
     """
@@ -146,6 +148,11 @@ def models_until(
         if name.endswith("/"):  # a day folder that cannot be listed: as a catch-up, stop before it, in order
             from events.durable import unreadable_error
 
+            if whole:  # an audit answered "0 events" for a point it could read, after one unlistable day
+                from events.errors import EventsUnlisted
+
+                raise EventsUnlisted(f"events/{name} {unreadable_error(raw)}: an audit replay reads every event "
+                                     "before its point; nothing answered")
             warnings.append(f"events/{name} {unreadable_error(raw)}: the replay stops before it "
                             "(its events and every later one are left out)")
             break

@@ -40,7 +40,7 @@ from continuity.sessions.archives import ArchiveRecord, archive_schema, record_o
 from continuity.sessions.templates import render_archive_markdown, render_seed_markdown
 from events import osfs
 from events.base import Event
-from events.errors import ContinuityError
+from events.errors import ContinuityError, EventsUnlisted
 from events.names import NODE, STAMP
 from projections.archives import ArchivesState
 from projections.readmodel import Projects
@@ -531,13 +531,19 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
         writers: dict[str, Any] = {"archives": writer, **model_writers(store, names, out)}
         warnings: list[str] = []
         try:
-            models = models_until(log, last_name, warnings, names, writers=writers, only=known_at(last_name, point))
+            models = models_until(log, last_name, warnings, names, writers=writers, only=known_at(last_name, point),
+                                  whole=True)
             flush(writers)
             _write_documents(out, models, contexts=os.path.join(out, "contexts"))
             # what a catch-up only warns of (a document not written) fails a replay: its files are all it makes
             failed = next((f"replay failed: {line}" for each in writers.values() for line in each.warnings), None)
         except OSError as error:
             failed = f"replay not written: {reason_of(error)}"
+        except EventsUnlisted as error:  # a day it cannot list: what it wrote goes, and the refusal stands (exit 1)
+            with contextlib.suppress(OSError):
+                _sweep_earlier_replay(out)
+            _remove_made(made, None if marked else mark_path)
+            raise EventsUnlisted(f"replay not written: {error}") from None
         if failed is not None:
             try:
                 _sweep_earlier_replay(out)

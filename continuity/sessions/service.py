@@ -335,7 +335,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
         # the last event folded bounds the replay by its id alone: unreadable now, it is skipped and said
         until = (bound_of(served.as_of) or "") if served.as_of else ""  # an id: _unreplayable
         folded = _folded_by(served) if until else None
-        models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded) if folded
+        models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded, whole=True) if folded
                   else Models.empty(BRIEF_MODELS))
         state = models.project(served.project)
         if state.events != served.events_folded:
@@ -351,7 +351,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
                 served.renderer and served.renderer != renderer()) else ""
             warnings.append(f"the regenerated brief does not match the hash recorded when it was served{other}")
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
-    pstate = models_until(log, last_name, warnings, BRIEF_MODELS).project(identity.project)
+    pstate = models_until(log, last_name, warnings, BRIEF_MODELS, whole=True).project(identity.project)
     inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))
     data = _shown(bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id,
                                agent_id=identity.agent_id, host=identity.host), fmt)

@@ -55,7 +55,10 @@ def _day(root: Path) -> Path:
 
 def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) -> None:
     """`chmod 000` on the day folder: resume-bundle, verify, rebuild and events list exited 70, and the
-    SessionStart hook printed no brief. Each answers now; the models fold nothing of that day."""
+    SessionStart hook printed no brief. Each read answers now; the models fold nothing of that day. An audit
+    replay (`--as-of`, `replay --until`) and `rebuild` must read every event up to their end: they answered "0
+    events" with exit 0 (rebuild saving that over models that held the log); they stop with one line, exit 1,
+    nothing answered or saved."""
     remote = project.parent / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"],
@@ -69,13 +72,22 @@ def test_a_day_folder_that_cannot_be_listed_never_stops_a_read(project: Path) ->
     time.sleep(1.1)
     day.chmod(0o000)
     try:
-        for args in (("status",), ("resume-bundle",), ("restore",), ("rebuild",), ("events", "list"),
-                     ("events", "tail"), ("recall", "a"), ("timeline", "--out", str(project.parent / "t.html")),
-                     ("resume-bundle", "--as-of", now), ("replay", "--until", now, "--out", str(project.parent / "r"))):
+        for args in (("status",), ("resume-bundle",), ("restore",), ("events", "list"),
+                     ("events", "tail"), ("recall", "a"), ("timeline", "--out", str(project.parent / "t.html"))):
             done = run(project, *args, unprivileged=True)
             assert done.returncode == 0, (args, done.stderr)
             assert "internal error" not in done.stderr and f"{day.name}" in done.stderr, (args, done.stderr)
             assert "Permission denied" in done.stderr, (args, done.stderr)
+        for args, words in ((("rebuild",), "nothing rebuilt"), (("resume-bundle", "--as-of", now), "nothing answered"),
+                            (("status", "--as-of", now), "nothing answered"),
+                            (("replay", "--until", now, "--out", str(project.parent / "r")), "replay not written")):
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 1 and done.stderr.count("\n") == 1, (args, done.stderr)
+            assert f"events/{day.name}/ cannot be read (Permission denied)" in done.stderr, (args, done.stderr)
+            assert words in done.stderr and done.stdout == "", (args, done.stderr)
+        assert not (project.parent / "r").exists()
+        saved = run(project, "status", "--json", unprivileged=True)  # the models as saved, not an empty rebuild's
+        assert saved.returncode == 0 and json.loads(saved.stdout)["events"] == 1, saved.stdout  # "a", as last folded
         for args in (("checkpoint", "-m", "typed path"), ("archive",), ("sync",)):  # writes fail closed: exit 5
             done = run(project, *args, unprivileged=True)
             assert done.returncode == 5 and done.stderr.count("\n") == 1, (args, done.returncode, done.stderr)
