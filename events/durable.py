@@ -214,7 +214,9 @@ def unread_entries(events_dir: str) -> list[tuple[str, str]]:
     """(path, why) of the entries of an events folder that hold what no reader takes, for `verify`: a file (or FIFO)
     named like a day folder, an event file outside any day folder, and a folder named like no day that holds event
     files at any depth (a day folder renamed, `20261204.bak`, or moved into another). Links are named by `verify` as
-    such; names of eight digits that are no date by `false_days`; seed 004's flat files are no event names."""
+    such; names of eight digits that are no date by `false_days`; seed 004's flat files are no event names. Inside a
+    day folder, a folder other than the first release's hour folders (`hour_folders`) that holds event files at any
+    depth too (a day folder moved into another)."""
     found: list[tuple[str, str]] = []
     try:
         with os.scandir(events_dir) as scan:
@@ -228,6 +230,8 @@ def unread_entries(events_dir: str) -> list[tuple[str, str]]:
             if not entry.is_dir(follow_symlinks=False):
                 found.append((f"events/{entry.name}", "is named like a day folder but is no folder: the log holds "
                               "nothing there (a synced day comes back with `continuity sync` once it is moved away)"))
+            else:
+                found.extend(_folders_within(entry.path, f"events/{entry.name}/"))
             continue
         if not entry.is_dir(follow_symlinks=False):
             if names.parse_name(entry.name) is not None:
@@ -236,12 +240,28 @@ def unread_entries(events_dir: str) -> list[tuple[str, str]]:
             continue
         if len(entry.name) == 8 and entry.name.isdigit():
             continue
-        count = sum(1 for _, _, files in os.walk(entry.path) for name in files if names.parse_name(name) is not None)
-        if count:
-            found.append((f"events/{entry.name}/", f"holds {count} event file(s) outside any day folder (a day folder "
-                          "renamed?): no reader takes them; move each into events/<the first 8 characters of its "
-                          "name>/"))
+        found.extend(_held(entry.path, f"events/{entry.name}/"))
     return found
+
+
+def _held(folder: str, shown: str) -> list[tuple[str, str]]:
+    """`folder` (named `shown`) when it holds event files at any depth, where no reader takes them."""
+    count = sum(1 for _, _, files in os.walk(folder) for name in files if names.parse_name(name) is not None)
+    if not count:
+        return []
+    return [(shown, f"holds {count} event file(s) outside any day folder (a day folder renamed, or moved into "
+             "another?): no reader takes them; move each into events/<the first 8 characters of its name>/")]
+
+
+def _folders_within(day: str, shown: str) -> list[tuple[str, str]]:
+    """The folders of a day folder (not an hour folder: those are moved into it) that hold event files."""
+    try:
+        with os.scandir(day) as scan:
+            folders = sorted(entry.name for entry in scan
+                             if entry.is_dir(follow_symlinks=False) and entry.name not in _HOURS)
+    except OSError:  # a day that cannot be listed: verify names it itself
+        return []
+    return [found for name in folders for found in _held(os.path.join(day, name), f"{shown}{name}/")]
 
 
 def list_days(events_dir: str, links: list[str] | None = None, others: list[str] | None = None) -> list[str]:

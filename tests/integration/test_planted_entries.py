@@ -219,7 +219,8 @@ def test_a_folder_named_like_a_day_that_is_no_date_is_named_by_verify(project: P
 
 
 @pytest.mark.parametrize("damage", ["day folder made a file", "day folder made a FIFO", "day folder renamed",
-                                    "day folder moved into another", "event moved out of its day"])
+                                    "day folder moved into another", "event moved out of its day",
+                                    "events moved into a folder of a day"])
 def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, damage: str) -> None:
     """A day folder replaced by a file (or FIFO) of its name, or renamed to `<day>.bak`: reads showed an empty log
     and `verify` said "ok: the log is intact". It now names the entry (exit 1, `unread_entries` in --json), with how
@@ -235,6 +236,12 @@ def test_a_day_folder_replaced_or_renamed_is_named_by_verify(project: Path, dama
         (events / "old").mkdir()
         day.rename(events / "old" / day.name)
         expected, said = "events/old/", "holds 1 event file(s) outside any day folder"
+    elif damage == "events moved into a folder of a day":  # verify said intact: no read takes them, none said so
+        (day / "20200101").mkdir()
+        (day / "07").mkdir()  # an hour folder of the first release: reads move its events into the day
+        event = next(path for path in day.iterdir() if path.is_file())
+        event.rename(day / "20200101" / event.name)
+        expected, said = f"events/{day.name}/20200101/", "holds 1 event file(s) outside any day folder"
     elif damage == "event moved out of its day":
         event = next(day.iterdir())
         event.rename(events / event.name)
