@@ -56,13 +56,27 @@ def now_head(log: Any) -> str | None:
 
 
 def start_after(log: Any, last: int) -> str | None:
-    """The name to follow from so that the newest `last` events are shown first (only those are read)."""
+    """The name to follow from so that the newest `last` events are shown first (only those are read): events that
+    can be shown, as `events list --last` counts them (an unreadable or forged file is said, not counted)."""
     import itertools
+
+    from events.errors import EventUndecodable
+    from events.names import content_matches
 
     if last <= 0:
         return now_head(log)
+
+    def shown(name: str, raw: bytes) -> bool:
+        if name.endswith("/"):
+            return False
+        try:
+            event = log.codec.decode(raw)
+        except EventUndecodable:
+            return False
+        return content_matches(name, event.event_id, event.created_at)
+
     names = [name for name, _ in itertools.islice(
-        ((name, raw) for name, raw in log.read_raw_newest_first(limit=now_limit(log)) if not name.endswith("/")),
+        ((name, raw) for name, raw in log.read_raw_newest_first(limit=now_limit(log)) if shown(name, raw)),
         last + 1)]
     return names[-1] if len(names) == last + 1 else None
 

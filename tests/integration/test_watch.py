@@ -102,6 +102,22 @@ def test_events_tail_without_follow(project: Path) -> None:
     _ = REPO
 
 
+def test_events_tail_counts_the_events_it_shows_not_the_files_it_meets(project: Path) -> None:
+    """A file among the newest that cannot be shown (not JSON; a FIFO planted under an event's name) was counted:
+    `tail -n 2` printed one event and a warning. It prints two, as `events list --last 2` does, and says why it
+    left the file out."""
+    for i in range(4):
+        cli_process("log", f"entry {i}", cwd=project)
+    day = max((project / ".agent" / "runtime-continuity" / "events").iterdir())
+    newest = max(day.iterdir())
+    digit = str((int(newest.name[21]) + 1) % 10)  # another microsecond, same node: among the newest two files
+    broken = newest.with_name(newest.name[:21] + digit + newest.name[22:])
+    broken.write_bytes(b"{not json")
+    result = cli_process("events", "tail", "-n", "2", cwd=project)
+    assert result.returncode == 0 and broken.name in result.stderr, result.stderr
+    assert [line.split(": ", 1)[1] for line in result.stdout.splitlines()] == ["entry 2", "entry 3"]
+
+
 def with_an_early_event(project: Path, logged: str) -> Path:
     """A new project at `project` with one event `logged` now, then a teammate's event stamped three days ahead."""
     from continuity.core.store import Store
