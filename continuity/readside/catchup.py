@@ -383,6 +383,7 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
         # header and payload written apart: a model of megabytes is not copied into one frame first
         if osfs.pwrite(fd, header, 0) != len(header) or osfs.pwrite(fd, payload, len(header)) != len(payload):
             raise OSError(errno.EIO, f"short write of {path}")
+        os.ftruncate(fd, len(header) + len(payload))  # a model that shrank keeps no stale bytes past its frame
     except OSError as error:
         reason = error.strerror or str(error)
         raise OSError(error.errno, reason if path in reason else f"{reason} ({path})") from None

@@ -71,3 +71,29 @@ def test_a_digest_going_on_from_a_shorter_one_is_the_digest_taken_whole(listed: 
         assert prefix_digest(listed, count) == names.digest(listed[:count])
     other = list(listed)  # another listing object with the same names: never taken for the one before
     assert prefix_digest(other, len(other)) == names.digest(other)
+
+
+def test_a_saved_model_that_shrinks_keeps_no_bytes_past_its_frame(tmp_path: object) -> None:
+    """Models are saved in place: one saved smaller than before kept the old tail (a rebuild's file then differed
+    from a clean one, and a model once megabytes stayed that size, read whole at every load)."""
+    from pathlib import Path
+
+    from continuity.core.initialize import init_store
+    from continuity.readside.catchup import Saved, load, model_path, save
+    from projections.registry import models
+
+    root = Path(str(tmp_path))
+    store, _ = init_store(root, project="demo", language=None)
+    model = next(iter(models(["worklog"])))
+    big = Saved(format=model.format, state=model.initial(), unread=[f"file-{number}" for number in range(500)])
+    small = Saved(format=model.format, state=model.initial(), unread=["one"])
+    save(store, model, big)
+    grown = Path(model_path(store, model)).stat().st_size
+    save(store, model, small)
+    path = Path(model_path(store, model))
+    shrunk = path.read_bytes()
+    path.unlink()
+    save(store, model, small)
+    assert len(shrunk) < grown and shrunk == path.read_bytes()
+    loaded = load(store, model)
+    assert loaded is not None and loaded.unread == ["one"]
