@@ -27,6 +27,11 @@ POLL_MS = 500
 RECENT_NS = 2_000_000_000
 
 
+#: How far a file's change time may fall behind the clock a process reads (file systems stamp with a coarse clock,
+#: a tick of up to 10 ms): a file linked just after following began is never taken for one that was there.
+COARSE_NS = 50_000_000
+
+
 class _Days:
     """What the loop has accounted for: per day folder listed, its names; per day folder, its time when seen."""
 
@@ -38,11 +43,16 @@ class _Days:
         self.first = names.shard_of(after) if after else ""
         self.known: dict[str, set[str]] = {}
         self.marks: dict[str, int] = {}
+        #: When following began (less a file system clock's coarseness): files of an older day changed before it
+        #: were there at the start.
+        self.since = 0
 
     def start(self, events_dir: str, days: list[str]) -> None:
         """Days before the first one to show are not listed: only their times are kept, to notice one that changes."""
         import os
+        import time
 
+        self.since = time.time_ns() - COARSE_NS
         for day in days:
             if day < self.first:
                 try:
@@ -60,14 +70,16 @@ class _Days:
         mark = self.marks.get(day)
         if mark is None:  # listed for the first time: a day from the first one to show on, or one made since
             return [name for name in listed if self.after is None or name > self.after or day < self.first]
-        # an older day that changed after the start: the files linked into it since (a sync, a merge). The last
-        # file linked before the start has the folder's time as its own: later than that is new. By its change
-        # time, not its write time: a sync that keeps times (`cp -p`, rsync, Syncthing) would be missed for good,
-        # where a chmod or a restore of older files while following shows them once more.
+        # an older day that changed after the start: the files linked into it since (a sync, a merge), changed after
+        # both the folder's time at the start and the start itself (an append links its file, then removes its temp
+        # name, which changes the file after the folder: the folder's time alone showed that file again). By its
+        # change time, not its write time: a sync that keeps times (`cp -p`, rsync, Syncthing) would be missed for
+        # good, where a chmod or a restore of older files while following shows them once more.
+        since = max(mark, self.since)
         fresh = []
         for name in listed:
             try:
-                if os.stat(os.path.join(folder, name)).st_ctime_ns > mark:
+                if os.stat(os.path.join(folder, name)).st_ctime_ns > since:
                     fresh.append(name)
             except OSError:
                 continue

@@ -189,6 +189,35 @@ def teammate_event(project: Path, message: str, *, seconds_ago: float) -> None:
         temp.unlink()
 
 
+def test_an_older_days_own_events_are_not_shown_again_when_a_synced_one_lands_there(project: Path) -> None:
+    """An event this store wrote two days back, before the follower started: a teammate's event synced into that
+    day showed it again (its change time, set when the append removed its temp name, is later than the folder's
+    time the follower kept). Only what lands is shown."""
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    store = Store(str(project))
+    mine = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
+                        clock_us=lambda: time.time_ns() // 1000 - 2 * 86_400 * 1_000_000)
+    mine.append(WorkLogged(project="demo", message="mine, two days back"))
+    mine.close()
+    cli_process("log", "today", cwd=project)
+    for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
+        follower = start(project, *args)
+        try:
+            teammate_event(project, f"theirs for {args[0]}", seconds_ago=2 * 86_400 - 60)
+            assert f"theirs for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            time.sleep(0.5)  # a line shown twice would come now
+            assert follower.stdout is not None
+            left = _buffers.pop(follower.stdout.fileno(), b"")
+        finally:
+            follower.send_signal(signal.SIGINT)
+            out, err = follower.communicate(timeout=10)
+        assert follower.returncode == 0 and b"Traceback" not in err, err
+        assert left + out == b"", left + out
+
+
 def test_events_that_land_under_older_names_are_shown_too(project: Path) -> None:
     """A follower that read on from the last name it showed skipped for good what lands under an older name: a
     teammate's events brought in by `sync` (stamped earlier, the same day or days before), or a file a listing
