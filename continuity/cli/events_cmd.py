@@ -161,6 +161,19 @@ def _show(args: argparse.Namespace, out: Output) -> int:
 
 
 def _tail(args: argparse.Namespace, out: Output) -> int:
+    if not args.follow:
+        return _tail_from(args, out)
+    import contextlib
+
+    from continuity.core.guard import serving
+
+    serving()  # it keeps running: Python's own Ctrl-C (a KeyboardInterrupt that ends it with 0) and collector
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follower with 0 whenever it comes (was 130 early)
+        _tail_from(args, out)
+    return 0
+
+
+def _tail_from(args: argparse.Namespace, out: Output) -> int:
     import sys
 
     from continuity.cli.watch_cmd import print_line, start_after, stdout_closed
@@ -180,9 +193,6 @@ def _tail(args: argparse.Namespace, out: Output) -> int:
         print_warnings(_hours_left(log))
         return 0
     from continuity.adapters.watch import follow
-    from continuity.core.guard import serving
-
-    serving()  # it keeps running: Python's own Ctrl-C (a KeyboardInterrupt that ends it with 0) and collector
 
     def ready() -> None:
         sys.stderr.write(f"continuity: following {one_line(store.events_dir)} (Ctrl-C to stop)\n")

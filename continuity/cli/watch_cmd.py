@@ -82,12 +82,20 @@ def start_after(log: Any, last: int) -> str | None:
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:
-    from continuity.adapters.watch import follow
+    import contextlib
+
     from continuity.core.guard import serving
 
-    serving()
+    serving()  # it keeps running: Python's own Ctrl-C (a KeyboardInterrupt that ends it with 0) and collector
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follower with 0 whenever it comes (was 130 early)
+        _watch(args, out)
+    return 0
+
+
+def _watch(args: argparse.Namespace, out: Output) -> None:
+    from continuity.adapters.watch import follow
+
     store = open_store(args)
-    after = start_after(store.open_reader(), args.last)
 
     def warn(message: str) -> None:
         print_warnings([one_line(message)])
@@ -96,9 +104,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         sys.stderr.write(f"continuity: watching {one_line(store.events_dir)} (Ctrl-C to stop)\n")
         sys.stderr.flush()
 
+    after = start_after(store.open_reader(), args.last)
     follow(store, lambda stored: print_line(out, stored), after=after, on_warning=warn,
            refresh_projections=True, on_ready=ready, reader_gone=stdout_closed)
-    return 0
 
 
 def stdout_closed() -> bool:

@@ -312,6 +312,14 @@ def find_store(start: str | None = None, root: str | None = None) -> Store:
     if explicit:
         if "\x00" in explicit:
             raise UsageError("--root contains a NUL character")
+        if not os.path.isabs(explicit):  # a relative root is taken from the working folder, which may be gone
+            try:
+                explicit = os.path.join(os.getcwd(), explicit)
+            except FileNotFoundError:
+                from events.problems import quoted
+
+                raise StoreNotFound(f"--root {quoted(explicit)} is relative to the working folder, which no longer "
+                                    "exists (removed under this shell?): give it as an absolute path") from None
         store = Store(explicit)
         if not os.path.lexists(store.path):
             raise StoreNotFound(f"no store at {store.path} (run `continuity init`)")

@@ -494,6 +494,32 @@ def test_a_working_folder_removed_under_the_shell_is_a_missing_store_not_an_inte
     assert "the working folder no longer exists" in result.stderr and result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("args", [["--root", "p2", "status"], ["--root", "p2", "log", "-m", "x"]])
+def test_a_relative_root_from_a_working_folder_removed_is_a_missing_store_not_an_internal_error(
+        tmp_path: Path, args: list[str]) -> None:
+    """A relative `--root` (the API's `root`) is taken from the working folder: with that folder removed it ended
+    in "internal error: FileNotFoundError" (exit 70; a raw FileNotFoundError from the API). Exit 3, one line."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "continuity", *args])
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    result = subprocess.run(["sh", "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and result.stderr.count("\n") == 1, result.stderr
+    assert "--root 'p2' is relative to the working folder, which no longer exists" in result.stderr
+    code = ("import os; os.mkdir('gone'); os.chdir('gone'); os.rmdir('../gone')\n"
+            "from continuity.api import Continuity\n"
+            "from continuity.core.errors import StoreNotFound\n"
+            "try:\n    Continuity('p2').status()\nexcept StoreNotFound as error:\n    print(error.exit_code)")
+    api = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert api.stdout.strip() == "3" and api.stderr == "", api.stderr
+
+
 def test_commands_with_root_from_a_removed_folder_answer(project: Path, tmp_path: Path) -> None:
     """With --root the store is found: `warm --auto` records the session with no `cwd` rather than failing, and
     `verify` and `rebuild` (which ended in an internal error: a relative path resolved against the working

@@ -386,3 +386,24 @@ def test_a_follower_ends_when_its_reader_goes_even_with_no_new_event(project: Pa
             follower.kill()
     assert code == 0
     assert follower.stderr is not None and b"Traceback" not in follower.stderr.read()
+
+
+@pytest.mark.parametrize("args", [["watch"], ["events", "tail", "-f"], ["watch", "--last", "3"]])
+def test_ctrl_c_during_a_followers_first_read_ends_it_with_0(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             args: list[str]) -> None:
+    """Ctrl-C ends a follower with 0, but one that came during its first read (before the loop that catches it:
+    finding where to start, the first drain) ended it with 130. The interrupt is raised in that read here."""
+    import signal as signals
+
+    from continuity.cli import main, watch_cmd
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(watch_cmd, "start_after", interrupted)
+    before = signals.getsignal(signals.SIGINT)
+    try:
+        assert main(args) == 0
+    finally:
+        signals.signal(signals.SIGINT, before)
