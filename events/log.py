@@ -91,8 +91,12 @@ class EventLog(abc.ABC):
         """Decoded events after the named one; bad ones go to `on_error` (or raise): undecodable, or renamed or
         forged (its content claims another id or time than its name spells: shown, it would stand for that one)."""
         decode = self.codec.decode
+        prior = after
         for name, raw in self.read_raw(after):
+            twin, prior = names.twin(name, prior), name
             try:
+                if twin:  # the first file of its event is the event (names.TWIN)
+                    raise EventUndecodable(names.TWIN)
                 event = _matching(name, decode(raw))
             except EventUndecodable as error:
                 if on_error is None:
@@ -120,7 +124,18 @@ class EventLog(abc.ABC):
         found: list[StoredEvent] = []
         bad: list[tuple[str, EventUndecodable]] = []
         decode = self.codec.decode
+        newer = None  # the file read just before, the next newer one: a second file of this one's event if named so
         for name, raw in self.read_raw_newest_first(after) if count > 0 else ():
+            if newer is not None and names.twin(newer, name):
+                if on_error is None:
+                    raise EventUndecodable(f"{newer}: {names.TWIN}")
+                if found and found[-1].name == newer:
+                    found.pop()
+                bad = [(bad_name, error) for bad_name, error in bad if bad_name != newer]
+                bad.append((newer, EventUndecodable(names.TWIN)))
+            elif len(found) == count:  # the one after the newest kept is no second file of it: done
+                break
+            newer = name
             try:
                 event = _matching(name, decode(raw))
             except EventUndecodable as error:
@@ -130,8 +145,6 @@ class EventLog(abc.ABC):
                 continue
             if keep is None or keep(event):
                 found.append(StoredEvent(name, raw, event))
-                if len(found) == count:
-                    break
         if on_error is not None:
             for bad_name, bad_error in reversed(bad):
                 on_error(bad_name, bad_error)

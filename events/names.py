@@ -92,6 +92,14 @@ def last_day(now_us: int) -> str:
 
 #: Why a reader leaves out an event whose content disagrees with its file name (verify's words for it).
 FORGED = "renamed or forged: its event_id or created_at is not what its file name spells (see `continuity verify`)"
+#: What a read says of the second of two files named for one event (the same stamp and node, other bytes): no writer
+#: makes one (a node appends one event per stamp, under its lock); the first in name order is the event.
+TWIN = "a second file of the event the file before it holds (same id, other bytes): left out (see `continuity verify`)"
+
+
+def twin(name: str, before: str | None) -> bool:
+    """Whether `name` is named for the same event as `before`, the file before it in name order."""
+    return before is not None and name[:31] == before[:31]
 
 
 def content_matches(name: str, event_id: str, created_at: str) -> bool:

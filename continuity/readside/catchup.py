@@ -837,7 +837,8 @@ def _fold(
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
             # A dense day (a swarm's hundred thousand events) is cut short too, once MID_DAY_CHUNK of it are folded.
-            day_skipped, next_name = _fold_day(files, decode, wanted[0], needing, writers, deadline)
+            before = next((name for name in reversed(listed[:first]) if names.parse_name(name) is not None), None)
+            day_skipped, next_name = _fold_day(files, decode, wanted[0], needing, writers, deadline, before)
             skipped.extend(day_skipped)
             went_on = True
         else:
@@ -983,11 +984,12 @@ def _read_held(log: FileEventLog, day: str, wanted: list[str], kept: Mapping[str
 
 def _fold_day(
     files: Iterable[tuple[str, bytes]], decode: Callable[[bytes], Any], first: str,
-    needing: Sequence[_Track], writers: Mapping[str, Writer], deadline: float | None = None,
+    needing: Sequence[_Track], writers: Mapping[str, Writer], deadline: float | None = None, before: str | None = None,
 ) -> tuple[list[str], str | None]:
-    """Fold one day's events (`files`, in name order from `first`) into the models that need them; the unreadable,
-    and the name it stopped before when `deadline` passed (checked every MID_DAY_CHUNK events, after the first
-    chunk), else None.
+    """Fold one day's events (`files`, in name order from `first`; `before`, the day's event file before it) into the
+    models that need them; the unreadable, and the name it stopped before when `deadline` passed (checked every
+    MID_DAY_CHUNK events, after the first chunk), else None. The second of two files named for one event is left out
+    for good (names.TWIN), as every read leaves it out.
 
     What `ReadModel.apply` does per event, with the bookkeeping done once per day: a model
     whose position is before `first` (a rebuild, or models saved together) folds every
@@ -1013,15 +1015,18 @@ def _fold_day(
         last_read = name
         retry = False
         unknown = None
+        twin, before = names.twin(name, before), name
         try:
+            if twin:
+                raise EventUndecodable(names.TWIN)
             event = decode(raw)
         except EventUndecodable as error:
-            skipped.append(f"{name}: {unreadable_error(raw, error)}")
+            skipped.append(f"{name}: {names.TWIN if twin else unreadable_error(raw, error)}")
             event = None
             # A kind this version does not know (a newer writer's) reads no better next time: said once, and its
             # kind kept, so that the release that knows it rebuilds. One that could not be read or parsed (no
             # permission, a copy caught mid-write) is tried again.
-            retry = not isinstance(error, UnknownEventType)
+            retry = not twin and not isinstance(error, UnknownEventType)
             unknown = error.noted if isinstance(error, UnknownEventType) else None
         else:
             if not names.content_matches(name, event.event_id, event.created_at):  # said once, like a kind unknown

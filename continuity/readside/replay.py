@@ -16,6 +16,7 @@ from events.base import Event
 from events.errors import EventUndecodable
 from events.log import EventLog
 from events.names import FORGED, content_matches
+from events.names import twin as names_twin
 from events.problems import quoted
 from events.sealing import StoredEvent
 from projections.readmodel import Projects
@@ -137,6 +138,7 @@ def models_until(
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
     skipped = read = forged = 0
+    before = None
     for name, raw in log.read_raw():
         if name > last_name:
             break
@@ -156,12 +158,13 @@ def models_until(
             warnings.append(f"events/{name} {unreadable_error(raw)}: the replay stops before it "
                             "(its events and every later one are left out)")
             break
+        twin, before = names_twin(name, before), name
         try:
             event = log.codec.decode(raw)
         except EventUndecodable:
             skipped += 1
             continue
-        if not content_matches(name, event.event_id, event.created_at):  # renamed or forged: as a catch-up
+        if twin or not content_matches(name, event.event_id, event.created_at):  # as a catch-up: left out
             forged += 1
             continue
         if only is not None and not only(name, event):
@@ -174,5 +177,5 @@ def models_until(
     if skipped:
         warnings.append(f"skipped {skipped} unreadable event(s) during replay")
     if forged:
-        warnings.append(f"left out {forged} event(s) during replay: {FORGED}")
+        warnings.append(f"left out {forged} event(s) during replay: {FORGED}, or a second file of one event")
     return Models(states)

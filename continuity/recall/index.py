@@ -336,12 +336,17 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         start = bisect.bisect_right(listed, position) if position else 0
         wanted = [name for name in listed[start:] if names.parse_name(name) is not None
                   and (until is None or name <= until)]
+        prior = next((name for name in reversed(listed[:start]) if names.parse_name(name) is not None), None)
         for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
+            twin, prior = names.twin(name, prior), name
+            event: Event | None = None
             try:
-                event: Event | None = log.codec.decode(raw)
+                if twin:  # never indexed: the first file of its event is (names.TWIN)
+                    skipped.append(f"{name}: {names.TWIN}")
+                else:
+                    event = log.codec.decode(raw)
             except EventUndecodable as error:
                 skipped.append(f"{name}: {unreadable_error(raw, error)}")
-                event = None
                 if isinstance(error, UnknownEventType):  # the release that knows the kind rebuilds the index
                     keep_unknown(outcome.unknown, error.noted)
                 elif name not in outcome.unread and len(outcome.unread) < UNREAD_KEPT:  # tried again next time

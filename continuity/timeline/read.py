@@ -45,7 +45,12 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
             continue
         listed = [name for name in entries if names.parse_name(name) is not None
                   and (low is None or name[:22] >= low) and (high is None or name[:22] <= high)]
+        before = None
         for name, raw in log.read_files(day, listed, unreadable_as_empty=True):
+            twin, before = names.twin(name, before), name
+            if twin:
+                builder.skipped.append(f"{name}: {names.TWIN}")
+                continue
             if len(raw) > MAX_EVENT_BYTES:  # no writer makes one: it would summarize the page, or swell it
                 builder.skipped.append(f"{name}: {len(raw)} bytes, over the {MAX_EVENT_BYTES} an event may hold")
                 continue

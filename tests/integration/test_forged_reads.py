@@ -394,3 +394,54 @@ def test_a_synced_secret_is_never_written_into_the_timeline_page(project: Path, 
     assert ('"most_telling":' in page) is summarized
     assert TOKEN[4:14] not in page
     assert page.count("[REDACTED:github-token]") >= 2 and "then rotate" in page
+
+
+def plant_twin(project: Path, message: str, *, lower: bool) -> tuple[str, str]:
+    """A second file of the newest event (its id and time, other bytes: a message changed), named as a writer names
+    its files, so its name sorts after the first one's (or, `lower`, before: tried until the hash says so). Returns
+    (the message of the file that comes first in name order, the other's)."""
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    newest = sorted(day.iterdir())[-1]
+    event = json.loads(newest.read_bytes())
+    for attempt in range(200):
+        changed = {**event, "message": f"{message} {attempt}"}
+        raw = json.dumps(changed, separators=(",", ":")).encode()
+        name = f"{newest.name[:32]}{hashlib.sha256(raw).hexdigest()[:12]}.json"
+        if (name < newest.name) == lower:
+            (day / name).write_bytes(raw)
+            first, second = (changed["message"], event["message"]) if lower else (event["message"],
+                                                                                  changed["message"])
+            return first, second
+    raise AssertionError("no hash on the wanted side in 200 tries")
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_second_file_of_one_event_is_left_out_by_every_read(project: Path, capsys: Capture, lower: bool) -> None:
+    """Two files named for one event (the same stamp and node, other bytes): the brief, status and the task and
+    recall views folded both, `events list` listed both, while `events show` and `--as-of` saw the first. Every
+    read now takes the first in name order and says why it left the other out; `verify` names the pair."""
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    assert main(["log", "-m", "genuine entry"]) == 0
+    assert main(["status"]) == 0  # folded before the second file lands: a catch-up after it must not fold it
+    first, second = plant_twin(project, "TWINNED entry", lower=lower)
+    capsys.readouterr()
+    for turn, args in enumerate((["resume-bundle"], ["events", "list"], ["events", "list", "--last", "1"],
+                                 ["events", "tail"], ["recall", "entry"], ["status", "--json"], ["rebuild"],
+                                 ["resume-bundle"])):
+        assert main(args) == 0, args
+        out, err = capsys.readouterr()
+        assert second not in out, (args, out)
+        if args[0] not in ("status", "recall", "rebuild"):
+            assert first in out, (args, out)
+        if turn == 0 or args[0] in ("events", "recall", "rebuild"):  # the first catch-up after it, and each read
+            assert "a second file of the event" in err, (args, err)
+    assert main(["recall", "entry", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["hits"]) == 1
+    now = clock.iso(int(time.time() * 1_000_000))
+    assert main(["resume-bundle", "--as-of", now]) == 0
+    out, err = capsys.readouterr()
+    assert second not in out and "a second file of one event" in err
+    page = project / "page.html"
+    assert main(["timeline", "--out", str(page)]) == 0
+    assert second not in page.read_text() and first in page.read_text()
+    assert main(["verify"]) == 1
