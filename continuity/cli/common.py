@@ -29,6 +29,15 @@ class Parser(argparse.ArgumentParser):
             return None
         return super()._parse_optional(arg_string)
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # `--opt=--` gives `--` as the flag's value; argparse (3.11) takes that `--` for the end of the options,
+        # strips it and hands the command an empty list, unchecked by the flag's type (an internal error later)
+        if arg_strings == ["--"] and action.option_strings and action.nargs is None:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
+
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse builds a formatter for every add_argument (to check metavars); without a
         # width it imports shutil to ask the terminal, which costs the hook path ~3 ms.

@@ -846,3 +846,26 @@ def test_a_project_folder_with_a_line_break_prints_one_line_per_path(tmp_path: P
     assert made.stdout.count("\n") == 1 and "\u240a" in made.stdout
     assert [line.split(":")[0] for line in archived.stdout.splitlines()] == [
         archived.stdout.split(":")[0], "markdown", "next action"]
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["log", "--message=--", "--note-json", "{}"], 0), (["status", "--as-of=--"], 2), (["restore", "--as-of=--"], 2),
+    (["resume-bundle", "--max-chars=--"], 2), (["archive", "--note-json=--"], 2),
+    (["log", "-m", "x", "--note-json=--"], 2), (["log", "-m", "x", "--host=--", "--note-json", "{}"], 2),
+    (["archive", "--reason=--"], 0),
+    (["restore", "--load=--"], 7), (["task", "create", "--title=--", "--priority=--"], 2),
+])
+def test_a_flag_given_as_double_dash_is_that_value(project: Path, capsys: pytest.CaptureFixture[str],
+                                                   args: list[str], code: int) -> None:
+    """`--opt=--`: argparse took the `--` for the end of the options and gave the command an empty list, past the
+    flag's own checks: "internal error" (exit 70) in several commands, a flag dropped without a word in others
+    (`--host=--`). The value is `--`, checked as any value: stored, or refused with the flag's own code."""
+    assert main(["log", "-m", "first", "--next", "n"]) == 0
+    capsys.readouterr()
+    assert main(args) == code, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "internal error" not in err and err.count("\n") <= 1, err
+    if code == 0:  # recorded with `--` as the text given
+        assert main(["events", "list", "--last", "1", "--json"]) == 0
+        [event] = json.loads(capsys.readouterr().out)["events"]
+        assert event["reason" if "--reason=--" in args else "message"] == "--", event
