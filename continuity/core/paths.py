@@ -65,7 +65,7 @@ def contexts_dir(store: Store) -> str:
     if configured:
         return os.path.abspath(_expand(configured))
     configured = store.config.get("contexts_dir")
-    if isinstance(configured, str) and configured:
+    if isinstance(configured, str) and configured and "\x00" not in configured:  # no path holds a NUL: the default
         return os.path.abspath(os.path.join(store.root, _expand(configured)))
     return default_contexts()
 

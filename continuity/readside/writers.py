@@ -134,6 +134,10 @@ class ArchiveWriter:
             self._warn(f"Markdown archive not written: the home folder {self.home} does not exist (set contexts_dir "
                        "in config.json, or CONTINUITY_CONTEXTS_DIR)", outside=True)
             return
+        if _within(self.contexts, self.store.path):  # its latest.md link would be a symlink in the store
+            self._warn(f"Markdown archive not written: the contexts folder {self.contexts} is inside the store (set "
+                       "contexts_dir in config.json, or CONTINUITY_CONTEXTS_DIR, outside it)", outside=True)
+            return
         try:
             path = markdown_path(self.store, record, self.contexts)
             if seed_commits is None:
@@ -149,6 +153,12 @@ class ArchiveWriter:
             self.warnings.append(message)
             if outside:
                 self.outside.append(message)
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or below it, links followed as far as they exist."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top + os.sep)
 
 
 def link_latest(link: str, target: str, *, absolute: bool = False) -> None:

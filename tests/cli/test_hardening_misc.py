@@ -869,3 +869,25 @@ def test_a_flag_given_as_double_dash_is_that_value(project: Path, capsys: pytest
         assert main(["events", "list", "--last", "1", "--json"]) == 0
         [event] = json.loads(capsys.readouterr().out)["events"]
         assert event["reason" if "--reason=--" in args else "message"] == "--", event
+
+
+@pytest.mark.parametrize("where", [".agent/runtime-continuity", ".agent/runtime-continuity/events", "x\u0000y"])
+def test_a_contexts_dir_inside_the_store_or_holding_a_nul_is_never_written_through(
+        project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """`contexts_dir` inside the store: archive put its `latest.md` symlink there and `verify` failed from then on.
+    Holding a NUL: every archive, status, restore and rebuild ended in an internal error (exit 70) after the
+    archive was recorded. The first is a warning (no Markdown written); the second is read as the default."""
+    monkeypatch.delenv("CONTINUITY_CONTEXTS_DIR", raising=False)
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "contexts_dir": where}))
+    assert main(["log", "-m", "a", "--next", "b"]) == 0
+    for args in (["archive"], ["host-switch", "--from-host", "a", "--to-host", "b"], ["status"], ["restore"],
+                 ["restore", "--list"], ["resume-bundle"], ["rebuild"]):
+        capsys.readouterr()
+        assert main(args) == 0, (args, capsys.readouterr().err)
+        assert "internal error" not in capsys.readouterr().err
+    assert main(["verify"]) == 0
+    store = project / ".agent" / "runtime-continuity"
+    assert not [path for path in store.rglob("*") if path.is_symlink() or path.name.startswith("ctx_")]
+    if "\u0000" in where:  # the default, under HOME
+        assert list((Path.home() / ".agent" / "contexts" / "demo").glob("ctx_*.md"))
