@@ -62,14 +62,46 @@ def _note_text(note: dict[str, Any], key: str) -> str | None:
     raise UsageError(f"--note-json: {key} must be a string or null")
 
 
+#: What of the work state an archive keeps at most, in encoded bytes per list, so that the event holding it stays
+#: under MAX_EVENT_BYTES (256 KiB) whatever the state has gathered (every log appends done items, up to 256 of
+#: 16,384 characters: an archive of them was refused, and every later one, until a note cleared them). Done keeps
+#: its newest items; next and blockers their first (next[0] is the next action). A note's own lists are the
+#: caller's input, checked as given.
+ARCHIVE_BYTES = {"done": 96 * 1024, "next": 40 * 1024, "blockers": 40 * 1024}
+#: The longest goal an archive takes (events.base.Text).
+GOAL_CHARS = 16384
+
+
+def _fitting(items: list[str], budget: int, *, newest_last: bool = False) -> tuple[str, ...]:
+    """The items that fit in `budget` encoded bytes: the first ones, or (`newest_last`) the last ones."""
+    kept: list[str] = []
+    used = 0
+    for item in reversed(items) if newest_last else items:
+        used += len(msgspec.json.encode(item)) + 1
+        if used > budget:
+            break
+        kept.append(item)
+    return tuple(reversed(kept)) if newest_last else tuple(kept)
+
+
+def _goal_text(goal: str | None) -> str | None:
+    """A goal as an archive takes it: a log's note set it unchecked (control characters, any length), and an
+    archive refused every time for it; its controls are U+FFFD and it is cut to GOAL_CHARS."""
+    if goal is None:
+        return None
+    import re
+
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "\ufffd", goal)[:GOAL_CHARS] or None
+
+
 def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedState:
-    """The state an archive records: the work state, overridden by the note."""
+    """The state an archive records: the work state (within ARCHIVE_BYTES), overridden by the note."""
     state = ArchivedState(
-        current_goal=work.current_goal,
-        done=tuple(work.done),
+        current_goal=_goal_text(work.current_goal),
+        done=_fitting(work.done, ARCHIVE_BYTES["done"], newest_last=True),
         in_progress=work.in_progress,
-        next=tuple(work.next),
-        blockers=tuple(work.blockers),
+        next=_fitting(work.next, ARCHIVE_BYTES["next"]),
+        blockers=_fitting(work.blockers, ARCHIVE_BYTES["blockers"]),
     )
     if not note:
         return state
