@@ -332,13 +332,24 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
         count = bundle["compaction"]["compactions"]
         header.append(f"Context was just compacted (compaction {count} of this session): "
                       "what follows is rebuilt from the log, not from memory.")
-    header.extend(f"Warning: {one_line(shortened(warning, 200))}" for warning in bundle["warnings"][:WARNINGS_SHOWN])
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
+    sections = _lines(bundle)
+    budget = max_chars - _units(cut_note) - 2
+    # the warnings go in as far as the next action, shown whole, still fits after them (a long project name, the
+    # compaction line and a next action of wide characters left no room at the smallest budget)
+    room = budget - sum(_units(line) + 1 for line in header) - sum(
+        _units(line) + 1 for line in ["", sections[0][0], *sections[0][1]])
+    warnings = [f"Warning: {one_line(shortened(warning, 200))}" for warning in bundle["warnings"][:WARNINGS_SHOWN]]
+    for line in warnings:
+        room -= _units(line) + 1
+        if room < 0:
+            break
+        header.append(line)
+    dropped = len(header) < len(warnings) + 2 + bool(bundle.get("compaction"))
     out = list(header)
     size = sum(_units(line) + 1 for line in out)
-    budget = max_chars - _units(cut_note) - 2
     cut = False
-    for index, (heading, lines) in enumerate(_lines(bundle)):
+    for index, (heading, lines) in enumerate(sections):
         opening = ["", heading]
         cost = sum(_units(line) + 1 for line in opening)
         if index == 0:  # the next action goes in whole, whatever else has to go
@@ -358,6 +369,6 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
             size += _units(line) + 1
         if cut:
             break
-    if cut:
+    if cut or dropped:
         out.extend(["", cut_note])
     return "\n".join(out) + "\n"

@@ -62,7 +62,7 @@ words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", 
 
 @settings(max_examples=150, deadline=None)
 @given(
-    next_items=st.lists(st.text(min_size=1, max_size=1000, alphabet="ab \u4e2d"), min_size=1, max_size=5),
+    next_items=st.lists(st.text(min_size=1, max_size=1000, alphabet="ab \u4e2d\U0001f600"), min_size=1, max_size=5),
     blockers=st.lists(words, max_size=30),
     notes=st.lists(words, max_size=40),
     warnings=st.lists(words, max_size=6),
@@ -73,7 +73,9 @@ def test_the_budget_holds_and_the_next_action_is_whole(
     next_items: list[str], blockers: list[str], notes: list[str], warnings: list[str], files: list[str],
     max_chars: int,
 ) -> None:
-    """Whatever the state holds, the brief fits the budget and carries the next action uncut."""
+    """Whatever the state holds, the brief fits the budget (in UTF-16 units, as the harnesses count: an emoji is two)
+    and carries the next action uncut; the warnings give way to it (three long ones and a next action of wide
+    characters went past the smallest budget)."""
     project = Models.empty().project("p" * 128)
     project.work.next = next_items
     project.work.blockers = blockers
@@ -84,8 +86,25 @@ def test_the_budget_holds_and_the_next_action_is_whole(
         git=GitNow(branch="main", head="abc", head_moved=True, changed_since_archive=tuple(files)),
     )
     text = bundle.render_markdown(bundle.build(project, inputs), max_chars)
-    assert len(text) <= max_chars
+    assert bundle._units(text) <= max_chars
     assert f"## Next action\n{next_items[0]}\n" in text
+
+
+def test_at_the_smallest_budget_warnings_give_way_to_a_wide_next_action() -> None:
+    """A next action of 1,000 emoji (2,000 UTF-16 units), three 200-character warnings, a 128-character project
+    and the compaction line: the brief was 2,543 units for a budget of 2,500. The warnings that do not fit are left
+    out (the cut note says where everything is); the next action stays whole."""
+    project = Models.empty().project("p" * 128)
+    project.work.next = ["\U0001f600" * 1000]
+    inputs = ViewInputs(now="2026-07-23T05:00:00.000000Z", warnings=("w" * 400,) * 3)
+    built = bundle.build(project, inputs)
+    built["compaction"] = {"compactions": 12}
+    text = bundle.render_markdown(built, bundle.MIN_MAX_CHARS)
+    assert bundle._units(text) <= bundle.MIN_MAX_CHARS
+    assert f"## Next action\n{project.work.next[0]}\n" in text and "brief cut to fit" in text
+    assert text.count("Warning: ") < 3
+    roomy = bundle.render_markdown(built, 8000)
+    assert roomy.count("Warning: ") == 3
 
 
 @settings(max_examples=100, deadline=None)
