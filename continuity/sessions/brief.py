@@ -23,8 +23,8 @@ from events.context import ViewInputs
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
-#: Header (at most ~900 characters: three warnings of 200) plus a whole next action (at most
-#: 1,000) always fit in this, so the budget can hold without cutting the next action.
+#: The header without its warnings (which give way: `render_markdown`) plus a whole next action (at most 1,000
+#: characters, 2,000 UTF-16 units) always fit in this, so the budget holds without cutting the next action.
 MIN_MAX_CHARS = 2500
 #: The largest budget asked for anywhere (the CLI's --max-chars, MCP's max_chars): no brief comes near it.
 MAX_MAX_CHARS = 10**9

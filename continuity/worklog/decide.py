@@ -11,7 +11,7 @@ import msgspec
 
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
-from continuity.worklog.plain import states_anything
+from continuity.worklog.plain import blank_item, states_anything
 from events.base import CommandRef, Event, Refs, Summary
 from events.worklog import CheckpointRecorded, WorkLogged
 
@@ -42,12 +42,22 @@ def decide_log(identity: Identity, request: WorkRequest, *, allow_empty: bool = 
     """
     if not allow_empty and not states_anything(msgspec.structs.asdict(request)):
         raise UsageError("nothing to record: give a message (or --done, --next, --file, --command, ...)")
+    if not allow_empty:
+        _refuse_blank(request)
     return [work_event(request, identity, checkpoint=False)]
 
 
-def decide_checkpoint(identity: Identity, request: WorkRequest) -> list[Event]:
-    """`checkpoint`: one checkpoint to resume from."""
+def decide_checkpoint(identity: Identity, request: WorkRequest, *, allow_empty: bool = False) -> list[Event]:
+    """`checkpoint`: one checkpoint to resume from (`allow_empty`: items that say nothing taken, as seed 004's)."""
+    if not allow_empty:
+        _refuse_blank(request)
     return [work_event(request, identity, checkpoint=True)]
+
+
+def _refuse_blank(request: WorkRequest) -> None:
+    flag = blank_item(msgspec.structs.asdict(request))
+    if flag is not None:
+        raise UsageError(f"{flag} is empty: give what it says, or leave the flag out; nothing written")
 
 
 def work_event(request: WorkRequest, identity: Identity, *, checkpoint: bool) -> Event:

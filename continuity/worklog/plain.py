@@ -34,10 +34,26 @@ def states_anything(request: dict[str, Any]) -> bool:
     ))
 
 
+#: The items of a work request, by the flag that gives them (`blank_item`).
+ITEM_FLAGS = (("done", "--done"), ("next", "--next"), ("blockers", "--blocker"))
+
+
+def blank_item(request: dict[str, Any]) -> str | None:
+    """The flag of the first item that says nothing (empty, or spaces only): a `--next ""` made the brief's next
+    action a blank line and cleared the real one. None when every item says something."""
+    for key, flag in ITEM_FLAGS:
+        if any(not item.strip() for item in request[key]):
+            return flag
+    in_progress = request["in_progress"]
+    return "--in-progress" if in_progress is not None and not in_progress.strip() else None
+
+
 def work_event(request: dict[str, Any], identity: dict[str, Any], *, checkpoint: bool) -> dict[str, Any]:
     """The draft of `decide_log` (or `decide_checkpoint`) as plain data; Unsure where they refuse."""
     if not checkpoint and not states_anything(request):
         raise Unsure("nothing to record")
+    if blank_item(request) is not None:
+        raise Unsure("an item that says nothing")
     if request["command"] is None and (request["exit_code"] is not None or request["command_summary"]):
         raise Unsure("--exit-code and --command-summary need --command")
     commands = []

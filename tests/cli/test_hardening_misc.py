@@ -891,3 +891,25 @@ def test_a_contexts_dir_inside_the_store_or_holding_a_nul_is_never_written_throu
     assert not [path for path in store.rglob("*") if path.is_symlink() or path.name.startswith("ctx_")]
     if "\u0000" in where:  # the default, under HOME
         assert list((Path.home() / ".agent" / "contexts" / "demo").glob("ctx_*.md"))
+
+
+@pytest.mark.parametrize("args", [["log", "--next", ""], ["log", "-m", "x", "--done", "  "],
+                                  ["checkpoint", "-m", "c", "--blocker", ""], ["log", "-m", "x", "--in-progress", " "],
+                                  ["checkpoint", "-m", "c", "--next", "real", "--next", "\t"]])
+def test_an_item_that_says_nothing_is_refused_on_both_paths(project: Path, capsys: pytest.CaptureFixture[str],
+                                                             args: list[str]) -> None:
+    """`--next ""` was taken: the brief's next action became a blank line and the real one was gone (a checkpoint
+    with `--blocker ""` cleared it too). Refused, exit 2, nothing written, on the plain path as on argparse's."""
+    import subprocess
+    import sys
+
+    assert main(["checkpoint", "-m", "real work", "--next", "the real next step"]) == 0
+    before = all_event_files(project)
+    for extra in ([], ["--log-level", "error"]):  # the plain append path, then argparse's
+        done = subprocess.run([sys.executable, "-m", "continuity", *args, *extra], cwd=project, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2 and "is empty: give what it says" in done.stderr, (extra, done.stderr)
+    assert all_event_files(project) == before
+    capsys.readouterr()
+    assert main(["resume-bundle"]) == 0
+    assert "## Next action\nthe real next step\n" in capsys.readouterr().out

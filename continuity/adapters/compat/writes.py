@@ -184,7 +184,8 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         command_summary=(args.get("command-summary") or "") if command is not None else None,
         note=stored_note(note) or None,
     )
-    drafts = decide_checkpoint(identity, request) if checkpoint else decide_log(identity, request, allow_empty=True)
+    drafts = (decide_checkpoint(identity, request, allow_empty=True) if checkpoint
+              else decide_log(identity, request, allow_empty=True))
     with taken_back_on_failure(root):
         store = store_for_write(root, project)
         stored = store.open_log().append_many(drafts)[0]
