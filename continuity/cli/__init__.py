@@ -65,7 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = getattr(args, "handler", None)
         if handler is None:  # one line, as every usage error (and the --json failure shape): not the whole help
             raise UsageError("choose a command (`continuity --help` lists them)")
-        if getattr(args, "project", None) is not None:  # a name no event can carry: refused, never an empty answer
+        # a name no event can carry: refused, never an empty answer (but a session start's rhythm is printed
+        # whatever happens to its record: `warm --auto` says that one in a warning)
+        if getattr(args, "project", None) is not None and not getattr(args, "auto", False):
             from continuity.core.store import check_project_name
 
             check_project_name(args.project)

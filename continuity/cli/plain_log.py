@@ -100,7 +100,7 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any]] | Non
     from events import plain
 
     store = find_store(root=options["root"])
-    if options["project"]:
+    if options["project"] is not None:  # `--project ""` refused as argparse's path refuses it
         check_project_name(options["project"])
     flags = {"project": options["project"], "host": options["host"], "agent_id": options["agent"],
              "session_id": options["session"], "run_id": options["run"], "task_id": options["task"],

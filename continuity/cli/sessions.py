@@ -209,6 +209,10 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
                   "total": state.archives_total}, "\n".join(lines) or "(no archives)")
         return 0
     record = state.latest_archive()
+    if args.load is not None and not args.load.strip():  # "" is no archive id (it read as the latest)
+        from continuity.core.errors import UsageError
+
+        raise UsageError("restore --load: give an archive id (RC-<stamp>), or `latest`")
     if args.load and args.load != "latest":
         record = next((r for r in state.archives if r.archive_id == args.load), None)
         if record is None and args.as_of is None:
@@ -252,7 +256,11 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
     if not archive_id.startswith("RC-") or "/" in archive_id or "\x00" in archive_id:
         return None
     from continuity.core.errors import ArchiveUnreadable
+    from continuity.core.text import one_line, shortened
     from continuity.sessions.archives import read_archive_file
+
+    def shown(text: str, limit: int = 64) -> str:  # an id of 100,000 digits made a line of 200 kB
+        return one_line(shortened(text, limit))
 
     folder = os.path.join(store.path, "archives")
     try:
@@ -260,14 +268,15 @@ def _archive_file(store: Any, project: str, archive_id: str) -> Any:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise ArchiveUnreadable(f"archive {archive_id} cannot be read: {error.filename}: "
+        raise ArchiveUnreadable(f"archive {shown(archive_id)} cannot be read: {shown(str(error.filename or ''), 400)}: "
                                 f"{error.strerror or error}") from None
     try:
         record = msgspec.json.decode(raw, type=ArchiveRecord)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
         why = "nested too deeply" if isinstance(error, RecursionError) else error
-        raise ArchiveUnreadable(f"archive {archive_id} cannot be read: {os.path.join(folder, archive_id)}.json: "
-                                f"not an archive ({why})") from None
+        where = shown(os.path.join(folder, archive_id), 400)
+        raise ArchiveUnreadable(f"archive {shown(archive_id)} cannot be read: {where}.json: not an archive ({why})"
+                                ) from None
     return record if record.project == project else None
 
 

@@ -58,12 +58,13 @@ def contexts_dir(store: Store) -> str:
     """Where user-level Markdown archives go: CONTINUITY_CONTEXTS_DIR, `contexts_dir` in config.json, or
     ~/.agent/contexts.
 
-    A relative `contexts_dir` is taken from the project root, as every path in a project's config is:
-    taken from the working directory, each command run from another folder would write elsewhere.
+    A relative `contexts_dir` (or CONTINUITY_CONTEXTS_DIR) is taken from the project root, as every path in a
+    project's config is: taken from the working directory, each command run from another folder would write
+    elsewhere (and a `restore` from another folder look elsewhere).
     """
     configured = os.environ.get("CONTINUITY_CONTEXTS_DIR")
-    if configured:
-        return os.path.abspath(_expand(configured))
+    if configured and "\x00" not in configured:
+        return os.path.abspath(os.path.join(store.root, _expand(configured)))
     configured = store.config.get("contexts_dir")
     if isinstance(configured, str) and configured and "\x00" not in configured:  # no path holds a NUL: the default
         return os.path.abspath(os.path.join(store.root, _expand(configured)))

@@ -913,3 +913,44 @@ def test_an_item_that_says_nothing_is_refused_on_both_paths(project: Path, capsy
     capsys.readouterr()
     assert main(["resume-bundle"]) == 0
     assert "## Next action\nthe real next step\n" in capsys.readouterr().out
+
+
+def test_session_command_edges_answer_as_documented(project: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four edges of the session commands: `restore --load ""` read as the latest archive; an archive id of
+    100,000 digits gave an error line of 200 kB; `warm --auto --project ../x` exited 2 without the rhythm (a session
+    start that cannot be recorded is a warning); `log --project ""` was taken on the plain path and refused on
+    argparse's."""
+    import subprocess
+    import sys
+
+    assert main(["log", "-m", "a", "--next", "b"]) == 0 and main(["archive"]) == 0
+    capsys.readouterr()
+    assert main(["restore", "--load", ""]) == 2
+    assert "give an archive id" in capsys.readouterr().err
+    assert main(["restore", "--load", "RC-" + "9" * 100_000]) == 7
+    assert len(capsys.readouterr().err) < 1000
+    assert main(["warm", "--auto", "--project", "../x"]) == 0
+    out, err = capsys.readouterr()
+    assert "Work in windows of about 5 hours" in out and "the session start is not recorded" in err
+    for extra in ([], ["--log-level", "error"]):
+        done = subprocess.run([sys.executable, "-m", "continuity", "log", "-m", "x", "--project", "", *extra],
+                              cwd=project, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "invalid project name" in done.stderr, (extra, done.stderr)
+
+
+def test_a_relative_contexts_dir_variable_is_taken_from_the_project_root(
+        project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """CONTINUITY_CONTEXTS_DIR=relctx was taken from the working folder: an archive made in `sub/deeper` wrote
+    there (inside the work tree), and `restore` from `sub` named a file that does not exist. From the project root
+    now, as a relative `contexts_dir` in config.json is."""
+    monkeypatch.setenv("CONTINUITY_CONTEXTS_DIR", "relctx")
+    (project / "sub" / "deeper").mkdir(parents=True)
+    monkeypatch.chdir(project / "sub" / "deeper")
+    assert main(["log", "-m", "a", "--next", "b"]) == 0 and main(["archive"]) == 0
+    monkeypatch.chdir(project / "sub")
+    capsys.readouterr()
+    assert main(["restore", "--json"]) == 0
+    markdown = Path(json.loads(capsys.readouterr().out)["markdown_path"])
+    assert markdown.is_file() and markdown.parent.parent == project / "relctx"
+    assert not (project / "sub" / "deeper" / "relctx").exists()
