@@ -37,7 +37,7 @@ def step(title: str, *args: str, cwd: Path, env: dict[str, str], check: bool = T
 def main() -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="scripts/run", description=__doc__)
     parser.add_argument("--timeline", metavar="FILE",
                         help="also keep the demo's timeline page here (docs/timeline.png is a screenshot of it)")
     options = parser.parse_args()
