@@ -218,7 +218,9 @@ def read_member_config(root: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"{MEMBER_CONFIG_REL} is not a JSON object"
     value = data.get("repositoryId")
     if value is not None and not (isinstance(value, str) and _ID.fullmatch(value)):
-        shown = quoted(value, 64, redact=True) if isinstance(value, str) else f"a {type(value).__name__}"
+        shown = (quoted(value, 64, redact=True) if isinstance(value, str)
+                 else "a list" if isinstance(value, list) else "an object" if isinstance(value, dict)
+                 else quoted(str(value).lower() if isinstance(value, bool) else str(value)[:64], 64))
         return data, f"{MEMBER_CONFIG_REL}: repositoryId {shown} is not a repository id"
     return data, None
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,11 +204,21 @@ def test_an_older_days_own_events_are_not_shown_again_when_a_synced_one_lands_th
     mine.append(WorkLogged(project="demo", message="mine, two days back"))
     mine.close()
     cli_process("log", "today", cwd=project)
+
+    def lands(follower: subprocess.Popen[bytes], name: str) -> None:
+        teammate_event(project, f"theirs for {name}", seconds_ago=2 * 86_400 - 60)
+        assert f"theirs for {name}".encode() in read_line(follower, 5.0)[0]
+
+    _each_shown_once(project, lands)
+
+
+def _each_shown_once(project: Path, shows: Callable[[subprocess.Popen[bytes], str], None]) -> None:
+    """For `events tail -f` and `watch`: `shows(follower, its name)` sees what it expects, and nothing else comes
+    (no line twice), and Ctrl-C ends it with 0."""
     for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
         follower = start(project, *args)
         try:
-            teammate_event(project, f"theirs for {args[0]}", seconds_ago=2 * 86_400 - 60)
-            assert f"theirs for {args[0]}".encode() in read_line(follower, 5.0)[0]
+            shows(follower, args[0])
             time.sleep(0.5)  # a line shown twice would come now
             assert follower.stdout is not None
             left = _buffers.pop(follower.stdout.fileno(), b"")
@@ -215,7 +226,7 @@ def test_an_older_days_own_events_are_not_shown_again_when_a_synced_one_lands_th
             follower.send_signal(signal.SIGINT)
             out, err = follower.communicate(timeout=10)
         assert follower.returncode == 0 and b"Traceback" not in err, err
-        assert left + out == b"", left + out
+        assert left + out == b"", left + out  # each event once
 
 
 def test_events_that_land_under_older_names_are_shown_too(project: Path) -> None:
@@ -223,25 +234,18 @@ def test_events_that_land_under_older_names_are_shown_too(project: Path) -> None
     teammate's events brought in by `sync` (stamped earlier, the same day or days before), or a file a listing
     missed while writers were linking in. Each event that lands is shown, once."""
     cli_process("log", "before", cwd=project)
-    for args in (("events", "tail", "-n", "0", "--follow"), ("watch",)):
-        follower = start(project, *args)
-        try:
-            cli_process("log", f"newest for {args[0]}", cwd=project)
-            assert f"newest for {args[0]}".encode() in read_line(follower, 5.0)[0]
-            teammate_event(project, f"earlier today for {args[0]}", seconds_ago=30)
-            assert f"earlier today for {args[0]}".encode() in read_line(follower, 5.0)[0]
-            teammate_event(project, f"two days back for {args[0]}", seconds_ago=2 * 86_400)
-            assert f"two days back for {args[0]}".encode() in read_line(follower, 5.0)[0]
-            cli_process("log", f"last for {args[0]}", cwd=project)
-            assert f"last for {args[0]}".encode() in read_line(follower, 5.0)[0]
-            time.sleep(0.5)  # a line shown twice would come now
-            assert follower.stdout is not None
-            left = _buffers.pop(follower.stdout.fileno(), b"")
-        finally:
-            follower.send_signal(signal.SIGINT)
-            out, err = follower.communicate(timeout=10)
-        assert follower.returncode == 0 and b"Traceback" not in err, err
-        assert left + out == b""  # each event once
+
+    def land(follower: subprocess.Popen[bytes], name: str) -> None:
+        cli_process("log", f"newest for {name}", cwd=project)
+        assert f"newest for {name}".encode() in read_line(follower, 5.0)[0]
+        teammate_event(project, f"earlier today for {name}", seconds_ago=30)
+        assert f"earlier today for {name}".encode() in read_line(follower, 5.0)[0]
+        teammate_event(project, f"two days back for {name}", seconds_ago=2 * 86_400)
+        assert f"two days back for {name}".encode() in read_line(follower, 5.0)[0]
+        cli_process("log", f"last for {name}", cwd=project)
+        assert f"last for {name}".encode() in read_line(follower, 5.0)[0]
+
+    _each_shown_once(project, land)
 
 
 def test_a_follower_refuses_an_events_folder_swapped_for_a_link(project: Path, tmp_path: Path) -> None:

@@ -180,22 +180,29 @@ def test_a_member_config_of_another_project_fails_writes_closed_and_status_unhea
     registry(project, REGISTRY_A)
     member(project, "repo-a", project="other")
     write_doc(project, tracked())
-    before = all_event_files(project)
     said = ".ai/context/config.json: projectId 'other' is not this project's id 'demo'"
-    assert main(["work", "checkpoint"]) == EXIT_INVARIANT
+    _fails_membership_closed(project, capsys, said, ["work", "checkpoint"])
+
+
+def _fails_membership_closed(project: Path, capsys: pytest.CaptureFixture[str], said: str, write: list[str]) -> None:
+    """`write` and `work start` refused (exit 12, nothing written) and `work status` unhealthy, each saying `said`;
+    with a member config naming repo-a of this project, `write` goes through."""
+    before = all_event_files(project)
+    capsys.readouterr()
+    assert main(write) == EXIT_INVARIANT
     assert said in error_line(capsys) and all_event_files(project) == before
     assert main(["work", "start"]) == EXIT_INVARIANT
     capsys.readouterr()
     assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
     assert said in json.loads(capsys.readouterr().out)["membership"]["problems"]
     member(project, "repo-a")
-    assert main(["work", "checkpoint"]) == 0
+    assert main(write) == 0
 
 
 @pytest.mark.parametrize(("text", "said"), [
     ('{"repositoryId": "api", "projectId": "other",}', ".ai/context/config.json is not valid JSON"),
     ('["repo-a"]', ".ai/context/config.json is not a JSON object"),
-    ('{"repositoryId": 123}', ".ai/context/config.json: repositoryId a int is not a repository id"),
+    ('{"repositoryId": 123}', ".ai/context/config.json: repositoryId '123' is not a repository id"),
     ('{"repositoryId": "a b"}', ".ai/context/config.json: repositoryId 'a b' is not a repository id"),
 ])
 def test_a_member_config_that_says_no_member_fails_writes_closed_and_status_unhealthy(
@@ -208,16 +215,7 @@ def test_a_member_config_that_says_no_member_fails_writes_closed_and_status_unhe
     assert main(["work", "checkpoint"]) == 0  # the newest checkpoint names repo-a
     (project / ".ai" / "context").mkdir(parents=True, exist_ok=True)
     (project / ".ai" / "context" / "config.json").write_text(text)
-    before = all_event_files(project)
-    capsys.readouterr()
-    assert main(["work", "item", "add", "Q1", "--title", "q"]) == EXIT_INVARIANT
-    assert said in error_line(capsys) and all_event_files(project) == before
-    assert main(["work", "start"]) == EXIT_INVARIANT
-    capsys.readouterr()
-    assert main(["work", "status", "--json"]) == EXIT_INTEGRITY
-    assert said in json.loads(capsys.readouterr().out)["membership"]["problems"]
-    member(project, "repo-a")
-    assert main(["work", "item", "add", "Q1", "--title", "q"]) == 0
+    _fails_membership_closed(project, capsys, said, ["work", "item", "add", "Q1", "--title", "q"])
 
 
 def test_a_registry_naming_a_key_twice_is_unreadable(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
