@@ -125,14 +125,19 @@ class EventLog(abc.ABC):
         bad: list[tuple[str, EventUndecodable]] = []
         decode = self.codec.decode
         newer = None  # the file read just before, the next newer one: a second file of this one's event if named so
+
+        def second(name: str) -> None:  # `name`, read already, is a second file of the event read after it
+            nonlocal bad
+            if on_error is None:
+                raise EventUndecodable(f"{name}: {names.TWIN}")
+            if found and found[-1].name == name:
+                found.pop()
+            bad = [(bad_name, error) for bad_name, error in bad if bad_name != name]
+            bad.append((name, EventUndecodable(names.TWIN)))
+
         for name, raw in self.read_raw_newest_first(after) if count > 0 else ():
             if newer is not None and names.twin(newer, name):
-                if on_error is None:
-                    raise EventUndecodable(f"{newer}: {names.TWIN}")
-                if found and found[-1].name == newer:
-                    found.pop()
-                bad = [(bad_name, error) for bad_name, error in bad if bad_name != newer]
-                bad.append((newer, EventUndecodable(names.TWIN)))
+                second(newer)
             elif len(found) == count:  # the one after the newest kept is no second file of it: done
                 break
             newer = name
@@ -145,6 +150,9 @@ class EventLog(abc.ABC):
                 continue
             if keep is None or keep(event):
                 found.append(StoredEvent(name, raw, event))
+        else:  # read to the start (or to `after`): the oldest file read may be a second one of `after`'s event
+            if newer is not None and names.twin(newer, after):
+                second(newer)
         if on_error is not None:
             for bad_name, bad_error in reversed(bad):
                 on_error(bad_name, bad_error)

@@ -99,6 +99,7 @@ def follow(
 ) -> None:
     """Call `on_event` for each event after `after`, as they land, until `stop` is set, Ctrl-C, or `reader_gone`
     says whoever read the output has gone (checked at every turn, new events or not)."""
+    import bisect
     import os
     import time
 
@@ -141,7 +142,7 @@ def follow(
             if early:
                 warn_once(early[0], early_warning(early))
         now_ns = time.time_ns()
-        landed: list[tuple[str, list[str], set[str]]] = []  # (day, new names, the listing to account for)
+        landed: list[tuple[str, list[str], list[str]]] = []  # (day, new names, the listing to account for)
         for day in days:
             if day > limit:
                 break
@@ -162,12 +163,20 @@ def follow(
             except OSError as error:  # said once; its events, and every later day's, show once it can be listed
                 warn_once(f"{day}/", f"skipped unreadable event {day}/: {error.strerror or error}")
                 break
-            landed.append((day, seen.new_names(folder, day, listed, mtime_ns), set(listed)))
+            landed.append((day, seen.new_names(folder, day, listed, mtime_ns), listed))
             seen.marks[day] = mtime_ns
         shown: list[StoredEvent] = []
         for day, fresh, names_listed in landed:
             retry: set[str] = set()
             for name, raw in log.read_files(day, fresh, unreadable_as_empty=True):
+                at = bisect.bisect_left(names_listed, name)
+                after = names_listed[at + 1] if at + 1 < len(names_listed) else None
+                # a second file of an event (left out, as every read leaves it), or one landing before the file of
+                # its event shown already (by name it comes first, but the event was shown: not twice)
+                if names.twin(name, names_listed[at - 1] if at else None) or (
+                        after is not None and names.twin(after, name) and after in seen.known.get(day, ())):
+                    warn_once(name, f"skipped unreadable event {name}: {names.TWIN}")
+                    continue
                 try:
                     event = log.codec.decode(raw)
                 except EventUndecodable as error:
@@ -179,7 +188,7 @@ def follow(
                     warn_once(name, f"skipped unreadable event {name}: {names.FORGED}")  # leaves it (a copy showed
                     continue  # one event twice, under its id)
                 shown.append(StoredEvent(name, raw, event))
-            seen.known[day] = (seen.known.get(day, set()) | names_listed) - retry
+            seen.known[day] = (seen.known.get(day, set()) | set(names_listed)) - retry
         if shown and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 

@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("choose a command (`continuity --help` lists them)")
         # a name no event can carry: refused, never an empty answer (but a session start's rhythm is printed
         # whatever happens to its record: `warm --auto` says that one in a warning)
-        if getattr(args, "project", None) is not None and not getattr(args, "auto", False):
+        if getattr(args, "project", None) is not None and not (
+                getattr(args, "records_start", False) and getattr(args, "auto", False)):
             from continuity.core.store import check_project_name
 
             check_project_name(args.project)

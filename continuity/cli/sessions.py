@@ -44,6 +44,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
         parser.add_argument("--auto", action="store_true", help="also record a session start (one that cannot be "
                             "recorded is a warning: the rhythm is printed, exit 0)")
         parser.add_argument("--source", default="startup", help="what started the session (default: startup)")
+        parser.set_defaults(records_start=True)  # --auto says a project it cannot record under in a warning
     if name in ("archive", "host-switch"):
         parser.add_argument("--gate", choices=["user", "agent"], help="who asked for the archive")
         parser.add_argument("--reason", help="why the archive is taken")

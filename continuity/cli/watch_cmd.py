@@ -58,10 +58,8 @@ def now_head(log: Any) -> str | None:
 def start_after(log: Any, last: int) -> str | None:
     """The name to follow from so that the newest `last` events are shown first (only those are read): events that
     can be shown, as `events list --last` counts them (an unreadable or forged file is said, not counted)."""
-    import itertools
-
     from events.errors import EventUndecodable
-    from events.names import content_matches
+    from events.names import content_matches, twin
 
     if last <= 0:
         return now_head(log)
@@ -75,10 +73,17 @@ def start_after(log: Any, last: int) -> str | None:
             return False
         return content_matches(name, event.event_id, event.created_at)
 
-    names = [name for name, _ in itertools.islice(
-        ((name, raw) for name, raw in log.read_raw_newest_first(limit=now_limit(log)) if shown(name, raw)),
-        last + 1)]
-    return names[-1] if len(names) == last + 1 else None
+    kept: list[str] = []
+    newer = None
+    for name, raw in log.read_raw_newest_first(limit=now_limit(log)):
+        if newer is not None and twin(newer, name) and kept and kept[-1] == newer:
+            kept.pop()  # the file just counted is a second one of this event: no read shows it
+        newer = name
+        if shown(name, raw):
+            kept.append(name)
+            if len(kept) == last + 1:
+                return kept[-1]
+    return None
 
 
 def _run(args: argparse.Namespace, out: Output) -> int:

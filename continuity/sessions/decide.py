@@ -14,8 +14,9 @@ import msgspec
 from continuity.core.errors import UsageError
 from continuity.core.identity import Identity
 from events.archive import ArchiveCreated, ArchivedState, CitedFiles, GitFacts, HostSwitched
-from events.base import Event, Summary
+from events.base import MAX_EVENT_BYTES, Event, Summary
 from events.context import FOLDED_NODES_MAX, ContextServed, ViewInputs
+from events.guard import cut
 from events.sealing import sha256_hex
 from events.session import SessionEnded, SessionStarted
 from events.worklog import CheckpointRecorded
@@ -91,7 +92,7 @@ def _goal_text(goal: str | None) -> str | None:
         return None
     import re
 
-    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "\ufffd", goal)[:GOAL_CHARS] or None
+    return cut(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "\ufffd", goal), GOAL_CHARS) or None
 
 
 def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedState:
@@ -131,19 +132,50 @@ def decide_archive(work: WorkState, facts: ArchiveFacts, identity: Identity,
     envelope = {**identity.fields(), "host": host}
     if request.switch and (not host or not request.to_host):
         raise UsageError("host-switch needs --from-host and --to-host")
-    events: list[Event] = [
-        ArchiveCreated(
-            **envelope, gate=request.gate, full=request.full or request.switch, source_host=host,
-            target_host=request.to_host, reason=request.reason, git=facts.git,
-            state=archived_state(work, request.note), read_first=facts.read_first, message=request.reason or "",
-            cited=facts.cited,
-        )
-    ]
+    archive = ArchiveCreated(
+        **envelope, gate=request.gate, full=request.full or request.switch, source_host=host,
+        target_host=request.to_host, reason=request.reason, git=facts.git,
+        state=archived_state(work, request.note), read_first=facts.read_first, message=request.reason or "",
+        cited=facts.cited,
+    )
+    events: list[Event] = [_fitted(archive, _noted_fields(request.note))]
     if request.switch:
         assert host is not None and request.to_host is not None
         events.append(HostSwitched(**envelope, from_host=host, to_host=request.to_host, reason=request.reason,
                                    message=f"{host} -> {request.to_host}"))
     return events
+
+
+#: The most an archive event may encode to before it is sealed (its id, time and chain link added then): what the
+#: work state gathered gives way, whatever the git facts beside it take (up to 160 KiB of dirty files and status).
+ARCHIVE_EVENT_BYTES = MAX_EVENT_BYTES - 4096
+
+
+def _noted_fields(note: dict[str, Any] | None) -> frozenset[str]:
+    """The archived state's fields a note sets (archived_state): the caller's input, never trimmed."""
+    keys = set(note or ())
+    return frozenset(field for field, names in (("current_goal", {"goal"}), ("done", {"done"}), ("next", {"next"}),
+                                                ("blockers", {"blockers", "pitfalls"})) if keys & names)
+
+
+def _fitted(archive: ArchiveCreated, noted: frozenset[str]) -> ArchiveCreated:
+    """`archive`, the work state it carries trimmed until it encodes within ARCHIVE_EVENT_BYTES: the oldest done
+    items first, then the goal (cut by half), then the last blockers and next steps (the first next step, the next
+    action, last of all). What a note set (`noted`) is the caller's input: refused as given if it does not fit."""
+    state = archive.state
+    while len(msgspec.json.encode(archive)) > ARCHIVE_EVENT_BYTES:
+        if state.done and "done" not in noted:
+            state = msgspec.structs.replace(state, done=state.done[max(1, len(state.done) // 8):])
+        elif state.current_goal and len(state.current_goal) > 64 and "current_goal" not in noted:
+            state = msgspec.structs.replace(state, current_goal=cut(state.current_goal, len(state.current_goal) // 2))
+        elif state.blockers and "blockers" not in noted:
+            state = msgspec.structs.replace(state, blockers=state.blockers[:-1])
+        elif len(state.next) > 1 and "next" not in noted:
+            state = msgspec.structs.replace(state, next=state.next[:-1])
+        else:
+            break  # what is left (the git facts, the next action) is refused as it stands
+        archive = msgspec.structs.replace(archive, state=state)
+    return archive
 
 
 def decide_session_start(identity: Identity, *, source: str, cwd: str | None, message: str,

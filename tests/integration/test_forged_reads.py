@@ -426,8 +426,8 @@ def test_a_second_file_of_one_event_is_left_out_by_every_read(project: Path, cap
     first, second = plant_twin(project, "TWINNED entry", lower=lower)
     capsys.readouterr()
     for turn, args in enumerate((["resume-bundle"], ["events", "list"], ["events", "list", "--last", "1"],
-                                 ["events", "tail"], ["recall", "entry"], ["status", "--json"], ["rebuild"],
-                                 ["resume-bundle"])):
+                                 ["events", "tail"], ["events", "tail", "-n", "1"], ["recall", "entry"],
+                                 ["status", "--json"], ["rebuild"], ["resume-bundle"])):
         assert main(args) == 0, args
         out, err = capsys.readouterr()
         assert second not in out, (args, out)
@@ -437,6 +437,11 @@ def test_a_second_file_of_one_event_is_left_out_by_every_read(project: Path, cap
             assert "a second file of the event" in err, (args, err)
     assert main(["recall", "entry", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["hits"]) == 1
+    assert main(["events", "list", "--last", "1", "--json"]) == 0
+    [kept] = json.loads(capsys.readouterr().out)["events"]
+    assert main(["events", "list", "--after", kept["event_id"], "--last", "5"]) == 0  # none after it: not its twin
+    out, _ = capsys.readouterr()
+    assert out.strip() in ("", "(no events)") and second not in out
     now = clock.iso(int(time.time() * 1_000_000))
     assert main(["resume-bundle", "--as-of", now]) == 0
     out, err = capsys.readouterr()

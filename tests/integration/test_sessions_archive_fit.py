@@ -49,3 +49,25 @@ def test_a_goal_a_log_note_set_never_stops_an_archive(project: Path, capsys: pyt
     assert isinstance(recorded, dict)
     kept = recorded["current_goal"]
     assert isinstance(kept, str) and len(kept) <= 16384 and not any(ord(c) < 32 and c not in "\t\n\r" for c in kept)
+
+
+def test_an_archive_fits_beside_the_most_git_facts_it_carries(project: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The work state's own bounds left out what the same event carries beside it: with 1,100 untracked files
+    (the dirty list and status, up to 160 KiB), six done items of 16,000 characters and a goal of 16,384, the
+    archive was 277 kB, refused. The work state gives way (oldest done items, then the goal) to the git facts."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    for number in range(1100):
+        (project / (f"f{number:04d}_" + "x" * 90)).touch()
+    big = "d" * 16_000
+    assert main(["log", "-m", "many done", *[arg for n in range(6) for arg in ("--done", f"{n}{big}")]]) == 0
+    assert main(["log", "-m", "goal", "--note-json", json.dumps({"goal": "g" * 16_384})]) == 0
+    capsys.readouterr()
+    assert main(["archive"]) == 0, capsys.readouterr().err
+    state = _archive_event(project)["state"]
+    assert isinstance(state, dict) and state["done"] and state["done"][-1].startswith("5d")
+    capsys.readouterr()
+    assert main(["archive", "--note-json", json.dumps({"done": [big] * 16})]) == 2  # a note's own lists: as given
+    assert "event too large" in capsys.readouterr().err

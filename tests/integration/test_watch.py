@@ -212,6 +212,35 @@ def test_an_older_days_own_events_are_not_shown_again_when_a_synced_one_lands_th
     _each_shown_once(project, lands)
 
 
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_second_file_of_an_event_landing_later_is_not_shown(project: Path, lower: bool) -> None:
+    """A second file of an event already shown (the same stamp and node, other bytes) landing while following was
+    shown as an event; every read leaves it out, and so do the followers (with a warning), whether its name sorts
+    after the shown one's or before it."""
+    import hashlib
+
+    cli_process("log", "the event", cwd=project)
+
+    def lands(follower: subprocess.Popen[bytes], name: str) -> None:
+        newest = max(max((project / ".agent" / "runtime-continuity" / "events").iterdir()).iterdir())
+        event = json.loads(newest.read_bytes())
+        for attempt in range(200):
+            raw = json.dumps({**event, "message": f"a second file for {name} {attempt}"},
+                             separators=(",", ":")).encode()
+            twin = newest.with_name(f"{newest.name[:32]}{hashlib.sha256(raw).hexdigest()[:12]}.json")
+            if (twin.name < newest.name) == lower:
+                break
+        temp = newest.parent.parent / f".twin-{name}.tmp"
+        temp.write_bytes(raw)
+        os.link(temp, twin)
+        temp.unlink()
+        cli_process("log", f"after it for {name}", cwd=project)
+        line = read_line(follower, 5.0)[0]
+        assert f"after it for {name}".encode() in line and b"a second file" not in line, line
+
+    _each_shown_once(project, lands)
+
+
 def _each_shown_once(project: Path, shows: Callable[[subprocess.Popen[bytes], str], None]) -> None:
     """For `events tail -f` and `watch`: `shows(follower, its name)` sees what it expects, and nothing else comes
     (no line twice), and Ctrl-C ends it with 0."""
