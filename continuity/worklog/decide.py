@@ -57,7 +57,7 @@ def decide_checkpoint(identity: Identity, request: WorkRequest, *, allow_empty: 
 def _refuse_blank(request: WorkRequest) -> None:
     flag = blank_item(msgspec.structs.asdict(request))
     if flag is not None:
-        raise UsageError(f"{flag} is empty: give what it says, or leave the flag out; nothing written")
+        raise UsageError(f"{flag} is empty: give what it says, or leave it out; nothing written")
 
 
 def work_event(request: WorkRequest, identity: Identity, *, checkpoint: bool) -> Event:

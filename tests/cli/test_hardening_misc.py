@@ -954,3 +954,19 @@ def test_a_relative_contexts_dir_variable_is_taken_from_the_project_root(
     markdown = Path(json.loads(capsys.readouterr().out)["markdown_path"])
     assert markdown.is_file() and markdown.parent.parent == project / "relctx"
     assert not (project / "sub" / "deeper" / "relctx").exists()
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ({"in_progress": ""}, "in_progress"), ({"blockers": [" "]}, "blockers"), ({"next": [""]}, "next"),
+    ({"done": ["\t"]}, "done"),
+])
+def test_an_item_that_says_nothing_is_named_by_its_argument_over_mcp_and_the_api(
+        project: Path, arguments: dict[str, object], named: str) -> None:
+    """The MCP `log` tool (and the Python API, through the same registry) refuses an item that says nothing as the
+    CLI does, naming the argument (`blockers`), never the CLI's flag (`--blocker`)."""
+    from continuity.api import Continuity
+    from continuity.core.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        Continuity(project).call("log", message="x", **arguments)
+    assert str(refused.value).startswith(f"{named} is empty") and "--" not in str(refused.value)

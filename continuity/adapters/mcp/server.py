@@ -55,7 +55,7 @@ def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true
 
 #: CLI flags whose tool argument is not the flag's name with `_` for `-`.
 _ARGUMENT_OF = {"to": "to_agent", "context-percent": "context_used_percent", "file": "files", "kind": "kinds",
-                "note-json": "note"}
+                "note-json": "note", "blocker": "blockers"}
 #: A flag, with the placeholder after it (`--to AGENT`); or a whole command suggested (`(continuity work item set
 #: T1 --status PENDING --reopen)`, in backquotes or parentheses), which is left as it is: it still runs as written.
 _FLAG_OR_COMMAND = r"`continuity [^`]*`|\(continuity [^)]*\)|(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?"
