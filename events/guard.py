@@ -299,7 +299,10 @@ _USER_FLAG = (
     # curl's `-b name=value` / `--cookie name=value` (a cookie given inline, not a file name: it holds `=`), read as a
     # Cookie header's values are (cookie-header)
     r"|(?:b|-cookie)(?:[ \t]+|=)(?:(?P<user_flag__cq>[\"'])|)[^\s\"'\\=;$%{<]{1,64}="
-    r"(?=(?:[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    # quoted, the cookies may be spaced (`'a=1; sid=...'`); unquoted, the value ends at a space, and so does the
+    # search for its long run with a digit (a later word of the line is no cookie: `id_ed25519` in the next command)
+    r"(?(user_flag__cq)(?=(?:[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    r"|(?=(?:[^\s\"'\\;,=]*[;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9]))"
     r"(?P<user_flag__c>(?(user_flag__cq)[^\r\n\"'\\]|[^\s\"'\\]){16,}))"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.

@@ -720,7 +720,9 @@ NEGATIVES: tuple[str, ...] = (
     "curl -u admin:*** https://example.com",
     "curl --user admin:changeme https://example.com",
     "curl -u {{ user }}:{{ password }} https://example.com",
-    # curl's -b with a cookie file, a short cookie or a placeholder: no cookie value to hide
+    # curl's -b with a cookie file, a short cookie or a placeholder: no cookie value to hide; an unquoted one whose
+    # long run with a digit is only a later word of the line (a redacted value, then another command)
+    "curl --cookie sid=[REDACTED:user-flag] https://example.com/me$ cat ~/.ssh/id_ed25519",
     "curl -b cookies.txt -c cookies.txt https://example.com/login",
     "curl -b 'theme=dark; lang=en-US' https://example.com",
     'curl --cookie "sid=$SESSION_ID" https://example.com',
