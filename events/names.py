@@ -102,6 +102,15 @@ def twin(name: str, before: str | None) -> bool:
     return before is not None and name[:31] == before[:31]
 
 
+def event_before(listed: list[str], index: int) -> str | None:
+    """The last event file name in `listed` (a day's listing, in name order) before position `index`, or None: the
+    file a read starting at `index` compares its first name with (`twin`). Walks back without copying the listing."""
+    for at in range(min(index, len(listed)) - 1, -1, -1):
+        if parse_name(listed[at]) is not None:
+            return listed[at]
+    return None
+
+
 def content_matches(name: str, event_id: str, created_at: str) -> bool:
     """Whether an event's id and time are the ones its file name spells (a well-formed name; cheap: no parsing).
 

@@ -837,7 +837,7 @@ def _fold(
             files = (_read_held(log, day, wanted, kept) if kept
                      else log.read_files(day, wanted, unreadable_as_empty=True))
             # A dense day (a swarm's hundred thousand events) is cut short too, once MID_DAY_CHUNK of it are folded.
-            before = next((name for name in reversed(listed[:first]) if names.parse_name(name) is not None), None)
+            before = names.event_before(listed, first)
             day_skipped, next_name = _fold_day(files, decode, wanted[0], needing, writers, deadline, before)
             skipped.extend(day_skipped)
             went_on = True

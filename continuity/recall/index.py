@@ -336,7 +336,7 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
         start = bisect.bisect_right(listed, position) if position else 0
         wanted = [name for name in listed[start:] if names.parse_name(name) is not None
                   and (until is None or name <= until)]
-        prior = next((name for name in reversed(listed[:start]) if names.parse_name(name) is not None), None)
+        prior = names.event_before(listed, start)
         for name, raw in log.read_files(day, wanted, unreadable_as_empty=True):
             twin, prior = names.twin(name, prior), name
             event: Event | None = None
