@@ -199,12 +199,14 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
     branch = head = None
     short: list[str] = []
     dirty: set[str] = set()
-    for line in status.splitlines():
+    # Lines end at "\n" only: a path or branch under `core.quotePath false` may hold U+0085 or U+2028, which
+    # `splitlines` also breaks at (one untracked file listed as two, a forged " M evil.py", a branch cut short).
+    for line in status.split("\n"):
         if line.startswith("# branch.oid "):
-            oid = line[13:].strip()
+            oid = line[13:]
             head = None if oid == "(initial)" else oid
         elif line.startswith("# branch.head "):
-            name = line[14:].strip()
+            name = line[14:]
             branch = None if name == "(detached)" else name
         elif line.startswith("1 "):
             parts = line.split(" ", 8)
@@ -417,5 +419,5 @@ def ls_remote(root: str, remote: str, ref: str) -> tuple[list[tuple[str, str]] |
     if result.returncode != 0:
         first = next((line.strip() for line in result.stderr.splitlines() if line.strip()), "")
         return None, first[:200] or f"git ls-remote exited {result.returncode}"
-    found = [tuple(line.split("\t", 1)) for line in result.stdout.splitlines() if "\t" in line]
+    found = [tuple(line.split("\t", 1)) for line in result.stdout.split("\n") if "\t" in line]
     return [(sha, name) for sha, name in found], None

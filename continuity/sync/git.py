@@ -307,7 +307,7 @@ class Repo:
             raise self.unreachable(remote, branch, result.stderr)
         tip: str | None = None
         nodes: dict[str, str] = {}
-        for line in result.stdout.decode(errors="replace").splitlines():
+        for line in result.stdout.decode(errors="replace").split("\n"):
             sha, _, ref = line.partition("\t")
             if len(sha) != 2 * self.oid_bytes or not all(char in "0123456789abcdef" for char in sha):
                 continue
@@ -341,7 +341,7 @@ class Repo:
         """Refs directly under a folder of refs: last name part -> commit."""
         listing = self.run("for-each-ref", "--format=%(objectname) %(refname)", f"{folder}/")
         found = {}
-        for line in listing.decode(errors="replace").splitlines():
+        for line in listing.decode(errors="replace").split("\n"):
             sha, _, ref = line.partition(" ")
             name = ref[len(folder) + 1:]
             if "/" not in name:
@@ -422,7 +422,7 @@ class Repo:
         result = self.try_run("push", "--porcelain", "--no-verify", remote,
                               *(f"{commit}:{ref}" for commit, ref in updates), network=True)
         outcome: dict[str, str | None] = {}
-        for line in result.stdout.decode(errors="replace").splitlines():
+        for line in result.stdout.decode(errors="replace").split("\n"):
             flag, _, rest = line.partition("\t")
             spec, _, summary = rest.partition("\t")
             ref = spec.rpartition(":")[2]

@@ -82,7 +82,7 @@ def read_ref(common: str, ref: str) -> str | None:
         packed = osfs.read_regular(os.path.join(common, "packed-refs"))
     except OSError:
         return None
-    for line in packed.decode("utf-8", "replace").splitlines():
+    for line in packed.decode("utf-8", "replace").split("\n"):
         oid, _, name = line.partition(" ")
         if name == ref:
             return oid

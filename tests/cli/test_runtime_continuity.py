@@ -1588,3 +1588,22 @@ def test_the_archive_checks_and_reports_the_contexts_folder_it_writes(rc: Any, w
     assert run.data["archivePath"].startswith(str(work / "ctx" / "demo" / "ctx_"))
     assert Path(run.data["archivePath"]).is_file() and (work / "ctx" / "demo" / "latest.md").is_symlink()
     assert [path.name for path in (work / "ctx" / "demo").iterdir() if path.name.startswith(".ctx-probe")] == []
+
+
+@pytest.mark.parametrize("mark", ["\u2028", "\x85"])
+def test_a_changed_file_named_with_a_unicode_line_break_is_one_dirty_file(rc: Any, work: Path, home: Path,
+                                                                         mark: str) -> None:
+    """`git diff --name-only HEAD` under `core.quotePath false` prints U+2028 and U+0085 raw, and its lines end at
+    "\\n" only: one changed file was two dirty files in the archive and two lines of the Markdown's file list."""
+    git_repo(work)
+    subprocess.run(["git", "config", "core.quotePath", "false"], cwd=work, check=True)
+    name = f"notes{mark}? FORGED_backdoor.py"
+    (work / name).write_text("one\n")
+    subprocess.run(["git", "add", name], cwd=work, check=True)
+    subprocess.run(["git", "commit", "-qm", "notes"], cwd=work, check=True)
+    (work / name).write_text("two\n")
+    data = json.loads(rc("archive", "--project", "marks", "--gate", "user").text)
+    assert data["ok"] is True
+    assert sorted(data["archive"]["refs"]["dirty_files"]) == ["a.txt", name]
+    markdown = (home / ".agent" / "contexts" / "marks" / "latest.md").read_text()
+    assert "\n? FORGED_backdoor.py" not in markdown

@@ -406,6 +406,34 @@ def test_an_archive_of_a_thousand_changes_under_long_paths_is_written(repo: Path
     assert run(capsys, "resume-bundle")[0] == 0
 
 
+@pytest.mark.parametrize("mark", ["\u2028", "\u2029", "\x85"])
+def test_git_names_holding_a_unicode_line_break_stay_one_name(repo: Path, capsys: Capture, mark: str) -> None:
+    """Under `core.quotePath false` git prints U+2028, U+2029 and U+0085 raw: a line of git's status ends at "\\n"
+    only. Split at every Unicode break, one untracked file was listed as two, a name forged " M evil.py" (a file
+    that does not exist) into the dirty files, and a branch was recorded cut short at the mark."""
+    subprocess.run(["git", "config", "core.quotePath", "false"], cwd=repo, check=True)
+    subprocess.run(["git", "checkout", "-qb", f"release{mark}-evil"], cwd=repo, check=True)
+    untracked = f"notes{mark}? FORGED_backdoor.py"
+    tracked = f"a{mark}1 .M N... 100644 100644 100644 0000 0000 evil.py"
+    (repo / untracked).write_text("x\n")
+    (repo / tracked).write_text("one\n")
+    subprocess.run(["git", "add", tracked], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "tracked"], cwd=repo, check=True)
+    (repo / tracked).write_text("two\n")
+    code, data = run_json(capsys, "archive", "--reason", "end of day")
+    assert code == 0, data
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    assert latest["git"]["branch"] == f"release{mark}-evil"
+    assert set(latest["refs"]["dirty_files"]) == {".gitignore", untracked, tracked}
+    assert sorted(latest["git"]["status_short"].split("\n")) == sorted(["?? .gitignore", f"?? {untracked}",
+                                                                        f" M {tracked}"])
+    (repo / f"later{mark}? FORGED_two.py").write_text("x\n")
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0
+    newly = [line for line in out.splitlines() if line.startswith("- newly dirty: ")]
+    assert newly == ["- newly dirty: later\ufffd? FORGED_two.py"]  # one name, the break shown as a stand-in
+
+
 def test_an_archive_of_thousands_of_changes_under_chinese_paths_is_written(repo: Path, capsys: Capture) -> None:
     """`core.quotePath false` and 3,000 changed files named in Chinese (three bytes a character): git's status
     is cut by its size in bytes, not characters, so the archive fits its event (was exit 2, 'event too large')."""

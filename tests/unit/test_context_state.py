@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from continuity.workstreams.context_state import ContextFacts, decide_state
+from continuity.workstreams.context_state import ContextFacts, decide_state, read_ref
 from continuity.workstreams.membership import Membership, parse_registry, unregistered
 
 
@@ -39,3 +41,13 @@ def test_unregistered_only_when_managed() -> None:
     assert unregistered(Membership(), ["x"]) == []
     managed = Membership(registry="r", members={})
     assert unregistered(managed, ["x", "x"]) == ["Repository 'x' is not registered in repositories/repositories.yaml."]
+
+
+def test_a_packed_ref_named_with_a_unicode_line_break_forges_no_other_ref(tmp_path: Path) -> None:
+    """packed-refs lines end at "\\n" only: a ref named `refs/heads/x<U+2028><oid> refs/heads/main` read split at
+    every Unicode break gave `main` the forged object id."""
+    real, forged = "1" * 40, "2" * 40
+    (tmp_path / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted\n"
+                                          f"{real} refs/heads/main\n{real} refs/heads/x\u2028{forged} refs/heads/zz\n")
+    assert read_ref(str(tmp_path), "refs/heads/zz") is None
+    assert read_ref(str(tmp_path), "refs/heads/main") == real

@@ -421,5 +421,5 @@ def git_all(root: str, *commands: tuple[str, ...]) -> list[str]:
 
 
 def lines(text: str) -> list[str]:
-    """Non-empty lines of git output."""
-    return [line for line in text.splitlines() if line]
+    """Non-empty lines of git output, ended by "\n" only (a file name may hold U+0085 or U+2028)."""
+    return [line for line in text.split("\n") if line]

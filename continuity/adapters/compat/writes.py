@@ -249,7 +249,7 @@ def _fitted_git(root: str, branch: str, head: str, status: str, dirty: list[str]
     if len(fitted_dirty) != len(dirty):
         kept.append(f"{len(fitted_dirty)} of {len(dirty)} changed files")
     if fitted_status != status:
-        kept.append(f"{len(fitted_status.splitlines())} of {len(status.splitlines())} lines of its status")
+        kept.append(f"{fitted_status.count(chr(10)) + 1} of {status.count(chr(10)) + 1} lines of its status")
     facts = GitFacts(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty)
     if not kept:
         return facts, []
