@@ -272,7 +272,7 @@ def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
     if head_moved:
         try:
             diff = _git(root, "diff", "--name-only", f"{archived.head}..{facts.head}")
-            changed = first_paths(sorted(set(diff.split())))
+            changed = first_paths(sorted({path for path in diff.split("\n") if path}))  # a name may hold spaces
         except GitUnavailable:
             warnings.append("git drift unknown: the archived HEAD is not in this clone")
     before = set(archived.dirty_files) if archived else set()

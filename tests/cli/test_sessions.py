@@ -434,6 +434,22 @@ def test_git_names_holding_a_unicode_line_break_stay_one_name(repo: Path, capsys
     assert newly == ["- newly dirty: later\ufffd? FORGED_two.py"]  # one name, the break shown as a stand-in
 
 
+def test_files_changed_since_the_archive_are_named_whole(repo: Path, capsys: Capture) -> None:
+    """The brief's "changed since" lines name each file committed since the archive whole: git's list was split at
+    every space, so `my notes.txt` came as `my` and `notes.txt`, two files that do not exist."""
+    assert run(capsys, "archive", "--reason", "end of day")[0] == 0
+    (repo / "my notes.txt").write_text("x\n")
+    (repo / "line\u2028break.txt").write_text("x\n")
+    subprocess.run(["git", "config", "core.quotePath", "false"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "notes"], cwd=repo, check=True)
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0
+    changed = sorted(line for line in out.splitlines() if line.startswith("- changed since: "))
+    assert changed == ["- changed since: .gitignore", "- changed since: line\ufffdbreak.txt",
+                       "- changed since: my notes.txt"]
+
+
 def test_an_archive_of_thousands_of_changes_under_chinese_paths_is_written(repo: Path, capsys: Capture) -> None:
     """`core.quotePath false` and 3,000 changed files named in Chinese (three bytes a character): git's status
     is cut by its size in bytes, not characters, so the archive fits its event (was exit 2, 'event too large')."""
