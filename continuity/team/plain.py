@@ -109,9 +109,11 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
     """The snapshot's `latest.json` and the agent's `LATEST.json`, each only if no newer snapshot is there.
 
     "Newer" as the team read model orders snapshots (created_at, task, checkpoint id), so a
-    document never moves backwards; the model's own catch-up writes the same bytes later.
+    document never moves backwards; the model's own catch-up writes the same bytes later. The
+    compare and the write are one step under the store folder's lock: two snapshots at once each
+    found no newer document, and the older one, replacing the file last, moved it back.
     """
-    from continuity.core.fsio import write_if_changed
+    from continuity.core.fsio import DOCUMENT_LOCK_SECONDS, folder_locked, write_if_changed
 
     key = (event["created_at"], event["task"], checkpoint_id(event))
     targets = ((snapshot_relpath(event["team"], event["agent"], event["task"]), document(event)),
@@ -119,11 +121,11 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
                    "schema": POINTER_SCHEMA, "agent": event["agent"], "task": event["task"],
                    "checkpoint_id": checkpoint_id(event), "created_at": event["created_at"],
                    "path": snapshot_relpath(event["team"], event["agent"], event["task"])}))
-    for relative, data in targets:
-        path = os.path.join(store_path, *relative.split("/"))
-        if _newer_there(path, key):
-            continue
-        write_if_changed(path, pretty(data), within=store_path)
+    with folder_locked(store_path, DOCUMENT_LOCK_SECONDS):
+        for relative, data in targets:
+            path = os.path.join(store_path, *relative.split("/"))
+            if not _newer_there(path, key):
+                write_if_changed(path, pretty(data), within=store_path)
 
 
 #: A snapshot's `created_at` as the log spells it: only such a time, in a document that agrees with itself, can

@@ -143,6 +143,40 @@ def test_a_newer_document_is_never_replaced(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "team/core/member/ash/continuity/LATEST.json").read_text())["task"] == "t"
 
 
+def test_two_snapshots_at_once_never_move_a_document_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The older of two writers finds no newer document, and the newer one writes before the older one does: the
+    compare and the write are one step under the store's lock, so the newer writer waits and writes last (both
+    found the file empty and the older replaced it last, about one round in ten of ten concurrent snapshots)."""
+    import threading
+
+    from continuity.team import plain
+
+    event = {"team": "core", "agent": "ash", "task": "t", "objective": "older", "decisions": [],
+             "next_actions": [], "open_questions": [], "artifacts": [], "context_used_percent": None,
+             "transcript_path": None, "created_at": "2026-01-01T00:00:00.000000Z"}
+    newer = {**event, "created_at": "2026-01-02T00:00:00.000000Z", "objective": "newer"}
+    checked, newer_done = threading.Event(), threading.Event()
+    compare = plain._newer_there
+
+    def older_compares_then_waits(path: str, key: tuple[str, str, str]) -> bool:
+        found = compare(path, key)
+        if key[0] == event["created_at"]:
+            checked.set()
+            newer_done.wait(0.5)  # held up here without the lock; with it, the newer writer waits (at most 2 s)
+        return found
+
+    monkeypatch.setattr(plain, "_newer_there", older_compares_then_waits)
+    older_writer = threading.Thread(target=write_documents, args=(str(tmp_path), event))
+    older_writer.start()
+    assert checked.wait(10)
+    write_documents(str(tmp_path), newer)
+    newer_done.set()
+    older_writer.join(10)
+    document = json.loads((tmp_path / "team/core/member/ash/continuity/t/latest.json").read_text())
+    pointer = json.loads((tmp_path / "team/core/member/ash/continuity/LATEST.json").read_text())
+    assert document["objective"] == "newer" and pointer["created_at"] == newer["created_at"]
+
+
 @given(st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
                                                                                   max_size=4), max_leaves=12))
