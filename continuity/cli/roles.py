@@ -154,7 +154,7 @@ WORK_FORM = (("-m/--message", "message"), ("--type", "type"), ("--phase", "phase
 def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
     """`checkpoint <team> --role R [--ref PATH]`: set the role's resume point, or show it and its brief."""
     from continuity.cli.output import warn
-    from continuity.core.errors import RoleNotFound, UsageError
+    from continuity.core.errors import RoleNotFound, StoreNotFound, UsageError
     from continuity.team import decide, service
 
     if not args.text:
@@ -165,8 +165,11 @@ def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
                          "belong to a work checkpoint (continuity checkpoint without --role)")
     team = decide.checked_name(args.text, "team", "checkpoint")
     role = decide.checked_name(args.role, "role", "checkpoint")
-    store = open_store(args)
     failed = f"checkpoint failed: role {role} not found/parseable"
+    try:
+        store = open_store(args)
+    except StoreNotFound:  # no store holds no role: seed 000's answer for a role it cannot find
+        return _failed(out, failed)
     if args.ref is None:
         return _show_checkpoint(store, out, team, role, failed)
     from continuity.core.identity import resolve_identity

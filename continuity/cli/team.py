@@ -47,12 +47,17 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 def _snapshot(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
+    from continuity.core.errors import StoreNotFound
     from continuity.core.identity import resolve_identity
     from continuity.team.decide import SnapshotRequest
     from continuity.team.service import take_snapshot
     from events.errors import StoreUnsafe, WriteFailed
 
-    store = open_store(args)
+    try:
+        store = open_store(args)
+    except StoreNotFound as error:  # seed 000: one line saying nothing was saved, exit 3 (as for any store)
+        out.error(f"snapshot: nothing was saved ({error})", EXIT_NOT_SAVED)
+        return EXIT_NOT_SAVED
     request = SnapshotRequest(
         team=args.team, agent=args.agent, task=args.task, objective=args.objective,
         decisions=tuple(args.decision), next_actions=tuple(args.next), open_questions=tuple(args.open_question),

@@ -416,6 +416,22 @@ def test_resume_with_no_store_is_no_snapshot_as_seed_000_reads_an_empty_team_fol
     assert err.splitlines()[-1] == "resume: checkpoint age is unknown; freshness requirement failed"
 
 
+def test_snapshot_and_role_checkpoint_with_no_store_answer_as_seed_000(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """No store anywhere up: `snapshot` says in its one line that nothing was saved (exit 3), and `checkpoint
+    --role` finds no role (seed 000's exit 1 and line); both were the bare "no store" error, exit 3."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["snapshot", "core", "amy", "t", "--objective", "o"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "snapshot: nothing was saved (no store found" in err
+    for extra in ([], ["--ref", "notes/next.md"]):
+        assert main(["checkpoint", "core", "--role", "lead", *extra]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err == "checkpoint failed: role lead not found/parseable\n"
+    assert not (tmp_path / ".agent").exists()
+
+
 @pytest.mark.parametrize(("team", "agent", "said"), [("../x", "ash", "team"), ("core", "a b", "agent"),
                                                       ("core", "", "agent"), ("co/re", "ash", "team")])
 def test_resume_refuses_a_name_no_snapshot_can_have(project: Path, capsys: Capture, team: str, agent: str,
