@@ -319,9 +319,11 @@ def report(store: Store | None, harness: str, hook: str, message: str, *, quiet:
 
     from continuity.core.logs import append_error_line
     from continuity.core.text import one_line
+    from events.guard import redact_text
 
-    line = one_line(" ".join(message.split()))[:500]  # a store path may hold what a terminal acts on (Gemini CLI
-    # shows a hook's stderr to the user): stand-ins, as every other view shows them
+    # A store path may hold what a terminal acts on (Gemini CLI shows a hook's stderr to the user): stand-ins, as
+    # every other view shows them; what looks like a secret is redacted before the line reaches stderr or hooks.log.
+    line = one_line(" ".join(redact_text(message)[0].split()))[:500]
     from continuity.core.logs import log
 
     log("warning", "hook problem", harness=harness, hook=hook, message=line)

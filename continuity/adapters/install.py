@@ -770,7 +770,8 @@ def launcher_entry() -> list[str]:
     script = Path(sys.executable).with_name("runtime-continuity")
     if script.is_file():
         return [str(script.absolute())]
-    return [str(Path(sys.executable).absolute()), "-m", "continuity.adapters.compat.runtime_continuity"]
+    # -P: run in a project, `python -m` would import the project's own `events` or `continuity` first
+    return [str(Path(sys.executable).absolute()), "-P", "-m", "continuity.adapters.compat.runtime_continuity"]
 
 
 def launcher_text(entry: list[str]) -> str:

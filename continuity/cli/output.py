@@ -88,7 +88,7 @@ class Output:
         try:
             from continuity.core.text import one_line
 
-            line = one_line(" ".join(message.split()))
+            line = one_line(" ".join(shown_text(message).split()))  # a name from a synced tree may hold a secret
         except (ImportError, OSError):  # no module loads now (no file descriptor left): every unsafe one escaped
             line = " ".join(message.split()).encode("ascii", "backslashreplace").decode()
         with contextlib.suppress(OSError):  # a stderr that takes nothing more: the exit code still tells
@@ -251,9 +251,10 @@ def shown_raw(raw: bytes) -> bytes:
 
 def warn(warnings: Iterable[str], prog: str = "continuity") -> None:
     """Print warnings on stderr, one line each: `<prog>: warning: <text>` (stdout stays the result); a warning that
-    several catch-ups of one command each gave (park, role claim, work checkpoint) is said once."""
+    several catch-ups of one command each gave (park, role claim, work checkpoint) is said once. What looks like a
+    secret is redacted, as `--json` shows it (a file name in a synced tree, a value quoted from a settings file)."""
     from continuity.core.text import one_line
 
-    for line in dict.fromkeys(one_line(" ".join(str(warning).split())) for warning in warnings):
+    for line in dict.fromkeys(one_line(" ".join(shown_text(str(warning)).split())) for warning in warnings):
         sys.stderr.write(f"{prog}: warning: {line}\n")
     sys.stderr.flush()

@@ -27,17 +27,17 @@ def start(store: Store, trigger: str) -> str | None:
     if not wanted(store, trigger):
         return None
     import subprocess  # here, not at the top: the SessionEnd hook's plain path asks `wanted` only
-    import sys
+
+    from continuity.core.child import python_command
 
     log_path = os.path.join(store.local_dir, "sync.log")
     try:
         os.makedirs(store.local_dir, exist_ok=True)
         log = osfs.open_append(log_path)  # a FIFO planted there must not hang the hook that starts it
         try:
-            subprocess.Popen(
-                [sys.executable, "-m", "continuity", "sync", "--root", store.root],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
-            )
+            command, env = python_command("continuity", "sync", "--root", store.root)  # never the project's code
+            subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                             close_fds=True, env=env, cwd=store.root)
         finally:
             os.close(log)
     except OSError as error:

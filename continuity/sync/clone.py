@@ -260,30 +260,14 @@ def _skipped_line(line: str) -> bool:
 
 
 def _start_worker(store: Store) -> subprocess.Popen[bytes]:
-    """`python -P -m continuity.sync.foldworker ROOT`, importing this very continuity.
+    """`python -P -m continuity.sync.foldworker ROOT`, importing this very continuity (`core.child`)."""
+    from continuity.core.child import python_command
 
-    `-P`: the folder it runs in (the user's project, which may hold an `events.py` or a
-    checkout of continuity) is not put on the import path. The folder continuity was
-    imported from is, unless the interpreter finds it there anyway (a wheel in site-packages,
-    which must not go ahead of the standard library).
-    """
-    import site
-
-    import continuity
-
-    home = os.path.dirname(os.path.dirname(os.path.realpath(continuity.__file__)))
-    env = dict(os.environ)
-    # Only absolute folders: an empty or relative entry would name the project it runs in, `-P` or not.
-    path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(entry)]
-    if home not in {os.path.realpath(folder) for folder in [*site.getsitepackages(), site.getusersitepackages()]}:
-        path.insert(0, home)
-    env.pop("PYTHONPATH", None)
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
+    command, env = python_command("continuity.sync.foldworker", store.root)
     log = _open_log(store)
     try:
-        return subprocess.Popen([sys.executable, "-P", "-m", "continuity.sync.foldworker", store.root],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=store.root)
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                                cwd=store.root)
     finally:
         if log != subprocess.DEVNULL:
             os.close(log)

@@ -95,3 +95,20 @@ def test_a_secret_in_a_list_of_ids_is_named_with_its_rule(project: Path, capsys:
     err = capsys.readouterr().err
     assert code == 4 and f"field labels[1] looks like a secret (rule {find_secret(token)})" in err, err
     assert token not in err and all_event_files(project) == []
+
+
+@pytest.mark.parametrize("token", TOKENS)
+def test_warning_and_hook_problem_lines_redact_what_looks_like_a_secret(project: Path, capsys: Capture,
+                                                                       token: str) -> None:
+    """The lines on stderr that quote what they met (a file name in a synced tree, a value of a settings file):
+    a warning and a hook's problem line (also kept in hooks.log) show a token as [REDACTED:<rule>]."""
+    from continuity.adapters.hooks import report
+    from continuity.cli.output import warn
+    from continuity.core.store import Store
+
+    warn([f"not an event file, left on the branch only: events/20261206/{token}"])
+    report(Store(project), "claude-code", "SessionStart", f"settings value {token} is not a list")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and err.count("[REDACTED:") == 2 and token not in err, err
+    log = project / ".agent" / "runtime-continuity" / "local" / "hooks.log"
+    assert "[REDACTED:" in log.read_text() and token not in log.read_text()

@@ -342,6 +342,30 @@ def test_clone_store_names_the_files_it_leaves_on_the_branch_as_sync_does(world:
     assert f"not an event file, left on the branch only: events/{real.parent.name}/notes.txt" in report["warnings"]
 
 
+def test_a_secret_in_a_branch_file_name_is_redacted_in_every_warning_line(world: World,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A stray file on the branch named like a token: sync's and clone-store's warning lines on stderr printed the
+    name whole, while the same run's --json redacted it."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # secret-shaped, made up
+    append(world.a, "original")
+    synced(world.a)
+    scratch = world.clone("scratch", init=False)
+    git(scratch, "switch", "-q", "continuity")
+    [real] = list((scratch / "events").glob("*/*.json"))
+    (real.parent / token).write_text("not an event\n")
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-m", "a stray file")
+    git(scratch, "push", "-q", "origin", "continuity")
+    capsys.readouterr()
+    append(world.b, "from b")
+    assert main(["sync", "--root", str(world.b)]) == 0
+    fresh = world.clone("fresh")
+    assert main(["clone-store", "origin", "--root", str(fresh)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("not an event file, left on the branch only: ") == 2, err
+    assert token not in err and "[REDACTED:" in err
+
+
 def test_oversized_remote_blob_under_an_event_name_is_refused_unread(world: World) -> None:
     """A remote blob of 48 MB under a new event's name: refused by sync and clone-store, named, nothing
     written, and never held in memory (the reader skips it without allocating it)."""
@@ -724,6 +748,32 @@ def test_archive_triggers_a_background_sync_when_configured(world: World) -> Non
             break
         time.sleep(0.2)
     assert pushed.count(".json") >= 2, (world.a / ".agent" / "runtime-continuity" / "local" / "sync.log").read_text()
+
+
+def test_the_background_sync_never_imports_the_projects_own_modules(world: World,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project holding an `events.py` (a teammate's commit): the background sync, started as `python -m` in the
+    project, imported it in place of continuity's `events` (the project's code ran, and the sync ended in a
+    traceback in local/sync.log, so nothing was ever pushed). It runs with `-P` now."""
+    import time
+
+    marker = world.tmp / "the-projects-code-ran"
+    (world.a / "events.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    config = world.a / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sync_after": ["archive"]}))
+    append(world.a, "before the archive")
+    monkeypatch.chdir(world.a)
+    assert cli("archive", "--gate", "agent")[0] == 0
+    deadline = time.monotonic() + 30
+    pushed = ""
+    while time.monotonic() < deadline and pushed.count(".json") < 2:
+        time.sleep(0.2)
+        pushed = subprocess.run(["git", "-C", str(world.remote), "ls-tree", "-r", "--name-only", "continuity"],
+                                capture_output=True, text=True).stdout
+    log = world.a / ".agent" / "runtime-continuity" / "local" / "sync.log"
+    assert pushed.count(".json") >= 2, log.read_text() if log.exists() else "no sync.log"
+    assert not marker.exists()
+    assert "Traceback" not in log.read_text()
 
 
 def test_a_failing_automatic_sync_never_fails_the_archive(world: World) -> None:
