@@ -194,7 +194,16 @@ def fetch_remote(repo: Repo, remote: str, branch: str, tracking: str, nodes: str
         if kinds[commit] != "commit":
             del tips[node]
             _warn_once(warnings, f"skipped {node_refs(branch)}/{node} on {shown}: a {kinds[commit]}, not a commit")
-    return (repo.rev(tracking) if listed_tip is not None else None), tips
+    tip = repo.rev(tracking) if listed_tip is not None else None
+    if listed_tip is not None and tip is None:  # a blob or a tree: no sync can move it on (nor read it)
+        _warn_once(warnings, f"{no_commit_branch(branch, shown)}: it is left as it is, and this clone's ref carries "
+                             "the events (remove the branch on the remote and the next sync makes it again)")
+    return tip, tips
+
+
+def no_commit_branch(branch: str, shown: str) -> str:
+    """The start of the warning about a remote branch that names no commit."""
+    return f"the shared branch refs/heads/{branch} on {shown} names no commit"
 
 
 def _warn_once(warnings: list[str], warning: str) -> None:
@@ -753,7 +762,10 @@ class Syncer:
                 report.pushed = self.delivered = True
                 report.branch_updated = self.in_sync = outcome[self.ref] is None
                 declined = outcome[self.ref]
-                if declined is not None and declined.startswith("[remote rejected]") and not any(
+                if declined is not None and remote_tip is None and any(
+                        warning.startswith(no_commit_branch(self.branch, self.shown)) for warning in report.warnings):
+                    report.branch_refused = declined  # it never moves on: said by fetch_remote's warning
+                elif declined is not None and declined.startswith("[remote rejected]") and not any(
                         sign in declined for sign in CONTENTION_SIGNS):  # not the branch moving: the remote's no
                     report.branch_refused = declined
                     report.warnings.append(f"{self.shown} refused the shared branch {self.ref} ({declined}): this "

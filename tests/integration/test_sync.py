@@ -366,6 +366,29 @@ def test_a_secret_in_a_branch_file_name_is_redacted_in_every_warning_line(world:
     assert token not in err and "[REDACTED:" in err
 
 
+def test_a_remote_branch_naming_a_blob_is_said_and_the_events_still_travel(world: World,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The remote's branch made to name a blob (git refuses that for a branch; a hand-written ref file does it):
+    every sync said "the shared branch moved meanwhile: a later sync brings it up to date", which none ever did,
+    and warned of nothing. Now a warning names the branch, the summary points at it, and the node ref carries the
+    events to every clone."""
+    append(world.a, "before")
+    synced(world.a)
+    blob = subprocess.run(["git", "-C", str(world.remote), "hash-object", "-w", "--stdin"], input=b"not a commit",
+                          capture_output=True, check=True).stdout.decode().strip()
+    (world.remote / "refs" / "heads" / "continuity").write_text(blob + "\n")
+    append(world.a, "after")
+    capsys.readouterr()
+    for _ in range(2):
+        assert main(["sync", "--root", str(world.a)]) == 0
+        out, err = capsys.readouterr()
+        assert "moved meanwhile" not in out and "refused the shared branch: see the warning" in out, out
+        assert err.count("names no commit") == 1, err
+    fresh = world.clone("fresh")
+    assert main(["clone-store", "origin", "--root", str(fresh)]) == 0
+    assert len(event_names(fresh)) == 2
+
+
 def test_oversized_remote_blob_under_an_event_name_is_refused_unread(world: World) -> None:
     """A remote blob of 48 MB under a new event's name: refused by sync and clone-store, named, nothing
     written, and never held in memory (the reader skips it without allocating it)."""
