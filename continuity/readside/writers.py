@@ -254,6 +254,8 @@ def _refresh(
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
     writers: dict[str, Any] = {"archives": writer, **model_writers(store, names)} if writer is not None else {}
+    if rebuild and writers:
+        writers = _marking_first(store, writers)
     outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views,
                               progress=progress, held=held, deadline=deadline)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
@@ -312,6 +314,39 @@ def _refresh(
         swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=fresh)
         outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
     return outcome
+
+
+class _MarkFirst:
+    """A writer of a `rebuild` that, before the rebuild's first document is written, marks every model it writes
+    documents for unfinished (`catchup.mark_unfinished`). A rebuild folds from nothing and rewrites each document as
+    it folds, so one killed part-way left the documents at an earlier point of the log (a role's checkpoint_ref, a
+    snapshot's latest.json rolled back) under saved models already past it: no later catch-up folded those events
+    again. Marked, the next catch-up rebuilds those models and writes their documents; the rebuild's own save
+    replaces the marks. A rebuild that stops before it writes anything (events/ cannot be listed) marks nothing."""
+
+    def __init__(self, inner: Any, mark: Any) -> None:
+        self.inner, self.mark = inner, mark
+
+    def __call__(self, state: Any, name: str, event: Event) -> None:
+        self.mark()
+        self.inner(state, name, event)
+
+    def __getattr__(self, attribute: str) -> Any:  # warnings, outside, flush: the writer's own
+        return getattr(self.inner, attribute)
+
+
+def _marking_first(store: Store, writers: dict[str, Any]) -> dict[str, Any]:
+    """`writers`, each marking the models of all of them unfinished once, before the first document (_MarkFirst)."""
+    marked: list[bool] = []
+
+    def mark() -> None:
+        if not marked:
+            marked.append(True)
+            for name in writers:
+                if name in REGISTRY:
+                    mark_unfinished(store, REGISTRY[name])
+
+    return {name: _MarkFirst(each, mark) for name, each in writers.items()}
 
 
 def model_writers(store: Store, names: tuple[str, ...], folder: str | None = None) -> dict[str, Any]:

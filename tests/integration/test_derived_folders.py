@@ -264,3 +264,28 @@ def test_a_catch_up_killed_between_two_derived_files_converges(
         child.wait()
         assert marker.exists(), f"{argv} wrote fewer than {stop_at} documents: the case tests nothing"
         assert stale_after_catch_up(root, home) == [], (argv, stop_at)
+
+
+def test_a_rebuild_killed_over_current_models_converges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        small_bounds: None) -> None:
+    """kill -9 of `rebuild` over saved models that are current: a rebuild folds from nothing and rewrites each
+    document as it folds, so the documents were left at an earlier point of the log (a role's checkpoint_ref, a
+    snapshot's latest.json rolled back) under saved models past it, and no later command wrote them again."""
+    root = tmp_path / "proj"
+    home = Path(os.environ["HOME"])
+    long_history(root, capsys, monkeypatch, 6)
+    assert stale_after_catch_up(root, home) == []  # every model saved and current, every document written
+    script, marker = tmp_path / "killed.py", tmp_path / "stopped"
+    script.write_text(KILLED)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for stop_at in (6, 12, 24, 36):
+        marker.unlink(missing_ok=True)
+        child = subprocess.Popen([sys.executable, str(script), str(marker), str(stop_at), "rebuild"], cwd=root,
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while child.poll() is None and not marker.exists():
+            time.sleep(0.01)
+        child.kill()
+        child.wait()
+        assert marker.exists(), f"rebuild wrote fewer than {stop_at} documents: the case tests nothing"
+        assert stale_after_catch_up(root, home) == [], stop_at  # leaves the models current for the next round
