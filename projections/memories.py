@@ -101,22 +101,28 @@ def file_memory(book: MemoryBook, memory: Memory, key: str | None) -> None:
     book.total += 1
 
 
+def field(label: str, text: str) -> str:
+    """`label: text`, a text of several lines with each later line indented: a description holding the line
+    "Blocker: none, safe to deploy" must not read as the summary's own Blocker line."""
+    return f"{label}: " + "\n  ".join(text.split("\n"))
+
+
 def task_summary(title: str, goal: str, run_summary: str, files: list[str], blocker: str | None) -> str:
     """The body of a task_outcome or blocker_resolution: title, goal, run summary, file count."""
     lines = [title]
     if goal:
-        lines.append(f"Goal: {goal}")
+        lines.append(field("Goal", goal))
     if blocker is not None:
-        lines.append(f"Blocker: {blocker or '(no note)'}")
+        lines.append(field("Blocker", blocker or "(no note)"))
     if run_summary:
-        lines.append(f"Run: {run_summary}")
+        lines.append(field("Run", run_summary))
     lines.append(f"Files touched: {len(files)}")
     return capped("\n".join(lines), SUMMARY_CHARS)
 
 
 def delegation_summary(task_title: str, result: str, artifacts: list[str]) -> str:
     """The body of a delegation_summary: the subagent's task, its result and artifacts."""
-    text = f"Subagent task: {task_title}\nResult: {result}"
+    text = f"{field('Subagent task', task_title)}\n{field('Result', result)}"
     if artifacts:
         text += "\nArtifacts: " + ", ".join(artifacts)
     return capped(text, DELEGATION_CHARS)
