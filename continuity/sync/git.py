@@ -209,6 +209,9 @@ class Repo:
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
         if result.returncode != 0 and _local_ref_failure(result.stderr):
             raise WriteFailed(f"sync failed: cannot update {ref} in this clone ({self.message(result.stderr)})")
+        if result.returncode < 0:  # git itself was stopped (a kill, the OOM killer): the ref did not move
+            raise WriteFailed(f"sync failed: git update-ref of {ref} was stopped by signal {-result.returncode}; "
+                              "run sync again")
         if result.returncode != 0:
             raise WriteFailed(f"sync failed: {ref} moved during the sync ({self.message(result.stderr)}); "
                               "run sync again")

@@ -129,3 +129,27 @@ def test_a_remote_that_cannot_move_what_it_received_into_place_fails_at_once(wor
     result = cli_process("sync", cwd=world.a)
     assert result.returncode == EXIT_REMOTE, result.stderr
     assert time.monotonic() - started < 30 and "could not store what was pushed" in result.stderr, result.stderr
+
+
+def test_a_git_stopped_by_a_signal_is_not_called_a_moved_ref(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git update-ref` killed (kill -9, the OOM killer): the error said the ref "moved during the sync", a cause
+    that was not so; it names the signal now. (A `git` on PATH that kills itself for update-ref, else runs git.)"""
+    from events.errors import WriteFailed
+
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = update-ref ] && kill -9 $$; done\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    git(tmp_path, "init", "-q", "repo")
+    repo = tmp_path / "repo"
+    blob = loose_blob(repo, b"x\n")
+    tree = subprocess.run(["git", "-C", str(repo), "mktree"], input=f"100644 blob {blob}\ta\n".encode(),
+                          capture_output=True, check=True).stdout.decode().strip()
+    commit = subprocess.run(["git", "-C", str(repo), "commit-tree", tree, "-m", "c"], capture_output=True,
+                            check=True).stdout.decode().strip()
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(WriteFailed, match="stopped by signal 9") as failed:
+        Repo(str(repo)).update_ref("refs/heads/continuity", commit, None)
+    assert "moved" not in str(failed.value)
