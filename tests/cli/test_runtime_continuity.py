@@ -31,7 +31,7 @@ MISSING = "--project is required for archive / restore / status / host-switch."
 READ_FIRST = ["AGENTS.md", ".agent/rules/core-principles.md", ".agent/rules/ai-behavior.md",
               ".agent/rules/code-standards.md"]
 NEXT_STEPS = [
-    "1. Read archive body via: runtime-continuity restore --project demo --load latest",
+    "1. Read archive body via: runtime-continuity restore --project <P> --load latest",  # literally, as the original
     "2. Pick up active run via: read .agent/runs/<id>.json events[] (latest host_switch_initiated tells you where "
     "to resume)",
     "3. If the new host uses the same ~/.agent/contexts/, no extra import is required — the latest.md symlink is "
@@ -959,11 +959,13 @@ def test_host_switch_updates_the_first_live_session_of_the_project(rc: Any, work
     assert sorted(p.name for p in sessions.iterdir()) == ["S-0.json", "S-1.json", "S-2.json"]
 
 
-@pytest.mark.parametrize(("held", "reported"), [(None, "absent"), (7, 7), ({"a": 1}, {"a": 1}), ("S-x", "S-x")])
-def test_host_switch_reports_the_session_id_as_the_file_holds_it(rc: Any, work: Path, held: Any,
+@pytest.mark.parametrize(("held", "reported"), [(None, "made"), ("", "made"), (0, "made"), (False, "made"),
+                                                 (7, 7), ({"a": 1}, {"a": 1}), ([], []), ("S-x", "S-x")])
+def test_host_switch_reports_the_session_id_as_the_original_does(rc: Any, work: Path, held: Any,
                                                                  reported: Any) -> None:
-    """§10: the updated session's `session_id` is reported as the file holds it; a file without one gives a
-    result without the key (JSON.stringify leaves out undefined), never a name made up from the file name."""
+    """§10 and the original's `body.session_id || sessionId`: the updated session's `session_id` as the file
+    holds it when truthy, else the id a new session would have had (`S-<P>-<stamp>`); the key is always there
+    (it was left out for a file without one, and "", 0 and false were passed through)."""
     sessions = work / ".agent" / "sessions"
     sessions.mkdir(parents=True)
     data: dict[str, Any] = {"project": "demo", "status": "running"}
@@ -972,11 +974,48 @@ def test_host_switch_reports_the_session_id_as_the_file_holds_it(rc: Any, work: 
     (sessions / "S-9.json").write_text(json.dumps(data))
     run = rc("host-switch", "--project", "demo", "--gate", "user", "--to-host", "cursor")
     assert run.code == 0
-    if reported == "absent":
-        assert "session_id" not in run.data
-        assert list(run.data)[-1] == "next_steps_for_new_host"
+    assert list(run.data)[-2:] == ["session_id", "next_steps_for_new_host"]
+    if reported == "made":
+        assert run.data["session_id"] == f"S-demo-{run.data['archive']['stamp']}"
+        assert sorted(p.name for p in sessions.iterdir()) == ["S-9.json"]  # the file was updated, none made
     else:
         assert run.data["session_id"] == reported
+
+
+@pytest.mark.parametrize(("task", "matches"), [(["T1", "ap"], True), (["T1", "apx"], False), ("T1-ap-2", True),
+                                               ({"ap": 1}, False), (7, False)])
+def test_a_session_whose_current_task_id_includes_the_project_is_its_session(rc: Any, work: Path, task: Any,
+                                                                             matches: bool) -> None:
+    """§4 "current_task_id containing P", as the original's `current_task_id?.includes?.(project)`: a list with P
+    as an element counts as a text holding it does (a list was never P's session: log recorded null, host-switch
+    made a second session file)."""
+    sessions = work / ".agent" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "S-1.json").write_text(json.dumps({"session_id": "S-arr", "current_task_id": task,
+                                                   "status": "running"}))
+    assert rc("log", "--project", "ap", "--gate", "agent").data["event"]["session_id"] == ("S-arr" if matches
+                                                                                            else None)
+    run = rc("host-switch", "--project", "ap", "--gate", "user", "--to-host", "cursor")
+    assert (run.data["session_id"] == "S-arr") is matches
+    assert (len(list(sessions.iterdir())) == 1) is matches
+
+
+def test_archive_makes_a_home_folder_that_does_not_exist(work: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """§15, folders are made as needed (the original's mkdirSync(recursive)): with HOME naming a folder that does
+    not exist, the archive answered ok with an archivePath where no file was (restore then found none)."""
+    home = tmp_path / "no" / "such" / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CONTINUITY_CONTEXTS_DIR", raising=False)
+    capsys.readouterr()
+    assert main(["archive", "--project", "h", "--gate", "user"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["ok"] is True and captured.err == ""
+    assert Path(data["archivePath"]).is_file() and Path(data["archivePath"]).parent == home / ".agent/contexts/h"
+    assert main(["restore", "--project", "h", "--gate", "user"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
 
 
 def test_host_switch_whose_session_cannot_be_written_is_still_recorded(work: Path) -> None:

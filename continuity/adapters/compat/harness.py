@@ -12,7 +12,8 @@ import os
 from typing import Any
 
 from continuity.adapters.compat.common import dump_json as _dump
-from continuity.adapters.compat.listings import active_run
+from continuity.adapters.compat.common import truthy
+from continuity.adapters.compat.listings import active_run, names_project
 from continuity.core.fsio import read_json, write_atomic
 
 RUN_EVENTS_KEPT = 200
@@ -51,13 +52,9 @@ def mirror_run_event(root: str, at: str, fields: dict[str, Any]) -> bool:
         return False
 
 
-#: A session file without a `session_id` (JavaScript's `undefined`: the result has no such key).
-NO_SESSION_ID = object()
-
-
 def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) -> object:
     """The session a host switch updates (first running/paused one of P) or creates; its `session_id` as the
-    file holds it (any JSON value; NO_SESSION_ID when it has none)."""
+    file holds it when truthy (any JSON value), else the id a new one would have, as the original answers."""
     from continuity.core.fsio import ensure_folder
     from events.errors import StoreUnsafe
 
@@ -73,13 +70,12 @@ def record_switch(root: str, project: str, to_host: str, at: str, stamp: str) ->
         data = read_json(path, within=root)
         if not isinstance(data, dict):
             continue
-        task = data.get("current_task_id")
-        matches = data.get("project") == project or (isinstance(task, str) and project in task)
-        if matches and data.get("status") in ("running", "paused"):
+        if names_project(data, project) and data.get("status") in ("running", "paused"):
             data["last_host"] = to_host
             data["last_switch_at"] = at
             write_atomic(path, _dump(data), durable=False, keep_mode=True, within=root)
-            return data.get("session_id", NO_SESSION_ID)
+            found = data.get("session_id")
+            return found if truthy(found) else f"S-{project}-{stamp}"  # the original's `body.session_id || sessionId`
     session_id = f"S-{project}-{stamp}"
     data = {"session_id": session_id, "project": project, "status": "running", "started_at": at,
             "last_host": to_host, "last_switch_at": at}

@@ -153,6 +153,15 @@ def active_run(root: str) -> str | None:
     return runs[0][2] if runs else None
 
 
+def names_project(session: dict[str, Any], project: str) -> bool:
+    """§4: a session file is P's when its `project` is P or its `current_task_id` includes P (the original's
+    `current_task_id?.includes?.(project)`: a text holding P, or a list with P as an element)."""
+    if session.get("project") == project:
+        return True
+    task = session.get("current_task_id")
+    return (isinstance(task, str) and project in task) or (isinstance(task, list) and project in task)
+
+
 def session_of(root: str, project: str) -> str | None:
     """The session of P: the newest session file naming P; its `session_id`."""
     folder = os.path.join(root, ".agent", "sessions")
@@ -160,8 +169,7 @@ def session_of(root: str, project: str) -> str | None:
         data = read_json(os.path.join(root, rel), within=root)
         if not isinstance(data, dict):
             continue
-        task = data.get("current_task_id")
-        if data.get("project") == project or (isinstance(task, str) and project in task):
+        if names_project(data, project):
             session = data.get("session_id")
             return session if isinstance(session, str) else None
     return None

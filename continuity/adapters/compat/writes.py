@@ -322,16 +322,14 @@ def _markdown_writable(store: Any, project: str) -> list[str]:
     """§9: the archive fails (`archive_failed`, the system's error) when its Markdown cannot be written, before
     anything is recorded. The Markdown is written from the archive's event once it is recorded (into the contexts
     folder `continuity` uses: CONTINUITY_CONTEXTS_DIR, config.json's contexts_dir, ~/.agent/contexts): a folder
-    that takes no file (not writable, a file in its place) is found here, by making one there and removing it. A
-    home folder that does not exist is not made (the archive is taken, and a warning says where the Markdown is
-    not), as for every archive. Returns the folders it made, deepest first (a refusal after it takes them back)."""
+    that takes no file (not writable, a file in its place) is found here, by making one there and removing it. The
+    folders are made as needed (§15, the original's `mkdirSync(recursive)`), a home folder that does not exist too:
+    `continuity archive` leaves that one unmade with a warning, but this CLI answered `ok: true` with an archivePath
+    where no file was. Returns the folders it made, deepest first (a refusal after it takes them back)."""
     from continuity.core.fsio import missing_folders, remove_empty_folders
-    from continuity.core.paths import contexts_dir, default_contexts, user_home
+    from continuity.core.paths import contexts_dir
 
-    contexts = contexts_dir(store)
-    if contexts == default_contexts() and not os.path.isdir(user_home()):
-        return []
-    folder = os.path.join(contexts, project)
+    folder = os.path.join(contexts_dir(store), project)
     made = missing_folders(folder)
     try:
         os.makedirs(folder, exist_ok=True)
@@ -361,22 +359,21 @@ def archive_mode(args: Args, project: str | None) -> dict[str, Any]:
     return {"ok": True, "action": "archive", "project": project, **fields}
 
 
-def next_steps(project: str) -> list[str]:
-    """§10's four steps for the new host, literally (only the project is filled in; `<id>` stays)."""
-    return [
-        f"1. Read archive body via: runtime-continuity restore --project {project} --load latest",
+#: §10's four steps for the new host, literally: the original prints `<P>` and `<id>` as they are.
+NEXT_STEPS = (
+        "1. Read archive body via: runtime-continuity restore --project <P> --load latest",
         "2. Pick up active run via: read .agent/runs/<id>.json events[] "
         "(latest host_switch_initiated tells you where to resume)",
         "3. If the new host uses the same ~/.agent/contexts/, no extra import is required — "
         "the latest.md symlink is already in place.",
         "4. host-only reattach: the archive does NOT carry hook secrets; re-establish Authorization: "
         "token ${secret://<ref>} via the secrets skill if needed.",
-    ]
+)
 
 
 def host_switch(args: Args, project: str | None) -> dict[str, Any]:
     """`host-switch`: archive, update or create the session, run event, the steps for the new host."""
-    from continuity.adapters.compat.harness import NO_SESSION_ID, record_switch
+    from continuity.adapters.compat.harness import record_switch
 
     assert project is not None
     source = args.get("from-host") or "unknown"
@@ -402,7 +399,5 @@ def host_switch(args: Args, project: str | None) -> dict[str, Any]:
         "reason": reason, "archive_path": fields["archivePath"], "archive_json_path": fields["archiveJsonPath"]})
     result = {"ok": True, "action": "host-switch", "project": project, "from_host": source, "to_host": target,
               "reason": reason, "archive": fields, "session_id": session_id,
-              "next_steps_for_new_host": next_steps(project)}
-    if session_id is NO_SESSION_ID:  # JSON.stringify leaves out a key whose value is undefined
-        del result["session_id"]
+              "next_steps_for_new_host": list(NEXT_STEPS)}
     return result
