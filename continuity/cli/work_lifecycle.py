@@ -126,15 +126,18 @@ def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:
 
 def _fetch(store: Any) -> str | None:
     """Bring in the remote's continuity branch without pushing; a warning instead of a failure."""
-    from continuity.sync.engine import open_repo
-    from continuity.sync.settings import remote_of
+    from continuity.core.errors import UsageError
+    from continuity.sync.engine import open_repo, tracking_ref
+    from continuity.sync.settings import branch_of, remote_of
     from events.errors import ContinuityError
 
     try:
         repo = open_repo(store)
-        remote = remote_of(store)
-        if remote not in repo.remotes():
-            return None
+        remote, branch = remote_of(store), branch_of(store)
+        try:  # a remote git knows by name, or a URL (as clone-store records it): sync takes both
+            tracking_ref(repo, remote, branch)
+        except UsageError:
+            return None  # no such remote: nothing to bring in
         from continuity.sync.engine import sync
 
         sync(store, remote=remote, push=False, catch_up=False)

@@ -115,6 +115,10 @@ def observe_context(store: Store) -> ContextFacts:
     if dirs is not None:
         local_tip = read_ref(dirs[1], f"refs/heads/{branch}")
         remote_tip = read_ref(dirs[1], f"refs/remotes/{remote}/{branch}")
+        if remote_tip is None and ("/" in remote or ":" in remote):  # a URL (clone-store's): sync's private ref
+            import hashlib
+
+            remote_tip = read_ref(dirs[1], f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}")
     local_behind = remote_behind = False
     if top and local_tip and remote_tip and local_tip != remote_tip:
         def ancestor(old: str, new: str) -> bool:

@@ -333,6 +333,32 @@ def test_context_states_follow_the_branch_and_the_remote(tmp_path: Path) -> None
     assert state_of(world.a) == "OFFLINE_IMPORTED_CONTEXT"
 
 
+def test_a_remote_given_as_a_url_is_fetched_by_start_and_read_for_the_context_state(tmp_path: Path) -> None:
+    """A clone made by `clone-store URL` records the remote as that URL: `work start` fetched nothing there (only a
+    remote git knows by name was fetched), without a word, and the context state never read the fetched branch
+    (kept under sync's private ref for a URL), so it could not say STALE."""
+    import hashlib
+
+    world = World(tmp_path)
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    fresh = world.clone("fresh", init=False)
+    assert cli("clone-store", str(world.remote), "--root", str(fresh))[0] == 0
+    config = json.loads((fresh / ".agent/runtime-continuity/config.json").read_text())
+    assert config["sync_remote"] == str(world.remote)
+    before = len(all_event_files(fresh))
+    append(world.a, "a2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    cli("work", "start", "--root", str(fresh))
+    assert len(all_event_files(fresh)) == before + 1  # a2 came in
+    assert state_of(fresh) == "CURRENT_OR_FETCHED"
+    append(world.a, "a3")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    key = hashlib.sha1(str(world.remote).encode()).hexdigest()[:12]
+    git(fresh, "fetch", "-q", str(world.remote), f"+refs/heads/continuity:refs/continuity/{key}/continuity")
+    assert state_of(fresh) == "STALE_LOCAL_CONTEXT"
+
+
 # -- audit ---------------------------------------------------------------------------------------
 
 
