@@ -427,9 +427,9 @@ def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: s
     if tip is not None and tip != head and not repo.is_ancestor(tip, head):
         if not repo.is_ancestor(head, tip):
             if recorded:
-                raise _refuse("import", f"transfer HEAD {head[:12]} lacks this store's own events, now recorded "
-                              f"on branch {branch!r} as {tip[:12]} (histories diverged); the transfer was not "
-                              "taken.")
+                raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing context cache "
+                              f"HEAD {tip[:12]} (histories diverged: the transfer lacks this store's own events, "
+                              f"which are now recorded on branch {branch!r}); the transfer was not taken.")
             raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing "
                           f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
         return True

@@ -665,7 +665,9 @@ def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
     assert code == EXIT_INVARIANT, out
     now = git(c, "rev-parse", "refs/heads/continuity").strip()
     assert now != first and git(c, "rev-parse", f"{now}^").strip() == first  # one commit: c's own event
-    assert f"now recorded on branch 'continuity' as {now[:12]}" in out["message"]
+    # seed 002's words for a diverged transfer (scripts look for them), then what was recorded here
+    assert f"conflicts with the existing context cache HEAD {now[:12]} (histories diverged" in out["message"]
+    assert "now recorded on branch 'continuity'" in out["message"]
     assert out["message"].endswith("the transfer was not taken.")
     assert "nothing changed" not in out["message"]
     assert (c / MARKER).read_bytes() == marker and event_names(c) == names
