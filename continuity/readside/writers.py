@@ -300,7 +300,11 @@ def _refresh(
             for model, _, _ in saved:
                 if model.name in inside:
                     mark_unfinished(store, model)
-        changed = [(model, state) for model, state, dirty in saved if dirty and model.name not in unwritten]
+        # A rebuild's model whose only unwritten documents are outside the store (the project's .ai-bridge/, a home's
+        # Markdown) is saved all the same: its saved copy was marked unfinished before the first document
+        # (_MarkFirst), and left so, every later command would rebuild it again.
+        changed = [(model, state) for model, state, dirty in saved
+                   if dirty and (model.name not in unwritten or (rebuild and model.name not in inside))]
         if changed:
             ensure_folder(store.path, models_dir(store))
         for model, state in changed:
@@ -343,8 +347,9 @@ def _marking_first(store: Store, writers: dict[str, Any]) -> dict[str, Any]:
         if not marked:
             marked.append(True)
             for name in writers:
-                if name in REGISTRY:
-                    mark_unfinished(store, REGISTRY[name])
+                if name in REGISTRY:  # a store where no mark can be written takes no document either: it says so
+                    with contextlib.suppress(OSError, ContinuityError):
+                        mark_unfinished(store, REGISTRY[name])
 
     return {name: _MarkFirst(each, mark) for name, each in writers.items()}
 
