@@ -259,8 +259,11 @@ def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSe
     if item is None:
         raise WorkNotFound(f"unknown work item {request.item_id!r} in workstream {ws.id}")
     env = identity.fields()
+    # A field given as it already is changes nothing: no revision is recorded for it (setting a title twice wrote a
+    # revision each time, while setting a status twice was "nothing to change").
     changes: dict[str, Any] = {field: getattr(request, field) for field in REVISABLE
-                               if getattr(request, field) is not None}
+                               if getattr(request, field) is not None
+                               and _as_held(getattr(request, field)) != _as_held(getattr(item, field))}
     _unique_lists(item.id, {field: value for field, value in changes.items() if field in ITEM_LISTS})
     revision = ItemRevision(item_id=item.id, **changes) if changes else None
     if request.reopen and request.status is None:
@@ -269,10 +272,17 @@ def decide_item_set(state: WorkstreamsState, identity: Identity, request: ItemSe
     if request.status is not None and (request.status != item.status or request.reopen):
         change = transition(ws.id, item, request.status, request.reopen)
     if revision is None and change is None:
-        raise UsageError("nothing to change: give --status or a field to set")
+        given = request.status is not None or any(getattr(request, field) is not None for field in REVISABLE)
+        raise UsageError(f"nothing to change: work item {item.id} is already so" if given
+                         else "nothing to change: give --status or a field to set")
     drafts = item_events(env, ws.id, [], [revision] if revision else [], [change] if change else [])
     check_after(state, drafts, ws.id, whole=False)
     return drafts
+
+
+def _as_held(value: Any) -> Any:
+    """A field's value as an item holds it (a list as a tuple), to compare a request's with the item's."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def decide_cursor_set(state: WorkstreamsState, identity: Identity, request: CursorSet) -> list[Event]:

@@ -296,6 +296,20 @@ def test_granular_refusals_and_not_found(started: WorkstreamsState) -> None:
         decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", status="PENDING", reopen=True))
 
 
+def test_a_field_or_status_given_as_it_already_is_changes_nothing(started: WorkstreamsState) -> None:
+    """`work item set` with values the item already holds: "already so" (exit 2), nothing recorded, for a status
+    as for a revised field (a title set twice wrote a revision each time; a status set twice said to give one)."""
+    item = started.workstreams[next(iter(started.workstreams))].items["A1"]
+    for same in ({"status": item.status}, {"title": item.title}, {"scope": tuple(item.scope)},
+                 {"title": item.title, "status": item.status}):
+        with pytest.raises(UsageError, match="nothing to change: work item A1 is already so"):
+            decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", **same))
+    renamed = decide.decide_item_set(started, WHO, decide.ItemSet(item_id="A1", title=item.title + "!",
+                                                                  status=item.status))
+    assert len(renamed) == 1 and renamed[0].revisions[0].title == item.title + "!"  # type: ignore[attr-defined]
+    assert renamed[0].revisions[0].priority is None  # type: ignore[attr-defined]
+
+
 def test_the_same_change_made_by_two_clones_is_no_conflict(started: WorkstreamsState) -> None:
     """Both clones moved A2 PENDING -> COMPLETED (and the workstream to BLOCKED): the second change found it where it
     lands and was reported as a stale status change, making `work status` and `verify` fail on nothing broken. A
