@@ -34,7 +34,25 @@ PLAIN_HOOKS = {
 
 
 def handle(harness: str, root: str | None) -> int:
-    """Read the hook's stdin, handle it, print what the harness should see; always 0."""
+    """Read the hook's stdin, handle it, print what the harness should see; always 0.
+
+    Whatever fails on the way, even the report of a problem (no file descriptor left to import the module that
+    reports, no memory for the payload), ends in exit 0 and, if stderr takes it, one line naming the failure: a
+    hook never blocks the agent (such a failure ended in the CLI's "internal error", exit 70)."""
+    try:
+        return _handle(harness, root)
+    except Exception as error:
+        try:
+            why = getattr(error, "strerror", None)  # never the error's text: it may quote a path or a payload
+            sys.stderr.write(f"continuity hook: not handled ({type(error).__name__}{': ' + why if why else ''}); "
+                             "nothing recorded\n")
+            sys.stderr.flush()
+        except Exception:  # no stderr either: the exit code is all the harness can be told
+            pass
+        return 0
+
+
+def _handle(harness: str, root: str | None) -> int:
     raw = _payload()
     if raw is None:  # a payload is written and closed at once: recording it later could outlive the harness
         from continuity.adapters.hooks import _store_for_logging, report

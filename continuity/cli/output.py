@@ -255,6 +255,8 @@ def warn(warnings: Iterable[str], prog: str = "continuity") -> None:
     secret is redacted, as `--json` shows it (a file name in a synced tree, a value quoted from a settings file)."""
     from continuity.core.text import one_line
 
-    for line in dict.fromkeys(one_line(" ".join(shown_text(str(warning)).split())) for warning in warnings):
-        sys.stderr.write(f"{prog}: warning: {line}\n")
-    sys.stderr.flush()
+    lines = dict.fromkeys(one_line(" ".join(shown_text(str(warning)).split())) for warning in warnings)
+    with contextlib.suppress(OSError):  # a stderr that takes nothing (full, closed): the answer is still given
+        for line in lines:
+            sys.stderr.write(f"{prog}: warning: {line}\n")
+        sys.stderr.flush()

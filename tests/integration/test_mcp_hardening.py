@@ -196,6 +196,28 @@ def _raw_session(root: Path, tmp_path: Path) -> Any:
     return process, send, read
 
 
+def test_a_request_line_past_the_bound_is_dropped_without_being_held(tmp_path: Path) -> None:
+    """A request line of 400 MiB (`continuity mcp < /dev/zero` never ends one): the server held all of it, so an
+    endless one took memory until the process died (or, under a limit, exit 70). It is read past now, held no
+    further than its bound (64 MiB), and the next request is answered."""
+    root = make_project(tmp_path)
+    process, send, read = _raw_session(root, tmp_path)
+    try:
+        chunk = b"a" * (1 << 20)
+        for _ in range(400):
+            process.stdin.write(chunk)
+        process.stdin.write(b"\n")  # the long line's end
+        send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}))
+        listed = read()
+        with open(f"/proc/{process.pid}/status") as status:
+            peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+        assert listed["id"] == 7 and listed["result"]["tools"], listed
+        assert peak_kb < 300 * 1024, peak_kb  # the line's bound and the server, not 400 MiB
+    finally:
+        process.stdin.close()
+        assert process.wait(60) == 0
+
+
 def test_a_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
     """A lone surrogate escape (Node writes one for half an emoji) or arguments nested 300 deep: the SDK dropped
     the line and the client waited forever. The first is read with U+FFFD, as the hooks read it; the second is

@@ -169,6 +169,8 @@ def serve(root: str | None) -> None:
             anyio.run(run)
         except* (BrokenPipeError, ConnectionResetError):  # the client stopped reading: it left, as at stdin's end
             pass
+        except* OSError as group:  # stdout took no more (a full disk, /dev/full): the guard's one line, exit 5
+            raise _first_os_error(group) from None
     except BaseException:
         if interrupted.seen:  # Ctrl-C: whatever the SDK's tasks raised as they were cancelled, it is an interrupt
             raise KeyboardInterrupt from None
@@ -177,6 +179,15 @@ def serve(root: str | None) -> None:
         interrupted.unfollow()
         if claimed:
             claimed[1]()
+
+
+def _first_os_error(group: BaseExceptionGroup[OSError]) -> OSError:
+    """The first OSError of a group of them (groups nest: a task group's inside the server's)."""
+    for each in group.exceptions:
+        if isinstance(each, BaseExceptionGroup):
+            return _first_os_error(each)
+        return each
+    return OSError("no error")
 
 
 class _Interrupts:

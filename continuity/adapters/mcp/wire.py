@@ -326,6 +326,13 @@ class _SeenWrite(_Wrapped):
         self._pending.written(item)
 
 
+#: The longest request line the server reads (bytes): a longer one is dropped as it arrives, read on to its end
+#: without being held, so an endless line (`continuity mcp < /dev/zero`) costs no memory past this.
+MAX_LINE = 64 << 20
+#: What stands for a dropped line: no JSON, so the SDK drops it as it drops any line it cannot parse.
+DROPPED = "(a request line over 64 MiB, dropped)\n"
+
+
 class StdinLines:
     """The client's lines, read from a private copy of fd 0 in a wait that a cancel ends at once.
 
@@ -386,6 +393,8 @@ class StdinLines:
             return self._lines.pop(0)
         end = self._buffer.find(b"\n", self._scanned)
         while end < 0 and not self._ended:  # only what is new is searched: a long line costs linear time
+            if len(self._buffer) > MAX_LINE:
+                return await self._dropped()
             self._scanned = len(self._buffer)
             chunk = await self._read()
             if chunk:
@@ -393,6 +402,10 @@ class StdinLines:
                 end = self._buffer.find(b"\n", self._scanned)
             else:
                 self._ended = True
+        if end > MAX_LINE:
+            del self._buffer[:end + 1]
+            self._scanned = 0
+            return self._said_dropped()
         if end < 0 and not self._buffer:
             raise StopAsyncIteration
         cut = len(self._buffer) if end < 0 else end + 1
@@ -405,6 +418,31 @@ class StdinLines:
             return line
         self._lines = [part if part.endswith("\n") else part + "\n" for part in parts[1:] if part not in ("", "\n")]
         return parts[0] + "\n"
+
+    async def _dropped(self) -> str:
+        """Read past the rest of a line over MAX_LINE, holding none of it; DROPPED in its place."""
+        self._buffer.clear()
+        while not self._ended:
+            chunk = await self._read()
+            if not chunk:
+                self._ended = True
+                break
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self._buffer += chunk[end + 1:]
+                break
+        self._scanned = 0
+        return self._said_dropped()
+
+    @staticmethod
+    def _said_dropped() -> str:
+        import contextlib
+        import sys
+
+        with contextlib.suppress(OSError):  # the client sees no answer to it; its log (stderr) says why
+            sys.stderr.write(f"continuity mcp: {DROPPED}")
+            sys.stderr.flush()
+        return DROPPED
 
     async def _read(self) -> bytes:
         import os

@@ -1,0 +1,72 @@
+"""A process short of what it runs on: a stderr that takes nothing, a stdout that is full, no file descriptor left.
+Reads still answer, hooks still exit 0, and a full stdout is exit 5, as for every other command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from continuity.core.errors import EXIT_WRITE_FAILED
+from tests.helpers import all_event_files
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}, **extra}
+
+
+@pytest.mark.parametrize("command", [["resume-bundle"], ["resume-bundle", "--format", "json"], ["status"]])
+def test_a_read_with_a_warning_answers_when_stderr_takes_nothing(project: Path, command: list[str]) -> None:
+    """No git on PATH (the brief warns that git facts are unavailable) and a stderr that is full: the warning
+    failed to print, and the read printed nothing (exit 0 or 5); the answer is given, exit 0."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=subprocess.PIPE,
+                              stderr=full, env=_env(PATH=""), timeout=60)
+    assert done.returncode == 0 and done.stdout.strip(), done
+
+
+def test_the_mcp_server_with_a_full_stdout_is_exit_5(project: Path) -> None:
+    """stdout on a full device: exit 5 and one line, as every command (it was "internal error", exit 70)."""
+    requests = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "log", "arguments": {
+            "message": "logged while stdout is full"}}}]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "continuity", "mcp"], cwd=project, stdout=full,
+                              stderr=subprocess.PIPE, env=_env(), timeout=120,
+                              input="".join(json.dumps(each) + "\n" for each in requests).encode())
+    err = done.stderr.decode()
+    assert done.returncode == EXIT_WRITE_FAILED, err
+    assert err.count("\n") == 1 and "output not written" in err and "internal error" not in err
+
+
+def test_a_hook_with_no_file_descriptor_left_exits_0(project: Path) -> None:
+    """A limit of a few open files: the hook failed where it reported its own failure (an import needs a
+    descriptor) and ended in "internal error", exit 70. It exits 0, with one line when stderr takes it."""
+    import resource
+
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                          "tool_input": {"command": "ls"}, "cwd": str(project)})
+    tried = 0
+    for limit in (5, 6, 7, 8, 10):
+        def limited(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        started = subprocess.run([sys.executable, "-c", "import continuity.adapters.hook_fast"], cwd=project,
+                                 env=_env(), capture_output=True, preexec_fn=limited, timeout=60)
+        if started.returncode != 0:  # the interpreter itself does not start with so few: nothing to ask a hook
+            continue
+        tried += 1
+        done = subprocess.run([sys.executable, "-m", "continuity", "hook", "claude-code"], cwd=project, env=_env(),
+                              input=payload.encode(), capture_output=True, preexec_fn=limited, timeout=60)
+        assert done.returncode == 0, (limit, done.stderr)
+        assert done.stderr.count(b"\n") <= 1 and b"Traceback" not in done.stderr, (limit, done.stderr)
+    assert tried >= 3
+    assert all_event_files(project)  # with enough descriptors the command was recorded
