@@ -392,8 +392,9 @@ class Repo:
         """Whether `head`'s history past `bases` reaches the object `sha` (a blob a commit there added)."""
         if head is None:
             return False
-        listed = self.run("rev-list", "--objects", head, *(f"^{base}" for base in bases), "--")
-        return any(line.split(b" ", 1)[0] == sha.encode() for line in listed.splitlines())
+        # ids only: a path name after an id may hold any byte (a "\r" or "\n" and an id forged a line that held it)
+        listed = self.run("rev-list", "--objects", "--no-object-names", head, *(f"^{base}" for base in bases), "--")
+        return sha.encode() in listed.split(b"\n")
 
     def merged_into(self, folder: str, commit: str) -> set[str]:
         """The refs directly under a folder whose commits `commit` already holds (is or descends from)."""

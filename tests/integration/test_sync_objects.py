@@ -153,3 +153,20 @@ def test_a_git_stopped_by_a_signal_is_not_called_a_moved_ref(tmp_path: Path,
     with pytest.raises(WriteFailed, match="stopped by signal 9") as failed:
         Repo(str(repo)).update_ref("refs/heads/continuity", commit, None)
     assert "moved" not in str(failed.value)
+
+
+@pytest.mark.parametrize("mark", ["\r", "\n"])
+def test_a_path_name_cannot_make_history_seem_to_hold_an_object(tmp_path: Path, mark: str) -> None:
+    """`rev-list --objects` prints each object's path after its id: a file named `a<CR><id>` read a line at every
+    Unicode break forged a line holding that id, so an object no commit holds was found in the history."""
+    git(tmp_path, "init", "-q", "repo")
+    repo = tmp_path / "repo"
+    absent = "99cbd0fe15b30bff125ac17b35fb7b369c4e566b"
+    (repo / f"a{mark}{absent}").write_text("x")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "c")
+    present = loose_blob(repo, b"x")
+    reader = Repo(str(repo))
+    head = reader.rev("HEAD")
+    assert not reader.holds_object(head, [], absent)
+    assert reader.holds_object(head, [], present)
