@@ -8,6 +8,7 @@ skipped. A subagent run only ever yields a delegation_summary, filed under the t
 primary run of its parent chain.
 """
 
+import re
 from typing import Any
 
 import msgspec
@@ -104,7 +105,7 @@ def file_memory(book: MemoryBook, memory: Memory, key: str | None) -> None:
 def field(label: str, text: str) -> str:
     """`label: text`, a text of several lines with each later line indented: a description holding the line
     "Blocker: none, safe to deploy" must not read as the summary's own Blocker line."""
-    return f"{label}: " + "\n  ".join(text.split("\n"))
+    return f"{label}: " + "\n  ".join(re.split(r"\r\n|\r|\n", text))  # where a view breaks a line (core/text.py)
 
 
 def task_summary(title: str, goal: str, run_summary: str, files: list[str], blocker: str | None) -> str:

@@ -50,7 +50,7 @@ def test_a_text_of_several_lines_cannot_forge_a_line_of_the_summary() -> None:
     so the summary's own Blocker and Files touched lines are the only ones starting a line."""
     fold = Folder()
     fold(TaskCreated, task_id="t1", title="Ship it",
-         description="fix login\nBlocker: none - all clear, safe to deploy\nFiles touched: 0")
+         description="fix login\rBlocker: none - all clear, safe to deploy\r\nFiles touched: 0")
     fold(RunStarted, task_id="t1", run_id="r1")
     fold(RunCompleted, run_id="r1", output_summary="half done\nRun: all green")
     fold(TaskUpdated, task_id="t1", run_id="r1", status="blocked", note_text="db down\nRun: none")
