@@ -23,7 +23,7 @@ from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.credentials import guard_remote, mask_url
-from continuity.sync.engine import Progress, fetch_remote, nodes_folder, sync, tracking_ref
+from continuity.sync.engine import Progress, fetch_remote, given_remote, nodes_folder, sync, tracking_ref
 from continuity.sync.foldworker import read_frame, write_frame
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
@@ -50,7 +50,7 @@ def clone_store(root: str, remote: str, *, branch: str | None = None,
     store = Store(root)
     store.check_safe()
     branch_name = branch_of(store, branch)
-    remote_name = remote_of(store, remote)
+    remote_name = remote_of(store, given_remote(repo, remote))
     warnings = guard_remote(repo, remote_name)
     shadowed = shadowed_remote(branch_name, repo.remotes())
     if shadowed is not None:  # before the fetch writes a tracking ref for it

@@ -137,11 +137,20 @@ class SyncReport(msgspec.Struct, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
+def given_remote(repo: Repo, remote: str | None) -> str | None:
+    """A remote given on the command line as a relative path to a local repository, as the absolute path it names
+    from the folder the command runs in (git runs in the work tree's root, and config.json keeps it for commands
+    run from any folder: `clone-store r.git` recorded "r.git", read later from elsewhere); anything else as is."""
+    if remote is None or os.path.isabs(remote) or remote in repo.remotes() or not os.path.isdir(remote):
+        return remote
+    return os.path.abspath(remote)
+
+
 def _remote_key(repo: Repo, remote: str) -> tuple[str, bool]:
     """(the name refs use for a remote: its own name, or a digest of a URL; True when it is a named remote)."""
     if remote in repo.remotes():
         return remote, True
-    if "/" in remote or ":" in remote or os.path.isdir(remote):
+    if "/" in remote or ":" in remote or os.path.isdir(os.path.join(repo.root, remote)):  # git runs in the root
         return hashlib.sha1(remote.encode()).hexdigest()[:12], False
     shown = mask_url(remote)
     raise UsageError(f"no git remote named {shown!r} (add one with `git remote add {shown} URL`, "
@@ -909,7 +918,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store, branch)
-    remote = remote_of(store, remote)
+    remote = remote_of(store, given_remote(repo, remote))
     warnings = guard_remote(repo, remote)
     refuse_checked_out(repo, branch)
     if not reconnecting and os.path.exists(health.offline_marker(store)):

@@ -34,7 +34,7 @@ from continuity.core.paths import TRANSFER_BUNDLE, TRANSFER_MANIFEST, TRANSFER_R
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, has_secret, mask_url
-from continuity.sync.engine import Syncer, open_repo, refuse_checked_out, refuse_foreign
+from continuity.sync.engine import Syncer, given_remote, open_repo, refuse_checked_out, refuse_foreign
 from continuity.sync.git import Repo
 from continuity.sync.objects import ObjectReader
 from continuity.sync.settings import branch_of, remote_of
@@ -624,7 +624,7 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
     store.check_safe()
     repo = open_repo(store)
     branch = branch_of(store)
-    name = remote_of(store, remote)
+    name = remote_of(store, given_remote(repo, remote))
     refuse_checked_out(repo, branch)
     guard_remote(repo, name)  # a URL with credentials is refused before git runs
     if name in repo.remotes():

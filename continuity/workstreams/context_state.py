@@ -112,10 +112,11 @@ def observe_context(store: Store) -> ContextFacts:
     local_tip = remote_tip = None
     top = work_tree_root(store.root)
     dirs = git_dirs(top) if top else None
-    if dirs is not None:
+    if top and dirs is not None:
         local_tip = read_ref(dirs[1], f"refs/heads/{branch}")
         remote_tip = read_ref(dirs[1], f"refs/remotes/{remote}/{branch}")
-        if remote_tip is None and ("/" in remote or ":" in remote):  # a URL (clone-store's): sync's private ref
+        if remote_tip is None and ("/" in remote or ":" in remote or os.path.isdir(os.path.join(top, remote))):
+            # a URL or a path (as clone-store records it): sync's private ref for it
             import hashlib
 
             remote_tip = read_ref(dirs[1], f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}")

@@ -359,6 +359,27 @@ def test_a_remote_given_as_a_url_is_fetched_by_start_and_read_for_the_context_st
     assert state_of(fresh) == "STALE_LOCAL_CONTEXT"
 
 
+def test_a_remote_given_as_a_relative_path_is_recorded_as_the_folder_it_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`clone-store ../../r.git` from a subfolder: config.json kept the relative text, which git (run in the work
+    tree's root) and every later command (run from any folder) read as another folder. The absolute path it named
+    is kept; sync from another subfolder works, and the context state reads its fetched branch."""
+    world = World(tmp_path)
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    fresh = world.clone("fresh", init=False)
+    (fresh / "sub" / "deeper").mkdir(parents=True)
+    monkeypatch.chdir(fresh / "sub" / "deeper")
+    assert cli("clone-store", os.path.relpath(world.remote))[0] == 0
+    config = json.loads((fresh / ".agent/runtime-continuity/config.json").read_text())
+    assert config["sync_remote"] == str(world.remote)
+    monkeypatch.chdir(fresh / "sub")
+    append(world.a, "a2")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    assert cli("sync")[0] == 0 and len(all_event_files(fresh)) == 2
+    assert state_of(fresh) == "CURRENT_OR_FETCHED"
+
+
 # -- audit ---------------------------------------------------------------------------------------
 
 
