@@ -8,6 +8,10 @@ from collections.abc import Sequence
 from continuity.cli.output import Output
 from events.errors import ContinuityError, SecretRefused
 
+#: The most arguments a command line may hold: every list an event holds takes at most 256 items, and argparse's
+#: time grows with the square of the count (50,000 `--done x` took a minute).
+MAX_ARGUMENTS = 4096
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
@@ -32,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args_list[:] = [arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for arg in args_list]
         elif bad is not None:
             raise UsageError(f"argument {bad} is not valid UTF-8")
+        if len(args_list) > MAX_ARGUMENTS and args_list[:1] != ["hook"]:  # a hook reads no argument past --root
+            raise UsageError(f"{len(args_list)} arguments: at most {MAX_ARGUMENTS} (no command takes more; argparse "
+                             "would take minutes over a hundred thousand)")
         if args_list == ["--version"]:  # asked by doctor and scripts: no command tree to build
             from continuity import package_version
 

@@ -970,3 +970,15 @@ def test_an_item_that_says_nothing_is_named_by_its_argument_over_mcp_and_the_api
     with pytest.raises(UsageError) as refused:
         Continuity(project).call("log", message="x", **arguments)
     assert str(refused.value).startswith(f"{named} is empty") and "--" not in str(refused.value)
+
+
+def test_a_command_line_of_thousands_of_arguments_is_refused_at_once(project: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """100,000 arguments took argparse minutes (its time grows with the square of the count) before the one-line
+    refusal of a list over 256 items: past 4,096 arguments, which no command needs, it is a usage error at once."""
+    argv = ["log", "-m", "hi", *(["--done", "x"] * 50_000)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "continuity: error: 100003 arguments: at most 4096 (no command takes more; argparse would take " \
+                  "minutes over a hundred thousand)\n"
+    assert main(["log", "-m", "hi", *(["--done", "x"] * 256)]) == 0  # the most items a list holds still goes
