@@ -1646,3 +1646,22 @@ def test_a_changed_file_named_with_a_unicode_line_break_is_one_dirty_file(rc: An
     assert sorted(data["archive"]["refs"]["dirty_files"]) == ["a.txt", name]
     markdown = (home / ".agent" / "contexts" / "marks" / "latest.md").read_text()
     assert "\n? FORGED_backdoor.py" not in markdown
+
+
+def test_a_note_copy_that_would_make_the_event_too_large_is_left_out(work: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """I12 keeps the whole --note-json in the event: a note with a big key the original ignores made a log that
+    fits without it fail (`write_failed`, event too large). It is written without the copy, with one warning."""
+    done = "\n".join(["d" * 480] * 250)
+    later = "\n".join(["n" * 480] * 250)
+    capsys.readouterr()
+    argv = ["log", "--project", "big", "--gate", "agent", "--done", done, "--next", later]
+    assert main([*argv, "--note-json", json.dumps({"x": "y" * 20000})]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["ok"] is True and data["event"]["summary"]["done"] == ["d" * 480] * 250
+    assert "note" not in data["event"] or data["event"]["note"] is None
+    assert captured.err.startswith("runtime-continuity: warning: the event keeps no copy of --note-json: with it, "
+                                   "event too large") and captured.err.count("\n") == 1
+    assert main([*argv[:5], "--note-json", json.dumps({"x": "y"})]) == 0  # a note that fits is kept
+    assert json.loads(capsys.readouterr().out)["event"]["note"] == {"x": "y"}

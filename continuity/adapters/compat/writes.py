@@ -149,6 +149,7 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
     from continuity.core.identity import resolve_identity
     from continuity.core.paths import event_relpath
     from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
+    from events.errors import EventInvalid
 
     assert project is not None
     note, is_null = note_of(args.get("note-json"))
@@ -184,11 +185,25 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         command_summary=(args.get("command-summary") or "") if command is not None else None,
         note=stored_note(note) or None,
     )
-    drafts = (decide_checkpoint(identity, request, allow_empty=True) if checkpoint
-              else decide_log(identity, request, allow_empty=True))
-    with taken_back_on_failure(root):
-        store = store_for_write(root, project)
-        stored = store.open_log().append_many(drafts)[0]
+    def appended(request: WorkRequest) -> tuple[Any, Any]:
+        drafts = (decide_checkpoint(identity, request, allow_empty=True) if checkpoint
+                  else decide_log(identity, request, allow_empty=True))
+        with taken_back_on_failure(root):
+            store = store_for_write(root, project)
+            return store, store.open_log().append_many(drafts)[0]
+
+    try:
+        store, stored = appended(request)
+    except EventInvalid as error:  # I12's copy of the note is continuity's own: it never costs a write (§8)
+        if request.note is None or not str(error).startswith("event too large"):
+            raise
+        import msgspec
+
+        from continuity.adapters.compat.common import PROGRAM
+        from continuity.cli.output import warn
+
+        store, stored = appended(msgspec.structs.replace(request, note=None))
+        warn([f"the event keeps no copy of --note-json: with it, {error}"], PROGRAM)
     relpath = event_relpath(stored.name)
     event = seed_event(stored.event)
     from continuity.adapters.compat.state import write_state
