@@ -50,6 +50,8 @@ from projections.readmodel import ReadModel
 ARCHIVE_LIMIT = 200
 EVIDENCE_LIMIT = 200
 VALIDATIONS_LIMIT = 5000
+#: The most ledger ids kept by digest alone past VALIDATIONS_LIMIT (about 80 bytes each in the saved model).
+RECORDED_LIMIT = 200_000
 PROBLEMS_LIMIT = 100
 RETIRED_LIMIT = 20000
 
@@ -186,6 +188,9 @@ class WorkstreamsState(msgspec.Struct, kw_only=True):
     last_event_id: str | None = None
     #: Ids of archived workstreams forgotten past ARCHIVE_LIMIT: never started again (their files stay).
     retired: list[str] = msgspec.field(default_factory=list)
+    #: Ledger ids whose entries aged out of `validations` (VALIDATIONS_LIMIT): id -> a digest of the entry, so an id
+    #: stays immutable past the newest entries kept whole (seed 002: ledger ids are immutable), up to RECORDED_LIMIT.
+    recorded: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 def active_ids(state: WorkstreamsState) -> list[str]:
@@ -456,13 +461,30 @@ def on_rejected(state: WorkstreamsState, name: str, event: ApproachRejected) -> 
     return state
 
 
+def entry_digest(entry: ValidationEntry) -> int:
+    """A digest of a ledger entry's whole content (64 bits), kept for an id once its entry ages out."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(msgspec.msgpack.encode(entry), digest_size=8).digest(), "big")
+
+
+def ledger_has(state: WorkstreamsState, entry: ValidationEntry) -> bool | None:
+    """Whether the ledger holds `entry`'s id: None when never recorded, True with this very content, False with
+    other content (ids are immutable: the newest entries are compared whole, older ones by their digest)."""
+    known = state.validations.get(entry.id)
+    if known is not None:
+        return known.entry == entry
+    digest = state.recorded.get(entry.id)
+    return None if digest is None else digest == entry_digest(entry)
+
+
 def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded) -> WorkstreamsState:
     """Ledger entries appended; an id seen before keeps its first entry (other content is a problem)."""
     _touch(state, event)
     for entry in event.entries:
-        known = state.validations.get(entry.id)
-        if known is not None:
-            if known.entry != entry:
+        held = ledger_has(state, entry)
+        if held is not None:
+            if not held:
                 _problem(state, event, "validation_reused", event.workstream_id, [entry.id],
                          f"validation id {entry.id} was recorded twice with different content "
                          "(the first stays; concurrent writers merged?)")
@@ -471,17 +493,21 @@ def on_validation(state: WorkstreamsState, name: str, event: ValidationRecorded)
                                                  recorded_at=event.created_at, event_id=event.event_id,
                                                  workstream_id=event.workstream_id)
         while len(state.validations) > VALIDATIONS_LIMIT:
-            del state.validations[next(iter(state.validations))]
+            oldest = state.validations.pop(next(iter(state.validations)))
+            state.recorded[oldest.entry.id] = entry_digest(oldest.entry)
+            while len(state.recorded) > RECORDED_LIMIT:
+                del state.recorded[next(iter(state.recorded))]
     return state
 
 
 MODEL = ReadModel(
-    "workstreams", format=5, state=WorkstreamsState, initial=WorkstreamsState,
+    "workstreams", format=6, state=WorkstreamsState, initial=WorkstreamsState,
     folds={WorkstreamStarted: on_started, WorkstreamRevised: on_revised, WorkstreamStatusChanged: on_status,
            WorkItemAdded: on_items_added, WorkItemStatusChanged: on_item_status, WorkItemRevised: on_item_revised,
            CursorMoved: on_cursor, ContextCheckpointed: on_checkpointed, DecisionRecorded: on_decision,
            FindingConfirmed: on_finding, ApproachRejected: on_rejected, ValidationRecorded: on_validation,
            WorkProblemsResolved: on_problems_resolved},
     bounds={"ARCHIVE_LIMIT": ARCHIVE_LIMIT, "EVIDENCE_LIMIT": EVIDENCE_LIMIT,
-            "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT, "RETIRED_LIMIT": RETIRED_LIMIT},
+            "VALIDATIONS_LIMIT": VALIDATIONS_LIMIT, "RECORDED_LIMIT": RECORDED_LIMIT, "PROBLEMS_LIMIT": PROBLEMS_LIMIT,
+            "RETIRED_LIMIT": RETIRED_LIMIT},
 )

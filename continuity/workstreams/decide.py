@@ -43,6 +43,7 @@ from projections.workstreams import (
     Workstream,
     WorkstreamsState,
     active,
+    ledger_has,
     open_problems,
     unresolved,
 )
@@ -125,11 +126,11 @@ def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id:
 def validation_events(state: WorkstreamsState, env: dict[str, Any], entries: Sequence[ValidationEntry],
                       facts: Facts, ws_id: str | None) -> list[Event]:
     """The ledger entries not yet recorded; an id recorded with other content is refused (ids are immutable)."""
-    reused = [entry.id for entry in entries
-              if entry.id in state.validations and state.validations[entry.id].entry != entry]
+    held = [ledger_has(state, entry) for entry in entries]
+    reused = [entry.id for entry, has in zip(entries, held, strict=True) if has is False]
     if reused:
         refuse(f"Validation ledger entry ids are immutable and already exist: {', '.join(reused)}")
-    new = [entry for entry in entries if entry.id not in state.validations]
+    new = [entry for entry, has in zip(entries, held, strict=True) if has is None]
     events: list[Event] = []
     # bound to this worktree only when it is about this clone's repository: another repository's evidence (a gate run
     # in that clone) is recorded unbound, never judged against a worktree it was not run in
@@ -311,7 +312,7 @@ def decide_validate(state: WorkstreamsState, identity: Identity, entry: Validati
     An empty `repository` takes this clone's configured id, else the newest checkpoint's repository, else the
     active workstream's first.
     """
-    if entry.id in state.validations:
+    if entry.id in state.validations or entry.id in state.recorded:
         refuse(f"Validation ledger entry ids are immutable and already exist: {entry.id}")
     unique(entry.evidence_refs, f"validation ledger entry {entry.id} evidenceRefs", "validation ledger entry")
     ws = active(state)

@@ -37,7 +37,8 @@ from tests.workstream_docs import item, tracked
 
 #: Every model's bounds, small enough for a few hundred commands to push each past its limit.
 SMALL_BOUNDS = {
-    "projections.workstreams": {"ARCHIVE_LIMIT": 2, "EVIDENCE_LIMIT": 3, "VALIDATIONS_LIMIT": 3, "RETIRED_LIMIT": 4},
+    "projections.workstreams": {"ARCHIVE_LIMIT": 2, "EVIDENCE_LIMIT": 3, "VALIDATIONS_LIMIT": 3, "RECORDED_LIMIT": 4,
+                                "RETIRED_LIMIT": 4},
     "projections.tasks": {"OPEN_LIMIT": 4, "TERMINAL_LIMIT": 2, "RUNS_LIMIT": 3, "TASK_RUNS": 2},
     "projections.memories": {"MEMORIES_LIMIT": 3, "SYNTHESIZED_LIMIT": 4},
     "projections.team": {"TEAMS_LIMIT": 2, "AGENTS_LIMIT": 2, "TASKS_LIMIT": 2},

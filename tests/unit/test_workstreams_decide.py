@@ -377,6 +377,33 @@ def test_validate_binds_the_facts_defaults_the_repository_and_keeps_ids_immutabl
         decide.decide_validate(WorkstreamsState(), WHO, entry, FACTS)
 
 
+def test_a_ledger_id_stays_immutable_after_its_entry_ages_out(started: WorkstreamsState,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 002: ledger ids are immutable. Past the newest entries kept whole an id was forgotten, so it could be
+    recorded again with other content; it is kept by a digest of its entry: refused with other content (by
+    `validate`, in a checkpoint's ledger, and as a problem when a merge brings it), the same entry again is no
+    error and nothing new."""
+    from projections import workstreams as model
+
+    monkeypatch.setattr(model, "VALIDATIONS_LIMIT", 2)
+
+    def entry(number: int, result: str = "PASS") -> ValidationEntry:
+        return ValidationEntry(id=f"V{number}", kind="k", result=result, repository="repo-a", scope="s",
+                               summary="x", timestamp="t")
+
+    state = decide.folded(started, [ValidationRecorded(project="demo", entries=(entry(n),)) for n in (1, 2, 3)])
+    assert "V1" not in state.validations and "V1" in state.recorded  # aged out, still known
+    with pytest.raises(InvariantRefused, match="immutable and already exist: V1"):
+        decide.decide_validate(state, WHO, entry(1, "FAIL"), FACTS)
+    with pytest.raises(InvariantRefused, match="immutable and already exist: V1"):
+        decide.validation_events(state, {"project": "demo"}, [entry(1, "FAIL")], FACTS, "WS-1")
+    assert decide.validation_events(state, {"project": "demo"}, [entry(1)], FACTS, "WS-1") == []
+    merged = decide.folded(state, [ValidationRecorded(project="demo", entries=(entry(1, "FAIL"),))])
+    assert [(p.kind, p.ids) for p in merged.problems] == [("validation_reused", ["V1"])]
+    again = decide.folded(state, [ValidationRecorded(project="demo", entries=(entry(1),))])
+    assert again.problems == [] and "V1" not in again.validations
+
+
 def test_a_forgotten_archived_workstream_never_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the archive bound the oldest workstream leaves the state, but its id stays retired: refused."""
     import projections.workstreams as model
