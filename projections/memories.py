@@ -125,7 +125,7 @@ def delegation_summary(task_title: str, result: str, artifacts: list[str]) -> st
     """The body of a delegation_summary: the subagent's task, its result and artifacts."""
     text = f"{field('Subagent task', task_title)}\n{field('Result', result)}"
     if artifacts:
-        text += "\nArtifacts: " + ", ".join(artifacts)
+        text += "\n" + field("Artifacts", ", ".join(artifacts))
     return capped(text, DELEGATION_CHARS)
 
 
