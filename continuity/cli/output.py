@@ -80,8 +80,9 @@ class Output:
     def note(self, line: str) -> None:
         """A line for people about the result (a cut listing), on stderr so stdout stays the result; not with --json."""
         if not self.as_json:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+            with contextlib.suppress(OSError):  # a stderr that takes nothing: the result on stdout stands
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
 
     def error(self, message: str, code: int) -> None:
         """Report an error: one line on stderr (and a JSON object on stdout with --json)."""

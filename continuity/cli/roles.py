@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -197,7 +198,8 @@ def checkpoint_role(args: argparse.Namespace, out: Output) -> int:
 def _failed(out: Output, line: str) -> int:
     if out.as_json:
         out.emit({"ok": False, "exit_code": EXIT_CHECKPOINT_FAILED, "message": line})
-    sys.stderr.write(line + "\n")
+    with contextlib.suppress(OSError):  # the exit code says it when stderr takes nothing
+        sys.stderr.write(line + "\n")
     return EXIT_CHECKPOINT_FAILED
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -92,6 +93,7 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
         sys.stdout.write(shown_text(result.brief))
     sys.stdout.flush()
     if result.line is not None:
-        sys.stderr.write(result.line + "\n")
+        with contextlib.suppress(OSError):  # the exit code says it when stderr takes nothing
+            sys.stderr.write(result.line + "\n")
         return EXIT_NOT_FRESH
     return 0

@@ -1665,3 +1665,8 @@ def test_a_note_copy_that_would_make_the_event_too_large_is_left_out(work: Path,
                                    "event too large") and captured.err.count("\n") == 1
     assert main([*argv[:5], "--note-json", json.dumps({"x": "y"})]) == 0  # a note that fits is kept
     assert json.loads(capsys.readouterr().out)["event"]["note"] == {"x": "y"}
+    deep = "[" * 100 + "]" * 100  # read (JSON.parse goes deeper), deeper than an event holds: the copy is left out
+    assert main([*argv[:5], "--done", "x", "--note-json", f'{{"x": {deep}, "done": "from the note"}}']) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["event"]["summary"]["done"] == ["x"]
+    assert "the event keeps no copy of --note-json" in captured.err and captured.err.count("\n") == 1

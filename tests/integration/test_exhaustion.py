@@ -21,14 +21,19 @@ def _env(**extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}, **extra}
 
 
-@pytest.mark.parametrize("command", [["resume-bundle"], ["resume-bundle", "--format", "json"], ["status"]])
+@pytest.mark.parametrize("command", [["resume-bundle"], ["resume-bundle", "--format", "json"], ["status"],
+                                     ["task", "list", "--limit", "1"], ["task", "list", "--status", "blocked"]])
 def test_a_read_with_a_warning_answers_when_stderr_takes_nothing(project: Path, command: list[str]) -> None:
-    """No git on PATH (the brief warns that git facts are unavailable) and a stderr that is full: the warning
-    failed to print, and the read printed nothing (exit 0 or 5); the answer is given, exit 0."""
+    """No git on PATH (the brief warns that git facts are unavailable), a listing cut short or empty (a line for
+    people on stderr), and a stderr that is full: the line failed to print, and the read printed nothing or ended
+    in exit 5; the answer is given, exit 0."""
+    for title in ("first", "second"):
+        subprocess.run([sys.executable, "-m", "continuity", "task", "create", "--title", title], cwd=project,
+                       env=_env(), check=True, capture_output=True, timeout=60)
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=subprocess.PIPE,
                               stderr=full, env=_env(PATH=""), timeout=60)
-    assert done.returncode == 0 and done.stdout.strip(), done
+    assert done.returncode == 0 and (done.stdout.strip() or command[-1] == "blocked"), done
 
 
 def test_the_mcp_server_with_a_full_stdout_is_exit_5(project: Path) -> None:

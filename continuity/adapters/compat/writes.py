@@ -195,7 +195,7 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
     try:
         store, stored = appended(request)
     except EventInvalid as error:  # I12's copy of the note is continuity's own: it never costs a write (§8)
-        if request.note is None or not str(error).startswith("event too large"):
+        if request.note is None or not str(error).startswith(("event too large", "invalid event: note nested")):
             raise
         import msgspec
 
