@@ -18,7 +18,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         "init", help="create the store here (idempotent)", parents=[common],
         description="Create .agent/runtime-continuity in the project root (the working "
         "directory, or --root): config.json, README.md, .gitignore, event.schema.json. "
-        "Running it again keeps the config and refreshes the generated files. The store is added to the "
+        "Running it again keeps the config (its project too: another --project is refused once the log holds "
+        "events; a --language given is set) and refreshes the generated files. The store is added to the "
         "project's .gitignore (never through a symlink out of the project: exit 5, the store made, the line to "
         "add named).",
     )

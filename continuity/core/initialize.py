@@ -83,6 +83,10 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
     kept = _keep_unparsed_config(store) if problem is not None and not config else None
     if problem is not None:
         config.pop("project", None)  # whatever it held was not a valid name
+    elif project is not None and config.get("project") not in (None, project) and _holds_events(store):
+        # a rename would leave the log's events under the old name: every read of the store's project empty
+        raise UsageError(f"this store's project is {config['project']!r} (its log holds events): running init again "
+                         f"keeps it; leave --project out, or pass --project {config['project']}")
     if project is not None:
         config["project"] = project
     elif created and adopt and "project" not in config:  # over the original seed-004 store: the project its events name

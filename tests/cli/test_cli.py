@@ -46,6 +46,23 @@ def test_init_creates_the_store_and_is_idempotent(tmp_path: Path, monkeypatch: p
     assert {p: p.read_bytes() for p in store.glob("*") if p.is_file()} == snapshot
 
 
+def test_init_again_with_another_project_keeps_the_logs_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: Capture) -> None:
+    """`init --project other` over a store whose log holds events renamed its project without a word: every read
+    of the store's project then answered an empty log. It is refused (exit 2) and nothing changes; before the
+    first event, or with the same name, init goes on as before."""
+    monkeypatch.chdir(tmp_path)
+    assert run_json(capsys, "init", "--project", "demo")[0] == 0
+    assert run_json(capsys, "init", "--project", "renamed")[1]["project"] == "renamed"  # no event yet
+    assert run_json(capsys, "log", "-m", "first")[0] == 0
+    config = (tmp_path / ".agent" / "runtime-continuity" / "config.json").read_bytes()
+    code, data = run_json(capsys, "init", "--project", "other")
+    assert code == 2 and "this store's project is 'renamed'" in data["message"]
+    assert (tmp_path / ".agent" / "runtime-continuity" / "config.json").read_bytes() == config
+    assert run_json(capsys, "init", "--project", "renamed")[0] == 0
+    assert run_json(capsys, "status")[1]["events"] == 1
+
+
 def test_log_and_checkpoint_write_seed_004_events(project: Path, capsys: Capture) -> None:
     """Every seed-004 flag lands in the event's seed-004 field."""
     code, data = run_json(
