@@ -208,6 +208,10 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         lines = [f"{r['archive_id']}  {r['created_at']}  {one_line(r['reason'] or '')}".rstrip() for r in records]
         out.emit({"ok": True, "action": "restore", "mode": "list", "project": project, "archives": records,
                   "total": state.archives_total}, "\n".join(lines) or "(no archives)")
+        if state.archives_total > len(records):  # the read model keeps the newest; the others stay in the log
+            more = state.archives_total - len(records)
+            out.note(f"… {more} older archive{'s' if more > 1 else ''} not listed: `continuity events list --kind "
+                     "archive.created` names them all, `restore --load ID` loads any")
         return 0
     record = state.latest_archive()
     if args.load is not None and not args.load.strip():  # "" is no archive id (it read as the latest)

@@ -143,6 +143,10 @@ def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
         run(capsys, "archive", "--gate", "agent", "--reason", f"later {i}")
     _, listing = run_json(capsys, "restore", "--list")
     assert first_id not in [a["archive_id"] for a in listing["archives"]] and listing["total"] == ARCHIVES_LIMIT + 2
+    code, out, err = run(capsys, "restore", "--list")  # the text form says what it leaves out (it said nothing)
+    assert code == 0 and len(out.splitlines()) == ARCHIVES_LIMIT
+    assert err == ("… 2 older archives not listed: `continuity events list --kind archive.created` names them all, "
+                   "`restore --load ID` loads any\n")
     _, loaded = run_json(capsys, "restore", "--load", first_id)
     assert loaded["archive"]["reason"] == "first"  # read back from archives/<id>.json
 
