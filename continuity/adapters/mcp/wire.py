@@ -436,7 +436,6 @@ class StdinLines:
 
     @staticmethod
     def _said_dropped() -> str:
-        import contextlib
         import sys
 
         with contextlib.suppress(OSError):  # the client sees no answer to it; its log (stderr) says why
