@@ -75,6 +75,23 @@ def on_created(state: HandoffsState, name: str, event: HandoffCreated) -> Handof
     return state
 
 
+def closers(handoff: Handoff) -> list[str]:
+    """Who may close a handoff: its sender, its addressee and the agent that took it (none named: any agent)."""
+    taken = next((note.agent for note in reversed(handoff.history) if note.action == "accepted"), None)
+    return sorted({who for who in (handoff.from_agent, handoff.to_agent, taken) if who and who != "-"})
+
+
+def may_act(handoff: Handoff, action: str, actor: str | None) -> bool:
+    """Whether `actor` may accept or reject (the addressee, or any agent of a handoff addressed to a host) or close
+    (closers) the handoff; an agent that does not say who it is may do none of them."""
+    if not actor:
+        return False
+    if action in ("accepted", "rejected"):
+        return not handoff.to_agent or actor == handoff.to_agent
+    allowed = closers(handoff)
+    return not allowed or actor in allowed
+
+
 def _move(state: HandoffsState, event: HandoffAccepted | HandoffRejected | HandoffClosed, action: str) -> HandoffsState:
     handoff = state.get(event.handoff_id)
     if handoff is None:
@@ -83,6 +100,10 @@ def _move(state: HandoffsState, event: HandoffAccepted | HandoffRejected | Hando
     if action not in ALLOWED.get(handoff.state, set()):
         append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=agent, action=f"{action}-ignored",
                                                     note=f"was {handoff.state}"), HISTORY_LIMIT)
+        return state
+    if not may_act(handoff, action, event.agent_id):  # a replica decided it before it saw who took the handoff
+        append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=agent, action=f"{action}-ignored",
+                                                    note="not this agent's to do"), HISTORY_LIMIT)
         return state
     handoff.state = action
     handoff.updated_at = event.created_at
@@ -110,7 +131,7 @@ def on_closed(state: HandoffsState, name: str, event: HandoffClosed) -> Handoffs
 
 
 MODEL = ReadModel(
-    "handoffs", format=2, state=HandoffsState, initial=HandoffsState,
+    "handoffs", format=3, state=HandoffsState, initial=HandoffsState,
     folds={HandoffCreated: on_created, HandoffAccepted: on_accepted, HandoffRejected: on_rejected,
            HandoffClosed: on_closed},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "DONE_LIMIT": DONE_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

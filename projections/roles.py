@@ -133,8 +133,14 @@ def on_released(state: RolesState, name: str, event: RoleReleased) -> RolesState
 
 
 def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> RolesState:
-    """The role's resume point moves to the newest reference in log order."""
+    """The role's resume point moves to the newest reference in log order; a park by an agent that does not hold the
+    role (another replica's claim came first in log order, or took its expired lease over) changes nothing (noted):
+    the next holder must not resume from it."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    if event.parked and role.holder != event.agent_id:
+        _note(role, event.created_at, event.agent_id or "-", "park-ignored",
+              f"held by {role.holder or 'nobody'}: {event.checkpoint_ref}")
+        return state
     role.checkpoint_ref = event.checkpoint_ref
     role.checkpoint_at = event.created_at
     role.checkpoint_by = event.agent_id
@@ -144,7 +150,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=3, state=RolesState, initial=RolesState,
+    "roles", format=4, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

@@ -11,7 +11,7 @@ from continuity.core.identity import Identity
 from continuity.core.paths import STORE_REL
 from events.base import Event, Refs
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
-from projections.handoffs import ALLOWED, HandoffsState
+from projections.handoffs import ALLOWED, HandoffsState, closers, may_act
 
 #: Where handoff documents live, relative to the project root (the resume bundle reads their `state`).
 DOCS = f"{STORE_REL}/handoffs"
@@ -57,15 +57,13 @@ def decide_move(state: HandoffsState, identity: Identity, handoff_id: str, actio
         raise InvalidTransition(f"handoff {verb}: {handoff_id} is {handoff.state}")
     actor = identity.agent_id
     unnamed = "an unnamed agent (give --agent or set CONTINUITY_AGENT)"
-    # an actor who does not say who it is is no agent: it is refused, never waved through
-    if action in ("accepted", "rejected") and (not actor or (handoff.to_agent and actor != handoff.to_agent)):
+    # an actor who does not say who it is is no agent: it is refused, never waved through (the fold holds the same
+    # rule, for a move another replica decided before it saw this one's)
+    if not may_act(handoff, action, actor) and action in ("accepted", "rejected"):
         to = handoff.to_agent or f"host {handoff.to_host or '-'} (any agent may take it)"
         raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {to}, not {actor or unnamed}")
-    if action == "closed":
-        taken = next((note.agent for note in reversed(handoff.history) if note.action == "accepted"), None)
-        allowed = sorted({who for who in (handoff.from_agent, handoff.to_agent, taken) if who and who != "-"})
-        if not actor or (allowed and actor not in allowed):
-            who = " or ".join(allowed) if allowed else "a named agent"
-            raise InvalidTransition(f"handoff close: only {who} may close {handoff_id}, not {actor or unnamed}")
+    if not may_act(handoff, action, actor):
+        who = " or ".join(closers(handoff)) or "a named agent"
+        raise InvalidTransition(f"handoff close: only {who} may close {handoff_id}, not {actor or unnamed}")
     return [_EVENTS[action](**identity.fields(), handoff_id=handoff_id, note_text=note,
                             message=f"handoff {handoff_id} {action}")]

@@ -131,6 +131,35 @@ def test_replicas_agree_by_log_order() -> None:
     assert [note.action for note in handoff.history] == ["created", "accepted", "rejected-ignored"]
 
 
+def test_a_move_no_replica_would_allow_after_the_merge_is_noted_not_taken() -> None:
+    """Two clones: cy took the handoff on one, dee accepted (ignored: it was taken) and closed it on the other before
+    the sync; the close held, though only the sender, the addressee or the taker may close. It is noted as
+    `closed-ignored`; the taker's close still holds, as does an acceptance by the addressee of an addressed one."""
+    from events.handoff import HandoffClosed
+
+    def folded(*events: Any) -> Any:
+        state = MODEL.empty()
+        for index, event in enumerate(events):
+            MODEL.apply(state, f"n{index}", event)
+        return MODEL.project(state, "p").get("HO-1")
+
+    made = HandoffCreated(project="p", handoff_id="HO-1", agent_id="amy", to_host="box1", message="m", created_at="1")
+    handoff = folded(made, HandoffAccepted(project="p", handoff_id="HO-1", agent_id="cy", created_at="2"),
+                     HandoffAccepted(project="p", handoff_id="HO-1", agent_id="dee", created_at="3"),
+                     HandoffClosed(project="p", handoff_id="HO-1", agent_id="dee", created_at="4"))
+    assert handoff.state == "accepted"
+    assert [note.action for note in handoff.history] == ["created", "accepted", "accepted-ignored", "closed-ignored"]
+    handoff = folded(made, HandoffAccepted(project="p", handoff_id="HO-1", agent_id="cy", created_at="2"),
+                     HandoffClosed(project="p", handoff_id="HO-1", agent_id="cy", created_at="3"))
+    assert handoff.state == "closed"
+    addressed = HandoffCreated(project="p", handoff_id="HO-1", agent_id="amy", to_agent="bo", message="m",
+                               created_at="1")
+    handoff = folded(addressed, HandoffAccepted(project="p", handoff_id="HO-1", agent_id="cy", created_at="2"),
+                     HandoffAccepted(project="p", handoff_id="HO-1", agent_id="bo", created_at="3"))
+    assert handoff.state == "accepted" and [note.action for note in handoff.history][1:] == ["accepted-ignored",
+                                                                                           "accepted"]
+
+
 @pytest.mark.parametrize("args", [
     ["create", "--to", "../x", "--message", "m"], ["create", "--to", "a/b", "--message", "m"],
     ["create", "--to-host", "h\x00", "--message", "m"], ["create", "--to", "bo", "--message", "m" * 10_000_000],

@@ -56,6 +56,26 @@ def test_first_claim_in_log_order_holds_and_the_later_one_is_lost() -> None:
     assert role.history[-1].agent == "bo" and "held by amy" in role.history[-1].detail
 
 
+def test_a_park_by_an_agent_that_does_not_hold_the_role_moves_no_resume_point() -> None:
+    """Two replicas: bo claimed and parked offline while amy's claim came first in log order; after the sync the
+    role was amy's with bo's snapshot as its checkpoint_ref, so amy's next session resumed bo's work. bo's park
+    is noted and changes nothing; the holder's own park, and a plain `checkpoint --role --ref`, still move it."""
+    def park(agent: str, when: float, ref: str) -> RoleCheckpointed:
+        return RoleCheckpointed(project="p", team="core", role="rev", checkpoint_ref=ref, parked=True,
+                                agent_id=agent, created_at=at(when))
+
+    role = rev(fold(created(), claimed("amy", 1), park("amy", 2, "amy/1"), claimed("bo", 3), park("bo", 4, "bo/1")))
+    assert role.holder == "amy" and role.checkpoint_ref == "amy/1" and role.checkpoint_by == "amy"
+    assert [note.action for note in role.history][-2:] == ["claim-lost", "park-ignored"]
+    assert role.history[-1].agent == "bo" and "held by amy" in role.history[-1].detail
+    role = rev(fold(created(), claimed("amy", 1), park("amy", 2, "amy/2"),
+                    RoleCheckpointed(project="p", team="core", role="rev", checkpoint_ref="x/y.json",
+                                     agent_id="bo", created_at=at(3))))
+    assert role.checkpoint_ref == "x/y.json"  # `checkpoint --role --ref`: anyone sets it, as seed 000 does
+    taken = rev(fold(created(), claimed("amy", 1, ttl=10), claimed("bo", 20), park("amy", 21, "amy/3")))
+    assert taken.holder == "bo" and taken.checkpoint_ref is None  # amy's lease was taken over before she parked
+
+
 def test_an_expired_lease_is_taken_over_and_recorded() -> None:
     """A claim at or after the expiry takes the role over; the history names the previous holder."""
     role = rev(fold(created(), claimed("amy", 1, ttl=10), claimed("bo", 11)))
