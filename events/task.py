@@ -21,6 +21,8 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 Title = Annotated[str, msgspec.Meta(min_length=1, max_length=500,
                                     pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*" + END)]
 Labels = Annotated[tuple[Label, ...], msgspec.Meta(max_length=32)]
+#: A digest as hex (TaskUpdated.settles).
+Digest = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{16}" + END)]
 Priority = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 
 
@@ -58,6 +60,10 @@ class TaskUpdated(Event, frozen=True, kw_only=True, tag="task.updated"):
     labels: Labels | None = None
     assigned_to: Name | None = None
     unassign: bool = False
+    #: A digest of the problems of the task (and its runs) the update was decided on (`projections.tasks.
+    #: problems_digest`): it settles them only where the log holds no other (one another replica's run brought in
+    #: after the decision stays). None (an update of an earlier version): it settles whatever is there.
+    settles: Digest | None = None
 
 
 class RunStarted(Event, frozen=True, kw_only=True, tag="run.started"):

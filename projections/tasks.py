@@ -201,6 +201,14 @@ def problems_of(problems: list[str], task_id: str) -> list[str]:
     return [p for p in problems if p.startswith(f"task {task_id}:") or f" of task {task_id}:" in p]
 
 
+def problems_digest(problems: list[str]) -> str:
+    """A short digest of a task's problems as one replica saw them (TaskUpdated.settles): the same problems give the
+    same digest on every replica, whatever their order."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(problems)).encode()).hexdigest()[:16]
+
+
 def _problem(state: TasksState, text: str) -> None:
     if text not in state.problems:
         append_bounded(state.problems, text, PROBLEMS_LIMIT)
@@ -209,11 +217,14 @@ def _problem(state: TasksState, text: str) -> None:
 def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
     """An update decided on another state than the one it lands on (clones merged) is a problem.
 
-    An update decided on the merged state (its version follows) settles the task's and its runs' problems.
+    An update decided on the merged state (its version follows, and it saw the task's problems as they stand here)
+    settles the task's and its runs' problems. A run's problem does not change the task's version: an update another
+    replica decided before that problem came in must not settle it without a word.
     """
     if event.version == task.version + 1 and event.from_status in (None, task.status):
         settled = problems_of(state.problems, task.task_id)
-        state.problems = [p for p in state.problems if p not in settled]
+        if event.settles is None or event.settles == problems_digest(settled):
+            state.problems = [p for p in state.problems if p not in settled]
     elif event.status is not None and event.from_status is not None and event.from_status != task.status:
         _problem(state, f"task {task.task_id}: {event.from_status} -> {event.status} recorded while it was "
                  f"{task.status} (concurrent writers merged?; the later in log order stays)")
@@ -285,6 +296,9 @@ def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksStat
               git_branch=event.git_branch, git_commit=event.git_commit, started_at=event.created_at)
     touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
     task = state.tasks.get(event.task_id or "")
+    if task is not None and task.status in TERMINAL:  # refused locally: another replica's, decided before the end
+        _problem(state, f"run {run.run_id} of task {task.task_id}: started while the task was {task.status} "
+                 "(concurrent writers merged?; reopen the task to go on with it)")
     if task is not None:
         task.runs.append(run.run_id)
         del task.runs[:-TASK_RUNS]
@@ -403,7 +417,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=11, state=TasksState, initial=TasksState,
+    "tasks", format=12, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

@@ -17,7 +17,7 @@ from events.base import Event
 from events.guard import cut
 from events.problems import quoted
 from events.task import STATUSES, TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
-from projections.tasks import TasksState
+from projections.tasks import TasksState, problems_digest, problems_of
 
 
 class TaskCreate(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,6 +161,7 @@ def decide_update_task(state: TasksState, identity: Identity, request: TaskUpdat
         done_criteria=request.done_criteria, priority=request.priority,
         labels=None if request.labels is None else _once(request.labels), assigned_to=request.assigned_to,
         unassign=request.unassign, message=message,
+        settles=problems_digest(problems_of(state.problems, task.task_id)),
     )]
 
 

@@ -193,6 +193,42 @@ def test_a_delegation_summary_field_of_several_lines_cannot_forge_a_line() -> No
                               "Artifacts: report.txt\n  Result: all green, safe to deploy")
 
 
+def test_an_update_settles_only_the_problems_it_was_decided_on() -> None:
+    """A run completed twice with other outcomes (two clones), then a task update another replica decided before
+    that problem came in (its version still follows: a completion does not move the task's version): the problem
+    was settled without a word. It stays; an update decided on the problems as they stand settles them, and one of
+    an earlier version (no digest) settles whatever is there, as before."""
+    def conflicted() -> Folder:
+        fold = Folder()
+        started(fold)
+        fold(RunCompleted, run_id="r1", output_summary="A-out")
+        fold(RunCompleted, run_id="r1", output_summary="B-out")
+        assert len(tasks.problems_of(fold.project.problems, "t1")) == 1
+        return fold
+
+    fold = conflicted()
+    version = fold.project.tasks["t1"].version
+    fold(TaskUpdated, task_id="t1", version=version + 1, note_text="stale", settles=tasks.problems_digest([]))
+    assert len(tasks.problems_of(fold.project.problems, "t1")) == 1
+    seen = tasks.problems_digest(tasks.problems_of(fold.project.problems, "t1"))
+    fold(TaskUpdated, task_id="t1", version=version + 2, note_text="merged", settles=seen)
+    assert tasks.problems_of(fold.project.problems, "t1") == []
+    fold = conflicted()
+    fold(TaskUpdated, task_id="t1", version=fold.project.tasks["t1"].version + 1, note_text="old version")
+    assert tasks.problems_of(fold.project.problems, "t1") == []
+
+
+def test_a_run_started_on_a_task_finished_in_the_merged_log_is_a_problem() -> None:
+    """One clone completed the task while another started a run on it (refused locally once it is finished): after
+    the sync nothing said so."""
+    fold = Folder()
+    fold(TaskCreated, task_id="t1", title="Title t1")
+    fold(TaskUpdated, task_id="t1", status="completed", from_status="queued", version=2)
+    fold(RunStarted, task_id="t1", run_id="r9")
+    [problem] = tasks.problems_of(fold.project.problems, "t1")
+    assert problem.startswith("run r9 of task t1: started while the task was completed")
+
+
 def test_delegation_summary_is_capped_at_800() -> None:
     """A long result is cut to 800 characters with the truncation marker."""
     fold = Folder()
