@@ -47,6 +47,8 @@ class Handoff(msgspec.Struct, kw_only=True):
     updated_at: str = ""
     event_id: str = ""
     history: list[HandoffNote] = msgspec.field(default_factory=list)
+    #: The agent whose acceptance holds (kept here: the history keeps only its newest notes).
+    taken_by: str | None = None
 
 
 class HandoffsState(msgspec.Struct, kw_only=True):
@@ -77,8 +79,7 @@ def on_created(state: HandoffsState, name: str, event: HandoffCreated) -> Handof
 
 def closers(handoff: Handoff) -> list[str]:
     """Who may close a handoff: its sender, its addressee and the agent that took it (none named: any agent)."""
-    taken = next((note.agent for note in reversed(handoff.history) if note.action == "accepted"), None)
-    return sorted({who for who in (handoff.from_agent, handoff.to_agent, taken) if who and who != "-"})
+    return sorted({who for who in (handoff.from_agent, handoff.to_agent, handoff.taken_by) if who and who != "-"})
 
 
 def may_act(handoff: Handoff, action: str, actor: str | None) -> bool:
@@ -101,12 +102,16 @@ def _move(state: HandoffsState, event: HandoffAccepted | HandoffRejected | Hando
         append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=agent, action=f"{action}-ignored",
                                                     note=f"was {handoff.state}"), HISTORY_LIMIT)
         return state
-    if not may_act(handoff, action, event.agent_id):  # a replica decided it before it saw who took the handoff
+    # A replica decided it before it saw who took the handoff. A move that names no agent was taken as it came (the
+    # versions that wrote one allowed it; every version since refuses it before it is written).
+    if event.agent_id and not may_act(handoff, action, event.agent_id):
         append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=agent, action=f"{action}-ignored",
                                                     note="not this agent's to do"), HISTORY_LIMIT)
         return state
     handoff.state = action
     handoff.updated_at = event.created_at
+    if action == "accepted":
+        handoff.taken_by = event.agent_id
     append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=agent, action=action,
                                                 note=event.note_text), HISTORY_LIMIT)
     if action in ("rejected", "closed"):

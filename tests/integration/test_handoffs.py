@@ -158,6 +158,14 @@ def test_a_move_no_replica_would_allow_after_the_merge_is_noted_not_taken() -> N
                      HandoffAccepted(project="p", handoff_id="HO-1", agent_id="bo", created_at="3"))
     assert handoff.state == "accepted" and [note.action for note in handoff.history][1:] == ["accepted-ignored",
                                                                                            "accepted"]
+    strangers = [move(project="p", handoff_id="HO-1", agent_id=f"x{n}", created_at=f"3{n:02d}")
+                 for n in range(15) for move in (HandoffAccepted, HandoffClosed)]
+    handoff = folded(made, HandoffAccepted(project="p", handoff_id="HO-1", agent_id="cy", created_at="2"),
+                     *strangers, HandoffClosed(project="p", handoff_id="HO-1", agent_id="cy", created_at="4"))
+    assert handoff.state == "closed"  # the taker is known past the history's newest notes (it kept only those)
+    unnamed = folded(made, HandoffAccepted(project="p", handoff_id="HO-1", created_at="2"),
+                     HandoffClosed(project="p", handoff_id="HO-1", created_at="3"))
+    assert unnamed.state == "closed"  # moves an earlier version wrote without an agent replay as they were taken
 
 
 @pytest.mark.parametrize("args", [

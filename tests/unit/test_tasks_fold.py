@@ -218,6 +218,23 @@ def test_an_update_settles_only_the_problems_it_was_decided_on() -> None:
     assert tasks.problems_of(fold.project.problems, "t1") == []
 
 
+def test_an_update_decided_here_names_the_problems_it_saw() -> None:
+    """`task update` writes the digest of the task's problems as this replica holds them, so it settles them here at
+    once (and on a replica that holds the same ones), and none it did not see."""
+    from continuity.core.identity import Identity
+    from continuity.tasks.decide import TaskUpdate, decide_update_task
+
+    fold = Folder()
+    started(fold)
+    fold(RunCompleted, run_id="r1", output_summary="A-out")
+    fold(RunCompleted, run_id="r1", output_summary="B-out")
+    problems = tasks.problems_of(fold.project.problems, "t1")
+    [update] = decide_update_task(fold.project, Identity(project=P), TaskUpdate(task_id="t1", note="seen"))
+    assert isinstance(update, TaskUpdated) and update.settles == tasks.problems_digest(problems)
+    fold(TaskUpdated, **{field: getattr(update, field) for field in ("task_id", "version", "note_text", "settles")})
+    assert tasks.problems_of(fold.project.problems, "t1") == []
+
+
 def test_a_run_started_on_a_task_finished_in_the_merged_log_is_a_problem() -> None:
     """One clone completed the task while another started a run on it (refused locally once it is finished): after
     the sync nothing said so."""
