@@ -136,7 +136,7 @@ def on_closed(state: HandoffsState, name: str, event: HandoffClosed) -> Handoffs
 
 
 MODEL = ReadModel(
-    "handoffs", format=3, state=HandoffsState, initial=HandoffsState,
+    "handoffs", format=4, state=HandoffsState, initial=HandoffsState,
     folds={HandoffCreated: on_created, HandoffAccepted: on_accepted, HandoffRejected: on_rejected,
            HandoffClosed: on_closed},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "DONE_LIMIT": DONE_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},
