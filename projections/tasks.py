@@ -335,7 +335,8 @@ def _add_run_summary(state: TasksState, run: Run) -> None:
 
     Seed 003's own order (`update_task` completed or blocked, then `complete_agent_run` in a `finally`)
     makes the memory while the run has no summary yet; the memory's summary names it once it comes,
-    keeping a blocker_resolution's blocker.
+    keeping a blocker_resolution's blocker. Title and summary are made from the task as it is then (a title
+    another clone changed in between was in the summary while the heading kept the old one).
     """
     task = state.tasks.get(run.task_id or "")
     if task is None:
@@ -348,6 +349,7 @@ def _add_run_summary(state: TasksState, run: Run) -> None:
             blocker = state.book.blockers.get(memory.memory_id, "")
         memory.summary = mem.task_summary(task.title, task.description or task.done_criteria, run.output_summary,
                                           memory.files_touched, blocker)
+        memory.title = f"Task {'blocked' if memory.kind == 'blocker_resolution' else 'complete'}: {task.title}"
 
 
 def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, name: str) -> None:
@@ -417,7 +419,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=12, state=TasksState, initial=TasksState,
+    "tasks", format=13, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

@@ -235,6 +235,20 @@ def test_an_update_decided_here_names_the_problems_it_saw() -> None:
     assert tasks.problems_of(fold.project.problems, "t1") == []
 
 
+def test_a_memory_filled_in_by_its_run_names_one_title() -> None:
+    """The memory is made at completion, the task renamed (another clone), then the run completes: the summary took
+    the new title while the heading kept the old one. Both name the task as it is when the summary comes."""
+    fold = Folder()
+    fold(TaskCreated, task_id="t1", title="Old title", description="old goal")
+    fold(RunStarted, task_id="t1", run_id="r1")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="completed", from_status="queued", version=2)
+    fold(TaskUpdated, task_id="t1", title="New title", description="new goal", version=3)
+    fold(RunCompleted, run_id="r1", output_summary="done")
+    [memory] = fold.memories()
+    assert memory.title == "Task complete: New title"
+    assert memory.summary.startswith("New title\nGoal: new goal\nRun: done")
+
+
 def test_a_run_started_on_a_task_finished_in_the_merged_log_is_a_problem() -> None:
     """One clone completed the task while another started a run on it (refused locally once it is finished): after
     the sync nothing said so."""
