@@ -59,10 +59,10 @@ def decide_move(state: HandoffsState, identity: Identity, handoff_id: str, actio
     unnamed = "an unnamed agent (give --agent or set CONTINUITY_AGENT)"
     # an actor who does not say who it is is no agent: it is refused, never waved through (the fold holds the same
     # rule, for a move another replica decided before it saw this one's)
-    if not may_act(handoff, action, actor) and action in ("accepted", "rejected"):
-        to = handoff.to_agent or f"host {handoff.to_host or '-'} (any agent may take it)"
-        raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {to}, not {actor or unnamed}")
     if not may_act(handoff, action, actor):
+        if action in ("accepted", "rejected"):
+            to = handoff.to_agent or f"host {handoff.to_host or '-'} (any agent may take it)"
+            raise InvalidTransition(f"handoff {verb}: {handoff_id} is addressed to {to}, not {actor or unnamed}")
         who = " or ".join(closers(handoff)) or "a named agent"
         raise InvalidTransition(f"handoff close: only {who} may close {handoff_id}, not {actor or unnamed}")
     return [_EVENTS[action](**identity.fields(), handoff_id=handoff_id, note_text=note,

@@ -37,7 +37,6 @@ Each sync's outcome is kept in `local/sync-state.json` (health.py) for `sync --s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import os
 import random
@@ -53,7 +52,7 @@ from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.git import CONTENTION_SIGNS, NETWORK_TIMEOUT, Repo, node_refs
 from continuity.sync.objects import Entry, ObjectReader, TreeWriter
-from continuity.sync.settings import branch_of, layout_of, remote_of, shadowed_remote, shadowing
+from continuity.sync.settings import branch_of, layout_of, located, located_key, remote_of, shadowed_remote, shadowing
 from continuity.sync.tree import (
     COMMIT_LIMIT,
     DELTA_MARK,
@@ -150,8 +149,8 @@ def _remote_key(repo: Repo, remote: str) -> tuple[str, bool]:
     """(the name refs use for a remote: its own name, or a digest of a URL; True when it is a named remote)."""
     if remote in repo.remotes():
         return remote, True
-    if "/" in remote or ":" in remote or os.path.isdir(os.path.join(repo.root, remote)):  # git runs in the root
-        return hashlib.sha1(remote.encode()).hexdigest()[:12], False
+    if located(remote, repo.root):
+        return located_key(remote), False
     shown = mask_url(remote)
     raise UsageError(f"no git remote named {shown!r} (add one with `git remote add {shown} URL`, "
                      "or pass --remote NAME)")

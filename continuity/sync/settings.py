@@ -53,6 +53,21 @@ def shadowed_remote(branch: str, remotes: list[str]) -> str | None:
     return first if "/" in branch and first in remotes else None
 
 
+def located(remote: str, root: str) -> bool:
+    """Whether a remote that names no git remote is a URL or a path (as clone-store records one; a relative path is
+    read from the work tree's root, where git runs)."""
+    import os
+
+    return "/" in remote or ":" in remote or os.path.isdir(os.path.join(root, remote))
+
+
+def located_key(remote: str) -> str:
+    """The name refs use for a remote given as a URL or a path: a digest of it (`refs/continuity/<key>/<branch>`)."""
+    import hashlib
+
+    return hashlib.sha1(remote.encode()).hexdigest()[:12]
+
+
 def remote_of(store: Store, override: str | None = None) -> str:
     """The remote to sync with: the flag, `sync_remote` in config.json, else `origin`."""
     name = _setting(store, "sync_remote", override, DEFAULT_REMOTE)

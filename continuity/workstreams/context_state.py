@@ -98,7 +98,7 @@ def observe_context(store: Store) -> ContextFacts:
 
     offline = os.path.exists(health.offline_marker(store))
     from continuity.core.errors import UsageError
-    from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, remote_of
+    from continuity.sync.settings import DEFAULT_BRANCH, DEFAULT_REMOTE, branch_of, located, located_key, remote_of
 
     # a value sync would refuse names no ref here: the state is decided with the default
     try:
@@ -115,11 +115,8 @@ def observe_context(store: Store) -> ContextFacts:
     if top and dirs is not None:
         local_tip = read_ref(dirs[1], f"refs/heads/{branch}")
         remote_tip = read_ref(dirs[1], f"refs/remotes/{remote}/{branch}")
-        if remote_tip is None and ("/" in remote or ":" in remote or os.path.isdir(os.path.join(top, remote))):
-            # a URL or a path (as clone-store records it): sync's private ref for it
-            import hashlib
-
-            remote_tip = read_ref(dirs[1], f"refs/continuity/{hashlib.sha1(remote.encode()).hexdigest()[:12]}/{branch}")
+        if remote_tip is None and located(remote, top):  # a URL or a path: sync's private ref for it
+            remote_tip = read_ref(dirs[1], f"refs/continuity/{located_key(remote)}/{branch}")
     local_behind = remote_behind = False
     if top and local_tip and remote_tip and local_tip != remote_tip:
         def ancestor(old: str, new: str) -> bool:
