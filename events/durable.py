@@ -532,6 +532,45 @@ def untrust_hint(local_dir: str) -> None:
         os.close(fd)
 
 
+LANDED_NAME = "landed"  # in `local/`: rewritten after every landing of events that did not come through an append
+
+
+def mark_landed(local_dir: str) -> bool:
+    """Say that events landed in the log other than by an append (a sync's union): `local/landed` gets a new random
+    token, overwritten in place (no fsync: it matters only to decisions in flight, which a crash ends).
+
+    An append's head moves only when the new events sort last; a sync can land events that sort before it (another
+    clone's, stamped earlier). A decision taken from a catch-up compares this token under the log's lock
+    (continuity/readside/decided.py), so it is taken again after such a landing. False when it cannot be written."""
+    try:
+        fd = os.open(os.path.join(local_dir, LANDED_NAME),
+                     os.O_WRONLY | os.O_CREAT | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK, 0o644)
+    except OSError:
+        return False
+    try:
+        osfs.pwrite(fd, os.urandom(8).hex().encode() + b"\n", 0)  # always 17 bytes: never a shorter tail left
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def landed_mark(local_dir: str) -> bytes | None:
+    """The token `mark_landed` last wrote, or None (no landing yet, or unreadable: then a landing turns it into
+    a token, which differs)."""
+    try:
+        fd = os.open(os.path.join(local_dir, LANDED_NAME), osfs.READ)
+    except OSError:
+        return None
+    try:
+        return osfs.pread(fd, 64, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _hinted(path: str, *, completed: bool = False) -> str | None:
     """The event name a head hint file holds (None when it holds none; with `completed`, also when it is pending)."""
     try:

@@ -4,6 +4,9 @@ Decide from the model's state, then append with a precondition that runs under t
 lock. If events landed since the state was read, they are folded into a copy and the
 decision is taken again: an error (a version conflict, a transition or invariant no longer
 holding) aborts with nothing written; a different decision is retried from a fresh catch-up.
+Events a sync landed meanwhile may sort before the state's last event, where reading on from
+it misses them: a landing changes a token (`events.durable.mark_landed`), and a decision that
+sees it changed under the lock is taken again from a fresh catch-up.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import msgspec
 
 from continuity.core.store import Store
 from events.base import Event
+from events.durable import landed_mark
 from events.errors import WriteFailed
 from events.log import Head
 from events.sealing import StoredEvent
@@ -36,11 +40,16 @@ def record_decided(store: Store, model: ReadModel[S], project: str, load: Load,
     """Decide from the current state and append, re-deciding under the lock (see the module doc)."""
     log = store.open_log()
     for _ in range(RETRIES):
+        landed = landed_mark(store.local_dir)  # before the catch-up: a sync landing after it changes the token
         state, warnings, seen = load(store, project)
         drafts = decide(state)
 
         def precondition(head: Head | None, state: Any = state, seen: str | None = seen,
-                         drafts: list[Event] = drafts) -> None:
+                         drafts: list[Event] = drafts, landed: bytes | None = landed) -> None:
+            if landed_mark(store.local_dir) != landed:
+                # A sync landed events since the catch-up: some may sort before `seen`, where reading on from it
+                # would not find them (another clone's claim of the same task). Decide again from a fresh catch-up.
+                raise _Moved
             if head is None or head.name == seen:
                 return
             fresh = model.empty()

@@ -31,7 +31,7 @@ from continuity.core.fsio import write_atomic
 from continuity.core.store import Store
 from continuity.sync.objects import Entry, ObjectReader
 from events import names, osfs
-from events.durable import READ_LIMIT, SYNC_MARKS, read_event_file, real_folder, refuse_link, untrust_hint
+from events.durable import READ_LIMIT, SYNC_MARKS, mark_landed, read_event_file, real_folder, refuse_link, untrust_hint
 from events.errors import StoreUnsafe, WriteFailed
 from events.filelog import list_days
 
@@ -473,6 +473,7 @@ def install(store: Store, staged: Staged) -> tuple[int, set[str]]:
             raise
         if linked or moved:  # the head may have changed: the hint is not trusted, but still names our newest
             untrust_hint(store.local_dir)
+            mark_landed(store.local_dir)  # and events may sort before it: decisions in flight are taken again
     days = {day for day, _, _ in todo} | set(moved)
     return len(linked) + sum(count for _, count in whole), days
 

@@ -139,3 +139,41 @@ def test_conflicting_task_and_run_edits_merged_by_sync_are_reported_until_settle
     ok(one, "task", "update", task, "--note", "kept as merged")
     assert as_json(one, "task", "show", task)["problems"] == []
     assert cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]}).returncode == 0
+
+
+def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort_before_its_state(
+        shared: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clone two finishes the task and pushes; clone one logs later (its head now sorts after two's update) and
+    decides to block the task. Between its catch-up and its append a real `sync` lands two's update: it sorts
+    before the head the decision was taken at, so the check under the lock (the head unchanged) let the stale
+    decision through and the merged log held `blocked` over `completed`. The landing is seen and the decision is
+    taken again from the merged state, where the task is finished: refused, nothing written."""
+    from continuity.core.errors import ContinuityError
+    from continuity.core.identity import Identity
+    from continuity.tasks import decide, service
+
+    one, two, task = shared["one"], shared["two"], shared["task"]
+    ok(two, "task", "update", task, "--status", "completed")
+    ok(two, "sync")
+    ok(one, "log", "-m", "later than two's update")
+    monkeypatch.setenv("HOME", os.environ["HOME"])
+    who = Identity(project="demo", host="test")
+    request = decide.TaskUpdate(task_id=task, status="blocked", note="waiting on review")
+    found: list[str] = []
+
+    def deciding(state: Any) -> list[Any]:
+        found.append(state.tasks[task].status)
+        if len(found) == 1:  # a real sync, in its own process, after the catch-up and before the append
+            ok(one, "sync")
+        return decide.decide_update_task(state, who, request)
+
+    before = event_names(one)
+    with pytest.raises(ContinuityError, match="needs --reopen"):
+        service.record(Store(str(one)), who, deciding)
+    assert found[0] != "completed" and found[-1] == "completed"
+    landed = set(event_names(one)) - set(before)
+    assert len(landed) == 1  # two's update, nothing of ours
+    shown = as_json(one, "task", "show", task)
+    assert shown["task"]["status"] == "completed" and shown["problems"] == []
+    done = cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]})
+    assert done.returncode == 0, done.stdout + done.stderr
