@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from continuity.team import resume
 from continuity.team.roles import lease_state, role_json
-from events import clock
+from events import clock, names
 from projections.handoffs import HandoffsState
 from projections.inbox import InboxState
 from projections.roles import RolesState
@@ -30,6 +30,22 @@ def _age(at: str | None, now_us: int) -> Decimal | None:
     return None if at is None else resume.age_seconds(at, now_us)
 
 
+def _seen_age(at: str | None, now_us: int) -> Decimal | None:
+    """How long ago an agent was seen, from the stamp of its newest event. Stamps follow the log's newest event, so
+    one teammate whose clock runs fast puts every clone's new events ahead of this clock until it catches up: a stamp
+    ahead of now (within the day a read folds such events at all, `names.EARLY_AFTER_US`) was written before now, by
+    an agent seen just now (age 0). Counted unknown instead, one fast clock hid every member's presence, and health
+    stopped flagging `continuity-stale`. (A snapshot's age keeps seed 000's rule: it is taken from its wall clock.)"""
+    age = _age(at, now_us)
+    if age is not None or at is None:
+        return age
+    try:
+        ahead = clock.parse_iso(at) - now_us
+    except (ValueError, OverflowError):
+        return None
+    return Decimal(0) if 0 < ahead <= names.EARLY_AFTER_US else None
+
+
 def _seconds(age: Decimal | None) -> float | None:
     return None if age is None else float(round(age, 3))
 
@@ -45,7 +61,7 @@ def presence(inbox: InboxState, team: str, now_us: int) -> list[dict[str, Any]]:
     rows = []
     for agent in members(inbox, team):
         seen = inbox.seen.get(agent)
-        age = _age(seen, now_us)
+        age = _seen_age(seen, now_us)
         rows.append({"agent": agent, "last_seen": seen, "presence_age_seconds": _seconds(age),
                      "presence": "unknown" if age is None else "fresh" if age <= PRESENCE_FRESH_S else "stale"})
     return rows

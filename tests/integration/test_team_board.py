@@ -430,3 +430,23 @@ def test_a_gist_cut_never_keeps_the_first_characters_of_a_token() -> None:
         shown = gist(text, "more")
         assert "ghp_" not in shown and token[:4] not in shown
         assert shown.startswith("x" * (GIST_CHARS - offset)) and "more characters: more)" in shown
+
+
+def test_a_teammate_whose_clock_runs_fast_leaves_presence_and_health_as_they_are(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """amy's clock runs ten minutes fast: her beat is stamped ahead, and so is every event written after it (stamps
+    follow the newest event), bo's beat too. Presence read that as a time in the future: every member `unknown`,
+    and health stopped flagging bo `continuity-stale` (he beats, his snapshot is two hours old). A stamp ahead of
+    the clock was written before now: seen just now. A snapshot's age still comes from its own wall clock."""
+    run(capsys, "snapshot", "core", "bo", "t", "--objective", "build")
+    with monkeypatch.context() as fast:
+        later(fast, 7200 + 600)
+        assert run(capsys, "beat", "core", "--agent", "amy")[0] == 0
+    later(monkeypatch, 7200)
+    assert run(capsys, "beat", "core", "--agent", "bo")[0] == 0
+    agents = {row["agent"]: row for row in as_json(capsys, "health", "core")["agents"]}
+    assert agents["bo"]["presence"] == "fresh" and agents["bo"]["presence_age_seconds"] == 0
+    assert agents["bo"]["flags"] == ["continuity-stale"] and agents["bo"]["snapshot_age_seconds"] > 7000
+    assert agents["amy"]["presence"] == "fresh"
+    briefing = as_json(capsys, "briefing", "core")
+    assert [row["presence"] for row in briefing["presence"]["items"]] == ["fresh", "fresh"]
