@@ -446,6 +446,33 @@ def test_msgspec_without_typing_extensions_decodes_as_with_it() -> None:
     assert done.stdout.strip() == "typing_extensions"
 
 
+def test_msgspec_loads_uuid_without_platform_and_platform_stays_whole() -> None:
+    """On Linux `uuid` (imported by msgspec) gets a `platform` of one function while it loads (events/loading.py):
+    the real module's nine regular expressions are not compiled. It answers `system()` as the real one does,
+    anything else asked of it loads the real module, and a later `import platform` gets that."""
+    code = (
+        "import sys, events, msgspec, uuid\n"
+        "given = sys.modules['platform']\n"
+        "assert '__file__' not in vars(given), 'the real platform was loaded'\n"
+        "assert uuid._LINUX and not uuid._AIX\n"
+        "assert given.system() == 'Linux'\n"
+        "assert msgspec.json.decode(msgspec.json.encode(uuid.uuid4()), type=uuid.UUID).version == 4\n"
+        "assert uuid.uuid1().version == 1\n"
+        "version = given.python_version()  # asked of the one given: the real module takes its place\n"
+        "import platform\n"
+        "assert '__file__' in vars(platform) and platform is not given and platform.python_version() == version\n"
+        "from platform import machine\n"
+        "print(platform.system(), machine() == platform.uname().machine)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split() == ["Linux", "True"]
+    # and without continuity's package first, uuid loads the real platform as usual
+    probe = "import sys, uuid; print('__file__' in vars(sys.modules['platform']))"
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert plain.stdout.strip() == "True", plain.stderr
+
+
 def test_plain_and_typed_writers_interleave_into_one_chain(template: Path) -> None:
     """Processes appending through the plain path and through the typed path at once make one intact log."""
     code = ("import sys; from continuity.cli import main, plain_log\n"
