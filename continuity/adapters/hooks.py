@@ -177,12 +177,24 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         "custom_instructions": text_of(payload.get("custom_instructions")),
         "last_assistant_message": text_of(payload.get("last_assistant_message")),
     }.items() if value}
+    from continuity.readside.decided import OutOfTime, record_decided, viewed
+    from projections.registry import REGISTRY
+
+    # The checkpoint restates the agent's work state: an entry logged between the read and the append (a new
+    # blocker, a next step) would be set back by it, so it is decided again under the lock (readside/decided.py).
+    name = "agentwork" if who.agent_id else "worklog"
+    decided: list[Any] = []
+
+    def deciding(state: Any) -> list[Any]:
+        from projections.agentwork import own_work as agent_work
+
+        decided[:] = [agent_work(state, who.agent_id) if who.agent_id else state]
+        return decide_pre_compact(decided[0], who, note)
+
     try:
-        work = own_work(store, who, deadline)
-    except ContinuityError as error:  # an unsafe store: the roles' park is still tried, and says what it could not do
-        report(store, harness, "PreCompact", f"pre-compact checkpoint not written: {error}")
-        return HookResult(recorded=_park_held(harness, "PreCompact", store, who, deadline=deadline))
-    if work is None:
+        stored, _ = record_decided(store, REGISTRY[name], who.project, viewed(name, deadline), deciding, redact=True,
+                                   what="work state")
+    except OutOfTime:
         from continuity.readside.catchup import OUT_OF_TIME as why
         from events.worklog import WorkLogged
 
@@ -192,12 +204,13 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
                            message=f"context about to be compacted ({note.get('trigger', 'auto')}); no checkpoint: "
                                    f"{why}")
         return HookResult(recorded=_append(store, [entry]))
-    try:
-        recorded = _append(store, decide_pre_compact(work, who, note))
-    except ContinuityError as error:  # a write refused (a newest event edited by hand): the roles' park says so too
+    except ContinuityError as error:  # an unsafe store, a write refused (a newest event edited by hand): the roles'
+        # park is still tried, and says what it could not do
         report(store, harness, "PreCompact", f"pre-compact checkpoint not written: {error}")
-        recorded = []
-    return HookResult(recorded=recorded + _park_held(harness, "PreCompact", store, who, work, deadline))
+        return HookResult(recorded=_park_held(harness, "PreCompact", store, who, decided[0] if decided else None,
+                                              deadline))
+    return HookResult(recorded=[item.event_id for item in stored]
+                      + _park_held(harness, "PreCompact", store, who, decided[0], deadline))
 
 
 def own_work(store: Store, who: Identity, deadline: float | None = None) -> Any:

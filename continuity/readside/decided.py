@@ -84,3 +84,29 @@ def refreshed(model: ReadModel[Any], names: tuple[str, ...] | None = None) -> Lo
         return model.project(whole, project), outcome.warnings, whole.last_name
 
     return load
+
+
+class OutOfTime(WriteFailed):
+    """The state a decision restates was not caught up by its deadline (a hook the harness kills): nothing
+    decided, nothing written (a state days old would restate old work as the latest)."""
+
+
+def viewed(name: str, deadline: float | None = None) -> Load:
+    """A `Load` of one model as every command reads it (`current_view`: caught up, documents written; read in
+    memory where the saved models cannot be used), for a decision that restates it: a read that stopped short
+    refuses (OutOfTime when `deadline` passed; WriteFailed naming the day folder it could not read), since what
+    it restates would leave out what it could not read."""
+
+    def load(store: Store, project: str) -> tuple[Any, list[str], str | None]:
+        from continuity.readside.query import current_view
+        from projections.registry import REGISTRY
+
+        view = current_view(store, (name,), deadline=deadline)
+        if view.out_of_time:
+            raise OutOfTime(view.stopped or "out of time")
+        if view.stopped is not None:
+            raise WriteFailed(f"not written: {view.stopped}; what it would restate is not whole")
+        whole = view.models.state(name)
+        return REGISTRY[name].project(whole, project), view.warnings, whole.last_name
+
+    return load

@@ -44,15 +44,23 @@ def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact
     the harness kills): the work state must be caught up whole by then, else nothing is taken (WriteFailed:
     an archive of a state days old would claim it as the latest); the catch-up keeps its progress.
     """
-    view = current_view(store, ("worklog",), deadline=deadline)
-    if view.out_of_time:
-        raise WriteFailed("archive not taken: the work state is still catching up (a rebuild, or new formats after "
-                          "an upgrade); `continuity archive` takes it once caught up")
-    warnings = list(view.warnings)
+    from continuity.readside.decided import OutOfTime, record_decided, viewed
+    from projections.registry import REGISTRY
+
+    warnings: list[str] = []
     if facts is None:
         facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
-    drafts = decide_archive(view.project(identity.project).work, facts, identity, request)
-    stored = store.open_log().append_many(drafts, redact=redact)  # the switch's `prev` is its archive
+    given = facts
+    try:
+        # An entry logged between the read and the append would be lost: the archive restates the work state
+        # whole, and the work log folds it as the state from then on. Decided again under the lock (decided.py).
+        stored, read = record_decided(store, REGISTRY["worklog"], identity.project, viewed("worklog", deadline),
+                                      lambda work: decide_archive(work, given, identity, request), redact=redact,
+                                      what="work state")  # the switch's `prev` is its archive
+    except OutOfTime:
+        raise WriteFailed("archive not taken: the work state is still catching up (a rebuild, or new formats after "
+                          "an upgrade); `continuity archive` takes it once caught up") from None
+    warnings[:0] = read
     warnings.extend(caught_up(store, deadline))
     return stored, warnings
 

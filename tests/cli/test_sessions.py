@@ -341,8 +341,11 @@ def test_a_projection_failure_after_a_durable_append_warns(project: Path, capsys
 
     work(capsys)
     before = len(all_event_files(project))
+    listing = catchup.Days.listing
 
     def failing(self: object, day: str) -> list[str]:
+        if len(all_event_files(project)) == before:  # the read the archive is decided from
+            return listing(self, day)  # type: ignore[arg-type]
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(catchup.Days, "listing", failing)
@@ -350,6 +353,30 @@ def test_a_projection_failure_after_a_durable_append_warns(project: Path, capsys
     assert code == 0
     assert len(all_event_files(project)) == before + (2 if command[0] == "host-switch" else 1)
     assert "warning:" in err and "Input/output error" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [("archive", "--reason", "eod"), ("host-switch", "--from-host", "claude-code",
+                                                                        "--to-host", "codex")])
+def test_an_archive_is_not_taken_from_a_read_that_stopped_short(project: Path, capsys: Capture,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 command: tuple[str, ...]) -> None:
+    """A day folder that cannot be listed stops the catch-up there: the archive would restate a work state that
+    leaves out its entries as the latest. Refused (exit 5, one line naming the folder), nothing written."""
+    import errno
+
+    from continuity.readside import catchup
+
+    work(capsys)
+    before = all_event_files(project)
+
+    def failing(self: object, day: str) -> list[str]:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(catchup.Days, "listing", failing)
+    code, _, err = run(capsys, *command)
+    assert code == 5 and all_event_files(project) == before
+    lines = [line for line in err.splitlines() if line.startswith("continuity: error:")]
+    assert len(lines) == 1 and "cannot be read (Input/output error)" in lines[0] and "Traceback" not in err
 
 
 def test_a_relative_contexts_dir_in_config_is_taken_from_the_project(project: Path, capsys: Capture,
