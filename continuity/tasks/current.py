@@ -64,14 +64,17 @@ def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | Non
 def write_current(store_path: str, local_dir: str, session_id: str | None, run_id: str,
                   task_id: str | None) -> str | None:
     """Make `run_id` the session's current run; a hint, so a failure is a warning (returned), never an error."""
-    from continuity.core.fsio import write_atomic
+    from continuity.core.fsio import ensure_folder, write_atomic
     from events.errors import ContinuityError
 
     problem = runs_folder_problem(local_dir)
     if problem is None:
         try:
-            write_atomic(hint_path(local_dir, session_id), f"{run_id} {task_id or ''}".strip().encode() + b"\n",
-                         durable=False, within=store_path)
+            path = hint_path(local_dir, session_id)
+            ensure_folder(store_path, os.path.dirname(path))
+            with osfs.folder_lock(os.path.dirname(path), HINT_LOCK_S):  # one at a time with `clear_current`
+                write_atomic(path, f"{run_id} {task_id or ''}".strip().encode() + b"\n", durable=False,
+                             within=store_path)
             return None
         except ValueError:  # a session id no file may be named after: no hint, as before
             return None
@@ -81,11 +84,20 @@ def write_current(store_path: str, local_dir: str, session_id: str | None, run_i
             "on the commands that belong to it")
 
 
+#: How long a hint's write or removal waits for another's (a holder stopped mid-way keeps the hint as it is).
+HINT_LOCK_S = 2.0
+
+
 def clear_current(local_dir: str, session_id: str | None, run_id: str) -> None:
-    """Forget the session's current run if it is `run_id`."""
-    found = read_current(local_dir, session_id)  # None through a planted link: nothing is removed there
-    if found is not None and found[0] == run_id:
-        with contextlib.suppress(OSError, ValueError):
+    """Forget the session's current run if it is `run_id`: read and removed under the runs folder's lock, which
+    `write_current` takes too (a `run start` of the same session between the read and the removal lost its hint,
+    and the session's work went unattributed)."""
+    if runs_folder_problem(local_dir) is not None:  # nothing is removed through a planted link
+        return
+    # no runs folder: no hint; a stopped holder: the hint stays
+    with contextlib.suppress(OSError, ValueError), osfs.folder_lock(os.path.join(local_dir, RUNS_DIR), HINT_LOCK_S):
+        found = read_current(local_dir, session_id)
+        if found is not None and found[0] == run_id:
             os.unlink(hint_path(local_dir, session_id))
 
 

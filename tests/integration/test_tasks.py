@@ -646,3 +646,53 @@ def test_an_update_of_another_task_is_not_the_current_runs_work(root: Path) -> N
     ok(root, "task", "update", first, "--note", "on it")
     [event] = as_json(root, "events", "list", "--last", "1")["events"]
     assert (event["task_id"], event["run_id"]) == (first, run_a)
+
+
+def test_a_run_started_while_another_completes_keeps_its_hint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run complete R1` read the session's current-run hint (R1) and removed it; a `run start` of the same session
+    that wrote its hint (R2) in between lost it, and the session's later work was attributed to no run. The read and
+    the removal hold the runs folder's lock, which the hint's write takes too: R2's hint is there at the end."""
+    import os
+    import time
+
+    import continuity.tasks.current as current
+
+    first, second = ok(root, "task", "create", "--title", "first"), ok(root, "task", "create", "--title", "second")
+    run_one = ok(root, "run", "start", "--task", first)
+    local = root / ".agent/runtime-continuity/local"
+    hint = local / "runs" / f"current-{SESSION['CONTINUITY_SESSION_ID']}"
+    real, clear = current.read_current, current.clear_current
+    started: list[subprocess.Popen[str]] = []
+    clearing: list[bool] = []
+
+    def clearing_now(*args: Any) -> None:
+        clearing.append(True)
+        clear(*args)
+
+    def racing(local_dir: str, session_id: str | None) -> Any:
+        found = real(local_dir, session_id)
+        if clearing and not started:  # the completion's read of the hint: a second process starts a run now
+            env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+            events = len(all_event_files(root))
+            started.append(subprocess.Popen([sys.executable, "-m", "continuity", "run", "start", "--task", second],
+                                            cwd=root, env={**env, **SESSION}, text=True, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE))
+            until = time.monotonic() + 30
+            while len(all_event_files(root)) == events and time.monotonic() < until:  # its run.started is written
+                time.sleep(0.01)
+            time.sleep(0.3)  # and its hint, unless a lock holds it back
+        return found
+
+    monkeypatch.setattr(current, "read_current", racing)
+    monkeypatch.setattr(current, "clear_current", clearing_now)
+    monkeypatch.chdir(root)
+    for key, value in SESSION.items():
+        monkeypatch.setenv(key, value)
+    assert main(["run", "complete", run_one]) == 0
+    out, err = started[0].communicate(timeout=60)
+    assert started[0].returncode == 0 and "not made the session's current run" not in err, err
+    run_two = out.strip()
+    assert hint.read_text().split() == [run_two, second]
+    monkeypatch.undo()
+    logged = as_json(root, "log", "-m", "edited", "--file", "src/p.py")
+    assert as_json(root, "run", "show", run_two)["run"]["files"] == ["src/p.py"], logged
