@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from events.names import ISO_TIME
+
 _NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 #: The end of a whole-string pattern. msgspec checks a pattern with `re.search`, where `$` also
 #: matches before a final newline ("demo\n" would pass as a name); this does not, here or in
@@ -90,6 +92,11 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     v: int = 1
     event_id: str = ""
     created_at: str = ""
+    #: The writer's own clock when the log's time (`created_at`) had to run more than a second ahead of it: the
+    #: newest event was stamped ahead (a teammate's clock running fast, synced in), and every later stamp follows
+    #: it. Absent otherwise. Views that count time from an event (presence, leases, a session's last activity)
+    #: read it before `created_at` (`clock.written`); the log's order stays `created_at`'s. Set by the log.
+    written_at: Annotated[str, msgspec.Meta(pattern=rf"^{ISO_TIME}{END}")] | msgspec.UnsetType = msgspec.UNSET
     prev: str | None = None
     project: ProjectName
     host: Ident | None = None

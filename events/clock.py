@@ -43,6 +43,23 @@ def stamp(us: int) -> str:
             f"{micros:06d}")
 
 
+#: How far the log's time may run past a writer's clock before the event says when, by that clock, it was written.
+PUSHED_US = 1_000_000
+
+
+def written_us(at_us: int, now_us: int) -> int | None:
+    """The writer's clock reading an event records (`written_at`), when its HLC time `at_us` runs more than
+    PUSHED_US past it (following a head stamped ahead); None when the two agree."""
+    return now_us if at_us - now_us > PUSHED_US else None
+
+
+def written(event: object) -> str:
+    """When an event was written as time goes for views (presence, leases, activity): its `written_at` when the
+    log's time had run ahead of the writer's clock, else its `created_at`."""
+    found = getattr(event, "written_at", None)
+    return found if isinstance(found, str) else getattr(event, "created_at", "")
+
+
 def iso(us: int) -> str:
     """`2026-07-23T01:02:03.123456Z`, the `created_at` of an event."""
     t, micros = _split(us)

@@ -91,8 +91,9 @@ Precondition = Callable[[Head | None], None]
 
 
 def chain(drafts: Iterable[D], head: Head | None, now_us: int,
-          seal_one: Callable[[D, int, str | None], S]) -> list[S]:
-    """Seal drafts one after another after `head`: HLC times that always move forward, a `prev` chain."""
+          seal_one: Callable[[D, int, str | None, int | None], S]) -> list[S]:
+    """Seal drafts one after another after `head`: HLC times that always move forward, a `prev` chain; each
+    told the writer's clock when its time runs ahead of it (`clock.written_us`)."""
     prev = head.sha256 if head else None
     last_us = head.at_us if head else None
     batch: list[S] = []
@@ -101,18 +102,18 @@ def chain(drafts: Iterable[D], head: Head | None, now_us: int,
         if at_us > clock.LAST_US:  # a head stamped at the end of time (a forged or broken clock's event)
             raise WriteFailed(f"event not written: the newest event{f' {head.name}' if head else ''} is stamped so far "
                               "ahead that no event can follow it (see `continuity verify`)")
-        stored = seal_one(draft, at_us, prev)
+        stored = seal_one(draft, at_us, prev, clock.written_us(at_us, now_us))
         batch.append(stored)
         prev, last_us = sha256_hex(stored.raw), at_us
     return batch
 
 
-def append_sealed(log: Appender[S], drafts: Iterable[D], seal_one: Callable[[D, int, str | None], S],
+def append_sealed(log: Appender[S], drafts: Iterable[D], seal_one: Callable[[D, int, str | None, int | None], S],
                   now_us: Callable[[], int], precondition: Precondition | None = None,
                   node: str | None = None) -> list[S]:
     """Under the log's lock: check `precondition`, seal `drafts` after the head, write them as one batch.
 
-    `seal_one(draft, at_us, prev)` makes a draft's stored form; whatever `precondition`
+    `seal_one(draft, at_us, prev, written_us)` makes a draft's stored form; whatever `precondition`
     raises aborts the append before anything is written.
     """
     now = now_us()  # read first: the head is the newest event that counts as now for it (counts_as_now)

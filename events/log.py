@@ -63,8 +63,8 @@ class EventLog(abc.ABC):
         if not ready:
             return []
 
-        def seal_one(draft: Event, at_us: int, prev: str | None) -> StoredEvent:
-            return seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec)
+        def seal_one(draft: Event, at_us: int, prev: str | None, written_us: int | None) -> StoredEvent:
+            return seal(draft, at_us=at_us, node=self.node, prev=prev, codec=self.codec, written_us=written_us)
 
         return append_sealed(self, ready, seal_one, self.clock_us, precondition, node=self.node)
 

@@ -26,7 +26,7 @@ import re
 from events import clock, names
 from events.durable import DurableFolder, append_sealed, sha256_hex
 from events.guard import find_secret, might_hold_secret, strings_in
-from events.plain_table import KINDS, MAX_EVENT_BYTES, REQUIRED, STRUCTS
+from events.plain_table import KINDS, MAX_EVENT_BYTES, REQUIRED, STRUCTS, UNSET
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ def _complete_struct(struct: str, given: dict[str, Any]) -> dict[str, Any]:
             out[name] = _fill(spec, given[name])
         elif default == REQUIRED:
             raise Unsure(f"{struct}.{name} is required")
+        elif default == UNSET:  # left out, as msgspec leaves an unset field out
+            continue
         elif spec[0] == "struct":
             out[name] = _complete_struct(spec[1], {})
         elif isinstance(default, dict):
@@ -120,10 +122,15 @@ def valid_field(struct: str, field: str, value: Any) -> bool:
 def _valid_struct(struct: str, value: Any, depth: int) -> bool:
     if type(value) is not dict:
         return False
-    spec_fields = STRUCTS[struct]
-    if len(value) != len(spec_fields):
-        return False
-    return all(name in value and _valid(spec, value[name], depth + 1) for name, spec, _ in spec_fields)
+    present = 0  # every field there (an UNSET one may be left out), as its type says, and no other
+    for name, spec, default in STRUCTS[struct]:
+        if name in value:
+            if not _valid(spec, value[name], depth + 1):
+                return False
+            present += 1
+        elif default != UNSET:
+            return False
+    return present == len(value)
 
 
 def _valid(spec: tuple[Any, ...], value: Any, depth: int) -> bool:
@@ -231,10 +238,13 @@ def prepare(tree: dict[str, Any]) -> dict[str, Any]:
     return tree
 
 
-def seal(tree: dict[str, Any], at_us: int, node: str, prev: str | None) -> Sealed:
+def seal(tree: dict[str, Any], at_us: int, node: str, prev: str | None, written_us: int | None = None) -> Sealed:
     """The stored form of a prepared draft, written at HLC time `at_us` after `prev` (as events/sealing.seal)."""
     stamp = clock.stamp(at_us)
     event = {**tree, "event_id": names.event_id(stamp, node), "created_at": clock.iso(at_us), "prev": prev}
+    event.pop("written_at", None)  # the log's to say, as msgspec leaves an unset field out
+    if written_us is not None:
+        event["written_at"] = clock.iso(written_us)
     raw = canonical(event)
     return Sealed(names.file_name(stamp, node, sha256_hex(raw)), raw, event)
 
@@ -242,8 +252,8 @@ def seal(tree: dict[str, Any], at_us: int, node: str, prev: str | None) -> Seale
 def append(folder: DurableFolder, node: str, clock_us: Any, trees: list[dict[str, Any]]) -> list[Sealed]:
     """Append prepared drafts durably through the one file-log protocol; WriteFailed and friends as the log raises."""
 
-    def seal_one(tree: dict[str, Any], at_us: int, prev: str | None) -> Sealed:
-        return seal(tree, at_us, node, prev)
+    def seal_one(tree: dict[str, Any], at_us: int, prev: str | None, written_us: int | None) -> Sealed:
+        return seal(tree, at_us, node, prev, written_us)
 
     return append_sealed(folder, trees, seal_one, clock_us, node=node)
 

@@ -138,13 +138,16 @@ def odd_number(value: Any) -> str | None:
     return None
 
 
-def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec) -> StoredEvent:
-    """The stored form of a checked draft, written at HLC time `at_us` after `prev`."""
+def seal(draft: Event, *, at_us: int, node: str, prev: str | None, codec: Codec,
+         written_us: int | None = None) -> StoredEvent:
+    """The stored form of a checked draft, written at HLC time `at_us` after `prev` (and, when the log's time ran
+    ahead of the writer's clock, at `written_us` by that clock)."""
     stamp = clock.stamp(at_us)
     event = msgspec.structs.replace(
         draft,
         event_id=names.event_id(stamp, node),
         created_at=clock.iso(at_us),
+        written_at=clock.iso(written_us) if written_us is not None else msgspec.UNSET,
         prev=prev,
     )
     raw = codec.encode(event)

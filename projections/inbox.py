@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from events import clock
 from events.base import Event
 from events.team import MessageAcked, MessageSent
 from projections.common import touch_bounded
@@ -69,7 +70,8 @@ def on_event(state: InboxState, name: str, event: Event) -> InboxState:
     """Every event: its writer was seen; a team event makes its agent a member; messages move."""
     agent = getattr(event, "agent", None) or event.agent_id
     if isinstance(agent, str) and agent:
-        touch_bounded(state.seen, agent, event.created_at, AGENTS_LIMIT)
+        # by the writer's clock where the log's time ran ahead of it (a fast teammate's clock, synced in)
+        touch_bounded(state.seen, agent, clock.written(event), AGENTS_LIMIT)
     team = getattr(event, "team", None)
     if not isinstance(team, str) or not team:
         return state
@@ -112,7 +114,7 @@ def _take(box: TeamBox, message_id: str) -> None:
 
 
 MODEL = ReadModel(
-    "inbox", format=4, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=5, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )

@@ -91,33 +91,37 @@ def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
 
 
 def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
-    """The claim holds unless another agent's lease is fresh at the claim's time (then it is lost)."""
-    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
-    at_us = clock.parse_iso(event.created_at)
+    """The claim holds unless another agent's lease is fresh at the claim's time (then it is lost). A lease runs
+    from the time its writer's clock read (`clock.written`): the log's time follows the newest event, which one
+    teammate's fast clock can push hours ahead of everyone's, and would stretch every lease and decide claims by it."""
+    at = clock.written(event)
+    role = _role(state, event.team, event.role, at, event.agent_id)
+    at_us = clock.parse_iso(at)
     previous = role.holder
     if previous is not None and previous != event.agent and fresh_at(role, at_us):
-        _note(role, event.created_at, event.agent, "claim-lost",
+        _note(role, at, event.agent, "claim-lost",
               f"held by {previous} until {role.lease_expires_at}")
         return state
     if previous is not None and previous != event.agent:
-        _note(role, event.created_at, event.agent, "took-over",
+        _note(role, at, event.agent, "took-over",
               f"from {previous}, whose lease expired at {role.lease_expires_at}")
     else:
-        _note(role, event.created_at, event.agent, "claimed", f"for {event.ttl_seconds}s")
+        _note(role, at, event.agent, "claimed", f"for {event.ttl_seconds}s")
     role.holder = event.agent
-    role.claimed_at = event.created_at
-    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
+    role.claimed_at = at
+    role.lease_expires_at = expires(at, event.ttl_seconds)
     return state
 
 
 def on_renewed(state: RolesState, name: str, event: RoleRenewed) -> RolesState:
     """The holder's lease runs `ttl_seconds` from now; anyone else's renewal is refused (noted)."""
-    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    at = clock.written(event)
+    role = _role(state, event.team, event.role, at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, event.created_at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
         return state
-    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
-    _note(role, event.created_at, event.agent, "renewed", f"for {event.ttl_seconds}s")
+    role.lease_expires_at = expires(at, event.ttl_seconds)
+    _note(role, at, event.agent, "renewed", f"for {event.ttl_seconds}s")
     return state
 
 
@@ -150,7 +154,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=4, state=RolesState, initial=RolesState,
+    "roles", format=5, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
+from events import clock
 from events.archive import HostSwitched
 from events.base import Event
 from events.session import SessionEnded, SessionStarted
@@ -60,28 +61,29 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
         state.last_host = event.to_host
     elif event.host:
         state.last_host = event.host
+    at = clock.written(event)  # the writer's clock where the log's time ran ahead of it (a fast teammate's)
     if event.session_id:
         info = state.sessions.get(event.session_id) or SessionInfo(session_id=event.session_id)
         info.events += 1
-        info.last_seen = event.created_at
+        info.last_seen = at
         info.host = event.host or info.host
         info.agent_id = event.agent_id or info.agent_id
         if isinstance(event, SessionStarted):
-            info.started_at = info.started_at or event.created_at
+            info.started_at = info.started_at or at
             info.ended_at = None
             info.source = event.source
             info.model = event.model or info.model
             if event.source == "compact":
                 info.compactions += 1
         elif isinstance(event, SessionEnded):
-            info.ended_at = event.created_at
+            info.ended_at = at
         if isinstance(event, HostSwitched):
             info.host = event.to_host
         touch_bounded(state.sessions, event.session_id, info, SESSIONS_LIMIT)
     if event.run_id:
-        run = state.runs.get(event.run_id) or RunInfo(run_id=event.run_id, first_seen=event.created_at)
+        run = state.runs.get(event.run_id) or RunInfo(run_id=event.run_id, first_seen=at)
         run.events += 1
-        run.last_seen = event.created_at
+        run.last_seen = at
         run.task_id = event.task_id or run.task_id
         run.host = event.host or run.host
         run.agent_id = event.agent_id or run.agent_id
@@ -92,6 +94,6 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=2, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    "sessions", format=3, state=SessionsState, initial=SessionsState, folds={Event: apply},
     bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

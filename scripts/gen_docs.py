@@ -91,11 +91,15 @@ when this file and the code disagree. The JSON Schema of every type is written t
 ## The envelope
 
 Every event is one JSON object, stored as canonical bytes (keys sorted at every level,
-compact, UTF-8, every field present). `kind` is the type tag; `v` the version of that
-type's schema. `event_id`, `created_at` and `prev` are assigned by the log under its
+compact, UTF-8, every field present but `written_at`). `kind` is the type tag; `v` the version of that
+type's schema. `event_id`, `created_at`, `written_at` and `prev` are assigned by the log under its
 lock: `created_at` is the hybrid-logical-clock time (never before the previous head's),
 `event_id` is `RCE-<stamp>-<node>`, and `prev` is the SHA-256 of the bytes of the head
-event the writer saw (null for a first event). The file is named
+event the writer saw (null for a first event). `written_at` is there only when `created_at`
+ran more than a second past the writer's own clock (the head it follows was stamped ahead:
+a teammate's clock running fast, synced in): it is the writer's clock then, and presence,
+leases and sessions' activity count time from it (docs/architecture.md, "Clocks"). A release
+before it reads such an event as before, without the field. The file is named
 `<stamp>-<node>-<first 12 hex digits of its own SHA-256>.json` in `events/<YYYYMMDD>/`.
 
 Field names follow seed 004's event, so a seed-004 event file reads as a continuity event
@@ -217,8 +221,8 @@ tests/unit/test_plain.py fails when the table and the Structs (events/*.py) disa
 A type is a tuple: ("str", min_length, max_length, pattern), ("int", ge, le),
 ("bool",), ("none",), ("any",), ("literal", values), ("union", types), ("tuple", item,
 min_length, max_length), ("dict", key, value, min_length, max_length), ("struct", name).
-A field is (name, type, default); REQUIRED marks a field without one, and a struct's
-default factory is written as {} (the struct with all its own defaults).
+A field is (name, type, default); REQUIRED marks a field without one, UNSET one left out
+until set, and a struct's default factory is written as {} (the struct with all its own defaults).
 """
 
 '''
@@ -271,6 +275,8 @@ def plain_fields(info: object, structs: dict[str, object]) -> tuple[object, ...]
         elif field.default_factory is not msgspec.NODEFAULT:
             made = field.default_factory()
             default = {} if isinstance(made, msgspec.Struct) else msgspec.to_builtins(made)
+        elif not field.required:  # `msgspec.UNSET`: left out of the event until set
+            default = "UNSET"
         else:
             default = "REQUIRED"
         fields.append((field.name, plain_type(field.type, structs), default))
@@ -297,10 +303,12 @@ def render_plain_table() -> str:
     import pprint
 
     limit, structs, kinds = plain_table()
-    body = pprint.pformat(structs, width=110, sort_dicts=True).replace("'REQUIRED'", "REQUIRED")
+    body = pprint.pformat(structs, width=110, sort_dicts=True).replace("'REQUIRED'", "REQUIRED").replace(
+        "'UNSET'", "UNSET")
     return (PLAIN_TABLE_HEADER + "from __future__ import annotations\n\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n"
             "    from typing import Any\n\n"
             'REQUIRED = "<required>"\n'
+            'UNSET = "<unset>"\n'
             f"MAX_EVENT_BYTES = {limit}\n\n"
             f"#: kind -> the Struct an event of that kind is (its fields, in STRUCTS)\n"
             f"KINDS = {pprint.pformat(kinds, width=110, sort_dicts=True)}\n\n"

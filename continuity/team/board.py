@@ -31,11 +31,11 @@ def _age(at: str | None, now_us: int) -> Decimal | None:
 
 
 def _seen_age(at: str | None, now_us: int) -> Decimal | None:
-    """How long ago an agent was seen, from the stamp of its newest event. Stamps follow the log's newest event, so
-    one teammate whose clock runs fast puts every clone's new events ahead of this clock until it catches up: a stamp
-    ahead of now (within the day a read folds such events at all, `names.EARLY_AFTER_US`) was written before now, by
-    an agent seen just now (age 0). Counted unknown instead, one fast clock hid every member's presence, and health
-    stopped flagging `continuity-stale`. (A snapshot's age keeps seed 000's rule: it is taken from its wall clock.)"""
+    """How long ago an agent was seen, from its newest event's time by its writer's clock (`clock.written`). A time
+    still ahead of this clock (the fast machine's own events; or, before events said `written_at`, any event whose
+    stamp followed one stamped ahead) within the day a read folds such events at all (`names.EARLY_AFTER_US`) was
+    written before now, by an agent seen just now (age 0). Counted unknown instead, one fast clock hid every
+    member's presence, and health stopped flagging `continuity-stale`. (A snapshot's age keeps seed 000's rule.)"""
     age = _age(at, now_us)
     if age is not None or at is None:
         return age

@@ -445,8 +445,35 @@ def test_a_teammate_whose_clock_runs_fast_leaves_presence_and_health_as_they_are
     later(monkeypatch, 7200)
     assert run(capsys, "beat", "core", "--agent", "bo")[0] == 0
     agents = {row["agent"]: row for row in as_json(capsys, "health", "core")["agents"]}
-    assert agents["bo"]["presence"] == "fresh" and agents["bo"]["presence_age_seconds"] == 0
+    # bo's beat records his own clock (its stamp follows amy's, ten minutes ahead): seen just now, by his clock
+    assert agents["bo"]["presence"] == "fresh" and agents["bo"]["presence_age_seconds"] < 60
     assert agents["bo"]["flags"] == ["continuity-stale"] and agents["bo"]["snapshot_age_seconds"] > 7000
     assert agents["amy"]["presence"] == "fresh"
     briefing = as_json(capsys, "briefing", "core")
     assert [row["presence"] for row in briefing["presence"]["items"]] == ["fresh", "fresh"]
+
+
+def test_a_lease_runs_from_its_writers_clock_not_from_a_fast_teammates(project: Path, capsys: Capture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """amy's clock runs two hours fast; every stamp after her beat follows it. alice renews her one-hour lease 50
+    minutes after claiming it: the lease ran from the renewal's stamp (two hours ahead), so it held for three
+    hours and bo's claim an hour and 55 minutes in was refused. It runs from alice's own clock now (the event's
+    `written_at`): it ended at 1h50m, and the claim takes the role over."""
+    import json as json_module
+
+    run(capsys, "role", "create", "core", "rev")
+    assert run(capsys, "role", "claim", "core", "rev", "--agent", "alice", "--ttl", "1h")[0] == 0
+    with monkeypatch.context() as fast:
+        later(fast, 7200)
+        assert run(capsys, "beat", "core", "--agent", "amy")[0] == 0
+    with monkeypatch.context() as then:
+        later(then, 50 * 60)
+        assert run(capsys, "role", "renew", "core", "rev", "--agent", "alice", "--ttl", "1h")[0] == 0
+    renewal = max(all_event_files(project))
+    stored = json_module.loads(renewal.read_bytes())
+    assert stored["kind"] == "role.renewed" and stored["written_at"] < stored["created_at"]
+    later(monkeypatch, 115 * 60)
+    code, _, err = run(capsys, "role", "claim", "core", "rev", "--agent", "bo", "--ttl", "30m")
+    assert code == 0, err
+    shown = as_json(capsys, "role", "show", "core", "rev")
+    assert shown["holder"] == "bo" and [note["action"] for note in shown["history"]][-1] == "took-over"

@@ -158,18 +158,23 @@ def test_complete_fills_the_defaults_msgspec_would() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(min_value=0, max_value=2**52), st.from_regex(r"\A[a-z0-9]{8}\Z"),
-       st.one_of(st.none(), st.from_regex(r"\A[0-9a-f]{64}\Z")), TEXT_LIKE, NAME_LIKE)
-def test_plain_seal_is_the_msgspec_seal(at_us: int, node: str, prev: str | None, message: str, agent: str) -> None:
-    """Same time, node and predecessor: the plain seal gives the file name, id and bytes events/sealing.py gives."""
+       st.one_of(st.none(), st.from_regex(r"\A[0-9a-f]{64}\Z")), TEXT_LIKE, NAME_LIKE,
+       st.one_of(st.none(), st.integers(min_value=0, max_value=2**52)))
+def test_plain_seal_is_the_msgspec_seal(at_us: int, node: str, prev: str | None, message: str, agent: str,
+                                        written_us: int | None) -> None:
+    """Same time, node, predecessor and writer's clock: the plain seal gives the file name, id and bytes
+    events/sealing.py gives (`written_at` there only when given)."""
     from events.worklog import WorkLogged
 
     tree = plain.complete("work.logged", {"project": "p", "message": message, "agent_id": agent})
     if not plain.valid(tree):
         return
     typed = sealing.seal(WorkLogged(project="p", message=message, agent_id=agent), at_us=at_us, node=node,
-                         prev=prev, codec=CODEC)
-    sealed = plain.seal(tree, at_us, node, prev)
+                         prev=prev, codec=CODEC, written_us=written_us)
+    sealed = plain.seal(tree, at_us, node, prev, written_us)
     assert (sealed.name, sealed.raw) == (typed.name, typed.raw)
+    assert (b'"written_at":' in sealed.raw) == (written_us is not None)
+    assert plain.valid(json.loads(sealed.raw))
     assert sealed.tree == msgspec.to_builtins(typed.event) | {"summary": sealed.tree["summary"],
                                                               "refs": sealed.tree["refs"], "redacted": ()}
 
