@@ -91,9 +91,10 @@ Precondition = Callable[[Head | None], None]
 
 
 def chain(drafts: Iterable[D], head: Head | None, now_us: int,
-          seal_one: Callable[[D, int, str | None, int | None], S]) -> list[S]:
+          seal_one: Callable[[D, int, str | None, int | None], S], wall_us: int | None = None) -> list[S]:
     """Seal drafts one after another after `head`: HLC times that always move forward, a `prev` chain; each
-    told the writer's clock when its time runs ahead of it (`clock.written_us`)."""
+    told the writer's clock (`wall_us`, else `now_us`) when its time runs ahead of it (`clock.written_us`)."""
+    wall = now_us if wall_us is None else wall_us
     prev = head.sha256 if head else None
     last_us = head.at_us if head else None
     batch: list[S] = []
@@ -102,7 +103,7 @@ def chain(drafts: Iterable[D], head: Head | None, now_us: int,
         if at_us > clock.LAST_US:  # a head stamped at the end of time (a forged or broken clock's event)
             raise WriteFailed(f"event not written: the newest event{f' {head.name}' if head else ''} is stamped so far "
                               "ahead that no event can follow it (see `continuity verify`)")
-        stored = seal_one(draft, at_us, prev, clock.written_us(at_us, now_us))
+        stored = seal_one(draft, at_us, prev, clock.written_us(at_us, wall))
         batch.append(stored)
         prev, last_us = sha256_hex(stored.raw), at_us
     return batch
@@ -120,7 +121,9 @@ def append_sealed(log: Appender[S], drafts: Iterable[D], seal_one: Callable[[D, 
     with log._locked(now, node) as head:
         if precondition is not None:
             precondition(head)
-        batch = chain(drafts, head, now, seal_one)
+        # the clock read again under the lock: what an event records of it is when it was written, not when its
+        # writer began to wait for the lock
+        batch = chain(drafts, head, now, seal_one, now_us())
         if batch:
             log._write(batch)
     return batch

@@ -68,3 +68,27 @@ def test_names_and_days_take_ascii_digits_only_and_no_trailing_newline(tmp_path:
     for day in ("20261201", "20261201".translate(FULLWIDTH), "2026120١"):
         (tmp_path / day).mkdir()
     assert list_days(str(tmp_path)) == ["20261201"]
+
+
+def test_an_event_following_a_head_stamped_ahead_records_the_writers_clock_read_under_the_lock() -> None:
+    """`chain` stamps after the head and, where that runs more than a second past the writer's clock, tells the
+    sealer the clock as read under the lock (`wall_us`): not the reading taken before a long wait for the lock."""
+    from types import SimpleNamespace
+
+    from events.durable import chain
+
+    seen: list[tuple[int, int | None]] = []
+
+    def seal_one(draft: str, at_us: int, prev: str | None, written_us: int | None) -> SimpleNamespace:
+        seen.append((at_us, written_us))
+        return SimpleNamespace(raw=draft.encode())
+
+    head = Head("x", "0" * 64, 100_000_000)
+    chain(["a", "b"], head, 10_000_000, seal_one, 40_000_000)
+    assert seen == [(100_000_001, 40_000_000), (100_000_002, 40_000_000)]
+    seen.clear()
+    chain(["a"], head, 99_500_000, seal_one)  # half a second behind the head: the stamp is the clock's, nearly
+    assert seen == [(100_000_001, None)]
+    seen.clear()
+    chain(["a"], None, 5_000_000, seal_one)
+    assert seen == [(5_000_000, None)]
