@@ -53,11 +53,26 @@ def written_us(at_us: int, now_us: int) -> int | None:
     return now_us if at_us - now_us > PUSHED_US else None
 
 
+#: How far before its `created_at` an event's `written_at` can be: a writer follows a head that counts as now, at
+#: most a day or two ahead of its clock (names.EARLY_AFTER_US), or its own node's, up to 30 days (a clock that went
+#: back: events/durable.py OWN_AHEAD_US).
+WRITTEN_SPAN_US = 32 * 86_400 * 1_000_000
+
+
 def written(event: object) -> str:
     """When an event was written as time goes for views (presence, leases, activity): its `written_at` when the
-    log's time had run ahead of the writer's clock, else its `created_at`."""
+    log's time had run ahead of the writer's clock, else its `created_at`. A `written_at` no writer makes (not a
+    real time, not before `created_at`, or further before it than WRITTEN_SPAN_US: a forged or broken event, which
+    the file's name does not vouch for as it does for `created_at`) is not taken."""
+    created: str = getattr(event, "created_at", "")
     found = getattr(event, "written_at", None)
-    return found if isinstance(found, str) else getattr(event, "created_at", "")
+    if not isinstance(found, str):
+        return created
+    try:
+        at, stamped = parse_iso(found), parse_iso(created)
+    except (ValueError, OverflowError):
+        return created
+    return found if stamped - WRITTEN_SPAN_US <= at < stamped else created
 
 
 def iso(us: int) -> str:

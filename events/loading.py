@@ -10,7 +10,7 @@ then, the finder below answers that `typing_extensions` is not there. Any other 
 gets it as usual, before and after.
 
 The same for `platform`, which `uuid` (imported by msgspec) loads on Linux only to ask for the
-system's name: `uuid` is given a module of that one function (`_PlatformForUuid`).
+system's name: `uuid` is given a module of that one function while it loads (`_UuidWithoutPlatform`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
     from types import FrameType, ModuleType
+    from typing import Any
 
 #: The module of msgspec that imports typing_extensions when it can.
 MSGSPEC_HELPERS = "msgspec._utils"
@@ -48,55 +49,58 @@ def _asked_by_helpers() -> bool:
     return False
 
 
-class _PlatformForUuid:
-    """A meta-path finder that gives `uuid` (which msgspec imports) a `platform` of one function while it loads.
+class _UuidWithoutPlatform:
+    """A meta-path finder that loads `uuid` (which msgspec imports) with a `platform` of one function in place.
 
     On Linux `uuid` imports `platform` only to ask `platform.system()` once, at import: loading `platform`
     costs a process about 3 ms (it compiles nine regular expressions), a few percent of the SessionStart hook.
-    The module given answers `system()` as `platform` does on POSIX (`os.uname().sysname`), and anything else
-    asked of it loads the real `platform` in its place (a later `import platform` gets the real one too).
+    While `uuid` runs, `platform` is a module whose `system()` answers as `platform`'s does on POSIX
+    (`os.uname().sysname`); once it has run, the stand-in is gone from `sys.modules`, so any later
+    `import platform` (or `mock.patch("platform....")`) gets the real module.
     """
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        if name != "platform" or not _asked_by("uuid"):
+        if name != "uuid" or "platform" in sys.modules:
             return None
-        from importlib.machinery import ModuleSpec
+        from importlib.machinery import PathFinder
 
-        return ModuleSpec("platform", _PlatformLoader())  # type: ignore[arg-type]  # the loader protocol
+        spec = PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        spec.loader = _WithPlatformStandIn(spec.loader)  # type: ignore[assignment]
+        return spec
 
 
-class _PlatformLoader:
-    def create_module(self, spec: ModuleSpec) -> None:
-        return None
+class _WithPlatformStandIn:
+    """A loader that runs another's module with the one-function `platform` in `sys.modules`, then takes it out."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename...: the real loader's
+        return getattr(self.loader, name)
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        made: ModuleType | None = self.loader.create_module(spec)
+        return made
 
     def exec_module(self, module: ModuleType) -> None:
         import os
+        import types
+
+        stand_in = types.ModuleType("platform", "what uuid asks of platform while it loads (events/loading.py)")
 
         def system() -> str:
             return os.uname().sysname
 
-        def whole(name: str) -> object:
-            if sys.modules.get("platform") is module:
+        stand_in.system = system  # type: ignore[attr-defined]
+        sys.modules["platform"] = stand_in
+        try:
+            self.loader.exec_module(module)
+        finally:
+            if sys.modules.get("platform") is stand_in:
                 del sys.modules["platform"]
-            import platform
-
-            return getattr(platform, name)
-
-        module.system = system  # type: ignore[attr-defined]
-        setattr(module, "__getattr__", whole)  # noqa: B010  (a module's own __getattr__, PEP 562)
-
-
-def _asked_by(importer: str) -> bool:
-    """Whether the module importing is `importer` itself, loading."""
-    frame: FrameType | None = sys._getframe(2)
-    while frame is not None:
-        if frame.f_globals.get("__name__") == importer:
-            return True
-        if not frame.f_code.co_filename.startswith("<frozen"):
-            return False
-        frame = frame.f_back
-    return False
 
 
 def install() -> None:
@@ -106,5 +110,5 @@ def install() -> None:
     if not any(isinstance(finder, _WithoutTypingExtensions) for finder in sys.meta_path):
         sys.meta_path.insert(0, _WithoutTypingExtensions())
     if ("uuid" not in sys.modules and "platform" not in sys.modules and sys.platform.startswith("linux")
-            and not any(isinstance(finder, _PlatformForUuid) for finder in sys.meta_path)):
-        sys.meta_path.insert(0, _PlatformForUuid())
+            and not any(isinstance(finder, _UuidWithoutPlatform) for finder in sys.meta_path)):
+        sys.meta_path.insert(0, _UuidWithoutPlatform())

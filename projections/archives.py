@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from events import clock
 from events.archive import ArchiveCreated, ArchivedState, CitedFiles, GitFacts
 from events.base import Event
 from projections.common import append_bounded, touch_list
@@ -44,6 +45,9 @@ class ArchiveEntry(msgspec.Struct, kw_only=True):
     artifacts: list[str]
     #: Set for archives taken through `runtime-continuity`: rendered in seed 004's shape.
     cited: CitedFiles | None = None
+    #: The archive event's `written_at` (its writer's clock, where the log's time had run ahead of it): the
+    #: archive's age counts from it.
+    written_at: str | None = None
 
 
 class ArchivesState(msgspec.Struct, kw_only=True):
@@ -85,6 +89,7 @@ def on_archive(state: ArchivesState, name: str, event: ArchiveCreated) -> Archiv
         full=event.full, git=event.git, state=event.state, read_first=list(event.read_first), events=cited,
         run_ids=list(state.run_ids), session_ids=list(state.session_ids), handoffs=list(state.handoffs),
         artifacts=list(state.artifacts), cited=event.cited,
+        written_at=None if (written := clock.written(event)) == event.created_at else written,
     )
     append_bounded(state.archives, entry, ARCHIVES_LIMIT)
     state.total += 1
@@ -97,7 +102,7 @@ def latest(state: ArchivesState) -> ArchiveEntry | None:
 
 
 MODEL = ReadModel(
-    "archives", format=3, state=ArchivesState, initial=ArchivesState,
+    "archives", format=4, state=ArchivesState, initial=ArchivesState,
     folds={Event: on_event, ArchiveCreated: on_archive},
     bounds={"ARCHIVES_LIMIT": ARCHIVES_LIMIT, "CITED_EVENTS": CITED_EVENTS, "CITED_RUNS": CITED_RUNS,
             "CITED_SESSIONS": CITED_SESSIONS, "CITED_REFS": CITED_REFS},

@@ -91,37 +91,41 @@ def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
 
 
 def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
-    """The claim holds unless another agent's lease is fresh at the claim's time (then it is lost). A lease runs
-    from the time its writer's clock read (`clock.written`): the log's time follows the newest event, which one
-    teammate's fast clock can push hours ahead of everyone's, and would stretch every lease and decide claims by it."""
-    at = clock.written(event)
-    role = _role(state, event.team, event.role, at, event.agent_id)
-    at_us = clock.parse_iso(at)
+    """The claim holds unless another agent's lease is fresh at the claim's time (then it is lost).
+
+    A lease runs from its claim's (or renewal's) log time, the latest its writer can be said to have taken it; a
+    claim is judged at its writer's own clock (`clock.written`: its `written_at` where the log's time had run ahead
+    of that clock), the earliest it can be said to have been made. The log's time follows the newest event, which
+    one fast clock pushes ahead of everyone's: judged by log time alone, a renewal made in time on a clone that had
+    not seen that event lost to a later claim on one that had; judged by writers' clocks alone, a writer whose own
+    clock runs fast took over a lease fresh by everyone else's. So a lease is held at least its ttl by either clock.
+    """
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
+    at_us = clock.parse_iso(clock.written(event))
     previous = role.holder
     if previous is not None and previous != event.agent and fresh_at(role, at_us):
-        _note(role, at, event.agent, "claim-lost",
+        _note(role, event.created_at, event.agent, "claim-lost",
               f"held by {previous} until {role.lease_expires_at}")
         return state
     if previous is not None and previous != event.agent:
-        _note(role, at, event.agent, "took-over",
+        _note(role, event.created_at, event.agent, "took-over",
               f"from {previous}, whose lease expired at {role.lease_expires_at}")
     else:
-        _note(role, at, event.agent, "claimed", f"for {event.ttl_seconds}s")
+        _note(role, event.created_at, event.agent, "claimed", f"for {event.ttl_seconds}s")
     role.holder = event.agent
-    role.claimed_at = at
-    role.lease_expires_at = expires(at, event.ttl_seconds)
+    role.claimed_at = event.created_at
+    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
     return state
 
 
 def on_renewed(state: RolesState, name: str, event: RoleRenewed) -> RolesState:
     """The holder's lease runs `ttl_seconds` from now; anyone else's renewal is refused (noted)."""
-    at = clock.written(event)
-    role = _role(state, event.team, event.role, at, event.agent_id)
+    role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, event.created_at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
         return state
-    role.lease_expires_at = expires(at, event.ttl_seconds)
-    _note(role, at, event.agent, "renewed", f"for {event.ttl_seconds}s")
+    role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
+    _note(role, event.created_at, event.agent, "renewed", f"for {event.ttl_seconds}s")
     return state
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from events import clock
 from events.archive import ArchiveCreated
 from events.base import Event
 from events.worklog import CheckpointRecorded, WorkLogged
@@ -73,7 +74,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
             state.next = list(summary.next)
             state.blockers = list(summary.blockers)
         state.last_checkpoint_id = event.event_id
-        state.last_checkpoint_at = event.created_at
+        state.last_checkpoint_at = clock.written(event)  # the writer's clock where the log's time ran ahead of it
     else:
         if summary.in_progress:
             state.in_progress = summary.in_progress
@@ -92,7 +93,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
 
 
 MODEL = ReadModel(
-    "worklog", format=4, state=WorkState, initial=WorkState,
+    "worklog", format=5, state=WorkState, initial=WorkState,
     folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
     bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
 )

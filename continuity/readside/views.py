@@ -130,6 +130,11 @@ class ProjectView:
                 return record_of(self.project, entry)
         return None
 
+    def latest_archive_at(self) -> str | None:
+        """When the newest archive was taken, by its writer's clock (`events.clock.written`), or None."""
+        entries = self.archive_state.archives
+        return (entries[-1].written_at or entries[-1].created_at) if entries else None
+
     def latest_archive(self) -> Any:
         """The newest archive record, or None."""
         entries = self.archive_state.archives

@@ -102,7 +102,7 @@ def build(
         "latest_archive": archive_relpath(archive.archive_id) if archive else None,
         "latest_markdown_archive": inputs.latest_markdown,
         "archive": msgspec.to_builtins(archive) if archive else None,
-        "archive_age": age(archive.created_at, now) if archive else None,
+        "archive_age": age(project.latest_archive_at(), now) if archive else None,
         "work": {
             "current_goal": work.current_goal,
             "in_progress": work.in_progress,

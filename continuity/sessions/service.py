@@ -127,12 +127,13 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
                               "events": state.events, "warnings": view.warnings}
     if record is None:
         return result | {"exists": False, "stale_recommendation": "archive_now" if state.events else "ok"}
-    age_hours = (clock.parse_iso(now) - clock.parse_iso(record.created_at)) / 3_600_000_000
+    taken = state.latest_archive_at() or record.created_at  # by its writer's clock
+    age_hours = (clock.parse_iso(now) - clock.parse_iso(taken)) / 3_600_000_000
     return result | {
         "exists": True,
         "latest": record.archive_id,
         "latest_at": record.created_at,
-        "age": bundle.age(record.created_at, now),
+        "age": bundle.age(taken, now),
         "age_hours": round(age_hours, 3),
         "stale_recommendation": "archive_now" if age_hours > STALE_ARCHIVE_HOURS else "ok",
         "count": state.archives_total,

@@ -497,3 +497,30 @@ def test_an_archive_of_thousands_of_changes_under_chinese_paths_is_written(repo:
     latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
     status = latest["git"]["status_short"]
     assert 0 < len(status.encode()) <= 65536 and status.endswith(".txt")
+
+
+def test_ages_count_from_the_writers_clock_after_a_teammates_fast_clock(project: Path, capsys: Capture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event stamped two hours ahead (a teammate's fast clock, synced in) pushes every later stamp with it. An
+    archive and a checkpoint taken here then read `age_hours: -2.0`, "just now" for hours, and `status` said `ok`
+    long past the two hours after which it says `archive_now`. They count from the events' `written_at` now."""
+    import continuity.core.store as store_module
+
+    real = store_module.now_us
+    with monkeypatch.context() as fast:
+        fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+        assert run(capsys, "log", "from the fast machine", "--host", "fast")[0] == 0
+    assert run(capsys, "checkpoint", "-m", "here", "--next", "ship it")[0] == 0
+    assert run(capsys, "archive", "--reason", "here")[0] == 0
+    status = json.loads(run(capsys, "status", "--json")[1])
+    assert 0 <= status["age_hours"] < 0.1 and status["stale_recommendation"] == "ok"
+    from continuity.readside import query
+    from continuity.sessions import service
+
+    for module in (store_module, query, service):  # three hours on, by this machine's clock
+        monkeypatch.setattr(module, "now_us", lambda: real() + 3 * 3600 * 1_000_000)
+    status = json.loads(run(capsys, "status", "--json")[1])
+    assert 2.9 < status["age_hours"] < 3.1 and status["stale_recommendation"] == "archive_now" and status["age"] == \
+        "3h ago"
+    bundle = json.loads(run(capsys, "resume-bundle", "--format", "json")[1])
+    assert bundle["archive_age"] == "3h ago" and bundle["work"]["last_checkpoint_age"] == "3h ago"

@@ -450,3 +450,30 @@ def test_a_second_file_of_one_event_is_left_out_by_every_read(project: Path, cap
     assert main(["timeline", "--out", str(page)]) == 0
     assert second not in page.read_text() and first in page.read_text()
     assert main(["verify"]) == 1
+
+
+@pytest.mark.parametrize("written_at", ["2026-02-30T00:00:00.000000Z", "9999-12-31T23:59:59.000000Z",
+                                        "2030-01-01T00:00:00.000000Z", "2001-01-01T00:00:00.000000Z", "later"])
+def test_a_written_at_no_writer_makes_is_not_taken(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch,
+                                                   written_at: str) -> None:
+    """`written_at` (the writer's clock, where the log's time ran ahead of it) is not vouched for by the file's name
+    as `created_at` is: one a sync brought in that is no real time, not before `created_at` or far before it made
+    every roles read, `health`, `briefing` and `rebuild` end in an internal error, or held a lease for years. Such a
+    value is not taken: the event counts from its `created_at`."""
+    monkeypatch.setenv("CONTINUITY_SESSION_ID", "s9")  # the session's activity counts from it too
+    assert main(["role", "create", "core", "rev"]) == 0
+    assert main(["role", "claim", "core", "rev", "--agent", "mallory", "--ttl", "60s"]) == 0
+    capsys.readouterr()
+    day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
+    created = json.loads(sorted(day.iterdir())[-1].read_bytes())["created_at"]
+    forged = clock.iso(clock.parse_iso(created) + 3_600_000_000) if written_at == "later" else written_at
+    plant_synced(project, "claimed again", written_at=forged)
+    for argv in (["role", "show", "core", "rev", "--json"], ["health", "core", "--json"],
+                 ["briefing", "core", "--json"], ["resume-bundle", "--format", "json"], ["rebuild"],
+                 ["role", "show", "core", "rev", "--json"]):
+        assert main(argv) == 0, argv
+        out, err = capsys.readouterr()
+        assert "internal error" not in err and "Traceback" not in err, (argv, err)
+        if argv[0] == "role":
+            shown = json.loads(out)
+            assert clock.parse_iso(shown["lease_expires_at"]) - clock.parse_iso(created) <= 61_000_000, shown

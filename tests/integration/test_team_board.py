@@ -453,27 +453,84 @@ def test_a_teammate_whose_clock_runs_fast_leaves_presence_and_health_as_they_are
     assert [row["presence"] for row in briefing["presence"]["items"]] == ["fresh", "fresh"]
 
 
-def test_a_lease_runs_from_its_writers_clock_not_from_a_fast_teammates(project: Path, capsys: Capture,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """amy's clock runs two hours fast; every stamp after her beat follows it. alice renews her one-hour lease 50
-    minutes after claiming it: the lease ran from the renewal's stamp (two hours ahead), so it held for three
-    hours and bo's claim an hour and 55 minutes in was refused. It runs from alice's own clock now (the event's
-    `written_at`): it ended at 1h50m, and the claim takes the role over."""
-    import json as json_module
+SKEWED = ("import os, sys, time\n"
+          "shift = int(os.environ['SKEW_S']) * 1_000_000_000\n"
+          "real, real_s = time.time_ns, time.time\n"
+          "time.time_ns = lambda: real() + shift\n"
+          "time.time = lambda: real_s() + shift / 1e9\n"
+          "from continuity.cli import main\n"
+          "sys.exit(main(sys.argv[1:]))\n")
 
-    run(capsys, "role", "create", "core", "rev")
-    assert run(capsys, "role", "claim", "core", "rev", "--agent", "alice", "--ttl", "1h")[0] == 0
-    with monkeypatch.context() as fast:
-        later(fast, 7200)
-        assert run(capsys, "beat", "core", "--agent", "amy")[0] == 0
-    with monkeypatch.context() as then:
-        later(then, 50 * 60)
-        assert run(capsys, "role", "renew", "core", "rev", "--agent", "alice", "--ttl", "1h")[0] == 0
-    renewal = max(all_event_files(project))
-    stored = json_module.loads(renewal.read_bytes())
-    assert stored["kind"] == "role.renewed" and stored["written_at"] < stored["created_at"]
-    later(monkeypatch, 115 * 60)
-    code, _, err = run(capsys, "role", "claim", "core", "rev", "--agent", "bo", "--ttl", "30m")
-    assert code == 0, err
-    shown = as_json(capsys, "role", "show", "core", "rev")
-    assert shown["holder"] == "bo" and [note["action"] for note in shown["history"]][-1] == "took-over"
+
+def test_a_renewal_in_time_holds_against_a_claim_a_fast_teammate_pushed_ahead(tmp_path: Path) -> None:
+    """Three clones of one remote, real processes, each clock shifted as said (seconds from now). amy's clock runs
+    two hours fast; bo's clone syncs her beat, so his stamps follow it. alice, offline, renews her one-hour lease at
+    +50m; bo, who never saw the renewal, claims at +65m. After sync the claim was judged at its stamp (two hours
+    ahead) and took the role over from a lease that ran to +1h50m; it is judged at bo's own clock (`written_at`)
+    now: `claim-lost`, alice holds the role. And a claimant whose own clock runs fast still cannot take a lease
+    fresh by everyone else's (the lease runs from the log's time)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")},
+           "HOME": str(tmp_path / "home"), "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1",
+           "PYTHONPATH": str(REPO)}
+
+    def sh(cwd: Path, *args: str) -> None:
+        subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True)
+
+    def c(where: Path, skew: int, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", SKEWED, *args], cwd=where, env={**env, "SKEW_S": str(skew)},
+                              capture_output=True, text=True, timeout=120)
+
+    def ok(where: Path, skew: int, *args: str) -> str:
+        done = c(where, skew, *args)
+        assert done.returncode == 0, f"{args}: {done.stderr}"
+        return done.stdout
+
+    sh(tmp_path, "git", "init", "-q", "--bare", "-b", "main", "remote.git")
+    clones = {}
+    for name in ("amy", "bo", "alice"):
+        folder = tmp_path / name
+        folder.mkdir()
+        sh(folder, "git", "init", "-q", "-b", "main")
+        sh(folder, "git", "commit", "-q", "--allow-empty", "-m", "init")
+        sh(folder, "git", "remote", "add", "origin", str(tmp_path / "remote.git"))
+        clones[name] = folder
+    amy, bo, alice = clones["amy"], clones["bo"], clones["alice"]
+    ok(amy, 0, "init", "--project", "demo")
+    ok(amy, 0, "role", "create", "core", "rev")
+    ok(amy, 0, "sync")
+    for folder in (bo, alice):
+        ok(folder, 0, "clone-store", "origin")
+    ok(alice, 0, "role", "claim", "core", "rev", "--agent", "alice", "--ttl", "1h")
+    ok(alice, 0, "sync")
+    ok(bo, 0, "sync")
+    fast = 2 * 3600
+    ok(amy, fast, "sync")
+    ok(amy, fast, "beat", "core", "--agent", "amy")
+    ok(amy, fast, "sync")
+    ok(bo, 60, "sync")  # bo's stamps follow amy's beat from here; alice stays offline
+    ok(alice, 50 * 60, "role", "renew", "core", "rev", "--agent", "alice", "--ttl", "1h")
+    ok(bo, 65 * 60, "role", "claim", "core", "rev", "--agent", "bo", "--ttl", "1h")  # alice's first lease ended
+    for folder in (alice, bo, alice):
+        ok(folder, 70 * 60, "sync")
+    for folder in (alice, bo):
+        shown = json.loads(ok(folder, 70 * 60, "role", "show", "core", "rev", "--json"))
+        assert shown["holder"] == "alice", shown["history"]
+        assert [note["action"] for note in shown["history"]][-2:] == ["renewed", "claim-lost"]
+    # amy, whose clock still runs two hours fast, beats and syncs; alice, now in sync, renews for an hour (her
+    # renewal's log time follows amy's beat); amy claims five minutes later by her clock: the lease holds
+    ok(amy, 70 * 60 + fast, "sync")
+    ok(amy, 71 * 60 + fast, "beat", "core", "--agent", "amy")
+    ok(amy, 71 * 60 + fast, "sync")
+    ok(alice, 72 * 60, "sync")
+    ok(alice, 73 * 60, "role", "renew", "core", "rev", "--agent", "alice", "--ttl", "1h")
+    ok(alice, 73 * 60, "sync")
+    ok(amy, 74 * 60 + fast, "sync")
+    done = c(amy, 78 * 60 + fast, "role", "claim", "core", "rev", "--agent", "amy", "--ttl", "1h")
+    assert done.returncode == 13 and "held by alice under a fresh lease" in done.stderr, done.stderr
