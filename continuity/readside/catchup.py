@@ -584,6 +584,8 @@ class _Track:
 
 #: Why a saved model is read again from the start: a day folder it had read is gone (deleted, or moved away).
 VANISHED = "a day folder vanished"
+#: The same for day folders read before that count as stamped early now (this machine's clock went back).
+EARLY_NOW = "day folders read before are past what this machine's clock counts as now (the clock is behind the log)"
 #: The same for a day before the newest one read that changed (a merge brought events there, or some were removed).
 PAST_CHANGED = "events before the last catch-up changed (a merge brought some, or some were removed)"
 
@@ -595,8 +597,9 @@ def _validate(saved: Saved[Any], position: str | None, days: Days) -> str | None
 
 def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None:
     """Why what was read up to `position`, with these day marks, must be read again from the start, or None."""
-    if set(marks) - set(days.days):
-        return VANISHED
+    gone = set(marks) - set(days.days)
+    if gone:
+        return EARLY_NOW if gone <= set(days.early) else VANISHED
     last_day = names.shard_of(position) if position else ""
     for day in days.days:
         if day >= last_day:
@@ -743,7 +746,8 @@ def _catch_up(
     warnings: list[str] = []
     rebuilt = [track for track in tracks if track.rebuilding]
     # every event gone is said too, unless a day folder turned into a link or a file (said below) is why
-    if rebuilt and not force_rebuild and (folded or (rebuilt[0].why == VANISHED and not (days.links or days.others))):
+    if rebuilt and not force_rebuild and (folded or (rebuilt[0].why in (VANISHED, EARLY_NOW)
+                                                     and not (days.links or days.others))):
         reason = rebuilt[0].why
         which = "projections" if len(rebuilt) == len(tracks) else \
             "projections (" + ", ".join(track.model.name for track in rebuilt) + ")"

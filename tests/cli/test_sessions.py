@@ -524,3 +524,19 @@ def test_ages_count_from_the_writers_clock_after_a_teammates_fast_clock(project:
         "3h ago"
     bundle = json.loads(run(capsys, "resume-bundle", "--format", "json")[1])
     assert bundle["archive_age"] == "3h ago" and bundle["work"]["last_checkpoint_age"] == "3h ago"
+
+
+def test_a_clock_gone_back_says_so_not_that_a_day_folder_vanished(project: Path, capsys: Capture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine's clock set 40 days back (a dead battery before the time syncs): the day folders already read
+    are past what it counts as now, so the models are read again without them. The warning said "a day folder
+    vanished", which sent people looking for deleted files; it says the clock is behind the log."""
+    import continuity.core.store as store_module
+
+    assert run(capsys, "log", "before the clock went back")[0] == 0
+    assert run(capsys, "status")[0] == 0
+    real = store_module.now_us
+    monkeypatch.setattr(store_module, "now_us", lambda: real() - 40 * 86_400 * 1_000_000)
+    code, _, err = run(capsys, "status")
+    assert code == 0 and "vanished" not in err, err
+    assert "the clock is behind the log" in err and "rebuilt" in err, err
