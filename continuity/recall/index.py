@@ -41,7 +41,7 @@ from continuity.readside.catchup import (
     validate_marks,
 )
 from continuity.recall import plain
-from events import names
+from events import clock, names
 from events.base import Event
 from events.durable import unreadable_error
 from events.errors import EventsUnlisted, EventUndecodable, UnknownEventType
@@ -60,7 +60,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS docs(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, event_id TEXT NOT NULL, created_at TEXT NOT NULL,
-    kind TEXT NOT NULL, project TEXT NOT NULL, agent TEXT, host TEXT, session TEXT);
+    kind TEXT NOT NULL, project TEXT NOT NULL, agent TEXT, host TEXT, session TEXT, written TEXT);
 CREATE INDEX IF NOT EXISTS docs_project_time ON docs(project, created_at);
 """ + FTS_TABLE + """;
 CREATE TABLE IF NOT EXISTS contenders(
@@ -357,8 +357,10 @@ def _index(connection: sqlite3.Connection, log: FileEventLog, days: Days, positi
             if event is not None:
                 body = texts.text_of(event)
                 if body:
+                    written = clock.written(event)  # --since and --until count by the writer's clock
                     rows.append((name, event.event_id, event.created_at, event.kind, event.project,
-                                 event.agent_id, event.host, event.session_id, body))
+                                 event.agent_id, event.host, event.session_id,
+                                 None if written == event.created_at else written, body))
             position = name
             outcome.read += 1
             if outcome.read % BATCH == 0:
@@ -390,11 +392,11 @@ def _flush(connection: sqlite3.Connection, rows: list[tuple[Any, ...]], position
         projects.update(row[4] for row in rows)
         first = connection.execute("SELECT COALESCE(MAX(id), 0) FROM docs").fetchone()[0] + 1
         connection.executemany(
-            "INSERT INTO docs(id, name, event_id, created_at, kind, project, agent, host, session)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((first + i, *row[:8]) for i, row in enumerate(rows)))
+            "INSERT INTO docs(id, name, event_id, created_at, kind, project, agent, host, session, written)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((first + i, *row[:9]) for i, row in enumerate(rows)))
         connection.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)",
-                               ((first + i, row[8]) for i, row in enumerate(rows)))
+                               ((first + i, row[9]) for i, row in enumerate(rows)))
         rows.clear()
     upto = keep_contenders(connection)
     values: list[tuple[str, Any]] = [("format", FORMAT), ("days", _ENCODER.encode(marks)),

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
 
 INDEX_NAME = RECALL_INDEX_NAME
 #: The index's schema and meta layout (index.py); the index's FORMAT adds the rows' format.
-SCHEMA_FORMAT = 6
+SCHEMA_FORMAT = 7
 #: projections/recall.py's FORMAT, repeated here (a test holds them equal) to keep msgspec off this path.
 ROWS_FORMAT = 4
 FORMAT = SCHEMA_FORMAT * 100 + ROWS_FORMAT

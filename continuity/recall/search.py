@@ -75,8 +75,9 @@ def _search(connection: sqlite3.Connection, query: str, filters: Filters, limit:
     if filters.kinds:
         where.append(f"d.kind IN ({', '.join('?' * len(filters.kinds))})")
         params.extend(filters.kinds)
-    for clause, value in (("d.agent = ?", filters.agent), ("d.created_at >= ?", filters.since),
-                          ("d.created_at <= ?", filters.until)):
+    # the window counts by the writer's clock (an event's `written_at` where the log's time ran ahead of it)
+    for clause, value in (("d.agent = ?", filters.agent), ("COALESCE(d.written, d.created_at) >= ?", filters.since),
+                          ("COALESCE(d.written, d.created_at) <= ?", filters.until)):
         if value is not None:
             where.append(clause)
             params.append(value)

@@ -815,3 +815,24 @@ def test_an_unreadable_event_left_out_is_said_at_every_search(project: Path,
     bad.unlink()
     recall(capsys, "foo")  # the index is rebuilt (an event it had listed is gone), and says so
     assert recall(capsys, "foo")["warnings"] == []
+
+
+def test_since_counts_by_the_writers_clock_after_a_teammates_fast_clock(project: Path,
+                                                                        capsys: pytest.CaptureFixture[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event stamped two hours ahead (a teammate's fast clock, synced in) pushes every later stamp with it: a
+    note written here two and a half hours ago carried a stamp half an hour old, and `recall --since 1h` found
+    it. The window counts by the writer's clock (`written_at`) now."""
+    import continuity.core.store as store_module
+    from continuity.recall import service
+
+    real = store_module.now_us
+    with monkeypatch.context() as fast:
+        fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+        log(capsys, "log", "-m", "from the fast machine", "--host", "fast")
+    old = log(capsys, "log", "-m", "zebra crossing repainted")
+    assert recall(capsys, "zebra", "--since", "1h")["hits"], "found while it is recent"
+    for module in (store_module, service):  # two and a half hours on, by this machine's clock
+        monkeypatch.setattr(module, "now_us", lambda: real() + 150 * 60 * 1_000_000)
+    assert old not in ids(recall(capsys, "zebra", "--since", "1h"))
+    assert old in ids(recall(capsys, "zebra", "--since", "3h"))

@@ -42,7 +42,7 @@ def build(batches: list[int], seed: int = 15) -> Any:
             text = " ".join(rng.choices(WORDS, weights, k=rng.choice((1, 2, 3, 4, 6, 8, 12, 20))))
             at = f"2026-01-01T{number // 3600:02d}:{number // 60 % 60:02d}:{number % 60:02d}Z"
             rows.append((f"name-{number:06d}", f"E{number}", at, KINDS[number % 3 == 0], "demo",
-                         f"agent{number % 4}", None, None, text))
+                         f"agent{number % 4}", None, None, None, text))
             number += 1
         index._flush(connection, rows, f"name-{number - 1:06d}", {}, set())
     return connection
