@@ -101,17 +101,17 @@ def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
     clock runs fast took over a lease fresh by everyone else's. So a lease is held at least its ttl by either clock.
     """
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
-    at_us = clock.parse_iso(clock.written(event))
+    judged = clock.written(event)  # the history says when the claim was judged to be made
+    at_us = clock.parse_iso(judged)
     previous = role.holder
     if previous is not None and previous != event.agent and fresh_at(role, at_us):
-        _note(role, event.created_at, event.agent, "claim-lost",
-              f"held by {previous} until {role.lease_expires_at}")
+        _note(role, judged, event.agent, "claim-lost", f"held by {previous} until {role.lease_expires_at}")
         return state
     if previous is not None and previous != event.agent:
-        _note(role, event.created_at, event.agent, "took-over",
+        _note(role, judged, event.agent, "took-over",
               f"from {previous}, whose lease expired at {role.lease_expires_at}")
     else:
-        _note(role, event.created_at, event.agent, "claimed", f"for {event.ttl_seconds}s")
+        _note(role, judged, event.agent, "claimed", f"for {event.ttl_seconds}s")
     role.holder = event.agent
     role.claimed_at = event.created_at
     role.lease_expires_at = expires(event.created_at, event.ttl_seconds)

@@ -19,6 +19,8 @@ class View(msgspec.Struct, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     #: Why the catch-up stopped short of the log's end (catchup.Outcome.stopped), or None: the models are whole.
     stopped: str | None = None
+    #: The time an as-of view answers at (replay.point_written), when it was resolved to one.
+    at: str | None = None
 
     @property
     def out_of_time(self) -> bool:
@@ -41,7 +43,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     time stops folding past it (catchup.catch_up) and says so in its warnings.
     """
     from continuity.readside.catchup import out_of_time
-    from continuity.readside.replay import known_at, models_until, resolve_point
+    from continuity.readside.replay import known_at, models_until, point_written, resolve_point
     from continuity.readside.writers import refresh
     from events.errors import StoreUnsafe
 
@@ -59,7 +61,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         warnings: list[str] = [unsafe] if unsafe else []
         last_name, point = resolve_point(log, as_of)
         return View(models=models_until(log, last_name, warnings, names, only=known_at(last_name, point),
-                                        whole=True), as_of=as_of, warnings=warnings)
+                                        whole=True), as_of=as_of, warnings=warnings, at=point_written(as_of, point))
     if unsafe is not None:
         warnings = [unsafe]
         models = models_until(log, "~", warnings, names, deadline=deadline)
@@ -79,4 +81,4 @@ def now_for(view: View) -> str:
 
     if view.as_of is None:
         return clock.iso(now_us())
-    return point_time(view.as_of)
+    return view.at or point_time(view.as_of)

@@ -117,6 +117,13 @@ def point_time(point: str) -> str:
     return clock.iso(clock.parse_stamp(parsed[0]) if parsed else clock.parse_iso(point))
 
 
+def point_written(point: str, stored: StoredEvent | None) -> str:
+    """The time a replay answers at, as `point_time`, but by the point event's writer's clock where the event says
+    it (`events.clock.written`): ages in the views count from writers' clocks too, so an archive is new at its own
+    event and an agent seen just now at its own beat, whatever a fast teammate did to the log's time."""
+    return clock.written(stored.event) if stored is not None else point_time(point)
+
+
 def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,

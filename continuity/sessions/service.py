@@ -330,7 +330,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     As of another point, the session and agent are the asker's; the current run is the
     session's open run then (the current-run hint is about now, so it is not used).
     """
-    from continuity.readside.replay import bound_of, models_until, point_time, resolve_point
+    from continuity.readside.replay import bound_of, models_until, point_written, resolve_point
     from continuity.readside.views import Models
 
     log, warnings = store.open_events_reader()  # a replay reads the log alone: a planted local/ fails it open
@@ -361,7 +361,7 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
             warnings.append(f"the regenerated brief does not match the hash recorded when it was served{other}")
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS, whole=True).project(identity.project)
-    inputs = ViewInputs(now=point_time(as_of), warnings=tuple(warnings))
+    inputs = ViewInputs(now=point_written(as_of, point), warnings=tuple(warnings))
     data = _shown(bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id,
                                agent_id=identity.agent_id, host=identity.host), fmt)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

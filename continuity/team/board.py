@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from continuity.team import resume
 from continuity.team.roles import lease_state, role_json
-from events import clock, names
+from events import clock
 from projections.handoffs import HandoffsState
 from projections.inbox import InboxState
 from projections.roles import RolesState
@@ -32,18 +32,18 @@ def _age(at: str | None, now_us: int) -> Decimal | None:
 
 def _seen_age(at: str | None, now_us: int) -> Decimal | None:
     """How long ago an agent was seen, from its newest event's time by its writer's clock (`clock.written`). A time
-    still ahead of this clock (the fast machine's own events; or, before events said `written_at`, any event whose
-    stamp followed one stamped ahead) within the day a read folds such events at all (`names.EARLY_AFTER_US`) was
-    written before now, by an agent seen just now (age 0). Counted unknown instead, one fast clock hid every
-    member's presence, and health stopped flagging `continuity-stale`. (A snapshot's age keeps seed 000's rule.)"""
+    still ahead of this clock (the fast machine's own events; before events said `written_at`, any event whose
+    stamp followed one stamped ahead; this machine's own after its clock went back) belongs to an event a read
+    folded, so one written before now: by an agent seen just now (age 0). Counted unknown instead, one fast clock
+    hid every member's presence, and health stopped flagging `continuity-stale`. (A snapshot's age keeps seed
+    000's rule.)"""
     age = _age(at, now_us)
     if age is not None or at is None:
         return age
     try:
-        ahead = clock.parse_iso(at) - now_us
+        return Decimal(0) if clock.parse_iso(at) > now_us else None
     except (ValueError, OverflowError):
         return None
-    return Decimal(0) if 0 < ahead <= names.EARLY_AFTER_US else None
 
 
 def _seconds(age: Decimal | None) -> float | None:

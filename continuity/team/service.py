@@ -10,6 +10,7 @@ import msgspec
 from continuity.core.identity import Identity
 from continuity.core.store import Store
 from continuity.readside.catchup import Outcome
+from events import clock
 from events.base import Event
 from events.errors import ContinuityError
 from events.sealing import StoredEvent
@@ -72,7 +73,9 @@ class TeamRead:
         self.project, warnings = store.reading_project()
         self.view = current_view(store, names, as_of=as_of)
         self.warnings: list[str] = warnings + self.view.warnings
-        self.now_us = now_us() if as_of is None else as_of_us(as_of)
+        # as of a point: its writer's clock where its event says it (replay.point_written), as ages count
+        self.now_us = now_us() if as_of is None else (
+            clock.parse_iso(self.view.at) if self.view.at else as_of_us(as_of))
 
     def of(self, name: str) -> Any:
         """One loaded model's state for the project."""

@@ -511,9 +511,16 @@ def test_ages_count_from_the_writers_clock_after_a_teammates_fast_clock(project:
         fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
         assert run(capsys, "log", "from the fast machine", "--host", "fast")[0] == 0
     assert run(capsys, "checkpoint", "-m", "here", "--next", "ship it")[0] == 0
-    assert run(capsys, "archive", "--reason", "here")[0] == 0
+    assert run(capsys, "archive", "--reason", "here", "--json")[0] == 0
+    capsys.readouterr()
     status = json.loads(run(capsys, "status", "--json")[1])
     assert 0 <= status["age_hours"] < 0.1 and status["stale_recommendation"] == "ok"
+    archived = max(all_event_files(project)).name  # an audit replay as of the archive's own event answers at it
+    point = "RCE-" + archived[:31]
+    replayed = json.loads(run(capsys, "status", "--json", "--as-of", point)[1])
+    assert replayed["age_hours"] == 0 and replayed["stale_recommendation"] == "ok", replayed
+    brief = json.loads(run(capsys, "resume-bundle", "--format", "json", "--as-of", point)[1])
+    assert brief["archive_age"] == "just now", brief["archive_age"]
     from continuity.readside import query
     from continuity.sessions import service
 

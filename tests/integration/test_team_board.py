@@ -444,6 +444,9 @@ def test_a_teammate_whose_clock_runs_fast_leaves_presence_and_health_as_they_are
         assert run(capsys, "beat", "core", "--agent", "amy")[0] == 0
     later(monkeypatch, 7200)
     assert run(capsys, "beat", "core", "--agent", "bo")[0] == 0
+    beat = "RCE-" + max(all_event_files(project)).name[:31]  # as of bo's own beat: he was seen just then
+    replayed = {row["agent"]: row for row in as_json(capsys, "health", "core", "--as-of", beat)["agents"]}
+    assert replayed["bo"]["presence"] == "fresh" and replayed["bo"]["presence_age_seconds"] == 0, replayed["bo"]
     agents = {row["agent"]: row for row in as_json(capsys, "health", "core")["agents"]}
     # bo's beat records his own clock (its stamp follows amy's, ten minutes ahead): seen just now, by his clock
     assert agents["bo"]["presence"] == "fresh" and agents["bo"]["presence_age_seconds"] < 60
@@ -523,6 +526,8 @@ def test_a_renewal_in_time_holds_against_a_claim_a_fast_teammate_pushed_ahead(tm
         shown = json.loads(ok(folder, 70 * 60, "role", "show", "core", "rev", "--json"))
         assert shown["holder"] == "alice", shown["history"]
         assert [note["action"] for note in shown["history"]][-2:] == ["renewed", "claim-lost"]
+        lost = shown["history"][-1]  # noted at the time it was judged at: before the lease it lost to ended
+        assert lost["at"] < lost["detail"].rsplit(" until ", 1)[1], lost
     # amy, whose clock still runs two hours fast, beats and syncs; alice, now in sync, renews for an hour (her
     # renewal's log time follows amy's beat); amy claims five minutes later by her clock: the lease holds
     ok(amy, 70 * 60 + fast, "sync")
