@@ -175,7 +175,7 @@ class _Pass:
             return "renamed or forged: created_at does not match its file name"
         if event.prev is None:
             self.report.roots += 1
-            return None
+            return _written_problem(event)
         wanted = event.prev[: names.HASH_CHARS]
         parent = self.kept.get(wanted) or self.recent.get(wanted)
         if parent is None:
@@ -191,7 +191,7 @@ class _Pass:
         if parent.children is None:
             parent.children = []
         parent.children.append((name, parsed.node))
-        return None
+        return _written_problem(event)
 
     def _forks(self) -> None:
         """Report every parent with two children; name the same-node sibling nothing continued as forged."""
@@ -211,3 +211,13 @@ class _Pass:
                         Problem(child, "forged or replayed: a second child of one parent from the same node (or "
                                        "written after that node's clock went back by more than 30 days)")
                     )
+
+
+def _written_problem(event: object) -> str | None:
+    """Why an event's `written_at` is none its writer's clock could have read (None when it is, or absent): not a
+    real time, not before `created_at`, or further before it than `clock.WRITTEN_SPAN_US`. The log writes none such;
+    the views take `created_at` in its place (`clock.written`), so this is evidence, not harm done."""
+    found = getattr(event, "written_at", None)
+    if isinstance(found, str) and clock.written(event) != found:
+        return "forged: its written_at is no time its writer's clock could have read when the log stamped it"
+    return None

@@ -477,3 +477,8 @@ def test_a_written_at_no_writer_makes_is_not_taken(project: Path, capsys: Captur
         if argv[0] == "role":
             shown = json.loads(out)
             assert clock.parse_iso(shown["lease_expires_at"]) - clock.parse_iso(created) <= 61_000_000, shown
+    # and `verify` names it (the chain holds: the event is linked as any other)
+    code = main(["verify", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and [problem["reason"].split(":")[0] for problem in report["problems"]] == ["forged"], report
+    assert "written_at" in report["problems"][0]["reason"]
