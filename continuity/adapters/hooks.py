@@ -167,8 +167,10 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
     """
     import time
 
+    from continuity.readside.decided import OutOfTime, record_decided, viewed
     from continuity.sessions.decide import decide_pre_compact
     from events.errors import ContinuityError
+    from projections.registry import REGISTRY
 
     deadline = time.monotonic() + HOOK_CATCH_UP_S
     who = identity(harness, payload, store)
@@ -177,18 +179,13 @@ def pre_compact(harness: str, payload: dict[str, Any], store: Store) -> HookResu
         "custom_instructions": text_of(payload.get("custom_instructions")),
         "last_assistant_message": text_of(payload.get("last_assistant_message")),
     }.items() if value}
-    from continuity.readside.decided import OutOfTime, record_decided, viewed
-    from projections.registry import REGISTRY
-
     # The checkpoint restates the agent's work state: an entry logged between the read and the append (a new
     # blocker, a next step) would be set back by it, so it is decided again under the lock (readside/decided.py).
-    name = "agentwork" if who.agent_id else "worklog"
+    name = _work_model(who)
     decided: list[Any] = []
 
     def deciding(state: Any) -> list[Any]:
-        from projections.agentwork import own_work as agent_work
-
-        decided[:] = [agent_work(state, who.agent_id) if who.agent_id else state]
+        decided[:] = [_own(state, who)]
         return decide_pre_compact(decided[0], who, note)
 
     try:
@@ -221,13 +218,23 @@ def own_work(store: Store, who: Identity, deadline: float | None = None) -> Any:
     """
     from continuity.readside.query import current_view
 
+    name = _work_model(who)
+    view = current_view(store, (name,), deadline=deadline)
+    return None if view.out_of_time else _own(view.project(who.project).of(name), who)
+
+
+def _work_model(who: Identity) -> str:
+    """The read model holding the work state a write on `who`'s behalf restates (own_work)."""
+    return "agentwork" if who.agent_id else "worklog"
+
+
+def _own(state: Any, who: Identity) -> Any:
+    """`who`'s work state in a project's state of `_work_model(who)`."""
     if not who.agent_id:
-        view = current_view(store, ("worklog",), deadline=deadline)
-        return None if view.out_of_time else view.project(who.project).work
+        return state
     from projections.agentwork import own_work as agent_work
 
-    view = current_view(store, ("agentwork",), deadline=deadline)
-    return None if view.out_of_time else agent_work(view.project(who.project).of("agentwork"), who.agent_id)
+    return agent_work(state, who.agent_id)
 
 
 def _park_held(harness: str, hook: str, store: Store, who: Identity, work: Any = None,

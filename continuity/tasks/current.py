@@ -73,8 +73,7 @@ def write_current(store_path: str, local_dir: str, session_id: str | None, run_i
             path = hint_path(local_dir, session_id)
             ensure_folder(store_path, os.path.dirname(path))
             with osfs.folder_lock(os.path.dirname(path), HINT_LOCK_S):  # one at a time with `clear_current`
-                write_atomic(path, f"{run_id} {task_id or ''}".strip().encode() + b"\n", durable=False,
-                             within=store_path)
+                write_atomic(path, f"{run_id} {task_id or ''}".strip().encode() + b"\n", durable=False)
             return None
         except ValueError:  # a session id no file may be named after: no hint, as before
             return None
