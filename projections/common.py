@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
+
+from events import clock
+
+if TYPE_CHECKING:
+    from events.base import Event
 
 T = TypeVar("T")
+
+
+def written_apart(event: Event) -> str | msgspec.UnsetType:
+    """An event's writer's clock (`clock.written`) where it differs from its `created_at`, else UNSET: an entry
+    keeps it in a field left out of the saved model and of every view's JSON when unset, so ages count from it
+    and nothing changes for an event whose log time is its writer's."""
+    found = clock.written(event)
+    return msgspec.UNSET if found == event.created_at else found
 
 
 def append_bounded(items: list[T], item: T, limit: int) -> None:

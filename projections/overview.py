@@ -7,7 +7,7 @@ import msgspec
 from events.base import Event
 from events.context import ContextServed
 from events.names import parse_name
-from projections.common import append_bounded
+from projections.common import append_bounded, written_apart
 from projections.readmodel import ReadModel
 
 RECENT_LIMIT = 20
@@ -29,6 +29,8 @@ class IndexEntry(msgspec.Struct, kw_only=True):
     phase: str | None = None
     host: str | None = None
     message: str = ""
+    #: Its writer's clock, where the log's time had run ahead of it (projections.common.written_apart).
+    written_at: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Overview(msgspec.Struct, kw_only=True):
@@ -75,7 +77,7 @@ def on_event(state: Overview, name: str, event: Event) -> Overview:
     entry = IndexEntry(
         name=name, event_id=event.event_id, kind=event.kind, type=event.type,
         created_at=event.created_at, phase=event.phase, host=event.host,
-        message=_cut(event.message),
+        message=_cut(event.message), written_at=written_apart(event),
     )
     append_bounded(state.recent, entry, RECENT_LIMIT)
     if not is_routine(entry):
@@ -90,7 +92,7 @@ def on_served(state: Overview, name: str, event: ContextServed) -> Overview:
 
 
 MODEL = ReadModel(
-    "overview", format=5, state=Overview, initial=Overview,
+    "overview", format=6, state=Overview, initial=Overview,
     folds={Event: on_event, ContextServed: on_served},
     bounds={"RECENT_LIMIT": RECENT_LIMIT, "NOTABLE_LIMIT": NOTABLE_LIMIT, "MESSAGE_CHARS": MESSAGE_CHARS},
 )

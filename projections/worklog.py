@@ -13,7 +13,7 @@ from events import clock
 from events.archive import ArchiveCreated
 from events.base import Event
 from events.worklog import CheckpointRecorded, WorkLogged
-from projections.common import append_bounded, append_unique
+from projections.common import append_bounded, append_unique, written_apart
 from projections.readmodel import ReadModel
 
 #: As many done items as one archive holds (events/base.py's Texts): an archive of the state keeps them all.
@@ -27,6 +27,8 @@ class Noted(msgspec.Struct, kw_only=True):
     event_id: str
     created_at: str
     text: str
+    #: Its writer's clock, where the log's time had run ahead of it (projections.common.written_apart).
+    written_at: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class WorkState(msgspec.Struct, kw_only=True):
@@ -83,7 +85,8 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
         if summary.blockers:
             state.blockers = list(summary.blockers)
         if event.type in ("decision", "question") and event.message:
-            noted = Noted(event_id=event.event_id, created_at=event.created_at, text=event.message)
+            noted = Noted(event_id=event.event_id, created_at=event.created_at, text=event.message,
+                          written_at=written_apart(event))
             target = state.decisions if event.type == "decision" else state.questions
             append_bounded(target, noted, NOTES_LIMIT)
     state.current_goal = _goal_of(event) or state.current_goal
@@ -93,7 +96,7 @@ def on_work(state: WorkState, name: str, event: WorkLogged | CheckpointRecorded)
 
 
 MODEL = ReadModel(
-    "worklog", format=5, state=WorkState, initial=WorkState,
+    "worklog", format=6, state=WorkState, initial=WorkState,
     folds={WorkLogged: on_work, CheckpointRecorded: on_work, ArchiveCreated: on_archive},
     bounds={"DONE_LIMIT": DONE_LIMIT, "NOTES_LIMIT": NOTES_LIMIT},
 )

@@ -85,7 +85,7 @@ def build(
             sessions_stale.append(entry)
     handoffs = [
         {"path": mention.path, "state": inputs.handoff_states.get(mention.path, "unknown"),
-         "mentioned": age(mention.created_at, now), "event_id": mention.event_id}
+         "mentioned": age(_at(mention), now), "event_id": mention.event_id}
         for mention in reversed(project.refs.handoffs.values())
     ]
     pending = [h for h in handoffs if h["state"] not in ("accepted", "done", "closed", "completed", "rejected")
@@ -109,14 +109,13 @@ def build(
             "next": list(work.next),
             "blockers": list(work.blockers),
             "done": list(work.done),
-            "decisions": [msgspec.to_builtins(n) | {"age": age(n.created_at, now)} for n in work.decisions],
-            "open_questions": [msgspec.to_builtins(n) | {"age": age(n.created_at, now)} for n in work.questions],
+            "decisions": [_dated(n, now) for n in work.decisions],
+            "open_questions": [_dated(n, now) for n in work.questions],
             "last_checkpoint": work.last_checkpoint_id,
             "last_checkpoint_age": age(work.last_checkpoint_at, now) if work.last_checkpoint_at else None,
         },
         "runtime_events": [
-            msgspec.to_builtins(entry) | {"path": event_relpath(entry.name), "age": age(entry.created_at, now)}
-            for entry in reversed(project.recent)
+            _dated(entry, now, path=event_relpath(entry.name)) for entry in reversed(project.recent)
         ],
         "runs": {
             "files": [msgspec.to_builtins(run) for run in inputs.runs],
@@ -128,7 +127,7 @@ def build(
         "pending_handoffs": pending,
         "artifact_states": [
             {"path": m.path, "state": inputs.artifact_states.get(m.path, "unknown"),
-             "mentioned": age(m.created_at, now)}
+             "mentioned": age(_at(m), now)}
             for m in reversed(project.refs.artifacts.values())
         ][:50],
         "git": git,
@@ -147,6 +146,22 @@ def build(
         "team": team_part(project.of("team"), agent_id, now, mine),
         "earlier": [msgspec.to_builtins(hit) | {"age": age(hit.created_at, now)} for hit in inputs.recall],
     }
+
+
+def _at(entry: Any) -> str:
+    """When an entry's event was written by its writer's clock: its `written_at` where the log's time had run ahead
+    of that clock (projections.common.written_apart), else its `created_at`; ages count from it, as the archive's,
+    the checkpoint's and the sessions' do."""
+    written = entry.written_at
+    return written if isinstance(written, str) else str(entry.created_at)
+
+
+def _dated(entry: Any, now: str, **more: Any) -> dict[str, Any]:
+    """An entry as the bundle lists it, with its age; its `written_at` only gives the age (the bundle's shape is
+    the same whatever the writers' clocks)."""
+    found: dict[str, Any] = msgspec.to_builtins(entry)
+    found.pop("written_at", None)
+    return found | more | {"age": age(_at(entry), now)}
 
 
 def merge_warnings(project: ProjectView) -> list[str]:

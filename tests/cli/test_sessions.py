@@ -533,6 +533,40 @@ def test_ages_count_from_the_writers_clock_after_a_teammates_fast_clock(project:
     assert bundle["archive_age"] == "3h ago" and bundle["work"]["last_checkpoint_age"] == "3h ago"
 
 
+def test_the_briefs_other_ages_count_from_the_writers_clock_too(project: Path, capsys: Capture,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a teammate's fast clock, a decision, a recent event and a handoff or artifact mention taken here showed
+    their stamps' age ("59m ago" three hours on) beside the archive's and checkpoint's true one; they count from the
+    writer's clock too, and the bundle's entries keep their shape (no `written_at` key)."""
+    import continuity.core.store as store_module
+    from continuity.readside import query
+    from continuity.sessions import service
+
+    real = store_module.now_us
+    with monkeypatch.context() as fast:
+        fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+        assert run(capsys, "log", "from the fast machine", "--host", "fast")[0] == 0
+    assert run(capsys, "log", "--type", "decision", "-m", "keep sqlite", "--handoff", "docs/handoff.md",
+               "--artifact", "out/report.txt")[0] == 0
+    assert run(capsys, "log", "--type", "question", "-m", "which index?")[0] == 0
+    for module in (store_module, query, service):  # three hours on, by this machine's clock
+        monkeypatch.setattr(module, "now_us", lambda: real() + 3 * 3600 * 1_000_000)
+    bundle = json.loads(run(capsys, "resume-bundle", "--format", "json")[1])
+    work = bundle["work"]
+    mine = [e for e in bundle["runtime_events"] if e["message"] in ("keep sqlite", "which index?")]
+    fast_one = [e for e in bundle["runtime_events"] if e["message"] == "from the fast machine"]
+    listed = [*work["decisions"], *work["open_questions"], *mine]
+    assert len(listed) == 4 and all(entry["age"] == "3h ago" for entry in listed), listed
+    assert [e["age"] for e in fast_one] == ["1h ago"]  # its stamp is its writer's clock: no other time to go by
+    mentioned = [*bundle["artifact_states"], *(h for h in bundle["pending_handoffs"])]
+    assert [m["mentioned"] for m in mentioned] == ["3h ago", "3h ago"], mentioned
+    assert not any("written_at" in entry for entry in [*listed, *mentioned, *bundle["runtime_events"]])
+    assert set(work["decisions"][0]) == {"event_id", "created_at", "text", "age"}
+    brief = run(capsys, "resume-bundle")[1]
+    assert "- 3h ago: work.logged keep sqlite" in brief and "- 3h ago: work.logged which index?" in brief, brief
+    assert "mentioned 3h ago" in brief and "mentioned 59m ago" not in brief, brief
+
+
 def test_a_clock_gone_back_says_so_not_that_a_day_folder_vanished(project: Path, capsys: Capture,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine's clock set 40 days back (a dead battery before the time syncs): the day folders already read
