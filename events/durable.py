@@ -545,19 +545,31 @@ def mark_landed(local_dir: str) -> bool:
 
     An append's head moves only when the new events sort last; a sync can land events that sort before it (another
     clone's, stamped earlier). A decision taken from a catch-up compares this token under the log's lock
-    (continuity/readside/decided.py), so it is taken again after such a landing. False when it cannot be written."""
-    try:
-        fd = os.open(os.path.join(local_dir, LANDED_NAME),
-                     os.O_WRONLY | os.O_CREAT | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK, 0o644)
-    except OSError:
-        return False
-    try:
-        osfs.pwrite(fd, os.urandom(8).hex().encode() + b"\n", 0)  # always 17 bytes: never a shorter tail left
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    (continuity/readside/decided.py), so it is taken again after such a landing. Whatever else is found at its name
+    (a symlink, a FIFO, a folder: planted, or left by a tool) is replaced, never written through: a token that
+    cannot change would let a decision in flight through on the state before the landing. False when it cannot be
+    written even so."""
+    path = os.path.join(local_dir, LANDED_NAME)
+    token = os.urandom(8).hex().encode() + b"\n"  # always 17 bytes: never a shorter tail left
+    for flags in (os.O_CREAT, os.O_CREAT | os.O_EXCL):
+        try:
+            fd = os.open(path, os.O_WRONLY | flags | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK, 0o644)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    osfs.pwrite(fd, token, 0)
+                    return True
+            except OSError:
+                return False
+            finally:
+                os.close(fd)
+        try:  # not a file of ours: take it away, then make one (O_EXCL: nothing planted in between is opened)
+            os.rmdir(path) if stat.S_ISDIR(os.lstat(path).st_mode) else os.unlink(path)
+        except OSError:
+            return False
+    return False
 
 
 def landed_mark(local_dir: str) -> bytes | None:

@@ -141,13 +141,16 @@ def test_conflicting_task_and_run_edits_merged_by_sync_are_reported_until_settle
     assert cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]}).returncode == 0
 
 
+@pytest.mark.parametrize("planted", [None, "symlink", "fifo", "folder"])
 def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort_before_its_state(
-        shared: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+        shared: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, planted: str | None) -> None:
     """Clone two finishes the task and pushes; clone one logs later (its head now sorts after two's update) and
     decides to block the task. Between its catch-up and its append a real `sync` lands two's update: it sorts
     before the head the decision was taken at, so the check under the lock (the head unchanged) let the stale
     decision through and the merged log held `blocked` over `completed`. The landing is seen and the decision is
-    taken again from the merged state, where the task is finished: refused, nothing written."""
+    taken again from the merged state, where the task is finished: refused, nothing written. With a symlink, a FIFO
+    or an empty folder planted where the token lives, the landing could not write it and the decision went through
+    stale; the landing replaces what is there (never writing through the link)."""
     from continuity.core.errors import ContinuityError
     from continuity.core.identity import Identity
     from continuity.tasks import decide, service
@@ -156,6 +159,17 @@ def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort
     ok(two, "task", "update", task, "--status", "completed")
     ok(two, "sync")
     ok(one, "log", "-m", "later than two's update")
+    token, outside = one / STORE / "local" / "landed", tmp_path / "outside"
+    outside.write_bytes(b"not yours\n")
+    if planted == "symlink":
+        token.unlink(missing_ok=True)
+        token.symlink_to(outside)
+    elif planted == "fifo":
+        token.unlink(missing_ok=True)
+        os.mkfifo(token)
+    elif planted == "folder":
+        token.unlink(missing_ok=True)
+        token.mkdir()
     monkeypatch.setenv("HOME", os.environ["HOME"])
     who = Identity(project="demo", host="test")
     request = decide.TaskUpdate(task_id=task, status="blocked", note="waiting on review")
@@ -171,6 +185,7 @@ def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort
     with pytest.raises(ContinuityError, match="needs --reopen"):
         service.record(Store(str(one)), who, deciding)
     assert found[0] != "completed" and found[-1] == "completed"
+    assert outside.read_bytes() == b"not yours\n" and token.is_file() and not token.is_symlink()
     landed = set(event_names(one)) - set(before)
     assert len(landed) == 1  # two's update, nothing of ours
     shown = as_json(one, "task", "show", task)
