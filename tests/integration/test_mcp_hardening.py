@@ -692,3 +692,48 @@ def test_a_secret_a_sync_brought_in_is_redacted_in_every_answer(tmp_path: Path, 
         assert TOKEN[4:14] not in json.dumps(listed.structured_content)
         assert listed.structured_content["events"][0]["message"] == \
             "deploy with [REDACTED:github-token] then rotate"
+
+
+def test_whole_floats_for_integer_arguments_are_taken_as_their_schema_says(tmp_path: Path) -> None:
+    """JSON Schema's `integer` (what the tools' schemas state) takes `5.0`, and clients whose numbers are floats
+    send it so; the server refused it ("Expected `int`, got `float`"). A whole float is now its integer; a
+    fraction is still refused, and a float in free-form data (a note) is kept a float."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        logged = payload(await session.call_tool("log", {"message": "ran it", "command": "make", "exit_code": 2.0,
+                                                        "note": {"ratio": 3.0}}))
+        listed = payload(await session.call_tool("events", {"limit": 1.0}))
+        brief = payload(await session.call_tool("resume_bundle", {"max_chars": 3000.0, "format": "json"}))
+        refused = error_line(await session.call_tool("events", {"limit": 1.5}))
+        return logged, listed, brief, refused
+
+    logged, listed, brief, refused = session_as(tmp_path, root, "codex", body)
+    assert logged["event"]["refs"]["commands"][0]["exit_code"] == 2
+    stored = json.loads(all_event_files(root)[0].read_bytes())
+    assert isinstance(stored["note"]["ratio"], float) and stored["refs"]["commands"][0]["exit_code"] == 2
+    assert len(listed["events"]) == 1 and brief["ok"] is True
+    assert refused.startswith("events: invalid arguments:") and "limit" in refused, refused
+
+
+def test_a_write_waits_for_a_held_append_lock_a_bounded_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process stopped while holding the append lock (Ctrl-Z mid-append) held an MCP write, and every read the
+    server queued behind it, until it went away. A tool's write waits a bounded time, then is a tool error that
+    names the lock; the next call, with the lock free, writes."""
+    import fcntl
+
+    from continuity.adapters.mcp import registry
+    from events.errors import WriteFailed
+
+    root = make_project(tmp_path)
+    registry.load_tools()
+    monkeypatch.setattr(registry, "LOCK_WAIT_S", 0.3)
+    lock = root / ".agent" / "runtime-continuity" / "local" / "lock"
+    with open(lock, "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(WriteFailed, match=r"held the append lock .* for 0\.3 s"):
+            registry.call("log", {"message": "while it is held"}, root=str(root))
+        assert all_event_files(root) == []
+        assert registry.call("status", {}, root=str(root))["ok"] is True  # reads never take it
+    assert registry.call("log", {"message": "after"}, root=str(root))["ok"] is True
+    assert len(all_event_files(root)) == 1

@@ -159,13 +159,50 @@ def call(name: str, arguments: dict[str, Any] | None, *, root: str | None,
     if spec is None:
         raise UsageError(f"unknown tool {name!r} (tools: {', '.join(TOOLS)})")
     try:
-        request = msgspec.convert(arguments or {}, spec.input)
+        request = msgspec.convert(whole_numbers(arguments or {}, spec.input), spec.input)
     except msgspec.ValidationError as error:
         from events.problems import readable
 
         raise UsageError(f"{name}: invalid arguments: {readable(str(error), arguments)}") from None
     token = CLIENT.set(client)
     try:
-        return spec.handler(request, find_store(root=root))
+        store = find_store(root=root)
+        store.lock_wait = LOCK_WAIT_S
+        return spec.handler(request, store)
     finally:
         CLIENT.reset(token)
+
+
+#: How long a tool's write waits for the store's append lock before it is a tool error: a holder stopped
+#: mid-append (Ctrl-Z, a hung mount) otherwise held the server, reads queued behind the write, until it went away.
+#: Longer than a hook's (a sync installs its events under that lock: seconds for a big one); the client is told.
+LOCK_WAIT_S = 20.0
+_INTEGER_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def whole_numbers(arguments: Any, struct: type[msgspec.Struct]) -> Any:
+    """The arguments with a whole float (`5.0`) given for an integer field as that integer: JSON Schema's
+    `integer`, which the tool's schema states, takes it, and clients whose JSON numbers are floats send it so (it
+    was refused: "Expected `int`, got `float`"). Only such fields: a float in free-form data (a note) is kept."""
+    if not isinstance(arguments, dict):
+        return arguments
+    fields = _INTEGER_FIELDS.get(struct)
+    if fields is None:
+        fields = _INTEGER_FIELDS[struct] = _integer_fields(struct)
+    changed = {key: int(value) for key, value in arguments.items()
+               if key in fields and type(value) is float and value.is_integer()}
+    return {**arguments, **changed} if changed else arguments
+
+
+def _integer_fields(struct: type[msgspec.Struct]) -> frozenset[str]:
+    import msgspec.inspect as inspect
+
+    found = []
+    for field in inspect.type_info(struct).fields:  # type: ignore[attr-defined]
+        kind = field.type.type if isinstance(field.type, inspect.Metadata) else field.type
+        kinds = kind.types if isinstance(kind, inspect.UnionType) else (kind,)
+        kinds = tuple(k.type if isinstance(k, inspect.Metadata) else k for k in kinds)
+        if any(isinstance(k, inspect.IntType) for k in kinds) and not any(isinstance(k, inspect.FloatType)
+                                                                           for k in kinds):
+            found.append(field.encode_name)
+    return frozenset(found)
