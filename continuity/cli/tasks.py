@@ -328,7 +328,7 @@ def _complete(args: argparse.Namespace, out: Output) -> int:
                                  artifacts=tuple(args.artifact))
     stored, warnings = service.record(store, who, lambda state: decide.decide_complete_run(state, who, request),
                                       redact=args.redact)
-    clear_current(store.local_dir, who.session_id, args.run_id)
+    clear_current(store.local_dir, args.run_id)
     # a subagent's completion files a delegation_summary; a primary run's fills its task's memory in (the file is
     # rewritten): the memory files follow the write, as the MCP tool's do
     warnings = warnings + service.after_write(store)

@@ -42,7 +42,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -72,6 +72,9 @@ from continuity.sync.tree import (
 from events import names
 from events.durable import forget_lost_head, list_days
 from events.errors import ContinuityError, WriteFailed
+
+if TYPE_CHECKING:
+    from continuity.readside.views import Models
 
 RETRY_SECONDS = 60.0  # default total time for retrying refused pushes (`sync_retry_seconds`)
 MAX_TIMEOUT = 86400.0  # the longest `sync_timeout` taken: a day (a bigger one overflows the clock's waits)
@@ -989,7 +992,21 @@ def _catch_up(store: Store, report: SyncReport, progress: Progress | None = None
     report.projections_rebuilt = outcome.rebuilt
     report.events_folded = outcome.folded
     report.warnings.extend(warning for warning in outcome.warnings if PAST_CHANGED not in warning)
+    _forget_ended_runs(store, outcome.models)
     report.warnings.extend(catch_up_index(store, counting(progress, "indexed for recall") if progress else None))
+
+
+def _forget_ended_runs(store: Store, models: Models) -> None:
+    """A run another clone completed is no longer any session's current run here: its hint (machine-local, read by
+    the plain `log` and hook paths, which fold nothing) went on attributing this clone's entries to it."""
+    from continuity.tasks.current import RUNS_DIR, forget_runs
+
+    if not os.path.isdir(os.path.join(store.local_dir, RUNS_DIR)):  # no run was ever started here
+        return
+    tasks = models.state("tasks").projects.values()  # refresh above loads every registered model
+    ended = {run_id for state in tasks for run_id, run in state.runs.items() if run.completed_at is not None}
+    if ended:
+        forget_runs(store.local_dir, ended.__contains__)
 
 
 def counting(progress: Progress, verb: str) -> Callable[[int, int | None], None]:

@@ -17,6 +17,8 @@ from events import osfs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from continuity.core.identity import Identity
 
 RUNS_DIR = "runs"
@@ -87,17 +89,28 @@ def write_current(store_path: str, local_dir: str, session_id: str | None, run_i
 HINT_LOCK_S = 2.0
 
 
-def clear_current(local_dir: str, session_id: str | None, run_id: str) -> None:
-    """Forget the session's current run if it is `run_id`: read and removed under the runs folder's lock, which
-    `write_current` takes too (a `run start` of the same session between the read and the removal lost its hint,
-    and the session's work went unattributed)."""
-    if runs_folder_problem(local_dir) is not None:  # nothing is removed through a planted link
+def clear_current(local_dir: str, run_id: str) -> None:
+    """Forget `run_id` as any session's current run (`run complete`): the run may have been started by another
+    session than the one completing it, whose hint went on attributing entries to the completed run."""
+    forget_runs(local_dir, {run_id}.__contains__)
+
+
+def forget_runs(local_dir: str, ended: Callable[[str], bool]) -> None:
+    """Remove every session's hint that names a run `ended` says is over (a `run complete` here, or one a sync
+    brought in from another clone). Read and removed under the runs folder's lock, which `write_current` takes too
+    (a `run start` of the same session between the read and the removal lost its hint, and the session's work went
+    unattributed); nothing is removed through a planted link, and a stopped holder leaves the hints as they are."""
+    if runs_folder_problem(local_dir) is not None:
         return
-    # no runs folder: no hint; a stopped holder: the hint stays
-    with contextlib.suppress(OSError, ValueError), osfs.folder_lock(os.path.join(local_dir, RUNS_DIR), HINT_LOCK_S):
-        found = read_current(local_dir, session_id)
-        if found is not None and found[0] == run_id:
-            os.unlink(hint_path(local_dir, session_id))
+    folder = os.path.join(local_dir, RUNS_DIR)
+    with contextlib.suppress(OSError, ValueError), osfs.folder_lock(folder, HINT_LOCK_S):
+        for name in os.listdir(folder):
+            if not name.startswith("current-"):
+                continue
+            session = name[len("current-"):]
+            found = read_current(local_dir, None if session == "-" else session)
+            if found is not None and ended(found[0]):
+                os.unlink(os.path.join(folder, name))
 
 
 def with_current_run(identity: Identity, local_dir: str) -> Identity:

@@ -648,6 +648,18 @@ def test_an_update_of_another_task_is_not_the_current_runs_work(root: Path) -> N
     assert (event["task_id"], event["run_id"]) == (first, run_a)
 
 
+def test_a_run_completed_from_another_session_is_no_longer_its_sessions_current_run(root: Path) -> None:
+    """`run complete` removed only the completing session's hint: a run session s1 started and s2 completed stayed
+    s1's current run, and s1's entries went on being filed under a completed run."""
+    task = ok(root, "task", "create", "--title", "A")
+    run_id = ok(root, "run", "start", "--task", task)
+    done = run(root, "run", "complete", run_id, "--output-summary", "done", env={"CONTINUITY_SESSION_ID": "s2"})
+    assert done.returncode == 0, done.stderr
+    ok(root, "log", "-m", "later in s1")
+    [event] = as_json(root, "events", "list", "--last", "1")["events"]
+    assert event["message"] == "later in s1" and event["run_id"] is None, event
+
+
 def test_a_run_started_while_another_completes_keeps_its_hint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`run complete R1` read the session's current-run hint (R1) and removed it; a `run start` of the same session
     that wrote its hint (R2) in between lost it, and the session's later work was attributed to no run. The read and

@@ -192,3 +192,22 @@ def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort
     assert shown["task"]["status"] == "completed" and shown["problems"] == []
     done = cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_run_another_clone_completed_is_no_longer_this_clones_current_run(shared: dict[str, Any]) -> None:
+    """Clone one starts a run (its session's current run: a machine-local hint); clone two completes it and pushes.
+    After one's sync its entries were still filed under the completed run (the hint is read by the plain `log` and
+    hook paths, which fold nothing); the sync forgets a hint naming a run it finds completed."""
+    one, two = shared["one"], shared["two"]
+    task = ok(one, "task", "create", "--title", "Review the parser")
+    run_id = ok(one, "run", "start", "--task", task)
+    ok(one, "log", "-m", "in the run")
+    assert as_json(one, "events", "list", "--last", "1")["events"][0]["run_id"] == run_id
+    ok(one, "sync")
+    ok(two, "sync")
+    ok(two, "run", "complete", run_id, "--output-summary", "finished on two", session="s2")
+    ok(two, "sync")
+    ok(one, "sync")
+    ok(one, "log", "-m", "after the run")
+    [event] = as_json(one, "events", "list", "--last", "1")["events"]
+    assert event["message"] == "after the run" and event["run_id"] is None and event["task_id"] is None, event

@@ -181,7 +181,7 @@ def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
     who = _who(request, store)
     wanted = pick(RunComplete, request)
     stored = _record(store, who, lambda state: decide.decide_complete_run(state, who, wanted), request.redact)
-    clear_current(store.local_dir, who.session_id, request.run_id)
+    clear_current(store.local_dir, request.run_id)
     service.after_write(store)
     return {"ok": True, "run_id": request.run_id, "event_id": stored[0].event_id}
 
