@@ -49,7 +49,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
         parser.add_argument("--gate", choices=["user", "agent"], help="who asked for the archive")
         parser.add_argument("--reason", help="why the archive is taken")
         parser.add_argument("--note-json", metavar="JSON",
-                            help='override the archived state: {"goal", "done", "in_progress", "next", "blockers"}')
+                            help='override the archived state: {"goal", "done", "in_progress", "next", "blockers"} '
+                                 '(seed 004\'s "current_goal", "blocked", "pitfalls" too; any other key is '
+                                 'named in a warning)')
         parser.add_argument("--redact", action="store_true", help="redact secret-like text instead of refusing")
     if name == "archive":
         parser.add_argument("--full", action="store_true", help="record full structured refs (seed 004)")

@@ -107,8 +107,10 @@ def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedStat
     if not note:
         return state
     changes: dict[str, Any] = {}
-    if "goal" in note:
-        changes["current_goal"] = _note_text(note, "goal")
+    for key in ("goal", "current_goal"):  # seed 004's archive takes either (its state's own name too)
+        if key in note:
+            changes["current_goal"] = _note_text(note, key)
+            break
     for key in ("done", "next"):
         if key in note:
             changes[key] = _note_list(note[key])
@@ -151,10 +153,27 @@ def decide_archive(work: WorkState, facts: ArchiveFacts, identity: Identity,
 ARCHIVE_EVENT_BYTES = MAX_EVENT_BYTES - 4096
 
 
+#: The keys an archive's note sets the archived state with (`archived_state`), as seed 004's archive takes them.
+NOTE_KEYS = ("goal", "current_goal", "done", "in_progress", "blocked", "next", "blockers", "pitfalls")
+
+
+def unused_note_keys(note: dict[str, Any] | None) -> str | None:
+    """A warning naming the keys of an archive's note that set nothing (a misspelt `nxet` was dropped without a
+    word), or None."""
+    unused = sorted(key for key in note or () if key not in NOTE_KEYS)
+    if not unused:
+        return None
+    from continuity.core.text import one_line, shortened
+
+    named = ", ".join(shortened(one_line(key), 40) for key in unused[:5]) + (", ..." if len(unused) > 5 else "")
+    return f"note key(s) not part of the archived state, ignored: {named} (it takes {', '.join(NOTE_KEYS)})"
+
+
 def _noted_fields(note: dict[str, Any] | None) -> frozenset[str]:
     """The archived state's fields a note sets (archived_state): the caller's input, never trimmed."""
     keys = set(note or ())
-    return frozenset(field for field, names in (("current_goal", {"goal"}), ("done", {"done"}), ("next", {"next"}),
+    return frozenset(field for field, names in (("current_goal", {"goal", "current_goal"}), ("done", {"done"}),
+                                                ("next", {"next"}),
                                                 ("blockers", {"blockers", "pitfalls"})) if keys & names)
 
 

@@ -23,7 +23,14 @@ from continuity.readside.query import View, current_view, now_for
 from continuity.readside.views import BRIEF_MODELS
 from continuity.readside.writers import markdown_path, refresh
 from continuity.sessions import brief as bundle
-from continuity.sessions.decide import ArchiveFacts, ArchiveRequest, Served, decide_archive, decide_context_served
+from continuity.sessions.decide import (
+    ArchiveFacts,
+    ArchiveRequest,
+    Served,
+    decide_archive,
+    decide_context_served,
+    unused_note_keys,
+)
 from continuity.sessions.recordable import recordable
 from events import clock
 from events.base import Event
@@ -61,6 +68,9 @@ def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact
         raise WriteFailed("archive not taken: the work state is still catching up (a rebuild, or new formats after "
                           "an upgrade); `continuity archive` takes it once caught up") from None
     warnings[:0] = read
+    unused = unused_note_keys(request.note)
+    if unused:
+        warnings.append(unused)
     warnings.extend(caught_up(store, deadline))
     return stored, warnings
 

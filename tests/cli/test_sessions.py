@@ -95,6 +95,21 @@ def test_archive_note_json_overrides_the_state(project: Path, capsys: Capture) -
         "ship refunds", ["all tests"], ["deploy"], [])
 
 
+def test_an_archive_notes_keys_are_seed_004s_and_a_key_that_sets_nothing_is_named(project: Path,
+                                                                                 capsys: Capture) -> None:
+    """`current_goal` (seed 004's archive takes it beside `goal`) was dropped, and a misspelt key (`nxet`) too,
+    without a word: the first sets the goal now, the second is named in a warning; the state is as if unsaid."""
+    work(capsys)
+    before = run_json(capsys, "resume-bundle", "--format", "json")[1]["work"]["next"]
+    note = '{"current_goal": "ship refunds", "nxet": ["deploy"], "blocker": "x"}'
+    code, out, err = run(capsys, "archive", "--gate", "agent", "--note-json", note, "--json")
+    state = json.loads(out)["archive"]["state"]
+    assert code == 0 and state["current_goal"] == "ship refunds" and state["next"] == before, state
+    assert "note key(s) not part of the archived state, ignored: blocker, nxet (it takes goal, current_goal" in err
+    code, out, err = run(capsys, "archive", "--gate", "agent", "--note-json", '{"goal": "g", "next": ["n"]}')
+    assert code == 0 and "ignored" not in err, err
+
+
 def test_host_switch_archives_and_records_the_switch(project: Path, capsys: Capture) -> None:
     """host-switch archives, records host.switched, and tells the new host what to do."""
     work(capsys)

@@ -63,7 +63,9 @@ class EventsRequest(msgspec.Struct, frozen=True, kw_only=True):
 WorkInput = tool_input("WorkInput", "A work-log entry or checkpoint, and who writes it.",
                        WorkRequest, Identity, WriteOptions)
 ArchiveInput = tool_input("ArchiveInput", "An archive to take, and who takes it.", ArchiveRequest, Identity,
-                          help_for={"note": "override the archived state: {goal, done, in_progress, next, blockers}"})
+                          help_for={"note": "override the archived state: {goal, done, in_progress, next, blockers} "
+                                                  "(seed 004's current_goal, blocked, pitfalls too; any other key is "
+                                                  "named in a warning)"})
 BundleInput = tool_input("BundleInput", "A resume bundle to render, and who it is served to.",
                          BundleRequest, Identity)
 StatusInput = tool_input("StatusInput", "Which project `status` reports on, and as of when.", StatusRequest)
