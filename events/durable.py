@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -587,6 +588,9 @@ def landed_mark(local_dir: str) -> bytes | None:
         os.close(fd)
 
 
+_SHA = re.compile(r"[0-9a-f]{64}")
+
+
 def _hinted(path: str, *, completed: bool = False) -> str | None:
     """The event name a head hint file holds (None when it holds none; with `completed`, also when it is pending)."""
     try:
@@ -831,7 +835,15 @@ class DurableFolder:
             raw = osfs.pread(self._hint_file(), 200, 0)
         except OSError:
             return None
-        return self._trusted(raw, days, limit=limit)
+        head = self._trusted(raw, days, limit=limit)
+        if head is None:
+            return None
+        try:  # one small file read: a SHA damaged in the hint would name a parent of bytes no event has, for good
+            if sha256_hex(read_event_file(self.path_of(head.name))) != head.sha256:
+                return None
+        except OSError:
+            return None
+        return head
 
     def head_hint(self, days: list[str] | None = None, mtime: Callable[[str], int] | None = None) -> Head | None:
         """The head as the last local append recorded it, if nothing changed since (else None).
@@ -871,8 +883,10 @@ class DurableFolder:
             parsed = names.parse_name(name)
         except (OSError, ValueError, IndexError, UnicodeDecodeError):
             return None
-        if parsed is None or len(sha) != 64 or sha == "-" * 64:
-            return None
+        if parsed is None or not _SHA.fullmatch(sha) or sha[:names.HASH_CHARS] != parsed.hash12:
+            return None  # pending ("-" * 64), or damaged: a new event would name a parent of bytes no event has
+        if not os.path.lexists(os.path.join(self.events_dir, day, name)):
+            return None  # a name damaged in the hint (a time no event has): new events would follow it, stamped there
         return Head(name, sha, clock.parse_stamp(parsed.stamp))
 
     def _write_hint(self, name: str, sha: str, mtime_ns: int) -> None:

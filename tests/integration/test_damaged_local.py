@@ -1,0 +1,79 @@
+"""Machine-local files damaged on disk (a flipped byte, a file grown huge, a folder in a file's place).
+
+`local/` holds hints and saved models, never the truth: whatever happens to them, a write
+chains to the real head or refuses, a read answers from the log, and the next command repairs.
+Real processes, as harnesses and people run the CLI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from continuity.core.initialize import init_store
+from events import clock
+from tests.helpers import all_event_files, cli_process
+
+LOCAL = Path(".agent", "runtime-continuity", "local")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    init_store(root, project="demo", language=None)
+    for message in ("one", "two"):
+        assert cli_process("log", message, cwd=root).returncode == 0
+    return root
+
+
+def head_hint(root: Path) -> Path:
+    return root / LOCAL / "head"
+
+
+def flip_sha(raw: bytes) -> bytes:
+    damaged = bytearray(raw)
+    at = raw.index(b" ") + 41  # inside the SHA-256, past the 12 characters the name repeats
+    damaged[at] = ord("0") if damaged[at] != ord("0") else ord("1")
+    return bytes(damaged)
+
+
+def flip_name_hash(raw: bytes) -> bytes:
+    damaged = bytearray(raw)
+    at = raw.index(b" ") + 3  # inside the SHA's first 12 characters, which the name repeats
+    damaged[at] = ord("0") if damaged[at] != ord("0") else ord("1")
+    return bytes(damaged)
+
+
+def later_hour(raw: bytes) -> bytes:
+    damaged = bytearray(raw)
+    damaged[9] = ord("2") if damaged[9] != ord("2") else ord("1")  # the hour's first digit: a time no event has
+    return bytes(damaged)
+
+
+HOOK = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+
+
+@pytest.mark.parametrize("damage", [flip_sha, flip_name_hash, later_hour])
+@pytest.mark.parametrize("command", [("log", "three"), ("checkpoint", "-m", "three"), ("hook", "claude-code")])
+def test_a_damaged_head_hint_never_reaches_the_log(project: Path, damage: object, command: tuple[str, ...]) -> None:
+    """A byte changed in `local/head` (the hint that saves a writer listing today's folder): the next write chained
+    to a SHA no event has (`verify`: BROKEN, for good, in every clone) or took the damaged time as the log's (events
+    stamped hours ahead). A hint whose SHA does not match its name, or whose event is not there, is not trusted."""
+    assert callable(damage)
+    newest = max(all_event_files(project))
+    hint = head_hint(project)
+    hint.write_bytes(damage(hint.read_bytes()))
+    done = cli_process(*command, cwd=project, stdin=HOOK if command[0] == "hook" else None)
+    assert done.returncode == 0, done.stderr
+    written = [path for path in all_event_files(project) if path.name > newest.name]
+    assert written, done.stderr
+    first = min(written)
+    assert json.loads(first.read_bytes())["prev"] == hashlib.sha256(newest.read_bytes()).hexdigest()
+    assert abs(clock.parse_stamp(first.name[:22]) / 1e6 - time.time()) < 600  # stamped now, not at a damaged hour
+    verified = cli_process("verify", cwd=project)
+    assert verified.returncode == 0 and "ahead" not in verified.stdout + verified.stderr, verified.stdout
