@@ -213,6 +213,9 @@ MODEL_LOCK_SECONDS = 1.0
 #: them from the log).
 _LOCKED: set[str] = set()
 _HEADER = len(MAGIC) + 8 + 4
+#: The largest saved payload read: models are bounded (a million events save under 100 kB); a frame claiming more
+#: (a damaged length) reads as missing, and a file grown huge behind a frame is read no further than the frame.
+MAX_MODEL_BYTES = 256 * 1024 * 1024
 
 
 def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
@@ -226,9 +229,12 @@ def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
             _LOCKED.add(model.name)  # its saver is stopped mid-save: fold from the log rather than wait for it
             return None
         _LOCKED.discard(model.name)  # (a server's process reads it again later)
-        size = os.fstat(fd).st_size
-        frame = osfs.pread(fd, size, 0) if size else b""
-    except OSError:
+        header = osfs.pread(fd, _HEADER, 0)
+        length = int.from_bytes(header[len(MAGIC):len(MAGIC) + 8], "big") if len(header) == _HEADER else 0
+        if not header.startswith(MAGIC) or length > min(os.fstat(fd).st_size - _HEADER, MAX_MODEL_BYTES):
+            return None  # not a frame, or one its file cannot hold: never a read of a file grown huge
+        frame = osfs.pread(fd, _HEADER + length, 0)
+    except (OSError, MemoryError):
         return None
     finally:
         os.close(fd)

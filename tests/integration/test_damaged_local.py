@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -77,3 +78,35 @@ def test_a_damaged_head_hint_never_reaches_the_log(project: Path, damage: object
     assert abs(clock.parse_stamp(first.name[:22]) / 1e6 - time.time()) < 600  # stamped now, not at a damaged hour
     verified = cli_process("verify", cwd=project)
     assert verified.returncode == 0 and "ahead" not in verified.stdout + verified.stderr, verified.stdout
+
+
+@pytest.mark.parametrize("how", ["grown", "length"])
+def test_a_saved_model_grown_huge_is_read_no_further_than_its_frame(project: Path, how: str) -> None:
+    """A saved model file grown to 3 GB behind its frame (or a frame whose length field was damaged) was read whole:
+    seconds and 2 GB at session start, and "internal error: MemoryError" (exit 70) under a memory limit, with the
+    SessionStart hook printing no brief. The frame is read alone; a length its file cannot hold reads as missing."""
+    import resource
+    import subprocess
+    import sys
+
+    assert cli_process("status", cwd=project).returncode == 0
+    model = project / LOCAL / "models" / "overview.msgpack"
+    assert model.stat().st_size < 1_000_000
+    if how == "grown":
+        with open(model, "r+b") as handle:
+            handle.truncate(3 * 1024**3)  # sparse: no disk taken
+    else:
+        raw = bytearray(model.read_bytes())
+        raw[8:16] = (2**40).to_bytes(8, "big")
+        model.write_bytes(bytes(raw))
+
+    def limited() -> None:  # 1 GB of address space: a whole read of the file cannot fit
+        resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    for args, stdin in ((["status"], None), (["hook", "claude-code"], HOOK)):
+        done = subprocess.run([sys.executable, "-m", "continuity", *args], cwd=project, env=env, input=stdin,
+                              capture_output=True, text=True, timeout=120, preexec_fn=limited)
+        assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+        assert done.stdout.strip(), args
+    assert "# Resume" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
