@@ -24,6 +24,7 @@ import unicodedata
 from continuity.core.errors import QueryError
 from continuity.core.paths import RECALL_INDEX_NAME
 from continuity.core.text import one_line
+from events.errors import ContinuityError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the fast path: `typing` costs a recall's start a few ms
@@ -270,7 +271,8 @@ def run(argv: list[str]) -> int | None:
 
         Output(as_json=options["json"]).error(str(error), error.exit_code)
         return error.exit_code
-    except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError, RecursionError):
+    except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError, RecursionError,
+            ContinuityError):  # a store it cannot vouch for (a planted link, no store): the command answers
         return None
     if found is None:
         return None

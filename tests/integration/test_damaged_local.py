@@ -110,3 +110,23 @@ def test_a_saved_model_grown_huge_is_read_no_further_than_its_frame(project: Pat
         assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
         assert done.stdout.strip(), args
     assert "# Resume" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("damage", ["tmp-file", "tmp-link", "archives-file"])
+def test_recall_answers_whatever_the_fast_path_cannot_vouch_for(project: Path, tmp_path: Path, damage: str) -> None:
+    """A file or a link where `local/tmp` or `archives/` should be: the plain `recall` (the fast path) exited 6
+    "unsafe store" while `recall --kind ...` (the full command) answered, failing open as reads do. Both answer."""
+    assert cli_process("recall", "one", cwd=project).returncode == 0
+    store = project / ".agent" / "runtime-continuity"
+    target = store / ("archives" if damage == "archives-file" else "local/tmp")
+    if target.exists():
+        target.rmdir()
+    if damage == "tmp-link":
+        (tmp_path / "elsewhere").mkdir()
+        target.symlink_to(tmp_path / "elsewhere")
+    else:
+        target.write_text("")
+    for args in (("recall", "one"), ("recall", "one", "--kind", "work.logged")):
+        done = cli_process(*args, cwd=project)
+        assert done.returncode == 0 and "one" in done.stdout, (args, done.stderr)
+    assert list((tmp_path / "elsewhere").iterdir() if damage == "tmp-link" else []) == []
