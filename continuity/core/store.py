@@ -210,6 +210,7 @@ class Store:
         all but the last were this store's under no record (`own_node`), a node apiece in `verify`.
         """
         from events.durable import node_file, node_record, open_lock, take_lock
+        from events.errors import StoreUnsafe
 
         node, whole = node_file(self.local_dir)
         if whole:
@@ -224,10 +225,18 @@ class Store:
                 assert node is not None
                 return node
             node = node or os.urandom(4).hex()  # a first release's file: its id, now with the folder
+            path = os.path.join(self.local_dir, "node")
+            if os.path.isdir(path) and not os.path.islink(path):  # planted, or left by a tool: no file goes over it
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    raise StoreUnsafe(f"event not written: {path} is a folder where the node id file belongs; move "
+                                      "it out of the store (the next write makes the file)") from None
             try:
-                write_atomic(os.path.join(self.local_dir, "node"), node_record(node, self.local_dir), within=self.path)
+                write_atomic(path, node_record(node, self.local_dir), within=self.path)
             except OSError as error:
-                raise WriteFailed(f"event not written: cannot record the node id ({error.strerror})") from None
+                raise WriteFailed(f"event not written: cannot record the node id in {path} ({error.strerror})") \
+                    from None
             return node
         finally:
             os.close(fd)

@@ -130,3 +130,25 @@ def test_recall_answers_whatever_the_fast_path_cannot_vouch_for(project: Path, t
         done = cli_process(*args, cwd=project)
         assert done.returncode == 0 and "one" in done.stdout, (args, done.stderr)
     assert list((tmp_path / "elsewhere").iterdir() if damage == "tmp-link" else []) == []
+
+
+@pytest.mark.parametrize("kind", ["empty", "full"])
+def test_a_folder_where_the_node_id_file_belongs(project: Path, kind: str) -> None:
+    """`local/node` replaced by a folder stopped every write with "cannot record the node id (Is a directory)"
+    (exit 5, "not writable", naming no file) and nothing repaired it. An empty folder is taken away and the file
+    made; one holding files is not touched: the refusal names it and says what to do (exit 6)."""
+    node = project / LOCAL / "node"
+    node.unlink()
+    node.mkdir()
+    if kind == "full":
+        (node / "keep").write_text("someone's\n")
+    done = cli_process("log", "three", cwd=project)
+    if kind == "empty":
+        assert done.returncode == 0 and node.is_file(), done.stderr
+        assert cli_process("verify", cwd=project).returncode == 0
+    else:
+        assert done.returncode == 6 and f"{node} is a folder where the node id file belongs" in done.stderr, \
+            done.stderr
+        assert (node / "keep").read_text() == "someone's\n" and len(done.stderr.splitlines()) == 1
+        hook = cli_process("hook", "claude-code", cwd=project, stdin=HOOK)
+        assert hook.returncode == 0 and "# Resume" in hook.stdout
