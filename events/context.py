@@ -17,6 +17,10 @@ Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}" + END)]
 Stamp = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{8}_[0-9]{6}_[0-9]{6}" + END)]
 #: The most clones a served brief names in `folded_nodes` (more: none named, see there).
 FOLDED_NODES_MAX = 2000
+#: An event file's name, or "" (a read model that had folded none).
+EventName = Annotated[str, msgspec.Meta(pattern=r"^([0-9]{8}_[0-9]{6}_[0-9]{6}-[a-z0-9]{8}-[0-9a-f]{12}\.json)?" + END)]
+#: The most read models a served brief names in `model_points`.
+MODEL_POINTS_MAX = 64
 
 
 class GitNow(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,3 +92,8 @@ class ContextServed(Event, frozen=True, kw_only=True, tag="context.served"):
     #: What rendered the brief (`continuity <version>, Unicode <version>`: the Markdown escaping follows
     #: the Unicode database), so a replay whose text differs can say it was rendered by other code.
     renderer: Text | None = None
+    #: Where each read model the brief read stood (the last event it had folded), when they stood at different points
+    #: (a catch-up cut short by its deadline: a model rebuilt after an upgrade partway, the others at the head): a
+    #: replay folds each model to its own point. Left out when they agreed (every brief before it, and almost all).
+    model_points: Annotated[dict[Label, EventName], msgspec.Meta(max_length=MODEL_POINTS_MAX)] | msgspec.UnsetType = \
+        msgspec.UNSET

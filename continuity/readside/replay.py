@@ -128,6 +128,7 @@ def models_until(
     log: EventLog, last_name: str, warnings: list[str], names: tuple[str, ...] = SESSION_MODELS,
     *, writers: dict[str, Callable[[Projects[Any], str, Event], None]] | None = None,
     only: Callable[[str, Event], bool] | None = None, deadline: float | None = None, whole: bool = False,
+    points: dict[str, str] | None = None,
 ) -> Models:
     """Fold every event whose name sorts at or before `last_name` into fresh read models.
 
@@ -136,6 +137,8 @@ def models_until(
     stops it (EventsUnlisted, exit 1) instead of answering as a log that ends there.
     `deadline` (`time.monotonic()`): past it, stop (checked every MID_DAY_CHUNK events) and say so in
     `warnings`, with catchup.OUT_OF_TIME's words: the models hold the log up to there.
+    `points`: model -> the last event it folds (a served brief whose models stood at different points); a model
+    not named folds none.
     """
     import time
 
@@ -177,6 +180,8 @@ def models_until(
         if only is not None and not only(name, event):
             continue
         for model in chosen:
+            if points is not None and name > points.get(model.name, ""):
+                continue
             model.apply(states[model.name], name, event)
             writer = writers.get(model.name)
             if writer is not None:

@@ -230,6 +230,8 @@ class Served(msgspec.Struct, frozen=True, kw_only=True):
     #: node -> stamp of its newest event folded (projections/overview.py `nodes`).
     folded_nodes: dict[str, str] = msgspec.field(default_factory=dict)
     renderer: str | None = None
+    #: model -> the last event it had folded, when the models stood at different points (else empty).
+    model_points: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def decide_context_served(identity: Identity, inputs: ViewInputs, served: Served) -> list[Event]:
@@ -239,6 +241,6 @@ def decide_context_served(identity: Identity, inputs: ViewInputs, served: Served
         max_chars=served.max_chars, chars=len(served.text), as_of=served.as_of,
         events_folded=served.events_folded, served_to=identity.session_id, inputs=inputs,
         folded_nodes=served.folded_nodes if len(served.folded_nodes) <= FOLDED_NODES_MAX else {},
-        renderer=served.renderer,
+        renderer=served.renderer, model_points=served.model_points or msgspec.UNSET,
         message=f"resume brief served ({len(served.text)} chars)",
     )]

@@ -235,7 +235,8 @@ def resume_bundle(
     brief = Brief(text=text, data=data, warnings=list(inputs.warnings), format=fmt)
     if record:
         served = Served(text=text, format=fmt, max_chars=max_chars, as_of=state.last_event_id,
-                        events_folded=state.events, folded_nodes=dict(state.overview.nodes), renderer=renderer())
+                        events_folded=state.events, folded_nodes=dict(state.overview.nodes), renderer=renderer(),
+                        model_points=_model_points(view))
         try:
             brief.served = store.open_log().append_many(decide_context_served(identity, inputs, served))[0]
         except ContinuityError as error:
@@ -299,6 +300,12 @@ def renderer() -> str:
     return f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
 
 
+def _model_points(view: Any) -> dict[str, str]:
+    """Each brief model's last event folded, when they differ (a catch-up cut short by its deadline), else {}."""
+    points = {name: view.models.state(name).last_name or "" for name in BRIEF_MODELS}
+    return points if len(set(points.values())) > 1 else {}
+
+
 def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
     """Which events the served brief folded: its project's, each node's up to the stamp it recorded.
 
@@ -318,6 +325,17 @@ def _folded_by(served: ContextServed) -> Callable[[str, Event], bool]:
         return parsed is not None and parsed.stamp <= nodes.get(parsed.node, "")
 
     return folded
+
+
+def _folded_at(served: ContextServed, until: str) -> Callable[[str, Event], bool]:
+    """`_folded_by` for a brief whose models stood at different points: up to its overview's point the clones it
+    names bound what was folded; past it (models ahead of the overview) only each model's own point does."""
+    folded = _folded_by(served)
+
+    def known(name: str, event: Event) -> bool:
+        return event.project == served.project and (name > until or folded(name, event))
+
+    return known
 
 
 def _unreplayable(served: ContextServed) -> str | None:
@@ -354,8 +372,13 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
         # the last event folded bounds the replay by its id alone: unreadable now, it is skipped and said
         until = (bound_of(served.as_of) or "") if served.as_of else ""  # an id: _unreplayable
         folded = _folded_by(served) if until else None
-        models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded, whole=True) if folded
-                  else Models.empty(BRIEF_MODELS))
+        points = served.model_points if isinstance(served.model_points, dict) else {}
+        if points:  # models at different points when it was served: each folds to its own
+            models = models_until(log, max(points.values()), warnings, BRIEF_MODELS, only=_folded_at(served, until),
+                                  whole=True, points=points)
+        else:
+            models = (models_until(log, until, warnings, BRIEF_MODELS, only=folded, whole=True) if folded
+                      else Models.empty(BRIEF_MODELS))
         state = models.project(served.project)
         if state.events != served.events_folded:
             warnings.append(

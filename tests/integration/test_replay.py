@@ -555,3 +555,35 @@ def test_as_of_an_event_stamped_in_the_future_is_refused_as_a_future_time_is(rep
     for command in (["resume-bundle", "--as-of"], ["status", "--as-of"], ["replay", "--out", "r", "--until"]):
         assert run(capsys, repo, *command, ahead) == (2, "", f"continuity: error: {command[-1]}: {message}"), command
     assert not (repo / "r").exists()
+
+
+@pytest.mark.parametrize("behind", [("worklog", "tasks"), ("overview",)])
+def test_a_brief_served_before_its_models_caught_up_replays_as_served(
+        repo: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch, behind: tuple[str, ...]) -> None:
+    """After an upgrade (or a saved model deleted), SessionStart's catch-up runs out of time with the brief's models
+    at different points: the rebuilt ones partway, the others at the head. The record took its point from the
+    overview alone, so the replay folded every model to one point and showed another next action and other tasks
+    than the agent got (with only "does not match the hash" to say so). The record now names each model's point
+    when they differ, and the replay folds each model to its own."""
+    import continuity.adapters.hooks as hooks
+    from continuity.core.store import find_store
+    from events.worklog import WorkLogged
+
+    store = find_store(root=str(repo))
+    log = store.open_log()
+    for start in range(0, 1500, 100):
+        log.append_many([WorkLogged(project="demo", message=f"step {n}", host="codex", session_id="s9")
+                         for n in range(start, start + 100)])
+    assert run(capsys, repo, "task", "create", "--title", "made after the bulk")[0] == 0
+    assert run(capsys, repo, "checkpoint", "-m", "bulk done", "--next", "do the task")[0] == 0
+    assert run(capsys, repo, "resume-bundle")[0] == 0  # every model caught up and saved
+    for name in behind:
+        (repo / ".agent/runtime-continuity/local/models" / f"{name}.msgpack").unlink()
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)  # the deadline passes at the first chunk: models cut short
+    served = session_start(capsys, repo)
+    assert "still catching up" in served, served
+    event = served_events(capsys, repo)[-1]
+    code, replayed, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
+    assert code == 0 and "does not match" not in err, err
+    assert replayed.rstrip("\n") == served.rstrip("\n")
+    assert run(capsys, repo, "resume-bundle")[1] != replayed  # caught up now: the brief of today differs
