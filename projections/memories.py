@@ -41,6 +41,8 @@ class Memory(msgspec.Struct, kw_only=True):
     provenance: dict[str, Any] = msgspec.field(default_factory=dict)
     event_id: str = ""
     created_at: str = ""
+    #: Its event's writer's clock, where the log's time had run ahead of it (projections.common.written_apart).
+    written_at: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Skipped(msgspec.Struct, kw_only=True):

@@ -21,7 +21,7 @@ from events.base import Event
 from events.session import SessionEnded
 from events.task import TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections import memories as mem
-from projections.common import append_bounded, merge_unique, touch_bounded
+from projections.common import append_bounded, merge_unique, touch_bounded, written_apart
 from projections.readmodel import ReadModel
 
 OPEN_LIMIT = 5000
@@ -50,6 +50,8 @@ class Task(msgspec.Struct, kw_only=True):
     updated_at: str = ""
     created_by: str | None = None
     runs: list[str] = msgspec.field(default_factory=list)
+    #: When it was last updated by its writer's clock, where the log's time had run ahead of it (written_apart).
+    updated_written: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Run(msgspec.Struct, kw_only=True):
@@ -70,6 +72,8 @@ class Run(msgspec.Struct, kw_only=True):
     artifacts: list[str] = msgspec.field(default_factory=list)
     files: list[str] = msgspec.field(default_factory=list)
     commands: int = 0
+    #: When it started by its writer's clock, where the log's time had run ahead of it (written_apart).
+    started_written: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class TasksState(msgspec.Struct, kw_only=True):
@@ -163,7 +167,8 @@ def on_created(state: TasksState, name: str, event: TaskCreated) -> TasksState:
     task = Task(task_id=event.task_id, title=event.title, description=event.description,
                 done_criteria=event.done_criteria, priority=event.priority, labels=list(event.labels),
                 assigned_to=event.assigned_to, parent_task_id=event.parent_task_id,
-                created_at=event.created_at, updated_at=event.created_at, created_by=event.agent_id)
+                created_at=event.created_at, updated_at=event.created_at, created_by=event.agent_id,
+                updated_written=written_apart(event))
     state.tasks[task.task_id] = task
     _settle(state, task)
     return state
@@ -178,6 +183,7 @@ def on_updated(state: TasksState, name: str, event: TaskUpdated) -> TasksState:
     _check_update(state, task, event)
     task.version += 1
     task.updated_at = event.created_at
+    task.updated_written = written_apart(event)
     for field in ("title", "description", "done_criteria", "priority", "assigned_to"):
         value = getattr(event, field)
         if value is not None:
@@ -278,7 +284,7 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
         title=f"Task {'blocked' if blocked else 'complete'}: {task.title}", summary=summary,
         task_id=task.task_id, run_id=run_id, files_touched=files,
         provenance={"hook_point": f"update_task:{event.status}", "run_id": run_id, "files_touched": files},
-        event_id=event.event_id, created_at=event.created_at,
+        event_id=event.event_id, created_at=event.created_at, written_at=written_apart(event),
     )
     if blocked:
         book.blockers[memory.memory_id] = note
@@ -293,7 +299,8 @@ def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksStat
         return on_any(state, name, event)
     run = Run(run_id=event.run_id, task_id=event.task_id, role=event.role, context=event.context,
               parent_run_id=event.parent_run_id, session_id=event.session_id, agent_id=event.agent_id,
-              git_branch=event.git_branch, git_commit=event.git_commit, started_at=event.created_at)
+              git_branch=event.git_branch, git_commit=event.git_commit, started_at=event.created_at,
+              started_written=written_apart(event))
     touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
     task = state.tasks.get(event.task_id or "")
     if task is not None and task.status in TERMINAL:  # refused locally: another replica's, decided before the end
@@ -366,7 +373,7 @@ def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, nam
         task_id=primary.task_id, run_id=primary_id,
         provenance={"hook_point": "on_delegation", "parent_run_id": primary_id, "child_run_id": run.run_id,
                     "artifacts": list(run.artifacts)},
-        event_id=event.event_id, created_at=event.created_at,
+        event_id=event.event_id, created_at=event.created_at, written_at=written_apart(event),
     )
     mem.file_memory(state.book, memory, None)
 
@@ -392,7 +399,7 @@ def on_session_ended(state: TasksState, name: str, event: SessionEnded) -> Tasks
         title=f"Session summary: {title}", summary=mem.capped("\n".join(lines), mem.SUMMARY_CHARS),
         task_id=run.task_id, run_id=run.run_id, files_touched=list(run.files),
         provenance={"hook_point": "session_end", "run_id": run.run_id, "files_touched": list(run.files)},
-        event_id=event.event_id, created_at=event.created_at,
+        event_id=event.event_id, created_at=event.created_at, written_at=written_apart(event),
     )
     mem.file_memory(state.book, memory, run.run_id)
     return state
@@ -419,7 +426,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=13, state=TasksState, initial=TasksState,
+    "tasks", format=14, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

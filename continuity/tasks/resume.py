@@ -46,6 +46,11 @@ def open_tasks(state: Any, agent_id: str | None, also: str | None = None) -> lis
     return found
 
 
+def _at(written: Any, stamped: str) -> str:
+    """The time an age counts from: the writer's clock where the log's time had run ahead of it, else the stamp."""
+    return written if isinstance(written, str) else stamped
+
+
 def _run(state: Any, run: Any, age: Age) -> dict[str, Any]:
     from projections.tasks import run_files
 
@@ -54,7 +59,7 @@ def _run(state: Any, run: Any, age: Age) -> dict[str, Any]:
     return {"run_id": run.run_id, "task_id": run.task_id, "task_title": task.title if task else None,
             "task_status": task.status if task else None, "role": run.role, "context": run.context,
             "parent_run_id": run.parent_run_id, "session_id": run.session_id, "agent_id": run.agent_id,
-            "started_at": run.started_at, "started": age(run.started_at), "files": len(files),
+            "started_at": run.started_at, "started": age(_at(run.started_written, run.started_at)), "files": len(files),
             "recent_files": files[-5:], "commands": run.commands, "git_branch": run.git_branch,
             "git_commit": run.git_commit}
 
@@ -75,11 +80,11 @@ def work_of(state: Any, age: Age, *, agent_id: str | None, session_id: str | Non
         "open_tasks": [{"task_id": task.task_id, "title": task.title, "status": task.status,
                         "version": task.version, "priority": task.priority, "assigned_to": task.assigned_to,
                         "parent_task_id": task.parent_task_id, "updated_at": task.updated_at,
-                        "updated": age(task.updated_at)} for task in tasks[:TASKS_SHOWN]],
+                        "updated": age(_at(task.updated_written, task.updated_at))} for task in tasks[:TASKS_SHOWN]],
         "open_tasks_total": len(tasks),
         "memories": [{"memory_id": memory.memory_id, "kind": memory.kind, "title": memory.title,
                       "summary": memory.summary, "task_id": memory.task_id, "run_id": memory.run_id,
-                      "created_at": memory.created_at, "age": age(memory.created_at)}
+                      "created_at": memory.created_at, "age": age(_at(memory.written_at, memory.created_at))}
                      for memory in memories[:MEMORIES_SHOWN]],
         "memories_total": state.book.total,
     }

@@ -564,6 +564,10 @@ def test_the_briefs_other_ages_count_from_the_writers_clock_too(project: Path, c
     assert run(capsys, "log", "--type", "decision", "-m", "keep sqlite", "--handoff", "docs/handoff.md",
                "--artifact", "out/report.txt")[0] == 0
     assert run(capsys, "log", "--type", "question", "-m", "which index?")[0] == 0
+    open_task = run(capsys, "task", "create", "--title", "open one")[1].strip()
+    done_task = run(capsys, "task", "create", "--title", "done one")[1].strip()
+    assert run(capsys, "run", "start", "--task", open_task)[0] == 0
+    assert run(capsys, "task", "update", done_task, "--status", "completed")[0] == 0
     for module in (store_module, query, service):  # three hours on, by this machine's clock
         monkeypatch.setattr(module, "now_us", lambda: real() + 3 * 3600 * 1_000_000)
     bundle = json.loads(run(capsys, "resume-bundle", "--format", "json")[1])
@@ -578,6 +582,11 @@ def test_the_briefs_other_ages_count_from_the_writers_clock_too(project: Path, c
     assert not any("written_at" in entry for entry in [*listed, *mentioned, *bundle["runtime_events"]])
     assert set(work["decisions"][0]) == {"event_id", "created_at", "text", "age"}
     brief = run(capsys, "resume-bundle")[1]
+    tasks = bundle["tasks"]
+    ages = [*(t["updated"] for t in tasks["open_tasks"]), *(r["started"] for r in tasks["open_runs"]),
+            *(([tasks["current_run"]["started"]]) if tasks["current_run"] else []),
+            *(m["age"] for m in tasks["memories"])]
+    assert len(ages) >= 3 and set(ages) == {"3h ago"}, tasks
     assert "- 3h ago: work.logged keep sqlite" in brief and "- 3h ago: work.logged which index?" in brief, brief
     assert "mentioned 3h ago" in brief and "mentioned 59m ago" not in brief, brief
 
