@@ -547,9 +547,9 @@ def mark_landed(local_dir: str) -> bool:
     An append's head moves only when the new events sort last; a sync can land events that sort before it (another
     clone's, stamped earlier). A decision taken from a catch-up compares this token under the log's lock
     (continuity/readside/decided.py), so it is taken again after such a landing. Whatever else is found at its name
-    (a symlink, a FIFO, a folder: planted, or left by a tool) is replaced, never written through: a token that
-    cannot change would let a decision in flight through on the state before the landing. False when it cannot be
-    written even so."""
+    (a symlink, a hard link, a FIFO, a folder: planted, or left by a tool) is replaced, never written through (a
+    folder holding files is moved aside, to `landed.aside-<random>`): a token that cannot change would let a
+    decision in flight through on the state before the landing. False when it cannot be written even so."""
     path = os.path.join(local_dir, LANDED_NAME)
     token = os.urandom(8).hex().encode() + b"\n"  # always 17 bytes: never a shorter tail left
     for flags in (os.O_CREAT, os.O_CREAT | os.O_EXCL):
@@ -559,7 +559,8 @@ def mark_landed(local_dir: str) -> bool:
             fd = -1
         if fd >= 0:
             try:
-                if stat.S_ISREG(os.fstat(fd).st_mode):
+                found = os.fstat(fd)
+                if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
                     osfs.pwrite(fd, token, 0)
                     return True
             except OSError:
@@ -567,7 +568,13 @@ def mark_landed(local_dir: str) -> bool:
             finally:
                 os.close(fd)
         try:  # not a file of ours: take it away, then make one (O_EXCL: nothing planted in between is opened)
-            os.rmdir(path) if stat.S_ISDIR(os.lstat(path).st_mode) else os.unlink(path)
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                os.unlink(path)
+            else:
+                try:
+                    os.rmdir(path)
+                except OSError:  # someone's files: kept, beside it
+                    os.rename(path, f"{path}.aside-{os.urandom(4).hex()}")
         except OSError:
             return False
     return False

@@ -107,10 +107,9 @@ def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedStat
     if not note:
         return state
     changes: dict[str, Any] = {}
-    for key in ("goal", "current_goal"):  # seed 004's archive takes either (its state's own name too)
-        if key in note:
-            changes["current_goal"] = _note_text(note, key)
-            break
+    given = [key for key in ("goal", "current_goal") if key in note]  # seed 004's archive: goal || current_goal
+    if given:
+        changes["current_goal"] = _note_text(note, next((key for key in given if note[key]), given[-1]))
     for key in ("done", "next"):
         if key in note:
             changes[key] = _note_list(note[key])

@@ -108,6 +108,10 @@ def test_an_archive_notes_keys_are_seed_004s_and_a_key_that_sets_nothing_is_name
     assert "note key(s) not part of the archived state, ignored: blocker, nxet (it takes goal, current_goal" in err
     code, out, err = run(capsys, "archive", "--gate", "agent", "--note-json", '{"goal": "g", "next": ["n"]}')
     assert code == 0 and "ignored" not in err, err
+    for note, goal in (('{"goal": "", "current_goal": "ship"}', "ship"), ('{"goal": null, "current_goal": "ship"}',
+                       "ship"), ('{"goal": "g", "current_goal": "ship"}', "g"), ('{"goal": ""}', None)):
+        code, out, err = run(capsys, "archive", "--gate", "agent", "--note-json", note, "--json")
+        assert code == 0 and json.loads(out)["archive"]["state"]["current_goal"] == goal, (note, out)
 
 
 def test_host_switch_archives_and_records_the_switch(project: Path, capsys: Capture) -> None:

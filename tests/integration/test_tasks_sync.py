@@ -141,7 +141,7 @@ def test_conflicting_task_and_run_edits_merged_by_sync_are_reported_until_settle
     assert cli_process("verify", cwd=one, env={"HOME": os.environ["HOME"]}).returncode == 0
 
 
-@pytest.mark.parametrize("planted", [None, "symlink", "fifo", "folder"])
+@pytest.mark.parametrize("planted", [None, "symlink", "hardlink", "fifo", "folder", "full folder"])
 def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort_before_its_state(
         shared: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, planted: str | None) -> None:
     """Clone two finishes the task and pushes; clone one logs later (its head now sorts after two's update) and
@@ -167,9 +167,14 @@ def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort
     elif planted == "fifo":
         token.unlink(missing_ok=True)
         os.mkfifo(token)
-    elif planted == "folder":
+    elif planted == "hardlink":
+        token.unlink(missing_ok=True)
+        os.link(outside, token)
+    elif planted in ("folder", "full folder"):
         token.unlink(missing_ok=True)
         token.mkdir()
+        if planted == "full folder":
+            (token / "notes.txt").write_text("a file a tool left\n")
     monkeypatch.setenv("HOME", os.environ["HOME"])
     who = Identity(project="demo", host="test")
     request = decide.TaskUpdate(task_id=task, status="blocked", note="waiting on review")
@@ -186,6 +191,9 @@ def test_a_decision_in_flight_is_taken_again_after_a_sync_lands_events_that_sort
         service.record(Store(str(one)), who, deciding)
     assert found[0] != "completed" and found[-1] == "completed"
     assert outside.read_bytes() == b"not yours\n" and token.is_file() and not token.is_symlink()
+    if planted == "full folder":  # kept beside it
+        [aside] = token.parent.glob("landed.aside-*")
+        assert (aside / "notes.txt").read_text() == "a file a tool left\n"
     landed = set(event_names(one)) - set(before)
     assert len(landed) == 1  # two's update, nothing of ours
     shown = as_json(one, "task", "show", task)
