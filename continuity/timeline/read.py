@@ -18,6 +18,7 @@ from events import clock, names
 from events.base import MAX_EVENT_BYTES
 from events.durable import unreadable_error
 from events.errors import EventUndecodable
+from events.plain import MAX_DEPTH, nested_deeper_than
 
 
 def read_page(store: Store, project: str, *, since: str | None = None, until: str | None = None,
@@ -61,6 +62,11 @@ def read_page(store: Store, project: str, *, since: str | None = None, until: st
                 continue
             if not names.content_matches(name, event.event_id, event.created_at):
                 builder.skipped.append(f"{name}: {names.FORGED}")  # never shown under another event's id or time
+                continue
+            if nested_deeper_than(event.note, MAX_DEPTH):  # no writer of ours makes one (events/sealing.py); the
+                # page's summaries walk notes, which one such event (a sync can bring it) made fail for everyone
+                builder.skipped.append(f"{name}: a note nested more than {MAX_DEPTH - 1} levels deep, as no writer "
+                                       "of ours makes it")
                 continue
             builder.add(name, raw, event)
         days.forget(day)

@@ -482,3 +482,25 @@ def test_a_written_at_no_writer_makes_is_not_taken(project: Path, capsys: Captur
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and [problem["reason"].split(":")[0] for problem in report["problems"]] == ["forged"], report
     assert "written_at" in report["problems"][0]["reason"]
+
+
+@pytest.mark.parametrize("depth", [100, 600, 800])
+@pytest.mark.parametrize("summarized", [False, True])
+def test_a_synced_note_nested_deeper_than_any_writer_makes_is_left_out_of_the_timeline(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch, depth: int, summarized: bool) -> None:
+    """No writer of ours nests a note past 63 levels; the reader takes up to about 986. One such event (a sync
+    brings it) made `continuity timeline` end in "internal error: RecursionError" (exit 70) for everyone once the
+    page was summarized or cut. It is left out, named as unreadable events are; the rest of the page is made."""
+    from continuity.timeline import model
+
+    if summarized:
+        monkeypatch.setattr(model.Builder.__init__, "__kwdefaults__",
+                            {**model.Builder.__init__.__kwdefaults__, "mark_limit": 1})
+    assert main(["log", "real work"]) == 0
+    plant_synced(project, "nested", note={"n": nested(depth)}, agent_id="mallory")
+    out = project / "page.html"
+    capsys.readouterr()
+    code = main(["timeline", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and "internal error" not in err, err
+    assert "nested more than 63 levels deep" in err and "real work" in out.read_text()
