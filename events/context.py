@@ -52,6 +52,8 @@ class RecalledEvent(msgspec.Struct, frozen=True, kw_only=True):
     agent_id: Name | None = None
     #: The matching words in brackets, the text around them made safe to print.
     snippet: Text = ""
+    #: Its writer's clock, where the log's time had run ahead of it (the brief's age counts from it).
+    written_at: Text | msgspec.UnsetType = msgspec.UNSET
 
 
 class ViewInputs(msgspec.Struct, frozen=True, kw_only=True):

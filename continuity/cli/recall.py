@@ -34,13 +34,12 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
 
 
 def _recall(args: argparse.Namespace, out: Output) -> int:
-    import msgspec
 
     from continuity.cli.output import warn
     from continuity.core.kinds import kinds_for
     from continuity.recall import service
     from continuity.recall.plain import answer, lines_of
-    from continuity.recall.search import Filters
+    from continuity.recall.search import Filters, hits_json
 
     store = open_store(args)
     warnings: list[str] = []
@@ -60,7 +59,7 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
             progress.close()
     warnings.extend(found.warnings)
     warn(warnings)
-    hits = msgspec.to_builtins(found.hits)
+    hits = hits_json(found.hits)
     out.emit(answer(project, found.query, found.as_of, hits, indexed=found.indexed, rebuilt=found.rebuilt,
                     warnings=warnings), lines_of(hits))
     return 0

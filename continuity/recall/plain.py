@@ -60,7 +60,7 @@ HIT_FIELDS = ("event_id", "created_at", "kind", "agent_id", "host", "session_id"
 #: here: SQLite runs one FTS5 lookup per listed row, and each bm25() lookup would count the query's
 #: matches in the whole index again (its IDF), milliseconds for a common word. The ranking query's
 #: scores are the ones kept (ranked_rows).
-HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session,"
+HIT_SQL = ("SELECT d.id, d.event_id, d.created_at, d.kind, d.agent, d.host, d.session, d.written,"
            f" snippet(fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}), fts.body"
            " FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND fts.rowid IN ")
 #: The best rows and their scores (bm25(), lower is better), newest first on a tie.
@@ -223,18 +223,19 @@ def marked(snippet: str) -> str:
 def ranked_rows(connection: sqlite3.Connection, query: str, ranked: list[Any]) -> list[Any]:
     """The ranked rows' columns, snippets and scores, in the order of `ranked` ((rowid, bm25) pairs, best first).
 
-    A row: id, event id, time, kind, agent, host, session, snippet, bm25 (the ranking's), body.
+    A row: id, event id, time, kind, agent, host, session, the writer's time (`written`, or None), snippet, bm25
+    (the ranking's), body.
     """
     order = {rowid: (place, score) for place, (rowid, score) in enumerate(ranked)}
     found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ranked))})",
                                [query, *(rowid for rowid, _ in ranked)]).fetchall()
     found.sort(key=lambda row: order[row[0]][0])
-    return [(*row[:8], order[row[0]][1], row[8]) for row in found]
+    return [(*row[:9], order[row[0]][1], row[9]) for row in found]
 
 
 def hit_values(row: Any) -> tuple[Any, ...]:
     """A ranked row as the hit's field values (HIT_FIELDS order)."""
-    return (*row[1:7], marked(row[7]), round(-row[8], 6))
+    return (*row[1:7], marked(row[8]), round(-row[9], 6))
 
 
 def lines_of(hits: list[dict[str, Any]]) -> str:

@@ -47,6 +47,16 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     snippet: str
     #: BM25, higher is better (FTS5's bm25() negated).
     score: float
+    #: Its writer's clock, where the log's time had run ahead of it (the brief's age counts from it).
+    written_at: str | msgspec.UnsetType = msgspec.UNSET
+
+
+def hits_json(hits: list[Hit]) -> list[dict[str, Any]]:
+    """Hits as `recall` answers them (the fast path's fields: a writer's time only gives the brief its ages)."""
+    found: list[dict[str, Any]] = msgspec.to_builtins(hits)
+    for hit in found:
+        hit.pop("written_at", None)
+    return found
 
 
 def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: int = DEFAULT_LIMIT, *,
@@ -94,5 +104,6 @@ def _search(connection: sqlite3.Connection, query: str, filters: Filters, limit:
         return []
     found = ranked_rows(connection, query, ranked)
     found = [row for row in found if row[1] not in filters.exclude
-             and not any(text in row[9] for text in filters.omit_containing)][:limit]
-    return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True))) for row in found]
+             and not any(text in row[10] for text in filters.omit_containing)][:limit]
+    return [Hit(**dict(zip(HIT_FIELDS, hit_values(row), strict=True)), written_at=row[7] or msgspec.UNSET)
+            for row in found]

@@ -144,7 +144,7 @@ def build(
         "warnings": [*merge_warnings(project), *inputs.warnings],
         "workstream": workstream,
         "team": team_part(project.of("team"), agent_id, now, mine),
-        "earlier": [msgspec.to_builtins(hit) | {"age": age(hit.created_at, now)} for hit in inputs.recall],
+        "earlier": [_dated(hit, now) for hit in inputs.recall],
     }
 
 

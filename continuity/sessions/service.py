@@ -274,7 +274,8 @@ def _earlier(store: Store, state: Any) -> tuple[RecalledEvent, ...]:
     except (OSError, ContinuityError):
         return ()
     return tuple(RecalledEvent(event_id=hit.event_id, created_at=hit.created_at, kind=hit.kind,
-                               agent_id=hit.agent_id, snippet=cut(hit.snippet, SNIPPET_CHARS)) for hit in hits)
+                               agent_id=hit.agent_id, snippet=cut(hit.snippet, SNIPPET_CHARS),
+                               written_at=hit.written_at) for hit in hits)
 
 
 SNIPPET_CHARS = 300

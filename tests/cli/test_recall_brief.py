@@ -153,3 +153,32 @@ def test_a_corrupt_index_costs_the_brief_nothing_but_the_section(history: dict[s
     assert main(["resume-bundle"]) == 0
     out = capsys.readouterr()
     assert "## Next action" in out.out and EARLIER_HEADING not in out.out and out.err == ""
+
+
+def test_earlier_hits_count_their_age_from_the_writers_clock(project: Path, capsys: Capture,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a teammate's fast clock (an event stamped two hours ahead, synced in), the events logged here carry
+    their writer's clock; the brief's other ages count from it, and its earlier hits showed their stamps' age
+    ("59m ago" three hours on). They count from it too, and the bundle's hits keep their shape."""
+    import continuity.core.store as store_module
+    from continuity.readside import query
+    from continuity.sessions import service
+
+    real = store_module.now_us
+    with monkeypatch.context() as fast:
+        fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+        run(capsys, "log", "-m", "from the fast machine", "--host", "fast")
+    pinned = as_json(capsys, "log", "-m", "tried pinning git to 2.39 to fix the push race; no help")["event_id"]
+    for i in range(30):
+        run(capsys, "log", "-m", f"routine edit {i} of the parser")
+    run(capsys, "checkpoint", "-m", "sync still flaky", "--next", "fix the push race in sync")
+    run(capsys, "recall", "push race")
+    for module in (store_module, query, service):  # three hours on, by this machine's clock
+        monkeypatch.setattr(module, "now_us", lambda: real() + 3 * 3600 * 1_000_000)
+    earlier = as_json(capsys, "resume-bundle", "--format", "json")["earlier"]
+    assert [hit["event_id"] for hit in earlier] == [pinned] and earlier[0]["age"] == "3h ago", earlier
+    assert set(earlier[0]) == {"event_id", "created_at", "kind", "agent_id", "snippet", "age"}
+    assert "3h ago" in section(run(capsys, "resume-bundle"), EARLIER_HEADING)[0]
+    fast = as_json(capsys, "recall", "pinning")["hits"]  # the fast path and the command answer alike
+    typed = as_json(capsys, "recall", "pinning", "--kind", "work.logged")["hits"]
+    assert fast == typed and [hit["event_id"] for hit in fast] == [pinned] and "written_at" not in fast[0]

@@ -87,10 +87,10 @@ def test_hits_are_a_straight_bm25_ranking(connection: Any, text: str, any_word: 
     expected = straight(connection, query, limit)
     assert connection.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [query]).fetchone()[0] > 100
     hits = search(connection, query, Filters(project="demo"), limit)
-    assert [msgspec.structs.asdict(hit) for hit in hits] == expected
+    assert [msgspec.to_builtins(hit) for hit in hits] == expected
     kind = KINDS[1]  # a filter: the ranking query joins the rows' columns
     hits = search(connection, query, Filters(project="demo", kinds=(kind,)), limit)
-    assert [msgspec.structs.asdict(hit) for hit in hits] == straight(connection, query, limit, kind)
+    assert [msgspec.to_builtins(hit) for hit in hits] == straight(connection, query, limit, kind)
 
 
 def test_ties_go_to_the_newest_row(connection: Any) -> None:

@@ -31,7 +31,7 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     """The `recall` tool."""
     from continuity.core.kinds import kinds_for
     from continuity.recall import service
-    from continuity.recall.search import Filters
+    from continuity.recall.search import Filters, hits_json
     from events.guard import redact_text
 
     said: list[str] = []
@@ -41,5 +41,5 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
     return {"ok": True, "action": "recall", "project": project, "query": redact_text(found.query)[0],
-            "as_of": found.as_of, "count": len(found.hits), "hits": msgspec.to_builtins(found.hits),
+            "as_of": found.as_of, "count": len(found.hits), "hits": hits_json(found.hits),
             "warnings": [*said, *found.warnings]}
