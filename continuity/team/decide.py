@@ -249,7 +249,9 @@ def decide_park(state: RolesState, identity: Identity, request: ParkRequest, now
         task = park_task(role.role, state.teams.get(request.team, {}))
         snapshot = SnapshotRequest(
             team=request.team, agent=request.agent, task=task,
-            objective=request.objective or f"parked role {role.role} at session exit",
+            # blank (a session-exit script's empty variable, even one of spaces): the default, as seed 000's park
+            objective=request.objective if request.objective and request.objective.strip() else
+            f"parked role {role.role} at session exit",
             decisions=request.decisions, next_actions=request.next_actions,
             open_questions=request.open_questions, artifacts=request.artifacts)
         drafts += decide_snapshot(identity, snapshot, now_us)

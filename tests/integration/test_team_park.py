@@ -77,6 +77,18 @@ def test_two_roles_two_snapshots_two_refs(project: Path, capsys: Capture) -> Non
     assert code == 0 and "Resume: role-rev" in out and "    - merge #12\n" in out
 
 
+@pytest.mark.parametrize("objective", ["", "   ", "\t", " \n "])
+def test_a_blank_objective_parks_with_the_default(project: Path, capsys: Capture, objective: str) -> None:
+    """`--objective` of spaces or a tab (a session-exit script's variable) was refused as an empty snapshot
+    objective, exit 2 under `snapshot`'s name, without the banner, and nothing was parked; only "" took the
+    default. Any blank objective takes the default now."""
+    roles(capsys, "rev")
+    code, out, err = run(capsys, "park", "core", "--agent", "amy", "--objective", objective)
+    path = "team/core/member/amy/continuity/role-rev/latest.json"
+    assert (code, err) == (0, "") and out == f"parked rev -> {path}\n", err
+    assert json.loads((project / STORE / path).read_text())["objective"] == "parked role rev at session exit"
+
+
 def test_a_role_whose_park_slug_meets_another_is_refused_at_create(project: Path, capsys: Capture) -> None:
     """`a@b` beside `a:b` (both `role-a-b`), `a.` beside `a`: refused with the role-conflict code, nothing written;
     a role that meets none keeps seed 000's `role-<slug>`."""
