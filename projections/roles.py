@@ -22,7 +22,8 @@ HISTORY_LIMIT = 20
 
 
 class RoleNote(msgspec.Struct, kw_only=True, array_like=True):
-    """One line of a role's history: when, who, what happened (claimed, lost, took over, ...)."""
+    """One line of a role's history: when (its writer's clock, `clock.written`: a history read after a teammate's
+    fast clock is in the order things were done), who, what happened (claimed, lost, took over, ...)."""
 
     at: str
     agent: str
@@ -86,7 +87,7 @@ def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if not known:
         role.description = event.description
-        _note(role, event.created_at, event.agent_id or "-", "created")
+        _note(role, clock.written(event), event.agent_id or "-", "created")
     return state
 
 
@@ -122,10 +123,10 @@ def on_renewed(state: RolesState, name: str, event: RoleRenewed) -> RolesState:
     """The holder's lease runs `ttl_seconds` from now; anyone else's renewal is refused (noted)."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, event.created_at, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, clock.written(event), event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
         return state
     role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
-    _note(role, event.created_at, event.agent, "renewed", f"for {event.ttl_seconds}s")
+    _note(role, clock.written(event), event.agent, "renewed", f"for {event.ttl_seconds}s")
     return state
 
 
@@ -133,10 +134,10 @@ def on_released(state: RolesState, name: str, event: RoleReleased) -> RolesState
     """The holder frees the role; anyone else's release changes nothing (noted)."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, event.created_at, event.agent, "release-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, clock.written(event), event.agent, "release-refused", f"held by {role.holder or 'nobody'}")
         return state
     role.holder = role.claimed_at = role.lease_expires_at = None
-    _note(role, event.created_at, event.agent, "released")
+    _note(role, clock.written(event), event.agent, "released")
     return state
 
 
@@ -146,19 +147,19 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
     the next holder must not resume from it."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if event.parked and role.holder != event.agent_id:
-        _note(role, event.created_at, event.agent_id or "-", "park-ignored",
+        _note(role, clock.written(event), event.agent_id or "-", "park-ignored",
               f"held by {role.holder or 'nobody'}: {event.checkpoint_ref}")
         return state
     role.checkpoint_ref = event.checkpoint_ref
     role.checkpoint_at = event.created_at
     role.checkpoint_by = event.agent_id
-    _note(role, event.created_at, event.agent_id or "-", "parked" if event.parked else "checkpoint",
+    _note(role, clock.written(event), event.agent_id or "-", "parked" if event.parked else "checkpoint",
           event.checkpoint_ref)
     return state
 
 
 MODEL = ReadModel(
-    "roles", format=5, state=RolesState, initial=RolesState,
+    "roles", format=6, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

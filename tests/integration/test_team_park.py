@@ -14,6 +14,7 @@ import pytest
 
 from continuity.cli import main
 from continuity.core.errors import EXIT_ROLE_CONFLICT, EXIT_SECRET, EXIT_USAGE, EXIT_WRITE_FAILED
+from events import clock
 from tests.helpers import all_event_files, cli_process
 
 Capture = pytest.CaptureFixture[str]
@@ -358,3 +359,26 @@ def test_handoff_findings_each_on_a_line(project: Path, capsys: Capture, remote:
     assert (project / STORE / "team" / "core" / "roles" / "rev.md").is_file()
     code, _, err = run(capsys, "park", "core", "--agent", "amy", "--handoff", "--next", PREFLIGHT)
     assert (code, err) == (0, "")
+
+
+def test_a_roles_history_reads_in_the_order_things_were_done_after_a_fast_clock(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a teammate's fast clock, a claim was noted at its writer's clock and the creation, renewal and
+    release beside it at their stamps, two hours ahead: the history read claims before the role existed. Every
+    entry is noted at its writer's clock now."""
+    import time
+
+    import continuity.core.store as store_module
+
+    real = store_module.now_us
+    with monkeypatch.context() as fast:
+        fast.setattr(store_module, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+        assert run(capsys, "log", "from the fast machine")[0] == 0
+    for args in (("create", "core", "rev"), ("claim", "core", "rev", "--agent", "amy", "--ttl", "4h"),
+                 ("renew", "core", "rev", "--agent", "amy", "--ttl", "1h"), ("release", "core", "rev", "--agent",
+                 "amy"), ("claim", "core", "rev", "--agent", "amy", "--ttl", "1h")):
+        assert run(capsys, "role", *args)[0] == 0, args
+    history = json.loads(run(capsys, "role", "show", "core", "rev", "--json")[1])["history"]
+    assert [note["action"] for note in history] == ["created", "claimed", "renewed", "released", "claimed"]
+    times = [note["at"] for note in history]
+    assert times == sorted(times) and all(abs(clock.parse_iso(at) / 1e6 - time.time()) < 600 for at in times), times
