@@ -46,7 +46,7 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     project = args.project
     if project is None:
         project, warnings = store.reading_project()
-    since, until = service.time_window(args.since, args.until, service.now())
+    since, until = service.time_window(args.since, args.until, service.now_at(store, args.as_of))
     filters = Filters(project=project, kinds=kinds_for(args.kind), agent=args.agent, since=since, until=until)
     from continuity.cli.progress import for_output
 

@@ -159,3 +159,15 @@ def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[
 def now() -> int:
     """The wall clock for relative --since/--until (views read the clock here, never in projections)."""
     return now_us()
+
+
+def now_at(store: Store, as_of: str | None) -> int:
+    """What relative --since/--until count back from: now, or as of a point the time that view answers at (an
+    event's writer's clock, `replay.point_written`), so an audit's "--since 10m" names the same events whenever it
+    is asked."""
+    if as_of is None:
+        return now()
+    from continuity.readside.replay import point_written, resolve_point
+
+    _, point = resolve_point(store.open_reader(), as_of)
+    return clock.parse_iso(point_written(as_of, point))

@@ -182,3 +182,23 @@ def test_earlier_hits_count_their_age_from_the_writers_clock(project: Path, caps
     fast = as_json(capsys, "recall", "pinning")["hits"]  # the fast path and the command answer alike
     typed = as_json(capsys, "recall", "pinning", "--kind", "work.logged")["hits"]
     assert fast == typed and [hit["event_id"] for hit in fast] == [pinned] and "written_at" not in fast[0]
+
+
+def test_a_window_as_of_a_point_counts_back_from_that_point(project: Path, capsys: Capture,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recall --as-of <event> --since 10m` counted back from the reader's clock: the same audit query named the
+    events before the point when asked at once and none three hours later. It counts back from the point's time
+    (its writer's clock), as every view as of a point answers at."""
+    import continuity.core.store as store_module
+    from continuity.recall import service
+
+    for i in range(3):
+        run(capsys, "log", "-m", f"widget parser step {i}")
+    point = as_json(capsys, "log", "-m", "widget parser done")["event_id"]
+    argv = ("recall", "widget", "--as-of", point, "--since", "10m", "--json")
+    now = json.loads(run(capsys, *argv))
+    real = store_module.now_us
+    for module in (store_module, service):  # three hours on
+        monkeypatch.setattr(module, "now_us", lambda: real() + 3 * 3600 * 1_000_000)
+    later = json.loads(run(capsys, *argv))
+    assert now["count"] == later["count"] == 4 and now["hits"] == later["hits"], (now, later)

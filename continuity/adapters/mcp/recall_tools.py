@@ -36,7 +36,8 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
 
     said: list[str] = []
     project = read_project_of(request.project, store, said)
-    since, until = service.time_window(request.since, request.until, service.now(), ("since", "until"))
+    since, until = service.time_window(request.since, request.until, service.now_at(store, request.as_of),
+                                       ("since", "until"))
     filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent, since=since, until=until)
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
