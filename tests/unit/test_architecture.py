@@ -90,9 +90,11 @@ def test_only_the_atomic_writer_replaces_files() -> None:
     """Files are replaced in one place; the other is the `latest.md` symlink swap (a link, not a file write).
     `os.rename` moves folders: sync's staged day folders into the store, never over one that exists
     (checked under the append lock where `renameat2(RENAME_NOREPLACE)` is missing), and back on failure;
-    and `fsio.move_aside` takes a recorded checkpoint document aside under a name of its own (never over one)."""
+    `fsio.move_aside` takes a recorded checkpoint document aside under a name of its own (never over one); and the
+    landing token (`durable.mark_landed`) moves a folder holding files that was put in its place aside, under a
+    random name, so the token can be written."""
     assert calls_to("os", "replace") == {"continuity/core/fsio.py", "continuity/readside/writers.py"}
-    assert calls_to("os", "rename") == {"continuity/sync/files.py", "continuity/core/fsio.py"}
+    assert calls_to("os", "rename") == {"continuity/sync/files.py", "continuity/core/fsio.py", "events/durable.py"}
     assert calls_to("tempfile", "mkstemp") == set()
 
 
