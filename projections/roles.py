@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from events import clock
+from events.base import Event
 from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed
 from projections.common import append_bounded, touch_bounded
 from projections.readmodel import ReadModel
@@ -77,8 +78,10 @@ def _role(state: RolesState, team: str, name: str, at: str, agent: str | None) -
     return role
 
 
-def _note(role: Role, at: str, agent: str, action: str, detail: str = "") -> None:
-    append_bounded(role.history, RoleNote(at=at, agent=agent, action=action, detail=detail), HISTORY_LIMIT)
+def _note(role: Role, event: Event, agent: str, action: str, detail: str = "") -> None:
+    """One line of history, at the event's writer's clock (`clock.written`)."""
+    append_bounded(role.history, RoleNote(at=clock.written(event), agent=agent, action=action, detail=detail),
+                   HISTORY_LIMIT)
 
 
 def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
@@ -87,7 +90,7 @@ def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if not known:
         role.description = event.description
-        _note(role, clock.written(event), event.agent_id or "-", "created")
+        _note(role, event, event.agent_id or "-", "created")
     return state
 
 
@@ -102,17 +105,16 @@ def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
     clock runs fast took over a lease fresh by everyone else's. So a lease is held at least its ttl by either clock.
     """
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
-    judged = clock.written(event)  # the history says when the claim was judged to be made
-    at_us = clock.parse_iso(judged)
+    at_us = clock.parse_iso(clock.written(event))  # the history notes the claim at that time too
     previous = role.holder
     if previous is not None and previous != event.agent and fresh_at(role, at_us):
-        _note(role, judged, event.agent, "claim-lost", f"held by {previous} until {role.lease_expires_at}")
+        _note(role, event, event.agent, "claim-lost", f"held by {previous} until {role.lease_expires_at}")
         return state
     if previous is not None and previous != event.agent:
-        _note(role, judged, event.agent, "took-over",
+        _note(role, event, event.agent, "took-over",
               f"from {previous}, whose lease expired at {role.lease_expires_at}")
     else:
-        _note(role, judged, event.agent, "claimed", f"for {event.ttl_seconds}s")
+        _note(role, event, event.agent, "claimed", f"for {event.ttl_seconds}s")
     role.holder = event.agent
     role.claimed_at = event.created_at
     role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
@@ -123,10 +125,10 @@ def on_renewed(state: RolesState, name: str, event: RoleRenewed) -> RolesState:
     """The holder's lease runs `ttl_seconds` from now; anyone else's renewal is refused (noted)."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, clock.written(event), event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, event, event.agent, "renew-refused", f"held by {role.holder or 'nobody'}")
         return state
     role.lease_expires_at = expires(event.created_at, event.ttl_seconds)
-    _note(role, clock.written(event), event.agent, "renewed", f"for {event.ttl_seconds}s")
+    _note(role, event, event.agent, "renewed", f"for {event.ttl_seconds}s")
     return state
 
 
@@ -134,10 +136,10 @@ def on_released(state: RolesState, name: str, event: RoleReleased) -> RolesState
     """The holder frees the role; anyone else's release changes nothing (noted)."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if role.holder != event.agent:
-        _note(role, clock.written(event), event.agent, "release-refused", f"held by {role.holder or 'nobody'}")
+        _note(role, event, event.agent, "release-refused", f"held by {role.holder or 'nobody'}")
         return state
     role.holder = role.claimed_at = role.lease_expires_at = None
-    _note(role, clock.written(event), event.agent, "released")
+    _note(role, event, event.agent, "released")
     return state
 
 
@@ -147,13 +149,13 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
     the next holder must not resume from it."""
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if event.parked and role.holder != event.agent_id:
-        _note(role, clock.written(event), event.agent_id or "-", "park-ignored",
+        _note(role, event, event.agent_id or "-", "park-ignored",
               f"held by {role.holder or 'nobody'}: {event.checkpoint_ref}")
         return state
     role.checkpoint_ref = event.checkpoint_ref
     role.checkpoint_at = event.created_at
     role.checkpoint_by = event.agent_id
-    _note(role, clock.written(event), event.agent_id or "-", "parked" if event.parked else "checkpoint",
+    _note(role, event, event.agent_id or "-", "parked" if event.parked else "checkpoint",
           event.checkpoint_ref)
     return state
 
