@@ -10,7 +10,7 @@ from typing import Annotated
 
 import msgspec
 
-from events.base import Event, Label, Name, NextItem, NextItems, PathRef, PathRefs, Text, Texts
+from events.base import Event, Ident, Label, NextItem, NextItems, PathRef, PathRefs, Text, Texts
 
 
 class GitFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,8 +58,8 @@ class ArchiveCreated(Event, frozen=True, kw_only=True, tag="archive.created"):
     type: Label = "archive"
     gate: Label | None = None
     full: bool = False
-    source_host: Name | None = None
-    target_host: Name | None = None
+    source_host: Ident | None = None
+    target_host: Ident | None = None
     reason: Text | None = None
     git: GitFacts = msgspec.field(default_factory=GitFacts)
     state: ArchivedState = msgspec.field(default_factory=ArchivedState)
@@ -71,6 +71,6 @@ class HostSwitched(Event, frozen=True, kw_only=True, tag="host.switched"):
     """Work moved from one host tool to another; its `prev` is the archive taken for it."""
 
     type: Label = "host_switch"
-    from_host: Name
-    to_host: Name
+    from_host: Ident
+    to_host: Ident
     reason: Text | None = None

@@ -153,6 +153,7 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     identity = _identity(args, store)
     switch = args.handler is _host_switch
+    _hosts_are_names(args)
     request = ArchiveRequest(gate=args.gate, full=getattr(args, "full", False), reason=args.reason,
                              from_host=args.from_host, to_host=args.to_host, note=_note(args), switch=switch)
     stored, warnings = archive(store, identity, request, redact=args.redact)
@@ -331,3 +332,15 @@ HANDLERS = {
     "restore": _restore,
     "resume-bundle": _resume_bundle,
 }
+
+
+def _hosts_are_names(args: argparse.Namespace) -> None:
+    """--from-host and --to-host are ids, as --host is (the events take any host `runtime-continuity` is given,
+    "Claude Code" too; continuity's own commands take ids: continuity/core/idfields.py)."""
+    from continuity.core.errors import UsageError
+    from continuity.core.idfields import is_name
+    from events.problems import NAME_RULE, quoted
+
+    for flag, value in (("--from-host", args.from_host), ("--to-host", args.to_host)):
+        if value is not None and not is_name(value):
+            raise UsageError(f"{flag} {quoted(str(value))} {NAME_RULE}")

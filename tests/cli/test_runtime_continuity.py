@@ -267,6 +267,20 @@ def test_identity_and_phase_values_are_taken_as_given(rc: Any, flag: str, key: s
     assert logged.data["event"][key] == value
 
 
+@pytest.mark.parametrize(("argv", "keys"), [
+    (["host-switch", "--from-host", "Claude Code", "--to-host", "Cursor IDE"], ("from_host", "to_host")),
+    (["archive", "--host", "Claude Code", "--to-host", "Cursor IDE"], ()),
+    (["host-switch", "--from-host", "_codex", "--to-host", "Gemini CLI"], ("from_host", "to_host")),
+])
+def test_archive_and_host_switch_take_hosts_as_given(rc: Any, argv: list[str], keys: tuple[str, ...]) -> None:
+    """§9, §10: the hosts are taken as given, as `log --host` takes them; `archive`/`host-switch` failed with
+    `archive_failed`/`host_switch_archive_failed` for `Claude Code` (an id rule of continuity's own commands)."""
+    done = rc(argv[0], "--project", "demo", "--gate", "user", *argv[1:])
+    assert done.code == 0, done.raw
+    for key, flag in zip(keys, ("--from-host", "--to-host"), strict=False):
+        assert done.data[key] == argv[argv.index(flag) + 1]
+
+
 def test_file_names_that_are_no_utf8_are_listed_as_node_lists_them(rc: Any, work: Path, home: Path) -> None:
     """A file or folder whose name is not UTF-8 (a `ctx_\\xff.md`, an `H-\\xfe.json` handoff, a run file) made the
     read modes exit 1 ("surrogates not allowed") and every archive and log fail. Node reads such a name with
@@ -1556,6 +1570,28 @@ def test_rebuild_writes_the_same_bytes_as_the_compat_writes(rc: Any, work: Path)
     assert os.readlink(archived.data["latestPath"]) == link
 
 
+def test_state_names_another_stores_markdown_never(rc: Any, work: Path, home: Path) -> None:
+    """I14: `latest_markdown_archive` is null until the project has an archive. A `latest.md` another store (another
+    clone of the project, another repository with the same project name) made in the shared contexts folder was
+    named in this store's state.json by `log` and `checkpoint`, and a rebuild took it back."""
+    from continuity.cli import main as continuity_main
+
+    git_repo(work)
+    shared = home / ".agent" / "contexts" / "demo"
+    shared.mkdir(parents=True)
+    (shared / "latest.md").symlink_to("ctx_elsewhere.md")  # dangling: another store's
+    rc("log", "--project", "demo", "--gate", "agent", "--done", "a")
+    state = work / S / "state.json"
+    assert json.loads(state.read_text())["latest_markdown_archive"] is None
+    written = state.read_bytes()
+    state.unlink()
+    assert continuity_main(["rebuild"]) == 0
+    assert state.read_bytes() == written
+    rc("archive", "--project", "demo", "--gate", "user")
+    rc("checkpoint", "--project", "demo", "--gate", "agent", "--message", "after")
+    assert json.loads(state.read_text())["latest_markdown_archive"] == str(shared / "latest.md")
+
+
 def test_a_crash_exits_1_with_one_line_and_no_stdout(work: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """§1: a crash is exit 1, nothing on stdout, one line on stderr (no stack trace reaches the user)."""
@@ -1670,3 +1706,23 @@ def test_a_note_copy_that_would_make_the_event_too_large_is_left_out(work: Path,
     captured = capsys.readouterr()
     assert json.loads(captured.out)["event"]["summary"]["done"] == ["x"]
     assert "the event keeps no copy of --note-json" in captured.err and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("note", [{"done": ["x"], "password": "hunter2hunter2"},
+                                  {"done": ["x"], "ctx": "token ghp_abcdefghijklmnopqrstuvwxyz0123456789"},
+                                  {"done": ["x"], "deep": {"k": ["api_key=abcdefghijklmnop1234"]}}])
+def test_a_secret_only_the_notes_copy_holds_costs_no_write(work: Path, home: Path, note: dict[str, Any],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """I12: a secret-like value under a note key the original ignores made the whole log fail (`write_failed`):
+    only continuity's copy of the note held it. The log is written without the copy, with one warning naming
+    the field, never the value; a secret in a field the original writes is still refused."""
+    capsys.readouterr()
+    assert main(["log", "--project", "nj", "--gate", "agent", "--note-json", json.dumps(note)]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["ok"] is True and data["event"]["summary"]["done"] == ["x"] and data["event"].get("note") is None
+    assert captured.err.startswith("runtime-continuity: warning: the event keeps no copy of --note-json: note.")
+    assert "hunter2" not in captured.err and "ghp_" not in captured.err and "abcdefghijklmnop" not in captured.err
+    assert main(["log", "--project", "nj", "--gate", "agent", "--note-json",
+                 json.dumps({"done": ["token ghp_abcdefghijklmnopqrstuvwxyz0123456789"]})]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "write_failed"

@@ -21,12 +21,40 @@ def newest_archive_id(store_path: str) -> str | None:
     return max(names)[:-5] if names else None
 
 
+#: How many archive documents, newest first, `_has_archive` reads for the project's own (a store of one project:
+#: the first); past them it says no, and the next catch-up writes the document whole.
+ARCHIVES_READ = 50
+
+
+def _has_archive(store_path: str, project: str) -> bool:
+    """Whether this store holds an archive of `project` (its `archives/RC-*.json`, newest first), as the projection's
+    `latest_markdown_archive` asks: another store's `latest.md` in the contexts folder is not this store's."""
+    import json
+
+    try:
+        found = sorted((name for name in os.listdir(os.path.join(store_path, "archives"))
+                        if name.startswith("RC-") and name.endswith(".json")), reverse=True)[:ARCHIVES_READ]
+    except OSError:
+        return False
+    for name in found:
+        try:
+            from events.osfs import read_regular
+
+            document = json.loads(read_regular(os.path.join(store_path, "archives", name), follow=False,
+                                               limit=1 << 20))
+        except (OSError, ValueError):
+            continue
+        if isinstance(document, dict) and document.get("project") == project:
+            return True
+    return False
+
+
 def write_state(store: Any, name: str, event: Any) -> None:
     """state.json as the projection would write it after this event (a shadow: failures are ignored)."""
     markdown = os.path.join(contexts_root(), event.project, LATEST_LINK)
     document = seed_state(project=event.project, last_name=name, created_at=event.created_at,
                           newest_archive_id=newest_archive_id(store.path),
-                          markdown=markdown if os.path.lexists(markdown) else None)
+                          markdown=markdown if _has_archive(store.path, event.project) else None)
     try:
         with folder_locked(store.path, DOCUMENT_LOCK_SECONDS):  # a catch-up writing it at once holds this lock
             write_seed_state(store.path, document, newer_only=True)

@@ -149,7 +149,7 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
     from continuity.core.identity import resolve_identity
     from continuity.core.paths import event_relpath
     from continuity.worklog.decide import WorkRequest, decide_checkpoint, decide_log
-    from events.errors import EventInvalid
+    from events.errors import EventInvalid, SecretRefused
 
     assert project is not None
     note, is_null = note_of(args.get("note-json"))
@@ -194,8 +194,11 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
 
     try:
         store, stored = appended(request)
-    except EventInvalid as error:  # I12's copy of the note is continuity's own: it never costs a write (§8)
-        if request.note is None or not str(error).startswith(("event too large", "invalid event: note nested")):
+    except (EventInvalid, SecretRefused) as error:  # I12's copy of the note is continuity's own: it never costs a
+        # write (§8); a secret-like value only the copy holds (a key the original ignores) is left out with it
+        copy_only = (error.field == "note" or error.field.startswith(("note.", "note[")) if isinstance(
+            error, SecretRefused) else str(error).startswith(("event too large", "invalid event: note nested")))
+        if request.note is None or not copy_only:
             raise
         import msgspec
 
@@ -203,7 +206,9 @@ def work(args: Args, project: str | None, *, checkpoint: bool) -> dict[str, Any]
         from continuity.cli.output import warn
 
         store, stored = appended(msgspec.structs.replace(request, note=None))
-        warn([f"the event keeps no copy of --note-json: with it, {error}"], PROGRAM)
+        why = (f"{error.field} looks like a secret (rule {error.rule})" if isinstance(error, SecretRefused)
+               else f"with it, {error}")
+        warn([f"the event keeps no copy of --note-json: {why}"], PROGRAM)
     relpath = event_relpath(stored.name)
     event = seed_event(stored.event)
     from continuity.adapters.compat.state import write_state

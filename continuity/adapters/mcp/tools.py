@@ -17,6 +17,7 @@ from continuity.core.paths import event_relpath
 from continuity.core.store import Store, check_project_name
 from continuity.sessions.brief import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from continuity.worklog.decide import WorkRequest
+from events.base import Name
 
 
 class WriteOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,8 +32,8 @@ class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
     gate: Literal["user", "agent"] | None = None
     reason: str | None = None
     full: bool = False
-    from_host: str | None = None
-    to_host: str | None = None
+    from_host: Name | None = None
+    to_host: Name | None = None
     note: dict[str, Any] | None = None
     redact: bool = False
 
