@@ -1726,3 +1726,17 @@ def test_a_secret_only_the_notes_copy_holds_costs_no_write(work: Path, home: Pat
     assert main(["log", "--project", "nj", "--gate", "agent", "--note-json",
                  json.dumps({"done": ["token ghp_abcdefghijklmnopqrstuvwxyz0123456789"]})]) == 2
     assert json.loads(capsys.readouterr().out)["error"] == "write_failed"
+
+
+@pytest.mark.parametrize("mode", ["archive", "host-switch"])
+def test_control_characters_in_an_archives_note_and_reason_cost_no_archive(rc: Any, mode: str) -> None:
+    """§9 and §10 fail only for the system's reasons: a BEL in a note's `done`, a NUL in its goal or an ESC in
+    --reason made the archive `archive_failed` (`host_switch_archive_failed`). They are stored as U+FFFD; tab and
+    line breaks are kept."""
+    note = {"done": ["a\u0007b", "tab\there"], "goal": "g\u0000x", "next": ["first\nsecond"]}
+    done = rc(mode, "--project", "md", "--gate", "user", "--note-json", json.dumps(note), "--reason", "a\u001bb")
+    assert done.code == 0, done.raw
+    archive = done.data["archive"] if mode == "archive" else done.data["archive"]["archive"]
+    state = archive["state"]
+    assert state["done"] == ["a\ufffdb", "tab\there"] and state["current_goal"] == "g\ufffdx"
+    assert state["next"] == ["first\nsecond"] and archive["reason"] == "a\ufffdb"

@@ -241,17 +241,30 @@ def seed_event(event: Any) -> dict[str, Any]:
 
 
 # -- archive, host-switch --------------------------------------------------------------------
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _printable(value: Any) -> Any:
+    """Text with each control character but tab and line breaks as U+FFFD (an archive's fields hold none; the
+    original took any, and an archive fails only for the system's reasons), lists item by item."""
+    if isinstance(value, str):
+        return _CONTROLS.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    return value
+
+
 def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
     """§9's state from a note, as a full note for the decision; None without a note key (I10)."""
     if not any(key in note for key in NOTE_KEYS):
         return None
-    return {
+    return {key: _printable(value) for key, value in {
         "goal": _text(first(note.get("goal"), note.get("current_goal"), None)),
         "done": js_list(note.get("done")),
         "in_progress": _text(first(note.get("in_progress"), note.get("blocked"), None)),
         "next": js_list(note.get("next")),
         "blockers": js_list(first(note.get("blockers"), note.get("pitfalls"))),
-    }
+    }.items()}
 
 
 def _fitted_git(root: str, branch: str, head: str, status: str, dirty: list[str]) -> tuple[GitFacts, list[str]]:
@@ -283,7 +296,8 @@ def _archive_next_action(note: dict[str, Any]) -> str | None:
     if not any(key in note for key in NOTE_KEYS):
         return None
     steps = js_list(note.get("next"))
-    return steps[0] if steps else (_text(note.get("blocked")) or SEED_NEXT_ACTION)
+    found: str = _printable(steps[0] if steps else (_text(note.get("blocked")) or SEED_NEXT_ACTION))
+    return found
 
 
 def take_archive(args: Args, project: str, *, source: str | None, target: str | None, reason: str | None,
@@ -311,7 +325,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         recent_commits=recent, next_action=_archive_next_action(note),
     )
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
-    request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=reason, from_host=source,
+    request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=_printable(reason), from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
     with taken_back_on_failure(root) as outside:
         store = store_for_write(root, project)
