@@ -415,6 +415,13 @@ def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
 _NO_ROOM = re.compile(r"No space left on device|Disk quota exceeded|File too large|died of signal 25\b")
 
 
+#: What a diverged transfer's refusal names as the way out: a bundle is taken only when it fast-forwards the branch
+#: here (a union needs a merge both machines then share, which a one-way file cannot carry back).
+_DIVERGED_WAY = ("to unite both machines' events, reach one git remote from both and run `continuity work "
+                 "reconnect --remote <url> --union` on each: docs/workstreams.md, \"Two machines that both worked "
+                 "offline\"")
+
+
 def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: str | None,
                 recorded: bool = False) -> bool:
     """Refuse a transfer HEAD (fetched) that is no continuity branch, or whose history diverged from the
@@ -429,9 +436,10 @@ def _check_head(repo: Repo, reader: ObjectReader, branch: str, head: str, tip: s
             if recorded:
                 raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing context cache "
                               f"HEAD {tip[:12]} (histories diverged: the transfer lacks this store's own events, "
-                              f"which are now recorded on branch {branch!r}); the transfer was not taken.")
+                              f"which are now recorded on branch {branch!r}; {_DIVERGED_WAY}); the transfer was not "
+                              "taken.")
             raise _refuse("import", f"transfer HEAD {head[:12]} conflicts with the existing "
-                          f"context cache HEAD {tip[:12]} (histories diverged); nothing changed.")
+                          f"context cache HEAD {tip[:12]} (histories diverged; {_DIVERGED_WAY}); nothing changed.")
         return True
     return False
 

@@ -669,6 +669,7 @@ def test_an_import_the_stores_own_events_diverge_from_says_they_were_recorded(
     assert f"conflicts with the existing context cache HEAD {now[:12]} (histories diverged" in out["message"]
     assert "now recorded on branch 'continuity'" in out["message"]
     assert out["message"].endswith("the transfer was not taken.")
+    assert "to unite both machines' events, reach one git remote from both" in out["message"]
     assert "nothing changed" not in out["message"]
     assert (c / MARKER).read_bytes() == marker and event_names(c) == names
 
