@@ -1044,3 +1044,31 @@ def test_import_naming_the_checked_out_branch_is_a_refused_transfer(exported: tu
     assert code == EXIT_INVARIANT, out
     assert "transfer branch 'main' is not this store's branch 'continuity'" in out["message"]
     assert "switch" not in out["message"]
+
+
+def test_two_machines_that_both_worked_offline_unite_through_a_remote_both_reach(exported: tuple[World, Path],
+                                                                                 tmp_path: Path) -> None:
+    """The way out the refusal of a diverged transfer names (docs/workstreams.md, "Two machines that both worked
+    offline"): each machine imported the same transfer and wrote events offline, so each refuses the other's bundle;
+    a fresh bare repository both reach, `work reconnect --remote <url> --union` on one then the other, then `sync`
+    on the first: both hold every event of both, and verify is clean on each."""
+    world, folder = exported
+    c, d = offline_clone(world, "c"), offline_clone(world, "d")
+    for machine, said in ((c, "work on c"), (d, "work on d")):
+        assert cli("work", "import", str(folder), "--root", str(machine))[0] == 0
+        append(machine, said)
+    assert cli("work", "export", "--out", str(tmp_path / "from-d"), "--root", str(d))[0] == 0
+    code, out = cli("work", "import", str(tmp_path / "from-d"), "--root", str(c))
+    assert code == EXIT_INVARIANT and "reconnect --remote <url> --union` on each" in out["message"], out
+    shared = tmp_path / "usb.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(shared))
+    for machine in (c, d):
+        code, out = cli("work", "reconnect", "--remote", str(shared), "--union", "--root", str(machine))
+        assert code == 0, out
+    code, out = cli("sync", "--remote", str(shared), "--root", str(c))
+    assert code == 0, out
+    assert event_names(c) == event_names(d)
+    messages = {json.loads(path.read_text()).get("message") for path in all_event_files(c)}
+    assert {"work on c", "work on d"} <= messages
+    for machine in (c, d):
+        assert cli("verify", "--root", str(machine))[0] == 0
