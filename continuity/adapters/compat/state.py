@@ -31,6 +31,8 @@ def _has_archive(store_path: str, project: str) -> bool:
     `latest_markdown_archive` asks: another store's `latest.md` in the contexts folder is not this store's."""
     import json
 
+    from events.osfs import read_regular
+
     try:
         found = sorted((name for name in os.listdir(os.path.join(store_path, "archives"))
                         if name.startswith("RC-") and name.endswith(".json")), reverse=True)[:ARCHIVES_READ]
@@ -38,8 +40,6 @@ def _has_archive(store_path: str, project: str) -> bool:
         return False
     for name in found:
         try:
-            from events.osfs import read_regular
-
             document = json.loads(read_regular(os.path.join(store_path, "archives", name), follow=False,
                                                limit=1 << 20))
         except (OSError, ValueError):
