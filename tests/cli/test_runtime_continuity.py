@@ -1590,6 +1590,15 @@ def test_state_names_another_stores_markdown_never(rc: Any, work: Path, home: Pa
     rc("archive", "--project", "demo", "--gate", "user")
     rc("checkpoint", "--project", "demo", "--gate", "agent", "--message", "after")
     assert json.loads(state.read_text())["latest_markdown_archive"] == str(shared / "latest.md")
+    archives = work / S / "archives"  # newer documents of other projects, one too deep to read, are passed over
+    for i in range(60):
+        (archives / f"RC-29990101_000000_{i:06d}.json").write_text(json.dumps({"project": "other"}))
+    (archives / "RC-29991231_235959_999999.json").write_text("[" * 200_000)
+    logged = rc("log", "--project", "demo", "--gate", "agent", "--message", "later")
+    assert logged.code == 0, logged.raw
+    document = json.loads(state.read_text())
+    assert document["latest_markdown_archive"] == str(shared / "latest.md")
+    assert logged.data["event_path"].endswith(document["latest_event"])
 
 
 def test_a_crash_exits_1_with_one_line_and_no_stdout(work: Path, monkeypatch: pytest.MonkeyPatch,
