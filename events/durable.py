@@ -584,15 +584,9 @@ def landed_mark(local_dir: str) -> bytes | None:
     """The token `mark_landed` last wrote, or None (no landing yet, or unreadable: then a landing turns it into
     a token, which differs)."""
     try:
-        fd = os.open(os.path.join(local_dir, LANDED_NAME), osfs.READ)
+        return osfs.read_regular(os.path.join(local_dir, LANDED_NAME), follow=False, limit=64)
     except OSError:
         return None
-    try:
-        return osfs.pread(fd, 64, 0)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -845,7 +839,7 @@ class DurableFolder:
         head = self._trusted(raw, days, limit=limit)
         if head is None:
             return None
-        try:  # one small file read: a SHA damaged in the hint would name a parent of bytes no event has, for good
+        try:  # one small file read: a damaged name or SHA in the hint would be a parent no event is, for good
             if sha256_hex(read_event_file(self.path_of(head.name))) != head.sha256:
                 return None
         except OSError:
@@ -869,7 +863,10 @@ class DurableFolder:
             return None
         finally:
             os.close(fd)
-        return self._trusted(raw, days, mtime)
+        head = self._trusted(raw, days, mtime)
+        if head is None or not os.path.lexists(self.path_of(head.name)):
+            return None  # a name damaged in the hint (a time no event has): not the newest day's state
+        return head
 
     def _trusted(
         self, raw: bytes, days: list[str] | None = None, mtime: Callable[[str], int] | None = None,
@@ -892,8 +889,6 @@ class DurableFolder:
             return None
         if parsed is None or not _SHA.fullmatch(sha) or sha[:names.HASH_CHARS] != parsed.hash12:
             return None  # pending ("-" * 64), or damaged: a new event would name a parent of bytes no event has
-        if not os.path.lexists(os.path.join(self.events_dir, day, name)):
-            return None  # a name damaged in the hint (a time no event has): new events would follow it, stamped there
         return Head(name, sha, clock.parse_stamp(parsed.stamp))
 
     def _write_hint(self, name: str, sha: str, mtime_ns: int) -> None:
