@@ -9,8 +9,11 @@ one pack; objects.py reads and writes trees the same way.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -36,6 +39,8 @@ STORAGE_SIGNS = ("(unpacker error)", "(missing necessary objects)", "(unable to 
 #: a ref of this clone whose folder has the ref's name, a read-only folder): the remote is not to blame.
 LOCAL_REF_SIGNS = ("unable to create", "unable to write", "exists; cannot create", "read-only file system",
                    "permission denied")
+#: The folders (in the repository's objects folder) that hold objects not yet accepted: see `Repo.quarantine`.
+QUARANTINE_PREFIX = "continuity-incoming-"
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "continuity", "GIT_AUTHOR_EMAIL": "continuity@localhost",
     "GIT_COMMITTER_NAME": "continuity", "GIT_COMMITTER_EMAIL": "continuity@localhost",
@@ -217,6 +222,49 @@ class Repo:
                               "run sync again")
 
     # -- objects ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def quarantine(self) -> Iterator[Repo]:
+        """A view of this repository whose git writes new objects into a folder of their own (what git's
+        receive-pack does with a push until it is accepted) and reads the repository's too. They join the
+        repository's objects only through `admit`; the folder goes when the block ends, so objects that were
+        refused (a secret in a transfer) are not left in `.git`. The caller holds the repository's sync lock:
+        a folder a killed process left is removed at the next quarantine."""
+        objects = os.path.join(self.common_dir, "objects")
+        with contextlib.suppress(OSError):
+            for name in os.listdir(objects):
+                if name.startswith(QUARANTINE_PREFIX):
+                    shutil.rmtree(os.path.join(objects, name), ignore_errors=True)
+        try:
+            folder = tempfile.mkdtemp(prefix=QUARANTINE_PREFIX, dir=objects)
+        except OSError as error:
+            raise WriteFailed(f"sync failed: cannot make a folder in {objects} ({error.strerror or error})") from None
+        view = copy.copy(self)
+        view.env = {**self.env, "GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects}
+        try:
+            yield view
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def admit(self, view: Repo) -> None:
+        """Move the objects a `quarantine` view holds into the repository's (packs before their indexes, as git
+        moves a push's: an index never names a pack not there yet)."""
+        folder, objects = view.env["GIT_OBJECT_DIRECTORY"], os.path.join(self.common_dir, "objects")
+        moves: list[tuple[int, str, str]] = []
+        for parent, _, names in os.walk(folder):
+            part = os.path.relpath(parent, folder)
+            for name in names:
+                moves.append((1 if name.endswith(".idx") else 0, os.path.join(part, name), os.path.join(parent, name)))
+        try:
+            for _, relative, source in sorted(moves):
+                target = os.path.join(objects, relative)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                if os.path.exists(target):  # the same object (its name is its hash): nothing to move
+                    continue
+                os.rename(source, target)
+        except OSError as error:
+            raise WriteFailed(f"sync failed: cannot move fetched objects into {objects} "
+                              f"({error.strerror or error})") from None
+
     def hash_files(self, paths: list[str]) -> list[str]:
         """Store files as blobs, byte for byte (no filters); their ids, in order.
 

@@ -397,18 +397,17 @@ def _identity_problem(store: Store | None, root: str, repo: Repo, manifest: Mani
     return None
 
 
-def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> str:
-    """Fetch the bundle's branch to an import ref (git checks the pack there); the ref. Refused when git cannot."""
-    ref = f"refs/continuity/import/{branch}"
-    fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", bundle,
-                           f"+refs/heads/{branch}:{ref}")
+def _fetch_bundle(repo: Repo, bundle: str, branch: str) -> None:
+    """Fetch the bundle's branch (git checks its pack) into `repo`, a quarantine view: no ref names it, and its
+    objects join the repository's only when every check passed. Refused when git cannot read it."""
+    fetched = repo.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--quiet", bundle,
+                           f"refs/heads/{branch}")
     if fetched.returncode != 0:
         said = repo.message(fetched.stderr, fetched.returncode)
         if _NO_ROOM.search(fetched.stderr.decode(errors="replace")):  # the disk here, not the transfer: exit 5
             raise WriteFailed(f"import failed: the bundle's objects cannot be stored here ({said}); nothing was "
                               "taken")
         raise _refuse("import", f"cannot read the bundle: {said}")
-    return ref
 
 
 #: git's words (LC_ALL=C) for a disk that has no room: a full disk, a quota, a file size limit (SIGXFSZ, 25).
@@ -448,23 +447,18 @@ def _precheck_new_store(repo: Repo, bundle: str, manifest: Manifest) -> None:
     """Before a store is made for the import: fetch the bundle, check its HEAD against the branch here and its
     history as an export checks it, so every refusal comes while the folder is as it was (the HEAD's checks run
     again under the store's lock). The store takes the manifest's project: its events must name it."""
-    ref = None
-    try:
-        with files.flocked(os.path.join(repo.common_dir, files.REPOSITORY_LOCK)):
-            ref = _fetch_bundle(repo, bundle, manifest.branch)
-            reader = ObjectReader(repo)
-            try:
-                _check_head(repo, reader, manifest.branch, manifest.head, repo.rev(f"refs/heads/{manifest.branch}"))
-            finally:
-                reader.close()
-            tracked = _checked_transfer(repo, manifest)
-            if tracked.events and manifest.project not in tracked.projects:
-                named = ", ".join(quoted(name, 64) for name in sorted(tracked.projects)[:3]) or "none readable"
-                raise _refuse("import", f"the transfer's events are of another project than its manifest's "
-                              f"{quoted(manifest.project, 64)} (they name {named}); nothing changed.")
-    finally:
-        if ref is not None:
-            repo.try_run("update-ref", "-d", ref)
+    with files.flocked(os.path.join(repo.common_dir, files.REPOSITORY_LOCK)), repo.quarantine() as held:
+        _fetch_bundle(held, bundle, manifest.branch)
+        reader = ObjectReader(held)
+        try:
+            _check_head(held, reader, manifest.branch, manifest.head, held.rev(f"refs/heads/{manifest.branch}"))
+        finally:
+            reader.close()
+        tracked = _checked_transfer(held, manifest)
+        if tracked.events and manifest.project not in tracked.projects:
+            named = ", ".join(quoted(name, 64) for name in sorted(tracked.projects)[:3]) or "none readable"
+            raise _refuse("import", f"the transfer's events are of another project than its manifest's "
+                          f"{quoted(manifest.project, 64)} (they name {named}); nothing changed.")
 
 
 def _checked_transfer(repo: Repo, manifest: Manifest) -> Tracked:
@@ -563,37 +557,33 @@ def import_transfer(root: str, folder: str) -> dict[str, Any]:
         store = existing or init_store(root, project=manifest.project, language=None, adopt=False)[0]
         store.check_safe()
         with files.sync_lock(store, repo.common_dir):
-            ref = None
-            try:
-                ref = _fetch_bundle(repo, bundle, branch)
-                before = repo.rev(f"refs/heads/{branch}")
-                reader = ObjectReader(repo)
+            before = repo.rev(f"refs/heads/{branch}")
+            with repo.quarantine() as held:  # a refused transfer's objects (a secret) do not stay in `.git`
+                _fetch_bundle(held, bundle, branch)
+                reader = ObjectReader(held)
                 try:  # a conflict with the branch as it is refuses before this store's events are recorded on it
-                    _check_head(repo, reader, branch, manifest.head, before)
+                    _check_head(held, reader, branch, manifest.head, before)
                 finally:
                     reader.close()
                 if existing is not None:  # a new store's was checked before it was made
-                    _checked_transfer(repo, manifest)
-                tip = _record(store, repo, branch, held_by=manifest.head)
-                syncer = Syncer(store, repo, branch, remote_of(store), None)
-                try:
-                    syncer._fresh_reader()  # the bundle's objects arrived after it started
-                    if _check_head(repo, syncer.reader, branch, manifest.head, tip, recorded=tip != before):
-                        added = 0  # the branch already holds the transfer
-                    else:
-                        try:
-                            added = syncer.restore(manifest.head, kept=undo is None)  # a new store goes on refusal
-                        except EventConflict as error:  # a file that is not the event its name says: refused
-                            raise _refuse("import", str(error).replace(" on the remote ", " in the transfer ").replace(
-                                files.REFUSED, "nothing changed")) from None
-                        if tip != manifest.head:
-                            repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
-                            undo = None  # the branch holds the transfer: its events stay with it
-                finally:
-                    syncer.close()
+                    _checked_transfer(held, manifest)
+                repo.admit(held)
+            tip = _record(store, repo, branch, held_by=manifest.head)
+            syncer = Syncer(store, repo, branch, remote_of(store), None)
+            try:
+                if _check_head(repo, syncer.reader, branch, manifest.head, tip, recorded=tip != before):
+                    added = 0  # the branch already holds the transfer
+                else:
+                    try:
+                        added = syncer.restore(manifest.head, kept=undo is None)  # a new store goes on refusal
+                    except EventConflict as error:  # a file that is not the event its name says: refused
+                        raise _refuse("import", str(error).replace(" on the remote ", " in the transfer ").replace(
+                            files.REFUSED, "nothing changed")) from None
+                    if tip != manifest.head:
+                        repo.update_ref(f"refs/heads/{branch}", manifest.head, tip)
+                        undo = None  # the branch holds the transfer: its events stay with it
             finally:
-                if ref is not None:
-                    repo.try_run("update-ref", "-d", ref)
+                syncer.close()
             marker = {"schemaVersion": 1, "importedAt": clock.iso(now_us()), "project": manifest.project,
                       "repository": manifest.repository, "branch": branch, "head": manifest.head,
                       "bundleSha256": manifest.bundle.sha256, "source": msgspec.to_builtins(manifest.source)}

@@ -995,6 +995,34 @@ def test_import_refuses_what_an_export_would_refuse(exported: tuple[World, Path]
     after = folder_state(c)
     after["files"].pop(".agent/runtime-continuity/local/sync.lock", None)  # the lock the import held
     assert after == before and git(c, "for-each-ref", "refs/heads/continuity").strip() == ""
+    # the refused file is not kept in .git either (the fetch left a pack of it there, the secret with it)
+    blob = subprocess.run(["git", "-C", str(c), "hash-object", "--stdin"], input=data, capture_output=True,
+                          check=True).stdout.decode().strip()
+    assert subprocess.run(["git", "-C", str(c), "cat-file", "-e", blob], capture_output=True).returncode != 0
+    assert not list((c / ".git" / "objects").glob("continuity-incoming-*"))
+
+
+@pytest.mark.parametrize("with_store", [False, True])
+def test_an_accepted_import_keeps_its_objects_and_no_folder_a_killed_import_left(
+        exported: tuple[World, Path], with_store: bool) -> None:
+    """The transfer's objects wait in a folder of their own until every check passed, then join the repository's:
+    the branch's whole history is there (`git fsck`), and a waiting folder a killed import left is gone."""
+    world, folder = exported
+    c = offline_clone(world, "c")
+    if with_store:
+        assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
+    left = c / ".git" / "objects" / "continuity-incoming-killed"
+    (left / "pack").mkdir(parents=True)
+    (left / "pack" / "pack-0.pack").write_bytes(b"half")
+    code, out = cli("work", "import", str(folder), "--root", str(c))
+    assert code == 0, out
+    head = json.loads((folder / "manifest.json").read_text())["head"]
+    assert git(c, "rev-parse", "refs/heads/continuity").strip() == head
+    assert subprocess.run(["git", "-C", str(c), "fsck", "--connectivity-only", "--no-dangling"], capture_output=True,
+                          text=True).returncode == 0
+    assert git(c, "rev-list", "--objects", head).count("\n") > 3
+    assert not list((c / ".git" / "objects").glob("continuity-incoming-*"))
+    assert event_names(c) == event_names(world.a)
 
 
 def test_export_refuses_a_path_no_writer_makes(exported: tuple[World, Path], tmp_path: Path) -> None:
