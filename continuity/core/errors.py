@@ -48,10 +48,11 @@ EXIT_CODES: dict[int, str] = {
                        "or stdout took no more output: a full disk, or a file size limit (`ulimit -f`) that cut it "
                        "short (what was stored stays)",
     EXIT_UNSAFE_STORE: ("unsafe store: the store or one of its folders is a symlink or not a folder, a file "
-                        "install or uninstall would write is a symlink into the store, or the newest event, as "
-                        "its day is listed, was edited or deleted by hand (nothing written; the line says the way "
-                        "back; an edit the head hint does not see is written past, chained to the bytes as they "
-                        "were written, and `verify` names it)"),
+                        "install or uninstall would write is a symlink into the store, the newest event, as "
+                        "its day is listed, was edited by hand, or the newest event this store wrote is gone from a "
+                        "store that has synced (nothing written; the line says the way back; an edit the head hint "
+                        "does not see is written past, chained to the bytes as they were written, and `verify` "
+                        "names it)"),
     EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream, work item or archive "
     "with that id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, "
     "a link out of the store, more than 4 MiB, not an archive)",

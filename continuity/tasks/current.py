@@ -123,10 +123,13 @@ def with_current_run(identity: Identity, local_dir: str) -> Identity:
 
 def current_run_changes(run_id: str | None, session_id: str | None, task_id: str | None,
                         local_dir: str) -> dict[str, str]:
-    """The run (and task) ids to fill in for a writer that names no run: the session's current run, if any."""
+    """The run (and task) ids to fill in for a writer that names no run: the session's current run, else the
+    current run of no session (`run start` from a shell or the MCP server, which know no harness session), if any."""
     if run_id:
         return {}
     found = read_current(local_dir, session_id)
+    if found is None and session_id:  # a run started where no session is known (a shell, the MCP server)
+        found = read_current(local_dir, None)
     if found is None:
         return {}
     current, current_task = found

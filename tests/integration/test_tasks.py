@@ -76,6 +76,32 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_a_run_started_where_no_session_is_known_takes_the_hooks_edits(root: Path) -> None:
+    """The shell pattern of docs/tasks.md (and the MCP server) knows no harness session: its run's hint is the
+    no-session one, and the PostToolUse hook (which knows its session) found no hint of its own, so the outcome
+    said `Files touched: 0`. A session without a run of its own takes the no-session run; one with its own keeps
+    it."""
+    no_session = {"CONTINUITY_SESSION_ID": ""}
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    started = run(root, "run", "start", "--task", task, env=no_session)
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    other_task = ok(root, "task", "create", "--title", "Other work")
+    other_run = run(root, "run", "start", "--task", other_task, env={"CONTINUITY_SESSION_ID": "cc-2"}).stdout.strip()
+    for session, path in (("cc-1", "src/auth.py"), ("cc-2", "src/other.py")):
+        hook = {"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                "tool_input": {"file_path": path}, "tool_response": {}}
+        assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(hook)).returncode == 0
+    assert run(root, "task", "update", task, "--status", "completed", env=no_session).returncode == 0
+    assert run(root, "run", "complete", run_id, "--output-summary", "fixed", env=no_session).returncode == 0
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert memory["run_id"] == run_id and memory["files_touched"] == ["src/auth.py"]
+    assert run(root, "task", "update", other_task, "--status", "completed",
+               env={"CONTINUITY_SESSION_ID": "cc-2"}).returncode == 0
+    outcome = next(m for m in as_json(root, "memory", "list")["memories"] if m["run_id"] == other_run)
+    assert outcome["files_touched"] == ["src/other.py"]
+
+
 @pytest.mark.parametrize("hint", ["\x1b[31mevil task-x", "../../etc task-x", "run-ok task\u202ex", "a b c"])
 def test_a_current_run_hint_no_event_can_carry_is_no_run(root: Path, hint: str) -> None:
     """The session's current-run hint (a local file) holding an id no event may carry: it is no run, and every
