@@ -108,6 +108,30 @@ def comparable(files: dict[str, bytes], home: Path) -> dict[str, bytes]:
     return found
 
 
+def log_only_runtime(files: dict[str, bytes]) -> dict[str, bytes]:
+    """`files` with `.ai-bridge/context-runtime.json` and `.md`, where a write of this clone's wrote what it observed
+    of the worktree (freshness, context state, membership), as a catch-up from the log alone writes them: the rest
+    of those files must match a rebuild's byte for byte."""
+    import json
+
+    from continuity.core.fsio import pretty_json
+    from continuity.workstreams.documents import NOT_OBSERVED, runtime_markdown
+
+    found = dict(files)
+    key = next((key for key in found if key.endswith("ai-bridge/context-runtime.json")), None)
+    if key is None:
+        return found
+    doc = json.loads(found[key])
+    if "observedAt" not in doc:
+        return found
+    for live in ("contextState", "membership", "memberConfig", "observedAt"):
+        doc.pop(live, None)
+    doc["validationFreshness"] = {"head": None, "fingerprint": None, "problem": NOT_OBSERVED, "entries": {}}
+    found[key] = pretty_json(doc)
+    found[key.removesuffix(".json") + ".md"] = runtime_markdown(doc).encode()
+    return found
+
+
 def stale_after_catch_up(root: Path, home: Path) -> list[str]:
     """The derived files the next catch-up leaves other than a full rebuild writes them (a list of names)."""
     from continuity.core.store import find_store

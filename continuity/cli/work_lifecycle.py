@@ -95,7 +95,7 @@ def _start(args: argparse.Namespace, out: Output) -> int:
     fetched: str | None = None
     if not args.no_fetch and not os.path.exists(offline_marker(store)):
         fetched = _fetch(store)
-    warnings = after_write(store)
+    warnings = after_write(store, observe=False)
     if fetched:
         warnings.insert(0, fetched)
     warn(warnings)

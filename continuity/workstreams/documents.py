@@ -25,12 +25,18 @@ from projections.workstreams import (
     unresolved,
 )
 
-RUNTIME_FORMAT = 1
+#: The runtime document's shape; 2: `validationFreshness` is an object in every document (it was a string in
+#: one written from the log alone).
+RUNTIME_FORMAT = 2
 SHOWN_EVIDENCE = 20
 SHOWN_VALIDATIONS = 50
 SHOWN_ARCHIVED = 20
 #: Where the live views (freshness, context state, membership) come from.
-LIVE_HINT = "`continuity work status` shows them for the worktree as it is now (`work start` also writes them here)"
+#: What a runtime document written from the log alone says of validation freshness (its `problem`).
+NOT_OBSERVED = ("not observed since the last change (`continuity work status` compares each entry's head and "
+                "fingerprint with the worktree)")
+LIVE_HINT = ("`continuity work status` shows them for the worktree as it is now (`work start` and this clone's "
+             "writes also write them here)")
 
 
 def item_document(item: Item) -> dict[str, Any]:
@@ -152,8 +158,7 @@ def runtime_document(state: WorkstreamsState, project: str) -> dict[str, Any]:
         "confirmedFindings": [entry.text for entry in state.findings[-SHOWN_EVIDENCE:]],
         "rejectedApproaches": [entry.text for entry in state.rejected[-SHOWN_EVIDENCE:]],
         "validationLedger": [validation_document(v) for v in list(state.validations.values())[-SHOWN_VALIDATIONS:]],
-        "validationFreshness": "not observed since the last change (`continuity work status` compares each "
-                               "entry's head and fingerprint with the worktree)",
+        "validationFreshness": {"head": None, "fingerprint": None, "problem": NOT_OBSERVED, "entries": {}},
         "archivedWorkstreams": state.archived[-SHOWN_ARCHIVED:],
         "problems": [problem["text"] for problem in details],
         "problemDetails": details,
@@ -210,14 +215,13 @@ def runtime_markdown(doc: dict[str, Any]) -> str:
         if doc[key]:
             out += [f"## {heading}", "", *(f"- {one_line(text)}" for text in doc[key]), ""]
     fresh = doc["validationFreshness"]
-    if isinstance(fresh, dict):
-        states = fresh["entries"]
+    states = fresh["entries"]
+    if doc.get("observedAt"):
         out += ["## Validation", "", f"Worktree now: head {(fresh['head'] or '-')[:12]}, fingerprint "
                 f"{(fresh['fingerprint'] or '-')[:12]}" + (f" ({one_line(fresh['problem'])})" if fresh["problem"]
                                                           else "") + ". STALE evidence is history, not current.", ""]
     else:
-        states = {}
-        out += ["## Validation", "", f"Freshness is {fresh}.", ""]
+        out += ["## Validation", "", f"Freshness is {fresh['problem']}.", ""]
     for v in doc["validationLedger"]:
         now = f"{states[v['id']]} " if v["id"] in states else ""
         out.append(f"- {v['id']} {now}{v['result']} ({v['kind']}, {v['repository']}): {one_line(v['summary'])} "

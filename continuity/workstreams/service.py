@@ -76,14 +76,48 @@ def _too_large(drafts: list[Event]) -> str:
     return f"the {biggest.kind} event"
 
 
-def after_write(store: Store) -> list[str]:
-    """Catch the model up after a write and write its documents; warnings only, never raises."""
+def after_write(store: Store, *, observe: bool = True) -> list[str]:
+    """After a write of this clone's: catch the model up, write its documents, and write the runtime files with
+    the live views as observed now (seed 002: a checkpoint refreshes the resume contract, its validation
+    freshness and membership included; git stats the worktree while the model catches up). Warnings only,
+    never raises: a durable write stands whatever the read side does. Not `observe`: the model and its
+    documents only (`work start` observes on its own)."""
     from continuity.readside.writers import refresh
+    from continuity.workstreams.fingerprint import Observation
+
+    observation = Observation(store.root) if observe else None
+    try:
+        warnings = refresh(store, NAMES).warnings
+    except (OSError, ContinuityError) as error:
+        if observation is not None:
+            observation.cancel()
+        return [f"the events are saved, but workstream documents were not updated: {error}"]
+    return warnings + write_observed(store, observation)[1] if observation is not None else warnings
+
+
+def write_observed(store: Store, observation: Observation | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """The runtime files (`.ai-bridge/context-runtime.json` and `.md`) of the store's own project with the live
+    views (freshness, context state, membership, `memberConfig`, `observedAt`): the document written (None when
+    it was not) and warnings. A later catch-up that folds changes from elsewhere (a sync) writes them from the
+    log alone, saying the live views were not observed since."""
+    from continuity.workstreams.documents import runtime_document
+    from continuity.workstreams.files import write_runtime_doc
+    from continuity.workstreams.membership import member_repository
 
     try:
-        return refresh(store, NAMES).warnings
-    except (OSError, ContinuityError) as error:  # a durable write stands whatever the read side does
-        return [f"the events are saved, but workstream documents were not updated: {error}"]
+        project = store.reading_project()[0]
+        state, warnings, _ = workstreams_state(store, project)
+        doc = runtime_document(state, project)
+        live_status(store, project, state, doc, observation)
+        observation = None
+        doc["memberConfig"] = member_repository(store.root) is not None
+        write_runtime_doc(store.root, doc)
+    except (OSError, ContinuityError) as error:
+        return None, [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
+    finally:
+        if observation is not None:  # no git left running behind an error
+            observation.cancel()
+    return doc, warnings
 
 
 def checkpoint_facts(store: Store, *, bind: bool, leaving: str | None = None) -> Facts:

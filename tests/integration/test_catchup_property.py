@@ -351,7 +351,10 @@ def is_input(relative: tuple[str, ...]) -> bool:
 
 
 def derived_files(root: Path, home: Path) -> dict[str, bytes]:
-    """Every derived file's bytes (a symlink: its target), by where it lives."""
+    """Every derived file's bytes (a symlink: its target), by where it lives; the workstream runtime files as the
+    log alone writes them (a write of this clone's adds what it observed of the worktree)."""
+    from tests.injected import log_only_runtime
+
     files: dict[str, bytes] = {}
     bases = {"store": store_path(root), "ai-bridge": root / ".ai-bridge", "contexts": home / ".agent" / "contexts"}
     for label, base in bases.items():
@@ -365,7 +368,7 @@ def derived_files(root: Path, home: Path) -> dict[str, bytes]:
                 files[f"{label}/{'/'.join(relative)}"] = b"-> " + os.readlink(path).encode()
             elif path.is_file():
                 files[f"{label}/{'/'.join(relative)}"] = path.read_bytes()
-    return files
+    return log_only_runtime(files)
 
 
 def delete_derived(root: Path, home: Path) -> None:

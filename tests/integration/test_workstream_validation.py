@@ -92,23 +92,44 @@ def test_evidence_a_checkpoint_file_binds_is_current_once_the_file_is_removed(re
     assert document.exists() and freshness(repo) == {"V1": "STALE", "V2": "CURRENT"}
 
 
-def test_as_of_shows_no_live_freshness_and_the_runtime_file_only_the_binding(repo: Path) -> None:
-    """Freshness is a view: not written to the runtime file, not computed for a past point."""
+def test_a_checkpoint_refreshes_the_whole_resume_contract(repo: Path) -> None:
+    """contracts/workstreams.md: a checkpoint refreshes `.ai-bridge/context-runtime.json` and `.md` as the resume
+    contract, validation freshness and membership included. After any write they were rewritten from the log
+    alone: `validationFreshness` turned from an object into a string, `membership` and `contextState` were gone."""
+    document = repo / ".ai-bridge" / "context-checkpoint.json"
+    document.parent.mkdir(exist_ok=True)
+    document.write_text(json.dumps(tracked(ledger=[ledger_entry("V1")])))
+    ok(repo, "work", "checkpoint")
+    assert not document.exists()
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert runtime["validationFreshness"]["entries"] == {"V1": "CURRENT"}
+    assert runtime["membership"]["healthy"] is True and runtime["contextState"] and runtime["observedAt"]
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    assert "- V1 CURRENT " in md and "Membership: not managed" in md and f"Observed at {runtime['observedAt']}" in md
+
+
+def test_as_of_shows_no_live_freshness_and_a_write_observes_it(repo: Path) -> None:
+    """Freshness is a view: observed by the write that records the entry (the runtime file is seed 002's resume
+    contract), never computed for a past point, whose document keeps the same shape (an object, not a string)."""
     out = json.loads(ok(repo, "work", "validate", "--id", "V1", "--kind", "lint", "--result", "FAIL",
                         "--scope", "src", "--summary", "ruff found 2", "--json"))
     runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
     [entry] = runtime["validationLedger"]
     assert entry["head"] == out["head"] and entry["fingerprint"] == out["fingerprint"]
-    assert isinstance(runtime["validationFreshness"], str)
+    assert runtime["validationFreshness"]["entries"] == {"V1": "CURRENT"}
     past = json.loads(ok(repo, "work", "status", "--json", "--as-of", out["event_ids"][0]))
-    assert isinstance(past["validationFreshness"], str) and past["validationLedger"][0]["id"] == "V1"
+    assert past["validationFreshness"] == {"head": None, "fingerprint": None, "entries": {},
+                                           "problem": past["validationFreshness"]["problem"]}
+    assert past["validationFreshness"]["problem"].startswith("not observed since the last change")
+    assert past["validationLedger"][0]["id"] == "V1"
 
 
 def test_start_writes_the_resume_contract_with_freshness_context_state_and_membership(repo: Path) -> None:
     """Seed 002: read .ai-bridge/context-runtime.md after start, its freshness and membership included.
 
-    start writes what it observed; the next change a catch-up folds rewrites the files from the log alone,
-    and they then say the live views were not observed since (never a stale CURRENT)."""
+    start (and every write of this clone's) writes what it observed; a change a catch-up folds from elsewhere (a
+    sync) rewrites the files from the log alone, and they then say the live views were not observed since (never
+    a stale CURRENT)."""
     ok(repo, "work", "validate", "--id", "V1", "--kind", "unit-tests", "--result", "PASS", "--scope", "all",
        "--summary", "pytest -q passed")
     (repo / "src/app.py").write_text("print('changed')\n")
@@ -120,14 +141,21 @@ def test_start_writes_the_resume_contract_with_freshness_context_state_and_membe
     assert "Context state: DIRTY_LOCAL_CONTEXT" in md and runtime["contextState"] == "DIRTY_LOCAL_CONTEXT"
     assert "Membership: not managed (no repositories/repositories.yaml)" in md
     assert runtime["membership"]["healthy"] is True and runtime["observedAt"] in md
-    (repo / "src/app.py").write_text("print('hi')\n")
+    (repo / "src/app.py").write_text("print('third')\n")
     ok(repo, "work", "validate", "--id", "V2", "--kind", "lint", "--result", "PASS", "--scope", "src",
        "--summary", "ruff clean")
+    md = (repo / ".ai-bridge/context-runtime.md").read_text()
+    assert "- V1 STALE PASS" in md and "- V2 CURRENT PASS" in md and "Membership: not managed" in md
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert runtime["validationFreshness"]["entries"] == {"V1": "STALE", "V2": "CURRENT"}
+    assert runtime["membership"]["healthy"] is True and runtime["memberConfig"] is False
+    ok(repo, "rebuild")  # from the log alone, as a catch-up of another clone's changes writes them
     md = (repo / ".ai-bridge/context-runtime.md").read_text()
     assert "STALE" not in md.split("## Validation")[1] and "CURRENT" not in md.split("## Validation")[1]
     assert "Freshness is not observed since the last change" in md
     assert "## Context state and membership" in md and "Membership:" not in md
-    assert "membership" not in json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert "membership" not in runtime and runtime["validationFreshness"]["entries"] == {}
 
 
 def test_start_writes_membership_problems_into_the_runtime_file(repo: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from continuity.core.errors import EXIT_INVARIANT
 from continuity.core.initialize import init_store
 from tests.helpers import all_event_files, cli_process
+from tests.injected import log_only_runtime
 from tests.workstream_docs import edited, item, ledger_entry, tracked
 
 STORE = ".agent/runtime-continuity"
@@ -96,7 +97,7 @@ def derived(root: Path) -> dict[str, bytes]:
         for path in sorted(base.rglob("*")):
             if path.is_file() and "context-checkpoint" not in path.name:
                 found[str(path.relative_to(root))] = path.read_bytes()
-    return found
+    return log_only_runtime(found)
 
 
 def build_history(root: Path) -> list[str]:
