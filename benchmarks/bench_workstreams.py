@@ -6,6 +6,7 @@
    process `continuity log` in the same store, interleaved: (a) the first checkpoint (500
    items added, into a fresh copy of an empty store each round) and (b) a progress
    checkpoint (ten items and the cursor change; the store already holds the 500 items).
+   The store sits in a git worktree of 200 committed files (a checkpoint observes it).
 2. In a git worktree of N files (committed; the store git-ignored) holding a validation:
    `continuity work status` (fingerprint and freshness included) and the fingerprint
    alone (in-process: its two git calls and hashing), against `git status` on the same tree.
@@ -59,8 +60,12 @@ def checkpoint_figures(rounds: int) -> list[str]:
     base = HOME / "checkpoint"
     shutil.rmtree(base, ignore_errors=True)
     empty = base / "empty"
-    empty.mkdir(parents=True)
+    (empty / "src").mkdir(parents=True)
+    for n in range(200):  # a small project's worktree, as a checkpoint observes it for the runtime files
+        (empty / "src" / f"module_{n}.py").write_text(f"VALUE = {n}\n")
     init_store(empty, project="bench", language="en")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "s"]):
+        subprocess.run(["git", "-C", str(empty), *args], check=True)
     busy = base / "busy"
     shutil.copytree(empty, busy)
     env = env_for(base / "home")
