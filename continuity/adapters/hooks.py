@@ -91,6 +91,8 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         except ContinuityError as error:  # the brief is served whatever happens to the recording
             report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
             record = False
+        if harness == "claude-code":
+            _export_session(store, who.session_id)
     brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record,
                           deadline=deadline)
     for warning in brief.warnings:  # in the brief already; a record that failed is said on stderr too, as the
@@ -101,6 +103,29 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
     return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
+
+
+def _export_session(store: Store, session_id: str | None) -> None:
+    """Claude Code's SessionStart gives its hooks `CLAUDE_ENV_FILE`, a script sourced before each Bash command of
+    the session: an `export CONTINUITY_SESSION_ID=<id>` there makes the agent's own `continuity` commands (`run
+    start`, `log`) the session's, so a run started from the shell is the one its PostToolUse hook attributes
+    edits to. Not when the user set the variable, nor for an id a shell word could not hold as it is."""
+    import re
+
+    path = os.environ.get("CLAUDE_ENV_FILE")
+    if not path or not session_id or os.environ.get("CONTINUITY_SESSION_ID") \
+            or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}", session_id):
+        return
+    line = f"export CONTINUITY_SESSION_ID={session_id}\n".encode()
+    try:
+        with open(path, "a+b") as env_file:  # the harness's own file, where it says
+            env_file.seek(0)
+            if line in env_file.read(1 << 20).splitlines(keepends=True):
+                return  # a compaction or resume of the same session: said already
+            env_file.write(line)
+    except OSError as error:
+        report(store, "claude-code", "SessionStart", f"CLAUDE_ENV_FILE not written ({error.strerror or error}); "
+               "the session's shell commands are not attributed to it", quiet=True)
 
 
 #: How long SessionStart's two records (the session, the brief served) wait for the append lock (other hooks:

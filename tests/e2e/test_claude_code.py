@@ -104,6 +104,16 @@ def test_first_session_records_the_shell_call_and_the_edit(project: Project, mod
     assert len(bodies) == 3 and all(in_request(brief, [body]) for body in bodies)
 
 
+def test_the_sessions_shell_commands_know_its_session(project: Project, model_stub: ModelStub) -> None:
+    """SessionStart writes `export CONTINUITY_SESSION_ID=<id>` into Claude Code's CLAUDE_ENV_FILE: the agent's own
+    `continuity` commands in Bash (`run start`, `log`) are the session's, so the PostToolUse hook attributes the
+    session's edits to a run started from its shell."""
+    result = run_claude(project, model_stub, "which session", [
+        ToolCall("Bash", {"command": 'echo "sid=$CONTINUITY_SESSION_ID" > sid.txt', "description": "session id"}),
+    ])
+    assert (project.root / "sid.txt").read_text() == f"sid={result['session_id']}\n"
+
+
 def test_a_failed_command_is_recorded_as_failed(project: Project, model_stub: ModelStub) -> None:
     """A Bash command that exits 3: recorded as command_failed with its exit code and error line; the turn ends."""
     before = project.events()[-1]["event_id"]

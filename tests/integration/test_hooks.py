@@ -52,6 +52,29 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
     assert served["brief_sha256"] == hashlib.sha256(brief.encode()).hexdigest()
 
 
+def test_session_start_exports_the_session_to_claude_codes_env_file(project: Path, tmp_path: Path) -> None:
+    """Claude Code sources CLAUDE_ENV_FILE before each Bash command: SessionStart adds the session's id there once
+    (a compaction of the same session adds nothing), so `continuity run start` from the agent's shell is the
+    session's run. Not when the user set CONTINUITY_SESSION_ID, not for another harness; a file that cannot be
+    written costs the brief nothing."""
+    env_file = tmp_path / "env.sh"
+    env_file.write_text("export EARLIER=1\n")
+    for name in ("claude_session_start", "claude_session_start_compact"):
+        result = hook("claude-code", payload(name, project), project, {"CLAUDE_ENV_FILE": str(env_file)})
+        assert result.returncode == 0 and "hookSpecificOutput" in result.stdout, result.stderr
+    session = "8f2c1e9a-4b7d-4c1e-9a3f-2d6b8e0c5a71"
+    assert env_file.read_text() == f"export EARLIER=1\nexport CONTINUITY_SESSION_ID={session}\n"
+    other = tmp_path / "other.sh"
+    hook("claude-code", payload("claude_session_start", project), project,
+         {"CLAUDE_ENV_FILE": str(other), "CONTINUITY_SESSION_ID": "chosen-by-the-user"})
+    hook("codex", payload("codex_session_start", project), project, {"CLAUDE_ENV_FILE": str(other)})
+    assert not other.exists()
+    result = hook("claude-code", payload("claude_session_start", project), project,
+                  {"CLAUDE_ENV_FILE": str(tmp_path / "no-such-folder" / "env.sh")})
+    assert result.returncode == 0 and "## Next action" in json.loads(result.stdout)["hookSpecificOutput"][
+        "additionalContext"]
+
+
 def test_an_oversized_payload_is_read_to_its_end_so_the_harness_write_does_not_fail(project: Path) -> None:
     """A payload over 4 MiB is not recorded (said in one line), but the hook exited with the rest of it unread,
     so the harness writing it got EPIPE, which a harness may not handle for a hook it ran. The hook reads it
