@@ -106,7 +106,9 @@ Field names follow seed 004's event, so a seed-004 event file reads as a continu
 (an upcaster gives it `kind` `checkpoint.recorded` when its `type` is `checkpoint`, else
 `work.logged`).
 
-Evolution rules: new fields get defaults; a field never changes type; a tag never changes;
+Evolution rules: new fields get defaults; a field never changes type (a string's constraints may
+widen, as ids did for seed 004: a release from before reads a value past its own as undecodable and
+skips that event with a warning, docs/sync.md "Clones on different versions"); a tag never changes;
 a new version of a type registers an upcaster from the previous one
 (`Codec.register(kind, from_version)`), so old files stay readable forever. Readers ignore
 fields they do not know; projections skip unknown kinds with a warning, `verify` reports them.
