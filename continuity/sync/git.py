@@ -239,21 +239,23 @@ class Repo:
         except OSError as error:
             raise WriteFailed(f"sync failed: cannot make a folder in {objects} ({error.strerror or error})") from None
         view = copy.copy(self)
-        view.env = {**self.env, "GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects}
+        view.env = {**self.env, "GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": _c_quoted(objects)}
         try:
             yield view
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
     def admit(self, view: Repo) -> None:
-        """Move the objects a `quarantine` view holds into the repository's (packs before their indexes, as git
-        moves a push's: an index never names a pack not there yet)."""
+        """Move the objects a `quarantine` view holds into the repository's: packs (before their indexes, as git
+        moves a push's: an index never names a pack not there yet) and loose objects, nothing else git may have
+        written there (`info/`)."""
         folder, objects = view.env["GIT_OBJECT_DIRECTORY"], os.path.join(self.common_dir, "objects")
         moves: list[tuple[int, str, str]] = []
         for parent, _, names in os.walk(folder):
             part = os.path.relpath(parent, folder)
-            for name in names:
-                moves.append((1 if name.endswith(".idx") else 0, os.path.join(part, name), os.path.join(parent, name)))
+            if part == "pack" or (len(part) == 2 and all(char in "0123456789abcdef" for char in part)):
+                moves += [(1 if name.endswith(".idx") else 0, os.path.join(part, name), os.path.join(parent, name))
+                          for name in names]
         try:
             for _, relative, source in sorted(moves):
                 target = os.path.join(objects, relative)
@@ -500,6 +502,13 @@ class Repo:
             return {ref: outcome.get(ref) if ref in outcome else reason for _, ref in updates}
         raise RemoteUnreachable(f"cannot push to {mask_url(remote)!r}: {self.message(result.stderr)} "
                                 "(events stay safe locally; sync again later)")
+
+
+def _c_quoted(path: str) -> str:
+    """A path as one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES, which git splits at `:`: quoted C-style."""
+    escaped = "".join(f"\\{ord(char):03o}" if ord(char) < 32 or char == "\x7f" else "\\" + char if char in '"\\'
+                      else char for char in path)
+    return f'"{escaped}"'
 
 
 def _revisions(heads: Iterable[str], bases: Iterable[str]) -> bytes:

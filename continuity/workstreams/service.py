@@ -92,14 +92,14 @@ def after_write(store: Store, *, observe: bool = True) -> list[str]:
         if observation is not None:
             observation.cancel()
         return [f"the events are saved, but workstream documents were not updated: {error}"]
-    return warnings + write_observed(store, observation)[1] if observation is not None else warnings
+    return warnings + write_observed(store, observation) if observation is not None else warnings
 
 
-def write_observed(store: Store, observation: Observation | None = None) -> tuple[dict[str, Any] | None, list[str]]:
-    """The runtime files (`.ai-bridge/context-runtime.json` and `.md`) of the store's own project with the live
-    views (freshness, context state, membership, `memberConfig`, `observedAt`): the document written (None when
-    it was not) and warnings. A later catch-up that folds changes from elsewhere (a sync) writes them from the
-    log alone, saying the live views were not observed since."""
+def write_observed(store: Store, observation: Observation | None = None) -> list[str]:
+    """Write the runtime files (`.ai-bridge/context-runtime.json` and `.md`) of the store's own project with the
+    live views (freshness, context state, membership, `memberConfig`, `observedAt`); warnings. A later catch-up
+    that folds changes from elsewhere (a sync) writes them from the log alone, saying the live views were not
+    observed since."""
     from continuity.workstreams.documents import runtime_document
     from continuity.workstreams.files import write_runtime_doc
     from continuity.workstreams.membership import member_repository
@@ -113,11 +113,11 @@ def write_observed(store: Store, observation: Observation | None = None) -> tupl
         doc["memberConfig"] = member_repository(store.root) is not None
         write_runtime_doc(store.root, doc)
     except (OSError, ContinuityError) as error:
-        return None, [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
+        return [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
     finally:
         if observation is not None:  # no git left running behind an error
             observation.cancel()
-    return doc, warnings
+    return warnings
 
 
 def checkpoint_facts(store: Store, *, bind: bool, leaving: str | None = None) -> Facts:

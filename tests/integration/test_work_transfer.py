@@ -1002,13 +1002,14 @@ def test_import_refuses_what_an_export_would_refuse(exported: tuple[World, Path]
     assert not list((c / ".git" / "objects").glob("continuity-incoming-*"))
 
 
-@pytest.mark.parametrize("with_store", [False, True])
+@pytest.mark.parametrize(("with_store", "name"), [(False, "c"), (True, "c"), (False, 'c:o"l\\on')])
 def test_an_accepted_import_keeps_its_objects_and_no_folder_a_killed_import_left(
-        exported: tuple[World, Path], with_store: bool) -> None:
+        exported: tuple[World, Path], with_store: bool, name: str) -> None:
     """The transfer's objects wait in a folder of their own until every check passed, then join the repository's:
-    the branch's whole history is there (`git fsck`), and a waiting folder a killed import left is gone."""
+    the branch's whole history is there (`git fsck`), and a waiting folder a killed import left is gone. (A
+    project path holding `:`, which git's list of object folders splits at, is quoted.)"""
     world, folder = exported
-    c = offline_clone(world, "c")
+    c = offline_clone(world, name)
     if with_store:
         assert cli("init", "--project", "demo", "--root", str(c))[0] == 0
     left = c / ".git" / "objects" / "continuity-incoming-killed"
