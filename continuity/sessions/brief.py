@@ -241,11 +241,11 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     team = bundle.get("team")
     if team:
         sections.extend(team_lines(team))
-    if bundle.get("workstream"):
-        sections.append(brief_lines(bundle["workstream"]))
     sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
     if work["in_progress"]:
         sections.append(("## In progress", [block(work["in_progress"])]))
+    if bundle.get("workstream"):  # after the blockers: thousands of items must not crowd them out
+        sections.append(brief_lines(bundle["workstream"]))
     sections.extend(_task_sections(bundle["tasks"]))
     sections.append(("## Open questions", [f"{_item(q['text'])} ({q['age']})"
                                            for q in reversed(work["open_questions"])]))
@@ -354,7 +354,14 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
     # compaction line and a next action of wide characters left no room at the smallest budget)
     room = budget - sum(_units(line) + 1 for line in header) - sum(
         _units(line) + 1 for line in ["", sections[0][0], *sections[0][1]])
-    warnings = [f"Warning: {one_line(shortened(warning, 200))}" for warning in bundle["warnings"][:WARNINGS_SHOWN]]
+    from continuity.readside.catchup import OUT_OF_TIME
+
+    # a warning that the brief is incomplete (the catch-up ran out of time) first and whole: cut or crowded out by
+    # others, it left the agent a partial state with no sign of it
+    incomplete = [warning for warning in bundle["warnings"] if warning.startswith(OUT_OF_TIME)]
+    shown = (incomplete + [warning for warning in bundle["warnings"] if warning not in incomplete])[:WARNINGS_SHOWN]
+    warnings = [f"Warning: {one_line(shortened(warning, 400 if warning in incomplete else 200))}"
+                for warning in shown]
     for line in warnings:
         room -= _units(line) + 1
         if room < 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from continuity.core.text import block, one_line
+from continuity.core.text import block, one_line, shortened
 from events.workstream import TERMINAL
 from projections.workstreams import (
     Item,
@@ -174,12 +174,16 @@ def unhealthy_line(doc: dict[str, Any]) -> str:
     return one_line(f"unhealthy: {len(found)} problem(s); first: {first}")
 
 
-def _item_line(item: dict[str, Any]) -> str:
-    line = f"- [{item['status']}] {item['id']} ({item['priority']}): {one_line(item['title'])}"
-    if item["dependsOn"]:
-        line += f"; depends on {', '.join(item['dependsOn'])}"
-    if item["blockedBy"]:
-        line += f"; blocked by {', '.join(item['blockedBy'])}"
+def _item_line(item: dict[str, Any], *, brief: bool = False) -> str:
+    """A work item on one line; in the brief, a title cut as task titles are and at most BRIEF_IDS ids a list (an
+    item of 500-character titles or 256 dependencies would otherwise take the room of every section after it)."""
+    title = shortened(item["title"], BRIEF_TITLE_CHARS) if brief else item["title"]
+    line = f"- [{item['status']}] {item['id']} ({item['priority']}): {one_line(title)}"
+    for label, ids in (("depends on", item["dependsOn"]), ("blocked by", item["blockedBy"])):
+        if ids:
+            shown = ids[:BRIEF_IDS] if brief else ids
+            line += f"; {label} {', '.join(shown)}" + (f" (+{len(ids) - len(shown)} more)" if len(shown) < len(ids)
+                                                      else "")
     return line
 
 
@@ -265,6 +269,9 @@ def _live_lines(doc: dict[str, Any]) -> list[str]:
 
 #: Unresolved items a resume brief lists at most (the rest: `continuity work status`).
 BRIEF_ITEMS = 20
+#: What the brief shows of an item's or a workstream's title, and of an item's dependency and blocker lists.
+BRIEF_TITLE_CHARS = 100
+BRIEF_IDS = 5
 
 
 def brief_problems(view: Any) -> list[str]:
@@ -303,8 +310,11 @@ def brief_lines(section: dict[str, Any]) -> tuple[str, list[str]]:
     if cursor["currentItemId"]:
         lines.append(f"- current item: {cursor['currentItemId']}" +
                      (f" (phase {one_line(cursor['phase'])})" if cursor["phase"] else ""))
-    lines += [_item_line(item) for item in section["unresolved"]]
+    lines += [_item_line(item, brief=True) for item in section["unresolved"]]
     more = section["unresolved_total"] - len(section["unresolved"])
     if more > 0:
         lines.append(f"- ... {more} more unresolved: `continuity work status`")
-    return f"## Workstream {section['id']} [{section['status']}]: {one_line(section['title'])}", lines
+    title = one_line(shortened(section["title"], BRIEF_TITLE_CHARS))
+    # the count in the heading too: a brief cut inside the section still says how much is unresolved
+    return (f"## Workstream {section['id']} [{section['status']}]: {title} ({section['unresolved_total']} "
+            "unresolved)"), lines

@@ -82,6 +82,25 @@ def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
     assert "still catching up" not in in_time and "## Next action\nstep of day 3" in in_time
 
 
+def test_the_brief_says_first_and_whole_that_it_is_incomplete(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the deadline the brief is the log up to where the catch-up stopped, and a warning says so. It came
+    after the others (a rebuild, an unreadable event, a merge's problems) where the brief shows three, so it was
+    the first crowded out and the agent got a partial state with no sign of it; and each warning was cut at 200
+    characters, which cut this one's way out. It comes first, whole."""
+    from continuity.sessions import brief as rendering
+
+    store = without_models(project, 4)
+    first_day = sorted(Path(store.events_dir, "20261101").iterdir())
+    name = first_day[0].name
+    first_day[0].with_name(f"{name[:16]}999999{name[22:-17]}0badbadbad00.json").write_bytes(b"not an event")
+    monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
+    monkeypatch.setattr(rendering, "WARNINGS_SHOWN", 2)  # as if a merge's problems came before the rest
+    warnings = [line for line in brief(project).splitlines() if line.startswith("Warning: ")]
+    assert len(warnings) == 2 and warnings[0].startswith("Warning: the read models are still catching up"), warnings
+    assert warnings[0].endswith("(`continuity rebuild` finishes now)") and "events/20261102/ on" in warnings[0]
+    assert "ran out of time" not in warnings[1]
+
+
 def seed_one_day(project: Path, count: int) -> Store:
     """`count` checkpoints within one day (a swarm's dense day; the next step names each), and no saved model."""
     store = find_store(root=str(project))

@@ -207,6 +207,23 @@ def test_a_merge_that_breaks_an_invariant_is_reported_not_resolved(root: Path, t
 
 
 
+def test_a_big_workstream_leaves_room_for_the_blockers_and_says_how_much_is_unresolved(root: Path) -> None:
+    """Items of 490-character titles and long dependency lists filled the brief before its blockers and in
+    progress (the workstream section came first), and the `... N more unresolved` line was the first cut. The
+    blockers come first now; titles and id lists are cut as task titles are; the heading counts what is open."""
+    deps = [f"D{n:02d}" for n in range(30)]
+    items = [item(f"D{n:02d}", "COMPLETED") for n in range(30)] + [
+        item(f"I{n:03d}", title=f"item {n} " + "x" * 480, dependsOn=deps) for n in range(200)]
+    write_doc(root, tracked(items=items, next_action="start I000"))
+    ok(root, "work", "checkpoint")
+    ok(root, "checkpoint", "-m", "x", "--blocker", "CI is red: do not merge", "--in-progress", "fixing CI")
+    brief = ok(root, "resume-bundle")
+    assert len(brief) <= 8000 and "CI is red: do not merge" in brief and "fixing CI" in brief
+    assert "## Workstream WS-1 [IN_PROGRESS]: Auth fixes (200 unresolved)" in brief.splitlines()
+    line = next(line for line in brief.splitlines() if line.startswith("- [PENDING] I000 "))
+    assert len(line) < 250 and line.endswith("; depends on D00, D01, D02, D03, D04 (+25 more)"), line
+
+
 def test_the_resume_bundle_shows_the_cursor_and_unresolved_items_inside_its_budget(root: Path) -> None:
     """The cursor's next action leads; unresolved items follow in order, at most 20, and the brief keeps its budget."""
     items = [item(f"I{n:02d}", "COMPLETED" if n < 5 else "PENDING") for n in range(40)]
@@ -216,7 +233,7 @@ def test_the_resume_bundle_shows_the_cursor_and_unresolved_items_inside_its_budg
     assert len(brief) <= 2500
     lines = brief.splitlines()
     assert lines[lines.index("## Next action") + 1] == "start I05"
-    assert "## Workstream WS-1 [IN_PROGRESS]: Auth fixes" in lines
+    assert "## Workstream WS-1 [IN_PROGRESS]: Auth fixes (35 unresolved)" in lines
     shown = [line for line in lines if line.startswith("- [PENDING] I")]
     assert shown and shown[0] == "- [PENDING] I05 (MEDIUM): Item I05" and "- [COMPLETED]" not in brief
     full = json.loads(ok(root, "resume-bundle", "--format", "json"))["workstream"]
