@@ -7,7 +7,7 @@ lock against the state as it stands there (continuity/tasks/service.py), so a st
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -16,7 +16,7 @@ from continuity.core.identity import Identity
 from events.base import Event
 from events.guard import cut
 from events.problems import quoted
-from events.task import STATUSES, TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
+from events.task import STATUSES, TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskStatus, TaskUpdated
 from projections.tasks import TasksState, problems_digest, problems_of
 
 
@@ -37,7 +37,7 @@ class TaskUpdate(msgspec.Struct, frozen=True, kw_only=True):
     `unassign` the assignee)."""
 
     task_id: str
-    status: str | None = None
+    status: TaskStatus | None = None  # the tools' schema lists the statuses (the CLI's choices)
     note: str | None = None
     title: str | None = None
     description: str | None = None
@@ -55,7 +55,7 @@ class RunStart(msgspec.Struct, frozen=True, kw_only=True):
 
     task_id: str
     role: str | None = None
-    context: str = "primary"
+    context: Literal["primary", "subagent"] = "primary"
     parent_run_id: str | None = None
 
 
@@ -177,7 +177,7 @@ def decide_start_run(state: TasksState, identity: Identity, request: RunStart, r
     if request.parent_run_id is not None and request.parent_run_id not in state.runs:
         raise TaskNotFound(f"unknown parent run {quoted(request.parent_run_id, redact=True)}; nothing written")
     return [RunStarted(**_envelope(identity, task_id=task.task_id, run_id=run_id), role=request.role,
-                       context=request.context, parent_run_id=request.parent_run_id,  # type: ignore[arg-type]
+                       context=request.context, parent_run_id=request.parent_run_id,
                        git_branch=git.branch, git_commit=git.commit,
                        message=f"run started on task {task.task_id}")]
 

@@ -31,6 +31,8 @@ from events.workstream import (
     Cursor,
     CursorMoved,
     ItemRevision,
+    ItemStatus,
+    Priority,
     ValidationEntry,
     ValidationRecorded,
     WorkId,
@@ -68,10 +70,10 @@ class ItemSet(msgspec.Struct, frozen=True, kw_only=True):
 
     item_id: str
     workstream_id: str | None = None
-    status: str | None = None
+    status: ItemStatus | None = None  # the tools' schema lists the statuses (the CLI's choices)
     reopen: bool = False
     title: str | None = None
-    priority: str | None = None
+    priority: Priority | None = None
     scope: tuple[str, ...] | None = None
     acceptance_criteria: tuple[str, ...] | None = None
     depends_on: tuple[str, ...] | None = None

@@ -53,6 +53,22 @@ def test_an_empty_log_is_refused(tmp_path: Path) -> None:
     assert all_event_files(root) == []
 
 
+def test_an_empty_project_is_refused_as_the_cli_refuses_it(tmp_path: Path) -> None:
+    """`--project ""` is refused (exit 2, nothing written); `"project": ""` was taken as no project given, and
+    `log` and `create_task` wrote under the store's. Every tool refuses it now, writes and reads alike."""
+    root = make_project(tmp_path)
+    calls = [("log", {"message": "hello", "project": ""}), ("create_task", {"title": "t", "project": ""}),
+             ("status", {"project": ""}), ("list_tasks", {"project": ""}), ("work_status", {"project": ""}),
+             ("recall", {"query": "hello", "project": ""})]
+
+    async def body(session: ClientSession) -> Any:
+        return [error_line(await session.call_tool(tool, arguments)) for tool, arguments in calls]
+
+    for line in with_session(tmp_path, root, body):
+        assert "invalid project name" in line, line
+    assert all_event_files(root) == []
+
+
 def test_a_point_in_the_future_is_refused(tmp_path: Path) -> None:
     """resume_bundle and status with as_of in the future: a tool error, not a brief from 2099."""
     root = make_project(tmp_path)
@@ -291,6 +307,34 @@ def test_the_schemas_state_every_bound_the_cli_flags_check(tmp_path: Path) -> No
         assert f'"minimum": {low}' in stated and f'"maximum": {high}' in stated, (name, stated)
     assert all("invalid arguments" in line for line in refused), refused
     assert len(all_event_files(root)) == 1  # the task created, nothing else
+
+
+def test_the_schemas_list_the_values_a_status_or_context_takes(tmp_path: Path) -> None:
+    """`update_task.status`, `start_agent_run.context`, `work_item_update.status` and `.priority` were plain strings
+    in the schemas while only the CLI's choices work, and `status: "bogus"` on a work item answered with an event's
+    internal path (`$.changes[0].status`). The schemas list the values; another is an argument error."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        schemas = {t.name: t.input_schema for t in (await session.list_tools()).tools}
+        refused = [error_line(await session.call_tool(name, arguments)) for name, arguments in (
+            ("update_task", {"task_id": "T-1", "status": "bogus"}),
+            ("start_agent_run", {"task_id": "T-1", "context": "bogus"}),
+            ("work_item_update", {"item_id": "A1", "status": "bogus"}),
+            ("work_item_update", {"item_id": "A1", "priority": "URGENT"}))]
+        return schemas, refused
+
+    schemas, refused = with_session(tmp_path, root, body)
+    for name, field, values in (
+            ("update_task", "status", {"queued", "in_progress", "completed", "blocked", "failed", "cancelled"}),
+            ("start_agent_run", "context", {"primary", "subagent"}),
+            ("work_item_update", "status", {"PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "CANCELLED",
+                                            "SUPERSEDED"}),
+            ("work_item_update", "priority", {"CRITICAL", "HIGH", "MEDIUM", "LOW"})):
+        stated = json.dumps(schemas[name]["properties"][field])
+        assert all(f'"{value}"' in stated for value in values), (name, field, stated)
+    assert all("invalid arguments" in line for line in refused), refused
+    assert not any("$.changes" in line for line in refused) and all_event_files(root) == []
 
 
 def test_resume_bundle_answers_when_the_environment_names_no_valid_id(tmp_path: Path) -> None:

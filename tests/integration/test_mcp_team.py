@@ -46,7 +46,9 @@ def test_schemas_come_from_the_request_structs(tmp_path: Path) -> None:
         assert tools[name].description
     own = msgspec.json.schema(SnapshotRequest)["$defs"]["SnapshotRequest"]
     snapshot = tools["snapshot"].input_schema
-    assert set(snapshot["required"]) == set(own["required"]) == {"team", "agent", "task", "objective"}
+    assert set(own["required"]) == {"team", "agent", "task", "objective"}
+    assert set(snapshot["required"]) == {"team", "task", "objective"}  # the agent may come from the environment
+    assert set(tools["resume"].input_schema["required"]) == {"team"}
     assert snapshot["properties"]["next_actions"]["type"] == own["properties"]["next_actions"]["type"] == "array"
     assert set(tools["park"].input_schema["required"]) == {"team"}  # the agent may come from the environment
     assert sorted(tools["handoff"].input_schema["properties"]["action"]["enum"]) == [
@@ -74,6 +76,28 @@ def test_snapshot_then_resume(tmp_path: Path) -> None:
     assert resumed["error_code"] is None and resumed["freshness_failure"] is None
     assert (missing["snapshot"], missing["error_code"]) == (None, "checkpoint-age-unknown")
     assert bad["error_code"] == "invalid-max-age" and "invalid --max-age duration '1w'" in bad["freshness_failure"]
+
+
+def test_snapshot_and_resume_take_the_agent_from_the_environment(tmp_path: Path) -> None:
+    """docs/team.md: the agent is the tool's argument, else CONTINUITY_AGENT in the server's environment. `park`,
+    `send`, `inbox` and `briefing` did so; `snapshot` and `resume` refused a call without `agent`."""
+    root = make_project(tmp_path)
+
+    async def body(session: ClientSession) -> Any:
+        taken = payload(await session.call_tool("snapshot", {"team": "core", "task": "t1", "objective": "ship it"}))
+        resumed = payload(await session.call_tool("resume", {"team": "core"}))
+        return taken, resumed
+
+    taken, resumed = with_session(tmp_path, root, body, env={"CONTINUITY_AGENT": "amy"})
+    assert taken["ok"] and resumed["checkpoint_id"] == taken["checkpoint_id"] and resumed["agent"] == "amy"
+
+    async def without(session: ClientSession) -> Any:
+        return [error_line(await session.call_tool(tool, {"team": "core", "task": "t1", "objective": "o"}
+                                                   if tool == "snapshot" else {"team": "core"}))
+                for tool in ("snapshot", "resume")]
+
+    assert with_session(tmp_path, root, without) == ["snapshot: give agent or set CONTINUITY_AGENT",
+                                                     "resume: give agent or set CONTINUITY_AGENT"]
 
 
 def test_park_parks_held_roles_and_says_when_it_cannot(tmp_path: Path) -> None:

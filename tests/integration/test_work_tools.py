@@ -51,6 +51,21 @@ def test_refusals_write_nothing(root: Path) -> None:
     assert all_event_files(root) == before
 
 
+def test_a_work_item_with_a_key_the_tool_does_not_take_is_refused(root: Path) -> None:
+    """`dependsOn` (as a checkpoint document spells it) was dropped and the item added without its dependencies,
+    while `depends_on` naming an unknown item is refused: an unknown key is refused now, nothing written."""
+    call("work_checkpoint", {"document": tracked()}, root=str(root))
+    before = all_event_files(root)
+    for bad in ({"dependsOn": ["ZZ"]}, {"blockedBy": ["A1"]}, {"bogus": 1}):
+        with pytest.raises(UsageError, match="unknown field"):
+            call("work_item_add", {"item": {"id": "A7", "title": "Seven", **bad}}, root=str(root))
+    assert all_event_files(root) == before
+    item_schema = input_schema(TOOLS["work_item_add"].input)["$defs"]["ItemInput"]
+    assert item_schema["additionalProperties"] is False and "depends_on" in item_schema["properties"]
+    kind = input_schema(TOOLS["work_validate"].input)["properties"]["kind"]
+    assert "unit-tests" in kind["description"] and "checkpoint.recorded" not in kind["description"]
+
+
 def test_schemas_come_from_the_document_structs() -> None:
     """The checkpoint tool's schema is the document's: camelCase keys, the exact enums."""
     schema = input_schema(TOOLS["work_checkpoint"].input)

@@ -62,8 +62,8 @@ TEAM_HELP = {
     "state": "list: which state (default pending and accepted)",
 }
 SnapshotInput = tool_input("SnapshotInput", "A team snapshot of an agent's task.", SnapshotRequest, Who,
-                           help_for=TEAM_HELP)
-ResumeInput = tool_input("ResumeInput", "Whose team resume brief to read.", ResumeRequest, filled=(),
+                           filled=("project", "agent"), help_for=TEAM_HELP)
+ResumeInput = tool_input("ResumeInput", "Whose team resume brief to read.", ResumeRequest, filled=("agent",),
                          help_for=TEAM_HELP)
 ParkInput = tool_input("ParkInput", "Park the roles an agent holds.", ParkRequest, ParkOptions, Who,
                        filled=("project", "agent"), help_for=TEAM_HELP)
@@ -74,6 +74,22 @@ InboxInput = tool_input("InboxInput", "Whose team inbox to read (or a message to
 SendInput = tool_input("SendInput", "A message to an agent of a team.", SendRequest, Who, help_for=TEAM_HELP)
 HandoffInput = tool_input("HandoffInput", "A handoff to create, accept, reject, close, or the handoffs to list.",
                           HandoffAction, HandoffCreate, Who, filled=("project", "message"), help_for=TEAM_HELP)
+
+
+def _agent(request: Any, tool: str) -> str:
+    """The agent a team tool is for: its `agent` argument, else CONTINUITY_AGENT (identity's order)."""
+    import os
+
+    agent = request.agent if request.agent is not None else os.environ.get("CONTINUITY_AGENT")
+    if not agent:
+        raise UsageError(f"{tool}: give agent or set CONTINUITY_AGENT")
+    return str(agent)
+
+
+def _picked(struct: type[Any], request: Any, tool: str) -> Any:
+    """`pick` for a part whose `agent` the tool fills in: the argument, else CONTINUITY_AGENT."""
+    return struct(**{name: getattr(request, name) for name in struct.__struct_fields__} | {
+        "agent": _agent(request, tool)})
 
 
 def _who(request: Any, store: Store, agent: str | None) -> Identity:
@@ -95,7 +111,8 @@ def snapshot(request: Any, store: Store) -> dict[str, Any]:
     """The `snapshot` tool."""
     from continuity.team import service
 
-    data, warnings = service.take_snapshot(store, _who(request, store, request.agent), pick(SnapshotRequest, request))
+    wanted = _picked(SnapshotRequest, request, "snapshot")
+    data, warnings = service.take_snapshot(store, _who(request, store, wanted.agent), wanted)
     return {**data, "warnings": warnings}
 
 
@@ -105,7 +122,7 @@ def resume(request: Any, store: Store) -> dict[str, Any]:
     """The `resume` tool."""
     from continuity.team import service
 
-    result = service.resume(store, pick(ResumeRequest, request))
+    result = service.resume(store, _picked(ResumeRequest, request, "resume"))
     return {**result.data, "brief": result.brief, "freshness_failure": result.line, "warnings": result.warnings}
 
 
@@ -113,17 +130,13 @@ def resume(request: Any, store: Store) -> dict[str, Any]:
       "point its checkpoint_ref at it. ok false says CHECKPOINT NOT WRITTEN.")
 def park(request: Any, store: Store) -> dict[str, Any]:
     """The `park` tool."""
-    import os
-
     from continuity.core.text import one_line
     from continuity.team import decide
     from continuity.team.parking import EXIT_UNREADABLE, refuse_secret_names, unreadable_line
     from continuity.team.parking import park as park_roles
     from events.errors import ContinuityError
 
-    agent = request.agent or os.environ.get("CONTINUITY_AGENT")  # identity's order: the argument, then the env
-    if not agent:
-        raise UsageError("park: give agent or set CONTINUITY_AGENT")
+    agent = _agent(request, "park")
     wanted = pick(ParkRequest, request)
     checked = msgspec.structs.replace(
         wanted, team=decide.checked_name(wanted.team, "team", "park"),

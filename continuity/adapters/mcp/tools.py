@@ -93,19 +93,19 @@ def identity(request: Any, store: Store, *, reading: list[str] | None = None, na
 
 def project_of(project: str | None, store: Store) -> str:
     """The project asked for, else the store's; refused (like the CLI) when no event could carry it."""
-    return check_project_name(project or store.project)
+    return check_project_name(store.project if project is None else project)  # "" is refused, as `--project ""`
 
 
 def asked_project(project: str | None, store: Store) -> str:
     """For a read of the workstreams, tasks or memories: the project asked for (refused as the CLI refuses a name
     no event could carry: a token is never echoed in the answer), else the one the store reads under."""
-    return check_project_name(project) if project else store.reading_project()[0]
+    return check_project_name(project) if project is not None else store.reading_project()[0]
 
 
 def read_project_of(project: str | None, store: Store, warnings: list[str]) -> str:
     """For a read: the project asked for, else config.json's, else (a broken config) the log's, with a warning
     added to `warnings`; a store a write would refuse is read as the CLI reads it (reads fail open)."""
-    if project:
+    if project is not None:
         return check_project_name(project)
     name, said = store.reading_project()
     warnings.extend(said)

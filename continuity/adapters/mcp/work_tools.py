@@ -57,10 +57,15 @@ class ValidateRequest(msgspec.Struct, frozen=True, kw_only=True):
     repository: str | None = None
 
 
+class ItemInput(WorkItemData, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A work item as the tool takes it: an unknown key (`dependsOn` as a document spells it) is refused, never
+    dropped (the event's own Struct reads past keys a newer writer added)."""
+
+
 class ItemAddRequest(msgspec.Struct, frozen=True, kw_only=True):
     """A work item to add, to the active workstream unless `workstream_id` names another."""
 
-    item: WorkItemData
+    item: ItemInput
     workstream_id: str | None = None
 
 
@@ -76,7 +81,8 @@ class ResolveRequest(msgspec.Struct, frozen=True, kw_only=True):
 CheckpointInput = tool_input("WorkCheckpointInput", "A checkpoint document to record.", CheckpointRequest, Who,
                              WriteOptions, help_for={"document": "the seed-002 checkpoint document (schemaVersion 2)"})
 StatusInput = tool_input("WorkStatusInput", "The resume contract, now or as of a point.", StatusRequest, Who)
-ValidateInput = tool_input("WorkValidateInput", "A validation ledger entry.", ValidateRequest, Who, WriteOptions)
+ValidateInput = tool_input("WorkValidateInput", "A validation ledger entry.", ValidateRequest, Who, WriteOptions,
+                           help_for={"kind": "what kind of validation ran, e.g. unit-tests, lint, build"})
 ItemAddInput = tool_input("WorkItemAddInput", "A work item to add.", ItemAddRequest, Who, WriteOptions)
 ItemUpdateInput = tool_input("WorkItemUpdateInput", "A change to a work item (None: unchanged).", ItemSet, Who,
                              WriteOptions, help_for={"reopen": "reopen a terminal item to `status`"})
@@ -151,8 +157,8 @@ def work_item_add(request: Any, store: Store) -> dict[str, Any]:
     """The `work_item_add` tool."""
     from continuity.workstreams import decide
 
-    return _record(request, store, lambda state, who: decide.decide_item_add(state, who, request.item,
-                                                                               request.workstream_id))
+    item = WorkItemData(**msgspec.structs.asdict(request.item))
+    return _record(request, store, lambda state, who: decide.decide_item_add(state, who, item, request.workstream_id))
 
 
 @tool("work_item_update", ItemUpdateInput, "Change a work item's status or fields; terminal items reopen only "
