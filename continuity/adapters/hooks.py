@@ -116,13 +116,15 @@ def _export_session(store: Store, session_id: str | None) -> None:
     if not path or not session_id or os.environ.get("CONTINUITY_SESSION_ID") \
             or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}", session_id):
         return
-    line = f"export CONTINUITY_SESSION_ID={session_id}\n".encode()
+    line = f"export CONTINUITY_SESSION_ID={session_id}".encode()
     try:
         with open(path, "a+b") as env_file:  # the harness's own file, where it says
             env_file.seek(0)
-            if line in env_file.read(1 << 20).splitlines(keepends=True):
+            if line in env_file.read(16 << 20).splitlines():  # a script of exports: megabytes at the very most
                 return  # a compaction or resume of the same session: said already
-            env_file.write(line)
+            size = env_file.seek(0, os.SEEK_END)
+            ended = not size or (env_file.seek(size - 1), env_file.read(1))[1] == b"\n"
+            env_file.write((b"" if ended else b"\n") + line + b"\n")  # the line before it stays whole
     except OSError as error:
         report(store, "claude-code", "SessionStart", f"CLAUDE_ENV_FILE not written ({error.strerror or error}); "
                "the session's shell commands are not attributed to it", quiet=True)

@@ -49,6 +49,11 @@ def write_runtime_doc(root: str, doc: dict[str, Any]) -> None:
         facts.tree_written()
 
 
+def not_written(error: BaseException) -> str:
+    """The warning for runtime files that could not be written (the project's .ai-bridge/: outside the store)."""
+    return f"workstream runtime files (.ai-bridge/) not written: {getattr(error, 'strerror', None) or error}"
+
+
 def workstream_relpath(ws_id: str, archived: bool) -> str:
     """Where a workstream's document lives, relative to the store."""
     return f"workstreams/{'archive' if archived else 'active'}/{ws_id}.json"
@@ -112,7 +117,7 @@ class WorkstreamWriter:
         try:
             write_runtime(self.root_folder, project, self.project or "")
         except (OSError, ContinuityError) as error:  # the project's .ai-bridge/: outside the store
-            message = f"workstream runtime files (.ai-bridge/) not written: {getattr(error, 'strerror', None) or error}"
+            message = not_written(error)
             if message not in self.warnings:
                 self.warnings.append(message)
                 self.outside.append(message)

@@ -26,6 +26,10 @@ from continuity.core.paths import BRIDGE_REL, STORE_REL
 from continuity.facts import GitCall, GitUnavailable, work_tree_root
 from events import osfs
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 #: How much of a changed file is read at once while hashing it.
 CHUNK = 1 << 20
 
@@ -149,8 +153,8 @@ def nested_id(path: str, depth: int = 1) -> bytes:
 
 
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
-                 depth: int = 0, env: dict[str, str] | None = None, leaving: bytes | None = None
-                 ) -> tuple[str | None, str]:
+                 depth: int = 0, env: dict[str, str] | None = None, leaving: bytes | None = None,
+                 stopped: Callable[[], bool] = lambda: False) -> tuple[str | None, str]:
     try:
         index, unwatched = _index(listing.output())
         head, changed, gone = _status(status.output())
@@ -169,6 +173,8 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
     for path in changed:
         if path.startswith(exclude):
             continue
+        if stopped():
+            raise GitUnavailable("the observation was stopped")
         where = os.path.join(top, os.fsdecode(path))
         try:
             if stat.S_ISREG(os.lstat(where).st_mode) and _plain_line(path):
@@ -183,7 +189,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
             ids[path] = b"unreadable"
     for path in files:  # its id now is the cleaned content's (or none: removed meanwhile)
         ids.pop(path, None)
-    ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env))
+    ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env, stopped))
     digest = hashlib.sha256()
     for path in sorted(ids):
         digest.update(path + b"\x00" + ids[path] + b"\n")
@@ -196,7 +202,8 @@ def _plain_line(path: bytes) -> bool:
     return not path.startswith(b'"') and b"\n" not in path and b"\r" not in path
 
 
-def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[str, str] | None) -> dict[bytes, bytes]:
+def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[str, str] | None,
+                 stopped: Callable[[], bool] = lambda: False) -> dict[bytes, bytes]:
     """The blob ids `git add` would give these files: their content as git's filters clean it (line endings under
     `core.autocrlf` or `eol`/`text` attributes, a clean filter), which is what the index holds of a file once it is
     staged. Hashed as they are, a file staged with the same content moved the fingerprint (CRLF on disk, LF in the
@@ -227,6 +234,8 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
         for call in (hashing, *eols):
             call.cancel()
     for path in paths:
+        if stopped():
+            raise GitUnavailable("the observation was stopped")
         try:
             ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
         except FileNotFoundError:
@@ -276,6 +285,7 @@ class Observation:
     def __init__(self, root: str, leaving: str | None = None) -> None:
         self.top = work_tree_root(root)
         self._calls: tuple[GitCall, GitCall] | None = None
+        self._stopped = False
         self._own: tuple[bytes, ...] = ()
         self._leaving: bytes | None = None
         if self.top is not None:
@@ -290,7 +300,8 @@ class Observation:
             self._calls = (GitCall(self.top, *LS_ARGS), GitCall(self.top, *STATUS_ARGS))
 
     def cancel(self) -> None:
-        """Stop the git calls (the observation is no longer wanted)."""
+        """Stop the git calls and the hashing (the observation is no longer wanted)."""
+        self._stopped = True
         for call in self._calls or ():
             call.cancel()
 
@@ -299,10 +310,25 @@ class Observation:
         if self.top is None or self._calls is None:
             return Worktree(problem="not in a git worktree")
         try:
-            head, printed = _fingerprint(self.top, self._own, *self._calls, leaving=self._leaving)
+            head, printed = _fingerprint(self.top, self._own, *self._calls, leaving=self._leaving,
+                                         stopped=lambda: self._stopped)
         except GitUnavailable as error:
             return Worktree(problem=str(error))
         return Worktree(head=head, fingerprint=printed)
+
+    def result_within(self, seconds: float) -> Worktree | None:
+        """The observation, or None (and the observation stopped) when it takes longer than `seconds`: a worktree
+        whose untracked files hold gigabytes is hashed for as long as that takes, which a write need not wait for."""
+        import threading
+
+        found: list[Worktree] = []
+        worker = threading.Thread(target=lambda: found.append(self.result()), daemon=True)
+        worker.start()
+        worker.join(seconds)
+        if not found:
+            self.cancel()
+            return None
+        return found[0]
 
 
 def observe(root: str, leaving: str | None = None) -> Worktree:

@@ -14,7 +14,7 @@ from projections.workstreams import MODEL, WorkstreamsState, active
 
 if TYPE_CHECKING:
     from continuity.workstreams.decide import Facts
-    from continuity.workstreams.fingerprint import Observation
+    from continuity.workstreams.fingerprint import Observation, Worktree
     from continuity.workstreams.membership import Membership
 
 NAMES = ("workstreams",)
@@ -92,31 +92,42 @@ def after_write(store: Store, *, observe: bool = True) -> list[str]:
         if observation is not None:
             observation.cancel()
         return [f"the events are saved, but workstream documents were not updated: {error}"]
-    return warnings + write_observed(store, observation) if observation is not None else warnings
+    if observation is None:
+        return warnings
+    return warnings + [line for line in write_observed(store, observation) if line not in warnings]
 
 
-def write_observed(store: Store, observation: Observation | None = None) -> list[str]:
+#: How long a write waits for the worktree's observation (a worktree whose untracked files hold gigabytes is
+#: hashed for as long as that takes): past it, the runtime files stay as the log alone writes them.
+OBSERVE_WRITE_S = 2.0
+
+
+def write_observed(store: Store, observation: Observation) -> list[str]:
     """Write the runtime files (`.ai-bridge/context-runtime.json` and `.md`) of the store's own project with the
-    live views (freshness, context state, membership, `memberConfig`, `observedAt`); warnings. A later catch-up
-    that folds changes from elsewhere (a sync) writes them from the log alone, saying the live views were not
-    observed since."""
+    live views (freshness, context state, membership, `memberConfig`, `observedAt`); warnings. Observed first,
+    the state read after: a catch-up that folds changes from elsewhere meanwhile (a sync) is in what is written,
+    and one that lands between the read and the write is written again. A later catch-up of such changes writes
+    the files from the log alone, saying the live views were not observed since."""
     from continuity.workstreams.documents import runtime_document
-    from continuity.workstreams.files import write_runtime_doc
+    from continuity.workstreams.files import not_written, write_runtime_doc
     from continuity.workstreams.membership import member_repository
 
+    live = observation.result_within(OBSERVE_WRITE_S)
+    if live is None:
+        return [f"the runtime files say the worktree was not observed: that took longer than {OBSERVE_WRITE_S:g} s "
+                "(`continuity work status` observes it)"]
     try:
         project = store.reading_project()[0]
-        state, warnings, _ = workstreams_state(store, project)
-        doc = runtime_document(state, project)
-        live_status(store, project, state, doc, observation)
-        observation = None
-        doc["memberConfig"] = member_repository(store.root) is not None
-        write_runtime_doc(store.root, doc)
+        for _ in range(3):  # the log moved between the read and the write: again, from where it stands
+            state, warnings, last = workstreams_state(store, project)
+            doc = runtime_document(state, project)
+            live_status(store, project, state, doc, live=live)
+            doc["memberConfig"] = member_repository(store.root) is not None
+            write_runtime_doc(store.root, doc)
+            if workstreams_state(store, project, write=False)[2] == last:
+                break
     except (OSError, ContinuityError) as error:
-        return [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
-    finally:
-        if observation is not None:  # no git left running behind an error
-            observation.cancel()
+        return [not_written(error)]
     return warnings
 
 
@@ -146,7 +157,7 @@ def membership_of(store: Store, project: str, state: WorkstreamsState) -> Member
 
 
 def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[str, Any],
-                observation: Observation | None = None) -> bool:
+                observation: Observation | None = None, *, live: Worktree | None = None) -> bool:
     """Add the live views to a runtime document: validation freshness, context state, membership; healthy?
 
     Unhealthy: a problem a merge left, or a membership problem (an unregistered repository,
@@ -159,7 +170,8 @@ def live_status(store: Store, project: str, state: WorkstreamsState, doc: dict[s
     from continuity.workstreams.membership import diagnostics
     from events import clock
 
-    live = observation.result() if observation is not None else observe(store.root)
+    if live is None:
+        live = observation.result() if observation is not None else observe(store.root)
     membership = membership_of(store, project, state)
     here = membership.configured  # as `work validate` binds: the newest checkpoint may be another clone's
     doc["validationFreshness"] = {

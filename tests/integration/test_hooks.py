@@ -58,7 +58,7 @@ def test_session_start_exports_the_session_to_claude_codes_env_file(project: Pat
     session's run. Not when the user set CONTINUITY_SESSION_ID, not for another harness; a file that cannot be
     written costs the brief nothing."""
     env_file = tmp_path / "env.sh"
-    env_file.write_text("export EARLIER=1\n")
+    env_file.write_text("export EARLIER=1")  # no newline at its end: that line stays whole
     for name in ("claude_session_start", "claude_session_start_compact"):
         result = hook("claude-code", payload(name, project), project, {"CLAUDE_ENV_FILE": str(env_file)})
         assert result.returncode == 0 and "hookSpecificOutput" in result.stdout, result.stderr

@@ -108,6 +108,47 @@ def test_a_checkpoint_refreshes_the_whole_resume_contract(repo: Path) -> None:
     assert "- V1 CURRENT " in md and "Membership: not managed" in md and f"Observed at {runtime['observedAt']}" in md
 
 
+def test_a_write_whose_observation_takes_too_long_leaves_the_files_as_the_log_writes_them(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Untracked gigabytes are hashed for as long as that takes: a write waits OBSERVE_WRITE_S for the observation
+    (it waited 10-20 s), then says so, and the runtime files stay as the log alone writes them."""
+    from continuity.cli import main
+    from continuity.workstreams import service
+
+    monkeypatch.setattr(service, "OBSERVE_WRITE_S", 0.0)
+    monkeypatch.chdir(repo)
+    assert main(["work", "item", "add", "B1", "--title", "slow"]) == 0
+    assert "the worktree was not observed: that took longer than 0 s" in capsys.readouterr().err
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert "observedAt" not in runtime and runtime["validationFreshness"]["entries"] == {}
+    assert "B1" in [entry["id"] for entry in runtime["unresolvedItems"]]
+
+
+def test_a_write_observed_while_another_lands_writes_what_the_log_holds_then(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write read the state, waited for the worktree's observation, and wrote: an event that landed meanwhile (a
+    sync, another writer) was left out of files whose `lastEventId` and `observedAt` said they were current, until
+    the next write. The log's point is checked after the write, and the files written again from where it stands."""
+    from continuity.cli import main
+    from continuity.workstreams import service
+
+    real = service.live_status
+    landed: list[int] = []
+
+    def with_a_write_meanwhile(*args: Any, **kwargs: Any) -> bool:
+        if not landed:  # another process's write lands between this one's read of the state and its write
+            landed.append(cli_process("work", "item", "add", "Y1", "--title", "from another", cwd=repo).returncode)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "live_status", with_a_write_meanwhile)
+    monkeypatch.chdir(repo)
+    assert main(["work", "item", "add", "X1", "--title", "this one"]) == 0 and landed == [0]
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert {"X1", "Y1"} <= {entry["id"] for entry in runtime["unresolvedItems"]} and runtime["observedAt"]
+    status = json.loads(ok(repo, "work", "status", "--json"))
+    assert runtime["lastEventId"] == status["lastEventId"]
+
+
 def test_as_of_shows_no_live_freshness_and_a_write_observes_it(repo: Path) -> None:
     """Freshness is a view: observed by the write that records the entry (the runtime file is seed 002's resume
     contract), never computed for a past point, whose document keeps the same shape (an object, not a string)."""
