@@ -175,7 +175,7 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
     return connection, outcome
 
 
-def rebuilt_after(store: Store, log: FileEventLog, error: sqlite3.Error,
+def rebuilt_after(store: Store, log: FileEventLog, error: sqlite3.Error | MemoryError,
                   progress: Progress | None = None) -> tuple[sqlite3.Connection, CatchUp]:
     """The index rebuilt after SQLite found it corrupt while searching it (a damaged page that catching up never
     reads): on disk, else in memory for this answer, with warnings saying which."""
@@ -203,10 +203,10 @@ def _foreign_schema(error: sqlite3.OperationalError) -> bool:
     return any(words in str(error).lower() for words in _FOREIGN)
 
 
-def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.Error,
+def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.Error | MemoryError,
              progress: Progress | None) -> tuple[sqlite3.Connection | None, CatchUp]:
     """The index file replaced by a fresh build (after `error`), or (None, None) when that fails too."""
-    warnings.append(f"the recall index was unreadable ({error}); rebuilt it")
+    warnings.append(f"the recall index was unreadable ({str(error) or 'data SQLite could not decode'}); rebuilt it")
     connection = None
     try:
         _remove(path)

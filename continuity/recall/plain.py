@@ -229,6 +229,8 @@ def ranked_rows(connection: sqlite3.Connection, query: str, ranked: list[Any]) -
     order = {rowid: (place, score) for place, (rowid, score) in enumerate(ranked)}
     found = connection.execute(HIT_SQL + f"({', '.join('?' * len(ranked))})",
                                [query, *(rowid for rowid, _ in ranked)]).fetchall()
+    if len(found) != len(ranked):  # a row the ranking names and the table does not: a damaged page SQLite read past
+        raise sqlite3.DatabaseError(f"the index ranked {len(ranked)} rows and holds {len(found)} of them")
     found.sort(key=lambda row: order[row[0]][0])
     return [(*row[:9], order[row[0]][1], row[9]) for row in found]
 
@@ -273,8 +275,8 @@ def run(argv: list[str]) -> int | None:
         Output(as_json=options["json"]).error(str(error), error.exit_code)
         return error.exit_code
     except (OSError, sqlite3.Error, QueryError, ValueError, KeyError, TypeError, UnicodeError, RecursionError,
-            ContinuityError):  # a store it cannot vouch for (a planted link, no store): the command answers
-        return None
+            MemoryError, ContinuityError):  # a store it cannot vouch for (a planted link, no store), a damaged
+        return None  # index (SQLite says NOMEM for some damaged FTS5 data): the command answers, or rebuilds
     if found is None:
         return None
     from continuity.cli.output import Output

@@ -75,7 +75,7 @@ def search(connection: sqlite3.Connection, query: str, filters: Filters, limit: 
         with plain.deadline(connection, seconds):  # SearchTooLong past it
             return _search(connection, query, filters, limit)
     finally:
-        if began:
+        if began and connection.in_transaction:  # SQLite rolls back by itself after some errors (NOMEM)
             connection.execute("COMMIT")
 
 

@@ -90,8 +90,9 @@ def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LI
     try:
         try:
             hits = search(connection, query, filters, limit)
-        except sqlite3.DatabaseError as error:
-            # a page only a search reads is damaged (malformed, not a database): the file is a cache, made again
+        except (sqlite3.DatabaseError, MemoryError) as error:
+            # a page only a search reads is damaged (malformed, not a database, or FTS5 data whose decoding SQLite
+            # answers with NOMEM): the file is a cache, made again
             if isinstance(error, sqlite3.OperationalError) or as_of is not None:  # locked, I/O: not the file's
                 raise
             connection.close()

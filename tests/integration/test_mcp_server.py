@@ -344,6 +344,10 @@ def test_recall_over_mcp_ranks_and_refuses_bad_syntax_in_one_line(tmp_path: Path
 
     ranked, by_kind, bad, unknown = with_session(tmp_path, root, body)
     assert [hit["snippet"] for hit in ranked["hits"]] == ["[WAL] [WAL]", "[WAL] mode blocked readers"]
+    cli = json.loads(subprocess.run([sys.executable, "-m", "continuity", "recall", "WAL", "--json"], cwd=root,
+                                    capture_output=True, text=True, check=True).stdout)
+    assert set(ranked) == set(cli) and ranked["hits"] == cli["hits"]  # docs/recall.md: the JSON the CLI answers
+    assert isinstance(ranked["indexed"], int) and isinstance(ranked["rebuilt"], bool)
     assert ranked["hits"][0]["agent_id"] == "ann" and by_kind["hits"] == []
     assert bad.startswith("invalid search syntax: unterminated string")
     assert "unknown kind" in unknown

@@ -31,8 +31,8 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     """The `recall` tool."""
     from continuity.core.kinds import kinds_for
     from continuity.recall import service
+    from continuity.recall.plain import answer
     from continuity.recall.search import Filters, hits_json
-    from events.guard import redact_text
 
     said: list[str] = []
     project = read_project_of(request.project, store, said)
@@ -41,6 +41,5 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent, since=since, until=until)
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
-    return {"ok": True, "action": "recall", "project": project, "query": redact_text(found.query)[0],
-            "as_of": found.as_of, "count": len(found.hits), "hits": hits_json(found.hits),
-            "warnings": [*said, *found.warnings]}
+    return answer(project, found.query, found.as_of, hits_json(found.hits), indexed=found.indexed,
+                  rebuilt=found.rebuilt, warnings=[*said, *found.warnings])  # the CLI's `--json`, key for key
