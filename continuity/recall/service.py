@@ -150,7 +150,7 @@ def earlier(store: Store, project: str, subjects: list[str], exclude: frozenset[
         query = fts_query(" ".join(terms), any_word=True)
         found = search(connection, query, Filters(project=project, exclude=exclude, omit_containing=shown), limit * 4,
                        seconds=BRIEF_SECONDS)
-    except (sqlite3.Error, UsageError):
+    except (sqlite3.Error, MemoryError, UsageError):  # MemoryError: FTS5 data SQLite could not decode (NOMEM)
         return []
     finally:
         connection.close()

@@ -155,6 +155,22 @@ def test_a_corrupt_index_costs_the_brief_nothing_but_the_section(history: dict[s
     assert "## Next action" in out.out and EARLIER_HEADING not in out.out and out.err == ""
 
 
+def test_text_data_sqlite_cannot_decode_costs_the_brief_nothing_but_the_section(
+        history: dict[str, str], project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Damaged FTS5 data makes SQLite answer NOMEM, which Python raises as MemoryError (tests/integration/
+    test_recall.py damages a real index that way); the brief's search, standing in for it here, is served whole."""
+    from continuity.recall import service
+
+    def damaged(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(service, "search", damaged)
+    capsys.readouterr()
+    assert main(["resume-bundle"]) == 0
+    out = capsys.readouterr()
+    assert "## Next action" in out.out and EARLIER_HEADING not in out.out
+
+
 def test_earlier_hits_count_their_age_from_the_writers_clock(project: Path, capsys: Capture,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """After a teammate's fast clock (an event stamped two hours ahead, synced in), the events logged here carry
