@@ -29,6 +29,10 @@ MIN_MAX_CHARS = 2500
 #: The largest budget asked for anywhere (the CLI's --max-chars, MCP's max_chars): no brief comes near it.
 MAX_MAX_CHARS = 10**9
 WARNINGS_SHOWN = 3
+#: Counted up whenever the brief's text for the same state changes (2: the workstream section after the blockers,
+#: its count in the heading, a warning that the brief is incomplete first): `context.served` records it, so a
+#: replay whose text differs names the change (releases share a version while briefs change between them).
+BRIEF_REVISION = 2
 #: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
 TASKS_SHOWN = 8
 RUNS_SHOWN = 3

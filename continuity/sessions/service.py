@@ -293,12 +293,14 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
 
 
 def renderer() -> str:
-    """What renders briefs here: this continuity, and the Unicode database its text escaping reads."""
+    """What renders briefs here: this continuity and its brief's revision, and the Unicode database its text
+    escaping reads."""
     import unicodedata
 
     from continuity import __version__
+    from continuity.sessions.brief import BRIEF_REVISION
 
-    return f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+    return f"continuity {__version__} (brief {BRIEF_REVISION}), Unicode {unicodedata.unidata_version}"
 
 
 def _model_points(view: Any) -> dict[str, str]:

@@ -298,9 +298,10 @@ def test_a_served_brief_records_what_rendered_it_and_a_mismatch_names_both(repo:
 
     from continuity import __version__
     from continuity.core.store import Store
+    from continuity.sessions.brief import BRIEF_REVISION
     from events.context import ContextServed, ViewInputs
 
-    here = f"continuity {__version__}, Unicode {unicodedata.unidata_version}"
+    here = f"continuity {__version__} (brief {BRIEF_REVISION}), Unicode {unicodedata.unidata_version}"
     assert serve(capsys, repo, "--session", "S2")[1]["renderer"] == here
     older = Store(str(repo)).open_log().append(ContextServed(  # as an older continuity would have recorded it
         project="demo", brief_sha256="0" * 64, inputs=ViewInputs(now="2026-01-01T00:00:00.000000Z"),
