@@ -180,10 +180,38 @@ def rebuilt_after(store: Store, log: FileEventLog, error: sqlite3.Error | Memory
     """The index rebuilt after SQLite found it corrupt while searching it (a damaged page that catching up never
     reads): on disk, else in memory for this answer, with warnings saying which."""
     warnings: list[str] = []
+    if isinstance(error, MemoryError):
+        return _rebuilt_from_memory(index_path(store), log, progress)
     connection, outcome = _rebuilt(index_path(store), log, warnings, error, progress)
     if connection is None:
         connection, outcome = _in_memory(log, warnings, progress)
     outcome.warnings[:0] = warnings
+    return connection, outcome
+
+
+def _rebuilt_from_memory(path: str, log: FileEventLog,
+                         progress: Progress | None) -> tuple[sqlite3.Connection, CatchUp]:
+    """After a search met MemoryError: SQLite says NOMEM for FTS5 data it cannot decode (a damaged cache), and for a
+    real shortage. The index is built in memory first: a shortage fails that too (MemoryError, raised, the file
+    kept whole); a build that succeeds answers, and replaces the file on disk (a warning when it cannot)."""
+    connection = connect(":memory:")
+    try:
+        outcome = catch_up(connection, log, rebuild=True, progress=progress)
+    except BaseException:
+        connection.close()
+        raise
+    said = ["the recall index was unreadable (data SQLite could not decode); rebuilt it"]
+    disk = None
+    try:
+        _remove(path)
+        disk = connect(path)
+        connection.backup(disk)
+    except (OSError, sqlite3.Error) as again:
+        said.append(f"the recall index could not be rebuilt on disk ({again})")
+    finally:
+        if disk is not None:
+            disk.close()
+    outcome.warnings[:0] = said
     return connection, outcome
 
 
@@ -203,10 +231,10 @@ def _foreign_schema(error: sqlite3.OperationalError) -> bool:
     return any(words in str(error).lower() for words in _FOREIGN)
 
 
-def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.Error | MemoryError,
+def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.Error,
              progress: Progress | None) -> tuple[sqlite3.Connection | None, CatchUp]:
     """The index file replaced by a fresh build (after `error`), or (None, None) when that fails too."""
-    warnings.append(f"the recall index was unreadable ({str(error) or 'data SQLite could not decode'}); rebuilt it")
+    warnings.append(f"the recall index was unreadable ({error}); rebuilt it")
     connection = None
     try:
         _remove(path)

@@ -246,9 +246,10 @@ class Repo:
             shutil.rmtree(folder, ignore_errors=True)
 
     def admit(self, view: Repo) -> None:
-        """Move the objects a `quarantine` view holds into the repository's: packs (before their indexes, as git
+        """Link the objects a `quarantine` view holds into the repository's: packs (before their indexes, as git
         moves a push's: an index never names a pack not there yet) and loose objects, nothing else git may have
-        written there (`info/`)."""
+        written there (`info/`). Linked, as git finalizes an object: never over one that is there (the same
+        object, its name being its hash); the quarantine's copies go with its folder."""
         folder, objects = view.env["GIT_OBJECT_DIRECTORY"], os.path.join(self.common_dir, "objects")
         moves: list[tuple[int, str, str]] = []
         for parent, _, names in os.walk(folder):
@@ -260,9 +261,8 @@ class Repo:
             for _, relative, source in sorted(moves):
                 target = os.path.join(objects, relative)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                if os.path.exists(target):  # the same object (its name is its hash): nothing to move
-                    continue
-                os.rename(source, target)
+                with contextlib.suppress(FileExistsError):  # the same object (its name is its hash): there
+                    os.link(source, target)
         except OSError as error:
             raise WriteFailed(f"sync failed: cannot move fetched objects into {objects} "
                               f"({error.strerror or error})") from None

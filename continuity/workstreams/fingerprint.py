@@ -26,10 +26,6 @@ from continuity.core.paths import BRIDGE_REL, STORE_REL
 from continuity.facts import GitCall, GitUnavailable, work_tree_root
 from events import osfs
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 #: How much of a changed file is read at once while hashing it.
 CHUNK = 1 << 20
 
@@ -134,7 +130,7 @@ def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, 
 MAX_NESTING = 8
 
 
-def nested_id(path: str, depth: int = 1) -> bytes:
+def nested_id(path: str, depth: int = 1, stop: _Stop | None = None) -> bytes:
     """A changed submodule's (or untracked nested repository's) id: its own HEAD and fingerprint.
 
     git status names it as one folder; its files and its commit are part of the worktree all the
@@ -144,17 +140,44 @@ def nested_id(path: str, depth: int = 1) -> bytes:
     if depth > MAX_NESTING or not os.path.lexists(os.path.join(path, ".git")):
         return b"folder"
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(path))}
+    stop = stop or _Stop()
     try:
-        head, printed = _fingerprint(path, (), GitCall(path, *LS_ARGS, env=ceiling),
-                                     GitCall(path, *STATUS_ARGS, env=ceiling), depth, ceiling)
+        head, printed = _fingerprint(path, (), stop.started(GitCall(path, *LS_ARGS, env=ceiling)),
+                                     stop.started(GitCall(path, *STATUS_ARGS, env=ceiling)), depth, ceiling,
+                                     stop=stop)
     except GitUnavailable:
         return b"unreadable-repository"
     return f"repository {head or '-'} {printed}".encode()
 
 
+class _Stop:
+    """An observation's way to stop: a flag its hashing reads between files, and the git calls it started (killed
+    on `stop`, so none is left running by a write that no longer waits for it)."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.calls: list[GitCall] = []
+
+    def started(self, call: GitCall) -> GitCall:
+        self.calls.append(call)
+        if self.stopped:
+            call.cancel()
+        return call
+
+    def check(self) -> None:
+        if self.stopped:
+            raise GitUnavailable("the observation was stopped")
+
+    def stop(self) -> None:
+        self.stopped = True
+        for call in self.calls:
+            call.cancel()
+
+
 def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status: GitCall,
                  depth: int = 0, env: dict[str, str] | None = None, leaving: bytes | None = None,
-                 stopped: Callable[[], bool] = lambda: False) -> tuple[str | None, str]:
+                 stop: _Stop | None = None) -> tuple[str | None, str]:
+    stop = stop or _Stop()
     try:
         index, unwatched = _index(listing.output())
         head, changed, gone = _status(status.output())
@@ -173,8 +196,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
     for path in changed:
         if path.startswith(exclude):
             continue
-        if stopped():
-            raise GitUnavailable("the observation was stopped")
+        stop.check()
         where = os.path.join(top, os.fsdecode(path))
         try:
             if stat.S_ISREG(os.lstat(where).st_mode) and _plain_line(path):
@@ -182,14 +204,14 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
                 continue
             ids[path] = blob_id(where)
             if ids[path] == b"folder":  # a submodule or nested repository: what is in it counts
-                ids[path] = nested_id(where, depth + 1)
+                ids[path] = nested_id(where, depth + 1, stop)
         except FileNotFoundError:  # removed between the listing and the read
             ids.pop(path, None)
         except OSError:
             ids[path] = b"unreadable"
     for path in files:  # its id now is the cleaned content's (or none: removed meanwhile)
         ids.pop(path, None)
-    ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env, stopped))
+    ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env, stop))
     digest = hashlib.sha256()
     for path in sorted(ids):
         digest.update(path + b"\x00" + ids[path] + b"\n")
@@ -203,7 +225,7 @@ def _plain_line(path: bytes) -> bool:
 
 
 def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[str, str] | None,
-                 stopped: Callable[[], bool] = lambda: False) -> dict[bytes, bytes]:
+                 stop: _Stop) -> dict[bytes, bytes]:
     """The blob ids `git add` would give these files: their content as git's filters clean it (line endings under
     `core.autocrlf` or `eol`/`text` attributes, a clean filter), which is what the index holds of a file once it is
     staged. Hashed as they are, a file staged with the same content moved the fingerprint (CRLF on disk, LF in the
@@ -213,11 +235,11 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
     each file's content as it is."""
     if not paths:
         return {}
-    hashing = GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n")
+    hashing = stop.started(GitCall(top, "hash-object", "--stdin-paths", env=env, given=b"\n".join(paths) + b"\n"))
     # --eol on these paths only (on the whole tree it reads every file: a tenth of a second at 10k files), a
     # command line of at most EOL_ARGS bytes each
-    eols = [GitCall(top, "--literal-pathspecs", "ls-files", "--eol", "-z", "--", *map(os.fsdecode, part), env=env)
-            for part in _parts(tracked, EOL_ARGS)]
+    eols = [stop.started(GitCall(top, "--literal-pathspecs", "ls-files", "--eol", "-z", "--", *map(os.fsdecode, part),
+                                 env=env)) for part in _parts(tracked, EOL_ARGS)]
     ids: dict[bytes, bytes] = {}
     try:
         found = hashing.output().split()
@@ -234,8 +256,7 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
         for call in (hashing, *eols):
             call.cancel()
     for path in paths:
-        if stopped():
-            raise GitUnavailable("the observation was stopped")
+        stop.check()
         try:
             ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
         except FileNotFoundError:
@@ -285,7 +306,7 @@ class Observation:
     def __init__(self, root: str, leaving: str | None = None) -> None:
         self.top = work_tree_root(root)
         self._calls: tuple[GitCall, GitCall] | None = None
-        self._stopped = False
+        self._stop = _Stop()
         self._own: tuple[bytes, ...] = ()
         self._leaving: bytes | None = None
         if self.top is not None:
@@ -297,21 +318,19 @@ class Observation:
                                                      os.path.basename(leaving)), self.top)
                 outside = where == os.pardir or where.startswith(os.pardir + os.sep)  # not `..notes.json`
                 self._leaving = None if outside else os.fsencode(where.replace(os.sep, "/"))
-            self._calls = (GitCall(self.top, *LS_ARGS), GitCall(self.top, *STATUS_ARGS))
+            self._calls = (self._stop.started(GitCall(self.top, *LS_ARGS)),
+                           self._stop.started(GitCall(self.top, *STATUS_ARGS)))
 
     def cancel(self) -> None:
         """Stop the git calls and the hashing (the observation is no longer wanted)."""
-        self._stopped = True
-        for call in self._calls or ():
-            call.cancel()
+        self._stop.stop()
 
     def result(self) -> Worktree:
         """The observation (a reason instead when git cannot tell)."""
         if self.top is None or self._calls is None:
             return Worktree(problem="not in a git worktree")
         try:
-            head, printed = _fingerprint(self.top, self._own, *self._calls, leaving=self._leaving,
-                                         stopped=lambda: self._stopped)
+            head, printed = _fingerprint(self.top, self._own, *self._calls, leaving=self._leaving, stop=self._stop)
         except GitUnavailable as error:
             return Worktree(problem=str(error))
         return Worktree(head=head, fingerprint=printed)
@@ -324,11 +343,14 @@ class Observation:
         found: list[Worktree] = []
         worker = threading.Thread(target=lambda: found.append(self.result()), daemon=True)
         worker.start()
-        worker.join(seconds)
-        if not found:
-            self.cancel()
-            return None
-        return found[0]
+        answer = None
+        try:
+            worker.join(seconds)
+            answer = found[0] if found else None  # taken now: once stopped, the worker answers "stopped"
+        finally:
+            if answer is None:  # past the time, or interrupted (Ctrl-C): no git of it left running
+                self.cancel()
+        return answer
 
 
 def observe(root: str, leaving: str | None = None) -> Worktree:

@@ -411,6 +411,35 @@ def test_text_data_that_sqlite_cannot_decode_is_rebuilt_too(project: Path, capsy
     assert cli_process("recall", "alpha", cwd=project).returncode == 0
 
 
+def test_a_real_memory_shortage_keeps_the_index(project: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """MemoryError is also a real shortage (a container's limit; `ulimit -v` shows it), where the first version
+    deleted a sound index and failed in its rebuild, leaving a part of one. The index is built in memory first: a
+    shortage fails that too and the file on disk stays as it was. (The shortage is raised here by the search and
+    by every build: a test cannot limit its own memory reliably.)"""
+    from continuity.recall import plain, search
+
+    event = log(capsys, "log", "-m", "about turbines")
+    assert ids(recall(capsys, "turbines")) == [event]
+    path = project / STORE / "local" / index.INDEX_NAME
+    before = index_rows(project)
+
+    def short(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    real_catch_up = index.catch_up
+    with monkeypatch.context() as shortage:
+        shortage.setattr(plain, "ranked_rows", short)  # the fast path's
+        shortage.setattr(search, "ranked_rows", short)  # the command's
+        shortage.setattr(index, "catch_up", lambda connection, *args, **kwargs: short() if kwargs.get("rebuild")
+                         else real_catch_up(connection, *args, **kwargs))
+        capsys.readouterr()
+        assert main(["recall", "turbines"]) == 70
+        assert "MemoryError" in capsys.readouterr().err
+    assert path.exists() and index_rows(project) == before
+    assert ids(recall(capsys, "turbines")) == [event] and capsys.readouterr().err == ""
+
+
 def test_a_ranked_row_the_table_no_longer_holds_is_damage_and_rebuilt(project: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """A damaged page of the rows' table (SQLite reads past it) lost rows the ranking names: `recall` answered 995

@@ -124,6 +124,61 @@ def test_a_write_whose_observation_takes_too_long_leaves_the_files_as_the_log_wr
     assert "B1" in [entry["id"] for entry in runtime["unresolvedItems"]]
 
 
+def test_a_write_that_stops_waiting_for_the_observation_leaves_no_git_running(repo: Path, tmp_path: Path) -> None:
+    """Past its wait, a write stopped `git ls-files` and `git status` only: the `git hash-object` hashing untracked
+    gigabytes went on by itself after the command ended (one more with every write). Every git call of the
+    observation is stopped now. (A `git` on PATH that takes its time over `hash-object` stands in for the size.)"""
+    import time
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (fake / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = hash-object ] && exec sleep 31.4159; done\n'
+                              f'exec {real_git} "$@"\n')
+    (fake / "git").chmod(0o755)
+    (repo / "untracked.txt").write_text("to hash\n")
+    done = cli_process("work", "item", "add", "S1", "--title", "slow", cwd=repo,
+                       env={"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 0 and "took longer than 2 s" in done.stderr, done.stderr
+    runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
+    assert "observedAt" not in runtime  # not a document saying the observation "was stopped"
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", "sleep 31.4159"], capture_output=True, text=True).stdout.split()
+    for pid in left:  # not to leave them behind this test either
+        subprocess.run(["kill", pid], check=False)
+    assert left == []
+
+
+def test_ctrl_c_while_a_write_waits_for_the_observation_leaves_no_git_running(repo: Path, tmp_path: Path) -> None:
+    """Ctrl-C during the wait stopped the write (exit 130, its event recorded) and left `git ls-files` and `git
+    status` running by themselves."""
+    import signal
+    import sys
+    import time
+
+    from tests.helpers import default_sigint
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (fake / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = status ] && exec sleep 27.1828; done\n'
+                              f'exec {real_git} "$@"\n')
+    (fake / "git").chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
+    child = subprocess.Popen([sys.executable, "-m", "continuity", "work", "item", "add", "C1", "--title", "c"],
+                             cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_sigint)
+    time.sleep(1.2)  # in its wait (2 s) for the observation
+    child.send_signal(signal.SIGINT)
+    child.communicate(timeout=30)
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", "sleep 27.1828"], capture_output=True, text=True).stdout.split()
+    for pid in left:
+        subprocess.run(["kill", pid], check=False)
+    assert child.returncode == 130 and left == []
+
+
 def test_a_write_observed_while_another_lands_writes_what_the_log_holds_then(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write read the state, waited for the worktree's observation, and wrote: an event that landed meanwhile (a
