@@ -124,18 +124,25 @@ def test_a_write_whose_observation_takes_too_long_leaves_the_files_as_the_log_wr
     assert "B1" in [entry["id"] for entry in runtime["unresolvedItems"]]
 
 
+def slow_git(tmp_path: Path, command: str, seconds: str) -> Path:
+    """A folder holding a `git` that sleeps `seconds` (a number no other process sleeps, to find it by) for
+    `command` and is the real git otherwise."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (fake / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = {command} ] && exec sleep {seconds}; done\n'
+                              f'exec {real_git} "$@"\n')
+    (fake / "git").chmod(0o755)
+    return fake
+
+
 def test_a_write_that_stops_waiting_for_the_observation_leaves_no_git_running(repo: Path, tmp_path: Path) -> None:
     """Past its wait, a write stopped `git ls-files` and `git status` only: the `git hash-object` hashing untracked
     gigabytes went on by itself after the command ended (one more with every write). Every git call of the
     observation is stopped now. (A `git` on PATH that takes its time over `hash-object` stands in for the size.)"""
     import time
 
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (fake / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = hash-object ] && exec sleep 31.4159; done\n'
-                              f'exec {real_git} "$@"\n')
-    (fake / "git").chmod(0o755)
+    fake = slow_git(tmp_path, "hash-object", "31.4159")
     (repo / "untracked.txt").write_text("to hash\n")
     done = cli_process("work", "item", "add", "S1", "--title", "slow", cwd=repo,
                        env={"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"})
@@ -158,12 +165,7 @@ def test_ctrl_c_while_a_write_waits_for_the_observation_leaves_no_git_running(re
 
     from tests.helpers import default_sigint
 
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (fake / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = status ] && exec sleep 27.1828; done\n'
-                              f'exec {real_git} "$@"\n')
-    (fake / "git").chmod(0o755)
+    fake = slow_git(tmp_path, "status", "27.1828")
     env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
     env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
     child = subprocess.Popen([sys.executable, "-m", "continuity", "work", "item", "add", "C1", "--title", "c"],
