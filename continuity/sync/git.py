@@ -262,7 +262,7 @@ class Repo:
                 target = os.path.join(objects, relative)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with contextlib.suppress(FileExistsError):  # the same object (its name is its hash): there
-                    os.link(source, target)
+                    osfs.link(source, target)
         except OSError as error:
             raise WriteFailed(f"sync failed: cannot move fetched objects into {objects} "
                               f"({error.strerror or error})") from None
