@@ -110,11 +110,10 @@ def _export_session(store: Store, session_id: str | None) -> None:
     the session: an `export CONTINUITY_SESSION_ID=<id>` there makes the agent's own `continuity` commands (`run
     start`, `log`) the session's, so a run started from the shell is the one its PostToolUse hook attributes
     edits to. Not when the user set the variable, nor for an id a shell word could not hold as it is."""
-    import re
+    from continuity.tasks.current import plain_id
 
     path = os.environ.get("CLAUDE_ENV_FILE")
-    if not path or not session_id or os.environ.get("CONTINUITY_SESSION_ID") \
-            or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}", session_id):
+    if not path or not session_id or os.environ.get("CONTINUITY_SESSION_ID") or not plain_id(session_id):
         return
     line = f"export CONTINUITY_SESSION_ID={session_id}".encode()
     try:

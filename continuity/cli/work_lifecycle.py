@@ -112,7 +112,7 @@ def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:
     """The runtime files with what start observed (freshness, context state, membership): seed 002's resume
     contract, read before substantive work. Written even when nothing changed since the last catch-up (a
     deleted file, a first start); the next change a catch-up folds writes them without the live views."""
-    from continuity.workstreams.files import write_runtime_doc
+    from continuity.workstreams.files import not_written, write_runtime_doc
     from events.errors import ContinuityError
 
     if project != store.reading_project()[0]:
@@ -120,7 +120,7 @@ def _write_runtime(store: Any, project: str, doc: dict[str, Any]) -> list[str]:
     try:
         write_runtime_doc(store.root, doc)
     except (OSError, ContinuityError) as error:
-        return [f"runtime files not written: {getattr(error, 'strerror', None) or error}"]
+        return [not_written(error)]
     return []
 
 

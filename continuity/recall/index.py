@@ -194,12 +194,7 @@ def _rebuilt_from_memory(path: str, log: FileEventLog,
     """After a search met MemoryError: SQLite says NOMEM for FTS5 data it cannot decode (a damaged cache), and for a
     real shortage. The index is built in memory first: a shortage fails that too (MemoryError, raised, the file
     kept whole); a build that succeeds answers, and replaces the file on disk (a warning when it cannot)."""
-    connection = connect(":memory:")
-    try:
-        outcome = catch_up(connection, log, rebuild=True, progress=progress)
-    except BaseException:
-        connection.close()
-        raise
+    connection, outcome = _in_memory(log, [], progress)
     said = ["the recall index was unreadable (data SQLite could not decode); rebuilt it"]
     disk = None
     try:

@@ -27,9 +27,14 @@ RUNS_DIR = "runs"
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
 
 
+def plain_id(text: str) -> bool:
+    """Whether an id may name a file as it is, and stand as a shell word unquoted (letters, digits, `._:@+=-`)."""
+    return bool(_SAFE.fullmatch(text)) and ".." not in text
+
+
 def hint_path(local_dir: str, session_id: str | None) -> str:
     """Where the current-run hint of a session (or of no session) lives; ValueError for an unsafe id."""
-    if session_id is not None and (not _SAFE.fullmatch(session_id) or ".." in session_id):
+    if session_id is not None and not plain_id(session_id):
         raise ValueError("session id unusable in a file name")
     return os.path.join(local_dir, RUNS_DIR, f"current-{session_id or '-'}")
 
@@ -58,7 +63,7 @@ def read_current(local_dir: str, session_id: str | None) -> tuple[str, str | Non
             "utf-8", "replace").split()
     except (OSError, ValueError):
         return None
-    if not parts or len(parts) > 2 or not all(_SAFE.fullmatch(part) and ".." not in part for part in parts):
+    if not parts or len(parts) > 2 or not all(plain_id(part) for part in parts):
         return None  # an id no event may carry (a control character, `..`): taken, it failed every write
     return parts[0], (parts[1] if len(parts) == 2 else None)
 
