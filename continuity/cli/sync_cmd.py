@@ -113,13 +113,32 @@ def _status(store: Any, args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _clone(args: argparse.Namespace, out: Output) -> int:
-    from continuity.core.store import explicit_root, working_folder
-    from continuity.sync.clone import clone_store
+def root_to_fill(args: argparse.Namespace) -> str:
+    """The project root of a command that makes the store when there is none (`clone-store`, `work import`): the
+    one `--root` (or CONTINUITY_ROOT) names; else the nearest store's from the working folder up, when it lies in
+    this work tree (a project in a subfolder of the repository, as every other command finds it); else the work
+    tree's top."""
+    from continuity.core.errors import StoreNotFound
+    from continuity.core.store import explicit_root, find_store, working_folder
     from continuity.sync.git import Repo
 
     root = explicit_root(getattr(args, "root", None))
-    root = os.path.abspath(root) if root else Repo(working_folder()).toplevel
+    if root:
+        return os.path.abspath(root)
+    folder = working_folder()
+    top = Repo(folder).toplevel
+    try:
+        found = find_store(folder).root
+    except StoreNotFound:
+        return top
+    real_top = os.path.realpath(top)
+    return found if os.path.commonpath([os.path.realpath(found), real_top]) == real_top else top
+
+
+def _clone(args: argparse.Namespace, out: Output) -> int:
+    from continuity.sync.clone import clone_store
+
+    root = root_to_fill(args)
     news = _news("clone-store", out)
     try:
         result = clone_store(root, args.remote, branch=args.branch, progress=news.message if news else None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,12 +70,10 @@ def _export(args: argparse.Namespace, out: Output) -> int:
 
 def _import(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
-    from continuity.core.store import explicit_root, working_folder
-    from continuity.sync.git import Repo
+    from continuity.cli.sync_cmd import root_to_fill
     from continuity.sync.transfer import import_transfer
 
-    root = explicit_root(getattr(args, "root", None))
-    root = os.path.abspath(root) if root else Repo(working_folder()).toplevel
+    root = root_to_fill(args)
     with _file_errors("import"):
         result = import_transfer(root, args.folder)
     warn(result["warnings"])

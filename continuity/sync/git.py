@@ -105,11 +105,12 @@ class Repo:
 
     # -- running ---------------------------------------------------------------------------
     def try_run(self, *args: str, input: bytes | None = None, network: bool = False,
-                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-        """Run git; the result whatever its exit code (a missing git or a timeout raises)."""
+                env: dict[str, str] | None = None, at: str | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run git (in `at`, else in the store's root); the result whatever its exit code (a missing git or a
+        timeout raises)."""
         timeout = self.network_timeout if network else LOCAL_TIMEOUT
         try:
-            return subprocess.run(["git", "-C", self.root, *args], input=input, capture_output=True,
+            return subprocess.run(["git", "-C", at or self.root, *args], input=input, capture_output=True,
                                   env=env or self.env, timeout=timeout)
         except FileNotFoundError:
             raise UsageError("sync needs git, and git is not installed") from None

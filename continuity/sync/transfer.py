@@ -303,7 +303,8 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
         else:  # a folder the user named: theirs to point anywhere
             os.makedirs(folder, exist_ok=True)
         bundle = os.path.join(folder, TRANSFER_BUNDLE)
-        result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}")
+        # from the top of the work tree: in a subfolder, git before 2.43 wrote `-` as a file there, not to stdout
+        result = repo.try_run("bundle", "create", "--quiet", "-", f"refs/heads/{branch}", at=repo.toplevel)
         if result.returncode != 0:
             raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr, result.returncode)}")
         write_atomic(bundle, result.stdout, sweep=True)

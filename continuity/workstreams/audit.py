@@ -20,8 +20,14 @@ from continuity.workstreams.membership import Membership, member_repository
 from events import osfs
 
 
-def _is_worktree(path: str) -> bool:
-    return os.path.isdir(path) and os.path.exists(os.path.join(path, ".git"))
+def _is_worktree(path: str, root: str | None = None) -> bool:
+    """Whether a git worktree is at `path`; the project root (`root`) is in one when any folder above holds
+    `.git` too (a project kept in a subfolder of its repository is this clone, not a missing one)."""
+    from continuity.facts import work_tree_root
+
+    if not os.path.isdir(path):
+        return False
+    return os.path.exists(os.path.join(path, ".git")) or (path == root and work_tree_root(path) is not None)
 
 
 def _store_project(path: str) -> str | None:
@@ -60,8 +66,9 @@ def audit(root: str, project: str, membership: Membership) -> dict[str, Any]:
             where = os.path.join(os.path.dirname(root), member.id)
         seen.add(where)
         status = "present"
-        found_id = member_repository(where) if _is_worktree(where) else None
-        if not _is_worktree(where):
+        present = _is_worktree(where, root)
+        found_id = member_repository(where) if present else None
+        if not present:
             status = "missing"
             findings.append(f"registered repository {member.id} is missing: no git worktree at {where}")
         elif found_id is not None and found_id != member.id:

@@ -429,6 +429,22 @@ def test_audit_is_clean_when_everything_matches(tmp_path: Path, monkeypatch: pyt
     assert code == 0 and out["findings"] == []
 
 
+def test_audit_finds_this_clone_when_the_project_is_a_subfolder_of_its_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project kept in a subfolder of a repository (a monorepo's `web/`) is this clone: present, as `work start`
+    and `work status` find it, not a missing repository."""
+    make_repo(tmp_path / "mono")
+    root = tmp_path / "mono" / "web"
+    root.mkdir()
+    member(root, "repo-a")
+    monkeypatch.chdir(root)
+    assert main(["init", "--project", "demo"]) == 0
+    registry(root, REGISTRY_A)
+    code, out = cli("work", "audit")
+    assert (code, out["findings"]) == (0, [])
+    assert [(entry["id"], entry["status"]) for entry in out["registered"]] == [("repo-a", "present")]
+
+
 # -- install ai-context ----------------------------------------------------------------------------
 
 

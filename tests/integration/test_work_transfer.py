@@ -1101,3 +1101,41 @@ def test_two_machines_that_both_worked_offline_unite_through_a_remote_both_reach
     assert {"work on c", "work on d"} <= messages
     for machine in (c, d):
         assert cli("verify", "--root", str(machine))[0] == 0
+
+
+def test_a_project_in_a_subfolder_exports_clones_and_imports_its_own_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project kept in a subfolder of its repository: `work export` writes the bundle where it says (git before
+    2.43 wrote `bundle create -` as a file named `-` in the subfolder, the bundle left empty), and `clone-store`
+    and `work import` run there fill the subfolder's store, as every other command finds it, not a second one
+    at the repository's top."""
+    world = World(tmp_path)
+    (world.a / "web").mkdir()
+    assert cli("init", "--project", "web", "--root", str(world.a / "web"))[0] == 0
+    append(world.a / "web", "in the subfolder")
+    monkeypatch.chdir(world.a / "web")
+    assert cli("sync")[0] == 0
+    code, out = cli("work", "export", "--out", str(tmp_path / "transfer"))
+    assert code == 0, out
+    data = (tmp_path / "transfer" / "context.bundle").read_bytes()
+    assert out["manifest"]["bundle"]["bytes"] == len(data) > 0
+    git(world.a, "bundle", "verify", "--quiet", str(tmp_path / "transfer" / "context.bundle"))
+    assert not (world.a / "web" / "-").exists() and not (world.a / "-").exists()
+
+    d = world.clone("d", init=False)
+    (d / "web").mkdir()
+    assert cli("init", "--project", "web", "--root", str(d / "web"))[0] == 0
+    monkeypatch.chdir(d / "web")
+    code, out = cli("clone-store", "origin")
+    assert code == 0, out
+    assert event_names(d / "web") == event_names(world.a / "web")
+    assert not (d / ".agent").exists()
+
+    c = offline_clone(world, "c")
+    (c / "web").mkdir()
+    assert cli("init", "--project", "web", "--root", str(c / "web"))[0] == 0
+    monkeypatch.chdir(c / "web")
+    code, out = cli("work", "import", str(tmp_path / "transfer"))
+    assert code == 0, out
+    assert event_names(c / "web") == event_names(world.a / "web")
+    assert not (c / ".agent").exists()
