@@ -118,12 +118,12 @@ class GitCall:
         if process is None:
             raise GitUnavailable(self._problem or "git did not start")
         try:
-            out, _ = process.communicate(self._given, timeout=GIT_TIMEOUT)
+            out, err = process.communicate(self._given, timeout=GIT_TIMEOUT)
         except (subprocess.TimeoutExpired, OSError) as error:
             _stop(process)
             raise GitUnavailable(f"git did not answer ({type(error).__name__})") from None
         if process.returncode != 0:
-            raise GitUnavailable("not a git work tree")
+            raise GitUnavailable(git_refusal(err))
         return out
 
     def cancel(self) -> None:
@@ -131,6 +131,18 @@ class GitCall:
         process = self._process
         if process is not None and process.returncode is None:
             _stop(process)
+
+
+def git_refusal(stderr: bytes) -> str:
+    """Why a git call failed, from what it said: `not a git work tree` when it is none; else git's first `fatal:` or
+    `error:` line (a repository owned by another user, a broken config file, a failing clean filter), one line."""
+    from continuity.core.text import one_line, shortened
+
+    lines = stderr.decode("utf-8", "replace").splitlines()
+    said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "")
+    if not said or "not a git repository" in said:
+        return "not a git work tree"
+    return f"git failed: {shortened(one_line(said), 300)}"
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -155,7 +167,9 @@ def work_tree_root(start: str) -> str | None:
         here = parent
 
 
-_STATUS = ("status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+#: NUL-separated, so paths come as they are and from the work tree's top, whatever `core.quotePath` or the folder
+#: git runs in (quoted or folder-relative, one file was named two ways, and its drift depended on a setting).
+_STATUS = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal")
 _started: dict[str, GitCall] = {}
 
 
@@ -199,35 +213,78 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
     branch = head = None
     short: list[str] = []
     dirty: set[str] = set()
-    # Lines end at "\n" only: a path or branch under `core.quotePath false` may hold U+0085 or U+2028, which
-    # `splitlines` also breaks at (one untracked file listed as two, a forged " M evil.py", a branch cut short).
-    for line in status.split("\n"):
-        if line.startswith("# branch.oid "):
-            oid = line[13:]
+    records = iter(status.split("\0"))
+    for record in records:
+        if record.startswith("# branch.oid "):
+            oid = record[13:]
             head = None if oid == "(initial)" else oid
-        elif line.startswith("# branch.head "):
-            name = line[14:]
+        elif record.startswith("# branch.head "):
+            name = record[14:]
             branch = None if name == "(detached)" else name
-        elif line.startswith("1 "):
-            parts = line.split(" ", 8)
-            short.append(f"{parts[1].replace('.', ' ')} {parts[8]}")
-            dirty.add(parts[8])
-        elif line.startswith("2 "):
-            parts = line.split(" ", 9)
-            path, _, original = parts[9].partition("\t")
-            short.append(f"{parts[1].replace('.', ' ')} {original} -> {path}")
-            dirty.add(path)
-        elif line.startswith("u "):
-            parts = line.split(" ", 10)
-            short.append(f"{parts[1]} {parts[10]}")
-            dirty.add(parts[10])
-        elif line.startswith("? "):
-            short.append(f"?? {line[2:]}")
-            dirty.add(line[2:])
+        elif record.startswith("1 "):
+            parts = record.split(" ", 8)
+            if len(parts) == 9:
+                short.append(f"{parts[1].replace('.', ' ')} {shown_path(parts[8])}")
+                dirty.add(parts[8])
+        elif record.startswith("2 "):
+            parts = record.split(" ", 9)
+            original = next(records, "")  # a rename's or copy's source is the record after it
+            if len(parts) == 10:
+                short.append(f"{parts[1].replace('.', ' ')} {shown_path(original)} -> {shown_path(parts[9])}")
+                dirty.add(parts[9])
+        elif record.startswith("u "):
+            parts = record.split(" ", 10)
+            if len(parts) == 11:
+                short.append(f"{parts[1]} {shown_path(parts[10])}")
+                dirty.add(parts[10])
+        elif record.startswith("? "):
+            short.append(f"?? {shown_path(record[2:])}")
+            dirty.add(record[2:])
     return GitFacts(
         root=top, branch=branch, head=head, status_short=first_lines("\n".join(short)),
         dirty_files=first_paths(sorted(dirty)),
     )
+
+
+#: What git writes for these characters in a path it quotes (the rest of the controls as octal escapes).
+_QUOTED = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r", '"': '"', "\\": "\\"}
+_UNQUOTED = {letter: char for char, letter in _QUOTED.items()}
+
+
+def shown_path(path: str) -> str:
+    """A path as a line of `git status` shows it under `core.quotePath false`: as it is, unless it holds a control
+    character, a quote or a backslash, then between quotes with those escaped (a path's line break cannot end the
+    line)."""
+    if not any(char < " " or char in '"\\\x7f' for char in path):
+        return path
+    escaped = (f"\\{_QUOTED[char]}" if char in _QUOTED else f"\\{ord(char):03o}" if char < " " or char == "\x7f"
+               else char for char in path)
+    return f'"{"".join(escaped)}"'
+
+
+def unquoted_path(text: str) -> str:
+    """A path as git quotes it (`"caf\\303\\251.txt"`, as archives before `-z` recorded dirty files, and
+    runtime-continuity's archives still do) read back as the path; any other text as it is (git quotes a path only
+    for what it escapes, so a quoted one holds a backslash)."""
+    if len(text) < 3 or text[0] != '"' or text[-1] != '"' or "\\" not in text:
+        return text
+    out = bytearray()
+    body, at = text[1:-1], 0
+    while at < len(body):
+        char = body[at]
+        if char != "\\" or at + 1 == len(body):
+            out += char.encode("utf-8", "surrogateescape")
+            at += 1
+        elif body[at + 1] in _UNQUOTED:
+            out += _UNQUOTED[body[at + 1]].encode()
+            at += 2
+        elif body[at + 1:at + 4].isdigit() and all(digit in "01234567" for digit in body[at + 1:at + 4]):
+            out.append(int(body[at + 1:at + 4], 8) & 0xFF)
+            at += 4
+        else:
+            out += char.encode()
+            at += 1
+    return out.decode("utf-8", "replace")
 
 
 #: The most dirty files an event carries, by count and by total length: an archive of a tree with
@@ -265,22 +322,28 @@ def first_paths(paths: list[str]) -> tuple[str, ...]:
 def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
     """Git now, and what moved since the archive (`archived` holds its head and dirty files)."""
     facts = git_facts(root, warnings)
-    if facts.root is None:
-        return None
-    head_moved = bool(archived and archived.head and facts.head and archived.head != facts.head)
+    if facts.root is None or (facts.head is None and facts.branch is None):  # no work tree, or git failed (a warning
+        return None  # says why): no Git section, rather than one that says "no commit yet"
+    head_moved = bool(archived and archived.head and facts.head and not same_commit(archived.head, facts.head))
     changed: tuple[str, ...] = ()
     if head_moved:
         try:
-            diff = _git(root, "diff", "--name-only", f"{archived.head}..{facts.head}")
-            changed = first_paths(sorted({path for path in diff.split("\n") if path}))  # a name may hold spaces
+            diff = _git(root, "diff", "--name-only", "-z", f"{archived.head}..{facts.head}")
+            changed = first_paths(sorted({path for path in diff.split("\0") if path}))
         except GitUnavailable:
             warnings.append("git drift unknown: the archived HEAD is not in this clone")
-    before = set(archived.dirty_files) if archived else set()
+    before = {unquoted_path(path) for path in archived.dirty_files} if archived else set()
     return GitNow(
         root=facts.root, branch=facts.branch, head=facts.head, status_short=facts.status_short,
         dirty_files=facts.dirty_files, head_moved=head_moved, changed_since_archive=changed,
         new_dirty_files=tuple(path for path in facts.dirty_files if path not in before),
     )
+
+
+def same_commit(archived: str, now: str) -> bool:
+    """Whether an archive's HEAD is the commit at HEAD now: the same id, or its abbreviation (runtime-continuity
+    archives the `git rev-parse --short HEAD` seed 004 recorded)."""
+    return archived == now or (len(archived) >= 4 and now.startswith(archived.lower()))
 
 
 #: The most of a project file the views read to learn its status or addressee.

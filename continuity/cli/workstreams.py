@@ -240,7 +240,8 @@ def _validate(args: argparse.Namespace, out: Output) -> int:
                                       redact=args.redact, facts=facts)
     event: Any = stored[0].event
     if facts.fingerprint is None:
-        warnings = [*warnings, "not in a git worktree: the entry is not bound to a HEAD or fingerprint (UNBOUND)"]
+        warnings = [*warnings, f"{facts.worktree_problem or 'not in a git worktree'}: the entry is not bound to a "
+                    "HEAD or fingerprint (UNBOUND)"]
     elif event.fingerprint is None:
         warnings = [*warnings, f"evidence about repository {event.entries[0].repository}, not this clone's "
                     f"({facts.repository}): recorded unbound; its freshness is judged in that repository's clone"]

@@ -92,6 +92,11 @@ class Repo:
             lines = [os.fsdecode(answer.stdout).removesuffix("\n") for answer in answers
                      if answer.returncode == 0]
         if probe.returncode != 0 or len(lines) != 4:
+            from continuity.facts import git_refusal
+
+            refused = git_refusal(probe.stderr) if probe.returncode != 0 else "not a git work tree"
+            if refused != "not a git work tree":  # a repository git will not work in (owned by another user, a
+                raise UsageError(f"{refused} (in {root})")  # broken config file): git's own line says why
             raise UsageError(f"not a git work tree: {root} (sync keeps events on a git branch: "
                              "run it inside a clone of the project)")
         self.toplevel, self.git_dir, object_format, common = lines

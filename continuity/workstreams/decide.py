@@ -63,6 +63,8 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
     #: This clone's own repository id, as configured (`.ai/context/config.json`, config.json `work_repository`):
     #: every write checks it against the registry too, as `work start` does (seed 002).
     repository: str | None = None
+    #: Why HEAD and the fingerprint are None when they were asked for (not in a git worktree, git failed: its line).
+    worktree_problem: str | None = None
 
 
 class ItemSet(msgspec.Struct, frozen=True, kw_only=True):

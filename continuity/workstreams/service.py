@@ -145,7 +145,7 @@ def checkpoint_facts(store: Store, *, bind: bool, leaving: str | None = None) ->
         live = observe(store.root, leaving)
     return Facts(head=live.head if live else None, fingerprint=live.fingerprint if live else None,
                  members=frozen_members(membership), membership_problem=membership.problem,
-                 repository=membership.repository)
+                 repository=membership.repository, worktree_problem=live.problem if live else None)
 
 
 def membership_of(store: Store, project: str, state: WorkstreamsState) -> Membership:

@@ -484,6 +484,97 @@ def test_git_names_holding_a_unicode_line_break_stay_one_name(repo: Path, capsys
     assert newly == ["- newly dirty: later\ufffd? FORGED_two.py"]  # one name, the break shown as a stand-in
 
 
+def git_section(out: str) -> list[str]:
+    """The brief's Git lines."""
+    lines = out.split("## Git\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return [line for line in lines if line.startswith("- ")]
+
+
+def test_archived_paths_are_paths_whatever_core_quote_path_says(repo: Path, capsys: Capture) -> None:
+    """Under git's default `core.quotePath` an archive recorded `"caf\\303\\251.txt"` (git's quoted form, quotes
+    included) as a dirty file: the file was then "newly dirty" in every brief once the setting changed (and in a
+    clone with the other setting), and a file named with a line break was shown as git's escapes."""
+    (repo / "café.txt").write_text("x\n")
+    (repo / "line\nbreak.txt").write_text("x\n")
+    code, data = run_json(capsys, "archive", "--reason", "end of day")
+    assert code == 0, data
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    assert {"café.txt", "line\nbreak.txt"} <= set(latest["refs"]["dirty_files"])
+    assert {"?? café.txt", '?? "line\\nbreak.txt"'} <= set(latest["git"]["status_short"].split("\n"))
+    for setting in ("true", "false"):
+        subprocess.run(["git", "config", "core.quotePath", setting], cwd=repo, check=True)
+        code, out, _ = run(capsys, "resume-bundle")
+        assert code == 0
+        assert not [line for line in git_section(out) if "newly dirty" in line], out
+
+
+def test_a_project_in_a_subfolder_names_each_file_from_the_repositorys_top(repo: Path, capsys: Capture,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project in a subfolder of its repository: git's status named files from the subfolder (`a.py`) and its
+    diff from the top (`web/a.py`), so one file was both "changed since" and "newly dirty" under two names."""
+    web = repo / "web"
+    web.mkdir()
+    monkeypatch.chdir(web)
+    assert run(capsys, "init", "--project", "web")[0] == 0
+    (web / "a.py").write_text("one\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "web"], cwd=repo, check=True)
+    (web / "a.py").write_text("two\n")
+    assert run(capsys, "archive", "--reason", "end of day")[0] == 0
+    latest = json.loads((web / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    assert latest["refs"]["dirty_files"] == ["web/a.py"]
+    subprocess.run(["git", "commit", "-qam", "two"], cwd=repo, check=True)
+    (web / "a.py").write_text("three\n")
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0
+    assert [line for line in git_section(out) if "changed since" in line or "dirty" in line] == [
+        "- changed since: web/a.py"], out
+
+
+def test_a_runtime_continuity_archive_is_read_without_false_drift(repo: Path, capsys: Capture) -> None:
+    """runtime-continuity archives seed 004's `rev-parse --short HEAD` and its `diff --name-only HEAD` as git prints
+    it (quoted under the default `core.quotePath`): every brief said HEAD had moved, and listed the files it had
+    archived as newly dirty."""
+    from continuity.adapters.compat.runtime_continuity import main as compat_main
+
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "café.py").write_text("x\n")
+    subprocess.run(["git", "add", "café.py"], cwd=repo, check=True)
+    assert compat_main(["archive", "--project", "demo", "--gate", "user"]) == 0
+    capsys.readouterr()
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    assert latest["git"]["head"] != head and head.startswith(latest["git"]["head"])  # the short form
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0
+    assert [line for line in git_section(out) if "moved" in line or "newly dirty" in line] == [
+        "- newly dirty: .gitignore"], out  # untracked: seed 004's dirty files are those `git diff HEAD` names
+    code, data = run_json(capsys, "resume-bundle")
+    assert data["git"]["head_moved"] is False
+
+
+def test_a_git_that_fails_is_not_taken_for_no_git(repo: Path, capsys: Capture, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """git refusing to work (here a broken config file; a repository owned by another user, a failing clean filter
+    alike) was reported as "not a git work tree": `work validate` warned it was outside git, the brief's Git
+    section said "no commit yet", and sync told the user to run it inside a clone of the project."""
+    broken = tmp_path / "broken.gitconfig"
+    broken.write_text("[core\n broken = \n")
+    assert run(capsys, "install", "ai-context", "--repository", "repo-a")[0] == 0
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(broken))
+    code, out, err = run(capsys, "work", "validate", "--id", "V1", "--kind", "test", "--result", "PASS",
+                         "--scope", "all", "--summary", "ok")
+    assert code == 0
+    assert "git failed: fatal: bad config line 1" in err and "not in a git worktree" not in err, err
+    code, out, err = run(capsys, "resume-bundle")
+    assert code == 0
+    assert "## Git" not in out and "no commit yet" not in out, out
+    assert "git facts unavailable: git failed: fatal: bad config line 1" in out + err
+    code, out, err = run(capsys, "sync")
+    assert code == 2
+    assert "bad config line 1" in err and "inside a clone" not in err, err
+
+
 def test_files_changed_since_the_archive_are_named_whole(repo: Path, capsys: Capture) -> None:
     """The brief's "changed since" lines name each file committed since the archive whole: git's list was split at
     every space, so `my notes.txt` came as `my` and `notes.txt`, two files that do not exist."""
