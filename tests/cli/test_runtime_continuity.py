@@ -313,6 +313,20 @@ def test_file_names_that_are_no_utf8_are_listed_as_node_lists_them(rc: Any, work
         assert json.load(handle)["events"][-1]["type"] == "runtime_log"
 
 
+def test_a_project_folder_named_in_bytes_that_are_no_utf8_is_archived(rc: Any, work: Path) -> None:
+    """A project whose folder's name is not UTF-8: `archive` and `host-switch` exited 1 ("surrogates not allowed")
+    and no archive could ever be taken there; the root is recorded as Node records it, U+FFFD for the byte."""
+    folder = os.path.join(os.fsencode(work), b"bad\xffdir")
+    os.mkdir(folder)
+    os.chdir(folder)
+    subprocess.run(["git", "init", "-q"], check=True)
+    archived = rc("archive", "--project", "p", "--gate", "user")
+    assert archived.code == 0, archived.raw
+    assert archived.data["archive"]["git"]["root"] == f"{work}/bad\ufffddir"
+    switched = rc("host-switch", "--project", "p", "--gate", "user", "--to-host", "codex")
+    assert switched.code == 0, switched.raw
+
+
 def test_a_run_file_named_with_a_space_is_the_active_run(rc: Any, work: Path) -> None:
     """A run id comes from its file's name (§4); `R 1.json` no longer stops every log of the repository."""
     add_run(work, "R 1", "running")

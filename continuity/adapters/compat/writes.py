@@ -274,7 +274,7 @@ def _fitted_git(root: str, branch: str, head: str, status: str, dirty: list[str]
     thousand changes made the archive fail whole (`archive_failed`, event too large). The status
     keeps its first lines and the dirty files their first paths (`git status` has them all).
     """
-    from continuity.facts import first_lines, first_paths
+    from continuity.facts import first_lines, first_paths, path_text
     from events.archive import GitFacts
 
     fitted_status, fitted_dirty = first_lines(status), first_paths(dirty)
@@ -283,7 +283,9 @@ def _fitted_git(root: str, branch: str, head: str, status: str, dirty: list[str]
         kept.append(f"{len(fitted_dirty)} of {len(dirty)} changed files")
     if fitted_status != status:
         kept.append(f"{fitted_status.count(chr(10)) + 1} of {status.count(chr(10)) + 1} lines of its status")
-    facts = GitFacts(root=root, branch=branch, head=head, status_short=fitted_status, dirty_files=fitted_dirty)
+    # the root as text an event holds (a folder named in bytes that are no UTF-8 failed every archive): Node's U+FFFD
+    facts = GitFacts(root=path_text(root), branch=branch, head=head, status_short=fitted_status,
+                     dirty_files=fitted_dirty)
     if not kept:
         return facts, []
     return facts, [f"git status too long for the archive: it keeps {' and '.join(kept)} (`git status` has them all)"]
