@@ -220,6 +220,10 @@ class Repo:
         result = self.try_run("update-ref", "-m", "continuity sync", ref, new, old or self.zero)
         if result.returncode != 0 and _local_ref_failure(result.stderr):
             raise WriteFailed(f"sync failed: cannot update {ref} in this clone ({self.message(result.stderr)})")
+        if result.returncode > 0 and b"aborted by hook" in result.stderr:  # no race: running again meets it again
+            raise WriteFailed(f"sync failed: a hook of this repository declined the update of {ref} "
+                              f"({self.message(result.stderr)}): its reference-transaction hook must let "
+                              "continuity's refs move")
         if result.returncode < 0:  # git itself was stopped (a kill, the OOM killer): the ref did not move
             raise WriteFailed(f"sync failed: git update-ref of {ref} was stopped by signal {-result.returncode}; "
                               "run sync again")

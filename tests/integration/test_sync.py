@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from continuity.cli import main
-from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_SYNC_GAVE_UP, EXIT_USAGE
+from continuity.core.errors import EXIT_INTEGRITY, EXIT_REMOTE, EXIT_SYNC_GAVE_UP, EXIT_USAGE, EXIT_WRITE_FAILED
 from continuity.core.store import Store
 from continuity.sync import health
 from continuity.sync.engine import sync
@@ -1880,3 +1880,21 @@ def test_no_process_to_be_had_is_a_failed_write_not_an_internal_error(world: Wor
         assert store_bytes(world.a) == before
     assert any("git fast-import could not be started" in line for line in failed), failed
     assert cli("sync", "--root", str(world.a))[0] == 0
+
+
+def test_a_local_hook_that_declines_continuitys_ref_is_named_not_taken_for_a_race(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `reference-transaction` hook of the clone's own that aborts updates of the continuity branch: every sync
+    failed with "refs/heads/continuity moved during the sync; run sync again", which no rerun ever fixed."""
+    from continuity.cli import main
+
+    hook = world.a / ".git" / "hooks" / "reference-transaction"
+    hook.write_text('#!/bin/sh\n[ "$1" = prepared ] || exit 0\n'
+                    'grep -q " refs/heads/continuity$" && { echo "policy: no" >&2; exit 1; }\nexit 0\n')
+    hook.chmod(0o755)
+    append(world.a, "a1")
+    capsys.readouterr()
+    assert main(["sync", "--root", str(world.a)]) == EXIT_WRITE_FAILED
+    err = capsys.readouterr().err
+    assert "a hook of this repository declined the update of refs/heads/continuity" in err, err
+    assert "run sync again" not in err and "moved during the sync" not in err
