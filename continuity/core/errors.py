@@ -46,7 +46,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
     EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
                        "or stdout took no more output: a full disk, or a file size limit (`ulimit -f`) that cut it "
-                       "short (what was stored stays)",
+                       "short (what was stored stays); or the system gave the process no more open files "
+                       "(`ulimit -n`) or memory (the command stopped; nothing is half-written)",
     EXIT_UNSAFE_STORE: ("unsafe store: the store or one of its folders is a symlink or not a folder, a file "
                         "install or uninstall would write is a symlink into the store, the newest event, as "
                         "its day is listed, was edited by hand, or the newest event this store wrote is gone from a "

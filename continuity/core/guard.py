@@ -72,6 +72,12 @@ def guarded(
 
             return on_error(WriteFailed(f"output not written ({error.strerror or error}); what the command "
                                         "wrote to the store stays written"))
+        if error.errno in _EXHAUSTED and not debug:  # the machine's limit, not a bug: what ran out, and where
+            from events.errors import WriteFailed
+
+            where = f" at {error.filename}" if isinstance(error.filename, str) else ""
+            return on_error(WriteFailed(f"stopped: {error.strerror or error}{where} (the process's limits: "
+                                        "`ulimit -n`, memory); nothing is half-written"))
         if debug:
             raise
         return on_internal(error)
@@ -83,6 +89,9 @@ def guarded(
 
 #: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).
 _OUTPUT_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
+
+#: Errors of a machine short of what a process runs on: open files (its own or the system's), memory.
+_EXHAUSTED = frozenset(getattr(errno, name) for name in ("EMFILE", "ENFILE", "ENOMEM") if hasattr(errno, name))
 
 #: The cyclic garbage collector's thresholds for a command that runs and exits.
 GC_THRESHOLDS = (50_000, 20, 20)
@@ -127,6 +136,8 @@ def exit_with(main: Callable[[], int]) -> None:
             code = EXIT_INTERRUPTED
         try:
             sys.stdout.flush()
+        except BrokenPipeError:  # the reader left (`--help | head -1`): as for every command, not an error
+            raise
         except OSError as error:  # the last of the output did not go out: say so, unless already failing
             if code == 0:
                 code = 5

@@ -75,3 +75,40 @@ def test_a_hook_with_no_file_descriptor_left_exits_0(project: Path) -> None:
         assert done.stderr.count(b"\n") <= 1 and b"Traceback" not in done.stderr, (limit, done.stderr)
     assert tried >= 3
     assert all_event_files(project)  # with enough descriptors the command was recorded
+
+
+@pytest.mark.parametrize("command", [["--version"], ["--help"], ["events", "--help"], ["events", "list"]])
+def test_help_and_version_into_a_pipe_nobody_reads_exit_0(project: Path, command: list[str]) -> None:
+    """`continuity --version | true`: the help and version texts were still buffered when the reader was gone, and
+    their last flush ended in "output not written (Broken pipe)", exit 5, where every other command exits 0."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=write_end,
+                              stderr=subprocess.PIPE, env=_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, b""), done
+
+
+def test_verify_with_no_file_descriptor_left_is_exit_5_not_a_bug(project: Path) -> None:
+    """`verify` under a limit of a few open files walked the store with one descriptor a folder and ended in
+    "internal error: OSError: [Errno 24] Too many open files", exit 70 (a bug's code); it is the machine's limit."""
+    import resource
+
+    for message in ("one", "two"):
+        subprocess.run([sys.executable, "-m", "continuity", "log", "-m", message], cwd=project, env=_env(),
+                       check=True, capture_output=True, timeout=60)
+    outcomes = set()
+    for limit in (5, 6, 7, 8):
+        def limited(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done = subprocess.run([sys.executable, "-m", "continuity", "verify"], cwd=project, env=_env(),
+                              capture_output=True, preexec_fn=limited, timeout=60)
+        assert done.returncode != 70 and b"internal error" not in done.stderr and b"Traceback" not in done.stderr, (
+            limit, done.stderr)
+        if done.returncode == EXIT_WRITE_FAILED:
+            assert b"Too many open files" in done.stderr and done.stderr.count(b"\n") == 1, done.stderr
+        outcomes.add(done.returncode)
+    assert EXIT_WRITE_FAILED in outcomes  # some limit was low enough to meet, not only ones too low to start
