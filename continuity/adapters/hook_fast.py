@@ -60,10 +60,12 @@ def _handle(harness: str, root: str | None) -> int:
         report(_store_for_logging(root), harness, "?", f"hook input not closed within {INPUT_SECONDS:g} s; nothing "
                "recorded")
         return 0
+    recorded: list[str] = []
     if record_plain(harness, raw, root) is None:
         from continuity.adapters.hooks import run_typed
 
-        stdout = run_typed(harness, raw, root=root).stdout
+        result = run_typed(harness, raw, root=root)
+        stdout, recorded = result.stdout, result.recorded
     else:
         stdout = ""
     stdout = stdout or ack(harness, raw) or ""
@@ -72,8 +74,12 @@ def _handle(harness: str, root: str | None) -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write((stdout + "\n").encode("utf-8", "backslashreplace"))
             sys.stdout.flush()
-        except OSError:  # a full or broken stdout: the harness sees nothing, and the hook still exits 0
-            pass
+        except OSError as error:  # a full or broken stdout: the harness sees nothing, and the hook still exits 0
+            if recorded:  # a brief recorded as served that never reached the harness: hooks.log says so
+                from continuity.adapters.hooks import _store_for_logging, report
+
+                report(_store_for_logging(root), harness, "?", f"output not delivered ({error.strerror or error}): "
+                       f"the harness got nothing of what {recorded[-1]} records")
     return 0
 
 

@@ -112,3 +112,20 @@ def test_verify_with_no_file_descriptor_left_is_exit_5_not_a_bug(project: Path) 
             assert b"Too many open files" in done.stderr and done.stderr.count(b"\n") == 1, done.stderr
         outcomes.add(done.returncode)
     assert EXIT_WRITE_FAILED in outcomes  # some limit was low enough to meet, not only ones too low to start
+
+
+def test_a_brief_that_never_reached_the_harness_leaves_a_trace(project: Path) -> None:
+    """SessionStart's stdout on a full device: `context.served` is recorded before the brief is printed, and
+    nothing said it never went out (no stderr line, no hooks.log entry): an audit had only the record of a brief
+    served. hooks.log and stderr now name the event whose brief the harness did not get; the hook exits 0."""
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "continuity", "hook", "claude-code"], cwd=project,
+                              input=payload.encode(), stdout=full, stderr=subprocess.PIPE, env=_env(), timeout=60)
+    assert done.returncode == 0
+    listed = subprocess.run([sys.executable, "-m", "continuity", "events", "list", "--kind", "context.served",
+                             "--json"], cwd=project, env=_env(), capture_output=True, check=True, timeout=60)
+    served = json.loads(listed.stdout)["events"][-1]["event_id"]
+    log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
+    assert f"output not delivered (No space left on device): the harness got nothing of what {served}" in log
+    assert b"output not delivered" in done.stderr
