@@ -108,7 +108,12 @@ def repository_id(store: Store, state: WorkstreamsState | None = None, *, write:
 
 
 def root_commits(repo: Repo) -> list[str]:
-    """The root commits of the code's HEAD: who this repository is, across clones (empty without a commit)."""
+    """The root commits of the code's HEAD: who this repository is, across clones (empty without a commit, and in a
+    shallow clone, whose oldest commits are where its history was cut, not the roots: another clone of the same
+    repository was refused as "other root commits")."""
+    shallow = repo.try_run("rev-parse", "--is-shallow-repository")
+    if shallow.returncode != 0 or shallow.stdout.strip() != b"false":
+        return []
     result = repo.try_run("rev-list", "--max-parents=0", "HEAD")
     return sorted(result.stdout.decode().split()) if result.returncode == 0 else []
 

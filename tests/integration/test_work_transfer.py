@@ -1139,3 +1139,27 @@ def test_a_project_in_a_subfolder_exports_clones_and_imports_its_own_store(
     assert code == 0, out
     assert event_names(c / "web") == event_names(world.a / "web")
     assert not (c / ".agent").exists()
+
+
+def test_a_shallow_clone_of_the_same_repository_takes_and_gives_transfers(exported: tuple[World, Path]) -> None:
+    """A shallow clone's oldest commits are where its history was cut, not its roots: a transfer between it and a
+    full clone of the same repository was refused both ways ("other root commits"). Its manifest names no root
+    commits (as a clone without a commit), and a shallow side checks none; project and repository id still do."""
+    world, folder = exported
+    (world.a / "more.txt").write_text("more\n")
+    git(world.a, "add", "more.txt")
+    git(world.a, "commit", "-q", "-m", "more")
+    git(world.a, "push", "-q", "origin", "main")
+    shallow = world.tmp / "shallow"
+    git(world.tmp, "clone", "-q", "--depth", "1", f"file://{world.remote}", str(shallow))
+    git(shallow, "remote", "remove", "origin")
+    assert git(shallow, "rev-parse", "--is-shallow-repository").strip() == "true"
+    code, out = cli("work", "import", str(folder), "--root", str(shallow))
+    assert code == 0, out
+    assert event_names(shallow) == event_names(world.a)
+    code, out = cli("work", "export", "--out", str(world.tmp / "from-shallow"), "--root", str(shallow))
+    assert code == 0, out
+    assert out["manifest"]["rootCommits"] == []
+    c = offline_clone(world, "c")
+    code, out = cli("work", "import", str(world.tmp / "from-shallow"), "--root", str(c))
+    assert code == 0, out
