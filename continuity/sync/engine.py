@@ -182,7 +182,8 @@ def fetch_remote(repo: Repo, remote: str, branch: str, tracking: str, nodes: str
     """
     listed_tip, listed = repo.list_remote(remote, branch)
     here = repo.refs_under(nodes)
-    moved = listed_tip is not None and listed_tip != repo.rev(tracking)
+    # in a shallow clone the branch may be here at the clone's depth (`--no-single-branch`): fetched to deepen it
+    moved = listed_tip is not None and (listed_tip != repo.rev(tracking) or repo.shallow)
     specs = [f"+refs/heads/{branch}:{tracking}"] if moved else []
     specs += [f"+{node_refs(branch)}/{node}:{nodes}/{node}" for node in sorted(listed)
               if here.get(node) != listed[node]]

@@ -340,7 +340,7 @@ class Repo:
     # -- network ---------------------------------------------------------------------------
     def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
         """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch."""
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepen(), remote,
                               f"+refs/heads/{branch}:{tracking}", network=True)
         if result.returncode == 0:
             return self.rev(tracking)
@@ -380,11 +380,23 @@ class Repo:
                 nodes[ref[len(prefix):]] = sha
         return tip, nodes
 
+    @property
+    def shallow(self) -> bool:
+        """Whether this is a shallow clone (`git clone --depth`): git keeps where its history was cut in `shallow`."""
+        return os.path.exists(os.path.join(self.common_dir, "shallow"))
+
+    def _deepen(self) -> tuple[str, ...]:
+        """What a fetch of continuity's refs adds in a shallow clone: their whole history (a branch fetched at the
+        clone's depth held its newest events only, under `delta` each commit holds its own). Not git's 2147483647,
+        which unshallows every branch of the user's clone: only the refs fetched are deepened."""
+        return ("--depth=1000000",) if self.shallow else ()
+
     def fetch_refs(self, remote: str, specs: list[str]) -> bytes | None:
         """Fetch refspecs in one `git fetch` (given on stdin); None when done, else git's stderr."""
         if not specs:
             return None
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--stdin", remote,
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepen(), "--stdin",
+                              remote,
                               input="".join(f"{spec}\n" for spec in specs).encode(), network=True)
         return None if result.returncode == 0 else result.stderr
 

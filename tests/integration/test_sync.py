@@ -1898,3 +1898,28 @@ def test_a_local_hook_that_declines_continuitys_ref_is_named_not_taken_for_a_rac
     err = capsys.readouterr().err
     assert "a hook of this repository declined the update of refs/heads/continuity" in err, err
     assert "run sync again" not in err and "moved during the sync" not in err
+
+
+def test_a_shallow_clone_takes_the_whole_branch_and_stays_shallow_itself(world: World) -> None:
+    """`git clone --depth 1 --no-single-branch` brings the continuity branch at depth 1 too: under `delta` each
+    commit holds only its own events, so `clone-store` took the newest sync's and `verify` found the rest missing
+    (no later sync repaired it). The fetch deepens continuity's refs alone: the user's branches stay shallow."""
+    for round_number in range(4):
+        append(world.a, f"event {round_number}")
+        assert synced(world.a).pushed
+        (world.a / "code.txt").write_text(f"{round_number}\n")
+        git(world.a, "add", "code.txt")
+        git(world.a, "commit", "-q", "-m", f"code {round_number}")
+        git(world.a, "push", "-q", "origin", "main")
+    shallow = world.tmp / "shallow"
+    git(world.tmp, "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{world.remote}", str(shallow))
+    assert git(shallow, "rev-list", "--count", "origin/continuity").strip() == "1"
+    code, out = cli("clone-store", "origin", "--root", str(shallow))
+    assert code == 0, out
+    assert event_names(shallow) == event_names(world.a)
+    assert cli("verify", "--root", str(shallow))[0] == 0
+    assert git(shallow, "rev-list", "--count", "HEAD").strip() == "1"  # the user's history as they cloned it
+    append(world.a, "after the clone")
+    assert synced(world.a).pushed
+    assert cli("sync", "--root", str(shallow))[0] == 0
+    assert event_names(shallow) == event_names(world.a)
