@@ -70,6 +70,16 @@ def blob_id(path: str) -> bytes:
     return digest.hexdigest().encode() if read == info.st_size else b"changing"
 
 
+def unreadable_id(path: str) -> bytes:
+    """What stands for a file this process may not read (no permission: a build's output owned by root): its size
+    and modification time, so a write to it makes the evidence stale (a constant let any change through)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return b"unreadable"
+    return b"unreadable %d %d" % (info.st_size, info.st_mtime_ns)
+
+
 def _index(listed: bytes) -> tuple[dict[bytes, bytes], set[bytes]]:
     """path -> blob id of every stage-0 index entry, and the paths git status does not look at (marked
     assume-unchanged or skip-worktree: `git update-index`), from `git ls-files -s -v -z`."""
@@ -208,7 +218,7 @@ def _fingerprint(top: str, exclude: tuple[bytes, ...], listing: GitCall, status:
         except FileNotFoundError:  # removed between the listing and the read
             ids.pop(path, None)
         except OSError:
-            ids[path] = b"unreadable"
+            ids[path] = unreadable_id(where)
     for path in files:  # its id now is the cleaned content's (or none: removed meanwhile)
         ids.pop(path, None)
     ids.update(_cleaned_ids(top, files, [path for path in files if path in index], env, stop))
@@ -257,12 +267,13 @@ def _cleaned_ids(top: str, paths: list[bytes], tracked: list[bytes], env: dict[s
             call.cancel()
     for path in paths:
         stop.check()
+        where = os.path.join(top, os.fsdecode(path))
         try:
-            ids[path] = blob_id(os.path.join(top, os.fsdecode(path)))
+            ids[path] = blob_id(where)
         except FileNotFoundError:
             ids.pop(path, None)
         except OSError:
-            ids[path] = b"unreadable"
+            ids[path] = unreadable_id(where)
     return ids
 
 

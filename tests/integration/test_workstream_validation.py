@@ -598,3 +598,28 @@ def test_a_submodule_or_nested_repository_counts_with_its_own_head_and_files(rep
     (nested / ".git").mkdir()  # no repository (git would look above it): never the outer tree again
     broken = observe(str(repo))
     assert broken.fingerprint is not None and observe(str(repo)) == broken
+
+
+def test_a_file_this_process_may_not_read_still_moves_the_fingerprint_when_written(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the observer may not read (no permission: a build's output owned by root) stood for the constant
+    `unreadable`: writing it left the evidence CURRENT. Its size and time stand for it now. The refusal is made by
+    wrapping `os.open` for that one file (the tests run as root here, whom no permission stops; a name git's
+    `hash-object` cannot read back sends the file to this process's own hashing, as a file git cannot read does)."""
+    import continuity.workstreams.fingerprint as fingerprint_module
+
+    name = "lf\nlocked.bin"
+    locked = repo / name
+    locked.write_bytes(b"one")
+    real_open = os.open
+
+    def refusing(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fsdecode(path) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(fingerprint_module.os, "open", refusing)
+    first = observe(str(repo))
+    assert first.fingerprint is not None and observe(str(repo)) == first  # deterministic while untouched
+    locked.write_bytes(b"two, longer")
+    assert observe(str(repo)).fingerprint != first.fingerprint
