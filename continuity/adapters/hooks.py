@@ -94,7 +94,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         if harness == "claude-code":
             _export_session(store, who.session_id)
     brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record,
-                          deadline=deadline)
+                          deadline=deadline, recorded=len(recorded))
     for warning in brief.warnings:  # in the brief already; a record that failed is said on stderr too, as the
         # session's own (hooks.log may fail with it: a full disk)
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=not warning.startswith(NOT_RECORDED))

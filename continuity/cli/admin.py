@@ -27,7 +27,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--language", choices=["en", "zh"], help="language of Markdown archives")
     parser.add_argument("--repair", action="store_true",
                         help="rewrite a missing, empty or invalid config.json, taking the project name "
-                        "from --project or from the newest event (never from the folder's name); a file that "
+                        "from --project or from the newest event this clone wrote, else the newest event (never "
+                        "from the folder's name, nor from another clone's project a sync brought in); a file that "
                         "does not parse is first copied to local/config.unparsed-<time>.json")
     parser.set_defaults(handler=_init)
 

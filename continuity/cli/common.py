@@ -240,6 +240,13 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     return parser
 
 
+def project_to_read(args: argparse.Namespace, store: Any) -> tuple[str, list[str]]:
+    """The project a read answers for: --project, else config.json's; when config.json cannot say, the guess and the
+    warning that says so (dropped, a read answered for another clone's project without a word)."""
+    given = getattr(args, "project", None)
+    return (given, []) if given else store.reading_project()
+
+
 def open_store(args: argparse.Namespace) -> Any:
     """The store named by --root, or found from the working directory upward."""
     from continuity.core.store import find_store

@@ -41,15 +41,16 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
 
 
 def _state(args: argparse.Namespace) -> tuple[Any, list[str]]:
-    from continuity.cli.common import open_store
+    from continuity.cli.common import open_store, project_to_read
     from continuity.cli.output import warn
     from continuity.tasks import service
 
     store = open_store(args)
-    project = args.project or store.reading_project()[0]
+    project, said = project_to_read(args, store)
     from projections.tasks import MemoryList
 
     state, warnings, _ = service.tasks_state(store, project, as_of=args.as_of, view=MemoryList)
+    warnings = [*said, *warnings]
     warn(warnings)
     return state, warnings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, Parser, bounded_int, open_store
+from continuity.cli.common import Output, Parser, bounded_int, open_store, project_to_read
 from continuity.core.text import one_line
 from events.problems import quoted
 
@@ -238,8 +238,9 @@ def _state(args: argparse.Namespace, view: Any = None) -> tuple[Any, Any, list[s
     from continuity.tasks import service
 
     store = open_store(args)
-    project = args.project or store.reading_project()[0]
+    project, said = project_to_read(args, store)
     state, warnings, _ = service.tasks_state(store, project, as_of=getattr(args, "as_of", None), view=view)
+    warnings = [*said, *warnings]
     warn(warnings)
     return store, state, warnings
 

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from continuity.cli.common import Output, open_store
+from continuity.cli.common import Output, open_store, project_to_read
 
 
 def register(sub: Any, both: list[argparse.ArgumentParser]) -> None:
@@ -44,8 +44,9 @@ def _runtime(store: Any, args: argparse.Namespace, as_of: str | None) -> tuple[d
     # git stats the worktree while the state is caught up (a status of the live tree only).
     observation = Observation(store.root) if as_of is None else None
     try:
-        project = args.project or store.reading_project()[0]
+        project, said = project_to_read(args, store)
         state, warnings, _ = workstreams_state(store, project, as_of=as_of)
+        warnings = [*said, *warnings]
         warn(warnings)
         doc = runtime_document(state, project)
         healthy = live_status(store, project, state, doc, observation) if observation is not None \
@@ -147,13 +148,15 @@ def _fetch(store: Any) -> str | None:
 
 
 def _audit(args: argparse.Namespace, out: Output) -> int:
+    from continuity.cli.output import warn
     from continuity.core.errors import EXIT_INTEGRITY
     from continuity.core.text import one_line
     from continuity.workstreams.audit import audit
     from continuity.workstreams.service import membership_of, workstreams_state
 
     store = open_store(args)
-    project = args.project or store.reading_project()[0]
+    project, said = project_to_read(args, store)
+    warn(said)
     state, _, _ = workstreams_state(store, project)
     membership = membership_of(store, project, state)
     report = audit(store.root, project, membership)

@@ -9,7 +9,7 @@ import contextlib
 import os
 from typing import Any
 
-from continuity.cli.common import Output, Parser, open_store
+from continuity.cli.common import Output, Parser, open_store, project_to_read
 from continuity.core.text import one_line
 
 ITEM_STATUSES = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "CANCELLED", "SUPERSEDED")
@@ -338,8 +338,9 @@ def _read(args: argparse.Namespace) -> tuple[Any, str, Any, list[str]]:
     from continuity.workstreams.service import workstreams_state
 
     store = open_store(args)
-    project = args.project or store.reading_project()[0]
+    project, said = project_to_read(args, store)
     state, warnings, _ = workstreams_state(store, project, as_of=args.as_of)
+    warnings = [*said, *warnings]
     warn(warnings)
     return store, project, state, warnings
 

@@ -194,12 +194,42 @@ class Store:
             return self.config["project"], []
         guess = None
         try:
-            head = self.open_reader().head()
-            guess = head.event.project if head is not None else None
+            guess = self._own_newest_project()
+            if guess is None:
+                head = self.open_reader().head()
+                guess = head.event.project if head is not None else None
         except (OSError, ContinuityError):
             pass
         name = guess or project_name_for(self.root)
         return name, [f"{problem}; answering for project {name} (run `continuity init --repair`)"]
+
+    #: How many of the newest events `_own_newest_project` looks through for one of this clone's (a read's bound).
+    OWN_EVENTS_SCANNED = 2000
+
+    def _own_newest_project(self) -> str | None:
+        """The project of the newest event this clone wrote, among the newest OWN_EVENTS_SCANNED (None: none there):
+        in a log sync has shared with clones of other projects, the newest event may be another project's, and
+        `init --repair` renamed this clone after it."""
+        from events import names
+        from events.durable import node_file
+
+        node, _ = node_file(self.local_dir)
+        if node is None:
+            return None
+        reader = self.open_reader()
+        for scanned, (name, raw) in enumerate(reader.read_raw_newest_first()):
+            if scanned >= self.OWN_EVENTS_SCANNED:
+                break
+            parsed = names.parse_name(name)
+            if parsed is None or parsed.node != node:
+                continue
+            try:
+                project = getattr(reader.codec.decode(raw), "project", None)
+            except ContinuityError:
+                continue
+            if isinstance(project, str) and project:
+                return project
+        return None
 
     def node(self) -> str:
         """This machine's node id for this store, made on first use, and again in a copy of the store or on another

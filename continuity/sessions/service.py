@@ -132,6 +132,9 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
         behind = _unsynced_warning(store)
         if behind:
             view.warnings.append(behind)
+        elsewhere = _none_of_project(store, view, state.events, project)
+        if elsewhere:
+            view.warnings.append(elsewhere)
     record = state.latest_archive()
     result: dict[str, Any] = {"ok": True, "action": "status", "project": project, "as_of": as_of,
                               "events": state.events, "warnings": view.warnings}
@@ -150,6 +153,22 @@ def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str,
         "last_host": state.sessions.last_host,
         "next_action": record.restore.next_action,
     }
+
+
+def _none_of_project(store: Store, view: View, events: int, project: str, recorded: int = 0) -> str | None:
+    """A warning when the log holds events but none of `project` beyond the `recorded` this command just wrote
+    (config.json's project renamed by hand, a --project misspelt): the answer looked like a new store's."""
+    folded = view.models.events_folded
+    if events > recorded or folded <= events:
+        return None
+    try:
+        head = store.open_reader().head()
+    except (OSError, ContinuityError):
+        head = None
+    newest = head.event.project if head is not None else None
+    said = f"; the newest event is project {newest}'s" if newest and newest != project else ""
+    return (f"the store holds {folded - events} events of other projects and none of project {project}{said} "
+            "(is it the project config.json, or --project, should name?)")
 
 
 def _unsynced_warning(store: Store) -> str | None:
@@ -196,7 +215,7 @@ def _shown(data: dict[str, Any], fmt: str) -> dict[str, Any]:
 
 def resume_bundle(
     store: Store, identity: Identity, *, fmt: str = "md", max_chars: int = bundle.DEFAULT_MAX_CHARS,
-    record: bool = False, as_of: str | None = None, deadline: float | None = None,
+    record: bool = False, as_of: str | None = None, deadline: float | None = None, recorded: int = 0,
 ) -> Brief:
     """The resume bundle now, or as of a point; recorded as `context.served` when asked.
 
@@ -219,11 +238,13 @@ def resume_bundle(
     if record_archive is not None:
         latest_md = os.path.join(contexts_dir(store), project, LATEST_LINK)
     behind = _unsynced_warning(store)  # part of the inputs: a served brief replays with it
+    elsewhere = _none_of_project(store, view, state.events, project, recorded)
     inputs = live.view_inputs(
         store.root, now_us=now_us(), archived_git=_archived_git(record_archive),
         archived_read_first=record_archive.restore.read_first if record_archive else [],
         handoffs=list(state.refs.handoffs), artifacts=list(state.refs.artifacts),
-        latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else [])],
+        latest_markdown=latest_md, warnings=[*view.warnings, *([behind] if behind else []),
+                                             *([elsewhere] if elsewhere else [])],
     )
     earlier = _earlier(store, state)
     if earlier:  # part of the inputs: a served brief replays with the hits it showed

@@ -290,6 +290,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     from events import clock
 
     store.check_safe()
+    project = store.project  # a write: a config.json that cannot say refuses it (exit 9), never a guessed project
     if out:
         _refuse_foreign_files(os.path.abspath(out))
     repo = open_repo(store)
@@ -314,7 +315,6 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
             raise WriteFailed(f"export failed: git bundle create: {repo.message(result.stderr, result.returncode)}")
         write_atomic(bundle, result.stdout, sweep=True)
     size, digest = _sha256(bundle)
-    project = store.reading_project()[0]
     state, _, _ = workstreams_state(store, project)
     manifest = Manifest(
         schema_version=1, kind="continuity-transfer", project=project,

@@ -66,10 +66,11 @@ def merge_problems(store: Store) -> tuple[list[str], list[str]]:
     from projections.tasks import TaskList
 
     try:
-        state, warnings, _ = tasks_state(store, store.reading_project()[0], view=TaskList)
+        project, said = store.reading_project()
+        state, warnings, _ = tasks_state(store, project, view=TaskList)
     except (OSError, ContinuityError) as error:
         return [], [f"tasks not checked: {error}"]
-    return list(state.problems), warnings
+    return list(state.problems), [*said, *warnings]
 
 
 def after_write(store: Store) -> list[str]:

@@ -198,8 +198,8 @@ def invariant_problems(store: Store) -> tuple[list[str], list[dict[str, Any]], l
     from continuity.workstreams.documents import problems_of, resolved_problems
 
     try:
-        project = store.reading_project()[0]
+        project, said = store.reading_project()
         state, warnings, _ = workstreams_state(store, project)
     except (OSError, ContinuityError) as error:
         return [], [], [f"workstreams not checked: {error}"]
-    return problems_of(state), resolved_problems(state), warnings
+    return problems_of(state), resolved_problems(state), [*said, *warnings]

@@ -80,6 +80,28 @@ def test_hooks_record_nothing_but_session_start_still_briefs(broken: Path, capsy
     assert all_event_files(broken) == before
 
 
+@pytest.mark.parametrize("command", [["task", "list"], ["memory", "list"], ["work", "status"], ["work", "audit"],
+                                     ["work", "item", "show", "A1"]])
+def test_every_read_says_it_guessed_the_project(broken: Path, capsys: Capture, command: list[str]) -> None:
+    """`status` warned that config.json could not say and it answered for the log's project; the task, memory and
+    workstream reads answered for the guess without a word (their `--json` warnings empty)."""
+    main(command)
+    err = capsys.readouterr().err
+    assert "answering for project demo (run `continuity init --repair`)" in err, err
+
+
+def test_work_export_is_a_write_that_refuses(broken: Path, capsys: Capture) -> None:
+    """`work export` records local events and writes a manifest naming the project: under a broken config it wrote
+    one for the guessed project, exit 0. Refused as every write is: exit 9, nothing written."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=broken, check=True)
+    assert main(["work", "export", "--out", str(broken / "transfer")]) == 9
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config.json" in err and "continuity init --repair" in err
+    assert not (broken / "transfer").exists()
+
+
 def test_init_refuses_to_guess_and_repair_restores(broken: Path, capsys: Capture) -> None:
     """`init` on a broken config with history: exit 9; `init --repair` takes the name from the log."""
     assert main(["init"]) == 9
@@ -179,3 +201,47 @@ def test_repair_never_copies_what_a_linked_config_names_and_keeps_its_copy_priva
     assert main(["init", "--repair", "--json"]) == 0
     kept = Path(json.loads(capsys.readouterr().out)["config_kept"])
     assert kept.read_bytes() == b"{oops" and kept.stat().st_mode & 0o777 == 0o600
+
+
+def test_repair_names_the_store_after_this_clones_own_events(project: Path, capsys: Capture) -> None:
+    """A log sync shared with a clone of another project, whose event is the newest: with config.json broken, reads
+    answered for that project and `init --repair` renamed this clone after it (its later writes went there)."""
+    import time
+
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    assert main(["log", "-m", "ours"]) == 0
+    store = Store(str(project))
+    other = store.open_log()  # another clone's event: another node, another project, the newest
+    other_node = "0" * 8 if store.node() != "0" * 8 else "1" * 8
+    FileEventLog(store.events_dir, store.local_dir, node=other_node,
+                 clock_us=lambda: time.time_ns() // 1000).append(WorkLogged(project="theirs", message="x"))
+    assert other.head() is not None and other.head().event.project == "theirs"
+    (project / ".agent" / "runtime-continuity" / "config.json").write_text("{}")
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "answering for project demo" in capsys.readouterr().err
+    assert main(["init", "--repair"]) == 0
+    assert json.loads((project / ".agent" / "runtime-continuity" / "config.json").read_text())["project"] == "demo"
+
+
+def test_a_project_renamed_by_hand_is_told_where_its_history_went(project: Path, capsys: Capture) -> None:
+    """config.json's project edited by hand: `status` and the brief answered as for a new store ("nothing is known
+    yet"), without a word about the events of the project it named before."""
+    assert main(["checkpoint", "-m", "parser done", "--next", "wire the CLI"]) == 0
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(config.read_text().replace('"demo"', '"renamed"'))
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    err = capsys.readouterr().err
+    assert "none of project renamed; the newest event is project demo's" in err, err
+    start = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)}
+    result = run_hook("claude-code", json.dumps(start).encode(), root=str(project))
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "none of project renamed" in context
+    assert main(["log", "-m", "work under the new name"]) == 0
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "none of project" not in capsys.readouterr().err  # a mixed store whose project has events says nothing
