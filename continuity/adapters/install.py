@@ -300,11 +300,11 @@ def render_block(command: str) -> str:
 
 
 def _marker_lines(text: str, begin: str, end: str) -> Iterator[tuple[str, int, int]]:
-    """Each marker that opens a line (after spaces or a byte order mark) outside a fenced code block, with where it
-    starts and ends: a marker quoted in the user's prose (`... the <!-- continuity:begin --> block ...`) or shown
-    in an example between ``` fences is the user's text, never our block's edge. Only a fence that closes hides
-    what it holds (one left open to the end of the file hides nothing: the block appended after it must be found
-    again, never appended once more at every install)."""
+    """Each marker that opens a line (after at most three spaces, or a byte order mark) outside a code block, with
+    where it starts and ends: a marker quoted in the user's prose (`... the <!-- continuity:begin --> block ...`) or
+    shown in an example (between ``` fences, or indented as code) is the user's text, never our block's edge. Only
+    a fence that closes hides what it holds (one left open to the end of the file hides nothing: the block appended
+    after it must be found again, never appended once more at every install)."""
     lines: list[tuple[int, str]] = []
     offset = 0
     for line in text.split("\n"):  # "\n" alone: a form feed or U+2028 inside a line does not end it here
@@ -314,7 +314,10 @@ def _marker_lines(text: str, begin: str, end: str) -> Iterator[tuple[str, int, i
     for number, (offset, line) in enumerate(lines):
         if number in hidden:
             continue
-        bare = line.lstrip(" \t\ufeff")
+        body = line.removeprefix("\ufeff")
+        bare = body.lstrip(" ")
+        if len(body) - len(bare) > 3:  # four spaces (or a tab, left on `bare`) make an indented code block: an
+            continue  # example of the user's, as between fences (install replaced it, uninstall deleted it)
         for marker in (begin, end):
             if bare.startswith(marker):
                 start = offset + len(line) - len(bare)

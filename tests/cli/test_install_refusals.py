@@ -235,6 +235,22 @@ def test_what_only_looks_like_a_fence_hides_no_block(proj: Path, text: str) -> N
     assert (proj / "CLAUDE.md").read_text() == text
 
 
+@pytest.mark.parametrize(("harness", "doc", "indent"), [("claude-code", "CLAUDE.md", "    "),
+                                                         ("codex", "AGENTS.md", "\t")], ids=["spaces", "tab"])
+def test_markers_shown_as_indented_code_are_the_users_example(proj: Path, harness: str, doc: str,
+                                                              indent: str) -> None:
+    """A marker pair in an indented code block (four spaces or a tab: CommonMark's code, as between fences) is an
+    example of the user's: install replaced it with the block and uninstall deleted it, the example's text lost."""
+    text = (f"# Notes\n\nHow the managed block looks:\n\n{indent}<!-- continuity:begin -->\n{indent}(the managed "
+            f"block)\n{indent}<!-- continuity:end -->\n\nMore notes.\n")
+    (proj / doc).write_text(text)
+    assert cli_process("install", harness, cwd=proj).returncode == 0
+    installed = (proj / doc).read_text()
+    assert installed.startswith(text.rstrip("\n")) and installed.count("<!-- continuity:begin -->") == 2
+    assert cli_process("uninstall", harness, cwd=proj).returncode == 0
+    assert (proj / doc).read_text() == text
+
+
 @pytest.mark.parametrize("edit", ["bom", "indent", "trailing"])
 def test_a_block_an_editor_or_a_person_touched_is_still_ours(proj: Path, edit: str) -> None:
     """A byte order mark an editor put before the begin marker on the first line, markers indented by hand, text
