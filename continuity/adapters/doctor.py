@@ -139,7 +139,9 @@ def harness_report(harness: str, scope: str, root: Path, home: Path, *, probe: b
     problems: list[str] = []
     for path in files:
         try:
-            config = install.parse_config(install.read_text(path) or "")
+            # as its harness reads it (comments, a byte order mark, a key given twice): what it cannot read either
+            # is a problem
+            config = install.read_config(install.read_text(path) or "")
             for event, entries in install.hooks_of(config).items():
                 for hook in (h for entry in entries for h in install.hooks_in(entry)):
                     if install.is_ours(hook):

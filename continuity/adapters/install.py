@@ -478,6 +478,67 @@ def _finite(text: str) -> float:
     return number
 
 
+#: The most characters `read_config` reads again as JSON with comments.
+LOOSE_JSON_CHARS = 8 << 20
+
+
+def read_config(text: str) -> dict[str, Any]:
+    """A settings file's JSON object as its harness reads it, for what only reads it (`doctor`, whether our hooks are
+    installed): a byte order mark, comments, trailing commas and a key given twice (the last kept) are taken, as
+    Gemini CLI and Claude Code take them; install, which writes the file back, refuses them (`parse_config`)."""
+    text = text.removeprefix("\ufeff")
+    try:
+        return parse_config(text)
+    except UsageError:
+        pass
+    if len(text) > LOOSE_JSON_CHARS:  # no settings file is this big: not worth a second reading
+        raise UsageError("it is not valid JSON")
+    try:
+        value = json.loads(_loose_json(text))
+    except (ValueError, RecursionError):
+        raise UsageError("it is not valid JSON, even with comments") from None
+    if not isinstance(value, dict):
+        raise UsageError("it does not hold a JSON object")
+    return value
+
+
+def _loose_json(text: str) -> str:
+    """JSON with comments as JSON: `//` and `/* */` comments outside strings taken out, and a comma before `}` or
+    `]`. One pass, tracking strings and their escapes."""
+    out: list[str] = []
+    at, size = 0, len(text)
+    in_string = escaped = False
+    while at < size:
+        char = text[at]
+        if in_string:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            at += 1
+        elif char == "/" and text[at + 1:at + 2] == "/":
+            end = text.find("\n", at)
+            at = size if end < 0 else end
+        elif char == "/" and text[at + 1:at + 2] == "*":
+            end = text.find("*/", at + 2)
+            at = size if end < 0 else end + 2
+            out.append(" ")
+        else:
+            if char in "}]":  # the last character before it, past spaces, outside a string (one ends in `"`)
+                last = len(out) - 1
+                while last >= 0 and out[last] in " \t\r\n":
+                    last -= 1
+                if last >= 0 and out[last] == ",":
+                    out[last] = " "
+            in_string = char == '"'
+            out.append(char)
+            at += 1
+    return "".join(out)
+
+
 def _has_comments(text: str) -> bool:
     """Whether JSON text holds a `//` or `/*` comment outside its strings."""
     from continuity.core.text import outside_json_strings
@@ -741,7 +802,7 @@ def installed(harness: str, scope: str, root: Path, home: Path) -> bool:
     paths = [target_paths(harness, scope, root, home)[0], local_settings_path(harness, scope, root)]
     for path in (path for path in paths if path is not None):
         try:
-            config = parse_config(read_text(path) or "")
+            config = read_config(read_text(path) or "")
             if any(_count_ours(groups) for groups in hooks_of(config).values()):
                 return True
         except (UsageError, WriteFailed):

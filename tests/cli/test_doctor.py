@@ -493,3 +493,31 @@ def test_a_hook_that_never_finishes_is_said_so(proj: Path, tmp_path: Path, monke
         "the installed command did not run to its end: timed out after 1 s",
         f"`{hung_bin / 'continuity'} hook codex` did not run to its end: timed out after 1 s"]
     assert not any("None" in problem for problem in report["problems"])
+
+
+def test_settings_files_their_harness_reads_are_read_as_it_reads_them(proj: Path) -> None:
+    """A home Gemini CLI settings file with comments (Gemini CLI reads them), a byte order mark, a key given twice:
+    `doctor` reported each as a problem (exit 1) for a harness with no continuity hooks at all, and hooks added by
+    hand to such a file (docs/adapters.md's way when install cannot merge) read as none installed."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    home = Path(os.environ["HOME"])
+    run("init", "--project", "demo", cwd=proj, path=path)
+    assert run("install", "claude-code", cwd=proj, path=path).returncode == 0
+    gemini = home / ".gemini" / "settings.json"
+    gemini.parent.mkdir(exist_ok=True)
+    claude = home / ".claude" / "settings.json"
+    claude.parent.mkdir(exist_ok=True)
+    try:
+        gemini.write_text('{\n  // my Gemini CLI settings\n  "theme": "GitHub", /* dark */\n}\n')
+        claude.write_text('\ufeff{"model": "a", "model": "b"}\n')
+        code, report = doctor(proj, path, "--no-probe")
+        assert (code, report["problems"]) == (0, []), report["problems"]
+        assert run("install", "gemini", cwd=proj, path=path).returncode == 0
+        hooks = proj / ".gemini" / "settings.json"
+        hooks.write_text("// the team's hooks\n" + hooks.read_text())
+        code, report = doctor(proj, path, "--no-probe")
+        hooked = [entry for entry in report["harnesses"] if entry["harness"] == "gemini" and entry["installed"]]
+        assert code == 0 and hooked, report
+    finally:
+        gemini.unlink(missing_ok=True)
+        claude.unlink(missing_ok=True)
