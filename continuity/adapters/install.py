@@ -552,7 +552,13 @@ def render_config(config: dict[str, Any], original: str | None) -> str:
     text = json.dumps(config, indent=indent.group(1) if indent else 2, ensure_ascii=False, allow_nan=False)
     # a lone surrogate (the file's own `\ud800` escape, valid JSON) has no UTF-8 form: it stays an escape
     text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
-    return text if original and not original.endswith("\n") else text + "\n"
+    text = text if original and not original.endswith("\n") else text + "\n"
+    return text.replace("\n", "\r\n") if _crlf(original or "") else text  # JSON's strings hold no line break
+
+
+def _crlf(text: str) -> bool:
+    """Whether every line break of a file is CRLF (and it has one): its writer's, kept when install rewrites it."""
+    return "\r\n" in text and text.count("\n") == text.count("\r\n")
 
 
 #: Only inside strings in `json.dumps` output, where `\uXXXX` spells the same character.
@@ -572,10 +578,19 @@ def _json_original(text: str, stripped: dict[str, Any], harness: str) -> bool:
         return False
 
 
+def _in_its_line_breaks(text: str, edit: Callable[[str], str]) -> str:
+    """`edit` of a Markdown file's text, in its line breaks: a file whose lines all end in CRLF (Windows, git's
+    autocrlf) keeps them, our block's lines too."""
+    if not _crlf(text):
+        return edit(text)
+    return edit(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+
+
 def _md_original(text: str, stripped: str) -> bool:
     """True when `text` holds no block and adding then removing one gives `stripped`."""
     try:
-        return not _blocks(text) and remove_block(add_block(text, f"{BEGIN}\n{END}")) == stripped
+        return not _blocks(text) and _in_its_line_breaks(
+            text, lambda plain: remove_block(add_block(plain, f"{BEGIN}\n{END}"))) == stripped
     except UsageError:
         return False
 
@@ -683,7 +698,7 @@ def md_change(path: Path, edit: Callable[[str], str], *, shared: bool, earlier: 
     """The change `edit` makes to a Markdown file; with `earlier`, a file back to its old form gets its old bytes."""
     before = read_text(path)
     try:
-        after = edit(before or "")
+        after = _in_its_line_breaks(before or "", edit)
     except UsageError as error:
         raise UsageError(f"{path}: {error}; nothing changed") from None
     if after == (before or ""):

@@ -110,7 +110,7 @@ def test_gemini_install_adds_named_groups_in_milliseconds(proj: Path, capsys: Ca
     assert config["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 2000
     assert "SessionStart" in config["hooks"] and "matcher" not in config["hooks"]["SessionStart"][0]
     assert "<!-- continuity:begin -->" in (proj / "GEMINI.md").read_text()
-    assert settings.read_bytes().startswith(b"{\n    ")  # the file's own indentation
+    assert settings.read_bytes().startswith(b"{\r\n    ")  # the file's own indentation and line breaks
     assert any("trust" in note for note in data["notes"])
 
 

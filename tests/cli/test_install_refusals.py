@@ -251,6 +251,26 @@ def test_markers_shown_as_indented_code_are_the_users_example(proj: Path, harnes
     assert (proj / doc).read_text() == text
 
 
+def test_files_whose_lines_end_in_crlf_keep_them(proj: Path) -> None:
+    """A CLAUDE.md and a settings file written on Windows (or by git's autocrlf): the block was written with LF
+    among CRLF lines and the settings rewritten LF throughout; once normalized back to CRLF, the next install said
+    `updated` (and kept another backup) instead of unchanged, and uninstall left extra blank lines."""
+    doc = proj / "CLAUDE.md"
+    settings = proj / ".claude" / "settings.json"
+    doc.write_bytes(b"# Title\r\n\r\nSome rules\r\n")
+    settings.parent.mkdir()
+    settings.write_bytes(b'{\r\n    "a": 1\r\n}\r\n')
+    assert cli_process("install", "claude-code", cwd=proj).returncode == 0
+    for path in (doc, settings):
+        data = path.read_bytes()
+        assert data.count(b"\n") == data.count(b"\r\n") > 3, data
+    again = cli_process("install", "claude-code", "--json", cwd=proj)
+    assert again.returncode == 0 and '"updated"' not in again.stdout, again.stdout
+    assert cli_process("uninstall", "claude-code", cwd=proj).returncode == 0
+    assert doc.read_bytes() == b"# Title\r\n\r\nSome rules\r\n"
+    assert settings.read_bytes() == b'{\r\n    "a": 1\r\n}\r\n'
+
+
 @pytest.mark.parametrize("edit", ["bom", "indent", "trailing"])
 def test_a_block_an_editor_or_a_person_touched_is_still_ours(proj: Path, edit: str) -> None:
     """A byte order mark an editor put before the begin marker on the first line, markers indented by hand, text
