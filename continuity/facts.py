@@ -248,43 +248,38 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
 
 #: What git writes for these characters in a path it quotes (the rest of the controls as octal escapes).
 _QUOTED = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r", '"': '"', "\\": "\\"}
-_UNQUOTED = {letter: char for char, letter in _QUOTED.items()}
 
 
 def shown_path(path: str) -> str:
     """A path as a line of `git status` shows it under `core.quotePath false`: as it is, unless it holds a control
     character, a quote or a backslash, then between quotes with those escaped (a path's line break cannot end the
     line)."""
-    if not any(char < " " or char in '"\\\x7f' for char in path):
+    return git_quoted(path, every_byte=False)
+
+
+def git_quoted(path: str, *, every_byte: bool = True) -> str:
+    """A path as git prints it without `-z`: C-quoted when it holds a control character, a quote or a backslash,
+    or (`every_byte`, git's default `core.quotePath`) a byte past ASCII, each such byte as an octal escape."""
+    def plain(char: str) -> bool:
+        return (" " <= char <= "~" and char not in '"\\') or (not every_byte and char > "~" and char != "\x7f")
+
+    if all(plain(char) for char in path):
         return path
-    escaped = (f"\\{_QUOTED[char]}" if char in _QUOTED else f"\\{ord(char):03o}" if char < " " or char == "\x7f"
-               else char for char in path)
+    escaped: list[str] = []
+    for char in path:
+        if plain(char):
+            escaped.append(char)
+        elif char in _QUOTED:
+            escaped.append(f"\\{_QUOTED[char]}")
+        else:
+            escaped.extend(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogateescape"))
     return f'"{"".join(escaped)}"'
 
 
-def unquoted_path(text: str) -> str:
-    """A path as git quotes it (`"caf\\303\\251.txt"`, as archives before `-z` recorded dirty files, and
-    runtime-continuity's archives still do) read back as the path; any other text as it is (git quotes a path only
-    for what it escapes, so a quoted one holds a backslash)."""
-    if len(text) < 3 or text[0] != '"' or text[-1] != '"' or "\\" not in text:
-        return text
-    out = bytearray()
-    body, at = text[1:-1], 0
-    while at < len(body):
-        char = body[at]
-        if char != "\\" or at + 1 == len(body):
-            out += char.encode("utf-8", "surrogateescape")
-            at += 1
-        elif body[at + 1] in _UNQUOTED:
-            out += _UNQUOTED[body[at + 1]].encode()
-            at += 2
-        elif body[at + 1:at + 4].isdigit() and all(digit in "01234567" for digit in body[at + 1:at + 4]):
-            out.append(int(body[at + 1:at + 4], 8) & 0xFF)
-            at += 4
-        else:
-            out += char.encode()
-            at += 1
-    return out.decode("utf-8", "replace")
+def _archived(path: str, archived: set[str]) -> bool:
+    """Whether a dirty file is among an archive's: as it is (archives since git's status is read with `-z`), or as
+    git quoted it (earlier archives, and runtime-continuity's, under either `core.quotePath`)."""
+    return path in archived or git_quoted(path) in archived or git_quoted(path, every_byte=False) in archived
 
 
 #: The most dirty files an event carries, by count and by total length: an archive of a tree with
@@ -328,15 +323,16 @@ def git_now(root: str, archived: Any, warnings: list[str]) -> GitNow | None:
     changed: tuple[str, ...] = ()
     if head_moved:
         try:
-            diff = _git(root, "diff", "--name-only", "-z", f"{archived.head}..{facts.head}")
+            # from the top, as the status names them, whatever `diff.relative` says
+            diff = _git(root, "diff", "--no-relative", "--name-only", "-z", f"{archived.head}..{facts.head}")
             changed = first_paths(sorted({path for path in diff.split("\0") if path}))
         except GitUnavailable:
             warnings.append("git drift unknown: the archived HEAD is not in this clone")
-    before = {unquoted_path(path) for path in archived.dirty_files} if archived else set()
+    before = set(archived.dirty_files) if archived else set()
     return GitNow(
         root=facts.root, branch=facts.branch, head=facts.head, status_short=facts.status_short,
         dirty_files=facts.dirty_files, head_moved=head_moved, changed_since_archive=changed,
-        new_dirty_files=tuple(path for path in facts.dirty_files if path not in before),
+        new_dirty_files=tuple(path for path in facts.dirty_files if not _archived(path, before)),
     )
 
 

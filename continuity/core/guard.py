@@ -84,7 +84,21 @@ def guarded(
     except Exception as error:  # the last line of defence: one line, not a traceback
         if debug:
             raise
+        if _out_of_memory(error):  # the machine's limit (`ulimit -v`, a container's memory), as ENOMEM is
+            from events.errors import WriteFailed
+
+            return on_error(WriteFailed("stopped: out of memory (the process's limits: `ulimit -v`, a container's "
+                                        "memory); nothing is half-written"))
         return on_internal(error)
+
+
+def _out_of_memory(error: Exception) -> bool:
+    """Python's MemoryError, or a module whose shared library the loader could not map for want of memory (glibc's
+    "failed to map segment from shared object", "cannot allocate memory")."""
+    if isinstance(error, MemoryError):
+        return True
+    said = str(error).lower()
+    return isinstance(error, ImportError) and ("failed to map segment" in said or "cannot allocate memory" in said)
 
 
 #: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from continuity.core.errors import EventConflict, SyncGaveUp, UsageError
+from continuity.core.errors import EventConflict, RemoteUnreachable, SyncGaveUp, UsageError
 from continuity.core.store import Store
 from continuity.sync import files, health
 from continuity.sync.credentials import guard_remote, mask_url
@@ -747,6 +747,8 @@ class Syncer:
 
     def _run(self, *, push: bool, restore: bool) -> None:
         report = self.report
+        if self.repo.shallow:
+            self._deepen()
         if not restore:
             report.added_branch = self.adopt()
         report.added_local = self.record(write_back=not restore)
@@ -807,6 +809,18 @@ class Syncer:
         if restore:  # clone-store: what the branch holds is in the store only now
             forget_lost_head(self.store.events_dir, self.store.local_dir)
         files.save_marks(self.store, self.ref, self.tip, self.marks)
+
+    def _deepen(self) -> None:
+        """In a shallow clone, fetch the branch's whole history before anything reads it; when that deepened it, the
+        index kept from the cut history is built again: an event below the cut (a `clone-store` of a release that
+        fetched at the clone's depth) was in no index, so no sync took it in or wrote it back. A remote out of
+        reach is said by the fetch that follows."""
+        cut = self.repo.shallow_cut()
+        with contextlib.suppress(RemoteUnreachable, WriteFailed):
+            self.repo.fetch_refs(self.remote, [f"+refs/heads/{self.branch}:{self.tracking}"])
+        if self.repo.shallow_cut() != cut:
+            self.indexes.clear()
+            self.repo.try_run("update-ref", "-d", self.index_ref)
 
     def restore(self, commit: str | None, *, kept: bool = True) -> int:
         """Write the events of `commit` that the store lacks (a new store, or lost files); how many.

@@ -354,6 +354,10 @@ class Repo:
         if _local_ref_failure(stderr):
             return WriteFailed(f"sync failed: cannot record branch {branch!r} of {mask_url(remote)!r} in this clone: "
                                f"{self.message(stderr)}")
+        if b"aborted by hook" in stderr:  # this clone's reference-transaction hook: no rerun gets past it
+            return WriteFailed(f"sync failed: a hook of this repository declined the update of the copy of branch "
+                               f"{branch!r} of {mask_url(remote)!r} ({self.message(stderr)}): its "
+                               "reference-transaction hook must let continuity's refs move")
         return RemoteUnreachable(f"cannot fetch branch {branch!r} from {mask_url(remote)!r}: {self.message(stderr)} "
                                  "(events stay safe locally; sync again later)")
 
@@ -384,6 +388,14 @@ class Repo:
     def shallow(self) -> bool:
         """Whether this is a shallow clone (`git clone --depth`): git keeps where its history was cut in `shallow`."""
         return os.path.exists(os.path.join(self.common_dir, "shallow"))
+
+    def shallow_cut(self) -> bytes | None:
+        """Where a shallow clone's history is cut (git's `shallow` file), or None: compared before and after a fetch,
+        it says whether the fetch deepened it."""
+        try:
+            return osfs.read_regular(os.path.join(self.common_dir, "shallow"), limit=1 << 26)
+        except (OSError, ValueError):
+            return None
 
     def _deepen(self) -> tuple[str, ...]:
         """What a fetch of continuity's refs adds in a shallow clone: their whole history (a branch fetched at the

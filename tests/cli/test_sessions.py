@@ -496,6 +496,7 @@ def test_archived_paths_are_paths_whatever_core_quote_path_says(repo: Path, caps
     clone with the other setting), and a file named with a line break was shown as git's escapes."""
     (repo / "café.txt").write_text("x\n")
     (repo / "line\nbreak.txt").write_text("x\n")
+    (repo / '"x\\ty"').write_text("x\n")  # a real name that reads like git's quoting of another
     code, data = run_json(capsys, "archive", "--reason", "end of day")
     assert code == 0, data
     latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
@@ -525,10 +526,12 @@ def test_a_project_in_a_subfolder_names_each_file_from_the_repositorys_top(repo:
     assert latest["refs"]["dirty_files"] == ["web/a.py"]
     subprocess.run(["git", "commit", "-qam", "two"], cwd=repo, check=True)
     (web / "a.py").write_text("three\n")
-    code, out, _ = run(capsys, "resume-bundle")
-    assert code == 0
-    assert [line for line in git_section(out) if "changed since" in line or "dirty" in line] == [
-        "- changed since: web/a.py"], out
+    for relative in ("false", "true"):  # `diff.relative` named changed files from the subfolder again
+        subprocess.run(["git", "config", "diff.relative", relative], cwd=repo, check=True)
+        code, out, _ = run(capsys, "resume-bundle")
+        assert code == 0
+        assert [line for line in git_section(out) if "changed since" in line or "dirty" in line] == [
+            "- changed since: web/a.py"], out
 
 
 def test_a_runtime_continuity_archive_is_read_without_false_drift(repo: Path, capsys: Capture) -> None:

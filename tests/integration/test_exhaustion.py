@@ -129,3 +129,28 @@ def test_a_brief_that_never_reached_the_harness_leaves_a_trace(project: Path) ->
     log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
     assert f"output not delivered (No space left on device): the harness got nothing of what {served}" in log
     assert b"output not delivered" in done.stderr
+
+
+def test_a_process_out_of_memory_is_exit_5_not_a_bug(project: Path) -> None:
+    """`ulimit -v` too low for a read's work: Python's MemoryError (or a shared library the loader could not map)
+    ended in "internal error", exit 70 (a bug's code), where an ENOMEM from the system was exit 5. All are the
+    machine's limit: exit 5, one line."""
+    import resource
+
+    for message in ("one", "two"):
+        subprocess.run([sys.executable, "-m", "continuity", "log", "-m", message], cwd=project, env=_env(),
+                       check=True, capture_output=True, timeout=60)
+    seen = set()
+    for kilobytes in range(14_000, 60_000, 1_000):
+        def limited(kilobytes: int = kilobytes) -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (kilobytes << 10, kilobytes << 10))
+
+        done = subprocess.run([sys.executable, "-m", "continuity", "resume-bundle"], cwd=project, env=_env(),
+                              capture_output=True, preexec_fn=limited, timeout=60)
+        assert b"internal error" not in done.stderr, (kilobytes, done.stderr)
+        if b"out of memory" in done.stderr:
+            assert done.returncode == EXIT_WRITE_FAILED and done.stderr.count(b"\n") == 1, done.stderr
+        seen.add(done.returncode)
+        if done.returncode == 0:
+            break
+    assert EXIT_WRITE_FAILED in seen and 0 in seen, seen  # a limit that bit, then one that let it answer

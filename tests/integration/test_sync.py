@@ -1923,3 +1923,42 @@ def test_a_shallow_clone_takes_the_whole_branch_and_stays_shallow_itself(world: 
     assert synced(world.a).pushed
     assert cli("sync", "--root", str(shallow))[0] == 0
     assert event_names(shallow) == event_names(world.a)
+
+
+def test_a_store_an_earlier_release_cloned_short_in_a_shallow_clone_is_made_whole(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone-store of a release that fetched continuity's branch at the clone's depth left the store short, and
+    its index of the branch was built from the cut history: once a sync deepened the branch, the events below the
+    cut were still in no index, so none was taken in or written back. The first sync that deepens rebuilds it."""
+    from continuity.sync.git import Repo
+
+    for round_number in range(4):
+        append(world.a, f"event {round_number}")
+        assert synced(world.a).pushed
+    shallow = world.tmp / "shallow"
+    git(world.tmp, "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{world.remote}", str(shallow))
+    with monkeypatch.context() as patched:  # the earlier release: fetches that never deepen
+        patched.setattr(Repo, "_deepen", lambda self: ())
+        patched.setattr(Repo, "shallow", property(lambda self: False))
+        assert cli("clone-store", "origin", "--root", str(shallow))[0] == 0
+    assert len(event_names(shallow)) < len(event_names(world.a))
+    code, out = cli("sync", "--root", str(shallow))
+    assert code == 0, out
+    assert event_names(shallow) == event_names(world.a)
+
+
+def test_a_local_hook_that_declines_the_fetch_is_named_not_taken_for_an_unreachable_remote(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same hook declining the fetch's update of the remote's branch here: exit 8, "cannot fetch ... sync
+    again later", which no later sync gets past."""
+    from continuity.cli import main
+
+    append(world.a, "a1")
+    assert synced(world.a).pushed
+    hook = world.b / ".git" / "hooks" / "reference-transaction"
+    hook.write_text('#!/bin/sh\n[ "$1" = prepared ] || exit 0\ngrep -q continuity && exit 1\nexit 0\n')
+    hook.chmod(0o755)
+    capsys.readouterr()
+    assert main(["sync", "--root", str(world.b)]) == EXIT_WRITE_FAILED
+    err = capsys.readouterr().err
+    assert "a hook of this repository declined the update" in err and "sync again later" not in err, err
