@@ -175,11 +175,15 @@ class Store:
 
         StoreUnsafe for a store a write could escape; ConfigBroken when config.json cannot say.
         """
+        return self.written_project()
+
+    def written_project(self, *, flag: bool = True) -> str:
+        """`project`, for a write that takes a --project (`flag`: the refusal names it as a way out) or not."""
         self.check_safe()
         problem = self.config_problem
         if problem is not None:
-            raise ConfigBroken(f"{problem}: nothing written (run `continuity init --repair`, "
-                               "or give --project)")
+            raise ConfigBroken(f"{problem}: nothing written (run `continuity init --repair`"
+                               f"{', or give --project' if flag else ''})")
         name: str = self.config["project"]
         return name
 

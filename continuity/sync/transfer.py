@@ -290,7 +290,7 @@ def export(store: Store, out: str | None = None) -> dict[str, Any]:
     from events import clock
 
     store.check_safe()
-    project = store.project  # a write: a config.json that cannot say refuses it (exit 9), never a guessed project
+    project = store.written_project(flag=False)  # a write: a config.json that cannot say refuses it (exit 9)
     if out:
         _refuse_foreign_files(os.path.abspath(out))
     repo = open_repo(store)

@@ -99,6 +99,7 @@ def test_work_export_is_a_write_that_refuses(broken: Path, capsys: Capture) -> N
     assert main(["work", "export", "--out", str(broken / "transfer")]) == 9
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "config.json" in err and "continuity init --repair" in err
+    assert "--project" not in err  # work export takes none
     assert not (broken / "transfer").exists()
 
 
