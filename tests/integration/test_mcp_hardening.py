@@ -781,3 +781,39 @@ def test_a_write_waits_for_a_held_append_lock_a_bounded_time(tmp_path: Path, mon
         assert registry.call("status", {}, root=str(root))["ok"] is True  # reads never take it
     assert registry.call("log", {"message": "after"}, root=str(root))["ok"] is True
     assert len(all_event_files(root)) == 1
+
+
+def test_ctrl_c_during_a_call_answers_it_before_the_server_stops(tmp_path: Path) -> None:
+    """Ctrl-C while a `log` waited for the append lock: the call finished and its event was written, but its answer
+    was dropped with the cancelled task (exit 130, nothing on stdout), so a client would send it again and record
+    it twice. docs/cli.md: `mcp` stops once the call in progress is answered. A second Ctrl-C still stops at once."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = make_project(tmp_path)
+    lock = root / ".agent" / "runtime-continuity" / "local" / "lock"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(2.0)\n")],
+        stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        process = _serving(root)
+        process.stdin.write(_opening())
+        process.stdin.flush()
+        _answered(process, "init")
+        process.stdin.write(json.dumps(_call(1, "log", {"message": "written while interrupted"})).encode() + b"\n")
+        process.stdin.flush()
+        time.sleep(0.6)  # the call waits for the lock
+        process.send_signal(signal.SIGINT)
+        answer = _answered(process, 1)
+        assert not answer["result"].get("isError"), answer
+        assert process.wait(timeout=30) == 130
+        assert process.stderr.read() == b""
+    finally:
+        holder.wait(timeout=30)
+    messages = [json.loads(path.read_bytes()).get("message") for path in all_event_files(root)]
+    assert messages.count("written while interrupted") == 1

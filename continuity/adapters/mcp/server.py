@@ -162,6 +162,7 @@ def serve(root: str | None) -> None:
         interrupted.follow()
         async with stdio_server(stdin=claimed[0] if claimed else None) as streams:  # type: ignore[arg-type]
             read, write = wire.answered_before_eof(*streams)  # stdin's end waits for what is in flight
+            interrupted.answering = read, claimed[0] if claimed else None  # a first Ctrl-C with a call in progress
             await server.run(read, write, server.create_initialization_options())
 
     try:
@@ -171,6 +172,8 @@ def serve(root: str | None) -> None:
             pass
         except* OSError as group:  # stdout took no more (a full disk, /dev/full): the guard's one line, exit 5
             raise _first_os_error(group) from None
+        if interrupted.seen:  # Ctrl-C ended stdin once the call in progress was answered
+            raise KeyboardInterrupt
     except BaseException:
         if interrupted.seen:  # Ctrl-C: whatever the SDK's tasks raised as they were cancelled, it is an interrupt
             raise KeyboardInterrupt from None
@@ -203,16 +206,27 @@ class _Interrupts:
     def __init__(self) -> None:
         self.seen = False
         self._handler: Any = None
+        #: The read stream that knows which requests are owed an answer (wire._HeldRead) and stdin's reader (wire.
+        #: StdinLines): a first Ctrl-C with answers owed ends stdin, so they are answered before the server stops.
+        self.answering: tuple[Any, Any] | None = None
 
     def follow(self) -> None:
+        import asyncio
         import signal
 
         previous = signal.getsignal(signal.SIGINT)
         if not callable(previous):  # SIGINT ignored or left to the system: nothing to follow
             return
+        loop = asyncio.get_running_loop()
 
         def noted(signum: int, frame: Any) -> None:
-            self.seen = True
+            first, self.seen = not self.seen, True
+            read, stdin = self.answering or (None, None)
+            if first and read is not None and stdin is not None and read.owed():
+                # as at stdin's end: the calls read are answered, then the server stops (exit 130); a second
+                # Ctrl-C stops it at once
+                loop.call_soon_threadsafe(stdin.end)
+                return
             previous(signum, frame)
 
         self._handler = noted

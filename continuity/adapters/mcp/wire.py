@@ -294,6 +294,10 @@ class _HeldRead(_Wrapped):
     def last_context(self) -> Any:
         return getattr(self._inner, "last_context", None)
 
+    def owed(self) -> bool:
+        """Whether requests read so far wait for their answers."""
+        return bool(self._pending.ids)
+
     async def receive(self) -> Any:
         import anyio
 
@@ -351,6 +355,14 @@ class StdinLines:
         self._lines: list[str] = []  # the rest of a line that held lone CRs, split as a text reader splits it
         self._ended = False
         self._pollable = True
+        self._waiting: Any = None  # the cancel scope of the wait for stdin in progress, if any
+
+    def end(self) -> None:
+        """Read no more: stdin ends here as if the client had closed it (Ctrl-C with a call in progress: what is
+        read is answered first, as at stdin's end). Run on the event loop."""
+        self._ended = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     @classmethod
     def claim(cls) -> tuple[StdinLines, Any] | None:
@@ -448,13 +460,19 @@ class StdinLines:
 
         import anyio
 
+        if self._ended:
+            return b""
         if self._pollable:
-            try:
-                await anyio.wait_readable(self._fd)
-            except OSError:  # this descriptor cannot be waited on: its reads do not block for long
-                self._pollable = False
-            else:
-                return os.read(self._fd, 65536)
+            with anyio.CancelScope() as self._waiting:
+                try:
+                    await anyio.wait_readable(self._fd)
+                except OSError:  # this descriptor cannot be waited on: its reads do not block for long
+                    self._pollable = False
+                else:
+                    return os.read(self._fd, 65536)
+            self._waiting = None
+            if self._ended:  # end(): no more is read
+                return b""
         import anyio.to_thread
 
         return await anyio.to_thread.run_sync(os.read, self._fd, 65536)
