@@ -43,6 +43,9 @@ class _Days:
         self.first = names.shard_of(after) if after else ""
         self.known: dict[str, set[str]] = {}
         self.marks: dict[str, int] = {}
+        #: Per day, the files read mid-write (a copy not yet whole) and how they stood then: rewriting a file in
+        #: place leaves its folder's time as it was, so the day is listed again when one of them changes.
+        self.retrying: dict[str, dict[str, tuple[int, int]]] = {}
         #: When following began (less a file system clock's coarseness): files of an older day changed before it
         #: were there at the start.
         self.since = 0
@@ -59,6 +62,35 @@ class _Days:
                     self.marks[day] = os.stat(os.path.join(events_dir, day)).st_mtime_ns
                 except OSError:
                     continue
+
+    def retried(self, folder: str, day: str) -> bool:
+        """Whether a file of `day` read mid-write has changed since (or gone): to be read again."""
+        import os
+
+        for name, stood in self.retrying.get(day, {}).items():
+            try:
+                info = os.stat(os.path.join(folder, name))
+            except OSError:
+                return True
+            if (info.st_mtime_ns, info.st_size) != stood:
+                return True
+        return False
+
+    def retry(self, folder: str, day: str, names: set[str]) -> None:
+        """Keep how the files of `day` read mid-write stand now (their next change lists the day again)."""
+        import os
+
+        stood: dict[str, tuple[int, int]] = {}
+        for name in names:
+            try:
+                info = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            stood[name] = (info.st_mtime_ns, info.st_size)
+        if stood:
+            self.retrying[day] = stood
+        else:
+            self.retrying.pop(day, None)
 
     def new_names(self, folder: str, day: str, listed: list[str], mtime_ns: int) -> list[str]:
         """The names of `listed` (one day's event files, sorted) not accounted for yet, in order."""
@@ -151,7 +183,8 @@ def follow(
                 mtime_ns = os.stat(folder).st_mtime_ns
             except OSError:
                 continue
-            if day in seen.known and seen.marks.get(day) == mtime_ns and now_ns - mtime_ns > RECENT_NS:
+            if day in seen.known and seen.marks.get(day) == mtime_ns and now_ns - mtime_ns > RECENT_NS and \
+                    not seen.retried(folder, day):
                 continue
             if day not in seen.known and day in seen.marks and seen.marks[day] == mtime_ns:
                 continue  # an older day, as it was at the start
@@ -189,6 +222,7 @@ def follow(
                     continue  # one event twice, under its id)
                 shown.append(StoredEvent(name, raw, event))
             seen.known[day] = (seen.known.get(day, set()) | set(names_listed)) - retry
+            seen.retry(os.path.join(store.events_dir, day), day, retry)
         if shown and refresh_projections:  # projections first: once a line shows, they include it
             from continuity.readside.writers import refresh
 

@@ -440,3 +440,33 @@ def test_ctrl_c_during_a_followers_first_read_ends_it_with_0(project: Path, monk
         assert main(args) == 0
     finally:
         signals.signal(signals.SIGINT, before)
+
+
+def test_a_file_copied_in_slowly_is_shown_once_it_is_whole(project: Path) -> None:
+    """An event file copied into place in two writes (`cp` of a teammate's file, a slow copy): read half-written, it
+    was to be read again "at the next change", but rewriting a file leaves its folder's time as it was, and a day
+    whose folder time had not moved for 2 s was never listed again: the event was never shown (until another event
+    landed that day). Shown once whole, and once only."""
+    import tempfile
+
+    from continuity.core.store import Store
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    cli_process("log", "before", cwd=project)
+
+    def land(follower: subprocess.Popen[bytes], name: str) -> None:
+        with tempfile.TemporaryDirectory() as elsewhere:
+            theirs = FileEventLog(os.path.join(elsewhere, "events"), os.path.join(elsewhere, "local"),
+                                  node="7eab0a7e", clock_us=lambda: time.time_ns() // 1000 - 5_000_000)
+            stored = theirs.append(WorkLogged(project="demo", message=f"copied slowly for {name}"))
+            theirs.close()
+        target = Path(Store(str(project)).events_dir) / stored.name[:8] / stored.name
+        target.write_bytes(stored.raw[:40])  # the copy's first write
+        time.sleep(3.0)  # past the 2 s in which a folder's day is listed at every turn
+        with open(target, "r+b") as handle:  # the rest, in place: the folder's time does not move
+            handle.seek(40)
+            handle.write(stored.raw[40:])
+        assert f"copied slowly for {name}".encode() in read_line(follower, 5.0)[0]
+
+    _each_shown_once(project, land)
