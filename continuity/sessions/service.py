@@ -159,7 +159,7 @@ def _none_of_project(store: Store, view: View, events: int, project: str, record
     """A warning when the log holds events but none of `project` beyond the `recorded` this command just wrote
     (config.json's project renamed by hand, a --project misspelt): the answer looked like a new store's."""
     folded = view.models.events_folded
-    if events > recorded or folded <= events:
+    if events > recorded or folded <= events or view.stopped:  # a catch-up cut short may not have reached them yet
         return None
     try:
         head = store.open_reader().head()

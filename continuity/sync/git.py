@@ -340,7 +340,7 @@ class Repo:
     # -- network ---------------------------------------------------------------------------
     def fetch(self, remote: str, branch: str, tracking: str) -> str | None:
         """Fetch the remote's branch into `tracking`; its commit, or None when it has no such branch."""
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepen(), remote,
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepening(), remote,
                               f"+refs/heads/{branch}:{tracking}", network=True)
         if result.returncode == 0:
             return self.rev(tracking)
@@ -397,7 +397,7 @@ class Repo:
         except (OSError, ValueError):
             return None
 
-    def _deepen(self) -> tuple[str, ...]:
+    def _deepening(self) -> tuple[str, ...]:
         """What a fetch of continuity's refs adds in a shallow clone: their whole history (a branch fetched at the
         clone's depth held its newest events only, under `delta` each commit holds its own). Not git's 2147483647,
         which unshallows every branch of the user's clone: only the refs fetched are deepened."""
@@ -407,7 +407,7 @@ class Repo:
         """Fetch refspecs in one `git fetch` (given on stdin); None when done, else git's stderr."""
         if not specs:
             return None
-        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepen(), "--stdin",
+        result = self.try_run("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", *self._deepening(), "--stdin",
                               remote,
                               input="".join(f"{spec}\n" for spec in specs).encode(), network=True)
         return None if result.returncode == 0 else result.stderr

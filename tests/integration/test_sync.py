@@ -1938,7 +1938,7 @@ def test_a_store_an_earlier_release_cloned_short_in_a_shallow_clone_is_made_whol
     shallow = world.tmp / "shallow"
     git(world.tmp, "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{world.remote}", str(shallow))
     with monkeypatch.context() as patched:  # the earlier release: fetches that never deepen
-        patched.setattr(Repo, "_deepen", lambda self: ())
+        patched.setattr(Repo, "_deepening", lambda self: ())
         patched.setattr(Repo, "shallow", property(lambda self: False))
         assert cli("clone-store", "origin", "--root", str(shallow))[0] == 0
     assert len(event_names(shallow)) < len(event_names(world.a))
