@@ -85,11 +85,25 @@ def guarded(
         if debug:
             raise
         if _out_of_memory(error):  # the machine's limit (`ulimit -v`, a container's memory), as ENOMEM is
-            from events.errors import WriteFailed
-
-            return on_error(WriteFailed("stopped: out of memory (the process's limits: `ulimit -v`, a container's "
-                                        "memory); nothing is half-written"))
+            return _stopped_short_of_memory(on_error)
         return on_internal(error)
+
+
+OUT_OF_MEMORY = ("stopped: out of memory (the process's limits: `ulimit -v`, a container's memory); nothing is "
+                 "half-written")
+
+
+def _stopped_short_of_memory(on_error: Callable[[ContinuityError], int]) -> int:
+    """Exit 5 and one line for a process out of memory; the line written as it is when saying it the usual way needs
+    memory that is not there either (importing the error's module failed so, and its traceback reached the user)."""
+    try:
+        from events.errors import WriteFailed
+
+        return on_error(WriteFailed(OUT_OF_MEMORY))
+    except MemoryError:
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"continuity: error: {OUT_OF_MEMORY}\n")
+        return 5  # continuity.core.errors.EXIT_WRITE_FAILED, as exit_with says a stdout that took no more
 
 
 def _out_of_memory(error: Exception) -> bool:

@@ -434,8 +434,8 @@ def test_a_real_memory_shortage_keeps_the_index(project: Path, capsys: pytest.Ca
         shortage.setattr(index, "catch_up", lambda connection, *args, **kwargs: short() if kwargs.get("rebuild")
                          else real_catch_up(connection, *args, **kwargs))
         capsys.readouterr()
-        assert main(["recall", "turbines"]) == 70
-        assert "MemoryError" in capsys.readouterr().err
+        assert main(["recall", "turbines"]) == 5  # the machine's limit, not a bug (docs/cli.md's exit 5)
+        assert "out of memory" in capsys.readouterr().err
     assert path.exists() and index_rows(project) == before
     assert ids(recall(capsys, "turbines")) == [event] and capsys.readouterr().err == ""
 
