@@ -197,8 +197,9 @@ def fetch_remote(repo: Repo, remote: str, branch: str, tracking: str, nodes: str
                 raise repo.unreachable(remote, branch, failed)
             node = spec.rpartition("/")[2]
             del listed[node]
-            _warn_once(warnings, f"skipped {node_refs(branch)}/{node} on {shown}: the remote cannot serve it "
-                                 f"({repo.message(failed)})")
+            why = ("a hook of this repository declined its copy here (its reference-transaction hook must let "
+                   "continuity's refs move)" if b"aborted by hook" in failed else "the remote cannot serve it")
+            _warn_once(warnings, f"skipped {node_refs(branch)}/{node} on {shown}: {why} ({repo.message(failed)})")
     here = repo.refs_under(nodes)
     tips = {node: here[node] for node in listed if node in here}
     kinds = repo.object_types(sorted(set(tips.values())))

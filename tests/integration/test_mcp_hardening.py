@@ -783,37 +783,76 @@ def test_a_write_waits_for_a_held_append_lock_a_bounded_time(tmp_path: Path, mon
     assert len(all_event_files(root)) == 1
 
 
-def test_ctrl_c_during_a_call_answers_it_before_the_server_stops(tmp_path: Path) -> None:
-    """Ctrl-C while a `log` waited for the append lock: the call finished and its event was written, but its answer
-    was dropped with the cancelled task (exit 130, nothing on stdout), so a client would send it again and record
-    it twice. docs/cli.md: `mcp` stops once the call in progress is answered. A second Ctrl-C still stops at once."""
-    import signal
+def _holding_the_append_lock(root: Path, seconds: float) -> Any:
+    """A process that holds the store's append lock for `seconds` (a writer stopped mid-append), once it holds it."""
     import subprocess
     import sys
-    import time
 
-    root = make_project(tmp_path)
     lock = root / ".agent" / "runtime-continuity" / "local" / "lock"
     holder = subprocess.Popen([sys.executable, "-c", (
         "import fcntl, os, sys, time\n"
         f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(2.0)\n")],
+        f"fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep({seconds})\n")],
         stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    return holder
+
+
+def test_ctrl_c_during_a_call_answers_it_before_the_server_stops(tmp_path: Path) -> None:
+    """Ctrl-C while a `log` waited for the append lock: the call finished and its event was written, but its answer
+    was dropped with the cancelled task (exit 130, nothing on stdout), so a client would send it again and record
+    it twice. docs/cli.md: `mcp` stops once the call in progress is answered. Calls read but still waiting for their
+    turn are answered at once as not run (the first version ran each of them, up to 20 s apiece)."""
+    import signal
+    import time
+
+    root = make_project(tmp_path)
+    holder = _holding_the_append_lock(root, 2.0)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         process = _serving(root)
         process.stdin.write(_opening())
         process.stdin.flush()
         _answered(process, "init")
-        process.stdin.write(json.dumps(_call(1, "log", {"message": "written while interrupted"})).encode() + b"\n")
+        for request_id in (1, 2, 3):
+            call = _call(request_id, "log", {"message": f"call {request_id}"})
+            process.stdin.write(json.dumps(call).encode() + b"\n")
         process.stdin.flush()
-        time.sleep(0.6)  # the call waits for the lock
+        time.sleep(0.6)  # the first call waits for the lock, the others for their turn
         process.send_signal(signal.SIGINT)
-        answer = _answered(process, 1)
-        assert not answer["result"].get("isError"), answer
+        answers = [_answered(process, request_id) for request_id in (1, 2, 3)]
         assert process.wait(timeout=30) == 130
         assert process.stderr.read() == b""
     finally:
         holder.wait(timeout=30)
+    assert not answers[0]["result"].get("isError"), answers[0]
+    assert all(answer["result"].get("isError") and "not run" in answer["result"]["content"][0]["text"]
+               for answer in answers[1:]), answers
     messages = [json.loads(path.read_bytes()).get("message") for path in all_event_files(root)]
-    assert messages.count("written while interrupted") == 1
+    assert [message for message in messages if message and message.startswith("call ")] == ["call 1"]
+
+
+def test_ctrl_c_pressed_again_and_again_stops_the_server_without_a_traceback(tmp_path: Path) -> None:
+    """Three quick Ctrl-Cs during a call: asyncio's own handler, called a second time, raised KeyboardInterrupt in
+    whatever frame ran (a thread starting, the loop shutting down): a traceback on stderr, and now and then a server
+    that never exited."""
+    import signal
+    import time
+
+    root = make_project(tmp_path)
+    for _ in range(3):
+        holder = _holding_the_append_lock(root, 1.5)
+        try:
+            process = _serving(root)
+            process.stdin.write(_opening())
+            process.stdin.flush()
+            _answered(process, "init")
+            process.stdin.write(json.dumps(_call(1, "log", {"message": "interrupted"})).encode() + b"\n")
+            process.stdin.flush()
+            time.sleep(0.4)
+            for _ in range(3):
+                process.send_signal(signal.SIGINT)
+                time.sleep(0.001)
+            assert process.wait(timeout=30) in (130, -signal.SIGINT)
+            assert b"Traceback" not in process.stderr.read()
+        finally:
+            holder.wait(timeout=30)

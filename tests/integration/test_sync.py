@@ -1962,3 +1962,18 @@ def test_a_local_hook_that_declines_the_fetch_is_named_not_taken_for_an_unreacha
     assert main(["sync", "--root", str(world.b)]) == EXIT_WRITE_FAILED
     err = capsys.readouterr().err
     assert "a hook of this repository declined the update" in err and "sync again later" not in err, err
+
+
+def test_a_local_hook_that_declines_node_refs_is_named_not_blamed_on_the_remote(world: World) -> None:
+    """The hook declining only the copies of the clones' node refs: every sync warned that the remote "cannot
+    serve" them, its own ref included; the warning names this repository's hook."""
+    append(world.a, "a1")
+    assert synced(world.a).pushed
+    hook = world.b / ".git" / "hooks" / "reference-transaction"
+    hook.write_text('#!/bin/sh\n[ "$1" = prepared ] || exit 0\ngrep -q nodes/ && exit 1\nexit 0\n')
+    hook.chmod(0o755)
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0, out
+    skipped = [line for line in out["warnings"] if line.startswith("skipped refs/continuity/")]
+    assert skipped and all("a hook of this repository declined" in line and "cannot serve" not in line
+                           for line in skipped), out["warnings"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from continuity.adapters.mcp.registry import TOOLS, call, input_schema, load_tools
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
 
 INSTRUCTIONS = (
     "continuity keeps this project's working state across sessions. Start a session with resume_bundle; "
@@ -102,8 +102,13 @@ def _client_name(ctx: Any) -> str | None:
 STRUCTURED_DEPTH = 200
 
 
-def build_server(root: str | None) -> Any:
-    """The MCP server (`mcp.server.Server`) serving every registered tool."""
+#: The answer to a call still waiting for its turn when Ctrl-C came: not run, said at once.
+NOT_RUN = "not run: the server was interrupted (Ctrl-C) before this call's turn came"
+
+
+def build_server(root: str | None, stopping: Callable[[], bool] = lambda: False) -> Any:
+    """The MCP server (`mcp.server.Server`) serving every registered tool; calls whose turn comes once `stopping`
+    says so are answered NOT_RUN (Ctrl-C waits for the call in progress, not for every call read)."""
     import anyio
     import anyio.to_thread
     from mcp.server import Server
@@ -126,6 +131,8 @@ def build_server(root: str | None) -> Any:
     async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         try:
             async with serial:
+                if stopping():
+                    return CallToolResult(content=[TextContent(text=NOT_RUN)], is_error=True)
                 client = _client_name(ctx)
                 data = await anyio.to_thread.run_sync(
                     lambda: call(params.name, params.arguments, root=root, client=client))
@@ -153,10 +160,9 @@ def serve(root: str | None) -> None:
     from continuity.adapters.mcp import wire
 
     wire.install()  # a request the SDK would drop unanswered is read again, or answered as an error
-    server = build_server(root)
-
     claimed = wire.StdinLines.claim()  # read so that Ctrl-C or a client gone from stdout ends the wait for a line
     interrupted = _Interrupts()
+    server = build_server(root, stopping=lambda: interrupted.seen)
 
     async def run() -> None:
         interrupted.follow()
@@ -205,6 +211,7 @@ class _Interrupts:
 
     def __init__(self) -> None:
         self.seen = False
+        self._passed = False  # asyncio's handler was called: it raises KeyboardInterrupt anywhere from its second
         self._handler: Any = None
         #: The read stream that knows which requests are owed an answer (wire._HeldRead) and stdin's reader (wire.
         #: StdinLines): a first Ctrl-C with answers owed ends stdin, so they are answered before the server stops.
@@ -223,11 +230,13 @@ class _Interrupts:
             first, self.seen = not self.seen, True
             read, stdin = self.answering or (None, None)
             if first and read is not None and stdin is not None and read.owed():
-                # as at stdin's end: the calls read are answered, then the server stops (exit 130); a second
-                # Ctrl-C stops it at once
+                # as at stdin's end: the call in progress is answered (those waiting for their turn as NOT_RUN),
+                # then the server stops (exit 130)
                 loop.call_soon_threadsafe(stdin.end)
                 return
-            previous(signum, frame)
+            if not self._passed:  # cancel now (a second Ctrl-C: the call in progress is not waited for); asyncio's
+                self._passed = True  # handler, called again, raised KeyboardInterrupt in whatever frame ran: a
+                previous(signum, frame)  # traceback, or a hang as the loop shut down
 
         self._handler = noted
         signal.signal(signal.SIGINT, noted)
