@@ -167,6 +167,8 @@ def work_tree_root(start: str) -> str | None:
         here = parent
 
 
+#: Where the path is among the space-separated fields of each kind of `git status --porcelain=v2` record.
+_PATH_AT = {"1 ": 8, "2 ": 9, "u ": 10}
 #: NUL-separated, so paths come as they are and from the work tree's top, whatever `core.quotePath` or the folder
 #: git runs in (quoted or folder-relative, one file was named two ways, and its drift depended on a setting).
 _STATUS = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal")
@@ -221,22 +223,15 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
         elif record.startswith("# branch.head "):
             name = record[14:]
             branch = None if name == "(detached)" else name
-        elif record.startswith("1 "):
-            parts = record.split(" ", 8)
-            if len(parts) == 9:
-                short.append(f"{parts[1].replace('.', ' ')} {shown_path(parts[8])}")
-                dirty.add(parts[8])
-        elif record.startswith("2 "):
-            parts = record.split(" ", 9)
-            original = next(records, "")  # a rename's or copy's source is the record after it
-            if len(parts) == 10:
-                short.append(f"{parts[1].replace('.', ' ')} {shown_path(original)} -> {shown_path(parts[9])}")
-                dirty.add(parts[9])
-        elif record.startswith("u "):
-            parts = record.split(" ", 10)
-            if len(parts) == 11:
-                short.append(f"{parts[1]} {shown_path(parts[10])}")
-                dirty.add(parts[10])
+        elif record[:2] in _PATH_AT:  # changed (1), renamed or copied (2, its source the record after), unmerged
+            kind, at = record[:2], _PATH_AT[record[:2]]
+            parts = record.split(" ", at)
+            source = next(records, "") if kind == "2 " else None
+            if len(parts) == at + 1:
+                path, state = parts[at], parts[1] if kind == "u " else parts[1].replace(".", " ")
+                moved = f"{shown_path(source)} -> " if source is not None else ""
+                short.append(f"{state} {moved}{shown_path(path)}")
+                dirty.add(path)
         elif record.startswith("? "):
             short.append(f"?? {shown_path(record[2:])}")
             dirty.add(record[2:])

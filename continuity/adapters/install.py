@@ -502,41 +502,17 @@ def read_config(text: str) -> dict[str, Any]:
     return value
 
 
+#: A JSON string (kept as it is), or a comment; then a string, or a comma before `}` or `]`: what JSON with
+#: comments adds, each read as a space.
+_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])', re.S)
+
+
 def _loose_json(text: str) -> str:
-    """JSON with comments as JSON: `//` and `/* */` comments outside strings taken out, and a comma before `}` or
-    `]`. One pass, tracking strings and their escapes."""
-    out: list[str] = []
-    at, size = 0, len(text)
-    in_string = escaped = False
-    while at < size:
-        char = text[at]
-        if in_string:
-            out.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            at += 1
-        elif char == "/" and text[at + 1:at + 2] == "/":
-            end = text.find("\n", at)
-            at = size if end < 0 else end
-        elif char == "/" and text[at + 1:at + 2] == "*":
-            end = text.find("*/", at + 2)
-            at = size if end < 0 else end + 2
-            out.append(" ")
-        else:
-            if char in "}]":  # the last character before it, past spaces, outside a string (one ends in `"`)
-                last = len(out) - 1
-                while last >= 0 and out[last] in " \t\r\n":
-                    last -= 1
-                if last >= 0 and out[last] == ",":
-                    out[last] = " "
-            in_string = char == '"'
-            out.append(char)
-            at += 1
-    return "".join(out)
+    """JSON with comments as JSON: `//` and `/* */` comments outside strings taken out, then a comma before `}` or
+    `]`."""
+    uncommented = _COMMENT.sub(lambda found: found[1] or " ", text)
+    return _TRAILING_COMMA.sub(lambda found: found[1] or " ", uncommented)
 
 
 def _has_comments(text: str) -> bool:

@@ -798,6 +798,17 @@ def _holding_the_append_lock(root: Path, seconds: float) -> Any:
     return holder
 
 
+def _calling(root: Path, *calls: dict[str, Any]) -> Any:
+    """`continuity mcp` initialized, with `calls` written to it."""
+    process = _serving(root)
+    process.stdin.write(_opening())
+    process.stdin.flush()
+    _answered(process, "init")
+    process.stdin.write(b"".join(json.dumps(call).encode() + b"\n" for call in calls))
+    process.stdin.flush()
+    return process
+
+
 def test_ctrl_c_during_a_call_answers_it_before_the_server_stops(tmp_path: Path) -> None:
     """Ctrl-C while a `log` waited for the append lock: the call finished and its event was written, but its answer
     was dropped with the cancelled task (exit 130, nothing on stdout), so a client would send it again and record
@@ -809,14 +820,8 @@ def test_ctrl_c_during_a_call_answers_it_before_the_server_stops(tmp_path: Path)
     root = make_project(tmp_path)
     holder = _holding_the_append_lock(root, 2.0)
     try:
-        process = _serving(root)
-        process.stdin.write(_opening())
-        process.stdin.flush()
-        _answered(process, "init")
-        for request_id in (1, 2, 3):
-            call = _call(request_id, "log", {"message": f"call {request_id}"})
-            process.stdin.write(json.dumps(call).encode() + b"\n")
-        process.stdin.flush()
+        process = _calling(root, *(_call(request_id, "log", {"message": f"call {request_id}"})
+                                   for request_id in (1, 2, 3)))
         time.sleep(0.6)  # the first call waits for the lock, the others for their turn
         process.send_signal(signal.SIGINT)
         answers = [_answered(process, request_id) for request_id in (1, 2, 3)]
@@ -842,12 +847,7 @@ def test_ctrl_c_pressed_again_and_again_stops_the_server_without_a_traceback(tmp
     for _ in range(3):
         holder = _holding_the_append_lock(root, 1.5)
         try:
-            process = _serving(root)
-            process.stdin.write(_opening())
-            process.stdin.flush()
-            _answered(process, "init")
-            process.stdin.write(json.dumps(_call(1, "log", {"message": "interrupted"})).encode() + b"\n")
-            process.stdin.flush()
+            process = _calling(root, _call(1, "log", {"message": "interrupted"}))
             time.sleep(0.4)
             for _ in range(3):
                 process.send_signal(signal.SIGINT)
