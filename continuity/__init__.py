@@ -57,12 +57,24 @@ def _as_command() -> bool:
     return False
 
 
-# Only as a command: a program importing continuity keeps its own SIGINT handling.
+def _working_folder_off_the_path() -> None:
+    """`python -m continuity` in a project: Python puts the working folder first on the import path, so a project's
+    own `events.py` or `projections/` stood in for continuity's (a traceback, or the project's code run). It comes
+    off, unless continuity itself was found there (run from its own checkout)."""
+    if _sys.flags.safe_path or _sys.argv[:1] != ["-m"] or not _sys.path:  # -P, -I, or not `python -m`
+        return
+    home = _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__)))
+    if _os.path.realpath(_sys.path[0] or _os.curdir) != home:
+        del _sys.path[0]
+
+
+# Only as a command: a program importing continuity keeps its own SIGINT handling and import path.
 if _as_command():
     import _signal  # the C module: `signal` costs 0.6 ms more on the hook path
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # an ignored SIGINT stays ignored
         _signal.signal(_signal.SIGINT, _interrupted_starting)
+    _working_folder_off_the_path()
 
 import events as _events  # noqa: E402, F401  (installs events/loading.py before anything loads msgspec)
 

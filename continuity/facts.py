@@ -142,7 +142,9 @@ def git_refusal(stderr: bytes) -> str:
     said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "")
     if not said or "not a git repository" in said:
         return "not a git work tree"
-    return f"git failed: {shortened(one_line(said), 300)}"
+    fix = next((line.strip() for line in lines if "--add safe.directory" in line), None)  # git's way to trust it
+    return f"git failed: {shortened(one_line(said), 300)}" + (f" (to trust it: {shortened(one_line(fix), 300)})"
+                                                             if fix else "")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

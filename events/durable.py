@@ -554,7 +554,7 @@ def mark_landed(local_dir: str) -> bool:
     token = os.urandom(8).hex().encode() + b"\n"  # always 17 bytes: never a shorter tail left
     for flags in (os.O_CREAT, os.O_CREAT | os.O_EXCL):
         try:
-            fd = os.open(path, os.O_WRONLY | flags | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK, 0o644)
+            fd = os.open(path, os.O_WRONLY | flags | osfs.CLOEXEC | osfs.NOFOLLOW | osfs.NONBLOCK, 0o666)
         except OSError:
             fd = -1
         if fd >= 0:
@@ -797,6 +797,10 @@ class DurableFolder:
             raw = read_event_file(self.path_of(found))
         except FileNotFoundError:
             raise
+        except PermissionError as error:  # an event all the same (a teammate's, made under a strict umask): kept
+            raise WriteFailed(f"event not written: the newest event events/{names.shard_of(found)}/{found} cannot "
+                              f"be read by this user ({error.strerror or error}): its owner can give read access "
+                              "(`chmod a+r` it); do not move it out of the store, it is an event") from None
         except OSError as error:  # something planted under an event's name: no event can chain to it
             raise StoreUnsafe(f"the newest event {found} cannot be read ({error.strerror or error}): nothing "
                               f"was written; {WAY_BACK}") from None
@@ -1015,7 +1019,7 @@ def _open_local(path: str) -> int:
     """A lock or hint file in `local/`, opened (made, with its folder, when missing); O_NOFOLLOW: one replaced by a
     symlink is refused, not followed."""
     try:
-        return os.open(path, osfs.UPDATE, 0o644)
+        return os.open(path, osfs.UPDATE, 0o666)
     except FileNotFoundError:
         folder = os.path.dirname(path)
         try:  # local/ again (machine-local, rebuildable), never the store around it: a store moved away stays gone
@@ -1024,7 +1028,7 @@ def _open_local(path: str) -> int:
             pass
         except FileNotFoundError:
             raise WriteFailed(gone(os.path.dirname(folder))) from None
-        return os.open(path, osfs.UPDATE, 0o644)
+        return os.open(path, osfs.UPDATE, 0o666)
 
 
 def open_lock(path: str) -> int:
@@ -1057,4 +1061,7 @@ def _write_failed(error: OSError) -> WriteFailed:
     reason = error.strerror or str(error)
     if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         reason = f"store is not writable ({reason})"
+    where = error.filename  # which file or folder: in a store shared by a group, one a teammate's umask made private
+    if isinstance(where, (str, bytes)):
+        reason = f"{reason}: {os.fsdecode(where)}"
     return WriteFailed(f"event not written: {reason}")

@@ -101,13 +101,13 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
 
     def open_folder_lock(folder: str) -> int:
         """A descriptor to lock `folder` by (its `.lock` file: folders cannot be opened); the caller closes it."""
-        return os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
+        return os.open(os.path.join(folder, ".lock"), UPDATE, 0o666)
 
     @contextmanager
     def folder_lock(folder: str, seconds: float | None = None) -> Iterator[None]:
         """Hold an exclusive lock named after `folder` (a `.lock` file in it: folders cannot be opened); waiting
         at most `seconds` (then OSError) when given."""
-        fd = os.open(os.path.join(folder, ".lock"), UPDATE, 0o644)
+        fd = os.open(os.path.join(folder, ".lock"), UPDATE, 0o666)
         try:
             if seconds is None:
                 lock(fd)
@@ -230,7 +230,7 @@ def read_regular(path: str | os.PathLike[str], *, follow: bool = True, limit: in
     return raw
 
 
-def open_append(path: str | os.PathLike[str], mode: int = 0o644, *, readable: bool = False) -> int:
+def open_append(path: str | os.PathLike[str], mode: int = 0o666, *, readable: bool = False) -> int:
     """A descriptor appending to a regular file (made when missing), opened without blocking (`readable`: and
     reading it, with `os.pread`).
 

@@ -160,17 +160,18 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync import auto as autosync
 
     sync_warning = autosync.start(store, "archive")
-    warn(warnings + ([sync_warning] if sync_warning else []))
+    warnings = warnings + ([sync_warning] if sync_warning else [])
+    warn(warnings)
     project = identity.project
     paths = archive_paths(store, None, project, own_archive(store, project, stored[0].event_id))
     result = {"ok": True, "action": "host-switch" if switch else "archive", "project": project,
-              "event_ids": [s.event_id for s in stored], **paths}
+              "event_ids": [s.event_id for s in stored], **paths, "warnings": warnings}
     if paths:
         next_action = one_line(paths['archive']['restore']['next_action'])
-        markdown = str(paths["archivePath"])  # the place it goes, when the write failed (warned above): said so
-        shown = markdown if os.path.isfile(markdown) else f"not written (it would be {markdown})"
-        text = (f"archived {paths.get('archive_id')}: {one_line(str(paths.get('archiveJsonPath')))}\n"
-                f"markdown: {one_line(shown)}\nnext action: {next_action}")
+        # the places they go, when a write failed (warned above): said so, never as if written
+        json_path, markdown = (_written_or_not(str(paths[key])) for key in ("archiveJsonPath", "archivePath"))
+        text = (f"archived {paths.get('archive_id')}: {json_path}\n"
+                f"markdown: {markdown}\nnext action: {next_action}")
     else:  # the event is durable; its documents come with the next catch-up that reaches it (warned above)
         text = f"archived: event {stored[0].event_id} (its documents are written once the projections reach it)"
     if switch:
@@ -180,6 +181,11 @@ def _archive(args: argparse.Namespace, out: Output) -> int:
                 f"{resume_command(project)}"
     out.emit(result, text)
     return 0
+
+
+def _written_or_not(path: str) -> str:
+    """An archive document's path as a line says it: the path, or that it was not written there."""
+    return one_line(path if os.path.isfile(path) else f"not written (it would be {path})")
 
 
 def next_steps(project: str, host: str) -> list[str]:

@@ -118,7 +118,7 @@ def _real_folder(path: str, *, make: bool) -> None:
 
 def write_atomic(
     path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False,
-    follow_symlink: bool = False, make_parents: bool = False, within: str | None = None, mode: int = 0o644,
+    follow_symlink: bool = False, make_parents: bool = False, within: str | None = None, mode: int = 0o666,
     sweep: bool = False,
 ) -> None:
     """Write a file whole or not at all: a temp file in the same folder, then rename.

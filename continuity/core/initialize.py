@@ -237,7 +237,7 @@ def ignore_store_in_project(root: str) -> None:
     made = os.path.realpath(path)  # what O_CREAT makes: a dangling link's target, the link itself left alone
     # Appended in place (a .gitignore that is a link stays one), and cut back to its own bytes when the
     # append fails part-way (a full disk): the user's file never ends in half a line of ours.
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         written = os.write(fd, added)
         if written != len(added):

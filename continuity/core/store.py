@@ -258,8 +258,10 @@ class Store:
             if whole:
                 assert node is not None
                 return node
-            node = node or os.urandom(4).hex()  # a first release's file: its id, now with the folder
             path = os.path.join(self.local_dir, "node")
+            if node is None:
+                _readable_node_file(path)
+            node = node or os.urandom(4).hex()  # a first release's file: its id, now with the folder
             if os.path.isdir(path) and not os.path.islink(path):  # planted, or left by a tool: no file goes over it
                 try:
                     os.rmdir(path)
@@ -319,6 +321,18 @@ class Store:
 
         _refuse_unsafe((self.agent_dir, self.path, self.events_dir))
         return FileEventLog(self.events_dir, os.path.join(os.devnull, "local"), node=READ_ONLY_NODE, clock_us=now_us)
+
+
+def _readable_node_file(path: str) -> None:
+    """WriteFailed when `local/node` is there but this user may not read it (a teammate's, made under a strict
+    umask): a new id written over it would start a second node for this very clone, for good."""
+    try:
+        os.close(os.open(path, osfs.READ))
+    except PermissionError as error:
+        raise WriteFailed(f"event not written: {path} cannot be read by this user ({error.strerror}): its owner can "
+                          "give read access (`chmod a+r` it); it names this clone's node") from None
+    except OSError:  # missing, or no file (a folder, a link: replaced below, as before)
+        pass
 
 
 def _refuse_unsafe(folders: tuple[str, ...]) -> None:

@@ -377,7 +377,7 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
     if not folder_checked:
         ensure_folder(store.path, os.path.dirname(path))
     try:
-        fd = os.open(path, osfs.UPDATE, 0o644)
+        fd = os.open(path, osfs.UPDATE, 0o666)
     except OSError as error:  # ELOOP: a link planted there (never followed)
         raise OSError(error.errno, f"{path} is a symbolic link" if error.errno == errno.ELOOP
                       else f"{error.strerror or error} ({path})") from None

@@ -563,7 +563,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
     marked = os.path.lexists(mark_path)
     try:
         os.makedirs(out, exist_ok=True)
-        mark = os.open(mark_path, osfs.UPDATE, 0o644)
+        mark = os.open(mark_path, osfs.UPDATE, 0o666)
     except OSError as error:
         _remove_made(made, None if marked else mark_path)
         raise WriteFailed(f"replay not written: {error.strerror or error} ({error.filename or out})") from None

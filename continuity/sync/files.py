@@ -108,7 +108,7 @@ def flocked(path: str) -> Iterator[None]:
     a lock that cannot be made or opened (a read-only file system, a socket planted there) WriteFailed."""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, osfs.UPDATE, 0o644)
+        fd = os.open(path, osfs.UPDATE, 0o666)
     except OSError as error:
         what = {errno.ELOOP: "a symlink", errno.EISDIR: "a folder"}.get(error.errno or 0)
         if what is None:

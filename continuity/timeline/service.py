@@ -124,7 +124,7 @@ def _write(path: str, data: bytes, within: str | None) -> None:
     folder = os.path.dirname(path)
     if within is None and not os.path.isdir(folder):
         raise WriteFailed(f"timeline not written: the folder {folder} does not exist")
-    mode = 0o644
+    mode = 0o666
     with contextlib.suppress(OSError):  # a page written over a file the user made private stays private
         found = os.lstat(path)
         if stat.S_ISREG(found.st_mode):

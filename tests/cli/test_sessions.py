@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -703,3 +704,24 @@ def test_a_clock_gone_back_says_so_not_that_a_day_folder_vanished(project: Path,
     code, _, err = run(capsys, "status")
     assert code == 0 and "vanished" not in err, err
     assert "the clock is behind the log" in err and "rebuilt" in err, err
+
+
+def test_a_repository_owned_by_another_user_is_named_with_gits_way_to_trust_it(tmp_path: Path) -> None:
+    """git refuses a repository owned by another user ("dubious ownership") and says how to trust it on its next
+    lines; sync kept only the first line, so the user was told git failed but not how to go on."""
+    if os.geteuid() != 0:
+        pytest.skip("making a repository owned by another user takes root (chown)")
+    project = tmp_path / "theirs"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTINUITY_", "GIT_"))}
+    env["HOME"] = str(tmp_path)
+    assert subprocess.run([sys.executable, "-m", "continuity", "init", "--project", "demo"], cwd=project, env=env,
+                          capture_output=True).returncode == 0
+    subprocess.run(["chown", "-R", "54321:54321", str(project)], check=True)
+    done = subprocess.run([sys.executable, "-m", "continuity", "sync"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert "dubious ownership" in done.stderr
+    assert f"(to trust it: git config --global --add safe.directory {project})" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -421,3 +421,65 @@ def test_a_model_file_planted_as_no_file_is_named_in_the_warning(project: Path, 
             "folder": f"Is a directory ({model})"}[planted]
     assert f"projections not saved: {said}" in done.stderr
     assert not (project / "elsewhere").exists()
+
+
+def test_a_newest_event_this_user_cannot_read_is_kept_not_moved_out(project: Path) -> None:
+    """A teammate's newest event made under a strict umask (here `chmod 000`): `log`, `checkpoint` and the hook
+    refused as if it had been edited by hand (exit 6) and said to move it out of the store, which lost it for
+    good. The write fails (exit 5), naming the file and the way back: read access, not moving it."""
+    assert run(project, "log", "-m", "one").returncode == 0
+    assert run(project, "log", "-m", "two").returncode == 0
+    newest = all_event_files(project)[-1]
+    newest.chmod(0o000)
+    try:
+        for args in (("log", "-m", "three"), ("checkpoint", "-m", "c", "--next", "n")):
+            done = run(project, *args, unprivileged=True)
+            assert done.returncode == 5, done.stderr
+            assert f"the newest event events/{newest.parent.name}/{newest.name} cannot be read by this user" \
+                in done.stderr
+            assert "do not move it out of the store" in done.stderr and "run `continuity sync`" not in done.stderr
+        brief = run(project, "hook", "claude-code", unprivileged=True, stdin=json.dumps(
+            {"session_id": "s1", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}))
+        assert brief.returncode == 0 and "cannot be read by this user" in brief.stderr
+    finally:
+        newest.chmod(0o444)
+    assert len(all_event_files(project)) == 2
+    assert run(project, "log", "-m", "three").returncode == 0
+    assert run(project, "verify").returncode == 0
+
+
+def test_a_node_file_this_user_cannot_read_is_not_replaced(project: Path) -> None:
+    """`local/node` that this user may not read: the write made a new node id over it, so this clone wrote under
+    two nodes for good (`verify`: nodes 2). The write fails (exit 5), naming the file; the id stays."""
+    assert run(project, "log", "-m", "one").returncode == 0
+    node = project / ".agent" / "runtime-continuity" / "local" / "node"
+    kept = node.read_bytes()
+    node.chmod(0o000)
+    try:
+        done = run(project, "log", "-m", "two", unprivileged=True)
+        assert done.returncode == 5
+        assert f"{node} cannot be read by this user" in done.stderr
+    finally:
+        node.chmod(0o644)
+    assert node.read_bytes() == kept
+    assert run(project, "log", "-m", "two").returncode == 0
+    assert "nodes: 1" in run(project, "verify").stdout
+
+
+def test_an_archive_whose_documents_cannot_be_written_says_so_in_text_and_json(project: Path) -> None:
+    """`archives/` not writable: the archive event is durable (exit 0), but the text printed the JSON path as if
+    written and `--json` carried no warnings. Both say it now."""
+    assert run(project, "checkpoint", "-m", "c", "--next", "wire the CLI").returncode == 0
+    assert run(project, "archive", "--gate", "agent", "--reason", "first").returncode == 0
+    archives = project / ".agent" / "runtime-continuity" / "archives"
+    archives.chmod(0o555)
+    try:
+        as_json = run(project, "archive", "--gate", "agent", "--reason", "r", "--json", unprivileged=True)
+        text = run(project, "archive", "--gate", "agent", "--reason", "r", unprivileged=True)
+    finally:
+        archives.chmod(0o755)
+    assert as_json.returncode == 0 and text.returncode == 0
+    result = json.loads(as_json.stdout)
+    assert not os.path.exists(result["archiveJsonPath"])
+    assert any("archive" in warning and "not written" in warning for warning in result["warnings"]), result
+    assert "not written (it would be " in text.stdout.splitlines()[0]
