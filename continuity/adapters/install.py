@@ -503,9 +503,11 @@ def read_config(text: str) -> dict[str, Any]:
 
 
 #: A JSON string (kept as it is), or a comment; then a string, or a comma before `}` or `]`: what JSON with
-#: comments adds, each read as a space.
-_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
-_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])', re.S)
+#: comments adds, each read as a space. A string left open runs to the end of the text: tried again from each
+#: quote inside it, the search took time in the square of its length (minutes for a settings file of 100 KB).
+_STRING = r'("(?:[^"\\]|\\.)*(?:"|\\?\Z))'
+_COMMENT = re.compile(_STRING + r'|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+_TRAILING_COMMA = re.compile(_STRING + r'|,(?=\s*[}\]])', re.S)
 
 
 def _loose_json(text: str) -> str:

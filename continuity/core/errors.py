@@ -44,7 +44,9 @@ EXIT_CODES: dict[int, str] = {
     "that is empty, too long or (with --match) not valid search syntax",
     EXIT_NO_STORE: "no store found from the working directory upward (run `continuity init`)",
     EXIT_SECRET: "refused: a field looks like a secret (nothing written; see --redact)",
-    EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing (nothing written); "
+    EXIT_WRITE_FAILED: "write failed: the store is not writable, the disk is full or failing, or this user may not "
+                       "read the newest event or `local/node` (a teammate's, under a strict umask: the line names "
+                       "it; nothing written); "
                        "or stdout took no more output: a full disk, or a file size limit (`ulimit -f`) that cut it "
                        "short (what was stored stays); or the system gave the process no more open files "
                        "(`ulimit -n`) or memory (the command stopped; nothing is half-written)",

@@ -8,12 +8,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from continuity.core.errors import ConfigBroken, UsageError
-from continuity.core.fsio import missing_folders, remove_empty_folders, schema_json, write_atomic, write_if_changed
+from continuity.core.fsio import (
+    missing_folders,
+    remove_empty_folders,
+    schema_json,
+    write_atomic,
+    write_if_changed,
+)
 from continuity.core.paths import STORE_REL
-from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, now_us, project_name_for
+from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, config_json, now_us, project_name_for
 from continuity.core.text import one_line
 from events import clock, osfs
 from events.errors import ContinuityError, WriteFailed
@@ -117,7 +121,7 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         if (home / "config.json").is_dir() and not (home / "config.json").is_symlink():  # nothing init removes
             raise WriteFailed(f"store not initialized: {home / 'config.json'} is a folder: move it out of the store, "
                               "then run `continuity init --repair`")
-        _write_if_changed(home / "config.json", orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+        _write_if_changed(home / "config.json", config_json(config))
         write_generated(store.path, durable=True)
         from continuity.sessions.archives import archive_schema
 

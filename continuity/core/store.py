@@ -48,6 +48,22 @@ def check_project_name(name: object) -> str:
     return name
 
 
+def config_json(config: dict[str, Any]) -> bytes:
+    """config.json's text as continuity writes it: indented; on one line when indented it would be more than a config
+    holds (values nested hundreds deep, added by hand), so no write makes a file every command then refuses."""
+    from continuity.core.fsio import indented_json, surrogate_json
+
+    text = indented_json(config) + b"\n"
+    if len(text) <= CONFIG_LIMIT:
+        return text
+    import msgspec
+
+    try:
+        return msgspec.json.encode(config) + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate: written as its escape
+        return surrogate_json(config) + b"\n"
+
+
 def json_problem(raw: bytes, error: ValueError) -> str:
     """Where and why a hand-edited JSON file does not parse, in a few words that quote none of it."""
     import json
@@ -60,6 +76,8 @@ def json_problem(raw: bytes, error: ValueError) -> str:
         return "an escape names half of a surrogate pair"
     if isinstance(error, json.JSONDecodeError):
         return f"line {error.lineno} column {error.colno}: {error.msg}"
+    if "integer string conversion" in str(error):  # Python's guard against huge numbers: its advice is not ours
+        return "a number with more than 4300 digits"
     return str(error)  # plain.loads' own: NaN, a number out of range, nested too deeply
 
 

@@ -21,7 +21,7 @@ import orjson
 
 from continuity.core.errors import UsageError
 from continuity.core.fsio import write_atomic
-from continuity.core.store import Store
+from continuity.core.store import Store, config_json
 from continuity.sync.credentials import guard_remote, mask_url
 from continuity.sync.engine import Progress, fetch_remote, given_remote, nodes_folder, sync, tracking_ref
 from continuity.sync.foldworker import read_frame, write_frame
@@ -351,7 +351,7 @@ def _remember(store: Store, branch: str, remote: str) -> Store:
     if not changed:
         return store
     try:
-        write_atomic(store.config_path, orjson.dumps(config, option=orjson.OPT_INDENT_2) + b"\n")
+        write_atomic(store.config_path, config_json(config))
     except OSError as error:
         raise WriteFailed(f"config not written: {error.strerror or error}") from None
     return Store(store.root)

@@ -93,6 +93,13 @@ def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str
         return None, {}, f"`project` is not a string{_unquoted(declared)}"
     raw = data.get("repositories")
     if isinstance(raw, dict):
+        for key, value in raw.items():  # `p1: {id: other}` registered `other` under a key that read `p1`
+            named = value.get("id", value.get("repository")) if isinstance(value, dict) else None
+            if named is not None and named != key:
+                from events.problems import quoted
+
+                return declared, {}, (f"repository {quoted(str(key), 80)} gives another id in its entry "
+                                      f"({quoted(str(named), 80)}): the key is its id; remove one")
         raw = [{"id": key, **(value if isinstance(value, dict) else {"role": "" if value is None else value})}
                for key, value in raw.items()]
     if not isinstance(raw, list):

@@ -521,3 +521,22 @@ def test_settings_files_their_harness_reads_are_read_as_it_reads_them(proj: Path
     finally:
         gemini.unlink(missing_ok=True)
         claude.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("tail", ["", "\\"], ids=["open-string", "open-string-and-escape"])
+def test_a_settings_file_with_a_string_left_open_is_a_finding_not_a_hang(proj: Path, tail: str) -> None:
+    """A string that never closes, full of escaped quotes: reading it again as JSON with comments tried the string
+    from each quote to the end (174 s for 100 KB; this file would have taken hours, here stopped by the timeout)."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text('{"a": "' + '\\"' * 200_000 + tail)
+    code, report = doctor(proj, path, "--no-probe")
+    assert code == 1
+    assert any(line.startswith("claude-code (project): ") and "not valid JSON, even with comments" in line
+               for line in report["problems"]), report["problems"]
+    (proj / ".claude" / "settings.json").unlink()  # then in the user's scope, read by every install of a project
+    user = Path(os.environ["HOME"]) / ".claude"
+    user.mkdir(exist_ok=True)
+    (user / "settings.json").write_text('{"a": "' + '\\"' * 200_000 + tail)
+    installed = run("install", "claude-code", cwd=proj, path=path)
+    assert installed.returncode == 0, installed.stderr

@@ -246,3 +246,35 @@ def test_a_project_renamed_by_hand_is_told_where_its_history_went(project: Path,
     capsys.readouterr()
     assert main(["status"]) == 0
     assert "none of project" not in capsys.readouterr().err  # a mixed store whose project has events says nothing
+
+
+@pytest.mark.parametrize("added", ["-9223372036854775809", "1180591620717411303424", "[" * 300 + "]" * 300,
+                                   "[" * 900 + "]" * 900],
+                         ids=["below-64-bit", "beyond-64-bit", "300-deep", "900-deep"])
+@pytest.mark.parametrize("command", [["init"], ["init", "--repair"]])
+def test_init_writes_back_every_config_every_other_command_reads(project: Path, capsys: Capture, added: str,
+                                                                  command: list[str]) -> None:
+    """A config.json that every command reads (an integer beyond 64 bits, values nested hundreds deep) ended
+    `init` and `init --repair` in exit 70 (the writer takes neither); nested 900 deep, written back indented, it
+    became a file too big for any command to read. They keep it now, and every command still reads it."""
+    store = project / ".agent" / "runtime-continuity"
+    (store / "config.json").write_text(f'{{"project": "demo", "format": 1, "added": {added}}}')
+    capsys.readouterr()
+    assert main(command) == 0, capsys.readouterr().err
+    assert json.loads((store / "config.json").read_text())["added"] == json.loads(added)
+    assert main(["log", "-m", "still written"]) == 0
+    assert main(["init", "--repair"]) == 0
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "config.json" not in capsys.readouterr().err
+
+
+def test_a_number_of_thousands_of_digits_is_said_without_pythons_advice(project: Path, capsys: Capture) -> None:
+    """Python refuses to read an integer of more than 4300 digits and its message advises
+    `sys.set_int_max_str_digits()`: that reached the user of config.json as if it were theirs to call."""
+    store = project / ".agent" / "runtime-continuity"
+    (store / "config.json").write_text('{"project": "demo", "format": 1, "added": ' + "9" * 5000 + "}")
+    capsys.readouterr()
+    assert main(["log", "-m", "x"]) == 9
+    err = capsys.readouterr().err
+    assert "a number with more than 4300 digits" in err and "set_int_max_str_digits" not in err, err

@@ -856,3 +856,45 @@ def test_ctrl_c_pressed_again_and_again_stops_the_server_without_a_traceback(tmp
             assert b"Traceback" not in process.stderr.read()
         finally:
             holder.wait(timeout=30)
+
+
+def test_a_key_given_twice_or_bytes_that_are_no_utf8_are_refused_as_the_cli_refuses_them(tmp_path: Path) -> None:
+    """A checkpoint document giving a key twice: `work checkpoint --file` refuses it (the reader keeps the last, so
+    the first, an item list say, goes without a word), but the MCP tool took it, as the SDK read it, and dropped
+    the first. A message whose bytes are not UTF-8 was stored with U+FFFD in their place; the hooks refuse such
+    input. Both are refused now (one line, nothing written) and the server keeps serving."""
+    from tests.workstream_docs import item, tracked
+
+    root = make_project(tmp_path)
+    process, send, read = _raw_session(root, tmp_path)
+    try:
+        doc = json.dumps({"document": tracked(items=[item("A1", "IN_PROGRESS"), item("A2")])})
+        items_at = doc.index('"items": [')
+        twice = doc[:items_at] + '"items": [' + json.dumps(item("A1", "IN_PROGRESS", title="second list")) + "], " \
+            + doc[items_at:]
+        send(f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {{"name": "work_checkpoint", '
+             f'"arguments": {twice}}}}}')
+        refused = read()
+        send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "log", '
+             '"arguments": {"message": "first", "message": "second"}}}')
+        refused_log = read()
+        latin1 = b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "log", ' \
+            b'"arguments": {"message": "caf\xe9"}}}\n'
+        process.stdin.write(latin1)
+        process.stdin.flush()
+        not_utf8 = read()
+        send(json.dumps(_call(4, "log", {"message": "still serving"})))
+        served = read()
+    finally:
+        process.stdin.close()
+        process.wait(60)
+    for answer, key in ((refused, "items"), (refused_log, "message")):
+        assert answer["result"]["isError"] is True, answer
+        assert f"an object gives the key '{key}' twice (keep one); nothing written" in answer["result"]["content"][0][
+            "text"], answer
+    assert not_utf8["result"]["isError"] is True
+    said = not_utf8["result"]["content"][0]["text"]
+    assert f"log: the request is not valid UTF-8 (byte {latin1.index(0xE9)}); nothing written" in said
+    assert served["result"]["isError"] is False
+    messages = [json.loads(path.read_bytes()).get("message") for path in all_event_files(root)]
+    assert messages == ["still serving"]

@@ -36,6 +36,16 @@ def test_parse_registry_forms_and_problems() -> None:
     assert parse_registry({"repositories": 3}, None)[2] == "`repositories` is missing or not a list"
 
 
+def test_a_mapped_entry_naming_another_id_is_a_problem_not_that_id() -> None:
+    """`p1: {id: other}` registered `other` though the file visibly lists `p1` (the inner id won, silently), so a
+    checkpoint of p1 was refused as unregistered. Said as the registry's problem now; the same id agrees."""
+    assert parse_registry({"repositories": {"p1": {"id": "other", "role": "primary"}}}, None)[2] == \
+        "repository 'p1' gives another id in its entry ('other'): the key is its id; remove one"
+    assert parse_registry({"repositories": {"p1": {"repository": "p2"}}}, None)[2] is not None
+    agreed = parse_registry({"repositories": {"p1": {"id": "p1", "role": "primary"}}}, None)
+    assert set(agreed[1]) == {"p1"} and agreed[2] is None
+
+
 def test_unregistered_only_when_managed() -> None:
     """No registry: nothing is unregistered; with one, each missing id gets the contract's message once."""
     assert unregistered(Membership(), ["x"]) == []

@@ -34,11 +34,14 @@ class _Tolerant:
 
     def validate_json(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return self._adapter.validate_json(data, *args, **kwargs)
+            message = self._adapter.validate_json(data, *args, **kwargs)
         except Exception:
             again = readable_again(data)
             if again is None:
                 raise
+        else:
+            twice = _key_given_twice(data)
+            return message if twice is None else self._adapter.validate_json(twice, *args, **kwargs)
         try:
             return self._adapter.validate_json(again, *args, **kwargs)
         except Exception:
@@ -84,6 +87,51 @@ def readable_again(data: Any) -> str | None:
     if cleaned is None:  # nested past what anyone sends: only a call can be answered, and only by its id
         return _answer(message, f"the request is nested more than {DEPTH} levels deep; nothing written")
     return json.dumps(cleaned, ensure_ascii=False)
+
+
+class _Twice(dict[str, Any]):
+    """An object of the line that gives a key more than once (the first of them: `twice`)."""
+
+    twice: str
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    marked = _Twice(value)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.twice = key
+            break
+        seen.add(key)
+    return marked
+
+
+def _key_given_twice(data: Any) -> str | None:
+    """A tool call whose arguments give a key twice in one object, as `_answer` makes it (refused, as the CLI refuses
+    such a document: the SDK keeps the last, so the first, an item list say, went without a word); else None."""
+    try:
+        message = json.loads(data, object_pairs_hook=_once_each)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    params = message.get("params") if isinstance(message, dict) and message.get("method") == "tools/call" else None
+    found = _first_twice(params.get("arguments") if isinstance(params, dict) else None, 0)
+    if found is None:
+        return None
+    from events.problems import quoted
+
+    return _answer(message, f"an object gives the key {quoted(found, 80)} twice (keep one); nothing written")
+
+
+def _first_twice(value: Any, depth: int) -> str | None:
+    if depth > DEPTH:
+        return None
+    if isinstance(value, _Twice):
+        return value.twice
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((found for child in children if (found := _first_twice(child, depth + 1)) is not None), None)
 
 
 #: What `_parsed` reads an integer too long for Python as (a marker no JSON value decodes to).
@@ -337,6 +385,23 @@ MAX_LINE = 64 << 20
 DROPPED = "(a request line over 64 MiB, dropped)\n"
 
 
+def _text_of(raw: bytes) -> str:
+    """A line read from the client as text. JSON is UTF-8: a tool call whose bytes are not is refused as `_answer`
+    makes it (read with U+FFFD in their place, a message stored what the client never sent), as the hooks refuse
+    such input; any other request is read with U+FFFD, as the SDK's own reader would."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = raw.decode("utf-8", "replace")
+        with contextlib.suppress(ValueError, RecursionError):
+            message = json.loads(text)
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                refused = _answer(message, f"the request is not valid UTF-8 (byte {error.start}); nothing written")
+                if refused is not None:
+                    return refused + text[len(text.rstrip("\r\n")):]
+        return text
+
+
 class StdinLines:
     """The client's lines, read from a private copy of fd 0 in a wait that a cancel ends at once.
 
@@ -421,7 +486,7 @@ class StdinLines:
         if end < 0 and not self._buffer:
             raise StopAsyncIteration
         cut = len(self._buffer) if end < 0 else end + 1
-        line = self._buffer[:cut].decode("utf-8", "replace")
+        line = _text_of(bytes(self._buffer[:cut]))
         del self._buffer[:cut]
         self._scanned = 0
         # a lone "\r" ends a line too, as the SDK's text reader (universal newlines) read it; "\r\n" is one end
