@@ -9,6 +9,17 @@ from pathlib import Path
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Import up front the modules that take `now_us` by name (`from continuity.core.store import now_us`): first
+    imported while a test had the store's clock patched, one kept that test's fake clock for every test after it
+    (a subset run, `tests/integration/test_plain_snapshot.py tests/cli/test_sessions.py`, read ages of -3,220 h)."""
+    import importlib
+
+    for module in ("continuity.core.initialize", "continuity.readside.query", "continuity.recall.service",
+                   "continuity.sessions.service", "continuity.adapters.mcp.work_tools"):
+        importlib.import_module(module)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--skip-stress", action="store_true", help="skip long stress loops")
     parser.addoption("--skip-e2e", action="store_true",

@@ -331,7 +331,7 @@ def _task_sections(work: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return sections
 
 
-def _units(text: str) -> int:
+def units(text: str) -> int:
     """`text`'s length as JavaScript counts it (UTF-16 code units: an emoji is two), which is how the harnesses
     that cut a hook's output past 10,000 characters count: a budget held in these units holds there too."""
     return len(text.encode("utf-16-le", "surrogatepass")) >> 1
@@ -353,11 +353,11 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
                       "what follows is rebuilt from the log, not from memory.")
     cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
     sections = _lines(bundle)
-    budget = max_chars - _units(cut_note) - 2
+    budget = max_chars - units(cut_note) - 2
     # the warnings go in as far as the next action, shown whole, still fits after them (a long project name, the
     # compaction line and a next action of wide characters left no room at the smallest budget)
-    room = budget - sum(_units(line) + 1 for line in header) - sum(
-        _units(line) + 1 for line in ["", sections[0][0], *sections[0][1]])
+    room = budget - sum(units(line) + 1 for line in header) - sum(
+        units(line) + 1 for line in ["", sections[0][0], *sections[0][1]])
     from continuity.readside.catchup import OUT_OF_TIME
 
     # a warning that the brief is incomplete (the catch-up ran out of time) first and whole: cut or crowded out by
@@ -367,32 +367,32 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
     warnings = [f"Warning: {one_line(shortened(warning, 400 if warning in incomplete else 200))}"
                 for warning in shown]
     for line in warnings:
-        room -= _units(line) + 1
+        room -= units(line) + 1
         if room < 0:
             break
         header.append(line)
     dropped = len(header) < len(warnings) + 2 + bool(bundle.get("compaction"))
     out = list(header)
-    size = sum(_units(line) + 1 for line in out)
+    size = sum(units(line) + 1 for line in out)
     cut = False
     for index, (heading, lines) in enumerate(sections):
         opening = ["", heading]
-        cost = sum(_units(line) + 1 for line in opening)
+        cost = sum(units(line) + 1 for line in opening)
         if index == 0:  # the next action goes in whole, whatever else has to go
             out.extend(opening + lines)
-            size += cost + sum(_units(line) + 1 for line in lines)
+            size += cost + sum(units(line) + 1 for line in lines)
             continue
-        if size + cost + _units(lines[0]) + 1 > budget:
+        if size + cost + units(lines[0]) + 1 > budget:
             cut = True
             break
         out.extend(opening)
         size += cost
         for line in lines:
-            if size + _units(line) + 1 > budget:
+            if size + units(line) + 1 > budget:
                 cut = True
                 break
             out.append(line)
-            size += _units(line) + 1
+            size += units(line) + 1
         if cut:
             break
     if cut or dropped:

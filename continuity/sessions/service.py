@@ -201,8 +201,22 @@ def _render(data: dict[str, Any], fmt: str, max_chars: int) -> str:
         import orjson
 
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
-    text = redact_text(bundle.render_markdown(data, max_chars))[0]
-    return text if len(text) <= max_chars else text[:max_chars]  # a marker longer than what it replaced
+    budget = max_chars
+    for _ in range(3):  # redaction markers longer than what they replaced: filled again to a budget smaller by that
+        rendered = bundle.render_markdown(data, budget)
+        text = redact_text(rendered)[0]
+        if bundle.units(text) <= max_chars:
+            return text
+        budget = max_chars - (bundle.units(text) - bundle.units(rendered))
+    return _within(text, max_chars)
+
+
+def _within(text: str, max_chars: int) -> str:
+    """`text` cut to `max_chars` UTF-16 code units as the harnesses count them (`brief.units`), at its last line
+    break within them when there is one; never half of a surrogate pair."""
+    kept = text.encode("utf-16-le", "surrogatepass")[:max_chars * 2].decode("utf-16-le", "ignore")
+    line_end = kept.rfind("\n")
+    return kept[:line_end + 1] if line_end > 0 else kept
 
 
 def _shown(data: dict[str, Any], fmt: str) -> dict[str, Any]:

@@ -31,10 +31,23 @@ def task_slug(task: str) -> str:
     """The task as one path segment: runs of other characters become `-`, runs of dots one dot, at most 128
     characters, no `-`, `.` or `_` at the start (an id starts with a letter or digit), no `-` or `.` at the end.
     A slug is its own slug, so `resume` finds a task by either name.
+    A name with other than ASCII characters gets its letters without their accents and a digest of the name (NFC:
+    typed on a Mac or elsewhere, one name): its other letters (`fix 登录`, `fix 注册`) became one `fix`, two
+    tasks in one snapshot, and a name of such letters alone was refused.
     The pointer's own name is refused: that task's folder would stand where the agent's `LATEST.json` belongs."""
     from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
 
-    slug = cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), 128).lstrip("-._").rstrip("-.")
+    digest = ""
+    if not task.isascii():
+        import hashlib
+        import unicodedata
+
+        named = unicodedata.normalize("NFC", task).encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(named).hexdigest()[:8]
+        # `é` as `e`, whichever form it was typed in (its accent apart, then left out)
+        task = "".join(char for char in unicodedata.normalize("NFKD", task) if not unicodedata.combining(char))
+    slug = cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), 119 if digest else 128).lstrip("-._").rstrip("-.")
+    slug = f"{slug}-{digest}" if slug and digest else slug or digest
     if not slug or names_pointer(slug):
         from continuity.core.errors import UsageError
 

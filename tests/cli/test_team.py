@@ -330,6 +330,25 @@ def test_a_task_starting_with_an_underscore_is_saved_under_its_slug(project: Pat
     assert code == 0 and json.loads(out)["task"] == slug
 
 
+def test_tasks_named_in_other_letters_stay_apart_and_one_name_is_one_task_in_either_form(project: Path,
+                                                                                       capsys: Capture) -> None:
+    """Letters outside ASCII became `-`: `fix 登录` and `fix 注册` were one task `fix` (the second snapshot replaced
+    the first, and `resume` of the first printed the other's objective), a name of such letters alone was refused,
+    and `café` typed on a Mac (NFD) was another task than `café` typed elsewhere (NFC)."""
+    import unicodedata
+
+    for task, objective in (("fix 登录", "login bug"), ("fix 注册", "signup bug"), ("修复登录", "cjk only"),
+                            (unicodedata.normalize("NFD", "café-menu"), "from a mac")):
+        assert run(capsys, "snapshot", "core", "ash", task, "--objective", objective)[0] == 0
+    for task, objective in (("fix 登录", "login bug"), ("fix 注册", "signup bug"), ("修复登录", "cjk only"),
+                            (unicodedata.normalize("NFC", "café-menu"), "from a mac")):
+        code, out, _ = run(capsys, "resume", "core", "ash", task, "--json")
+        assert code == 0 and json.loads(out)["objective"] == objective, (task, out)
+    folder = team_dir(project) / "core/member/ash/continuity"
+    slugs = sorted(path.parent.name for path in folder.glob("*/latest.json"))
+    assert len(slugs) == 4 and [slug for slug in slugs if slug.startswith("cafe-menu-")], slugs
+
+
 def _pointer(project: Path) -> Path:
     return team_dir(project) / "core/member/ash/continuity/LATEST.json"
 

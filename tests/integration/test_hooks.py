@@ -155,6 +155,26 @@ def test_the_brief_stays_under_the_preview_cut_as_javascript_counts_it(project: 
     assert units(answer["additional_context"]) > 30_000
 
 
+def test_a_brief_whose_redaction_makes_it_longer_stays_within_its_budget(project: Path) -> None:
+    """The brief is filled to its budget, then redacted as one text: a team line `db_password: pw1234` (neither
+    field a secret alone, so written) became `[REDACTED:password-assignment]`, 24 characters longer, and the check
+    after counted Python characters: an emoji-heavy brief ended 3 units past `--max-chars`, and the hook's past
+    Claude Code's 10,000. It is filled again to a budget smaller by what redaction added, cut note and all."""
+    env = {"HOME": os.environ["HOME"]}
+    cli_process("snapshot", "core", "ash", "db_password", "--objective", "pw1234", cwd=project, env=env)
+    done = [arg for n in range(1, 80) for arg in ("--done", "\U0001F600" * (n % 23 + 1) + f"_d{n}")]
+    cli_process("log", "-m", "batch", *done, cwd=project, env=env)
+
+    def units(text: str) -> int:
+        return len(text.encode("utf-16-le")) // 2
+
+    for budget in range(2500, 3000, 37):
+        brief = cli_process("resume-bundle", "--agent", "ash", "--max-chars", str(budget), cwd=project, env=env)
+        assert units(brief.stdout) <= budget, (budget, units(brief.stdout))
+        assert "[REDACTED:password-assignment]" in brief.stdout
+        assert brief.stdout.endswith("has everything)\n") or "## Commands" in brief.stdout, brief.stdout[-200:]
+
+
 @pytest.mark.parametrize(("model", "source", "recorded"), [
     ("claude-3-5-sonnet-v2@20241022", "startup", ("claude-3-5-sonnet-v2-20241022", "startup")),  # Vertex AI's names
     ("gpt-5+codex=high", "resume", ("gpt-5-codex-high", "resume")),

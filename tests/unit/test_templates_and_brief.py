@@ -86,7 +86,7 @@ def test_the_budget_holds_and_the_next_action_is_whole(
         git=GitNow(branch="main", head="abc", head_moved=True, changed_since_archive=tuple(files)),
     )
     text = bundle.render_markdown(bundle.build(project, inputs), max_chars)
-    assert bundle._units(text) <= max_chars
+    assert bundle.units(text) <= max_chars
     assert f"## Next action\n{next_items[0]}\n" in text
 
 
@@ -100,7 +100,7 @@ def test_at_the_smallest_budget_warnings_give_way_to_a_wide_next_action() -> Non
     built = bundle.build(project, inputs)
     built["compaction"] = {"compactions": 12}
     text = bundle.render_markdown(built, bundle.MIN_MAX_CHARS)
-    assert bundle._units(text) <= bundle.MIN_MAX_CHARS
+    assert bundle.units(text) <= bundle.MIN_MAX_CHARS
     assert f"## Next action\n{project.work.next[0]}\n" in text and "brief cut to fit" in text
     assert text.count("Warning: ") < 3
     roomy = bundle.render_markdown(built, 8000)
