@@ -301,8 +301,8 @@ _USER_FLAG = (
     r"|(?:b|-cookie)(?:[ \t]+|=)(?:(?P<user_flag__cq>[\"'])|)[^\s\"'\\=;$%{<]{1,64}="
     # quoted, the cookies may be spaced (`'a=1; sid=...'`); unquoted, the value ends at a space, and so does the
     # search for its long run with a digit (a later word of the line is no cookie: `id_ed25519` in the next command)
-    r"(?(user_flag__cq)(?=(?:[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
-    r"|(?=(?:[^\s\"'\\;,=]*[;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9]))"
+    r"(?(user_flag__cq)(?=(?>[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    r"|(?=(?>[^\s\"'\\;,=]*[;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9]))"
     r"(?P<user_flag__c>(?(user_flag__cq)[^\r\n\"'\\]|[^\s\"'\\]){16,}))"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
@@ -330,8 +330,9 @@ _AUTH_HEADER = (
 _COOKIE_HEADER = (
     r"(?<![A-Za-z0-9_-].)(?:(?<=[Ss])(?i:et-c)|(?<=[Cc]))(?i:ookie)(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?"
     r"[^\s\"'\\=;]{1,64}="
-    # run by run (each at most once: the classes are disjoint), up to 24 runs on the header's line
-    r"(?=(?:[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
+    # run by run (each at most once: the classes are disjoint), up to 24 runs on the header's line; each run and the
+    # separators after it taken whole (atomic): split every way, a line of 40 separators took minutes
+    r"(?=(?>[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
     r"(?P<cookie_header__v>[^\r\n\"'\\]{16,})"
 )
 
@@ -441,7 +442,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "npm-token": ("npm_",),
     "pypi-token": ("pypi-",),
     "huggingface-token": ("hf_",),
-    "jwt": ("eyj",),
+    "jwt": (".eyj",),  # its second part's opening: without one, every `-eyJ` in a long run was scanned to its end
     "ai-api-key": ("sk-", "gsk_", "xai-", "pplx-", "pcsk_", "r8_", "tvly-", "lsv2_", "fc-", "e2b_", "absk"),
     "cloud-token": (
         "dop_v1_", "doo_v1_", "dor_v1_", "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.", "dapi",

@@ -16,7 +16,7 @@ or anything the event guard finds secret-like (`?access_token=...`). A bare user
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -29,8 +29,38 @@ if TYPE_CHECKING:
 MASK = "***"
 #: The shortest query value hidden wherever it appears in a message (shorter ones: where a URL shows them).
 MIN_HIDDEN = 6
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: What a URL's scheme is made of (`[A-Za-z][A-Za-z0-9+.-]*`), and what ends the rest of a URL in a message.
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_URL_END = re.compile(r"[\s'\"<>`]")
+
+
+def _schemes(text: str) -> Iterator[tuple[int, int]]:
+    """(where each URL's scheme starts, where its `://` ends), left to right, as `[A-Za-z][A-Za-z0-9+.-]*://` finds
+    them. Found from each `://` back, never tried from every letter forward: a regular expression took time in
+    the square of a long run of letters without one (20 s for a remote of 100,000)."""
+    sep = text.find("://")
+    while sep >= 0:
+        start = sep
+        while start and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < sep and not ("A" <= text[start] <= "Z" or "a" <= text[start] <= "z"):
+            start += 1
+        if start < sep:
+            yield start, sep + 3
+        sep = text.find("://", sep + 3)
+
+
+def _urls(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of the URLs in a message (a scheme, `://` and at least one character up to a space or a quote)."""
+    after = 0
+    for start, rest in _schemes(text):
+        if start < after:  # inside the URL before it
+            continue
+        end = _URL_END.search(text, rest)
+        end_at = end.start() if end else len(text)
+        if end_at > rest:
+            yield start, end_at
+            after = end_at
 _AUTHORITY_END = re.compile(r"[/?#\s'\"<>`]")
 # A user part that is a token: a known token prefix, or a long opaque run of letters and digits
 # (GitHub's classic 40 hex digits, Azure DevOps' 52 characters); user names are shorter.
@@ -45,13 +75,12 @@ _PLAIN_USER = re.compile(r"[A-Za-z0-9._~-]{1,64}", re.ASCII)
 def _userinfos(text: str, *, scp_like: bool) -> list[tuple[int, int]]:
     """Spans of the userinfo parts (`user[:password]` before the host) of the URLs in `text`."""
     spans = []
-    for match in _SCHEME.finditer(text):
-        start = match.end()
+    for _, start in _schemes(text):
         end = _AUTHORITY_END.search(text, start)
         at = text.rfind("@", start, end.start() if end else len(text))
         if at >= 0:
             spans.append((start, at))
-    if spans or not scp_like or _SCHEME.search(text):
+    if spans or not scp_like or next(_schemes(text), None):
         return spans
     colon = text.find(":")
     if colon < 0 or "/" in text[:colon] or "@" not in text:
@@ -159,7 +188,12 @@ def secrets_of(url: str) -> list[str]:
 
 def mask_text(text: str, hidden: Iterable[str] = ()) -> str:
     """A message with the given secrets, the credentials of any URL in it and secret-like text masked."""
-    text = _URL.sub(lambda match: _replace(match[0], _query_spans(match[0]), lambda _value: MASK), text)
+    pieces, done = [], 0
+    for start, end in _urls(text):
+        url = text[start:end]
+        pieces += [text[done:start], _replace(url, _query_spans(url), lambda _value: MASK)]
+        done = end
+    text = "".join(pieces) + text[done:]
     for secret in hidden:
         text = text.replace(secret, MASK)
     spans = [(start, end) for start, end in _userinfos(text, scp_like=False) if _holds_secret(text[start:end])]

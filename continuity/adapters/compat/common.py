@@ -311,7 +311,9 @@ def _stringified(value: Any) -> Any:
 
 
 #: ASCII digits only (`\d` would take other scripts' digits, which JavaScript's Number() does not read).
-_JS_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?|Infinity)\Z")
+#: `[0-9]+(\.[0-9]*)?`, not `[0-9]+\.?[0-9]*`: digits could split between those two every way before `\Z` failed (46 s
+#: for 50,000 digits and a letter).
+_JS_NUMBER = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?|Infinity)\Z")
 #: Number()'s hex, octal and binary literals, unsigned (int() would also skip the whitespace Python knows).
 _JS_RADIX = re.compile(r"^0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)\Z")
 
