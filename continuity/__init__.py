@@ -39,22 +39,27 @@ def _as_command() -> bool:
     rather than a program importing continuity (a test runner, an API caller, the MCP server's own entry)."""
     if _sys.argv and _os.path.basename(_sys.argv[0]).removesuffix(".exe") in ("continuity", "runtime-continuity"):
         return True
+    return _run_as_module() in ("continuity", "continuity.adapters.compat.runtime_continuity")
+
+
+def _run_as_module() -> str | None:
+    """The module `python -m` runs in this process (None: not run so)."""
     options = iter(getattr(_sys, "orig_argv", [])[1:])
     for option in options:  # the interpreter's options only: they end at `-m`, `-c`, `-`, `--` or a script
         if option == "--check-hash-based-pycs":  # a long option taking the next argument
             next(options, None)
         elif option in ("-", "--") or not option.startswith("-") or option.startswith("--"):
-            return False
+            return None
         else:  # short options, one or more in a token (`-Im`): c, m, W and X take the rest or the next argument
             for index, letter in enumerate(option[1:], 2):
                 if letter in "cmWX":
                     value = option[index:] or next(options, "")
                     if letter == "m":
-                        return value in ("continuity", "continuity.adapters.compat.runtime_continuity")
+                        return value
                     if letter == "c":
-                        return False
+                        return None
                     break
-    return False
+    return None
 
 
 def _working_folder_off_the_path() -> None:
@@ -63,18 +68,21 @@ def _working_folder_off_the_path() -> None:
     off, unless continuity itself was found there (run from its own checkout)."""
     if _sys.flags.safe_path or _sys.argv[:1] != ["-m"] or not _sys.path:  # -P, -I, or not `python -m`
         return
+    module = _run_as_module()
+    if module is None or not (module == "continuity" or module.startswith("continuity.")):
+        return
     home = _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__)))
     if _os.path.realpath(_sys.path[0] or _os.curdir) != home:
         del _sys.path[0]
 
 
-# Only as a command: a program importing continuity keeps its own SIGINT handling and import path.
+# Only as a command: a program importing continuity keeps its own SIGINT handling.
 if _as_command():
     import _signal  # the C module: `signal` costs 0.6 ms more on the hook path
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # an ignored SIGINT stays ignored
         _signal.signal(_signal.SIGINT, _interrupted_starting)
-    _working_folder_off_the_path()
+_working_folder_off_the_path()  # `python -m` of any of continuity's modules (the MCP server's own entry too)
 
 import events as _events  # noqa: E402, F401  (installs events/loading.py before anything loads msgspec)
 

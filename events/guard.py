@@ -206,7 +206,12 @@ _TOKEN_RULES: tuple[tuple[str, str, str], ...] = (
     ("npm-token", "n", r"(?<![A-Za-z0-9]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     ("pypi-token", "p", r"(?<![A-Za-z0-9]p)ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
     ("huggingface-token", "h", r"(?<![A-Za-z0-9]h)f_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,}"),
-    ("jwt", "e", r"(?<![A-Za-z0-9]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # a JWT starts a run of token characters or follows its `-` or `_` (`team-eyJ...`). Its first part runs to the
+    # run's `.`, so every start in one run has the same outcome but the first (the longest part): only the run's
+    # start and its first `-eyJ`/`_eyJ` are tried, once per run. Tried from each `-eyJ` of a long run, each scanned
+    # to the run's end (a megabyte of them: minutes).
+    ("jwt", "", r"(?<![A-Za-z0-9_-])(?:(?:(?![-_]eyJ)[A-Za-z0-9_-])*+[-_])??"
+                r"(?P<jwt__v>eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*)"),
     # AI model and agent-tool APIs: OpenRouter, Groq, xAI, Perplexity, Replicate, Tavily, LangSmith, Pinecone,
     # Firecrawl, E2B, Amazon Bedrock (long-lived).
     (
@@ -442,7 +447,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "npm-token": ("npm_",),
     "pypi-token": ("pypi-",),
     "huggingface-token": ("hf_",),
-    "jwt": (".eyj",),  # its second part's opening: without one, every `-eyJ` in a long run was scanned to its end
+    "jwt": (".eyj",),  # its second part's opening
     "ai-api-key": ("sk-", "gsk_", "xai-", "pplx-", "pcsk_", "r8_", "tvly-", "lsv2_", "fc-", "e2b_", "absk"),
     "cloud-token": (
         "dop_v1_", "doo_v1_", "dor_v1_", "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.", "dapi",
@@ -549,6 +554,7 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "signed-url": ("signed_url__v",),
     "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3", "auth_header__v4"),
     "cookie-header": ("cookie_header__v",),
+    "jwt": ("jwt__v",),
     "user-flag": ("user_flag__v", "user_flag__c"),
     "dotenv-line": ("assign__v",),
     "password-assignment": ("assign__v",),
@@ -571,14 +577,21 @@ def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
     for value_group in _VALUE_GROUPS.get(rule, ()):
         start, end = match.span(value_group)
         if start >= 0:
-            # A value with a shape of its own is reported under that rule (GITHUB_TOKEN=ghp_).
-            inner = match.re.match(match.string, start)
+            # A value with a shape of its own is reported under that rule (GITHUB_TOKEN=ghp_), when it starts there (a
+            # JWT matches from its run's start: `Z9_eyJ...` is no JWT's value); a token's own value is itself.
+            inner = None if rule in _TOKEN_NAMES else match.re.match(match.string, start)
             if inner is not None and inner.lastgroup is not None:
                 name = _RULE_OF_GROUP[inner.lastgroup]
-                if name in _TOKEN_NAMES:
+                if name in _TOKEN_NAMES and _value_start(inner, name) == start:
                     rule = name
             return rule, (start, end)
     return rule, None
+
+
+def _value_start(match: re.Match[str], rule: str) -> int:
+    """Where the value of `match` (of `rule`) starts: its value group's start, or the match's."""
+    return next((match.start(group) for group in _VALUE_GROUPS.get(rule, ()) if match.start(group) >= 0),
+                match.start())
 
 
 def unsplit(text: str, index: int, *, before: int = 16_384, after: int = 4_096) -> int:
@@ -639,6 +652,12 @@ def _glued_end(pattern: re.Pattern[str], text: str, end: int, limit: int) -> int
     return stop if text[end:stop].strip("_-") else end
 
 
+def _own_value(match: re.Match[str], group: str) -> bool:
+    """Whether `match` is of the rule whose value group `group` is (a token matched with what leads to it, as the JWT
+    rule is: its value is the token, and what is glued to its end goes with it as with every token)."""
+    return group in match.re.groupindex and match.start(group) >= 0
+
+
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []
@@ -657,7 +676,7 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
             marker = f"[REDACTED:{rule}]"
             start, end = span if span is not None else match.span()
             following = pattern.search(text, max(match.end(), match.start() + 1))
-            if span is None and rule in _TOKEN_NAMES:
+            if rule in _TOKEN_NAMES and (span is None or _own_value(match, "jwt__v")):
                 end = _glued_end(pattern, text, end, len(text) if following is None else following.start())
             parts.append(text[done:start])
             parts.append(marker)

@@ -59,9 +59,13 @@ def config_json(config: dict[str, Any]) -> bytes:
     import msgspec
 
     try:
-        return msgspec.json.encode(config) + b"\n"
+        text = msgspec.json.encode(config) + b"\n"
     except UnicodeEncodeError:  # a lone surrogate: written as its escape
-        return surrogate_json(config) + b"\n"
+        text = surrogate_json(config) + b"\n"
+    if len(text) > CONFIG_LIMIT:  # numbers written longer than they were read (`1E5` as 100000.0), many of them
+        raise WriteFailed(f"config.json not written: it would hold {len(text)} bytes, more than a config holds "
+                          f"({CONFIG_LIMIT >> 20} MiB); remove the settings added to it by hand")
+    return text
 
 
 def json_problem(raw: bytes, error: ValueError) -> str:

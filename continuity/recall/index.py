@@ -97,6 +97,10 @@ def index_path(store: Store) -> str:
 
 def connect(path: str) -> sqlite3.Connection:
     """A connection to an index file (made when missing) or ":memory:", with the schema in place."""
+    if path != ":memory:":  # made as every file of the store is, by the umask (SQLite makes its files 0644 whatever
+        # it is, and its -wal and -shm files as the database's): a teammate sharing the store by a group can write it
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666))
     connection = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
     try:
         if path != ":memory:":

@@ -35,9 +35,7 @@ def task_slug(task: str) -> str:
     typed on a Mac or elsewhere, one name): its other letters (`fix 登录`, `fix 注册`) became one `fix`, two
     tasks in one snapshot, and a name of such letters alone was refused.
     The pointer's own name is refused: that task's folder would stand where the agent's `LATEST.json` belongs."""
-    from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
-
-    digest = ""
+    digest, letters = "", task
     if not task.isascii():
         import hashlib
         import unicodedata
@@ -45,8 +43,8 @@ def task_slug(task: str) -> str:
         named = unicodedata.normalize("NFC", task).encode("utf-8", "surrogatepass")
         digest = hashlib.sha256(named).hexdigest()[:8]
         # `é` as `e`, whichever form it was typed in (its accent apart, then left out)
-        task = "".join(char for char in unicodedata.normalize("NFKD", task) if not unicodedata.combining(char))
-    slug = cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), 119 if digest else 128).lstrip("-._").rstrip("-.")
+        letters = "".join(char for char in unicodedata.normalize("NFKD", task) if not unicodedata.combining(char))
+    slug = _segment(letters, 119 if digest else 128)
     slug = f"{slug}-{digest}" if slug and digest else slug or digest
     if not slug or names_pointer(slug):
         from continuity.core.errors import UsageError
@@ -54,6 +52,19 @@ def task_slug(task: str) -> str:
         why = "is the name of the agent's LATEST.json pointer" if slug else "has no characters usable in a name"
         raise UsageError(f"snapshot: task {task!r} {why}")
     return slug
+
+
+def slug_before_digests(task: str) -> str:
+    """The slug an earlier release saved a task of other than ASCII characters under (those characters as `-`, no
+    digest: `café` as `caf`), so `resume` still finds such a snapshot by the name it was given."""
+    return _segment(task, 128)
+
+
+def _segment(task: str, limit: int) -> str:
+    """Runs of other characters as `-`, runs of dots as one, at most `limit` characters, trimmed at both ends."""
+    from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
+
+    return cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), limit).lstrip("-._").rstrip("-.")
 
 
 def names_pointer(task: str) -> bool:

@@ -204,8 +204,11 @@ def resume(store: Store | None, request: ResumeRequest, *, missing: str = "no st
     read = team_read(store, ("team",), request.as_of, missing)
     member = read.of("team").teams.get(request.team, {}).get(request.agent)
     snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
-    if snapshot is None and request.task is not None:  # a name saved by an earlier slug, typed as printed
-        snapshot = brief.pick(member, request.task)
+    if snapshot is None and request.task is not None:  # a name saved by an earlier slug: typed as printed, or as given
+        from continuity.team.plain import slug_before_digests
+
+        earlier = slug_before_digests(request.task)
+        snapshot = brief.pick(member, request.task) or (brief.pick(member, earlier) if earlier else None)
     age = brief.age_seconds(snapshot.age_from, read.now_us) if snapshot is not None else None
     error_code, line = brief.freshness(request.max_age, age, snapshot)
     return ResumeResult(data=brief.as_json(snapshot, age, error_code), brief=brief.brief(snapshot, age), line=line,

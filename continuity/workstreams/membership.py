@@ -95,7 +95,7 @@ def parse_registry(data: Any, project: str | None) -> tuple[str | None, dict[str
     if isinstance(raw, dict):
         for key, value in raw.items():  # `p1: {id: other}` registered `other` under a key that read `p1`
             named = value.get("id", value.get("repository")) if isinstance(value, dict) else None
-            if named is not None and named != key:
+            if named is not None and str(named) != str(key):  # `2024: {id: "2024"}` is one id, as YAML types them
                 from events.problems import quoted
 
                 return declared, {}, (f"repository {quoted(str(key), 80)} gives another id in its entry "

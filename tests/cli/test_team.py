@@ -349,6 +349,14 @@ def test_tasks_named_in_other_letters_stay_apart_and_one_name_is_one_task_in_eit
     assert len(slugs) == 4 and [slug for slug in slugs if slug.startswith("cafe-menu-")], slugs
 
 
+def test_a_snapshot_saved_under_the_earlier_slug_is_still_found_by_its_name(project: Path, capsys: Capture) -> None:
+    """An earlier release saved `café` as task `caf` (letters outside ASCII as `-`): `resume core ash café` found it;
+    with the digest slug it looked for `cafe-850f7dc4` alone and said no snapshot."""
+    assert run(capsys, "snapshot", "core", "ash", "caf", "--objective", "menu work")[0] == 0  # as saved before
+    code, out, _ = run(capsys, "resume", "core", "ash", "café", "--json")
+    assert code == 0 and json.loads(out)["objective"] == "menu work", out
+
+
 def _pointer(project: Path) -> Path:
     return team_dir(project) / "core/member/ash/continuity/LATEST.json"
 

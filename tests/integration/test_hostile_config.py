@@ -278,3 +278,17 @@ def test_a_number_of_thousands_of_digits_is_said_without_pythons_advice(project:
     assert main(["log", "-m", "x"]) == 9
     err = capsys.readouterr().err
     assert "a number with more than 4300 digits" in err and "set_int_max_str_digits" not in err, err
+
+
+def test_init_never_writes_a_config_too_big_for_the_commands_to_read(project: Path, capsys: Capture) -> None:
+    """Numbers written back longer than they were read (`1E5` as `100000.0`), 200,000 of them: `init` rewrote an
+    800 kB config.json as 1.8 MB, which every command then refused (and `init --repair` would not copy). It refuses
+    to write it now (exit 5), the file stays as it was, and the commands still read it."""
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text('{"project": "demo", "format": 1, "added": [' + ",".join(["1E5"] * 200_000) + "]}")
+    before = config.read_bytes()
+    capsys.readouterr()
+    assert main(["init"]) == 5
+    assert "config.json not written: it would hold" in capsys.readouterr().err
+    assert config.read_bytes() == before
+    assert main(["log", "-m", "still written"]) == 0

@@ -883,18 +883,33 @@ def test_a_key_given_twice_or_bytes_that_are_no_utf8_are_refused_as_the_cli_refu
         process.stdin.write(latin1)
         process.stdin.flush()
         not_utf8 = read()
+        # the same through the other ways in: a lone surrogate (the line read again), `arguments` given twice, and a
+        # call ended by a lone CR with a ping after it on the same line
+        send('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "log", '
+             '"arguments": {"message": "first", "message": "second \\ud800"}}}')
+        again = read()
+        send('{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "log", '
+             '"arguments": {"message": "first"}, "arguments": {"message": "second"}}}')
+        outer = read()
+        process.stdin.write(latin1.replace(b'"id": 3', b'"id": 7').rstrip(b"\n") + b'\r{"jsonrpc": "2.0", "id": 8, '
+                            b'"method": "ping"}\n')
+        process.stdin.flush()
+        answers = {answer["id"]: answer for answer in (read(), read())}  # in the order they were done
+        cr_ended, pinged = answers.get(7, {}), answers.get(8, {})
         send(json.dumps(_call(4, "log", {"message": "still serving"})))
         served = read()
     finally:
         process.stdin.close()
         process.wait(60)
-    for answer, key in ((refused, "items"), (refused_log, "message")):
+    assert "result" in pinged and "result" in cr_ended, answers
+    for answer, key in ((refused, "items"), (refused_log, "message"), (again, "message"), (outer, "arguments")):
         assert answer["result"]["isError"] is True, answer
         assert f"an object gives the key '{key}' twice (keep one); nothing written" in answer["result"]["content"][0][
             "text"], answer
-    assert not_utf8["result"]["isError"] is True
-    said = not_utf8["result"]["content"][0]["text"]
-    assert f"log: the request is not valid UTF-8 (byte {latin1.index(0xE9)}); nothing written" in said
+    for answer in (not_utf8, cr_ended):
+        said = answer["result"]["content"][0]["text"]
+        assert answer["result"]["isError"] is True
+        assert f"log: the request is not valid UTF-8 (byte {latin1.index(0xE9)}); nothing written" in said
     assert served["result"]["isError"] is False
     messages = [json.loads(path.read_bytes()).get("message") for path in all_event_files(root)]
     assert messages == ["still serving"]

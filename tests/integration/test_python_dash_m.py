@@ -43,6 +43,23 @@ def test_a_projects_own_events_module_never_stands_in_for_continuitys(tmp_path: 
     assert not marker.exists(), marker.read_text()
 
 
+def test_the_mcp_servers_own_entry_never_imports_the_projects_events(tmp_path: Path) -> None:
+    """`python -m continuity.adapters.mcp` (the server's entry, documented for harness configs) imported the
+    project's `events.py` too: it is not one of the two commands, and only they took the working folder off."""
+    import json
+
+    root, marker, env = _project(tmp_path)
+    assert subprocess.run([sys.executable, "-m", "continuity", "init", "--project", "demo"], cwd=root, env=env,
+                          capture_output=True, timeout=60).returncode == 0
+    opening = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    done = subprocess.run([sys.executable, "-m", "continuity.adapters.mcp", "--root", str(root)], cwd=root, env=env,
+                          input=opening + "\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["id"] == 1
+    assert not marker.exists(), marker.read_text()
+
+
 def test_a_program_importing_continuity_keeps_its_import_path(tmp_path: Path) -> None:
     """Only the commands change the path: a program that imports continuity keeps its working folder first."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTINUITY_", "PYTHONSAFEPATH"))}

@@ -33,7 +33,7 @@ def test_every_file_of_the_store_follows_the_umask(tmp_path: Path, umask: int) -
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", str(remote)], check=True)
     for args in (("init", "--project", "demo"), ("log", "-m", "one"), ("checkpoint", "-m", "c", "--next", "n"),
-                 ("status",), ("archive", "--gate", "agent", "--reason", "r"), ("sync",)):
+                 ("status",), ("archive", "--gate", "agent", "--reason", "r"), ("sync",), ("recall", "one")):
         _run(root, umask, *args)
     store = root / ".agent" / "runtime-continuity"
     modes: dict[str, int] = {}
@@ -42,6 +42,7 @@ def test_every_file_of_the_store_follows_the_umask(tmp_path: Path, umask: int) -
             path = Path(folder, name)
             modes[str(path.relative_to(store))] = stat.S_IMODE(path.lstat().st_mode)
     assert {"local/lock", "local/head", "local/node", "local/models/worklog.msgpack", "local/sync.lock",
+            "local/recall.sqlite3",
             "latest.json" if (store / "latest.json").exists() else "archives/latest.json"} <= set(modes), modes
     wrong = {path: oct(mode) for path, mode in modes.items()
              if mode != (0o444 if path.startswith("events/") else 0o666) & ~umask}

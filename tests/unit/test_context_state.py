@@ -44,6 +44,9 @@ def test_a_mapped_entry_naming_another_id_is_a_problem_not_that_id() -> None:
     assert parse_registry({"repositories": {"p1": {"repository": "p2"}}}, None)[2] is not None
     agreed = parse_registry({"repositories": {"p1": {"id": "p1", "role": "primary"}}}, None)
     assert set(agreed[1]) == {"p1"} and agreed[2] is None
+    typed = parse_registry({"repositories": {2024: {"id": "2024"}}}, None)  # YAML's number key, the id quoted
+    assert set(typed[1]) == {"2024"} and typed[2] is None
+    assert "YAML reads 2024 as a number" in (parse_registry({"repositories": {"2024": {"id": 2024}}}, None)[2] or "")
 
 
 def test_unregistered_only_when_managed() -> None:

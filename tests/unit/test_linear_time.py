@@ -25,12 +25,19 @@ CASES = {
     "remote URL": "from continuity.sync.credentials import has_secret, mask_text, mask_url\n"
                   "text = 'a' * 1_000_000\n"
                   "mask_text(text); has_secret(text); mask_url('https://example.invalid/' + text)",
-    # 100,000 characters took 0.8 s, a megabyte 83 s
-    "jwt": "from events.guard import find_secret\n"
-           "assert find_secret('-eyJaaaaaaaa' * 200_000) is None",
+    # 100,000 characters took 0.8 s, a megabyte 83 s; with a `.eyJ` after them, 20,000 pieces took 15 s
+    "jwt": "from events.guard import find_secret, redact_text\n"
+           "run = '-eyJaaaaaaaa' * 200_000\n"
+           "for text in (run, run + '.eyJ', run.replace('-', 'x_') + '.eyJ'):\n"
+           "    assert find_secret(text) is None and redact_text(text)[0] == text",
     # 100,000 digits took 197 s
     "exit code": "from continuity.adapters.compat.common import js_number\n"
                  "assert js_number('1' * 200_000 + 'x') is None",
+    # an MCP refusal echoing an argument's name of 32,000 `(continuity ` took 7 s
+    "tool error": "from continuity.adapters.mcp.server import _in_argument_names\n"
+                  "from continuity.core.errors import UsageError\n"
+                  "for text in ('(continuity ' * 200_000, '`continuity ' * 200_000):\n"
+                  "    _in_argument_names(UsageError('unknown field ' + text + ' --to AGENT'), 'log')",
     # 100,000 line breaks took 55 s
     "pre-flight checklist": "from continuity.team.doctrine import has_preflight, says_import_not_done\n"
                             "assert not has_preflight(['operator pre-flight' + '\\n' * 500_000 + 'x'])\n"

@@ -58,7 +58,9 @@ _ARGUMENT_OF = {"to": "to_agent", "context-percent": "context_used_percent", "fi
                 "note-json": "note", "blocker": "blockers"}
 #: A flag, with the placeholder after it (`--to AGENT`); or a whole command suggested (`(continuity work item set
 #: T1 --status PENDING --reopen)`, in backquotes or parentheses), which is left as it is: it still runs as written.
-_FLAG_OR_COMMAND = r"`continuity [^`]*`|\(continuity [^)]*\)|(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?"
+#: A command is looked for up to 500 characters on: read to the end of the text from each `(continuity ` of an
+#: argument's name echoed in a refusal, one of 400 kB took seconds.
+_FLAG_OR_COMMAND = r"`continuity [^`]{0,500}`|\(continuity [^)]{0,500}\)|(?<![\w-])--([a-z][a-z-]*)(?: [A-Z_]+\b)?"
 
 
 def _in_argument_names(error: Exception, tool: str, also: Collection[str] = ()) -> Exception:

@@ -33,15 +33,15 @@ class _Tolerant:
         self._adapter = adapter
 
     def validate_json(self, data: Any, *args: Any, **kwargs: Any) -> Any:
+        twice = _key_given_twice(data)  # before any reading that keeps the last of two (the SDK's, or ours again)
+        if twice is not None:
+            return self._adapter.validate_json(twice, *args, **kwargs)
         try:
-            message = self._adapter.validate_json(data, *args, **kwargs)
+            return self._adapter.validate_json(data, *args, **kwargs)
         except Exception:
             again = readable_again(data)
             if again is None:
                 raise
-        else:
-            twice = _key_given_twice(data)
-            return message if twice is None else self._adapter.validate_json(twice, *args, **kwargs)
         try:
             return self._adapter.validate_json(again, *args, **kwargs)
         except Exception:
@@ -110,14 +110,15 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _key_given_twice(data: Any) -> str | None:
-    """A tool call whose arguments give a key twice in one object, as `_answer` makes it (refused, as the CLI refuses
-    such a document: the SDK keeps the last, so the first, an item list say, went without a word); else None."""
+    """A tool call that gives a key twice in one object, as `_answer` makes it (refused, as the CLI refuses such a
+    document: the SDK keeps the last, so the first, an item list say, went without a word); else None."""
     try:
         message = json.loads(data, object_pairs_hook=_once_each)
     except (ValueError, RecursionError, TypeError):
         return None
-    params = message.get("params") if isinstance(message, dict) and message.get("method") == "tools/call" else None
-    found = _first_twice(params.get("arguments") if isinstance(params, dict) else None, 0)
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    found = _first_twice(message, 0)  # anywhere in a call: its arguments, or `arguments` or `params` given twice
     if found is None:
         return None
     from events.problems import quoted
@@ -486,15 +487,17 @@ class StdinLines:
         if end < 0 and not self._buffer:
             raise StopAsyncIteration
         cut = len(self._buffer) if end < 0 else end + 1
-        line = _text_of(bytes(self._buffer[:cut]))
+        raw = bytes(self._buffer[:cut])
         del self._buffer[:cut]
         self._scanned = 0
-        # a lone "\r" ends a line too, as the SDK's text reader (universal newlines) read it; "\r\n" is one end
-        parts = line.replace("\r\n", "\n").split("\r")
+        # a lone "\r" ends a line too, as the SDK's text reader (universal newlines) read it; "\r\n" is one end.
+        # Split before reading as text: each line is refused on its own when its bytes are not UTF-8
+        parts = raw.replace(b"\r\n", b"\n").split(b"\r")
         if len(parts) == 1:
-            return line
-        self._lines = [part if part.endswith("\n") else part + "\n" for part in parts[1:] if part not in ("", "\n")]
-        return parts[0] + "\n"
+            return _text_of(raw)
+        self._lines = [_text_of(part if part.endswith(b"\n") else part + b"\n") for part in parts[1:]
+                       if part not in (b"", b"\n")]
+        return _text_of(parts[0] + b"\n")
 
     async def _dropped(self) -> str:
         """Read past the rest of a line over MAX_LINE, holding none of it; DROPPED in its place."""
