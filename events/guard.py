@@ -652,12 +652,6 @@ def _glued_end(pattern: re.Pattern[str], text: str, end: int, limit: int) -> int
     return stop if text[end:stop].strip("_-") else end
 
 
-def _own_value(match: re.Match[str], group: str) -> bool:
-    """Whether `match` is of the rule whose value group `group` is (a token matched with what leads to it, as the JWT
-    rule is: its value is the token, and what is glued to its end goes with it as with every token)."""
-    return group in match.re.groupindex and match.start(group) >= 0
-
-
 def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each match made [REDACTED:<rule>], and the rules applied (first seen first)."""
     applied: list[str] = []
@@ -676,7 +670,7 @@ def redact_text(text: str) -> tuple[str, tuple[str, ...]]:
             marker = f"[REDACTED:{rule}]"
             start, end = span if span is not None else match.span()
             following = pattern.search(text, max(match.end(), match.start() + 1))
-            if rule in _TOKEN_NAMES and (span is None or _own_value(match, "jwt__v")):
+            if rule in _TOKEN_NAMES and _RULE_OF_GROUP.get(match.lastgroup or "") == rule:  # the token's own match
                 end = _glued_end(pattern, text, end, len(text) if following is None else following.start())
             parts.append(text[done:start])
             parts.append(marker)

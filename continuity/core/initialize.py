@@ -9,13 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import ConfigBroken, UsageError
-from continuity.core.fsio import (
-    missing_folders,
-    remove_empty_folders,
-    schema_json,
-    write_atomic,
-    write_if_changed,
-)
+from continuity.core.fsio import missing_folders, remove_empty_folders, schema_json, write_atomic, write_if_changed
 from continuity.core.paths import STORE_REL
 from continuity.core.store import CONFIG_LIMIT, Store, check_project_name, config_json, now_us, project_name_for
 from continuity.core.text import one_line
