@@ -112,13 +112,22 @@ def test_a_write_whose_observation_takes_too_long_leaves_the_files_as_the_log_wr
         repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Untracked gigabytes are hashed for as long as that takes: a write waits OBSERVE_WRITE_S for the observation
     (it waited 10-20 s), then says so, and the runtime files stay as the log alone writes them."""
-    from continuity.cli import main
-    from continuity.workstreams import service
+    import time
 
-    monkeypatch.setattr(service, "OBSERVE_WRITE_S", 0.0)
+    from continuity.cli import main
+    from continuity.workstreams import fingerprint, service
+
+    observed = fingerprint.Observation.result
+
+    def slow(self: fingerprint.Observation) -> fingerprint.Worktree:
+        time.sleep(0.3)  # a small worktree is observed in no time: without this the test is a race (CI lost it)
+        return observed(self)
+
+    monkeypatch.setattr(fingerprint.Observation, "result", slow)
+    monkeypatch.setattr(service, "OBSERVE_WRITE_S", 0.05)
     monkeypatch.chdir(repo)
     assert main(["work", "item", "add", "B1", "--title", "slow"]) == 0
-    assert "the worktree was not observed: that took longer than 0 s" in capsys.readouterr().err
+    assert "the worktree was not observed: that took longer than 0.05 s" in capsys.readouterr().err
     runtime = json.loads((repo / ".ai-bridge/context-runtime.json").read_text())
     assert "observedAt" not in runtime and runtime["validationFreshness"]["entries"] == {}
     assert "B1" in [entry["id"] for entry in runtime["unresolvedItems"]]
