@@ -43,9 +43,11 @@ def handle(harness: str, root: str | None) -> int:
         return _handle(harness, root)
     except Exception as error:
         try:
+            from continuity.core.guard import broken_install
+
             why = getattr(error, "strerror", None)  # never the error's text: it may quote a path or a payload
-            sys.stderr.write(f"continuity hook: not handled ({type(error).__name__}{': ' + why if why else ''}); "
-                             "nothing recorded\n")
+            said = broken_install(error) or f"{type(error).__name__}{': ' + why if why else ''}"
+            sys.stderr.write(f"continuity hook: not handled ({said}); nothing recorded\n")
             sys.stderr.flush()
         except Exception:  # no stderr either: the exit code is all the harness can be told
             pass

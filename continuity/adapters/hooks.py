@@ -438,7 +438,9 @@ def run_typed(harness: str, raw: bytes, root: str | None = None) -> HookResult:
     except ContinuityError as error:
         report(store, harness, hook, str(error))
     except Exception as error:  # a hook must never break the agent
-        report(store, harness, hook, f"internal error: {type(error).__name__}: {error}")
+        from continuity.core.guard import broken_install
+
+        report(store, harness, hook, broken_install(error) or f"internal error: {type(error).__name__}: {error}")
     return HookResult()
 
 

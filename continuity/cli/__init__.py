@@ -17,7 +17,7 @@ MAX_ARGUMENTS = 16384
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
     from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError
-    from continuity.core.guard import first_non_utf8, guarded
+    from continuity.core.guard import broken_install, first_non_utf8, guarded
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     outputs = [Output(as_json="--json" in args_list)]
@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
 
     def on_internal(error: Exception) -> int:
-        outputs[-1].error(f"internal error: {type(error).__name__}: {error} (rerun with --debug)", EXIT_INTERNAL)
+        outputs[-1].error(broken_install(error) or f"internal error: {type(error).__name__}: {error} (rerun with "
+                          "--debug)", EXIT_INTERNAL)
         return EXIT_INTERNAL
 
     def body() -> int:

@@ -73,7 +73,9 @@ EXIT_CODES: dict[int, str] = {
     "checked against its name, and says so)",
     EXIT_ROLE_CONFLICT: "role conflict: the role is held under another agent's fresh lease, is not held by "
     "this agent, or already exists (nothing written)",
-    EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it",
+    EXIT_INTERNAL: "internal error: a bug; rerun with --debug and report it; or an installation missing a module it "
+    "needs (a dependency uninstalled, files of two versions, a Python built without `sqlite3`): the line names the "
+    "module and the way back",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT): the command stopped; the events it wrote stay and none is "
     "half-written (`mcp` stops once the call in progress is answered; `watch` and `events tail -f` end with 0, "
     "as Ctrl-C is how they stop), whenever it comes, also while the modules load (only within Python's own start, "

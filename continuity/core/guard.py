@@ -106,6 +106,21 @@ def _stopped_short_of_memory(on_error: Callable[[ContinuityError], int]) -> int:
         return 5  # continuity.core.errors.EXIT_WRITE_FAILED, as exit_with says a stdout that took no more
 
 
+def broken_install(error: BaseException) -> str | None:
+    """The line for a module that cannot be imported (a dependency uninstalled, an environment mixing two versions of
+    continuity): what is missing and the way back, not "a bug; report it". None for any other error. Never the
+    error's whole text when it is not an ImportError's: that may quote a payload."""
+    if not isinstance(error, ImportError) or _out_of_memory(error):
+        return None
+    said = " ".join(str(error).split())
+    if error.name and error.name.partition(".")[0] in sys.stdlib_module_names:  # `sqlite3` of a Python built without
+        return (f"continuity cannot import the module {error.name!r} ({said}): this Python was built without it; run "
+                "continuity on a Python that has it")
+    what = f"the module {error.name!r}" if error.name else "a module"
+    return (f"continuity cannot import {what} ({said}): its installation is incomplete or mixes versions; reinstall "
+            "it (`pipx reinstall continuity`, or `pip install --force-reinstall continuity` in its environment)")
+
+
 def _out_of_memory(error: Exception) -> bool:
     """Python's MemoryError, or a module whose shared library the loader could not map for want of memory (glibc's
     "failed to map segment from shared object", "cannot allocate memory")."""

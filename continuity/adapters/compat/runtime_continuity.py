@@ -160,7 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as error:  # a crash: exit 1, one line on stderr, nothing on stdout
-        sys.stderr.write(f"runtime-continuity: {type(error).__name__}: {error}\n")
+        from continuity.core.guard import broken_install
+
+        sys.stderr.write(f"runtime-continuity: {broken_install(error) or f'{type(error).__name__}: {error}'}\n")
         return EXIT_CRASH
 
 

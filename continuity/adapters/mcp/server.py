@@ -26,12 +26,17 @@ def one_line(error: BaseException) -> str:
     """An error as the one line a client sees (never a traceback): whitespace runs as one space, a control or bidi
     character as a visible stand-in (a harness shows the line to a person, as the CLI's stderr does), at most
     ERROR_CHARS characters (the message was redacted whole before it is cut)."""
+    from continuity.core.guard import broken_install
     from continuity.core.text import one_line as visible
     from continuity.core.text import shortened
     from events.errors import ContinuityError
 
-    text = shortened(visible(" ".join(str(error).split())), ERROR_CHARS)
-    return text if isinstance(error, ContinuityError) else f"internal error: {type(error).__name__}: {text}"
+    if isinstance(error, ContinuityError):
+        return shortened(visible(" ".join(str(error).split())), ERROR_CHARS)
+    said = broken_install(error)
+    if said is not None:
+        return shortened(visible(said), ERROR_CHARS)
+    return f"internal error: {type(error).__name__}: {shortened(visible(' '.join(str(error).split())), ERROR_CHARS)}"
 
 
 def as_tool_error(error: Exception, tool: str, redact_with: str = "`redact: true`", *,
