@@ -159,8 +159,9 @@ def build_server(root: str | None, stopping: Callable[[], bool] = lambda: False)
                   on_call_tool=call_tool, get_tool_input_schema=schema_of)
 
 
-def serve(root: str | None) -> None:
-    """Serve MCP over this process's stdin and stdout until the client closes stdin."""
+def serve(root: str | None, *, exiting: bool = True) -> None:
+    """Serve MCP over this process's stdin and stdout until the client closes stdin. `exiting`: the process exits
+    once this returns (both entries do; a program serving in-process and going on says False)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -192,7 +193,7 @@ def serve(root: str | None) -> None:
             raise KeyboardInterrupt from None
         raise
     finally:
-        interrupted.unfollow()
+        interrupted.unfollow(exiting)
         if claimed:
             claimed[1]()
 
@@ -248,8 +249,13 @@ class _Interrupts:
         self._handler = noted
         signal.signal(signal.SIGINT, noted)
 
-    def unfollow(self) -> None:
+    def unfollow(self, exiting: bool) -> None:
+        """Serving is over. `exiting`: all the process has left to do is exit (Python waits there for the SDK's
+        threads and runs the exit hooks), so a Ctrl-C from here exits 130 at once, as a kill would (every answer is
+        written): Python's own handler raised KeyboardInterrupt in whatever frame ran (a traceback, exit by SIGINT)."""
         import signal
 
+        import continuity
+
         if self._handler is not None and signal.getsignal(signal.SIGINT) is self._handler:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, continuity._interrupted_starting if exiting else signal.default_int_handler)
