@@ -25,7 +25,7 @@ HOLDER = textwrap.dedent(
     from continuity.readside.catchup import writing_turn
     with writing_turn(Store(sys.argv[1])) as turn:
         print("held" if turn else "none", flush=True)
-        time.sleep(float(sys.argv[2]))
+        time.sleep(float(sys.argv[2])) if sys.argv[2] != "stdin" else sys.stdin.read()
     """
 )
 
@@ -38,21 +38,27 @@ def store(tmp_path: Path) -> Store:
     return found
 
 
-def _holding(store: Store, seconds: float) -> subprocess.Popen[str]:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, store.root, str(seconds)], cwd=REPO,
-                              stdout=subprocess.PIPE, text=True)
+def _holding(store: Store, seconds: float | None) -> subprocess.Popen[str]:
+    """A process holding the turn for `seconds`, or (None) until its stdin is closed."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, store.root, "stdin" if seconds is None else str(seconds)],
+                              cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
 
 
 def test_a_catch_up_waits_for_the_turn_and_then_writes(store: Store) -> None:
     """While another process holds the turn, a catch-up waits; when it ends, the catch-up writes and saves."""
-    holder = _holding(store, 1.0)
+    import threading
+
+    holder = _holding(store, None)
+    assert holder.stdin is not None
+    release = threading.Timer(1.0, holder.stdin.close)  # the turn ends a second after the wait starts, not before
     started = time.monotonic()
+    release.start()
     outcome = refresh(store)
     waited = time.monotonic() - started
     assert holder.wait(timeout=30) == 0
-    assert waited >= 0.5 and outcome.saved and outcome.folded == 1
+    assert waited >= 1.0 and outcome.saved and outcome.folded == 1
     assert not any("folded in memory" in line for line in outcome.warnings)
     assert json.loads((Path(store.path) / "state.json").read_text())
 

@@ -60,11 +60,23 @@ def brief(project: Path) -> str:
     return text
 
 
+def within_one_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's clock from noon UTC today on, at the real pace: the hooks' own events fall in one day folder
+    however near midnight the test runs (a start on each side of it found one more folder to fold)."""
+    from continuity.core import store as store_module
+
+    real = store_module.now_us
+    began = real()
+    noon = began // DAY_US * DAY_US + DAY_US // 2
+    monkeypatch.setattr(store_module, "now_us", lambda: noon + real() - began)
+
+
 def test_a_long_catch_up_stops_at_the_deadline_and_the_next_start_goes_on(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no time left, each start folds one more day folder (never none), serves a brief of the log up to
     there with the warning, and keeps its progress; once caught up the brief is the whole log's, as a start
     with time to spare gives it."""
+    within_one_day(monkeypatch)
     models = Path(without_models(project, 4).local_dir, "models")
     monkeypatch.setattr(hooks, "BRIEF_CATCH_UP_S", 0.0)
     first = brief(project)

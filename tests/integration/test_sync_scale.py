@@ -225,14 +225,15 @@ def test_sync_status_and_the_unsynced_warning(tmp_path: Path, monkeypatch: pytes
 
 # -- cost that does not grow with history ---------------------------------------------------
 def write_history(root: Path, days: int, per_day: int) -> None:
-    """Chained events spread over `days` past UTC days (fixtures: written without fsync)."""
+    """Chained events spread over `days` past UTC days, from noon on (each day's events in that day's folder, whatever
+    the time of the run; fixtures: written without fsync)."""
     from events.codec import default_codec
     from events.names import shard_of
     from events.sealing import seal, sha256_hex
 
     store = Store(root)
     node, codec, prev = store.node(), default_codec(), None
-    start = now_us() - (days + 1) * 86_400_000_000
+    start = (now_us() // 86_400_000_000 - days - 1) * 86_400_000_000 + 43_200_000_000
     for index in range(days * per_day):
         at = start + (index // per_day) * 86_400_000_000 + (index % per_day) * 1_000_000
         stored = seal(WorkLogged(project="demo", message=f"old {index}"), at_us=at, node=node, prev=prev, codec=codec)

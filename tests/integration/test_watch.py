@@ -457,11 +457,13 @@ def test_a_file_copied_in_slowly_is_shown_once_it_is_whole(project: Path) -> Non
 
     def land(follower: subprocess.Popen[bytes], name: str) -> None:
         with tempfile.TemporaryDirectory() as elsewhere:
+            now = time.time_ns() // 1000  # 5 s ago, but today (a day folder `before` made, unless midnight passed)
             theirs = FileEventLog(os.path.join(elsewhere, "events"), os.path.join(elsewhere, "local"),
-                                  node="7eab0a7e", clock_us=lambda: time.time_ns() // 1000 - 5_000_000)
+                                  node="7eab0a7e", clock_us=lambda: max(now - 5_000_000, now - now % 86_400_000_000))
             stored = theirs.append(WorkLogged(project="demo", message=f"copied slowly for {name}"))
             theirs.close()
         target = Path(Store(str(project)).events_dir) / stored.name[:8] / stored.name
+        target.parent.mkdir(exist_ok=True)
         target.write_bytes(stored.raw[:40])  # the copy's first write
         time.sleep(3.0)  # past the 2 s in which a folder's day is listed at every turn
         with open(target, "r+b") as handle:  # the rest, in place: the folder's time does not move
