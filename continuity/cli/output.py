@@ -36,8 +36,10 @@ class Output:
 
     def emit_report(self, data: dict[str, Any], text: str, code: int, message: str) -> int:
         """Print a report whose verdict is its exit code `code` (0: all well; else `message` says why in one line):
-        with --json a failing report carries `exit_code` and `message` too, as every failure does. Returns `code`."""
-        self.emit({**data, "exit_code": code, "message": message} if code else data, text)
+        with --json a failing report carries `exit_code` and `message` too, as every failure does. Returns `code`,
+        also when the reader left before the end (`verify | head -1`): the verdict stands (it was exit 0)."""
+        with contextlib.suppress(BrokenPipeError):
+            self.emit({**data, "exit_code": code, "message": message} if code else data, text)
         return code
 
     def emit_lines(self, lines: Iterable[str], empty: str) -> None:

@@ -59,6 +59,10 @@ def _file_errors(action: str) -> Iterator[None]:
 def _export(args: argparse.Namespace, out: Output) -> int:
     from continuity.sync.transfer import export
 
+    if args.out == "":  # `--out "$DIR"` with DIR unset: said, not the default folder written in its place
+        from continuity.core.errors import UsageError
+
+        raise UsageError("--out is empty: name the folder, or leave --out out for .ai-bridge/context-transfer")
     with _file_errors("export"):  # a file, a FIFO or a folder standing where the transfer goes
         result = export(open_store(args), args.out)
     manifest = result["manifest"]

@@ -158,6 +158,11 @@ def _checkpoint(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.workstreams import decide, document, service
 
+    if args.file == "":  # `--file "$DOC"` with DOC unset: never the default document, read and then removed
+        from continuity.core.errors import UsageError
+
+        raise UsageError("--file is empty: name the checkpoint document, or leave --file out for "
+                         f"{document.DEFAULT_PATH}")
     store = open_store(args)
     if args.file:  # a path the user named: theirs to point anywhere
         path = os.path.abspath(args.file)

@@ -1763,3 +1763,35 @@ def test_control_characters_in_an_archives_note_and_reason_cost_no_archive(rc: A
     state = archive["state"]
     assert state["done"] == ["a\ufffdb", "tab\there"] and state["current_goal"] == "g\ufffdx"
     assert state["next"] == ["first\nsecond"] and archive["reason"] == "a\ufffdb"
+
+
+ENVELOPES = [
+    (["nosuch", "--project", "demo"], "unknown_command"),
+    (["log", "--gate", "agent"], "missing_project"),
+    (["log", "--project", "demo", "--gate", "agent", "--message", "--x"], "invalid_arguments"),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), ENVELOPES)
+def test_an_error_envelope_stdout_cannot_take_is_a_crash_line_not_a_traceback(work: Path, args: list[str],
+                                                                              code: str) -> None:
+    """An error envelope into a full stdout (/dev/full) printed a 48-line chained traceback: the envelope's code and
+    message on the crash's one stderr line, exit 1 (nothing reached stdout, as for a crash)."""
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*COMMAND, *args], cwd=work, stdout=full, stderr=subprocess.PIPE, timeout=60)
+    said = done.stderr.decode()
+    assert done.returncode == 1 and said.count("\n") == 1, said
+    assert said.startswith(f"runtime-continuity: {code}: ") and "(output not written: No space left on device)" in said
+
+
+@pytest.mark.parametrize(("args", "code"), ENVELOPES)
+def test_an_error_envelope_nobody_reads_is_still_exit_2(work: Path, args: list[str], code: str) -> None:
+    """A reader gone before the envelope (`| head -c1` done early): exit 0 said the refused command succeeded."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([*COMMAND, *args], cwd=work, stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (2, b""), done
+    assert event_files(work) == []

@@ -91,6 +91,25 @@ def test_help_and_version_into_a_pipe_nobody_reads_exit_0(project: Path, command
     assert (done.returncode, done.stderr) == (0, b""), done
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_reports_verdict_stands_when_nobody_reads_it(project: Path, as_json: bool) -> None:
+    """`continuity verify | head -1` (a reader gone before the report is out): a broken event's exit 1, documented
+    as the report's verdict, became exit 0 as the closed pipe ended the command."""
+    for message in ("one", "two", "three"):
+        subprocess.run([sys.executable, "-m", "continuity", "log", "-m", message], cwd=project, env=_env(),
+                       check=True, capture_output=True, timeout=60)
+    first = sorted(all_event_files(project))[0]
+    first.write_bytes(first.read_bytes().replace(b'"one"', b'"One"'))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "continuity", "verify", *(["--json"] if as_json else [])],
+                              cwd=project, stdout=write_end, stderr=subprocess.PIPE, env=_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1 and b"Traceback" not in done.stderr, done
+
+
 def test_verify_with_no_file_descriptor_left_is_exit_5_not_a_bug(project: Path) -> None:
     """`verify` under a limit of a few open files walked the store with one descriptor a folder and ended in
     "internal error: OSError: [Errno 24] Too many open files", exit 70 (a bug's code); it is the machine's limit."""

@@ -7,6 +7,7 @@ exits 1 with one line on stderr and nothing on stdout.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -116,7 +117,20 @@ def emit(data: dict[str, Any]) -> None:
 
 
 def _envelope(code: str, message: str) -> int:
-    emit({"ok": False, "error": code, "message": message})
+    """Print an error envelope; exit 2. A reader gone (`| head -c1`) leaves the outcome an error (it was exit 0);
+    a stdout that takes nothing (a full disk, /dev/full) is a crash's one line with the envelope's code and message,
+    exit 1 (it was a traceback)."""
+    try:
+        emit({"ok": False, "error": code, "message": message})
+    except BrokenPipeError:
+        return EXIT_FAILURE
+    except OSError as error:
+        from continuity.core.text import one_line
+
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"runtime-continuity: {code}: {one_line(message)} (output not written: "
+                             f"{error.strerror or error})\n")
+        return EXIT_CRASH
     return EXIT_FAILURE
 
 
