@@ -14,13 +14,25 @@ from events.errors import ContinuityError, SecretRefused
 MAX_ARGUMENTS = 16384
 
 
+def _flag_given(args: list[str], flag: str, shortest: int) -> bool:
+    """Whether `flag` is on the command line before any `--`, spelt whole or as the abbreviation argparse takes
+    (`--jso`; `shortest`: the fewest characters no other option of any command shares), for errors met before the
+    parser or inside it: `--jso` had JSON on success and a bare line on a usage error."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if len(arg) >= shortest and flag.startswith(arg):
+            return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
     from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError
     from continuity.core.guard import broken_install, first_non_utf8, guarded
 
     args_list = list(sys.argv[1:] if argv is None else argv)
-    outputs = [Output(as_json="--json" in args_list)]
+    outputs = [Output(as_json=_flag_given(args_list, "--json", 3))]
 
     def on_error(error: ContinuityError) -> int:
         outputs[-1].error(str(error), error.exit_code)
@@ -89,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SecretRefused(error.field, error.rule, redactable=error.redactable, redact_with=None) from None
         return code
 
-    return guarded(body, on_error=on_error, on_internal=on_internal, debug="--debug" in args_list)
+    return guarded(body, on_error=on_error, on_internal=on_internal, debug=_flag_given(args_list, "--debug", 5))
 
 
 def _hook_fast_path(args: list[str]) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -985,3 +986,32 @@ def test_a_command_line_of_thousands_of_arguments_is_refused_at_once(project: Pa
                                                  "--handoff", f"h/{n}.md")]
     texts = [arg for n in range(256) for arg in ("--done", f"d{n}", "--next", f"n{n}", "--blocker", f"b{n}")]
     assert main(["checkpoint", "-m", "hi", *paths, *texts]) == 0, capsys.readouterr().err
+
+
+def _every_option(parser: Any) -> set[str]:
+    import argparse
+
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(option for option in action.option_strings if option.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _every_option(sub)
+    return found
+
+
+def test_json_and_debug_abbreviated_are_taken_for_them_on_every_way_out(project: Path) -> None:
+    """`--jso` printed JSON on success (argparse takes an abbreviation) but a bare line on a usage error, and
+    `--deb` never showed a traceback: the flags are found as argparse finds them. The shortest prefixes taken are
+    shared by no other option of any command (checked on the whole command tree)."""
+    from continuity.cli.common import build_parser
+    from tests.helpers import cli_process
+
+    options = _every_option(build_parser())
+    assert len(options) > 50
+    assert [option for option in options if option.startswith("--j")] == ["--json"]
+    assert [option for option in options if option.startswith("--deb")] == ["--debug"]
+    done = cli_process("log", "x", "--jso", "--exit-code", "zz", cwd=project)
+    assert done.returncode == 2 and json.loads(done.stdout)["ok"] is False, done
+    done = cli_process("log", "--", "--json", cwd=project)  # a message, not the flag
+    assert done.returncode == 0 and not done.stdout.startswith("{"), done
