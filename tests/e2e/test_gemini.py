@@ -94,8 +94,15 @@ def test_first_session_records_the_shell_call_and_the_brief_reaches_the_model(pr
     """With `continuity install gemini`: start, brief served and sent, the turn, the shell command, the end."""
     with_hooks(project)
     before = project.events()[-1]["event_id"]
+    import time
+
     run_gemini(project, model_stub, "write out.txt", [shell("echo hi-gemini > out.txt")])
-    recorded = [e for e in project.events() if e["event_id"] > before]
+    ends = time.monotonic() + 10  # Gemini CLI does not wait for its SessionEnd hook (docs/adapters.md)
+    while True:
+        recorded = [e for e in project.events() if e["event_id"] > before]
+        if kinds(recorded)[-1:] == ["session.ended"] or time.monotonic() > ends:
+            break
+        time.sleep(0.1)
     assert {e["host"] for e in recorded} == {"gemini"}
     shape = kinds(recorded)
     assert shape[:2] == ["session.started", "context.served"] and "command" in shape
