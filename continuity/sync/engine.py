@@ -60,6 +60,7 @@ from continuity.sync.tree import (
     FULL_MARK,
     MERGE_NOTE,
     Snapshot,
+    TwoContents,
     Union,
     day_entries,
     holds_no_events,
@@ -70,7 +71,7 @@ from continuity.sync.tree import (
     write_root,
 )
 from events import names
-from events.durable import forget_lost_head, list_days
+from events.durable import READ_LIMIT, forget_lost_head, list_days
 from events.errors import ContinuityError, WriteFailed
 
 if TYPE_CHECKING:
@@ -637,7 +638,12 @@ class Syncer:
         brought it, which is then skipped with a warning naming it (one clone's ref must not stop the team's
         syncs; the branch holding it does)."""
         while True:
-            target, unions = self.union_with(remote_tip, fresh)
+            try:
+                target, unions = self.union_with(remote_tip, fresh)
+            except TwoContents as clash:  # a copy under an event's name with other bytes: which one is not it?
+                if not self._skip_clashing(clash, remote_tip, fresh):
+                    raise
+                continue
             if not fresh and (not push or target is None or target == remote_tip):
                 return target, unions, fresh  # nothing goes out, no clone's ref in it: `land` refuses it unwritten
             try:
@@ -654,6 +660,28 @@ class Syncer:
                     del fresh[node]
                 continue
             return target, unions, fresh
+
+    def _skip_clashing(self, clash: TwoContents, remote_tip: str | None, fresh: dict[str, str]) -> bool:
+        """Skip, with a warning naming them, the clones' node refs that brought the copy of a clashing event name
+        whose bytes are not what the name says (its hash, its content); True if any was. Such a copy stopped every
+        clone's sync and every clone-store, for good. The branch bringing it refuses the sync, as before (False)."""
+        if not fresh:
+            return False
+        self._fresh_reader()
+        unfit = [sha for sha, (_, raw) in zip(clash.shas, self.reader.read_many(list(clash.shas), READ_LIMIT),
+                                              strict=True)
+                 if raw is None or files.unfit_event(clash.name, raw) is not None]
+        if not unfit or any(self.repo.holds_object(remote_tip, [c for c in [self.tip] if c], sha) for sha in unfit):
+            return False
+        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
+        holding = [node for node, commit in fresh.items()
+                   if any(self.repo.holds_object(commit, known, sha) for sha in unfit)]
+        for node in holding:
+            _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: it holds "
+                                             f"{EVENTS}/{clash.name[:8]}/{clash.name} with bytes that do not match "
+                                             "the hash in its name (tampered?)")
+            del fresh[node]
+        return bool(holding)
 
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's

@@ -173,12 +173,22 @@ def plan_commits(reader: ObjectReader, base: Snapshot, commits: Iterable[str], c
     return union
 
 
+class TwoContents(EventConflict):
+    """One event name with two contents in a union (`name`: its path in the tree; `shas`: the two blobs, the one
+    taken first and the one met after)."""
+
+    def __init__(self, message: str, name: str, shas: tuple[str, str]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.shas = shas
+
+
 def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, Entry], conflict: str,
           incoming: bool = True) -> bool:
     """Add a day tree's entries that `merged` lacks (events to `incoming` when asked, others to `skipped`);
     True if any.
 
-    An event name `merged` holds with other bytes raises EventConflict (`conflict` says where).
+    An event name `merged` holds with other bytes raises TwoContents (`conflict` says where).
     """
     added = False
     for name, entry in entries.items():
@@ -192,7 +202,7 @@ def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, E
             else:
                 union.skipped.append(f"{EVENTS}/{day}/{name}")
         elif own.sha != entry.sha and is_event(day, entry):
-            raise EventConflict(f"{EVENTS}/{day}/{name} {conflict}")
+            raise TwoContents(f"{EVENTS}/{day}/{name} {conflict}", name, (own.sha, entry.sha))
     return added
 
 
