@@ -307,6 +307,10 @@ def _unframe(frame: bytes) -> memoryview | None:
 #: How long a catch-up waits for another process's turn to end before it answers from memory, writing nothing.
 TURN_WAIT_SECONDS = 10.0
 _TURNS_HELD: dict[int, int] = {}  # turns held, by thread: a catch-up inside one (a writer's) takes no second
+#: When this process last waited a whole turn wait in vain (`time.monotonic()`): a command that catches up twice
+#: (`archive`: before its decision and after its append) waited twice for a holder that was stopped (Ctrl-Z on a
+#: rebuild), 21 s; within TURN_WAIT_SECONDS of a wait in vain the turn is tried once, not waited for.
+_MISSED_AT: list[float] = []
 
 
 @contextlib.contextmanager
@@ -336,14 +340,19 @@ def writing_turn(store: Store, wait: float | None = None) -> Iterator[bool]:
     except OSError:  # none yet (a fresh store: the first catch-up makes it) or a link planted there
         yield True
         return
+    wait = TURN_WAIT_SECONDS if wait is None else wait
+    if _MISSED_AT and time.monotonic() - _MISSED_AT[-1] < TURN_WAIT_SECONDS:
+        wait = 0.0
     try:
-        if osfs.lock_within(fd, TURN_WAIT_SECONDS if wait is None else wait):
+        if osfs.lock_within(fd, wait):
             _TURNS_HELD[thread] = 1
             try:
                 yield True
             finally:
                 del _TURNS_HELD[thread]
             return
+        if wait > 0:
+            _MISSED_AT[:] = [time.monotonic()]
     finally:
         os.close(fd)
     yield False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -46,6 +47,12 @@ def _holding(store: Store, seconds: float | None) -> subprocess.Popen[str]:
     return holder
 
 
+def _released(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.close()
+    assert holder.wait(timeout=30) == 0
+
+
 def test_a_catch_up_waits_for_the_turn_and_then_writes(store: Store) -> None:
     """While another process holds the turn, a catch-up waits; when it ends, the catch-up writes and saves."""
     import threading
@@ -79,6 +86,36 @@ def test_a_turn_that_does_not_come_gives_an_answer_from_memory(store: Store,
     assert any("folded in memory and nothing was saved" in line for line in outcome.warnings), outcome.warnings
     assert not (Path(store.path) / "state.json").exists()
     assert {path.name: path.read_bytes() for path in models.glob("*")} == before
+
+
+def test_a_command_catching_up_twice_waits_for_a_turn_that_does_not_come_once(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`archive` catches up before its decision and after its append: with a stopped rebuild holding the turn
+    (Ctrl-Z), it waited the whole turn wait twice (21 s). The second catch-up tries the turn once; its answer is
+    still folded in memory and said so, and the archive is taken."""
+    from continuity.core.identity import Identity
+    from continuity.sessions import service
+    from continuity.sessions.decide import ArchiveRequest
+    from events import osfs
+
+    monkeypatch.setattr(catchup, "TURN_WAIT_SECONDS", 0.5)
+    waits: list[float] = []
+    real = osfs.lock_within
+
+    def counted(fd: int, seconds: float, *, shared: bool = False) -> bool:
+        if os.path.samefile(f"/proc/self/fd/{fd}", Path(store.local_dir, "models")):  # the turn's lock
+            waits.append(seconds)
+        return real(fd, seconds, shared=shared)
+
+    monkeypatch.setattr(osfs, "lock_within", counted)
+    holder = _holding(store, None)
+    try:
+        stored, warnings = service.archive(store, Identity(project="demo"), ArchiveRequest(gate="agent", reason="r"))
+    finally:
+        _released(holder)
+    assert [stored_event.event.kind for stored_event in stored] == ["archive.created"]
+    assert [seconds for seconds in waits if seconds > 0] == [0.5] and len(waits) >= 2, waits
+    assert any("folded in memory and nothing was saved" in line for line in warnings), warnings
 
 
 def test_a_catch_up_inside_a_turn_takes_no_second(store: Store) -> None:
