@@ -650,9 +650,8 @@ class Syncer:
                 for union in unions:
                     files.check_incoming(self.reader, union.incoming, self.store.events_dir)
             except files.Forged as forged:
-                known = [commit for commit in (self.tip, remote_tip) if commit is not None]
-                holding = [node for node, commit in fresh.items() if self.repo.holds_object(commit, known, forged.sha)]
-                if not holding or self.repo.holds_object(remote_tip, [c for c in [self.tip] if c], forged.sha):
+                branch, holding = self._bringing(forged.day, forged.name, {forged.sha}, remote_tip, fresh)
+                if not holding or branch:
                     raise
                 for node in holding:
                     _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
@@ -671,17 +670,33 @@ class Syncer:
         unfit = [sha for sha, (_, raw) in zip(clash.shas, self.reader.read_many(list(clash.shas), READ_LIMIT),
                                               strict=True)
                  if raw is None or files.unfit_event(clash.name, raw) is not None]
-        if not unfit or any(self.repo.holds_object(remote_tip, [c for c in [self.tip] if c], sha) for sha in unfit):
+        branch, holding = self._bringing(clash.day, clash.name, set(unfit), remote_tip, fresh) if unfit else (True, [])
+        if branch:
             return False
-        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
-        holding = [node for node, commit in fresh.items()
-                   if any(self.repo.holds_object(commit, known, sha) for sha in unfit)]
         for node in holding:
             _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: it holds "
-                                             f"{EVENTS}/{clash.name[:8]}/{clash.name} with bytes that do not match "
+                                             f"{EVENTS}/{clash.day}/{clash.name} with bytes that do not match "
                                              "the hash in its name (tampered?)")
             del fresh[node]
         return bool(holding)
+
+    def _bringing(self, day: str, name: str, shas: set[str], remote_tip: str | None,
+                  fresh: dict[str, str]) -> tuple[bool, list[str]]:
+        """Whether the remote's branch holds one of the blobs `shas` at `events/<day>/<name>`, and which of the fresh
+        node refs bring one there (a commit of theirs new to this clone holds it at that path). At that path only:
+        the same bytes under another name (a branch event's own bytes copied under this name) are not that file, and
+        a ref holding them where they belong brings nothing wrong."""
+        def at_path(snapshot: Snapshot) -> str | None:
+            entry = day_entries(self.reader, snapshot.days.get(day)).get(name)
+            return None if entry is None else entry.sha
+
+        self._fresh_reader()  # the check that found the copy may have left its reader's stream early (ended it)
+
+        branch = remote_tip is not None and at_path(self.index_of(remote_tip)) in shas
+        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
+        holding = [node for node, commit in fresh.items()
+                   if any(at_path(read_snapshot(self.reader, new)) in shas for new in self._commits([commit], known))]
+        return branch, holding
 
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's

@@ -310,9 +310,11 @@ class Staged:
 class Forged(EventConflict):
     """A remote event whose bytes are not what its name says, or bigger than any event (`sha`: its blob)."""
 
-    def __init__(self, message: str, sha: str) -> None:
+    def __init__(self, message: str, sha: str, day: str = "", name: str = "") -> None:
         super().__init__(message)
         self.sha = sha
+        self.day = day
+        self.name = name
 
 
 class Twins:
@@ -356,10 +358,11 @@ def check_incoming(reader: ObjectReader, incoming: list[tuple[str, Entry]], even
                                          strict=True):
         if raw is None:
             raise Forged(f"events/{day}/{entry.name} on the remote is bigger than any event can be "
-                         f"(tampered?): {REFUSED}", entry.sha)
+                         f"(tampered?): {REFUSED}", entry.sha, day, entry.name)
         unfit = twins.refusal(day, entry.name, kind, raw)
         if unfit is not None:
-            raise Forged(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}", entry.sha)
+            raise Forged(f"events/{day}/{entry.name} on the remote {unfit} (tampered?): {REFUSED}", entry.sha, day,
+                         entry.name)
 
 
 def stage(store: Store, reader: ObjectReader, incoming: list[tuple[str, Entry]],

@@ -116,8 +116,12 @@ class ObjectReader(_BatchProcess):
 
     def read_bounded(self, sha: str, limit: int | None) -> tuple[str, bytes | None]:
         """(type, content) of one object; content None when it is bigger than `limit` (never held in memory)."""
-        self.stdin.write(f"{sha}\n".encode())
-        self.stdin.flush()
+        try:
+            self.stdin.write(f"{sha}\n".encode())
+            self.stdin.flush()
+        except (OSError, ValueError):  # the process is gone (a stream read_many left early ended it): a failure
+            # of sync's, never the closed stdout a BrokenPipeError stands for at the top (exit 0, nothing said)
+            raise WriteFailed(f"sync failed: git cat-file stopped ({self._message()})") from None
         return self._answer(sha, limit)
 
     def read_tree(self, sha: str) -> list[Entry]:

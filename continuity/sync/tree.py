@@ -174,11 +174,12 @@ def plan_commits(reader: ObjectReader, base: Snapshot, commits: Iterable[str], c
 
 
 class TwoContents(EventConflict):
-    """One event name with two contents in a union (`name`: its path in the tree; `shas`: the two blobs, the one
-    taken first and the one met after)."""
+    """One event name with two contents in a union (`day`, `name`: where; `shas`: the two blobs, the one taken
+    first and the one met after)."""
 
-    def __init__(self, message: str, name: str, shas: tuple[str, str]) -> None:
+    def __init__(self, message: str, day: str, name: str, shas: tuple[str, str]) -> None:
         super().__init__(message)
+        self.day = day
         self.name = name
         self.shas = shas
 
@@ -202,7 +203,7 @@ def _take(union: Union, day: str, merged: dict[str, Entry], entries: dict[str, E
             else:
                 union.skipped.append(f"{EVENTS}/{day}/{name}")
         elif own.sha != entry.sha and is_event(day, entry):
-            raise TwoContents(f"{EVENTS}/{day}/{name} {conflict}", name, (own.sha, entry.sha))
+            raise TwoContents(f"{EVENTS}/{day}/{name} {conflict}", day, name, (own.sha, entry.sha))
     return added
 
 

@@ -351,6 +351,52 @@ def test_a_node_ref_holding_other_bytes_under_an_events_own_name_is_skipped_too(
     assert code == 0 and len(event_names(fresh)) == 3 and event_names(fresh) == event_names(world.a), report
 
 
+def _files_of(root: Path) -> dict[str, bytes]:
+    return {f"events/{path.parent.name}/{path.name}": path.read_bytes()
+            for path in (root / STORE / "events").glob("*/*.json")}
+
+
+def test_a_branch_events_bytes_under_another_events_name_in_a_node_ref_stop_nobody(world: World) -> None:
+    """A node ref holding event E's name with the bytes of event G, which the branch holds (at G's own name): the
+    skip asked whether the branch's history held those bytes anywhere, so every clone whose branch lacked G (a new
+    clone-store, a clone behind) refused for good. Whose copy it is goes by the path now: the ref is skipped."""
+    append(world.a, "first")
+    synced(world.a)
+    [(e_path, _)] = _files_of(world.a).items()
+    append(world.a, "second")
+    synced(world.a)
+    [g_raw] = [raw for path, raw in _files_of(world.a).items() if path != e_path]
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/bad00003",
+        commit_of(world.remote, {e_path: g_raw}))
+    fresh = world.clone("fresh")
+    for clone, command in ((world.b, "sync"), (fresh, "clone-store"), (world.a, "sync")):
+        code, report = cli(command, *(["origin"] if command == "clone-store" else []), "--root", str(clone))
+        assert code == 0, (command, report)
+        assert any("skipped refs/continuity/continuity/nodes/bad00003" in w for w in report["warnings"]), report
+        assert _files_of(clone) == _files_of(world.a)
+
+
+def test_a_legitimate_ref_is_never_skipped_for_bytes_a_hostile_ref_copied(world: World) -> None:
+    """A hostile ref holding E's name with the bytes of a new event F that a clone's own ref brings (at F's name):
+    that clone's ref was skipped too, and named as tampered; F did not come. Only the hostile ref is skipped."""
+    append(world.a, "original")
+    synced(world.a)
+    [(e_path, _)] = _files_of(world.a).items()
+    tip = git(world.remote, "rev-parse", "refs/heads/continuity").strip()
+    other = world.clone("other")
+    append(other, "legit, from another clone")
+    [(f_path, f_raw)] = _files_of(other).items()
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/cccc0001",
+        commit_of(world.remote, {f_path: f_raw}, parent=tip))
+    git(world.remote, "update-ref", "refs/continuity/continuity/nodes/bad00004",
+        commit_of(world.remote, {e_path: f_raw}))
+    code, report = cli("sync", "--root", str(world.b))
+    assert code == 0, report
+    skipped = [w for w in report["warnings"] if w.startswith("skipped refs/continuity/")]
+    assert len(skipped) == 1 and "nodes/bad00004" in skipped[0], skipped
+    assert _files_of(world.b)[f_path] == f_raw
+
+
 def test_clone_store_names_the_files_it_leaves_on_the_branch_as_sync_does(world: World) -> None:
     """A file in a day folder of the branch that is no event: sync said it was left on the branch; clone-store (a
     restore) skipped it without a word."""

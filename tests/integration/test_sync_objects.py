@@ -170,3 +170,23 @@ def test_a_path_name_cannot_make_history_seem_to_hold_an_object(tmp_path: Path, 
     head = reader.rev("HEAD")
     assert not reader.holds_object(head, [], absent)
     assert reader.holds_object(head, [], present)
+
+
+def test_a_reader_whose_git_is_gone_is_a_sync_failure_not_a_closed_stdout(tmp_path: Path) -> None:
+    """A stream `read_many` left early ends its cat-file; a read after it raised BrokenPipeError, which the command
+    guard takes for a reader of stdout gone: exit 0 with nothing said, for a sync that had stopped."""
+    from continuity.sync.objects import ObjectReader
+    from events.errors import WriteFailed
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    blob = loose_blob(tmp_path, b"one")
+    reader = ObjectReader(Repo(str(tmp_path)))
+    try:
+        stream = reader.read_many([blob, blob, blob])
+        assert next(stream)[1] == b"one"
+        stream.close()  # left early: the process is ended
+        reader.process.wait(timeout=30)
+        with pytest.raises(WriteFailed, match="sync failed: git cat-file stopped"):
+            reader.read_bounded(blob, None)
+    finally:
+        reader.close()
