@@ -14,6 +14,23 @@ if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it
 SPOOL_BYTES = 8 << 20
 
 
+@contextlib.contextmanager
+def reader_may_leave() -> Any:
+    """Writes to stdout whose reader may be gone (`| head -1`, `| grep -q`): the rest of the output goes nowhere and
+    the command goes on to its own exit code. The closed pipe ended the command with 0, so a report's verdict, a
+    refusal's code (park's "CHECKPOINT NOT WRITTEN", a stale `resume`) read as success. Only stdout's own writes go
+    in here: a BrokenPipeError of another pipe (a git process) is a failure."""
+    try:
+        yield
+    except BrokenPipeError:
+        import os
+
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # no file of its own (captured): as it is
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # what is still buffered, and the flush at exit, go nowhere
+            os.close(devnull)
+
+
 class Output:
     """Prints results as human text or JSON (`--json`), errors as one stderr line."""
 
@@ -24,33 +41,37 @@ class Output:
         """Print `data` as JSON, or `text` for people, what looks like a secret redacted (see `shown_data`;
         `shown`: the text is redacted already, part by part)."""
         if self.as_json or text is None:
-            sys.stdout.flush()  # text written before goes out first
-            sys.stdout.buffer.write(shown_json(data) + b"\n")
-            sys.stdout.flush()
+            encoded = shown_json(data) + b"\n"
+            with reader_may_leave():
+                sys.stdout.flush()  # text written before goes out first
+                sys.stdout.buffer.write(encoded)
+                sys.stdout.flush()
         else:  # a path, an id or an archive's text may hold what a terminal acts on: shown as stand-ins
             from continuity.core.text import terminal_text
 
             text = text if text.endswith("\n") else text + "\n"
-            sys.stdout.write(terminal_text(text if shown else shown_text(text)))
-            sys.stdout.flush()
+            text = terminal_text(text if shown else shown_text(text))
+            with reader_may_leave():
+                sys.stdout.write(text)
+                sys.stdout.flush()
 
     def emit_report(self, data: dict[str, Any], text: str, code: int, message: str) -> int:
         """Print a report whose verdict is its exit code `code` (0: all well; else `message` says why in one line):
         with --json a failing report carries `exit_code` and `message` too, as every failure does. Returns `code`,
-        also when the reader left before the end (`verify | head -1`): the verdict stands (it was exit 0)."""
-        with contextlib.suppress(BrokenPipeError):
-            self.emit({**data, "exit_code": code, "message": message} if code else data, text)
+        also when the reader left before the end (`verify | head -1`): the verdict stands (see reader_may_leave)."""
+        self.emit({**data, "exit_code": code, "message": message} if code else data, text)
         return code
 
     def emit_lines(self, lines: Iterable[str], empty: str) -> None:
         """Print text lines as they come (a long listing is never held whole), or `empty` when there are none."""
         write, any_line = sys.stdout.write, False
-        for line in lines:  # redacted by the caller, a field at a time (the line joins fields: `type: message`)
-            write(line + "\n")
-            any_line = True
-        if not any_line:
-            write(empty + "\n")
-        sys.stdout.flush()
+        with reader_may_leave():
+            for line in lines:  # redacted by the caller, a field at a time (the line joins fields: `type: message`)
+                write(line + "\n")
+                any_line = True
+            if not any_line:
+                write(empty + "\n")
+            sys.stdout.flush()
 
     def emit_listing(self, items: Iterable[Any], key: str, head: Callable[[int], dict[str, Any]]) -> None:
         """Print `{**head(count), key: [items]}` byte for byte as `emit` would, one item held at a time.
@@ -69,15 +90,16 @@ class Output:
                 spool.write(shown_json(item).replace(b"\n", b"\n    "))
                 count += 1
             document = shown_json({**head(count), key: []})
-            if not count:
-                sys.stdout.buffer.write(document + b"\n")
-            else:
-                empty = b"[]\n}"  # the document's end: `key`'s empty list, last, closes it
-                sys.stdout.buffer.write(document[: -len(empty)] + b"[\n")
-                spool.seek(0)
-                shutil.copyfileobj(spool, sys.stdout.buffer)
-                sys.stdout.buffer.write(b"\n  ]\n}\n")
-        sys.stdout.flush()
+            with reader_may_leave():
+                if not count:
+                    sys.stdout.buffer.write(document + b"\n")
+                else:
+                    empty = b"[]\n}"  # the document's end: `key`'s empty list, last, closes it
+                    sys.stdout.buffer.write(document[: -len(empty)] + b"[\n")
+                    spool.seek(0)
+                    shutil.copyfileobj(spool, sys.stdout.buffer)
+                    sys.stdout.buffer.write(b"\n  ]\n}\n")
+                sys.stdout.flush()
 
     def note(self, line: str) -> None:
         """A line for people about the result (a cut listing), on stderr so stdout stays the result; not with --json."""

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from continuity.cli.common import Output, bounded_int, open_store
-from continuity.cli.output import shown_json, shown_text
+from continuity.cli.output import reader_may_leave, shown_json, shown_text
 
 HELP = {
     "snapshot": "record a structured team snapshot of an agent's task (seed 000)",
@@ -87,11 +87,12 @@ def _resume(args: argparse.Namespace, out: Output) -> int:
     result = resume(store, ResumeRequest(team=args.team, agent=args.agent, task=args.task, max_age=args.max_age,
                                          as_of=args.as_of), missing=missing)
     warn(result.warnings)
-    if out.as_json:
-        sys.stdout.buffer.write(shown_json(result.data) + b"\n")
-    else:
-        sys.stdout.write(shown_text(result.brief))
-    sys.stdout.flush()
+    with reader_may_leave():  # a stale snapshot's exit 2 stands when the reader has left
+        if out.as_json:
+            sys.stdout.buffer.write(shown_json(result.data) + b"\n")
+        else:
+            sys.stdout.write(shown_text(result.brief))
+        sys.stdout.flush()
     if result.line is not None:
         with contextlib.suppress(OSError):  # the exit code says it when stderr takes nothing
             sys.stderr.write(result.line + "\n")

@@ -110,6 +110,28 @@ def test_a_reports_verdict_stands_when_nobody_reads_it(project: Path, as_json: b
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done
 
 
+@pytest.mark.parametrize(("command", "code"), [
+    (["park", "myteam", "--agent", "bob", "--json"], 2),
+    (["park", "myteam", "--agent", "bob"], 2),
+    (["checkpoint", "myteam", "--role", "nobody", "--json"], 1),
+    (["resume", "myteam", "bob", "--max-age", "1s"], 2),
+    (["resume", "myteam", "bob", "--max-age", "1s", "--json"], 2),
+    (["events", "list"], 0),
+    (["events", "list", "--json"], 0),
+])
+def test_an_exit_code_stands_when_nobody_reads_the_output(project: Path, command: list[str], code: int) -> None:
+    """A refusal or a verdict printed to a reader already gone (`| grep -q`): park's "CHECKPOINT NOT WRITTEN" (2),
+    a role checkpoint's failure (1) and a stale `resume` (2) each ended 0 as the closed pipe ended the command."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=write_end,
+                              stderr=subprocess.PIPE, env=_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.returncode == code and b"Traceback" not in done.stderr and b"Exception ignored" not in done.stderr, done
+
+
 def test_verify_with_no_file_descriptor_left_is_exit_5_not_a_bug(project: Path) -> None:
     """`verify` under a limit of a few open files walked the store with one descriptor a folder and ended in
     "internal error: OSError: [Errno 24] Too many open files", exit 70 (a bug's code); it is the machine's limit."""
