@@ -35,8 +35,8 @@ Reads (`status`, `restore`, `resume-bundle`) fail open: problems in the store th
 `continuity: warning:` lines on stderr and the exit code stays 0 (with no store at all they
 exit 3). Reports (`verify`, `doctor`, `work status`, `work start`, `work audit`) print their
 whole report on stdout and exit 1 when it finds a problem; with `--json` that report carries
-`"ok": false`, `exit_code` and a one-line `message`; the exit code stays the verdict when the
-reader leaves before the report is out (`continuity verify | head -1`).
+`"ok": false`, `exit_code` and a one-line `message`. A command whose stdout's reader leaves
+early (`continuity verify | grep -q ...`) keeps its own exit code: a report's verdict, a refusal's.
 The seed-004 command `runtime-continuity` has
 its own contract: see [compat.md](compat.md); so do seed 000's team commands (`snapshot`,
 `resume`, `park`, `checkpoint --role`), whose messages, banners and exit codes are seed 000's:
