@@ -97,6 +97,10 @@ def _replay(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.readside.writers import replay_into
 
+    if args.out == "":  # `--out "$DIR"` with DIR unset: never the working folder in its place
+        from continuity.core.errors import UsageError
+
+        raise UsageError("--out is empty: name the folder to replay into")
     store = open_store(args)
     result = replay_into(store, args.until, os.path.abspath(args.out))
     warn(result["warnings"])  # said on stderr too, as every read says what it left out (--json carries them)

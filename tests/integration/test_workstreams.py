@@ -408,12 +408,13 @@ def test_a_document_whose_utf16_is_broken_is_refused_in_one_line(root: Path) -> 
 
 def test_an_empty_path_is_refused_never_taken_for_the_default(root: Path) -> None:
     """`work checkpoint --file "$DOC"` with DOC unset recorded the default document and removed it, a file the
-    command never named; `work export --out ""` wrote the default folder. Both are refused (exit 2), as every other
-    empty value is; nothing is written, the document stays."""
+    command never named; `work export --out ""` wrote the default folder, `replay --out ""` the working folder. Each
+    is refused (exit 2), as every other empty value is; nothing is written, the document stays."""
     document = write_doc(root, tracked(items=[item("A1")]))
     for args, said in ((["work", "checkpoint", "--file", ""], "--file is empty"),
-                       (["work", "export", "--out", ""], "--out is empty")):
+                       (["work", "export", "--out", ""], "--out is empty"),
+                       (["replay", "--until", "2020-01-01T00:00:00Z", "--out", ""], "--out is empty")):
         done = cli_process(*args, cwd=root)
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
-    assert document.exists() and all_event_files(root) == []
+    assert document.exists() and all_event_files(root) == [] and not (root / "state.json").exists()
     assert not (root / ".ai-bridge" / "context-transfer").exists()
