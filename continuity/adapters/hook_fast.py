@@ -168,7 +168,9 @@ def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str]
         _report(store, harness, hook, str(error))
         return []
     except Exception as error:  # a hook must never break the agent
-        _report(store, harness, hook, f"internal error: {type(error).__name__}: {error}")
+        from continuity.core.guard import broken_install
+
+        _report(store, harness, hook, broken_install(error) or f"internal error: {type(error).__name__}: {error}")
         return []
     return [item.tree["event_id"] for item in sealed]
 

@@ -108,6 +108,10 @@ def test_the_mcp_server_says_what_is_missing(project: tuple[Path, dict[str, str]
     assert start.stderr.startswith("continuity: error: continuity cannot import the module 'msgspec'"), start.stderr
     assert "reinstall it" in start.stderr
 
+    entry = run(project, "msgspec", "--root", str(project[0]), module="continuity.adapters.mcp", stdin=calls)
+    assert entry.returncode == 70 and entry.stdout == "" and "Traceback" not in entry.stderr, entry.stderr
+    assert entry.stderr.startswith("continuity: error: continuity cannot import the module 'msgspec'"), entry.stderr
+
     done = run(project, "sqlite3", "mcp", stdin=calls)
     assert done.returncode == 0 and "Traceback" not in done.stderr
     answers = {answer.get("id"): answer for answer in map(json.loads, done.stdout.splitlines())}
