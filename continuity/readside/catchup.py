@@ -307,10 +307,19 @@ def _unframe(frame: bytes) -> memoryview | None:
 #: How long a catch-up waits for another process's turn to end before it answers from memory, writing nothing.
 TURN_WAIT_SECONDS = 10.0
 _TURNS_HELD: dict[int, int] = {}  # turns held, by thread: a catch-up inside one (a writer's) takes no second
-#: When this process last waited a whole turn wait in vain (`time.monotonic()`): a command that catches up twice
+#: When this process last waited for the turn in vain (`time.monotonic()`): a command that catches up twice
 #: (`archive`: before its decision and after its append) waited twice for a holder that was stopped (Ctrl-Z on a
-#: rebuild), 21 s; within TURN_WAIT_SECONDS of a wait in vain the turn is tried once, not waited for.
+#: rebuild), 21 s. Within TURN_WAIT_SECONDS of a wait in vain, a wait is at most MISSED_WAIT_SECONDS: enough for
+#: another process's catch-up of a few ms (a server's next call), little for a holder still stopped.
 _MISSED_AT: list[float] = []
+MISSED_WAIT_SECONDS = 0.5
+
+
+def _turn_wait(wait: float) -> float:
+    """`wait`, shortened to MISSED_WAIT_SECONDS within TURN_WAIT_SECONDS of a wait in vain."""
+    if _MISSED_AT and time.monotonic() - _MISSED_AT[-1] < TURN_WAIT_SECONDS:
+        return min(wait, MISSED_WAIT_SECONDS)
+    return wait
 
 
 @contextlib.contextmanager
@@ -340,9 +349,7 @@ def writing_turn(store: Store, wait: float | None = None) -> Iterator[bool]:
     except OSError:  # none yet (a fresh store: the first catch-up makes it) or a link planted there
         yield True
         return
-    wait = TURN_WAIT_SECONDS if wait is None else wait
-    if _MISSED_AT and time.monotonic() - _MISSED_AT[-1] < TURN_WAIT_SECONDS:
-        wait = 0.0
+    wait = _turn_wait(TURN_WAIT_SECONDS if wait is None else wait)
     try:
         if osfs.lock_within(fd, wait):
             _TURNS_HELD[thread] = 1
@@ -367,6 +374,7 @@ def in_turn(store: Store, run: Callable[[bool], Outcome], deadline: float | None
     """`run(write=True)` in this process's catch-up turn; `run(False)`, said so, when the turn does not come
     (within TURN_WAIT_SECONDS, or by `deadline` when that comes first: a hook the harness kills)."""
     wait = TURN_WAIT_SECONDS if deadline is None else min(TURN_WAIT_SECONDS, max(0.0, deadline - time.monotonic()))
+    wait = _turn_wait(wait)  # as writing_turn takes it: the warning says how long it was waited for
     with writing_turn(store, wait) as turn:
         if turn:
             return run(True)
