@@ -77,17 +77,22 @@ def test_a_hook_with_no_file_descriptor_left_exits_0(project: Path) -> None:
     assert all_event_files(project)  # with enough descriptors the command was recorded
 
 
+def _into_a_pipe_nobody_reads(project: Path, command: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """`continuity COMMAND` with stdout a pipe whose reader has gone."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=write_end,
+                              stderr=subprocess.PIPE, env=_env(), timeout=60)
+    finally:
+        os.close(write_end)
+
+
 @pytest.mark.parametrize("command", [["--version"], ["--help"], ["events", "--help"], ["events", "list"]])
 def test_help_and_version_into_a_pipe_nobody_reads_exit_0(project: Path, command: list[str]) -> None:
     """`continuity --version | true`: the help and version texts were still buffered when the reader was gone, and
     their last flush ended in "output not written (Broken pipe)", exit 5, where every other command exits 0."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=write_end,
-                              stderr=subprocess.PIPE, env=_env(), timeout=60)
-    finally:
-        os.close(write_end)
+    done = _into_a_pipe_nobody_reads(project, command)
     assert (done.returncode, done.stderr) == (0, b""), done
 
 
@@ -100,13 +105,7 @@ def test_a_reports_verdict_stands_when_nobody_reads_it(project: Path, as_json: b
                        check=True, capture_output=True, timeout=60)
     first = sorted(all_event_files(project))[0]
     first.write_bytes(first.read_bytes().replace(b'"one"', b'"One"'))
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run([sys.executable, "-m", "continuity", "verify", *(["--json"] if as_json else [])],
-                              cwd=project, stdout=write_end, stderr=subprocess.PIPE, env=_env(), timeout=60)
-    finally:
-        os.close(write_end)
+    done = _into_a_pipe_nobody_reads(project, ["verify", *(["--json"] if as_json else [])])
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done
 
 
@@ -122,13 +121,7 @@ def test_a_reports_verdict_stands_when_nobody_reads_it(project: Path, as_json: b
 def test_an_exit_code_stands_when_nobody_reads_the_output(project: Path, command: list[str], code: int) -> None:
     """A refusal or a verdict printed to a reader already gone (`| grep -q`): park's "CHECKPOINT NOT WRITTEN" (2),
     a role checkpoint's failure (1) and a stale `resume` (2) each ended 0 as the closed pipe ended the command."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run([sys.executable, "-m", "continuity", *command], cwd=project, stdout=write_end,
-                              stderr=subprocess.PIPE, env=_env(), timeout=60)
-    finally:
-        os.close(write_end)
+    done = _into_a_pipe_nobody_reads(project, command)
     assert done.returncode == code and b"Traceback" not in done.stderr and b"Exception ignored" not in done.stderr, done
 
 

@@ -1406,41 +1406,26 @@ def event_file(root: Path) -> tuple[str, bytes]:
     return f"events/{path.parent.name}/{path.name}", path.read_bytes()
 
 
-def test_two_node_refs_with_one_name_and_two_contents_are_skipped(world: World) -> None:
-    """Clones' refs on the remote hold an event's name with other bytes than the branch's (and each other's): they
-    were refused, and with them every sync of every clone; each is skipped, named, and the branch's event (the
-    one its name says) is what a clone gets."""
-    append(world.a, "original")
-    synced(world.a)
-    path, raw = event_file(world.a)
-    for node, text in (("cccccccc", b"rewritten"), ("dddddddd", b"different")):
-        git(world.remote, "update-ref", f"refs/continuity/continuity/nodes/{node}",
-            commit_of(world.remote, {path: raw.replace(b"original", text)}))
-    fresh = world.clone("fresh")
-    code, report = cli("sync", "--root", str(fresh))
-    assert code == 0, report
-    for node in ("cccccccc", "dddddddd"):
-        assert any(f"skipped refs/continuity/continuity/nodes/{node}" in w and path.split("/")[2] in w
-                   for w in report["warnings"]), report["warnings"]
-    assert (fresh / STORE / path).read_bytes() == raw
-
-
-def test_node_refs_alone_with_one_name_and_two_contents_neither_its_own_are_both_skipped(world: World) -> None:
-    """Two node refs bring a new event's name (the branch lacks it) with two contents, neither of them what the
-    name says: both refs are skipped, each named, and nothing of theirs is written."""
+@pytest.mark.parametrize("under", ["an event's own name", "a new name"])
+def test_two_node_refs_with_one_name_and_two_contents_are_both_skipped(world: World, under: str) -> None:
+    """Clones' refs on the remote hold one name with two contents, neither what the name says: an event's own name
+    the branch holds with its real bytes (refused, and with it every sync of every clone), or a new name. Each ref
+    is skipped and named; a clone gets the branch's events, the real bytes, and nothing of theirs."""
     append(world.a, "original")
     synced(world.a)
     path, raw = event_file(world.a)
     day, name = path.split("/")[1:]
-    other = f"events/{day}/{name[:-17]}00000000beef.json"
+    copied = path if under == "an event's own name" else f"events/{day}/{name[:-17]}00000000beef.json"
     for node, text in (("cccccccc", b"rewritten"), ("dddddddd", b"different")):
         git(world.remote, "update-ref", f"refs/continuity/continuity/nodes/{node}",
-            commit_of(world.remote, {other: raw.replace(b"original", text)}))
+            commit_of(world.remote, {copied: raw.replace(b"original", text)}))
     fresh = world.clone("fresh")
     code, report = cli("sync", "--root", str(fresh))
     assert code == 0, report
-    assert sum("skipped refs/continuity/continuity/nodes/" in w for w in report["warnings"]) == 2, report
-    assert event_names(fresh) == event_names(world.a)
+    for node in ("cccccccc", "dddddddd"):
+        assert any(f"skipped refs/continuity/continuity/nodes/{node}" in w and copied.split("/")[2] in w
+                   for w in report["warnings"]), report["warnings"]
+    assert event_names(fresh) == event_names(world.a) and (fresh / STORE / path).read_bytes() == raw
 
 
 def test_an_empty_day_tree_in_a_node_ref_is_harmless(world: World) -> None:
