@@ -692,11 +692,12 @@ class Syncer:
 
         self._fresh_reader()  # the check that found the copy may have left its reader's stream early (ended it)
 
-        branch = remote_tip is not None and at_path(self.index_of(remote_tip)) in shas
+        def brings(head: str, known: list[str]) -> bool:
+            return any(at_path(read_snapshot(self.reader, new)) in shas for new in self._commits([head], known))
+
+        branch = remote_tip is not None and brings(remote_tip, [c for c in [self.tip] if c])  # new to this clone
         known = [commit for commit in (self.tip, remote_tip) if commit is not None]
-        holding = [node for node, commit in fresh.items()
-                   if any(at_path(read_snapshot(self.reader, new)) in shas for new in self._commits([commit], known))]
-        return branch, holding
+        return branch, [node for node, commit in fresh.items() if brings(commit, known)]
 
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's
