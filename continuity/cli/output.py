@@ -7,7 +7,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path prints through this module: `typing` costs it a few ms
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 #: How much of a listing printed with --json is kept in memory before the rest goes to a temporary file.
@@ -15,7 +15,7 @@ SPOOL_BYTES = 8 << 20
 
 
 @contextlib.contextmanager
-def reader_may_leave() -> Any:
+def reader_may_leave() -> Iterator[None]:
     """Writes to stdout whose reader may be gone (`| head -1`, `| grep -q`): the rest of the output goes nowhere and
     the command goes on to its own exit code. The closed pipe ended the command with 0, so a report's verdict, a
     refusal's code (park's "CHECKPOINT NOT WRITTEN", a stale `resume`) read as success. Only stdout's own writes go

@@ -650,54 +650,51 @@ class Syncer:
                 for union in unions:
                     files.check_incoming(self.reader, union.incoming, self.store.events_dir)
             except files.Forged as forged:
-                branch, holding = self._bringing(forged.day, forged.name, {forged.sha}, remote_tip, fresh)
-                if not holding or branch:
+                if not self._skip_bringing(forged.day, forged.name, {forged.sha}, remote_tip, fresh,
+                                           str(forged).removesuffix(": " + files.REFUSED)):
                     raise
-                for node in holding:
-                    _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: "
-                                                     f"{str(forged).removesuffix(': ' + files.REFUSED)}")
-                    del fresh[node]
                 continue
             return target, unions, fresh
 
     def _skip_clashing(self, clash: TwoContents, remote_tip: str | None, fresh: dict[str, str]) -> bool:
-        """Skip, with a warning naming them, the clones' node refs that brought the copy of a clashing event name
-        whose bytes are not what the name says (its hash, its content); True if any was. Such a copy stopped every
-        clone's sync and every clone-store, for good. The branch bringing it refuses the sync, as before (False)."""
+        """A clashing event name: skip the node refs that brought its copy whose bytes are not what the name says
+        (its hash, its content), as `_skip_bringing` does. Such a copy stopped every clone's sync and every
+        clone-store, for good."""
         if not fresh:
             return False
         self._fresh_reader()
-        unfit = [sha for sha, (_, raw) in zip(clash.shas, self.reader.read_many(list(clash.shas), READ_LIMIT),
+        unfit = {sha for sha, (_, raw) in zip(clash.shas, self.reader.read_many(list(clash.shas), READ_LIMIT),
                                               strict=True)
-                 if raw is None or files.unfit_event(clash.name, raw) is not None]
-        branch, holding = self._bringing(clash.day, clash.name, set(unfit), remote_tip, fresh) if unfit else (True, [])
-        if branch:
+                 if raw is None or files.unfit_event(clash.name, raw) is not None}
+        return bool(unfit) and self._skip_bringing(
+            clash.day, clash.name, unfit, remote_tip, fresh,
+            f"it holds {EVENTS}/{clash.day}/{clash.name} with bytes that do not match the hash in its name (tampered?)")
+
+    def _skip_bringing(self, day: str, name: str, shas: set[str], remote_tip: str | None, fresh: dict[str, str],
+                       said: str) -> bool:
+        """Skip, with a warning (`said`) naming each, the fresh node refs that bring one of the blobs `shas` at
+        `events/<day>/<name>` (a commit of theirs new to this clone holds it at that path); True if any was. False
+        when none does, or when the remote's branch brings one there: that refuses the sync. At that path only: the
+        same bytes under another name (a branch event's own bytes copied under this name) are not that file, and a
+        ref holding them where they belong brings nothing wrong."""
+        def brings(head: str, known: list[str]) -> bool:
+            for new in self._commits([head], known):
+                entry = day_entries(self.reader, read_snapshot(self.reader, new).days.get(day)).get(name)
+                if entry is not None and entry.sha in shas:
+                    return True
             return False
+
+        if not fresh:
+            return False
+        self._fresh_reader()  # the check that found the copy may have left its reader's stream early (ended it)
+        if remote_tip is not None and brings(remote_tip, [c for c in [self.tip] if c]):  # new to this clone
+            return False
+        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
+        holding = [node for node in fresh if brings(fresh[node], known)]
         for node in holding:
-            _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: it holds "
-                                             f"{EVENTS}/{clash.day}/{clash.name} with bytes that do not match "
-                                             "the hash in its name (tampered?)")
+            _warn_once(self.report.warnings, f"skipped {node_refs(self.branch)}/{node} on {self.shown}: {said}")
             del fresh[node]
         return bool(holding)
-
-    def _bringing(self, day: str, name: str, shas: set[str], remote_tip: str | None,
-                  fresh: dict[str, str]) -> tuple[bool, list[str]]:
-        """Whether the remote's branch holds one of the blobs `shas` at `events/<day>/<name>`, and which of the fresh
-        node refs bring one there (a commit of theirs new to this clone holds it at that path). At that path only:
-        the same bytes under another name (a branch event's own bytes copied under this name) are not that file, and
-        a ref holding them where they belong brings nothing wrong."""
-        def at_path(snapshot: Snapshot) -> str | None:
-            entry = day_entries(self.reader, snapshot.days.get(day)).get(name)
-            return None if entry is None else entry.sha
-
-        self._fresh_reader()  # the check that found the copy may have left its reader's stream early (ended it)
-
-        def brings(head: str, known: list[str]) -> bool:
-            return any(at_path(read_snapshot(self.reader, new)) in shas for new in self._commits([head], known))
-
-        branch = remote_tip is not None and brings(remote_tip, [c for c in [self.tip] if c])  # new to this clone
-        known = [commit for commit in (self.tip, remote_tip) if commit is not None]
-        return branch, [node for node, commit in fresh.items() if brings(commit, known)]
 
     def _fresh(self, nodes: dict[str, str], seen: dict[str, str], remote_tip: str | None) -> dict[str, str]:
         """The node refs to take in: those that moved since this store last took them in, and this clone's

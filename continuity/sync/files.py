@@ -308,9 +308,10 @@ class Staged:
 
 
 class Forged(EventConflict):
-    """A remote event whose bytes are not what its name says, or bigger than any event (`sha`: its blob)."""
+    """A remote event whose bytes are not what its name says, or bigger than any event (`sha`: its blob, at
+    `events/<day>/<name>`)."""
 
-    def __init__(self, message: str, sha: str, day: str = "", name: str = "") -> None:
+    def __init__(self, message: str, sha: str, day: str, name: str) -> None:
         super().__init__(message)
         self.sha = sha
         self.day = day
