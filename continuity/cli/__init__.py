@@ -86,12 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:  # one line, as every usage error (and the --json failure shape): not the whole help
             raise UsageError("choose a command (`continuity --help` lists them)")
         # a name no event can carry: refused, never an empty answer (but a session start's rhythm is printed
-        # whatever happens to its record: `warm --auto` says that one in a warning)
+        # whatever happens to its record: `warm --auto` says that one in a warning). Reads take any project an event
+        # can carry; a write refuses, as it resolves who writes, a name continuity's own writes do not take.
         if getattr(args, "project", None) is not None and not (
                 getattr(args, "records_start", False) and getattr(args, "auto", False)):
-            from continuity.core.store import check_project_name
+            from continuity.core.store import check_project_to_read
 
-            check_project_name(args.project)
+            check_project_to_read(args.project)
         try:
             code: int = handler(args, out)
         except SecretRefused as error:

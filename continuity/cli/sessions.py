@@ -9,7 +9,7 @@ from typing import Any
 
 from continuity.cli.common import Output, bounded_int, open_store
 from continuity.cli.output import warn
-from continuity.core.store import check_project_name
+from continuity.core.store import check_project_name, check_project_to_read
 from continuity.core.text import one_line
 from continuity.sessions.archives import resume_command
 
@@ -91,7 +91,7 @@ def _project(args: argparse.Namespace, store: Any) -> str:
     if not project:
         project, warnings = store.reading_project()
         warn(warnings)
-    check_project_name(project)
+    check_project_to_read(project)
     return str(project)
 
 
@@ -307,10 +307,12 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     record = args.record and (args.project or store.config_problem is None)  # never record under a guess
     project = _project(args, store)
     not_recorded: list[str] = []
-    try:
-        who = _identity(args, store, project)
+    from continuity.cli.common import identity_from
+
+    try:  # served to any project a read takes (a context.served can carry a runtime-continuity project, as MCP's)
+        who = identity_from(args, store, project)
     except UsageError as error:  # an id no event may carry (from a flag or CONTINUITY_*): a read still answers
-        who = _identity(args, store, project, names_only=False)
+        who = identity_from(args, store, project, names_only=False)
         if record:
             record, not_recorded = False, [f"the brief is served but not recorded: {error}"]
     from continuity.core.identity import served_to

@@ -35,6 +35,16 @@ def is_name(value: object) -> bool:
     return isinstance(value, str) and _NAME.fullmatch(value) is not None
 
 
+#: A project name any event can carry, as events/base.py's `ProjectName` (a Name, or a seed-004 project's name; never
+#: a lone surrogate, the trace of bytes that were not UTF-8, which no event file can hold).
+_PROJECT_NAME = re.compile(r"(?!\.\Z)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f\ud800-\udfff]{1,128}", re.DOTALL)
+
+
+def is_project_name(value: object) -> bool:
+    """Whether an event may carry `value` as its project (`runtime-continuity` writes any such name, contract I4)."""
+    return isinstance(value, str) and _PROJECT_NAME.fullmatch(value) is not None
+
+
 def hashed_id(value: str) -> str:
     """`id-<first 12 hex of the SHA-256 of value>`: stable for the same value, and it reveals nothing."""
     from events.durable import sha256_hex

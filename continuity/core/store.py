@@ -48,6 +48,21 @@ def check_project_name(name: object) -> str:
     return name
 
 
+def check_project_to_read(name: object) -> str:
+    """`name` if a read may be asked for it: any project an event can carry (events/base.py's `ProjectName`), so a
+    project `runtime-continuity` writes (`web app`, contract I4) is read here too; continuity's own writes take only
+    what `check_project_name` accepts."""
+    from continuity.core.idfields import is_project_name
+
+    if not isinstance(name, str) or not is_project_name(name):
+        raise UsageError("invalid project name: no event carries it (one line of at most 128 characters, "
+                         "no '/', '\\', '[', ']', '..' or control characters)")
+    from events.guard import refuse_secret_id
+
+    refuse_secret_id("project", name)  # a read echoes the name it answers for
+    return name
+
+
 def config_json(config: dict[str, Any]) -> bytes:
     """config.json's text as continuity writes it: indented; on one line when indented it would be more than a config
     holds (values nested hundreds deep, added by hand), so no write makes a file every command then refuses."""

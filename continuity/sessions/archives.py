@@ -111,8 +111,18 @@ def next_action_of(state: ArchiveState) -> str:
 
 
 def resume_command(project: str) -> str:
-    """The command an archive tells the next session to run."""
-    return f"continuity resume-bundle --project {project}"
+    """The command an archive tells the next session to run: one a shell runs as it reads, whatever the project (one
+    that starts with `-` joined to its flag, or argparse would take it for an option)."""
+    joined = "=" if project.startswith("-") else " "
+    return f"continuity resume-bundle --project{joined}{shell_word(project)}"
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word of a POSIX shell: as it is when it is a Name (every continuity project is), else quoted as
+    `shlex.quote` quotes (a `runtime-continuity` project such as `web app`), with no shlex import on the hook path."""
+    from continuity.core.idfields import is_name
+
+    return text if is_name(text) else "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 #: Seed 004's default next action of an archive (contract §9).

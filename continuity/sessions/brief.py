@@ -14,7 +14,7 @@ import msgspec
 from continuity.core.paths import archive_relpath, event_relpath
 from continuity.core.text import block, one_line, shortened
 from continuity.readside.views import ProjectView
-from continuity.sessions.archives import next_action_of
+from continuity.sessions.archives import next_action_of, resume_command
 from continuity.tasks.resume import work_of
 from continuity.team.brief import team_lines, team_part
 from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
@@ -138,7 +138,7 @@ def build(
         "read_first": list(inputs.read_first),
         "next_action": next_action,
         "recommended_commands": [
-            f"continuity resume-bundle --project {project.project}",
+            resume_command(project.project),
             'continuity checkpoint -m "<what changed>" --next "<next step>"',
             "continuity archive --gate agent --reason \"<why>\"",
         ],

@@ -587,7 +587,7 @@ READS_WITH_A_PROJECT = [["recall", "push"], ["timeline"], ["task", "list"], ["me
                         ["resume-bundle"], ["restore"], ["work", "status"]]
 
 
-@pytest.mark.parametrize("name", ["../..", "a b", "x\ny", "..", "a/b"])
+@pytest.mark.parametrize("name", ["../..", "x\ny", "..", "a/b", "a\\b", "x[1]", ".", "x\x7f", "x" * 129])
 @pytest.mark.parametrize("argv", READS_WITH_A_PROJECT, ids=lambda argv: " ".join(argv))
 def test_a_project_no_event_can_name_is_refused_by_every_read(
         project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], name: str) -> None:
@@ -598,6 +598,42 @@ def test_a_project_no_event_can_name_is_refused_by_every_read(
     captured = capsys.readouterr()
     assert captured.out == "" and "invalid project name" in captured.err and captured.err.count("\n") == 1
     assert not (project / ".agent/runtime-continuity/local/timeline.html").exists()
+
+
+@pytest.mark.parametrize("name", ["web app", "我的 项目", "it's", "-x", "a$(touch pwned)"])
+def test_every_read_answers_for_a_project_runtime_continuity_wrote(
+        project: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """runtime-continuity names a project any folder name (contract I4: `web app`); every continuity read refused
+    it as "invalid project name" while the brief's own warning pointed at --project to name it. Reads answer for it
+    (a served brief recorded under it, as MCP records it), the brief's command runs as printed in a real shell, and
+    continuity's own writes still take only its own names. (`--project=-x`: argparse takes `--project -x` for a
+    missing value and an option, as it takes any value that starts with `-`.)"""
+    import subprocess
+    import sys
+
+    from continuity.adapters.compat.runtime_continuity import main as runtime_continuity
+
+    assert runtime_continuity(["log", "--project", name, "--gate", "agent", "--message", "pushed the parser"]) == 0
+    capsys.readouterr()
+    for argv in ([*argv, f"--project={name}"] for argv in READS_WITH_A_PROJECT):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        captured = capsys.readouterr()
+        assert "invalid project name" not in captured.err, argv
+    assert main(["recall", "parser", f"--project={name}", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["project"] == name and [hit["snippet"] for hit in found["hits"]] == ["pushed the [parser]"]
+    assert main(["resume-bundle", f"--project={name}", "--record", "--format", "json"]) == 0
+    command = json.loads(capsys.readouterr().out)["recommended_commands"][0]
+    served = [json.loads(path.read_bytes()) for path in all_event_files(project)][-1]
+    assert served["kind"] == "context.served" and served["project"] == name
+    bin_dir = str(Path(sys.executable).parent)
+    shell = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True, timeout=60,
+                           env={"PATH": bin_dir + ":/usr/bin:/bin", "HOME": str(project.parent / "home")})
+    assert shell.returncode == 0 and shell.stdout.startswith(f"# Resume: {name}\n"), (command, shell.stderr)
+    assert not (project / "pwned").exists()
+    before = all_event_files(project)
+    assert main(["log", "-m", "x", f"--project={name}"]) == 2
+    assert "invalid project name" in capsys.readouterr().err and all_event_files(project) == before
 
 
 def test_events_list_refuses_a_kind_no_event_has_and_takes_a_family(

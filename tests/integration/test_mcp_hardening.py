@@ -69,6 +69,33 @@ def test_an_empty_project_is_refused_as_the_cli_refuses_it(tmp_path: Path) -> No
     assert all_event_files(root) == []
 
 
+def test_the_reads_answer_for_a_project_runtime_continuity_wrote(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project named as runtime-continuity names one (`web app`, contract I4) is read by every read tool, as the
+    CLI reads it (it was "invalid project name"); a served brief is recorded under it; writes still refuse it."""
+    from continuity.adapters.compat.runtime_continuity import main as runtime_continuity
+
+    root = make_project(tmp_path)
+    monkeypatch.chdir(root)
+    assert runtime_continuity(["log", "--project", "web app", "--gate", "agent", "--message", "pushed the parser"]) == 0
+    reads = [("status", {}), ("list_tasks", {}), ("work_status", {}), ("recall", {"query": "parser"}),
+             ("resume_bundle", {"record": True})]
+
+    async def body(session: ClientSession) -> Any:
+        answers = [payload(await session.call_tool(tool, {**arguments, "project": "web app"}))
+                   for tool, arguments in reads]
+        return answers, error_line(await session.call_tool("log", {"message": "x", "project": "web app"}))
+
+    answers, refused = with_session(tmp_path, root, body)
+    assert all(answer["ok"] for answer in answers), answers
+    assert [answer.get("project") for answer in answers] == ["web app", None, "web app", "web app", "web app"]
+    assert [hit["snippet"] for hit in answers[3]["hits"]] == ["pushed the [parser]"]
+    assert answers[4]["recorded"] and "# Resume: web app" in answers[4]["brief"]
+    assert "invalid project name" in refused
+    served = json.loads(all_event_files(root)[-1].read_bytes())
+    assert served["kind"] == "context.served" and served["project"] == "web app"
+
+
 def test_a_point_in_the_future_is_refused(tmp_path: Path) -> None:
     """resume_bundle and status with as_of in the future: a tool error, not a brief from 2099."""
     root = make_project(tmp_path)

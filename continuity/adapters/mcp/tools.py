@@ -14,7 +14,7 @@ import msgspec
 from continuity.adapters.mcp.registry import pick, tool, tool_input
 from continuity.core.identity import Identity, resolve_identity
 from continuity.core.paths import event_relpath
-from continuity.core.store import Store, check_project_name
+from continuity.core.store import Store, check_project_name, check_project_to_read
 from continuity.sessions.brief import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from continuity.worklog.decide import WorkRequest
 from events.base import Name
@@ -99,17 +99,17 @@ def project_of(project: str | None, store: Store) -> str:
 def asked_project(project: str | None, store: Store) -> str:
     """For a read of the workstreams, tasks or memories: the project asked for (refused as the CLI refuses a name
     no event could carry: a token is never echoed in the answer), else the one the store reads under."""
-    return check_project_name(project) if project is not None else store.reading_project()[0]
+    return check_project_to_read(project) if project is not None else store.reading_project()[0]
 
 
 def read_project_of(project: str | None, store: Store, warnings: list[str]) -> str:
     """For a read: the project asked for, else config.json's, else (a broken config) the log's, with a warning
     added to `warnings`; a store a write would refuse is read as the CLI reads it (reads fail open)."""
     if project is not None:
-        return check_project_name(project)
+        return check_project_to_read(project)
     name, said = store.reading_project()
     warnings.extend(said)
-    return check_project_name(name)
+    return check_project_to_read(name)
 
 
 def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
