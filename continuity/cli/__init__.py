@@ -68,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             fast = recall_fast(args_list)
         if fast is not None:
             return fast
-        from continuity.cli.common import build_parser
+        from continuity.cli.common import build_parser, command_after_separator
 
+        args_list[:] = command_after_separator(args_list)
         parser = build_parser(args_list)
         try:
             args = parser.parse_args(args_list)

@@ -210,6 +210,20 @@ def _takes_value(arg: str) -> bool:
     return len(valued) == 1 and (arg in _VALUED or not any(flag.startswith(arg) for flag in _UNVALUED))
 
 
+def command_after_separator(argv: list[str]) -> list[str]:
+    """`argv` without a `--` that stands where the command goes (`continuity -- status`, `continuity --root w --
+    status`): the end of the program's own options, then the command, as POSIX reads it. Python's argparse took the
+    `--` for the command's name ("invalid choice: '--'"); a `--` after the command is the command's own."""
+    value = False
+    for at, arg in enumerate(argv):
+        if not value and arg == "--":
+            return argv[:at] + argv[at + 1:]
+        if not value and not arg.startswith("-"):
+            return argv
+        value = _takes_value(arg) and not value
+    return argv
+
+
 def build_parser(argv: list[str] | None = None) -> Parser:
     """The command tree: all of it, or just the command named first in `argv`."""
     import importlib

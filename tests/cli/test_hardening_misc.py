@@ -1036,6 +1036,22 @@ def _every_option(parser: Any) -> set[str]:
     return found
 
 
+@pytest.mark.parametrize("before", [[], ["--root", "."], ["--json"], ["--log-level", "error"]])
+def test_a_separator_where_the_command_goes_ends_the_options(
+        project: Path, capsys: pytest.CaptureFixture[str], before: list[str]) -> None:
+    """`continuity -- status` was "invalid choice: '--' (choose from 'status')" (argparse took the `--` for the
+    command): it runs the command, as POSIX reads a `--` before it; a `--` after the command stays the command's."""
+    assert main(["log", "-m", "first"]) == 0
+    capsys.readouterr()
+    assert main([*before, "--", "status"]) == 0, capsys.readouterr().err
+    assert "demo" in capsys.readouterr().out
+    assert main([*before, "--", "log", "--", "--next"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["events", "list", "--last", "1", "--json"]) == 0
+    assert [event["message"] for event in json.loads(capsys.readouterr().out)["events"]] == ["--next"]
+    assert main([*before, "--"]) == 2 and "choose a command" in capsys.readouterr().err
+
+
 def test_json_and_debug_abbreviated_are_taken_for_them_on_every_way_out(project: Path) -> None:
     """`--jso` printed JSON on success (argparse takes an abbreviation) but a bare line on a usage error, and
     `--deb` never showed a traceback: the flags are found as argparse finds them. The shortest prefixes taken are
