@@ -319,14 +319,14 @@ def _base64(groups: int) -> str:
 
 
 _AUTH_HEADER = (
-    r"(?<![A-Za-z0-9_-].)(?:"
-    r"(?<=[Aa])(?i:uthorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
+    # `Proxy-Authorization` and `X-Authorization` carry the same credentials: only that name may follow a `-`
+    r"(?:(?<![A-Za-z0-9_].)(?<=[Aa])(?i:uthorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:"
     rf"(?i:basic)[ \t]+(?=[A-Za-z0-9+/]*[A-Z0-9])(?P<auth_header__v1>{_base64(2)})"
     rf"|(?i:token)[ \t]+{_HAS_DIGIT}(?P<auth_header__v2>{_OPAQUE}{{16,}}=*))"
-    rf"|(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*)"
+    rf"|(?<![A-Za-z0-9_-].)(?<=[Bb])(?i:earer)[ \t]+{_HAS_DIGIT}(?P<auth_header__v3>{_OPAQUE}{{16,}}=*)"
     # a key named `auth` (npm's `_auth`) holding base64 (`user:password`, as Docker's config.json and .npmrc keep it):
     # padded, or with two digits (an identifier such as `ServicePrincipal` or `oauth2ProviderGoogle` is none)
-    r"|(?:(?<=_)(?i:auth)|(?<=[Aa])(?i:uth))(?:\\?[\"'])?[:=][ \t]*(?:\\?[\"'])?"
+    r"|(?<![A-Za-z0-9_-].)(?:(?<=_)(?i:auth)|(?<=[Aa])(?i:uth))(?:\\?[\"'])?[:=][ \t]*(?:\\?[\"'])?"
     rf"(?=(?:[A-Za-z0-9+/]{{4}}){{4,}}{_B64_END}|(?:[A-Za-z+/]*[0-9]){{2}})(?P<auth_header__v4>{_base64(4)}))"
 )
 # cookie-header: a `Cookie:` or `Set-Cookie:` header's values, from its first cookie's (a session cookie signs its
@@ -463,7 +463,8 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "telegram-bot-token": (":aa",),
     "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\", "auth="),
     "cookie-header": ("cookie",),
-    "user-flag": ("-u ", "-u\t", "-u=", "--user", "-b ", "-b\t", "-b=", "--cookie"),
+    # a tab after the flag is `\t` in the encoded event the write path looks at first (JSON escapes it)
+    "user-flag": ("-u ", "-u\t", "-u\\t", "-u=", "--user", "-b ", "-b\t", "-b\\t", "-b=", "--cookie"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
 _CASED_WORDS = frozenset({"SG."})
@@ -707,8 +708,9 @@ def _child(path: str, key: str) -> str:
 
 
 #: What a key the key-and-value rules look for holds (password-assignment's key words and `...key` names, `pwd`,
-#: aws-secret-access-key's `secret`, auth-header's `authorization`), in lower case: a first look at a key.
-_SECRET_KEY_PARTS = ("pass", "secret", "token", "credential", "key", "pwd", "auth")
+#: aws-secret-access-key's `secret`, auth-header's `authorization`, cookie-header's `cookie` and `set-cookie`), in
+#: lower case: a first look at a key.
+_SECRET_KEY_PARTS = ("pass", "secret", "token", "credential", "key", "pwd", "auth", "cookie")
 
 
 def entry_text(key: str, value: str) -> str | None:

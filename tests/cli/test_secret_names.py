@@ -204,7 +204,12 @@ PAIRED = {"db": {"password": "KEYVAL" + "Hunter2222x", "api_key": "KEYVAL" + "ab
                  "db_password": "hunter2secretX9_" + "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
                  "root_password": "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789" + "!hunter2secret99"},
           "steps": [{"aws_secret_access_key": "KEYVAL" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzz"}],
-          "fine": {"token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}",
+          # a header's name as the key (a Cookie header is a credential whoever sends it)
+          "headers": {"Cookie": "sessionid=" + "Kq7Vb2Nm9X" + "c4Zt6Lp3Rw",
+                      "Set-Cookie": "__Host-sess=" + "Rc5tYu8iOp" + "2aSd4fGh6j; Path=/",
+                      "Proxy-Authorization": "Basic " + "YWxpY2U6UHg3cVJ0OXpMbTJ3"},
+          "fine": {"Cookie": "theme=dark",
+                   "token": "expired", "description": "the password reset flow", "password": "${DB_PASSWORD}",
                    # what a key naming a secret often holds that is none (quoted, each read as a password)
                    "credentials": "same-origin", "test_reset_password": "FAILED", "api_token": "Optional[str]",
                    "columns": {"password": "VARCHAR(255)", "refreshToken": "String?"}, "login.password": "Kennwort",
@@ -234,13 +239,19 @@ def test_a_secret_under_a_key_that_names_it_is_refused_or_redacted_in_a_note(tmp
     assert stored["note"] == {
         "db": {"password": "[REDACTED:password-assignment]", "api_key": "[REDACTED:password-assignment]",
                "db_password": "[REDACTED:password-assignment]", "root_password": "[REDACTED:password-assignment]"},
-        "steps": [{"aws_secret_access_key": "[REDACTED:aws-secret-access-key]"}], "fine": PAIRED["fine"]}
+        "steps": [{"aws_secret_access_key": "[REDACTED:aws-secret-access-key]"}], "fine": PAIRED["fine"],
+        "headers": {"Cookie": "[REDACTED:cookie-header]", "Set-Cookie": "[REDACTED:cookie-header]",
+                    "Proxy-Authorization": "[REDACTED:auth-header]"}}
     assert sorted(stored["redacted"]) == ["note.db.api_key:password-assignment",
                                           "note.db.db_password:password-assignment",
                                           "note.db.password:password-assignment",
                                           "note.db.root_password:password-assignment",
+                                          "note.headers.Cookie:cookie-header",
+                                          "note.headers.Proxy-Authorization:auth-header",
+                                          "note.headers.Set-Cookie:cookie-header",
                                           "note.steps[0].aws_secret_access_key:aws-secret-access-key"]
-    for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI", "hunter2secretX9", "hunter2secret99"):
+    for value in ("Hunter2222x", "abcdef0123456789ABCDEF", "wJalrXUtnFEMI", "hunter2secretX9", "hunter2secret99",
+                  "c4Zt6Lp3Rw", "2aSd4fGh6j", "UHg3cVJ0OXpMbTJ3"):
         assert not any(value in text for text in [*outputs, kept.stdout, kept.stderr])
 
 
@@ -283,3 +294,29 @@ def test_a_password_in_a_curl_user_flag_is_never_stored(tmp_path: Path) -> None:
     assert refused.returncode == 4 and "user-flag" in refused.stderr
     stored = b"".join(path.read_bytes() for path in (root / ".agent").rglob("*") if path.is_file())
     assert password.encode() not in stored and b"deploy:[REDACTED:user-flag]" in stored
+
+
+def test_a_tab_after_curls_user_or_cookie_flag_is_no_way_past_the_guard(tmp_path: Path) -> None:
+    """`curl -u<tab>admin:password` with no other word a rule needs (no `://`): the write paths look for the rules'
+    words in the encoded event first, where the tab is `\\t`, and stored the password unscanned (the CLI, the hook,
+    runtime-continuity); the views redacted it, so only the files held it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    home = {"HOME": str(tmp_path / "home")}
+    assert cli_process("init", "--project", "p", cwd=root, env=home).returncode == 0
+    secrets = ["Zx9qLmP4" + "rT7wKd2", "Zx9qLmP4" + "rT7wKd2abcdef", "Qw8rTy5u" + "Io3pAs7", "Mn4bVc7x" + "Zl2kJh9"]
+    for text in (f"ran: curl -u\tadmin:{secrets[0]} api.internal", f"ran: curl -b\tsession={secrets[1]} api.internal"):
+        refused = cli_process("log", text, cwd=root, env=home)
+        assert refused.returncode == 4 and "(rule user-flag)" in refused.stderr, refused.stderr
+    payload = {"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": f"curl -u\tadmin:{secrets[2]} api.internal/x"},
+               "tool_response": {"stdout": "ok", "exit_code": 0}}
+    assert cli_process("hook", "claude-code", cwd=root, env=home, stdin=json.dumps(payload)).returncode == 0
+    compat = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", "log",
+                             "--project", "p", "--gate", "agent", "--message", f"curl -u\tadmin:{secrets[3]} h"],
+                            cwd=root, env={**home, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                            timeout=60)
+    assert compat.returncode == 2 and secrets[3] not in compat.stdout, compat.stdout
+    stored = b"".join(path.read_bytes() for path in (root / ".agent").rglob("*") if path.is_file())
+    assert b"[REDACTED:user-flag]" in stored  # the hook's command, kept with the password redacted
+    assert not any(secret.encode() in stored for secret in secrets)

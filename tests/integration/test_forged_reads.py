@@ -275,14 +275,16 @@ def test_a_secret_under_a_key_that_names_it_in_a_synced_event_is_redacted_in_eve
     release) wrote with one is shown by no view either: each view reads such an entry as the write path does."""
     assert main(["checkpoint", "-m", "real work"]) == 0
     password = "Hunter" + "2222x"
-    event_id = plant_edited(project, lambda e: e.update(note={"db": {"password": password, "host": "db1"}}))
+    cookie = "sessionid=Kq7Vb2Nm9X" + "c4Zt6Lp3Rw"
+    event_id = plant_edited(project, lambda e: e.update(note={"db": {"password": password, "host": "db1"},
+                                                              "headers": {"Cookie": cookie}}))
     capsys.readouterr()
     for args in (["events", "list"], ["--json", "events", "list"], ["events", "tail"], ["--json", "events", "tail"],
                  ["events", "show", event_id], ["--json", "events", "show", event_id], ["resume-bundle"],
                  ["resume-bundle", "--format", "json"]):
         assert main(args) == 0, args
         out = capsys.readouterr().out
-        assert password not in out, (args, out[-400:])
+        assert password not in out and cookie[-10:] not in out, (args, out[-400:])
     for args in (["--json", "events", "tail"], ["events", "show", event_id]):
         assert main(args) == 0
         out = capsys.readouterr().out

@@ -251,6 +251,9 @@ POSITIVES: tuple[Positive, ...] = (
         "user-flag",
         PW1,
     ),
+    Positive("curl-user-tab", _j("ran: curl -u\tadmin:", PW1, " api.internal.example.com/x"), "user-flag", PW1),
+    Positive("curl-cookie-tab", _j("curl -b\tconnect.sid=", SESSION_COOKIE, " app.example.com/me"),
+             "user-flag", SESSION_COOKIE),
     Positive(
         "curl-cookie-flag-quoted",
         _j("curl -sS -b 'theme=dark; sid=", SESSION_COOKIE, "' https://app.example.com/api/me"),
@@ -520,6 +523,9 @@ POSITIVES: tuple[Positive, ...] = (
     Positive("telegram-yaml", _j("telegram:\n  bot: ", TELEGRAM, "\n  chat: -100123"), "telegram-bot-token",
              TELEGRAM),
     # auth-header
+    Positive("proxy-authorization-basic", _j('curl -x proxy:3128 -H "Proxy-Authorization: Basic ', BASIC, '" h/x'),
+             "auth-header", BASIC),
+    Positive("x-authorization-basic", _j("X-Authorization: Basic ", BASIC), "auth-header", BASIC),
     Positive(
         "docker-config-auth",
         _j('{"auths": {"ghcr.io": {"auth": "', DOCKER_AUTH, '"}}}'),
@@ -1120,6 +1126,22 @@ def test_prefilter_on_the_encoded_event_lets_every_positive_through_after_any_es
                             json.dumps({"message": field}, ensure_ascii=False)):
                 assert guard.might_hold_secret(encoded), (before, encoded)
     assert checked >= len(ESCAPED)
+
+
+@pytest.mark.parametrize("case", _positive_params())
+def test_prefilter_on_the_encoded_event_lets_every_positive_through_with_its_spaces_as_tabs(case: Positive) -> None:
+    """A tab where a positive has a space (`curl -u<tab>admin:...`) is `\\t` in the encoded event: the words the
+    rules need were looked for as written, and an event whose only rule word held the tab was stored unscanned."""
+    import json
+
+    import msgspec
+
+    tabbed = case.text.replace(" ", "\t")
+    if find_secret(tabbed) is None:  # the rule wants a space there (prose around a key)
+        return
+    for encoded in (msgspec.json.encode({"message": tabbed}).decode(),
+                    json.dumps({"message": tabbed}, ensure_ascii=False)):
+        assert guard.might_hold_secret(encoded), encoded
 
 
 def test_plain_work_log_text_skips_the_pattern() -> None:
