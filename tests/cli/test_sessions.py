@@ -510,6 +510,34 @@ def test_archived_paths_are_paths_whatever_core_quote_path_says(repo: Path, caps
         assert not [line for line in git_section(out) if "newly dirty" in line], out
 
 
+@pytest.mark.parametrize("control", ["\x1b", "\x7f", "\x01", "\x0b"])
+def test_a_file_named_with_a_control_character_is_archived_as_its_picture(repo: Path, capsys: Capture,
+                                                                          control: str) -> None:
+    """One untracked file named with an escape sequence (`red<ESC>[31m.txt`) made every archive and host switch exit
+    2 ("git.dirty_files[1] holds a control character") and skipped each SessionEnd archive while it was there. The
+    name is archived with the control picture the brief shows (ESC as U+241B), and the next brief sees no drift."""
+    picture = "\u2421" if control == "\x7f" else chr(0x2400 + ord(control))
+    (repo / f"red{control}[31m.txt").write_text("x\n")
+    (repo / f"sub{control}dir").mkdir()
+    (repo / f"sub{control}dir" / "f").write_text("x\n")
+    code, data = run_json(capsys, "archive", "--reason", "end of day")
+    assert code == 0, data
+    latest = json.loads((repo / ".agent" / "runtime-continuity" / "archives" / "latest.json").read_text())
+    assert {f"red{picture}[31m.txt", f"sub{picture}dir/"} <= set(latest["refs"]["dirty_files"])
+    status = latest["git"]["status_short"].split("\n")  # as git quotes it (`"red\\033[31m.txt"`, `\\v`)
+    assert control not in "".join(status) and any(line.startswith('?? "red\\') for line in status), status
+    assert run(capsys, "host-switch", "--from-host", "claude-code", "--to-host", "codex")[0] == 0
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0 and not [line for line in git_section(out) if "newly dirty" in line], out
+    config = repo / ".agent" / "runtime-continuity" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "archive_on_session_end": True}))
+    before = len(list((repo / ".agent" / "runtime-continuity" / "archives").glob("RC-*.json")))
+    ended = cli_process("hook", "claude-code", cwd=repo, env={"HOME": os.environ["HOME"]},
+                        stdin=json.dumps({"hook_event_name": "SessionEnd", "session_id": "s1", "reason": "exit"}))
+    assert ended.returncode == 0 and "control character" not in ended.stderr, ended.stderr
+    assert len(list((repo / ".agent" / "runtime-continuity" / "archives").glob("RC-*.json"))) == before + 1
+
+
 def test_a_project_in_a_subfolder_names_each_file_from_the_repositorys_top(repo: Path, capsys: Capture,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A project in a subfolder of its repository: git's status named files from the subfolder (`a.py`) and its
