@@ -56,7 +56,12 @@ def log(level: str, event: str, **fields: Any) -> None:
 
 
 def append_error_line(path: str, **fields: Any) -> None:
-    """Append one JSON line to an error log file (a hook's record of what went wrong)."""
+    """Append one JSON line to an error log file (a hook's record of what went wrong).
+
+    Each line is whole or not there: a write a full disk (or `ulimit -f`) cuts short is cut back off the file when
+    nothing was appended after it, and a line torn by a writer that could not do so (killed mid-write) is ended
+    before the next is appended, which ran on into it.
+    """
     import os
     import time
 
@@ -67,9 +72,20 @@ def append_error_line(path: str, **fields: Any) -> None:
     fields = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = osfs.open_append(path)  # a FIFO planted there must not hang the hook
+        fd = osfs.open_append(path, readable=True)  # a FIFO planted there must not hang the hook
         try:
-            os.write(fd, msgspec.json.encode(fields, enc_hook=str) + b"\n")
+            size = os.fstat(fd).st_size
+            line = msgspec.json.encode(fields, enc_hook=str) + b"\n"
+            if size and osfs.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            view = memoryview(line)
+            try:
+                while view:
+                    view = view[os.write(fd, view):]
+            except OSError:
+                if os.fstat(fd).st_size == size + len(line) - len(view):
+                    os.ftruncate(fd, size)
+                raise
         finally:
             os.close(fd)
     except OSError:
