@@ -62,12 +62,12 @@ def _handle(harness: str, root: str | None) -> int:
         report(_store_for_logging(root), harness, "?", f"hook input not closed within {INPUT_SECONDS:g} s; nothing "
                "recorded")
         return 0
-    recorded: list[str] = []
+    served: tuple[str, str] | None = None
     if record_plain(harness, raw, root) is None:
         from continuity.adapters.hooks import run_typed
 
         result = run_typed(harness, raw, root=root)
-        stdout, recorded = result.stdout, result.recorded
+        stdout, served = result.stdout, result.served
     else:
         stdout = ""
     stdout = stdout or ack(harness, raw) or ""
@@ -76,12 +76,12 @@ def _handle(harness: str, root: str | None) -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write((stdout + "\n").encode("utf-8", "backslashreplace"))
             sys.stdout.flush()
-        except OSError as error:  # a full or broken stdout: the harness sees nothing, and the hook still exits 0
-            if recorded:  # a brief recorded as served that never reached the harness: hooks.log says so
+        except OSError as error:  # a full or broken stdout (or one past `ulimit -f`): the hook still exits 0
+            if served is not None:  # a brief recorded as served that did not reach the harness whole: hooks.log says so
                 from continuity.adapters.hooks import _store_for_logging, report
 
-                report(_store_for_logging(root), harness, "?", f"output not delivered ({error.strerror or error}): "
-                       f"the harness got nothing of what {recorded[-1]} records")
+                report(_store_for_logging(root), harness, served[0], f"output not delivered whole "
+                       f"({error.strerror or error}): the harness got none or part of the brief {served[1]} records")
     return 0
 
 

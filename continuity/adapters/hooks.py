@@ -23,11 +23,14 @@ from events.errors import ContinuityError
 
 
 class HookResult:
-    """What a handler produced: stdout text (may be empty) and the ids it recorded."""
+    """What a handler produced: stdout text (may be empty), the ids it recorded, and (a brief served) the hook and
+    the `context.served` event that records the stdout as served."""
 
-    def __init__(self, stdout: str = "", recorded: list[str] | None = None) -> None:
+    def __init__(self, stdout: str = "", recorded: list[str] | None = None, *,
+                 served: tuple[str, str] | None = None) -> None:
         self.stdout = stdout
         self.recorded = recorded or []
+        self.served = served
 
 
 def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
@@ -102,7 +105,8 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         recorded.append(brief.served.event_id)
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
-    return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded)
+    return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded,
+                      served=None if brief.served is None else ("SessionStart", brief.served.event_id))
 
 
 def _export_session(store: Store, session_id: str | None) -> None:

@@ -148,20 +148,38 @@ def test_verify_with_no_file_descriptor_left_is_exit_5_not_a_bug(project: Path) 
     assert EXIT_WRITE_FAILED in outcomes  # some limit was low enough to meet, not only ones too low to start
 
 
-def test_a_brief_that_never_reached_the_harness_leaves_a_trace(project: Path) -> None:
-    """SessionStart's stdout on a full device: `context.served` is recorded before the brief is printed, and
-    nothing said it never went out (no stderr line, no hooks.log entry): an audit had only the record of a brief
-    served. hooks.log and stderr now name the event whose brief the harness did not get; the hook exits 0."""
+@pytest.mark.parametrize("device", ["full", "limited"])
+def test_a_brief_that_never_reached_the_harness_leaves_a_trace(project: Path, tmp_path: Path, device: str) -> None:
+    """SessionStart's stdout on a full device (or a file cut at `ulimit -f`): `context.served` is recorded before
+    the brief is printed, and nothing said it never went out (no stderr line, no hooks.log entry): an audit had
+    only the record of a brief served. hooks.log (as the SessionStart hook's: it said "?") and stderr name the event
+    whose brief the harness did not get whole (cut at the limit, it got part: "nothing" was wrong); exit 0."""
+    import resource
+
+    limit = 256 * 1024  # far over any file the hook writes in the store; the stdout file is 100 bytes short of it
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
     payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
-    with open("/dev/full", "w") as full:
+    target = "/dev/full" if device == "full" else str(tmp_path / "out.json")
+    if device == "limited":
+        (tmp_path / "out.json").write_bytes(b"\n" * (limit - 100))
+    with open(target, "a") as out:
         done = subprocess.run([sys.executable, "-m", "continuity", "hook", "claude-code"], cwd=project,
-                              input=payload.encode(), stdout=full, stderr=subprocess.PIPE, env=_env(), timeout=60)
+                              input=payload.encode(), stdout=out, stderr=subprocess.PIPE, env=_env(), timeout=60,
+                              preexec_fn=limited if device == "limited" else None)
     assert done.returncode == 0
+    if device == "limited":
+        assert (tmp_path / "out.json").stat().st_size == limit  # the harness got the brief's first 100 bytes
     listed = subprocess.run([sys.executable, "-m", "continuity", "events", "list", "--kind", "context.served",
                              "--json"], cwd=project, env=_env(), capture_output=True, check=True, timeout=60)
     served = json.loads(listed.stdout)["events"][-1]["event_id"]
     log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
-    assert f"output not delivered (No space left on device): the harness got nothing of what {served}" in log
+    error = "No space left on device" if device == "full" else "File too large"
+    [record] = [json.loads(line) for line in log.splitlines() if "output not delivered" in line]
+    assert record["hook"] == "SessionStart" and record["message"] == (
+        f"output not delivered whole ({error}): the harness got none or part of the brief {served} records"), record
     assert b"output not delivered" in done.stderr
 
 
