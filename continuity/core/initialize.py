@@ -129,7 +129,8 @@ def init_store(root: str | Path, *, project: str | None, language: str | None,
         if isinstance(error, ContinuityError):
             raise
         where = os.fsdecode(error.filename) if isinstance(error, OSError) and error.filename else store.path
-        raise WriteFailed(f"store not initialized: {error.strerror or error} ({where})") from None
+        done = "store not initialized" if created else "store not updated (it was initialized before)"
+        raise WriteFailed(f"{done}: {error.strerror or error} ({where})") from None
     if ignore_in_project and config.get("commit_events_with_code") is not True:  # last: the store is whole
         try:
             ignore_store_in_project(store.root)

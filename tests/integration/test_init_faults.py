@@ -162,3 +162,23 @@ def test_a_store_finished_by_another_process_meanwhile_is_never_taken_back(tmp_p
     assert code == 5, err
     code, out, _ = run(["events", "list"])
     assert code == 0 and "written meanwhile" in out
+
+
+def test_init_that_cannot_update_an_existing_store_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`init --language zh` on a store it cannot write (read-only) said "store not initialized", of a store that was
+    initialized and stays so: it says the store was not updated, exit 5, and the store is as it was."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert run(["init", "--project", "demo"])[0] == 0
+    assert run(["log", "-m", "kept"])[0] == 0
+    config = project / ".agent" / "runtime-continuity" / "config.json"
+    before = config.read_bytes()
+    faults = SyscallFaults(errno.EROFS, match=lambda name, first: name in ("open", "replace", "rename") and
+                           "config.json" in str(first))
+    code, _, err = run(["init", "--language", "zh"], faults)
+    assert faults.hits and code == 5, (faults.hits, err)
+    assert err.startswith("continuity: error: store not updated (it was initialized before): Read-only file "), err
+    assert config.read_bytes() == before
+    code, out, _ = run(["events", "list"])
+    assert code == 0 and "kept" in out
