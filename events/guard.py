@@ -58,11 +58,16 @@ the order they are tried at one position:
 - ``cookie-header``: the values of a ``Cookie:`` or ``Set-Cookie:`` header, from its first cookie's
   value to the end of the line (or a quote), when one value is a run of 16 or more characters with a
   digit (a date, ``Max-Age=31536000`` or ``_ga=GA1.1.123`` is none).
-- ``user-flag``: the password of ``-u user:password`` or ``--user user:password`` in a text that
-  names curl or wget (docker's and kubectl's ``-u user:group`` in a text that names neither is
-  none); the password needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}``
-  or ``<placeholder>`` is left alone; and curl's ``-b name=value`` / ``--cookie name=value`` (a
-  cookie given inline, not a cookie file), read as ``cookie-header`` reads a header's values.
+- ``user-flag``: the password of ``-u user:password`` (or glued, ``-uuser:password``), ``--user
+  user:password`` and curl's proxy credentials (``-U``, ``--proxy-user``) in a text that names curl or
+  wget (docker's and kubectl's ``-u user:group`` in a text that names neither is none); the password
+  needs a digit or 16 characters, and a ``$VAR``, ``%VAR%``, ``{{ tpl }}`` or ``<placeholder>`` is
+  left alone; curl's ``-b name=value`` / ``--cookie name=value`` (a cookie given inline, not a cookie
+  file), read as ``cookie-header`` reads a header's values; and curl's ``--oauth2-bearer <token>``.
+- ``password-flag``: a password given as a flag of the command that takes it: ``sshpass -p``, ``docker
+  login -p`` (podman, nerdctl, ``helm registry login``), MySQL's and MariaDB's glued ``-p<password>``
+  (``-p`` then a space prompts: the next word is a database) and ``redis-cli -a``, up to 12 words
+  after the command's name; a digit or 16 characters, never a variable or a mask, as user-flag.
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
   APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
@@ -295,7 +300,8 @@ _SIGNED_URL = (
 # user-flag: curl's and wget's `-u user:password` / `--user user:password` (the first `-` is the rule's first char),
 # looked for only in a text that names curl or wget (_FLAG_WORDS): docker's `-u user:group` alone is none.
 _USER_FLAG = (
-    r"(?<![\w-].)(?:(?:u|-user)(?:[ \t]+|=)(?P<user_flag__q>[\"']?)"
+    # `-u user:pw`, `--user`, curl's proxy credentials (`-U`, `--proxy-user`), and `-uuser:pw` written glued
+    r"(?<![\w-].)(?:(?:[uU]|-user|-proxy-user)(?:[ \t]+|=|(?<=[uU])(?=[A-Za-z0-9_]))(?P<user_flag__q>[\"']?)"
     r"[^\s:\"'$%{<]{1,64}:"
     r"(?![$%{<\[*])"
     rf"(?![^\s\"']{{0,64}}?{_MASK})"
@@ -308,7 +314,31 @@ _USER_FLAG = (
     # search for its long run with a digit (a later word of the line is no cookie: `id_ed25519` in the next command)
     r"(?(user_flag__cq)(?=(?>[^\s\"'\\;,=]*[ \t;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9])"
     r"|(?=(?>[^\s\"'\\;,=]*[;,=]+){0,24}?(?=[^\s\"'\\;,=]{16})[^\s\"'\\;,=]{0,200}?[0-9]))"
-    r"(?P<user_flag__c>(?(user_flag__cq)[^\r\n\"'\\]|[^\s\"'\\]){16,}))"
+    r"(?P<user_flag__c>(?(user_flag__cq)[^\r\n\"'\\]|[^\s\"'\\]){16,})"
+    # curl's `--oauth2-bearer <token>`
+    rf"|-oauth2-bearer(?:[ \t]+|=)[\"']?{_HAS_DIGIT}(?P<user_flag__o>{_OPAQUE}{{16,}}=*))"
+)
+
+
+def _flag_value(group: str) -> str:
+    """A password given as a flag's value (quoted or not; glued to the flag or not, as the flag takes it): a digit in
+    its first 16 characters or 16 of them; never a `$VAR`, `%VAR%`, `{{ tpl }}`, `<placeholder>` or a mask."""
+    return (rf"(?P<{group}__q>[\"']?)(?![$%{{<\[*-])(?![^\s\"']{{0,64}}?{_MASK})"
+            rf"(?=[^\s\"']{{0,15}}[0-9]|[^\s\"']{{16}})(?P<{group}>[^\s\"']{{6,}})")
+
+
+# password-flag: a password on the command line of a tool that takes it as a flag: `sshpass -p <pw>`, `docker login`
+# (podman, nerdctl, `helm registry login`) `-p <pw>`, MySQL's and MariaDB's `-p<pw>` written glued (`-p` alone, or
+# `-p` then a space, prompts: the word after it is a database) and `redis-cli -a <pw>`; up to 12 words of the same
+# command before the flag.
+_COMMAND_WORDS = r"(?:[ \t]+[^\s|;&<>()]+){0,12}?"
+_PASSWORD_FLAG = (
+    rf"(?<![\w.-])(?:sshpass{_COMMAND_WORDS}[ \t]+-p[ \t]*{_flag_value('password_flag__v1')}"
+    rf"|(?:docker|podman|nerdctl|helm[ \t]+registry)[ \t]+login{_COMMAND_WORDS}[ \t]+-p(?:[ \t]+|=)"
+    rf"{_flag_value('password_flag__v2')}"
+    rf"|(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump){_COMMAND_WORDS}[ \t]+-p"
+    rf"{_flag_value('password_flag__v3')}"
+    rf"|redis-cli{_COMMAND_WORDS}[ \t]+-a[ \t]+{_flag_value('password_flag__v4')})"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
 _B64_END = r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"
@@ -411,6 +441,7 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("auth-header", "[AaBb_]", _AUTH_HEADER),
     ("cookie-header", "[CcSs]", _COOKIE_HEADER),
     ("user-flag", "-", _USER_FLAG),
+    ("password-flag", "(?=[sdpnhmr])", _PASSWORD_FLAG),
     # One alternative for both assignment rules, so their value pattern is compiled once;
     # the empty `dotenv_line` group tells them apart.
     (
@@ -463,8 +494,10 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "telegram-bot-token": (":aa",),
     "auth-header": ("authorization", "bearer", "auth:", 'auth"', "auth'", "auth\\", "auth="),
     "cookie-header": ("cookie",),
-    # a tab after the flag is `\t` in the encoded event the write path looks at first (JSON escapes it)
-    "user-flag": ("-u ", "-u\t", "-u\\t", "-u=", "--user", "-b ", "-b\t", "-b\\t", "-b=", "--cookie"),
+    # `-u` (any case) is in `--user`, `--proxy-user` and `-uuser:pw`; a tab after `-b` is `\t` in the encoded event
+    # the write path looks at first (JSON escapes it)
+    "user-flag": ("-u", "-b ", "-b\t", "-b\\t", "-b=", "--cookie", "--oauth2-bearer"),
+    "password-flag": ("sshpass", "docker", "podman", "nerdctl", "helm", "mysql", "mariadb", "redis-cli"),
     "password-assignment": ("secret", "passw", "passphrase", "pwd", "token", "credential", *_KEY_NAMES),
 }  # fmt: skip
 _CASED_WORDS = frozenset({"SG."})
@@ -556,7 +589,8 @@ _VALUE_GROUPS: dict[str, tuple[str, ...]] = {
     "auth-header": ("auth_header__v1", "auth_header__v2", "auth_header__v3", "auth_header__v4"),
     "cookie-header": ("cookie_header__v",),
     "jwt": ("jwt__v",),
-    "user-flag": ("user_flag__v", "user_flag__c"),
+    "user-flag": ("user_flag__v", "user_flag__c", "user_flag__o"),
+    "password-flag": ("password_flag__v1", "password_flag__v2", "password_flag__v3", "password_flag__v4"),
     "dotenv-line": ("assign__v",),
     "password-assignment": ("assign__v",),
 }

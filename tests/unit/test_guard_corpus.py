@@ -251,6 +251,22 @@ POSITIVES: tuple[Positive, ...] = (
         "user-flag",
         PW1,
     ),
+    Positive("curl-user-glued", _j("curl -sS -uadmin:", PW1, " api.internal.example.com/x"), "user-flag", PW1),
+    Positive("curl-proxy-user", _j("curl -x proxy:3128 --proxy-user ops:", PW2, " https://h.example.com"), "user-flag",
+             PW2),
+    Positive("curl-proxy-user-short", _j("curl -U ops:", PW1, " -x proxy:3128 https://h.example.com"), "user-flag",
+             PW1),
+    Positive("curl-oauth2-bearer", _j("curl --oauth2-bearer ", OPAQUE, " https://api.example.com/me"), "user-flag",
+             OPAQUE),
+    # password-flag
+    Positive("sshpass", _j("sshpass -p ", PW1, " ssh deploy@10.0.0.5 'systemctl restart app'"), "password-flag", PW1),
+    Positive("sshpass-glued", _j("sshpass -p", PW2, " scp build.tgz deploy@h:/srv"), "password-flag", PW2),
+    Positive("mysql-glued", _j("mysql -h db1 -u root -p", PW1, " app_production -e 'select 1'"), "password-flag",
+             PW1),
+    Positive("mysqldump-quoted", _j("mysqldump -u root -p'", PW2, "' app > dump.sql"), "password-flag", PW2),
+    Positive("docker-login", _j("docker login -u bot -p ", PW1, " registry.example.com"), "password-flag", PW1),
+    Positive("podman-login", _j("podman login registry.example.com --username bot -p=", PW2), "password-flag", PW2),
+    Positive("redis-cli", _j("redis-cli -h cache1 -p 6380 -a ", PW1, " ping"), "password-flag", PW1),
     Positive("curl-user-tab", _j("ran: curl -u\tadmin:", PW1, " api.internal.example.com/x"), "user-flag", PW1),
     Positive("curl-cookie-tab", _j("curl -b\tconnect.sid=", SESSION_COOKIE, " app.example.com/me"),
              "user-flag", SESSION_COOKIE),
@@ -683,6 +699,24 @@ POSITIVES: tuple[Positive, ...] = (
 )
 
 NEGATIVES: tuple[str, ...] = (
+    # flags that look like password flags and are none: `-p` then a space prompts in mysql (the word after it is a
+    # database), ports, `mkdir -p`, a password from a variable or a file, curl's other `-u...` options
+    "mysql -u root -p production_db2",
+    "mysql -u root -p",
+    "docker run -p 8080:80 img",
+    "mkdir -p build2024abcdef && cd build2024abcdef",
+    "redis-cli -h host -p 6379",
+    "sshpass -f /home/u/.pw123 ssh host",
+    "docker login -u bob --password-stdin registry1.io",
+    "mysql -p$MYSQL_PWD db",
+    'sshpass -p "$PASS" ssh h',
+    "curl --unix-socket /var/run/docker.sock http://localhost/v1.43/info",
+    "docker login -u bob -p xxxxxxxx registry.example.com",
+    "helm registry login r.example.com -u a -p $TOKEN",
+    "docker compose -p project1234 up -d",
+    "pip install mysql-connector-python==8.0.33",
+    "curl -u $USER:$PASS https://h.example.com",
+    "curl -uuser:$(cat pw.txt) https://h.example.com",
     # signed URLs' other parameters, placeholders and words
     "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31T00:00:00Z",
     "curl \"https://acct.blob.core.windows.net/c/f?$SAS\" and ?sig=${SAS_SIG}",
