@@ -21,7 +21,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
         "so it stays under 2 MB. Default page: "
         ".agent/runtime-continuity/local/timeline.html (docs/recall.md).",
     )
-    parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole)")
+    parser.add_argument("--out", metavar="FILE", help="write the page here instead (replaced whole); `-`: to stdout, "
+                        "the summary line then on stderr")
     add_time_window(parser)
     parser.add_argument("--project", help="this project's events (default: the store's, from config.json)")
     parser.set_defaults(handler=_timeline)
@@ -36,6 +37,10 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
     from continuity.recall.service import now, time_window
     from continuity.timeline.service import timeline
 
+    if args.out == "-" and out.as_json:
+        from continuity.core.errors import UsageError
+
+        raise UsageError("--out - prints the page on stdout: leave --json out (the summary is then on stderr)")
     store = open_store(args)
     warnings: list[str] = []
     project = args.project
@@ -55,6 +60,14 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
         warnings.append(f"the store holds no event of project {quoted(project, redact=True)}: the page is empty")
     warn(warnings)
     shown = f"one mark per {written.summarized}" if written.summarized else "one mark per event"
+    if args.out == "-":  # stdout holds the page: the summary goes to stderr
+        import contextlib
+        import sys
+
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} "
+                             f"lanes, {written.sessions} sessions) written to stdout\n")
+        return 0
     out.emit({"ok": True, "action": "timeline", "project": project, "since": since, "until": until,
               **msgspec.to_builtins(written), "warnings": warnings},
              f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} lanes, "

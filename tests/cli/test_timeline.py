@@ -52,6 +52,25 @@ def test_json_output_counts_the_marks(logged: Path, tmp_path: Path, capsys: pyte
     assert answer["events"] == fixture.EVENTS and answer["summarized"] is None
 
 
+def test_out_dash_prints_the_page_on_stdout(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out -` wrote a file named `-` in the working folder: `-` is stdout, as for every tool that writes a file;
+    the summary goes to stderr, `--json` (which would share stdout with the page) is refused, and a stdout that
+    takes nothing is exit 5 (`./-` still names a file)."""
+    code, out, err = run(capsys, "timeline", "--out", "-")
+    assert code == 0 and out.startswith("<!DOCTYPE html>") and out.count('<g class="mark"') == fixture.MARKS
+    assert err == (f"timeline of {fixture.EVENTS} events ({fixture.MARKS} marks, one mark per event; 3 lanes, "
+                   "3 sessions) written to stdout\n")
+    assert not (logged / "-").exists() and not (logged / STORE / "local" / "timeline.html").exists()
+    code, out, err = run(capsys, "timeline", "--out", "-", "--json")
+    assert code == 2 and json.loads(out)["ok"] is False and "leave --json out" in err
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "continuity", "timeline", "--out", "-"], cwd=logged,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 5 and done.stderr == ("continuity: error: timeline not written: stdout: No space left "
+                                                    "on device\n"), done.stderr
+    assert run(capsys, "timeline", "--out", "./-")[0] == 0 and (logged / "-").is_file()
+
+
 def test_since_and_until_read_only_the_window(logged: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """ISO bounds keep the events between them, both included; the second day alone is its three events."""
