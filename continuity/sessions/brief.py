@@ -30,9 +30,11 @@ MIN_MAX_CHARS = 2500
 MAX_MAX_CHARS = 10**9
 WARNINGS_SHOWN = 3
 #: Counted up whenever the brief's text for the same state changes (2: the workstream section after the blockers,
-#: its count in the heading, a warning that the brief is incomplete first): `context.served` records it, so a
-#: replay whose text differs names the change (releases share a version while briefs change between them).
-BRIEF_REVISION = 2
+#: its count in the heading, a warning that the brief is incomplete first; 3: with a workstream's cursor as the next
+#: action, every next step of the work log under Next steps, and a project not a Name quoted in the resume command):
+#: `context.served` records it, so a replay whose text differs names the change (releases share a version while
+#: briefs change between them).
+BRIEF_REVISION = 3
 #: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
 TASKS_SHOWN = 8
 RUNS_SHOWN = 3
@@ -269,7 +271,9 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
         one_line(f"- {e['age']}: {e['kind']}" + (f" by {e['agent_id']}" if e["agent_id"] else "")
                  + f" ({e['event_id']}): {e['snippet']}") for e in bundle.get("earlier", ())
     ]))
-    sections.append(("## Next steps", [_item(n) for n in work["next"][1:]]))
+    # the first step is the next action above, unless a workstream's cursor is (then every step is listed here)
+    steps = work["next"][1:] if work["next"][:1] == [bundle["next_action"]] else work["next"]
+    sections.append(("## Next steps", [_item(n) for n in steps]))
     sections.append(("## Done", [_item(d) for d in reversed(work["done"])]))
     git = bundle["git"]
     if git:

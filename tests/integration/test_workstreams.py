@@ -241,6 +241,24 @@ def test_the_resume_bundle_shows_the_cursor_and_unresolved_items_inside_its_budg
     assert "- ... 15 more unresolved: `continuity work status`" in ok(root, "resume-bundle")
 
 
+def test_with_a_cursor_leading_every_next_step_of_the_work_log_is_listed(root: Path) -> None:
+    """The cursor's next action leads the brief; the Markdown listed the work log's steps from its second on (the
+    first was taken for the next action above), so the newest checkpoint's first `--next` was in no part of the
+    brief but its JSON."""
+    write_doc(root, tracked(items=[item("S1", "IN_PROGRESS")], current="S1", next_action="write search index"))
+    ok(root, "work", "checkpoint")
+    ok(root, "checkpoint", "-m", "payment stub wired", "--next", "add checkout e2e test", "--next", "update docs")
+    lines = ok(root, "resume-bundle").splitlines()
+    assert lines[lines.index("## Next action") + 1] == "write search index"
+    at = lines.index("## Next steps")
+    assert lines[at + 1:at + 3] == ["- add checkout e2e test", "- update docs"]
+    assert json.loads(ok(root, "resume-bundle", "--format", "json"))["work"]["next"] == [
+        "add checkout e2e test", "update docs"]
+    ok(root, "checkpoint", "-m", "search index written", "--next", "add checkout e2e test")  # no cursor change:
+    lines = ok(root, "resume-bundle").splitlines()  # the step is still listed once, under Next steps
+    assert lines.count("- add checkout e2e test") == 1
+
+
 @pytest.mark.parametrize(("failing", "said"), [
     ("replayed/.projects.json", "replay not written: No space left on device ({out}/projects.json)"),
     ("replayed/workstreams/", "replay failed: workstream documents not written: No space left on device"),
