@@ -4,14 +4,15 @@ The `worklog` model is the project's: with several agents in one store (sessions
 side, or clones united by sync) its next steps are whoever wrote last. A write made on an
 agent's behalf (the pre-compaction checkpoint, the park of its roles) restates this model's
 state for that agent instead: the same folds as `worklog`, one state per agent id ("" for
-events that name no agent), the AGENTS_LIMIT most recently active kept.
+events that name no agent), the AGENTS_LIMIT most recently active kept. An archive is not
+folded: it restates the project's state, whoever wrote it (another agent's next steps, when
+that agent wrote last), as the agent's that took it.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from events.archive import ArchiveCreated
 from events.worklog import CheckpointRecorded, WorkLogged
 from projections import worklog
 from projections.common import touch_bounded
@@ -27,14 +28,10 @@ class AgentWork(msgspec.Struct, kw_only=True):
     agents: dict[str, WorkState] = msgspec.field(default_factory=dict)
 
 
-def _fold(state: AgentWork, name: str, event: WorkLogged | CheckpointRecorded | ArchiveCreated) -> AgentWork:
+def _fold(state: AgentWork, name: str, event: WorkLogged | CheckpointRecorded) -> AgentWork:
     """Fold the event into its agent's own work state, as `worklog` folds it into the project's."""
     key = event.agent_id or ""
-    current = state.agents.get(key) or WorkState()
-    if isinstance(event, ArchiveCreated):
-        folded = worklog.on_archive(current, name, event)
-    else:
-        folded = worklog.on_work(current, name, event)
+    folded = worklog.on_work(state.agents.get(key) or WorkState(), name, event)
     touch_bounded(state.agents, key, folded, AGENTS_LIMIT)
     return state
 
@@ -48,7 +45,7 @@ def own_work(state: AgentWork, agent: str | None) -> WorkState:
 
 
 MODEL = ReadModel(
-    "agentwork", format=1, state=AgentWork, initial=AgentWork,
-    folds={WorkLogged: _fold, CheckpointRecorded: _fold, ArchiveCreated: _fold},
+    "agentwork", format=2, state=AgentWork, initial=AgentWork,
+    folds={WorkLogged: _fold, CheckpointRecorded: _fold},
     bounds={"AGENTS_LIMIT": AGENTS_LIMIT},
 )

@@ -215,3 +215,26 @@ def test_agents_sharing_a_store_restate_and_park_their_own_next_steps(project: P
     assert hook(project, "claude_pre_compact", agent="bo").returncode == 0
     listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
     assert listed[-1]["agent_id"] == "bo" and listed[-1]["summary"]["next"] == ["bo: ship it"]
+
+
+def test_an_archive_by_one_agent_never_makes_another_agents_steps_its_own(project: Path) -> None:
+    """An archive restates the project's state (bo's next step, bo having written last); folded as amy's own when amy
+    took it, her parked snapshot and pre-compaction checkpoint carried bo's step and dropped her blocker. An agent's
+    own state is what its log entries and checkpoints stated (docs/team.md), even through an archive's note."""
+    claim(project, "core", "backend", agent="amy")
+    assert run(project, "checkpoint", "-m", "amy halfway", "--next", "amy: merge #12", "--blocker", "CI key missing",
+               agent="amy").returncode == 0
+    assert run(project, "checkpoint", "-m", "bo halfway", "--next", "bo: fix the CSS", agent="bo").returncode == 0
+    assert run(project, "archive", "--gate", "agent", "--reason", "amy's day ends", agent="amy").returncode == 0
+    assert hook(project, "claude_pre_compact", agent="amy").returncode == 0
+    listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
+    [restated] = [e for e in listed if e["kind"] == "checkpoint.recorded" and e.get("phase") == "pre-compact"]
+    assert restated["agent_id"] == "amy" and restated["summary"]["next"] == ["amy: merge #12"]
+    assert restated["summary"]["blockers"] == ["CI key missing"]
+    assert hook(project, "claude_session_end", agent="amy").returncode == 0
+    document = json.loads((project / STORE / ref(project, "core", "backend")).read_text())
+    assert document["next_actions"] == ["amy: merge #12"]
+    assert run(project, "checkpoint", "-m", "amy later", "--next", "amy: write the notes", agent="amy").returncode == 0
+    assert hook(project, "claude_session_end", agent="amy").returncode == 0
+    document = json.loads((project / STORE / ref(project, "core", "backend")).read_text())
+    assert document["next_actions"] == ["amy: write the notes"]
