@@ -327,6 +327,28 @@ def _archived_git(record: Any) -> _ArchivedGit | None:
     return _ArchivedGit(head=record.git.head, dirty_files=tuple(record.refs.dirty_files))
 
 
+def handoffs_then(store: Store, project: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The state and addressee of each continuity handoff the project's events mention, as its model stood at the
+    point read (a brief as of a point no brief was served at has no documents read then: every handoff showed as
+    "unknown" and addressed to anyone, an accepted one pending for every agent). Other documents stay unknown."""
+    from projections.handoffs import HandoffsState
+
+    handoffs: HandoffsState = project.of("handoffs")
+    folder = os.path.relpath(os.path.join(store.path, "handoffs"), store.root).replace(os.sep, "/") + "/"
+    states: dict[str, str] = {}
+    addressed: dict[str, str] = {}
+    for path in project.refs.handoffs:
+        if not (path.startswith(folder) and path.endswith(".json")):
+            continue
+        handoff = handoffs.get(path[len(folder):-len(".json")])
+        if handoff is None:
+            continue
+        states[path] = handoff.state
+        if handoff.to_agent or handoff.to_host:
+            addressed[path] = f"agent:{handoff.to_agent}" if handoff.to_agent else f"host:{handoff.to_host}"
+    return states, addressed
+
+
 def renderer() -> str:
     """What renders briefs here: this continuity and its brief's revision, and the Unicode database its text
     escaping reads."""
@@ -432,7 +454,9 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
             warnings.append(f"the regenerated brief does not match the hash recorded when it was served{other}")
         return Brief(text=text, data=data, warnings=warnings, format=served.format)
     pstate = models_until(log, last_name, warnings, BRIEF_MODELS, whole=True).project(identity.project)
-    inputs = ViewInputs(now=point_written(as_of, point), warnings=tuple(warnings))
+    states, addressed = handoffs_then(store, pstate)
+    inputs = ViewInputs(now=point_written(as_of, point), handoff_states=states, handoff_to=addressed,
+                        warnings=tuple(warnings))
     data = _shown(bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id,
                                agent_id=identity.agent_id, host=identity.host), fmt)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

@@ -241,6 +241,38 @@ def test_as_of_an_event_of_another_project_answers_at_that_events_time(repo: Pat
     assert {**status[0], "as_of": None} == {**status[1], "as_of": None}
 
 
+def test_a_brief_as_of_a_point_shows_each_handoff_as_it_stood_then(repo: Path, capsys: Capture) -> None:
+    """`resume-bundle --as-of` an event that served no brief read no handoff document: every handoff was "unknown"
+    and pending for everyone (bob's, accepted, in carol's brief; "Handoffs for carol" missing). Each is read from
+    the handoffs model as it stood at the point, as the live brief reads its document."""
+    def point() -> str:
+        _, out, _ = run(capsys, repo, "events", "list", "--last", "1", "--json")
+        found: str = json.loads(out)["events"][-1]["event_id"]
+        return found
+
+    def handoffs(agent: str, *extra: str) -> list[tuple[str, str]]:
+        code, out, err = run(capsys, repo, "resume-bundle", "--agent", agent, "--format", "json", *extra)
+        assert code == 0, err
+        data = json.loads(out)
+        return sorted((h["state"], h["path"].rsplit("/", 1)[-1]) for h in data["pending_handoffs"])
+
+    assert run(capsys, repo, "handoff", "create", "--agent", "alice", "--to", "bob", "--message", "checkout")[0] == 0
+    created = point()
+    _, out, _ = run(capsys, repo, "handoff", "list", "--json")
+    to_bob = json.loads(out)["handoffs"][0]["handoff_id"]
+    assert run(capsys, repo, "handoff", "accept", to_bob, "--agent", "bob")[0] == 0
+    assert run(capsys, repo, "handoff", "create", "--agent", "alice", "--to", "carol", "--message", "review")[0] == 0
+    later = point()
+    for agent in ("carol", "bob", "dave"):  # as of the newest event: the live brief's answer
+        assert handoffs(agent, "--as-of", later) == handoffs(agent), agent
+    assert [state for state, _ in handoffs("carol", "--as-of", later)] == ["pending"]
+    assert handoffs("bob", "--as-of", later) == [] and handoffs("dave", "--as-of", later) == []
+    assert handoffs("bob", "--as-of", created) == [("pending", f"{to_bob}.json")]  # not accepted yet then
+    assert handoffs("carol", "--as-of", created) == []
+    code, out, _ = run(capsys, repo, "resume-bundle", "--agent", "carol", "--as-of", later)
+    assert code == 0 and "## Handoffs for carol" in out and "unknown" not in out
+
+
 @pytest.mark.parametrize(("point", "code", "message"), [
     ("RCE-20200101_000000_000000-abcdefgh", 7, "continuity: error: no event 'RCE-20200101_000000_000000-abcdefgh'\n"),
     ("RCE-not-an-id", 7, "continuity: error: no event 'RCE-not-an-id'\n"),
