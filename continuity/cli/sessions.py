@@ -21,7 +21,8 @@ WARM_PROMPT = (
 
 HELP = {
     "warm": "session start: print the working rhythm (--auto also records the session)",
-    "status": "age of the newest archive and whether to archive now",
+    "status": "age of the newest archive, its next action, and whether to archive now (resume-bundle: what is "
+              "next now)",
     "archive": "take an archive: JSON under archives/ and user-level Markdown",
     "host-switch": "archive and record that work moves to another host tool",
     "restore": "show the newest (or a named) archive, or list them",
@@ -141,7 +142,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     else:
         text = (f"{result['project']}: latest archive {result['latest']} ({result['age']}), "
                 f"{result['count']} archive(s), {result['events']} events; recommendation: "
-                f"{result['stale_recommendation']}\nnext action: {one_line(result['next_action'])}")
+                f"{result['stale_recommendation']}\nnext action when archived: {one_line(result['next_action'])}")
     out.emit(result, text)
     return 0
 

@@ -137,6 +137,9 @@ def test_status_before_and_after_an_archive(project: Path, capsys: Capture) -> N
     _, data = run_json(capsys, "status")
     assert data["exists"] is True and data["age"] == "just now" and data["stale_recommendation"] == "ok"
     assert data["count"] == 1 and data["next_action"] == "add refund tests"
+    run(capsys, "checkpoint", "-m", "refund tests added", "--next", "ship it")
+    code, out, _ = run(capsys, "status")  # the archive's next action, said to be the archive's (it said "next action")
+    assert code == 0 and out.splitlines()[1] == "next action when archived: add refund tests", out
 
 
 def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
