@@ -25,8 +25,9 @@ SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
 #: What the resume brief reads: the session models, tasks, runs and memories, the active workstream, and the
 #: agent's team snapshots; and `handoffs`, whose catch-up writes the `handoffs/<id>.json` documents the brief reads
 #: each mentioned handoff's state from (left to other commands, a handoff a sync or a pull brought showed
-#: "missing" until one ran).
-BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team", "handoffs")
+#: "missing" until one ran); and `agentwork`, the agent's own work state beside the project's, which is whoever wrote
+#: last.
+BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team", "handoffs", "agentwork")
 
 
 class Models:

@@ -150,8 +150,24 @@ def build(
         "warnings": [*merge_warnings(project), *inputs.warnings],
         "workstream": workstream,
         "team": team_part(project.of("team"), agent_id, now, mine),
+        "own_work": _own_work(project, agent_id, now),
         "earlier": [_dated(hit, now) for hit in inputs.recall],
     }
+
+
+def _own_work(project: ProjectView, agent_id: str | None, now: str) -> dict[str, Any] | None:
+    """What the agent served stated last (its log entries and checkpoints: projections/agentwork.py) where the
+    project's work state, which is whoever wrote last, says otherwise: another agent's checkpoint replaced its next
+    steps, in progress and blockers in the sections of the project's, and nothing said so. None when they agree."""
+    if not agent_id:
+        return None
+    own = project.of("agentwork").agents.get(agent_id)
+    work = project.work
+    if own is None or not (own.next or own.in_progress or own.blockers) or (
+            own.next == work.next and own.in_progress == work.in_progress and own.blockers == work.blockers):
+        return None
+    return {"agent": agent_id, "next": list(own.next), "in_progress": own.in_progress, "blockers": list(own.blockers),
+            "age": age(own.updated_at, now) if own.updated_at else None}
 
 
 def _at(entry: Any) -> str:
@@ -244,6 +260,13 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """
     work = bundle["work"]
     sections: list[tuple[str, list[str]]] = [("## Next action", [block(one_line(bundle["next_action"]))])]
+    own = bundle.get("own_work")
+    if own:  # the project's state above and below is another agent's: this agent's own last word, named
+        when = f", {own['age']}" if own["age"] else ""
+        sections.append((one_line(f"## Your own work ({own['agent']}{when}; the rest is the project's)"), [
+            *(_item(f"next: {step}") for step in own["next"]),
+            *([_item(f"in progress: {own['in_progress']}")] if own["in_progress"] else []),
+            *(_item(f"blocker: {blocker}") for blocker in own["blockers"])]))
     team = bundle.get("team")
     if team:
         sections.extend(team_lines(team))

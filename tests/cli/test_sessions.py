@@ -142,6 +142,35 @@ def test_status_before_and_after_an_archive(project: Path, capsys: Capture) -> N
     assert code == 0 and out.splitlines()[1] == "next action when archived: add refund tests", out
 
 
+def test_an_agent_whose_work_another_agent_replaced_sees_its_own_beside_it(project: Path, capsys: Capture) -> None:
+    """The project's work state is whoever wrote last: bob's checkpoint replaced alice's next step and blocker in
+    her brief, unsaid. Her brief names her own last word beside the project's (as served, so as replayed); a brief
+    for the last writer, or for no agent, has no such section."""
+    run(capsys, "checkpoint", "--agent", "alice", "-m", "cart drafted", "--next", "write cart tests", "--blocker",
+        "payment API key missing")
+    run(capsys, "checkpoint", "--agent", "bob", "-m", "checkout skeleton", "--next", "hook up payment stub")
+    code, out, err = run(capsys, "resume-bundle", "--agent", "alice", "--record")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[lines.index("## Next action") + 1] == "hook up payment stub"
+    at = next(i for i, line in enumerate(lines) if line.startswith("## Your own work (alice, "))
+    assert lines[at].endswith("; the rest is the project's)")
+    assert lines[at + 1:at + 4] == ["- next: write cart tests", "- blocker: payment API key missing", ""]
+    _, data = run_json(capsys, "resume-bundle", "--agent", "alice", "--format", "json")
+    assert {key: data["own_work"][key] for key in ("agent", "next", "in_progress", "blockers")} == {
+        "agent": "alice", "next": ["write cart tests"], "in_progress": None, "blockers": ["payment API key missing"]}
+    served = json.loads(all_event_files(project)[-1].read_bytes())
+    assert served["kind"] == "context.served"
+    code, replayed, err = run(capsys, "resume-bundle", "--as-of", served["event_id"])
+    assert code == 0 and replayed == out and "does not match" not in err
+    for agent in (["--agent", "bob"], []):
+        code, out, _ = run(capsys, "resume-bundle", *agent)
+        assert code == 0 and "## Your own work" not in out
+    run(capsys, "checkpoint", "--agent", "alice", "-m", "taking the stub", "--next", "hook up payment stub")
+    code, out, _ = run(capsys, "resume-bundle", "--agent", "alice")
+    assert code == 0 and "## Your own work" not in out  # her word is the project's again
+
+
 def test_restore_auto_load_and_list(project: Path, capsys: Capture) -> None:
     """restore lists archives, loads one's Markdown, and reports when there is none."""
     code, data = run_json(capsys, "restore")
