@@ -21,7 +21,9 @@ for the CLI; `host` given here stands where an MCP client's name would.
 
 Calls from several threads of one process run one at a time (the store's lock and temp names
 are per process, as in the MCP server); several processes may call at once, as CLI commands
-do.
+do, a process forked while another thread was in a call too. An answer shows what looks like a
+secret redacted, as every MCP tool's answer and the CLI's `--json` do (an event another clone
+wrote can hold one: the guard runs on writes).
 """
 
 from __future__ import annotations
@@ -35,18 +37,36 @@ __all__ = ["Continuity"]
 _SERIAL = threading.Lock()
 
 
+def _serial_in_the_child() -> None:
+    """A new lock in a forked child: one that another thread of the parent held at the fork is never released in the
+    child, whose first call then waited for good."""
+    global _SERIAL
+    _SERIAL = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_serial_in_the_child)
+
+
 class Continuity:
     """The commands of one project's store: `root` (or `CONTINUITY_ROOT`), else found from the working directory
     upward at each call, as the CLI finds it."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *, host: str | None = None) -> None:
-        """`root`: a path (text or `os.PathLike`); anything else raises `UsageError`."""
+        """`root`: a path (text or `os.PathLike`), a relative one taken from the working directory now (a later
+        `os.chdir` does not move it); `host`: text. Anything else raises `UsageError`."""
         from continuity.core.errors import UsageError
 
         if root is not None and not isinstance(root, str):
             if not isinstance(root, os.PathLike) or not isinstance(path := os.fspath(root), str):
                 raise UsageError(f"root: a path as text or os.PathLike of text, not {type(root).__name__}")
             root = path
+        if host is not None and not isinstance(host, str):  # was dropped without a word (the environment's used)
+            raise UsageError(f"host: text, not {type(host).__name__}")
+        if root and "\0" not in root:  # "" searches upward from the working directory at each call, as `--root ""`
+            import contextlib
+
+            with contextlib.suppress(OSError):  # the working directory is gone: the call says the store is not found
+                root = os.path.abspath(root)
         self.root: str | None = root
         self.host = host
 
@@ -56,6 +76,7 @@ class Continuity:
 
         from continuity.adapters.mcp.registry import call, load_tools
         from continuity.adapters.mcp.server import as_tool_error
+        from continuity.cli.output import shown_data
         from events.errors import ContinuityError
 
         load_tools()
@@ -68,6 +89,7 @@ class Continuity:
             if said is error:
                 raise
             raise said from None
+        data, _ = shown_data(data)  # secrets redacted, C1 and bidi controls escaped: as the MCP tool answers
         found: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(data))  # JSON's types, as a client reads
         return found
 

@@ -210,3 +210,82 @@ def test_an_error_reworded_for_the_api_keeps_what_the_command_found_before_it_fa
         assert said is not error and said.warnings == error.warnings, tool
     plain = UsageError("nothing to reword")
     assert as_tool_error(plain, "log") is plain and plain.warnings == []
+
+
+def test_an_answer_shows_a_secret_another_clone_wrote_redacted(root: Path) -> None:
+    """The guard runs on writes: an event another clone wrote can hold a token. The CLI's `--json` and every MCP
+    tool show it redacted; the API returned it as stored (`events`, `list_tasks`)."""
+    from tests.integration.test_forged_reads import plant_synced
+
+    api = Continuity(str(root))
+    api.log(message="first")
+    api.call("create_task", title="rotate the keys")
+    plant_synced(root, "deploy with " + TOKEN)
+    tasks = root / ".agent" / "runtime-continuity" / "events"
+    created = next(json.loads(path.read_bytes()) for path in sorted(tasks.rglob("*.json"))
+                   if json.loads(path.read_bytes())["kind"] == "task.created")
+    assert created["title"] == "rotate the keys"
+    shown = json.dumps([api.events(limit=10), api.status(), api.call("list_tasks")])
+    assert TOKEN not in shown and "deploy with [REDACTED:github-token]" in shown
+    cli = cli_process("--json", "events", "list", cwd=root)
+    assert TOKEN not in cli.stdout and "deploy with [REDACTED:github-token]" in cli.stdout
+
+
+def test_a_process_forked_while_a_thread_is_in_a_call_can_call(root: Path) -> None:
+    """The calls' lock held by another thread at a fork stayed held in the child for good: its first call waited
+    forever. The child gets a lock of its own."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys, threading, time
+from continuity import api
+from continuity.api import Continuity
+store = Continuity({str(root)!r})
+store.log(message="warm")
+held = threading.Event()
+def hold():
+    with api._SERIAL:  # a call in progress in another thread at the fork
+        held.set()
+        time.sleep(3)
+threading.Thread(target=hold, daemon=True).start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    store.log(message="from the child")
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert [event["message"] for event in stored(root)] == ["warm", "from the child"]
+
+
+def test_a_relative_root_is_where_it_was_when_given_and_a_host_is_text(root: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative root was looked up from the working directory at each call (after a chdir, another project);
+    a host that is not text was dropped without a word (the environment's host recorded instead)."""
+    monkeypatch.chdir(root.parent)
+    api = Continuity(root.name)
+    monkeypatch.chdir(root)
+    assert api.log(message="still here")["ok"] is True
+    assert [event["message"] for event in stored(root)] == ["still here"]
+    monkeypatch.setenv("CONTINUITY_HOST", "from-the-environment")
+    for host in (b"my-harness", 5, ["my-harness"]):
+        with pytest.raises(UsageError, match="host: text"):
+            Continuity(str(root), host=host)  # type: ignore[arg-type]
+    Continuity(str(root), host="my-harness").log(message="named")
+    assert stored(root)[-1]["host"] == "my-harness"
+
+
+@pytest.mark.parametrize("given", [{"project": "someotherproject"}, {"project": "../../etc"}, {"project": TOKEN},
+                                   {"agent": "amy"}, {"host": "codex"}, {"session_id": "s1"}])
+def test_handoff_list_refuses_a_writers_argument_it_would_drop(root: Path, given: dict[str, str]) -> None:
+    """`handoff` `list` took and dropped a project (another one, `../../etc`, a token), an agent, a host or a session
+    and answered this store's handoffs; the CLI's `handoff list` takes none of them. Refused, naming the argument."""
+    api = Continuity(str(root))
+    with pytest.raises(UsageError) as refused:
+        api.call("handoff", action="list", **given)
+    assert str(refused.value) == f"handoff list does not take {next(iter(given))}" and TOKEN not in str(refused.value)
+    assert api.call("handoff", action="list")["handoffs"] == []

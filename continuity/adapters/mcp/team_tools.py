@@ -208,7 +208,10 @@ def handoff(request: Any, store: Store) -> dict[str, Any]:
     from continuity.handoffs import service
     from continuity.team import decide
 
-    stray = [name for name in _given(request) if name not in HANDOFF_ANY | HANDOFF_ARGS[request.action]]
+    # `list` reads this store's project for no writer (as the CLI's `handoff list`, which takes none of the writer's
+    # flags): a project, agent, host or session given to it was dropped, a secret or `../..` one without a word
+    common = frozenset({"action"}) if request.action == "list" else HANDOFF_ANY
+    stray = [name for name in _given(request) if name not in common | HANDOFF_ARGS[request.action]]
     if stray:  # as the CLI's parser refuses an option the action does not take: never dropped without a word
         raise UsageError(f"handoff {request.action} does not take {', '.join(stray)}")
     if request.action == "list":  # a read: no writer to name (the CLI's `handoff list` fails open the same way)
