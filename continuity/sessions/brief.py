@@ -31,7 +31,8 @@ MAX_MAX_CHARS = 10**9
 WARNINGS_SHOWN = 3
 #: Counted up whenever the brief's text for the same state changes (2: the workstream section after the blockers,
 #: its count in the heading, a warning that the brief is incomplete first; 3: with a workstream's cursor as the next
-#: action, every next step of the work log under Next steps, and a project not a Name quoted in the resume command):
+#: action, every next step of the work log under Next steps, a project not a Name quoted in the resume command, the
+#: agent's own work beside the project's, the cut note's "has more"):
 #: `context.served` records it, so a replay whose text differs names the change (releases share a version while
 #: briefs change between them).
 BRIEF_REVISION = 3
@@ -378,7 +379,8 @@ def render_markdown(bundle: dict[str, Any], max_chars: int = DEFAULT_MAX_CHARS) 
         count = bundle["compaction"]["compactions"]
         header.append(f"Context was just compacted (compaction {count} of this session): "
                       "what follows is rebuilt from the log, not from memory.")
-    cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has everything)"
+    # "has everything" overclaimed: the JSON bounds some lists too (open tasks, runs, memories: with their totals)
+    cut_note = "(brief cut to fit; `continuity resume-bundle --format json` has more)"
     sections = _lines(bundle)
     budget = max_chars - units(cut_note) - 2
     # the warnings go in as far as the next action, shown whole, still fits after them (a long project name, the

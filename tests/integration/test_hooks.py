@@ -172,7 +172,7 @@ def test_a_brief_whose_redaction_makes_it_longer_stays_within_its_budget(project
         brief = cli_process("resume-bundle", "--agent", "ash", "--max-chars", str(budget), cwd=project, env=env)
         assert units(brief.stdout) <= budget, (budget, units(brief.stdout))
         assert "[REDACTED:password-assignment]" in brief.stdout
-        assert brief.stdout.endswith("has everything)\n") or "## Commands" in brief.stdout, brief.stdout[-200:]
+        assert brief.stdout.endswith("--format json` has more)\n") or "## Commands" in brief.stdout, brief.stdout[-200:]
 
 
 @pytest.mark.parametrize(("model", "source", "recorded"), [
