@@ -44,6 +44,9 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.add_argument("--remote", metavar="NAME",
                         help="git remote (default: sync_remote in config.json, else origin)")
     parser.add_argument("--no-push", action="store_true", help="record and fetch, but do not push")
+    parser.add_argument("--allow-unrelated", action="store_true",
+                        help="unite with a remote branch that shares no history with this clone's, once it has "
+                             "synced (refused otherwise: another project's log, or one started over)")
     parser.add_argument("--status", action="store_true",
                         help="show sync health without syncing: events waiting to be pushed, the last "
                              "successful sync and its remote, the last failure")
@@ -68,7 +71,8 @@ def _sync(args: argparse.Namespace, out: Output) -> int:
         return _status(store, args, out)
     news = _news("sync", out)
     try:
-        report = sync(store, remote=args.remote, push=not args.no_push, progress=news.message if news else None)
+        report = sync(store, remote=args.remote, push=not args.no_push, progress=news.message if news else None,
+                      unrelated=args.allow_unrelated)
     except ContinuityError as error:
         warn(error.warnings)  # what the sync found before it failed
         raise

@@ -248,6 +248,11 @@ class Syncer:
         self.recorded_through: str | None = None  # this node's newest event on the branch
         self.restored = False
         self.in_sync = False  # the remote's branch holds the branch's tip
+        self.allow_unrelated = False  # unite with a remote branch that shares no history (refuse_unrelated)
+        self.remote_nodes: set[str] = set()  # the clones with a node ref on the remote, as last fetched
+        state = health.load(store)
+        #: The remote of this clone's last successful sync, as shown (None: it never synced).
+        self.synced_with = state.last_success.remote if state is not None and state.last_success else None
         self.delta = layout_of(store) == "delta"
         self.index_ref = f"{INDEX_REFS}/{branch}"
         self.indexes: dict[str, Snapshot] = {}  # commit -> every event of its history, as one tree
@@ -746,6 +751,7 @@ class Syncer:
         self.refuse_foreign(remote_tip, f"on {self.shown}", tip)
         if tip is None:  # nothing recorded here: take the remote's branch (its events stream in, in land)
             return remote_tip, None
+        self.refuse_unrelated(tip, remote_tip)
         union = self._plan(self.index_of(tip), self._commits([remote_tip], [tip]), REMOTE_CONFLICT)
         self._warn_first_release([remote_tip], [tip])
         if self.repo.is_ancestor(tip, remote_tip):  # its history holds this one's: a fast-forward
@@ -755,6 +761,21 @@ class Syncer:
             union.local_only = self._local_only(tip, remote_tip)
         message = f"continuity: merge {self.shown}/{self.branch} ({len(union.incoming)} events)"
         return self._commit(union.snapshot(), [tip, remote_tip], message), union
+
+    def refuse_unrelated(self, tip: str, remote_tip: str) -> None:
+        """Refuse a remote branch that shares no history with the branch here once this clone has synced: another
+        project's log (a remote's URL changed, a wrong `--remote`) or one started over. United, its events would be
+        this store's for good, and the next sync would push them on. A clone's first sync unites with the team's
+        branch whatever it holds (its own was started by `continuity init`), and so does one whose node ref the
+        remote holds (the same log: its local branch was lost and made again); `allow_unrelated` unites them too."""
+        if (self.allow_unrelated or self.synced_with is None or self.node in self.remote_nodes
+                or self.repo.related(tip, remote_tip)):
+            return
+        before = f" (it last synced with {self.synced_with})" if self.synced_with != self.shown else ""
+        raise UsageError(f"branch {self.branch!r} on {self.shown} shares no history with this clone's, which has "
+                         f"synced before{before}: another project's log, or one started over; nothing moved. "
+                         "Check the remote (`git remote -v`); `continuity sync --allow-unrelated` unites them "
+                         "for good")
 
     def _local_only(self, tip: str, remote_tip: str) -> list[tuple[str, Entry]]:
         """The events the branch's history adds to the remote's (to count the forks they meet), as far as the
@@ -803,6 +824,7 @@ class Syncer:
             remote_tip, nodes = fetch_remote(self.repo, self.remote, self.branch, self.tracking, self.nodes,
                                              report.warnings)
             report.remote_commit = remote_tip
+            self.remote_nodes = set(nodes)
             fresh = self._readable(self._fresh(nodes, seen, remote_tip), remote_tip)
             target, unions, fresh = self._checked_union(remote_tip, fresh, push)
             if not push or target is None or target == remote_tip:
@@ -966,7 +988,7 @@ def open_repo(store: Store) -> Repo:
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: str | None = None,
          progress: Progress | None = None, catch_up: bool = True, restore: bool = False,
-         landing: Landing | None = None, reconnecting: bool = False) -> SyncReport:
+         landing: Landing | None = None, reconnecting: bool = False, unrelated: bool = False) -> SyncReport:
     """Exchange events with the remote's continuity branch (see the module docstring).
 
     `restore` also writes every event on the branch that the store lacks (clone-store), telling
@@ -987,6 +1009,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, branch: 
     with files.sync_lock(store, repo.common_dir):
         syncer = Syncer(store, repo, branch, remote, progress)
         syncer.landing = landing
+        syncer.allow_unrelated = unrelated
         _ = syncer.tracking  # an unknown remote name is refused before anything changes
         report = syncer.report
         report.warnings.extend(warnings)

@@ -2058,3 +2058,37 @@ def test_a_local_hook_that_declines_node_refs_is_named_not_blamed_on_the_remote(
     skipped = [line for line in out["warnings"] if line.startswith("skipped refs/continuity/")]
     assert skipped and all("a hook of this repository declined" in line and "cannot serve" not in line
                            for line in skipped), out["warnings"]
+
+
+def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(world: World, tmp_path: Path) -> None:
+    """origin pointed at another repository (`git remote set-url`, a wrong `--remote`) whose continuity branch is
+    another project's log: the sync united it with this store's, for good (its events pushed on with the next
+    sync). Once this clone has synced, a branch that shares no history and holds no ref of this clone is refused,
+    exit 2, nothing moved on either side; `--allow-unrelated` unites them. A clone's first sync, and one whose own
+    local branch was lost, still unite (the team's branch; the same log)."""
+    append(world.a, "a1")
+    assert synced(world.a).pushed
+    other_remote = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(other_remote))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(other_remote), str(other))
+    assert cli("init", "--project", "payments", "--root", str(other))[0] == 0
+    assert cli("log", "payments work", "--root", str(other))[0] == 0
+    assert cli("sync", "--root", str(other))[0] == 0
+    foreign = git(other_remote, "rev-parse", "continuity")
+    git(world.a, "remote", "set-url", "origin", str(other_remote))
+    before, branch = event_names(world.a), git(world.a, "rev-parse", "continuity")
+    append(world.a, "a2")
+    code, out = cli("sync", "--root", str(world.a))
+    assert code == 2 and "shares no history with this clone's, which has synced before" in out["message"], out
+    assert "--allow-unrelated" in out["message"]
+    assert git(other_remote, "rev-parse", "continuity") == foreign
+    assert git(other_remote, "for-each-ref", "--format=%(refname)", "refs/continuity/").split() == [
+        f"refs/continuity/continuity/nodes/{Store(other).node()}"]
+    assert len(event_names(world.a)) == len(before) + 1  # a2 only: nothing of payments came in
+    assert git(world.a, "merge-base", "--is-ancestor", branch.strip(), "continuity") == ""
+    code, out = cli("sync", "--root", str(world.a), "--allow-unrelated")
+    assert code == 0 and out["added_remote"] == 1, out
+    assert set(event_names(other)) <= set(event_names(world.a))
+    git(world.a, "remote", "set-url", "origin", str(world.remote))
+    assert synced(world.b).added_remote >= 1  # b's first sync unites with the team's branch
