@@ -118,11 +118,13 @@ def identity_flags() -> argparse.ArgumentParser:
     return parent
 
 
-def identity_from(args: argparse.Namespace, store: Any, project: str | None = None, *, names_only: bool = True) -> Any:
+def identity_from(args: argparse.Namespace, store: Any, project: str | None = None, *, names_only: bool = True,
+                  current_run: bool = True) -> Any:
     """Identity from flags, else the CONTINUITY_* environment, else config.json's project.
 
     The store's project is read only when no --project is given (a broken config.json is
-    then ConfigBroken); `project` overrides both (a read that already chose one).
+    then ConfigBroken); `project` overrides both (a read that already chose one). `current_run`: a session's
+    current run fills in a run not named (not for a read as of a point: that hint is about now).
     """
     from continuity.core.identity import resolve_identity
 
@@ -134,8 +136,8 @@ def identity_from(args: argparse.Namespace, store: Any, project: str | None = No
              "session_id": args.session, "run_id": args.run, "task_id": args.task, "mission_id": args.mission}
     from continuity.tasks.current import with_current_run
 
-    return with_current_run(resolve_identity("" if flags["project"] else store.project, flags, names_only=names_only),
-                            store.local_dir)
+    who = resolve_identity("" if flags["project"] else store.project, flags, names_only=names_only)
+    return with_current_run(who, store.local_dir) if current_run else who
 
 
 #: command name -> module that registers it. Only the command being run is built, so a

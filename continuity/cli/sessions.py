@@ -230,8 +230,13 @@ def _restore(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("restore --load: give an archive id (RC-<stamp>), or `latest`")
     if args.load and args.load != "latest":
         record = next((r for r in state.archives if r.archive_id == args.load), None)
-        if record is None and args.as_of is None:
+        if record is None:
             record = _archive_file(store, project, args.load)  # older than the few the fold keeps
+            from events import clock
+
+            if record is not None and args.as_of is not None and (  # as of a point: only one taken by then
+                    view.at is None or clock.parse_iso(record.created_at) > clock.parse_iso(view.at)):
+                record = None
     if record is None and args.load and args.load != "latest":  # an error like any id that names nothing
         from continuity.core.errors import ArchiveNotFound
         from events.problems import quoted
@@ -304,16 +309,19 @@ def _resume_bundle(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.errors import UsageError
     from continuity.sessions.service import resume_bundle
 
+    if args.record and args.as_of is not None:  # a replay is never recorded: it said nothing and recorded nothing
+        raise UsageError("--record records; it does not go with --as-of")
     fmt = "json" if out.as_json else args.format
     record = args.record and (args.project or store.config_problem is None)  # never record under a guess
     project = _project(args, store)
     not_recorded: list[str] = []
     from continuity.cli.common import identity_from
 
+    now = args.as_of is None  # the session's current run is now's: as of a point, only a run asked for (--run)
     try:  # served to any project a read takes (a context.served can carry a runtime-continuity project, as MCP's)
-        who = identity_from(args, store, project)
+        who = identity_from(args, store, project, current_run=now)
     except UsageError as error:  # an id no event may carry (from a flag or CONTINUITY_*): a read still answers
-        who = identity_from(args, store, project, names_only=False)
+        who = identity_from(args, store, project, names_only=False, current_run=now)
         if record:
             record, not_recorded = False, [f"the brief is served but not recorded: {error}"]
     from continuity.core.identity import served_to

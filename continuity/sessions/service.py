@@ -415,8 +415,8 @@ def _unreplayable(served: ContextServed) -> str | None:
 def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: int, as_of: str) -> Brief:
     """The brief as of a point: a served brief again, byte for byte, or the log as it stood then.
 
-    As of another point, the session and agent are the asker's; the current run is the
-    session's open run then (the current-run hint is about now, so it is not used).
+    As of another point, the session, agent and run (`--run`) are the asker's; a run not asked for is the
+    session's open run then (the current-run hint is about now: callers leave it out).
     """
     from continuity.readside.replay import bound_of, models_until, point_written, resolve_point
     from continuity.readside.views import Models
@@ -458,5 +458,5 @@ def _replayed_bundle(store: Store, identity: Identity, *, fmt: str, max_chars: i
     inputs = ViewInputs(now=point_written(as_of, point), handoff_states=states, handoff_to=addressed,
                         warnings=tuple(warnings))
     data = _shown(bundle.build(pstate, inputs, as_of=as_of, session_id=identity.session_id,
-                               agent_id=identity.agent_id, host=identity.host), fmt)
+                               agent_id=identity.agent_id, run_id=identity.run_id, host=identity.host), fmt)
     return Brief(text=_render(data, fmt, max_chars), data=data, warnings=warnings, format=fmt)

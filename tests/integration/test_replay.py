@@ -241,6 +241,50 @@ def test_as_of_an_event_of_another_project_answers_at_that_events_time(repo: Pat
     assert {**status[0], "as_of": None} == {**status[1], "as_of": None}
 
 
+def test_as_of_a_point_the_run_asked_for_counts_and_a_replay_is_never_recorded(repo: Path, capsys: Capture) -> None:
+    """`resume-bundle --run R --as-of P` dropped the run asked for (the brief as of the newest event lacked the
+    live one's Current run); `--record --as-of` recorded nothing and said nothing: refused, as `inbox --ack` is."""
+    def newest() -> str:
+        _, out, _ = run(capsys, repo, "events", "list", "--last", "1", "--json")
+        found: str = json.loads(out)["events"][-1]["event_id"]
+        return found
+
+    code, out, _ = run(capsys, repo, "task", "create", "--title", "Fix login", "--json")
+    task = json.loads(out)["task_id"]
+    code, out, err = run(capsys, repo, "run", "start", "--agent", "cy", "--task", task, "--json")
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    assert run(capsys, repo, "log", "--agent", "cy", "x")[0] == 0
+    point = newest()
+    live = run(capsys, repo, "resume-bundle", "--agent", "cy", "--run", run_id, "--format", "json")[1]
+    then = run(capsys, repo, "resume-bundle", "--agent", "cy", "--run", run_id, "--format", "json", "--as-of",
+               point)[1]
+    assert json.loads(live)["tasks"]["current_run"]["run_id"] == run_id
+    assert json.loads(then)["tasks"] == json.loads(live)["tasks"]
+    code, out, err = run(capsys, repo, "resume-bundle", "--record", "--as-of", point)
+    assert code == 2 and out == "" and "--record records; it does not go with --as-of" in err
+    assert newest() == point
+
+
+def test_restore_loads_an_archive_older_than_the_kept_ones_as_of_a_point_after_it(repo: Path, capsys: Capture) -> None:
+    """`restore --load` an archive older than the newest ten loads it from its file; with `--as-of` it was "no
+    archive" (exit 7) even as of a point after it. As of a point before it was taken it is still exit 7."""
+    assert run(capsys, repo, "log", "before any archive")[0] == 0
+    _, out, _ = run(capsys, repo, "events", "list", "--last", "1", "--json")
+    before = json.loads(out)["events"][-1]["event_id"]
+    ids = []
+    for number in range(12):
+        code, out, err = run(capsys, repo, "archive", "--reason", f"bulk {number}", "--json")
+        assert code == 0, err
+        ids.append(json.loads(out)["archive_id"])
+    _, out, _ = run(capsys, repo, "events", "list", "--last", "1", "--json")
+    point = json.loads(out)["events"][-1]["event_id"]
+    live = run(capsys, repo, "restore", "--load", ids[0], "--json")
+    then = run(capsys, repo, "restore", "--load", ids[0], "--json", "--as-of", point)
+    assert live[0] == then[0] == 0 and json.loads(then[1])["archive"]["archive_id"] == ids[0]
+    assert run(capsys, repo, "restore", "--load", ids[0], "--as-of", before)[0] == 7
+
+
 def test_a_brief_as_of_a_point_shows_each_handoff_as_it_stood_then(repo: Path, capsys: Capture) -> None:
     """`resume-bundle --as-of` an event that served no brief read no handoff document: every handoff was "unknown"
     and pending for everyone (bob's, accepted, in carol's brief; "Handoffs for carol" missing). Each is read from

@@ -73,12 +73,14 @@ StatusInput = tool_input("StatusInput", "Which project `status` reports on, and 
 EventsInput = tool_input("EventsInput", "Which recent events to list.", EventsRequest, help_for={
     "kind": "only events of this kind (checkpoint.recorded) or family (checkpoint); an unknown kind is refused"})
 
-def identity(request: Any, store: Store, *, reading: list[str] | None = None, names_only: bool = True) -> Identity:
+def identity(request: Any, store: Store, *, reading: list[str] | None = None, names_only: bool = True,
+             current_run: bool = True) -> Identity:
     """Who writes: the arguments, else the CONTINUITY_* environment (as the CLI), else the store's project.
 
     As in the CLI and the hooks, a call that names no run is made in the session's current
     run (`start_agent_run` made it current), so `log` and `checkpoint` files and commands are
-    attributed to it. The run tools set their events' own run over it: nothing is counted twice.
+    attributed to it. The run tools set their events' own run over it: nothing is counted twice. Not for a read
+    as of a point (`current_run` False): that hint is about now.
     """
     from continuity.adapters.mcp.registry import CLIENT
     from continuity.core.identity import clean_label
@@ -88,7 +90,8 @@ def identity(request: Any, store: Store, *, reading: list[str] | None = None, na
     harness = {"host": clean_label(CLIENT.get())}  # the client's (display) name is the host when no argument is
     asked = given.pop("project")
     project = read_project_of(asked, store, reading) if reading is not None else project_of(asked, store)
-    return with_current_run(resolve_identity(project, given, harness, names_only=names_only), store.local_dir)
+    who = resolve_identity(project, given, harness, names_only=names_only)
+    return with_current_run(who, store.local_dir) if current_run else who
 
 
 def project_of(project: str | None, store: Store) -> str:
@@ -159,11 +162,14 @@ def resume_bundle(request: Any, store: Store) -> dict[str, Any]:
     from continuity.sessions import service
 
     said: list[str] = []
+    if request.record and request.as_of is not None:  # as the CLI: a replay is never recorded
+        raise UsageError("record records; it does not go with as_of")
     record = request.record and bool(request.project or store.config_problem is None)  # never under a guess
+    now = request.as_of is None  # the session's current run is now's: as of a point, only a run asked for
     try:
-        who = identity(request, store, reading=said)
+        who = identity(request, store, reading=said, current_run=now)
     except UsageError as error:  # an id no event may carry (CONTINUITY_*): a read still answers, unrecorded
-        who = identity(request, store, reading=said, names_only=False)
+        who = identity(request, store, reading=said, names_only=False, current_run=now)
         if record:
             record = False
             said.append(f"the brief is served but not recorded: {error}")
