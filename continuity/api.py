@@ -44,7 +44,8 @@ def _serial_in_the_child() -> None:
     _SERIAL = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_serial_in_the_child)
+if hasattr(os, "register_at_fork"):  # POSIX only (Windows has no fork)
+    os.register_at_fork(after_in_child=_serial_in_the_child)
 
 
 class Continuity:

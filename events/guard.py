@@ -65,9 +65,10 @@ the order they are tried at one position:
   left alone; curl's ``-b name=value`` / ``--cookie name=value`` (a cookie given inline, not a cookie
   file), read as ``cookie-header`` reads a header's values; and curl's ``--oauth2-bearer <token>``.
 - ``password-flag``: a password given as a flag of the command that takes it: ``sshpass -p``, ``docker
-  login -p`` (podman, nerdctl, ``helm registry login``), MySQL's and MariaDB's glued ``-p<password>``
-  (``-p`` then a space prompts: the next word is a database) and ``redis-cli -a``, up to 12 words
-  after the command's name; a digit or 16 characters, never a variable or a mask, as user-flag.
+  login -p`` (podman, nerdctl, ``helm registry login``; glued too), MySQL's and MariaDB's glued
+  ``-p<password>`` (``-p`` then a space prompts: the next word is a database) and ``redis-cli -a`` /
+  ``--pass``, with only that command's options before the flag (never another command's ``-p``: a port
+  mapping, a path); a digit or 16 characters, never a variable, a mask, a path or a port mapping.
 - ``dotenv-line``: ``NAME=value`` (no space before ``=``, as in a ``.env`` file or a shell
   ``export``) where the upper-case NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY,
   APIKEY, PRIVATE_KEY, ACCESS_KEY or CREDENTIAL and does not end in a word that makes it
@@ -322,23 +323,29 @@ _USER_FLAG = (
 
 def _flag_value(group: str) -> str:
     """A password given as a flag's value (quoted or not; glued to the flag or not, as the flag takes it): a digit in
-    its first 16 characters or 16 of them; never a `$VAR`, `%VAR%`, `{{ tpl }}`, `<placeholder>` or a mask."""
-    return (rf"(?P<{group}__q>[\"']?)(?![$%{{<\[*-])(?![^\s\"']{{0,64}}?{_MASK})"
+    its first 16 characters or 16 of them; never a `$VAR`, `%VAR%`, `{{ tpl }}`, `<placeholder>` or a mask, nor a
+    path (`/`, `~`, `.`: an option file) or a port mapping (`3306:3306`, `127.0.0.1:80:80`)."""
+    return (rf"(?P<{group}__q>[\"']?)(?![$%{{<\[*/~.=-])(?![^\s\"']{{0,64}}?{_MASK})"
+            r"(?![0-9.]*:[0-9.:]*(?:/[a-z]+)?(?![A-Za-z0-9_]))"
             rf"(?=[^\s\"']{{0,15}}[0-9]|[^\s\"']{{16}})(?P<{group}>[^\s\"']{{6,}})")
 
 
 # password-flag: a password on the command line of a tool that takes it as a flag: `sshpass -p <pw>`, `docker login`
-# (podman, nerdctl, `helm registry login`) `-p <pw>`, MySQL's and MariaDB's `-p<pw>` written glued (`-p` alone, or
-# `-p` then a space, prompts: the word after it is a database) and `redis-cli -a <pw>`; up to 12 words of the same
-# command before the flag.
-_COMMAND_WORDS = r"(?:[ \t]+[^\s|;&<>()]+){0,12}?"
+# (podman, nerdctl, `helm registry login`) `-p <pw>` (or glued), MySQL's and MariaDB's `-p<pw>` written glued (`-p`
+# alone, or `-p` then a space, prompts: the word after it is a database) and `redis-cli -a <pw>` / `--pass <pw>`. Only
+# the command's own options come before the flag: each an option word (`-u`, `--host=h`) with at most one value
+# word after it (`-u root`), up to 8 of them (a login's registry, a client's database, one word before them); never
+# past `,` `;` `|` `&` or a second command's words (`docker run --name mysql -p3306:3306`, `sshpass -e ssh h mkdir -p`).
+_WORD = r"[^\s|;&<>(),]"
+_OPTIONS = rf"(?:[ \t]+-{_WORD}*(?:[ \t]+[^\s|;&<>(),-]{_WORD}*)?){{0,8}}?"
+_ONE_WORD = rf"(?:[ \t]+[^\s|;&<>(),-]{_WORD}*)?"
 _PASSWORD_FLAG = (
-    rf"(?<![\w.-])(?:sshpass{_COMMAND_WORDS}[ \t]+-p[ \t]*{_flag_value('password_flag__v1')}"
-    rf"|(?:docker|podman|nerdctl|helm[ \t]+registry)[ \t]+login{_COMMAND_WORDS}[ \t]+-p(?:[ \t]+|=)"
-    rf"{_flag_value('password_flag__v2')}"
-    rf"|(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump){_COMMAND_WORDS}[ \t]+-p"
+    rf"(?<![\w.-])(?:sshpass{_OPTIONS}[ \t]+-p[ \t]*{_flag_value('password_flag__v1')}"
+    rf"|(?:(?:docker|podman|nerdctl){_OPTIONS}|helm[ \t]+registry)[ \t]+login{_ONE_WORD}{_OPTIONS}"
+    rf"[ \t]+(?:-p|--password)(?:[ \t]+|=|){_flag_value('password_flag__v2')}"
+    rf"|(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump){_ONE_WORD}{_OPTIONS}[ \t]+-p"
     rf"{_flag_value('password_flag__v3')}"
-    rf"|redis-cli{_COMMAND_WORDS}[ \t]+-a[ \t]+{_flag_value('password_flag__v4')})"
+    rf"|redis-cli{_OPTIONS}[ \t]+(?:-a|--pass)[ \t]+{_flag_value('password_flag__v4')})"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
 _B64_END = r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"

@@ -115,7 +115,7 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
                 raise OSError(errno.EWOULDBLOCK, f"{folder} is locked by another process")
             yield
         finally:
-            os.close(fd)
+            release(fd)
 
 else:
     import fcntl
@@ -167,7 +167,18 @@ else:
                 raise OSError(errno.EWOULDBLOCK, f"{folder} is locked by another process")
             yield
         finally:
-            os.close(fd)
+            release(fd)
+
+
+def release(fd: int) -> None:
+    """Unlock `fd`, then close it. A close alone leaves a `flock` held while a copy of the descriptor lives: a
+    process forked while this one held the lock (a Python API caller's) kept it until it exited, and every other
+    process, this one included, waited out its timeouts meanwhile."""
+    import contextlib
+
+    with contextlib.suppress(OSError):  # not locked (a wait that gave up), or a Windows range not locked
+        unlock(fd)
+    os.close(fd)
 
 
 def lock_within(fd: int, seconds: float, *, shared: bool = False) -> bool:

@@ -58,9 +58,10 @@ def log(level: str, event: str, **fields: Any) -> None:
 def append_error_line(path: str, **fields: Any) -> None:
     """Append one JSON line to an error log file (a hook's record of what went wrong).
 
-    Each line is whole or not there: a write a full disk (or `ulimit -f`) cuts short is cut back off the file when
-    nothing was appended after it, and a line torn by a writer that could not do so (killed mid-write) is ended
-    before the next is appended, which ran on into it.
+    Each line is whole or not there: a write a full disk (or `ulimit -f`) cuts short is cut back off the file, and
+    a line torn by a writer that could not do so (killed mid-write) is ended before the next is appended, which ran
+    on into it. Writers take turns on the file's lock (a second at most: then the line goes in without it), so one
+    never reads another's line half written, nor cuts off lines appended after its own.
     """
     import os
     import time
@@ -74,6 +75,7 @@ def append_error_line(path: str, **fields: Any) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = osfs.open_append(path, readable=True)  # a FIFO planted there must not hang the hook
         try:
+            osfs.lock_within(fd, 1.0)
             size = os.fstat(fd).st_size
             line = msgspec.json.encode(fields, enc_hook=str) + b"\n"
             if size and osfs.pread(fd, 1, size - 1) != b"\n":
@@ -83,10 +85,10 @@ def append_error_line(path: str, **fields: Any) -> None:
                 while view:
                     view = view[os.write(fd, view):]
             except OSError:
-                if os.fstat(fd).st_size == size + len(line) - len(view):
+                if os.fstat(fd).st_size == size + len(line) - len(view):  # nothing appended after it
                     os.ftruncate(fd, size)
                 raise
         finally:
-            os.close(fd)
+            osfs.release(fd)
     except OSError:
         pass

@@ -237,7 +237,7 @@ def _payload(store: Store, model: ReadModel[Any]) -> memoryview | None:
     except (OSError, MemoryError):
         return None
     finally:
-        os.close(fd)
+        osfs.release(fd)
     return _unframe(frame)
 
 
@@ -361,7 +361,7 @@ def writing_turn(store: Store, wait: float | None = None) -> Iterator[bool]:
         if wait > 0:
             _MISSED_AT[:] = [time.monotonic()]
     finally:
-        os.close(fd)
+        osfs.release(fd)
     yield False
 
 
@@ -411,7 +411,7 @@ def save(store: Store, model: ReadModel[Any], saved: Saved[Any], *, folder_check
         reason = error.strerror or str(error)
         raise OSError(error.errno, reason if path in reason else f"{reason} ({path})") from None
     finally:
-        os.close(fd)
+        osfs.release(fd)
 
 
 def _event_names(entries: list[str]) -> list[str]:

@@ -603,7 +603,7 @@ def replay_into(store: Store, until: str, out: str) -> dict[str, Any]:
             _remove_made(made, None if marked else mark_path)
             raise WriteFailed(f"{failed}; nothing of it is left in {out}")
     finally:
-        os.close(mark)
+        osfs.release(mark)
     return {"out": out, "events": models.events_folded, "last_event": models.last_name, "warnings": warnings}
 
 

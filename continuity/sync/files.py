@@ -118,7 +118,7 @@ def flocked(path: str) -> Iterator[None]:
         osfs.lock(fd)
         yield
     finally:
-        os.close(fd)
+        osfs.release(fd)
 
 
 def append_lock(store: Store) -> contextlib.AbstractContextManager[None]:

@@ -289,3 +289,42 @@ def test_handoff_list_refuses_a_writers_argument_it_would_drop(root: Path, given
         api.call("handoff", action="list", **given)
     assert str(refused.value) == f"handoff list does not take {next(iter(given))}" and TOKEN not in str(refused.value)
     assert api.call("handoff", action="list")["handoffs"] == []
+
+
+def test_a_lock_held_at_a_fork_is_released_when_its_holder_is_done(root: Path) -> None:
+    """A flock belongs to the open file, which a forked child shares: released by a close alone, the catch-up turn
+    a thread held at the fork stayed held while the child lived, and every call (the parent's, the child's, any
+    process's) waited out its 10 s and answered "another process kept the read models' files". Each lock is
+    unlocked before it is closed."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys, threading, time
+from continuity.api import Continuity
+from continuity.core.store import Store
+from continuity.readside import catchup
+store = Continuity({str(root)!r})
+store.log(message="warm")
+held, done = threading.Event(), threading.Event()
+def hold():
+    with catchup.writing_turn(Store({str(root)!r})):  # a catch-up in progress in another thread at the fork
+        held.set()
+        done.wait()
+threading.Thread(target=hold).start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    time.sleep(8)  # alive, holding its copies of the parent's descriptors
+    os._exit(0)
+done.set()
+started = time.monotonic()
+answer = store.status()
+print(round(time.monotonic() - started, 1), answer["warnings"])
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seconds, warnings = done.stdout.split(" ", 1)
+    assert float(seconds) < 5 and "kept the read models' files" not in warnings, done.stdout

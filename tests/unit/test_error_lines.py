@@ -50,3 +50,31 @@ def test_a_torn_last_line_is_ended_before_the_next(tmp_path: Path) -> None:
     assert lines[0] == b'{"ts":"2026-12-07T00:00:00Z","hook":"Sto' and json.loads(lines[1])["message"] == "next"
     append_error_line(str(log), hook="Stop", message="third")
     assert [json.loads(line)["message"] for line in log.read_bytes().splitlines()[1:]] == ["next", "third"]
+
+
+#: Appends argv[3] records as the hook named argv[2] (a file size limit of argv[4] bytes when given).
+MANY = """
+import resource, sys
+from continuity.core.logs import append_error_line
+if len(sys.argv) > 4:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[4]), resource.RLIM_INFINITY))
+for number in range(int(sys.argv[3])):
+    append_error_line(sys.argv[1], hook=sys.argv[2], message=f"line {number}")
+"""
+
+
+def test_writers_at_once_keep_every_line_whole_even_beside_one_at_its_size_limit(tmp_path: Path) -> None:
+    """Several processes appending at once: the check for a torn last line read another writer's line half written
+    (a blank line added), and a writer cutting back its own short write cut off lines others had appended since.
+    They take turns on the file's lock: every line of every writer whole, none blank."""
+    log = tmp_path / "hooks.log"
+    log.write_bytes(b"0" * 600 + b"\n")
+    writers = [subprocess.Popen([sys.executable, "-c", MANY, str(log), f"w{n}", "400"]) for n in range(4)]
+    writers.append(subprocess.Popen([sys.executable, "-c", MANY, str(log), "limited", "5000", "1024"]))
+    assert [writer.wait(timeout=120) for writer in writers] == [0] * 5
+    lines = log.read_bytes().splitlines()[1:]
+    assert b"" not in lines
+    kept = [json.loads(line) for line in lines]
+    for n in range(4):
+        assert [record["message"] for record in kept if record["hook"] == f"w{n}"] == [
+            f"line {number}" for number in range(400)]
