@@ -251,8 +251,13 @@ class Syncer:
         self.allow_unrelated = False  # unite with a remote branch that shares no history (refuse_unrelated)
         self.remote_nodes: set[str] = set()  # the clones with a node ref on the remote, as last fetched
         state = health.load(store)
-        #: The remote of this clone's last successful sync, as shown (None: it never synced).
-        self.synced_with = state.last_success.remote if state is not None and state.last_success else None
+        last = state.last_success if state is not None else None
+        #: The last successful sync of this branch that left the remote holding this clone's events (its remote as
+        #: shown, and the branch's commit then), else None: a sync that exchanged nothing, one that only fetched,
+        #: one of another `sync_branch`, or none (local/sync-state.json is this clone's only record of it).
+        self.synced_with: tuple[str, str] | None = (
+            (last.remote, last.commit) if last is not None and last.branch == branch and last.commit and last.pushed
+            else None)
         self.delta = layout_of(store) == "delta"
         self.index_ref = f"{INDEX_REFS}/{branch}"
         self.indexes: dict[str, Snapshot] = {}  # commit -> every event of its history, as one tree
@@ -763,19 +768,25 @@ class Syncer:
         return self._commit(union.snapshot(), [tip, remote_tip], message), union
 
     def refuse_unrelated(self, tip: str, remote_tip: str) -> None:
-        """Refuse a remote branch that shares no history with the branch here once this clone has synced: another
+        """Refuse a remote branch that shares no history with this clone's log once this clone has pushed it: another
         project's log (a remote's URL changed, a wrong `--remote`) or one started over. United, its events would be
-        this store's for good, and the next sync would push them on. A clone's first sync unites with the team's
-        branch whatever it holds (its own was started by `continuity init`), and so does one whose node ref the
-        remote holds (the same log: its local branch was lost and made again); `allow_unrelated` unites them too."""
-        if (self.allow_unrelated or self.synced_with is None or self.node in self.remote_nodes
-                or self.repo.related(tip, remote_tip)):
+        this store's for good, and the next sync would push them on. The same log is one that shares history with
+        the branch here, with the commit this clone's last sync of the branch left on its remote (a local branch
+        lost and made again from the store, a store restored into a fresh clone), or that holds this clone's node
+        ref. A clone that has not pushed the branch yet unites with whatever the remote holds (the team's branch:
+        its own was started by `continuity init`); `allow_unrelated` unites them too."""
+        if self.allow_unrelated or self.synced_with is None or self.node in self.remote_nodes:
             return
-        before = f" (it last synced with {self.synced_with})" if self.synced_with != self.shown else ""
-        raise UsageError(f"branch {self.branch!r} on {self.shown} shares no history with this clone's, which has "
-                         f"synced before{before}: another project's log, or one started over; nothing moved. "
-                         "Check the remote (`git remote -v`); `continuity sync --allow-unrelated` unites them "
-                         "for good")
+        shown, commit = self.synced_with
+        if (self.repo.related(tip, remote_tip) or len(commit) != 2 * self.repo.oid_bytes
+                or commit.strip("0123456789abcdef") or not self.repo.rev(commit)
+                or self.repo.related(commit, remote_tip)):
+            return  # (a commit this clone's git no longer holds proves nothing either way: not refused for it)
+        before = f" (it last synced with {shown})" if shown != self.shown else ""
+        raise UsageError(f"branch {self.branch!r} on {self.shown} shares no history with this clone's log, which it "
+                         f"has pushed before{before}: another project's log, or one started over; nothing moved. "
+                         "Check the remote (`git remote -v`); `continuity sync --allow-unrelated` (or "
+                         "`work reconnect --union`, offline) unites them for good")
 
     def _local_only(self, tip: str, remote_tip: str) -> list[tuple[str, Entry]]:
         """The events the branch's history adds to the remote's (to count the forks they meet), as far as the

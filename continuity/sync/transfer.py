@@ -690,7 +690,7 @@ def reconnect(store: Store, remote: str | None = None, *, union: bool = False) -
     if not syncer.in_sync:
         from continuity.sync.engine import sync
 
-        report = sync(store, remote=name, branch=branch, reconnecting=True)
+        report = sync(store, remote=name, branch=branch, reconnecting=True, unrelated=True)  # --union asked for it
         # this clone's ref landed, the team's branch did not move: as a refused push (a branch that already held the
         # union, another clone's sync having made it, is the branch moved)
         if not report.branch_updated and (report.commit is None or report.commit != report.remote_commit):

@@ -2080,7 +2080,7 @@ def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(wor
     before, branch = event_names(world.a), git(world.a, "rev-parse", "continuity")
     append(world.a, "a2")
     code, out = cli("sync", "--root", str(world.a))
-    assert code == 2 and "shares no history with this clone's, which has synced before" in out["message"], out
+    assert code == 2 and "shares no history with this clone's log, which it has pushed before" in out["message"], out
     assert "--allow-unrelated" in out["message"]
     assert git(other_remote, "rev-parse", "continuity") == foreign
     assert git(other_remote, "for-each-ref", "--format=%(refname)", "refs/continuity/").split() == [
@@ -2092,3 +2092,24 @@ def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(wor
     assert set(event_names(other)) <= set(event_names(world.a))
     git(world.a, "remote", "set-url", "origin", str(world.remote))
     assert synced(world.b).added_remote >= 1  # b's first sync unites with the team's branch
+
+
+def test_clones_that_have_not_pushed_or_lost_their_branch_still_unite(world: World, tmp_path: Path) -> None:
+    """The refusal of an unrelated remote branch counts only a sync that left this clone's log on the remote, of
+    this branch: a sync that exchanged nothing (b's, before anyone pushed) is none; and the same log is known by
+    the commit the last sync left there (a clone-store whose local branch was lost and made again from the store,
+    which pushed no node ref), or a clone's own node ref."""
+    assert cli("sync", "--root", str(world.b))[0] == 0  # nothing recorded, nothing on the remote
+    append(world.a, "a1")
+    assert synced(world.a).pushed
+    append(world.b, "b1")
+    code, out = cli("sync", "--root", str(world.b))
+    assert code == 0 and out["added_remote"] == 1, out
+    c = world.clone("c", init=False)
+    assert cli("clone-store", "origin", "--root", str(c))[0] == 0
+    git(c, "update-ref", "-d", "refs/heads/continuity")
+    assert cli("log", "c1", "--root", str(c))[0] == 0
+    code, out = cli("sync", "--root", str(c))
+    assert code == 0, out
+    assert {"a1", "b1"} <= {json.loads(path.read_bytes()).get("message") for path in (c / STORE / "events").rglob(
+        "*.json")}
