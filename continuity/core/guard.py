@@ -123,11 +123,30 @@ def broken_install(error: BaseException) -> str | None:
 
 def _out_of_memory(error: Exception) -> bool:
     """Python's MemoryError, or a module whose shared library the loader could not map for want of memory (glibc's
-    "failed to map segment from shared object", "cannot allocate memory")."""
+    "failed to map segment from shared object", "cannot allocate memory"), or the interpreter's own failure to say
+    why (an import or a compile whose allocation failed returned no error: "error return without exception set",
+    "compile returned NULL") in a process whose memory is limited."""
     if isinstance(error, MemoryError):
         return True
     said = str(error).lower()
+    if isinstance(error, SystemError) and ("without exception set" in said or "returned null" in said):
+        return _memory_limited()
     return isinstance(error, ImportError) and ("failed to map segment" in said or "cannot allocate memory" in said)
+
+
+def _memory_limited() -> bool:
+    """Whether this process runs under a limit of its address space or data (`ulimit -v`, `ulimit -d`)."""
+    try:
+        import resource
+    except ImportError as error:  # Windows; or its library not mapped for want of memory
+        return _out_of_memory(error)
+    except (MemoryError, SystemError):  # importing it failed as the import that raised did
+        return True
+    try:
+        return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY
+                   for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
+    except (OSError, ValueError, MemoryError):
+        return False
 
 
 #: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).

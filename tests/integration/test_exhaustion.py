@@ -206,3 +206,26 @@ def test_a_process_out_of_memory_is_exit_5_not_a_bug(project: Path) -> None:
         if done.returncode == 0:
             break
     assert EXIT_WRITE_FAILED in seen and 0 in seen, seen  # a limit that bit, then one that let it answer
+
+
+def test_the_interpreters_silent_failure_is_out_of_memory_only_under_a_memory_limit() -> None:
+    """Under `ulimit -v` an import whose allocation failed can end in "SystemError: error return without exception
+    set" (CPython returned no error): it was "internal error", exit 70, in one run of three of the test above. Under
+    a limit of the process's memory it is the machine's limit; without one it stays a bug's error."""
+    script = """
+import resource, sys
+from continuity.core.guard import _out_of_memory
+def limited():
+    return any(resource.getrlimit(kind)[0] != resource.RLIM_INFINITY
+               for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
+silent = SystemError("error return without exception set")
+if sys.argv[1] == "limited":
+    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+print(limited(), _out_of_memory(silent), _out_of_memory(SystemError("compile returned NULL")),
+      _out_of_memory(SystemError("some other failure")))
+"""
+    for case in ("as started", "limited"):
+        done = subprocess.run([sys.executable, "-c", script, case], capture_output=True, text=True, timeout=60)
+        limited, silent, null, other = done.stdout.split()
+        assert silent == null == limited and other == "False", (case, done.stdout, done.stderr)
+        assert case != "limited" or limited == "True"
