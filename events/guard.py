@@ -333,19 +333,25 @@ def _flag_value(group: str) -> str:
 # password-flag: a password on the command line of a tool that takes it as a flag: `sshpass -p <pw>`, `docker login`
 # (podman, nerdctl, `helm registry login`) `-p <pw>` (or glued), MySQL's and MariaDB's `-p<pw>` written glued (`-p`
 # alone, or `-p` then a space, prompts: the word after it is a database) and `redis-cli -a <pw>` / `--pass <pw>`. Only
-# the command's own options come before the flag: each an option word (`-u`, `--host=h`) with at most one value
-# word after it (`-u root`), up to 8 of them (a login's registry, a client's database, one word before them); never
-# past `,` `;` `|` `&` or a second command's words (`docker run --name mysql -p3306:3306`, `sshpass -e ssh h mkdir -p`).
-_WORD = r"[^\s|;&<>(),]"
-_OPTIONS = rf"(?:[ \t]+-{_WORD}*(?:[ \t]+[^\s|;&<>(),-]{_WORD}*)?){{0,8}}?"
-_ONE_WORD = rf"(?:[ \t]+[^\s|;&<>(),-]{_WORD}*)?"
+# the command's own options come before the flag: each an option word (`-u`, `--host=h`, `-e'select 1'`) with at
+# most one value word after it (`-u root`, `-e 'CREATE DATABASE app'`: quoted, spaces and all), up to 8 of them (a
+# login's registry, a client's database, one word before them); sshpass's own options only (`-e`, `-v` take no
+# value: `sshpass -e scp -p file` is scp's -p); redis-cli's arguments any words (`--cluster create h1:7000`). Never
+# past `,` `;` `|` `&` or a line's end (`docker run --name mysql -p3306:3306`, `sshpass -e ssh h mkdir -p`).
+_QUOTED = r"""(?:'[^'\n]{0,200}'|"[^"\n]{0,200}")"""
+_PART = rf"""(?:[^\s|;&<>(),'"]|{_QUOTED})"""
+_VALUE_WORD = rf"""(?:[^\s|;&<>(),'"-]|{_QUOTED}){_PART}*"""
+_OPTIONS = rf"(?:[ \t]+-{_PART}*(?:[ \t]+{_VALUE_WORD})?){{0,8}}?"
+_ONE_WORD = rf"(?:[ \t]+{_VALUE_WORD})?"
+_SSHPASS_OPTIONS = rf"(?:[ \t]+(?:-[ehvV]{_PART}*|-[fdP](?:{_PART}+|[ \t]+{_VALUE_WORD}))){{0,4}}?"
+_ANY_WORDS = rf"(?:[ \t]+{_PART}+){{0,12}}?"
 _PASSWORD_FLAG = (
-    rf"(?<![\w.-])(?:sshpass{_OPTIONS}[ \t]+-p[ \t]*{_flag_value('password_flag__v1')}"
+    rf"(?<![\w.-])(?:sshpass{_SSHPASS_OPTIONS}[ \t]+-p[ \t]*{_flag_value('password_flag__v1')}"
     rf"|(?:(?:docker|podman|nerdctl){_OPTIONS}|helm[ \t]+registry)[ \t]+login{_ONE_WORD}{_OPTIONS}"
     rf"[ \t]+(?:-p|--password)(?:[ \t]+|=|){_flag_value('password_flag__v2')}"
     rf"|(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump){_ONE_WORD}{_OPTIONS}[ \t]+-p"
     rf"{_flag_value('password_flag__v3')}"
-    rf"|redis-cli{_OPTIONS}[ \t]+(?:-a|--pass)[ \t]+{_flag_value('password_flag__v4')})"
+    rf"|redis-cli{_ANY_WORDS}[ \t]+(?:-a|--pass)[ \t]+{_flag_value('password_flag__v4')})"
 )
 # A base64 value's padded end (`...xx==`, `...xxx=`), and such a value of `n` or more groups of four with its end.
 _B64_END = r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"

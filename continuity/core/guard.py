@@ -125,17 +125,18 @@ def _out_of_memory(error: Exception) -> bool:
     """Python's MemoryError, or a module whose shared library the loader could not map for want of memory (glibc's
     "failed to map segment from shared object", "cannot allocate memory"), or the interpreter's own failure to say
     why (an import or a compile whose allocation failed returned no error: "error return without exception set",
-    "compile returned NULL") in a process whose memory is limited."""
+    "compile returned NULL") in a process near a limit of its memory."""
     if isinstance(error, MemoryError):
         return True
     said = str(error).lower()
-    if isinstance(error, SystemError) and ("without exception set" in said or "returned null" in said):
+    if isinstance(error, SystemError) and ("without exception set" in said or "compile returned null" in said):
         return _memory_limited()
     return isinstance(error, ImportError) and ("failed to map segment" in said or "cannot allocate memory" in said)
 
 
 def _memory_limited() -> bool:
-    """Whether this process runs under a limit of its address space or data (`ulimit -v`, `ulimit -d`)."""
+    """Whether this process runs under a limit of its address space or data (`ulimit -v`, `ulimit -d`) and uses half
+    of it or more (a limit far above what it uses leaves such an error a bug's, as it is without one)."""
     try:
         import resource
     except ImportError as error:  # Windows; or its library not mapped for want of memory
@@ -143,10 +144,18 @@ def _memory_limited() -> bool:
     except (MemoryError, SystemError):  # importing it failed as the import that raised did
         return True
     try:
-        return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY
-                   for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
+        limits = [limit for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA)
+                  if (limit := resource.getrlimit(kind)[0]) != resource.RLIM_INFINITY]
     except (OSError, ValueError, MemoryError):
         return False
+    if not limits:
+        return False
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            size = int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError, MemoryError):  # no /proc, or no memory to read it: the limit is there
+        return True
+    return size * 2 >= min(limits)
 
 
 #: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).

@@ -312,7 +312,7 @@ class Store:
                     from None
             return node
         finally:
-            os.close(fd)
+            osfs.release(fd)
 
     def open_log(self) -> Any:
         """The file event log of this store (a FileEventLog), ready to append."""

@@ -251,7 +251,9 @@ class Syncer:
         self.allow_unrelated = False  # unite with a remote branch that shares no history (refuse_unrelated)
         self.remote_nodes: set[str] = set()  # the clones with a node ref on the remote, as last fetched
         state = health.load(store)
-        last = state.last_success if state is not None else None
+        last = None
+        if state is not None:  # (a record from before `last_pushed` was kept: its last success, if it pushed)
+            last = state.last_pushed.get(branch) or state.last_success
         #: The last successful sync of this branch that left the remote holding this clone's events (its remote as
         #: shown, and the branch's commit then), else None: a sync that exchanged nothing, one that only fetched,
         #: one of another `sync_branch`, or none (local/sync-state.json is this clone's only record of it).
@@ -1049,6 +1051,8 @@ def _remember_success(store: Store, syncer: Syncer) -> None:
         state.pushed_through = syncer.recorded_through
     state.last_success = health.Outcome(at=_now_iso(), remote=report.remote, branch=report.branch,
                                         commit=report.commit, pushed=syncer.delivered)
+    if syncer.delivered and report.commit:
+        state.last_pushed[report.branch] = state.last_success
     health.save(store, state)
 
 

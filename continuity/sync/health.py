@@ -45,6 +45,9 @@ class SyncState(msgspec.Struct, kw_only=True, omit_defaults=True):
     pushed_through: str | None = None
     last_success: Outcome | None = None
     last_failure: Outcome | None = None
+    #: Per branch, the last successful sync that left this clone's log on its remote (engine.refuse_unrelated):
+    #: kept apart from `last_success`, which a sync that only fetches (`--no-push`, `work start`) replaces.
+    last_pushed: dict[str, Outcome] = msgspec.field(default_factory=dict)
 
 
 def state_path(store: Store) -> str:

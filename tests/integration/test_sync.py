@@ -2064,10 +2064,13 @@ def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(wor
     """origin pointed at another repository (`git remote set-url`, a wrong `--remote`) whose continuity branch is
     another project's log: the sync united it with this store's, for good (its events pushed on with the next
     sync). Once this clone has synced, a branch that shares no history and holds no ref of this clone is refused,
-    exit 2, nothing moved on either side; `--allow-unrelated` unites them. A clone's first sync, and one whose own
-    local branch was lost, still unite (the team's branch; the same log)."""
+    exit 2, nothing moved on either side (a sync that only fetched since, as `work start` runs one, made it forget
+    its push); `--allow-unrelated` unites them. A clone's first sync, and one whose own local branch was lost, still
+    unite (the team's branch; the same log)."""
     append(world.a, "a1")
     assert synced(world.a).pushed
+    append(world.a, "a1b")
+    assert cli("sync", "--no-push", "--root", str(world.a))[0] == 0  # (as `work start` syncs): not the last push
     other_remote = tmp_path / "other.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(other_remote))
     other = tmp_path / "other"
@@ -2085,7 +2088,7 @@ def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(wor
     assert git(other_remote, "rev-parse", "continuity") == foreign
     assert git(other_remote, "for-each-ref", "--format=%(refname)", "refs/continuity/").split() == [
         f"refs/continuity/continuity/nodes/{Store(other).node()}"]
-    assert len(event_names(world.a)) == len(before) + 1  # a2 only: nothing of payments came in
+    assert len(event_names(world.a)) == len(before) + 1  # a2 only: nothing of payments came in (a1b was recorded)
     assert git(world.a, "merge-base", "--is-ancestor", branch.strip(), "continuity") == ""
     code, out = cli("sync", "--root", str(world.a), "--allow-unrelated")
     assert code == 0 and out["added_remote"] == 1, out
