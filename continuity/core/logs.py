@@ -61,7 +61,8 @@ def append_error_line(path: str, **fields: Any) -> None:
     Each line is whole or not there: a write a full disk (or `ulimit -f`) cuts short is cut back off the file, and
     a line torn by a writer that could not do so (killed mid-write) is ended before the next is appended, which ran
     on into it. Writers take turns on the file's lock (a second at most: then the line goes in without it), so one
-    never reads another's line half written, nor cuts off lines appended after its own.
+    never reads another's line half written, nor cuts off lines appended after its own. (An earlier release writing
+    at the same time takes no lock: a line of its, read half written, can leave an empty line before this one.)
     """
     import os
     import time
