@@ -45,8 +45,8 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
                         help="git remote (default: sync_remote in config.json, else origin)")
     parser.add_argument("--no-push", action="store_true", help="record and fetch, but do not push")
     parser.add_argument("--allow-unrelated", action="store_true",
-                        help="unite with a remote branch that shares no history with this clone's, once it has "
-                             "synced (refused otherwise: another project's log, or one started over)")
+                        help="unite with a remote branch that shares no history with this clone's log, once it has "
+                             "pushed it (refused otherwise: another project's log, or one started over)")
     parser.add_argument("--status", action="store_true",
                         help="show sync health without syncing: events waiting to be pushed, the last "
                              "successful sync and its remote, the last failure")

@@ -60,16 +60,15 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
         warnings.append(f"the store holds no event of project {quoted(project, redact=True)}: the page is empty")
     warn(warnings)
     shown = f"one mark per {written.summarized}" if written.summarized else "one mark per event"
+    said = (f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} lanes, "
+            f"{written.sessions} sessions) written to ")
     if args.out == "-":  # stdout holds the page: the summary goes to stderr
         import contextlib
         import sys
 
         with contextlib.suppress(OSError):
-            sys.stderr.write(f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} "
-                             f"lanes, {written.sessions} sessions) written to stdout\n")
+            sys.stderr.write(said + "stdout\n")
         return 0
     out.emit({"ok": True, "action": "timeline", "project": project, "since": since, "until": until,
-              **msgspec.to_builtins(written), "warnings": warnings},
-             f"timeline of {written.events} events ({written.marks} marks, {shown}; {written.lanes} lanes, "
-             f"{written.sessions} sessions) written to {one_line(written.path)}")
+              **msgspec.to_builtins(written), "warnings": warnings}, said + one_line(written.path))
     return 0
