@@ -328,3 +328,31 @@ os.waitpid(pid, 0)
     assert done.returncode == 0, done.stderr
     seconds, warnings = done.stdout.split(" ", 1)
     assert float(seconds) < 5 and "kept the read models' files" not in warnings, done.stdout
+
+
+def test_the_node_id_lock_is_free_once_the_id_is_written_whatever_a_fork_holds(root: Path) -> None:
+    """`Store.node()` writes the node id under the append lock and closed it without unlocking: a child forked while
+    it was held kept the lock, and the parent's next append waited for the child's whole life."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, time
+from events import durable, osfs
+from continuity.core.store import Store
+real = durable.take_lock
+def take_then_fork(fd, wait, path):
+    real(fd, wait, path)
+    if os.fork() == 0:  # a child forked while the lock is held (another thread's fork, in a real process)
+        time.sleep(2)
+        os._exit(0)
+durable.take_lock = take_then_fork
+store = Store({str(root)!r})
+os.remove(os.path.join(store.local_dir, "node"))
+store.node()
+probe = os.open(os.path.join(store.local_dir, "lock"), os.O_RDWR)
+print(osfs.try_lock(probe))
+"""
+    Continuity(str(root)).log(message="makes the node id")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "True\n", (done.stdout, done.stderr)
