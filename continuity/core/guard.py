@@ -144,18 +144,21 @@ def _memory_limited() -> bool:
     except (MemoryError, SystemError):  # importing it failed as the import that raised did
         return True
     try:
-        limits = [limit for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA)
-                  if (limit := resource.getrlimit(kind)[0]) != resource.RLIM_INFINITY]
-    except (OSError, ValueError, MemoryError):
+        limits = {field: limit for field, kind in ((0, resource.RLIMIT_AS), (5, resource.RLIMIT_DATA))
+                  if (limit := resource.getrlimit(kind)[0]) != resource.RLIM_INFINITY}
+    except (OSError, ValueError, MemoryError, AttributeError):
         return False
     if not limits:
         return False
-    try:
+    try:  # the address space's size against `ulimit -v`, the data's against `ulimit -d` (statm: pages)
         with open("/proc/self/statm", "rb") as statm:
-            size = int(statm.read().split()[0]) * resource.getpagesize()
-    except (OSError, ValueError, IndexError, MemoryError):  # no /proc, or no memory to read it: the limit is there
+            fields = statm.read().split()
+        used = {field: int(fields[field]) * resource.getpagesize() for field in limits}
+    except OSError as error:  # no /proc, or no memory to read it: the limit is there; out of descriptors: not known
+        return error.errno in (errno.ENOENT, errno.ENOMEM)
+    except (ValueError, IndexError, MemoryError):
         return True
-    return size * 2 >= min(limits)
+    return any(used[field] * 2 >= limit for field, limit in limits.items())
 
 
 #: Errors of a stream that cannot take more output (no space, over quota or size, an I/O error).

@@ -1049,6 +1049,9 @@ def _remember_success(store: Store, syncer: Syncer) -> None:
     state = health.load(store) or health.SyncState()
     if syncer.delivered and syncer.recorded_through is not None:
         state.pushed_through = syncer.recorded_through
+    last = state.last_success  # a push an earlier release recorded there alone: kept before it is replaced
+    if last is not None and last.pushed and last.commit and last.branch not in state.last_pushed:
+        state.last_pushed[last.branch] = last
     state.last_success = health.Outcome(at=_now_iso(), remote=report.remote, branch=report.branch,
                                         commit=report.commit, pushed=syncer.delivered)
     if syncer.delivered and report.commit:

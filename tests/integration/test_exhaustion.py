@@ -216,12 +216,21 @@ def test_the_interpreters_silent_failure_is_out_of_memory_only_under_a_memory_li
     script = """
 import resource, sys
 from continuity.core.guard import _out_of_memory
-used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+pages = [int(field) * resource.getpagesize() for field in open("/proc/self/statm").read().split()]
+used, data = pages[0], pages[5]
 hard = resource.getrlimit(resource.RLIMIT_AS)[1]
 if sys.argv[1] == "near":
     resource.setrlimit(resource.RLIMIT_AS, (used * 3 // 2, hard))
-elif sys.argv[1] == "far":
+elif sys.argv[1].startswith("far"):
     resource.setrlimit(resource.RLIMIT_AS, (used * 1000, hard))
+if sys.argv[1] == "far, no descriptor left":  # /proc unreadable for want of descriptors: not a sign of memory
+    import os
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) - 1,
+                                                resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+elif sys.argv[1] == "data near":
+    resource.setrlimit(resource.RLIMIT_DATA, (data * 3 // 2, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+elif sys.argv[1] == "data far":  # (its address space is bigger than half the limit: the data is what counts)
+    resource.setrlimit(resource.RLIMIT_DATA, (max(data * 4, used), resource.getrlimit(resource.RLIMIT_DATA)[1]))
 print(_out_of_memory(SystemError("error return without exception set")),
       _out_of_memory(SystemError("compile returned NULL")),
       _out_of_memory(SystemError("<built-in function f> returned NULL without setting an exception")))
@@ -231,6 +240,8 @@ print(_out_of_memory(SystemError("error return without exception set")),
     unlimited = all(resource.getrlimit(kind)[0] == resource.RLIM_INFINITY
                     for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
     for case, expected in (("near", "True True False"), ("far", "False False False"),
+                           ("far, no descriptor left", "False False False"), ("data near", "True True False"),
+                           ("data far", "False False False"),
                            ("as started", "False False False" if unlimited else None)):
         done = subprocess.run([sys.executable, "-c", script, case], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr

@@ -2060,7 +2060,9 @@ def test_a_local_hook_that_declines_node_refs_is_named_not_blamed_on_the_remote(
                            for line in skipped), out["warnings"]
 
 
-def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(world: World, tmp_path: Path) -> None:
+@pytest.mark.parametrize("recorded_by", ["this release", "an earlier release"])
+def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(world: World, tmp_path: Path,
+                                                                             recorded_by: str) -> None:
     """origin pointed at another repository (`git remote set-url`, a wrong `--remote`) whose continuity branch is
     another project's log: the sync united it with this store's, for good (its events pushed on with the next
     sync). Once this clone has synced, a branch that shares no history and holds no ref of this clone is refused,
@@ -2069,6 +2071,11 @@ def test_a_remote_of_another_projects_log_is_refused_once_a_clone_has_synced(wor
     unite (the team's branch; the same log)."""
     append(world.a, "a1")
     assert synced(world.a).pushed
+    if recorded_by == "an earlier release":  # its sync-state.json: the push recorded in `last_success` alone
+        state_file = world.a / STORE / "local" / "sync-state.json"
+        state = json.loads(state_file.read_text())
+        assert state.pop("last_pushed")["continuity"]["pushed"] is True
+        state_file.write_text(json.dumps(state))
     append(world.a, "a1b")
     assert cli("sync", "--no-push", "--root", str(world.a))[0] == 0  # (as `work start` syncs): not the last push
     other_remote = tmp_path / "other.git"

@@ -270,6 +270,8 @@ POSITIVES: tuple[Positive, ...] = (
     Positive("redis-cli-pass", _j("redis-cli --pass ", PW2, " ping"), "password-flag", PW2),
     Positive("mysql-after-a-quoted-query", _j("created the db: mysql -u root -e 'CREATE DATABASE app' -p", PW1),
              "password-flag", PW1),
+    Positive("mysql-after-a-query-of-two-lines", _j("mysql -u root -e 'SELECT id\nFROM users' -p", PW2, " app"),
+             "password-flag", PW2),
     Positive("docker-login-quoted-user", _j('docker login -u "my bot" -p ', PW2, " reg.example.com"), "password-flag",
              PW2),
     Positive("redis-cli-cluster", _j("redis-cli --cluster create h1:7000 h2:7000 -a ", PW1), "password-flag", PW1),
