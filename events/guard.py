@@ -335,10 +335,10 @@ def _flag_value(group: str) -> str:
 # alone, or `-p` then a space, prompts: the word after it is a database) and `redis-cli -a <pw>` / `--pass <pw>`. Only
 # the command's own options come before the flag: each an option word (`-u`, `--host=h`, `-e'select 1'`) with at
 # most one value word after it (`-u root`, `-e 'CREATE DATABASE app'`: quoted, spaces and line breaks and all, up to
-# 2,000 characters), up to 8 of them (a
-# login's registry, a client's database, one word before them); sshpass's own options only (`-e`, `-v` take no
-# value: `sshpass -e scp -p file` is scp's -p); redis-cli's arguments any words (`--cluster create h1:7000`). Never
-# past `,` `;` `|` `&` or a line's end (`docker run --name mysql -p3306:3306`, `sshpass -e ssh h mkdir -p`).
+# 2,000 characters), up to 8 of them (a login's registry, a client's database, one word before them); sshpass's own
+# options only (`-e`, `-v` take no value: `sshpass -e scp -p file` is scp's -p); redis-cli's arguments any words
+# (`--cluster create h1:7000`). Never past `,` `;` `|` `&` or a line's end outside quotes (`docker run --name mysql
+# -p3306:3306`, `sshpass -e ssh h mkdir -p`).
 _QUOTED = r"""(?:'[^']{0,2000}'|"[^"]{0,2000}")"""  # SQL given to `mysql -e` spans lines
 _PART = rf"""(?:[^\s|;&<>(),'"]|{_QUOTED})"""
 _VALUE_WORD = rf"""(?:[^\s|;&<>(),'"-]|{_QUOTED}){_PART}*"""
