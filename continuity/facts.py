@@ -12,6 +12,7 @@ import subprocess
 from typing import Any
 
 from continuity.core.fsio import project_file
+from continuity.core.text import control_pictures
 from events import clock
 from events.archive import GitFacts
 from events.context import GitNow, RunFile, ViewInputs
@@ -200,17 +201,6 @@ def path_text(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
-#: The control characters event text refuses (events/base.py `_NO_CONTROL`), each as its control picture (ESC as
-#: U+241B, DEL as U+2421), as the brief shows them (sessions/recordable.py).
-_PICTURES = {code: 0x2400 + code for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))} | {0x7F: 0x2421}
-
-
-def event_path(path: str) -> str:
-    """A path as an event holds it: a file named with an escape sequence (`red\\x1b[31m.txt`), which git lists as any
-    other, made every archive refuse its git facts (exit 2, and the SessionEnd archive skipped) until it was gone."""
-    return path.translate(_PICTURES)
-
-
 def git_facts(root: str, warnings: list[str]) -> GitFacts:
     """Root, branch, HEAD, short status and dirty files of the work tree at `root` (one git call)."""
     call = _started.pop(root, None)
@@ -219,7 +209,9 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
         if call is not None:
             call.cancel()
         return GitFacts()
-    top = event_path(path_text(found))
+    # a name with a control character (`red\x1b[31m.txt`), which git lists as any other, as an event holds it: it
+    # made every archive refuse its git facts (exit 2, and the SessionEnd archive skipped) until it was gone
+    top = control_pictures(path_text(found))
     try:
         status = (call or GitCall(root, *_STATUS)).output().decode("utf-8", "replace")
     except GitUnavailable as error:
@@ -244,10 +236,10 @@ def git_facts(root: str, warnings: list[str]) -> GitFacts:
                 path, state = parts[at], parts[1] if kind == "u " else parts[1].replace(".", " ")
                 moved = f"{shown_path(source)} -> " if source is not None else ""
                 short.append(f"{state} {moved}{shown_path(path)}")
-                dirty.add(event_path(path))
+                dirty.add(control_pictures(path))
         elif record.startswith("? "):
             short.append(f"?? {shown_path(record[2:])}")
-            dirty.add(event_path(record[2:]))
+            dirty.add(control_pictures(record[2:]))
     return GitFacts(
         root=top, branch=branch, head=head, status_short=first_lines("\n".join(short)),
         dirty_files=first_paths(sorted(dirty)),

@@ -36,6 +36,15 @@ _LIST_NUMBER = r"\d+[.)](?:[ \t]|$)"
 #: First characters that let Markdown start a heading, list item, quote, rule, setext
 #: underline or HTML block; fences (``` and ~~~) and numbered items are checked apart.
 _MARKERS = frozenset("#>*+=_<-")
+#: The control characters event text refuses (events/base.py `_NO_CONTROL`) to their control pictures (ESC U+241B,
+#: DEL U+2421).
+_PICTURES = {code: 0x2400 + code for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))} | {0x7F: 0x2421}
+
+
+def control_pictures(text: str) -> str:
+    """`text` with each control character an event refuses (all but tab and line breaks) as its control picture: a
+    live fact (a file's name, a run record's status) an event can hold, shown as the brief shows it."""
+    return text.translate(_PICTURES)
 
 
 def _stand_in(match: re.Match[str]) -> str:

@@ -7,11 +7,11 @@ and the record is never refused for what the live facts happened to hold.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
+from continuity.core.text import control_pictures
 from events.context import ViewInputs
 
 
@@ -21,8 +21,6 @@ def recordable(inputs: ViewInputs) -> ViewInputs:
     return _fitted(_without_secrets(_fitted(_storable(inputs))))
 
 
-#: The characters event text refuses (events/base.py `_NO_CONTROL`).
-_REFUSED_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _storable(inputs: ViewInputs) -> ViewInputs:
@@ -47,9 +45,7 @@ def _storable(inputs: ViewInputs) -> ViewInputs:
 def _printable(tree: Any) -> Any:
     """Plain data with every string valid UTF-8 and free of the controls event text refuses."""
     if isinstance(tree, str):
-        text = tree.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        return _REFUSED_CONTROLS.sub(lambda match: "\u2421" if match.group() == "\x7f"
-                                     else chr(0x2400 + ord(match.group())), text)
+        return control_pictures(tree.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
     if isinstance(tree, dict):
         return {_printable(key): _printable(value) for key, value in tree.items()}
     if isinstance(tree, list | tuple):
