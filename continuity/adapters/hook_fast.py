@@ -62,7 +62,7 @@ def _handle(harness: str, root: str | None) -> int:
         report(_store_for_logging(root), harness, "?", f"hook input not closed within {INPUT_SECONDS:g} s; nothing "
                "recorded")
         return 0
-    served: tuple[str, str] | None = None
+    served: str | None = None
     if record_plain(harness, raw, root) is None:
         from continuity.adapters.hooks import run_typed
 
@@ -80,8 +80,8 @@ def _handle(harness: str, root: str | None) -> int:
             if served is not None:  # a brief recorded as served that did not reach the harness whole: hooks.log says so
                 from continuity.adapters.hooks import _store_for_logging, report
 
-                report(_store_for_logging(root), harness, served[0], f"output not delivered whole "
-                       f"({error.strerror or error}): the harness got none or part of the brief {served[1]} records")
+                report(_store_for_logging(root), harness, "SessionStart", f"output not delivered whole "
+                       f"({error.strerror or error}): the harness got none or part of the brief {served} records")
     return 0
 
 

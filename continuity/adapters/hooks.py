@@ -23,11 +23,10 @@ from events.errors import ContinuityError
 
 
 class HookResult:
-    """What a handler produced: stdout text (may be empty), the ids it recorded, and (a brief served) the hook and
-    the `context.served` event that records the stdout as served."""
+    """What a handler produced: stdout text (may be empty), the ids it recorded, and (SessionStart's brief) the
+    `context.served` event that records the stdout as served."""
 
-    def __init__(self, stdout: str = "", recorded: list[str] | None = None, *,
-                 served: tuple[str, str] | None = None) -> None:
+    def __init__(self, stdout: str = "", recorded: list[str] | None = None, *, served: str | None = None) -> None:
         self.stdout = stdout
         self.recorded = recorded or []
         self.served = served
@@ -106,7 +105,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     import msgspec  # already loaded by the log; orjson would cost the hook path a few ms more
 
     return HookResult(msgspec.json.encode(brief_output(harness, brief.text)).decode(), recorded,
-                      served=None if brief.served is None else ("SessionStart", brief.served.event_id))
+                      served=None if brief.served is None else brief.served.event_id)
 
 
 def _export_session(store: Store, session_id: str | None) -> None:

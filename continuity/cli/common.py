@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from continuity.cli.output import Output as Output  # re-exported for the command modules
@@ -212,17 +212,24 @@ def _takes_value(arg: str) -> bool:
     return len(valued) == 1 and (arg in _VALUED or not any(flag.startswith(arg) for flag in _UNVALUED))
 
 
+def _unvalued(argv: list[str]) -> Iterator[tuple[int, str]]:
+    """(index, argument) of each argument that is no common flag's value (`--root work`: not `work`)."""
+    value = False
+    for at, arg in enumerate(argv):
+        if not value:
+            yield at, arg
+        value = _takes_value(arg) and not value
+
+
 def command_after_separator(argv: list[str]) -> list[str]:
     """`argv` without a `--` that stands where the command goes (`continuity -- status`, `continuity --root w --
     status`): the end of the program's own options, then the command, as POSIX reads it. Python's argparse took the
     `--` for the command's name ("invalid choice: '--'"); a `--` after the command is the command's own."""
-    value = False
-    for at, arg in enumerate(argv):
-        if not value and arg == "--":
+    for at, arg in _unvalued(argv):
+        if arg == "--":
             return argv[:at] + argv[at + 1:]
-        if not value and not arg.startswith("-"):
-            return argv
-        value = _takes_value(arg) and not value
+        if not arg.startswith("-"):
+            break
     return argv
 
 
@@ -238,11 +245,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     )
     parser.add_argument("--version", action=VersionAction, help="print `continuity <version>` and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, prog="continuity")
-    words, value = [], False
-    for arg in argv or []:  # the value of a flag given before the command (`--root work`) is no command
-        if not value and not arg.startswith("-"):
-            words.append(arg)
-        value = _takes_value(arg) and not value
+    # the value of a flag given before the command (`--root work`) is no command
+    words = [arg for _, arg in _unvalued(argv or []) if not arg.startswith("-")]
     wanted = words[0] if words else None
     names = [wanted] if wanted in COMMAND_MODULES else list(COMMAND_MODULES)
     identity = identity_flags()

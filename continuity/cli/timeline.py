@@ -28,6 +28,23 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.set_defaults(handler=_timeline)
 
 
+def _to_stdout(page: bytes) -> None:
+    """`--out -`: the page on stdout (a reader that left, `| head`, took what it read); one that takes nothing is
+    WriteFailed."""
+    import sys
+
+    from continuity.cli.output import reader_may_leave
+    from events.errors import WriteFailed
+
+    try:
+        with reader_may_leave():
+            sys.stdout.flush()
+            sys.stdout.buffer.write(page)
+            sys.stdout.flush()
+    except OSError as error:
+        raise WriteFailed(f"timeline not written: stdout: {error.strerror or error}") from None
+
+
 def _timeline(args: argparse.Namespace, out: Output) -> int:
     import msgspec
 
@@ -49,7 +66,8 @@ def _timeline(args: argparse.Namespace, out: Output) -> int:
     since, until = time_window(args.since, args.until, now())
     progress = for_output("reading the log for the timeline", as_json=out.as_json)
     try:
-        written = timeline(store, project, out=args.out, since=since, until=until, progress=progress)
+        written = timeline(store, project, out=args.out, since=since, until=until, progress=progress,
+                           send=_to_stdout if args.out == "-" else None)
     finally:
         if progress is not None:
             progress.close()

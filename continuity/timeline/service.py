@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 
 import msgspec
 
@@ -105,37 +106,24 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def timeline(store: Store, project: str, *, out: str | None = None, since: str | None = None,
-             until: str | None = None, progress: Progress | None = None) -> Written:
+             until: str | None = None, progress: Progress | None = None,
+             send: Callable[[bytes], None] | None = None) -> Written:
     """Write the timeline page of `project` (events from `since` to `until`, as recall.service.time_window gives
-    them: an empty window is refused there); what was written."""
+    them: an empty window is refused there), or hand it to `send` (the CLI's `--out -`: path `-`); what was
+    written."""
     from continuity.timeline.read import read_page
     from continuity.timeline.render import render
 
-    path, within = ("-", None) if out == "-" else output_path(store, out)
+    path, within = ("-", None) if send is not None else output_path(store, out)
     page = read_page(store, project, since=since, until=until, progress=progress)
     data = render(page)
-    if path == "-":  # the page on stdout (`--out -`, as `-` names it for every tool that writes a file)
-        _print(data)
+    if send is not None:
+        send(data)
     else:
         _write(path, data, within)
     return Written(path=path, bytes=len(data), events=page.events, marks=len(page.marks),
                    summarized=page.summarized, counts=page.counts, lanes=len(page.lanes),
                    sessions=len(page.sessions), warnings=_warnings(page))
-
-
-def _print(data: bytes) -> None:
-    """The page on stdout: a reader that left (`| head`) took what it read; a stdout that takes nothing: WriteFailed."""
-    import sys
-
-    from continuity.cli.output import reader_may_leave
-
-    try:
-        with reader_may_leave():
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-    except OSError as error:
-        raise WriteFailed(f"timeline not written: stdout: {error.strerror or error}") from None
 
 
 def _write(path: str, data: bytes, within: str | None) -> None:

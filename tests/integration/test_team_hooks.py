@@ -199,14 +199,26 @@ def test_resume_bundle_lists_only_the_readers_pending_handoffs(project: Path) ->
     assert pending("--host", "codex", agent="cy") == sorted([to_cy, to_codex])
 
 
-def test_agents_sharing_a_store_restate_and_park_their_own_next_steps(project: Path) -> None:
-    """Two agents in one store: PreCompact and SessionEnd of one restate its own next steps, not the last writer's."""
+def amy_then_bo(project: Path, *amy: str) -> None:
+    """amy holds core/backend and checkpoints (with `amy`'s extra flags), then bo checkpoints: bo wrote last."""
     claim(project, "core", "backend", agent="amy")
-    assert run(project, "checkpoint", "-m", "amy halfway", "--next", "amy: merge #12", agent="amy").returncode == 0
+    assert run(project, "checkpoint", "-m", "amy halfway", "--next", "amy: merge #12", *amy,
+               agent="amy").returncode == 0
     assert run(project, "checkpoint", "-m", "bo halfway", "--next", "bo: fix the CSS", agent="bo").returncode == 0
-    assert hook(project, "claude_pre_compact", agent="amy").returncode == 0
+
+
+def pre_compact_restated(project: Path) -> dict[str, Any]:
+    """The checkpoint the PreCompact hook restated."""
     listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
     [restated] = [e for e in listed if e["kind"] == "checkpoint.recorded" and e.get("phase") == "pre-compact"]
+    return restated
+
+
+def test_agents_sharing_a_store_restate_and_park_their_own_next_steps(project: Path) -> None:
+    """Two agents in one store: PreCompact and SessionEnd of one restate its own next steps, not the last writer's."""
+    amy_then_bo(project)
+    assert hook(project, "claude_pre_compact", agent="amy").returncode == 0
+    restated = pre_compact_restated(project)
     assert restated["agent_id"] == "amy" and restated["summary"]["next"] == ["amy: merge #12"]
     assert run(project, "checkpoint", "-m", "bo later", "--next", "bo: ship it", agent="bo").returncode == 0
     assert hook(project, "claude_session_end", agent="amy").returncode == 0
@@ -221,14 +233,10 @@ def test_an_archive_by_one_agent_never_makes_another_agents_steps_its_own(projec
     """An archive restates the project's state (bo's next step, bo having written last); folded as amy's own when amy
     took it, her parked snapshot and pre-compaction checkpoint carried bo's step and dropped her blocker. An agent's
     own state is what its log entries and checkpoints stated (docs/team.md), even through an archive's note."""
-    claim(project, "core", "backend", agent="amy")
-    assert run(project, "checkpoint", "-m", "amy halfway", "--next", "amy: merge #12", "--blocker", "CI key missing",
-               agent="amy").returncode == 0
-    assert run(project, "checkpoint", "-m", "bo halfway", "--next", "bo: fix the CSS", agent="bo").returncode == 0
+    amy_then_bo(project, "--blocker", "CI key missing")
     assert run(project, "archive", "--gate", "agent", "--reason", "amy's day ends", agent="amy").returncode == 0
     assert hook(project, "claude_pre_compact", agent="amy").returncode == 0
-    listed = json.loads(run(project, "events", "list", "--json").stdout)["events"]
-    [restated] = [e for e in listed if e["kind"] == "checkpoint.recorded" and e.get("phase") == "pre-compact"]
+    restated = pre_compact_restated(project)
     assert restated["agent_id"] == "amy" and restated["summary"]["next"] == ["amy: merge #12"]
     assert restated["summary"]["blockers"] == ["CI key missing"]
     assert hook(project, "claude_session_end", agent="amy").returncode == 0
