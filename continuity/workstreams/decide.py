@@ -113,11 +113,12 @@ def check_after(state: WorkstreamsState, drafts: Sequence[Event], workstream_id:
                 whole: bool = True) -> None:
     """Refuse when the workstream, with the drafts applied, breaks a structural invariant.
 
-    `whole` (a checkpoint document, the full statement of the workstream): any problem;
-    else (a granular command) only a problem the drafts bring, so a cycle a merge left does
+    `whole` (a checkpoint document, the full statement of the workstream): any problem, even
+    when the document changes nothing of it (restating a cycle a merge left is not accepting
+    it); else (a granular command) only a problem the drafts bring, so a cycle a merge left does
     not refuse a note on another item.
     """
-    if workstream_id is None or not drafts:
+    if workstream_id is None or not (drafts or whole):
         return
     ws = folded(state, drafts).workstreams.get(workstream_id)
     if ws is None:

@@ -207,6 +207,39 @@ def test_a_merge_that_breaks_an_invariant_is_reported_not_resolved(root: Path, t
 
 
 
+@pytest.mark.parametrize("extra", [{}, {"decisions": ["keep going"]}])
+def test_a_document_that_restates_a_cycle_a_merge_left_is_refused(root: Path, tmp_path: Path,
+                                                                   extra: dict[str, Any]) -> None:
+    """Two clones each add one dependency (each valid alone); their union is a cycle, which status reports. A
+    checkpoint document stating the workstream exactly as it now is, cycle included (alone or with new evidence),
+    was accepted: the whole-document check ran only over what the document changed. Refused, nothing written."""
+    items = [item("A1", "IN_PROGRESS"), item("A2"), item("A3")]
+    write_doc(root, tracked("WS-A", items))
+    ok(root, "work", "checkpoint")
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    shutil.rmtree(other / STORE / "local")
+    ok(root, "work", "item", "set", "A1", "--depends-on", "A2")
+    ok(other, "work", "item", "set", "A2", "--depends-on", "A1")
+    for path in all_event_files(other):  # the union sync makes
+        target = root / path.relative_to(other)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    status = cli_process("work", "status", "--json", cwd=root)
+    assert status.returncode == 1 and any("cycle" in p for p in json.loads(status.stdout)["problems"]), status.stdout
+    before = all_event_files(root)
+    cycle = [item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2", dependsOn=["A1"]), item("A3")]
+    document = write_doc(root, {**tracked("WS-A", cycle), **extra})
+    done = cli_process("work", "checkpoint", cwd=root)
+    assert done.returncode == EXIT_INVARIANT, done.stderr
+    assert "Workstream WS-A contains a dependency cycle at A" in done.stderr
+    assert all_event_files(root) == before and document.exists()
+    write_doc(root, tracked("WS-A", [item("A1", "IN_PROGRESS", dependsOn=["A2"]), item("A2"), item("A3")]))
+    ok(root, "work", "checkpoint")  # a document that breaks the cycle is what resolves it
+    assert json.loads(ok(root, "work", "status", "--json"))["problems"] == []
+
+
 def test_a_big_workstream_leaves_room_for_the_blockers_and_says_how_much_is_unresolved(root: Path) -> None:
     """Items of 490-character titles and long dependency lists filled the brief before its blockers and in
     progress (the workstream section came first), and the `... N more unresolved` line was the first cut. The
