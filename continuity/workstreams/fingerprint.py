@@ -9,8 +9,8 @@ hashed, as `git add` would (`git hash-object`: content cleaned by git's filters,
 endings included; a file whose index copy holds CRLF, which `git add` leaves so, and a
 name `--stdin-paths` cannot carry are hashed as they are). So the cost follows git's own
 stat-based status, not the size of the tree, and staging a file (same content) does not
-change the fingerprint. continuity's own files (the store, `.ai-bridge/`) are left out:
-recording a validation rewrites them.
+change the fingerprint. continuity's own files (the store, the runtime files and transfers in
+`.ai-bridge/`) are left out: recording a validation rewrites them.
 """
 
 from __future__ import annotations
@@ -126,8 +126,12 @@ def _status(out: bytes) -> tuple[str | None, set[bytes], set[bytes]]:
     return head, changed, gone
 
 
-#: continuity's own folders, relative to the project root: never part of the fingerprint.
-OWN_FOLDERS = (f"{STORE_REL}/", f"{BRIDGE_REL}/")
+#: continuity's own files, relative to the project root (prefixes): never part of the fingerprint. In
+#: `.ai-bridge/` only what continuity writes there (the runtime files and their temporary copies, the
+#: checkpoint document it removes, transfers): a note of the project's own kept there is the project's.
+OWN_PATHS = (f"{STORE_REL}/", f"{BRIDGE_REL}/context-runtime.", f"{BRIDGE_REL}/.context-runtime.",
+             f"{BRIDGE_REL}/context-checkpoint.json", f"{BRIDGE_REL}/.context-checkpoint.json.",
+             f"{BRIDGE_REL}/context-transfer/")
 
 
 def fingerprint(top: str, exclude: tuple[bytes, ...] = ()) -> tuple[str | None, str]:
@@ -322,8 +326,7 @@ class Observation:
         self._leaving: bytes | None = None
         if self.top is not None:
             prefix = os.path.relpath(os.path.abspath(root), self.top)
-            self._own = tuple(os.fsencode(folder if prefix == "." else f"{prefix}/{folder}")
-                              for folder in OWN_FOLDERS)
+            self._own = tuple(os.fsencode(own if prefix == "." else f"{prefix}/{own}") for own in OWN_PATHS)
             if leaving is not None:
                 where = os.path.relpath(os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(leaving))),
                                                      os.path.basename(leaving)), self.top)

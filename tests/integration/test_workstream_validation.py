@@ -72,6 +72,27 @@ def test_edit_makes_it_stale_revert_makes_it_current_a_commit_makes_it_stale(rep
     assert "- V1 STALE PASS (unit-tests, repo-a): pytest -q passed" in md
 
 
+@pytest.mark.parametrize("tracked_note", [True, False])
+def test_a_file_of_the_projects_own_in_ai_bridge_counts_continuitys_do_not(repo: Path, tracked_note: bool) -> None:
+    """`.ai-bridge/` was left out whole: editing a note the project keeps there (tracked, or untracked and not
+    ignored) left evidence CURRENT. Only continuity's files there are left out: the runtime files it rewrites,
+    the checkpoint document it removes, a transfer."""
+    note = repo / ".ai-bridge/notes.md"
+    note.write_text("the project's own\n")
+    if tracked_note:
+        git(repo, "add", ".ai-bridge/notes.md")
+        git(repo, "commit", "-qm", "notes")
+    ok(repo, "work", "validate", "--id", "V1", "--kind", "unit-tests", "--result", "PASS", "--scope", "all",
+       "--summary", "pytest -q passed")
+    assert freshness(repo) == {"V1": "CURRENT"}
+    (repo / ".ai-bridge/context-checkpoint.json").write_text(json.dumps(tracked(next_action="another step")))
+    ok(repo, "work", "checkpoint")  # rewrites the runtime files, removes the document
+    (repo / ".ai-bridge/context-transfer").mkdir()
+    (repo / ".ai-bridge/context-transfer/manifest.json").write_text("{}")
+    assert freshness(repo) == {"V1": "CURRENT"}
+    note.write_text("the project's own, edited\n")
+    assert freshness(repo) == {"V1": "STALE"}
+
 @pytest.mark.parametrize(("committed", "name"), [(False, "checkpoint.json"), (True, "checkpoint.json"),
                                                  (False, "..checkpoint.json")])
 def test_evidence_a_checkpoint_file_binds_is_current_once_the_file_is_removed(repo: Path, committed: bool,
