@@ -155,7 +155,7 @@ def open_current(store: Store, log: FileEventLog, *, rebuild: bool = False,
         if os.path.islink(path):
             raise OSError(f"{path} is a symlink")
         connection = connect(path)
-        outcome = catch_up(connection, log, rebuild=rebuild, progress=progress)
+        outcome = _caught_up(connection, log, rebuild=rebuild, progress=progress)
     except sqlite3.OperationalError as error:
         if connection is not None:
             connection.close()
@@ -238,12 +238,24 @@ def _rebuilt(path: str, log: FileEventLog, warnings: list[str], error: sqlite3.E
     try:
         _remove(path)
         connection = connect(path)
-        return connection, catch_up(connection, log, rebuild=True, progress=progress)
+        return connection, _caught_up(connection, log, rebuild=True, progress=progress)
     except (OSError, sqlite3.Error) as again:
         if connection is not None:
             connection.close()
         warnings.append(f"the recall index could not be rebuilt on disk ({again})")
         return None, CatchUp()
+
+
+def _caught_up(connection: sqlite3.Connection, log: FileEventLog, *, rebuild: bool,
+               progress: Progress | None) -> CatchUp:
+    """`catch_up`, the connection closed when it is interrupted (Ctrl-C): SQLite folds its write-ahead log back
+    into the file and removes it, as it does for every answer (the command leaves without a shutdown that would
+    have closed it, `core/guard.py`)."""
+    try:
+        return catch_up(connection, log, rebuild=rebuild, progress=progress)
+    except BaseException:
+        connection.close()
+        raise
 
 
 def _remove(path: str) -> None:

@@ -525,6 +525,29 @@ def test_kill9_mid_build_leaves_a_usable_index(project: Path, capsys: pytest.Cap
     assert index_rows(project) == rebuilt_rows(project)
 
 
+def test_an_interrupted_index_build_closes_its_connection(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C mid-build: the connection is closed on the way out (SQLite folds its write-ahead log back and
+    removes it), not left for an interpreter shutdown the command skips; the next answer builds on."""
+    write_events(project, 3)
+    real, opened = index.catch_up, []
+
+    def interrupted(connection: sqlite3.Connection, *args: Any, **kwargs: Any) -> index.CatchUp:
+        opened.append(connection)
+        connection.execute("INSERT INTO meta(key, value) VALUES ('probe', 1)")  # a write: the -wal file exists
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(index, "catch_up", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        index.open_current(find_store(root=str(project)), find_store(root=str(project)).open_reader())
+    with pytest.raises(sqlite3.ProgrammingError):
+        opened[0].execute("SELECT 1")  # closed
+    path = project / STORE / "local" / index.INDEX_NAME
+    assert path.exists() and not Path(f"{path}-wal").exists()
+    monkeypatch.setattr(index, "catch_up", real)
+    connection, outcome = index.open_current(find_store(root=str(project)), find_store(root=str(project)).open_reader())
+    connection.close()
+    assert outcome.indexed == 3
+
 LOADED = ("import sys, runpy; sys.argv = ['continuity', *sys.argv[1:]]\n"
           "try:\n    runpy.run_module('continuity', run_name='__main__')\nexcept SystemExit:\n    pass\n"
           "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith(('continuity.recall', 'sqlite3', "
