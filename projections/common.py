@@ -9,6 +9,8 @@ import msgspec
 from events import clock
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from events.base import Event
 
 T = TypeVar("T")
@@ -54,6 +56,25 @@ def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> None
     mapping[key] = value
     while len(mapping) > limit:
         del mapping[next(iter(mapping))]
+
+
+def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: Callable[[T], bool]) -> None:
+    """`touch_bounded`, forgetting past `limit` only entries `keep` lets go of (the least recently touched first,
+    never the one just touched): state someone still depends on (a role held under a lease, an unread message)
+    is never forgotten for being old. When every other entry is kept, the mapping holds more than `limit`."""
+    mapping.pop(key, None)
+    mapping[key] = value
+    excess = len(mapping) - limit
+    if excess <= 0:
+        return
+    going = []
+    for old, entry in mapping.items():
+        if old != key and not keep(entry):
+            going.append(old)
+            if len(going) == excess:
+                break
+    for old in going:
+        del mapping[old]
 
 
 def touch_list(items: list[str], item: str, limit: int) -> None:

@@ -12,7 +12,7 @@ import msgspec
 from events import clock
 from events.base import Event
 from events.team import MessageAcked, MessageSent
-from projections.common import touch_bounded
+from projections.common import touch_bounded, touch_keeping
 from projections.readmodel import ReadModel
 
 TEAMS_LIMIT = 100
@@ -58,8 +58,13 @@ def _box(state: InboxState, team: str) -> TeamBox:
     box = state.teams.get(team)
     if box is None:
         box = TeamBox()
-    touch_bounded(state.teams, team, box, TEAMS_LIMIT)  # the least recently active team (and member) goes first
+    # the least recently active team (and member) goes first, but never a box with unread messages in it
+    touch_keeping(state.teams, team, box, TEAMS_LIMIT, _has_unread)
     return box
+
+
+def _has_unread(box: TeamBox) -> bool:
+    return bool(box.unread)
 
 
 def _member(box: TeamBox, agent: str, at: str) -> None:
@@ -114,7 +119,7 @@ def _take(box: TeamBox, message_id: str) -> None:
 
 
 MODEL = ReadModel(
-    "inbox", format=5, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=6, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )

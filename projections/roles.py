@@ -14,7 +14,7 @@ import msgspec
 from events import clock
 from events.base import Event
 from events.team import RoleCheckpointed, RoleClaimed, RoleCreated, RoleReleased, RoleRenewed
-from projections.common import append_bounded, touch_bounded
+from projections.common import append_bounded, touch_keeping
 from projections.readmodel import ReadModel
 
 TEAMS_LIMIT = 100
@@ -66,15 +66,26 @@ def fresh_at(role: Role, at_us: int) -> bool:
         at_us < clock.parse_iso(role.lease_expires_at)
 
 
+def _held(role: Role) -> bool:
+    return role.holder is not None
+
+
+def _holds_any(roles: dict[str, Role]) -> bool:
+    return any(role.holder is not None for role in roles.values())
+
+
 def _role(state: RolesState, team: str, name: str, at: str, agent: str | None) -> Role:
+    """The role (made when new), touched as its team's and the project's newest. Past the bounds the least
+    recently active free role, and team holding none, is forgotten; a held role never is (its lease expired or
+    not: forgotten, its holder's park found nothing and another agent could create and claim it again)."""
     roles = state.teams.get(team)
     if roles is None:
         roles = {}
-    touch_bounded(state.teams, team, roles, TEAMS_LIMIT)  # the least recently active team (and role) goes first
+    touch_keeping(state.teams, team, roles, TEAMS_LIMIT, _holds_any)
     role = roles.get(name)
     if role is None:
         role = Role(role=name, team=team, created_at=at, created_by=agent)
-    touch_bounded(roles, name, role, ROLES_LIMIT)
+    touch_keeping(roles, name, role, ROLES_LIMIT, _held)
     return role
 
 
@@ -161,7 +172,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=6, state=RolesState, initial=RolesState,
+    "roles", format=7, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

@@ -329,6 +329,37 @@ def test_a_flooded_mailbox_never_empties_another(project: Path, capsys: Capture)
         assert len(flooded) == UNREAD_LIMIT - 1 and "MSG-0000000000" not in flooded
 
 
+def test_unread_messages_outlive_a_hundred_busier_teams(project: Path, capsys: Capture,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the inbox model's 100 teams (3 here) the least recently active team's box was forgotten whole, its
+    unread messages with it (`inbox` said empty, though nobody read them). A box with unread messages is kept;
+    once read, it gives way like the others, and a rebuild agrees."""
+    import projections.inbox
+
+    monkeypatch.setattr(projections.inbox, "TEAMS_LIMIT", 3)
+    assert run(capsys, "send", "m0", "--agent", "amy", "--to", "bo", "--message", "important, unread")[0] == 0
+    run(capsys, "beat", "q0", "--agent", "x")
+    for number in range(1, 6):
+        run(capsys, "beat", f"u{number}", "--agent", "x")
+    for args in ([], ["rebuild"]):
+        if args:
+            assert run(capsys, *args)[0] == 0
+        messages = as_json(capsys, "inbox", "m0", "--agent", "bo")["messages"]
+        assert [each["text"] for each in messages] == ["important, unread"]
+        assert "q0" not in projections_teams(project)  # a box with nothing unread gave way
+    assert run(capsys, "inbox", "m0", "--agent", "bo", "--ack", messages[0]["message_id"])[0] == 0
+    for number in range(6, 10):
+        run(capsys, "beat", f"u{number}", "--agent", "x")
+    assert "m0" not in projections_teams(project)
+
+
+def projections_teams(project: Path) -> list[str]:
+    """The teams the saved inbox model holds."""
+    from continuity.core.store import Store
+    from continuity.readside.query import current_view
+
+    return list(current_view(Store(project), ("inbox",)).models.project("demo").of("inbox").teams)
+
 @pytest.mark.parametrize("team", ["core", "/etc/passwd", "../x"])
 @pytest.mark.parametrize("point", ["-1", "garbage", "99999-01-01T00:00:00Z"])
 def test_a_malformed_as_of_is_one_usage_line_whatever_the_team(project: Path, capsys: Capture, team: str,

@@ -114,6 +114,38 @@ def test_renew_and_release(project: Path, capsys: Capture) -> None:
     assert run(capsys, "role", "claim", "core", "rev", "--agent", "bo")[0] == 0
 
 
+@pytest.mark.parametrize("limit", ["teams", "roles"])
+def test_a_held_role_is_never_forgotten_for_being_old(project: Path, capsys: Capture,
+                                                       monkeypatch: pytest.MonkeyPatch, limit: str) -> None:
+    """Past the roles model's bounds (100 teams, 1,000 roles a team; 3 here) the least recently active team or role
+    was forgotten whatever it held: amy's fresh role vanished, her park found nothing held (exit 2), and bo created
+    and claimed the same role (two holders under fresh leases). A held role is kept; free ones still give way."""
+    import projections.roles
+
+    monkeypatch.setattr(projections.roles, "TEAMS_LIMIT" if limit == "teams" else "ROLES_LIMIT", 3)
+    run(capsys, "role", "create", "t0", "free")
+    run(capsys, "role", "create", "t0", "rev")
+    assert run(capsys, "role", "claim", "t0", "rev", "--agent", "amy", "--ttl", "2h")[0] == 0
+    if limit == "teams":
+        run(capsys, "role", "create", "f0", "free")
+        for n in range(1, 6):
+            run(capsys, "role", "create", f"t{n}", "r")
+        assert run(capsys, "role", "show", "f0", "free")[0] == EXIT_NOT_FOUND  # a team holding nothing gave way
+    else:
+        for n in range(1, 6):
+            run(capsys, "role", "create", "t0", f"r{n}")
+        assert run(capsys, "role", "show", "t0", "free")[0] == EXIT_NOT_FOUND  # a free role gave way
+    assert show(capsys, "t0", "rev")["holder"] == "amy"
+    assert run(capsys, "role", "create", "t0", "rev")[0] == EXIT_ROLE_CONFLICT
+    assert run(capsys, "role", "claim", "t0", "rev", "--agent", "bo")[0] == EXIT_ROLE_CONFLICT
+    code, out, err = run(capsys, "park", "t0", "--agent", "amy")
+    assert code == 0 and "rev" in out, err
+    assert 'holder: "amy"' in doc(project, "t0", "rev")
+    run(capsys, "role", "release", "t0", "rev", "--agent", "amy")
+    for n in range(6, 10):  # released, it gives way like any other
+        run(capsys, "role", "create", "t0" if limit == "roles" else f"t{n}", f"r{n}")
+    assert run(capsys, "role", "show", "t0", "rev")[0] == EXIT_NOT_FOUND
+
 def test_unknown_role_and_missing_agent(project: Path, capsys: Capture) -> None:
     """A role that was never created: exit 7 and the create command; no agent: exit 2."""
     code, _, err = run(capsys, "role", "claim", "core", "nope", "--agent", "amy")
