@@ -50,12 +50,15 @@ def merge_unique(items: list[str], new: tuple[str, ...] | list[str], limit: int)
         del items[: len(items) - limit]
 
 
-def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> None:
-    """Set `mapping[key]` as the newest entry; forget the least recently touched past `limit`."""
+def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> int:
+    """Set `mapping[key]` as the newest entry; forget the least recently touched past `limit`. How many went."""
     mapping.pop(key, None)
     mapping[key] = value
+    forgotten = 0
     while len(mapping) > limit:
         del mapping[next(iter(mapping))]
+        forgotten += 1
+    return forgotten
 
 
 def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: Callable[[T], bool]) -> None:

@@ -64,9 +64,12 @@ class Member(msgspec.Struct, kw_only=True):
 
 
 class Teams(msgspec.Struct, kw_only=True):
-    """Every team of a project, by name; each its members by agent."""
+    """Every team of a project, by name; each its members by agent. `forgotten` counts the teams, members and
+    tasks let go of past the bounds: where it is not 0, a snapshot not found here may be in the log still
+    (`continuity.team.service.resume` looks there)."""
 
     teams: dict[str, dict[str, Member]] = msgspec.field(default_factory=dict)
+    forgotten: int = 0
 
 
 def order_key(snapshot: Snapshot) -> tuple[str, str, str]:
@@ -79,7 +82,8 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
     team = state.teams.get(event.team)
     if team is None:
         team = {}
-    touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)  # the least recently active team goes first
+    # the least recently active team goes first
+    state.forgotten += touch_bounded(state.teams, event.team, team, TEAMS_LIMIT)
     member = team.get(event.agent) or Member()
     snapshot = Snapshot(
         checkpoint_id=f"CHK-{event.created_at}-{event.task}", agent=event.agent, task=event.task,
@@ -90,15 +94,15 @@ def on_snapshot(state: Teams, name: str, event: SnapshotTaken) -> Teams:
     )
     same_task = member.tasks.get(event.task)
     if same_task is None or order_key(snapshot) >= order_key(same_task):
-        touch_bounded(member.tasks, event.task, snapshot, TASKS_LIMIT)
+        state.forgotten += touch_bounded(member.tasks, event.task, snapshot, TASKS_LIMIT)
     current = member.tasks.get(member.latest_task) if member.latest_task else None
     if member.tasks.get(event.task) is snapshot and (current is None or order_key(snapshot) >= order_key(current)):
         member.latest_task = event.task
-    touch_bounded(team, event.agent, member, AGENTS_LIMIT)
+    state.forgotten += touch_bounded(team, event.agent, member, AGENTS_LIMIT)
     return state
 
 
 MODEL = ReadModel(
-    "team", format=4, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
+    "team", format=5, state=Teams, initial=Teams, folds={SnapshotTaken: on_snapshot},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT, "TASKS_LIMIT": TASKS_LIMIT},
 )

@@ -17,6 +17,10 @@ from events.sealing import StoredEvent
 from projections import roles as roles_model
 from projections.roles import RolesState
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from projections.team import Member, Snapshot
+
 
 def refresh_roles(store: Store, deadline: float | None = None) -> Outcome:
     """Catch the `roles` model up (role documents written as it folds); `deadline`: see catchup.catch_up."""
@@ -70,6 +74,7 @@ class TeamRead:
         from continuity.core.store import now_us  # looked up when called: one clock, replaceable in tests
         from continuity.readside.query import current_view
 
+        self.store = store
         self.project, warnings = store.reading_project()
         self.view = current_view(store, names, as_of=as_of)
         self.warnings: list[str] = warnings + self.view.warnings
@@ -202,17 +207,64 @@ def resume(store: Store | None, request: ResumeRequest, *, missing: str = "no st
     except UsageError as error:  # a secret-like name is refused (exit 4): shown back, it would print the secret
         store, missing = None, str(error)
     read = team_read(store, ("team",), request.as_of, missing)
-    member = read.of("team").teams.get(request.team, {}).get(request.agent)
-    snapshot = brief.pick(member, None if request.task is None else _task_key(request.task))
-    if snapshot is None and request.task is not None:  # a name saved by an earlier slug: typed as printed, or as given
-        from continuity.team.plain import slug_before_digests
-
-        earlier = slug_before_digests(request.task)
-        snapshot = brief.pick(member, request.task) or (brief.pick(member, earlier) if earlier else None)
+    teams = read.of("team")
+    tasks = None if request.task is None else _task_names(request.task)
+    snapshot = _pick(teams.teams.get(request.team, {}).get(request.agent), tasks)
+    if snapshot is None and teams.forgotten and isinstance(read, TeamRead):  # let go of past the model's bounds
+        snapshot = _pick(_from_log(read, request.team, request.agent, tasks), tasks)
     age = brief.age_seconds(snapshot.age_from, read.now_us) if snapshot is not None else None
     error_code, line = brief.freshness(request.max_age, age, snapshot)
     return ResumeResult(data=brief.as_json(snapshot, age, error_code), brief=brief.brief(snapshot, age), line=line,
                         warnings=read.warnings)
+
+
+def _task_names(task: str) -> list[str]:
+    """The names a task may be saved under: as `snapshot` saves it (slugified) first, then as typed (printed
+    by an earlier release), then as an earlier slug made it."""
+    from continuity.team.plain import slug_before_digests
+
+    earlier = slug_before_digests(task)
+    return [_task_key(task), task, *([earlier] if earlier else [])]
+
+
+def _pick(member: Member | None, tasks: list[str] | None) -> Snapshot | None:
+    """The member's newest snapshot, or the first of `tasks` it has."""
+    from continuity.team import resume as brief
+
+    if tasks is None:
+        return brief.pick(member, None)
+    return next((found for task in tasks if (found := brief.pick(member, task)) is not None), None)
+
+
+def _from_log(read: TeamRead, team: str, agent: str, tasks: list[str] | None) -> Member | None:
+    """The agent's snapshots in `team` (of `tasks` only, when given), folded again from the log up to where the
+    model folded: what the team model let go of past its bounds (100 teams, 500 agents a team, 200 tasks an
+    agent) is still the log's, and resume finds it there instead of answering that there is none. A pure read,
+    of the snapshot events only; reads fail open (an unreadable event is left out, as the model left it)."""
+    from events.durable import Unreadable
+    from events.errors import ContinuityError
+    from events.team import SnapshotTaken
+    from projections.team import Teams, on_snapshot
+
+    until = read.view.models.last_name
+    log = read.store.open_reader()
+    found = Teams()
+    try:
+        for name, raw in log.read_raw():
+            if until is not None and name > until:
+                break
+            if isinstance(raw, Unreadable) or b'"snapshot.taken"' not in raw:
+                continue
+            try:
+                event = log.codec.decode(raw)
+            except ContinuityError:
+                continue
+            if isinstance(event, SnapshotTaken) and event.project == read.project and event.team == team and \
+                    event.agent == agent and (tasks is None or event.task in tasks):
+                on_snapshot(found, name, event)
+    except OSError as error:
+        read.warnings.append(f"older snapshots not read from the log ({error.strerror or error})")
+    return found.teams.get(team, {}).get(agent)
 
 
 def _task_key(task: str) -> str:

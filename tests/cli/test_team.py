@@ -48,6 +48,37 @@ def test_snapshot_materializes_the_document_and_the_pointer(project: Path, capsy
            "https://example.invalid/pull/5\n  checkpoint age: " in run(capsys, "resume", "core", "ash")[1]
 
 
+@pytest.mark.parametrize("bound", ["TEAMS_LIMIT", "AGENTS_LIMIT", "TASKS_LIMIT"])
+def test_a_snapshot_the_model_let_go_of_is_still_resumed(project: Path, capsys: Capture,
+                                                          monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
+    """The team model keeps 100 teams, 500 agents a team, 200 tasks an agent (3 here): past them `resume` said "No
+    continuity snapshot found." of a snapshot the log holds (and its document showed). It looks in the log."""
+    import projections.team
+    from continuity.core.store import Store
+    from continuity.readside.query import current_view
+
+    monkeypatch.setattr(projections.team, bound, 3)
+    assert run(capsys, "snapshot", "t0", "amy", "first", "--objective", "the first task")[0] == 0
+    first_point = json.loads(run(capsys, "events", "list", "--json")[1])["events"][-1]["event_id"]
+    run(capsys, "snapshot", "t0", "amy", "keep", "--objective", "t0 work")
+    for number in range(1, 6):
+        where = {"TEAMS_LIMIT": (f"s{number}", "amy", "k"), "AGENTS_LIMIT": ("t0", f"a{number}", "k"),
+                 "TASKS_LIMIT": ("t0", "amy", f"task{number}")}[bound]
+        run(capsys, "snapshot", *where, "--objective", "later")
+    model = current_view(Store(project), ("team",)).models.project("demo").of("team")
+    member = model.teams.get("t0", {}).get("amy")
+    assert model.forgotten and (member is None or "first" not in member.tasks)  # let go of, as the bound says
+    newest = "task5" if bound == "TASKS_LIMIT" else "keep"
+    assert run(capsys, "resume", "t0", "amy")[1].startswith(f"Resume: {newest} (as of ")
+    assert "objective: the first task" in run(capsys, "resume", "t0", "amy", "first")[1]
+    answer = json.loads(run(capsys, "resume", "t0", "amy", "first", "--json")[1])
+    assert answer["objective"] == "the first task" and answer["task"] == "first"
+    code, out, _ = run(capsys, "resume", "t0", "amy", "never")
+    assert code == 0 and out.startswith("No continuity snapshot found.")
+    assert run(capsys, "resume", "t0", "amy", "--as-of", first_point)[1].startswith("Resume: first (as of ")
+    assert run(capsys, "resume", "t0", "amy", "keep", "--as-of", first_point)[1].startswith(
+        "No continuity snapshot found.")
+
 def test_resume_folds_to_the_newest_task(project: Path, capsys: Capture) -> None:
     """Bare resume takes the newest snapshot across tasks; naming a task narrows it."""
     run(capsys, "snapshot", "core", "ash", "first", "--objective", "one")
