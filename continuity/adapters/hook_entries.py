@@ -113,10 +113,11 @@ def _storable(value: Any) -> Any:
     return value
 
 
-def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | None:
+def tool_entry(payload: dict[str, Any], *, failed: bool, root: str | None = None) -> dict[str, Any] | None:
     """The work-log fields for one tool call (an edit or a command), or None for other tools.
 
-    `refs` holds plain dicts: `files` and `commands` (each `{command, exit_code, summary}`).
+    `refs` holds plain dicts: `files` and `commands` (each `{command, exit_code, summary}`). A file inside the
+    project `root` is named from it (`project_path`).
     """
     # One line without control characters (an MCP server may name its tools anything; `\x1b[31m` left the
     # failed call unrecorded: a message may not hold it).
@@ -136,6 +137,10 @@ def tool_entry(payload: dict[str, Any], *, failed: bool) -> dict[str, Any] | Non
         files = _edited_files(tool, tool_input) if tool in EDIT_TOOLS else patched
         if not files:
             return None
+        if root is not None:
+            cwd = payload.get("cwd")
+            files = list(dict.fromkeys(project_path(path, root, cwd if isinstance(cwd, str) else None)
+                                       for path in files))
         return {"type": "edit_failed" if failed else "edit", "refs": {"files": files}, "note": note,
                 "message": text_of(f"{tool}{outcome} {', '.join(files)}")}  # cut before a secret, as text_of cuts
     if tool in SHELL_TOOLS:
@@ -224,6 +229,31 @@ def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
         path = text_of(value, 1024) if isinstance(value, str) else None  # a path, or none: never a list's text
         return [path] if path else []
     return _patch_files(tool_input)
+
+
+def project_path(path: str, root: str, cwd: str | None = None) -> str:
+    """A file inside the project as a path from its root (`src/app.py`): harnesses name the files they edit by
+    absolute paths, `log --file` takes them from the root, so one file was two in a run's files, and a path of this
+    machine went to every clone. The root is looked for as the store was found, as its real path, and as the
+    harness's own working folder (`cwd`, maybe reached through a link) names it; only that leading part is taken
+    off (the rest is kept as written, as the secret guard reads it). Anything else stays as given."""
+    import os
+
+    if not path.startswith("/"):
+        return path
+    real = os.path.realpath(root)
+    tops = [root, real]
+    if cwd and cwd.startswith("/"):
+        below = os.path.relpath(os.path.realpath(cwd), real)
+        if below == os.curdir:
+            tops.append(cwd)
+        elif below != os.pardir and not below.startswith(os.pardir + os.sep) and cwd.endswith("/" + below):
+            tops.append(cwd[:-len(below) - 1])
+    for top in dict.fromkeys(tops):
+        lead = top.rstrip("/") + "/"
+        if path.startswith(lead) and len(path) > len(lead):
+            return path[len(lead):]
+    return path
 
 
 def _error_line(payload: dict[str, Any]) -> str | None:

@@ -201,7 +201,7 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     if what == "session_end":
         return store, hook, plain.prepare(plain.complete("session.ended", {**who, **_session_end(payload, store, who)}))
     if what in ("tool", "tool_failed"):
-        entry = tool_entry(payload, failed=what == "tool_failed")
+        entry = tool_entry(payload, failed=what == "tool_failed", root=store.root)
         if entry is None:
             return None
     else:

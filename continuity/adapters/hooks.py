@@ -179,7 +179,7 @@ def _tool_event(harness: str, payload: dict[str, Any], store: Store, *, failed: 
     from events.worklog import WorkLogged
 
     env = envelope(harness, payload, store)  # first: a broken config is reported even for a tool not recorded
-    entry = tool_entry(payload, failed=failed)
+    entry = tool_entry(payload, failed=failed, root=store.root)
     if entry is None:
         return None
     refs = entry.pop("refs", {})

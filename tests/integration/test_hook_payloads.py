@@ -50,6 +50,31 @@ def test_other_failures_are_recorded_too(project: Path, tool: str, tool_input: d
     assert event["note"]["error"] == "permission denied"
 
 
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(project: Path, tmp_path: Path,
+                                                                               typed: bool) -> None:
+    """Harnesses name edited files by absolute paths, `log --file` from the project root: one file was two in a
+    run's files (and its memory's count), and this machine's path went to every clone. Inside the project (by the
+    path the store was found at, or its real path when that is a link) the root's part is taken off, the rest
+    kept as sent; a file elsewhere, or a relative path, stays as sent."""
+    link = tmp_path / "linked"
+    link.symlink_to(project)
+    sent = [(project, str(project / "src" / "app.py")), (link, f"{link}/src/app.py"), (link, f"{project}/src/app.py"),
+            (project, "/etc/hosts"), (project, "src/rel.py"), (project, f"{project}/"), (project, str(project)),
+            (project, f"{project}x/app.py"), (project, f"{project}/https://hooks.slack.com/x")]
+    for where, path in sent:
+        body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(where),
+                           "tool_name": "Edit", "tool_input": {"file_path": path}})
+        if typed:
+            assert run_hook("claude-code", body.encode(), root=str(where)).recorded
+        else:
+            done = cli_process("hook", "claude-code", cwd=where, stdin=body, env={"HOME": os.environ["HOME"]})
+            assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    files = [event["refs"]["files"] for event in stored(project)]
+    assert files == [["src/app.py"], ["src/app.py"], ["src/app.py"], ["/etc/hosts"], ["src/rel.py"],
+                     [f"{project}/"], [str(project)], [f"{project}x/app.py"], ["https://hooks.slack.com/x"]]
+    assert stored(project)[0]["message"] == "Edit src/app.py"
+
 def test_codex_apply_patch_in_command_records_the_files(project: Path) -> None:
     """Codex's shell call `apply_patch <patch>` is an edit of the files the patch names."""
     assert run_hook("codex", payload("codex_post_tool_use_apply_patch_command", project), root=str(project)).recorded

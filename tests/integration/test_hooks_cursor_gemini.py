@@ -114,7 +114,7 @@ def test_cursor_edit_and_command_details(project: Path) -> None:
     hook("cursor", payload("cursor", "after_file_edit", project), project)
     hook("cursor", payload("cursor", "after_shell_execution", project), project)
     edit, command = events_of(project)
-    assert edit["refs"]["files"] == [str(project / "app" / "orders.py")]
+    assert edit["refs"]["files"] == ["app/orders.py"]  # from the project root, as `log --file` takes it
     assert edit["note"]["turn_id"] == "a71e2c94-0f3b-4d8e-b5a6-91c3f7e20d18"
     ref = command["refs"]["commands"][0]
     # Cursor's afterShellExecution carries no exit status (docs/adapters.md): none is made up
@@ -187,7 +187,7 @@ def test_gemini_failed_edit_and_reads(project: Path) -> None:
     assert events_of(project) == []
     hook("gemini", payload("gemini", "after_tool_replace_error", project), project)
     [event] = events_of(project)
-    assert event["type"] == "edit_failed" and event["refs"]["files"] == [str(project / "app" / "orders.py")]
+    assert event["type"] == "edit_failed" and event["refs"]["files"] == ["app/orders.py"]
     assert event["note"]["error"].startswith("Failed to edit, 0 occurrences found")
 
 

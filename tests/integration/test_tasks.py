@@ -76,6 +76,18 @@ def test_lifecycle_attributes_logged_files_to_the_current_run(root: Path) -> Non
     assert as_json(root, "run", "show", run_id)["run"]["completed_at"]
 
 
+def test_a_file_edited_by_a_harness_and_logged_by_hand_counts_once(root: Path) -> None:
+    """The harness names the file absolutely, `log --file` from the root: the memory listed both and counted two."""
+    task = ok(root, "task", "create", "--title", "paths")
+    ok(root, "run", "start", "--task", task)
+    hook = {"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Edit", "cwd": str(root),
+            "tool_input": {"file_path": str(root / "x.py")}, "tool_response": {}}
+    assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(hook)).returncode == 0
+    ok(root, "log", "--file", "x.py", "-m", "edited x.py")
+    as_json(root, "task", "update", task, "--status", "completed")
+    [memory] = as_json(root, "memory", "list")["memories"]
+    assert memory["files_touched"] == ["x.py"] and "Files touched: 1" in memory["summary"]
+
 def test_a_run_started_where_no_session_is_known_takes_the_hooks_edits(root: Path) -> None:
     """The shell pattern of docs/tasks.md (and the MCP server) knows no harness session: its run's hint is the
     no-session one, and the PostToolUse hook (which knows its session) found no hint of its own, so the outcome
