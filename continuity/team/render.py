@@ -68,7 +68,9 @@ def briefing_text(data: dict[str, Any]) -> str:
         if p["last_seen"] else f"  - {one_line(p['agent'])}: never seen" for p in data["presence"]["items"]])
     lines += _section("Board", data["board"], [
         f"  - {r['role']}: " + (f"{one_line(r['holder'])} ({r['lease_state']}, until {r['lease_expires_at']})"
-                                if r["holder"] else "free") for r in data["board"]["items"]])
+                                if r["holder"] else "free")
+        + (f"; resume from {one_line(r['checkpoint_ref'])}" if r.get("checkpoint_ref") else "")
+        for r in data["board"]["items"]])
     lines += _section("Inbox", data["inbox"], messages(data["inbox"]["items"]))
     lines += _section("Needs me", data["needs_me"], [
         f"  - {one_line(n['agent'])}: " + (f"handoff {n['handoff_id']}: {one_line(_handoff_gist(n))}"

@@ -111,6 +111,10 @@ def test_briefing_sections(project: Path, capsys: Capture) -> None:
     assert all(data[name]["degraded"] is None for name in ("presence", "board", "inbox", "needs_me"))
     text = run(capsys, "briefing", "core", "--agent", "bo")[1]
     assert text.startswith("# Briefing: team/core for bo at ") and "## Needs me\n" in text and "take T-1" in text
+    assert "  - rev: amy (fresh, until " in text and "resume from" not in text
+    run(capsys, "checkpoint", "core", "--role", "rev", "--ref", "team/core/member/amy/continuity/role-rev/latest.json")
+    text = run(capsys, "briefing", "core", "--agent", "bo")[1]  # the board's resume point, as its JSON has it
+    assert "); resume from team/core/member/amy/continuity/role-rev/latest.json\n" in text
     events = all_event_files(project)
     run(capsys, "briefing", "core", "--all")
     assert all_event_files(project) == events  # a read records nothing
