@@ -235,25 +235,43 @@ def project_path(path: str, root: str, cwd: str | None = None) -> str:
     """A file inside the project as a path from its root (`src/app.py`): harnesses name the files they edit by
     absolute paths, `log --file` takes them from the root, so one file was two in a run's files, and a path of this
     machine went to every clone. The root is looked for as the store was found, as its real path, and as the
-    harness's own working folder (`cwd`, maybe reached through a link) names it; only that leading part is taken
-    off (the rest is kept as written, as the secret guard reads it). Anything else stays as given."""
+    harness's own working folder (`cwd`, maybe reached through a link) names it when that resolves to it. Only
+    that leading part is taken off, and only when what is left is a plain path below it (no `..`, `.` or empty
+    segment: `//x` or `../y` named another file): the rest is kept as written, as the secret guard reads it.
+    Anything else stays as given."""
     import os
 
     if not path.startswith("/"):
         return path
     real = os.path.realpath(root)
-    tops = [root, real]
-    if cwd and cwd.startswith("/"):
-        below = os.path.relpath(os.path.realpath(cwd), real)
-        if below == os.curdir:
-            tops.append(cwd)
-        elif below != os.pardir and not below.startswith(os.pardir + os.sep) and cwd.endswith("/" + below):
-            tops.append(cwd[:-len(below) - 1])
-    for top in dict.fromkeys(tops):
-        lead = top.rstrip("/") + "/"
-        if path.startswith(lead) and len(path) > len(lead):
-            return path[len(lead):]
+    for top in dict.fromkeys((root, real)):
+        inside = _below(path, top)
+        if inside is not None:
+            return inside
+    if cwd and cwd.startswith("/") and len(cwd) <= PATH_MAX:  # realpath walks every part: never a huge one
+        cwd = cwd.rstrip("/")
+        below = os.path.relpath(os.path.realpath(cwd or "/"), real)
+        if below != os.pardir and not below.startswith(os.pardir + os.sep):
+            named = cwd if below == os.curdir else cwd[:-len(below) - 1] if cwd.endswith("/" + below) else None
+            if named and os.path.realpath(named) == real:  # not the folder holding a link to a subfolder
+                inside = _below(path, named)
+                if inside is not None:
+                    return inside
     return path
+
+
+#: The longest working folder a harness's payload may name for `project_path` to look at (Linux's PATH_MAX).
+PATH_MAX = 4096
+
+
+def _below(path: str, top: str) -> str | None:
+    """`path` from `top` when it is a plain path below it (its parts neither empty, `.` nor `..`), else None."""
+    lead = top.rstrip("/") + "/"
+    if not path.startswith(lead) or len(path) == len(lead):
+        return None
+    inside = path[len(lead):]
+    parts = inside.split("/")
+    return None if any(part in ("", ".", "..") for part in parts) else inside
 
 
 def _error_line(payload: dict[str, Any]) -> str | None:

@@ -145,7 +145,7 @@ def _log_fast_path(args: list[str]) -> int | None:
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: runs the command and ends the process (`main` returns the exit code)."""
     from continuity.core.guard import exit_with
 
     exit_with(main)

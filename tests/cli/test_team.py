@@ -79,6 +79,32 @@ def test_a_snapshot_the_model_let_go_of_is_still_resumed(project: Path, capsys: 
     assert run(capsys, "resume", "t0", "amy", "keep", "--as-of", first_point)[1].startswith(
         "No continuity snapshot found.")
 
+def test_the_log_is_read_for_resume_as_the_model_read_it(project: Path, capsys: Capture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback replays as the model folds: an event file renamed (not the event its name says) is left out,
+    as the model left it; with `local/` a planted link, the log is still read (a warning, exit 0)."""
+    import projections.team
+    from tests.helpers import all_event_files
+
+    monkeypatch.setattr(projections.team, "TEAMS_LIMIT", 2)
+    run(capsys, "snapshot", "core", "ash", "task1", "--objective", "forged objective")
+    [moved] = all_event_files(project)
+    stem = moved.name
+    moved.rename(moved.with_name(stem[:9] + f"{(int(stem[9:15]) + 1) % 1_000_000:06d}" + stem[15:]))
+    for number in range(3):
+        run(capsys, "snapshot", f"t{number}", "bo", "work", "--objective", "other")
+    assert run(capsys, "rebuild")[0] == 0
+    assert run(capsys, "resume", "core", "ash")[1].startswith("No continuity snapshot found.")
+    run(capsys, "snapshot", "core", "ash", "task2", "--objective", "real")
+    for number in range(3, 6):
+        run(capsys, "snapshot", f"t{number}", "bo", "work", "--objective", "other")
+    local = project / ".agent" / "runtime-continuity" / "local"
+    shutil.move(str(local), str(project.parent / "elsewhere"))
+    local.symlink_to(project.parent / "elsewhere")
+    code, out, err = run(capsys, "resume", "core", "ash")
+    assert code == 0 and out.startswith("Resume: task2 (as of "), err
+    assert "symlink" in err
+
 def test_resume_folds_to_the_newest_task(project: Path, capsys: Capture) -> None:
     """Bare resume takes the newest snapshot across tasks; naming a task narrows it."""
     run(capsys, "snapshot", "core", "ash", "first", "--objective", "one")

@@ -55,24 +55,42 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
                                                                                typed: bool) -> None:
     """Harnesses name edited files by absolute paths, `log --file` from the project root: one file was two in a
     run's files (and its memory's count), and this machine's path went to every clone. Inside the project (by the
-    path the store was found at, or its real path when that is a link) the root's part is taken off, the rest
-    kept as sent; a file elsewhere, or a relative path, stays as sent."""
+    path the store was found at, its real path, or the harness's cwd through a link to it) the root's part is taken
+    off when the rest is a plain path below it, kept as sent; anything else stays as sent."""
     link = tmp_path / "linked"
     link.symlink_to(project)
-    sent = [(project, str(project / "src" / "app.py")), (link, f"{link}/src/app.py"), (link, f"{project}/src/app.py"),
-            (project, "/etc/hosts"), (project, "src/rel.py"), (project, f"{project}/"), (project, str(project)),
-            (project, f"{project}x/app.py"), (project, f"{project}/https://hooks.slack.com/x")]
-    for where, path in sent:
+    (project / "sub").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "sub").symlink_to(project / "sub")  # a link to a subfolder, from outside the project
+    cases = [  # (cwd, path sent, path recorded)
+        (project, str(project / "src" / "app.py"), "src/app.py"),
+        (link, f"{link}/src/app.py", "src/app.py"),
+        (link, f"{project}/src/app.py", "src/app.py"),
+        (link / "sub", f"{link}/sub/b.py", "sub/b.py"),
+        (f"{link}/sub/", f"{link}/sub/b.py", "sub/b.py"),
+        (project, "/etc/hosts", "/etc/hosts"),
+        (project, "src/rel.py", "src/rel.py"),
+        (project, f"{project}/", f"{project}/"),
+        (project, str(project), str(project)),
+        (project, f"{project}x/app.py", f"{project}x/app.py"),
+        (project, f"{project}/https://hooks.slack.com/x", f"{project}/https://hooks.slack.com/x"),
+        (project, f"{project}//src/a.py", f"{project}//src/a.py"),  # not /src/a.py: another file
+        (project, f"{project}/../other/x.txt", f"{project}/../other/x.txt"),
+        (project, f"{project}/./src/a.py", f"{project}/./src/a.py"),
+        (tmp_path / "other" / "sub", f"{tmp_path}/other/x.txt", f"{tmp_path}/other/x.txt"),
+        ("/a" * 100_000, f"{project}/src/c.py", "src/c.py"),  # a huge cwd is not walked
+    ]
+    for where, path, _ in cases:
         body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(where),
                            "tool_name": "Edit", "tool_input": {"file_path": path}})
         if typed:
-            assert run_hook("claude-code", body.encode(), root=str(where)).recorded
+            assert run_hook("claude-code", body.encode(), root=str(project)).recorded
         else:
-            done = cli_process("hook", "claude-code", cwd=where, stdin=body, env={"HOME": os.environ["HOME"]})
+            done = cli_process("hook", "claude-code", "--root", str(project), cwd=project, stdin=body,
+                               env={"HOME": os.environ["HOME"]})
             assert (done.returncode, done.stderr) == (0, ""), done.stderr
     files = [event["refs"]["files"] for event in stored(project)]
-    assert files == [["src/app.py"], ["src/app.py"], ["src/app.py"], ["/etc/hosts"], ["src/rel.py"],
-                     [f"{project}/"], [str(project)], [f"{project}x/app.py"], ["https://hooks.slack.com/x"]]
+    assert files == [[recorded] for _, _, recorded in cases]
     assert stored(project)[0]["message"] == "Edit src/app.py"
 
 def test_codex_apply_patch_in_command_records_the_files(project: Path) -> None:
