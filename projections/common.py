@@ -61,10 +61,13 @@ def touch_bounded(mapping: dict[str, T], key: str, value: T, limit: int) -> int:
     return forgotten
 
 
-def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: Callable[[T], bool]) -> None:
+def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: Callable[[T], bool],
+                  hard: int | None = None) -> None:
     """`touch_bounded`, forgetting past `limit` only entries `keep` lets go of (the least recently touched first,
-    never the one just touched): state someone still depends on (a role held under a lease, an unread message)
-    is never forgotten for being old. When every other entry is kept, the mapping holds more than `limit`."""
+    never the one just touched): state someone still depends on (a role held under a lease, an unread message,
+    an open run) is not forgotten for being old. When every other entry is kept, the mapping holds more than
+    `limit`; past `hard` (when given: for what may be left open for good, a run whose agent died) the least
+    recently touched go whatever they hold."""
     mapping.pop(key, None)
     mapping[key] = value
     excess = len(mapping) - limit
@@ -78,6 +81,8 @@ def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: C
                 break
     for old in going:
         del mapping[old]
+    while hard is not None and len(mapping) > hard:
+        del mapping[next(iter(mapping))]
 
 
 def touch_list(items: list[str], item: str, limit: int) -> None:

@@ -58,8 +58,9 @@ def _box(state: InboxState, team: str) -> TeamBox:
     box = state.teams.get(team)
     if box is None:
         box = TeamBox()
-    # the least recently active team (and member) goes first, but never a box with unread messages in it
-    touch_keeping(state.teams, team, box, TEAMS_LIMIT, _has_unread)
+    # the least recently active team (and member) goes first, a box with unread messages in it last (past ten
+    # times the bound: boxes nobody reads must not grow the model for good, nor make every fold scan thousands)
+    touch_keeping(state.teams, team, box, TEAMS_LIMIT, _has_unread, 10 * TEAMS_LIMIT)
     return box
 
 

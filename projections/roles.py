@@ -76,16 +76,18 @@ def _holds_any(roles: dict[str, Role]) -> bool:
 
 def _role(state: RolesState, team: str, name: str, at: str, agent: str | None) -> Role:
     """The role (made when new), touched as its team's and the project's newest. Past the bounds the least
-    recently active free role, and team holding none, is forgotten; a held role never is (its lease expired or
-    not: forgotten, its holder's park found nothing and another agent could create and claim it again)."""
+    recently active free role, and team holding none, is forgotten; a held role is not (its lease expired or
+    not: forgotten, its holder's park found nothing and another agent could create and claim it again), up to
+    ten times the bounds (held roles whose holders never release them must not grow the model for good, nor
+    make every fold scan thousands)."""
     roles = state.teams.get(team)
     if roles is None:
         roles = {}
-    touch_keeping(state.teams, team, roles, TEAMS_LIMIT, _holds_any)
+    touch_keeping(state.teams, team, roles, TEAMS_LIMIT, _holds_any, 10 * TEAMS_LIMIT)
     role = roles.get(name)
     if role is None:
         role = Role(role=name, team=team, created_at=at, created_by=agent)
-    touch_keeping(roles, name, role, ROLES_LIMIT, _held)
+    touch_keeping(roles, name, role, ROLES_LIMIT, _held, 10 * ROLES_LIMIT)
     return role
 
 

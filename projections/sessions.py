@@ -11,10 +11,14 @@ from events import clock
 from events.archive import HostSwitched
 from events.base import Event
 from events.session import SessionEnded, SessionStarted
-from projections.common import touch_bounded
+from projections.common import touch_bounded, touch_keeping
 from projections.readmodel import ReadModel
 
 SESSIONS_LIMIT = 50
+#: Sessions not ended are kept past SESSIONS_LIMIT (ended ones give way first: forgotten, a long session's next
+#: compaction was "compaction 1" again), up to this many, past which the least recently active go whatever they
+#: are (sessions whose harness died without a SessionEnd).
+OPEN_SESSIONS_LIMIT = 500
 RUNS_LIMIT = 50
 
 
@@ -55,6 +59,10 @@ class SessionsState(msgspec.Struct, kw_only=True):
     last_host: str | None = None
 
 
+def _not_ended(info: SessionInfo) -> bool:
+    return info.ended_at is None
+
+
 def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
     """Fold one event into sessions and runs."""
     if isinstance(event, HostSwitched):
@@ -79,7 +87,7 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
             info.ended_at = at
         if isinstance(event, HostSwitched):
             info.host = event.to_host
-        touch_bounded(state.sessions, event.session_id, info, SESSIONS_LIMIT)
+        touch_keeping(state.sessions, event.session_id, info, SESSIONS_LIMIT, _not_ended, OPEN_SESSIONS_LIMIT)
     if event.run_id:
         run = state.runs.get(event.run_id) or RunInfo(run_id=event.run_id, first_seen=at)
         run.events += 1
@@ -94,6 +102,6 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=3, state=SessionsState, initial=SessionsState, folds={Event: apply},
-    bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
+    "sessions", format=4, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "OPEN_SESSIONS_LIMIT": OPEN_SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

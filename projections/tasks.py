@@ -3,8 +3,8 @@
 Bounds: every non-terminal task is kept (up to OPEN_LIMIT, the oldest dropped past it)
 and the newest TERMINAL_LIMIT finished ones (completed, failed, cancelled), so ten
 thousand tasks in a project cost a few hundred kept entries once most are done; runs
-are kept least recently touched first up to RUNS_LIMIT, with at most RUN_FILES files
-each. The memory rules are in projections/memories.py.
+are kept least recently touched first up to RUNS_LIMIT (completed ones first: open ones stay, up to
+OPEN_RUNS_LIMIT), with at most RUN_FILES files each. The memory rules are in projections/memories.py.
 
 A sync unions the logs of clones that changed the same task or run while apart. The
 fold keeps log order (the later update stays, the first completion of a run stays) and
@@ -21,12 +21,16 @@ from events.base import Event
 from events.session import SessionEnded
 from events.task import TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections import memories as mem
-from projections.common import append_bounded, merge_unique, touch_bounded, written_apart
+from projections.common import append_bounded, merge_unique, touch_keeping, written_apart
 from projections.readmodel import ReadModel
 
 OPEN_LIMIT = 5000
 TERMINAL_LIMIT = 500
 RUNS_LIMIT = 1000
+#: Open runs are kept past RUNS_LIMIT (completed ones give way first: an open run forgotten could never be
+#: completed, nor be a subagent's parent), up to this many, past which the least recently touched go whatever
+#: they are (runs whose agents died and never completed them).
+OPEN_RUNS_LIMIT = 5000
 RUN_FILES = 200
 TASK_RUNS = 20
 PROBLEMS_LIMIT = 200
@@ -293,6 +297,10 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
     mem.file_memory(book, memory, key)
 
 
+def _open_run(run: Run) -> bool:
+    return run.completed_at is None
+
+
 def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksState:
     """A run begins on a task (a second start of a known run is ignored: first wins)."""
     if event.run_id is None or event.run_id in state.runs:
@@ -301,7 +309,7 @@ def on_run_started(state: TasksState, name: str, event: RunStarted) -> TasksStat
               parent_run_id=event.parent_run_id, session_id=event.session_id, agent_id=event.agent_id,
               git_branch=event.git_branch, git_commit=event.git_commit, started_at=event.created_at,
               started_written=written_apart(event))
-    touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
+    touch_keeping(state.runs, run.run_id, run, RUNS_LIMIT, _open_run, OPEN_RUNS_LIMIT)
     task = state.tasks.get(event.task_id or "")
     if task is not None and task.status in TERMINAL:  # refused locally: another replica's, decided before the end
         _problem(state, f"run {run.run_id} of task {task.task_id}: started while the task was {task.status} "
@@ -325,7 +333,7 @@ def on_run_completed(state: TasksState, name: str, event: RunCompleted) -> Tasks
     run.completed_at = event.created_at
     run.output_summary = event.output_summary
     run.artifacts = list(event.artifacts)
-    touch_bounded(state.runs, run.run_id, run, RUNS_LIMIT)
+    touch_keeping(state.runs, run.run_id, run, RUNS_LIMIT, _open_run, OPEN_RUNS_LIMIT)
     if run.context == "subagent":
         _synthesize_delegation(state, run, event, name)
     elif run.output_summary:
@@ -426,11 +434,12 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=14, state=TasksState, initial=TasksState,
+    "tasks", format=15, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
+            "OPEN_RUNS_LIMIT": OPEN_RUNS_LIMIT,
             "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "PROBLEMS_LIMIT": PROBLEMS_LIMIT,
             "MEMORIES_LIMIT": mem.MEMORIES_LIMIT,
             "SUMMARY_CHARS": mem.SUMMARY_CHARS, "DELEGATION_CHARS": mem.DELEGATION_CHARS,

@@ -100,12 +100,17 @@ def test_sessions_runs_compactions_and_hosts() -> None:
 
 
 def test_sessions_and_runs_are_bounded() -> None:
-    """However many sessions the log holds, the state keeps the most recent few hundred."""
+    """However many sessions the log holds, the state keeps the most recent few hundred: ended ones past
+    SESSIONS_LIMIT, sessions not ended (a harness that died without a SessionEnd) past OPEN_SESSIONS_LIMIT."""
     state = sessions.SessionsState()
-    for i in range(sessions.SESSIONS_LIMIT + 50):
+    for i in range(sessions.OPEN_SESSIONS_LIMIT + 50):
         apply_to(sessions.MODEL, state, stamped(WorkLogged(project="p", session_id=f"s{i}", run_id=f"r{i}")))
-    assert len(state.sessions) == sessions.SESSIONS_LIMIT and len(state.runs) == sessions.RUNS_LIMIT
-    assert f"s{sessions.SESSIONS_LIMIT + 49}" in state.sessions and "s0" not in state.sessions
+    assert len(state.sessions) == sessions.OPEN_SESSIONS_LIMIT and len(state.runs) == sessions.RUNS_LIMIT
+    assert f"s{sessions.OPEN_SESSIONS_LIMIT + 49}" in state.sessions and "s0" not in state.sessions
+    ended = sessions.SessionsState()
+    for i in range(sessions.SESSIONS_LIMIT + 50):
+        apply_to(sessions.MODEL, ended, stamped(SessionEnded(project="p", session_id=f"s{i}")))
+    assert len(ended.sessions) == sessions.SESSIONS_LIMIT and "s0" not in ended.sessions
 
 
 def test_refs_keep_the_latest_mention() -> None:
