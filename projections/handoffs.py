@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from events.handoff import HandoffAccepted, HandoffClosed, HandoffCreated, HandoffRejected
-from projections.common import append_bounded, touch_bounded
+from projections.common import append_bounded, touch_bounded, touch_keeping
 from projections.readmodel import ReadModel
 
 OPEN_LIMIT = 2000
@@ -73,8 +73,14 @@ def on_created(state: HandoffsState, name: str, event: HandoffCreated) -> Handof
         event_id=event.event_id)
     append_bounded(handoff.history, HandoffNote(at=event.created_at, agent=event.agent_id or "-", action="created"),
                    HISTORY_LIMIT)
-    touch_bounded(state.open, event.handoff_id, handoff, OPEN_LIMIT)
+    # past OPEN_LIMIT the oldest taken (accepted) handoff goes first: a pending one forgotten could never be
+    # accepted (its document said pending, `handoff accept` said there is none); ten times it, the oldest of any
+    touch_keeping(state.open, event.handoff_id, handoff, OPEN_LIMIT, _pending, 10 * OPEN_LIMIT)
     return state
+
+
+def _pending(handoff: Handoff) -> bool:
+    return handoff.state == "pending"
 
 
 def closers(handoff: Handoff) -> list[str]:
@@ -136,7 +142,7 @@ def on_closed(state: HandoffsState, name: str, event: HandoffClosed) -> Handoffs
 
 
 MODEL = ReadModel(
-    "handoffs", format=4, state=HandoffsState, initial=HandoffsState,
+    "handoffs", format=5, state=HandoffsState, initial=HandoffsState,
     folds={HandoffCreated: on_created, HandoffAccepted: on_accepted, HandoffRejected: on_rejected,
            HandoffClosed: on_closed},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "DONE_LIMIT": DONE_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

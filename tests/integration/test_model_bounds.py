@@ -89,3 +89,27 @@ def test_an_agent_let_go_of_is_never_given_the_agentless_next_steps(project: Pat
     run_hook("claude-code", json.dumps(body).encode(), root=str(project))
     restated = [event for event in stored(project) if event["kind"] == "checkpoint.recorded"]
     assert restated and all("an agentless next step" not in json.dumps(event) for event in restated)
+
+
+def test_a_pending_handoff_outlives_two_thousand_newer_ones(project: Path, capsys: Capture,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past OPEN_LIMIT (2,000; 3 here) the oldest open handoff was forgotten: `handoff accept` said there is
+    none while its document said pending. Taken (accepted) ones give way first; pending ones stay."""
+    import projections.handoffs
+
+    monkeypatch.setattr(projections.handoffs, "OPEN_LIMIT", 3)
+
+    def create(to: str, message: str) -> str:
+        code, out, err = run(capsys, "handoff", "create", "--agent", "alice", "--to", to, "--message", message,
+                             "--json")
+        assert code == 0, err
+        return str(json.loads(out)["handoff_id"])
+
+    waiting = create("bob", "please take the parser")
+    taken = create("cy", "the lexer")
+    assert run(capsys, "handoff", "accept", taken, "--agent", "cy")[0] == 0
+    for number in range(3):
+        create("dee", f"more work {number}")
+    code, _, err = run(capsys, "handoff", "accept", waiting, "--agent", "bob")
+    assert code == 0, err
+    assert run(capsys, "handoff", "show", taken)[0] == 7  # the taken one gave way
