@@ -1,7 +1,8 @@
 """Tasks, agent runs and their synthesized memories (seed 003), per project.
 
 Bounds: every non-terminal task is kept (up to OPEN_LIMIT, the oldest dropped past it)
-and the newest TERMINAL_LIMIT finished ones (completed, failed, cancelled), so ten
+and the newest TERMINAL_LIMIT finished ones (completed, failed, cancelled; a failed or
+cancelled one holding open subtasks is kept past it), so ten
 thousand tasks in a project cost a few hundred kept entries once most are done; runs
 are kept least recently touched first up to RUNS_LIMIT (completed ones first: open ones stay, up to
 OPEN_RUNS_LIMIT), with at most RUN_FILES files each. The memory rules are in projections/memories.py.
@@ -148,6 +149,14 @@ def _forget(state: TasksState, task_id: str) -> None:
         state.forgotten += 1
 
 
+def _holds_open_subtasks(state: TasksState, task_id: str) -> bool:
+    """A failed or cancelled task with a subtask not finished: it holds them (`task ready` leaves them out), so it
+    is kept past TERMINAL_LIMIT (forgotten, its subtasks were offered as ready)."""
+    held = state.tasks.get(task_id)
+    return held is not None and held.status in ("failed", "cancelled") and any(
+        child.parent_task_id == task_id and child.status not in TERMINAL for child in state.tasks.values())
+
+
 def _settle(state: TasksState, task: Task) -> None:
     """Keep the bounds: the newest TERMINAL_LIMIT finished tasks, at most OPEN_LIMIT open ones."""
     if task.task_id in state.finished:
@@ -155,7 +164,11 @@ def _settle(state: TasksState, task: Task) -> None:
     if task.status in TERMINAL:
         state.finished.append(task.task_id)
         while len(state.finished) > TERMINAL_LIMIT:
-            _forget(state, state.finished.pop(0))
+            victim = next((task_id for task_id in state.finished if not _holds_open_subtasks(state, task_id)), None)
+            if victim is None:
+                break
+            state.finished.remove(victim)
+            _forget(state, victim)
     open_count = len(state.tasks) - len(state.finished)
     if open_count > OPEN_LIMIT:
         finished = set(state.finished)
@@ -434,7 +447,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=15, state=TasksState, initial=TasksState,
+    "tasks", format=16, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

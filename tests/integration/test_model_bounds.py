@@ -113,3 +113,27 @@ def test_a_pending_handoff_outlives_two_thousand_newer_ones(project: Path, capsy
     code, _, err = run(capsys, "handoff", "accept", waiting, "--agent", "bob")
     assert code == 0, err
     assert run(capsys, "handoff", "show", taken)[0] == 7  # the taken one gave way
+
+
+def test_a_cancelled_parent_keeps_holding_its_subtasks_past_the_finished_bound(
+        project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past TERMINAL_LIMIT (500; 2 here) a cancelled parent was forgotten and `task ready` offered its subtask (a
+    cancelled parent holds its subtasks); `task update --reopen` of it said unknown task."""
+    import projections.tasks
+
+    monkeypatch.setattr(projections.tasks, "TERMINAL_LIMIT", 2)
+
+    def create(*args: str) -> str:
+        code, out, err = run(capsys, "task", "create", *args)
+        assert code == 0, err
+        return out.strip()
+
+    parent = create("--title", "parser")
+    create("--title", "subtask: lexer", "--parent", parent)
+    assert run(capsys, "task", "update", parent, "--status", "cancelled")[0] == 0
+    for number in range(3):
+        done = create("--title", f"other {number}")
+        assert run(capsys, "task", "update", done, "--status", "completed")[0] == 0
+    ready = json.loads(run(capsys, "task", "ready", "--json")[1])
+    assert all(task["title"] != "subtask: lexer" for task in ready["tasks"]), ready
+    assert run(capsys, "task", "update", parent, "--reopen", "--status", "queued")[0] == 0  # still known
