@@ -18,7 +18,7 @@ SESSIONS_LIMIT = 50
 #: Sessions not ended are kept past SESSIONS_LIMIT (ended ones give way first: forgotten, a long session's next
 #: compaction was "compaction 1" again), up to this many, past which the least recently active go whatever they
 #: are (sessions whose harness died without a SessionEnd).
-OPEN_SESSIONS_LIMIT = 500
+OPEN_SESSIONS_LIMIT = 200
 RUNS_LIMIT = 50
 
 

@@ -31,7 +31,7 @@ RUNS_LIMIT = 1000
 #: Open runs are kept past RUNS_LIMIT (completed ones give way first: an open run forgotten could never be
 #: completed, nor be a subagent's parent), up to this many, past which the least recently touched go whatever
 #: they are (runs whose agents died and never completed them).
-OPEN_RUNS_LIMIT = 5000
+OPEN_RUNS_LIMIT = 2000
 RUN_FILES = 200
 TASK_RUNS = 20
 PROBLEMS_LIMIT = 200

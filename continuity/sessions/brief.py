@@ -7,6 +7,7 @@ log and the inputs its `context.served` event recorded.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -20,6 +21,7 @@ from continuity.team.brief import team_lines, team_part
 from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
 from events import clock
 from events.context import ViewInputs
+from projections.sessions import SESSIONS_LIMIT
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
@@ -83,7 +85,9 @@ def build(
     next_action = _next_action(project, workstream, archive)
     sessions_active, sessions_stale = [], []
     now_us = clock.parse_iso(now)
-    for info in reversed(project.sessions.sessions.values()):
+    # the newest SESSIONS_LIMIT, as the model kept before it kept sessions not ended (a harness with no SessionEnd
+    # leaves every one of them so) past that bound: what a brief shows, and costs, is as it was
+    for info in islice(reversed(project.sessions.sessions.values()), SESSIONS_LIMIT):
         entry = {**msgspec.to_builtins(info), "age": age(info.last_seen, now)}
         seen_us = clock.parse_iso(info.last_seen) if info.last_seen else 0
         if info.ended_at is None and now_us - seen_us <= ACTIVE_SECONDS * 1_000_000:

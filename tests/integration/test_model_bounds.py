@@ -31,7 +31,7 @@ def test_an_open_run_outlives_a_thousand_finished_ones(project: Path, capsys: Ca
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Past RUNS_LIMIT (1,000; 3 here) the least recently touched run was forgotten open or not: `run complete`
     of a long run said "unknown run", and a subagent could not name it as its parent. Completed runs give way
-    first; open ones stay up to OPEN_RUNS_LIMIT (5,000; 4 here), past which the oldest go whatever they are."""
+    first; open ones stay up to OPEN_RUNS_LIMIT (2,000; 4 here), past which the oldest go whatever they are."""
     import projections.tasks
 
     monkeypatch.setattr(projections.tasks, "RUNS_LIMIT", 3)
@@ -49,7 +49,8 @@ def test_an_open_run_outlives_a_thousand_finished_ones(project: Path, capsys: Ca
     assert run(capsys, "run", "show", opened[-1])[0] == 0
 
 
-def test_a_long_session_keeps_counting_its_compactions(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_session_keeps_counting_its_compactions(project: Path, capsys: Capture,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Past SESSIONS_LIMIT (50; 2 here) a session quiet while others wrote was forgotten: its next compaction's
     brief said "compaction 1" again. A session not ended stays (up to OPEN_SESSIONS_LIMIT); ended ones give way."""
     import projections.sessions
@@ -71,6 +72,18 @@ def test_a_long_session_keeps_counting_its_compactions(project: Path, monkeypatc
         start(f"other-{number}")
         end(f"other-{number}")
     assert "compaction 2 of this session" in start("long", "compact")
+    import continuity.sessions.brief
+    from continuity.core.store import Store
+    from continuity.readside.query import current_view
+
+    monkeypatch.setattr(continuity.sessions.brief, "SESSIONS_LIMIT", 2)
+    for number in range(3):
+        start(f"open-{number}")  # never ended: kept by the model, beyond SESSIONS_LIMIT
+    assert len(current_view(Store(project), ("sessions",)).models.project("demo").of("sessions").sessions) > 2
+    capsys.readouterr()
+    code, out, err = run(capsys, "resume-bundle", "--format", "json")
+    listed = json.loads(out)["sessions"]
+    assert code == 0 and len(listed["active"]) + len(listed["stale"]) == 2, err  # the brief shows the newest, as before
 
 
 def test_an_agent_let_go_of_is_never_given_the_agentless_next_steps(project: Path, capsys: Capture,
