@@ -67,11 +67,13 @@ def touch_keeping(mapping: dict[str, T], key: str, value: T, limit: int, keep: C
     never the one just touched): state someone still depends on (a role held under a lease, an unread message,
     an open run) is not forgotten for being old. When every other entry is kept, the mapping holds more than
     `limit`; past `hard` (when given: for what may be left open for good, a run whose agent died) the least
-    recently touched go whatever they hold."""
+    recently touched go whatever they hold. Entries are let go of only when a new key comes in (a touch of a
+    known one changes no size): a mapping of kept entries is not scanned at every event."""
+    known = key in mapping
     mapping.pop(key, None)
     mapping[key] = value
     excess = len(mapping) - limit
-    if excess <= 0:
+    if known or excess <= 0:
         return
     going = []
     for old, entry in mapping.items():

@@ -120,7 +120,7 @@ def _take(box: TeamBox, message_id: str) -> None:
 
 
 MODEL = ReadModel(
-    "inbox", format=6, state=InboxState, initial=InboxState, folds={Event: on_event},
+    "inbox", format=7, state=InboxState, initial=InboxState, folds={Event: on_event},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "MEMBERS_LIMIT": MEMBERS_LIMIT, "AGENTS_LIMIT": AGENTS_LIMIT,
             "UNREAD_LIMIT": UNREAD_LIMIT, "READ_LIMIT": READ_LIMIT},
 )

@@ -174,7 +174,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=7, state=RolesState, initial=RolesState,
+    "roles", format=8, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

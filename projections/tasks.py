@@ -87,6 +87,9 @@ class TasksState(msgspec.Struct, kw_only=True):
     tasks: dict[str, Task] = msgspec.field(default_factory=dict)
     runs: dict[str, Run] = msgspec.field(default_factory=dict)
     finished: list[str] = msgspec.field(default_factory=list)
+    #: Failed or cancelled tasks past TERMINAL_LIMIT that a subtask not finished still has as its parent: they
+    #: hold it (`task ready` leaves it out), so they stay, outside the bound, until it finishes.
+    holding: list[str] = msgspec.field(default_factory=list)
     book: mem.MemoryBook = msgspec.field(default_factory=mem.MemoryBook)
     forgotten: int = 0
     problems: list[str] = msgspec.field(default_factory=list)
@@ -151,27 +154,35 @@ def _forget(state: TasksState, task_id: str) -> None:
 
 def _holds_open_subtasks(state: TasksState, task_id: str) -> bool:
     """A failed or cancelled task with a subtask not finished: it holds them (`task ready` leaves them out), so it
-    is kept past TERMINAL_LIMIT (forgotten, its subtasks were offered as ready)."""
+    is kept past TERMINAL_LIMIT (forgotten, its subtasks were offered as ready). Looked at only for the task
+    leaving `finished` and for a held one whose subtask finishes: each look reads every task."""
     held = state.tasks.get(task_id)
     return held is not None and held.status in ("failed", "cancelled") and any(
         child.parent_task_id == task_id and child.status not in TERMINAL for child in state.tasks.values())
 
 
 def _settle(state: TasksState, task: Task) -> None:
-    """Keep the bounds: the newest TERMINAL_LIMIT finished tasks, at most OPEN_LIMIT open ones."""
+    """Keep the bounds: the newest TERMINAL_LIMIT finished tasks (and, outside it, those holding a subtask not
+    finished), at most OPEN_LIMIT open ones."""
     if task.task_id in state.finished:
         state.finished.remove(task.task_id)
+    elif task.task_id in state.holding:  # reopened
+        state.holding.remove(task.task_id)
     if task.status in TERMINAL:
         state.finished.append(task.task_id)
         while len(state.finished) > TERMINAL_LIMIT:
-            victim = next((task_id for task_id in state.finished if not _holds_open_subtasks(state, task_id)), None)
-            if victim is None:
-                break
-            state.finished.remove(victim)
-            _forget(state, victim)
-    open_count = len(state.tasks) - len(state.finished)
+            victim = state.finished.pop(0)
+            if _holds_open_subtasks(state, victim):
+                state.holding.append(victim)
+            else:
+                _forget(state, victim)
+        parent = task.parent_task_id
+        if parent and parent in state.holding and not _holds_open_subtasks(state, parent):  # its last one finished
+            state.holding.remove(parent)
+            _forget(state, parent)
+    open_count = len(state.tasks) - len(state.finished) - len(state.holding)
     if open_count > OPEN_LIMIT:
-        finished = set(state.finished)
+        finished = set(state.finished) | set(state.holding)
         for task_id in [key for key in state.tasks if key not in finished][: open_count - OPEN_LIMIT]:
             _forget(state, task_id)
 
@@ -447,7 +458,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=16, state=TasksState, initial=TasksState,
+    "tasks", format=17, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

@@ -85,8 +85,8 @@ def build(
     next_action = _next_action(project, workstream, archive)
     sessions_active, sessions_stale = [], []
     now_us = clock.parse_iso(now)
-    # the newest SESSIONS_LIMIT, as the model kept before it kept sessions not ended (a harness with no SessionEnd
-    # leaves every one of them so) past that bound: what a brief shows, and costs, is as it was
+    # the newest SESSIONS_LIMIT the model holds: it keeps sessions not ended (a harness with no SessionEnd leaves
+    # every one of them so) past that bound, and a brief must not cost more for them
     for info in islice(reversed(project.sessions.sessions.values()), SESSIONS_LIMIT):
         entry = {**msgspec.to_builtins(info), "age": age(info.last_seen, now)}
         seen_us = clock.parse_iso(info.last_seen) if info.last_seen else 0

@@ -97,7 +97,7 @@ def test_first_session_records_the_shell_call_and_the_edit(project: Project, mod
     command, edit = recorded[3], recorded[4]
     assert command["refs"]["commands"][0]["command"] == "echo hello-e2e > out.txt"
     assert command["note"]["tool"] == "Bash" and command["note"]["tool_use_id"].startswith("toolu_e2e_")
-    assert edit["refs"]["files"] == [str(notes)] and edit["note"]["tool"] == "Write"
+    assert edit["refs"]["files"] == ["notes.md"] and edit["note"]["tool"] == "Write"  # from the project root
     brief = served_brief(project, served)
     assert "## Next action\nadd the refund tests" in brief
     bodies = messages_requests(model_stub)

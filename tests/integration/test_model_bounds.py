@@ -142,11 +142,19 @@ def test_a_cancelled_parent_keeps_holding_its_subtasks_past_the_finished_bound(
         return out.strip()
 
     parent = create("--title", "parser")
-    create("--title", "subtask: lexer", "--parent", parent)
-    assert run(capsys, "task", "update", parent, "--status", "cancelled")[0] == 0
+    lexer = create("--title", "subtask: lexer", "--parent", parent)
+    other_parent = create("--title", "docs")
+    create("--title", "subtask: guide", "--parent", other_parent)
+    for held in (parent, other_parent):
+        assert run(capsys, "task", "update", held, "--status", "cancelled")[0] == 0
+    finished = []
     for number in range(3):
-        done = create("--title", f"other {number}")
-        assert run(capsys, "task", "update", done, "--status", "completed")[0] == 0
+        finished.append(create("--title", f"other {number}"))
+        assert run(capsys, "task", "update", finished[-1], "--status", "completed")[0] == 0
     ready = json.loads(run(capsys, "task", "ready", "--json")[1])
-    assert all(task["title"] != "subtask: lexer" for task in ready["tasks"]), ready
+    assert not {"subtask: lexer", "subtask: guide"} & {task["title"] for task in ready["tasks"]}, ready
+    # the held ones are outside the bound: the newest two finished are kept as ever, the oldest went
+    assert [run(capsys, "task", "show", task_id)[0] for task_id in finished] == [7, 0, 0]
     assert run(capsys, "task", "update", parent, "--reopen", "--status", "queued")[0] == 0  # still known
+    assert run(capsys, "task", "update", lexer, "--status", "completed")[0] == 0
+    assert run(capsys, "task", "show", other_parent)[0] == 0  # still holding its subtask

@@ -155,3 +155,29 @@ def test_folding_is_deterministic() -> None:
             model.apply(one.state(name), f"n{index}", event)
             model.apply(two.state(name), f"n{index}", event)
     assert one.states == two.states
+
+
+def test_touch_keeping_lets_go_only_when_a_new_key_comes_in() -> None:
+    """Kept entries past the bound are not scanned at every touch of a known key (a session not ended is touched
+    by each of its events: scanning the 200 kept at each made a rebuild ten times slower); a new key lets go of the
+    oldest entries `keep` does not hold, never itself, and past `hard` of the oldest whatever they hold."""
+    from projections.common import touch_keeping
+
+    looked: list[int] = []
+
+    def keep(value: int) -> bool:
+        looked.append(value)
+        return value % 2 == 1  # odd values are kept
+
+    mapping: dict[str, int] = {}
+    for number in (1, 3, 5):
+        touch_keeping(mapping, f"k{number}", number, 2, keep, hard=4)
+    assert list(mapping) == ["k1", "k3", "k5"] and looked == [1, 3]  # over the bound, nothing to let go of
+    looked.clear()
+    touch_keeping(mapping, "k1", 2, 2, keep, hard=4)  # a known key, now let go of-able: no scan, kept for now
+    assert looked == [] and list(mapping) == ["k3", "k5", "k1"]
+    touch_keeping(mapping, "k7", 7, 2, keep, hard=4)  # a new key: the one not kept goes
+    assert list(mapping) == ["k3", "k5", "k7"]
+    for number in (9, 11):
+        touch_keeping(mapping, f"k{number}", number, 2, keep, hard=4)
+    assert list(mapping) == ["k5", "k7", "k9", "k11"]  # past `hard`, the oldest went though kept
