@@ -102,6 +102,6 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=4, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    "sessions", format=5, state=SessionsState, initial=SessionsState, folds={Event: apply},
     bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "OPEN_SESSIONS_LIMIT": OPEN_SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

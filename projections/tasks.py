@@ -176,15 +176,21 @@ def _settle(state: TasksState, task: Task) -> None:
                 state.holding.append(victim)
             else:
                 _forget(state, victim)
-        parent = task.parent_task_id
-        if parent and parent in state.holding and not _holds_open_subtasks(state, parent):  # its last one finished
-            state.holding.remove(parent)
-            _forget(state, parent)
+        _release(state, task.parent_task_id)  # its last open subtask finished
     open_count = len(state.tasks) - len(state.finished) - len(state.holding)
     if open_count > OPEN_LIMIT:
         finished = set(state.finished) | set(state.holding)
         for task_id in [key for key in state.tasks if key not in finished][: open_count - OPEN_LIMIT]:
+            parent = state.tasks[task_id].parent_task_id
             _forget(state, task_id)
+            _release(state, parent)  # its open subtask forgotten: it holds nothing the model knows
+
+
+def _release(state: TasksState, parent: str | None) -> None:
+    """Forget a held parent (`holding`) that holds no subtask any more."""
+    if parent and parent in state.holding and not _holds_open_subtasks(state, parent):
+        state.holding.remove(parent)
+        _forget(state, parent)
 
 
 def on_created(state: TasksState, name: str, event: TaskCreated) -> TasksState:
@@ -458,7 +464,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=17, state=TasksState, initial=TasksState,
+    "tasks", format=18, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

@@ -358,3 +358,22 @@ def test_what_the_model_passes_over_leaves_every_state_as_it_was(run_id: str | N
             assert not changed, (setup, run_id, refs)
         elif setup == "open" and run_id == "r1":
             assert changed  # the run's files or commands: the test can tell a change
+
+
+def test_held_parents_stay_bounded_when_their_open_subtask_is_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cancelled parent past TERMINAL_LIMIT is kept while its subtask is open; when OPEN_LIMIT forgets that
+    subtask, the parent holds nothing the model knows and goes too (it stayed for good: 50 rounds kept 50)."""
+    monkeypatch.setattr(tasks, "TERMINAL_LIMIT", 2)
+    monkeypatch.setattr(tasks, "OPEN_LIMIT", 3)
+    fold = Folder()
+    for round_ in range(50):
+        fold(TaskCreated, task_id=f"P{round_}", title="parent")
+        fold(TaskCreated, task_id=f"C{round_}", title="child", parent_task_id=f"P{round_}")
+        fold(TaskUpdated, task_id=f"P{round_}", status="cancelled")
+        for number in range(3):
+            fold(TaskCreated, task_id=f"d{round_}_{number}", title="done")
+            fold(TaskUpdated, task_id=f"d{round_}_{number}", status="completed")
+        for number in range(4):
+            fold(TaskCreated, task_id=f"o{round_}_{number}", title="open")
+    state = fold.project
+    assert len(state.tasks) <= 3 + 2 and state.holding == [] and len(state.finished) == 2
