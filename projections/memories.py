@@ -9,6 +9,7 @@ primary run of its parent chain.
 """
 
 import re
+from collections.abc import Container
 from typing import Any
 
 import msgspec
@@ -93,13 +94,16 @@ def skip(book: MemoryBook, run_id: str | None, kind: str, reason: str, event_id:
     append_bounded(book.skipped, Skipped(run_id=run_id, kind=kind, reason=reason, event_id=event_id), SKIPPED_LIMIT)
 
 
-def file_memory(book: MemoryBook, memory: Memory, key: str | None) -> None:
-    """Add a memory (newest last, bounded); a one-per-run kind claims its run."""
+def file_memory(book: MemoryBook, memory: Memory, key: str | None, known: Container[str] = ()) -> None:
+    """Add a memory (newest last, bounded); a one-per-run kind claims its run. Past SYNTHESIZED_LIMIT the oldest
+    claim goes whose run is not among `known` (the runs the tasks model still holds): forgotten, a run still
+    known could be given a second memory (5,000 tasks finished without a run in between did that)."""
     if key is not None and memory.kind in ONE_PER_RUN:
         book.synthesized.pop(key, None)
         book.synthesized[key] = f"{memory.kind} {memory.memory_id}"
         while len(book.synthesized) > SYNTHESIZED_LIMIT:
-            del book.synthesized[next(iter(book.synthesized))]
+            going = next((old for old in book.synthesized if old not in known and old != key), None)
+            del book.synthesized[going if going is not None else next(iter(book.synthesized))]
     append_bounded(book.memories, memory, MEMORIES_LIMIT)
     book.total += 1
 

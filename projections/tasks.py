@@ -324,7 +324,7 @@ def _synthesize_task(state: TasksState, task: Task, event: TaskUpdated, name: st
         book.blockers[memory.memory_id] = note
         while len(book.blockers) > mem.MEMORIES_LIMIT:  # as memories are: the older ones have left the book
             del book.blockers[next(iter(book.blockers))]
-    mem.file_memory(book, memory, key)
+    mem.file_memory(book, memory, key, state.runs)
 
 
 def _open_run(run: Run) -> bool:
@@ -439,7 +439,7 @@ def on_session_ended(state: TasksState, name: str, event: SessionEnded) -> Tasks
         provenance={"hook_point": "session_end", "run_id": run.run_id, "files_touched": list(run.files)},
         event_id=event.event_id, created_at=event.created_at, written_at=written_apart(event),
     )
-    mem.file_memory(state.book, memory, run.run_id)
+    mem.file_memory(state.book, memory, run.run_id, state.runs)
     return state
 
 
@@ -464,7 +464,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=18, state=TasksState, initial=TasksState,
+    "tasks", format=19, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

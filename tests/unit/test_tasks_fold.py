@@ -377,3 +377,19 @@ def test_held_parents_stay_bounded_when_their_open_subtask_is_forgotten(monkeypa
             fold(TaskCreated, task_id=f"o{round_}_{number}", title="open")
     state = fold.project
     assert len(state.tasks) <= 3 + 2 and state.holding == [] and len(state.finished) == 2
+
+
+def test_a_run_still_known_keeps_its_claim_past_the_synthesized_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SYNTHESIZED_LIMIT (5,000; 2 here) the oldest claim went whatever it was: tasks finished without a run
+    pushed out a run's, and a session end in that run then gave it a second one-per-run memory."""
+    monkeypatch.setattr(mem, "SYNTHESIZED_LIMIT", 2)
+    fold = Folder()
+    started(fold, session_id="s1")
+    fold(TaskUpdated, task_id="t1", run_id="r1", status="completed")
+    for number in range(3):  # finished with no run: each claims its task
+        fold(TaskCreated, task_id=f"x{number}", title="runless")
+        fold(TaskUpdated, task_id=f"x{number}", status="completed")
+    fold(SessionEnded, session_id="s1", run_id="r1")
+    assert [m.kind for m in fold.memories() if m.run_id == "r1"] == ["task_outcome"]
+    assert fold.project.book.skipped[-1].kind == "session_summary"
+    assert len(fold.project.book.synthesized) == 2
