@@ -31,13 +31,14 @@ MIN_MAX_CHARS = 2500
 #: The largest budget asked for anywhere (the CLI's --max-chars, MCP's max_chars): no brief comes near it.
 MAX_MAX_CHARS = 10**9
 WARNINGS_SHOWN = 3
-#: Counted up whenever the brief's text for the same state changes (2: the workstream section after the blockers,
+#: Counted up whenever the brief's text for the same log changes (2: the workstream section after the blockers,
 #: its count in the heading, a warning that the brief is incomplete first; 3: with a workstream's cursor as the next
 #: action, every next step of the work log under Next steps, a project not a Name quoted in the resume command, the
-#: agent's own work beside the project's, the cut note's "has more"):
+#: agent's own work beside the project's, the cut note's "has more"; 4: read models that keep an open run, a
+#: session not ended, past their bounds, so a brief served past them shows what it had let go of):
 #: `context.served` records it, so a replay whose text differs names the change (releases share a version while
 #: briefs change between them).
-BRIEF_REVISION = 3
+BRIEF_REVISION = 4
 #: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
 TASKS_SHOWN = 8
 RUNS_SHOWN = 3
