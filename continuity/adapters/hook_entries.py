@@ -233,31 +233,46 @@ def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
 
 def project_path(path: str, root: str, cwd: str | None = None) -> str:
     """A file inside the project as a path from its root (`src/app.py`): harnesses name the files they edit by
-    absolute paths, `log --file` takes them from the root, so one file was two in a run's files, and a path of this
-    machine went to every clone. The root is looked for as the store was found, as its real path, and as the
-    harness's own working folder (`cwd`, maybe reached through a link) names it when that resolves to it. Only
-    that leading part is taken off, and only when what is left is a plain path below it (no `..`, `.` or empty
-    segment: `//x` or `../y` named another file): the rest is kept as written, as the secret guard reads it.
-    Anything else stays as given."""
+    absolute paths (a patch's, by paths from their working folder), `log --file` takes them from where it runs,
+    so one file was two in a run's files, and a path of this machine went to every clone. An absolute path loses
+    the root's leading part, the root looked for as the store was found, as its real path, and as the working
+    folder (`cwd`, maybe reached through a link) names it when that resolves to it; a relative one given in a
+    folder below the root gains that folder's path (`x.py` in `src/` is `src/x.py`). Only a plain path (no `..`,
+    `.` or empty part: `//x` or `../y` named another file) is changed, and only by that prefix: the rest is kept
+    as written, as the secret guard reads it. Anything else stays as given."""
     import os
 
-    if not path.startswith("/"):
-        return path
     real = os.path.realpath(root)
+    if not path.startswith("/"):
+        below = _cwd_below(cwd, real)
+        return f"{below[0]}/{path}" if below and below[0] != os.curdir and _plain(path) else path
     for top in dict.fromkeys((root, real)):
         inside = _below(path, top)
         if inside is not None:
             return inside
-    if cwd and cwd.startswith("/") and len(cwd) <= PATH_MAX:  # realpath walks every part: never a huge one
-        cwd = cwd.rstrip("/")
-        below = os.path.relpath(os.path.realpath(cwd or "/"), real)
-        if below != os.pardir and not below.startswith(os.pardir + os.sep):
-            named = cwd if below == os.curdir else cwd[:-len(below) - 1] if cwd.endswith("/" + below) else None
-            if named and os.path.realpath(named) == real:  # not the folder holding a link to a subfolder
-                inside = _below(path, named)
-                if inside is not None:
-                    return inside
+    below = _cwd_below(cwd, real)
+    if below is not None:
+        part, named = below
+        lead = named if part == os.curdir else named[:-len(part) - 1] if named.endswith("/" + part) else None
+        if lead and os.path.realpath(lead) == real:  # not the folder holding a link to a subfolder
+            inside = _below(path, lead)
+            if inside is not None:
+                return inside
     return path
+
+
+def _cwd_below(cwd: str | None, real: str) -> tuple[str, str] | None:
+    """Where the working folder `cwd` is below the project's real root (`src`, or `.` at the root), with `cwd` as
+    named (no trailing slash); None outside it, or for a folder name too long to look at."""
+    import os
+
+    if not cwd or not cwd.startswith("/") or len(cwd) > PATH_MAX:  # realpath walks every part: never a huge one
+        return None
+    named = cwd.rstrip("/") or "/"
+    part = os.path.relpath(os.path.realpath(named), real)
+    if part == os.pardir or part.startswith(os.pardir + os.sep):
+        return None
+    return part.replace(os.sep, "/"), named
 
 
 #: The longest working folder a harness's payload may name for `project_path` to look at (Linux's PATH_MAX).
@@ -265,13 +280,17 @@ PATH_MAX = 4096
 
 
 def _below(path: str, top: str) -> str | None:
-    """`path` from `top` when it is a plain path below it (its parts neither empty, `.` nor `..`), else None."""
+    """`path` from `top` when it is a plain path below it, else None."""
     lead = top.rstrip("/") + "/"
     if not path.startswith(lead) or len(path) == len(lead):
         return None
     inside = path[len(lead):]
-    parts = inside.split("/")
-    return None if any(part in ("", ".", "..") for part in parts) else inside
+    return inside if _plain(inside) else None
+
+
+def _plain(path: str) -> bool:
+    """A relative path whose parts are neither empty, `.` nor `..`."""
+    return bool(path) and not path.startswith("/") and all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def _error_line(payload: dict[str, Any]) -> str | None:

@@ -33,7 +33,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     parser.add_argument("--blocker", action="append", default=[], metavar="ITEM",
                         help="a blocker (repeatable)")
     parser.add_argument("--file", action="append", default=[], metavar="PATH",
-                        help="a file touched (repeatable)")
+                        help="a file touched (repeatable); one inside the project is recorded from its root")
     parser.add_argument("--artifact", action="append", default=[], metavar="PATH",
                         help="an artifact produced (repeatable)")
     parser.add_argument("--handoff", action="append", default=[], metavar="PATH",
@@ -101,6 +101,15 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         note=parse_note(args.note_json),
     )
     store = open_store(args)
+    if request.files:  # from the project root, as a hook records them (hook_entries.project_path)
+        import os
+
+        import msgspec
+
+        from continuity.adapters.hook_entries import project_path
+
+        request = msgspec.structs.replace(request, files=tuple(
+            project_path(path, store.root, os.getcwd()) for path in request.files))
     decide = decide_checkpoint if args.checkpoint else decide_log
     drafts = decide(identity_from(args, store), request)
     stored = store.open_log().append_many(drafts, redact=args.redact)[0]

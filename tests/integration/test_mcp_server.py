@@ -306,7 +306,7 @@ def test_log_and_checkpoint_are_attributed_to_the_current_run_once(tmp_path: Pat
                   payload(await call("log", {"message": "elsewhere", "task_id": other, **who})),
                   payload(await call("log", {"message": "no session", "files": ["x.py"]}))]
         second = payload(await call("start_agent_run", {"task_id": task, **who}))
-        after_second = payload(await call("log", {"message": "second", "files": ["src/b.py"], **who}))
+        after_second = payload(await call("log", {"message": "second", "files": [str(root / "src" / "b.py")], **who}))
         updated = payload(await call("update_task", {"task_id": task, "status": "completed", **who}))
         payload(await call("complete_agent_run", {"run_id": second["run_id"], "output_summary": "done", **who}))
         after = payload(await call("log", {"message": "after", "files": ["late.py"], **who}))
@@ -317,6 +317,7 @@ def test_log_and_checkpoint_are_attributed_to_the_current_run_once(tmp_path: Pat
     assert [entry["event"]["run_id"] for entry in logged] == [first, first, None, None]
     assert [entry["event"]["task_id"] for entry in logged[:2]] == [task, task]
     assert second["run_id"] != first and after_second["event"]["run_id"] == second["run_id"]
+    assert after_second["event"]["refs"]["files"] == ["src/b.py"]  # an absolute path in the project, from its root
     assert after["event"]["run_id"] is None  # complete_agent_run cleared the session's current run
     from continuity.core.store import Store
     from continuity.tasks.service import tasks_state

@@ -42,7 +42,7 @@ VALUES = st.one_of(
     st.text(max_size=12),
     st.sampled_from(["edited the parser", "", "-x", "-5", "a..b", "x" * 1001, "line\nbreak", "\x1b[31m", "\u2028",
                      "\x00", SECRET, "password=hunter2secret", "curl https://u:s3cretpass@h/x", "é 😀", "--json",
-                     "[x]", "a/b", "ok-name"]),
+                     "[x]", "a/b", "ok-name", "{root}/src/a.py", "{root}//src/a.py", "{root}/../b.py"]),
 )
 NAMES = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,12}\Z")
 NAME_FLAGS = ["--type", "--phase", "--project", "--host", "--agent", "--session", "--run", "--task", "--mission"]
@@ -577,3 +577,22 @@ def test_session_start_and_status_do_not_load_the_sync_engine(template: Path) ->
         modules = imported_by(argv, template, stdin)
         assert "continuity.sync.health" in modules  # the question is asked (so the check below can fail)
         assert {"continuity.sync.engine", "continuity.sync.clone", "continuity.sync.git"} & modules == set()
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_log_names_a_file_of_the_project_from_its_root(runs: Runs, capsys: pytest.CaptureFixture[str],
+                                                       typed: bool) -> None:
+    """`log --file` took a path as typed: an absolute one, or one relative to a subfolder, named the same file as a
+    hook's path from the root differently. Inside the project it is named from the root (only a plain path gains
+    or loses the prefix); elsewhere, or not plain, as given."""
+    runs.fresh()
+    (runs.root / "src").mkdir()
+    given = [str(runs.root / "src" / "a.py"), "b.py", "../c.py", "./d.py", "/etc/hosts", f"{runs.root}//e.py"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(runs.root / "src")
+        if typed:
+            typed_only(patch)
+        assert main(["log", "edited", *[arg for path in given for arg in ("--file", path)]]) == 0
+    capsys.readouterr()
+    [event] = [json.loads(path.read_bytes()) for path in all_event_files(runs.root)]
+    assert event["refs"]["files"] == ["src/a.py", "src/b.py", "../c.py", "./d.py", "/etc/hosts", f"{runs.root}//e.py"]

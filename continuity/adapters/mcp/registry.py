@@ -54,7 +54,7 @@ FIELD_HELP = {
     "in_progress": "what is under way",
     "next": "next steps; the first is the next action a resumed session starts from",
     "blockers": "what blocks the work (a checkpoint that states any replaces the old ones)",
-    "files": "files touched",
+    "files": "files touched (an absolute path inside the project is recorded from its root)",
     "command": "a command that was run (exit_code and command_summary need it)",
     "note": "extra structured note (a JSON object)",
     "redact": "store secret-like text as [REDACTED:<rule>] instead of refusing the call",
