@@ -70,6 +70,8 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
         (f"{link}/sub/", f"{link}/sub/b.py", "sub/b.py"),
         (project, "/etc/hosts", "/etc/hosts"),
         (project, "src/rel.py", "src/rel.py"),
+        (project / "sub", "b.py", "sub/b.py"),  # relative to the harness's folder below the root
+        (project / "sub", "../c.py", "../c.py"),
         (project, f"{project}/", f"{project}/"),
         (project, str(project), str(project)),
         (project, f"{project}x/app.py", f"{project}x/app.py"),
