@@ -84,11 +84,12 @@ def inbox_items(inbox: InboxState, team: str, agent: str | None, *, read: bool =
 
 
 def pending_handoffs(handoffs: HandoffsState, agents: Collection[str]) -> list[dict[str, Any]]:
-    """Pending handoffs addressed to any of `agents`, oldest first."""
-    return [{"handoff_id": h.handoff_id, "from": h.from_agent, "to": h.to_agent, "task": h.for_task,
-             "message": h.message, "created_at": h.created_at}
+    """Pending handoffs addressed to any of `agents`, and those addressed to a host (any agent may take one: these
+    reads know no host, as `resume-bundle` with none), oldest first."""
+    return [{"handoff_id": h.handoff_id, "from": h.from_agent, "to": h.to_agent, "to_host": h.to_host,
+             "task": h.for_task, "message": h.message, "created_at": h.created_at}
             for h in sorted(handoffs.open.values(), key=lambda h: (h.created_at, h.handoff_id))
-            if h.state == "pending" and h.to_agent in agents]
+            if h.state == "pending" and (h.to_agent in agents or (h.to_agent is None and h.to_host))]
 
 
 def claimable(roles: RolesState, team: str, agent: str, now_us: int) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ def messages(items: list[dict[str, Any]], *, whole: bool = False) -> list[str]:
 def handoffs(items: list[dict[str, Any]]) -> list[str]:
     """`  - <id> from <agent>: <message>` per pending handoff."""
     return [f"  - {h['handoff_id']} from {one_line(h['from'] or '-')}"
+            + (f" to any agent on {one_line(h['to_host'])}" if h.get("to_host") and not h.get("to") else "")
             + (f" (task {one_line(h['task'])})" if h.get("task") else "")
             + f": {one_line(_handoff_gist(h))}" for h in items]
 

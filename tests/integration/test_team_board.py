@@ -120,6 +120,22 @@ def test_briefing_sections(project: Path, capsys: Capture) -> None:
     assert all_event_files(project) == events  # a read records nothing
 
 
+def test_a_handoff_to_a_host_reaches_the_queue_and_the_briefing(project: Path, capsys: Capture) -> None:
+    """Any named agent may take a handoff addressed to a host, but `queue` and `briefing` matched the addressee
+    agent only: it reached nobody there (only resume-bundle). Listed for every agent, saying so."""
+    code, out, err = run(capsys, "handoff", "create", "--agent", "amy", "--to-host", "claude-code", "--task", "T9",
+                         "--message", "host handoff", "--json")
+    assert code == 0, err
+    handoff = json.loads(out)["handoff_id"]
+    queued = as_json(capsys, "queue", "core", "--agent", "bo")["handoffs"]
+    assert [(item["handoff_id"], item["to"], item["to_host"]) for item in queued] == [(handoff, None, "claude-code")]
+    assert f"{handoff} from amy to any agent on claude-code (task T9): host handoff" in run(
+        capsys, "queue", "core", "--agent", "bo")[1]
+    briefing = as_json(capsys, "briefing", "core", "--all")
+    assert [item["handoff_id"] for item in briefing["pending_handoffs"]["items"]] == [handoff]
+    assert run(capsys, "handoff", "accept", handoff, "--agent", "bo")[0] == 0
+    assert as_json(capsys, "queue", "core", "--agent", "bo")["handoffs"] == []
+
 def test_briefing_shows_the_agents_work(project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
     """The briefed agent's open runs and open tasks (not another agent's), and the newest memories."""
     def task(title: str, agent: str) -> str:
