@@ -11,6 +11,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 MAX_STDIN = 4 * 1024 * 1024
@@ -139,8 +140,7 @@ def tool_entry(payload: dict[str, Any], *, failed: bool, root: str | None = None
             return None
         if root is not None:
             cwd = payload.get("cwd")
-            files = list(dict.fromkeys(project_path(path, root, cwd if isinstance(cwd, str) else None)
-                                       for path in files))
+            files = list(dict.fromkeys(project_paths(files, root, cwd if isinstance(cwd, str) else None)))
         return {"type": "edit_failed" if failed else "edit", "refs": {"files": files}, "note": note,
                 "message": text_of(f"{tool}{outcome} {', '.join(files)}")}  # cut before a secret, as text_of cuts
     if tool in SHELL_TOOLS:
@@ -259,6 +259,11 @@ def project_path(path: str, root: str, cwd: str | None = None) -> str:
             if inside is not None:
                 return inside
     return path
+
+
+def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tuple[str, ...]:
+    """`project_path` of each."""
+    return tuple(project_path(path, root, cwd) for path in paths)
 
 
 def _cwd_below(cwd: str | None, real: str) -> tuple[str, str] | None:

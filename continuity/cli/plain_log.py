@@ -103,9 +103,9 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any]] | Non
     if request["files"]:  # from the project root, as a hook records them (hook_entries.project_path)
         import os
 
-        from continuity.adapters.hook_entries import project_path
+        from continuity.adapters.hook_entries import project_paths
 
-        request["files"] = tuple(project_path(path, store.root, os.getcwd()) for path in request["files"])
+        request["files"] = project_paths(request["files"], store.root, os.getcwd())
     if options["project"] is not None:  # `--project ""` refused as argparse's path refuses it
         check_project_name(options["project"])
     flags = {"project": options["project"], "host": options["host"], "agent_id": options["agent"],

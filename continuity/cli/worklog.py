@@ -106,10 +106,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
 
         import msgspec
 
-        from continuity.adapters.hook_entries import project_path
+        from continuity.adapters.hook_entries import project_paths
 
-        request = msgspec.structs.replace(request, files=tuple(
-            project_path(path, store.root, os.getcwd()) for path in request.files))
+        request = msgspec.structs.replace(request, files=project_paths(request.files, store.root, os.getcwd()))
     decide = decide_checkpoint if args.checkpoint else decide_log
     drafts = decide(identity_from(args, store), request)
     stored = store.open_log().append_many(drafts, redact=args.redact)[0]

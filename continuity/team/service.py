@@ -241,7 +241,8 @@ def _from_log(read: TeamRead, team: str, agent: str, tasks: list[str] | None, as
     (the same replay: an event that is not the one its name says, or that a served brief's store did not hold
     yet, is left out): what the team model let go of past its bounds (100 teams, 500 agents a team, 200 tasks an
     agent) is still the log's, and resume finds it there instead of answering that there is none. A pure read of
-    every event up to the model's point (about 0.6 s at 100,000); reads fail open, with a warning."""
+    every event up to the model's point, as a rebuild of the one model reads them, made only where the model has
+    let go of any snapshot; reads fail open, with a warning."""
     from continuity.readside.replay import known_at, models_until, resolve_point
     from events.errors import StoreUnsafe
     from events.team import SnapshotTaken

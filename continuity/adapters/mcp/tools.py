@@ -121,9 +121,9 @@ def _append(request: Any, store: Store, *, checkpoint: bool) -> dict[str, Any]:
     decide = decide_checkpoint if checkpoint else decide_log
     work = pick(WorkRequest, request)
     if work.files:  # an absolute path inside the project from its root, as a hook records it
-        from continuity.adapters.hook_entries import project_path
+        from continuity.adapters.hook_entries import project_paths
 
-        work = msgspec.structs.replace(work, files=tuple(project_path(path, store.root) for path in work.files))
+        work = msgspec.structs.replace(work, files=project_paths(work.files, store.root))
     drafts = decide(identity(request, store), work)
     stored = store.open_log().append_many(drafts, redact=request.redact)[0]
     return {"ok": True, "action": "checkpoint" if checkpoint else "log", "event_id": stored.event_id,
