@@ -118,7 +118,7 @@ def tool_entry(payload: dict[str, Any], *, failed: bool, root: str | None = None
     """The work-log fields for one tool call (an edit or a command), or None for other tools.
 
     `refs` holds plain dicts: `files` and `commands` (each `{command, exit_code, summary}`). A file inside the
-    project `root` is named from it (`project_path`).
+    project `root` is named from it (`project_paths`).
     """
     # One line without control characters (an MCP server may name its tools anything; `\x1b[31m` left the
     # failed call unrecorded: a message may not hold it).
@@ -231,56 +231,61 @@ def _edited_files(tool: str, tool_input: dict[str, Any]) -> list[str]:
     return _patch_files(tool_input)
 
 
-def project_path(path: str, root: str, cwd: str | None = None) -> str:
-    """A file inside the project as a path from its root (`src/app.py`): harnesses name the files they edit by
+def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tuple[str, ...]:
+    """Each file inside the project as a path from its root (`src/app.py`): harnesses name the files they edit by
     absolute paths (a patch's, by paths from their working folder), `log --file` takes them from where it runs,
     so one file was two in a run's files, and a path of this machine went to every clone. An absolute path loses
     the root's leading part, the root looked for as the store was found, as its real path, and as the working
     folder (`cwd`, maybe reached through a link) names it when that resolves to it; a relative one given in a
     folder below the root gains that folder's path (`x.py` in `src/` is `src/x.py`). Only a plain path (no `..`,
     `.` or empty part: `//x` or `../y` named another file) is changed, and only by that prefix: the rest is kept
-    as written, as the secret guard reads it. Anything else stays as given."""
+    as written, as the secret guard reads it. Anything else stays as given. The root is resolved once, the
+    working folder only when a path needs it."""
     import os
 
     real = os.path.realpath(root)
-    if not path.startswith("/"):
-        below = _cwd_below(cwd, real)
-        return f"{below[0]}/{path}" if below and below[0] != os.curdir and _plain(path) else path
-    for top in dict.fromkeys((root, real)):
-        inside = _below(path, top)
-        if inside is not None:
-            return inside
-    below = _cwd_below(cwd, real)
-    if below is not None:
-        part, named = below
-        lead = named if part == os.curdir else named[:-len(part) - 1] if named.endswith("/" + part) else None
-        if lead and os.path.realpath(lead) == real:  # not the folder holding a link to a subfolder
-            inside = _below(path, lead)
+    tops = tuple(dict.fromkeys((root, real)))
+    looked: list[tuple[str | None, str | None]] = []
+
+    def from_cwd() -> tuple[str | None, str | None]:
+        if not looked:
+            looked.append(_cwd_parts(cwd, real))
+        return looked[0]
+
+    def named(path: str) -> str:
+        if not path.startswith("/"):
+            prefix = from_cwd()[0] if _plain(path) else None
+            return f"{prefix}/{path}" if prefix else path
+        for top in tops:
+            inside = _below(path, top)
             if inside is not None:
                 return inside
-    return path
+        lead = from_cwd()[1]
+        inside = _below(path, lead) if lead is not None else None
+        return path if inside is None else inside
+
+    return tuple(named(path) for path in paths)
 
 
-def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tuple[str, ...]:
-    """`project_path` of each."""
-    return tuple(project_path(path, root, cwd) for path in paths)
-
-
-def _cwd_below(cwd: str | None, real: str) -> tuple[str, str] | None:
-    """Where the working folder `cwd` is below the project's real root (`src`, or `.` at the root), with `cwd` as
-    named (no trailing slash); None outside it, or for a folder name too long to look at."""
+def _cwd_parts(cwd: str | None, real: str) -> tuple[str | None, str | None]:
+    """For a working folder `cwd` below the project's real root: its path from the root (None at the root) and the
+    root as `cwd` names it (None when that does not resolve to the root: the folder holding a link to a subfolder);
+    (None, None) outside it, or for a folder name too long to look at."""
     import os
 
     if not cwd or not cwd.startswith("/") or len(cwd) > PATH_MAX:  # realpath walks every part: never a huge one
-        return None
+        return None, None
     named = cwd.rstrip("/") or "/"
-    part = os.path.relpath(os.path.realpath(named), real)
-    if part == os.pardir or part.startswith(os.pardir + os.sep):
-        return None
-    return part.replace(os.sep, "/"), named
+    part = os.path.relpath(os.path.realpath(named), real).replace(os.sep, "/")
+    if part == os.pardir or part.startswith(os.pardir + "/"):
+        return None, None
+    if part == os.curdir:
+        return None, named
+    lead = named[:-len(part) - 1] if named.endswith("/" + part) else None
+    return part, lead if lead and os.path.realpath(lead) == real else None
 
 
-#: The longest working folder a harness's payload may name for `project_path` to look at (Linux's PATH_MAX).
+#: The longest working folder a harness's payload may name for `project_paths` to look at (Linux's PATH_MAX).
 PATH_MAX = 4096
 
 

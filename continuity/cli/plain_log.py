@@ -100,7 +100,7 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any]] | Non
     from events import plain
 
     store = find_store(root=options["root"])
-    if request["files"]:  # from the project root, as a hook records them (hook_entries.project_path)
+    if request["files"]:  # from the project root, as a hook records them (hook_entries.project_paths)
         import os
 
         from continuity.adapters.hook_entries import project_paths

@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         note=parse_note(args.note_json),
     )
     store = open_store(args)
-    if request.files:  # from the project root, as a hook records them (hook_entries.project_path)
+    if request.files:  # from the project root, as a hook records them (hook_entries.project_paths)
         import os
 
         import msgspec
