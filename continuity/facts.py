@@ -8,14 +8,16 @@ Everything here fails open: a missing git binary or an unreadable file is a warn
 from __future__ import annotations
 
 import os
-import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.fsio import project_file
 from continuity.core.text import control_pictures
 from events import clock
 from events.archive import GitFacts
 from events.context import GitNow, RunFile, ViewInputs
+
+if TYPE_CHECKING:
+    import subprocess  # imported where git is run: a brief outside a work tree starts none
 
 READ_FIRST_CANDIDATES = (
     "AGENTS.md",
@@ -102,6 +104,8 @@ class GitCall:
         self._problem: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._given = given  # written to its stdin (`hash-object --stdin-paths`) when read
+        import subprocess
+
         try:
             self._process = subprocess.Popen(
                 ["git", "-C", root, *args], stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
@@ -118,6 +122,8 @@ class GitCall:
         process = self._process
         if process is None:
             raise GitUnavailable(self._problem or "git did not start")
+        import subprocess
+
         try:
             out, err = process.communicate(self._given, timeout=GIT_TIMEOUT)
         except (subprocess.TimeoutExpired, OSError) as error:
@@ -468,6 +474,8 @@ def ls_remote(root: str, remote: str, ref: str) -> tuple[list[tuple[str, str]] |
     """
     env = git_environ(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0",
                       GIT_ALLOW_PROTOCOL=LS_REMOTE_PROTOCOLS, GIT_SSH_COMMAND="ssh -o BatchMode=yes")
+    import subprocess
+
     try:
         result = subprocess.run(["git", "ls-remote", "--", remote, ref], cwd=root, capture_output=True, text=True,
                                 errors="replace", timeout=LS_REMOTE_TIMEOUT, env=env, stdin=subprocess.DEVNULL)

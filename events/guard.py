@@ -123,6 +123,8 @@ from __future__ import annotations
 
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
     from collections.abc import Iterator
@@ -613,7 +615,7 @@ _MAX_ROUNDS = 64
 #: What is glued to a token's end and goes with it: another token's body, with its dotted parts (`ya29.`, `hvs.`,
 #: `dp.st.prd.`, a JWT's), but not a file's extension (`notes/<token>.md` keeps `.md`, `.tar.gz` too: dotted parts
 #: go only up to one of 8 characters or more).
-_GLUED = re.compile(r"[A-Za-z0-9_-]*(?:(?:\.[A-Za-z0-9_-]{1,7})*\.[A-Za-z0-9_-]{8,})*")
+_GLUED = lazyre.pattern(r"[A-Za-z0-9_-]*(?:(?:\.[A-Za-z0-9_-]{1,7})*\.[A-Za-z0-9_-]{8,})*")
 
 
 def _rule_of(match: re.Match[str]) -> tuple[str, tuple[int, int] | None]:
@@ -692,7 +694,7 @@ def _glued_end(pattern: re.Pattern[str], text: str, end: int, limit: int) -> int
     `-1-SECRET`): what is glued on goes too, up to a token of its own there (the next round finds it after this
     marker: `AKIA...ghp_...` stays two), and never past `limit`, the next match (so a run of many tokens glued one
     to the next is read once; read to the run's end for each token, it was quadratic)."""
-    tail = _GLUED.match(text, end, limit)  # always matches (it may be empty)
+    tail = _GLUED().match(text, end, limit)  # always matches (it may be empty)
     glued = end if tail is None else tail.end()
     if glued == end:
         return end
@@ -780,7 +782,7 @@ _NAMES_A_SECRET: dict[str, bool] = {}
 _KEYS_KEPT = 20_000
 
 
-_MARKERS = re.compile(r"\[REDACTED:[a-z-]+\]")
+_MARKERS = lazyre.pattern(r"\[REDACTED:[a-z-]+\]")
 
 
 def _paired_secret(key: str, value: str) -> str | None:
@@ -792,7 +794,7 @@ def _paired_secret(key: str, value: str) -> str | None:
         return None
     if _rules_in(value):  # each match a space: a marker reads as a placeholder, or a subscript (`x_[REDACTED`);
         # what the token leaves at the front (`!`, `@`, `/` between it and a password) goes too
-        text = entry_text(key, _MARKERS.sub(" ", redact_text(value)[0]).lstrip(" \t!@#$%^&*,;:/|~.-_=+"))
+        text = entry_text(key, _MARKERS().sub(" ", redact_text(value)[0]).lstrip(" \t!@#$%^&*,;:/|~.-_=+"))
     rule = None if text is None else find_secret(text)
     if rule is None or find_secret(key) is not None:
         return None

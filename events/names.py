@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from events import clock
+from events import clock, lazyre
 from events.records import NamedTuple
 
 #: A stamp (UTC microseconds) and a node id, as regular-expression text (archive and Markdown names use them too).
@@ -22,7 +22,7 @@ NODE_PATTERN = re.compile(rf"^{NODE}\Z")  # \Z: `$` would also take a name endin
 #: A stamp whose time of day is one: hours 00-23, minutes and seconds 00-59 (its day: `is_day`).
 _REAL_STAMP = r"[0-9]{8}_(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]_[0-9]{6}"
 _NAME = re.compile(rf"^({_REAL_STAMP})-({NODE})-([0-9a-f]{{12}})\.json\Z")
-_EVENT_ID = re.compile(rf"^RCE-({_REAL_STAMP})-({NODE})\Z")
+_EVENT_ID = lazyre.pattern(rf"^RCE-({_REAL_STAMP})-({NODE})\Z")
 _DAYS: dict[str, bool] = {}
 HASH_CHARS = 12
 #: Every event file name has this length: stamp, node, hash and ".json".
@@ -69,7 +69,7 @@ def is_day(text: str) -> bool:
 
 def parse_event_id(text: str) -> tuple[str, str] | None:
     """`(stamp, node)` of an event id, or None."""
-    match = _EVENT_ID.match(text)
+    match = _EVENT_ID().match(text)
     return None if match is None or not is_day(match[1][:8]) else (match[1], match[2])
 
 

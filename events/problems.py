@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_PATTERN = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)' - at `\$(?P<path>[^`]*)`$")
+_PATTERN = lazyre.pattern(r"^Expected `str` matching regex '(?P<pattern>.*)' - at `\$(?P<path>[^`]*)`$")
 #: (a fragment of the regex as msgspec prints it, what the value must be), most specific first.
 #: What a refused Name is told (events/base.py's Name, the ids continuity's own commands take).
 NAME_RULE = ("is not a valid id: letters, digits and ._:@+=-, starting with a letter or digit, no '..', at most 128 "
@@ -30,8 +32,8 @@ _RULES = (
     ("0-9a-f]{64}", "is not a SHA-256 (64 lowercase hex digits)"),
     ("[0-9]{8}_[0-9]{6}_[0-9]{6}", "is not a stamp (YYYYMMDD_HHMMSS_ffffff)"),
 )
-_LENGTH = re.compile(r"^Expected `str` of length <= (?P<most>[0-9]+) - at `\$(?P<path>[^`]*)`$")
-_BOUND = re.compile(r"^Expected `(?P<type>str|array|object|int|float)`(?P<of> of length)? (?P<op>[<>]=?) "
+_LENGTH = lazyre.pattern(r"^Expected `str` of length <= (?P<most>[0-9]+) - at `\$(?P<path>[^`]*)`$")
+_BOUND = lazyre.pattern(r"^Expected `(?P<type>str|array|object|int|float)`(?P<of> of length)? (?P<op>[<>]=?) "
                     r"(?P<bound>-?[0-9.]+) - at `\$(?P<path>[^`]*)`$")
 _OPS = {"<=": "at most", "<": "less than", ">=": "at least", ">": "more than"}
 #: Shown of a refused value at most (characters).
@@ -44,14 +46,14 @@ def readable(line: str, document: Any = None) -> str:
     `document`: the plain-JSON form of what was validated, to name the value and its first
     offending character.
     """
-    longest = _LENGTH.match(line)
+    longest = _LENGTH().match(line)
     if longest is not None:
         path = longest["path"].lstrip(".") or "the value"
         return f"{path} {_shown(_at(document, longest['path']))}is too long: at most {longest['most']} characters"
-    bound = _BOUND.match(line)
+    bound = _BOUND().match(line)
     if bound is not None:
         return _bound_line(bound)
-    found = _PATTERN.match(line)
+    found = _PATTERN().match(line)
     if found is None:
         return line
     pattern, path = found["pattern"], found["path"].lstrip(".") or "the value"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -32,7 +34,7 @@ GEMINI_EVENTS = {
 #: The lines Gemini CLI's shell tool appends to the command's output in `llmContent`, last first.
 _GEMINI_TRAILER = ("Process Group PGID: ", "Background PIDs: ", "Signal: ", "Exit Code: ", "Error: ")
 #: Cursor reads `continue` from beforeSubmitPrompt's answer; say it outright rather than rely on a default.
-_CURSOR_PROMPT = re.compile(rb'"hook_event_name"\s*:\s*"beforeSubmitPrompt"')
+_CURSOR_PROMPT = lazyre.pattern(rb'"hook_event_name"\s*:\s*"beforeSubmitPrompt"')
 
 
 def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def brief_output(harness: str, brief: str) -> dict[str, Any]:
 
 def ack(harness: str, raw: bytes) -> str | None:
     """A line a harness needs on stdout whatever happened (Cursor's beforeSubmitPrompt: go on), else None."""
-    if harness == "cursor" and _CURSOR_PROMPT.search(raw):
+    if harness == "cursor" and _CURSOR_PROMPT().search(raw):
         return '{"continue": true}'
     return None
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -19,8 +21,8 @@ MESSAGE_CHARS = 2000
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
               "apply_patch": None, "ApplyPatch": None, "write_file": "file_path", "replace": "file_path"}
 SHELL_TOOLS = ("Bash", "shell", "Shell", "exec_command", "local_shell", "container.exec", "run_shell_command")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
-_EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
+_PATCH_FILE = lazyre.pattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+_EXIT_IN_TEXT = lazyre.pattern(r"\bexit(?:ed with)?(?: code|status)?[ :=]*(-?\d{1,4})\b", re.I)
 
 
 #: A terminal's escape sequences (CSI, as ESC [ or the 8-bit 0x9B; OSC, to BEL or ST; two-character escapes), and
@@ -216,7 +218,7 @@ def _patch_files(tool_input: dict[str, Any]) -> list[str]:
         if isinstance(value, list):
             value = _joined(value, "\n", 1 << 20)
         if isinstance(value, str) and "*** " in value:
-            found = [match.strip() for match in _PATCH_FILE.findall(value)]
+            found = [match.strip() for match in _PATCH_FILE().findall(value)]
             if found:
                 return [path for path in (text_of(item, 1024) for item in found[:100]) if path]
     return []
@@ -318,7 +320,7 @@ def _exit_code_in(text: str | None) -> int | None:
     """An exit code stated in an error text ("Exit code 2", "exited with status 1")."""
     if not text:
         return None
-    found = _EXIT_IN_TEXT.search(text)
+    found = _EXIT_IN_TEXT().search(text)
     return int(found.group(1)) if found else None
 
 

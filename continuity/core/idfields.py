@@ -11,6 +11,8 @@ import math
 import os
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -37,12 +39,12 @@ def is_name(value: object) -> bool:
 
 #: A project name any event can carry, as events/base.py's `ProjectName` (a Name, or a seed-004 project's name; never
 #: a lone surrogate, the trace of bytes that were not UTF-8, which no event file can hold).
-_PROJECT_NAME = re.compile(r"(?!\.\Z)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f\ud800-\udfff]{1,128}", re.DOTALL)
+_PROJECT_NAME = lazyre.pattern(r"(?!\.\Z)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f\ud800-\udfff]{1,128}", re.DOTALL)
 
 
 def is_project_name(value: object) -> bool:
     """Whether an event may carry `value` as its project (`runtime-continuity` writes any such name, contract I4)."""
-    return isinstance(value, str) and _PROJECT_NAME.fullmatch(value) is not None
+    return isinstance(value, str) and _PROJECT_NAME().fullmatch(value) is not None
 
 
 def hashed_id(value: str) -> str:

@@ -7,12 +7,11 @@ Paths are plain strings here: this module is on the hook path, where importing p
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from continuity.core.errors import ConfigBroken, StoreNotFound, UsageError
 from continuity.core.fsio import write_atomic
-from events import osfs
+from events import lazyre, osfs
 from events.errors import ContinuityError, WriteFailed
 
 TYPE_CHECKING = False
@@ -20,7 +19,7 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
     from typing import Any
 
 STORE_PARTS = (".agent", "runtime-continuity")
-_NAME_OK = re.compile(r"[^A-Za-z0-9._:@+=-]+")
+_NAME_OK = lazyre.pattern(r"[^A-Za-z0-9._:@+=-]+")
 #: The node of a log opened only to read: it never appends, so it never needs a real id.
 READ_ONLY_NODE = "00000000"
 CONFIG_LIMIT = 1 << 20  # config.json holds a few settings: a bigger one is refused as unreadable
@@ -104,7 +103,7 @@ def project_name_for(root: str) -> str:
     """A valid project name derived from a folder's name."""
     from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
 
-    name = _NAME_OK.sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
+    name = _NAME_OK().sub("-", os.path.basename(os.path.normpath(root))).strip("-.") or "project"
     return cut(name.replace("..", "."), 128).strip("-.") or "project"
 
 

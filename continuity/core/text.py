@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from events import lazyre
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path prints through this module
     from collections.abc import Iterator
@@ -97,7 +99,7 @@ def block(text: str, indent: str = "  ", *, exact: bool = False) -> str:
 
 #: What CommonMark reads as the start of a block (after up to three spaces): an ATX heading, a list item,
 #: a quote, a numbered item, a thematic break, a setext underline, a fence, an HTML block.
-_BLOCK_START = re.compile(
+_BLOCK_START = lazyre.pattern(
     r"#{1,6}(?:[ \t]|$)|[-+*](?:[ \t]|$)|>|\d{1,9}[.)](?:[ \t]|$)"
     r"|(?:\*[ \t]*){3,}$|(?:-[ \t]*){3,}$|(?:_[ \t]*){3,}$|=+[ \t]*$|-+[ \t]*$"
     r"|```|~~~|<[A-Za-z/!?]"
@@ -108,7 +110,7 @@ def _inert(line: str, exact: bool = False) -> str:
     """`line`, with a backslash before the marker if Markdown would start a block with it."""
     body = line.lstrip(" \t")
     if exact:
-        if not _BLOCK_START.match(body):
+        if not _BLOCK_START().match(body):
             return line
     elif not body or not (body[0] in _MARKERS or body.startswith(("```", "~~~"))
                           or (body[0].isdecimal() and re.match(_LIST_NUMBER, body))):

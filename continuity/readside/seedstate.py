@@ -9,12 +9,11 @@ so that seed-004 callers see it current without a catch-up on the hook path.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from continuity.core.fsio import pretty_json, read_json, write_if_changed
 from continuity.core.paths import archive_relpath, event_relpath
-from events import names
+from events import lazyre, names
 
 STATE_NAME = "state.json"
 
@@ -79,9 +78,9 @@ def _archive_id(path: object) -> str | None:
     if not isinstance(path, str) or not path.startswith(ARCHIVES_REL) or not path.endswith(".json"):
         return None
     archive_id = path[len(ARCHIVES_REL):-5]
-    return archive_id if _ARCHIVE_ID.match(archive_id) and path == archive_relpath(archive_id) else None
+    return archive_id if _ARCHIVE_ID().match(archive_id) and path == archive_relpath(archive_id) else None
 
 
 EVENTS_REL = event_relpath("x").rsplit("/", 2)[0] + "/"
 ARCHIVES_REL = archive_relpath("x").rsplit("/", 1)[0] + "/"
-_ARCHIVE_ID = re.compile(rf"RC-{names.STAMP}(?:-{names.NODE})?\Z")
+_ARCHIVE_ID = lazyre.pattern(rf"RC-{names.STAMP}(?:-{names.NODE})?\Z")

@@ -38,7 +38,7 @@ from continuity.readside.seedstate import seed_state, write_seed_state
 from continuity.readside.views import SESSION_MODELS, Models
 from continuity.sessions.archives import ArchiveRecord, archive_schema, record_of
 from continuity.sessions.templates import render_archive_markdown, render_seed_markdown
-from events import osfs
+from events import lazyre, osfs
 from events.base import Event
 from events.errors import ContinuityError, EventsUnlisted
 from events.names import NODE, STAMP
@@ -196,27 +196,27 @@ def _link_latest(link: str, target: str, relative: str) -> None:
 
 
 #: The archive a Markdown archive is of, near its top (`- Archive: \`RC-<stamp>\``, in either language).
-_ARCHIVE_IN_TEXT = re.compile(rf"`RC-({STAMP})`")
+_ARCHIVE_IN_TEXT = lazyre.pattern(rf"`RC-({STAMP})`")
 
 
 def _newer_copy(link: str, mine: str) -> bool:
     """Whether `latest.md`, a copy where links fail, is of an archive taken after the one named `mine`."""
-    ours = _MARKDOWN_NAME.match(mine)
+    ours = _MARKDOWN_NAME().match(mine)
     try:
         head = osfs.read_regular(link, follow=False)[:4096].decode("utf-8", "replace")
     except OSError:  # none yet, a link, or not a file: written as before
         return False
-    theirs = _ARCHIVE_IN_TEXT.search(head)
+    theirs = _ARCHIVE_IN_TEXT().search(head)
     return ours is not None and theirs is not None and theirs[1] > ours[1]
 
 
 #: A Markdown archive's name: its stamp sorts as its archive's time does.
-_MARKDOWN_NAME = re.compile(rf"ctx_({STAMP})(?:-{NODE})?\.md\Z")
+_MARKDOWN_NAME = lazyre.pattern(rf"ctx_({STAMP})(?:-{NODE})?\.md\Z")
 
 
 def _newer_markdown(current: str, mine: str) -> bool:
     """Whether the archive `latest.md` names now was taken after `mine` (both our names; else no)."""
-    theirs, ours = _MARKDOWN_NAME.match(current), _MARKDOWN_NAME.match(mine)
+    theirs, ours = _MARKDOWN_NAME().match(current), _MARKDOWN_NAME().match(mine)
     return theirs is not None and ours is not None and theirs[1] > ours[1]
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
-from events import clock, osfs
+from events import clock, lazyre, osfs
 from events.names import ISO_TIME
 from events.plain import Unsure, complete
 
@@ -20,8 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_NOT_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
-_DOTS = re.compile(r"\.{2,}")
+_NOT_SEGMENT = lazyre.pattern(r"[^A-Za-z0-9._-]+")
+_DOTS = lazyre.pattern(r"\.{2,}")
 SCHEMA = "coord.teams.continuity.v1"
 POINTER_SCHEMA = "coord.continuity-latest.v1"
 POINTER_NAME = "LATEST.json"
@@ -64,7 +63,7 @@ def _segment(task: str, limit: int) -> str:
     """Runs of other characters as `-`, runs of dots as one, at most `limit` characters, trimmed at both ends."""
     from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
 
-    return cut(_DOTS.sub(".", _NOT_SEGMENT.sub("-", task)), limit).lstrip("-._").rstrip("-.")
+    return cut(_DOTS().sub(".", _NOT_SEGMENT().sub("-", task)), limit).lstrip("-._").rstrip("-.")
 
 
 def names_pointer(task: str) -> bool:
@@ -154,7 +153,7 @@ def write_documents(store_path: str, event: dict[str, Any]) -> None:
 
 #: A snapshot's `created_at` as the log spells it: only such a time, in a document that agrees with itself, can
 #: hold a document back (a hand-edited `"created_at": "9999"` would have held the pointer back for good).
-_CREATED_AT = re.compile(rf"{ISO_TIME}\Z")
+_CREATED_AT = lazyre.pattern(rf"{ISO_TIME}\Z")
 
 
 def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
@@ -164,7 +163,7 @@ def _newer_there(path: str, key: tuple[str, str, str]) -> bool:
         found = (there["created_at"], there["task"], there["checkpoint_id"])
     except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return False
-    if not all(isinstance(part, str) for part in found) or not _CREATED_AT.match(found[0]) or \
+    if not all(isinstance(part, str) for part in found) or not _CREATED_AT().match(found[0]) or \
             found[2] != f"CHK-{found[0]}-{found[1]}":
         return False
     return found > key

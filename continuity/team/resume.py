@@ -11,18 +11,18 @@ from typing import Any
 
 from continuity.core.text import one_line
 from continuity.team.plain import SCHEMA
-from events import clock
+from events import clock, lazyre
 from projections.team import Member, Snapshot, order_key
 
 MAX_DURATION_S = 999_999_999 * 86_400
 SKEW_US = 1_000_000
-_DURATION = re.compile(r"(\d+(\.\d+)?|\.\d+)([smhd])", re.IGNORECASE | re.ASCII)
+_DURATION = lazyre.pattern(r"(\d+(\.\d+)?|\.\d+)([smhd])", re.IGNORECASE | re.ASCII)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 
 
 def parse_duration(text: str) -> Decimal | None:
     """Seconds in `30s`, `15m`, `12h`, `2d`, `.5h` (None when invalid or past 999999999d)."""
-    found = _DURATION.fullmatch(text)
+    found = _DURATION().fullmatch(text)
     if found is None:
         return None
     seconds = Decimal(found.group(1)) * _UNIT_S[found.group(3).lower()]

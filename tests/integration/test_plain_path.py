@@ -391,14 +391,16 @@ def test_log_and_post_tool_use_import_no_msgspec_in_a_real_process(template: Pat
 
 def test_session_start_loads_msgspec_without_typing_extensions_in_a_real_process(template: Path) -> None:
     """The SessionStart hook (typed: msgspec and the read models) leaves out what only costs it time:
-    typing_extensions (events/loading.py), orjson with the dataclasses and inspect it brings, and
-    sqlite3 while no recall index exists (the brief's recall section has nothing to read then)."""
+    typing_extensions (events/loading.py), orjson with the dataclasses and inspect it brings, sqlite3
+    while no recall index exists (the brief's recall section has nothing to read then), msgspec's
+    JSON-schema modules with `textwrap` (stand-ins until used), and `subprocess` outside a git work tree."""
     payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(template), "session_id": "s1",
                           "source": "startup"}).encode()
     modules = imported_by(["hook", "claude-code"], template, payload)
     assert {"msgspec", "continuity.sessions.brief"} <= modules
-    # -X importtime lists refused imports too: typing_extensions shows, but never loads what it imports
-    assert modules & {"inspect", "ast", "dataclasses", "orjson", "sqlite3"} == set()
+    # -X importtime lists refused imports and stand-ins too: typing_extensions and msgspec.inspect show, but never
+    # load what they import
+    assert modules & {"inspect", "ast", "dataclasses", "orjson", "sqlite3", "textwrap", "subprocess"} == set()
     assert {"session.started", "context.served"} <= {json.loads(path.read_bytes())["kind"]
                                                      for path in all_event_files(template)}
 
@@ -443,6 +445,102 @@ def test_msgspec_without_typing_extensions_decodes_as_with_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-800:]
     assert done.stdout.strip() == "typing_extensions"
+
+
+@pytest.mark.parametrize("first_use", ["schema", "inspect", "from-import", "import-as", "source"])
+def test_msgspec_schema_modules_load_on_first_use_and_are_the_real_ones_after(first_use: str) -> None:
+    """msgspec's package loads `msgspec.inspect` and `msgspec._json_schema` (and `textwrap`) only when something of
+    them is used (events/loading.py); whatever the first use, it answers as the real module does, and from then on
+    every way of reaching them gives the real module."""
+    uses = {
+        "schema": "assert msgspec.json.schema(int) == {'type': 'integer'}",
+        "inspect": "assert msgspec.inspect.type_info(int) == msgspec.inspect.IntType()",
+        "from-import": "from msgspec.inspect import IntType; assert IntType.__module__ == 'msgspec.inspect'",
+        "import-as": "import msgspec._json_schema as js; assert js.schema(str) == {'type': 'string'}",
+        "source": "import inspect; assert 'def type_info' in inspect.getsource(msgspec.inspect)",
+    }
+    code = (
+        "import sys, events, msgspec\n"
+        "assert 'textwrap' not in sys.modules and 'msgspec.inspect' in sys.modules\n"
+        f"{uses[first_use]}\n"
+        "held = sys.modules['msgspec._json_schema']\n"  # a stand-in, or the real module when the use loaded it
+        "assert held.schema(bool) == {'type': 'boolean'}\n"
+        "assert msgspec.inspect.IntType\n"
+        "import msgspec.inspect, msgspec._json_schema as js\n"
+        "real = sys.modules['msgspec.inspect']\n"
+        "assert real.__file__.endswith('inspect.py') and msgspec.inspect is real\n"
+        "assert js.mi.type_info is real.type_info and js.mi.IntType is real.IntType\n"
+        "assert sys.modules['msgspec._json_schema'] is js and js.__file__.endswith('_json_schema.py')\n"
+        "assert held.schema is js.schema\n"  # what holds a stand-in reads the real names
+        "class T(msgspec.Struct):\n"
+        "    n: int\n"
+        "assert msgspec.json.schema_components([T])[1]['T']['required'] == ['n']\n"
+        "print('textwrap' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.strip() == "True"
+
+
+def test_threads_using_msgspecs_schema_modules_first_at_once_get_one_whole_module() -> None:
+    """Thread B first uses `msgspec.inspect` and is held while the real module loads; meanwhile thread A asks
+    `msgspec.json.schema` (which needs it) and uses the stand-in too. A waits for B's module instead of reading it
+    half loaded (an AttributeError) or loading a second copy (whose classes fail every isinstance check)."""
+    code = (
+        "import sys, threading, time\n"
+        "import events, msgspec\n"
+        "stand_in, held, results = msgspec.inspect, threading.Event(), {}\n"
+        "def tracer(frame, event, arg):\n"
+        "    code = frame.f_code\n"
+        "    if event == 'call' and code.co_name == '<module>' and code.co_filename.endswith('msgspec/inspect.py'):\n"
+        "        def local(frame, event, arg):\n"
+        "            if event == 'line' and not held.is_set():\n"
+        "                held.set()\n"
+        "                time.sleep(0.3)\n"
+        "            return local\n"
+        "        return local\n"
+        "def first_use():\n"
+        "    sys.settrace(tracer)\n"
+        "    results['b'] = stand_in.type_info(int)\n"
+        "    sys.settrace(None)\n"
+        "b = threading.Thread(target=first_use)\n"
+        "b.start()\n"
+        "assert held.wait(20)\n"
+        "results['schema'] = msgspec.json.schema(int)\n"
+        "results['a'] = stand_in.type_info(int)\n"
+        "b.join()\n"
+        "real = sys.modules['msgspec.inspect']\n"
+        "assert results['schema'] == {'type': 'integer'}, results\n"
+        "assert isinstance(results['a'], real.IntType) and isinstance(results['b'], real.IntType), results\n"
+        "assert msgspec.inspect is real and stand_in.IntType is real.IntType\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.strip() == "ok"
+
+
+def test_a_reloaded_or_listed_stand_in_answers_as_the_real_module() -> None:
+    """`dir()` of a stand-in lists the real names; `importlib.reload` of one makes it the real module, which then
+    says what it lacks as any module does (it asked itself again, without end); pickle finds msgspec.json.schema
+    before and after its module loads."""
+    code = (
+        "import sys, importlib, pickle, events, msgspec\n"
+        "assert 'type_info' in dir(msgspec.inspect)\n"
+        "assert pickle.loads(pickle.dumps(msgspec.json.schema))(int) == {'type': 'integer'}\n"
+        "assert pickle.loads(pickle.dumps(msgspec.json.schema)) is msgspec.json.schema\n"
+        "assert msgspec.json.schema is sys.modules['msgspec._json_schema'].schema\n"
+        "js = sys.modules['msgspec._json_schema']\n"
+        "assert js.__file__.endswith('_json_schema.py') and 'Generate a JSON Schema' in js.schema.__doc__\n"
+        "stand_in = sys.modules['msgspec.inspect']\n"
+        "importlib.reload(stand_in)\n"
+        "assert not hasattr(stand_in, 'no_such_name') and isinstance(stand_in.type_info(int), stand_in.IntType)\n"
+        "assert 'type_info' in dir(stand_in)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.strip() == "ok"
 
 
 def test_msgspec_loads_uuid_without_platform_and_platform_stays_whole() -> None:
