@@ -278,6 +278,23 @@ def _load_head(store: Store, model: ReadModel[Any]) -> _Head | None:
     return head if head.format == model.format else None
 
 
+def _why_not_loaded(store: Store, model: ReadModel[Any]) -> str:
+    """Why `_load_head` found no saved model to go on from (asked again: only a model about to be rebuilt asks)."""
+    if not os.path.lexists(model_path(store, model)):
+        return "the saved projection was missing"
+    payload = _payload(store, model)
+    try:
+        head = None if payload is None else _HEAD.decode(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        head = None
+    if head is None:
+        return "the saved projection was unreadable (damaged, cut short or not a saved model)"
+    if head.format != model.format:  # an upgrade (or a downgrade): another release's shape of the model
+        return (f"the saved projection was written in another format of the model ({head.format}; this release "
+                f"reads {model.format})")
+    return "the saved projection changed while it was read"  # saved again between the two reads
+
+
 def load(store: Store, model: ReadModel[Any]) -> Saved[Any] | None:
     """A saved model, whole, or None when missing, torn, unreadable or from another format."""
     decoder = _DECODERS.get(model.name)
@@ -729,8 +746,7 @@ def _catch_up(
         if head is None:
             why = why or ("the last `continuity rebuild` did not finish writing its documents" if _unfinished(
                 store, model) else f"the saved projection is locked by another process (waited "
-                f"{MODEL_LOCK_SECONDS:g} s)" if model.name in _LOCKED else
-                "the saved projection was missing, unreadable or from another version")
+                f"{MODEL_LOCK_SECONDS:g} s)" if model.name in _LOCKED else _why_not_loaded(store, model))
             tracks.append(_Track(model, None, why))
             continue
         track = _Track(model, head, None)

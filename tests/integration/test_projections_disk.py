@@ -175,7 +175,28 @@ def test_a_corrupt_saved_projection_is_rebuilt_with_a_warning(tmp_path: Path) ->
         saved.write_bytes(b"\x00garbage")
     outcome = refresh(store)
     assert outcome.rebuilt and outcome.models.project("demo").events == 1
-    assert "missing, unreadable" in outcome.warnings[0]
+    assert outcome.warnings == ["the saved projection was unreadable (damaged, cut short or not a saved model): "
+                                "projections rebuilt from 1 events"]
+
+
+def test_a_rebuild_says_which_models_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning of a catch-up that rebuilds names the models and what it found: another release's format of a
+    model (an upgrade: the formats), a saved model deleted."""
+    from projections.registry import REGISTRY
+
+    store = new_store(tmp_path / "proj")
+    store.open_log().append(WorkLogged(project="demo", message="x"))
+    refresh(store)
+    worklog = REGISTRY["worklog"]
+    monkeypatch.setattr(worklog, "format", worklog.format + 1)
+    outcome = refresh(store)
+    assert outcome.rebuilt and outcome.models.project("demo").events == 1
+    was, now = worklog.format - 1, worklog.format
+    assert outcome.warnings == [f"the saved projection was written in another format of the model ({was}; this "
+                                f"release reads {now}): projections (worklog) rebuilt from 1 events"]
+    assert refresh(store).warnings == []  # saved in this format now
+    Path(models_dir(store), "sessions.msgpack").unlink()
+    assert refresh(store).warnings == ["the saved projection was missing: projections (sessions) rebuilt from 1 events"]
 
 
 def test_projects_json_holds_every_project(tmp_path: Path) -> None:
