@@ -35,10 +35,11 @@ WARNINGS_SHOWN = 3
 #: its count in the heading, a warning that the brief is incomplete first; 3: with a workstream's cursor as the next
 #: action, every next step of the work log under Next steps, a project not a Name quoted in the resume command, the
 #: agent's own work beside the project's, the cut note's "has more"; 4: read models that keep an open run, a
-#: session not ended, past their bounds, so a brief served past them shows what it had let go of):
+#: session not ended, past their bounds, so a brief served past them shows what it had let go of; 5: a project whose
+#: work is known but has no next step says so instead of "nothing is known yet"):
 #: `context.served` records it, so a replay whose text differs names the change (releases share a version while
 #: briefs change between them).
-BRIEF_REVISION = 4
+BRIEF_REVISION = 5
 #: What the Markdown brief shows of tasks, runs and memories (the JSON bundle carries more).
 TASKS_SHOWN = 8
 RUNS_SHOWN = 3
@@ -233,7 +234,17 @@ def _next_action(project: ProjectView, workstream: dict[str, Any] | None, archiv
         return work.next[0]
     if archive:
         return next_action_of(archive.state)
-    return f"Continue: {work.in_progress}" if work.in_progress else "Record a checkpoint: nothing is known yet."
+    if work.in_progress:
+        return f"Continue: {work.in_progress}"
+    if work.last_checkpoint_id or work.done or work.current_goal or work.blockers:
+        return NO_NEXT_STEP
+    return "Record a checkpoint: nothing is known yet."
+
+
+#: The next action of a project whose work is known but whose last checkpoint named no next step (a checkpoint
+#: stating any of done/in progress/next/blockers replaces the other three: `--done` alone leaves no next step).
+NO_NEXT_STEP = ("No next step recorded: choose one from the work below and record it with "
+                "`continuity checkpoint --next \"<next step>\"`.")
 
 
 def subject(project: ProjectView) -> tuple[list[str], frozenset[str]]:

@@ -264,6 +264,21 @@ def test_markdown_brief_is_prioritized_and_within_budget(project: Path, capsys: 
     assert run(capsys, "resume-bundle", "--max-chars", "100")[0] == 2
 
 
+def test_the_next_action_says_when_known_work_has_no_next_step(project: Path, capsys: Capture) -> None:
+    """A checkpoint stating only what is done replaces the next steps too (seed 004's rule): the brief then says no
+    next step is recorded and how to record one, not that nothing is known; before any work, that nothing is."""
+    _, data = run_json(capsys, "resume-bundle", "--format", "json")
+    assert data["next_action"] == "Record a checkpoint: nothing is known yet."
+    run(capsys, "checkpoint", "-m", "start", "--next", "write parser", "--next", "wire CLI")
+    assert run_json(capsys, "resume-bundle", "--format", "json")[1]["next_action"] == "write parser"
+    run(capsys, "checkpoint", "-m", "parser written", "--done", "write parser")
+    code, out, _ = run(capsys, "resume-bundle")
+    assert code == 0 and "## Next action\nNo next step recorded: choose one from the work below and record it with " \
+        "`continuity checkpoint --next \"<next step>\"`.\n" in out and "write parser" in out
+    run(capsys, "checkpoint", "-m", "wiring", "--in-progress", "wire CLI")
+    assert run_json(capsys, "resume-bundle", "--format", "json")[1]["next_action"] == "Continue: wire CLI"
+
+
 def test_reads_never_write_events_unless_recording(project: Path, capsys: Capture) -> None:
     """resume-bundle, status and restore append nothing; --record appends one context.served."""
     work(capsys)
