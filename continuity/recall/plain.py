@@ -148,6 +148,10 @@ def fts_query(text: str, *, operators: bool = False, any_word: bool = False) -> 
     if operators:
         if not text.strip():
             raise QueryError("the query is empty")
+        if text.startswith("*"):  # FTS5 reads such a query as one of its own diagnostics (`*reads`, `*id`), not a
+            # search: it answers rows the index does not hold, as a damaged index would
+            raise QueryError("invalid search syntax: a query cannot start with `*` (a prefix search puts it after "
+                             "the word: pars*)")
         _check_syntax(text)
         return text
     found = words(text)

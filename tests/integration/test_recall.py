@@ -160,6 +160,26 @@ def test_hostile_queries_get_an_answer_or_one_error_line(corpus: dict[str, str],
             assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
 
 
+@pytest.mark.parametrize("query", ["*id", "*reads", "* id", "*ID", "*"])
+def test_a_match_query_starting_with_a_star_is_refused_and_the_index_kept(
+        corpus: dict[str, str], capsys: pytest.CaptureFixture[str], query: str) -> None:
+    """FTS5 reads `--match '*id'` or `'*reads'` as one of its diagnostics, not a search, and answers rows the index
+    does not hold: it was an internal error (exit 70) after the index was thrown away and rebuilt as damaged. Now a
+    usage error (exit 2); the index is the same file, untouched."""
+    assert ids(recall(capsys, "WAL")) == [corpus["wal_wal"], corpus["wal_rejected"], corpus["wal_blocked"]]
+    connection = sqlite3.connect(index.index_path(find_store()))
+    with connection:
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('marker', 'kept')")
+    connection.close()
+    for mode in (["--match"], ["--match", "--as-of", corpus["fixed"]], ["--match", "--kind", "work.logged"]):
+        assert main(["recall", query, *mode]) == 2, mode
+        out = capsys.readouterr()
+        assert out.err.startswith("continuity: error: invalid search syntax: ") and out.err.count("\n") == 1
+    connection = sqlite3.connect(index.index_path(find_store()))
+    assert connection.execute("SELECT value FROM meta WHERE key = 'marker'").fetchall() == [("kept",)]
+    connection.close()
+
+
 def test_the_issue_malformed_queries_each_answer_as_documented(corpus: dict[str, str],
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Words mode searches `"unclosed` and `AND` as words; `*` and 10 KB are errors; --match refuses all four."""

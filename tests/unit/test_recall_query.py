@@ -25,6 +25,7 @@ def test_words_are_quoted_and_all_must_match() -> None:
     (" ".join(["w"] * 65), False, "65 words"),
     ('"unclosed', True, "unterminated string"), ("AND", True, "syntax error"), ("*", True, "invalid search syntax"),
     ("NEAR(", True, "syntax error"), ("nosuchcolumn: x", True, "no such column"),
+    ("*id", True, "cannot start with"), ("*reads", True, "cannot start with"), ("* id", True, "cannot start with"),
 ])
 def test_malformed_queries_are_query_errors(query: str, operators: bool, reason: str) -> None:
     """Every malformed query is a QueryError (exit 2) naming why, never an SQLite error."""
