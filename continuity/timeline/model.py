@@ -271,9 +271,14 @@ def _cut_summary(summary: dict[str, Any], chars: int) -> bytes:
 
 def _cut(value: Any, chars: int) -> Any:
     """Decoded JSON with each string longer than `chars` cut to them (an ellipsis marking the cut), each list and
-    object to its first `chars` items."""
+    object to its first `chars` items. A string is cut before a secret the cut would split: the page redacts what
+    it shows after this (render.shown_payload), and a token's first characters match no rule."""
     if isinstance(value, str):
-        return value if len(value) <= chars else value[:chars] + "…"
+        if len(value) <= chars:
+            return value
+        from events.guard import cut
+
+        return cut(value, chars) + "…"
     if isinstance(value, list):
         return [_cut(item, chars) for item in value[:chars]]
     if isinstance(value, dict):

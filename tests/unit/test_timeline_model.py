@@ -200,3 +200,19 @@ def test_a_hostile_project_name_is_escaped_too() -> None:
     builder.add(stored.name, stored.raw, stored.event)
     html = render(builder.page()).decode()
     assert "<b " not in html and "&lt;b onmouseover=&#34;x()&#34;&gt;shop&lt;/b&gt;: timeline" in html
+
+
+@pytest.mark.parametrize("chars", model.CUTS)
+def test_a_cut_summary_never_keeps_the_start_of_a_secret_it_splits(chars: int) -> None:
+    """The coarsest level cuts the embedded event's texts, then the page redacts what it shows: a cut through a token
+    left its first characters, which no rule matches (an event another clone wrote, whose text was never checked
+    here), on the page. The cut is made before the token."""
+    from continuity.timeline.render import shown_payload
+
+    token = "gh" + "p_" + "a1B2c3D4" * 4 + "e5F6"
+    for before in range(chars - len(token), chars):
+        text = "w" * before + " " + token + " tail"
+        summary = {"sessions": [], "most_telling": {"event_id": "RCE-x", "message": text, "note": {text: [text]}}}
+        shown = shown_payload(model._cut_summary(summary, chars)).decode()
+        assert "gh" + "p_" not in shown and "a1B2c3D4" not in shown, before
+        assert "w" * min(before, chars - 8) in shown  # what comes before the token is kept
