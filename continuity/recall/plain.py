@@ -217,11 +217,24 @@ def rank(connection: sqlite3.Connection, query: str, limit: int, *, contenders: 
     return connection.execute(RANK_SQL, (query, limit)).fetchall()
 
 
+#: The longest run of characters with no space a snippet shows whole: FTS5 cuts a snippet to SNIPPET_TOKENS words,
+#: however long each word (or the punctuation between two) is, and a 16,000-character word made a 16 KB snippet.
+SNIPPET_RUN = 80
+
+
 def marked(snippet: str) -> str:
-    """An FTS5 snippet with its match markers as brackets, line breaks as spaces, the rest made safe to print."""
+    """An FTS5 snippet with its match markers as brackets, line breaks and runs of spaces as one space, each run of
+    more than SNIPPET_RUN characters with no space cut to them (an ellipsis marking the cut), the rest made safe to
+    print. (The index holds text with what looks like a secret redacted already: a cut splits none.)"""
     parts = re.split("([\x02\x03])", snippet)
     return "".join(MARK_OPEN if part == "\x02" else MARK_CLOSE if part == "\x03"
-                   else one_line(re.sub(r"\s", " ", part)) for part in parts).strip()
+                   else _short_runs(one_line(re.sub(r"\s+", " ", part))) for part in parts).strip()
+
+
+def _short_runs(text: str) -> str:
+    if len(text) <= SNIPPET_RUN:
+        return text
+    return re.sub(rf"\S{{{SNIPPET_RUN + 1},}}", lambda run: run.group()[:SNIPPET_RUN - 1] + "…", text)
 
 
 def ranked_rows(connection: sqlite3.Connection, query: str, ranked: list[Any]) -> list[Any]:

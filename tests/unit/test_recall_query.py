@@ -51,3 +51,13 @@ def test_snippets_mark_matches_and_neutralize_the_rest() -> None:
     assert marked("a \x02hit\x03 b") == "a [hit] b"
     shown = marked("x\n\x02y\x03\u202e\x9b31m\r\nz")
     assert shown.startswith("x [y]") and "\u202e" not in shown and "\x9b" not in shown and "\n" not in shown
+
+
+def test_a_snippet_shows_long_runs_cut_and_runs_of_spaces_as_one() -> None:
+    """FTS5 cuts a snippet to 16 words however long each is: a 16,000-character word (or run of punctuation, or of
+    spaces) made a 16 KB snippet. Each run with no space is cut to SNIPPET_RUN characters, marks kept around it."""
+    from continuity.recall.plain import SNIPPET_RUN
+
+    shown = marked("a \x02" + "W" * 16_000 + "\x03 b" + " " * 5_000 + "<" * 16_000 + "\n\n end")
+    assert shown == "a [" + "W" * (SNIPPET_RUN - 1) + "…] b " + "<" * (SNIPPET_RUN - 1) + "… end"
+    assert marked("x " + "y" * SNIPPET_RUN + " z") == "x " + "y" * SNIPPET_RUN + " z"  # a run at the bound stays
