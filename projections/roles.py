@@ -98,13 +98,27 @@ def _note(role: Role, event: Event, agent: str, action: str, detail: str = "") -
 
 
 def on_created(state: RolesState, name: str, event: RoleCreated) -> RolesState:
-    """Establish the role; a second creation (another replica's) keeps the first description."""
+    """Establish the role; a second creation (another replica's: a clone refuses its own) keeps the first
+    description and is noted as `create-ignored` with the description it gave."""
     known = event.role in state.teams.get(event.team, {})
     role = _role(state, event.team, event.role, event.created_at, event.agent_id)
     if not known:
         role.description = event.description
         _note(role, event, event.agent_id or "-", "created")
+    else:
+        _note(role, event, event.agent_id or "-", "create-ignored",
+              f"its description: {_shortened(event.description)}" if event.description else "it gave none")
     return state
+
+
+#: How much of an ignored creation's description its history line keeps.
+IGNORED_DESCRIPTION_CHARS = 200
+
+
+def _shortened(text: str) -> str:
+    from events.guard import cut  # a cut that splits a token keeps its first characters, which match no rule
+
+    return text if len(text) <= IGNORED_DESCRIPTION_CHARS else cut(text, IGNORED_DESCRIPTION_CHARS - 1) + "…"
 
 
 def on_claimed(state: RolesState, name: str, event: RoleClaimed) -> RolesState:
@@ -174,7 +188,7 @@ def on_checkpointed(state: RolesState, name: str, event: RoleCheckpointed) -> Ro
 
 
 MODEL = ReadModel(
-    "roles", format=8, state=RolesState, initial=RolesState,
+    "roles", format=9, state=RolesState, initial=RolesState,
     folds={RoleCreated: on_created, RoleClaimed: on_claimed, RoleRenewed: on_renewed,
            RoleReleased: on_released, RoleCheckpointed: on_checkpointed},
     bounds={"TEAMS_LIMIT": TEAMS_LIMIT, "ROLES_LIMIT": ROLES_LIMIT, "HISTORY_LIMIT": HISTORY_LIMIT},

@@ -298,6 +298,31 @@ def test_two_offline_clones_agree_on_one_holder_after_sync(world: World, capsys:
     assert code == 0 and "amy claim-lost: held by bo" in out
 
 
+def test_a_role_two_offline_clones_created_keeps_the_first_and_notes_the_other(world: World, capsys: Capture) -> None:
+    """A clone refuses to create a role it knows; two offline clones each created it. After sync both show the
+    first creation's description and note the other as `create-ignored`, with the description it gave (it was
+    kept nowhere a person could see, though its event is in the log)."""
+    a, b = str(world.a), str(world.b)
+    for root in (a, b):
+        assert run(capsys, "sync", "--root", root)[0] == 0
+    assert run(capsys, "role", "create", "core", "rev", "--agent", "amy", "--description", "reviews backend PRs",
+               "--root", a)[0] == 0
+    assert run(capsys, "role", "create", "core", "rev", "--agent", "bo", "--description", "must hold weekly",
+               "--root", b)[0] == 0
+    for root in (a, b, a):
+        assert run(capsys, "sync", "--root", root)[0] == 0
+    created = sorted((path.name, json.loads(path.read_text())) for path in all_event_files(world.a)
+                     if json.loads(path.read_text())["kind"] == "role.created")
+    assert len(created) == 2
+    first, second = created[0][1], created[1][1]
+    shown = [show(capsys, "core", "rev", "--root", root) for root in (a, b)]
+    assert shown[0] == shown[1] and shown[0]["description"] == first["description"]
+    notes = [(note["agent"], note["action"], note["detail"]) for note in shown[0]["history"]]
+    assert notes == [(first["agent_id"], "created", ""),
+                     (second["agent_id"], "create-ignored", f"its description: {second['description']}")]
+    assert doc(world.a) == doc(world.b)
+
+
 def test_another_projects_team_events_never_write_this_projects_documents(project: Path, capsys: Capture) -> None:
     """`team/<team>/roles/<role>.md` and the snapshot documents have no project in their path: a branch carrying
     another project's team events (clones of differently named projects on one remote) wrote that project's
