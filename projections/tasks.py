@@ -267,7 +267,7 @@ def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
             state.problems = [p for p in state.problems if p not in settled]
     elif event.status is not None and event.from_status is not None and event.from_status != task.status:
         _problem(state, f"task {task.task_id}: {event.from_status} -> {event.status} recorded while it was "
-                 f"{task.status} (concurrent writers merged?; the later in log order stays)")
+                 f"{task.status} (update {event.event_id}; concurrent writers merged?; the later in log order stays)")
     elif event.version and event.version != task.version + 1:
         _problem(state, f"task {task.task_id}: update {event.event_id} was made at version {event.version - 1} "
                  f"while it was at version {task.version} (concurrent writers merged?; the later in log order stays)")
@@ -464,7 +464,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=19, state=TasksState, initial=TasksState,
+    "tasks", format=20, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files},

@@ -354,9 +354,12 @@ def test_a_clone_whose_clock_is_behind_wins_by_log_order_on_every_clone(
     for clone in ("a", "c"):
         assert clones.run(clone, "sync")[0] == 0
     claims = {}
+    updates = {}
     for clone, agent, status in (("a", "amy", "completed"), ("c", "bo", "cancelled")):
         claims[agent] = clones.run(clone, "role", "claim", "core", "rev", "--agent", agent)[1]["event_id"]
-        assert clones.run(clone, "task", "update", task, "--status", status)[0] == 0
+        code, updated = clones.run(clone, "task", "update", task, "--status", status)
+        assert code == 0
+        updates[status] = updated["event_ids"][0]
     assert claims["bo"] < claims["amy"]  # c wrote later, but its clock put it first
     for clone in ("a", "c", "a", "b"):
         assert clones.run(clone, "sync")[0] == 0
@@ -366,8 +369,9 @@ def test_a_clone_whose_clock_is_behind_wins_by_log_order_on_every_clone(
         shown = clones.run(clone, "task", "show", task)[1]
         assert role["holder"] == "bo" and shown["task"]["status"] == "completed", (clone, role, shown)
         assert [note["agent"] for note in role["history"] if note["action"] == "claim-lost"] == ["amy"]
-        assert shown["problems"] == [f"task {task}: queued -> completed recorded while it was cancelled "
-                                     "(concurrent writers merged?; the later in log order stays)"]
+        assert shown["problems"] == [f"task {task}: queued -> completed recorded while it was cancelled (update "
+                                     f"{updates['completed']}; concurrent writers merged?; the later in log order "
+                                     "stays)"]
         seen.append(clones.derived(clone))
     assert seen[0] == seen[1] == seen[2]
 

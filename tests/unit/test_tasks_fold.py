@@ -218,6 +218,20 @@ def test_an_update_settles_only_the_problems_it_was_decided_on() -> None:
     assert tasks.problems_of(fold.project.problems, "t1") == []
 
 
+def test_each_overridden_status_change_of_merged_clones_is_its_own_problem() -> None:
+    """Three clones each took a queued task (queued -> in_progress) offline: the second and third takes land on a
+    task already in progress. They were one problem (the same text, kept once) naming no update, so two takes
+    overridden read as one; each is now a problem naming its update."""
+    fold = Folder()
+    fold(TaskCreated, task_id="t1", title="Fix login")
+    takes = [fold(TaskUpdated, task_id="t1", version=2, status="in_progress", from_status="queued",
+                  assigned_to=f"ag{clone}") for clone in (1, 2, 3)]
+    problems = tasks.problems_of(fold.project.problems, "t1")
+    assert problems == [f"task t1: queued -> in_progress recorded while it was in_progress (update {take.event_id}; "
+                        "concurrent writers merged?; the later in log order stays)" for take in takes[1:]]
+    assert fold.project.tasks["t1"].assigned_to == "ag3"
+
+
 def test_an_update_decided_here_names_the_problems_it_saw() -> None:
     """`task update` writes the digest of the task's problems as this replica holds them, so it settles them here at
     once (and on a replica that holds the same ones), and none it did not see."""
