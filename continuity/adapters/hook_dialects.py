@@ -146,14 +146,21 @@ def _gemini_response(tool: Any, response: dict[str, Any], *, failed: bool = Fals
         return {"output": content} if isinstance(content, str) else {}
     lines = content.splitlines()
     trailer: dict[str, str] = {}
+    own_error = False  # the command's own last line reads `Error: ...` (node, npm, tsc): output, code unknown
     for prefix in _GEMINI_TRAILER:
         if len(lines) > 1 and lines[-1].startswith(prefix):
+            if prefix == "Error: " and lines[-1] != "Error: (none)" and (
+                    "Exit Code: " in trailer or lines[:-1] != ["Output: (empty)"]):
+                # Gemini's own Error line is a process that could not run (no output, no exit code); after an
+                # output, or with an exit code, it is the command's: kept in its output
+                own_error = True
+                break
             trailer[prefix] = lines.pop()[len(prefix):]
     output = "\n".join(lines)[len("Output: "):]
     code = trailer.get("Exit Code: ", "")
     exit_code: int | None = None
     if re.fullmatch(r"-?\d{1,10}", code):
         exit_code = int(code)
-    elif not failed and not {"Exit Code: ", "Error: ", "Signal: "} & trailer.keys():  # unreadable: unknown, not 0
-        exit_code = 0
+    elif not failed and not own_error and not {"Exit Code: ", "Error: ", "Signal: "} & trailer.keys():
+        exit_code = 0  # (an unreadable code, an error or a signal: unknown, not 0)
     return {"output": "" if output == "(empty)" else output, "exit_code": exit_code}

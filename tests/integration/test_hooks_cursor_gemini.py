@@ -142,6 +142,32 @@ def test_gemini_an_exit_code_line_that_cannot_be_read_is_no_success(project: Pat
     assert event["refs"]["commands"][0]["exit_code"] is None
 
 
+@pytest.mark.parametrize(("content", "exit_code", "summary"), [
+    # the command's own last line reads `Error: ...` and Gemini gives the code: it is output, the code is read
+    ("Output: loading config\nError: Cannot find module express\nExit Code: 1\nProcess Group PGID: 4242", 1,
+     "Error: Cannot find module express"),
+    # no code line after an output ending in `Error: ...`: the line stays in the output, the code is not known
+    ("Output: checked 120 files\nError: 0 problems\nProcess Group PGID: 4243", None, "Error: 0 problems"),
+    # Gemini's own Error line: a command that produced nothing and gave no code (it could not run)
+    ("Output: (empty)\nError: spawn bash ENOENT\nProcess Group PGID: 4244", None, None),
+    # the older shape, every line always there
+    ("Output: done\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\n"
+     "Process Group PGID: 4245", 0, "done"),
+])
+def test_gemini_an_error_line_of_the_commands_own_output_is_kept(project: Path, content: str, exit_code: int | None,
+                                                                  summary: str | None) -> None:
+    """Gemini CLI writes its own `Error:` line only for a process that could not run: a command whose output ended
+    in a line starting `Error: ` lost that line (the one a successor most needs), and with no code line after it
+    was recorded as of unknown code with the line before it as its summary."""
+    body = {"hook_event_name": "AfterTool", "session_id": "g", "cwd": str(project), "tool_name": "run_shell_command",
+            "tool_input": {"command": "node app.js"}, "tool_response": {"llmContent": content}}
+    assert hook("gemini", json.dumps(body), project).returncode == 0
+    [event] = events_of(project)
+    ref = event["refs"]["commands"][0]
+    assert ref["exit_code"] == exit_code
+    assert ref.get("summary") == summary, ref
+
+
 @pytest.mark.parametrize(("error", "expected"), [
     ({"message": ["disk", {"full": True}]}, '["disk", {"full": true}]'),
     ([1, {"x": True, "y": None}], '[1, {"x": true, "y": null}]'),
