@@ -34,7 +34,7 @@ GEMINI_EVENTS = {
 #: The lines Gemini CLI's shell tool appends to the command's output in `llmContent`, last first.
 _GEMINI_TRAILER = ("Process Group PGID: ", "Background PIDs: ", "Signal: ", "Exit Code: ", "Error: ")
 #: Cursor reads `continue` from beforeSubmitPrompt's answer; say it outright rather than rely on a default.
-_CURSOR_PROMPT = lazyre.pattern(rb'"hook_event_name"\s*:\s*"beforeSubmitPrompt"')
+_EVENT_NAME = lazyre.pattern(rb'"hook_event_name"\s*:\s*"((?:[^"\\]|\\.){1,200}?)"')
 
 
 def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -69,10 +69,23 @@ def brief_output(harness: str, brief: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
 
 
-def ack(harness: str, raw: bytes) -> str | None:
-    """A line a harness needs on stdout whatever happened (Cursor's beforeSubmitPrompt: go on), else None."""
-    if harness == "cursor" and _CURSOR_PROMPT().search(raw):
-        return '{"continue": true}'
+def ack(harness: str, raw: bytes, tail: bytes = b"") -> str | None:
+    """A line a harness needs on stdout whatever happened (Cursor's beforeSubmitPrompt: go on), else None.
+
+    Read from the payload's bytes, whether or not they make a payload that could be read: `raw` as kept (an
+    oversized one cut at its limit) and `tail`, the end of what was read past it, where the event's name may be
+    when a huge prompt comes first. The name may be spelled with JSON escapes."""
+    if harness != "cursor":
+        return None
+    import json
+
+    for found in (*_EVENT_NAME().finditer(raw), *_EVENT_NAME().finditer(tail)):
+        try:
+            name = json.loads(b'"' + found.group(1) + b'"')
+        except ValueError:
+            continue
+        if name == "beforeSubmitPrompt":
+            return '{"continue": true}'
     return None
 
 

@@ -70,7 +70,7 @@ def _handle(harness: str, root: str | None) -> int:
         stdout, served = result.stdout, result.served
     else:
         stdout = ""
-    stdout = stdout or ack(harness, raw) or ""
+    stdout = stdout or ack(harness, raw, _DRAINED_TAIL[-1] if _DRAINED_TAIL else b"") or ""
     if stdout:
         try:  # UTF-8 whatever the locale: harnesses read a hook's output as UTF-8 (JSON's own encoding)
             sys.stdout.flush()
@@ -106,6 +106,7 @@ def _payload() -> bytes | None:
     import time
 
     deadline = time.monotonic() + INPUT_SECONDS
+    _DRAINED_TAIL.clear()
     if sys.stdin is None:  # closed
         return b""
     try:
@@ -118,17 +119,24 @@ def _payload() -> bytes | None:
     try:
         found = _read(fd, MAX_STDIN + 1, deadline)
         if found is not None and len(found) > MAX_STDIN:
-            _read(fd, DRAIN_BYTES, deadline, keep=False)
+            tail = _read(fd, DRAIN_BYTES, deadline, keep=False)
+            _DRAINED_TAIL.append(tail or b"")
         return found
     except (OSError, ValueError):
         return b""
 
 
+#: The end of an oversized payload's bytes read past its limit (TAIL_BYTES at most), kept for `ack`.
+_DRAINED_TAIL: list[bytes] = []
+TAIL_BYTES = 64 * 1024
+
+
 def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes | None:
     """Up to `limit` bytes of `fd` until its end; None when it has not ended by `deadline` (`time.monotonic()`).
 
-    `keep=False` drops what it reads: the rest of an oversized payload (a hook that exits with its stdin unread
-    makes the harness's write of it fail with EPIPE, which a harness may not expect from a hook it ran)."""
+    `keep=False` drops what it reads but its last TAIL_BYTES (returned): the rest of an oversized payload (a hook
+    that exits with its stdin unread makes the harness's write of it fail with EPIPE, which a harness may not
+    expect from a hook it ran)."""
     import os
     import select
     import time
@@ -145,7 +153,9 @@ def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes |
         size += len(chunk)
         if keep:
             chunks.append(chunk)
-    return b"".join(chunks)
+        else:
+            chunks = [(chunks[0] if chunks else b"")[-TAIL_BYTES:] + chunk[-TAIL_BYTES:]]
+    return b"".join(chunks) if keep else (chunks[0][-TAIL_BYTES:] if chunks else b"")
 
 
 def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str] | None:

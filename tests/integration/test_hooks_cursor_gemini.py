@@ -329,6 +329,26 @@ def test_a_broken_store_never_blocks(project: Path, harness: str, name: str) -> 
     assert all_event_files(project) == []
 
 
+@pytest.mark.parametrize("shape", ["escaped", "oversized-name-last", "oversized-name-first", "unreadable"])
+def test_cursor_before_submit_prompt_is_answered_whatever_its_payload(project: Path, shape: str) -> None:
+    """docs/adapters.md: beforeSubmitPrompt is answered `{"continue": true}` whatever happens. A name spelled with a
+    JSON escape, or a prompt over the 4 MiB limit before the name (the bytes past the limit are read and dropped),
+    got no answer; nor does any other event get one."""
+    prompt = "p" * (5 << 20) if shape.startswith("oversized") else "fix it"
+    name = "before\\u0053ubmitPrompt" if shape == "escaped" else "beforeSubmitPrompt"
+    head = f'{{"conversation_id": "c1", "cwd": {json.dumps(str(project))}, '
+    if shape == "oversized-name-first":
+        body = head + f'"hook_event_name": "{name}", "prompt": "{prompt}"}}'
+    elif shape == "unreadable":
+        body = head + f'"hook_event_name": "{name}", "prompt": "{prompt}"'  # never closed
+    else:
+        body = head + f'"prompt": "{prompt}", "hook_event_name": "{name}"}}'
+    result = hook("cursor", body, project)
+    assert result.returncode == 0 and result.stdout == '{"continue": true}\n', (result.stdout, result.stderr)
+    other = hook("cursor", body.replace(name, "afterFileEdit"), project)
+    assert other.returncode == 0 and other.stdout == ""
+
+
 @pytest.mark.parametrize("harness", ["cursor", "gemini"])
 def test_no_store_exits_zero_with_one_line(tmp_path: Path, harness: str) -> None:
     """No store anywhere: exit 0, nothing on stdout that the harness could misread; one stderr line, except for
