@@ -251,7 +251,7 @@ def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tu
 
     def from_cwd() -> tuple[str | None, str | None]:
         if not looked:
-            looked.append(_cwd_parts(cwd, real))
+            looked.append(_cwd_parts(cwd, real, tops))
         return looked[0]
 
     def named(path: str) -> str:
@@ -269,10 +269,29 @@ def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tu
     return tuple(named(path) for path in paths)
 
 
-def _cwd_parts(cwd: str | None, real: str) -> tuple[str | None, str | None]:
+def working_folder() -> str:
+    """The working folder as the shell that started us names it (`pwd -L`: `$PWD`, a path through a link kept as
+    typed) when that is this process's folder, else its real path: `log --file x.rs` run in a linked folder of the
+    project (`vendor/` -> `../lib`) is `vendor/x.rs` (project_paths), as the shell shows where it is."""
+    import os
+
+    here = os.getcwd()
+    logical = os.environ.get("PWD", "")
+    if logical.startswith("/") and logical != here and len(logical) <= PATH_MAX:
+        try:
+            if os.path.samestat(os.stat(logical), os.stat(here)):
+                return logical
+        except (OSError, ValueError):
+            pass
+    return here
+
+
+def _cwd_parts(cwd: str | None, real: str, tops: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """For a working folder `cwd` below the project's real root: its path from the root (None at the root) and the
     root as `cwd` names it (None when that does not resolve to the root: the folder holding a link to a subfolder);
-    (None, None) outside it, or for a folder name too long to look at."""
+    for one below a root in `tops` as named that leads out of it through a link (`vendor/` -> `../lib`), its path
+    from that root as named (a file there is recorded as by its absolute path through the link: `vendor/x.rs`, not
+    `x.rs`, the project's own); (None, None) outside it, or for a folder name too long to look at."""
     import os
 
     if not cwd or not cwd.startswith("/") or len(cwd) > PATH_MAX:  # realpath walks every part: never a huge one
@@ -280,6 +299,10 @@ def _cwd_parts(cwd: str | None, real: str) -> tuple[str | None, str | None]:
     named = cwd.rstrip("/") or "/"
     part = os.path.relpath(os.path.realpath(named), real).replace(os.sep, "/")
     if part == os.pardir or part.startswith(os.pardir + "/"):
+        for top in tops:
+            inside = _below(named, top)
+            if inside is not None:
+                return inside, top
         return None, None
     if part == os.curdir:
         return None, named

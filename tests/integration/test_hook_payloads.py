@@ -62,6 +62,8 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
     (project / "sub").mkdir()
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "sub").symlink_to(project / "sub")  # a link to a subfolder, from outside the project
+    (tmp_path / "shared").mkdir()
+    (project / "vendor").symlink_to(tmp_path / "shared")  # a folder of the project that leads out of it
     cases = [  # (cwd, path sent, path recorded)
         (project, str(project / "src" / "app.py"), "src/app.py"),
         (link, f"{link}/src/app.py", "src/app.py"),
@@ -81,6 +83,12 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
         (project, f"{project}/./src/a.py", f"{project}/./src/a.py"),
         (tmp_path / "other" / "sub", f"{tmp_path}/other/x.txt", f"{tmp_path}/other/x.txt"),
         ("/a" * 100_000, f"{project}/src/c.py", "src/c.py"),  # a huge cwd is not walked
+        # in a folder of the project that is a link out of it: as by the absolute path through the link, never
+        # `src/lib.rs`, the project's own file
+        (project / "vendor", "src/lib.rs", "vendor/src/lib.rs"),
+        (project / "vendor", f"{project}/vendor/src/lib.rs", "vendor/src/lib.rs"),
+        (f"{project}/vendor/deep/", "x.rs", "vendor/deep/x.rs"),
+        (project / "vendor", "../up.rs", "../up.rs"),
     ]
     for where, path, _ in cases:
         body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(where),

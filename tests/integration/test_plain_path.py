@@ -694,3 +694,29 @@ def test_log_names_a_file_of_the_project_from_its_root(runs: Runs, capsys: pytes
     capsys.readouterr()
     [event] = [json.loads(path.read_bytes()) for path in all_event_files(runs.root)]
     assert event["refs"]["files"] == ["src/a.py", "src/b.py", "../c.py", "./d.py", "/etc/hosts", f"{runs.root}//e.py"]
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_log_in_a_linked_folder_of_the_project_names_a_file_through_the_link(runs: Runs, tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str],
+                                                                            typed: bool) -> None:
+    """In `vendor/`, a folder of the project that is a link out of it, `log --root P --file x.rs` named the project's
+    own `x.rs` (the process's folder is the link's target, outside the project). Where the shell says it is (`$PWD`,
+    when that is this folder) it is `vendor/x.rs`, as a hook's path through the link is; a `$PWD` naming another
+    folder is not believed."""
+    runs.fresh()
+    (tmp_path / "lib").mkdir()
+    (runs.root / "vendor").symlink_to(tmp_path / "lib")
+    recorded = []
+    for pwd in (f"{runs.root}/vendor", str(runs.root)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(runs.root / "vendor")
+            patch.setenv("PWD", pwd)
+            if typed:
+                typed_only(patch)
+            assert main(["log", "edited", "--file", "x.rs", "--root", str(runs.root)]) == 0  # (found from the
+            # process's folder, as git finds a repository, the store is not: outside the project)
+        capsys.readouterr()
+        recorded.append(sorted(json.loads(path.read_bytes())["refs"]["files"] for path in all_event_files(runs.root)))
+    assert recorded[0] == [["vendor/x.rs"]]
+    assert sorted(recorded[1]) == [["vendor/x.rs"], ["x.rs"]]  # $PWD at the root is not this folder: as given
