@@ -187,19 +187,39 @@ def simple_entry(kind: str, payload: dict[str, Any], *, record_prompts: bool) ->
 
 
 def _command_text(tool_input: dict[str, Any]) -> str | None:
+    """The command a shell call ran, as a shell would read it back. Codex gives an argv list: a shell's `-c`
+    script (`["bash", "-lc", "cd build && rm -rf *"]`) is the script itself, any other list its words quoted as a
+    shell needs them (joined with spaces, `bash -lc cd build && rm -rf *` read as another command)."""
     command = tool_input.get("command")
     if isinstance(command, list):  # past what is kept (4,000, and what a cut looks at beyond it) nothing is read
-        command = _joined(command, " ", 4000 + 4096)
+        script = command[2] if len(command) == 3 and command[1] in SCRIPT_FLAGS and isinstance(command[2], str) and \
+            isinstance(command[0], str) and command[0].rsplit("/", 1)[-1] in SHELLS else None
+        command = script if script is not None else _joined(command, " ", 4000 + 4096, quote=True)
     return text_of(command, 4000)
 
 
-def _joined(parts: list[Any], separator: str, enough: int) -> str:
-    """An argv list's parts as one text, read only until it holds `enough` characters (or 100,000 parts): a list of
-    millions of small values took longer than a harness waits for its hook."""
+#: The shells whose `-c` script is what an argv list ran, and the flags that give one.
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
+SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "-cl"})
+#: What a shell reads as part of a word (shlex.quote's set): any other character makes a word quoted.
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
+
+
+def _shell_word(text: str) -> str:
+    """`text` as one shell word (`shlex.quote`, without importing it on the hook path)."""
+    if text and all(char in _SHELL_SAFE for char in text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def _joined(parts: list[Any], separator: str, enough: int, *, quote: bool = False) -> str:
+    """An argv list's parts as one text (each a shell word when `quote`), read only until it holds `enough`
+    characters (or 100,000 parts): a list of millions of small values took longer than a harness waits for its
+    hook."""
     texts: list[str] = []
     size = 0
     for part in parts[:100_000]:
-        text = _part(part)
+        text = _shell_word(_part(part)) if quote else _part(part)
         texts.append(text)
         size += len(text) + len(separator)
         if size > enough:

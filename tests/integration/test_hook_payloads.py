@@ -186,7 +186,33 @@ def test_a_long_argv_list_is_read_only_as_far_as_it_is_kept(parts: list[object])
     """A command given as a list of many parts: only as much is read as the stored command keeps (4,000 characters,
     and what a cut looks at past them), and the text stored is the same as the whole list's would be (a list of
     two million values took 15 s, past the harness's 10 s)."""
-    from continuity.adapters.hook_entries import _command_text, _part, text_of
+    from continuity.adapters.hook_entries import _command_text, _part, _shell_word, text_of
 
-    whole = text_of(" ".join(_part(part) for part in parts), 4000)
+    whole = text_of(" ".join(_shell_word(_part(part)) for part in parts), 4000)
     assert _command_text({"command": parts}) == whole
+
+
+@pytest.mark.parametrize(("argv", "recorded"), [
+    (["bash", "-lc", "cd build && rm -rf *"], "cd build && rm -rf *"),
+    (["/bin/zsh", "-c", "make test"], "make test"),
+    (["git", "commit", "-m", "it's done"], "git commit -m 'it'\"'\"'s done'"),
+    (["python3", "-c", "print(1)"], "python3 -c 'print(1)'"),
+    (["ls", "-la", ""], "ls -la ''"),
+    (["bash", "-lc"], "bash -lc"),
+])
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_a_codex_argv_command_is_recorded_as_a_shell_reads_it(project: Path, argv: list[str], recorded: str,
+                                                              typed: bool) -> None:
+    """Codex gives a shell call's command as an argv list: joined with spaces, `["bash", "-lc", "cd build && rm -rf
+    *"]` read as `bash -lc cd build && rm -rf *`, another command. A shell's `-c` script is recorded as the script;
+    any other list with its words quoted as a shell needs them."""
+    body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(project), "tool_name": "shell",
+                       "tool_input": {"command": argv}, "tool_response": {"exit_code": 0}})
+    if typed:
+        assert run_hook("codex", body.encode(), root=str(project)).recorded
+    else:
+        done = cli_process("hook", "codex", "--root", str(project), cwd=project, stdin=body,
+                           env={"HOME": os.environ["HOME"]})
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    [event] = stored(project)
+    assert event["refs"]["commands"][0]["command"] == recorded

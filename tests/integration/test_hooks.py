@@ -121,7 +121,7 @@ def test_a_value_of_another_type_is_stored_as_json_never_as_a_python_repr(projec
     assert [entry["note"]["last_assistant_message"] for entry in recorded
             if (entry.get("note") or {}).get("last_assistant_message")] == ['{"a": [1, true]}']
     assert [entry["refs"]["commands"][0]["command"] for entry in recorded
-            if entry.get("refs", {}).get("commands")] == ['echo {"a": 1} true ']
+            if entry.get("refs", {}).get("commands")] == ['echo \'{"a": 1}\' true \'\'']  # as a shell reads it
     assert "'a'" not in json.dumps(recorded)
 
 
@@ -209,7 +209,7 @@ def test_after_compaction_the_brief_says_so_and_counts(project: Path) -> None:
         ("claude-code", "claude_post_tool_use_edit", {"type": "edit", "files": ["app/orders.py"]}),
         ("claude-code", "claude_post_tool_use_bash",
          {"type": "command", "command": "pytest -q tests/test_orders.py", "exit_code": 0}),
-        ("codex", "codex_post_tool_use_shell", {"type": "command", "command": "bash -lc cargo test", "exit_code": 101}),
+        ("codex", "codex_post_tool_use_shell", {"type": "command", "command": "cargo test", "exit_code": 101}),
         ("codex", "codex_post_tool_use_patch", {"type": "edit", "files": ["src/lib.rs", "src/refund.rs"]}),
     ],
 )
