@@ -72,16 +72,21 @@ def _handle(harness: str, root: str | None) -> int:
         stdout = ""
     stdout = stdout or ack(harness, raw, _DRAINED_TAIL[-1] if _DRAINED_TAIL else b"") or ""
     if stdout:
+        from continuity.core.guard import STARTED_CLOSED
+
+        undelivered = "stdout was closed when the hook started" if "stdout" in STARTED_CLOSED else None
         try:  # UTF-8 whatever the locale: harnesses read a hook's output as UTF-8 (JSON's own encoding)
             sys.stdout.flush()
             sys.stdout.buffer.write((stdout + "\n").encode("utf-8", "backslashreplace"))
             sys.stdout.flush()
         except OSError as error:  # a full or broken stdout (or one past `ulimit -f`): the hook still exits 0
-            if served is not None:  # a brief recorded as served that did not reach the harness whole: hooks.log says so
-                from continuity.adapters.hooks import _store_for_logging, report
+            undelivered = str(error.strerror or error)
+        if undelivered is not None and served is not None:  # a brief recorded as served that did not reach the
+            # harness whole: hooks.log says so
+            from continuity.adapters.hooks import _store_for_logging, report
 
-                report(_store_for_logging(root), harness, "SessionStart", f"output not delivered whole "
-                       f"({error.strerror or error}): the harness got none or part of the brief {served} records")
+            report(_store_for_logging(root), harness, "SessionStart", f"output not delivered whole ({undelivered}): "
+                   f"the harness got none or part of the brief {served} records")
     return 0
 
 

@@ -322,9 +322,15 @@ def _whole_writes() -> None:
                                   write_through=stream.write_through)
 
 
+#: The standard streams that started closed and were given the null device (`_no_missing_streams`): what is written
+#: to them reaches no one, which a hook that serves a brief says.
+STARTED_CLOSED: set[str] = set()
+
+
 def _no_missing_streams() -> None:
     """A standard stream started closed (`>&-`, `<&-`) is None in Python: give it the null device instead, so a
     command reads nothing or writes into nothing rather than failing on the attribute (a hook must exit 0)."""
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
+            STARTED_CLOSED.add(name)

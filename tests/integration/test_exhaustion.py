@@ -183,6 +183,26 @@ def test_a_brief_that_never_reached_the_harness_leaves_a_trace(project: Path, tm
     assert b"output not delivered" in done.stderr
 
 
+def test_a_brief_for_a_stdout_closed_from_the_start_leaves_a_trace(project: Path) -> None:
+    """SessionStart run with its stdout closed (`>&-`): the stream is the null device (exit 0), so the print
+    succeeded and the brief was recorded as served with nothing saying no one got it. hooks.log and stderr say so."""
+    import os
+
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+    done = subprocess.run([sys.executable, "-m", "continuity", "hook", "claude-code"], cwd=project,
+                          input=payload.encode(), stderr=subprocess.PIPE, env=_env(), timeout=60,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0
+    listed = subprocess.run([sys.executable, "-m", "continuity", "events", "list", "--kind", "context.served",
+                             "--json"], cwd=project, env=_env(), capture_output=True, check=True, timeout=60)
+    served = json.loads(listed.stdout)["events"][-1]["event_id"]
+    log = (project / ".agent" / "runtime-continuity" / "local" / "hooks.log").read_text()
+    [record] = [json.loads(line) for line in log.splitlines() if "output not delivered" in line]
+    assert record["message"] == ("output not delivered whole (stdout was closed when the hook started): the harness "
+                                 f"got none or part of the brief {served} records"), record
+    assert b"output not delivered" in done.stderr
+
+
 def test_a_process_out_of_memory_is_exit_5_not_a_bug(project: Path) -> None:
     """`ulimit -v` too low for a read's work: Python's MemoryError (or a shared library the loader could not map)
     ended in "internal error", exit 70 (a bug's code), where an ENOMEM from the system was exit 5. All are the
