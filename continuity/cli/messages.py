@@ -44,13 +44,8 @@ def _who(args: argparse.Namespace, command: str, *, required: bool = True,
     if args.agent is not None:
         checked_name(args.agent, "agent", command)
     store = open_store(args)
-    if reading:
-        from continuity.cli.output import warn
-
-        project, warnings = store.reading_project()
-        warn(warnings)
-    else:
-        project = store.project
+    # a read's warnings about the project (a broken config.json) are said by the read itself (TeamRead), once
+    project = store.reading_project()[0] if reading else store.project
     identity = resolve_identity(project, {"agent_id": args.agent})
     if required and not identity.agent_id:
         raise UsageError(f"{command}: give --agent or set CONTINUITY_AGENT")

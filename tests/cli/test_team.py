@@ -555,3 +555,17 @@ def test_a_role_checkpoint_refuses_a_work_checkpoints_options(project: Path, cap
         assert (code, out) == (2, "") and "belong to a work checkpoint" in err and extra[-2] in err
     assert all_event_files(project) == before
     assert run(capsys, "checkpoint", "core", "--role", "r", "--ref", "p")[0] == 0
+
+
+@pytest.mark.parametrize("command", [["inbox", "core", "--agent", "bo"], ["queue", "core", "--agent", "bo"],
+                                     ["role", "list", "core"], ["briefing", "core", "--agent", "bo"]])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_team_read_of_a_store_with_a_broken_config_warns_once(project: Path, capsys: Capture, command: list[str],
+                                                                as_json: bool) -> None:
+    """Reads warn of a config.json they cannot read and go on: `inbox` and `queue` said the same line twice."""
+    assert run(capsys, "send", "core", "--agent", "amy", "--to", "bo", "--message", "hi")[0] == 0
+    (project / ".agent/runtime-continuity/config.json").write_text("{not json")
+    code, out, err = run(capsys, *(["--json"] if as_json else []), *command)
+    assert code == 0 and (isinstance(json.loads(out), dict) if as_json else out), err
+    warned = [line for line in err.splitlines() if "config.json" in line]
+    assert len(warned) == 1 and warned[0].startswith("continuity: warning: "), err
