@@ -254,6 +254,25 @@ def _problem(state: TasksState, text: str) -> None:
         append_bounded(state.problems, text, PROBLEMS_LIMIT)
 
 
+#: How format 20 names the update in a status problem's text, which format 19 left out.
+_UPDATE_NAMED = " (update RCE-"
+
+
+def _as_format_19(problems: list[str]) -> list[str]:
+    """The problems as format 19 worked them out (a status problem without its update, the same text kept once): an
+    update decided by a release of that format settles with their digest (`TaskUpdated.settles`), which a rebuild
+    by this one must still read as settling them."""
+    older: list[str] = []
+    for problem in problems:
+        at = problem.find(_UPDATE_NAMED)
+        if at > 0 and " recorded while it was " in problem[:at]:
+            rest = problem.find("; ", at)
+            problem = problem[:at] + " (" + problem[rest + 2:] if rest > 0 else problem
+        if problem not in older:
+            older.append(problem)
+    return older
+
+
 def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
     """An update decided on another state than the one it lands on (clones merged) is a problem.
 
@@ -263,7 +282,8 @@ def _check_update(state: TasksState, task: Task, event: TaskUpdated) -> None:
     """
     if event.version == task.version + 1 and event.from_status in (None, task.status):
         settled = problems_of(state.problems, task.task_id)
-        if event.settles is None or event.settles == problems_digest(settled):
+        if event.settles is None or event.settles in (problems_digest(settled),
+                                                      problems_digest(_as_format_19(settled))):
             state.problems = [p for p in state.problems if p not in settled]
     elif event.status is not None and event.from_status is not None and event.from_status != task.status:
         _problem(state, f"task {task.task_id}: {event.from_status} -> {event.status} recorded while it was "
