@@ -34,6 +34,9 @@ GEMINI_EVENTS = {
 #: The lines Gemini CLI's shell tool appends to the command's output in `llmContent`, last first.
 _GEMINI_TRAILER = ("Process Group PGID: ", "Background PIDs: ", "Signal: ", "Exit Code: ", "Error: ")
 #: Cursor reads `continue` from beforeSubmitPrompt's answer; say it outright rather than rely on a default.
+#: How far on each side of the cut an event name straddling it is looked for (the key, spaces, 200 escaped
+#: characters).
+_SEAM = 4096
 _EVENT_NAME = lazyre.pattern(rb'"hook_event_name"\s*:\s*"((?:[^"\\]|\\.){1,200}?)"')
 
 
@@ -69,17 +72,19 @@ def brief_output(harness: str, brief: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
 
 
-def ack(harness: str, raw: bytes, tail: bytes = b"") -> str | None:
+def ack(harness: str, raw: bytes, tail: bytes = b"", *, whole: bool = False) -> str | None:
     """A line a harness needs on stdout whatever happened (Cursor's beforeSubmitPrompt: go on), else None.
 
     Read from the payload's bytes, whether or not they make a payload that could be read: `raw` as kept (an
     oversized one cut at its limit) and `tail`, the end of what was read past it, where the event's name may be
-    when a huge prompt comes first. The name may be spelled with JSON escapes."""
+    when a huge prompt comes first; when `tail` is `whole` (all that came after `raw`), the name may also straddle
+    the cut. The name may be spelled with JSON escapes."""
     if harness != "cursor":
         return None
     import json
 
-    for found in (*_EVENT_NAME().finditer(raw), *_EVENT_NAME().finditer(tail)):
+    seam = raw[-_SEAM:] + tail[:_SEAM] if tail and whole else b""
+    for found in (*_EVENT_NAME().finditer(raw), *_EVENT_NAME().finditer(tail), *_EVENT_NAME().finditer(seam)):
         try:
             name = json.loads(b'"' + found.group(1) + b'"')
         except ValueError:

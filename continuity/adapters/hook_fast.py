@@ -70,7 +70,9 @@ def _handle(harness: str, root: str | None) -> int:
         stdout, served = result.stdout, result.served
     else:
         stdout = ""
-    stdout = stdout or ack(harness, raw, _DRAINED_TAIL[-1] if _DRAINED_TAIL else b"") or ""
+    tail = _DRAINED_TAIL[-1] if _DRAINED_TAIL else b""  # past the limit: its last TAIL_BYTES, or all (then one more
+    # byte at most: whole when it is no longer), read right after `raw`
+    stdout = stdout or ack(harness, raw, tail[-TAIL_BYTES:], whole=len(tail) <= TAIL_BYTES) or ""
     if stdout:
         from continuity.core.guard import STARTED_CLOSED
 
@@ -139,7 +141,7 @@ TAIL_BYTES = 64 * 1024
 def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes | None:
     """Up to `limit` bytes of `fd` until its end; None when it has not ended by `deadline` (`time.monotonic()`).
 
-    `keep=False` drops what it reads but its last TAIL_BYTES (returned): the rest of an oversized payload (a hook
+    `keep=False` drops what it reads but its last TAIL_BYTES + 1 (returned): the rest of an oversized payload (a hook
     that exits with its stdin unread makes the harness's write of it fail with EPIPE, which a harness may not
     expect from a hook it ran)."""
     import os
@@ -159,8 +161,8 @@ def _read(fd: int, limit: int, deadline: float, *, keep: bool = True) -> bytes |
         if keep:
             chunks.append(chunk)
         else:
-            chunks = [(chunks[0] if chunks else b"")[-TAIL_BYTES:] + chunk[-TAIL_BYTES:]]
-    return b"".join(chunks) if keep else (chunks[0][-TAIL_BYTES:] if chunks else b"")
+            chunks = [(chunks[0] if chunks else b"")[-TAIL_BYTES - 1:] + chunk[-TAIL_BYTES - 1:]]
+    return b"".join(chunks) if keep else (chunks[0][-TAIL_BYTES - 1:] if chunks else b"")
 
 
 def record_plain(harness: str, raw: bytes, root: str | None = None) -> list[str] | None:

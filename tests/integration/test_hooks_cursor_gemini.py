@@ -329,7 +329,8 @@ def test_a_broken_store_never_blocks(project: Path, harness: str, name: str) -> 
     assert all_event_files(project) == []
 
 
-@pytest.mark.parametrize("shape", ["escaped", "oversized-name-last", "oversized-name-first", "unreadable"])
+@pytest.mark.parametrize("shape", ["escaped", "oversized-name-last", "oversized-name-first", "unreadable",
+                                   "oversized-name-across-the-cut"])
 def test_cursor_before_submit_prompt_is_answered_whatever_its_payload(project: Path, shape: str) -> None:
     """docs/adapters.md: beforeSubmitPrompt is answered `{"continue": true}` whatever happens. A name spelled with a
     JSON escape, or a prompt over the 4 MiB limit before the name (the bytes past the limit are read and dropped),
@@ -339,6 +340,13 @@ def test_cursor_before_submit_prompt_is_answered_whatever_its_payload(project: P
     head = f'{{"conversation_id": "c1", "cwd": {json.dumps(str(project))}, '
     if shape == "oversized-name-first":
         body = head + f'"hook_event_name": "{name}", "prompt": "{prompt}"}}'
+    elif shape == "oversized-name-across-the-cut":  # the name's first 10 bytes the last ones kept
+        from continuity.adapters.hook_entries import MAX_STDIN
+
+        before = head + '"prompt": "'
+        filler = "p" * (MAX_STDIN + 1 - 10 - len(before.encode()) - len('", '))
+        body = before + filler + f'", "hook_event_name": "{name}", "attachments": []}}'
+        assert body.encode().index(b'"hook_event_name"') == MAX_STDIN + 1 - 10
     elif shape == "unreadable":
         body = head + f'"hook_event_name": "{name}", "prompt": "{prompt}"'  # never closed
     else:
