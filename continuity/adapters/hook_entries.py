@@ -317,6 +317,8 @@ def _cwd_parts(cwd: str | None, real: str, tops: tuple[str, ...] = ()) -> tuple[
     if not cwd or not cwd.startswith("/") or len(cwd) > PATH_MAX:  # realpath walks every part: never a huge one
         return None, None
     named = cwd.rstrip("/") or "/"
+    if ".." not in named.split("/"):  # `//` and `/./` name the same folder (a `..` after a link names another)
+        named = "/" + os.path.normpath(named).lstrip("/")
     part = os.path.relpath(os.path.realpath(named), real).replace(os.sep, "/")
     if part == os.pardir or part.startswith(os.pardir + "/"):
         for top in tops:

@@ -88,6 +88,9 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
         (project / "vendor", "src/lib.rs", "vendor/src/lib.rs"),
         (project / "vendor", f"{project}/vendor/src/lib.rs", "vendor/src/lib.rs"),
         (f"{project}/vendor/deep/", "x.rs", "vendor/deep/x.rs"),
+        (f"{project}//vendor", "x.rs", "vendor/x.rs"),
+        (f"{project}/./vendor/.", "x.rs", "vendor/x.rs"),
+        (f"{project}//sub", "b.py", "sub/b.py"),
         (project / "vendor", "../up.rs", "../up.rs"),
     ]
     for where, path, _ in cases:
