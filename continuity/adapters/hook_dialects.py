@@ -167,10 +167,9 @@ def _gemini_response(tool: Any, response: dict[str, Any], *, failed: bool = Fals
     own_error = False  # the command's own last line reads `Error: ...` (node, npm, tsc): output, code unknown
     for prefix in _GEMINI_TRAILER:
         if len(lines) > 1 and lines[-1].startswith(prefix):
-            if prefix == "Error: " and lines[-1] != "Error: (none)" and (
-                    "Exit Code: " in trailer or lines[:-1] != ["Output: (empty)"]):
-                # Gemini's own Error line is a process that could not run (no output, no exit code); after an
-                # output, or with an exit code, it is the command's: kept in its output
+            if prefix == "Error: " and lines[-1] != "Error: (none)" and lines[:-1] != ["Output: (empty)"]:
+                # Gemini's own Error line is for a process that could not run, after no output (then with an
+                # `Exit Code: 1`); after some output it is the command's own last line: kept in its output
                 own_error = True
                 break
             trailer[prefix] = lines.pop()[len(prefix):]

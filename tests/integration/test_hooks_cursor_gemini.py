@@ -148,8 +148,9 @@ def test_gemini_an_exit_code_line_that_cannot_be_read_is_no_success(project: Pat
      "Error: Cannot find module express"),
     # no code line after an output ending in `Error: ...`: the line stays in the output, the code is not known
     ("Output: checked 120 files\nError: 0 problems\nProcess Group PGID: 4243", None, "Error: 0 problems"),
-    # Gemini's own Error line: a command that produced nothing and gave no code (it could not run)
+    # Gemini's own Error line: a command that produced nothing (it could not run), with the code Gemini gives then
     ("Output: (empty)\nError: spawn bash ENOENT\nProcess Group PGID: 4244", None, None),
+    ("Output: (empty)\nError: spawn bash ENOENT\nExit Code: 1\nProcess Group PGID: 4246", 1, None),
     # the older shape, every line always there
     ("Output: done\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\n"
      "Process Group PGID: 4245", 0, "done"),
