@@ -193,7 +193,7 @@ def _command_text(tool_input: dict[str, Any]) -> str | None:
     command = tool_input.get("command")
     if isinstance(command, list):  # past what is kept (4,000, and what a cut looks at beyond it) nothing is read
         script = command[2] if len(command) == 3 and command[1] in SCRIPT_FLAGS and isinstance(command[2], str) and \
-            isinstance(command[0], str) and command[0].rsplit("/", 1)[-1] in SHELLS else None
+            command[2].strip() and isinstance(command[0], str) and command[0].rsplit("/", 1)[-1] in SHELLS else None
         command = script if script is not None else _joined(command, " ", 4000 + 4096, quote=True)
     return text_of(command, 4000)
 

@@ -202,6 +202,7 @@ def test_a_long_argv_list_is_read_only_as_far_as_it_is_kept(parts: list[object])
     (["python3", "-c", "print(1)"], "python3 -c 'print(1)'"),
     (["ls", "-la", ""], "ls -la ''"),
     (["bash", "-lc"], "bash -lc"),
+    (["bash", "-lc", " "], "bash -lc ' '"),  # an empty script is no command: the words as given
 ])
 @pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
 def test_a_codex_argv_command_is_recorded_as_a_shell_reads_it(project: Path, argv: list[str], recorded: str,
