@@ -23,6 +23,16 @@ def stored(project: Path) -> list[dict[str, Any]]:
     return [json.loads(path.read_bytes()) for path in all_event_files(project)]
 
 
+def record(project: Path, harness: str, body: str, *, typed: bool) -> None:
+    """One hook payload recorded by the typed handlers in process, or by the installed command (the plain path)."""
+    if typed:
+        assert run_hook(harness, body.encode(), root=str(project)).recorded
+    else:
+        done = cli_process("hook", harness, "--root", str(project), cwd=project, stdin=body,
+                           env={"HOME": os.environ["HOME"]})
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
 def test_a_failed_bash_call_is_recorded_with_its_exit_code_and_error(project: Path) -> None:
     """PostToolUseFailure: the command, exit code 1 and the error's last line are recorded."""
     result = cli_process("hook", "claude-code", cwd=project, stdin=payload("claude_post_tool_use_failure_bash", project)
@@ -96,12 +106,7 @@ def test_a_file_of_the_project_is_named_from_its_root_whatever_the_harness_sent(
     for where, path, _ in cases:
         body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(where),
                            "tool_name": "Edit", "tool_input": {"file_path": path}})
-        if typed:
-            assert run_hook("claude-code", body.encode(), root=str(project)).recorded
-        else:
-            done = cli_process("hook", "claude-code", "--root", str(project), cwd=project, stdin=body,
-                               env={"HOME": os.environ["HOME"]})
-            assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        record(project, "claude-code", body, typed=typed)
     files = [event["refs"]["files"] for event in stored(project)]
     assert files == [[recorded] for _, _, recorded in cases]
     assert stored(project)[0]["message"] == "Edit src/app.py"
@@ -212,11 +217,6 @@ def test_a_codex_argv_command_is_recorded_as_a_shell_reads_it(project: Path, arg
     any other list with its words quoted as a shell needs them."""
     body = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(project), "tool_name": "shell",
                        "tool_input": {"command": argv}, "tool_response": {"exit_code": 0}})
-    if typed:
-        assert run_hook("codex", body.encode(), root=str(project)).recorded
-    else:
-        done = cli_process("hook", "codex", "--root", str(project), cwd=project, stdin=body,
-                           env={"HOME": os.environ["HOME"]})
-        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    record(project, "codex", body, typed=typed)
     [event] = stored(project)
     assert event["refs"]["commands"][0]["command"] == recorded

@@ -361,6 +361,13 @@ def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
 
 
+def python_says(code: str) -> str:
+    """What `python -c code` prints (stripped), in a new interpreter; it must succeed."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-800:]
+    return done.stdout.strip()
+
+
 HEAVY = {"msgspec", "typing_extensions", "argparse", "decimal", "uuid", "orjson", "structlog", "inspect", "ast",
          "typing", "datetime", "subprocess"}  # the last three: a few ms of every hook's start each
 
@@ -442,9 +449,7 @@ def test_msgspec_without_typing_extensions_decodes_as_with_it() -> None:
         "import typing_extensions\n"
         "print(typing_extensions.__name__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.strip() == "typing_extensions"
+    assert python_says(code) == "typing_extensions"
 
 
 @pytest.mark.parametrize("first_use", ["schema", "inspect", "from-import", "import-as", "source"])
@@ -477,9 +482,7 @@ def test_msgspec_schema_modules_load_on_first_use_and_are_the_real_ones_after(fi
         "assert msgspec.json.schema_components([T])[1]['T']['required'] == ['n']\n"
         "print('textwrap' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.strip() == "True"
+    assert python_says(code) == "True"
 
 
 def test_threads_using_msgspecs_schema_modules_first_at_once_get_one_whole_module() -> None:
@@ -515,9 +518,7 @@ def test_threads_using_msgspecs_schema_modules_first_at_once_get_one_whole_modul
         "assert msgspec.inspect is real and stand_in.IntType is real.IntType\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.strip() == "ok"
+    assert python_says(code) == "ok"
 
 
 def test_a_reloaded_or_listed_stand_in_answers_as_the_real_module() -> None:
@@ -538,9 +539,7 @@ def test_a_reloaded_or_listed_stand_in_answers_as_the_real_module() -> None:
         "assert 'type_info' in dir(stand_in)\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.strip() == "ok"
+    assert python_says(code) == "ok"
 
 
 def test_msgspec_loads_uuid_without_platform_and_platform_stays_whole() -> None:
@@ -563,13 +562,9 @@ def test_msgspec_loads_uuid_without_platform_and_platform_stays_whole() -> None:
         "    assert again.python_version() == '9.9.9'\n"
         "print(platform.system(), platform.machine() == platform.uname().machine)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.split() == ["Linux", "True"]
+    assert python_says(code).split() == ["Linux", "True"]
     # and without continuity's package first, uuid loads the real platform as usual
-    probe = "import sys, uuid; print('__file__' in vars(sys.modules['platform']))"
-    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert plain.stdout.strip() == "True", plain.stderr
+    assert python_says("import sys, uuid; print('__file__' in vars(sys.modules['platform']))") == "True"
 
 
 def test_plain_and_typed_writers_interleave_into_one_chain(template: Path) -> None:
