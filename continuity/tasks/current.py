@@ -96,13 +96,15 @@ def write_current(store_path: str, local_dir: str, session_id: str | None, run_i
 HINT_LOCK_S = 2.0
 
 
-def clear_current(local_dir: str, run_id: str) -> None:
+def clear_current(local_dir: str, run_id: str, resume: tuple[str, str | None] | None = None) -> None:
     """Forget `run_id` as any session's current run (`run complete`): the run may have been started by another
-    session than the one completing it, whose hint went on attributing entries to the completed run."""
-    forget_runs(local_dir, {run_id}.__contains__)
+    session than the one completing it, whose hint went on attributing entries to the completed run. `resume`:
+    the (run, task) current again instead where it was (the open parent of a subagent's run: the session's work
+    goes on in it, and its brief names it as the current run)."""
+    forget_runs(local_dir, {run_id}.__contains__, resume)
 
 
-def forget_runs(local_dir: str, ended: Callable[[str], bool]) -> None:
+def forget_runs(local_dir: str, ended: Callable[[str], bool], resume: tuple[str, str | None] | None = None) -> None:
     """Remove every session's hint that names a run `ended` says is over (a `run complete` here, or one a sync
     brought in from another clone). Read and removed under the runs folder's lock, which `write_current` takes too
     (a `run start` of the same session between the read and the removal lost its hint, and the session's work went
@@ -117,7 +119,14 @@ def forget_runs(local_dir: str, ended: Callable[[str], bool]) -> None:
             session = name[len("current-"):]
             found = read_current(local_dir, None if session == "-" else session)
             if found is not None and ended(found[0]):
-                os.unlink(os.path.join(folder, name))
+                if resume is None:
+                    os.unlink(os.path.join(folder, name))
+                else:
+                    from continuity.core.fsio import write_atomic
+
+                    run, task = resume
+                    write_atomic(os.path.join(folder, name), f"{run} {task or ''}".strip().encode() + b"\n",
+                                 durable=False)
 
 
 def with_current_run(identity: Identity, local_dir: str, *, no_session_run: str = READ) -> Identity:

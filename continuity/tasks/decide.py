@@ -182,6 +182,14 @@ def decide_start_run(state: TasksState, identity: Identity, request: RunStart, r
                        message=f"run started on task {task.task_id}")]
 
 
+def parent_to_resume(state: TasksState, run_id: str) -> tuple[str, str | None] | None:
+    """(run, task) of the open run a run was started under (a subagent's parent), which becomes current again
+    where the run was current when it completes; None for a run with no open parent."""
+    run = state.runs.get(run_id)
+    parent = state.runs.get(run.parent_run_id or "") if run is not None else None
+    return (parent.run_id, parent.task_id) if parent is not None and parent.completed_at is None else None
+
+
 def decide_complete_run(state: TasksState, identity: Identity, request: RunComplete) -> list[Event]:
     """`run complete`: one `run.completed` for a known run not yet completed; the task's status is untouched."""
     run = state.runs.get(request.run_id)

@@ -141,6 +141,38 @@ def test_a_run_started_where_no_session_is_known_is_the_first_working_sessions_a
     assert [event.get("run_id") for event in events if event["kind"] == "session.ended"] == [None, None]
 
 
+def test_when_a_subagents_run_completes_its_parent_is_the_sessions_current_run_again(root: Path) -> None:
+    """docs/tasks.md's subagent pattern: a run started under the session's run, then completed. The session's later
+    edits were attributed to no run (the hint was only removed), while its brief named the parent as the current
+    run. The open parent is current again."""
+    session = {"CONTINUITY_SESSION_ID": "cc-a"}
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    parent = run(root, "run", "start", "--task", task, env=session).stdout.strip()
+    child = run(root, "run", "start", "--task", task, "--context", "subagent", "--parent-run", parent,
+                env=session).stdout.strip()
+    assert run(root, "run", "complete", child, "--output-summary", "looked", env=session).returncode == 0
+    body = {"session_id": "cc-a", "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": "after.py"}, "tool_response": {}}
+    assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(body)).returncode == 0
+    assert as_json(root, "run", "show", parent)["run"]["files"] == ["after.py"]
+    assert run(root, "run", "complete", parent, "--output-summary", "done", env=session).returncode == 0
+    assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(body)).returncode == 0
+    last = json.loads(all_event_files(root)[-1].read_bytes())
+    assert last["kind"] == "work.logged" and last.get("run_id") is None  # no run open: none current
+    # the MCP tools the same (their runs are the no-session one's)
+    from continuity.adapters.mcp import task_tools  # noqa: F401  (registers the tools)
+    from continuity.adapters.mcp.registry import call
+    from continuity.tasks.current import read_current
+
+    parent = call("start_agent_run", {"task_id": task}, root=str(root))["run_id"]
+    child = call("start_agent_run", {"task_id": task, "context": "subagent", "parent_run_id": parent},
+                 root=str(root))["run_id"]
+    local = str(root / ".agent" / "runtime-continuity" / "local")
+    assert read_current(local, None) == (child, task)
+    call("complete_agent_run", {"run_id": child, "output_summary": "looked"}, root=str(root))
+    assert read_current(local, None) == (parent, task)
+
+
 @pytest.mark.parametrize("hint", ["\x1b[31mevil task-x", "../../etc task-x", "run-ok task\u202ex", "a b c"])
 def test_a_current_run_hint_no_event_can_carry_is_no_run(root: Path, hint: str) -> None:
     """The session's current-run hint (a local file) holding an id no event may carry: it is no run, and every
