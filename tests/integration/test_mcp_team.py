@@ -292,3 +292,23 @@ def test_handoff_refuses_arguments_its_action_does_not_take(tmp_path: Path) -> N
     assert secret.startswith("refused: field agent looks like a secret") and token not in secret
     assert ack.startswith("refused: field ack looks like a secret") and token not in ack
     assert team.startswith("refused: field team looks like a secret") and token not in team
+
+
+def test_inbox_reads_a_store_with_a_broken_config_as_the_cli_does(tmp_path: Path) -> None:
+    """A read fails open: the `inbox` tool refused (isError, "nothing written") with a config.json it could not
+    read, withholding the unread message the CLI's `inbox` shows with a warning. It answers with the warning, once;
+    an `ack` (a write) is still refused."""
+    root = make_project(tmp_path)
+    assert cli(root, "send", "core", "--agent", "amy", "--to", "bo", "--message", "hi").returncode == 0
+    (root / ".agent" / "runtime-continuity" / "config.json").write_text("{not json")
+
+    async def body(session: ClientSession) -> Any:
+        unread = payload(await session.call_tool("inbox", {"team": "core", "agent": "bo"}))
+        acked = await session.call_tool("inbox", {"team": "core", "agent": "bo", "ack": unread["messages"][0][
+            "message_id"]})
+        return unread, acked
+
+    unread, acked = with_session(tmp_path, root, body)
+    assert [message["text"] for message in unread["messages"]] == ["hi"]
+    assert len([line for line in unread["warnings"] if "config.json" in line]) == 1
+    assert "config.json" in error_line(acked)

@@ -92,8 +92,10 @@ def _picked(struct: type[Any], request: Any, tool: str) -> Any:
         "agent": _agent(request, tool)})
 
 
-def _who(request: Any, store: Store, agent: str | None) -> Identity:
-    return identity(_Ids(request, agent), store)
+def _who(request: Any, store: Store, agent: str | None, *, reading: bool = False) -> Identity:
+    """The writer of a team call; `reading`: a read, which answers whatever a write would be refused for (a broken
+    config.json), its warnings said by the read itself (service.TeamRead), once."""
+    return identity(_Ids(request, agent), store, reading=[] if reading else None)
 
 
 class _Ids:
@@ -174,7 +176,7 @@ def inbox(request: Any, store: Store) -> dict[str, Any]:
     from continuity.team import service
 
     wanted = pick(InboxRequest, request)
-    data, warnings = service.inbox(store, _who(request, store, wanted.agent), wanted)
+    data, warnings = service.inbox(store, _who(request, store, wanted.agent, reading=wanted.ack is None), wanted)
     return {**data, "warnings": warnings}
 
 
