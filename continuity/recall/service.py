@@ -77,14 +77,17 @@ def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LI
     scores are the ones the log then gave, not today's.
     """
     query = fts_query(text, operators=operators)
-    log = store.open_reader()
-    if as_of is not None:
-        from continuity.readside.replay import resolve_point
+    log, untrusted = store.open_events_reader()  # a `local/` that cannot be trusted: its index is not read either
+    if as_of is not None or untrusted:
+        through = None
+        if as_of is not None:
+            from continuity.readside.replay import resolve_point
 
-        through, _ = resolve_point(log, as_of)
+            through, _ = resolve_point(log, as_of)
         connection = index.connect(":memory:")
         outcome = index.catch_up(connection, log, rebuild=True, until=through, progress=progress)
         outcome.rebuilt = False
+        outcome.warnings[:0] = [f"{line}; answered from an index built in memory" for line in untrusted]
     else:
         connection, outcome = index.open_current(store, log, progress=progress)
     try:
@@ -93,7 +96,8 @@ def recall(store: Store, text: str, filters: Filters, *, limit: int = DEFAULT_LI
         except (sqlite3.DatabaseError, MemoryError) as error:
             # a page only a search reads is damaged (malformed, not a database, or FTS5 data whose decoding SQLite
             # answers with NOMEM): the file is a cache, made again
-            if isinstance(error, sqlite3.OperationalError) or as_of is not None:  # locked, I/O: not the file's
+            if isinstance(error, sqlite3.OperationalError) or as_of is not None or untrusted:  # locked, I/O: not
+                # the file's; or no file at all (an index in memory)
                 raise
             connection.close()
             connection, again = index.rebuilt_after(store, log, error, progress)

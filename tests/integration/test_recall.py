@@ -491,6 +491,31 @@ def test_a_symlinked_index_is_not_followed(project: Path, capsys: pytest.Capture
     assert target.read_bytes() == b""
 
 
+@pytest.mark.parametrize("planted", ["local is a link", "models is a file"])
+def test_a_local_folder_that_cannot_be_trusted_is_answered_from_memory(project: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str],
+                                                                       planted: str) -> None:
+    """A `local/` planted as a link (or a `local/models` that is no folder): `recall` failed (exit 6) where every
+    other read answers from the log with a warning. It answers from an index built in memory; nothing is written
+    through the link."""
+    event = log(capsys, "log", "-m", "about turbines")
+    local = project / STORE / "local"
+    if planted == "local is a link":
+        elsewhere = tmp_path / "elsewhere"
+        shutil.move(str(local), elsewhere)
+        local.symlink_to(elsewhere)
+        before = sorted(str(path) for path in elsewhere.rglob("*"))
+    else:
+        shutil.rmtree(local / "models", ignore_errors=True)
+        (local / "models").write_text("not a folder")
+    capsys.readouterr()
+    assert main(["recall", "turbines"]) == 0
+    out = capsys.readouterr()
+    assert event in out.out and "answered from an index built in memory" in out.err, out.err
+    if planted == "local is a link":
+        assert sorted(str(path) for path in elsewhere.rglob("*")) == before
+
+
 def write_events(root: Path, count: int) -> None:
     """`count` events sealed straight into the store (a fixture, not the write path)."""
     store = find_store(root=str(root))
