@@ -76,6 +76,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     from events.errors import StoreUnsafe
 
     recorded: list[str] = []
+    export = False  # the session's id into Claude Code's shell (_export_session), once who it is is known
     try:
         who = identity(harness, payload, store)
     except (ConfigBroken, StoreUnsafe) as error:  # never record under a guessed project or through a planted link;
@@ -84,6 +85,7 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         report(store, harness, "SessionStart", f"{said}; nothing recorded")
         who, record = Identity(project=project, host=harness), False
     else:
+        export = harness == "claude-code"
         source = clean_label(payload.get("source")) or "startup"
         started = decide_session_start(
             who, source=source, model=clean_label(payload.get("model")),
@@ -95,10 +97,12 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
         except ContinuityError as error:  # the brief is served whatever happens to the recording
             report(store, harness, "SessionStart", f"session not recorded ({error}); the brief is served anyway")
             record = False
-        if harness == "claude-code":
-            _export_session(store, who.session_id)
     brief = resume_bundle(store, who, fmt="md", max_chars=_max_chars(store, harness), record=record,
                           deadline=deadline, recorded=len(recorded))
+    if export:
+        sessions = brief.data.get("sessions") or {}
+        _export_session(store, who.session_id, {str(seen.get("session_id")) for part in ("active", "stale")
+                                                for seen in sessions.get(part) or () if isinstance(seen, dict)})
     for warning in brief.warnings:  # in the brief already; a record that failed is said on stderr too, as the
         # session's own (hooks.log may fail with it: a full disk)
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=not warning.startswith(NOT_RECORDED))
@@ -110,15 +114,20 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
                       served=None if brief.served is None else brief.served.event_id)
 
 
-def _export_session(store: Store, session_id: str | None) -> None:
+def _export_session(store: Store, session_id: str | None, harness_sessions: set[str]) -> None:
     """Claude Code's SessionStart gives its hooks `CLAUDE_ENV_FILE`, a script sourced before each Bash command of
     the session: an `export CONTINUITY_SESSION_ID=<id>` there makes the agent's own `continuity` commands (`run
     start`, `log`) the session's, so a run started from the shell is the one its PostToolUse hook attributes
-    edits to. Not when the user set the variable, nor for an id a shell word could not hold as it is."""
+    edits to. Not when the user set the variable, nor for an id a shell word could not hold as it is. A variable
+    naming another session a harness started here (`harness_sessions`, the brief's active and stale ones) was not
+    the user's: it came with the environment of a session launched from that one's shell (`claude -p` run by an
+    agent), whose runs would have become the other session's."""
     from continuity.tasks.current import plain_id
 
     path = os.environ.get("CLAUDE_ENV_FILE")
-    if not path or not session_id or os.environ.get("CONTINUITY_SESSION_ID") or not plain_id(session_id):
+    given = os.environ.get("CONTINUITY_SESSION_ID")
+    inherited = bool(given) and given != session_id and given in harness_sessions
+    if not path or not session_id or (given and not inherited) or not plain_id(session_id):
         return
     line = f"export CONTINUITY_SESSION_ID={session_id}".encode()
     try:

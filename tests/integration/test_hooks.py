@@ -55,8 +55,8 @@ def test_session_start_prints_the_brief_and_records_it(project: Path) -> None:
 def test_session_start_exports_the_session_to_claude_codes_env_file(project: Path, tmp_path: Path) -> None:
     """Claude Code sources CLAUDE_ENV_FILE before each Bash command: SessionStart adds the session's id there once
     (a compaction of the same session adds nothing), so `continuity run start` from the agent's shell is the
-    session's run. Not when the user set CONTINUITY_SESSION_ID, not for another harness; a file that cannot be
-    written costs the brief nothing."""
+    session's run. Not when the user set CONTINUITY_SESSION_ID (a value naming another harness session here was
+    inherited, not set), not for another harness; a file that cannot be written costs the brief nothing."""
     env_file = tmp_path / "env.sh"
     env_file.write_text("export EARLIER=1")  # no newline at its end: that line stays whole
     for name in ("claude_session_start", "claude_session_start_compact"):
@@ -73,6 +73,13 @@ def test_session_start_exports_the_session_to_claude_codes_env_file(project: Pat
                   {"CLAUDE_ENV_FILE": str(tmp_path / "no-such-folder" / "env.sh")})
     assert result.returncode == 0 and "## Next action" in json.loads(result.stdout)["hookSpecificOutput"][
         "additionalContext"]
+    # a session launched from that session's shell (`claude -p` run by its agent) inherits its variable: not the
+    # user's choice, so the new session's own id is exported (its runs were the other session's)
+    launched = tmp_path / "launched.sh"
+    body = json.loads(payload("claude_session_start", project))
+    hook("claude-code", json.dumps({**body, "session_id": "b0b0b0b0-0000-4000-8000-000000000001"}), project,
+         {"CLAUDE_ENV_FILE": str(launched), "CONTINUITY_SESSION_ID": session})
+    assert launched.read_text() == "export CONTINUITY_SESSION_ID=b0b0b0b0-0000-4000-8000-000000000001\n"
 
 
 def test_an_oversized_payload_is_read_to_its_end_so_the_harness_write_does_not_fail(project: Path) -> None:
