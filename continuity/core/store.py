@@ -227,8 +227,16 @@ class Store:
         """The project to answer reads for, and a warning when config.json could not say.
 
         Reads fail open: with a broken config the newest event's project is used (never a
-        name guessed from the folder, which would hide the whole history).
+        name guessed from the folder, which would hide the whole history). A store that is a link (or under one)
+        is not read, its config.json neither: the answer, which says so, is under the folder's name (the name in
+        the linked config was another project's).
         """
+        from events.errors import StoreUnsafe
+
+        try:
+            _refuse_unsafe((self.agent_dir, self.path))
+        except StoreUnsafe:
+            return project_name_for(self.root), []
         problem = self.config_problem
         if problem is None:
             return self.config["project"], []

@@ -292,3 +292,23 @@ def test_a_writer_whose_store_was_moved_away_never_makes_it_again(project: Path,
         else:
             log.append(WorkLogged(project="demo", message="late"))
     assert not (project / ".agent").exists()
+
+
+@pytest.mark.parametrize("linked", [".agent", ".agent/runtime-continuity"])
+def test_a_linked_store_is_answered_under_the_folders_name_not_the_linked_projects(
+        project: Path, tmp_path: Path, capsys: Capture, linked: str) -> None:
+    """A store (or `.agent/`) that is a link to another project's store is not read, and the reads say so; they
+    answered under the other project's name, read from its config.json through the link."""
+    import shutil
+
+    other = tmp_path / "someone-else"
+    other.mkdir()
+    assert main(["--root", str(other), "init", "--project", "someone-else"]) == 0
+    capsys.readouterr()
+    shutil.rmtree(project / linked)
+    (project / linked).symlink_to(other / linked, target_is_directory=True)
+    for command in (["status", "--json"], ["resume-bundle", "--format", "json"]):
+        code, out, err = run(capsys, *command)
+        answer = json.loads(out)
+        assert code == 0 and answer["project"] == project.name and "symlink" in err + out, (command, answer)
+        assert "someone-else" not in out + err
