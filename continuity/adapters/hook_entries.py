@@ -289,13 +289,17 @@ def project_paths(paths: Iterable[str], root: str, cwd: str | None = None) -> tu
     return tuple(named(path) for path in paths)
 
 
-def working_folder() -> str:
+def shell_folder() -> str | None:
     """The working folder as the shell that started us names it (`pwd -L`: `$PWD`, a path through a link kept as
-    typed) when that is this process's folder, else its real path: `log --file x.rs` run in a linked folder of the
-    project (`vendor/` -> `../lib`) is `vendor/x.rs` (project_paths), as the shell shows where it is."""
+    typed) when that is this process's folder, else its real path; None when it no longer exists. `log --file x.rs`
+    run in a linked folder of the project (`vendor/` -> `../lib`) is `vendor/x.rs` (project_paths), as the shell
+    shows where it is."""
     import os
 
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except OSError:  # removed under the shell: a relative path is kept as given
+        return None
     logical = os.environ.get("PWD", "")
     if logical.startswith("/") and logical != here and len(logical) <= PATH_MAX:
         try:

@@ -101,9 +101,9 @@ def _decide(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any]] | Non
 
     store = find_store(root=options["root"])
     if request["files"]:  # from the project root, as a hook records them (hook_entries.project_paths)
-        from continuity.adapters.hook_entries import project_paths, working_folder
+        from continuity.adapters.hook_entries import project_paths, shell_folder
 
-        request["files"] = project_paths(request["files"], store.root, working_folder())
+        request["files"] = project_paths(request["files"], store.root, shell_folder())
     if options["project"] is not None:  # `--project ""` refused as argparse's path refuses it
         check_project_name(options["project"])
     flags = {"project": options["project"], "host": options["host"], "agent_id": options["agent"],

@@ -104,9 +104,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     if request.files:  # from the project root, as a hook records them (hook_entries.project_paths)
         import msgspec
 
-        from continuity.adapters.hook_entries import project_paths, working_folder
+        from continuity.adapters.hook_entries import project_paths, shell_folder
 
-        request = msgspec.structs.replace(request, files=project_paths(request.files, store.root, working_folder()))
+        request = msgspec.structs.replace(request, files=project_paths(request.files, store.root, shell_folder()))
     decide = decide_checkpoint if args.checkpoint else decide_log
     drafts = decide(identity_from(args, store), request)
     stored = store.open_log().append_many(drafts, redact=args.redact)[0]

@@ -715,3 +715,23 @@ def test_log_in_a_linked_folder_of_the_project_names_a_file_through_the_link(run
         recorded.append(sorted(json.loads(path.read_bytes())["refs"]["files"] for path in all_event_files(runs.root)))
     assert recorded[0] == [["vendor/x.rs"]]
     assert sorted(recorded[1]) == [["vendor/x.rs"], ["x.rs"]]  # $PWD at the root is not this folder: as given
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["plain path", "typed path"])
+def test_log_with_a_root_from_a_removed_folder_keeps_a_relative_file_as_given(runs: Runs, tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str],
+                                                                             typed: bool) -> None:
+    """`log --root P --file x.py` from a folder removed under the shell: the file is kept as given (there is no
+    folder to name it from), not an internal error."""
+    runs.fresh()
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(gone)
+        gone.rmdir()
+        if typed:
+            typed_only(patch)
+        assert main(["log", "edited", "--file", "x.py", "--root", str(runs.root)]) == 0
+    capsys.readouterr()
+    [event] = [json.loads(path.read_bytes()) for path in all_event_files(runs.root)]
+    assert event["refs"]["files"] == ["x.py"]
