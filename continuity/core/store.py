@@ -399,8 +399,8 @@ def working_folder() -> str:
     try:
         return os.getcwd()
     except FileNotFoundError:
-        raise StoreNotFound("the working folder no longer exists (removed under this shell?): cd into the "
-                            "project, or give --root") from None
+        raise StoreNotFound("the working folder no longer exists (removed under this shell or server?): run "
+                            "from the project (cd into it, or restart the server there), or give --root") from None
 
 
 def find_store(start: str | None = None, root: str | None = None) -> Store:

@@ -493,6 +493,7 @@ def test_a_working_folder_removed_under_the_shell_is_a_missing_store_not_an_inte
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert result.returncode == (0 if args[0] == "hook" else 3), result.stderr
     assert "the working folder no longer exists" in result.stderr and result.stderr.count("\n") == 1
+    assert "restart the server there" in result.stderr  # the same words reach an MCP client (it cannot cd)
 
 
 @pytest.mark.parametrize("args", [["--root", "p2", "status"], ["--root", "p2", "log", "-m", "x"]])
