@@ -150,14 +150,9 @@ def _adopted(local_dir: str, session_id: str) -> tuple[str, str | None] | None:
     folder = os.path.dirname(own)
     if read_current(local_dir, None) is None:
         return None
-    from continuity.core.fsio import write_atomic
-    from events.errors import ContinuityError
-
-    with contextlib.suppress(OSError, ContinuityError), osfs.folder_lock(folder, HINT_LOCK_S):
-        found = read_current(local_dir, None)
-        if read_current(local_dir, session_id) is None and found is not None:
-            write_atomic(own, f"{found[0]} {found[1] or ''}".strip().encode() + b"\n", durable=False)
-            os.unlink(hint_path(local_dir, None))
+    with contextlib.suppress(OSError), osfs.folder_lock(folder, HINT_LOCK_S):
+        if read_current(local_dir, session_id) is None and read_current(local_dir, None) is not None:
+            os.replace(hint_path(local_dir, None), own)
     return read_current(local_dir, session_id)
 
 
