@@ -212,10 +212,9 @@ def _decide(harness: str, raw: bytes, root: str | None) -> tuple[Store, str, dic
     who = resolve_fields(project, harness=given, clean=clean_name, changed=changed)
     if changed:
         raise plain.Unsure("an id replaced by a hashed one")  # the typed path notes it in hooks.log
-    from continuity.tasks.current import ADOPT, IGNORE, current_run_changes
+    from continuity.tasks.current import current_run_changes
 
-    who.update(current_run_changes(who["run_id"], who["session_id"], who["task_id"], store.local_dir,
-                                   no_session_run=IGNORE if what == "session_end" else ADOPT))
+    who.update(current_run_changes(who["run_id"], who["session_id"], who["task_id"], store.local_dir))
     if what == "session_end":
         return store, hook, plain.prepare(plain.complete("session.ended", {**who, **_session_end(payload, store, who)}))
     if what in ("tool", "tool_failed"):

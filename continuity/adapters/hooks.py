@@ -38,7 +38,7 @@ def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
     An id that is not valid as given is recorded as a hashed id (`clean_name`), noted in hooks.log.
     """
     given = {"host": harness, "session_id": payload.get("session_id"), "agent_id": payload.get("agent_id")}
-    from continuity.tasks.current import ADOPT, IGNORE, with_current_run
+    from continuity.tasks.current import with_current_run
 
     changed: list[tuple[str, str, str]] = []
     who = resolve_identity(store.project, harness=given, clean=clean_name, changed=changed)
@@ -46,9 +46,7 @@ def identity(harness: str, payload: dict[str, Any], store: Store) -> Identity:
         report(store, harness, str(payload.get("hook_event_name") or "?"),
                f"warning: {name} from {where} is not a valid id (or looks like a secret); recorded as {value}",
                quiet=True)
-    # a session's end is no work: it takes no run it did not work in (nor claims that run's one memory)
-    return with_current_run(who, store.local_dir,
-                            no_session_run=IGNORE if payload.get("hook_event_name") == "SessionEnd" else ADOPT)
+    return with_current_run(who, store.local_dir)
 
 
 def envelope(harness: str, payload: dict[str, Any], store: Store) -> dict[str, Any]:

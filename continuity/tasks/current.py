@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from continuity.core.identity import Identity
 
 RUNS_DIR = "runs"
-#: What a session with no current run of its own does with the no-session run (current_run_changes).
-READ, ADOPT, IGNORE = "read", "adopt", "ignore"
 
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}")
@@ -129,47 +127,23 @@ def forget_runs(local_dir: str, ended: Callable[[str], bool], resume: tuple[str,
                                  durable=False)
 
 
-def with_current_run(identity: Identity, local_dir: str, *, no_session_run: str = READ) -> Identity:
-    """`identity` with the session's current run (and its task) filled in when it names no run (`no_session_run`:
-    see current_run_changes)."""
+def with_current_run(identity: Identity, local_dir: str) -> Identity:
+    """`identity` with the session's current run (and its task) filled in when it names no run."""
     import msgspec
 
-    changes = current_run_changes(identity.run_id, identity.session_id, identity.task_id, local_dir,
-                                  no_session_run=no_session_run)
+    changes = current_run_changes(identity.run_id, identity.session_id, identity.task_id, local_dir)
     return msgspec.structs.replace(identity, **changes) if changes else identity
 
 
-def _adopted(local_dir: str, session_id: str) -> tuple[str, str | None] | None:
-    """The no-session hint made `session_id`'s own, under the runs folder's lock (one session adopts it; a session
-    whose hint came meanwhile keeps its own), and the session's current run after that; or, for a session id no
-    file may be named after, the no-session run as it is (as before: no hint of its own can be kept)."""
-    try:
-        own = hint_path(local_dir, session_id)
-    except ValueError:
-        return read_current(local_dir, None)
-    folder = os.path.dirname(own)
-    if read_current(local_dir, None) is None:
-        return None
-    with contextlib.suppress(OSError), osfs.folder_lock(folder, HINT_LOCK_S):
-        if read_current(local_dir, session_id) is None and read_current(local_dir, None) is not None:
-            os.replace(hint_path(local_dir, None), own)
-    return read_current(local_dir, session_id)
-
-
 def current_run_changes(run_id: str | None, session_id: str | None, task_id: str | None,
-                        local_dir: str, *, no_session_run: str = READ) -> dict[str, str]:
+                        local_dir: str) -> dict[str, str]:
     """The run (and task) ids to fill in for a writer that names no run: the session's current run, else the
-    current run of no session (`run start` from a shell or the MCP server, which know no harness session), if any.
-
-    How a session with no run of its own takes the no-session run: ADOPT (a harness hook of the session's own
-    work): the first session to work while it is current makes it its own, so a second session working beside it
-    keeps out of it; IGNORE (a session's end: no work, and it would claim the run's one memory): not at all; READ
-    (the commands): as it is, leaving it to the sessions' hooks (a `run start` naming a session must not take it)."""
+    current run of no session (`run start` from a shell or the MCP server, which know no harness session), if any."""
     if run_id:
         return {}
     found = read_current(local_dir, session_id)
-    if found is None and session_id and no_session_run != IGNORE:  # a run started where no session is known
-        found = _adopted(local_dir, session_id) if no_session_run == ADOPT else read_current(local_dir, None)
+    if found is None and session_id:  # a run started where no session is known (a shell, the MCP server)
+        found = read_current(local_dir, None)
     if found is None:
         return {}
     current, current_task = found

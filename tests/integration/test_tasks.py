@@ -114,33 +114,6 @@ def test_a_run_started_where_no_session_is_known_takes_the_hooks_edits(root: Pat
     assert outcome["files_touched"] == ["src/other.py"]
 
 
-def test_a_run_started_where_no_session_is_known_is_the_first_working_sessions_alone(root: Path) -> None:
-    """Two harness sessions at once beside a run started where no session is known (a shell, the MCP server): it
-    was the current run of both, so the second session's edits went into it, and its end claimed the run's one
-    memory (the task's outcome was then skipped without a word). The first session to work while it is current
-    makes it its own; the other's edits and end stay out of it."""
-    no_session = {"CONTINUITY_SESSION_ID": ""}
-    task = ok(root, "task", "create", "--title", "Fix auth")
-    run_id = run(root, "run", "start", "--task", task, env=no_session).stdout.strip()
-
-    def hook(session: str, event: str, **fields: Any) -> None:
-        body = {"session_id": session, "hook_event_name": event, **fields}
-        assert cli_process("hook", "claude-code", cwd=root, stdin=json.dumps(body)).returncode == 0
-
-    hook("cc-z", "SessionEnd", reason="exit")  # a session that ends before it did anything takes nothing
-    hook("cc-a", "PostToolUse", tool_name="Edit", tool_input={"file_path": "src/auth.py"}, tool_response={})
-    hook("cc-b", "PostToolUse", tool_name="Edit", tool_input={"file_path": "docs/readme.md"}, tool_response={})
-    hook("cc-b", "SessionEnd", reason="logout")
-    assert as_json(root, "memory", "list")["memories"] == []  # b's end claimed nothing
-    assert run(root, "task", "update", task, "--status", "completed", env=no_session).returncode == 0
-    assert run(root, "run", "complete", run_id, "--output-summary", "fixed", env=no_session).returncode == 0
-    [memory] = as_json(root, "memory", "list")["memories"]
-    assert (memory["kind"], memory["run_id"], memory["files_touched"]) == ("task_outcome", run_id, ["src/auth.py"])
-    events = [json.loads(path.read_bytes()) for path in all_event_files(root)]
-    assert [event.get("run_id") for event in events if event["refs"].get("files") == ["docs/readme.md"]] == [None]
-    assert [event.get("run_id") for event in events if event["kind"] == "session.ended"] == [None, None]
-
-
 def test_when_a_subagents_run_completes_its_parent_is_the_sessions_current_run_again(root: Path) -> None:
     """docs/tasks.md's subagent pattern: a run started under the session's run, then completed. The session's later
     edits were attributed to no run (the hint was only removed), while its brief named the parent as the current
