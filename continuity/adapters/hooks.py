@@ -100,7 +100,8 @@ def session_start(harness: str, payload: dict[str, Any], store: Store) -> HookRe
     if export:
         sessions = brief.data.get("sessions") or {}
         _export_session(store, who.session_id, {str(seen.get("session_id")) for part in ("active", "stale")
-                                                for seen in sessions.get(part) or () if isinstance(seen, dict)})
+                                                for seen in sessions.get(part) or ()
+                                                if isinstance(seen, dict) and seen.get("host")})  # a harness's
     for warning in brief.warnings:  # in the brief already; a record that failed is said on stderr too, as the
         # session's own (hooks.log may fail with it: a full disk)
         report(store, harness, "SessionStart", f"warning: {warning}", quiet=not warning.startswith(NOT_RECORDED))

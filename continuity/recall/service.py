@@ -174,5 +174,5 @@ def now_at(store: Store, as_of: str | None) -> int:
         return now()
     from continuity.readside.replay import point_written, resolve_point
 
-    _, point = resolve_point(store.open_reader(), as_of)
+    _, point = resolve_point(store.open_events_reader()[0], as_of)  # (recall says why local/ was not read)
     return clock.parse_iso(point_written(as_of, point))

@@ -80,6 +80,12 @@ def test_session_start_exports_the_session_to_claude_codes_env_file(project: Pat
     hook("claude-code", json.dumps({**body, "session_id": "b0b0b0b0-0000-4000-8000-000000000001"}), project,
          {"CLAUDE_ENV_FILE": str(launched), "CONTINUITY_SESSION_ID": session})
     assert launched.read_text() == "export CONTINUITY_SESSION_ID=b0b0b0b0-0000-4000-8000-000000000001\n"
+    # a value the user chose stays, even one the store knows from the user's own commands (no harness's session)
+    assert cli_process("log", "-m", "mine", cwd=project, env={"CONTINUITY_SESSION_ID": "alice-main"}).returncode == 0
+    chosen = tmp_path / "chosen.sh"
+    hook("claude-code", json.dumps({**body, "session_id": "b0b0b0b0-0000-4000-8000-000000000002"}), project,
+         {"CLAUDE_ENV_FILE": str(chosen), "CONTINUITY_SESSION_ID": "alice-main"})
+    assert not chosen.exists()
 
 
 def test_an_oversized_payload_is_read_to_its_end_so_the_harness_write_does_not_fail(project: Path) -> None:

@@ -509,9 +509,10 @@ def test_a_local_folder_that_cannot_be_trusted_is_answered_from_memory(project: 
         shutil.rmtree(local / "models", ignore_errors=True)
         (local / "models").write_text("not a folder")
     capsys.readouterr()
-    assert main(["recall", "turbines"]) == 0
-    out = capsys.readouterr()
-    assert event in out.out and "answered from an index built in memory" in out.err, out.err
+    for as_of in ([], ["--as-of", event], ["--as-of", event, "--since", "1h"]):
+        assert main(["recall", "turbines", *as_of]) == 0, as_of
+        out = capsys.readouterr()
+        assert event in out.out and "answered from an index built in memory" in out.err, (as_of, out.err)
     if planted == "local is a link":
         assert sorted(str(path) for path in elsewhere.rglob("*")) == before
 
