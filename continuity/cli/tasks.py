@@ -321,7 +321,6 @@ def _start(args: argparse.Namespace, out: Output) -> int:
 
 def _complete(args: argparse.Namespace, out: Output) -> int:
     from continuity.tasks import decide, service
-    from continuity.tasks.current import clear_current
 
     store = open_store(args)
     who = _who(args, store)
@@ -334,7 +333,7 @@ def _complete(args: argparse.Namespace, out: Output) -> int:
         return decide.decide_complete_run(state, who, request)
 
     stored, warnings = service.record(store, who, decided, redact=args.redact)
-    clear_current(store.local_dir, args.run_id, resume[0])
+    service.completed_run_hints(store, who.project, args.run_id, resume[0])
     # a subagent's completion files a delegation_summary; a primary run's fills its task's memory in (the file is
     # rewritten): the memory files follow the write, as the MCP tool's do
     warnings = warnings + service.after_write(store)

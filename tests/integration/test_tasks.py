@@ -146,6 +146,31 @@ def test_when_a_subagents_run_completes_its_parent_is_the_sessions_current_run_a
     assert read_current(local, None) == (parent, task)
 
 
+def test_a_parent_completed_while_its_subagent_completes_is_not_left_current(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's completion decides to make its open parent current again; the parent's own completion lands
+    before that hint is written (its clearing finds nothing to clear). The hint then named a completed run, and the
+    session's next edit carried it. Asked again once written, the completed parent is cleared."""
+    from continuity.tasks import current
+
+    monkeypatch.setenv("CONTINUITY_SESSION_ID", SESSION["CONTINUITY_SESSION_ID"])  # the session `run` gives
+    monkeypatch.chdir(root)
+    task = ok(root, "task", "create", "--title", "Fix auth")
+    parent = ok(root, "run", "start", "--task", task)
+    child = ok(root, "run", "start", "--task", task, "--context", "subagent", "--parent-run", parent)
+    clear = current.clear_current
+
+    def parent_completes_first(local_dir: str, run_id: str, resume: Any = None) -> None:
+        if resume is not None:  # between the decision and the hint: the parent completed by another process
+            assert run(root, "run", "complete", parent, "--output-summary", "done").returncode == 0
+        clear(local_dir, run_id, resume)
+
+    monkeypatch.setattr(current, "clear_current", parent_completes_first)
+    assert main(["run", "complete", child, "--output-summary", "looked"]) == 0
+    local = str(root / ".agent" / "runtime-continuity" / "local")
+    assert current.read_current(local, SESSION["CONTINUITY_SESSION_ID"]) is None
+
+
 @pytest.mark.parametrize("hint", ["\x1b[31mevil task-x", "../../etc task-x", "run-ok task\u202ex", "a b c"])
 def test_a_current_run_hint_no_event_can_carry_is_no_run(root: Path, hint: str) -> None:
     """The session's current-run hint (a local file) holding an id no event may carry: it is no run, and every

@@ -176,7 +176,6 @@ def _run_start(request: Any) -> RunStart:
 def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
     """The `complete_agent_run` tool."""
     from continuity.tasks import decide, service
-    from continuity.tasks.current import clear_current
 
     who = _who(request, store)
     wanted = pick(RunComplete, request)
@@ -187,7 +186,7 @@ def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
         return decide.decide_complete_run(state, who, wanted)
 
     stored = _record(store, who, decided, request.redact)
-    clear_current(store.local_dir, request.run_id, resume[0])
+    service.completed_run_hints(store, who.project, request.run_id, resume[0])
     service.after_write(store)
     return {"ok": True, "run_id": request.run_id, "event_id": stored[0].event_id}
 
