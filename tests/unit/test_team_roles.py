@@ -100,10 +100,13 @@ def test_renew_release_and_checkpoint() -> None:
 
 
 def test_a_second_creation_keeps_the_first() -> None:
-    """A role created on two replicas keeps the first description in log order."""
+    """A role created on two replicas keeps the first description in log order; the second creation is noted as
+    `create-ignored` with the description it gave."""
     second = RoleCreated(project="p", team="core", role="rev", description="other", created_at=at(1))
     role = rev(fold(created(), second))
-    assert role.description == "reviews" and len(role.history) == 1
+    assert role.description == "reviews"
+    assert [(note.action, note.detail) for note in role.history] == [
+        ("created", ""), ("create-ignored", "its description: other")]
 
 
 def request(agent: str | None = "amy", ttl: int = 60) -> decide.RoleRequest:
