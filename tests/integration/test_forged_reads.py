@@ -401,11 +401,13 @@ def test_a_synced_secret_is_never_written_into_the_timeline_page(project: Path, 
 def plant_twin(project: Path, message: str, *, lower: bool) -> tuple[str, str]:
     """A second file of the newest event (its id and time, other bytes: a message changed), named as a writer names
     its files, so its name sorts after the first one's (or, `lower`, before: tried until the hash says so). Returns
-    (the message of the file that comes first in name order, the other's)."""
+    (the message of the file that comes first in name order, the other's). Tried up to ATTEMPTS times: a newest
+    file whose hash is near either end leaves few hashes on the wanted side (200 tries failed about once in 200
+    runs; this many, about once in 200,000)."""
     day = sorted((project / ".agent/runtime-continuity/events").iterdir())[-1]
     newest = sorted(day.iterdir())[-1]
     event = json.loads(newest.read_bytes())
-    for attempt in range(200):
+    for attempt in range(ATTEMPTS):
         changed = {**event, "message": f"{message} {attempt}"}
         raw = json.dumps(changed, separators=(",", ":")).encode()
         name = f"{newest.name[:32]}{hashlib.sha256(raw).hexdigest()[:12]}.json"
@@ -414,7 +416,11 @@ def plant_twin(project: Path, message: str, *, lower: bool) -> tuple[str, str]:
             first, second = (changed["message"], event["message"]) if lower else (event["message"],
                                                                                   changed["message"])
             return first, second
-    raise AssertionError("no hash on the wanted side in 200 tries")
+    raise AssertionError(f"no hash on the wanted side in {ATTEMPTS} tries")
+
+
+#: How many messages plant_twin tries for a hash on the wanted side of the newest file's.
+ATTEMPTS = 200_000
 
 
 @pytest.mark.parametrize("lower", [False, True])
