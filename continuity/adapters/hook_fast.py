@@ -55,7 +55,7 @@ def handle(harness: str, root: str | None) -> int:
 
 
 def _handle(harness: str, root: str | None) -> int:
-    raw = _payload()
+    raw, tail = _payload()
     if raw is None:  # a payload is written and closed at once: recording it later could outlive the harness
         from continuity.adapters.hooks import _store_for_logging, report
 
@@ -70,8 +70,6 @@ def _handle(harness: str, root: str | None) -> int:
         stdout, served = result.stdout, result.served
     else:
         stdout = ""
-    tail = _DRAINED_TAIL[-1] if _DRAINED_TAIL else b""  # past the limit: its last TAIL_BYTES, or all (then one more
-    # byte at most: whole when it is no longer), read right after `raw`
     stdout = stdout or ack(harness, raw, tail[-TAIL_BYTES:], whole=len(tail) <= TAIL_BYTES) or ""
     if stdout:
         from continuity.core.guard import STARTED_CLOSED
@@ -107,34 +105,33 @@ DRAIN_BYTES = 64 * 1024 * 1024
 INPUT_SECONDS = 10.0
 
 
-def _payload() -> bytes | None:
+def _payload() -> tuple[bytes | None, bytes]:
     """stdin's bytes (up to MAX_STDIN + 1: never more than the limit in memory), b"" when there is no stdin, None
-    when it has not ended within INPUT_SECONDS."""
+    when it has not ended within INPUT_SECONDS; and, past the limit, the end of what was read and dropped (its last
+    TAIL_BYTES + 1 bytes: all of it, read right after the kept ones, when it is no longer than TAIL_BYTES), for
+    `ack`."""
     import time
 
     deadline = time.monotonic() + INPUT_SECONDS
-    _DRAINED_TAIL.clear()
     if sys.stdin is None:  # closed
-        return b""
+        return b"", b""
     try:
         fd = sys.stdin.fileno()
     except (OSError, ValueError):  # a stream with no file under it (an embedding program's): read as it is
         try:
-            return sys.stdin.buffer.read(MAX_STDIN + 1)
+            return sys.stdin.buffer.read(MAX_STDIN + 1), b""
         except (OSError, ValueError, AttributeError):
-            return b""
+            return b"", b""
     try:
         found = _read(fd, MAX_STDIN + 1, deadline)
         if found is not None and len(found) > MAX_STDIN:
-            tail = _read(fd, DRAIN_BYTES, deadline, keep=False)
-            _DRAINED_TAIL.append(tail or b"")
-        return found
+            return found, _read(fd, DRAIN_BYTES, deadline, keep=False) or b""
+        return found, b""
     except (OSError, ValueError):
-        return b""
+        return b"", b""
 
 
-#: The end of an oversized payload's bytes read past its limit (TAIL_BYTES at most), kept for `ack`.
-_DRAINED_TAIL: list[bytes] = []
+#: How much of an oversized payload's dropped end is kept for `ack`.
 TAIL_BYTES = 64 * 1024
 
 

@@ -326,14 +326,9 @@ def _complete(args: argparse.Namespace, out: Output) -> int:
     who = _who(args, store)
     request = decide.RunComplete(run_id=args.run_id, output_summary=args.output_summary,
                                  artifacts=tuple(args.artifact))
-    resume: list[tuple[str, str | None] | None] = [None]
-
-    def decided(state: Any) -> list[Any]:
-        resume[0] = decide.parent_to_resume(state, args.run_id)
-        return decide.decide_complete_run(state, who, request)
-
-    stored, warnings = service.record(store, who, decided, redact=args.redact)
-    service.completed_run_hints(store, who.project, args.run_id, resume[0])
+    stored, warnings = service.record(store, who, lambda state: decide.decide_complete_run(state, who, request),
+                                      redact=args.redact)
+    service.completed_run_hints(store, who.project, args.run_id)
     # a subagent's completion files a delegation_summary; a primary run's fills its task's memory in (the file is
     # rewritten): the memory files follow the write, as the MCP tool's do
     warnings = warnings + service.after_write(store)

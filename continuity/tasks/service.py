@@ -73,18 +73,24 @@ def merge_problems(store: Store) -> tuple[list[str], list[str]]:
     return list(state.problems), [*said, *warnings]
 
 
-def completed_run_hints(store: Store, project: str, run_id: str, resume: tuple[str, str | None] | None) -> None:
-    """The current-run hints after `run_id` completed: cleared, or `resume` (its open parent) current again where
-    it was. The parent's completion may have landed between the decision and the hint (its own clearing then found
-    nothing to clear): asked again once the hint is written, a completed parent is cleared too."""
+def completed_run_hints(store: Store, project: str, run_id: str) -> None:
+    """The current-run hints after `run_id` completed: cleared, or, for a run whose parent is still open (a
+    subagent's), the parent current again where it was. The parent's completion may land between the read and the
+    hint (its own clearing then finds nothing to clear): asked again once the hint is written, a completed parent
+    is cleared too."""
     from continuity.tasks.current import clear_current
+    from continuity.tasks.decide import parent_to_resume
 
+    try:
+        resume = parent_to_resume(tasks_state(store, project)[0], run_id)
+    except (OSError, ContinuityError):  # a hint: the events stay the truth
+        resume = None
     clear_current(store.local_dir, run_id, resume)
     if resume is None:
         return
     try:
         state = tasks_state(store, project)[0]
-    except (OSError, ContinuityError):  # a hint: the events stay the truth
+    except (OSError, ContinuityError):
         return
     parent = state.runs.get(resume[0])
     if parent is None or parent.completed_at is not None:

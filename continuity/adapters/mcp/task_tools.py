@@ -179,14 +179,8 @@ def complete_agent_run(request: Any, store: Store) -> dict[str, Any]:
 
     who = _who(request, store)
     wanted = pick(RunComplete, request)
-    resume: list[tuple[str, str | None] | None] = [None]
-
-    def decided(state: Any) -> list[Any]:
-        resume[0] = decide.parent_to_resume(state, request.run_id)
-        return decide.decide_complete_run(state, who, wanted)
-
-    stored = _record(store, who, decided, request.redact)
-    service.completed_run_hints(store, who.project, request.run_id, resume[0])
+    stored = _record(store, who, lambda state: decide.decide_complete_run(state, who, wanted), request.redact)
+    service.completed_run_hints(store, who.project, request.run_id)
     service.after_write(store)
     return {"ok": True, "run_id": request.run_id, "event_id": stored[0].event_id}
 
