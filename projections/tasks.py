@@ -23,6 +23,7 @@ from events.session import SessionEnded
 from events.task import TERMINAL, RunCompleted, RunStarted, TaskCreated, TaskUpdated
 from projections import memories as mem
 from projections.common import append_bounded, merge_unique, touch_keeping, written_apart
+from projections.passes import no_run, no_run_files
 from projections.readmodel import ReadModel
 
 OPEN_LIMIT = 5000
@@ -473,21 +474,16 @@ def on_any(state: TasksState, name: str, event: Event) -> TasksState:
     return state
 
 
-def no_run_files(event: Event) -> bool:
-    """What `on_any` passes over, told from the event alone: no run named, or no files or commands."""
-    return not (event.run_id and (event.refs.files or event.refs.commands))
-
-
 def memories_of(state: Any) -> list[mem.Memory]:
     """The project's newest memories, oldest first."""
     return list(state.book.memories)
 
 
 MODEL = ReadModel(
-    "tasks", format=20, state=TasksState, initial=TasksState,
+    "tasks", format=21, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
-    passes={Event: no_run_files},
+    passes={Event: no_run_files, SessionEnded: no_run},
     bounds={"OPEN_LIMIT": OPEN_LIMIT, "TERMINAL_LIMIT": TERMINAL_LIMIT, "RUNS_LIMIT": RUNS_LIMIT,
             "OPEN_RUNS_LIMIT": OPEN_RUNS_LIMIT,
             "RUN_FILES": RUN_FILES, "TASK_RUNS": TASK_RUNS, "PROBLEMS_LIMIT": PROBLEMS_LIMIT,

@@ -12,6 +12,7 @@ after the model's checkpoint are read, each decoded once for every model that ne
 import bisect
 import contextlib
 import errno
+import importlib
 import os
 import stat
 import time
@@ -169,15 +170,21 @@ class _Unreadable(Exception):
 _ENCODER = msgspec.msgpack.Encoder()
 _HEAD = msgspec.msgpack.Decoder(_Head)
 _COUNTERS = msgspec.msgpack.Decoder(_Counters)
+#: A saved state's projects by name, each left as encoded.
+_PROJECTS = msgspec.msgpack.Decoder(dict[str, msgspec.Raw])
 _DECODERS: dict[str, msgspec.msgpack.Decoder[Any]] = {}
 _STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
 
 
 def _state_decoder(kind: Any) -> msgspec.msgpack.Decoder[Any]:
-    """A decoder of `Projects[kind]` (a model's state type, or a view of it), made once."""
+    """A decoder of `Projects[kind]` (a model's state type, or a view of it, or "module:Name" naming one), made once."""
     decoder = _STATE_DECODERS.get(kind)
     if decoder is None:
-        decoder = _STATE_DECODERS[kind] = msgspec.msgpack.Decoder(Projects[kind])
+        found: Any = kind
+        if isinstance(kind, str):  # imported only when a state is decoded as it
+            module, _, attr = kind.partition(":")
+            found = getattr(importlib.import_module(module), attr)
+        decoder = _STATE_DECODERS[kind] = msgspec.msgpack.Decoder(Projects[found])
     return decoder
 
 
@@ -541,7 +548,15 @@ class _Track:
         self.saved = Saved(format=head.format, last_read=head.last_read, days=head.days, unread=head.unread,
                            unknown=[] if head.unknown is None else head.unknown, kinds=head.kinds)
         self._raw = head.state
-        self.position = head.last_read or self.state.last_name
+        self.position = head.last_read or self._counters().last_name
+
+    def _counters(self) -> _Counters:
+        """The saved state's counters, its projects left encoded."""
+        assert self._raw is not None
+        try:
+            return _COUNTERS.decode(self._raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise _Unreadable(self.model.name) from None
 
     @property
     def state(self) -> Projects[Any]:
@@ -562,8 +577,23 @@ class _Track:
         """Whether the saved state is still bytes (nothing folded into it yet)."""
         return self._raw is not None
 
-    def view(self, kind: Any) -> Projects[Any]:
-        """The state for the command: decoded as `kind` (a view naming some of its fields) if not decoded yet."""
+    def view(self, kind: Any, project: str | None = None) -> tuple[Projects[Any], bool]:
+        """The state for the command: decoded as `kind` (a view naming some of its fields) if not decoded yet; and
+        whether it holds only some projects. `project`: the one project the command reads of the model: a state not
+        decoded yet that holds none for it is not decoded (nor its model's module imported), and is handed over
+        with its counters and no project at all (Models.partial)."""
+        if self._raw is not None and project is not None:
+            counters = self._counters()
+            try:
+                held = _PROJECTS.decode(counters.projects)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                raise _Unreadable(self.model.name) from None
+            if project not in held:
+                bare: Projects[Any] = Projects(last_name=counters.last_name, events_folded=counters.events_folded)
+                return self._counted(bare), True
+        return self._whole_view(kind), False
+
+    def _whole_view(self, kind: Any) -> Projects[Any]:
         if self._raw is None or kind is None:
             return self.state
         try:
@@ -593,11 +623,7 @@ class _Track:
     def to_save(self) -> Saved[Any]:
         """The saved form: a state that was never decoded is saved as its bytes, with its counters moved."""
         if self._raw is not None:
-            try:
-                counters = _COUNTERS.decode(self._raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                raise _Unreadable(self.model.name) from None
-            self.saved.state = cast(Any, self._counted(counters))
+            self.saved.state = cast(Any, self._counted(self._counters()))
         return self.saved
 
     @property
@@ -674,6 +700,7 @@ def catch_up(
     progress: Progress | None = None,
     held: Held | None = None,
     deadline: float | None = None,
+    sparse: Mapping[str, str] | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     """Bring the named read models (all when None) up to date with the log.
 
@@ -683,15 +710,17 @@ def catch_up(
     reading the files back. `deadline` (`time.monotonic()`): a read that must answer in time
     (a session start) stops folding at the first day folder that ends past it (or inside a dense
     day, every MID_DAY_CHUNK events after the first chunk), keeps what it
-    folded (the next catch-up goes on from there) and says so in `stopped`. Returns the outcome
-    and, per model, its saved form and whether it changed (to save).
+    folded (the next catch-up goes on from there) and says so in `stopped`. `sparse` maps a model
+    to the one project the command reads of it: one this catch-up did not decode that holds nothing
+    for that project is handed over with no project (`Models.partial`), its module not imported.
+    Returns the outcome and, per model, its saved form and whether it changed (to save).
     """
     wanted = list(names_wanted) if names_wanted is not None else None
     unreadable: set[str] = set()
     while True:
         try:
             return _catch_up(store, log, wanted, writers or {}, force_rebuild, views or {}, unreadable, progress,
-                             held=held or {}, deadline=deadline)
+                             held=held or {}, deadline=deadline, sparse=sparse or {})
         except _Unreadable as error:  # a saved state that does not decode: that model is rebuilt
             if error.name in unreadable:
                 raise
@@ -731,6 +760,7 @@ def _catch_up(
     store: Store, log: FileEventLog, names_wanted: list[str] | None, writers: Mapping[str, Writer],
     force_rebuild: bool, views: Mapping[str, Any], unreadable: set[str], progress: Progress | None = None,
     adopted: bool = False, held: Held | None = None, deadline: float | None = None,
+    sparse: Mapping[str, str] | None = None,
 ) -> tuple[Outcome, list[tuple[ReadModel[Any], Saved[Any], bool]]]:
     days = Days(log, log.clock_us())
     if days.unlistable is not None:
@@ -765,7 +795,7 @@ def _catch_up(
         moved, unread = adopt_first_release_folders(log)
         if moved or unread:  # the day folders changed under the marks just checked: start again
             outcome, saved = _catch_up(store, log, names_wanted, writers, force_rebuild, views, unreadable,
-                                       progress, adopted=True, held=held, deadline=deadline)
+                                       progress, adopted=True, held=held, deadline=deadline, sparse=sparse)
             if moved:
                 outcome.warnings.insert(0, moved_line(moved))
             outcome.warnings.extend([unread] if unread else [])
@@ -806,7 +836,14 @@ def _catch_up(
         warnings.append(no_folder(days.events_dir, min(days.others)))
     if days.early:
         warnings.append(early_warning(days.early))
-    result = Models({track.model.name: track.view(views.get(track.model.name)) for track in tracks})
+    states: dict[str, Projects[Any]] = {}
+    partial: set[str] = set()
+    for track in tracks:
+        name = track.model.name
+        states[name], some = track.view(views.get(name), (sparse or {}).get(name))
+        if some:
+            partial.add(name)
+    result = Models(states, partial)
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
                       linked_days=sorted(days.links), skipped=len(skipped) + len(still),
                       first_skipped=next(iter(skipped or still), None), met=len(skipped),
@@ -827,7 +864,8 @@ def _as_saved(
     for model in models(names_wanted):
         head = _load_head(store, model)
         try:
-            found[model.name] = model.empty() if head is None else _Track(model, head, None).view(views.get(model.name))
+            found[model.name] = (model.empty() if head is None
+                                 else _Track(model, head, None).view(views.get(model.name))[0])
         except _Unreadable:
             head = None
         if head is None:  # missing, torn, or saved in another format (an upgrade): nothing to answer from
@@ -1043,10 +1081,9 @@ def _fold_day(
     """
     whole = [track for track in needing if track.position is None or track.position < first]
     partial = [track for track in needing if track not in whole]
-    # Per event class, the models whose folds take it: (track, its projects or None while undecoded, fold, initial,
-    # passes, writer). Dropped when a state is decoded, so that later events find its projects.
-    plans: dict[type[Any], list[tuple[_Track, dict[str, Any] | None, Fold, Callable[[], Any], Passes | None,
-                                      Writer | None]]] = {}
+    # Per event class, the models whose folds take it: (track, its projects or None while undecoded, fold, passes,
+    # writer). Dropped when a state is decoded, so that later events find its projects.
+    plans: dict[type[Any], list[tuple[_Track, dict[str, Any] | None, Fold, Passes | None, Writer | None]]] = {}
     skipped: list[str] = []
     decoded = read = 0
     last_read = last_decoded = stopped = None
@@ -1106,18 +1143,17 @@ def _fold_day(
         plan = plans.get(kind)
         if plan is None:
             plan = plans[kind] = [
-                (track, None if track.undecoded else track.state.projects, fold, track.model.initial, passes,
-                 writers.get(track.model.name))
+                (track, None if track.undecoded else track.state.projects, fold, passes, writers.get(track.model.name))
                 for track in whole for fold, passes in (track.model.entry_for(kind),) if fold is not None]
         project = event.project
-        for track, projects, fold, initial, passes, writer in plan:
+        for track, projects, fold, passes, writer in plan:
             if passes is not None and passes(event):
                 continue
             if projects is None:
                 projects = track.state.projects
                 plans.clear()
             current = projects.get(project)
-            projects[project] = fold(initial() if current is None else current, name, event)
+            projects[project] = fold(track.model.initial() if current is None else current, name, event)
             if writer is not None:
                 writer(track.saved.state, name, event)
     for track in whole:

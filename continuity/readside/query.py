@@ -35,12 +35,14 @@ class View(msgspec.Struct, kw_only=True):
 
 
 def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of: str | None = None,
-                 write: bool = True, views: dict[str, Any] | None = None, deadline: float | None = None) -> View:
+                 write: bool = True, views: dict[str, Any] | None = None, deadline: float | None = None,
+                 sparse: dict[str, str] | None = None) -> View:
     """The named read models now (caught up and saved) or as of a point. Fails open.
 
     `views`: what the caller reads of a model's state, when it needs less than all of it
     (catchup.py); an audit replay folds whole states. `deadline`: a read that must answer in
-    time stops folding past it (catchup.catch_up) and says so in its warnings.
+    time stops folding past it (catchup.catch_up) and says so in its warnings. `sparse`: the
+    models the caller reads one project of (catchup.catch_up).
     """
     from continuity.readside.catchup import out_of_time
     from continuity.readside.replay import known_at, models_until, point_written, resolve_point
@@ -68,7 +70,7 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         return View(models=models, warnings=warnings, stopped=next((line for line in warnings if out_of_time(line)),
                                                                    None))
     try:
-        outcome = refresh(store, names, write=write, views=views, deadline=deadline)
+        outcome = refresh(store, names, write=write, views=views, deadline=deadline, sparse=sparse)
     except OSError as error:
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
         return View(models=models_until(log, "~", warnings, names, deadline=deadline), warnings=warnings)

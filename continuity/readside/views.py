@@ -28,13 +28,18 @@ SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
 #: "missing" until one ran); and `agentwork`, the agent's own work state beside the project's, which is whoever wrote
 #: last.
 BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team", "handoffs", "agentwork")
+#: Of those, the ones a project may never use: the brief reads them only when they hold state for its project.
+SPARSE_MODELS = ("tasks", "workstreams", "team", "handoffs")
 
 
 class Models:
     """Read-model states by name, as loaded (and caught up) for one command."""
 
-    def __init__(self, states: dict[str, Projects[Any]]) -> None:
+    def __init__(self, states: dict[str, Projects[Any]], partial: set[str] | None = None) -> None:
         self.states = states
+        #: Models handed over with only some projects (catchup.catch_up's `sparse`): the project the command reads
+        #: is as before any event of the model, and the others are left out.
+        self.partial = partial or set()
 
     @classmethod
     def empty(cls, names: tuple[str, ...] = BRIEF_MODELS) -> Models:
@@ -66,6 +71,10 @@ class ProjectView:
     def __init__(self, models: Models, project: str) -> None:
         self.models = models
         self.project = project
+
+    def has(self, name: str) -> bool:
+        """Whether a loaded read model holds state for this project (False: as before any event of it)."""
+        return self.project in self.models.state(name).projects
 
     def of(self, name: str) -> Any:
         """The state of any loaded read model for this project (a new model needs no attribute here)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from continuity.core.fsio import (
@@ -228,7 +229,7 @@ def refresh(
     store: Store, names: tuple[str, ...] = SESSION_MODELS, *, rebuild: bool = False, write: bool = True,
     views: dict[str, Any] | None = None,
     progress: Progress | None = None, held: Held | None = None, finish_rebuild: bool = False,
-    deadline: float | None = None,
+    deadline: float | None = None, sparse: dict[str, str] | None = None,
 ) -> Outcome:
     """Catch the named read models up with the log, save them and write what changed.
 
@@ -238,10 +239,10 @@ def refresh(
     just wrote (catch_up). `finish_rebuild`: the models were rebuilt by earlier calls, a
     part of the log at a time; write the documents and sweep the memories as after a
     rebuild. Never raises OSError for derived files: a file that cannot be written is a
-    warning. Catch-ups that write take turns (catchup.writing_turn). `deadline`: see catch_up.
+    warning. Catch-ups that write take turns (catchup.writing_turn). `deadline`, `sparse`: see catch_up.
     """
     kwargs: dict[str, Any] = {"rebuild": rebuild, "views": views, "progress": progress, "held": held,
-                              "finish_rebuild": finish_rebuild, "deadline": deadline}
+                              "finish_rebuild": finish_rebuild, "deadline": deadline, "sparse": sparse}
     if not write:
         return _refresh(store, names, write=False, **kwargs)
     return in_turn(store, lambda turn: _refresh(store, names, write=turn, **kwargs), deadline)
@@ -250,6 +251,7 @@ def refresh(
 def _refresh(
     store: Store, names: tuple[str, ...], *, rebuild: bool, write: bool, views: dict[str, Any] | None,
     progress: Progress | None, held: Held | None, finish_rebuild: bool, deadline: float | None = None,
+    sparse: dict[str, str] | None = None,
 ) -> Outcome:
     log = store.open_reader()
     writer = ArchiveWriter(store) if write else None
@@ -257,7 +259,7 @@ def _refresh(
     if rebuild and writers:
         writers = _marking_first(store, writers)
     outcome, saved = catch_up(store, log, names, writers=writers, force_rebuild=rebuild, views=views,
-                              progress=progress, held=held, deadline=deadline)
+                              progress=progress, held=held, deadline=deadline, sparse=sparse)
     log_event("debug", "projections caught up", folded=outcome.folded, rebuilt=outcome.rebuilt,
               last_event=outcome.models.last_name)
     if writer is None or outcome.as_saved:  # nothing read: no document or memory file is written from it
@@ -312,10 +314,12 @@ def _refresh(
     except (OSError, ContinuityError) as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {reason_of(error)}")
-    if "tasks" in writers:
+    # A tasks model handed over without its projects was not decoded: nothing was folded into it, so no memory is
+    # newer than the last sweep's (a memory file whose write failed is written by the next sweep of the whole model).
+    if "tasks" in writers and "tasks" not in outcome.models.partial:
         from continuity.readside.memory_files import sweep
 
-        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"], full=fresh)
+        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"].writer, full=fresh)
         outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
     return outcome
 
@@ -354,29 +358,82 @@ def _marking_first(store: Store, writers: dict[str, Any]) -> dict[str, Any]:
     return {name: _MarkFirst(each, mark) for name, each in writers.items()}
 
 
+class _Later:
+    """A model's document writer, made (its module imported, the store's project read) at the first event it is
+    handed: a catch-up that folds nothing into the model never loads it (a project that never used the feature)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._writer: Any = None
+
+    @property
+    def writer(self) -> Any:
+        """The writer itself."""
+        if self._writer is None:
+            self._writer = self._make()
+        return self._writer
+
+    def __call__(self, state: Any, name: str, event: Event) -> None:
+        self.writer(state, name, event)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [] if self._writer is None else list(self._writer.warnings)
+
+    @property
+    def outside(self) -> Sequence[str]:
+        return () if self._writer is None else getattr(self._writer, "outside", ())
+
+    def flush(self) -> None:
+        done = getattr(self._writer, "flush", None)
+        if done is not None:
+            done()
+
+
+def _team_writer(store: Store, folder: str | None) -> Any:
+    from continuity.team.files import TeamWriter
+
+    return TeamWriter(store, folder)
+
+
+def _memory_writer(store: Store) -> Any:
+    from continuity.readside.memory_files import MemoryWriter
+
+    return MemoryWriter(store)
+
+
+def _role_writer(store: Store, folder: str | None) -> Any:
+    from continuity.team.files import RoleWriter
+
+    return RoleWriter(store, folder)
+
+
+def _workstream_writer(store: Store, folder: str | None) -> Any:
+    from continuity.workstreams.files import WorkstreamWriter
+
+    return WorkstreamWriter(store, folder)
+
+
+def _handoff_writer(store: Store, folder: str | None) -> Any:
+    from continuity.handoffs.files import HandoffWriter
+
+    return HandoffWriter(store, folder)
+
+
 def model_writers(store: Store, names: tuple[str, ...], folder: str | None = None) -> dict[str, Any]:
-    """The writers of the other read models that have files of their own, for those loaded."""
+    """The writers of the other read models that have files of their own, for those loaded (each made when first
+    handed an event)."""
     found: dict[str, Any] = {}
     if "team" in names:
-        from continuity.team.files import TeamWriter
-
-        found["team"] = TeamWriter(store, folder)
+        found["team"] = _Later(lambda: _team_writer(store, folder))
     if "tasks" in names and folder is None:  # memories/<id>.md live in the store only
-        from continuity.readside.memory_files import MemoryWriter
-
-        found["tasks"] = MemoryWriter(store)
+        found["tasks"] = _Later(lambda: _memory_writer(store))
     if "roles" in names:
-        from continuity.team.files import RoleWriter
-
-        found["roles"] = RoleWriter(store, folder)
+        found["roles"] = _Later(lambda: _role_writer(store, folder))
     if "workstreams" in names:
-        from continuity.workstreams.files import WorkstreamWriter
-
-        found["workstreams"] = WorkstreamWriter(store, folder)
+        found["workstreams"] = _Later(lambda: _workstream_writer(store, folder))
     if "handoffs" in names:
-        from continuity.handoffs.files import HandoffWriter
-
-        found["handoffs"] = HandoffWriter(store, folder)
+        found["handoffs"] = _Later(lambda: _handoff_writer(store, folder))
     return found
 
 

@@ -16,9 +16,6 @@ from continuity.core.paths import archive_relpath, event_relpath
 from continuity.core.text import block, one_line, shortened
 from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of, resume_command
-from continuity.tasks.resume import work_of
-from continuity.team.brief import team_lines, team_part
-from continuity.workstreams.documents import brief_lines, brief_problems, brief_section
 from events import clock
 from events.context import ViewInputs
 from projections.sessions import SESSIONS_LIMIT
@@ -83,7 +80,7 @@ def build(
     )
     archive = project.latest_archive()
     work = project.work
-    workstream = brief_section(project)  # a tracked workstream's cursor is the next action (seed 002)
+    workstream = _workstream(project)  # a tracked workstream's cursor is the next action (seed 002)
     next_action = _next_action(project, workstream, archive)
     sessions_active, sessions_stale = [], []
     now_us = clock.parse_iso(now)
@@ -151,15 +148,53 @@ def build(
             'continuity checkpoint -m "<what changed>" --next "<next step>"',
             "continuity archive --gate agent --reason \"<why>\"",
         ],
-        "tasks": work_of(project.tasks, lambda then: age(then, now), agent_id=agent_id, session_id=session_id,
-                         run_id=run_id),
+        "tasks": _tasks(project, now, agent_id=agent_id, session_id=session_id, run_id=run_id),
         "events": project.events,
         "warnings": [*merge_warnings(project), *inputs.warnings],
         "workstream": workstream,
-        "team": team_part(project.of("team"), agent_id, now, mine),
+        "team": _team(project, agent_id, now, mine),
         "own_work": _own_work(project, agent_id, now),
         "earlier": [_dated(hit, now) for hit in inputs.recall],
     }
+
+
+def _holds(project: ProjectView, name: str) -> bool:
+    """Whether the command loaded the model and it holds state for the project: when not, the brief's part of it is
+    as before any of its events, told without loading the model's module (a project that never used the feature)."""
+    return name in project.models.states and project.has(name)
+
+
+def _workstream(project: ProjectView) -> dict[str, Any] | None:
+    """The active workstream's section (workstreams.documents.brief_section), or None."""
+    if not _holds(project, "workstreams"):
+        return None
+    from continuity.workstreams.documents import brief_section
+
+    return brief_section(project)
+
+
+def _tasks(project: ProjectView, now: str, *, agent_id: str | None, session_id: str | None,
+           run_id: str | None) -> dict[str, Any]:
+    """The tasks section (tasks.resume.work_of); for a project with no task, run or memory, what it gives then."""
+    if not _holds(project, "tasks"):
+        return {"agent_id": agent_id, "current_run": None, "open_runs": [], "open_runs_total": 0, "open_tasks": [],
+                "open_tasks_total": 0, "memories": [], "memories_total": 0}
+    from continuity.tasks.resume import work_of
+
+    return work_of(project.tasks, lambda then: age(then, now), agent_id=agent_id, session_id=session_id,
+                   run_id=run_id)
+
+
+def _team(project: ProjectView, agent_id: str | None, now: str,
+          handoffs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The team section (team.brief.team_part); for a project with no snapshot, what it gives then."""
+    if not _holds(project, "team"):
+        if not agent_id or not handoffs:
+            return None
+        return {"agent": agent_id, "teams": [], "teams_total": 0, "handoffs": handoffs}
+    from continuity.team.brief import team_part
+
+    return team_part(project.of("team"), agent_id, now, handoffs)
 
 
 def _own_work(project: ProjectView, agent_id: str | None, now: str) -> dict[str, Any] | None:
@@ -201,11 +236,15 @@ def merge_warnings(project: ProjectView) -> list[str]:
     reach the agent resuming nowhere. Derived from the read models, so a replay shows them too.
     """
     found: list[str] = []
-    broken = brief_problems(project)
+    broken: list[str] = []
+    if _holds(project, "workstreams"):
+        from continuity.workstreams.documents import brief_problems
+
+        broken = brief_problems(project)
     if broken:
         found.append(f"{len(broken)} workstream problem(s) left by a merge (`continuity work status` lists them): "
                      f"{broken[0]}")
-    contested = project.tasks.problems
+    contested = project.tasks.problems if _holds(project, "tasks") else []
     if contested:
         found.append(f"{len(contested)} task conflict(s) left by a merge (`continuity verify` lists them): "
                      f"{contested[0]}")
@@ -260,7 +299,7 @@ def subject(project: ProjectView) -> tuple[list[str], frozenset[str]]:
         shown.add(work.last_checkpoint_id)
     if archive is not None and archive.event_id:
         shown.add(archive.event_id)
-    return [_next_action(project, brief_section(project), archive), *work.blockers], frozenset(shown)
+    return [_next_action(project, _workstream(project), archive), *work.blockers], frozenset(shown)
 
 
 def _item(text: str) -> str:
@@ -286,11 +325,15 @@ def _lines(bundle: dict[str, Any]) -> list[tuple[str, list[str]]]:
             *(_item(f"blocker: {blocker}") for blocker in own["blockers"])]))
     team = bundle.get("team")
     if team:
+        from continuity.team.brief import team_lines
+
         sections.extend(team_lines(team))
     sections.append(("## Blockers", [_item(b) for b in work["blockers"]]))
     if work["in_progress"]:
         sections.append(("## In progress", [block(work["in_progress"])]))
     if bundle.get("workstream"):  # after the blockers: thousands of items must not crowd them out
+        from continuity.workstreams.documents import brief_lines
+
         sections.append(brief_lines(bundle["workstream"]))
     sections.extend(_task_sections(bundle["tasks"]))
     sections.append(("## Open questions", [f"{_item(q['text'])} ({q['age']})"

@@ -20,7 +20,7 @@ from continuity.core.identity import Identity
 from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME, contexts_dir
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
-from continuity.readside.views import BRIEF_MODELS
+from continuity.readside.views import BRIEF_MODELS, SPARSE_MODELS
 from continuity.readside.writers import markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import (
@@ -243,9 +243,9 @@ def resume_bundle(
     project = identity.project
     if as_of is not None:
         return _replayed_bundle(store, identity, fmt=fmt, max_chars=max_chars, as_of=as_of)
-    from projections.tasks import TaskBrief
-
-    view = current_view(store, BRIEF_MODELS, views={"tasks": TaskBrief}, deadline=deadline)
+    # A model the project never used is not decoded, nor its module imported (catchup.catch_up's `sparse`).
+    view = current_view(store, BRIEF_MODELS, views={"tasks": "projections.tasks:TaskBrief"}, deadline=deadline,
+                        sparse={name: project for name in SPARSE_MODELS})
     state = view.project(project)
     record_archive = state.latest_archive()
     latest_md = None

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -361,6 +362,23 @@ def imported_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
 
 
+def loaded_by(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
+    """The modules a real `continuity ...` process holds when it exits (`sys.modules`: `-X importtime` does not list
+    what `importlib.import_module` loads, as the registry loads the read models)."""
+    exe = str(Path(sys.executable).with_name("continuity"))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTINUITY_")}
+    with tempfile.TemporaryDirectory() as scratch:
+        listed = Path(scratch, "modules")
+        code = ("import atexit, runpy, sys\n"
+                f"atexit.register(lambda: open({str(listed)!r}, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+                f"sys.argv = [{exe!r}, *{argv!r}]\n"
+                f"runpy.run_path({exe!r}, run_name='__main__')\n")
+        result = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, input=stdin, capture_output=True,
+                                timeout=60)
+        assert result.returncode == 0, result.stderr[-500:]
+        return set(listed.read_text().splitlines())
+
+
 def python_says(code: str) -> str:
     """What `python -c code` prints (stripped), in a new interpreter; it must succeed."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -410,6 +428,31 @@ def test_session_start_loads_msgspec_without_typing_extensions_in_a_real_process
     assert modules & {"inspect", "ast", "dataclasses", "orjson", "sqlite3", "textwrap", "subprocess"} == set()
     assert {"session.started", "context.served"} <= {json.loads(path.read_bytes())["kind"]
                                                      for path in all_event_files(template)}
+
+
+#: The folds, views and document writers of the models a project may never use (views.SPARSE_MODELS).
+UNUSED_FEATURES = {"projections.tasks", "projections.team", "projections.workstreams", "projections.handoffs",
+                   "projections.memories", "continuity.tasks.resume", "continuity.team.brief",
+                   "continuity.workstreams.documents", "continuity.readside.memory_files", "continuity.team.files",
+                   "continuity.workstreams.files", "continuity.handoffs.files"}
+
+
+def test_session_start_loads_no_model_its_project_never_used_in_a_real_process(template: Path) -> None:
+    """A project that never made a task, run, snapshot, workstream or handoff: its SessionStart brief imports none of
+    those models' folds, views or writers (nor decodes their saved states); once it makes a task, it does."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(template), "session_id": "s1",
+                          "source": "startup"}).encode()
+    assert main(["--root", str(template), "log", "-m", "edited the parser"]) == 0
+    # the first builds the saved models (and sweeps the memory files a rebuild no longer makes), the next read them
+    assert loaded_by(["hook", "claude-code"], template, payload) & UNUSED_FEATURES <= {
+        "continuity.readside.memory_files", "projections.memories", "projections.tasks"}
+    modules = loaded_by(["hook", "claude-code"], template, payload)
+    assert {"continuity.sessions.brief", "projections.worklog", "projections.sessions"} <= modules
+    assert modules & UNUSED_FEATURES == set()
+    # and the check can fail: the project's own task is read and shown
+    assert main(["--root", str(template), "task", "create", "--title", "a task of its own"]) == 0
+    modules = loaded_by(["hook", "claude-code"], template, payload)
+    assert {"projections.tasks", "continuity.tasks.resume"} <= modules
 
 
 def test_work_checkpoint_loads_only_what_its_document_needs_in_a_real_process(template: Path) -> None:

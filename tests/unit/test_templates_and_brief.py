@@ -121,10 +121,11 @@ def test_tasks_runs_and_memories_never_push_out_the_next_action(
     from projections.memories import Memory
     from projections.tasks import Run, Task
 
-    project = Models.empty().project("demo")
+    models = Models.empty()
+    project = models.project("demo")
     project.work.next = ["n" * 1000]
     project.work.blockers = ["waiting on review"]
-    state = project.tasks
+    state = models.state("tasks").projects["demo"] = project.tasks  # held by the model, as a fold leaves it
     for index, title in enumerate(titles):
         state.tasks[f"task-{index}"] = Task(task_id=f"task-{index}", title=title, assigned_to="ann",
                                             status=("queued", "in_progress", "blocked")[index % 3])

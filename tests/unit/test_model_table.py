@@ -1,0 +1,106 @@
+"""projections/model_table.py and the registry's LazyModel: a catch-up asks a model about an event without
+importing it, and gets the answers the model itself gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from events.catalog import EVENT_TYPES
+from projections import passes
+from projections.registry import REGISTRY, LazyModel
+
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+def gen_docs() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_is_what_the_models_say_today() -> None:
+    """A format bumped or a fold added without running scripts/gen_docs.py fails here."""
+    assert (REPO / "projections" / "model_table.py").read_text() == gen_docs().render_model_table(), \
+        "run scripts/gen_docs.py"
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_a_lazy_model_answers_every_event_type_as_the_model_does(name: str) -> None:
+    """For every event type: a fold or none as the real model has, the same `passes` test, the same format."""
+    lazy = REGISTRY[name]
+    assert isinstance(lazy, LazyModel)
+    fresh = LazyModel(name, lazy._module, lazy.format, lazy._folds)  # nothing asked of it yet: nothing imported
+    real = lazy.real
+    assert fresh.format == real.format and fresh.name == real.name
+    for event_type in EVENT_TYPES:
+        fold, test = fresh.entry_for(event_type)
+        real_fold, real_test = real.entry_for(event_type)
+        assert (fold is None) == (real_fold is None), (name, event_type)
+        assert test is real_test, (name, event_type)
+
+
+def test_light_passes_live_where_a_catch_up_finds_them_without_the_model() -> None:
+    """Every test the table names is in projections/passes.py (a model's own module would have to be imported)."""
+    from projections.model_table import MODELS
+
+    named = {test for _, folds in MODELS.values() if folds for test in folds.values() if test}
+    assert named == {"no_run_files", "no_run"}
+    assert all(callable(getattr(passes, test)) for test in named)
+
+
+def python_says(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-800:]
+    return done.stdout.strip()
+
+
+def test_events_a_model_does_not_fold_or_passes_over_leave_its_module_unimported() -> None:
+    """In a new interpreter: the team and tasks models answer for a work log without their modules; an event they
+    fold imports them, and the tasks fold reached through the light test folds as the model does."""
+    code = (
+        "import sys\n"
+        "from projections.registry import REGISTRY\n"
+        "from projections.readmodel import Projects\n"
+        "from events.worklog import WorkLogged\n"
+        "from events.base import Refs\n"
+        "team, tasks = REGISTRY['team'], REGISTRY['tasks']\n"
+        "plain = WorkLogged(project='demo', message='m')\n"
+        "assert team.entry_for(WorkLogged) == (None, None) and not team.changes(plain)\n"
+        "assert not tasks.changes(plain)\n"
+        "state = tasks.apply(tasks.empty(), 'n1', plain)\n"
+        "assert state.projects == {} and state.events_folded == 1\n"
+        "print(sorted(m for m in ('projections.team', 'projections.tasks') if m in sys.modules))\n"
+        "from events.task import RunStarted\n"
+        "state = tasks.apply(state, 'n2', RunStarted(project='demo', run_id='r1', task_id='t1'))\n"
+        "edit = WorkLogged(project='demo', message='m', run_id='r1', refs=Refs(files=('a.py',)))\n"
+        "assert tasks.changes(edit)\n"
+        "state = tasks.apply(state, 'n3', edit)\n"
+        "print(state.projects['demo'].runs['r1'].files)\n"
+    )
+    assert python_says(code).splitlines() == ["[]", "['a.py']"]
+
+
+def test_a_kind_the_catalog_does_not_hold_goes_where_the_model_sends_it() -> None:
+    """An event class no catalog lists (a test's, a later release's upcast): a model with a catch-all fold sends it
+    there (the tasks model, through its light test), one without passes it over, as the models themselves do."""
+    from events.base import Event
+
+    class Odd(Event, frozen=True, kw_only=True, tag="test.odd"):
+        pass
+
+    for name in ("tasks", "team", "workstreams"):
+        lazy = REGISTRY[name]
+        assert isinstance(lazy, LazyModel)
+        fresh = LazyModel(name, lazy._module, lazy.format, lazy._folds)
+        fold, test = fresh.entry_for(Odd)
+        real_fold, real_test = lazy.real.entry_for(Odd)
+        assert (fold is None) == (real_fold is None) and test is real_test, name
+    assert REGISTRY["tasks"].entry_for(Odd)[1] is passes.no_run_files
