@@ -8,12 +8,15 @@ that kind's own Decoder, made the first time the kind is met: a process that rea
 kinds (a hook, a catch-up of a few events) never pays for building a decoder of the whole
 union, which costs about 12 ms of CPU at start-up and grows with every event type. Reading
 the kind first costs about 1 us per event, so a process that decodes many (a rebuild)
-switches to the union's Decoder once it has decoded BULK events.
+switches to the union's Decoder once it has decoded BULK events. The default codec knows the
+kinds from events/kind_table.py (generated from events/catalog.py) and imports a family's
+module (tasks, teams, workstreams...) when it first meets one of its events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Union
 
 import msgspec
@@ -40,28 +43,70 @@ NESTED = "nested too deeply"
 BULK = 10_000
 
 
+class _Kinds(Mapping[str, "type[Event]"]):
+    """Event types by kind from events/kind_table.py: a type's module is imported when its kind is first asked for."""
+
+    def __init__(self, table: Mapping[str, tuple[str, str, int]]) -> None:
+        self._table = table
+        self._found: dict[str, type[Event]] = {}
+
+    def __getitem__(self, kind: str) -> type[Event]:
+        found = self._found.get(kind)
+        if found is None:
+            module, name, _ = self._table[kind]
+            found = self._found[kind] = getattr(importlib.import_module(module), name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
 class Codec:
     """Encodes events canonically and decodes any known version of them."""
 
     def __init__(
         self,
-        types: Iterable[type[Event]],
+        types: Iterable[type[Event]] = (),
         upcasters: dict[tuple[str, int], Upcaster] | None = None,
         legacy: LegacyReader | None = None,
+        *,
+        table: Mapping[str, tuple[str, str, int]] | None = None,
     ) -> None:
-        self.types = tuple(types)
+        """`types`: the event types it reads; or `table` (events/kind_table.py's KINDS), whose types are imported
+        when an event of their kind is met."""
         self.current: dict[str, int] = {}
-        self.by_kind: dict[str, type[Event]] = {}
-        for event_type in self.types:
-            self.current[kind_of(event_type)] = _default_version(event_type)
-            self.by_kind[kind_of(event_type)] = event_type
-        self.union: Any = Union[self.types]  # noqa: UP007 - a runtime union of a tuple
+        self.by_kind: Mapping[str, type[Event]]
+        if table is not None:
+            self.current = {kind: version for kind, (_, _, version) in table.items()}
+            self.by_kind = _Kinds(table)
+        else:
+            by_kind: dict[str, type[Event]] = {}
+            for event_type in types:
+                self.current[kind_of(event_type)] = _default_version(event_type)
+                by_kind[kind_of(event_type)] = event_type
+            self.by_kind = by_kind
+        self._union: Any = None
         self._decoders: dict[str, msgspec.json.Decoder[Any]] = {}
         self._union_decoder: msgspec.json.Decoder[Any] | None = None
         self._decoded = 0
         self._encoder = msgspec.json.Encoder(order="sorted")
         self.upcasters: dict[tuple[str, int], Upcaster] = dict(upcasters or {})
         self.legacy = legacy
+
+    @property
+    def types(self) -> tuple[type[Event], ...]:
+        """Every event type it reads (each module imported)."""
+        return tuple(self.by_kind.values())
+
+    @property
+    def union(self) -> Any:
+        """The tagged union of every type, for decoding in bulk, conversion and the schema (made once)."""
+        if self._union is None:
+            self._union = Union[self.types]  # noqa: UP007 - a runtime union of a tuple
+        return self._union
 
     def register(self, kind: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
         """Decorator: register the upcaster of `kind` from `from_version` to the next."""
@@ -251,7 +296,7 @@ _DEFAULT: list[Codec] = []
 def default_codec() -> Codec:
     """The codec over every event type continuity knows (one per process: it is reused)."""
     if not _DEFAULT:
-        from events.catalog import EVENT_TYPES
+        from events.kind_table import KINDS
 
-        _DEFAULT.append(Codec(EVENT_TYPES, legacy=seed004_legacy))
+        _DEFAULT.append(Codec(table=KINDS, legacy=seed004_legacy))
     return _DEFAULT[0]

@@ -449,6 +449,8 @@ def test_session_start_loads_no_model_its_project_never_used_in_a_real_process(t
     modules = loaded_by(["hook", "claude-code"], template, payload)
     assert {"continuity.sessions.brief", "projections.worklog", "projections.sessions"} <= modules
     assert modules & UNUSED_FEATURES == set()
+    # nor their events' Structs (events/kind_table.py: the codec imports an event family when it meets one)
+    assert modules & {"events.task", "events.team", "events.workstream", "events.handoff", "events.catalog"} == set()
     # and the check can fail: the project's own task is read and shown
     assert main(["--root", str(template), "task", "create", "--title", "a task of its own"]) == 0
     modules = loaded_by(["hook", "claude-code"], template, payload)

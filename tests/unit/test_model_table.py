@@ -104,3 +104,41 @@ def test_a_kind_the_catalog_does_not_hold_goes_where_the_model_sends_it() -> Non
         real_fold, real_test = lazy.real.entry_for(Odd)
         assert (fold is None) == (real_fold is None) and test is real_test, name
     assert REGISTRY["tasks"].entry_for(Odd)[1] is passes.no_run_files
+
+
+def test_the_kind_table_is_the_catalog_today() -> None:
+    """A kind added, moved or versioned without running scripts/gen_docs.py fails here."""
+    assert (REPO / "events" / "kind_table.py").read_text() == gen_docs().render_kind_table(), \
+        "run scripts/gen_docs.py"
+
+
+def test_the_codec_from_the_kind_table_reads_as_the_codec_from_the_catalog() -> None:
+    """Types, versions and order as the catalog gives them; a kind not in the table is not known."""
+    from events.base import kind_of
+    from events.codec import Codec, seed004_legacy
+    from events.kind_table import KINDS
+
+    lazy, eager = Codec(table=KINDS, legacy=seed004_legacy), Codec(EVENT_TYPES, legacy=seed004_legacy)
+    assert lazy.current == eager.current and list(lazy.by_kind) == [kind_of(t) for t in EVENT_TYPES]
+    assert lazy.types == EVENT_TYPES and all(lazy.by_kind[kind] is eager.by_kind[kind] for kind in eager.by_kind)
+    assert lazy.decoder_of("no.such") is None and lazy.by_kind.get("no.such") is None
+    assert lazy.schema() == eager.schema()
+
+
+def test_the_default_codec_imports_an_event_family_only_when_it_meets_one() -> None:
+    """In a new interpreter: decoding a work log loads no task, team, workstream or handoff Structs; a task event
+    loads its module."""
+    code = (
+        "import sys\n"
+        "from events.codec import default_codec\n"
+        "from events.worklog import WorkLogged\n"
+        "codec = default_codec()\n"
+        "raw = codec.encode(WorkLogged(project='p', message='m'))\n"
+        "assert codec.decode(raw).message == 'm'\n"
+        "families = ('events.task', 'events.team', 'events.workstream', 'events.handoff', 'events.moments')\n"
+        "print(sorted(m for m in families if m in sys.modules))\n"
+        "from events.task import TaskCreated\n"
+        "assert type(codec.decode(codec.encode(TaskCreated(project='p', task_id='t1', title='x')))) is TaskCreated\n"
+        "print('events.catalog' in sys.modules)\n"
+    )
+    assert python_says(code).splitlines() == ["[]", "False"]
