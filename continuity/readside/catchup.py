@@ -577,11 +577,11 @@ class _Track:
         """Whether the saved state is still bytes (nothing folded into it yet)."""
         return self._raw is not None
 
-    def view(self, kind: Any, project: str | None = None) -> tuple[Projects[Any], bool]:
+    def view(self, kind: Any, project: str | None = None) -> tuple[Projects[Any], int | None]:
         """The state for the command: decoded as `kind` (a view naming some of its fields) if not decoded yet; and
-        whether it holds only some projects. `project`: the one project the command reads of the model: a state not
-        decoded yet that holds none for it is not decoded (nor its model's module imported), and is handed over
-        with its counters and no project at all (Models.partial)."""
+        None, or how many projects the model holds when it is handed over without them. `project`: the one project
+        the command reads of the model: a state not decoded yet that holds none for it is not decoded (nor its
+        model's module imported), and is handed over with its counters and no project at all (Models.partial)."""
         if self._raw is not None and project is not None:
             counters = self._counters()
             try:
@@ -590,8 +590,8 @@ class _Track:
                 raise _Unreadable(self.model.name) from None
             if project not in held:
                 bare: Projects[Any] = Projects(last_name=counters.last_name, events_folded=counters.events_folded)
-                return self._counted(bare), True
-        return self._whole_view(kind), False
+                return self._counted(bare), len(held)
+        return self._whole_view(kind), None
 
     def _whole_view(self, kind: Any) -> Projects[Any]:
         if self._raw is None or kind is None:
@@ -837,12 +837,12 @@ def _catch_up(
     if days.early:
         warnings.append(early_warning(days.early))
     states: dict[str, Projects[Any]] = {}
-    partial: set[str] = set()
+    partial: dict[str, int] = {}
     for track in tracks:
         name = track.model.name
-        states[name], some = track.view(views.get(name), (sparse or {}).get(name))
-        if some:
-            partial.add(name)
+        states[name], holding = track.view(views.get(name), (sparse or {}).get(name))
+        if holding is not None:
+            partial[name] = holding
     result = Models(states, partial)
     outcome = Outcome(models=result, rebuilt=bool(rebuilt), folded=folded, warnings=warnings,
                       linked_days=sorted(days.links), skipped=len(skipped) + len(still),

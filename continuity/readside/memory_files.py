@@ -20,12 +20,31 @@ from continuity.readside.catchup import Outcome, catch_up, in_turn, save
 from events import osfs
 from events.base import Event
 from events.errors import ContinuityError
-from projections.memories import Memory
 from projections.readmodel import Projects
-from projections.tasks import FILLED_BY_RUN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from projections.memories import Memory
 
 MEMORIES_DIR = "memories"
 MARK = "memories-written"
+#: Left in `local/` while a sweep could not write every memory it should have (removed by the next whole sweep).
+UNWRITTEN = "memories-unwritten"
+
+
+def behind(store: Store) -> bool:
+    """Whether the memory files may lack memories the tasks model keeps even when nothing new was folded: the
+    memories folder or the mark of what was written is missing (removed by hand, a fresh clone's store), or the
+    last sweep left some unwritten."""
+    return (not os.path.isdir(os.path.join(store.path, MEMORIES_DIR))
+            or not os.path.isfile(os.path.join(store.local_dir, MARK))
+            or os.path.lexists(os.path.join(store.local_dir, UNWRITTEN)))
+
+
+def _filled_by_run() -> tuple[str, ...]:
+    from projections.tasks import FILLED_BY_RUN
+
+    return FILLED_BY_RUN
 
 
 def render(memory: Memory) -> bytes:
@@ -72,7 +91,7 @@ class MemoryWriter:
             self.write(memories[-1])
         elif event.run_id and event.kind == "run.completed":
             for memory in memories:
-                if memory.run_id == event.run_id and memory.kind in FILLED_BY_RUN:
+                if memory.run_id == event.run_id and memory.kind in _filled_by_run():
                     self.write(memory)
 
     def write(self, memory: Memory) -> None:
@@ -132,10 +151,11 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
     if full:
         _prune(store, state, writer)
     mark_path = os.path.join(store.local_dir, MARK)
+    marked = True
     try:
         written = osfs.read_regular(mark_path, limit=osfs.SMALL_LIMIT).decode().strip()
     except (OSError, UnicodeDecodeError):
-        written = ""
+        written, marked = "", False
     if full or not os.path.isdir(os.path.join(store.path, MEMORIES_DIR)):
         written = ""
     newest = written
@@ -144,9 +164,14 @@ def sweep(store: Store, state: Projects[Any], writer: MemoryWriter | None = None
             if memory.memory_id > written:
                 writer.write(memory)
             newest = max(newest, memory.memory_id)
+    unwritten = os.path.join(store.local_dir, UNWRITTEN)
     if writer.unwritten:  # the mark stays below a memory whose file is missing: the next sweep writes it
+        with contextlib.suppress(OSError):
+            write_atomic(unwritten, b"", durable=False, within=store.path)
         return writer.warnings
-    if newest != written or writer.newest > written:
+    with contextlib.suppress(OSError):  # none there (the common case), or it cannot be removed: swept again
+        os.unlink(unwritten)
+    if newest != written or writer.newest > written or not marked:  # written even empty: behind() reads it
         with contextlib.suppress(OSError):
             write_atomic(mark_path, max(newest, writer.newest).encode(), durable=False, within=store.path)
     return writer.warnings

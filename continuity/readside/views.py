@@ -35,11 +35,11 @@ SPARSE_MODELS = ("tasks", "workstreams", "team", "handoffs")
 class Models:
     """Read-model states by name, as loaded (and caught up) for one command."""
 
-    def __init__(self, states: dict[str, Projects[Any]], partial: set[str] | None = None) -> None:
+    def __init__(self, states: dict[str, Projects[Any]], partial: dict[str, int] | None = None) -> None:
         self.states = states
-        #: Models handed over with only some projects (catchup.catch_up's `sparse`): the project the command reads
-        #: is as before any event of the model, and the others are left out.
-        self.partial = partial or set()
+        #: Models handed over with no project (catchup.catch_up's `sparse`), and how many projects each holds: the
+        #: project the command reads is as before any event of the model, and the others are left out.
+        self.partial = partial or {}
 
     @classmethod
     def empty(cls, names: tuple[str, ...] = BRIEF_MODELS) -> Models:

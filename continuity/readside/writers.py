@@ -31,6 +31,7 @@ from continuity.readside.catchup import (
     Progress,
     catch_up,
     in_turn,
+    load,
     mark_unfinished,
     models_dir,
     save,
@@ -314,14 +315,34 @@ def _refresh(
     except (OSError, ContinuityError) as error:
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {reason_of(error)}")
-    # A tasks model handed over without its projects was not decoded: nothing was folded into it, so no memory is
-    # newer than the last sweep's (a memory file whose write failed is written by the next sweep of the whole model).
-    if "tasks" in writers and "tasks" not in outcome.models.partial:
-        from continuity.readside.memory_files import sweep
-
-        swept = sweep(store, outcome.models.state("tasks"), writers["tasks"].writer, full=fresh)
-        outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
+    if "tasks" in writers:
+        _sweep_memories(store, outcome, writers["tasks"], fresh)
     return outcome
+
+
+def _sweep_memories(store: Store, outcome: Outcome, writer: Any, fresh: bool) -> None:
+    """Write the memory files the tasks model keeps and the last sweep did not (memory_files.sweep).
+
+    A tasks model handed over without its projects was not decoded: nothing was folded into it, so no memory is
+    newer than the last sweep's, and it is read whole only when the files may lack some all the same (the folder
+    removed, a sweep that could not write them all, or a rebuild); one holding no project keeps no memory.
+    `writer`: the tasks model's writer (_Later, made here only when a sweep runs)."""
+    held = outcome.models.partial.get("tasks")
+    if held == 0:
+        return
+    from continuity.readside.memory_files import behind, sweep
+
+    if held is None:
+        state = outcome.models.state("tasks")
+    elif fresh or behind(store):
+        saved = load(store, REGISTRY["tasks"])
+        if saved is None:  # not saved (a failed save, a lock held): the next catch-up sweeps
+            return
+        state = saved.state
+    else:
+        return
+    swept = sweep(store, state, writer.writer, full=fresh)
+    outcome.warnings.extend(line for line in swept if line not in outcome.warnings)
 
 
 class _MarkFirst:

@@ -23,7 +23,7 @@ STORE = Path(".agent") / "runtime-continuity"
 #: Store files read on most commands (relative to the project).
 READ_ON_MOST = ["local/head", "local/models/overview.msgpack", "local/models/worklog.msgpack", "config.json",
                 "local/node", "state.json", "projects.json", "local/sync-state.json", "local/sync.json",
-                "local/memories-written"]
+                "local/memories-written", "local/memories-unwritten"]
 SESSION_START = json.dumps({"session_id": "s-1", "hook_event_name": "SessionStart", "source": "startup"})
 #: The exit codes a refusal may end with (docs/cli.md): 9 is a broken config.json; never 70, the internal error.
 ORDINARY = {0, 1, 2, 5, 6, 9}

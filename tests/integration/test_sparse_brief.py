@@ -8,6 +8,7 @@ as when every model is decoded. Other projects of the same store keep their stat
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +99,13 @@ def test_models_without_the_project_are_handed_over_with_no_project_and_saved_wh
     files still hold `other`'s state, and the counters moved past the new event."""
     view = current_view(store, BRIEF_MODELS, sparse={name: "demo" for name in SPARSE_MODELS})
     models = view.models
-    assert models.partial == {"tasks", "team", "workstreams"}  # demo has a handoff: that model is read
+    assert models.partial == {"tasks": 1, "team": 0, "workstreams": 0}  # demo has a handoff: that model is read
     assert models.state("tasks").projects == {} and models.project("demo").has("handoffs")
     assert models.state("tasks").last_name == models.state("overview").last_name
     saved = catchup.load(store, __import__("projections.registry", fromlist=["REGISTRY"]).REGISTRY["tasks"])
     assert saved is not None and saved.state.last_name == models.state("overview").last_name
     whole = current_view(store, BRIEF_MODELS).models
-    assert whole.partial == set()
+    assert whole.partial == {}
     other = whole.project("other").of("tasks")
     assert [task.title for task in other.tasks.values()] == ["the other task"] and other.runs
 
@@ -116,3 +117,48 @@ def test_a_project_that_makes_a_task_reads_the_tasks_model_again(store: Store, c
     assert "tasks" not in view.models.partial
     brief = service.resume_bundle(store, Identity(project="demo", agent_id="ann", session_id="s1"), fmt="json")
     assert [task["title"] for task in brief.data["tasks"]["open_tasks"]] == ["demo's own task"]
+
+
+@pytest.fixture
+def memory(project: Path, capsys: Capture) -> Path:
+    """Project `busy` of the store has a completed task, so a memory and its file; `demo`, the store's own project,
+    never used tasks. The memory file's path."""
+    created = json.loads(cli(capsys, "task", "create", "--title", "T", "--project", "busy", "--json"))
+    cli(capsys, "run", "start", "--task", created["task_id"], "--project", "busy", "--session", "b1")
+    cli(capsys, "task", "update", created["task_id"], "--status", "completed", "--project", "busy", "--session", "b1")
+    cli(capsys, "log", "-m", "own project work")
+    cli(capsys, "resume-bundle")
+    [found] = (project / ".agent" / "runtime-continuity" / "memories").glob("*.md")
+    return found
+
+
+def test_a_brief_that_reads_no_task_still_restores_the_memories_folder(
+    project: Path, memory: Path, capsys: Capture,
+) -> None:
+    """The memories folder removed: the next brief of `demo` (which hands the tasks model over without its
+    projects) writes the other project's memory again, as the brief always did."""
+    text = memory.read_bytes()
+    shutil.rmtree(memory.parent)
+    view = current_view(Store(str(project)), BRIEF_MODELS, sparse={name: "demo" for name in SPARSE_MODELS})
+    assert view.models.partial.get("tasks") == 1
+    cli(capsys, "resume-bundle")
+    assert memory.read_bytes() == text
+
+
+def test_a_memory_a_sweep_could_not_write_is_written_by_the_next_brief(
+    project: Path, memory: Path, capsys: Capture,
+) -> None:
+    """A sweep that could not write a memory (something else where its file goes) leaves a mark, so the next brief
+    of a project that never used tasks writes it once it can, and the mark goes."""
+    text = memory.read_bytes()
+    local = project / ".agent" / "runtime-continuity" / "local"
+    memory.unlink()
+    memory.mkdir()  # its file cannot be written: a folder that is not empty stands where it goes
+    (memory / "keep").write_text("x")
+    (local / "memories-written").unlink()  # the sweep starts from the oldest kept memory
+    cli(capsys, "resume-bundle")
+    assert memory.is_dir() and (local / "memories-unwritten").exists()
+    shutil.rmtree(memory)
+    cli(capsys, "log", "-m", "more")
+    cli(capsys, "resume-bundle")
+    assert memory.read_bytes() == text and not (local / "memories-unwritten").exists()
