@@ -4,8 +4,6 @@ An archive event carries every outside fact its archive needs (git root, branch,
 short status, dirty files; the state decided when it was taken), so replay never runs git.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec

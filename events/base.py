@@ -4,8 +4,6 @@
 seed 004's free-form work-log category (``checkpoint``, ``decision``, ...).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import msgspec

@@ -4,8 +4,6 @@ With these inputs and the log as it stood at `as_of`, `resume-bundle --as-of <th
 renders the same brief byte for byte: the audit answer to "what did the agent know?".
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec

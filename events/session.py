@@ -1,7 +1,5 @@
 """Session lifecycle events: a harness session started or ended."""
 
-from __future__ import annotations
-
 from events.base import Event, Label, PathRef, Text
 
 

@@ -1,7 +1,5 @@
 """Work-log events: `continuity log` and `continuity checkpoint` (seed 004)."""
 
-from __future__ import annotations
-
 from events.base import Event, Tag
 
 

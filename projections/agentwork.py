@@ -9,8 +9,6 @@ folded: it restates the project's state, whoever wrote it (another agent's next 
 that agent wrote last), as the agent's that took it.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 from events.worklog import CheckpointRecorded, WorkLogged

@@ -6,8 +6,6 @@ each archive entry. Paths and commands are not decided here: the archive view
 (`continuity/sessions/archives.py`) turns an entry into seed 004's archive JSON.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 from events import clock

@@ -1,7 +1,5 @@
 """The overview of a project: how many events, when, the most recent ones, briefs served."""
 
-from __future__ import annotations
-
 import msgspec
 
 from events.base import Event

@@ -4,8 +4,6 @@ Whether a handoff is still pending, or what state an artifact is in, is read fro
 files themselves by the view (a live fact), not stored here.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 from events.base import Event

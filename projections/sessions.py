@@ -3,8 +3,6 @@
 Active or stale is a view (it depends on now), never stored here.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 from events import clock

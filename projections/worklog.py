@@ -5,8 +5,6 @@ checkpoint that states anything replaces in progress, next and blockers with wha
 states; an archive replaces the whole state with the state it recorded.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 from events import clock

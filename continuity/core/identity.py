@@ -4,8 +4,6 @@ The resolving itself (flags > harness payload > CONTINUITY_* environment > confi
 `core/idfields.resolve_fields`, plain fields the plain append path uses as they are.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from typing import Any
 
