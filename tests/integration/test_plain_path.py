@@ -457,6 +457,31 @@ def test_session_start_loads_no_model_its_project_never_used_in_a_real_process(t
     assert {"projections.tasks", "continuity.tasks.resume"} <= modules
 
 
+#: Modules whose Structs every session start decodes: defined without `from __future__ import annotations`, so
+#: msgspec reads their annotations as objects instead of compiling and evaluating each string in every process.
+EAGER_ANNOTATIONS = ("events.base", "events.session", "events.context", "events.worklog", "events.archive",
+                     "projections.overview", "projections.worklog", "projections.sessions", "projections.refs",
+                     "projections.archives", "projections.agentwork", "continuity.core.identity")
+
+
+def test_the_structs_a_session_start_decodes_have_no_annotation_strings() -> None:
+    """Every field annotation of their Structs is an object, not a string (a `from __future__ import annotations`
+    added back would make msgspec evaluate each one when a decoder is built)."""
+    import importlib
+
+    import msgspec
+
+    for name in EAGER_ANNOTATIONS:
+        module = importlib.import_module(name)
+        structs = [value for value in vars(module).values()
+                   if isinstance(value, type) and issubclass(value, msgspec.Struct) and value.__module__ == name]
+        assert structs, name
+        for struct in structs:
+            strings = [field for field, hint in vars(struct).get("__annotations__", {}).items()
+                       if isinstance(hint, str)]
+            assert strings == [], (name, struct.__name__, strings)
+
+
 def test_work_checkpoint_loads_only_what_its_document_needs_in_a_real_process(template: Path) -> None:
     """`work checkpoint` of a document with no validation ledger: no orjson without a member config, not the plain
     `log` path. (It observes the worktree once, for the runtime files' freshness, after the events are written.)"""
