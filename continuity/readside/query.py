@@ -45,7 +45,6 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     models the caller reads one project of (catchup.catch_up).
     """
     from continuity.readside.catchup import out_of_time
-    from continuity.readside.replay import known_at, models_until, point_written, resolve_point
     from continuity.readside.writers import refresh
     from events.errors import StoreUnsafe
 
@@ -59,6 +58,8 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
             # no log to find an as-of point in: the answer is the empty log's, as of now (`RCE-x` is never parsed)
             return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
         unsafe = f"{error}: the saved read models are not read; the log was replayed in memory and nothing saved"
+    if as_of is not None or unsafe is not None:  # replayed in memory (the common read needs none of it)
+        from continuity.readside.replay import known_at, models_until, point_written, resolve_point
     if as_of is not None:
         warnings: list[str] = [unsafe] if unsafe else []
         last_name, point = resolve_point(log, as_of)
@@ -72,6 +73,8 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
     try:
         outcome = refresh(store, names, write=write, views=views, deadline=deadline, sparse=sparse)
     except OSError as error:
+        from continuity.readside.replay import models_until
+
         warnings = [f"projections unavailable ({error.strerror or error}); replayed the log in memory"]
         return View(models=models_until(log, "~", warnings, names, deadline=deadline), warnings=warnings)
     return View(models=outcome.models, warnings=outcome.warnings, stopped=outcome.stopped)
