@@ -44,11 +44,6 @@ class LazyModel(ReadModel[Any]):
             self._real = importlib.import_module(self._module).MODEL
         return self._real
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the model's module has been imported (for tests and benchmarks)."""
-        return self._real is not None
-
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") or attr in ("_real", "_module", "_folds", "_dispatch"):
             raise AttributeError(attr)

@@ -8,6 +8,7 @@ project's work state) and `archives/latest.json`, written when the session model
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -411,34 +412,9 @@ class _Later:
             done()
 
 
-def _team_writer(store: Store, folder: str | None) -> Any:
-    from continuity.team.files import TeamWriter
-
-    return TeamWriter(store, folder)
-
-
-def _memory_writer(store: Store) -> Any:
-    from continuity.readside.memory_files import MemoryWriter
-
-    return MemoryWriter(store)
-
-
-def _role_writer(store: Store, folder: str | None) -> Any:
-    from continuity.team.files import RoleWriter
-
-    return RoleWriter(store, folder)
-
-
-def _workstream_writer(store: Store, folder: str | None) -> Any:
-    from continuity.workstreams.files import WorkstreamWriter
-
-    return WorkstreamWriter(store, folder)
-
-
-def _handoff_writer(store: Store, folder: str | None) -> Any:
-    from continuity.handoffs.files import HandoffWriter
-
-    return HandoffWriter(store, folder)
+def _later(module: str, name: str, *args: Any) -> _Later:
+    """Writer class `name` of `module`, made with `args` (the module imported) at the first event it is handed."""
+    return _Later(lambda: getattr(importlib.import_module(module), name)(*args))
 
 
 def model_writers(store: Store, names: tuple[str, ...], folder: str | None = None) -> dict[str, Any]:
@@ -446,15 +422,15 @@ def model_writers(store: Store, names: tuple[str, ...], folder: str | None = Non
     handed an event)."""
     found: dict[str, Any] = {}
     if "team" in names:
-        found["team"] = _Later(lambda: _team_writer(store, folder))
+        found["team"] = _later("continuity.team.files", "TeamWriter", store, folder)
     if "tasks" in names and folder is None:  # memories/<id>.md live in the store only
-        found["tasks"] = _Later(lambda: _memory_writer(store))
+        found["tasks"] = _later("continuity.readside.memory_files", "MemoryWriter", store)
     if "roles" in names:
-        found["roles"] = _Later(lambda: _role_writer(store, folder))
+        found["roles"] = _later("continuity.team.files", "RoleWriter", store, folder)
     if "workstreams" in names:
-        found["workstreams"] = _Later(lambda: _workstream_writer(store, folder))
+        found["workstreams"] = _later("continuity.workstreams.files", "WorkstreamWriter", store, folder)
     if "handoffs" in names:
-        found["handoffs"] = _Later(lambda: _handoff_writer(store, folder))
+        found["handoffs"] = _later("continuity.handoffs.files", "HandoffWriter", store, folder)
     return found
 
 
