@@ -438,15 +438,21 @@ def _synthesize_delegation(state: TasksState, run: Run, event: RunCompleted, nam
 
 
 def on_session_ended(state: TasksState, name: str, event: SessionEnded) -> TasksState:
-    """A session ended during a primary run: a session_summary, unless the run already has a memory."""
+    """A session ended during a primary run: a session_summary, unless the run already has a memory. Ended during a
+    subagent run (one never completed), the summary is the topmost primary run's above it."""
     on_any(state, name, event)
     run = state.runs.get(event.run_id or "")
     if run is None:
         return state
-    if run.context == "subagent":
+    if run.context == "subagent":  # ended inside a delegation: the summary is the primary run's (seed 003's Stop hook)
         mem.skip(state.book, run.run_id, "session_summary", "a subagent run only writes a delegation_summary",
                  event.event_id)
-        return state
+        primary = mem.topmost_primary(state.runs, run.parent_run_id)
+        if primary is None:
+            mem.skip(state.book, run.run_id, "session_summary", "no primary run above it",
+                     event.event_id)
+            return state
+        run = state.runs[primary]
     if not mem.claim(state.book, run.run_id, "session_summary", event.event_id):
         return state
     task = state.tasks.get(run.task_id or "")
@@ -480,7 +486,7 @@ def memories_of(state: Any) -> list[mem.Memory]:
 
 
 MODEL = ReadModel(
-    "tasks", format=21, state=TasksState, initial=TasksState,
+    "tasks", format=22, state=TasksState, initial=TasksState,
     folds={TaskCreated: on_created, TaskUpdated: on_updated, RunStarted: on_run_started,
            RunCompleted: on_run_completed, SessionEnded: on_session_ended, Event: on_any},
     passes={Event: no_run_files, SessionEnded: no_run},

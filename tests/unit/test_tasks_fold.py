@@ -302,14 +302,30 @@ def test_delegation_summary_is_capped_at_800() -> None:
 
 
 def test_a_subagent_writes_nothing_but_its_delegation_summary() -> None:
-    """A subagent run's completed/blocked update and session end synthesize nothing (recorded as skipped)."""
+    """A subagent run's completed/blocked update synthesizes nothing, and neither does a session ending inside it for
+    the subagent: the session summary is the primary run's above it (recorded as skipped for the subagent)."""
     fold = Folder()
-    started(fold, run="p")
+    started(fold, run="p", session_id="x")
     started(fold, task="t2", run="s", context="subagent", parent_run_id="p")
+    started(fold, task="t3", run="g", context="subagent", parent_run_id="s")
     fold(TaskUpdated, task_id="t2", run_id="s", status="completed")
+    assert fold.memories() == []
+    fold(SessionEnded, session_id="x", run_id="g")
+    [summary] = fold.memories()
+    assert (summary.kind, summary.run_id, summary.task_id, summary.title) == (
+        "session_summary", "p", "t1", "Session summary: Title t1")
+    assert {skip.reason for skip in fold.project.book.skipped} == {"a subagent run only writes a delegation_summary"}
+    fold(SessionEnded, session_id="x", run_id="s")  # one session summary per run
+    assert len(fold.memories()) == 1
+
+
+def test_a_session_ending_in_a_subagent_run_with_no_primary_above_writes_nothing() -> None:
+    """A broken chain (its parent unknown): no memory, the skip recorded."""
+    fold = Folder()
+    started(fold, task="t2", run="s", context="subagent", parent_run_id="gone")
     fold(SessionEnded, session_id="x", run_id="s")
     assert fold.memories() == []
-    assert {skip.reason for skip in fold.project.book.skipped} == {"a subagent run only writes a delegation_summary"}
+    assert "no primary run above it" in {skip.reason for skip in fold.project.book.skipped}
 
 
 @pytest.mark.parametrize("shape", ["missing parent", "cycle", "chain longer than 20"])
