@@ -20,7 +20,7 @@ from continuity.core.identity import Identity
 from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME, contexts_dir
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
-from continuity.readside.views import BRIEF_MODELS, SPARSE_MODELS
+from continuity.readside.views import BRIEF_MODELS, SESSION_MODELS, SPARSE_MODELS
 from continuity.readside.writers import markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import (
@@ -118,9 +118,13 @@ def archive_paths(store: Store, view: View | None, project: str, record: Any = N
 
 # -- status ----------------------------------------------------------------------------------
 def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str, Any]:
-    """The newest archive's age and whether to archive now; counts."""
-    view = current_view(store, as_of=as_of)
+    """The newest archive's age and whether to archive now; counts; and, as the brief warns of them, the workstream
+    and task problems a merge left (the tasks and workstreams models are read only for a project that used them)."""
+    view = current_view(store, (*SESSION_MODELS, "tasks", "workstreams"), as_of=as_of,
+                        views={"tasks": "projections.tasks:TaskBrief"},
+                        sparse={"tasks": project, "workstreams": project})
     state = view.project(project)
+    view.warnings.extend(bundle.merge_warnings(state))
     now = now_for(view)
     if as_of is None:
         try:

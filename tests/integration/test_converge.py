@@ -109,6 +109,8 @@ def test_the_brief_names_a_second_active_workstream_and_a_contested_task_after_a
                     f"1 task conflict(s) left by a merge (`continuity verify` lists them): {contested}"]
         assert [f"Warning: {shortened(warning, 200)}" for warning in warnings] == lines[2:4]
         briefs.append(lines[2:4])
+        code, status = cli("status", "--root", str(root))  # and status says so too
+        assert code == 0 and status["warnings"][-2:] == warnings, status
     assert briefs[0] == briefs[1]
 
 
