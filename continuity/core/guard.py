@@ -125,11 +125,17 @@ def _out_of_memory(error: Exception) -> bool:
     """Python's MemoryError, or a module whose shared library the loader could not map for want of memory (glibc's
     "failed to map segment from shared object", "cannot allocate memory"), or the interpreter's own failure to say
     why (an import or a compile whose allocation failed returned no error: "error return without exception set",
-    "compile returned NULL") in a process near a limit of its memory."""
-    if isinstance(error, MemoryError):
-        return True
+    "compile returned NULL", "<function _find_and_load ...> returned NULL without setting an exception") in a
+    process near a limit of its memory."""
+    if isinstance(error, MemoryError) or (isinstance(error, SystemError)
+                                          and isinstance(error.__cause__ or error.__context__, MemoryError)):
+        return True  # (CPython's "returned a result with an exception set" holds the MemoryError it hid)
     said = str(error).lower()
-    if isinstance(error, SystemError) and ("without exception set" in said or "compile returned null" in said):
+    # (a Python function, the import machinery's `_find_and_load` say, cannot return NULL but for the interpreter
+    # failing under it; a built-in one that does is a bug of its own)
+    silent = "without exception set" in said or "compile returned null" in said or (
+        said.startswith("<function ") and "returned null without setting an exception" in said)
+    if isinstance(error, SystemError) and silent:
         return _memory_limited()
     return isinstance(error, ImportError) and ("failed to map segment" in said or "cannot allocate memory" in said)
 

@@ -228,11 +228,28 @@ def test_a_process_out_of_memory_is_exit_5_not_a_bug(project: Path) -> None:
     assert EXIT_WRITE_FAILED in seen and 0 in seen, seen  # a limit that bit, then one that let it answer
 
 
+def test_an_error_that_hides_a_memory_error_is_out_of_memory() -> None:
+    """CPython's "<function ...> returned a result with an exception set" is a SystemError raised from the error it
+    hid: when that was a MemoryError, the process ran out of memory, whatever its limits."""
+    from continuity.core.guard import _out_of_memory
+
+    try:
+        try:
+            raise MemoryError
+        except MemoryError as hidden:
+            raise SystemError("<function f> returned a result with an exception set") from hidden
+    except SystemError as error:
+        assert _out_of_memory(error)
+    assert not _out_of_memory(SystemError("<function f> returned a result with an exception set"))
+
+
 def test_the_interpreters_silent_failure_is_out_of_memory_only_under_a_memory_limit() -> None:
     """Under `ulimit -v` an import whose allocation failed can end in "SystemError: error return without exception
-    set" (CPython returned no error): it was "internal error", exit 70, in one run of three of the test above. Near
-    a limit of the process's memory (half of it used) it is the machine's limit; under a limit far above what the
-    process uses, or none, it stays a bug's error, as does any other SystemError."""
+    set" (or "<function _find_and_load ...> returned NULL without setting an exception" when the import went through
+    `importlib.import_module`): CPython returned no error. It was "internal error", exit 70, in one run of three of
+    the test above. Near a limit of the process's memory (half of it used) it is the machine's limit; under a limit
+    far above what the process uses, or none, it stays a bug's error, as does any other SystemError (a built-in
+    function's NULL among them)."""
     script = """
 import resource, sys
 from continuity.core.guard import _out_of_memory
@@ -253,16 +270,18 @@ elif sys.argv[1] == "data far":  # (its address space is bigger than half the li
     resource.setrlimit(resource.RLIMIT_DATA, (max(data * 4, used), resource.getrlimit(resource.RLIMIT_DATA)[1]))
 print(_out_of_memory(SystemError("error return without exception set")),
       _out_of_memory(SystemError("compile returned NULL")),
-      _out_of_memory(SystemError("<built-in function f> returned NULL without setting an exception")))
+      _out_of_memory(SystemError("<built-in function f> returned NULL without setting an exception")),
+      _out_of_memory(SystemError("<function _find_and_load at 0x7f940d96fce0> returned NULL without setting an "
+                                 "exception")))
 """
     import resource
 
     unlimited = all(resource.getrlimit(kind)[0] == resource.RLIM_INFINITY
                     for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
-    for case, expected in (("near", "True True False"), ("far", "False False False"),
-                           ("far, no descriptor left", "False False False"), ("data near", "True True False"),
-                           ("data far", "False False False"),
-                           ("as started", "False False False" if unlimited else None)):
+    for case, expected in (("near", "True True False True"), ("far", "False False False False"),
+                           ("far, no descriptor left", "False False False False"),
+                           ("data near", "True True False True"), ("data far", "False False False False"),
+                           ("as started", "False False False False" if unlimited else None)):
         done = subprocess.run([sys.executable, "-c", script, case], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert expected is None or done.stdout.strip() == expected, (case, done.stdout)
