@@ -24,6 +24,7 @@ from continuity.readside.writers import refresh
 from continuity.sessions import brief, service
 from events.handoff import HandoffCreated
 from events.worklog import WorkLogged
+from projections.registry import REGISTRY
 
 Capture = pytest.CaptureFixture[str]
 
@@ -47,15 +48,9 @@ def store(project: Path, capsys: Capture) -> Store:
     made = Store(str(project))
     made.open_log().append(HandoffCreated(project="other", agent_id="bo", handoff_id="H-other", to_agent="cy",
                                           message="theirs"))
-    refresh(made, tuple(catchup_models()))
+    refresh(made, tuple(REGISTRY))
     made.open_log().append(WorkLogged(project="demo", message="one more", agent_id="amy"))
     return made
-
-
-def catchup_models() -> list[str]:
-    from projections.registry import REGISTRY
-
-    return list(REGISTRY)
 
 
 def comparable(brief: Any) -> tuple[Any, str]:
@@ -102,7 +97,7 @@ def test_models_without_the_project_are_handed_over_with_no_project_and_saved_wh
     assert models.partial == {"tasks": 1, "team": 0, "workstreams": 0}  # demo has a handoff: that model is read
     assert models.state("tasks").projects == {} and models.project("demo").has("handoffs")
     assert models.state("tasks").last_name == models.state("overview").last_name
-    saved = catchup.load(store, __import__("projections.registry", fromlist=["REGISTRY"]).REGISTRY["tasks"])
+    saved = catchup.load(store, REGISTRY["tasks"])
     assert saved is not None and saved.state.last_name == models.state("overview").last_name
     whole = current_view(store, BRIEF_MODELS).models
     assert whole.partial == {}
