@@ -136,8 +136,9 @@ def test_rebuild_writes_the_same_bytes_as_incremental_catch_up(root: Path) -> No
 
 
 def test_a_failed_move_to_the_archive_is_made_by_the_next_read_of_workstreams(root: Path) -> None:
-    """A completed workstream whose archive/ cannot be made keeps its active/ file; `status` (which reads no
-    workstreams) leaves it, and the session-start read (`resume-bundle`) moves it as a rebuild would."""
+    """A completed workstream whose archive/ cannot be made keeps its active/ file; `log` (which reads no
+    workstreams) leaves it, and the session-start read (`resume-bundle`) moves it as a rebuild would (and so would
+    `status`, which reads the workstreams model for its merge warnings)."""
     folder = root / STORE / "workstreams"
     write_doc(root, tracked())
     ok(root, "work", "checkpoint")
@@ -147,7 +148,7 @@ def test_a_failed_move_to_the_archive_is_made_by_the_next_read_of_workstreams(ro
     assert done.returncode == 0 and "workstream documents not written" in done.stderr
     assert (folder / "active" / "WS-1.json").is_file()
     (folder / "archive").unlink()
-    ok(root, "status")
+    ok(root, "log", "-m", "between")
     assert (folder / "active" / "WS-1.json").is_file() and not (folder / "archive").exists()
     ok(root, "resume-bundle")
     moved = derived(root)
