@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 
-from tests.helpers import REPO
-
-
-def gen_docs() -> object:
-    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import REPO, gen_docs
 
 
 def test_cli_md_matches_the_real_help(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,27 +3,15 @@ importing it, and gets the answers the model itself gives."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from events.catalog import EVENT_TYPES
 from projections import passes
 from projections.registry import REGISTRY, LazyModel
-
-REPO = Path(__file__).resolve().parent.parent.parent
-
-
-def gen_docs() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import REPO, gen_docs
 
 
 def test_the_table_is_what_the_models_say_today() -> None:

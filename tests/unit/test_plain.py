@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Annotated, Any
 
@@ -20,7 +19,7 @@ from events.catalog import EVENT_TYPES
 from events.codec import default_codec
 from events.errors import EventInvalid
 from events.plain_table import KINDS, STRUCTS
-from tests.helpers import REPO
+from tests.helpers import REPO, gen_docs
 
 CODEC = default_codec()
 NAME_LIKE = st.one_of(
@@ -38,14 +37,6 @@ ANY_JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT_LIKE, inner, max_size=3),
     max_leaves=8,
 )
-
-
-def gen_docs() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_plain_table_is_generated_from_the_structs() -> None:
