@@ -30,6 +30,9 @@ SESSION_MODELS = ("overview", "worklog", "sessions", "refs", "archives")
 BRIEF_MODELS = (*SESSION_MODELS, "tasks", "workstreams", "team", "handoffs", "agentwork")
 #: Of those, the ones a project may never use: the brief reads them only when they hold state for its project.
 SPARSE_MODELS = ("tasks", "workstreams", "team", "handoffs")
+#: What the brief (and `status`) read of the tasks model: its view Struct, named so that it is imported only when a
+#: project's tasks state is decoded.
+BRIEF_VIEWS = {"tasks": "projections.tasks:TaskBrief"}
 
 
 class Models:

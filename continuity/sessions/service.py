@@ -20,7 +20,7 @@ from continuity.core.identity import Identity
 from continuity.core.paths import LATEST_LINK, RECALL_INDEX_NAME, contexts_dir
 from continuity.core.store import Store, now_us
 from continuity.readside.query import View, current_view, now_for
-from continuity.readside.views import BRIEF_MODELS, SESSION_MODELS, SPARSE_MODELS
+from continuity.readside.views import BRIEF_MODELS, BRIEF_VIEWS, SESSION_MODELS, SPARSE_MODELS
 from continuity.readside.writers import markdown_path, refresh
 from continuity.sessions import brief as bundle
 from continuity.sessions.decide import (
@@ -120,8 +120,7 @@ def archive_paths(store: Store, view: View | None, project: str, record: Any = N
 def status(store: Store, project: str, *, as_of: str | None = None) -> dict[str, Any]:
     """The newest archive's age and whether to archive now; counts; and, as the brief warns of them, the workstream
     and task problems a merge left (the tasks and workstreams models are read only for a project that used them)."""
-    view = current_view(store, (*SESSION_MODELS, "tasks", "workstreams"), as_of=as_of,
-                        views={"tasks": "projections.tasks:TaskBrief"},
+    view = current_view(store, (*SESSION_MODELS, "tasks", "workstreams"), as_of=as_of, views=BRIEF_VIEWS,
                         sparse={"tasks": project, "workstreams": project})
     state = view.project(project)
     view.warnings.extend(bundle.merge_warnings(state))
@@ -248,7 +247,7 @@ def resume_bundle(
     if as_of is not None:
         return _replayed_bundle(store, identity, fmt=fmt, max_chars=max_chars, as_of=as_of)
     # A model the project never used is not decoded, nor its module imported (catchup.catch_up's `sparse`).
-    view = current_view(store, BRIEF_MODELS, views={"tasks": "projections.tasks:TaskBrief"}, deadline=deadline,
+    view = current_view(store, BRIEF_MODELS, views=BRIEF_VIEWS, deadline=deadline,
                         sparse={name: project for name in SPARSE_MODELS})
     state = view.project(project)
     record_archive = state.latest_archive()
