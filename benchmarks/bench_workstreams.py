@@ -9,7 +9,8 @@
    The store sits in a git worktree of 200 committed files (a checkpoint observes it).
 2. In a git worktree of N files (committed; the store git-ignored) holding a validation:
    `continuity work status` (fingerprint and freshness included) and the fingerprint
-   alone (in-process: its two git calls and hashing), against `git status` on the same tree.
+   alone (in-process: its two git calls and hashing), against `git status` on the same tree; and
+   `least_status.py`, less than the command does in as little as a Python process can (the floor).
 Fixtures live under $TMPDIR/continuity-bench-workstreams.
 """
 
@@ -142,6 +143,9 @@ def status_figures(rounds: int, files: int) -> list[str]:
     def work_status() -> float:
         return time_command([EXE, "work", "status", "--json"], cwd=str(root), env=env)
 
+    def least() -> float:  # the least a Python process does for it (least_status.py): the reachable floor
+        return time_command([sys.executable, str(Path(__file__).with_name("least_status.py")), str(root)], env=env)
+
     def fingerprint_only() -> float:
         start = time.perf_counter()
         observe(str(root))
@@ -149,10 +153,13 @@ def status_figures(rounds: int, files: int) -> list[str]:
 
     (root / "pkg000/mod00000.py").write_text("VALUE = 'edited'\n")  # one dirty file: status has work to do
     try:
-        medians = interleaved({"git": git_status, "work": work_status, "fingerprint": fingerprint_only}, rounds)
+        medians = interleaved({"git": git_status, "work": work_status, "least": least,
+                                "fingerprint": fingerprint_only}, rounds)
     finally:
         subprocess.run(["git", "-C", str(root), "checkout", "-q", "--", "pkg000/mod00000.py"], check=True)
     return [report(f"work status, {files} files (new process)", medians["work"], medians["git"], "<= 2x"),
+            report(f"least Python process for it (benchmarks/least_status.py), {files} files", medians["least"],
+                   medians["git"], "<= 2x would be needed of any Python `work status`"),
             report(f"fingerprint alone, {files} files (in-process)", medians["fingerprint"], medians["git"],
                    "(part of the above)")]
 
