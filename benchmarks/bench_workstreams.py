@@ -6,7 +6,8 @@
    process `continuity log` in the same store, interleaved: (a) the first checkpoint (500
    items added, into a fresh copy of an empty store each round) and (b) a progress
    checkpoint (ten items and the cursor change; the store already holds the 500 items).
-   The store sits in a git worktree of 200 committed files (a checkpoint observes it).
+   The store sits in a git worktree of 200 committed files (a checkpoint observes it). And
+   `least_checkpoint.py`: less than the command does in as little as a Python process can.
 2. In a git worktree of N files (committed; the store git-ignored) holding a validation:
    `continuity work status` (fingerprint and freshness included) and the fingerprint
    alone (in-process: its two git calls and hashing), against `git status` on the same tree; and
@@ -91,17 +92,29 @@ def checkpoint_figures(rounds: int) -> list[str]:
         doc_path.write_text(json.dumps(document(counter["progress"])))
         return time_command([EXE, "work", "checkpoint", "--file", str(doc_path)], cwd=str(busy), env=env)
 
+    def least() -> float:  # the least a Python process does for it (least_checkpoint.py): the reachable floor
+        counter["least"] = counter.get("least", 0) + 1
+        store = base / f"least{counter['least']}"
+        elapsed = time_command([sys.executable, str(Path(__file__).with_name("least_checkpoint.py")),
+                                str(base / "least-doc.json"), str(store)], env=env)
+        shutil.rmtree(store)
+        return elapsed
+
     def log() -> float:
         return time_command([EXE, "log", "-m", "edited a file", "--file", "src/a.py"], cwd=str(busy), env=env)
 
     def typed_log() -> float:
         return time_command([*TYPED, "log", "-m", "edited a file", "--file", "src/a.py"], cwd=str(busy), env=env)
 
-    medians = interleaved({"first": first, "progress": progress, "log": log, "typed log": typed_log}, rounds)
+    (base / "least-doc.json").write_text(first_doc)
+    medians = interleaved({"first": first, "progress": progress, "least": least, "log": log, "typed log": typed_log},
+                          rounds)
     return [report("work checkpoint, 500 items added (new process)", medians["first"], medians["log"], "<= 2x")
             + f"; {against_both(medians['first'], medians['log'], medians['typed log'])}",
             report("work checkpoint, 10 items + cursor of 500 (new process)", medians["progress"], medians["log"],
-                   "<= 2x") + f"; {against_both(medians['progress'], medians['log'], medians['typed log'])}"]
+                   "<= 2x") + f"; {against_both(medians['progress'], medians['log'], medians['typed log'])}",
+            report("least Python process for it (benchmarks/least_checkpoint.py), 500 items", medians["least"],
+                   medians["log"], "<= 2x would be needed of any Python `work checkpoint`")]
 
 
 def worktree(files: int) -> Path:
