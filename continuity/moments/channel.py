@@ -115,11 +115,15 @@ def _parse(data: bytes) -> tuple[str, Channel | None]:
     if doc.get("schema") != SCHEMA:
         return f"schema is not {SCHEMA}", None
     data_type = doc.get("data_type")
-    if not isinstance(data_type, str) or not data_type.strip() or not _clean(data_type):
+    if not isinstance(data_type, str) or not data_type.strip():
         return "data_type is missing or blank", None
     api_version = doc.get("api_version")
-    if api_version is not None and (not isinstance(api_version, str) or not _clean(api_version)):
+    if api_version is not None and not isinstance(api_version, str):
         return "api_version is not a string", None
+    for name, text in (("data_type", data_type), ("api_version", api_version)):
+        problem = _unclean(name, text)
+        if problem:
+            return problem, None
     outbox = doc.get("outbox")
     if outbox is not None and not _relative_path(outbox):
         return "outbox is not a relative path under team/ ending in .jsonl", None
@@ -153,12 +157,24 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _clean(text: str) -> bool:
-    return len(text) <= 1024 and text.isprintable()
+#: The longest text a channel's config or tag registry takes for a name, a version, a path or a tag.
+MAX_NAME_CHARS = 1024
+
+
+def _unclean(name: str, text: str | None) -> str:
+    """Why the text `name` holds is refused ("" when it is not): too long, or a character that is not printable
+    (a control, a line or paragraph separator: it would travel into every moment)."""
+    if text is None:
+        return ""
+    if len(text) > MAX_NAME_CHARS:
+        return f"{name} is over {MAX_NAME_CHARS} characters"
+    if not text.isprintable():
+        return f"{name} holds a character that is not printable"
+    return ""
 
 
 def _relative_path(value: Any) -> bool:
-    if not isinstance(value, str) or not value or not _clean(value) or value.startswith("/") or "\\" in value:
+    if not isinstance(value, str) or not value or _unclean("", value) or value.startswith("/") or "\\" in value:
         return False
     parts = value.split("/")
     return all(part not in ("", ".", "..") for part in parts) and parts[0] == "team" and len(parts) > 1 and \
@@ -195,4 +211,4 @@ def tags_for(store_path: str, team: str, agent: str, done: str = "moment sent") 
 
 
 def _tag(value: Any) -> bool:
-    return isinstance(value, str) and bool(value) and _clean(value)
+    return isinstance(value, str) and bool(value) and not _unclean("", value)
