@@ -181,7 +181,12 @@ def decide_role_release(state: RolesState, identity: Identity, request: RoleRequ
 
 def decide_role_checkpoint(state: RolesState, identity: Identity, request: RoleRequest, ref: str, *,
                            parked: bool = False) -> list[Event]:
-    """Point the role's `checkpoint_ref` at `ref` (the role must exist)."""
+    """Point the role's `checkpoint_ref` at `ref` (the role must exist; a blank ref, or one of more than one
+    line, names no snapshot: refused, as an empty one is)."""
+    if not ref.strip():
+        raise UsageError("checkpoint: --ref must name the role's snapshot; it is blank")
+    if any(separator in ref for separator in "\t\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"):
+        raise UsageError("checkpoint: --ref must be one line (it holds a tab or a line break)")
     _found(state, request, "checkpoint")
     return [RoleCheckpointed(**_envelope(identity, request), checkpoint_ref=ref, parked=parked,
                              message=f"role {request.team}/{request.role} checkpoint_ref -> {ref}")]
