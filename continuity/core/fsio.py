@@ -296,6 +296,21 @@ def schema_json(kind: Any, title: str) -> bytes:
     return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
+def why_not(error: BaseException, within: str | None = None) -> str:
+    """Why a file was not written, for a warning: an OS error's reason and the path it names (relative to the
+    folder `within` when inside it), else what the error says (an unsafe folder names its path itself)."""
+    reason: str | None = getattr(error, "strerror", None)
+    if not reason:
+        return str(error)
+    filename = getattr(error, "filename", None)
+    if filename is None:
+        return reason
+    path = os.fsdecode(filename)
+    if within is not None and path.startswith(os.path.join(within, "")):
+        path = path[len(os.path.join(within, "")):]
+    return f"{reason}: {path}"
+
+
 def move_aside(path: str) -> str | None:
     """Rename `path` to a name of this process's beside it, in one step (a file written to `path` meanwhile
     lands under `path`, never under the aside name); the aside name, or None when `path` is gone."""

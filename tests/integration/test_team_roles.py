@@ -362,3 +362,18 @@ def test_another_projects_team_events_never_write_this_projects_documents(projec
         assert snapshot_path.read_text() == snapshot
     assert show(capsys, "core", "rev")["holder"] == "amy"
     assert not (project / STORE / "handoffs" / "H-theirs.json").exists()  # this project lists no such handoff
+
+
+def test_documents_that_cannot_be_written_are_named_in_the_warning(project: Path, capsys: Capture) -> None:
+    """A `team` folder that is a file: the snapshot and the role are saved (exit 0) and each warning names the file
+    it could not write, relative to the store (it said only "Not a directory")."""
+    (project / STORE / "team").write_text("not a folder\n")
+    code, _, err = run(capsys, "snapshot", "core", "ash", "t1", "--objective", "o")
+    assert code == 0
+    assert err == "continuity: warning: team documents not written: Not a directory: " \
+        "team/core/member/ash/continuity/t1/latest.json\n"
+    code, _, err = run(capsys, "role", "create", "core", "ops")
+    assert code == 0
+    assert "continuity: warning: role documents not written: Not a directory: team/core/roles/ops.md\n" in err
+    code, _, err = run(capsys, "resume", "core", "ash")  # the team model's own writer, catching up
+    assert code == 0 and "team documents not written: Not a directory: team/core/member/ash/" in err
