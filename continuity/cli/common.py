@@ -84,6 +84,23 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def looked_up(what: str, *, name: bool = False) -> Callable[[str], str]:
+    """An argparse `type` for the id of a `what` (task, run, memory) the command looks up: an id no event can carry
+    (a path, a control character, too long) is a usage error (exit 2), any other is looked up (unknown: exit 7).
+    `name`: the id goes into the event as a `Name` (a parent task or run), so it must be one."""
+    from continuity.core.idfields import IDENT_RULE, is_ident, is_name
+    from events.problems import NAME_RULE, quoted
+
+    def parse(text: str) -> str:
+        if not (is_name(text) if name else is_ident(text)):
+            rule = NAME_RULE.removeprefix("is not a valid id: ") if name else IDENT_RULE
+            raise argparse.ArgumentTypeError(f"{quoted(text, 40, redact=True)} is not a valid {what} id: {rule}")
+        return text
+
+    parse.__name__ = f"{what} id"
+    return parse
+
+
 def common_flags() -> argparse.ArgumentParser:
     """--json, --root and --debug, accepted before or after the command."""
     parent = Parser(add_help=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, Parser
+from continuity.cli.common import Output, Parser, looked_up
 
 KINDS = ("task_outcome", "blocker_resolution", "session_summary", "delegation_summary")
 
@@ -28,7 +28,7 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser,
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", help="one memory, whole", parents=[common, identity],
                           description="Show one memory: title, summary, files touched, provenance.")
-    show.add_argument("memory_id", metavar="MEMORY")
+    show.add_argument("memory_id", metavar="MEMORY", type=looked_up("memory"))
     show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
     show.set_defaults(handler=_show)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from continuity.cli.common import Output, Parser, bounded_int, open_store, project_to_read
+from continuity.cli.common import Output, Parser, bounded_int, looked_up, open_store, project_to_read
 from continuity.core.text import one_line
 from events.problems import quoted
 
@@ -85,14 +85,14 @@ def _register_task(commands: Any, common: argparse.ArgumentParser, identity: arg
         create = sub.add_parser("create", help="create a task (queued); prints its id", parents=parents,
                                 description="Create a task in status queued and print its id.")
         create.add_argument("--title", required=True, help="one line saying what the task is")
-        create.add_argument("--parent", metavar="TASK", help="the parent task")
+        create.add_argument("--parent", metavar="TASK", type=looked_up("task", name=True), help="the parent task")
         _fields(create, create=True)
         create.set_defaults(handler=_create)
     if only in (None, "update"):
         update = sub.add_parser("update", help="change a task's status or fields", parents=parents,
                                 description="Change a task's status or fields. completed synthesizes a "
                                 "task_outcome memory, blocked a blocker_resolution (with --note as the blocker).")
-        update.add_argument("task_id", metavar="TASK")
+        update.add_argument("task_id", metavar="TASK", type=looked_up("task"))
         update.add_argument("--status", choices=STATUSES, help="the new status")
         update.add_argument("--note", help="why (for blocked: what blocks and what was tried)")
         update.add_argument("--title", help="a new title")
@@ -104,7 +104,7 @@ def _register_task(commands: Any, common: argparse.ArgumentParser, identity: arg
     if only in (None, "show"):
         show = sub.add_parser("show", help="one task, whole", parents=parents,
                               description="Show one task: status, version, fields, runs.")
-        show.add_argument("task_id", metavar="TASK")
+        show.add_argument("task_id", metavar="TASK", type=looked_up("task"))
         show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
         show.set_defaults(handler=_show)
     for action, text in (("list", "tasks, the newest first"), ("ready", "queued tasks ready to work on")):
@@ -137,14 +137,15 @@ def _register_run(commands: Any, common: argparse.ArgumentParser, identity: argp
         start.add_argument("--role", help="the agent's role, e.g. software_engineer")
         start.add_argument("--context", choices=("primary", "subagent"), default="primary",
                            help="primary (default) or subagent (only writes a delegation_summary)")
-        start.add_argument("--parent-run", metavar="RUN", help="the run that delegated this one")
+        start.add_argument("--parent-run", metavar="RUN", type=looked_up("run", name=True),
+                           help="the run that delegated this one")
         start.set_defaults(handler=_start)
     if only in (None, "complete"):
         complete = sub.add_parser("complete", help="complete a run (the task's status is not changed)",
                                   parents=parents,
                                   description="Complete a run with a one-line output summary. A subagent run's "
                                   "completion files a delegation_summary under the topmost primary run.")
-        complete.add_argument("run_id", metavar="RUN")
+        complete.add_argument("run_id", metavar="RUN", type=looked_up("run"))
         complete.add_argument("--output-summary", default="", metavar="TEXT",
                               help="what the run produced, in one line")
         complete.add_argument("--artifact", action="append", default=[], metavar="PATH",
@@ -155,7 +156,7 @@ def _register_run(commands: Any, common: argparse.ArgumentParser, identity: argp
     if only in (None, "show"):
         show = sub.add_parser("show", help="one run, whole", parents=parents,
                               description="Show one run: task, role, context, parent, git facts, files, outcome.")
-        show.add_argument("run_id", metavar="RUN")
+        show.add_argument("run_id", metavar="RUN", type=looked_up("run"))
         show.add_argument("--as-of", metavar="EVENT_ID|ISO_TIME", help="as the log stood at this point")
         show.set_defaults(handler=_show_run)
     parser.set_defaults(handler=lambda args, out: _missing("run", "start, complete or show"))

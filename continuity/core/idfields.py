@@ -42,6 +42,18 @@ def is_name(value: object) -> bool:
 _PROJECT_NAME = lazyre.pattern(r"(?!\.\Z)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f\ud800-\udfff]{1,128}", re.DOTALL)
 
 
+#: An id any event can carry, as events/base.py's `Ident` (a Name, or a seed-004 writer's one-line id of up to 192
+#: characters that is safe as one folder name).
+_IDENT = lazyre.pattern(r"(?!\.\Z)(?!.*\.\.)[^/\\\[\]\x00-\x1f\x7f\ud800-\udfff]{1,192}", re.DOTALL)
+#: What an id no event can carry is told.
+IDENT_RULE = "no /, \\, [, ], control characters or '..', 1 to 192 characters"
+
+
+def is_ident(value: object) -> bool:
+    """Whether an event may carry `value` as an id (`Ident`): what is not, no task, run or memory can be named by."""
+    return isinstance(value, str) and _IDENT().fullmatch(value) is not None
+
+
 def is_project_name(value: object) -> bool:
     """Whether an event may carry `value` as its project (`runtime-continuity` writes any such name, contract I4)."""
     return isinstance(value, str) and _PROJECT_NAME().fullmatch(value) is not None

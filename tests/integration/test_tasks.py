@@ -655,13 +655,33 @@ def test_a_saved_state_that_does_not_decode_is_rebuilt(root: Path) -> None:
 
 @pytest.mark.parametrize("argv", [["task", "show"], ["memory", "show"], ["run", "show"],
                                   ["task", "update", "--status", "completed", "--expected-version", "1"]])
-def test_an_unknown_id_of_any_length_is_named_in_one_short_line(root: Path, argv: list[str]) -> None:
-    """A 100,000-character id that names nothing: exit 7, one line cut to a readable length, not the whole id."""
-    long_id = "a" * 100_000
+@pytest.mark.parametrize(("length", "code"), [(192, EXIT_NOT_FOUND), (193, EXIT_USAGE), (100_000, EXIT_USAGE)])
+def test_an_unknown_id_of_any_length_is_named_in_one_short_line(root: Path, argv: list[str], length: int,
+                                                                 code: int) -> None:
+    """A long id that names nothing: one line cut to a readable length, not the whole id; exit 7 when an event could
+    carry it (192 characters at most), else exit 2 (no such id can name anything)."""
+    long_id = "a" * length
     args = [*argv[:2], long_id, *argv[2:]] if argv[0] == "task" and argv[1] == "update" else [*argv, long_id]
     done = run(root, *args)
-    assert done.returncode == EXIT_NOT_FOUND, done.stderr
+    assert done.returncode == code, done.stderr
     assert done.stderr.count("\n") == 1 and len(done.stderr) < 300 and "…" in done.stderr
+
+
+@pytest.mark.parametrize("bad", ["../x", "x\x01y", "a\nb", "[x]", ""])
+@pytest.mark.parametrize("argv", [["task", "show", "{}"], ["task", "update", "{}", "--status", "failed"],
+                                  ["run", "show", "{}"], ["run", "complete", "{}"], ["memory", "show", "{}"],
+                                  ["task", "create", "--title", "t", "--parent", "{}"],
+                                  ["run", "start", "--task", "{task}", "--parent-run", "{}"]])
+def test_an_id_no_event_can_carry_is_a_usage_error(root: Path, argv: list[str], bad: str) -> None:
+    """A task, run or memory id that no event can carry (a path, a control character, `..`, empty) is refused as
+    invalid, exit 2 and one line naming the argument, as `run start --task` refuses it; nothing is written. An
+    unknown id that could be one stays exit 7 (above)."""
+    task = ok(root, "task", "create", "--title", "Parent")
+    before = all_event_files(root)
+    done = run(root, *[arg.replace("{task}", task).replace("{}", bad) for arg in argv])
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and "is not a valid" in done.stderr and "Traceback" not in done.stderr
+    assert all_event_files(root) == before
 
 
 def test_a_label_given_twice_is_one_label(root: Path) -> None:
