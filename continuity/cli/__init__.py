@@ -28,13 +28,15 @@ def _flag_given(args: list[str], flag: str, shortest: int) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code and never lets a traceback reach the user."""
-    from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError
+    from continuity.core.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, noting_unread, unread_instead
     from continuity.core.guard import broken_install, first_non_utf8, guarded
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     outputs = [Output(as_json=_flag_given(args_list, "--json", 3))]
+    unread = noting_unread()
 
     def on_error(error: ContinuityError) -> int:
+        error = unread_instead(error, unread)
         outputs[-1].error(str(error), error.exit_code)
         return error.exit_code
 

@@ -6,6 +6,8 @@ because `events` may not import `continuity`. Only the CLI maps errors to exit c
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from events.errors import (
     ContinuityError,
     EventInvalid,
@@ -55,7 +57,9 @@ EXIT_CODES: dict[int, str] = {
                         "its day is listed, was edited by hand, or the newest event this store wrote is gone from a "
                         "store that has synced (nothing written; the line says the way back; an edit the head hint "
                         "does not see is written past, chained to the bytes as they were written, and `verify` "
-                        "names it)"),
+                        "names it); or a lookup (a task, run, memory, role or handoff by its id) that read nothing, "
+                        "the store or its events folder being a symlink or not a folder (a listing answers empty, "
+                        "with a warning)"),
     EXIT_NOT_FOUND: "not found: no event, task, run, role, handoff, message, workstream, work item or archive "
     "with that id or name, or `restore --load` names an archive whose file cannot be read (not a regular file, "
     "a link out of the store, more than 4 MiB, not an archive)",
@@ -81,6 +85,34 @@ EXIT_CODES: dict[int, str] = {
     "as Ctrl-C is how they stop), whenever it comes, also while the modules load (only within Python's own start, "
     "its first 10-20 ms, can Python still print a traceback)",
 }
+
+
+#: The reads of the running command that found nothing to read because the store or its events
+#: folder is unsafe (they answer as for an empty log, with a warning): a lookup that then finds nothing is that,
+#: exit 6, not an unknown id, exit 7. None outside a command: nothing is noted.
+_UNREAD: ContextVar[list[str] | None] = ContextVar("continuity_unread", default=None)
+
+
+def noting_unread() -> list[str]:
+    """From now on in this context, note the reads that found the store unsafe and read nothing; the list."""
+    found: list[str] = []
+    _UNREAD.set(found)
+    return found
+
+
+def note_unread(reason: str) -> None:
+    """A read found the store (or its events folder) unsafe and read nothing: `reason`, its warning."""
+    found = _UNREAD.get()
+    if found is not None:
+        found.append(reason)
+
+
+def unread_instead(error: ContinuityError, found: list[str]) -> ContinuityError:
+    """A not-found error raised after a read that read nothing (the store unsafe) is the unsafe store's: said so,
+    exit 6 (a script told "unknown task" would take an existing task for a missing one)."""
+    if error.exit_code != EXIT_NOT_FOUND or not found:
+        return error
+    return StoreUnsafe(f"{error}: nothing was read ({found[-1]})")
 
 
 class UsageError(ContinuityError):

@@ -55,6 +55,9 @@ def current_view(store: Store, names: tuple[str, ...] = SESSION_MODELS, *, as_of
         try:  # `local/` is what cannot be trusted: the log is replayed in memory, nothing saved is read
             log = store.open_events_only()
         except StoreUnsafe:  # the store or events/ itself: answer as for an empty log, say why
+            from continuity.core.errors import note_unread
+
+            note_unread(str(error))  # a lookup that then finds nothing says why (exit 6), not "unknown" (exit 7)
             # no log to find an as-of point in: the answer is the empty log's, as of now (`RCE-x` is never parsed)
             return View(models=Models.empty(names), warnings=[f"{error}; nothing read"])
         unsafe = f"{error}: the saved read models are not read; the log was replayed in memory and nothing saved"

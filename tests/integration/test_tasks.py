@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from continuity.cli import main
-from continuity.core.errors import EXIT_NOT_FOUND, EXIT_SECRET, EXIT_USAGE, EXIT_VERSION_CONFLICT
+from continuity.core.errors import EXIT_NOT_FOUND, EXIT_SECRET, EXIT_UNSAFE_STORE, EXIT_USAGE, EXIT_VERSION_CONFLICT
 from continuity.core.initialize import init_store
 from continuity.core.store import Store
 from tests.helpers import all_event_files, cli_process
@@ -823,3 +823,37 @@ def test_a_run_started_while_another_completes_keeps_its_hint(root: Path, monkey
     monkeypatch.undo()
     logged = as_json(root, "log", "-m", "edited", "--file", "src/p.py")
     assert as_json(root, "run", "show", run_two)["run"]["files"] == ["src/p.py"], logged
+
+
+@pytest.mark.parametrize("linked", ["events", "store"])
+def test_a_lookup_that_read_nothing_of_an_unsafe_store_is_exit_6_not_unknown(root: Path, tmp_path: Path,
+                                                                              linked: str) -> None:
+    """With the events folder (or the whole store) a symlink, reads answer as for an empty log with a warning; a
+    lookup of a task, run, memory or role that exists then said "unknown ..." (exit 7), and a script took it for
+    missing. It is the unsafe store's error now (exit 6, one line saying nothing was read); listings still answer
+    empty with the warning (exit 0); once the folder is back, an unknown id is exit 7 again."""
+    task = ok(root, "task", "create", "--title", "Exists")
+    run_id = ok(root, "run", "start", "--task", task)
+    ok(root, "task", "update", task, "--status", "completed")
+    memory = as_json(root, "memory", "list")["memories"][0]["memory_id"]
+    ok(root, "role", "create", "core", "ops")
+    store = root / ".agent" / "runtime-continuity"
+    moved = store / linked if linked == "events" else store
+    aside = tmp_path / f"aside-{linked}"
+    moved.rename(aside)
+    moved.symlink_to(aside, target_is_directory=True)
+    for args in (["task", "show", task], ["run", "show", run_id], ["memory", "show", memory],
+                 ["role", "show", "core", "ops"]):
+        done = run(root, *args)
+        assert done.returncode == EXIT_UNSAFE_STORE, (args, done.stderr)
+        error = done.stderr.splitlines()[-1]
+        assert error.startswith("continuity: error: ") and "nothing was read" in error and "is a symlink" in error
+        assert "Traceback" not in done.stderr
+        shown = json.loads(run(root, *args, "--json").stdout)
+        assert (shown["ok"], shown["exit_code"]) == (False, EXIT_UNSAFE_STORE)
+    listed = run(root, "task", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["tasks"] == [] and "is a symlink" in listed.stderr
+    moved.unlink()
+    aside.rename(moved)
+    assert run(root, "task", "show", "task-nope").returncode == EXIT_NOT_FOUND
+    assert run(root, "task", "show", task).returncode == 0
