@@ -189,6 +189,11 @@ def shown_data(data: Any, *, checked: bool = False) -> tuple[Any, str]:
     return data, escape_json(indented_json(data).decode("utf-8", "surrogatepass"))
 
 
+def redacted(data: Any) -> Any:
+    """`data` as a view shows it: what looks like a secret in any string redacted (the same `data` when none does)."""
+    return _redacted(data) if not _clean(data) else data
+
+
 def _clean(data: Any) -> bool:
     """Whether no rule matches any string of `data` (keys too): the strings not known clean joined, scanned once.
     A match only the joining makes costs a walk, no more. Data nested past even a deep walk is not clean.

@@ -57,7 +57,7 @@ def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact
     warnings: list[str] = []
     if facts is None:
         facts = ArchiveFacts(git=live.git_facts(store.root, warnings), read_first=live.read_first(store.root))
-    given = facts
+    given = observed_redacted(facts, warnings)
     try:
         # An entry logged between the read and the append would be lost: the archive restates the work state
         # whole, and the work log folds it as the state from then on. Decided again under the lock (decided.py).
@@ -73,6 +73,29 @@ def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact
         warnings.append(unused)
     warnings.extend(caught_up(store, deadline))
     return stored, warnings
+
+
+def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
+    """The facts with what looks like a secret in what was observed (git's status, branch and commit subjects, the
+    files a seed-004 archive cites) redacted, and a warning naming the fields: an untracked file named like a token
+    made every archive refuse (exit 4, `archive_failed`) until it was renamed. What the user gave (the request, a
+    note's next action) is still refused, or redacted with `--redact`, as every write's fields are."""
+    from events.archive import CitedFiles, GitFacts
+
+    applied: list[str] = []
+    git = redact_tree(msgspec.to_builtins(facts.git), "git", applied)
+    cited = None
+    if facts.cited is not None:
+        listed = msgspec.to_builtins(facts.cited)
+        given = listed.pop("next_action", None)
+        cited = {**redact_tree(listed, "cited", applied), "next_action": given}
+    if not applied:
+        return facts
+    fields = dict.fromkeys(entry.rsplit(":", 1)[0].split("[", 1)[0] for entry in applied)
+    warnings.append(f"what the archive observed looks like a secret in {', '.join(fields)}: stored as "
+                    "[REDACTED:<rule>] (a file or commit subject named like a token)")
+    return msgspec.structs.replace(facts, git=msgspec.convert(git, GitFacts),
+                                   cited=None if cited is None else msgspec.convert(cited, CitedFiles))
 
 
 def caught_up(store: Store, deadline: float | None = None) -> list[str]:

@@ -907,6 +907,37 @@ def test_archive_refused_is_archive_failed_and_takes_no_archive(rc: Any, work: P
     assert not (home / ".agent").exists()
 
 
+def test_what_an_archive_observes_that_looks_like_a_secret_is_redacted_not_refused(
+        work: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An untracked file, a commit subject or a harness run file named like a token made every archive and
+    host-switch `archive_failed` (the user told to "remove it": rename files, rewrite history), while `log` leaves
+    such an id out and `resume-bundle` printed the name anyway. Observed text is stored and shown redacted now, with
+    one warning line naming the fields (never the value); the reason, which the user gave, is still refused."""
+    token = "ghp_" + "A1b2C3d4" * 5
+    git_repo(work)
+    subprocess.run(["git", "commit", "-qam", f"rotate {token}"], cwd=work, check=True)
+    (work / f"{token}.txt").write_text("x\n")
+    add_run(work, token, "running")
+    for mode in ("archive", "host-switch"):
+        code = main([mode, "--project", "demo", "--gate", "user"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.out
+        archive = json.loads(captured.out)["archive"]
+        archive = archive.get("archive", archive)  # host-switch nests the archive's paths and the archive
+        assert "[REDACTED:github-token]" in json.dumps(archive)
+        [line] = captured.err.splitlines()
+        assert line.startswith("runtime-continuity: warning: what the archive observed looks like a secret in ")
+        assert "git.status_short" in line and "cited.recent_commits" in line and "cited.runs" in line
+    code = main(["resume-bundle", "--project", "demo"])
+    captured = capsys.readouterr()
+    assert code == 0 and "[REDACTED:github-token]" in captured.out
+    assert token not in captured.out + captured.err
+    stored = [path for folder in (work / S, home / ".agent") for path in folder.rglob("*") if path.is_file()]
+    assert stored and not [path for path in stored if token.encode() in path.read_bytes()]
+    assert main(["archive", "--project", "demo", "--gate", "user", "--reason", f"key {token}"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "archive_failed"
+
+
 def test_the_reads_look_where_archive_writes_with_a_contexts_dir_in_config(rc: Any, work: Path, home: Path) -> None:
     """`contexts_dir` in config.json: archive wrote the Markdown there, while restore, status, list-contexts,
     resume-bundle and state.json looked in ~/.agent/contexts (no archive, `exists: false`)."""

@@ -86,6 +86,22 @@ SEED_ARCHIVE_SHAPE = {
 }
 
 
+def test_an_untracked_file_named_like_a_token_never_stops_an_archive(repo: Path, capsys: Capture) -> None:
+    """git's status names an untracked file that looks like a token: `continuity archive` refused (exit 4, "pass
+    --redact") until it was renamed. What the archive observes is stored redacted now, with a warning naming the
+    field; a secret the user passes is still refused (exit 4)."""
+    token = "ghp_" + "A1b2C3d4" * 5
+    (repo / f"{token}.txt").write_text("x\n")
+    code, out, err = run(capsys, "archive", "--json")
+    assert code == 0, err
+    assert "[REDACTED:github-token]" in json.dumps(json.loads(out)["archive"]["git"])
+    assert err.startswith("continuity: warning: what the archive observed looks like a secret in git.status_short")
+    assert token not in out + err
+    assert not [path for path in all_event_files(repo) if token.encode() in path.read_bytes()]
+    code, _, err = run(capsys, "archive", "--reason", f"key {token}")
+    assert code == 4 and token not in err
+
+
 def test_archive_note_json_overrides_the_state(project: Path, capsys: Capture) -> None:
     """--note-json sets goal/done/next/blockers; strings become one-item lists."""
     work(capsys)

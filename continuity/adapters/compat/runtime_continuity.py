@@ -109,10 +109,13 @@ def dispatch(args: Args) -> tuple[str, str | None]:
 
 
 def emit(data: dict[str, Any]) -> None:
-    """One JSON object, 2-space indent, non-ASCII raw, newline-terminated; integral floats as integers."""
+    """One JSON object, 2-space indent, non-ASCII raw, newline-terminated; integral floats as integers. What looks
+    like a secret is redacted, as continuity's own `--json` shows it: a listing of the project's files (a harness
+    run file named like a token) or git's status is shown as the archive stores it."""
     from continuity.adapters.compat.common import dump_json
+    from continuity.cli.output import redacted
 
-    sys.stdout.buffer.write(dump_json(data) + b"\n")
+    sys.stdout.buffer.write(dump_json(redacted(data)) + b"\n")
     sys.stdout.flush()
 
 
