@@ -339,7 +339,7 @@ def _refuse_foreign_files(folder: str) -> None:
     earlier export's: the export replaced them (a user's own manifest.json, or one under /etc)."""
     from continuity.core.text import one_line
 
-    taken = [name for name in (TRANSFER_MANIFEST, TRANSFER_BUNDLE) if os.path.lexists(os.path.join(folder, name))]
+    taken = [name for name in (TRANSFER_MANIFEST, TRANSFER_BUNDLE) if _holds_file(os.path.join(folder, name))]
     if not taken or (taken == [TRANSFER_BUNDLE] and _git_bundle(os.path.join(folder, TRANSFER_BUNDLE))):
         return  # nothing there, or an export stopped (killed) between its bundle and its manifest: written again
     try:
@@ -347,6 +347,12 @@ def _refuse_foreign_files(folder: str) -> None:
     except TransferRefused:
         raise UsageError(f"--out: {one_line(folder)} already holds {' and '.join(taken)}, and not from an earlier "
                          "export; choose a new or empty folder (nothing written)") from None
+
+
+def _holds_file(path: str) -> bool:
+    """Whether something an export would replace stands at `path`: a folder is not (the export cannot write over
+    it: exit 5 naming it, as at the default folder), a link to one is (it would be followed)."""
+    return os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path))
 
 
 def _git_bundle(path: str) -> bool:
