@@ -269,7 +269,9 @@ def _original_state(root: str, project: str) -> Any:
 
     def text(value: Any, most: int) -> str | None:
         given = _text(value)
-        return cut(_CONTROLS.sub("\ufffd", given), most) or None if given else None
+        if not given:
+            return None
+        return cut(_CONTROLS.sub("\ufffd", given), most) or None
 
     def texts(value: Any, most: int) -> tuple[str, ...]:
         return tuple(item for item in (text(entry, most) for entry in js_list(value)[:256]) if item)
