@@ -60,6 +60,6 @@ def _recall(args: argparse.Namespace, out: Output) -> int:
     warnings.extend(found.warnings)
     warn(warnings)
     hits = hits_json(found.hits)
-    out.emit(answer(project, found.query, found.as_of, hits, indexed=found.indexed, rebuilt=found.rebuilt,
-                    warnings=warnings), lines_of(hits))
+    out.emit(answer(project, found.query, found.as_of, hits, given=args.query, indexed=found.indexed,
+                    rebuilt=found.rebuilt, warnings=warnings), lines_of(hits))
     return 0

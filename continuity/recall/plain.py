@@ -268,12 +268,18 @@ def lines_of(hits: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "no matches"
 
 
-def answer(project: str, query: str, as_of: str | None, hits: list[dict[str, Any]], *, indexed: int = 0,
+def answer(project: str, query: str, as_of: str | None, hits: list[dict[str, Any]], *, given: str, indexed: int = 0,
            rebuilt: bool = False, warnings: list[str] | None = None) -> dict[str, Any]:
-    """The JSON answer of `recall` (a query that looks like it holds a secret is echoed redacted: answers are
-    printed, logged and sent to clients; the events it searched hold none)."""
-    from events.guard import redact_text
+    """The JSON answer of `recall` for the text `given` (searched as `query`). A query that looks like it holds a
+    secret is echoed redacted: answers are printed, logged and sent to clients; the events it searched hold none.
+    The secret is looked for in the text as given: split into quoted words (`"xoxb" "1234..."`), no rule matched."""
+    from events.guard import find_secret, redact_text
 
+    if find_secret(given) is not None:  # words quoted as searched, each secret as its [REDACTED:<rule>]
+        shown = redact_text(given)[0]
+        query = shown if query == given else " ".join(  # --match searches the text as given
+            part if part.startswith("[REDACTED:") else " ".join(f'"{word}"' for word in words(part))
+            for part in re.split(r"(\[REDACTED:[^\]]*\])", shown) if part.strip())
     return {"ok": True, "action": "recall", "project": project, "query": redact_text(query)[0], "as_of": as_of,
             "count": len(hits), "hits": hits, "indexed": indexed, "rebuilt": rebuilt, "warnings": warnings or []}
 
@@ -299,7 +305,7 @@ def run(argv: list[str]) -> int | None:
     from continuity.cli.output import Output
 
     project, query, hits = found
-    Output(as_json=options["json"]).emit(answer(project, query, None, hits), lines_of(hits))
+    Output(as_json=options["json"]).emit(answer(project, query, None, hits, given=options["query"]), lines_of(hits))
     return 0
 
 

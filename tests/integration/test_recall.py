@@ -940,6 +940,30 @@ def test_a_query_that_looks_like_a_secret_is_echoed_redacted(project: Path, caps
     assert token not in json.dumps(through_tools) and "[REDACTED:github-token]" in through_tools["query"]
 
 
+@pytest.mark.parametrize(("query", "hidden"), [
+    ("xox" + "b-123456789012-abcdefghijklmnop", ["123456789012", "abcdefghijklmnop"]),
+    ("postgres://admin:" + "S3cr3tPassw0rd@db.example.com/x", ["S3cr3tPassw0rd"]),
+    ("Authorization: Bearer " + "abcdef0123456789abcdef0123456789", ["abcdef0123456789abcdef0123456789"]),
+    ("deploy with glpat-" + "abcdefghij0123456789 now", ["abcdefghij0123456789"]),
+])
+def test_a_secret_of_several_words_in_a_query_is_not_echoed(project: Path, capsys: pytest.CaptureFixture[str],
+                                                            query: str, hidden: list[str]) -> None:
+    """A secret the guard finds in the query as typed, but whose pieces (the query split into quoted words) no rule
+    matches, was echoed piece by piece (`"xoxb" "123456789012" ...`), on both paths, with `--match` and through the
+    tools: the answer shows the redacted query now."""
+    from continuity.api import Continuity
+
+    log(capsys, "log", "-m", "pushed the branch")
+    answers = [recall(capsys, query) for _ in range(2)]  # the argparse path, then the fast path
+    answers.append(Continuity(str(project)).call("recall", query=query))
+    quoted = '"' + query.replace('"', "") + '"'
+    main(["recall", "--match", quoted, "--json"])
+    answers.append(json.loads(capsys.readouterr().out))
+    for answer in answers:
+        shown = json.dumps(answer)
+        assert "REDACTED" in answer["query"] and not [piece for piece in hidden if piece in shown], answer
+
+
 @pytest.mark.parametrize("query", ["fixed🥺", "🥺fixed", "fixed🥺 parser", "the FIXED🥺"])
 def test_a_word_with_a_character_newer_than_the_tokenizers_tables_is_found_as_typed(
         project: Path, capsys: pytest.CaptureFixture[str], query: str) -> None:

@@ -41,5 +41,5 @@ def recall(request: Any, store: Store) -> dict[str, Any]:
     filters = Filters(project=project, kinds=kinds_for(request.kinds), agent=request.agent, since=since, until=until)
     found = service.recall(store, request.query, filters, limit=request.limit, operators=request.match,
                            as_of=request.as_of)
-    return answer(project, found.query, found.as_of, hits_json(found.hits), indexed=found.indexed,
+    return answer(project, found.query, found.as_of, hits_json(found.hits), given=request.query, indexed=found.indexed,
                   rebuilt=found.rebuilt, warnings=[*said, *found.warnings])  # the CLI's `--json`, key for key
