@@ -155,7 +155,7 @@ def write_atomic(
         from continuity.core.leftovers import remove_temps_of
 
         remove_temps_of(path, time.time())
-    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    temp = os.path.join(folder, f".{temp_stem(os.path.basename(path))}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, osfs.CREATE, mode)
     except OSError as error:  # the file it was writing is named, unless the temp's own name is in the way
@@ -188,6 +188,23 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+#: The longest name (in bytes) a temp file stands for as it is: past it, the temp's name would pass the file system's
+#: limit on a name (255 bytes) while the file's own does not.
+TEMP_STEM_BYTES = 230
+
+
+def temp_stem(name: str) -> str:
+    """What `write_atomic`'s temp name (`.<stem>.<pid>.tmp`) holds for the file `name`: the name, or for a name near
+    the 255-byte limit its first 200 bytes and a digest of the whole (a valid 250-byte name failed to be written,
+    "File name too long", for its temp's name)."""
+    raw = os.fsencode(name)
+    if len(raw) <= TEMP_STEM_BYTES:
+        return name
+    import hashlib
+
+    return f"{os.fsdecode(raw[:200])}~{hashlib.sha256(raw).hexdigest()[:12]}"
 
 
 def write_if_changed(

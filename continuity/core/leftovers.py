@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from continuity.core.store import Store
 
-#: `fsio.write_atomic`'s temp name: `.<name>.<pid>.tmp`.
+#: `fsio.write_atomic`'s temp name: `.<name>.<pid>.tmp` (a long name shortened: fsio.temp_stem).
 TEMP_NAME = re.compile(r"\.(.+)\.([0-9]{1,10})\.tmp")
 #: A temp older than this is left over even when its pid is running (pids are reused).
 STALE_SECONDS = 3600
@@ -57,8 +57,10 @@ def process_alive(pid: int) -> bool:
 
 def _is_stale(name: str, info: os.stat_result, now: float, targets: Collection[str] | None = None) -> bool:
     """Whether `name` is a left-over temp (of one of `targets` only, when given)."""
+    from continuity.core.fsio import temp_stem
+
     match = TEMP_NAME.fullmatch(name)
-    if match is None or (targets is not None and match.group(1) not in targets):
+    if match is None or (targets is not None and match.group(1) not in {temp_stem(target) for target in targets}):
         return False
     # a regular file (the atomic writer's), or the symlink `latest.md`'s link is made as before its rename
     if not (stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and match.group(1) == LATEST_LINK)):

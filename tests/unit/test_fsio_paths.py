@@ -148,3 +148,27 @@ def test_write_atomic_keeps_the_owner_where_it_can_and_writes_where_it_cannot(
     fsio.write_atomic(path, b'{"a": 1}', keep_mode=True)
     assert calls == [(4242, 4343)] and path.read_bytes() == b'{"a": 1}'
     assert os.lstat(path).st_uid == real.st_uid  # the writer's own, as before
+
+
+@pytest.mark.parametrize("name", ["b" * 245 + ".html", "é" * 125 + ".md", "x" * 230, "x" * 255])
+def test_a_name_near_the_limit_is_written_and_its_left_over_temp_swept(tmp_path: Path, name: str) -> None:
+    """A valid name of up to 255 bytes was refused ("File name too long") when `.<name>.<pid>.tmp` passed the limit:
+    the temp stands for it by a shorter stem now, and a killed writer's temp of it is still swept as that file's."""
+    import os
+
+    from continuity.core.fsio import temp_stem, write_atomic
+    from continuity.core.leftovers import remove_temps_of
+
+    assert len(os.fsencode(name)) <= 255
+    folder = tmp_path / "out"
+    folder.mkdir()
+    target = folder / name
+    write_atomic(target, b"page\n", sweep=True)
+    assert target.read_bytes() == b"page\n" and sorted(os.listdir(folder)) == [name]
+    left = folder / f".{temp_stem(name)}.999999999.tmp"  # a writer that is gone
+    assert len(os.fsencode(left.name)) <= 255
+    left.write_bytes(b"half")
+    other = folder / f".{temp_stem('other' + name[5:])}.999999999.tmp"  # another file's: kept
+    other.write_bytes(b"half")
+    remove_temps_of(str(target), 0.0)
+    assert not left.exists() and other.exists()
