@@ -62,6 +62,9 @@ def _urls(text: str) -> Iterator[tuple[int, int]]:
             yield start, end_at
             after = end_at
 _AUTHORITY_END = re.compile(r"[/?#\s'\"<>`]")
+#: Where a userinfo written with an unescaped `/`, `?` or `#` in its password may end at most: the `@` before the
+#: next `/` (`https://alice:s3cret#pw@host/x`, `https://u:pa55/w0rd@host/x`), as git and its HTTP library read it.
+_SEGMENT_END = re.compile(r"[/\s'\"<>`]")
 # A user part that is a token: a known token prefix, or a long opaque run of letters and digits
 # (GitHub's classic 40 hex digits, Azure DevOps' 52 characters); user names are shorter.
 _TOKEN_USER = re.compile(
@@ -78,6 +81,10 @@ def _userinfos(text: str, *, scp_like: bool) -> list[tuple[int, int]]:
     for _, start in _schemes(text):
         end = _AUTHORITY_END.search(text, start)
         at = text.rfind("@", start, end.start() if end else len(text))
+        if at < 0 and end is not None and _password_cut(text[start:end.start()]):
+            # `user:pass` cut short by a `/`, `?` or `#` of the password: the userinfo runs to the `@` after it
+            further = _SEGMENT_END.search(text, end.start() + 1)
+            at = text.rfind("@", end.start(), further.start() if further else len(text))
         if at >= 0:
             spans.append((start, at))
     if spans or not scp_like or next(_schemes(text), None):
@@ -88,6 +95,13 @@ def _userinfos(text: str, *, scp_like: bool) -> list[tuple[int, int]]:
     head = text.split("/", 1)[0]
     ats = [i for i, char in enumerate(head) if char == "@" and ":" in head[i:]]
     return [(0, ats[-1])] if ats else []
+
+
+def _password_cut(head: str) -> bool:
+    """Whether the text before a URL's first `/`, `?` or `#` reads as `user:` and the start of a password (a
+    colon followed by anything but a port's digits)."""
+    user, colon, rest = head.partition(":")
+    return bool(colon) and bool(user) and not rest.isdigit()
 
 
 def _token_like(user: str) -> bool:

@@ -49,6 +49,10 @@ REFUSED = [
     ("camel-case-in-query", "https://127.0.0.1:9/x.git?accessToken=Qm4xzP", ["Qm4xzP"]),
     ("semicolon-separated", "https://127.0.0.1:9/x.git?a=1;client_secret=Wq7yT3", ["Wq7yT3"]),
     ("token-in-fragment", "https://127.0.0.1:9/x.git#access_token=Zt5kR8", ["Zt5kR8"]),
+    # a password holding an unescaped `#`, `?` or `/` (its userinfo ran only to it: printed and stored whole)
+    ("hash-in-password", "https://alice:s3cret#pw@127.0.0.1:9/x.git", ["s3cret#pw", "s3cret"]),
+    ("question-mark-in-password", "https://alice:GG?TOKHH@127.0.0.1:9/x.git", ["GG?TOKHH", "TOKHH"]),
+    ("slash-in-password", "https://alice:pa55/wORD2@127.0.0.1:9/x.git", ["pa55/wORD2", "wORD2"]),
 ]
 ALLOWED = ["ssh://git@127.0.0.1:9/repo.git", "git@127.0.0.1:repo.git", "https://user@127.0.0.1:9/repo.git"]
 
@@ -149,7 +153,8 @@ def test_credential_classes_and_bare_user_names() -> None:
     for url in [*ALLOWED, "https://github.com/org/repo.git", "/srv/git/repo.git", "file:///srv/repo.git",
                 "git@host:repo@v2", "origin", "https://h/x.git?ref=main", "https://h/x.git?monkey=1&keys",
                 "https://h/x.git?token=", "https://h/x.git?zip_code=12345&status_code=200&sort_key=name",
-                "https://h/x.git?cache_key=abc123&session=continuity&passage=3"]:
+                "https://h/x.git?cache_key=abc123&session=continuity&passage=3", "https://h:8080/x@v1.git",
+                "https://h/path:with@sign", "https://h:8080?x@y"]:
         assert not has_secret(url) and mask_url(url) == url
 
 
