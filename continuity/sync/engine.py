@@ -974,9 +974,9 @@ def refuse_foreign(repo: Repo, reader: ObjectReader, branch: str, commit: str | 
     if commit is None or not holds_no_events(read_snapshot(reader, commit)):
         return
     if related is None or not repo.related(related, commit):
-        raise UsageError(f"branch {branch!r} {where} holds files but no events/ folder: it is not a "
-                         "continuity branch (a branch of code?); set sync_branch to a branch only sync writes "
-                         "(default: continuity)")
+        raise UsageError(f"branch {branch!r} {where} holds files but no events (no events/ folder of day "
+                         "folders): it is not a continuity branch (a branch of code?); set sync_branch to a branch "
+                         "only sync writes (default: continuity)")
 
 
 def refuse_checked_out(repo: Repo, branch: str) -> None:

@@ -80,6 +80,9 @@ def read_snapshot(reader: ObjectReader, commit: str | None, read: set[str] | Non
     if commit is None:
         return Snapshot()
     kind, data = reader.read_bounded(commit, COMMIT_LIMIT)
+    if kind == "commit" and data is None:  # a message of megabytes: no commit sync makes, never read whole
+        raise WriteFailed(f"sync failed: commit {commit} is over {COMMIT_LIMIT >> 20} MiB, more than a commit of "
+                          "continuity's holds: it is not read")
     first = data.split(b"\n", 1)[0].split() if data is not None else []
     if kind != "commit" or len(first) != 2 or first[0] != b"tree":
         raise WriteFailed(f"sync failed: {commit} is not a commit with a tree")
@@ -99,8 +102,15 @@ def read_snapshot(reader: ObjectReader, commit: str | None, read: set[str] | Non
 
 
 def holds_no_events(snapshot: Snapshot) -> bool:
-    """True when a commit's tree holds files but no events folder: a branch of code, not one sync writes."""
-    return bool(snapshot.root) and not any(entry.name == EVENTS and entry.mode == TREE for entry in snapshot.root)
+    """True when a commit's tree holds files but no events: a branch of code, not one sync writes. Its tree has no
+    events folder, or one of no day folder holding files of its own (a project's `events/handlers.py`: a merge
+    sync made on such a branch replaced its tree, and pushed a tip without the code). An events folder of a merge
+    note alone (`events/README`) is sync's own."""
+    if not snapshot.root:
+        return False
+    if not any(entry.name == EVENTS and entry.mode == TREE for entry in snapshot.root):
+        return True
+    return not snapshot.days and any(entry.name != MERGE_NOTE for entry in snapshot.extra)
 
 
 def day_entries(reader: ObjectReader, tree: str | None) -> dict[str, Entry]:

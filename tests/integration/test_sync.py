@@ -1669,6 +1669,55 @@ def test_a_sync_branch_that_holds_code_is_refused_before_anything_moves(world: W
         assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
 
 
+@pytest.mark.parametrize("where", ["remote", "here"])
+def test_a_branch_of_code_with_its_own_events_folder_is_refused(world: World, where: str) -> None:
+    """A project whose code has a top-level `events/` package (`events/handlers.py`, as this one has): sync_branch
+    naming a branch of it was taken for a continuity branch, and the sync pushed a merge whose tree held only
+    `events/README`, the code gone from the branch's tip. It is refused as a branch of code (exit 2), nothing
+    moved; a continuity branch whose newest commit is such a merge (only the note under events/) still syncs."""
+    git(world.b, "switch", "-q", "-c", "feature")
+    (world.b / "events").mkdir()
+    (world.b / "events" / "handlers.py").write_text("def on_event(): pass\n")
+    git(world.b, "add", "events/handlers.py")
+    git(world.b, "-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-qm", "handlers")
+    git(world.b, "push", "-q", "origin", "feature")
+    if where == "here":
+        git(world.a, "fetch", "-q", "origin", "feature:feature")
+    config_path = world.a / STORE / "config.json"
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "sync_branch": "feature"}))
+    append(world.a, "a1")
+    refs = git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")
+    code, error = cli("sync", "--root", str(world.a))
+    assert code == EXIT_USAGE and "not a continuity branch" in error["message"], error
+    assert (git(world.a, "for-each-ref", "refs/heads"), git(world.remote, "for-each-ref")) == refs
+    assert "events/handlers.py" in git(world.remote, "ls-tree", "-r", "--name-only", "feature")
+    append(world.b, "b1")  # the default branch, merged by two clones: its tip may hold only the merge note
+    for clone in (world.a, world.b, world.a):
+        config_path = clone / STORE / "config.json"
+        config = json.loads(config_path.read_text())
+        config.pop("sync_branch", None)
+        config_path.write_text(json.dumps(config))
+        assert cli("sync", "--root", str(clone))[0] == 0
+    assert event_names(world.a) == event_names(world.b) and len(event_names(world.a)) == 2
+
+
+def test_a_remote_commit_of_megabytes_is_named_as_too_big(world: World, tmp_path: Path) -> None:
+    """The remote's branch at a commit whose message is 1.5 MB (no commit sync makes): exit 5 as before, the line
+    saying it is too big to read (it said "is not a commit with a tree"); nothing changed here."""
+    append(world.a, "a1")
+    assert cli("sync", "--root", str(world.a))[0] == 0
+    tree = git(world.remote, "rev-parse", "continuity^{tree}").strip()
+    message = tmp_path / "message"
+    message.write_bytes(b"x" * 1_500_000)
+    big = git(world.remote, "-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit-tree", tree,
+              "-p", "continuity", "-F", str(message)).strip()
+    git(world.remote, "update-ref", "refs/heads/continuity", big)
+    before = event_names(world.b)
+    code, error = cli("sync", "--root", str(world.b))
+    assert code == EXIT_WRITE_FAILED and f"commit {big} is over 1 MiB" in error["message"], error
+    assert event_names(world.b) == before
+
+
 @pytest.mark.parametrize("synced_before", [True, False], ids=["clone-that-synced", "clone-with-no-branch"])
 def test_a_branch_of_code_refused_on_the_remote_refuses_no_sync_once_the_remote_is_repaired(
         world: World, synced_before: bool) -> None:
