@@ -269,9 +269,7 @@ def _original_state(root: str, project: str) -> Any:
 
     def text(value: Any, most: int) -> str | None:
         given = _text(value)
-        if not given:
-            return None
-        return cut(_CONTROLS.sub("\ufffd", given), most) or None
+        return cut(_CONTROLS.sub("\ufffd", given), most) or None if given else None
 
     def texts(value: Any, most: int) -> tuple[str, ...]:
         return tuple(item for item in (text(entry, most) for entry in js_list(value)[:256]) if item)
