@@ -32,9 +32,6 @@ class ArchiveFacts(msgspec.Struct, frozen=True, kw_only=True):
     read_first: tuple[str, ...] = ()
     #: What a `runtime-continuity` archive cites (seed 004's listings); None for continuity's own.
     cited: CitedFiles | None = None
-    #: P's newest archive as the original seed-004 tool wrote it (its `state`, read leniently), when it is P's
-    #: newest: I10's "newest archive" the log never held. What the work state leaves empty is taken from it.
-    earlier: ArchivedState | None = None
 
 
 class ArchiveRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,10 +95,8 @@ def _goal_text(goal: str | None) -> str | None:
     return cut(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "\ufffd", goal), GOAL_CHARS) or None
 
 
-def archived_state(work: WorkState, note: dict[str, Any] | None,
-                   earlier: ArchivedState | None = None) -> ArchivedState:
-    """The state an archive records: the work state (within ARCHIVE_BYTES), overridden by the note. `earlier` (the
-    original tool's newest archive of the project) fills what the work state leaves empty."""
+def archived_state(work: WorkState, note: dict[str, Any] | None) -> ArchivedState:
+    """The state an archive records: the work state (within ARCHIVE_BYTES), overridden by the note."""
     state = ArchivedState(
         current_goal=_goal_text(work.current_goal),
         done=_fitting(work.done, ARCHIVE_BYTES["done"], newest_last=True),
@@ -109,17 +104,6 @@ def archived_state(work: WorkState, note: dict[str, Any] | None,
         next=_fitting(work.next, ARCHIVE_BYTES["next"]),
         blockers=_fitting(work.blockers, ARCHIVE_BYTES["blockers"]),
     )
-    if earlier is not None:  # within the same bounds as the work state's own
-        fill = ArchivedState(
-            current_goal=_goal_text(earlier.current_goal),
-            done=_fitting(list(earlier.done), ARCHIVE_BYTES["done"], newest_last=True),
-            in_progress=earlier.in_progress,
-            next=_fitting(list(earlier.next), ARCHIVE_BYTES["next"]),
-            blockers=_fitting(list(earlier.blockers), ARCHIVE_BYTES["blockers"]),
-        )
-        state = msgspec.structs.replace(state, **{
-            field: getattr(fill, field) for field in state.__struct_fields__
-            if getattr(state, field) in (None, ()) and getattr(fill, field) not in (None, ())})
     if not note:
         return state
     changes: dict[str, Any] = {}
@@ -152,8 +136,7 @@ def decide_archive(work: WorkState, facts: ArchiveFacts, identity: Identity,
     archive = ArchiveCreated(
         **envelope, gate=request.gate, full=request.full or request.switch, source_host=host,
         target_host=request.to_host, reason=request.reason, git=facts.git,
-        state=archived_state(work, request.note, facts.earlier), read_first=facts.read_first,
-        message=request.reason or "",
+        state=archived_state(work, request.note), read_first=facts.read_first, message=request.reason or "",
         cited=facts.cited,
     )
     events: list[Event] = [_fitted(archive, _noted_fields(request.note))]

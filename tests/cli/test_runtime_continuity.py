@@ -938,58 +938,6 @@ def test_what_an_archive_observes_that_looks_like_a_secret_is_redacted_not_refus
     assert json.loads(capsys.readouterr().out)["error"] == "archive_failed"
 
 
-def _original_archive(work: Path, state: Any) -> None:
-    """An archive the original tool wrote for project `old` (no `event_id`), as RC file and latest.json."""
-    folder = work / S / "archives"
-    folder.mkdir(parents=True)
-    data = {"archive_id": "RC-20260723_010203_001", "project": "old", "created_at": "2026-07-23T00:00:00.000Z",
-            "source_host": None, "target_host": None, "reason": None,
-            "git": {"root": "/x", "branch": "main", "head": "abc", "status_short": ""}, "state": state,
-            "refs": {"latest_events": [], "runs": [], "sessions": [], "handoffs": [], "artifacts": [],
-                     "dirty_files": []},
-            "restore": {"read_first": ["AGENTS.md"], "commands": ["x"], "next_action": "legacy next"}}
-    for name in ("RC-20260723_010203_001.json", "latest.json"):
-        (folder / name).write_text(json.dumps(data))
-
-
-def test_the_first_archive_over_the_originals_takes_the_state_its_newest_archive_held(rc: Any, work: Path) -> None:
-    """I10: an archive without a note takes P's newest archive's state, then the later events. Over a store the
-    original tool wrote, `resume-bundle` already answered with its archive (I7), but the first archive recorded an
-    empty goal and next (the log never held that archive), and latest.json then pointed at it. What the work state
-    leaves empty is taken from it now; later log entries still win, and the next archive follows the log."""
-    _original_archive(work, {"current_goal": "OG", "done": [], "in_progress": None, "next": ["legacy next"],
-                             "blockers": ["slow CI"]})
-    assert rc("resume-bundle", "--project", "old").data["archive"]["state"]["current_goal"] == "OG"
-    first = rc("archive", "--project", "old", "--gate", "user").data["archive"]
-    assert first["state"] == {"current_goal": "OG", "done": [], "in_progress": None, "next": ["legacy next"],
-                              "blockers": ["slow CI"]}
-    assert first["restore"]["next_action"] == "legacy next"
-    rc("checkpoint", "--project", "old", "--gate", "agent", "--message", "m", "--next", "new next")
-    second = rc("archive", "--project", "old", "--gate", "user").data["archive"]
-    assert second["state"]["current_goal"] == "OG" and second["state"]["next"] == ["new next"]
-    assert second["restore"]["next_action"] == "new next"
-    other = rc("archive", "--project", "another", "--gate", "user").data["archive"]  # only P's archive counts
-    assert other["state"]["current_goal"] is None and other["state"]["next"] == []
-
-
-@pytest.mark.parametrize("state", [
-    {"current_goal": {"x": 1}, "done": "a\nb", "in_progress": ["q"], "next": [1, None, "n" * 5000, "a\x01b"],
-     "blockers": 7},
-    {"current_goal": "g" * 20000, "done": ["d" * 16000] * 300, "next": ["x" * 999] * 300},
-    "not a state", None, [], {"next": {"deep": [[[["x"]]]]}},
-], ids=["types", "sizes", "text", "null", "list", "nested"])
-def test_an_original_archive_of_any_shape_never_fails_the_archive(rc: Any, work: Path, state: Any) -> None:
-    """The original's archive is a file anyone may have edited: whatever its state holds, the archive is taken
-    (exit 0) within the event's bounds, text as text, control characters as U+FFFD."""
-    _original_archive(work, state)
-    run = rc("archive", "--project", "old", "--gate", "user")
-    assert run.code == 0, run.data
-    taken = run.data["archive"]["state"]
-    assert all(isinstance(item, str) and "\x01" not in item for key in ("done", "next", "blockers")
-               for item in taken[key])
-    assert taken["current_goal"] is None or isinstance(taken["current_goal"], str)
-
-
 def test_the_reads_look_where_archive_writes_with_a_contexts_dir_in_config(rc: Any, work: Path, home: Path) -> None:
     """`contexts_dir` in config.json: archive wrote the Markdown there, while restore, status, list-contexts,
     resume-bundle and state.json looked in ~/.agent/contexts (no archive, `exists: false`)."""

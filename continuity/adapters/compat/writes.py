@@ -254,31 +254,6 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def _original_state(root: str, project: str) -> Any:
-    """P's newest archive (I7's) when the original tool wrote it (it carries no `event_id`: continuity's own always
-    do), its `state` read leniently as an ArchivedState; None otherwise. The first archive over a store the original
-    wrote takes what its work state lacks from it (I10's newest archive), where it recorded an empty goal and next."""
-    from continuity.adapters.compat import listings as listing
-    from events.archive import ArchivedState
-    from events.guard import cut
-
-    found = listing.archive_of(root, project)
-    state = found[1].get("state") if found is not None and "event_id" not in found[1] else None
-    if not isinstance(state, dict):
-        return None
-
-    def text(value: Any, most: int) -> str | None:
-        given = _text(value)
-        return cut(_CONTROLS.sub("\ufffd", given), most) or None if given else None
-
-    def texts(value: Any, most: int) -> tuple[str, ...]:
-        return tuple(item for item in (text(entry, most) for entry in js_list(value)[:256]) if item)
-
-    return ArchivedState(current_goal=text(state.get("current_goal"), 16384), done=texts(state.get("done"), 16384),
-                         in_progress=text(state.get("in_progress"), 1000), next=texts(state.get("next"), 1000),
-                         blockers=texts(state.get("blockers"), 16384))
-
-
 def _archive_state_note(note: dict[str, Any]) -> dict[str, Any] | None:
     """§9's state from a note, as a full note for the decision; None without a note key (I10)."""
     if not any(key in note for key in NOTE_KEYS):
@@ -357,8 +332,7 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     with taken_back_on_failure(root) as outside:
         store = store_for_write(root, project)
         outside.extend(_markdown_writable(store, project))
-        facts = ArchiveFacts(git=git, cited=cited, earlier=_original_state(root, project))
-        stored, warnings = archive(store, identity, request, facts=facts)
+        stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
     warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
         from continuity.cli.output import warn
