@@ -283,9 +283,21 @@ def git_quoted(path: str, *, every_byte: bool = True) -> str:
 
 
 def _archived(path: str, archived: set[str]) -> bool:
-    """Whether a dirty file is among an archive's: as it is (archives since git's status is read with `-z`), or as
-    git quoted it (earlier archives, and runtime-continuity's, under either `core.quotePath`)."""
-    return path in archived or git_quoted(path) in archived or git_quoted(path, every_byte=False) in archived
+    """Whether a dirty file is among an archive's: as it is (archives since git's status is read with `-z`), as
+    git quoted it (earlier archives, and runtime-continuity's, under either `core.quotePath`), or redacted (a name
+    that looks like a secret is stored as the archive redacted it: sessions/service.observed_redacted)."""
+    if path in archived or git_quoted(path) in archived or git_quoted(path, every_byte=False) in archived:
+        return True
+    from events.guard import cut, find_secret, redact_text
+
+    if find_secret(path) is None:
+        return False
+    redacted = redact_text(path)[0]
+    return redacted in archived or cut(redacted, PATH_CHARS) in archived  # cut as the archive bounds it
+
+
+#: The longest path an event holds (events.base.PathRef).
+PATH_CHARS = 1024
 
 
 #: The most dirty files an event carries, by count and by total length: an archive of a tree with

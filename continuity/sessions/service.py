@@ -83,12 +83,12 @@ def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
     from events.archive import CitedFiles, GitFacts
 
     applied: list[str] = []
-    git = redact_tree(msgspec.to_builtins(facts.git), "git", applied)
+    git = _bounded(redact_tree(msgspec.to_builtins(facts.git), "git", applied), GitFacts)
     cited = None
     if facts.cited is not None:
         listed = msgspec.to_builtins(facts.cited)
         given = listed.pop("next_action", None)
-        cited = {**redact_tree(listed, "cited", applied), "next_action": given}
+        cited = {**_bounded(redact_tree(listed, "cited", applied), CitedFiles), "next_action": given}
     if not applied:
         return facts
     fields = dict.fromkeys(entry.rsplit(":", 1)[0].split("[", 1)[0] for entry in applied)
@@ -96,6 +96,35 @@ def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
                     "[REDACTED:<rule>] (a file or commit subject named like a token)")
     return msgspec.structs.replace(facts, git=msgspec.convert(git, GitFacts),
                                    cited=None if cited is None else msgspec.convert(cited, CitedFiles))
+
+
+def _bounded(fields: dict[str, Any], struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """Redacted facts cut back to their fields' bounds: `[REDACTED:<rule>]` may be longer than what it replaced (a
+    path of 1,012 characters went past 1,024, and the archive failed as an internal error)."""
+    from events.guard import cut
+
+    info = msgspec.inspect.type_info(struct)
+    assert isinstance(info, msgspec.inspect.StructType)
+    bounds = {field.name: _most(field.type) for field in info.fields}
+    fitted: dict[str, Any] = {}
+    for name, value in fields.items():
+        most = bounds.get(name)
+        if most is not None and isinstance(value, str):
+            value = cut(value, most)
+        elif most is not None and isinstance(value, list):
+            value = [cut(item, most) if isinstance(item, str) else item for item in value]
+        fitted[name] = value
+    return fitted
+
+
+def _most(kind: Any) -> int | None:
+    """The longest text a field (or each item of a list field) takes, from its msgspec constraints."""
+    while isinstance(kind, (msgspec.inspect.UnionType, msgspec.inspect.ListType, msgspec.inspect.VarTupleType)):
+        if isinstance(kind, msgspec.inspect.UnionType):
+            kind = next((part for part in kind.types if not isinstance(part, msgspec.inspect.NoneType)), None)
+        else:
+            kind = kind.item_type
+    return kind.max_length if isinstance(kind, msgspec.inspect.StrType) else None
 
 
 def caught_up(store: Store, deadline: float | None = None) -> list[str]:

@@ -102,6 +102,29 @@ def test_an_untracked_file_named_like_a_token_never_stops_an_archive(repo: Path,
     assert code == 4 and token not in err
 
 
+def test_a_redacted_name_past_its_bounds_is_cut_and_never_newly_dirty_again(repo: Path, capsys: Capture) -> None:
+    """`[REDACTED:<rule>]` is longer than what it replaces: a changed file whose 1,012-character path ends in a
+    secret-like name went past the 1,024 a path holds, and the archive failed as an internal error (exit 70). It is
+    cut to its bounds now; and a dirty file stored redacted is not "newly dirty" at the next brief (the brief
+    compared the name as it is with the name as stored)."""
+    part = "a" * 200
+    folder = repo / part / part / part / part / ("b" * 190)
+    folder.mkdir(parents=True)
+    long_file = folder / "password=abcdef12"
+    long_file.write_text("x\n")
+    (repo / "password=abcdef34").write_text("y\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "files"], cwd=repo, check=True)
+    long_file.write_text("changed\n")
+    (repo / "password=abcdef34").write_text("changed\n")
+    code, out, err = run(capsys, "archive", "--json")
+    assert code == 0, err
+    dirty = json.loads(out)["archive"]["refs"]["dirty_files"]
+    assert len(dirty) == 2 and all("[REDACTED:" in path and len(path) <= 1024 for path in dirty), dirty
+    code, out, _ = run(capsys, "resume-bundle", "--format", "json")
+    assert code == 0 and json.loads(out)["git"]["new_dirty_files"] == []
+
+
 def test_archive_note_json_overrides_the_state(project: Path, capsys: Capture) -> None:
     """--note-json sets goal/done/next/blockers; strings become one-item lists."""
     work(capsys)
