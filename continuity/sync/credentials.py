@@ -100,6 +100,8 @@ def _userinfos(text: str, *, scp_like: bool) -> list[tuple[int, int]]:
 def _password_cut(head: str) -> bool:
     """Whether the text before a URL's first `/`, `?` or `#` reads as `user:` and the start of a password (a
     colon followed by anything but a port's digits)."""
+    if "[" in head:  # an IPv6 host (`[::1]:8080`): a userinfo holds no bracket, it comes before the host's
+        return False
     user, colon, rest = head.partition(":")
     return bool(colon) and bool(user) and not rest.isdigit()
 

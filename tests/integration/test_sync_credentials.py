@@ -154,7 +154,8 @@ def test_credential_classes_and_bare_user_names() -> None:
                 "git@host:repo@v2", "origin", "https://h/x.git?ref=main", "https://h/x.git?monkey=1&keys",
                 "https://h/x.git?token=", "https://h/x.git?zip_code=12345&status_code=200&sort_key=name",
                 "https://h/x.git?cache_key=abc123&session=continuity&passage=3", "https://h:8080/x@v1.git",
-                "https://h/path:with@sign", "https://h:8080?x@y"]:
+                "https://h/path:with@sign", "https://h:8080?x@y", "http://[::1]:8080/alice@example.com.git",
+                "https://[2001:db8::5]:3000/@org/repo.git", "ssh://git@[::1]:22/x"]:
         assert not has_secret(url) and mask_url(url) == url
 
 
