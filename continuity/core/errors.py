@@ -104,7 +104,7 @@ def note_unread(reason: str) -> None:
     """A read found the store (or its events folder) unsafe and read nothing: `reason`, its warning."""
     found = _UNREAD.get()
     if found is not None:
-        found.append(reason)
+        found[:] = [reason]  # the newest only: a long-lived process (`continuity mcp`) reads on and on
 
 
 def unread_instead(error: ContinuityError, found: list[str]) -> ContinuityError:
