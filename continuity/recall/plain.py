@@ -177,8 +177,13 @@ def _check_syntax(query: str) -> None:
     try:
         _PROBE[0].execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,)).fetchall()
     except sqlite3.Error as error:
-        raise QueryError(f"invalid search syntax: {one_line(str(error))} "
-                         "(without --match the words are searched as written)") from None
+        from events.guard import find_secret
+
+        # FTS5 quotes a piece of the query (`no such column: 123456789012`): of a query that holds a secret, a
+        # piece of the secret that no rule matches alone; such a query's error says only where to look
+        said = "the query holds text that looks like a secret" if find_secret(query) else one_line(str(error))
+        raise QueryError(f"invalid search syntax: {said} (without --match the words are searched as "
+                         "written)") from None
 
 
 _TOKENIZERS: dict[int, sqlite3.Connection] = {}

@@ -964,6 +964,28 @@ def test_a_secret_of_several_words_in_a_query_is_not_echoed(project: Path, capsy
         assert "REDACTED" in answer["query"] and not [piece for piece in hidden if piece in shown], answer
 
 
+def test_a_syntax_error_of_a_query_holding_a_secret_quotes_no_piece_of_it(project: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """FTS5's error quotes a piece of the query (`no such column: 123456789012`): with `--match`, a Slack token was
+    refused with a piece of itself in the line (CLI and tools). Such a query's error says where to look instead;
+    another query's error is FTS5's own, as before."""
+    from continuity.api import Continuity
+    from continuity.core.errors import EXIT_USAGE
+
+    log(capsys, "log", "-m", "pushed the branch")
+    token = "xox" + "b-123456789012-abcdefghijklmnop"
+    assert main(["recall", "--match", token]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "looks like a secret" in err and "123456789012" not in err and "abcdefghijklmnop" not in err
+    from events.errors import ContinuityError
+
+    with pytest.raises(ContinuityError) as raised:
+        Continuity(str(project)).call("recall", query=token, match=True)
+    assert "looks like a secret" in str(raised.value) and "123456789012" not in str(raised.value)
+    assert main(["recall", "--match", "foo-bar"]) == EXIT_USAGE
+    assert "no such column: bar" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("query", ["fixed🥺", "🥺fixed", "fixed🥺 parser", "the FIXED🥺"])
 def test_a_word_with_a_character_newer_than_the_tokenizers_tables_is_found_as_typed(
         project: Path, capsys: pytest.CaptureFixture[str], query: str) -> None:
