@@ -544,6 +544,8 @@ def _check_out_folder(store: Store, out: str) -> None:
         real, home = os.path.realpath(path), os.path.realpath(folder)
         return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
 
+    if os.path.islink(out):  # written through, then refused as an unsafe folder half way: "nothing written", 6
+        raise UsageError(f"--out: {out} is a symbolic link; name the folder itself (nothing written)")
     if inside(out, store.path):
         raise UsageError(f"--out: {out} is inside the store ({store.path}); a replay writes only outside it")
     other = _store_holding(os.path.realpath(out))

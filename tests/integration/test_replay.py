@@ -413,6 +413,24 @@ def test_replay_out_never_writes_over_the_store_or_the_live_markdown(repo: Path,
     assert run(capsys, repo, "replay", "--until", point, "--out", str(elsewhere))[0] == 0  # its own earlier replay
 
 
+@pytest.mark.parametrize("target", ["folder", "dangling"])
+def test_replay_out_that_is_a_symbolic_link_is_refused_before_anything_is_written(
+        repo: Path, capsys: Capture, tmp_path: Path, target: str) -> None:
+    """`--out` a link to a folder: the replay wrote its Markdown through it, then stopped as an "unsafe store" (exit
+    6) saying "nothing written", its files left behind; a link to nothing was exit 5 "File exists". Either is a
+    usage error now (exit 2, one `--out:` line) and nothing is written where it leads."""
+    point = newest_event(capsys, repo, "demo")["event_id"]
+    aimed = tmp_path / "aimed"
+    if target == "folder":
+        aimed.mkdir()
+    link = tmp_path / "out-link"
+    link.symlink_to(aimed)
+    code, stdout, err = run(capsys, repo, "replay", "--until", point, "--out", str(link))
+    assert (code, stdout) == (2, "") and err.startswith("continuity: error: --out: ") and "symbolic link" in err
+    assert err.count("\n") == 1
+    assert (list(aimed.iterdir()) == []) if target == "folder" else not aimed.exists()
+
+
 def test_replay_out_never_writes_into_another_projects_store(repo: Path, capsys: Capture, tmp_path: Path) -> None:
     """Another project's store (a day folder not made yet, its events/, the store itself, a link to it): exit 2,
     one line, nothing written; its `verify` stays intact. A folder merely named like a store's part is taken."""
