@@ -141,10 +141,11 @@ def write_atomic(
     elif make_parents and folder:
         os.makedirs(folder, exist_ok=True)
     owner = None
+    kept = False  # an existing file's mode was read: given to the new one (else the umask applies, as to any file)
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             found = os.stat(path)
-            mode = found.st_mode & 0o7777
+            mode, kept = found.st_mode & 0o7777, True
             # root writing another user's file (`sudo continuity install`) gives it back to that user: replaced by a
             # file of root's, a 0600 settings file could no longer be read by its owner
             if os.geteuid() == 0 and (found.st_uid, found.st_gid) != (0, 0):
@@ -177,7 +178,7 @@ def write_atomic(
                 except OSError as error:  # best effort: an owner a user namespace's root cannot give (unmapped)
                     if error.errno not in (errno.EPERM, errno.EINVAL):
                         raise
-            if keep_mode:
+            if kept:  # a new file keeps the umask's mode: fchmod(0o666) made every file install made world-writable
                 os.fchmod(fd, mode)
         except OSError as error:  # a full disk names the file it could not write (no error of stdout's)
             raise OSError(error.errno, error.strerror, path) from None

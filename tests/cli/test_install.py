@@ -172,6 +172,25 @@ def test_install_and_uninstall_keep_each_files_owner_and_mode(proj: Path, capsys
             assert ((found.st_uid, found.st_gid), found.st_mode & 0o777) == (owner, 0o600), (action, path)
 
 
+@pytest.mark.parametrize(("umask", "wanted"), [(0o077, 0o600), (0o022, 0o644)])
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "cursor", "gemini", "ai-context"])
+def test_files_install_makes_follow_the_umask(proj: Path, capsys: Capture, harness: str, umask: int,
+                                                wanted: int) -> None:
+    """Every file install made was 0666 whatever the umask (an existing file's mode was kept by a chmod that also
+    ran for a new one): a hook file any local user could put a command in. A new file follows the umask now."""
+    before = {path for path in proj.rglob("*") if path.is_file()}
+    old = os.umask(umask)
+    try:
+        code, _ = run(capsys, "install", harness)
+    finally:
+        os.umask(old)
+    assert code == 0
+    made = {path for path in proj.rglob("*") if path.is_file()} - before
+    made = {path for path in made if ".agent" not in path.parts}  # the store's own files are not install's
+    assert made and {str(path.relative_to(proj)): path.stat().st_mode & 0o777 for path in made} == {
+        str(path.relative_to(proj)): wanted for path in made}
+
+
 def test_files_install_created_are_removed_by_uninstall(proj: Path, capsys: Capture) -> None:
     """Files install created hold only continuity's part; uninstall removes them."""
     code, data = run(capsys, "install", "codex")
