@@ -1095,6 +1095,14 @@ def apply_change(change: FileChange, stamp: str, backups: Backups) -> Path | Non
     return saved
 
 
+def refuse_read_only(changes: list[FileChange]) -> None:
+    """WriteFailed for the first file to change that is read-only, before any is written: found half way, the files
+    changed before it were put back, a removed one (and its folder) made again with new modes."""
+    for change in changes:
+        if change.changed and change.before is not None and read_only(change.path):
+            raise WriteFailed(f"{change.path}: cannot write (read-only: no write permission); nothing changed")
+
+
 def read_only(path: Path) -> bool:
     """Whether a file is not to be written: no write bit for anyone (`chmod 444`), or one this user may not write.
 

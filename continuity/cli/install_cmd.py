@@ -229,6 +229,7 @@ def _install(args: argparse.Namespace, out: Output, root: Path, home: Path) -> i
     install.refuse_store_targets(changes, root)
     if not args.dry_run and any(change.changed and change.before is not None for change in changes):
         backups.check()  # before the first write: a copy that cannot be kept must not leave the files half changed
+        install.refuse_read_only(changes)  # and a read-only file
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = [] if args.dry_run else [copy for change in changes for copy in backups.adopt(change.path)]
     files, lines, saved_any = [], [], False

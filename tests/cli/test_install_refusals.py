@@ -126,6 +126,23 @@ def test_a_read_only_file_is_not_replaced(proj: Path, tmp_path: Path, read_only:
     assert (proj / read_only).stat().st_mode & 0o777 == 0o444
 
 
+def test_a_read_only_file_refuses_before_a_file_before_it_is_removed(proj: Path) -> None:
+    """Uninstall removes `.codex/hooks.json` (install made it) before it reaches a read-only AGENTS.md: the refusal
+    came half way, and the file put back (and its folder, made again) came back 0666 and 0755 instead of the
+    user's 0600 and 0700. The read-only file refuses before anything is written now."""
+    assert cli_process("install", "codex", cwd=proj).returncode == 0
+    hooks = proj / ".codex" / "hooks.json"
+    hooks.parent.chmod(0o700)
+    hooks.chmod(0o600)
+    (proj / "AGENTS.md").chmod(0o444)
+    before = files_under(proj)
+    done = cli_process("uninstall", "codex", cwd=proj)
+    assert done.returncode == 5 and "AGENTS.md: cannot write (read-only" in done.stderr, done.stderr
+    assert "nothing changed" in done.stderr and done.stderr.count("\n") == 1
+    assert files_under(proj) == before
+    assert (hooks.parent.stat().st_mode & 0o777, hooks.stat().st_mode & 0o777) == (0o700, 0o600)
+
+
 @pytest.mark.parametrize(("text", "key"), [
     ('{"hooks": {"Stop": []}, "model": "opus", "hooks": {"PreToolUse": []}}\n', "hooks"),
     ('{"env": {"FOO": "1", "FOO": "2"}}\n', "FOO"),
