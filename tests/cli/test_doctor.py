@@ -293,6 +293,21 @@ def test_hooks_without_a_store_and_broken_settings_are_reported(proj: Path) -> N
     assert human.returncode == 1 and "problem: " in human.stdout and human.stderr == ""
 
 
+@pytest.mark.parametrize(("constant", "problem"), [("NaN", True), ("-Infinity", True), ("9" * 5000, False)])
+def test_settings_no_json_reader_reads_are_a_problem_and_a_huge_number_is_not(proj: Path, constant: str,
+                                                                               problem: bool) -> None:
+    """`NaN` or `Infinity` in a settings file (Python reads them, JSON does not: the harness loads no hook of it) was
+    "ok"; a number of 5,000 digits (JavaScript reads it as a double) was "not valid JSON, even with comments"."""
+    path = f"{VENV_BIN}:/usr/bin:/bin"
+    assert run("install", "gemini", cwd=proj, path=path).returncode == 0
+    settings = proj / ".gemini" / "settings.json"
+    settings.write_text(settings.read_text().replace("{", '{"x": ' + constant + ", // a comment\n", 1))
+    code, report = doctor(proj, path)
+    said = [line for line in report["problems"] if line.startswith("gemini (project): ")]
+    assert bool(said) == problem, report["problems"]  # (the fixture's project has no store: that is a problem too)
+    assert not problem or (code == 1 and "not valid JSON" in said[0])
+
+
 def test_a_store_the_hooks_cannot_write_is_a_problem(proj: Path, tmp_path: Path) -> None:
     """A broken config.json, or a store folder that is a symlink: the installed hooks record nothing, so exit 1."""
     path = f"{VENV_BIN}:/usr/bin:/bin"
