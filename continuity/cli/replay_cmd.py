@@ -38,6 +38,39 @@ def register(commands: Any, name: str, *, common: argparse.ArgumentParser, **_: 
     parser.set_defaults(handler=_replay)
 
 
+def _clear_planted_models(store: Any, names: tuple[str, ...]) -> list[str]:
+    """Remove what stands where a saved model belongs and is no file (a FIFO, a link, an empty folder): every
+    catch-up refused to save over it ("projections not saved", exit 5 for `rebuild` too), and the recovery command
+    could not recover. A saved model is rebuilt from the log, so nothing is lost; a folder that holds anything is
+    left, and the save names it. The lines say what was removed."""
+    import stat
+
+    from continuity.readside.catchup import model_path, models_dir
+    from projections.registry import REGISTRY
+
+    for folder in (store.local_dir, models_dir(store)):  # never through a linked folder (out of the store)
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return []
+        except OSError:
+            return []
+    removed = []
+    for name in names:
+        path = model_path(store, REGISTRY[name])
+        try:
+            found = os.lstat(path)
+            if stat.S_ISDIR(found.st_mode):
+                os.rmdir(path)
+            elif not stat.S_ISREG(found.st_mode):
+                os.unlink(path)
+            else:
+                continue
+        except OSError:
+            continue
+        removed.append(f"removed what stood where the saved {name} model belongs (not a file): {path}")
+    return removed
+
+
 def _rebuild(args: argparse.Namespace, out: Output) -> int:
     from continuity.cli.output import warn
     from continuity.cli.progress import for_output
@@ -46,6 +79,7 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
     store = open_store(args)
     from projections.registry import REGISTRY
 
+    cleared = _clear_planted_models(store, tuple(REGISTRY))
     progress = for_output("rebuilding projections", as_json=out.as_json)
     try:
         outcome = refresh(store, tuple(REGISTRY), rebuild=True, progress=progress)  # memory files are swept in full
@@ -66,7 +100,7 @@ def _rebuild(args: argparse.Namespace, out: Output) -> int:
     from continuity.core.store import now_us
 
     removed, not_removed = remove_stale_temps_everywhere(store, now_us() / 1e6)
-    warnings = [*outcome.warnings, *(indexed[1] if indexed else []), *not_removed]
+    warnings = [*cleared, *outcome.warnings, *(indexed[1] if indexed else []), *not_removed]
     warn(warnings)
     out.emit({"ok": True, "action": "rebuild", "events": outcome.folded, "warnings": warnings,
               "recall_indexed": indexed[0] if indexed else None, "temps_removed": removed},

@@ -315,7 +315,10 @@ def _refresh(
             save(store, model, state, folder_checked=True)
     except (OSError, ContinuityError) as error:
         outcome.saved = False
-        outcome.warnings.append(f"projections not saved: {reason_of(error)}")
+        reason = reason_of(error)
+        way_back = any(said in reason for said in ("is not a regular file", "is a symbolic link", "Is a directory"))
+        outcome.warnings.append(f"projections not saved: {reason}"
+                                + ("; `continuity rebuild` replaces it" if way_back and not rebuild else ""))
     if "tasks" in writers:
         _sweep_memories(store, outcome, writers["tasks"], fresh)
     return outcome

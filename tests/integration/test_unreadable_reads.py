@@ -419,8 +419,15 @@ def test_a_model_file_planted_as_no_file_is_named_in_the_warning(project: Path, 
     assert done.returncode == 0
     said = {"fifo": f"{model} is not a regular file", "link": f"{model} is a symbolic link",
             "folder": f"Is a directory ({model})"}[planted]
-    assert f"projections not saved: {said}" in done.stderr
+    assert f"projections not saved: {said}; `continuity rebuild` replaces it" in done.stderr
     assert not (project / "elsewhere").exists()
+    # the way back: `rebuild` failed the same way (exit 5) and nothing cleared it; it replaces what stands there now
+    done = run(project, "rebuild")
+    assert done.returncode == 0 and f"removed what stood where the saved worklog model belongs (not a file): " \
+        f"{model}" in done.stderr, done.stderr
+    assert model.is_file() and not model.is_symlink() and not (project / "elsewhere").exists()
+    done = run(project, "status")
+    assert done.returncode == 0 and "projections not saved" not in done.stderr
 
 
 def test_a_newest_event_this_user_cannot_read_is_kept_not_moved_out(project: Path) -> None:
