@@ -76,9 +76,9 @@ def run(argv: list[str]) -> int | None:
         write_documents(store.path, event)
     except (OSError, ValueError, ContinuityError) as error:  # a derived file (an unsafe folder too): the next
         # read writes it (fail open); the snapshot is saved, so this is a warning and exit 0, as the typed path says
-        from continuity.core.fsio import why_not
+        from continuity.core.fsio import reason_of
 
-        warnings.append(f"team documents not written: {why_not(error, store.path)}")
+        warnings.append(f"team documents not written: {reason_of(error, store.path)}")
     warnings.extend(_emit(store, who, sealed))
     if warnings:
         from continuity.cli.output import warn

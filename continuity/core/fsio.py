@@ -314,19 +314,18 @@ def schema_json(kind: Any, title: str) -> bytes:
     return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
-def why_not(error: BaseException, within: str | None = None) -> str:
-    """Why a file was not written, for a warning: an OS error's reason and the path it names (relative to the
-    folder `within` when inside it), else what the error says (an unsafe folder names its path itself)."""
-    reason: str | None = getattr(error, "strerror", None)
-    if not reason:
+def reason_of(error: BaseException, within: str | None = None) -> str:
+    """An OS or store error as a short reason for a warning, with the path it names (relative to the folder
+    `within` when inside it); another error as it says (an unsafe folder names its path itself)."""
+    if not isinstance(error, OSError):
         return str(error)
-    filename = getattr(error, "filename", None)
-    if filename is None:
+    reason = error.strerror or str(error)
+    if not error.filename:
         return reason
-    path = os.fsdecode(filename)
+    path = os.fsdecode(error.filename)
     if within is not None and path.startswith(os.path.join(within, "")):
         path = path[len(os.path.join(within, "")):]
-    return f"{reason}: {path}"
+    return f"{reason} ({path})"
 
 
 def move_aside(path: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from continuity.core.fsio import pretty_json, why_not, write_if_changed
+from continuity.core.fsio import pretty_json, reason_of, write_if_changed
 from continuity.core.store import Store
 from events.base import Event
 from events.errors import ContinuityError
@@ -48,6 +48,6 @@ class HandoffWriter:
             write_if_changed(os.path.join(self.folder, "handoffs", f"{handoff.handoff_id}.json"),
                              pretty_json(handoff_document(handoff)), within=self.folder)
         except (OSError, ContinuityError) as error:
-            message = f"handoff documents not written: {why_not(error, self.folder)}"
+            message = f"handoff documents not written: {reason_of(error, self.folder)}"
             if message not in self.warnings:
                 self.warnings.append(message)

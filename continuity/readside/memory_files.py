@@ -13,7 +13,7 @@ import os
 import stat
 from typing import Any
 
-from continuity.core.fsio import why_not, write_atomic, write_if_changed
+from continuity.core.fsio import reason_of, write_atomic, write_if_changed
 from continuity.core.store import Store
 from continuity.core.text import block, one_line
 from continuity.readside.catchup import Outcome, catch_up, in_turn, save
@@ -101,7 +101,7 @@ class MemoryWriter:
             write_if_changed(path, render(memory), within=self.store.path)
         except (OSError, ContinuityError) as error:  # an unsafe folder too: a shadow file, never a failed read
             if not self.warnings:
-                self.warnings.append(f"memory files not written ({why_not(error, self.store.path)})")
+                self.warnings.append(f"memory files not written: {reason_of(error, self.store.path)}")
             self.unwritten.add(memory.memory_id)
             return
         self.unwritten.discard(memory.memory_id)
@@ -131,8 +131,6 @@ def _refresh_tasks(store: Store, *, write: bool, rebuild: bool, view: Any) -> Ou
             if changed:
                 save(store, model, state)
     except OSError as error:
-        from continuity.readside.writers import reason_of
-
         outcome.saved = False
         outcome.warnings.append(f"projections not saved: {reason_of(error)}")
     if view is not None and "tasks" not in outcome.whole:

@@ -8,6 +8,7 @@ project's work state) and `archives/latest.json`, written when the session model
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import re
@@ -20,6 +21,7 @@ from continuity.core.fsio import (
     folder_locked,
     missing_folders,
     pretty_json,
+    reason_of,
     remove_empty_folders,
     write_if_changed,
 )
@@ -315,10 +317,10 @@ def _refresh(
             save(store, model, state, folder_checked=True)
     except (OSError, ContinuityError) as error:
         outcome.saved = False
-        reason = reason_of(error)
-        way_back = any(said in reason for said in ("is not a regular file", "is a symbolic link", "Is a directory"))
-        outcome.warnings.append(f"projections not saved: {reason}"
-                                + ("; `continuity rebuild` replaces it" if way_back and not rebuild else ""))
+        # no file where a model belongs (catchup.save: a FIFO, a link, a folder): `rebuild` replaces it
+        planted = isinstance(error, OSError) and error.errno in (errno.EINVAL, errno.ELOOP, errno.EISDIR)
+        outcome.warnings.append(f"projections not saved: {reason_of(error)}"
+                                + ("; `continuity rebuild` replaces it" if planted and not rebuild else ""))
     if "tasks" in writers:
         _sweep_memories(store, outcome, writers["tasks"], fresh)
     return outcome
@@ -443,14 +445,6 @@ def flush(writers: dict[str, Any]) -> None:
         done = getattr(each, "flush", None)
         if done is not None:
             done()
-
-
-def reason_of(error: BaseException) -> str:
-    """An OS or store error as a short reason (the path included)."""
-    if isinstance(error, OSError):
-        reason = error.strerror or str(error)
-        return f"{reason} ({error.filename})" if error.filename else reason
-    return str(error)
 
 
 def seed_state_document(models: Models, contexts: str) -> dict[str, Any]:

@@ -99,13 +99,12 @@ def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
 
 
 def _bounded(fields: dict[str, Any], struct: type[msgspec.Struct]) -> dict[str, Any]:
-    """Redacted facts cut back to their fields' bounds: `[REDACTED:<rule>]` may be longer than what it replaced (a
-    path of 1,012 characters went past 1,024, and the archive failed as an internal error)."""
+    """Redacted facts cut back to their fields' bounds (events/plain_table.py's): `[REDACTED:<rule>]` may be longer
+    than what it replaced (a path of 1,012 characters went past 1,024, and the archive failed as an internal error)."""
     from events.guard import cut
+    from events.plain_table import STRUCTS
 
-    info = msgspec.inspect.type_info(struct)
-    assert isinstance(info, msgspec.inspect.StructType)
-    bounds = {field.name: _most(field.type) for field in info.fields}
+    bounds = {name: _most(kind) for name, kind, _ in STRUCTS[struct.__name__]}
     fitted: dict[str, Any] = {}
     for name, value in fields.items():
         most = bounds.get(name)
@@ -117,14 +116,13 @@ def _bounded(fields: dict[str, Any], struct: type[msgspec.Struct]) -> dict[str, 
     return fitted
 
 
-def _most(kind: Any) -> int | None:
-    """The longest text a field (or each item of a list field) takes, from its msgspec constraints."""
-    while isinstance(kind, (msgspec.inspect.UnionType, msgspec.inspect.ListType, msgspec.inspect.VarTupleType)):
-        if isinstance(kind, msgspec.inspect.UnionType):
-            kind = next((part for part in kind.types if not isinstance(part, msgspec.inspect.NoneType)), None)
-        else:
-            kind = kind.item_type
-    return kind.max_length if isinstance(kind, msgspec.inspect.StrType) else None
+def _most(kind: tuple[Any, ...]) -> int | None:
+    """The longest text a field (or each item of a list field) takes, from its type in the plain table."""
+    if kind[0] == "union":
+        return next((most for most in map(_most, kind[1]) if most is not None), None)
+    if kind[0] == "tuple":
+        return _most(kind[1])
+    return kind[2] if kind[0] == "str" else None
 
 
 def caught_up(store: Store, deadline: float | None = None) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from continuity.core.fsio import pretty_json, why_not, write_if_changed
+from continuity.core.fsio import pretty_json, reason_of, write_if_changed
 from continuity.core.store import Store
 from continuity.team.plain import POINTER_SCHEMA, names_pointer, pointer_relpath, snapshot_relpath
 from continuity.team.resume import document
@@ -58,7 +58,7 @@ class TeamWriter:
                     "path": snapshot_relpath(team, agent, latest.task),
                 })
         except (OSError, ContinuityError) as error:
-            message = f"team documents not written: {why_not(error, self.folder)}"
+            message = f"team documents not written: {reason_of(error, self.folder)}"
             if message not in self.warnings:
                 self.warnings.append(message)
 
@@ -85,6 +85,6 @@ class RoleWriter:
             write_if_changed(os.path.join(self.folder, *role_relpath(role.team, role.role).split("/")),
                              role_document(role), within=self.folder)
         except (OSError, ContinuityError) as error:
-            message = f"role documents not written: {why_not(error, self.folder)}"
+            message = f"role documents not written: {reason_of(error, self.folder)}"
             if message not in self.warnings:
                 self.warnings.append(message)

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from continuity.core.fsio import pretty_json, why_not, write_if_changed
+from continuity.core.fsio import pretty_json, reason_of, write_if_changed
 from continuity.core.paths import RUNTIME_JSON, RUNTIME_MD
 from continuity.core.store import Store
 from continuity.workstreams.documents import runtime_document, runtime_markdown, workstream_document
@@ -51,7 +51,7 @@ def write_runtime_doc(root: str, doc: dict[str, Any]) -> None:
 
 def not_written(error: BaseException) -> str:
     """The warning for runtime files that could not be written (the project's .ai-bridge/: outside the store)."""
-    return f"workstream runtime files (.ai-bridge/) not written: {why_not(error)}"
+    return f"workstream runtime files (.ai-bridge/) not written: {reason_of(error)}"
 
 
 def workstream_relpath(ws_id: str, archived: bool) -> str:
@@ -136,7 +136,7 @@ class WorkstreamWriter:
         try:
             write(*args)
         except (OSError, ContinuityError) as error:
-            message = f"workstream documents not written: {why_not(error, self.store_folder)}"
+            message = f"workstream documents not written: {reason_of(error, self.store_folder)}"
             if message not in self.warnings:
                 self.warnings.append(message)
 

@@ -370,10 +370,10 @@ def test_documents_that_cannot_be_written_are_named_in_the_warning(project: Path
     (project / STORE / "team").write_text("not a folder\n")
     code, _, err = run(capsys, "snapshot", "core", "ash", "t1", "--objective", "o")
     assert code == 0
-    assert err == "continuity: warning: team documents not written: Not a directory: " \
-        "team/core/member/ash/continuity/t1/latest.json\n"
+    assert err == "continuity: warning: team documents not written: Not a directory " \
+        "(team/core/member/ash/continuity/t1/latest.json)\n"
     code, _, err = run(capsys, "role", "create", "core", "ops")
     assert code == 0
-    assert "continuity: warning: role documents not written: Not a directory: team/core/roles/ops.md\n" in err
+    assert "continuity: warning: role documents not written: Not a directory (team/core/roles/ops.md)\n" in err
     code, _, err = run(capsys, "resume", "core", "ash")  # the team model's own writer, catching up
-    assert code == 0 and "team documents not written: Not a directory: team/core/member/ash/" in err
+    assert code == 0 and "team documents not written: Not a directory (team/core/member/ash/" in err
