@@ -185,7 +185,7 @@ def decide_role_checkpoint(state: RolesState, identity: Identity, request: RoleR
     line, names no snapshot: refused, as an empty one is)."""
     if not ref.strip():
         raise UsageError("checkpoint: --ref must name the role's snapshot; it is blank")
-    if any(separator in ref for separator in "\t\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"):
+    if "\t" in ref or ref.splitlines() != [ref]:  # every line break Python knows (U+2028, NEL, ...)
         raise UsageError("checkpoint: --ref must be one line (it holds a tab or a line break)")
     _found(state, request, "checkpoint")
     return [RoleCheckpointed(**_envelope(identity, request), checkpoint_ref=ref, parked=parked,
