@@ -14,6 +14,9 @@ C runtime and is kept beside the POSIX one so the two cannot drift apart unnotic
   Windows cannot open a folder with `os.open` and NTFS journals names itself: a no-op.
 - Positional I/O: `os.pread`/`os.pwrite` on POSIX; a seek then read/write on Windows (the
   descriptor is never shared between threads there).
+- Open elsewhere: whether a file is open in another process, for a writer that reuses a
+  file (core/fsio.write_swapped). Linux tells by granting a write lease only to the one
+  open file there is; elsewhere the answer is "cannot tell", and the writer makes a new file.
 - Flags: `O_NOFOLLOW`, `O_CLOEXEC` and `O_DIRECTORY` do not exist on Windows (symlinks are
   refused there by the `lstat` checks every writer makes first); `O_BINARY` is set there, or
   Windows would translate line ends.
@@ -28,7 +31,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 WINDOWS = sys.platform == "win32"
 
@@ -99,6 +102,11 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         os.lseek(fd, offset, os.SEEK_SET)
         return os.write(fd, data)
 
+    def open_nowhere_else(fd: int) -> bool:
+        """Whether `fd`'s file is open in no other process: not told here."""
+        del fd
+        return False
+
     def open_folder_lock(folder: str) -> int:
         """A descriptor to lock `folder` by (its `.lock` file: folders cannot be opened); the caller closes it."""
         return os.open(os.path.join(folder, ".lock"), UPDATE, 0o666)
@@ -151,6 +159,26 @@ else:
     def pwrite(fd: int, data: bytes, offset: int) -> int:
         """Write `data` at `offset`; returns how much was written."""
         return os.pwrite(fd, data, offset)
+
+    def open_nowhere_else(fd: int) -> bool:
+        """Whether `fd` (open to write) is the only open file of its file in any process: Linux grants a write
+        lease only then, and it is let go at once. False where that cannot be told (no leases on this system or
+        file system, or a file of another user's)."""
+        set_lease, set_signal = getattr(fcntl, "F_SETLEASE", None), getattr(fcntl, "F_SETSIG", None)
+        # An open of the file in the instant the lease is held sends its holder a signal: SIGIO by default, which
+        # would end this process; SIGURG is ignored unless a handler is set (`_signal` is loaded at start, where
+        # `signal` would import enum).
+        urgent = getattr(sys.modules.get("_signal"), "SIGURG", None)
+        if set_lease is None or set_signal is None or urgent is None:
+            return False
+        try:
+            fcntl.fcntl(fd, set_signal, urgent)
+            fcntl.fcntl(fd, set_lease, fcntl.F_WRLCK)
+        except OSError:  # EAGAIN: open elsewhere; EINVAL, EACCES: cannot be told here
+            return False
+        with suppress(OSError):
+            fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+        return True
 
     def open_folder_lock(folder: str) -> int:
         """A descriptor to lock `folder` by (the folder itself: nothing is made in it); the caller closes it."""

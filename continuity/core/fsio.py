@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # on the hook path: `typing` costs its start a few ms
 
 
 @contextlib.contextmanager
-def folder_locked(folder: str, seconds: float | None = None) -> Iterator[None]:
+def folder_locked(folder: str, seconds: float | None = None) -> Iterator[bool]:
     """Hold an exclusive lock on `folder` while a "newest" document in it is compared and replaced.
 
     Fails open: a folder that cannot be locked (missing, or a file system without locks), or whose
@@ -26,9 +26,11 @@ def folder_locked(folder: str, seconds: float | None = None) -> Iterator[None]:
     of these on one folder in a process: the second waits for the first forever (or `seconds`).
     """
     with contextlib.ExitStack() as stack:
+        held = False
         with contextlib.suppress(OSError):
             stack.enter_context(osfs.folder_lock(folder, seconds))
-        yield
+            held = True
+        yield held
 
 
 #: How long a catch-up waits for the lock of a folder it writes a derived document in. Its holders hold it for a
@@ -191,6 +193,87 @@ def write_atomic(
         raise
 
 
+#: How the names `write_swapped` keeps beside a file end (`.<name><suffix>`; the store's .gitignore has `*.tmp`).
+SPARE_SUFFIXES = (".spare.tmp", ".prior.tmp")
+
+
+def spare_names(path: str) -> tuple[str, str]:
+    """The spare file `write_swapped` keeps beside `path`, and the name the current file is kept under meanwhile."""
+    folder, name = os.path.split(path)
+    stem = temp_stem(name)
+    return tuple(os.path.join(folder, f".{stem}{suffix}") for suffix in SPARE_SUFFIXES)  # type: ignore[return-value]
+
+
+def write_swapped(path: str, data: bytes) -> None:
+    """Replace `path` as `write_atomic` does (a reader opening it finds the old bytes or the new, whole), reusing
+    the file it replaces for the next write instead of making a new file and freeing the old one.
+
+    For the documents every catch-up rewrites (state.json, projects.json): a new file per write and the rename
+    over the old one cost about 0.4 ms of a catch-up on ext4 (the new file's blocks allocated and flushed at the
+    rename, the old file's freed). Here the next bytes go into a spare file in place, the current file is kept
+    under a second name by a hard link, the spare is renamed over the current, and the kept file becomes the next
+    spare. Only for a derived file, with the caller holding the folder's lock (two writers would share the spare),
+    inside a folder already checked. The spare is written only when no process has it open (osfs.open_nowhere_else):
+    a reader that opened the document before it was replaced keeps reading those bytes, never the next ones.
+    Like any derived file written without fsync, after a power cut the file may hold an older version or a mix
+    of two (the next catch-up or `rebuild` writes it again). Where a spare cannot be used (no hard links or no
+    leases, as on Windows and macOS; a link or a second name planted there; a reader on it) it is `write_atomic`.
+    """
+    spare, prior = spare_names(path)
+    if osfs.WINDOWS or not _into_spare(spare, data, path):  # Windows renames no file another process has open
+        with contextlib.suppress(OSError):  # a link, a FIFO or a file with a second name there: never written into
+            os.unlink(spare)
+        write_atomic(path, data, durable=False)
+        return
+    kept = _keep_as(path, prior)
+    os.replace(spare, path)
+    if kept:
+        with contextlib.suppress(OSError):
+            os.rename(prior, spare)
+
+
+def _into_spare(spare: str, data: bytes, path: str) -> bool:
+    """Write `data` over the spare file in place (made when missing); False when it is not one to write into."""
+    import stat
+
+    try:
+        fd = os.open(spare, osfs.UPDATE, 0o666)
+    except OSError:  # a link (never followed) or a folder planted there, a read-only folder: the plain way
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # never a file that has another name
+            return False
+        if not osfs.open_nowhere_else(fd):  # a reader still reading it from when it was the document
+            return False
+        offset = 0
+        while offset < len(data):  # a write of a few kB is whole; a short one goes on where it stopped
+            offset += osfs.pwrite(fd, data[offset:], offset)
+        if info.st_size > len(data):
+            os.ftruncate(fd, len(data))
+    except OSError as error:  # a full disk names the file it could not write
+        raise OSError(error.errno, error.strerror, path) from None
+    finally:
+        os.close(fd)
+    return True
+
+
+def _keep_as(path: str, prior: str) -> bool:
+    """Give the current file at `path` the second name `prior` (a hard link); whether it now has it."""
+    try:
+        osfs.link(path, prior)
+    except FileExistsError:  # a writer killed before its last rename left it
+        with contextlib.suppress(OSError):
+            os.unlink(prior)
+        try:
+            osfs.link(path, prior)
+        except OSError:
+            return False
+    except OSError:  # none yet, or a file system without hard links: the old file is freed by the rename
+        return False
+    return True
+
+
 #: The longest name (in bytes) a temp file stands for as it is: past it, the temp's name would pass the file system's
 #: limit on a name (255 bytes) while the file's own does not.
 TEMP_STEM_BYTES = 230
@@ -209,7 +292,8 @@ def temp_stem(name: str) -> str:
 
 
 def write_if_changed(
-    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, within: str | None = None
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, within: str | None = None,
+    swap: bool = False,
 ) -> bool:
     """Write atomically (making the folder) unless the file already holds these bytes.
 
@@ -229,7 +313,12 @@ def write_if_changed(
         # EINVAL: a FIFO or a device stands there, EFBIG: a bigger file; the rename replaces either
         if error.errno not in (errno.EINVAL, errno.EFBIG):
             raise
-    write_atomic(path, data, durable=durable, make_parents=True, within=within)
+    if swap and not durable:
+        if within is not None:
+            ensure_folder(within, os.path.dirname(path))
+        write_swapped(path, data)
+    else:
+        write_atomic(path, data, durable=durable, make_parents=True, within=within)
     return True
 
 

@@ -30,7 +30,8 @@ def seed_state(*, project: str | None, last_name: str | None, created_at: str | 
     }
 
 
-def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: bool = False) -> None:
+def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: bool = False,
+                     swap: bool = False) -> None:
     """Write state.json inside the store (only when its bytes change).
 
     `newer_only`: never back. The caller holds the lock on the store folder (fsio.folder_locked).
@@ -41,7 +42,7 @@ def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: b
     path = os.path.join(store_path, STATE_NAME)
     if newer_only:
         document = newest_of(read_json(path, within=store_path), document)
-    write_if_changed(path, pretty_json(document), within=store_path)
+    write_if_changed(path, pretty_json(document), within=store_path, swap=swap)
 
 
 #: The fields that go with `latest_event`: they describe the newest event.

@@ -475,11 +475,11 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
     write what they folded, and the one that folded less may finish last: without the check,
     latest.json named an older archive than the newest one.
     """
-    with folder_locked(folder, DOCUMENT_LOCK_SECONDS):
+    with folder_locked(folder, DOCUMENT_LOCK_SECONDS) as held:
         if newer_only and (_folded_in(folder) or 0) > models.events_folded:
             log_event("debug", "documents kept: written from more events", folded=models.events_folded)
             return
-        _write_each(folder, models, schema=schema, contexts=contexts, newer_only=newer_only)
+        _write_each(folder, models, schema=schema, contexts=contexts, newer_only=newer_only, swap=held and newer_only)
 
 
 #: `"events_folded": N` near the start of projects.json (its third field).
@@ -505,9 +505,11 @@ def _folded_in(folder: str) -> int | None:
     return int(found[1]) if found else None
 
 
-def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, newer_only: bool) -> None:
-    write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only)
-    write_if_changed(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), within=folder)
+def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, newer_only: bool,
+                swap: bool = False) -> None:
+    write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only, swap=swap)
+    write_if_changed(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), within=folder,
+                     swap=swap)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema(), within=folder)

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from continuity.adapters.compat.runtime_continuity import main as compat_main
 from continuity.cli import main
 from continuity.core.errors import EXIT_INTERNAL
+from continuity.core.fsio import SPARE_SUFFIXES
 from continuity.core.store import find_store, now_us
 from continuity.readside.catchup import load, models_dir
 from continuity.readside.replay import models_until
@@ -344,10 +345,12 @@ def is_input(relative: tuple[str, ...]) -> bool:
 
     `team/<team>/_coord/bus-v3/` holds the channel's config (never written) and its outbox
     sink, which receives each moment once and is not a projection (docs/team.md, "the
-    checkpoint channel").
+    checkpoint channel"). The spare file the catch-up keeps beside state.json and projects.json
+    (fsio.write_swapped) holds an earlier version of it, and is no document either.
     """
     return relative[0] in STORE_INPUTS or (
-        len(relative) > 2 and relative[0] == "team" and relative[2] == "_coord")
+        len(relative) > 2 and relative[0] == "team" and relative[2] == "_coord") or (
+        len(relative) == 1 and relative[0].startswith(".") and relative[0].endswith(SPARE_SUFFIXES))
 
 
 def derived_files(root: Path, home: Path) -> dict[str, bytes]:

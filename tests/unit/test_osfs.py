@@ -322,3 +322,37 @@ def test_a_folder_lock_with_a_bound_raises_instead_of_waiting(tmp_path: Path) ->
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_open_nowhere_else_tells_a_file_open_in_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "doc"
+    path.write_bytes(b"x")
+    fd = os.open(path, osfs.UPDATE, 0o644)
+    try:
+        assert osfs.open_nowhere_else(fd)
+        assert osfs.open_nowhere_else(fd)  # the lease was let go: asked again, the same answer
+        holder = subprocess.Popen([sys.executable, "-c", f"import time; f = open({str(path)!r}, 'rb'); "
+                                   "print('open', flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+            assert not osfs.open_nowhere_else(fd)
+        finally:
+            holder.kill()
+            holder.wait()
+        assert osfs.open_nowhere_else(fd)
+        with open(path, "rb"):  # another open file of this process counts too
+            assert not osfs.open_nowhere_else(fd)
+        # an open by name right after the answer does not wait for a lease, nor signal this process
+        started = time.monotonic()
+        assert path.read_bytes() == b"x" and time.monotonic() - started < 5
+    finally:
+        os.close(fd)
+
+
+def test_open_nowhere_else_cannot_tell_on_windows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    windows = _windows_osfs(monkeypatch, _Msvcrt(failures=0))
+    fd = os.open(tmp_path / "doc", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        assert windows.open_nowhere_else(fd) is False
+    finally:
+        os.close(fd)

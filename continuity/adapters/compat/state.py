@@ -56,7 +56,7 @@ def write_state(store: Any, name: str, event: Any) -> None:
                           newest_archive_id=newest_archive_id(store.path),
                           markdown=markdown if _has_archive(store.path, event.project, markdown) else None)
     try:
-        with folder_locked(store.path, DOCUMENT_LOCK_SECONDS):  # a catch-up writing it at once holds this lock
-            write_seed_state(store.path, document, newer_only=True)
+        with folder_locked(store.path, DOCUMENT_LOCK_SECONDS) as held:  # a catch-up writing it holds this lock
+            write_seed_state(store.path, document, newer_only=True, swap=held)
     except OSError:
         return
