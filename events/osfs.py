@@ -102,6 +102,9 @@ if WINDOWS:  # pragma: no cover - exercised through tests/unit/test_osfs.py's st
         os.lseek(fd, offset, os.SEEK_SET)
         return os.write(fd, data)
 
+    #: Whether `open_nowhere_else` can answer here.
+    LEASES = False
+
     def open_nowhere_else(fd: int) -> bool:
         """Whether `fd`'s file is open in no other process: not told here."""
         del fd
@@ -159,6 +162,9 @@ else:
     def pwrite(fd: int, data: bytes, offset: int) -> int:
         """Write `data` at `offset`; returns how much was written."""
         return os.pwrite(fd, data, offset)
+
+    #: Whether `open_nowhere_else` can answer here (Linux; a file system without leases still answers False).
+    LEASES = hasattr(fcntl, "F_SETLEASE") and hasattr(fcntl, "F_SETSIG")
 
     def open_nowhere_else(fd: int) -> bool:
         """Whether `fd` (open to write) is the only open file of its file in any process: Linux grants a write

@@ -214,31 +214,57 @@ def write_swapped(path: str, data: bytes) -> None:
     under a second name by a hard link, the spare is renamed over the current, and the kept file becomes the next
     spare. Only for a derived file, with the caller holding the folder's lock (two writers would share the spare),
     inside a folder already checked. The spare is written only when no process has it open (osfs.open_nowhere_else):
-    a reader that opened the document before it was replaced keeps reading those bytes, never the next ones.
-    Like any derived file written without fsync, after a power cut the file may hold an older version or a mix
-    of two (the next catch-up or `rebuild` writes it again). Where a spare cannot be used (no hard links or no
-    leases, as on Windows and macOS; a link or a second name planted there; a reader on it) it is `write_atomic`.
+    a reader that opened the document before it was replaced keeps reading those bytes, never the next ones. It
+    gets the mode a new file of this process would (the umask's). Like any derived file written without fsync,
+    after a power cut the file may hold an older version or a mix of two (the next catch-up or `rebuild` writes it
+    again). Where a spare cannot be used it is `write_atomic`: no leases (Windows, macOS, a file system without
+    them) or no hard links; a link, a FIFO, a folder or a file with a second name at the spare's name; a spare
+    another process has open or holds a lease on, or that is another user's.
     """
     spare, prior = spare_names(path)
-    if osfs.WINDOWS or not _into_spare(spare, data, path):  # Windows renames no file another process has open
+    mode = _new_file_mode()
+    if mode is None or not _into_spare(spare, data, path, mode):
         with contextlib.suppress(OSError):  # a link, a FIFO or a file with a second name there: never written into
             os.unlink(spare)
         write_atomic(path, data, durable=False)
         return
     kept = _keep_as(path, prior)
-    os.replace(spare, path)
+    try:
+        os.replace(spare, path)
+    except OSError as error:  # a read-only folder: named by the document, as the plain way names it
+        raise OSError(error.errno, error.strerror, path) from None
     if kept:
         with contextlib.suppress(OSError):
             os.rename(prior, spare)
 
 
-def _into_spare(spare: str, data: bytes, path: str) -> bool:
-    """Write `data` over the spare file in place (made when missing); False when it is not one to write into."""
+def _new_file_mode() -> int | None:
+    """The mode a file this process makes now gets (0o666 less the umask), as a new temp file's would be; None where
+    a spare cannot be used (Windows, no leases to tell a reader by) or the umask cannot be read without changing it
+    (`os.umask` sets it: another thread making a file meanwhile would get no umask at all). Read at each write
+    (5 us): a program using the API may change its umask."""
+    if not osfs.LEASES:
+        return None
+    try:
+        fd = os.open("/proc/self/status", os.O_RDONLY | osfs.CLOEXEC)  # Linux, as leases are
+        try:
+            status = os.read(fd, 8192)
+        finally:
+            os.close(fd)
+        start = status.index(b"\nUmask:") + 7
+        return 0o666 & ~int(status[start:status.index(b"\n", start)], 8)
+    except (OSError, ValueError):
+        return None
+
+
+def _into_spare(spare: str, data: bytes, path: str, mode: int) -> bool:
+    """Write `data` over the spare file in place (made when missing) and give it `mode`; False when it is not one
+    to write into."""
     import stat
 
-    try:
-        fd = os.open(spare, osfs.UPDATE, 0o666)
-    except OSError:  # a link (never followed) or a folder planted there, a read-only folder: the plain way
+    try:  # O_NONBLOCK: a lease another program holds on it (Samba's oplocks) is never waited for (45 s)
+        fd = os.open(spare, osfs.UPDATE | osfs.NONBLOCK, mode)
+    except OSError:  # a link (never followed) or a folder planted there, a read-only folder, a lease: the plain way
         return False
     try:
         info = os.fstat(fd)
@@ -251,6 +277,8 @@ def _into_spare(spare: str, data: bytes, path: str) -> bool:
             offset += osfs.pwrite(fd, data[offset:], offset)
         if info.st_size > len(data):
             os.ftruncate(fd, len(data))
+        if stat.S_IMODE(info.st_mode) != mode:  # made under another umask (or changed): as a new file would be
+            os.fchmod(fd, mode)
     except OSError as error:  # a full disk names the file it could not write
         raise OSError(error.errno, error.strerror, path) from None
     finally:
@@ -259,8 +287,13 @@ def _into_spare(spare: str, data: bytes, path: str) -> bool:
 
 
 def _keep_as(path: str, prior: str) -> bool:
-    """Give the current file at `path` the second name `prior` (a hard link); whether it now has it."""
+    """Give the regular file at `path` the second name `prior` (a hard link); whether it now has it. Anything else
+    there (a link planted in its place) is left for the rename to replace, never kept."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
         osfs.link(path, prior)
     except FileExistsError:  # a writer killed before its last rename left it
         with contextlib.suppress(OSError):

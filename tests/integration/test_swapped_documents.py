@@ -95,19 +95,27 @@ def test_a_reader_in_another_process_keeps_its_bytes(folder: Path) -> None:
     assert Path(path).read_bytes() == b"six\n"
 
 
-def test_a_new_document_follows_the_umask(folder: Path) -> None:
+def test_the_documents_follow_the_umask_of_each_write(folder: Path) -> None:
+    """As a new temp file would: the reused files get the mode of the writer's umask, whichever made them."""
     path = str(folder / "state.json")
-    old = os.umask(0o027)
+    old = os.umask(0o077)
     try:
-        write_swapped(path, b"one")
-        write_swapped(path, b"two")
+        for data in (b"one", b"two", b"three"):
+            write_swapped(path, data)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        os.umask(0o022)
+        for data in (b"four", b"five"):
+            write_swapped(path, data)
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+        os.umask(0o027)
+        write_swapped(path, b"six")
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
     finally:
         os.umask(old)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
-    assert stat.S_IMODE(os.stat(spare_names(path)[0]).st_mode) == 0o640
 
 
-@pytest.mark.parametrize("planted", ["hard link", "symlink", "fifo", "folder", "symlink at prior"])
+@pytest.mark.parametrize("planted", ["hard link", "symlink", "fifo", "folder", "symlink at prior",
+                                     "symlink at the document"])
 def test_nothing_planted_at_the_spare_names_is_written_through(tmp_path: Path, planted: str) -> None:
     """A file outside that a second name, a link or a FIFO at the spare's names leads to stays as it was."""
     store = tmp_path / "store"
@@ -127,13 +135,17 @@ def test_nothing_planted_at_the_spare_names_is_written_through(tmp_path: Path, p
         os.mkfifo(spare)
     elif planted == "folder":
         os.mkdir(spare)
-    else:
+    elif planted == "symlink at prior":
         os.symlink(victim, prior)
+    else:  # replaced, not written through, and never kept as the next spare (`verify` refuses links in the store)
+        os.unlink(path)
+        os.symlink(victim, path)
     for round_ in range(3):
         data = f"after {round_}\n".encode()
         write_swapped(path, data)
         assert Path(path).read_bytes() == data
         assert stat.S_ISREG(os.lstat(path).st_mode) and os.stat(path).st_nlink == 1
+        assert not os.path.islink(spare) and not os.path.islink(prior)  # no link left in the store for `verify`
     assert victim.read_bytes() == b"not yours\n" and os.stat(victim).st_nlink == 1
     if planted == "folder":  # never removed (it could hold anything): the plain rename each time
         assert os.path.isdir(spare)
@@ -336,3 +348,74 @@ def test_git_ignores_the_spare_files_in_a_store(project: Path) -> None:
     shown = subprocess.run([*git, "status", "--porcelain", "--untracked-files=all", "--ignored=no", "."],
                            cwd=store.path, check=True, capture_output=True, text=True).stdout
     assert "spare" not in shown and "state.json" not in shown and "events/" in shown
+
+
+def test_a_lease_another_program_holds_on_the_spare_is_not_waited_for(folder: Path) -> None:
+    """Opening a file to write breaks a lease on it and waits for its holder (45 s, fs.lease-break-time): a Samba
+    server's oplock, say. The spare is opened without waiting, and the plain way taken."""
+    path = str(folder / "state.json")
+    for data in (b"one\n", b"two\n"):
+        write_swapped(path, data)
+    spare = spare_names(path)[0]
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import fcntl, os, signal, time
+        signal.signal(signal.SIGUSR1, lambda *_: None)
+        fd = os.open({spare!r}, os.O_RDONLY)
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGUSR1)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        print("leased", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "leased\n"
+        started = time.monotonic()
+        write_swapped(path, b"three\n")
+        assert time.monotonic() - started < 5
+        assert Path(path).read_bytes() == b"three\n"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_without_leases_no_spare_is_made(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS and Windows have no leases to tell a reader by: each write is a plain temp file and rename, with no
+    spare made and removed on the way. (This Linux has leases: the switch is turned off as those systems have it.)"""
+    monkeypatch.setattr(osfs, "LEASES", False)
+    path = str(folder / "state.json")
+    made = []
+    real_open = os.open
+
+    def recording(name: str, *args: int) -> int:
+        made.append(os.path.basename(name))
+        return real_open(name, *args)
+
+    monkeypatch.setattr(os, "open", recording)
+    for data in (b"one", b"two", b"three"):
+        write_swapped(path, data)
+    assert Path(path).read_bytes() == b"three" and names_in(folder) == ["state.json"]
+    assert not any(name.endswith(fsio.SPARE_SUFFIXES) for name in made)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop capabilities with setpriv")
+def test_a_folder_that_takes_no_renames_is_named_by_the_document(folder: Path) -> None:
+    """A store folder the writer may not change (mode 0555, no capabilities): the error names state.json, as the
+    plain way's does, not the spare."""
+    path = str(folder / "state.json")
+    for data in (b"one\n", b"two\n"):
+        write_swapped(path, data)
+    os.chmod(folder, 0o555)
+    try:
+        done = subprocess.run(["setpriv", "--bounding-set=-all", "--inh-caps=-all", sys.executable, "-c",
+                               textwrap.dedent(f"""
+            import sys
+            sys.path.insert(0, {str(ROOT)!r})
+            from continuity.core.fsio import write_swapped
+            try:
+                write_swapped({path!r}, b"three\\n")
+            except OSError as error:
+                print(error.filename, error.strerror)
+        """)], capture_output=True, text=True, timeout=60)
+    finally:
+        os.chmod(folder, 0o755)
+    assert done.stdout.strip() == f"{path} Permission denied", done.stderr
+    assert Path(path).read_bytes() == b"two\n"
