@@ -346,13 +346,20 @@ def write_if_changed(
         # EINVAL: a FIFO or a device stands there, EFBIG: a bigger file; the rename replaces either
         if error.errno not in (errno.EINVAL, errno.EFBIG):
             raise
+    replace_file(path, data, durable=durable, within=within, swap=swap)
+    return True
+
+
+def replace_file(path: str, data: bytes, *, durable: bool = False, within: str | None = None,
+                 swap: bool = False) -> None:
+    """Write `data` as `path`, whole, making the folder (`write_if_changed` once the bytes are known to differ);
+    `swap` (a derived file written without fsync, the folder's lock held): by `write_swapped`."""
     if swap and not durable:
         if within is not None:
             ensure_folder(within, os.path.dirname(path))
         write_swapped(path, data)
     else:
         write_atomic(path, data, durable=durable, make_parents=True, within=within)
-    return True
 
 
 #: The most `read_json` reads: the JSON files it serves (seed 004's run and session files) are small.

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from continuity.core.fsio import pretty_json, read_json, write_if_changed
+import msgspec
+
+from continuity.core.fsio import JSON_LIMIT, pretty_json, replace_file, write_if_changed
 from continuity.core.paths import archive_relpath, event_relpath
-from events import lazyre, names
+from events import lazyre, names, osfs
 
 STATE_NAME = "state.json"
 
@@ -37,12 +39,25 @@ def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: b
     `newer_only`: never back. The caller holds the lock on the store folder (fsio.folder_locked).
     The newest event and the newest archive are each kept from the file when it names a newer
     one: a `runtime-continuity log` and a catch-up running at once each write what they know,
-    and the one that knows less may finish last.
+    and the one that knows less may finish last. `swap`: see fsio.write_swapped.
     """
     path = os.path.join(store_path, STATE_NAME)
-    if newer_only:
-        document = newest_of(read_json(path, within=store_path), document)
-    write_if_changed(path, pretty_json(document), within=store_path, swap=swap)
+    if not newer_only:
+        write_if_changed(path, pretty_json(document), within=store_path, swap=swap)
+        return
+    try:  # read once, for both the comparison and the newer fields; a link there is not followed (nor read)
+        current = osfs.read_regular(path, follow=False, limit=JSON_LIMIT)
+    except OSError:
+        current = None
+    try:
+        found = msgspec.json.decode(current) if current is not None else None
+    except (msgspec.DecodeError, RecursionError):
+        found = None
+    data = pretty_json(newest_of(found, document))
+    if current is None:  # none, or not a file (an empty folder there is removed): the checks write_if_changed makes
+        write_if_changed(path, data, within=store_path, swap=swap)
+    elif data != current:
+        replace_file(path, data, within=store_path, swap=swap)
 
 
 #: The fields that go with `latest_event`: they describe the newest event.

@@ -17,12 +17,14 @@ from typing import Any
 
 from continuity.core.fsio import (
     DOCUMENT_LOCK_SECONDS,
+    JSON_LIMIT,
     ensure_folder,
     folder_locked,
     missing_folders,
     pretty_json,
     reason_of,
     remove_empty_folders,
+    replace_file,
     write_if_changed,
 )
 from continuity.core.logs import log as log_event
@@ -476,40 +478,42 @@ def _write_documents(folder: str, models: Models, *, schema: bool = True, contex
     latest.json named an older archive than the newest one.
     """
     with folder_locked(folder, DOCUMENT_LOCK_SECONDS) as held:
-        if newer_only and (_folded_in(folder) or 0) > models.events_folded:
+        projects = _read_projects(folder) if newer_only else None
+        if newer_only and (_folded_in(projects) or 0) > models.events_folded:
             log_event("debug", "documents kept: written from more events", folded=models.events_folded)
             return
-        _write_each(folder, models, schema=schema, contexts=contexts, newer_only=newer_only, swap=held and newer_only)
+        _write_each(folder, models, schema=schema, contexts=contexts, newer_only=newer_only, swap=held and newer_only,
+                    projects=projects)
 
 
 #: `"events_folded": N` near the start of projects.json (its third field).
 _FOLDED = re.compile(rb'"events_folded": ?([0-9]{1,18})[,\n]')
 
 
-def _folded_in(folder: str) -> int | None:
-    """How many events the projects.json in `folder` was written from (None: no such file, or unreadable)."""
-    import stat
+def _read_projects(folder: str) -> bytes | None:
+    """projects.json's bytes in `folder` (None: no such file, not a regular file, or unreadable; a link is not
+    followed, a FIFO never blocks)."""
+    try:
+        return osfs.read_regular(os.path.join(folder, PROJECTS_NAME), follow=False, limit=JSON_LIMIT)
+    except OSError:
+        return None
 
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks
-    try:
-        fd = os.open(os.path.join(folder, PROJECTS_NAME), flags)
-    except OSError:
-        return None
-    try:
-        head = os.read(fd, 512) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    found = _FOLDED.search(head)
+
+def _folded_in(projects: bytes | None) -> int | None:
+    """How many events a projects.json was written from (None: none, or not one of ours)."""
+    found = _FOLDED.search(projects[:512]) if projects is not None else None
     return int(found[1]) if found else None
 
 
 def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, newer_only: bool,
-                swap: bool = False) -> None:
+                swap: bool = False, projects: bytes | None = None) -> None:
+    """The documents; `projects`: projects.json's bytes as read under the same lock (None: read none)."""
     write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only, swap=swap)
-    write_if_changed(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), within=folder,
-                     swap=swap)
+    path, data = os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models))
+    if projects is None:  # none read, or no file there (an empty folder there is removed): write_if_changed's checks
+        write_if_changed(path, data, within=folder, swap=swap)
+    elif data != projects:
+        replace_file(path, data, within=folder, swap=swap)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema(), within=folder)
