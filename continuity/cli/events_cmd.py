@@ -59,6 +59,10 @@ def _list(args: argparse.Namespace, out: Output) -> int:
 
     from continuity.core.text import one_line
 
+    if args.after is not None and not args.after.strip():  # it listed the whole log, as if not given
+        from continuity.core.errors import UsageError
+
+        raise UsageError(f"--after: {args.after!r} is no event id (RCE-...)")
     log, warnings = open_store(args).open_events_reader()
     warnings += _left_out(log)
     if not out.as_json:  # with --json, the document's warnings

@@ -1068,3 +1068,17 @@ def test_json_and_debug_abbreviated_are_taken_for_them_on_every_way_out(project:
     assert done.returncode == 2 and json.loads(done.stdout)["ok"] is False, done
     done = cli_process("log", "--", "--json", cwd=project)  # a message, not the flag
     assert done.returncode == 0 and not done.stdout.startswith("{"), done
+
+
+@pytest.mark.parametrize("after", ["", " ", "\t"])
+def test_events_list_after_an_empty_id_is_refused_not_the_whole_log(project: Path, capsys: Capture,
+                                                                    after: str) -> None:
+    """`events list --after ""` listed every event (the empty string read as "not given"), where `--as-of ""` is a
+    usage error: the same, exit 2, nothing listed. A non-empty id that names no event stays exit 7."""
+    for message in ("one", "two"):
+        assert main(["log", "-m", message]) == 0
+    capsys.readouterr()
+    assert main(["events", "list", "--after", after]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--after" in err and "no event id" in err
+    assert main(["events", "list", "--after", "RCE-nothing"]) == 7
