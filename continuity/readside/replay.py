@@ -148,7 +148,7 @@ def models_until(
     states = {model.name: model.empty() for model in chosen}
     writers = writers or {}
     skipped = read = forged = 0
-    before = None
+    before = first_skipped = first_forged = None
     for name, raw in log.read_raw():
         if name > last_name:
             break
@@ -171,11 +171,15 @@ def models_until(
         twin, before = names_twin(name, before), name
         try:
             event = log.codec.decode(raw)
-        except EventUndecodable:
+        except EventUndecodable as error:
+            from events.durable import unreadable_error
+
             skipped += 1
+            first_skipped = first_skipped or f"{name}: {unreadable_error(raw, error)}"
             continue
         if twin or not content_matches(name, event.event_id, event.created_at):  # as a catch-up: left out
             forged += 1
+            first_forged = first_forged or name
             continue
         if only is not None and not only(name, event):
             continue
@@ -186,8 +190,9 @@ def models_until(
             writer = writers.get(model.name)
             if writer is not None:
                 writer(states[model.name], name, event)
-    if skipped:
-        warnings.append(f"skipped {skipped} unreadable event(s) during replay")
+    if skipped:  # which file, as a catch-up's warning says: the first
+        warnings.append(f"skipped {skipped} unreadable event(s) during replay; first: {first_skipped}")
     if forged:
-        warnings.append(f"left out {forged} event(s) during replay: {FORGED}, or a second file of one event")
+        warnings.append(f"left out {forged} event(s) during replay: {FORGED}, or a second file of one event; "
+                        f"first: {first_forged}")
     return Models(states)

@@ -537,11 +537,15 @@ def event_file(root: Path, event_id: str) -> Path:
 def test_a_replay_over_unreadable_events_fails_open_or_names_the_event(repo: Path, capsys: Capture) -> None:
     """The brief's last event unreadable: warnings and a brief; the served event itself: exit 1 naming it."""
     _, event = serve(capsys, repo, "--session", "S2")
-    event_file(repo, event["as_of"]).write_bytes(b"garbage")
+    damaged = event_file(repo, event["as_of"])
+    damaged.write_bytes(b"garbage")
     code, out, err = run(capsys, repo, "resume-bundle", "--as-of", event["event_id"])
     assert code == 0 and out.startswith("# Resume: demo")  # was: exit 1, "not JSON: ...", naming no event
-    assert err.splitlines() == [
-        "continuity: warning: skipped 1 unreadable event(s) during replay",
+    lines = err.splitlines()
+    # which file, as a catch-up's warning names it (it named none)
+    assert lines[0].startswith(
+        f"continuity: warning: skipped 1 unreadable event(s) during replay; first: {damaged.name}: ")
+    assert lines[1:] == [
         "continuity: warning: the log before this point changed since it was served (0 events of demo now, 1 "
         "then): the brief may differ",
         "continuity: warning: the regenerated brief does not match the hash recorded when it was served"]
