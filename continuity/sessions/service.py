@@ -38,18 +38,22 @@ from events.context import ContextServed, RecalledEvent, ViewInputs
 from events.errors import ContinuityError, WriteFailed
 from events.guard import cut, redact_text, redact_tree
 from events.sealing import StoredEvent, sha256_hex
+from projections.worklog import WorkState
 
 STALE_ARCHIVE_HOURS = 2
 
 
 # -- archive ---------------------------------------------------------------------------------
 def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact: bool = False,
-            facts: ArchiveFacts | None = None, deadline: float | None = None) -> tuple[list[StoredEvent], list[str]]:
+            facts: ArchiveFacts | None = None, deadline: float | None = None,
+            work_from: Callable[[WorkState], WorkState] | None = None) -> tuple[list[StoredEvent], list[str]]:
     """Take an archive (and record a host switch when asked); returns the stored events and warnings.
 
     `facts` given (the compat CLI gathers seed 004's) replace the git facts gathered here. `deadline` (a hook
     the harness kills): the work state must be caught up whole by then, else nothing is taken (WriteFailed:
-    an archive of a state days old would claim it as the latest); the catch-up keeps its progress.
+    an archive of a state days old would claim it as the latest); the catch-up keeps its progress. `work_from`:
+    the work state to archive, given the project's (the compat CLI's, from the original tool's newest archive);
+    called under the log's lock as the decision is.
     """
     from continuity.readside.decided import OutOfTime, record_decided, viewed
     from projections.registry import REGISTRY
@@ -62,7 +66,8 @@ def archive(store: Store, identity: Identity, request: ArchiveRequest, *, redact
         # An entry logged between the read and the append would be lost: the archive restates the work state
         # whole, and the work log folds it as the state from then on. Decided again under the lock (decided.py).
         stored, read = record_decided(store, REGISTRY["worklog"], identity.project, viewed("worklog", deadline),
-                                      lambda work: decide_archive(work, given, identity, request), redact=redact,
+                                      lambda work: decide_archive(work if work_from is None else work_from(work),
+                                                                  given, identity, request), redact=redact,
                                       what="work state")  # the switch's `prev` is its archive
     except OutOfTime:
         raise WriteFailed("archive not taken: the work state is still catching up (a rebuild, or new formats after "
@@ -83,12 +88,12 @@ def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
     from events.archive import CitedFiles, GitFacts
 
     applied: list[str] = []
-    git = _bounded(redact_tree(msgspec.to_builtins(facts.git), "git", applied), GitFacts)
+    git = fit_fields(redact_tree(msgspec.to_builtins(facts.git), "git", applied), GitFacts)
     cited = None
     if facts.cited is not None:
         listed = msgspec.to_builtins(facts.cited)
         given = listed.pop("next_action", None)
-        cited = {**_bounded(redact_tree(listed, "cited", applied), CitedFiles), "next_action": given}
+        cited = {**fit_fields(redact_tree(listed, "cited", applied), CitedFiles), "next_action": given}
     if not applied:
         return facts
     fields = dict.fromkeys(entry.rsplit(":", 1)[0].split("[", 1)[0] for entry in applied)
@@ -98,7 +103,7 @@ def observed_redacted(facts: ArchiveFacts, warnings: list[str]) -> ArchiveFacts:
                                    cited=None if cited is None else msgspec.convert(cited, CitedFiles))
 
 
-def _bounded(fields: dict[str, Any], struct: type[msgspec.Struct]) -> dict[str, Any]:
+def fit_fields(fields: dict[str, Any], struct: type[msgspec.Struct]) -> dict[str, Any]:
     """Redacted facts cut back to their fields' bounds (events/plain_table.py's): `[REDACTED:<rule>]` may be longer
     than what it replaced (a path of 1,012 characters went past 1,024, and the archive failed as an internal error)."""
     from events.guard import cut

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from continuity.core.errors import EXIT_INTEGRITY
+from continuity.core.fsio import SPARE_SUFFIXES
 from continuity.core.text import shortened
 from tests.helpers import cli_process, set_config
 from tests.integration.test_sync import World, cli, event_names
@@ -244,7 +245,8 @@ class Clones:
         root = self.roots[clone]
         store = root / ".agent/runtime-continuity"
         files = {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
-                 if p.is_file() and p.relative_to(store).parts[0] not in LOCAL}
+                 if p.is_file() and p.relative_to(store).parts[0] not in LOCAL
+                 and not p.name.endswith(SPARE_SUFFIXES)}  # the documents' spare files (fsio.write_swapped)
         for name in ("context-runtime.json", "context-runtime.md"):
             if (root / ".ai-bridge" / name).exists():
                 files[f".ai-bridge/{name}"] = (root / ".ai-bridge" / name).read_bytes()

@@ -201,3 +201,51 @@ def test_first_writes_at_once_carry_the_history_once(tmp_path: Path) -> None:
         assert [proc.wait(timeout=120) for proc in procs] == [0] * 4
         messages = sorted(e["message"].split(",")[0] for e in log_events(root))
         assert messages == ["first", "m0", "m1", "m2", "m3", "second"], (trial, messages)
+
+
+def test_an_archive_without_a_note_starts_from_the_original_tools_newest_archive(tmp_path: Path) -> None:
+    """I10 over the original's folder: `archive` without a note took the log's work state, which never saw the
+    original's own archive (a file, no event): an empty goal and next, while `resume-bundle` answered with that
+    archive. It starts from that archive's state now, and only the project's later log and checkpoint events move
+    it; the events before the archive (already in it) do not; a secret in its text is stored redacted, with a
+    warning, and no later archive fails on it."""
+    root = tmp_path / "project"
+    original_store(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(tmp_path)
+
+    def compat(*args: str) -> tuple[dict[str, Any], str]:
+        done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", *args],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (done.stdout, done.stderr)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result, done.stderr
+
+    original = {"archive_id": "RC-20260724_120000_000", "project": "demo", "created_at": "2026-07-24T12:00:00.000Z",
+                "source_host": "codex", "target_host": None, "reason": "end of day",
+                "state": {"current_goal": "ship the parser", "done": ["added schema", "wrote tests"],
+                          "in_progress": "the CLI", "next": ["wire CLI", "release"],
+                          "blockers": [f"push needs {TOKEN}"]}}
+    for name in ("RC-20260724_120000_000.json", "latest.json"):
+        (root / S / "archives" / name).write_text(json.dumps(original, indent=2))
+    assert compat("resume-bundle", "--project", "demo")[0]["archive"]["state"]["current_goal"] == "ship the parser"
+    # after the original's archive: a log that states next and done, then one that states nothing
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "wired the CLI", "--done", "wired CLI",
+           "--next", "release")
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "a plain note")
+    taken, err = compat("archive", "--project", "demo", "--gate", "user")
+    state = taken["archive"]["state"]
+    assert state["current_goal"] == "ship the parser"
+    assert state["done"] == ["added schema", "wrote tests", "wired CLI"]  # appended once each, in order
+    assert state["in_progress"] == "the CLI" and state["next"] == ["release"]
+    assert state["blockers"] == ["push needs [REDACTED:github-token]"] and TOKEN not in json.dumps(taken)
+    assert "looks like a secret" in err
+    assert taken["archive"]["restore"]["next_action"] == "release"
+    # the next archive starts from this one (an event of the log now): a checkpoint stating next replaces
+    # in progress, next and blockers whole, and the original's file is not read again
+    compat("checkpoint", "--project", "demo", "--gate", "agent", "--message", "released", "--next", "announce")
+    again, err = compat("archive", "--project", "demo", "--gate", "user")
+    assert again["archive"]["state"] == {"current_goal": "ship the parser",
+                                         "done": ["added schema", "wrote tests", "wired CLI"],
+                                         "in_progress": None, "next": ["announce"], "blockers": []}
+    assert "looks like a secret" not in err

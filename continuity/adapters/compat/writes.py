@@ -34,7 +34,7 @@ from continuity.core.paths import LATEST_LINK
 from continuity.worklog.plain import EXIT_CODE_MAX, EXIT_CODE_MIN
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from events.archive import GitFacts
 
@@ -329,11 +329,17 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
     identity = resolve_identity(project, {"project": project, "host": source}, environ={}, names_only=False)
     request = ArchiveRequest(gate=args.get("gate"), full=args.has("full"), reason=_printable(reason), from_host=source,
                              to_host=target, note=_archive_state_note(note), switch=switch)
+    # I10 without a note: P's newest structured archive, when the original tool wrote it (no event of the log),
+    # is where the state starts, not the log's own work state (which never saw that archive).
+    newest = listing.archive_of(root, project) if request.note is None else None
+    original: list[str] = []
     with taken_back_on_failure(root) as outside:
         store = store_for_write(root, project)
         outside.extend(_markdown_writable(store, project))
-        stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited))
-    warnings = [line for line in warnings if not _REBUILT.search(line)] + cut
+        work_from = original_work(store, project, newest[1], original) if newest is not None else None
+        stored, warnings = archive(store, identity, request, facts=ArchiveFacts(git=git, cited=cited),
+                                   work_from=work_from)
+    warnings = original + [line for line in warnings if not _REBUILT.search(line)] + cut
     if warnings:
         from continuity.cli.output import warn
 
@@ -352,6 +358,83 @@ def take_archive(args: Args, project: str, *, source: str | None, target: str | 
         "latestJsonPath": os.path.join(store.path, "archives", "latest.json"),
     }
     return store, stored, fields
+
+
+def original_work(store: Any, project: str, document: Any, warnings: list[str]) -> Callable[[Any], Any] | None:
+    """I10's work state when P's newest structured archive is the original tool's (a file of its `archives/`, no
+    `event_id`: never an event, so the log's work state never saw it): that archive's state, then P's log and
+    checkpoint events created after it, folded as the work log folds them. None for an archive of ours, or one
+    whose state or time cannot be read (the log's own work state then).
+
+    The archive's texts are what the original tool wrote, observed here: what looks like a secret is stored
+    redacted, with a warning (a note's texts, the user's input, are refused as every write's are)."""
+    from continuity.sessions.service import fit_fields
+    from events import clock
+    from events.archive import ArchivedState
+    from events.errors import EventUndecodable
+    from events.guard import redact_tree
+    from events.names import content_matches, twin
+    from projections.worklog import MODEL as WORKLOG
+    from projections.worklog import WorkState
+
+    if not isinstance(document, dict) or "event_id" in document:
+        return None
+    state, created = document.get("state"), document.get("created_at")
+    if not isinstance(state, dict) or not isinstance(created, str):
+        return None
+    try:
+        since = clock.parse_iso(created)
+        after = clock.stamp(since) + "~"  # past every event of that microsecond
+    except (ValueError, OverflowError):
+        return None
+
+    def written_after(event: Any) -> bool:
+        """Whether the event came after the archive: by its own time, or for an event carried from the original's
+        folder (written into the log when the folder was adopted) by the time the original gave it."""
+        carried = (event.note or {}).get("seed004")
+        when = carried.get("created_at") if isinstance(carried, dict) else None
+        try:
+            return (clock.parse_iso(when) if isinstance(when, str) else clock.parse_iso(event.created_at)) > since
+        except (ValueError, OverflowError):
+            return True
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value else None
+
+    def texts(value: Any) -> list[str]:
+        return [item for item in value if isinstance(item, str) and item] if isinstance(value, list) else []
+
+    applied: list[str] = []
+    found = fit_fields(redact_tree({"current_goal": text(state.get("current_goal")), "done": texts(state.get("done")),
+                                    "in_progress": text(state.get("in_progress")), "next": texts(state.get("next")),
+                                    "blockers": texts(state.get("blockers"))}, "state", applied), ArchivedState)
+    if applied:
+        warnings.append("the original tool's newest archive of this project holds what looks like a secret in its "
+                        "state: the new archive stores it as [REDACTED:<rule>]")
+
+    def rebased(_logged: Any) -> Any:
+        work = WorkState(current_goal=found["current_goal"], done=list(found["done"]),
+                         in_progress=found["in_progress"], next=list(found["next"]),
+                         blockers=list(found["blockers"]), updated_at=created)
+        log = store.open_reader()
+        before = None
+        for name, raw in log.read_raw(after):
+            is_twin, before = twin(name, before), name
+            if name.endswith("/") or is_twin:  # a day folder that cannot be read; the second file of one event
+                continue
+            try:
+                event = log.codec.decode(raw)
+            except EventUndecodable:
+                continue
+            if (event.project != project or not content_matches(name, event.event_id, event.created_at)
+                    or not written_after(event)):
+                continue
+            fold, passes = WORKLOG.entry_for(type(event))
+            if fold is not None and not (passes is not None and passes(event)):
+                work = fold(work, name, event)
+        return work
+
+    return rebased
 
 
 def _markdown_writable(store: Any, project: str) -> list[str]:
