@@ -47,11 +47,12 @@ Text = Annotated[str, msgspec.Meta(max_length=16384, pattern=_NO_CONTROL)]
 #: A path or reference to a file, artifact or handoff.
 PathRef = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=_NO_CONTROL)]
 #: List limits keep one event small enough to read in one go.
-Texts = Annotated[tuple[Text, ...], msgspec.Meta(max_length=256)]
+TEXTS_MAX = 256
+Texts = Annotated[tuple[Text, ...], msgspec.Meta(max_length=TEXTS_MAX)]
 #: A next step (or what is in progress): short enough that a resume brief can always show
 #: the next action whole.
 NextItem = Annotated[str, msgspec.Meta(max_length=1000, pattern=_NO_CONTROL)]
-NextItems = Annotated[tuple[NextItem, ...], msgspec.Meta(max_length=256)]
+NextItems = Annotated[tuple[NextItem, ...], msgspec.Meta(max_length=TEXTS_MAX)]
 PathRefs = Annotated[tuple[PathRef, ...], msgspec.Meta(max_length=1024)]
 
 #: The largest encoded event accepted on write.

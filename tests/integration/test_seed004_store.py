@@ -7,9 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from events.base import Summary
 from tests.helpers import all_event_files, cli_process
 
 S = Path(".agent") / "runtime-continuity"
@@ -249,3 +253,73 @@ def test_an_archive_without_a_note_starts_from_the_original_tools_newest_archive
                                          "done": ["added schema", "wrote tests", "wired CLI"],
                                          "in_progress": None, "next": ["announce"], "blockers": []}
     assert "looks like a secret" not in err
+
+
+def _original_with_archive(tmp_path: Path, **state_and_time: Any) -> tuple[Path, Callable[..., dict[str, Any]]]:
+    """An original-tool folder whose newest archive (2026-07-24 12:00, after its two events) is given, and a way
+    to run the drop-in CLI there (exit 0 asserted)."""
+    root = tmp_path / "project"
+    original_store(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    env["HOME"] = str(tmp_path)
+    archive = {"archive_id": "RC-20260724_120000_000", "project": "demo", "created_at": "2026-07-24T12:00:00.000Z",
+               "state": {"current_goal": "ship", "done": ["a"], "in_progress": "ip", "next": ["n1"], "blockers": []}}
+    archive.update(state_and_time)
+    for name in ("RC-20260724_120000_000.json", "latest.json"):
+        (root / S / "archives" / name).write_text(json.dumps(archive))
+
+    def compat(*args: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "continuity.adapters.compat.runtime_continuity", *args],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (done.stdout, done.stderr)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    return root, compat
+
+
+def test_the_original_archives_lists_past_an_events_bound_are_cut_not_refused(tmp_path: Path) -> None:
+    """The original's lists have no bound: 300 done items or blockers made every note-less archive and host
+    switch fail (exit 2, "too many items"), until a later log happened to trim them."""
+    _, compat = _original_with_archive(tmp_path, state={
+        "current_goal": "ship", "done": [f"step {i}" for i in range(300)], "in_progress": "ip",
+        "next": [f"next {i}" for i in range(300)], "blockers": [f"b {i}" for i in range(300)]})
+    for args in (["archive", "--project", "demo", "--gate", "user"],
+                 ["host-switch", "--project", "demo", "--gate", "user", "--from-host", "codex", "--to-host", "cc"]):
+        taken = compat(*args)
+        state = (taken["archive"] if args[0] == "archive" else taken["archive"]["archive"])["state"]
+        assert len(state["done"]) == 256 and state["done"][-1] == "step 299"  # the newest kept
+        assert len(state["blockers"]) == 256 and state["blockers"][0] == "b 0"
+        assert state["next"][0] == "next 0"
+
+
+def test_only_events_after_the_original_archive_that_count_as_now_move_its_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event stamped far ahead of this clock (a broken clock's, synced in), which the read models leave out,
+    stayed in the archive for good; a note that merely names a `seed004` time hid a later log from it."""
+    from continuity.core.store import find_store, now_us
+    from events.filelog import FileEventLog
+    from events.worklog import WorkLogged
+
+    root, compat = _original_with_archive(tmp_path)
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "real", "--done", "real done",
+           "--next", "wire it", "--note-json", '{"seed004": {"created_at": "2020-01-01T00:00:00Z"}}')
+    monkeypatch.chdir(root)
+    store = find_store()
+    ahead = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
+                         clock_us=lambda: now_us() + 200 * 86_400 * 1_000_000)
+    ahead.append_many([WorkLogged(project="demo", message="early", summary=Summary(done=("EARLY",),
+                                                                                   next=("EARLY next",)))])
+    state = compat("archive", "--project", "demo", "--gate", "user")["archive"]["state"]
+    assert state["done"] == ["a", "real done"] and state["next"] == ["wire it"]
+    assert "EARLY" not in json.dumps(state)
+
+
+def test_an_original_archive_stamped_ahead_of_this_clock_is_not_where_the_state_starts(tmp_path: Path) -> None:
+    """An original archive claiming 2099 made every later log count as before it: the archive kept the file's
+    state, and the log's entries were lost for good. It is not trusted, as an early event is not."""
+    _, compat = _original_with_archive(tmp_path, created_at="2099-07-24T12:00:00.000Z")
+    compat("log", "--project", "demo", "--gate", "agent", "--message", "wired", "--done", "wired CLI",
+           "--next", "release")
+    state = compat("archive", "--project", "demo", "--gate", "user")["archive"]["state"]
+    assert state["current_goal"] is None and "wired CLI" in state["done"] and state["next"] == ["release"]

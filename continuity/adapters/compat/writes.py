@@ -371,6 +371,7 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
     from continuity.sessions.service import fit_fields
     from events import clock
     from events.archive import ArchivedState
+    from events.base import TEXTS_MAX
     from events.errors import EventUndecodable
     from events.guard import redact_tree
     from events.names import content_matches, twin
@@ -382,19 +383,34 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
     state, created = document.get("state"), document.get("created_at")
     if not isinstance(state, dict) or not isinstance(created, str):
         return None
+    log = store.open_reader()
     try:
         since = clock.parse_iso(created)
         after = clock.stamp(since) + "~"  # past every event of that microsecond
     except (ValueError, OverflowError):
         return None
+    if after[:8] > log.now_limit(log.clock_us()):  # stamped ahead of this clock, as an early event: not trusted
+        return None
+
+    def carried_at(event: Any) -> str | None:
+        """The time the original gave an event carried from its folder at adoption (core/seed004.py marks it
+        with the original's file, id and time, which agree), else None."""
+        carried = (event.note or {}).get("seed004")
+        if not isinstance(carried, dict):
+            return None
+        file, event_id, when = carried.get("file"), carried.get("event_id"), carried.get("created_at")
+        if not (isinstance(file, str) and isinstance(event_id, str) and isinstance(when, str)):
+            return None
+        stamp = event_id.removeprefix("RCE-")
+        agree = (file == f"events/{stamp}-event.json" and when.startswith(f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T")
+                 and event.created_at > when)  # carried later than the original wrote it
+        return when if agree else None
 
     def written_after(event: Any) -> bool:
-        """Whether the event came after the archive: by its own time, or for an event carried from the original's
-        folder (written into the log when the folder was adopted) by the time the original gave it."""
-        carried = (event.note or {}).get("seed004")
-        when = carried.get("created_at") if isinstance(carried, dict) else None
+        """Whether the event came after the archive: by its own time, or for one carried from the original's
+        folder, by the time the original gave it."""
         try:
-            return (clock.parse_iso(when) if isinstance(when, str) else clock.parse_iso(event.created_at)) > since
+            return clock.parse_iso(carried_at(event) or event.created_at) > since
         except (ValueError, OverflowError):
             return True
 
@@ -404,10 +420,14 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
     def texts(value: Any) -> list[str]:
         return [item for item in value if isinstance(item, str) and item] if isinstance(value, list) else []
 
+    # The original's lists have no bound; an event's take 256 items: the newest done, the first next and blockers
+    # (as the work log keeps them).
+    most = TEXTS_MAX
     applied: list[str] = []
-    found = fit_fields(redact_tree({"current_goal": text(state.get("current_goal")), "done": texts(state.get("done")),
-                                    "in_progress": text(state.get("in_progress")), "next": texts(state.get("next")),
-                                    "blockers": texts(state.get("blockers"))}, "state", applied), ArchivedState)
+    found = fit_fields(redact_tree({
+        "current_goal": text(state.get("current_goal")), "done": texts(state.get("done"))[-most:],
+        "in_progress": text(state.get("in_progress")), "next": texts(state.get("next"))[:most],
+        "blockers": texts(state.get("blockers"))[:most]}, "state", applied), ArchivedState)
     if applied:
         warnings.append("the original tool's newest archive of this project holds what looks like a secret in its "
                         "state: the new archive stores it as [REDACTED:<rule>]")
@@ -416,9 +436,11 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
         work = WorkState(current_goal=found["current_goal"], done=list(found["done"]),
                          in_progress=found["in_progress"], next=list(found["next"]),
                          blockers=list(found["blockers"]), updated_at=created)
-        log = store.open_reader()
+        limit = log.now_limit(log.clock_us())  # events stamped early wait, as the read models leave them out
         before = None
         for name, raw in log.read_raw(after):
+            if name[:8] > limit:
+                break
             is_twin, before = twin(name, before), name
             if name.endswith("/") or is_twin:  # a day folder that cannot be read; the second file of one event
                 continue
