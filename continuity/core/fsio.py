@@ -200,8 +200,8 @@ SPARE_SUFFIXES = (".spare.tmp", ".prior.tmp")
 def spare_names(path: str) -> tuple[str, str]:
     """The spare file `write_swapped` keeps beside `path`, and the name the current file is kept under meanwhile."""
     folder, name = os.path.split(path)
-    stem = temp_stem(name)
-    return tuple(os.path.join(folder, f".{stem}{suffix}") for suffix in SPARE_SUFFIXES)  # type: ignore[return-value]
+    spare, prior = (os.path.join(folder, f".{temp_stem(name)}{suffix}") for suffix in SPARE_SUFFIXES)
+    return spare, prior
 
 
 def write_swapped(path: str, data: bytes) -> None:
