@@ -350,6 +350,16 @@ def write_if_changed(
     return True
 
 
+def write_if_differs(path: str, data: bytes, current: bytes | None, *, within: str | None = None,
+                     swap: bool = False) -> None:
+    """`write_if_changed` for a file whose bytes the caller has read already (`current`; None: no file was read,
+    and write_if_changed's checks of what stands there are made)."""
+    if current is None:
+        write_if_changed(path, data, within=within, swap=swap)
+    elif data != current:
+        replace_file(path, data, within=within, swap=swap)
+
+
 def replace_file(path: str, data: bytes, *, durable: bool = False, within: str | None = None,
                  swap: bool = False) -> None:
     """Write `data` as `path`, whole, making the folder (`write_if_changed` once the bytes are known to differ);

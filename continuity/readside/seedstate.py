@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from continuity.core.fsio import JSON_LIMIT, pretty_json, replace_file, write_if_changed
+from continuity.core.fsio import JSON_LIMIT, pretty_json, write_if_changed, write_if_differs
 from continuity.core.paths import archive_relpath, event_relpath
 from events import lazyre, names, osfs
 
@@ -53,11 +53,7 @@ def write_seed_state(store_path: str, document: dict[str, Any], *, newer_only: b
         found = msgspec.json.decode(current) if current is not None else None
     except (msgspec.DecodeError, RecursionError):
         found = None
-    data = pretty_json(newest_of(found, document))
-    if current is None:  # none, or not a file (an empty folder there is removed): the checks write_if_changed makes
-        write_if_changed(path, data, within=store_path, swap=swap)
-    elif data != current:
-        replace_file(path, data, within=store_path, swap=swap)
+    write_if_differs(path, pretty_json(newest_of(found, document)), current, within=store_path, swap=swap)
 
 
 #: The fields that go with `latest_event`: they describe the newest event.

@@ -24,8 +24,8 @@ from continuity.core.fsio import (
     pretty_json,
     reason_of,
     remove_empty_folders,
-    replace_file,
     write_if_changed,
+    write_if_differs,
 )
 from continuity.core.logs import log as log_event
 from continuity.core.paths import LATEST_LINK, contexts_dir, default_contexts, user_home
@@ -509,11 +509,8 @@ def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, new
                 swap: bool = False, projects: bytes | None = None) -> None:
     """The documents; `projects`: projects.json's bytes as read under the same lock (None: read none)."""
     write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only, swap=swap)
-    path, data = os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models))
-    if projects is None:  # none read, or no file there (an empty folder there is removed): write_if_changed's checks
-        write_if_changed(path, data, within=folder, swap=swap)
-    elif data != projects:
-        replace_file(path, data, within=folder, swap=swap)
+    write_if_differs(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), projects,
+                     within=folder, swap=swap)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema(), within=folder)
