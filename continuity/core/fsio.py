@@ -223,9 +223,11 @@ def write_swapped(path: str, data: bytes) -> None:
     """
     spare, prior = spare_names(path)
     mode = _new_file_mode()
-    if mode is None or not _into_spare(spare, data, path, mode):
-        with contextlib.suppress(OSError):  # a link, a FIFO or a file with a second name there: never written into
-            os.unlink(spare)
+    written = None if mode is None else _into_spare(spare, data, path, mode)
+    if not written:
+        if written is False:  # a link, a FIFO or a file with a second name there: never written into, removed
+            with contextlib.suppress(OSError):
+                os.unlink(spare)
         write_atomic(path, data, durable=False)
         return
     kept = _keep_as(path, prior)
@@ -257,21 +259,27 @@ def _new_file_mode() -> int | None:
         return None
 
 
-def _into_spare(spare: str, data: bytes, path: str, mode: int) -> bool:
-    """Write `data` over the spare file in place (made when missing) and give it `mode`; False when it is not one
-    to write into."""
+def _into_spare(spare: str, data: bytes, path: str, mode: int) -> bool | None:
+    """Write `data` over the spare file in place (made when missing) and give it `mode`: True. False: what stands
+    there is no spare to keep (a link, a FIFO, a file with a second name, another user's); None: not now (a reader
+    has it open, another program holds a lease on it, or this file system cannot tell: it is kept for a later
+    write, not made and removed again at every one)."""
     import stat
 
     try:  # O_NONBLOCK: a lease another program holds on it (Samba's oplocks) is never waited for (45 s)
         fd = os.open(spare, osfs.UPDATE | osfs.NONBLOCK, mode)
-    except OSError:  # a link (never followed) or a folder planted there, a read-only folder, a lease: the plain way
+    except BlockingIOError:
+        return None
+    except OSError:  # a link (never followed) or a folder planted there, a read-only folder: the plain way
         return False
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # never a file that has another name
             return False
-        if not osfs.open_nowhere_else(fd):  # a reader still reading it from when it was the document
+        if info.st_uid != os.geteuid():  # another user's: a lease could not be had on it, nor its mode set
             return False
+        if not osfs.open_nowhere_else(fd):  # a reader still reading it from when it was the document
+            return None
         offset = 0
         while offset < len(data):  # a write of a few kB is whole; a short one goes on where it stopped
             offset += osfs.pwrite(fd, data[offset:], offset)

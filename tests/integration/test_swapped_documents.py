@@ -419,3 +419,35 @@ def test_a_folder_that_takes_no_renames_is_named_by_the_document(folder: Path) -
         os.chmod(folder, 0o755)
     assert done.stdout.strip() == f"{path} Permission denied", done.stderr
     assert Path(path).read_bytes() == b"two\n"
+
+
+def test_a_spare_that_cannot_be_used_now_is_kept_not_made_again(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the lease cannot be had (a reader holds the spare; a file system that cannot tell, as some network and
+    container mounts: made so here by turning the check off, a stand-in for such a mount), each write is a plain
+    temp file and rename, and the spare is kept for later instead of made and removed at every write."""
+    path = str(folder / "state.json")
+    for data in (b"one", b"two"):
+        write_swapped(path, data)
+    spare = spare_names(path)[0]
+    kept = os.stat(spare).st_ino
+    monkeypatch.setattr(osfs, "open_nowhere_else", lambda fd: False)
+    for data in (b"three", b"four", b"five"):
+        write_swapped(path, data)
+        assert Path(path).read_bytes() == data and os.stat(spare).st_ino == kept
+    monkeypatch.undo()
+    write_swapped(path, b"six")
+    assert Path(path).read_bytes() == b"six" and os.stat(path).st_ino == kept  # used again once it can be
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the spare to another user")
+def test_another_users_spare_is_replaced_by_ones_own(folder: Path) -> None:
+    """A spare another user made (a lease on it cannot be had, nor its mode set) is removed, not kept for good."""
+    path = str(folder / "state.json")
+    for data in (b"one", b"two"):
+        write_swapped(path, data)
+    spare = spare_names(path)[0]
+    os.chown(spare, 65534, 65534)
+    for data in (b"three", b"four"):
+        write_swapped(path, data)
+        assert Path(path).read_bytes() == data
+    assert os.stat(spare).st_uid == os.geteuid() and os.stat(path).st_uid == os.geteuid()
