@@ -170,20 +170,19 @@ else:
         """Whether `fd` (open to write) is the only open file of its file in any process: Linux grants a write
         lease only then, and it is let go at once. False where that cannot be told (no leases on this system or
         file system, or a file of another user's)."""
-        set_lease, set_signal = getattr(fcntl, "F_SETLEASE", None), getattr(fcntl, "F_SETSIG", None)
         # An open of the file in the instant the lease is held sends its holder a signal: SIGIO by default, which
         # would end this process; SIGURG is ignored unless a handler is set (`_signal` is loaded at start, where
         # `signal` would import enum).
         urgent = getattr(sys.modules.get("_signal"), "SIGURG", None)
-        if set_lease is None or set_signal is None or urgent is None:
+        if not LEASES or urgent is None:
             return False
         try:
-            fcntl.fcntl(fd, set_signal, urgent)
-            fcntl.fcntl(fd, set_lease, fcntl.F_WRLCK)
+            fcntl.fcntl(fd, fcntl.F_SETSIG, urgent)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
         except OSError:  # EAGAIN: open elsewhere; EINVAL, EACCES: cannot be told here
             return False
         with suppress(OSError):
-            fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
         return True
 
     def open_folder_lock(folder: str) -> int:

@@ -372,9 +372,7 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
     from events import clock
     from events.archive import ArchivedState
     from events.base import TEXTS_MAX
-    from events.errors import EventUndecodable
     from events.guard import redact_tree
-    from events.names import content_matches, twin
     from projections.worklog import MODEL as WORKLOG
     from projections.worklog import WorkState
 
@@ -437,23 +435,16 @@ def original_work(store: Any, project: str, document: Any, warnings: list[str]) 
                          in_progress=found["in_progress"], next=list(found["next"]),
                          blockers=list(found["blockers"]), updated_at=created)
         limit = log.now_limit(log.clock_us())  # events stamped early wait, as the read models leave them out
-        before = None
-        for name, raw in log.read_raw(after):
-            if name[:8] > limit:
+        # undecodable, forged and second files of one event are left out, as every read leaves them
+        for stored in log.read(after, on_error=lambda name, error: None):
+            event = stored.event
+            if stored.name[:8] > limit:
                 break
-            is_twin, before = twin(name, before), name
-            if name.endswith("/") or is_twin:  # a day folder that cannot be read; the second file of one event
-                continue
-            try:
-                event = log.codec.decode(raw)
-            except EventUndecodable:
-                continue
-            if (event.project != project or not content_matches(name, event.event_id, event.created_at)
-                    or not written_after(event)):
+            if event.project != project or not written_after(event):
                 continue
             fold, passes = WORKLOG.entry_for(type(event))
             if fold is not None and not (passes is not None and passes(event)):
-                work = fold(work, name, event)
+                work = fold(work, stored.name, event)
         return work
 
     return rebased
