@@ -17,3 +17,9 @@ def no_run_files(event: Any) -> bool:
 def no_run(event: Any) -> bool:
     """No run named: the tasks model's `on_session_ended` passes it over (it writes a run's session summary)."""
     return not event.run_id
+
+
+def no_identity(event: Any) -> bool:
+    """No session, run or host named (a log written in a terminal, a script's): the sessions model's fold passes it
+    over (a host switch names its host in `to_host`: it has its own entry)."""
+    return not (event.session_id or event.run_id or event.host)

@@ -10,6 +10,7 @@ from events.archive import HostSwitched
 from events.base import Event
 from events.session import SessionEnded, SessionStarted
 from projections.common import touch_bounded, touch_keeping
+from projections.passes import no_identity
 from projections.readmodel import ReadModel
 
 SESSIONS_LIMIT = 50
@@ -100,6 +101,7 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=5, state=SessionsState, initial=SessionsState, folds={Event: apply},
+    "sessions", format=6, state=SessionsState, initial=SessionsState, folds={Event: apply, HostSwitched: apply},
+    passes={Event: no_identity},
     bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "OPEN_SESSIONS_LIMIT": OPEN_SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

@@ -141,6 +141,44 @@ def test_events_passed_over_move_the_counters_without_decoding_the_state(
     assert refresh(store, ("tasks",)).folded == 0
 
 
+def test_sessions_pass_over_events_of_no_session_run_or_host(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log written in a terminal (no session, run or host) leaves the sessions model as it was: a catch-up of only
+    those does not decode it, and what it saves is what a rebuild makes, byte for byte. Each of a session, a run, a
+    host, or a host switch (its host in `to_host`) is folded."""
+    from continuity.readside import catchup
+    from events.archive import HostSwitched
+    from projections.sessions import SessionsState
+
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="in a session", session_id="s1", host="codex"))
+    refresh(store, ("sessions",))
+    for word in ("quiet", "still quiet"):
+        log.append(WorkLogged(project="demo", message=word))
+    log.append(WorkLogged(project="fourth", message="a project with no session"))
+    decoded: list[object] = []
+    real = catchup._state_decoder
+    monkeypatch.setattr(catchup, "_state_decoder", lambda kind: decoded.append(kind) or real(kind))
+    outcome = refresh(store, ("sessions",), views={"sessions": SessionsState})
+    assert outcome.folded == 3 and outcome.whole == []
+    assert SessionsState in decoded  # as the view the command asked for, after the catch-up
+    decoded.clear()
+    incremental = catchup.load(store, REGISTRY["sessions"])
+    refresh(store, ("sessions",), rebuild=True)
+    rebuilt = catchup.load(store, REGISTRY["sessions"])
+    assert incremental is not None and rebuilt is not None
+    assert msgspec.msgpack.encode(incremental.state) == msgspec.msgpack.encode(rebuilt.state)
+    state = rebuilt.state
+    assert "fourth" not in state.projects and state.events_folded == 6
+    assert list(state.projects["demo"].sessions) == ["s1"] and state.projects["demo"].last_host == "codex"
+    log.append(WorkLogged(project="demo", message="a run", run_id="r1"))
+    log.append(WorkLogged(project="demo", message="a host", host="cursor"))
+    log.append(HostSwitched(project="demo", from_host="cursor", to_host="claude-code"))
+    log.append(WorkLogged(project="demo", message="a session", session_id="s2"))
+    after = refresh(store, ("sessions",)).models.project("demo").of("sessions")
+    assert list(after.runs) == ["r1"] and list(after.sessions) == ["s1", "s2"]
+    assert after.last_host == "claude-code"
+
+
 def test_an_event_a_model_passes_over_makes_no_project(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Folded or replayed, an event passed over leaves the state as it was: not even a new project's empty state."""
     from continuity.readside.replay import models_until

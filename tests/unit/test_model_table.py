@@ -40,7 +40,7 @@ def test_light_passes_live_where_a_catch_up_finds_them_without_the_model() -> No
     from projections.model_table import MODELS
 
     named = {test for _, folds in MODELS.values() if folds for test in folds.values() if test}
-    assert named == {"no_run_files", "no_run"}
+    assert named == {"no_run_files", "no_run", "no_identity"}
     assert all(callable(getattr(passes, test)) for test in named)
 
 
