@@ -14,6 +14,8 @@ import statistics
 import sys
 import time
 
+WARM_UP = 3
+
 
 def main() -> None:
     tree, root = sys.argv[1], sys.argv[2]
@@ -34,11 +36,14 @@ def main() -> None:
     log = FileEventLog(store.events_dir, store.local_dir, node=store.node(),
                        clock_us=lambda: 1_700_000_000_000_000 + 10**13)
     samples = []
-    for i in range(rounds):
+    # Untimed first rounds: a tree whose model formats differ from the saved ones rebuilds them in the first
+    # refresh (reading every event), and its first writes of new files settle before the timed ones.
+    for i in range(-WARM_UP, rounds):
         log.append_many([WorkLogged(project="bench", message=f"new {i}.{k}") for k in range(10)])
         start = time.perf_counter()
         outcome = refresh(store)
-        samples.append(time.perf_counter() - start)
+        if i >= 0:
+            samples.append(time.perf_counter() - start)
         assert outcome.folded == 10 and not outcome.rebuilt, outcome.warnings
     print(f"{statistics.median(samples) * 1000:.2f}")
 

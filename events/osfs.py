@@ -30,7 +30,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 
 WINDOWS = sys.platform == "win32"
@@ -290,6 +290,29 @@ def open_append(path: str | os.PathLike[str], mode: int = 0o666, *, readable: bo
         os.close(fd)
         raise
     return fd
+
+
+def mtimes_in(folder: str, names: Iterable[str]) -> dict[str, int]:
+    """The mtime (ns) of each of the entries `names` of `folder` that can be stat'ed (following a symlink, as
+    `os.stat`), named through one descriptor of the folder: each name is resolved there, not the whole path again
+    (a catch-up stats every day folder of the log: half the time). By path where a folder's descriptor cannot name
+    a file (Windows) or the folder cannot be opened (then its entries cannot be stat'ed either, or it is a link)."""
+    fd = None
+    if os.stat in os.supports_dir_fd:
+        with suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY | CLOEXEC | DIRECTORY | NOFOLLOW)
+    found: dict[str, int] = {}
+    try:
+        for name in names:
+            try:
+                info = os.stat(name, dir_fd=fd) if fd is not None else os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            found[name] = info.st_mtime_ns
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return found
 
 
 def link(source: str, target: str) -> None:

@@ -11,7 +11,7 @@ fails when this table and the models (projections/*.py) disagree.
 MODELS: dict[str, tuple[int, dict[str, str] | None]] = {'overview': (6, None),
  'worklog': (6, {'work.logged': '', 'checkpoint.recorded': '', 'archive.created': ''}),
  'agentwork': (3, {'work.logged': '', 'checkpoint.recorded': ''}),
- 'sessions': (6,
+ 'sessions': (7,
               {'work.logged': 'no_identity',
                'checkpoint.recorded': 'no_identity',
                'session.started': 'no_identity',

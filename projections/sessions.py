@@ -3,6 +3,8 @@
 Active or stale is a view (it depends on now), never stored here.
 """
 
+from typing import Any
+
 import msgspec
 
 from events import clock
@@ -21,8 +23,9 @@ OPEN_SESSIONS_LIMIT = 200
 RUNS_LIMIT = 50
 
 
-class SessionInfo(msgspec.Struct, kw_only=True):
-    """One agent session as the log saw it."""
+class SessionInfo(msgspec.Struct, kw_only=True, array_like=True, gc=False):
+    """One agent session as the log saw it (saved as an array, field by field in order: a model holding hundreds of
+    sessions decodes in about half the time; `fields` gives it as JSON shows it)."""
 
     session_id: str
     host: str | None = None
@@ -36,8 +39,8 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     compactions: int = 0
 
 
-class RunInfo(msgspec.Struct, kw_only=True):
-    """One run (an agent's attempt at a task) as the log saw it."""
+class RunInfo(msgspec.Struct, kw_only=True, array_like=True, gc=False):
+    """One run (an agent's attempt at a task) as the log saw it (saved as an array, as SessionInfo)."""
 
     run_id: str
     task_id: str | None = None
@@ -56,6 +59,11 @@ class SessionsState(msgspec.Struct, kw_only=True):
     sessions: dict[str, SessionInfo] = msgspec.field(default_factory=dict)
     runs: dict[str, RunInfo] = msgspec.field(default_factory=dict)
     last_host: str | None = None
+
+
+def fields(info: SessionInfo | RunInfo) -> dict[str, Any]:
+    """A session's or a run's fields by name, in order: what a document or a brief shows of it."""
+    return msgspec.structs.asdict(info)
 
 
 def _not_ended(info: SessionInfo) -> bool:
@@ -101,7 +109,7 @@ def apply(state: SessionsState, name: str, event: Event) -> SessionsState:
 
 
 MODEL = ReadModel(
-    "sessions", format=6, state=SessionsState, initial=SessionsState, folds={Event: apply, HostSwitched: apply},
+    "sessions", format=7, state=SessionsState, initial=SessionsState, folds={Event: apply, HostSwitched: apply},
     passes={Event: no_identity},
     bounds={"SESSIONS_LIMIT": SESSIONS_LIMIT, "OPEN_SESSIONS_LIMIT": OPEN_SESSIONS_LIMIT, "RUNS_LIMIT": RUNS_LIMIT},
 )

@@ -501,6 +501,13 @@ class Days:
             found = self._mtimes[day] = os.stat(os.path.join(self.events_dir, day)).st_mtime_ns
         return found
 
+    def take_mtimes(self, days: Sequence[str]) -> None:
+        """Take the mtimes of these day folders at once, through one descriptor of events/ (`mtime` then answers
+        from them; one that could not be stat'ed is stat'ed again there, and says why)."""
+        wanted = [day for day in days if day not in self._mtimes]
+        if len(wanted) > 1:
+            self._mtimes.update(osfs.mtimes_in(self.events_dir, wanted))
+
     def listing(self, day: str) -> list[str]:
         found = self._listings.get(day)
         if found is None:
@@ -536,6 +543,9 @@ class _Track:
         self.why = why
         self.changed = self.rebuilding
         self._raw: msgspec.Raw | None = None
+        #: The saved bytes of a state decoded only to be handed over whole (nothing folded into it): saved as they
+        #: are, its counters moved, rather than encoded again.
+        self._kept: msgspec.Raw | None = None
         self.folded_before = 0
         # Events gone past while the state stays undecoded (none it would change): counted in when it is decoded,
         # or into the saved bytes' counters (`to_save`).
@@ -550,11 +560,12 @@ class _Track:
         self._raw = head.state
         self.position = head.last_read or self._counters().last_name
 
-    def _counters(self) -> _Counters:
-        """The saved state's counters, its projects left encoded."""
-        assert self._raw is not None
+    def _counters(self, raw: msgspec.Raw | None = None) -> _Counters:
+        """The saved state's counters, its projects left encoded (of `raw`: bytes it was read from)."""
+        raw = raw if raw is not None else self._raw
+        assert raw is not None
         try:
-            return _COUNTERS.decode(self._raw)
+            return _COUNTERS.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise _Unreadable(self.model.name) from None
 
@@ -594,8 +605,13 @@ class _Track:
         return self._whole_view(kind), None
 
     def _whole_view(self, kind: Any) -> Projects[Any]:
-        if self._raw is None or kind is None:
+        if self._raw is None:
             return self.state
+        if kind is None:
+            kept = self._raw
+            whole = self.state
+            self._kept = kept
+            return whole
         try:
             found: Projects[Any] = _state_decoder(kind).decode(self._raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -624,6 +640,10 @@ class _Track:
         """The saved form: a state that was never decoded is saved as its bytes, with its counters moved."""
         if self._raw is not None:
             self.saved.state = cast(Any, self._counted(self._counters()))
+        elif self._kept is not None:
+            counters = self._counters(self._kept)
+            counters.last_name, counters.events_folded = self.saved.state.last_name, self.saved.state.events_folded
+            return msgspec.structs.replace(self.saved, state=cast(Any, counters))
         return self.saved
 
     @property
@@ -667,9 +687,9 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
     if gone:
         return EARLY_NOW if gone <= set(days.early) else VANISHED
     last_day = names.shard_of(position) if position else ""
-    for day in days.days:
-        if day >= last_day:
-            break
+    older = days.days[:bisect.bisect_left(days.days, last_day)]
+    days.take_mtimes(older)
+    for day in older:
         mark = marks.get(day)
         if mark is None or days.mtime(day) != mark.mtime_ns:
             return PAST_CHANGED

@@ -77,6 +77,8 @@ def state_document(models: Models) -> dict[str, Any]:
     The full read models (every session kept, whole archive entries) stay in the
     machine-local saved models; archives have their own files.
     """
+    from projections.sessions import fields
+
     projects: dict[str, Any] = {}
     for name in models.state("overview").projects:
         project = models.project(name)
@@ -87,8 +89,8 @@ def state_document(models: Models) -> dict[str, Any]:
             "last_event_id": project.last_event_id,
             "last_host": project.sessions.last_host,
             "work": project.work,
-            "sessions": list(project.sessions.sessions.values())[-STATE_RECENT:],
-            "runs": list(project.sessions.runs.values())[-STATE_RECENT:],
+            "sessions": [fields(info) for info in list(project.sessions.sessions.values())[-STATE_RECENT:]],
+            "runs": [fields(run) for run in list(project.sessions.runs.values())[-STATE_RECENT:]],
             "handoffs": list(project.refs.handoffs.values())[-STATE_RECENT:],
             "artifacts": list(project.refs.artifacts.values())[-STATE_RECENT:],
             "archives": [entry.archive_id for entry in project.archive_state.archives[-STATE_RECENT:]],
@@ -449,12 +451,12 @@ def flush(writers: dict[str, Any]) -> None:
             done()
 
 
-def seed_state_document(models: Models, contexts: str) -> dict[str, Any]:
-    """`state.json` (I14) from the read models: the newest event, the newest archive, its project's latest.md."""
+def seed_state_document(models: Models, contexts: str, newest: ArchiveRecord | None) -> dict[str, Any]:
+    """`state.json` (I14) from the read models: the newest event, the newest archive (`newest`: _newest_archive),
+    its project's latest.md."""
     from events import names
 
     last = models.last_name
-    newest = _newest_archive(models)
     project = created_at = None
     if last is not None:
         last_id = names.id_of_name(last)
@@ -508,13 +510,13 @@ def _folded_in(projects: bytes | None) -> int | None:
 def _write_each(folder: str, models: Models, *, schema: bool, contexts: str, newer_only: bool,
                 swap: bool = False, projects: bytes | None = None) -> None:
     """The documents; `projects`: projects.json's bytes as read under the same lock (None: read none)."""
-    write_seed_state(folder, seed_state_document(models, contexts), newer_only=newer_only, swap=swap)
+    newest = _newest_archive(models)
+    write_seed_state(folder, seed_state_document(models, contexts, newest), newer_only=newer_only, swap=swap)
     write_if_differs(os.path.join(folder, PROJECTS_NAME), pretty_json(state_document(models)), projects,
                      within=folder, swap=swap)
     schema_path = os.path.join(folder, "archive.schema.json")
     if schema or not os.path.isfile(schema_path):  # generating it costs more than a whole catch-up
         write_if_changed(schema_path, archive_schema(), within=folder)
-    newest = _newest_archive(models)
     if newest is not None:
         write_if_changed(os.path.join(folder, "archives", "latest.json"), pretty_json(newest), within=folder)
 

@@ -18,7 +18,7 @@ from continuity.readside.views import ProjectView
 from continuity.sessions.archives import next_action_of, resume_command
 from events import clock
 from events.context import ViewInputs
-from projections.sessions import SESSIONS_LIMIT
+from projections.sessions import SESSIONS_LIMIT, fields
 
 ACTIVE_SECONDS = 2 * 3600
 DEFAULT_MAX_CHARS = 8000
@@ -87,7 +87,7 @@ def build(
     # the newest SESSIONS_LIMIT the model holds: it keeps sessions not ended (a harness with no SessionEnd leaves
     # every one of them so) past that bound, and a brief must not cost more for them
     for info in islice(reversed(project.sessions.sessions.values()), SESSIONS_LIMIT):
-        entry = {**msgspec.to_builtins(info), "age": age(info.last_seen, now)}
+        entry = {**fields(info), "age": age(info.last_seen, now)}
         seen_us = clock.parse_iso(info.last_seen) if info.last_seen else 0
         if info.ended_at is None and now_us - seen_us <= ACTIVE_SECONDS * 1_000_000:
             sessions_active.append(entry)
@@ -129,7 +129,7 @@ def build(
         ],
         "runs": {
             "files": [msgspec.to_builtins(run) for run in inputs.runs],
-            "seen": [msgspec.to_builtins(run) | {"age": age(run.last_seen, now)}
+            "seen": [fields(run) | {"age": age(run.last_seen, now)}
                      for run in reversed(project.sessions.runs.values())][:20],
         },
         "sessions": {"active": sessions_active, "stale": sessions_stale[:20],

@@ -179,6 +179,29 @@ def test_sessions_pass_over_events_of_no_session_run_or_host(store: Store, monke
     assert after.last_host == "claude-code"
 
 
+def test_a_state_decoded_only_to_be_handed_over_is_saved_as_it_was_read(store: Store) -> None:
+    """A model that folds nothing of a catch-up but is handed over whole (the documents read the sessions) is saved
+    from the bytes it was read from, its counters moved: the same bytes a rebuild saves; a fold after that (a later
+    catch-up) starts from them."""
+    from continuity.readside import catchup
+
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="in a session", session_id="s1", host="codex"))
+    refresh(store)
+    log.append(WorkLogged(project="demo", message="quiet"))
+    outcome = refresh(store)
+    assert outcome.folded == 1 and "sessions" in outcome.whole
+    assert outcome.models.project("demo").of("sessions").sessions["s1"].events == 1
+    kept = catchup.load(store, REGISTRY["sessions"])
+    assert kept is not None and kept.state.events_folded == 4 and kept.last_read == outcome.models.last_name
+    refresh(store, ("sessions",), rebuild=True)
+    rebuilt = catchup.load(store, REGISTRY["sessions"])
+    assert rebuilt is not None
+    assert msgspec.msgpack.encode(kept) == msgspec.msgpack.encode(rebuilt)
+    log.append(WorkLogged(project="demo", message="again", session_id="s1"))
+    assert refresh(store).models.project("demo").of("sessions").sessions["s1"].events == 2
+
+
 def test_an_event_a_model_passes_over_makes_no_project(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Folded or replayed, an event passed over leaves the state as it was: not even a new project's empty state."""
     from continuity.readside.replay import models_until

@@ -356,3 +356,26 @@ def test_open_nowhere_else_cannot_tell_on_windows(monkeypatch: pytest.MonkeyPatc
         assert windows.open_nowhere_else(fd) is False
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("by_folder", [True, False])
+def test_mtimes_in_stats_names_through_the_folder_as_stat_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_folder: bool,
+) -> None:
+    """Each entry's mtime as `os.stat` gives it (a symlink followed), a name that cannot be stat'ed left out; by the
+    folder's descriptor, or by path where the platform has none (as Windows)."""
+    if not by_folder:
+        monkeypatch.setattr(os, "supports_dir_fd", set())
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    os.utime(tmp_path / "b", ns=(10**18, 10**18 + 7))
+    (tmp_path / "c").symlink_to(tmp_path / "b")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    names = ["a", "b", "c", "dangling", "missing", "../" + tmp_path.name + "/a"]
+    found = osfs.mtimes_in(str(tmp_path), names)
+    expected = {name: os.stat(tmp_path / name).st_mtime_ns for name in names if os.path.exists(tmp_path / name)}
+    assert found == expected and found["b"] == found["c"] == 10**18 + 7 and "dangling" not in found
+    linked = tmp_path / "linked"
+    linked.symlink_to(tmp_path, target_is_directory=True)
+    assert osfs.mtimes_in(str(linked), ["b"]) == {"b": 10**18 + 7}  # a link to a folder: by path, as os.stat
+    assert osfs.mtimes_in(str(tmp_path / "missing"), ["a"]) == {}
