@@ -490,10 +490,12 @@ class Days:
         """
         if position is None or mark is None or not self.days or self.days[-1] != day:
             return False
+        if mark.mtime_ns != self.mtime(day):  # a file landed there since (the hint is not read for that)
+            return False
         if self._hint is False:
             self._hint = self.log.head_hint(self.days, self.mtime)
         hint = self._hint
-        return isinstance(hint, Head) and hint.name == position and mark.mtime_ns == self.mtime(day)
+        return isinstance(hint, Head) and hint.name == position
 
     def mtime(self, day: str) -> int:
         found = self._mtimes.get(day)

@@ -189,6 +189,29 @@ def test_reading_the_head_hint_creates_nothing(project: Path) -> None:
     assert found is not None and found.name == stored.name
 
 
+def test_the_head_hint_is_read_only_when_the_newest_day_is_as_the_models_left_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A catch-up after new events landed in the newest day lists it without reading the head hint (its mtime moved:
+    the hint could not show it settled); with nothing new, the hint spares the listing."""
+    from continuity.readside import catchup
+    from events.durable import DurableFolder
+
+    store = Store(project)
+    log = store.open_log()
+    log.append(WorkLogged(project="demo", message="one"))
+    refresh(store)
+    hints: list[object] = []
+    real_hint = DurableFolder.head_hint
+    monkeypatch.setattr(DurableFolder, "head_hint", lambda self, *a: hints.append(1) or real_hint(self, *a))
+    listings: list[str] = []
+    real_listing = catchup.Days.listing
+    monkeypatch.setattr(catchup.Days, "listing", lambda self, day: listings.append(day) or real_listing(self, day))
+    log.append(WorkLogged(project="demo", message="two"))
+    assert refresh(store).folded == 1 and hints == [] and listings
+    listings.clear()
+    assert refresh(store).folded == 0 and hints == [1] and listings == []
+
+
 def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgraded(
         project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
     """A teammate's newer release wrote a kind this clone's release did not know; after the upgrade the catch-up
