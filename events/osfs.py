@@ -295,8 +295,8 @@ def open_append(path: str | os.PathLike[str], mode: int = 0o666, *, readable: bo
 def mtimes_in(folder: str, names: Iterable[str]) -> dict[str, int]:
     """The mtime (ns) of each of the entries `names` of `folder` that can be stat'ed (following a symlink, as
     `os.stat`), named through one descriptor of the folder: each name is resolved there, not the whole path again
-    (a catch-up stats every day folder of the log: half the time). By path where a folder's descriptor cannot name
-    a file (Windows) or the folder cannot be opened (then its entries cannot be stat'ed either, or it is a link)."""
+    (a catch-up stats every day folder of the log: half the time). By path where the platform cannot name a file
+    through a folder's descriptor (Windows) or the folder cannot be opened so (a link: os.stat follows it)."""
     fd = None
     if os.stat in os.supports_dir_fd:
         with suppress(OSError):

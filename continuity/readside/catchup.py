@@ -609,11 +609,9 @@ class _Track:
     def _whole_view(self, kind: Any) -> Projects[Any]:
         if self._raw is None:
             return self.state
-        if kind is None:
-            kept = self._raw
-            whole = self.state
-            self._kept = kept
-            return whole
+        if kind is None:  # decoded whole to be handed over: saved again from these bytes (to_save)
+            self._kept = self._raw
+            return self.state
         try:
             found: Projects[Any] = _state_decoder(kind).decode(self._raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
