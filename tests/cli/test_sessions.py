@@ -276,6 +276,23 @@ def test_resume_bundle_has_every_seed_field_and_more(repo: Path, capsys: Capture
     assert data["read_first"] == ["AGENTS.md", ".agent/runtime-continuity/archives/latest.json"]
 
 
+def test_sessions_and_runs_show_as_objects_in_projects_json_and_the_bundle(repo: Path, capsys: Capture) -> None:
+    """The sessions model saves its records as arrays; projects.json and the resume bundle still show each session and
+    run as an object of its fields, in their order."""
+    work(capsys)
+    run(capsys, "log", "ran the suite", "--session", "S1", "--run", "R1", "--host", "codex")
+    code, data = run_json(capsys, "resume-bundle")
+    assert code == 0
+    seen = data["runs"]["seen"][0]
+    assert list(seen)[:3] == ["run_id", "task_id", "host"] and seen["run_id"] == "R1" and seen["events"] == 1
+    session = data["sessions"]["active"][0]
+    assert list(session)[:2] == ["session_id", "host"] and session["events"] == 2 and session["host"] == "codex"
+    document = json.loads((repo / ".agent" / "runtime-continuity" / "projects.json").read_text())
+    project = next(iter(document["projects"].values()))
+    assert project["sessions"] == [{field: session[field] for field in session if field != "age"}]
+    assert project["runs"] == [{field: seen[field] for field in seen if field != "age"}]
+
+
 def test_pending_handoffs_follow_the_handoff_file(project: Path, capsys: Capture) -> None:
     """A handoff whose file says accepted is no longer pending."""
     handoff = project / ".agent" / "handoffs" / "H-1.json"
