@@ -490,7 +490,10 @@ class Days:
         """
         if position is None or mark is None or not self.days or self.days[-1] != day:
             return False
-        if mark.mtime_ns != self.mtime(day):  # a file landed there since (the hint is not read for that)
+        try:
+            if mark.mtime_ns != self.mtime(day):  # a file landed there since (the hint is not read for that)
+                return False
+        except OSError:  # gone since events/ was listed: not settled (the fold says why it stops there)
             return False
         if self._hint is False:
             self._hint = self.log.head_hint(self.days, self.mtime)
@@ -691,8 +694,11 @@ def validate_marks(marks: Marks, position: str | None, days: Days) -> str | None
     days.take_mtimes(older)
     for day in older:
         mark = marks.get(day)
-        if mark is None or days.mtime(day) != mark.mtime_ns:
-            return PAST_CHANGED
+        try:
+            if mark is None or days.mtime(day) != mark.mtime_ns:
+                return PAST_CHANGED
+        except FileNotFoundError:  # removed since events/ was listed
+            return VANISHED
     mark = marks.get(last_day) if last_day else None
     # The newest folded day is listed (where mtimes tick coarsely, older kernels and NFS, a
     # file landing in the same tick as the last catch-up keeps the mtime) unless the head

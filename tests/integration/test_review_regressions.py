@@ -212,6 +212,38 @@ def test_the_head_hint_is_read_only_when_the_newest_day_is_as_the_models_left_it
     assert refresh(store).folded == 0 and hints == [1] and listings == []
 
 
+@pytest.mark.parametrize("which", ["newest", "older"])
+def test_a_day_folder_removed_right_after_events_is_listed_is_said_not_raised(
+        project: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> None:
+    """A day folder removed between the listing of events/ and its stat (a concurrent removal, made at that point
+    here): the newest one stops the read with its warning, an older one is a vanished day (the models read the log
+    again); neither ends the catch-up in an error."""
+    from continuity.readside import catchup
+    from events.durable import list_days
+    from events.filelog import FileEventLog
+
+    store = Store(project)
+    if which == "older":  # an event of a day long past, written by a log whose clock read then
+        FileEventLog(store.events_dir, store.local_dir, node=store.node(),
+                     clock_us=lambda: 1_600_000_000_000_000).append(WorkLogged(project="demo", message="old"))
+    store.open_log().append(WorkLogged(project="demo", message="one"))
+    refresh(store)
+    assert len(list_days(store.events_dir)) == (2 if which == "older" else 1)
+    real = catchup.list_days
+
+    def racing(events_dir: str, *args: object) -> list[str]:
+        found = real(events_dir, *args)  # type: ignore[arg-type]
+        os.rename(os.path.join(events_dir, found[0 if which == "older" else -1]), project / "moved-away")
+        return found
+
+    monkeypatch.setattr(catchup, "list_days", racing)
+    outcome = refresh(store)
+    if which == "newest":
+        assert outcome.stopped is not None and "cannot be read" in outcome.stopped
+    else:
+        assert outcome.rebuilt and outcome.warnings[0].startswith("a day folder vanished")
+
+
 def test_events_of_a_kind_an_older_release_read_past_are_folded_once_it_is_upgraded(
         project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> None:
     """A teammate's newer release wrote a kind this clone's release did not know; after the upgrade the catch-up
